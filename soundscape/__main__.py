@@ -1,0 +1,3 @@
+from soundscape.cli import main
+
+main()

@@ -1,0 +1,56 @@
+"""The one error hierarchy of the package.
+
+Every error a user can cause names where (file and line, or key), the bad
+value, and what would be accepted. Each class also subclasses ``ValueError`` so
+callers that only know the standard library can still catch it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CueSheetError",
+    "InstrumentError",
+    "PerformanceError",
+    "RenderError",
+    "RepertoireError",
+    "SiteError",
+    "SoundscapeError",
+    "TextError",
+    "TuningError",
+]
+
+
+class SoundscapeError(ValueError):
+    """Base class of every error this package raises on bad input."""
+
+
+class TextError(SoundscapeError):
+    """A source text that cannot be read or holds nothing usable."""
+
+
+class CueSheetError(SoundscapeError):
+    """A cue sheet that does not validate: ``FILE:LINE: what, bad value, accepted``."""
+
+
+class SiteError(SoundscapeError):
+    """A site or override file with an unknown place, missing unit or impossible position."""
+
+
+class TuningError(SoundscapeError):
+    """An unknown 律 name, a bad tuning table or reference pitch."""
+
+
+class InstrumentError(SoundscapeError):
+    """An instrument file that does not validate."""
+
+
+class RepertoireError(SoundscapeError):
+    """A piece file that does not validate, or an unknown piece."""
+
+
+class PerformanceError(SoundscapeError):
+    """A Performance that cannot be built or read back."""
+
+
+class RenderError(SoundscapeError):
+    """Bad render options (layout, format, listener, sample rate …)."""
