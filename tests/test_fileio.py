@@ -1,0 +1,31 @@
+"""Atomic output: a failure never leaves a file, or a temporary, at the destination."""
+
+import pytest
+
+from soundscape.fileio import atomic_path, write_text
+
+
+def test_write_text_replaces_atomically(tmp_path):
+    target = tmp_path / "sub" / "out.txt"
+    write_text(target, "一")
+    write_text(target, "二")
+    assert target.read_text(encoding="utf-8") == "二"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]
+
+
+def test_failure_leaves_nothing(tmp_path):
+    target = tmp_path / "out.wav"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        assert tmp.suffix == ".wav"
+        tmp.write_bytes(b"half")
+        raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failure_keeps_the_previous_file(tmp_path):
+    target = write_text(tmp_path / "a.txt", "old")
+    with pytest.raises(KeyboardInterrupt), atomic_path(target) as tmp:
+        tmp.write_text("new")
+        raise KeyboardInterrupt
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
