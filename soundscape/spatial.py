@@ -1,0 +1,156 @@
+"""Where the listener stands and which way they face; directions to sources.
+
+Coordinates follow ``docs/architecture.md``: metres, x east, y north, z up.
+In the listener's frame azimuth is 0° straight ahead and positive to the left
+(counter-clockwise seen from above), elevation positive upwards — the AmbiX
+convention (acoustics.md §7.6), so the panners take these angles unchanged.
+
+A ``Listener`` stands still; a ``ListenerPath`` walks through waypoints (a
+museum visitor crossing the courtyard). Both answer ``at(time)`` with the
+listener at that moment, so the renderer treats them alike.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from soundscape.errors import RenderError
+
+__all__ = ["COMPASS", "Listener", "ListenerPath", "facing_vector"]
+
+Vec3 = tuple[float, float, float]
+
+#: Compass words (as used in cue sheets and site data) to horizontal unit vectors.
+COMPASS: dict[str, Vec3] = {
+    "north": (0.0, 1.0, 0.0),
+    "south": (0.0, -1.0, 0.0),
+    "east": (1.0, 0.0, 0.0),
+    "west": (-1.0, 0.0, 0.0),
+}
+
+
+def facing_vector(facing: str | float | Sequence[float]) -> Vec3:
+    """A horizontal unit vector from a compass word, a bearing or a vector.
+
+    Parameters
+    ----------
+    facing : str, float or sequence of 2 or 3 floats
+        ``north``/``south``/``east``/``west``; a number is a compass bearing in
+        degrees (0 north, 90 east); a vector is used for its horizontal part.
+
+    Returns
+    -------
+    tuple of 3 floats
+        Unit vector with z = 0.
+    """
+    if isinstance(facing, str):
+        try:
+            return COMPASS[facing.strip().lower()]
+        except KeyError:
+            raise RenderError(
+                f"facing={facing!r}, accepted: {', '.join(COMPASS)}, a bearing in degrees "
+                "or an x,y vector") from None
+    if isinstance(facing, int | float):
+        bearing = math.radians(float(facing))
+        return (math.sin(bearing), math.cos(bearing), 0.0)
+    x, y = float(facing[0]), float(facing[1])
+    norm = math.hypot(x, y)
+    if not (norm > 0 and math.isfinite(norm)):
+        raise RenderError(f"facing={tuple(facing)!r} has no horizontal direction")
+    return (x / norm, y / norm, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    """A listener's head: position of the centre of the head and where the nose points.
+
+    Parameters
+    ----------
+    position : Vec3, metres
+        Centre of the head (x east, y north, z up).
+    facing : str, float or Vec3
+        Where the listener faces; see ``facing_vector``. Stored as a horizontal
+        unit vector.
+    """
+
+    position: Vec3
+    facing: Vec3 | str | float = (0.0, 1.0, 0.0)
+
+    def __post_init__(self) -> None:
+        position = tuple(float(v) for v in self.position)
+        if len(position) != 3 or not all(math.isfinite(v) for v in position):
+            raise RenderError(f"listener position={self.position!r} must be 3 finite metres")
+        object.__setattr__(self, "position", position)
+        object.__setattr__(self, "facing", facing_vector(self.facing))
+
+    def at(self, time: float) -> Listener:
+        """The listener at ``time`` seconds (a standing listener does not move)."""
+        return self
+
+    def direction_to(self, point: Sequence[float]) -> tuple[float, float, float]:
+        """Direction and distance of ``point`` as heard by this listener.
+
+        Parameters
+        ----------
+        point : Vec3, metres
+
+        Returns
+        -------
+        azimuth_deg : float, degrees in (-180, 180]
+            0 ahead, positive to the left.
+        elevation_deg : float, degrees in [-90, 90]
+            Positive above the ear plane.
+        distance_m : float, metres
+        """
+        dx = point[0] - self.position[0]
+        dy = point[1] - self.position[1]
+        dz = point[2] - self.position[2]
+        fx, fy, _ = self.facing
+        ahead = dx * fx + dy * fy
+        left = -dx * fy + dy * fx  # (z × facing) · d
+        horizontal = math.hypot(ahead, left)
+        azimuth = math.degrees(math.atan2(left, ahead)) if horizontal > 0 else 0.0
+        if azimuth <= -180.0:  # atan2(-0.0, -x) gives -180; keep the range (-180, 180]
+            azimuth += 360.0
+        elevation = math.degrees(math.atan2(dz, horizontal))
+        return azimuth, elevation, math.sqrt(horizontal * horizontal + dz * dz)
+
+
+@dataclass(frozen=True, slots=True)
+class ListenerPath:
+    """A walking listener: waypoints ``(time s, position, facing)`` sorted by time.
+
+    Between waypoints the position moves linearly and the facing turns along
+    the shorter arc; before the first and after the last waypoint the listener
+    stands there.
+    """
+
+    waypoints: tuple[tuple[float, Vec3, Vec3], ...]
+
+    def __post_init__(self) -> None:
+        if not self.waypoints:
+            raise RenderError("listener path has no waypoints; give at least one place and time")
+        points = tuple((float(t), Listener(p, f)) for t, p, f in self.waypoints)
+        times = [t for t, _ in points]
+        if times != sorted(times) or len(set(times)) != len(times):
+            raise RenderError(f"listener path times {times} must be strictly increasing")
+        object.__setattr__(self, "waypoints",
+                           tuple((t, li.position, li.facing) for t, li in points))
+
+    def at(self, time: float) -> Listener:
+        """The listener at ``time`` seconds."""
+        points = self.waypoints
+        if time <= points[0][0]:
+            return Listener(points[0][1], points[0][2])
+        for (t0, p0, f0), (t1, p1, f1) in itertools.pairwise(points):
+            if time < t1:
+                w = (time - t0) / (t1 - t0)
+                position = tuple(a + w * (b - a) for a, b in zip(p0, p1, strict=True))
+                a0, a1 = math.atan2(f0[1], f0[0]), math.atan2(f1[1], f1[0])
+                turn = (a1 - a0 + math.pi) % (2 * math.pi) - math.pi
+                angle = a0 + w * turn
+                return Listener(position, (math.cos(angle), math.sin(angle), 0.0))
+        return Listener(points[-1][1], points[-1][2])
