@@ -1,0 +1,201 @@
+"""The ritual clock: every step of the cue sheet gets a start time and a duration.
+
+A step's own duration comes from the editable table ``data/durations.toml``
+(seconds per action, repeated once per participant where the text says the
+action goes round: 辯, 皆 …) plus the time its actor needs to walk to the
+step's place at a documented pace. Music and archery can hold the clock: the
+caller passes ``hold(step, start)``, the least time a step must take (the rite
+waits for a song of three 終), and ``wait(step, start)``, the earliest time a
+step may begin (樂闋 falls on a phrase end).
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from soundscape.errors import CueSheetError
+from soundscape.resources import data_dir
+
+__all__ = ["Durations", "StepLike", "TimedStep", "time_steps"]
+
+Vec3 = tuple[float, float, float]
+
+
+class StepLike(Protocol):
+    """What the clock reads of a cue-sheet step."""
+
+    id: str
+    section: str
+    actor: str
+    action: str
+    place: str | None
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class Durations:
+    """Seconds per action, walking paces and the number of participants.
+
+    Parameters
+    ----------
+    actions : mapping of action → seconds
+        Must hold ``other``, used for any action not listed.
+    walk, hurry : float > 0, metres per second
+        Formal walking pace and the 趨 pace.
+    repeat_markers : tuple of str
+        Characters that make a step go round every participant (辯 …).
+    participants : mapping of rank → count
+        卿, 大夫, 士, 三耦, 眾耦, 工 …
+    source : str
+        Where the table came from, for messages.
+    """
+
+    actions: Mapping[str, float]
+    walk: float
+    hurry: float
+    repeat_markers: tuple[str, ...]
+    participants: Mapping[str, int]
+    source: str = "durations.toml"
+
+    def __post_init__(self) -> None:
+        if "other" not in self.actions:
+            raise CueSheetError(f"{self.source}: [action] needs an 'other' entry (seconds)")
+        for name, seconds in self.actions.items():
+            if not (isinstance(seconds, int | float) and seconds >= 0 and math.isfinite(seconds)):
+                raise CueSheetError(
+                    f"{self.source}: [action] {name} = {seconds!r} must be seconds >= 0")
+        for name in ("walk", "hurry"):
+            pace = getattr(self, name)
+            if not (isinstance(pace, int | float) and pace > 0):
+                raise CueSheetError(f"{self.source}: [pace] {name} = {pace!r} must be m/s > 0")
+        for rank, count in self.participants.items():
+            if not (isinstance(count, int) and count >= 0):
+                raise CueSheetError(
+                    f"{self.source}: [participants] {rank} = {count!r} must be a whole number >= 0")
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> Durations:
+        """Read a durations table (the bundled one when ``path`` is None)."""
+        path = Path(path) if path is not None else data_dir() / "durations.toml"
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise CueSheetError(f"{path}: not valid TOML: {error}") from error
+        return cls.from_dict(data, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "durations") -> Durations:
+        """Build from parsed TOML (``action``, ``pace``, ``repeat``, ``participants``)."""
+        try:
+            return cls(actions=dict(data["action"]), walk=data["pace"]["walk"],
+                       hurry=data["pace"]["hurry"],
+                       repeat_markers=tuple(data.get("repeat", {}).get("markers", ())),
+                       participants=dict(data.get("participants", {})), source=source)
+        except KeyError as error:
+            raise CueSheetError(f"{source}: missing table or key {error}") from error
+
+    def replace(self, **changes: Any) -> Durations:
+        """A copy with some fields changed; ``actions``/``participants`` are merged."""
+        merged = {
+            "actions": {**self.actions, **changes.pop("actions", {})},
+            "participants": {**self.participants, **changes.pop("participants", {})},
+        }
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        return Durations(**{**fields, **merged, **changes})
+
+    def action_seconds(self, action: str) -> float:
+        """Seconds one performance of ``action`` takes."""
+        return float(self.actions.get(action, self.actions["other"]))
+
+    def repeats(self, step: StepLike) -> int:
+        """How many times the step's action is done: once per participant when it goes round."""
+        if not any(mark in step.quote for mark in self.repeat_markers):
+            return 1
+        counts = [n for rank, n in self.participants.items() if rank in step.quote]
+        return max(counts, default=1) or 1
+
+
+@dataclass(frozen=True, slots=True)
+class TimedStep:
+    """A step on the clock."""
+
+    id: str
+    section: str
+    start: float
+    duration: float
+    walk: float = 0.0
+    held: bool = False
+
+    @property
+    def end(self) -> float:
+        """When the next step may begin, seconds."""
+        return self.start + self.duration
+
+
+@dataclass
+class _Walkers:
+    """Where each actor last stood, to time walking from place to place."""
+
+    place_of: Callable[[str], Vec3 | None]
+    last: dict[str, Vec3] = field(default_factory=dict)
+
+    def seconds(self, step: StepLike, durations: Durations) -> float:
+        where = self.place_of(step.place) if step.place else None
+        if where is None or not step.actor:
+            return 0.0
+        before = self.last.get(step.actor)
+        self.last[step.actor] = where
+        if before is None:
+            return 0.0
+        pace = durations.hurry if "趨" in step.quote else durations.walk
+        return math.dist(before[:2], where[:2]) / pace
+
+
+def _no_hold(step: StepLike, start: float) -> float:
+    return 0.0
+
+
+def time_steps(
+    steps: Iterable[StepLike],
+    durations: Durations,
+    *,
+    place_of: Callable[[str], Vec3 | None] = lambda place: None,
+    hold: Callable[[StepLike, float], float] = _no_hold,
+    wait: Callable[[StepLike, float], float] = _no_hold,
+    scale: Mapping[str, float] | None = None,
+) -> tuple[TimedStep, ...]:
+    """Put the steps on one clock, in order.
+
+    Parameters
+    ----------
+    steps : iterable of StepLike
+        In text order.
+    durations : Durations
+    place_of : callable, place id → position in metres or None
+        For walking times; unknown places add no walking.
+    hold : callable (step, start) → seconds
+        The least time the step must take (music the rite waits for, a round of shooting).
+        Called in order, once per step, with the step's start time.
+    wait : callable (step, start) → seconds
+        The earliest time the step may start (a piece must reach its phrase end first).
+    scale : mapping of step id → factor, optional
+        Stretch particular steps (for tests and what-if timing).
+    """
+    walkers = _Walkers(place_of)
+    clock = 0.0
+    timed = []
+    for step in steps:
+        start = max(clock, wait(step, clock))
+        walk = walkers.seconds(step, durations)
+        own = durations.action_seconds(step.action) * durations.repeats(step)
+        own *= (scale or {}).get(step.id, 1.0)
+        needed = hold(step, start)
+        duration = max(own + walk, needed)
+        timed.append(TimedStep(step.id, step.section, start, duration, walk, needed > own + walk))
+        clock = start + duration
+    return tuple(timed)
