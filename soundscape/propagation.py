@@ -1,0 +1,223 @@
+"""Outdoor propagation from a source to a listener: delay, spreading, air, reflections.
+
+Every sound reaches the listener along a few paths — the direct one, one
+bounce off the courtyard floor and one off the front of the hall — each an
+image source with its own distance, delay, gain and air absorption
+(acoustics.md §7.1–7.4). Paths are computed once per event (at its onset);
+the renderer turns them into filters.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from soundscape.errors import RenderError
+
+__all__ = ["Air", "Path", "Surroundings", "absorption_on_grid", "drum_directivity", "paths"]
+
+Vec3 = tuple[float, float, float]
+
+# ISO 9613-1:1993 constants (acoustics.md §7.3).
+_T0 = 293.15  # K, reference temperature
+_T01 = 273.16  # K, triple point of water
+_P_REF = 101.325  # kPa
+
+
+@dataclass(frozen=True, slots=True)
+class Air:
+    """The air of the courtyard.
+
+    Parameters
+    ----------
+    temperature_c : float, °C
+    humidity_pct : float in (0, 100], % relative humidity
+    pressure_kpa : float > 0, kPa
+    """
+
+    temperature_c: float = 20.0
+    humidity_pct: float = 50.0
+    pressure_kpa: float = _P_REF
+
+    def __post_init__(self) -> None:
+        if not -40.0 <= self.temperature_c <= 50.0:
+            raise RenderError(f"temperature={self.temperature_c!r} °C, accepted: -40 to 50")
+        if not 0.0 < self.humidity_pct <= 100.0:
+            raise RenderError(f"humidity={self.humidity_pct!r} %, accepted: (0, 100]")
+        if not self.pressure_kpa > 0:
+            raise RenderError(f"pressure={self.pressure_kpa!r} kPa must be > 0")
+
+    @property
+    def speed_of_sound(self) -> float:
+        """c(T) = 331.3·√(1 + T/273.15) m/s, dry air (acoustics.md §7.1)."""
+        return 331.3 * math.sqrt(1.0 + self.temperature_c / 273.15)
+
+    def absorption_db_per_m(self, freq_hz: np.ndarray | float) -> np.ndarray:
+        """Pure-tone atmospheric absorption α in dB/m, ISO 9613-1:1993 (acoustics.md §7.3).
+
+        Parameters
+        ----------
+        freq_hz : array_like, Hz
+
+        Returns
+        -------
+        ndarray, dB per metre
+        """
+        f = np.asarray(freq_hz, dtype=float)
+        t = self.temperature_c + 273.15
+        pa = self.pressure_kpa / _P_REF
+        c_sat = -6.8346 * (_T01 / t) ** 1.261 + 4.6151
+        h = self.humidity_pct * 10.0**c_sat / pa
+        fr_o = pa * (24.0 + 4.04e4 * h * (0.02 + h) / (0.391 + h))
+        fr_n = pa * (t / _T0) ** -0.5 * (
+            9.0 + 280.0 * h * math.exp(-4.170 * ((t / _T0) ** (-1.0 / 3.0) - 1.0)))
+        relax = (0.01275 * math.exp(-2239.1 / t) / (fr_o + f**2 / fr_o)
+                 + 0.1068 * math.exp(-3352.0 / t) / (fr_n + f**2 / fr_n))
+        return 8.686 * f**2 * (1.84e-11 / pa * (t / _T0) ** 0.5 + (t / _T0) ** -2.5 * relax)
+
+
+@dataclass(frozen=True, slots=True)
+class Surroundings:
+    """The air and the surfaces that reflect.
+
+    Parameters
+    ----------
+    air : Air
+    near_field_m : float > 0, metres
+        Spreading is clamped at this distance so a source at the ear does not blow up.
+    reference_db : float, dB SPL
+        Level that maps to amplitude 1.0 (94 dB SPL = 1 Pa).
+    ground : bool
+        Add the image source under the floor (acoustics.md §7.4).
+    ground_coefficient : float in [0, 1]
+        Pressure reflection coefficient of the floor. EST 0.9: rammed earth or
+        paving is nearly rigid (acoustics.md §7.4, "EST for a Zhou courtyard").
+    hall : bool
+        Add the image source behind the front of the hall (the plane y = ``hall_front_y``).
+    hall_front_y : float, metres
+        The hall's front edge; the site origin is its middle, so 0.
+    hall_coefficient : float in [0, 1]
+        EST 0.5: the 堂 front is a raised base, open between pillars, with the
+        walls behind; only part of the sound comes back (rammed-earth walls
+        reflect ≈ 0.9, acoustics.md §7.4).
+    """
+
+    air: Air = field(default_factory=Air)
+    near_field_m: float = 0.5
+    reference_db: float = 94.0
+    ground: bool = True
+    ground_coefficient: float = 0.9
+    hall: bool = True
+    hall_front_y: float = 0.0
+    hall_coefficient: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not self.near_field_m > 0:
+            raise RenderError(f"near_field_m={self.near_field_m!r} must be > 0")
+        for name in ("ground_coefficient", "hall_coefficient"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise RenderError(f"{name}={value!r}, accepted: 0 to 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """One way a sound reaches the listener.
+
+    Parameters
+    ----------
+    point : Vec3, metres
+        The (image) source the sound seems to come from.
+    distance : float, metres
+        Path length; delay = distance / c.
+    gain : float
+        Spreading × reflection coefficient × directivity (amplitude, 1 at 1 m).
+    kind : str
+        ``direct``, ``ground`` or ``hall``.
+    """
+
+    point: Vec3
+    distance: float
+    gain: float
+    kind: str
+
+
+def drum_directivity(struck_face: Vec3 | None, toward: np.ndarray) -> float:
+    """Amplitude gain of a drum toward a direction, from its struck face.
+
+    A struck head radiates most along its outward normal; the far head of a
+    two-headed drum and the shell still radiate behind. EST pattern
+    g = 0.7 + 0.3·cos θ (θ between the face normal and the direction): 0 dB in
+    front, −3 dB to the side, −8 dB behind — a gentle first-order pattern, not a
+    measured one (acoustics.md §3 has no drum radiation data).
+
+    Parameters
+    ----------
+    struck_face : Vec3 or None
+        Outward unit normal of the struck head; None → omnidirectional (1.0).
+    toward : ndarray (3,)
+        Direction from the source toward the receiver (any length > 0).
+    """
+    if struck_face is None:
+        return 1.0
+    normal = np.asarray(struck_face, dtype=float)
+    cos_theta = float(normal @ toward) / (np.linalg.norm(normal) * np.linalg.norm(toward))
+    return 0.7 + 0.3 * cos_theta
+
+
+def paths(source: Vec3, listener: Vec3, *, surroundings: Surroundings,
+          struck_face: Vec3 | None = None) -> list[Path]:
+    """The direct path and the enabled single reflections from ``source`` to ``listener``.
+
+    Parameters
+    ----------
+    source, listener : Vec3, metres
+    surroundings : Surroundings
+    struck_face : Vec3 or None
+        For drums: the outward normal of the struck head (see ``drum_directivity``).
+
+    Returns
+    -------
+    list of Path
+        Direct path first. A reflection is included only when both ends are on
+        the reflecting side of its plane (above the floor, south of the hall front).
+    """
+    s = np.asarray(source, dtype=float)
+    ear = np.asarray(listener, dtype=float)
+    out = [_path(s, s, ear, surroundings, struck_face, 1.0, "direct", None)]
+    if surroundings.ground and s[2] > 0 and ear[2] > 0:
+        image = s * np.array([1.0, 1.0, -1.0])
+        out.append(_path(s, image, ear, surroundings, struck_face,
+                         surroundings.ground_coefficient, "ground", 2))
+    front = surroundings.hall_front_y
+    if surroundings.hall and s[1] < front and ear[1] < front:
+        image = s.copy()
+        image[1] = 2 * front - s[1]
+        out.append(_path(s, image, ear, surroundings, struck_face,
+                         surroundings.hall_coefficient, "hall", 1))
+    return out
+
+
+def _path(source: np.ndarray, image: np.ndarray, ear: np.ndarray, surroundings: Surroundings,
+          struck_face: Vec3 | None, coefficient: float, kind: str, axis: int | None) -> Path:
+    arrival = ear - image
+    distance = float(np.linalg.norm(arrival))
+    leaving = arrival.copy()  # the ray as it leaves the real source: the arrival, mirrored back
+    if axis is not None:
+        leaving[axis] = -leaving[axis]
+    spread = 1.0 / max(distance, surroundings.near_field_m)  # p ∝ 1/r (acoustics.md §7.2)
+    directivity = drum_directivity(struck_face, leaving) if distance > 0 else 1.0
+    point = (float(image[0]), float(image[1]), float(image[2]))
+    return Path(point, distance, coefficient * spread * directivity, kind)
+
+
+@functools.lru_cache(maxsize=64)
+def absorption_on_grid(air: Air, n_fft: int, sample_rate: int) -> np.ndarray:
+    """α (dB/m) at the rfft bins of an ``n_fft``-point transform (cached: sizes repeat)."""
+    freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
+    alpha = air.absorption_db_per_m(freqs)
+    alpha.setflags(write=False)
+    return alpha
