@@ -1,0 +1,210 @@
+"""Streaming loudness: BS.1770-4 integrated loudness, true peak, and a true-peak limiter.
+
+Long renders never sit in memory, so the meters here take the signal block by
+block and keep only what BS.1770 needs: the filter state and one mean square
+per 100 ms hop (a three-hour rite is ~10⁵ numbers). The K-weighting filters are
+pyloudnorm's (acoustics.md §8), and ``tests/test_loudness.py`` checks the
+result against ``pyloudnorm.Meter.integrated_loudness``. pyloudnorm has no
+true-peak meter, so true peak is the maximum of the 4× oversampled signal
+(BS.1770-4 Annex 2, via ``scipy.signal.resample_poly``).
+
+Targets (acoustics.md §8): EBU R 128 −23 LUFS, maximum true peak −1 dBTP.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyloudnorm
+from scipy.ndimage import minimum_filter1d, uniform_filter1d
+from scipy.signal import lfilter, resample_poly
+
+__all__ = ["LoudnessMeter", "LoudnessReport", "TruePeakLimiter", "TruePeakMeter",
+           "true_peak_envelope"]
+
+_OVERSAMPLE = 4
+_FILTER_MARGIN = 16  # base-rate samples the ×4 polyphase filter reaches on either side
+
+
+class LoudnessMeter:
+    """BS.1770-4 integrated loudness of a signal fed in blocks.
+
+    Parameters
+    ----------
+    sample_rate : int, Hz
+    weights : array_like (channels,)
+        Channel weights G_i (1 for L/R/C, 1.41 for surrounds, 0 to leave a channel out).
+    """
+
+    def __init__(self, sample_rate: int, weights: np.ndarray) -> None:
+        self.weights = np.asarray(weights, dtype=float)
+        stages = pyloudnorm.Meter(sample_rate)._filters.values()  # K-weighting, 2 biquads
+        self._stages = [(s.b, s.a, s.passband_gain) for s in stages]
+        channels = len(self.weights)
+        self._state = [np.zeros((max(len(a), len(b)) - 1, channels)) for b, a, _ in self._stages]
+        self._hop = round(0.1 * sample_rate)
+        self._partial = np.zeros(channels)
+        self._partial_count = 0
+        self._hops: list[np.ndarray] = []
+
+    def add(self, block: np.ndarray) -> None:
+        """Feed the next ``(frames, channels)`` block."""
+        y = np.asarray(block, dtype=float)
+        for i, (b, a, gain) in enumerate(self._stages):
+            y, self._state[i] = lfilter(b, a, y, axis=0, zi=self._state[i])
+            y = y * gain
+        squares = y * y
+        start = 0
+        while start < len(squares):
+            take = min(self._hop - self._partial_count, len(squares) - start)
+            self._partial += squares[start:start + take].sum(axis=0)
+            self._partial_count += take
+            start += take
+            if self._partial_count == self._hop:
+                self._hops.append(self._partial / self._hop)
+                self._partial = np.zeros_like(self._partial)
+                self._partial_count = 0
+
+    def integrated(self) -> float:
+        """Gated integrated loudness in LUFS (−inf for silence or less than 400 ms)."""
+        if len(self._hops) < 4:
+            return -math.inf
+        hops = np.array(self._hops)
+        blocks = (hops[:-3] + hops[1:-2] + hops[2:-1] + hops[3:]) / 4  # 400 ms, 75 % overlap
+        power = blocks @ self.weights
+        with np.errstate(divide="ignore"):
+            level = -0.691 + 10 * np.log10(power)
+        above = level >= -70.0  # absolute gate
+        if not above.any():
+            return -math.inf
+        relative = -0.691 + 10 * math.log10(power[above].mean()) - 10.0
+        gated = above & (level > relative)
+        return -0.691 + 10 * math.log10(power[gated].mean())
+
+
+def true_peak_envelope(x: np.ndarray) -> np.ndarray:
+    """Per-sample true peak: max |x| of the 4× oversampled signal over channels and phases.
+
+    Parameters
+    ----------
+    x : ndarray (frames, channels)
+
+    Returns
+    -------
+    ndarray (frames,), linear amplitude
+    """
+    up = np.abs(resample_poly(x, _OVERSAMPLE, 1, axis=0))
+    return up.max(axis=1).reshape(len(x), _OVERSAMPLE).max(axis=1)
+
+
+class TruePeakMeter:
+    """Maximum true peak of a signal fed in blocks (blocks overlap by the filter's reach)."""
+
+    def __init__(self) -> None:
+        self._tail: np.ndarray | None = None
+        self.peak = 0.0
+
+    def add(self, block: np.ndarray) -> None:
+        """Feed the next ``(frames, channels)`` block."""
+        x = block if self._tail is None else np.concatenate([self._tail, block])
+        if len(x):
+            self.peak = max(self.peak, float(true_peak_envelope(x).max()))
+        self._tail = x[-2 * _FILTER_MARGIN:]
+
+    @property
+    def peak_dbtp(self) -> float:
+        """The peak in dBTP (−inf for silence)."""
+        return 20 * math.log10(self.peak) if self.peak > 0 else -math.inf
+
+
+class TruePeakLimiter:
+    """A look-ahead limiter that keeps the 4× oversampled peak under a ceiling.
+
+    The required gain min(1, ceiling / true peak) is spread by a minimum filter
+    over ±``window_s`` and then smoothed by a moving average of the same width,
+    so the gain is down before a peak arrives and never above what it needs at
+    the peak. Output lags input by the look-ahead; ``flush`` returns the rest.
+    The same gain goes to every channel, so the spatial image is kept.
+
+    Parameters
+    ----------
+    ceiling_db : float, dBTP
+    sample_rate : int, Hz
+    channels : int
+    window_s : float, seconds
+        Attack / hold half-width (5 ms).
+    """
+
+    def __init__(self, ceiling_db: float, sample_rate: int, channels: int,
+                 window_s: float = 0.005) -> None:
+        self.ceiling = 10 ** (ceiling_db / 20)
+        self._width = 2 * int(window_s * sample_rate) + 1
+        self._reach = self._width + _FILTER_MARGIN  # samples of context on each side
+        self._buffer = np.zeros((self._reach, channels))  # past context (silence before start)
+        self.gain_reduction_db = 0.0
+
+    def process(self, block: np.ndarray) -> np.ndarray:
+        """Feed a block; return the limited samples that are now final."""
+        self._buffer = np.concatenate([self._buffer, block])
+        return self._emit(len(self._buffer) - self._reach)
+
+    def flush(self) -> np.ndarray:
+        """Return the samples still held back (call once at the end)."""
+        pending = len(self._buffer) - self._reach
+        silence = np.zeros((self._reach, self._buffer.shape[1]))
+        self._buffer = np.concatenate([self._buffer, silence])
+        return self._emit(self._reach + pending)
+
+    def _emit(self, stop: int) -> np.ndarray:
+        start = self._reach
+        if stop <= start:
+            return np.zeros((0, self._buffer.shape[1]))
+        x = self._buffer
+        peak = true_peak_envelope(x)
+        need = np.minimum(1.0, self.ceiling / np.maximum(peak, 1e-30))
+        gain = uniform_filter1d(minimum_filter1d(need, self._width), self._width)
+        out = x[start:stop] * gain[start:stop, None]
+        low = float(gain[start:stop].min())
+        if low < 1.0:
+            self.gain_reduction_db = max(self.gain_reduction_db, -20 * math.log10(low))
+        self._buffer = x[stop - self._reach:]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LoudnessReport:
+    """What the loudness pass measured and did.
+
+    Parameters
+    ----------
+    measured_lufs : float, LUFS
+        Integrated loudness of the raw render.
+    target_lufs : float, LUFS
+    gain_db : float, dB
+        Gain applied before the limiter.
+    output_lufs : float, LUFS
+        Integrated loudness of the file written.
+    raw_peak_dbtp, output_peak_dbtp : float, dBTP
+        True peaks before (with the gain) and after the limiter.
+    ceiling_dbtp : float, dBTP
+    limiter_db : float, dB
+        Largest gain reduction of the limiter.
+    """
+
+    measured_lufs: float
+    target_lufs: float
+    gain_db: float
+    output_lufs: float
+    raw_peak_dbtp: float
+    output_peak_dbtp: float
+    ceiling_dbtp: float
+    limiter_db: float
+
+    def text(self) -> str:
+        """A short human-readable report."""
+        return (f"loudness: measured {self.measured_lufs:.1f} LUFS, gain {self.gain_db:+.1f} dB "
+                f"→ {self.output_lufs:.1f} LUFS (target {self.target_lufs:.1f}); true peak "
+                f"{self.output_peak_dbtp:.1f} dBTP (ceiling {self.ceiling_dbtp:.1f}, limiter "
+                f"{self.limiter_db:.1f} dB at most, {self.raw_peak_dbtp:.1f} dBTP before it)")
