@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import itertools
 import sys
 import tomllib
 from collections import Counter
@@ -101,7 +102,7 @@ class Corpus:
         for lines in stanzas:
             names = [name for line in lines for name, _ in line]
             self.openings[names[0]] += 1
-            for a, b in zip(names, names[1:], strict=False):
+            for a, b in itertools.pairwise(names):
                 self.successors.setdefault(a, Counter())[b] += 1
             for line in lines[:-1]:
                 self.line_ends[line[-1][0]] += 1
