@@ -1,0 +1,554 @@
+"""Cue sheets: the types, and TOML load, validation and save.
+
+A cue sheet (``cues/*.toml``, documented in ``docs/cuesheet.md``) lists the
+sections of a text, the ritual steps inside them, the orchestra layout (設樂),
+the music cues and the voice cues, each quoting its passage with its span in
+``soundscape.text.Text.chars``. :func:`load` validates everything once and
+reports ``FILE:LINE: what is wrong, the bad value, what is accepted``; after
+that the sheet is trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from soundscape import fileio, glossary
+from soundscape.errors import CueSheetError
+from soundscape.resources import bundled_dir
+from soundscape.text import normalise
+
+__all__ = [
+    "DIRECTIONS",
+    "GROUPS",
+    "RELATIONS",
+    "SCHEMA_VERSION",
+    "CueSheet",
+    "LayoutItem",
+    "MusicCue",
+    "Section",
+    "Step",
+    "TextInfo",
+    "VoiceCue",
+    "bundled_path",
+    "dumps",
+    "load",
+    "loads",
+    "save",
+]
+
+SCHEMA_VERSION = 1
+DIRECTIONS = ("north", "south", "east", "west")
+GROUPS = ("east", "west", "drums", "pipes")
+RELATIONS = ("east_of", "west_of", "north_of", "south_of", "between", "on")
+STOP_LENGTH = "length"
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class TextInfo:
+    """Which text the sheet was derived from: ``id``, ``title``, ``edition``, ``chars`` (length)."""
+
+    id: str
+    title: str
+    edition: str
+    chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A section of the rite, closed in the text by its ``右…`` heading ``name``."""
+
+    id: str
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A ritual step: who does what, where the text says, from which characters.
+
+    ``actor`` is the Chinese term (``""`` if no one is named yet), ``action`` a
+    term of the glossary's action vocabulary or ``"other"``, ``place`` a place
+    id or ``""``.
+    """
+
+    id: str
+    section: str
+    actor: str
+    action: str
+    place: str
+    quote: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutItem:
+    """One instrument of the 設樂: where it stands relative to a place or another item.
+
+    ``of`` is a place id or layout id, or a pair of them for ``between``;
+    ``side``, ``facing`` and ``struck_face`` are directions or ``""``.
+    """
+
+    id: str
+    name: str
+    instrument: str
+    group: str
+    relation: str
+    of: str | tuple[str, str]
+    quote: str
+    span: Span
+    side: str = ""
+    facing: str = ""
+    struck_face: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MusicCue:
+    """A piece performed: what, how, by whom, how often, from which step to which.
+
+    ``stop`` is a step id (music bound to the rite) or ``"length"`` (the rite
+    waits for its ``repeats`` 終). ``forces`` holds player counts the text
+    gives (e.g. ``(("gong", 6), ("se", 4))``).
+    """
+
+    id: str
+    piece: str
+    kind: str
+    performers: tuple[str, ...]
+    repeats: int
+    start: str
+    stop: str
+    conditions: tuple[str, ...]
+    quote: str
+    span: Span
+    forces: tuple[tuple[str, int], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceCue:
+    """A called or sung answer: who, what, on which 五聲 degree, at which step.
+
+    ``as_in`` names the voice cue this one repeats when the text says 如初.
+    """
+
+    id: str
+    actor: str
+    what: str
+    degree: str
+    step: str
+    place: str
+    quote: str
+    span: Span
+    as_in: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CueSheet:
+    """A whole cue sheet; ``path`` is where it was read from (not compared)."""
+
+    schema: int
+    text: TextInfo
+    sections: tuple[Section, ...]
+    steps: tuple[Step, ...]
+    layout: tuple[LayoutItem, ...]
+    music: tuple[MusicCue, ...]
+    voices: tuple[VoiceCue, ...]
+    path: str = field(default="", compare=False)
+
+    def section(self, id_or_name: str) -> Section:
+        """The section with this id or heading name (KeyError if none)."""
+        for section in self.sections:
+            if id_or_name in (section.id, section.name):
+                return section
+        raise KeyError(f"no section {id_or_name!r} in {self.path or 'the cue sheet'}")
+
+    def step(self, id_: str) -> Step:
+        """The step with this id (KeyError if none)."""
+        return _by_id(self.steps, id_, "step", self.path)
+
+    def section_of(self, step_id: str) -> Section:
+        """The section that holds step ``step_id``."""
+        return self.section(self.step(step_id).section)
+
+    def steps_in(self, section_id: str) -> tuple[Step, ...]:
+        """The steps of one section, in text order."""
+        return tuple(s for s in self.steps if s.section == section_id)
+
+    def step_index(self, step_id: str) -> int:
+        """Position of a step in text order."""
+        return self.steps.index(self.step(step_id))
+
+    def layout_item(self, id_: str) -> LayoutItem:
+        """The layout entry with this id (KeyError if none)."""
+        return _by_id(self.layout, id_, "layout entry", self.path)
+
+    def music_cue(self, id_: str) -> MusicCue:
+        """The music cue with this id (KeyError if none)."""
+        return _by_id(self.music, id_, "music cue", self.path)
+
+    def voice(self, id_: str) -> VoiceCue:
+        """The voice cue with this id (KeyError if none)."""
+        return _by_id(self.voices, id_, "voice cue", self.path)
+
+    def music_at(self, step_id: str) -> tuple[MusicCue, ...]:
+        """Music cues that start at a step."""
+        return tuple(m for m in self.music if m.start == step_id)
+
+    def voices_at(self, step_id: str) -> tuple[VoiceCue, ...]:
+        """Voice cues at a step."""
+        return tuple(v for v in self.voices if v.step == step_id)
+
+
+def _by_id(entries: tuple, id_: str, what: str, path: str) -> Any:
+    for entry in entries:
+        if entry.id == id_:
+            return entry
+    raise KeyError(f"no {what} {id_!r} in {path or 'the cue sheet'}")
+
+
+def bundled_path() -> Path:
+    """The path of the bundled 大射 cue sheet, ``cues/dashe.toml``."""
+    return bundled_dir("cues") / "dashe.toml"
+
+
+# --------------------------------------------------------------------- loading
+
+class _Locator:
+    """Line numbers of ``[[table]]`` entries and their keys in the raw TOML."""
+
+    def __init__(self, raw: str) -> None:
+        self.lines = raw.splitlines()
+        self.headers: dict[str, list[int]] = {}
+        for number, line in enumerate(self.lines, start=1):
+            match = re.match(r"\s*\[\[?\s*([A-Za-z_]+)\s*\]\]?", line)
+            if match:
+                self.headers.setdefault(match.group(1), []).append(number)
+
+    def line(self, table: str, index: int | None = None, key: str | None = None) -> int:
+        if index is None:
+            start, end = 1, len(self.lines) + 1
+            for numbers in self.headers.values():
+                end = min([end, *numbers])
+        else:
+            numbers = self.headers.get(table, [])
+            if index >= len(numbers):
+                return 1
+            start = numbers[index]
+            later = [n for ns in self.headers.values() for n in ns if n > start]
+            end = min(later, default=len(self.lines) + 1)
+        if key is not None:
+            pattern = re.compile(rf"\s*\"?{re.escape(key)}\"?\s*=")
+            for number in range(start, end):
+                if pattern.match(self.lines[number - 1]):
+                    return number
+        return start
+
+
+class _Checker:
+    """Reads one table entry, turning every type or value problem into a CueSheetError."""
+
+    def __init__(self, source: str, locator: _Locator, table: str, index: int | None,
+                 entry: Any) -> None:
+        self.source, self.locator, self.table, self.index = source, locator, table, index
+        if not isinstance(entry, dict):
+            self.fail(None, f"[[{table}]] entry must be a table, not {entry!r}")
+        self.entry = entry
+
+    def fail(self, key: str | None, message: str) -> None:
+        line = self.locator.line(self.table, self.index, key)
+        raise CueSheetError(f"{self.source}:{line}: {message}")
+
+    def where(self) -> str:
+        id_ = self.entry.get("id") if isinstance(self.entry, dict) else None
+        label = f" {id_!r}" if isinstance(id_, str) else ""
+        return f"{self.table}{label}"
+
+    def keys(self, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+        for key in required:
+            if key not in self.entry:
+                self.fail(None, f"{self.where()} lacks key {key!r}; required: "
+                                f"{', '.join(required)}")
+        for key in self.entry:
+            if key not in required and key not in optional:
+                self.fail(key, f"{self.where()} has unknown key {key!r}; accepted: "
+                               f"{', '.join(required + optional)}")
+
+    def string(self, key: str, *, default: str | None = None, choices: Any = None,
+               empty_ok: bool = False) -> str:
+        if key not in self.entry and default is not None:
+            return default
+        value = self.entry[key]
+        if not isinstance(value, str):
+            self.fail(key, f"{self.where()} {key}={value!r} must be a string")
+        if value == "" and (empty_ok or default == ""):
+            return value
+        if not value:
+            self.fail(key, f"{self.where()} {key} must not be empty")
+        if choices is not None and value not in choices:
+            shown = ", ".join(sorted(choices)) if len(choices) <= 40 else \
+                f"one of {len(choices)} known values (see docs/cuesheet.md)"
+            self.fail(key, f"{self.where()} {key}={value!r} is unknown; accepted: {shown}")
+        return value
+
+    def integer(self, key: str, *, minimum: int) -> int:
+        value = self.entry[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(key, f"{self.where()} {key}={value!r} must be an integer")
+        if value < minimum:
+            self.fail(key, f"{self.where()} {key}={value} must be ≥ {minimum}")
+        return value
+
+    def strings(self, key: str, *, choices: Any = None) -> tuple[str, ...]:
+        value = self.entry.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.fail(key, f"{self.where()} {key}={value!r} must be a list of non-empty strings")
+        for item in value:
+            if choices is not None and item not in choices:
+                self.fail(key, f"{self.where()} {key} has unknown {item!r}; accepted: "
+                               f"{', '.join(sorted(choices))}")
+        return tuple(value)
+
+    def span(self, text_length: int, within: Span | None = None) -> Span:
+        value = self.entry["span"]
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+            self.fail("span", f"{self.where()} span={value!r} must be [start, end], two integers")
+        start, end = value
+        if not 0 <= start < end <= text_length:
+            self.fail("span", f"{self.where()} span={value!r} must satisfy "
+                              f"0 ≤ start < end ≤ {text_length} (the text's length)")
+        if within is not None and not (within[0] <= start and end <= within[1]):
+            self.fail("span", f"{self.where()} span={value!r} lies outside its section "
+                              f"{list(within)}")
+        return start, end
+
+
+def load(path: str | Path) -> CueSheet:
+    """Read and validate the cue sheet at ``path``.
+
+    Raises
+    ------
+    CueSheetError
+        ``FILE:LINE: …`` for unreadable files, bad TOML, or any invalid entry.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes().decode("utf-8")
+    except OSError as error:
+        raise CueSheetError(f"{path}: cannot read the cue sheet: {error.strerror or error}"
+                            ) from error
+    except UnicodeDecodeError as error:
+        raise CueSheetError(f"{path}: byte offset {error.start} is not UTF-8; cue sheets "
+                            "are UTF-8 TOML") from error
+    return loads(raw, source=str(path))
+
+
+def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
+    """Parse and validate cue-sheet TOML held in a string (see :func:`load`)."""
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as error:
+        match = re.search(r"line (\d+)", str(error))
+        raise CueSheetError(f"{source}:{match.group(1) if match else 1}: not valid TOML: "
+                            f"{error}") from error
+    locator = _Locator(raw)
+    top = _Checker(source, locator, "top", None, data)
+    top.keys(("schema", "text"), ("section", "step", "layout", "music", "voice"))
+    if top.entry["schema"] != SCHEMA_VERSION or isinstance(top.entry["schema"], bool):
+        top.fail("schema", f"schema={top.entry['schema']!r} is not supported; "
+                           f"accepted: {SCHEMA_VERSION}")
+    for key in ("section", "step", "layout", "music", "voice"):
+        if not isinstance(data.get(key, []), list):
+            top.fail(key, f"{key} must be an array of tables [[{key}]], not {data[key]!r}")
+    info = _text_info(_Checker(source, locator, "text", 0, data["text"]))
+
+    def checkers(table: str) -> list[_Checker]:
+        return [_Checker(source, locator, table, i, e) for i, e in enumerate(data.get(table, []))]
+
+    sections = tuple(_section(c, info.chars) for c in checkers("section"))
+    _unique(checkers("section"), "section")
+    section_spans = {s.id: s.span for s in sections}
+    steps = tuple(_step(c, info.chars, section_spans) for c in checkers("step"))
+    _unique(checkers("step"), "step")
+    layout_checks = checkers("layout")
+    _unique(layout_checks, "layout")
+    layout_ids = {c.entry.get("id") for c in layout_checks}
+    layout = tuple(_layout(c, info.chars, layout_ids) for c in layout_checks)
+    step_order = {s.id: i for i, s in enumerate(steps)}
+    music_checks = checkers("music")
+    _unique(music_checks, "music")
+    music = tuple(_music(c, info.chars, layout_ids, step_order) for c in music_checks)
+    voice_checks = checkers("voice")
+    _unique(voice_checks, "voice")
+    voice_ids = {c.entry.get("id") for c in voice_checks}
+    voices = tuple(_voice(c, info.chars, step_order, voice_ids) for c in voice_checks)
+    return CueSheet(SCHEMA_VERSION, info, sections, steps, layout, music, voices, source)
+
+
+def _unique(checks: list[_Checker], table: str) -> None:
+    seen: set[str] = set()
+    for check in checks:
+        id_ = check.string("id")
+        if id_ in seen:
+            check.fail("id", f"{table} id {id_!r} is used twice; ids must be unique")
+        seen.add(id_)
+
+
+def _text_info(c: _Checker) -> TextInfo:
+    c.keys(("id", "chars"), ("title", "edition"))
+    return TextInfo(c.string("id"), c.string("title", default=""),
+                    c.string("edition", default=""), c.integer("chars", minimum=1))
+
+
+def _section(c: _Checker, length: int) -> Section:
+    c.keys(("id", "name", "span"))
+    return Section(c.string("id"), c.string("name"), c.span(length))
+
+
+def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
+    c.keys(("id", "section", "actor", "action", "quote", "span"), ("place",))
+    words = glossary.load()
+    section = c.string("section", choices=sections)
+    actor = c.string("actor", empty_ok=True)
+    if actor and normalise(actor) not in words.term_index("actor"):
+        c.fail("actor", f"step {c.entry['id']!r} actor={actor!r} is not a known actor; "
+                        "accepted: a term of the glossary's [actor] table or \"\"")
+    actions = {words.name("action", i) for i in words.ids("action")}
+    return Step(c.string("id"), section, actor, c.string("action", choices=actions),
+                c.string("place", default="", choices=set(words.ids("place"))),
+                c.string("quote"), c.span(length, sections[section]))
+
+
+def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
+    c.keys(("id", "name", "instrument", "group", "relation", "of", "quote", "span"),
+           ("side", "facing", "struck_face", "note"))
+    words = glossary.load()
+    relation = c.string("relation", choices=RELATIONS)
+    targets = set(words.ids("place")) | {i for i in layout_ids if isinstance(i, str)}
+    of = c.entry["of"]
+    if relation == "between":
+        if not (isinstance(of, list) and len(of) == 2 and all(isinstance(o, str) for o in of)):
+            c.fail("of", f"{c.where()} of={of!r}: 'between' needs a list of two place or "
+                         "layout ids")
+        of = tuple(of)
+    elif not isinstance(of, str):
+        c.fail("of", f"{c.where()} of={of!r} must be one place or layout id")
+    for target in (of if isinstance(of, tuple) else (of,)):
+        if target not in targets or target == c.entry["id"]:
+            c.fail("of", f"{c.where()} of={target!r} is not a place id or another layout id; "
+                         f"places: {', '.join(words.ids('place'))}")
+    return LayoutItem(
+        c.string("id"), c.string("name"),
+        c.string("instrument", choices=set(words.ids("instrument"))),
+        c.string("group", choices=GROUPS), relation, of, c.string("quote"), c.span(length),
+        side=c.string("side", default="", choices=DIRECTIONS),
+        facing=c.string("facing", default="", choices=DIRECTIONS),
+        struck_face=c.string("struck_face", default="", choices=DIRECTIONS),
+        note=c.string("note", default=""))
+
+
+def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> MusicCue:
+    c.keys(("id", "piece", "kind", "performers", "repeats", "start", "stop", "quote", "span"),
+           ("conditions", "forces", "note"))
+    words = glossary.load()
+    performers = set(words.ids("performer")) | set(words.ids("instrument")) | layout_ids
+    start = c.string("start", choices=steps)
+    stop = c.string("stop", choices=[*steps, STOP_LENGTH])
+    if stop != STOP_LENGTH and steps[stop] < steps[start]:
+        c.fail("stop", f"{c.where()} stop={stop!r} comes before its start {start!r}; "
+                       "accepted: a later step id or \"length\"")
+    forces = c.entry.get("forces", {})
+    if not isinstance(forces, dict) or not all(
+            k in performers and isinstance(v, int) and not isinstance(v, bool) and v >= 1
+            for k, v in forces.items()):
+        c.fail("forces", f"{c.where()} forces={forces!r} must map performer or instrument "
+                         "ids to counts ≥ 1")
+    return MusicCue(
+        c.string("id"), c.string("piece", choices=set(words.ids("piece"))),
+        c.string("kind", choices=set(words.ids("kind"))),
+        c.strings("performers", choices=performers), c.integer("repeats", minimum=1),
+        start, stop, c.strings("conditions"), c.string("quote"), c.span(length),
+        forces=tuple(forces.items()), note=c.string("note", default=""))
+
+
+def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> VoiceCue:
+    c.keys(("id", "actor", "what", "degree", "step", "quote", "span"), ("place", "as_in"))
+    words = glossary.load()
+    degrees = {words.name("degree", i) for i in words.ids("degree")}
+    as_in = c.string("as_in", default="", choices={i for i in voice_ids if isinstance(i, str)})
+    if as_in == c.entry["id"]:
+        c.fail("as_in", f"{c.where()} as_in={as_in!r} must name another voice cue")
+    return VoiceCue(
+        c.string("id"), c.string("actor", choices=set(words.ids("actor"))),
+        c.string("what", choices=set(words.ids("voice_what"))),
+        c.string("degree", choices=degrees), c.string("step", choices=steps),
+        c.string("place", default="", choices=set(words.ids("place"))),
+        c.string("quote"), c.span(length), as_in=as_in)
+
+
+# ---------------------------------------------------------------------- saving
+
+def _value(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
+    return "[" + ", ".join(_value(v) for v in value) + "]"
+
+
+def _entry(table: str, pairs: list[tuple[str, Any]]) -> str:
+    lines = [f"[[{table}]]"]
+    lines += [f"{key} = {_value(value)}" for key, value in pairs]
+    return "\n".join(lines) + "\n"
+
+
+def dumps(sheet: CueSheet) -> str:
+    """The sheet as TOML text, in a fixed key order (optional keys only when set)."""
+    out = [f"schema = {sheet.schema}\n",
+           "[text]\n" + "".join(f"{k} = {_value(v)}\n" for k, v in (
+               ("id", sheet.text.id), ("title", sheet.text.title),
+               ("edition", sheet.text.edition), ("chars", sheet.text.chars)))]
+    out += [_entry("section", [("id", s.id), ("name", s.name), ("span", s.span)])
+            for s in sheet.sections]
+    out += [_entry("step", [("id", s.id), ("section", s.section), ("actor", s.actor),
+                            ("action", s.action), *_optional(place=s.place),
+                            ("quote", s.quote), ("span", s.span)]) for s in sheet.steps]
+    out += [_entry("layout", [("id", i.id), ("name", i.name), ("instrument", i.instrument),
+                              ("group", i.group), ("relation", i.relation), ("of", i.of),
+                              *_optional(side=i.side, facing=i.facing,
+                                         struck_face=i.struck_face),
+                              ("quote", i.quote), ("span", i.span), *_optional(note=i.note)])
+            for i in sheet.layout]
+    out += [_entry("music", [("id", m.id), ("piece", m.piece), ("kind", m.kind),
+                             ("performers", m.performers), *_optional(forces=dict(m.forces)),
+                             ("repeats", m.repeats), ("start", m.start), ("stop", m.stop),
+                             *_optional(conditions=m.conditions),
+                             ("quote", m.quote), ("span", m.span), *_optional(note=m.note)])
+            for m in sheet.music]
+    out += [_entry("voice", [("id", v.id), ("actor", v.actor), ("what", v.what),
+                             ("degree", v.degree), ("step", v.step), *_optional(place=v.place),
+                             *_optional(as_in=v.as_in), ("quote", v.quote), ("span", v.span)])
+            for v in sheet.voices]
+    return "\n".join(out)
+
+
+def _optional(**values: Any) -> list[tuple[str, Any]]:
+    return [(k, v) for k, v in values.items() if v]
+
+
+def save(sheet: CueSheet, path: str | Path, *, header: str = "") -> Path:
+    """Write ``sheet`` to ``path`` atomically; ``header`` becomes leading ``#`` comments."""
+    comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    return fileio.write_text(path, comments + ("\n" if comments else "") + dumps(sheet))
