@@ -1,0 +1,126 @@
+"""MusicXML: decimal <alter> with the cents, 律/工尺/cents text, lyrics, credits; schema-valid."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import music21
+import pytest
+
+from soundscape import score
+from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
+from soundscape.tuning import Tuning
+
+TUNING = Tuning.sanfen_sunyi()  # 黃鍾 = C4
+NAMES = ["清黃鍾", "南呂", "蕤賓", "姑洗", "林鍾", "太簇", "應鍾", "黃鍾"]
+LYRICS = "呦呦鹿鳴食野之苹"
+
+
+def _piece():
+    notes = [SimpleNamespace(name=n, beats=2.0 if i == 2 else 1.0, lyric=LYRICS[i])
+             for i, n in enumerate(NAMES)]
+    return SimpleNamespace(id="luming", title="鹿鳴", mode="黃鍾清宮", basis="surviving",
+                           basis_note="風雅十二詩譜 (熊朋來《瑟譜》)", tempo_bpm=44, notes=notes)
+
+
+def _performance() -> Performance:
+    sources = {"gong.ge": Source("gong.ge", "voice", "工 歌", "gong singers", "gong",
+                                 (0.0, 2.0, 1.6)),
+               "east.jiangu": Source("east.jiangu", "jiangu", "建鼓", "jian gu", "drums",
+                                     (3.0, 5.0, 1.0))}
+    events = [Event(1.0 + i, 0.9, "gong.ge", TUNING.pitch(n), 0.7, "sing", "m", "luming",
+                    lyric=LYRICS[i]) for i, n in enumerate(NAMES)]
+    events += [Event(1.5 + 2 * i, 0.2, "east.jiangu", None, 1.0, "strike", "m", "luming")
+               for i in range(4)]
+    markers = [Marker(0.0, "section", "右設樂", "setting up the music", "s"),
+               Marker(1.0, "music", "工歌鹿鳴", "sing Lu ming", "m")]
+    pieces = {"luming": PieceInfo("luming", "鹿鳴", "surviving", "風雅十二詩譜")}
+    return Performance.build(events, markers, sources, pieces=pieces)
+
+
+def _alters(path: Path) -> list[float]:
+    root = ET.parse(path).getroot()
+    return [float(p.findtext("alter", "0")) for p in root.iter("pitch")]
+
+
+def test_piece_alters_carry_the_cents(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING)
+    alters = _alters(path)
+    assert len(alters) == len(NAMES)
+    for alter, name in zip(alters, NAMES, strict=True):
+        pitch = TUNING.pitch(name)
+        cents = (pitch.midi - round(pitch.midi)) * 100
+        assert alter - round(alter) == pytest.approx(cents / 100, abs=1e-4), name
+    assert any(abs(a - round(a)) > 0.05 for a in alters)  # 應鍾 is +9.8 cents
+
+
+def test_piece_text_lyrics_and_credits(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING)
+    reloaded = music21.converter.parse(path)
+    notes = list(reloaded.flatten().notes)
+    assert "".join(n.lyrics[0].text for n in notes) == LYRICS
+    assert [n.lyrics[1].text for n in notes] == NAMES
+    assert notes[0].lyrics[2].text == "六" and notes[-1].lyrics[2].text == "合"
+    assert notes[6].lyrics[3].text == "+9.8¢"
+    assert reloaded.parts[0].partName.startswith("鹿鳴")
+    credits = " ".join(c.text or "" for c in ET.parse(path).getroot().iter("credit-words"))
+    assert "surviving" in credits and "風雅十二詩譜" in credits
+
+
+def test_performance_score_parts_and_rehearsal_marks(tmp_path):
+    path = score.write_performance_score(_performance(), tmp_path / "perf.musicxml")
+    reloaded = music21.converter.parse(path)
+    assert [p.partName for p in reloaded.parts] == ["工 歌 gong singers", "建鼓 jian gu"]
+    marks = [m.content for m in reloaded.recurse().getElementsByClass("RehearsalMark")]
+    assert marks == ["右設樂 setting up the music", "工歌鹿鳴 sing Lu ming"]
+    sung = list(reloaded.parts[0].flatten().notes)
+    assert [round(n.getOffsetInHierarchy(reloaded.parts[0]), 2) for n in sung] == \
+        [1.0 + i for i in range(len(NAMES))]
+    assert len(_alters(path)) == len(NAMES)
+
+
+def _schema(folder: Path):
+    """The MusicXML 4.0 XSD bundled by the ``musicxml`` package, its imports made local."""
+    etree = pytest.importorskip("lxml.etree")
+    musicxml = pytest.importorskip("musicxml")
+    bundled = Path(musicxml.__file__).parent / "generate_classes"
+    # The two W3C schemas MusicXML imports are not bundled; these declare the attributes used.
+    (folder / "xml.xsd").write_text(_XML, encoding="utf-8")
+    (folder / "xlink.xsd").write_text(_XLINK, encoding="utf-8")
+    text = (bundled / "musicxml_4_0.xsd").read_text(encoding="utf-8")
+    text = text.replace("http://www.musicxml.org/xsd/xml.xsd", "xml.xsd")
+    text = text.replace("http://www.musicxml.org/xsd/xlink.xsd", "xlink.xsd")
+    (folder / "musicxml.xsd").write_text(text, encoding="utf-8")
+    return etree, etree.XMLSchema(etree.parse(str(folder / "musicxml.xsd")))
+
+
+_XML = """<?xml version="1.0"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="http://www.w3.org/XML/1998/namespace">
+ <xs:attribute name="lang" type="xs:language"/><xs:attribute name="space" type="xs:NCName"/>
+ <xs:attribute name="base" type="xs:anyURI"/><xs:attribute name="id" type="xs:ID"/>
+</xs:schema>"""
+
+_XLINK = """<?xml version="1.0"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="http://www.w3.org/1999/xlink">
+ <xs:attribute name="href" type="xs:anyURI"/><xs:attribute name="type" type="xs:token"/>
+ <xs:attribute name="role" type="xs:token"/><xs:attribute name="title" type="xs:token"/>
+ <xs:attribute name="show" type="xs:token"/><xs:attribute name="actuate" type="xs:token"/>
+</xs:schema>"""
+
+
+def test_validates_against_the_musicxml_schema(tmp_path):
+    etree, schema = _schema(tmp_path)
+    for path in (score.write_piece_score(_piece(), tmp_path / "a.musicxml", tuning=TUNING),
+                 score.write_performance_score(_performance(), tmp_path / "b.musicxml")):
+        document = etree.parse(str(path))
+        assert schema.validate(document), str(schema.error_log)[:2000]
+
+
+def test_same_bytes_twice(tmp_path):
+    a = score.write_piece_score(_piece(), tmp_path / "a.musicxml", tuning=TUNING)
+    b = score.write_piece_score(_piece(), tmp_path / "b.musicxml", tuning=TUNING)
+    assert a.read_bytes() == b.read_bytes()
+    assert math.isfinite(len(a.read_bytes()))
