@@ -1,0 +1,43 @@
+"""``soundscape pieces``: the repertoire, each piece with its basis."""
+
+from __future__ import annotations
+
+import textwrap
+
+import click
+
+from soundscape.repertoire import list_pieces, load_piece
+
+__all__ = ["command"]
+
+
+@click.command("pieces")
+@click.argument("piece", required=False)
+@click.option("--notes", "show_notes", is_flag=True, help="With PIECE: print every phrase.")
+def command(piece: str | None, show_notes: bool) -> None:
+    """List the repertoire with the basis of each piece, or describe PIECE."""
+    if piece is None:
+        for piece_id in list_pieces():
+            p = load_piece(piece_id)
+            click.echo(f"{p.id:<17} {p.title:<6}\t{p.basis:<14} {p.mode:<10}\t"
+                       f"{len(p.notes):>4} notes  {', '.join(p.ensemble)}")
+        return
+    p = load_piece(piece)
+    click.echo(f"{p.title} ({p.id}, {p.roman})")
+    click.echo(f"basis: {p.basis}")
+    click.echo(textwrap.fill(p.basis_note, 100, initial_indent="  ", subsequent_indent="  "))
+    click.echo(f"mode: {p.mode}   tempo: {p.tempo_bpm:g} bpm   "
+               f"stanzas: {' + '.join(str(len(s)) for s in p.stanzas)} notes")
+    click.echo(f"終: {p.zhong.count} × {p.zhong.reading} (readings: {', '.join(p.zhong.readings)})")
+    if p.jie is not None:
+        click.echo(f"節: {p.zhong.count}, {p.jie.heard} heard; drum pattern "
+                   f"{p.jie.pattern.name} ({p.jie.pattern.id}) {p.jie.pattern.strokes}")
+    for part in p.parts:
+        click.echo(f"part {part.id}: {part.role} on {part.instrument} ({part.articulation})")
+    if show_notes:
+        for label, idx in zip(p.stanza_labels, p.stanza_phrases, strict=True):
+            click.echo(label)
+            for i in idx:
+                phrase = p.phrases[i]
+                words = "".join(n.lyric or "" for n in phrase)
+                click.echo(f"  {words:<8} {' '.join(n.name for n in phrase)}")
