@@ -1,0 +1,39 @@
+"""``soundscape midi``: the rite (or part of it) as a type-1 MIDI file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from soundscape import midi
+
+__all__ = ["command"]
+
+
+@click.command("midi")
+@click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
+                                                        path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("output/dashe.mid"), show_default=True, help="MIDI file to write.")
+@click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
+              show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
+              "12tet: nearest key (rehearsal).")
+@click.option("--listener", "place", default=None,
+              help="Place id where the listener stands (pan and volume); none: no pan.")
+@click.option("--from", "from_section", default=None, help="First section id.")
+@click.option("--to", "to_section", default=None, help="Last section id.")
+@click.option("--seed", default=0, show_default=True, type=int)
+def command(cues: Path | None, output: Path, tuning_mode: str, place: str | None,
+            from_section: str | None, to_section: str | None, seed: int) -> None:
+    """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
+    from soundscape import sequence, spatial
+
+    performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
+                                             to_section=to_section)
+    listener = None
+    if place is not None:
+        from soundscape import site
+        listener = spatial.Listener(site.load_site().place(place), "north")
+    path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
+    click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
