@@ -41,7 +41,7 @@ def _actor_starts(chars: str) -> list[tuple[int, int, str]]:
             continue
         end = position + len(term)
         before = chars[position - 1] if position else ""
-        if before not in markers and not chars.startswith("之", end):
+        if (not before or before not in markers) and not chars.startswith("之", end):
             found.append((position, end, term))
         position = end
     return found
@@ -65,6 +65,7 @@ def _cuts(chars: str, base: int, units: list[Unit]) -> list[int]:
 
 
 def _action(chars: str, unit: Unit | None) -> str:
+    """The step's action: fixed by its formula, else the first action word outside names."""
     words = glossary.load()
     if unit is not None:
         fixed = {"music": {"ge": "歌", "he": "歌", "sheng": "奏", "guan": "管"}
@@ -74,6 +75,8 @@ def _action(chars: str, unit: Unit | None) -> str:
                            "lower_flag": "偃旌"}.get(unit.info.get("what"))}
         if unit.role in fixed:
             return fixed[unit.role]
+    for term in words.terms_longest_first("actor"):  # 射 in 司射 is a name, not shooting
+        chars = chars.replace(term, "　" * len(term))
     terms = words.terms_longest_first("action")
     for position in range(len(chars)):
         for term in terms:
@@ -101,7 +104,7 @@ def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
                     None)
         piece = chars[a:b]
         if a in actor_at:
-            actor = actor_at[a]
+            actor = glossary.load().name("actor", glossary.load().id_of("actor", actor_at[a]))
         named = actor if a in actor_at or unit is None or unit.role != "music" else ""
         steps.append(Step(f"{section.id}.{number:02d}", section.id, named,
                           _action(piece, unit), _place(piece), text.quote(start + a, start + b),
