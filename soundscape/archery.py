@@ -431,10 +431,9 @@ def release_point(site: Any, role: str, *, config: ArcheryConfig) -> Vec3:
             z + config.number("wu", "release_height_m"))
 
 
-def target_point(site: Any, target: str, *, config: ArcheryConfig) -> Vec3:
-    """The centre of a target's 鵠 (site's x, y; height from the 鄭注, see archery.toml)."""
-    x, y, _ = place_of(site, target)
-    return (x, y, config.number("targets", target, "hu_centre_chi") * _chi_m(site, config))
+def target_point(site: Any, target: str) -> Vec3:
+    """The centre of a target's 鵠: the site's place for the target (its height included)."""
+    return place_of(site, target)
 
 
 def _distance(a: Vec3, b: Vec3) -> float:
@@ -629,7 +628,7 @@ def _shoot(round_no: int, turn: TurnPlan, planned: PlannedShot, site: Any,
     else:
         release = planned.aim_time
     origin = release_point(site, planned.role, config=config)
-    aim = target_point(site, planned.target, config=config)
+    aim = target_point(site, planned.target)
     distance = _distance(origin, aim)
     sx, sy = _spreads(archer, distance, config)
     dx, dy = float(rng.normal(0.0, sx)), float(rng.normal(0.0, sy))
