@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from click.testing import CliRunner
 
@@ -27,7 +29,7 @@ def test_steps_cover_each_section_in_order(dashe):
     for section in dashe.sections:
         steps = dashe.steps_in(section.id)
         assert steps[0].span[0] == section.span[0] and steps[-1].span[1] == section.span[1]
-        for a, b in zip(steps, steps[1:], strict=False):
+        for a, b in itertools.pairwise(steps):
             assert a.span[1] == b.span[0]
 
 

@@ -1,0 +1,197 @@
+"""Tests of soundscape.cuesheet: round trip, broken sheets, random edits."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from soundscape import cuesheet
+from soundscape.errors import CueSheetError
+
+VALID = """\
+schema = 1
+
+[text]
+id = "t"
+chars = 20
+
+[[section]]
+id = "s01"
+name = "納賓"
+span = [0, 20]
+
+[[step]]
+id = "s01.01"
+section = "s01"
+actor = "公"
+action = "升"
+quote = "公升即席"
+span = [0, 4]
+
+[[step]]
+id = "s01.02"
+section = "s01"
+actor = ""
+action = "奏"
+quote = "奏肆夏"
+span = [4, 7]
+
+[[step]]
+id = "s01.03"
+section = "s01"
+actor = ""
+action = "樂闋"
+place = "tang"
+quote = "樂闋"
+span = [7, 9]
+
+[[layout]]
+id = "east.shengqing"
+name = "笙磬"
+instrument = "bianqing"
+group = "east"
+relation = "east_of"
+of = "zuojie"
+facing = "west"
+quote = "笙磬西面"
+span = [9, 13]
+
+[[layout]]
+id = "pipes.dang"
+name = "簜"
+instrument = "guan"
+group = "pipes"
+relation = "between"
+of = ["east.shengqing", "zuojie"]
+quote = "簜"
+span = [13, 14]
+
+[[music]]
+id = "sixia"
+piece = "sixia"
+kind = "jinzou"
+performers = ["east.shengqing", "bo"]
+repeats = 1
+start = "s01.02"
+stop = "s01.03"
+conditions = ["間若一"]
+quote = "奏肆夏"
+span = [4, 7]
+
+[[voice]]
+id = "v1"
+actor = "fuhou"
+what = "answer"
+degree = "宮"
+step = "s01.01"
+quote = "許諾以宮"
+span = [14, 18]
+
+[[voice]]
+id = "v2"
+actor = "fuhou"
+what = "answer"
+degree = "宮"
+step = "s01.03"
+as_in = "v1"
+quote = "許諾如初"
+span = [16, 20]
+"""
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[:text.index(needle)].count("\n") + 1
+
+
+def test_valid_sheet_loads_with_lookups():
+    sheet = cuesheet.loads(VALID, source="v.toml")
+    assert sheet.section_of("s01.02").name == "納賓"
+    assert sheet.music_at("s01.02")[0].stop == "s01.03"
+    assert sheet.layout_item("pipes.dang").of == ("east.shengqing", "zuojie")
+    assert sheet.voice("v2").as_in == "v1"
+
+
+def test_round_trip(tmp_path):
+    sheet = cuesheet.loads(VALID)
+    path = cuesheet.save(sheet, tmp_path / "a.toml", header="made by a test")
+    again = cuesheet.load(path)
+    assert again == sheet
+    cuesheet.save(again, tmp_path / "b.toml", header="made by a test")
+    assert (tmp_path / "a.toml").read_bytes() == (tmp_path / "b.toml").read_bytes()
+
+
+def test_bundled_sheet_round_trips(tmp_path):
+    sheet = cuesheet.load(cuesheet.bundled_path())
+    assert cuesheet.load(cuesheet.save(sheet, tmp_path / "d.toml")) == sheet
+
+
+BROKEN = [
+    ('repeats = 1', 'repeats = -1', "repeats=-1 must be ≥ 1"),
+    ('piece = "sixia"', 'piece = "yankee"', "piece='yankee' is unknown"),
+    ('instrument = "bianqing"', 'instrument = "kazoo"', "instrument='kazoo' is unknown"),
+    ('of = "zuojie"', 'of = "moon"', "of='moon' is not a place id"),
+    ('start = "s01.02"', 'start = "s09.99"', "start='s09.99' is unknown"),
+    ('stop = "s01.03"', 'stop = "s01.01"', "comes before its start"),
+    ('place = "tang"', 'place = "attic"', "place='attic' is unknown"),
+    ('degree = "宮"\nstep = "s01.01"', 'degree = "do"\nstep = "s01.01"', "degree='do'"),
+    ('span = [4, 7]\n\n[[voice]]', 'span = [7, 4]\n\n[[voice]]', "span=[7, 4]"),
+    ('relation = "east_of"', 'relation = "near"', "relation='near' is unknown"),
+    ('as_in = "v1"', 'as_in = "v9"', "as_in='v9' is unknown"),
+    ('facing = "west"', 'facing = "up"', "facing='up' is unknown"),
+    ('actor = "公"', 'actor = "Zeus"', "actor='Zeus' is not a known actor"),
+    ('conditions = ["間若一"]', 'conditions = "間若一"', "must be a list"),
+    ('quote = "簜"', 'quote = "簜"\ncolour = "red"', "unknown key 'colour'"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), BROKEN)
+def test_broken_sheets_name_line_and_value(tmp_path, old, new, message):
+    assert old in VALID
+    broken = VALID.replace(old, new, 1)
+    path = tmp_path / "broken.toml"
+    path.write_text(broken, encoding="utf-8")
+    with pytest.raises(CueSheetError) as caught:
+        cuesheet.load(path)
+    text = str(caught.value)
+    assert message in text
+    bad_line = _line_of(broken, new.splitlines()[-1] if "colour" in new else new.split("\n")[0])
+    assert text.startswith(f"{path}:{bad_line}:"), text
+
+
+def test_duplicate_id_and_bad_toml_and_schema():
+    dup = VALID.replace('id = "v2"', 'id = "v1"')
+    with pytest.raises(CueSheetError, match=r"x:\d+: voice id 'v1' is used twice"):
+        cuesheet.loads(dup.replace('as_in = "v1"\n', ""), source="x")
+    with pytest.raises(CueSheetError, match=r"x:3: not valid TOML"):
+        cuesheet.loads("schema = 1\n[text]\nid = \n", source="x")
+    with pytest.raises(CueSheetError, match="schema=2 is not supported; accepted: 1"):
+        cuesheet.loads(VALID.replace("schema = 1", "schema = 2"), source="x")
+
+
+_LINES = VALID.splitlines()
+_VALUES = st.one_of(st.integers(-3, 40), st.text(max_size=6), st.booleans(),
+                    st.lists(st.integers(-2, 30), max_size=3),
+                    st.sampled_from(['"s01.01"', '"zuojie"', '"between"', "[1, 2]", "{}"]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, len(_LINES) - 1), _VALUES)
+def test_random_edits_load_or_fail_cleanly(index, value):
+    lines = list(_LINES)
+    match = re.match(r"(\w+) = ", lines[index])
+    if match:
+        rendered = value if isinstance(value, str) and value[:1] in '"[{' else repr(value)
+        if isinstance(value, bool):
+            rendered = str(value).lower()
+        elif isinstance(value, str) and value[:1] not in '"[{':
+            rendered = '"' + value.replace("\\", "").replace('"', "") + '"'
+        lines[index] = f"{match.group(1)} = {rendered}"
+    else:
+        lines[index] = ""
+    try:
+        cuesheet.loads("\n".join(lines), source="edit")
+    except CueSheetError:
+        pass
