@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -191,7 +192,5 @@ def test_random_edits_load_or_fail_cleanly(index, value):
         lines[index] = f"{match.group(1)} = {rendered}"
     else:
         lines[index] = ""
-    try:
+    with contextlib.suppress(CueSheetError):  # anything else fails the test
         cuesheet.loads("\n".join(lines), source="edit")
-    except CueSheetError:
-        pass
