@@ -1,0 +1,150 @@
+"""Audio files: streaming writer (WAV 16/24-bit/float, FLAC) with ritual markers.
+
+Files are written block by block through soundfile into a temporary file
+beside the destination and renamed only when complete
+(``soundscape.fileio.atomic_path``), so an interrupted render leaves nothing.
+
+Markers go where a DAW looks for them: in WAV, a ``cue `` chunk with one cue
+point per marker and a ``LIST``/``adtl`` chunk of ``labl`` names (UTF-8); for
+every format also a sidecar ``<file>.markers.txt`` in Audacity's label-track
+format (start, end, label, tab-separated), which Audacity, Reaper and others
+import.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import soundfile
+
+from soundscape.errors import RenderError
+from soundscape.fileio import atomic_path, write_text
+
+__all__ = ["FORMATS", "SUBTYPES", "Cue", "append_wav_cues", "open_writer", "read_wav_cues",
+           "subtype_for", "write_sidecar"]
+
+FORMATS = ("wav", "flac")
+#: ``--bits`` → soundfile subtype per format.
+SUBTYPES = {("wav", "16"): "PCM_16", ("wav", "24"): "PCM_24", ("wav", "float"): "FLOAT",
+            ("flac", "16"): "PCM_16", ("flac", "24"): "PCM_24"}
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """A marker at a frame of the file.
+
+    Parameters
+    ----------
+    frame : int >= 0, samples
+    label : str
+    """
+
+    frame: int
+    label: str
+
+
+def subtype_for(file_format: str, bits: str) -> str:
+    """The soundfile subtype for a format and ``--bits`` (16, 24, float)."""
+    try:
+        return SUBTYPES[(file_format, str(bits))]
+    except KeyError:
+        accepted = ", ".join(f"{f}/{b}" for f, b in SUBTYPES)
+        raise RenderError(f"format={file_format!r} bits={bits!r}, accepted: {accepted}") from None
+
+
+@contextlib.contextmanager
+def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_format: str,
+                bits: str, cues: Sequence[Cue] = ()) -> Iterator[soundfile.SoundFile]:
+    """Open a streaming writer; on clean exit the file (with its cues) is renamed into place.
+
+    Parameters
+    ----------
+    path : path
+        Destination.
+    sample_rate : int, Hz
+    channels : int
+    file_format : str
+        ``wav`` or ``flac``.
+    bits : str
+        ``16``, ``24`` or ``float`` (WAV only).
+    cues : sequence of Cue
+        Written into a WAV as cue and label chunks.
+
+    Yields
+    ------
+    soundfile.SoundFile
+        Call ``.write(block)`` with float arrays ``(frames, channels)`` in [-1, 1].
+    """
+    subtype = subtype_for(file_format, bits)
+    with atomic_path(path) as tmp:
+        with soundfile.SoundFile(tmp, "w", samplerate=sample_rate, channels=channels,
+                                 subtype=subtype, format=file_format.upper()) as out:
+            yield out
+        if file_format == "wav" and cues:
+            append_wav_cues(tmp, cues)
+
+
+def append_wav_cues(path: str | Path, cues: Sequence[Cue]) -> None:
+    """Append ``cue `` and ``LIST``/``adtl``/``labl`` chunks to a RIFF WAV and fix its size."""
+    points = b"".join(struct.pack("<II4sIII", i + 1, cue.frame, b"data", 0, 0, cue.frame)
+                      for i, cue in enumerate(cues))
+    cue_chunk = _chunk(b"cue ", struct.pack("<I", len(cues)) + points)
+    labels = b"".join(_chunk(b"labl", struct.pack("<I", i + 1) + cue.label.encode() + b"\0")
+                      for i, cue in enumerate(cues))
+    list_chunk = _chunk(b"LIST", b"adtl" + labels)
+    with open(path, "r+b") as f:
+        if f.read(4) != b"RIFF":
+            raise RenderError(f"{path}: not a RIFF WAV file; cannot add cue chunks")
+        end = f.seek(0, 2)
+        if end % 2:
+            f.write(b"\0")  # RIFF chunks start on even offsets
+            end += 1
+        f.write(cue_chunk + list_chunk)
+        size = end + len(cue_chunk) + len(list_chunk) - 8
+        if size > 0xFFFFFFFF:
+            raise RenderError(f"{path}: WAV larger than 4 GiB; use --format flac")
+        f.seek(4)
+        f.write(struct.pack("<I", size))
+
+
+def _chunk(tag: bytes, body: bytes) -> bytes:
+    pad = b"\0" if len(body) % 2 else b""
+    return tag + struct.pack("<I", len(body)) + body + pad
+
+
+def read_wav_cues(path: str | Path) -> list[Cue]:
+    """Read back the cue points and their labels from a WAV (for checks and tools)."""
+    data = Path(path).read_bytes()
+    frames: dict[int, int] = {}
+    labels: dict[int, str] = {}
+    pos = 12
+    while pos + 8 <= len(data):
+        tag, size = data[pos:pos + 4], struct.unpack("<I", data[pos + 4:pos + 8])[0]
+        body = data[pos + 8:pos + 8 + size]
+        if tag == b"cue ":
+            for k in range(struct.unpack("<I", body[:4])[0]):
+                ident, position = struct.unpack("<II", body[4 + 24 * k:12 + 24 * k])
+                frames[ident] = position
+        elif tag == b"LIST" and body[:4] == b"adtl":
+            sub = 4
+            while sub + 8 <= len(body):
+                sub_size = struct.unpack("<I", body[sub + 4:sub + 8])[0]
+                if body[sub:sub + 4] == b"labl":
+                    ident = struct.unpack("<I", body[sub + 8:sub + 12])[0]
+                    labels[ident] = body[sub + 12:sub + 8 + sub_size].rstrip(b"\0").decode()
+                sub += 8 + sub_size + sub_size % 2
+        pos += 8 + size + size % 2
+    return [Cue(frames[i], labels.get(i, "")) for i in sorted(frames)]
+
+
+def write_sidecar(path: str | Path, cues: Sequence[Cue], *, sample_rate: int) -> Path:
+    """Write ``<path>.markers.txt``: Audacity labels ``start<TAB>end<TAB>label`` in seconds."""
+    lines = [f"{c.frame / sample_rate:.6f}\t{c.frame / sample_rate:.6f}\t"
+             f"{' '.join(c.label.split())}" for c in cues]
+    target = Path(path).with_name(Path(path).name + ".markers.txt")
+    return write_text(target, "\n".join(lines) + ("\n" if lines else ""))
+

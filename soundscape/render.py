@@ -1,0 +1,410 @@
+"""Streaming spatial render of a Performance to an audio file.
+
+How it streams: events come sorted by onset. Each event's note is rendered
+(mono, at 1 m), sent along its propagation paths (``propagation.paths``) and
+panned (``panning``), and added into an accumulator that holds only the
+frames not yet written — the longest ring plus the longest delay, never the
+whole rite. Frames before the next onset (less a small guard) can no longer
+change and are handed out in fixed blocks, so peak memory does not grow with
+the length of the rite.
+
+Filtering is done per event in the frequency domain, on one FFT of the note:
+each path multiplies it by its ISO 9613-1 air magnitude at every bin, its
+exact (fractional) delay as a linear phase, and, for binaural, the Brown &
+Duda head-shadow response; gain-only panners (ambisonics, VBAP) get one
+inverse FFT per path and a gain matrix, the others one per channel.
+
+Loudness is two passes, both streaming: pass 1 renders to a raw float32 file
+in a temporary folder beside the destination while a BS.1770 meter and a
+true-peak meter run; pass 2 reads it back in blocks, applies the gain to the
+target and a true-peak limiter, and writes the final file. If the limiter had
+to work, dry runs of pass 2 (measure only) first correct the gain so the file
+lands on the target. The destination appears only when complete.
+
+Determinism: every event gets its own generator, ``default_rng([seed, index])``,
+so the same Performance, options and seed give the same bytes, whatever the
+block size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from soundscape.audiofile import FORMATS, Cue, open_writer, write_sidecar
+from soundscape.errors import RenderError
+from soundscape.fileio import write_text
+from soundscape.loudness import LoudnessMeter, LoudnessReport, TruePeakLimiter, TruePeakMeter
+from soundscape.panning import Panner, head_shadow, make_panner
+from soundscape.performance import Event, Performance, Source
+from soundscape.propagation import Surroundings, absorption_on_grid, paths
+from soundscape.spatial import Listener, ListenerPath
+
+__all__ = ["SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice", "render_audio",
+           "render_blocks"]
+
+SAMPLE_RATES = (44100, 48000, 96000)
+#: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
+#: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL).
+Voice = Callable[..., np.ndarray]
+
+_GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
+_LIMITER_MARGIN_DB = 0.1  # the limiter aims this far under the ceiling (gain ripple)
+
+
+class SynthVoice:
+    """The default voice: ``synth.render_note`` scaled by the instrument's level at 1 m.
+
+    Parameters
+    ----------
+    reference_db : float, dB SPL
+        Level that maps to amplitude 1.0 (must match ``Surroundings.reference_db``).
+    """
+
+    def __init__(self, reference_db: float = 94.0) -> None:
+        self.reference_db = reference_db
+        self._instruments: dict[str, object] = {}
+
+    def __call__(self, event: Event, source: Source, *, sample_rate: int,
+                 rng: np.random.Generator) -> np.ndarray:
+        from soundscape import synth
+        from soundscape.instruments import load_instrument
+
+        if source.instrument not in self._instruments:
+            self._instruments[source.instrument] = load_instrument(source.instrument)
+        instrument = self._instruments[source.instrument]
+        note = synth.render_note(
+            instrument, hz=None if event.pitch is None else event.pitch.hz,
+            velocity=event.velocity, duration=event.duration,
+            articulation=event.articulation, sample_rate=sample_rate, rng=rng,
+            lyric=event.lyric)
+        return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+
+
+class _Accumulator:
+    """The frames not yet handed out, from absolute frame ``base`` on."""
+
+    def __init__(self, channels: int) -> None:
+        self.base = 0
+        self.extent = 0
+        self.channels = channels
+        self._buffer = np.zeros((0, channels))
+
+    def add(self, start: int, data: np.ndarray) -> None:
+        if start < self.base:  # only the guard before frame 0 can fall here
+            data = data[self.base - start:]
+            start = self.base
+        stop = start + len(data) - self.base
+        if stop > len(self._buffer):
+            grown = np.zeros((max(stop, 2 * len(self._buffer)), self._buffer.shape[1]))
+            grown[:len(self._buffer)] = self._buffer
+            self._buffer = grown
+        self._buffer[start - self.base:stop] += data
+        self.extent = max(self.extent, start + len(data))
+
+    def take(self, frames: int) -> np.ndarray:
+        out = np.zeros((frames, self._buffer.shape[1]))
+        have = min(frames, len(self._buffer))
+        out[:have] = self._buffer[:have]
+        self._buffer = self._buffer[have:]
+        self.base += frames
+        return out
+
+
+def _fft_size(n: int) -> int:
+    """Smallest 2^k or 3·2^k ≥ n (few distinct sizes, so the air tables cache well)."""
+    power = 1 << max(0, (n - 1).bit_length())
+    return 3 * power // 4 if 3 * power // 4 >= n else power
+
+
+class _Spatialiser:
+    """Turns one mono note into its multichannel contribution at the listener."""
+
+    def __init__(self, panner: Panner, surroundings: Surroundings, sample_rate: int) -> None:
+        self.panner = panner
+        self.surroundings = surroundings
+        self.sample_rate = sample_rate
+        self.channels = len(panner.channels)
+
+    def __call__(self, mono: np.ndarray, onset_s: float, source_point, listener: Listener,
+                 struck_face) -> tuple[int, np.ndarray]:
+        fs = self.sample_rate
+        c = self.surroundings.air.speed_of_sound
+        arrivals = []
+        for path in paths(source_point, listener.position, surroundings=self.surroundings,
+                          struck_face=struck_face):
+            azimuth, elevation, _ = listener.direction_to(path.point)
+            terms = self.panner.terms(azimuth, elevation)
+            delays = onset_s * fs + path.distance / c * fs + (
+                np.zeros(self.channels) if terms.delays_s is None else terms.delays_s * fs)
+            arrivals.append((path, terms, delays))
+        first = min(float(d.min()) for _, _, d in arrivals)
+        last = max(float(d.max()) for _, _, d in arrivals)
+        start = math.floor(first) - _GUARD
+        length = len(mono) + math.ceil(last) - start + _GUARD
+        n_fft = _fft_size(length)
+        spectrum = np.fft.rfft(mono, n_fft)
+        alpha = absorption_on_grid(self.surroundings.air, n_fft, fs)
+        omega = 2 * np.pi * np.arange(len(spectrum)) / n_fft
+        per_channel = any(t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
+        if per_channel:
+            freqs = omega * fs / (2 * np.pi)
+            total = np.zeros((self.channels, len(spectrum)), dtype=complex)
+            for path, terms, delays in arrivals:
+                air = path.gain * 10 ** (-alpha * path.distance / 20)
+                for ch in range(self.channels):
+                    response = air * terms.gains[ch] * np.exp(-1j * omega * (delays[ch] - start))
+                    if terms.shadow is not None:
+                        response = response * head_shadow(terms.shadow[ch], freqs)
+                    total[ch] += response
+            out = np.fft.irfft(spectrum * total, n_fft, axis=1)[:, :length].T
+        else:
+            signals = np.empty((length, len(arrivals)))
+            gains = np.empty((len(arrivals), self.channels))
+            for k, (path, terms, delays) in enumerate(arrivals):
+                air = path.gain * 10 ** (-alpha * path.distance / 20)
+                phase = np.exp(-1j * omega * (delays[0] - start))
+                signals[:, k] = np.fft.irfft(spectrum * air * phase, n_fft)[:length]
+                gains[k] = terms.gains
+            out = signals @ gains
+        return start, out
+
+
+def render_blocks(performance: Performance, *, listener: Listener | ListenerPath,
+                  panner: Panner, sample_rate: int, seed: int, voice: Voice,
+                  surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
+                  progress: bool = False) -> Iterator[np.ndarray]:
+    """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
+
+    Parameters
+    ----------
+    performance : Performance
+    listener : Listener or ListenerPath
+    panner : Panner
+    sample_rate : int, Hz
+    seed : int
+        Event ``i`` uses ``numpy.random.default_rng([seed, i])``.
+    voice : Voice
+        Renders one event as mono at 1 m (see ``Voice``).
+    surroundings : Surroundings
+    block_frames : int > 0, samples
+        Size of the yielded blocks (the last may be shorter).
+    stems : tuple of str
+        Instrument ids: when given, each instrument gets its own block of the
+        panner's channels, in this order (``stems`` layout).
+    progress : bool
+        Show a tqdm bar (seconds of the performance).
+    """
+    spatialise = _Spatialiser(panner, surroundings, sample_rate)
+    width = spatialise.channels
+    buses = {name: i for i, name in enumerate(stems)}
+    accumulator = _Accumulator(width * max(1, len(stems)))
+    bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
+               desc="render", leave=False)
+    with bar:
+        for index, event in enumerate(performance.events):
+            onset = round(event.time * sample_rate)
+            while onset - _GUARD - accumulator.base >= block_frames:
+                yield accumulator.take(block_frames)
+            source = performance.sources[event.source]
+            mono = np.asarray(voice(event, source, sample_rate=sample_rate,
+                                    rng=np.random.default_rng([seed, index])), dtype=float)
+            if mono.size == 0:
+                continue
+            point = event.position or source.position_at(event.time)
+            start, out = spatialise(mono, event.time, point, listener.at(event.time),
+                                    source.struck_face)
+            if stems:
+                wide = np.zeros((len(out), accumulator.channels))
+                bus = buses[source.instrument] * width
+                wide[:, bus:bus + width] = out
+                out = wide
+            accumulator.add(start, out)
+            bar.update(round(event.time, 1) - bar.n)
+        total = max(accumulator.extent, math.ceil(performance.duration * sample_rate))
+        while accumulator.base < total:
+            yield accumulator.take(min(block_frames, total - accumulator.base))
+
+
+
+@dataclass(frozen=True, slots=True)
+class RenderResult:
+    """What ``render_audio`` wrote.
+
+    Parameters
+    ----------
+    files : tuple of Path
+        The audio file(s) (one per stem for the ``stems`` layout).
+    sidecar : Path
+        The marker file (Audacity labels).
+    report_file : Path
+        The loudness report (JSON).
+    report : LoudnessReport
+    seconds : float, seconds
+        Length of the audio.
+    channels : tuple of str
+        Channel names of each file.
+    """
+
+    files: tuple[Path, ...]
+    sidecar: Path
+    report_file: Path
+    report: LoudnessReport
+    seconds: float
+    channels: tuple[str, ...]
+
+
+def render_audio(performance: Performance, path: str | Path, *,
+                 listener: Listener | ListenerPath, layout: str | tuple[float, ...] = "stereo",
+                 sample_rate: int = 48000, seed: int = 0, voice: Voice | None = None,
+                 surroundings: Surroundings | None = None, file_format: str = "wav",
+                 bits: str = "24", target_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
+                 block_s: float = 1.0, progress: bool = False) -> RenderResult:
+    """Render a Performance heard by ``listener`` to ``path``, loudness-normalised.
+
+    Parameters
+    ----------
+    performance : Performance
+    path : path
+        Destination (``.wav`` or ``.flac``); stems go beside it as ``<stem>.<instrument><ext>``.
+    listener : Listener or ListenerPath
+    layout : str or tuple of float
+        ``stereo``, ``binaural``, ``foa``, ``hoa3``, ``ring8``, ``5.1``, ``stems`` or
+        loudspeaker azimuths in degrees (VBAP).
+    sample_rate : int, Hz
+        44100, 48000 or 96000.
+    seed : int
+    voice : Voice or None
+        None → ``SynthVoice`` (the instrument models).
+    surroundings : Surroundings or None
+        Air and reflections; None → 20 °C, 50 %, floor and hall reflections.
+    file_format : str
+        ``wav`` or ``flac``.
+    bits : str
+        ``16``, ``24`` or ``float``.
+    target_lufs : float, LUFS
+        Integrated loudness of the file (BS.1770; ambisonics: of W).
+    ceiling_dbtp : float, dBTP
+        True-peak ceiling (4× oversampled).
+    block_s : float, seconds
+        Streaming block length.
+    progress : bool
+        Show progress bars.
+    """
+    if sample_rate not in SAMPLE_RATES:
+        raise RenderError(f"sample rate={sample_rate!r}, accepted: "
+                          f"{', '.join(map(str, SAMPLE_RATES))}")
+    if file_format not in FORMATS:
+        raise RenderError(f"format={file_format!r}, accepted: {', '.join(FORMATS)}")
+    path = Path(path)
+    panner = make_panner(layout)
+    stems = (tuple(sorted({performance.sources[e.source].instrument for e in performance.events}))
+             if layout == "stems" else ())
+    surroundings = surroundings or Surroundings()
+    block_frames = max(1, round(block_s * sample_rate))
+    measure = _measurement(panner, len(stems))
+    width = len(panner.channels) * max(1, len(stems))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.stem}.render-") as tmp:
+        raw = Path(tmp) / "raw.f32"
+        blocks = render_blocks(performance, listener=listener, panner=panner,
+                               sample_rate=sample_rate, seed=seed,
+                               voice=voice or SynthVoice(surroundings.reference_db),
+                               surroundings=surroundings, block_frames=block_frames,
+                               stems=stems, progress=progress)
+        meter, peak, frames = LoudnessMeter(sample_rate, panner.loudness_weights()), \
+            TruePeakMeter(), 0
+        with open(raw, "wb") as out:
+            for block in blocks:
+                out.write(block.astype("<f4").tobytes())
+                meter.add(measure(block))
+                peak.add(measure(block))
+                frames += len(block)
+        measured = meter.integrated()
+        gain_db = target_lufs - measured if math.isfinite(measured) else 0.0
+        limiter_ceiling = ceiling_dbtp - _LIMITER_MARGIN_DB
+        limit = peak.peak_dbtp + gain_db > limiter_ceiling
+        if limit:
+            for _ in range(3):  # dry runs: the limiter lowers loudness; correct the gain
+                result = _finish(raw, width, gain_db, limiter_ceiling, sample_rate, measure,
+                                 panner, block_frames, limit=True, write=None)
+                error = target_lufs - result[0]
+                if abs(error) < 0.05 or not math.isfinite(error):
+                    break
+                gain_db += error
+        targets = _stem_paths(path, stems) if stems else (path,)
+        cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
+                for m in performance.markers]
+        with contextlib.ExitStack() as stack:
+            writers = [stack.enter_context(open_writer(
+                target, sample_rate=sample_rate, channels=len(panner.channels),
+                file_format=file_format, bits=bits, cues=cues)) for target in targets]
+            output_lufs, output_peak, limited = _finish(
+                raw, width, gain_db, limiter_ceiling, sample_rate, measure, panner,
+                block_frames, limit=limit, write=writers)
+        if not limit:  # gain only: the true peak scales exactly
+            output_peak = peak.peak_dbtp + gain_db
+    report = LoudnessReport(measured, target_lufs, gain_db, output_lufs,
+                            peak.peak_dbtp + gain_db, output_peak, ceiling_dbtp, limited)
+    sidecar = write_sidecar(path, cues, sample_rate=sample_rate)
+    report_file = write_text(path.with_name(path.name + ".loudness.json"), json.dumps(
+        {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),
+         "sample_rate": sample_rate, "seed": seed, "seconds": frames / sample_rate,
+         "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
+    return RenderResult(tuple(targets), sidecar, report_file, report, frames / sample_rate,
+                        tuple(panner.channels))
+
+
+def _measurement(panner: Panner, buses: int) -> Callable[[np.ndarray], np.ndarray]:
+    """What the meters and the limiter look at: the block, or the sum of the stems."""
+    width = len(panner.channels)
+    if not buses:
+        return lambda block: block
+    return lambda block: block.reshape(len(block), buses, width).sum(axis=1)
+
+
+def _stem_paths(path: Path, stems: tuple[str, ...]) -> tuple[Path, ...]:
+    return tuple(path.with_name(f"{path.stem}.{name}{path.suffix}") for name in stems)
+
+
+def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rate: int,
+            measure: Callable[[np.ndarray], np.ndarray], panner: Panner, block_frames: int,
+            *, limit: bool, write: list | None) -> tuple[float, float, float]:
+    """Pass 2: gain, limiter, (optional) write; returns output LUFS, true peak, limiter dB.
+
+    Without ``limit`` the limiter and the true-peak meter are skipped (the
+    caller knows the peak from pass 1) and the returned peak is -inf.
+    """
+    gain = 10 ** (gain_db / 20)
+    limiter = TruePeakLimiter(ceiling_db, sample_rate, width, key=measure) if limit else None
+    meter = LoudnessMeter(sample_rate, panner.loudness_weights())
+    peak = TruePeakMeter()
+
+    def emit(block: np.ndarray) -> None:
+        meter.add(measure(block))
+        if limit:
+            peak.add(measure(block))
+        if write is not None:
+            per_file = len(panner.channels)
+            for i, writer in enumerate(write):
+                writer.write(block[:, i * per_file:(i + 1) * per_file])
+
+    with open(raw, "rb") as f:
+        while True:
+            block = np.fromfile(f, dtype="<f4", count=block_frames * width)
+            if block.size == 0:
+                break
+            block = block.reshape(-1, width).astype(float) * gain
+            emit(limiter.process(block) if limiter else block)
+    if limiter is None:
+        return meter.integrated(), -math.inf, 0.0
+    emit(limiter.flush())
+    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
