@@ -1,0 +1,39 @@
+"""``soundscape plan``: draw the courtyard, targets and placed orchestra (SVG and PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command("plan")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("output/plan.svg"), show_default=True,
+              help="SVG to write; a PNG of the same name is written beside it.")
+@click.option("--listener", "place", default=None,
+              help="Place id of a listener (gong_wei, bin_wei, zhongting, men, fa_dahou …): "
+              "draw direction and distance to every source.")
+@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Cue sheet whose [[layout]] places the orchestra "
+              "(default: the bundled cues/dashe.toml).")
+@click.option("--overrides", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="TOML file moving places or instruments (see docs/site.md).")
+@click.option("--chi-m", type=float, default=None,
+              help="Length of one 尺 in metres (default 0.231, the Eastern Zhou ruler).")
+def command(out: Path, place: str | None, cues: Path | None, overrides: Path | None,
+            chi_m: float | None) -> None:
+    """Draw the site: hall, steps, targets and shelters with distances, every instrument
+    with its names, facing and struck face, the musicians' places, scale bars, north."""
+    from soundscape import cuesheet, orchestra, plan, site
+
+    courtyard = site.load_site(chi_m=site.CHI_M if chi_m is None else chi_m,
+                               overrides=overrides)
+    if place is not None:
+        courtyard.place_info(place)
+    sheet = cuesheet.load(cues if cues is not None else cuesheet.bundled_path())
+    placed = orchestra.place(sheet.layout, courtyard)
+    svg, png = plan.draw_plan(courtyard, placed, out, listener=place)
+    click.echo(f"wrote {svg} and {png} ({len(placed)} instruments)")

@@ -1,0 +1,656 @@
+"""The courtyard of the 大射儀: units, named places, performers' and listeners' places.
+
+Coordinates are metres, x east, y north, z up, with the origin at the middle
+of the front (south) edge of the hall (堂) at ground level. The data lives in
+``soundscape/data/site.toml``, every length with its unit; ``load_site`` reads
+it, applies a user's override file and checks that every place is possible.
+
+Units follow the texts: 尺 (its length in metres is a parameter, 0.231 m by
+default: the Eastern Zhou bronze ruler, research/musicology.md §6.2), 貍步 =
+弓 = 步 = 6 尺 (鄭注 on 張侯: 則此貍步六尺明矣), 寸, 丈, 筵 = 9 尺, and metres.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from soundscape.errors import SiteError
+from soundscape.resources import data_dir
+
+__all__ = [
+    "CHI_M",
+    "COMPASS",
+    "UNITS",
+    "Hall",
+    "InstrumentSize",
+    "LayoutOverride",
+    "Phase",
+    "Place",
+    "Placement",
+    "Site",
+    "Target",
+    "compass",
+    "load_site",
+    "parse_length",
+    "to_metres",
+]
+
+Vec3 = tuple[float, float, float]
+
+#: Default length of the 尺 in metres (research/musicology.md §6.2: 23.1 cm).
+CHI_M = 0.231
+
+#: Units: name → (factor, base), base "尺" (scaled by the 尺 length) or "m".
+UNITS: Mapping[str, tuple[float, str]] = MappingProxyType({
+    "尺": (1.0, "尺"), "chi": (1.0, "尺"),
+    "寸": (0.1, "尺"), "cun": (0.1, "尺"),
+    "丈": (10.0, "尺"), "zhang": (10.0, "尺"),
+    "筵": (9.0, "尺"), "yan": (9.0, "尺"),
+    "弓": (6.0, "尺"), "gong": (6.0, "尺"),
+    "步": (6.0, "尺"), "bu": (6.0, "尺"),
+    "貍步": (6.0, "尺"), "狸步": (6.0, "尺"), "libu": (6.0, "尺"),
+    "m": (1.0, "m"), "cm": (0.01, "m"),
+})
+
+#: Compass words to horizontal unit vectors.
+COMPASS: Mapping[str, Vec3] = MappingProxyType({
+    "north": (0.0, 1.0, 0.0), "south": (0.0, -1.0, 0.0),
+    "east": (1.0, 0.0, 0.0), "west": (-1.0, 0.0, 0.0),
+})
+
+_TERM = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:/\d+)?)\s*([^\s\d.+\-/]+)")
+_DATA_FILE = "site.toml"
+
+
+# Units ---------------------------------------------------------------------
+
+def to_metres(value: float, unit: str, *, chi_m: float = CHI_M) -> float:
+    """Convert ``value`` in ``unit`` to metres.
+
+    Parameters
+    ----------
+    value : float
+    unit : str
+        A key of ``UNITS`` (尺, 寸, 丈, 筵, 弓, 步, 貍步, m, cm or their romanised names).
+    chi_m : float > 0, metres
+        Length of one 尺.
+    """
+    try:
+        factor, base = UNITS[unit]
+    except KeyError:
+        raise SiteError(f"unit {unit!r} is unknown; accepted: {', '.join(UNITS)}") from None
+    return value * factor * (chi_m if base == "尺" else 1.0)
+
+
+def parse_length(spec: Any, *, chi_m: float = CHI_M, key: str = "length") -> float:
+    """A length written with its unit, in metres.
+
+    Parameters
+    ----------
+    spec : str or mapping
+        ``"12 尺"``, ``"-90 貍步"``, a sum such as ``"2 丈 2 尺 5 寸 1/3 寸"``, or
+        ``{ value = 12, unit = "尺" }``.
+    chi_m : float > 0, metres
+        Length of one 尺.
+    key : str
+        Where the value was written, for the error message.
+
+    Raises
+    ------
+    SiteError
+        When the unit is missing or unknown or the number is not finite.
+    """
+    if isinstance(spec, Mapping):
+        if set(spec) != {"value", "unit"} or not _is_number(spec["value"]):
+            raise SiteError(f"{key}: {dict(spec)!r} must be {{ value = <number>, unit = <unit> }}")
+        if spec["unit"] not in UNITS:
+            raise SiteError(f"{key}: unit {spec['unit']!r} is unknown; "
+                            f"accepted: {', '.join(UNITS)}")
+        metres = to_metres(float(spec["value"]), spec["unit"], chi_m=chi_m)
+    elif isinstance(spec, str):
+        metres = _parse_terms(spec, chi_m=chi_m, key=key)
+    else:
+        raise SiteError(f"{key}: {spec!r} has no unit; write e.g. \"12 尺\" or "
+                        f"{{ value = 12, unit = \"尺\" }} (units: {', '.join(UNITS)})")
+    if not math.isfinite(metres):
+        raise SiteError(f"{key}: {spec!r} is not a finite length")
+    return metres
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _parse_terms(text: str, *, chi_m: float, key: str) -> float:
+    position, total = 0, 0.0
+    stripped = text.strip()
+    while position < len(stripped):
+        match = _TERM.match(stripped, position)
+        if match is None:
+            raise SiteError(f"{key}: {text!r} is not a length with units; write e.g. "
+                            f"\"12 尺\" or \"2 丈 2 尺 5 寸\" (units: {', '.join(UNITS)})")
+        number, unit = match.groups()
+        if unit not in UNITS:
+            raise SiteError(f"{key}: unit {unit!r} in {text!r} is unknown; "
+                            f"accepted: {', '.join(UNITS)}")
+        total += to_metres(float(Fraction(number)), unit, chi_m=chi_m)
+        position = match.end()
+    if not stripped:
+        raise SiteError(f"{key}: empty length; write e.g. \"12 尺\"")
+    return total
+
+
+def compass(word: Any, *, key: str) -> Vec3:
+    """The unit vector of a compass word (north, south, east, west)."""
+    try:
+        return COMPASS[str(word).strip().lower()]
+    except KeyError:
+        raise SiteError(f"{key}: facing {word!r} is unknown; accepted: "
+                        f"{', '.join(COMPASS)}") from None
+
+
+# Plain types ---------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A named place.
+
+    Attributes
+    ----------
+    id, name, roman : str
+        Id in code, Chinese name as the text says it, romanised label.
+    position : Vec3, metres
+    facing : Vec3 or None
+        Where someone at the place faces, when the text says.
+    size : (float, float) or None, metres
+        East-west and north-south extent of its footprint (stairs, basin, tent).
+    note : str
+        Where the place comes from (text, commentary or estimate).
+    """
+
+    id: str
+    name: str
+    roman: str
+    position: Vec3
+    facing: Vec3 | None = None
+    size: tuple[float, float] | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where someone is and which way they face (position in metres, unit facing)."""
+
+    position: Vec3
+    facing: Vec3
+
+
+@dataclass(frozen=True, slots=True)
+class Hall:
+    """The 堂: width, depth of the open hall (堂深), overall depth, height, 序 at ±xu_x (m)."""
+
+    width: float
+    depth: float
+    total_depth: float
+    height: float
+    xu_x: float
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A 侯 and its measures (metres): 侯道, 侯中 side, 躬+舌 band, height of the lower rope."""
+
+    id: str
+    distance: float
+    hou_zhong: float
+    band: float
+    bottom: float
+
+    @property
+    def top(self) -> float:
+        """Height of the upper rope."""
+        return self.bottom + 2 * self.band + self.hou_zhong
+
+    @property
+    def gu(self) -> tuple[float, float]:
+        """Heights of the lower and upper edges of the 鵠 (a third of the 侯中, centred)."""
+        middle = self.bottom + self.band + self.hou_zhong / 2
+        return middle - self.hou_zhong / 6, middle + self.hou_zhong / 6
+
+    @property
+    def centre_height(self) -> float:
+        """Height of the middle of the 鵠."""
+        return self.bottom + self.band + self.hou_zhong / 2
+
+
+@dataclass(frozen=True, slots=True)
+class InstrumentSize:
+    """How an instrument of one kind takes up space (metres).
+
+    ``kind`` is ``rack`` (hangs along a frame across its facing), ``drum`` (body
+    along the normal of its struck face) or ``thing``; ``members`` is how many
+    bells or stones hang on one rack.
+    """
+
+    kind: str
+    members: int
+    length: float
+    depth: float
+    height: float
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """Where the 工 are during one part of the rite, in lines (see site.toml)."""
+
+    id: str
+    name: str
+    place: str
+    facing: Vec3
+    head: Vec3
+    per_line: int
+    spacing: float
+    line_spacing: float
+    mouth: float
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutOverride:
+    """A user's move of one placed instrument: absolute x/y/z or shifts (m), new facing."""
+
+    key: str
+    source: str
+    absolute: Mapping[str, float] = field(default_factory=dict)
+    shift: Vec3 = (0.0, 0.0, 0.0)
+    facing: str | None = None
+    struck_face: str | None = None
+
+
+@dataclass(frozen=True)
+class Site:
+    """The measured courtyard; build it with ``load_site``.
+
+    Attributes
+    ----------
+    chi_m : float, metres per 尺
+    hall : Hall
+    stairs : (width, run), metres
+    courtyard_width : float, metres
+    spacing : mapping name → metres (``gap``, ``hall_clearance``, ``lean``)
+    places : mapping id → Place
+    targets : mapping id → Target
+    instruments : mapping instrument id → InstrumentSize
+    performers : tuple of (id, Chinese name), in rank order
+    phases : mapping phase id → Phase
+    listeners : mapping id → (facing Vec3, ear height m, note)
+    group_names : mapping layout group → Chinese prefix (``east`` → 東縣)
+    layout_overrides : mapping layout id → LayoutOverride (applied by ``orchestra.place``)
+    source : str
+        The files it was read from.
+    """
+
+    chi_m: float
+    hall: Hall
+    stairs: tuple[float, float]
+    courtyard_width: float
+    spacing: Mapping[str, float]
+    places: Mapping[str, Place]
+    targets: Mapping[str, Target]
+    instruments: Mapping[str, InstrumentSize]
+    performers: tuple[tuple[str, str], ...]
+    phases: Mapping[str, Phase]
+    listeners: Mapping[str, tuple[Vec3, float, str]]
+    group_names: Mapping[str, str] = field(default_factory=dict)
+    layout_overrides: Mapping[str, LayoutOverride] = field(default_factory=dict)
+    source: str = ""
+
+    # Units -------------------------------------------------------------
+
+    def metres(self, value: float, unit: str = "尺") -> float:
+        """``value`` in ``unit`` (尺, 貍步, 步, 弓 …) as metres with this site's 尺."""
+        return to_metres(value, unit, chi_m=self.chi_m)
+
+    def in_units(self, metres: float, unit: str = "貍步") -> float:
+        """``metres`` expressed in ``unit``."""
+        return metres / to_metres(1.0, unit, chi_m=self.chi_m)
+
+    # Places ------------------------------------------------------------
+
+    def place(self, id_: str) -> Vec3:
+        """The position of place ``id_`` in metres."""
+        return self.place_info(id_).position
+
+    def place_info(self, id_: str) -> Place:
+        """The ``Place`` named ``id_`` (raises SiteError naming the known ids)."""
+        try:
+            return self.places[id_]
+        except KeyError:
+            raise SiteError(f"place {id_!r} is unknown; known: {', '.join(self.places)}") from None
+
+    def facing(self, id_: str) -> Vec3 | None:
+        """The facing the text gives for place ``id_``, or None."""
+        return self.place_info(id_).facing
+
+    @property
+    def gate_y(self) -> float:
+        """The y of the gate (the south limit of the courtyard), metres."""
+        return self.place("men")[1]
+
+    def on_hall(self, x: float, y: float) -> bool:
+        """Whether ground point (x, y) lies under the hall platform."""
+        return abs(x) < self.hall.width / 2 and 0 < y < self.hall.total_depth
+
+    def in_courtyard(self, x: float, y: float) -> bool:
+        """Whether (x, y) lies within the walls (hall platform included)."""
+        north = self.hall.total_depth + self.stairs[1]
+        return abs(x) <= self.courtyard_width / 2 and self.gate_y <= y <= north
+
+    # People ------------------------------------------------------------
+
+    def performer_position(self, who: str, phase: str) -> Placement:
+        """Where one of the 工 is during ``phase``, and which way they face.
+
+        Parameters
+        ----------
+        who : str
+            ``dashi`` (大師), ``shaoshi`` (少師), ``shanggong.1`` … ``shanggong.4``,
+            or the Chinese name.
+        phase : str
+            ``ge`` (on the mats 西階上少東 while they sing), ``guan`` (below at 鼓北
+            for 管新宮), ``zuo`` (seated 東坫之東南 afterwards).
+
+        Returns
+        -------
+        Placement
+            The voice's position (mouth height) and facing.
+        """
+        index = self._performer_index(who)
+        spec = self._phase(phase)
+        line, slot = divmod(index, spec.per_line)
+        in_line = min(spec.per_line, len(self.performers) - line * spec.per_line)
+        along = ((in_line - 1) / 2 - slot) * spec.spacing
+        back = -line * spec.line_spacing
+        base = self.place(spec.place)
+        position = tuple(base[i] + spec.head[i] * along + spec.facing[i] * back
+                         for i in range(3))
+        return Placement((position[0], position[1], position[2] + spec.mouth), spec.facing)
+
+    def performer_positions(self, phase: str) -> dict[str, Placement]:
+        """Every performer's placement during ``phase``, by id."""
+        return {who: self.performer_position(who, phase) for who, _ in self.performers}
+
+    def listener(self, id_: str) -> Placement:
+        """A listener's head at place ``id_``: ear height above its floor, and facing.
+
+        Places listed under ``[listeners]`` in the data say the facing and ear
+        height (the duke seated at ``gong_wei`` faces west); any other place
+        gives a standing listener (1.6 m) facing the place's facing or north.
+        """
+        x, y, z = self.place(id_)
+        if id_ in self.listeners:
+            facing, ear, _ = self.listeners[id_]
+        else:
+            facing, ear = self.facing(id_) or COMPASS["north"], 1.6
+        return Placement((x, y, z + ear), facing)
+
+    def _performer_index(self, who: str) -> int:
+        for index, (id_, name) in enumerate(self.performers):
+            if who in (id_, name):
+                return index
+        known = ", ".join(id_ for id_, _ in self.performers)
+        raise SiteError(f"performer {who!r} is unknown; known: {known}")
+
+    def _phase(self, phase: str) -> Phase:
+        for spec in self.phases.values():
+            if phase in (spec.id, spec.name, spec.name.split()[0]):
+                return spec
+        raise SiteError(f"phase {phase!r} is unknown; known: {', '.join(self.phases)}")
+
+
+# Loading -------------------------------------------------------------------
+
+def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> Site:
+    """Read the bundled site, apply a user's override file, and check it.
+
+    Parameters
+    ----------
+    chi_m : float > 0, metres
+        Length of one 尺; every length in 尺-based units scales with it.
+    overrides : path or None
+        A TOML file with the same tables as ``soundscape/data/site.toml``
+        (``[places.<id>]``, ``[targets.<id>]``, ``[spacing]``, ``[hall]``,
+        ``[stairs]``, ``[courtyard]``, ``[instruments.<id>]``) whose keys replace
+        the bundled ones, and ``[layout."<layout id>"]`` tables that move placed
+        instruments (``x``/``y``/``z`` or ``dx``/``dy``/``dz``, ``facing``,
+        ``struck_face``). Every length needs its unit.
+
+    Raises
+    ------
+    SiteError
+        Naming the file and key: unknown place or table, missing or unknown
+        unit, impossible position (inside the hall platform, outside the walls,
+        below ground, a target not between hall and gate).
+    """
+    if not (isinstance(chi_m, int | float) and math.isfinite(chi_m) and chi_m > 0):
+        raise SiteError(f"chi_m={chi_m!r} must be a length in metres > 0 (default {CHI_M})")
+    data_path = data_dir() / _DATA_FILE
+    data = _read_toml(data_path)
+    origin = {f"places.{id_}": str(data_path) for id_ in data["places"]}
+    layout: dict[str, LayoutOverride] = {}
+    source = str(data_path)
+    if overrides is not None:
+        user = _read_toml(Path(overrides))
+        layout = _merge(data, user, str(overrides), origin, chi_m)
+        source = f"{data_path} + {overrides}"
+    return _build(data, origin, layout, chi_m, source, str(data_path))
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise SiteError(f"{path}: not valid TOML: {error}") from error
+
+
+_MERGEABLE = ("places", "targets", "instruments")
+_FLAT = ("spacing", "hall", "stairs", "courtyard")
+_PLACE_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing")
+_LAYOUT_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing", "struck_face")
+
+
+def _merge(data: dict[str, Any], user: dict[str, Any], path: str,
+           origin: dict[str, str], chi_m: float) -> dict[str, LayoutOverride]:
+    """Fold the user's tables into ``data``; return the layout moves."""
+    accepted = (*_MERGEABLE, *_FLAT, "layout")
+    for table, value in user.items():
+        if table not in accepted:
+            raise SiteError(f"{path}: table [{table}] is unknown; accepted: {', '.join(accepted)}")
+        if not isinstance(value, dict):
+            raise SiteError(f"{path}: {table} must be a table")
+    for table in _FLAT:
+        for key, value in user.get(table, {}).items():
+            _check_key(path, f"{table}.{key}", key, data[table])
+            parse_length(value, chi_m=chi_m, key=f"{path}: {table}.{key}")
+            data[table][key] = value
+    for table in _MERGEABLE:
+        for id_, entry in user.get(table, {}).items():
+            _merge_entry(data, table, id_, entry, path, chi_m)
+            if table == "places":
+                origin[f"places.{id_}"] = path
+            if table == "targets":
+                origin[f"places.{id_}"] = path
+    return {id_: _layout_override(id_, entry, path, chi_m)
+            for id_, entry in user.get("layout", {}).items()}
+
+
+def _check_key(path: str, key: str, name: str, known: Mapping[str, Any]) -> None:
+    if name not in known:
+        raise SiteError(f"{path}: {key} is unknown; known: {', '.join(known)}")
+
+
+def _merge_entry(data: dict[str, Any], table: str, id_: str, entry: Any, path: str,
+                 chi_m: float) -> None:
+    key = f"{table}.{id_}"
+    _check_key(path, key, id_, data[table])
+    if not isinstance(entry, dict):
+        raise SiteError(f"{path}: {key} must be a table")
+    base = data[table][id_]
+    allowed = _PLACE_KEYS if table == "places" else tuple(base)
+    for name, value in entry.items():
+        if name not in allowed:
+            raise SiteError(f"{path}: {key}.{name} cannot be set; accepted: {', '.join(allowed)}")
+        if name in ("dx", "dy", "dz") and "from" not in base:
+            raise SiteError(f"{path}: {key}.{name}: place {id_!r} is not measured from another "
+                            "place; set x, y or z instead")
+        if name == "facing":
+            compass(value, key=f"{path}: {key}.facing")
+        elif name == "members":
+            _count(value, key=f"{path}: {key}.members")
+        elif name not in ("kind", "note"):
+            parse_length(value, chi_m=chi_m, key=f"{path}: {key}.{name}")
+        base[name] = value
+
+
+def _layout_override(id_: str, entry: Any, path: str, chi_m: float) -> LayoutOverride:
+    key = f"layout.{id_}"
+    if not isinstance(entry, dict):
+        raise SiteError(f"{path}: {key} must be a table")
+    for name in entry:
+        if name not in _LAYOUT_KEYS:
+            raise SiteError(f"{path}: {key}.{name} cannot be set; "
+                            f"accepted: {', '.join(_LAYOUT_KEYS)}")
+    for name in ("facing", "struck_face"):
+        if name in entry:
+            compass(entry[name], key=f"{path}: {key}.{name}")
+    absolute = {axis: parse_length(entry[axis], chi_m=chi_m, key=f"{path}: {key}.{axis}")
+                for axis in ("x", "y", "z") if axis in entry}
+    shift = tuple(parse_length(entry.get(f"d{axis}", "0 m"), chi_m=chi_m,
+                               key=f"{path}: {key}.d{axis}") for axis in "xyz")
+    return LayoutOverride(id_, path, MappingProxyType(absolute), shift,
+                          entry.get("facing"), entry.get("struck_face"))
+
+
+def _count(value: Any, *, key: str) -> int:
+    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        raise SiteError(f"{key}: {value!r} must be a whole number >= 1")
+    return value
+
+
+def _build(data: dict[str, Any], origin: dict[str, str], layout: dict[str, LayoutOverride],
+           chi_m: float, source: str, data_path: str) -> Site:
+    def length(value: Any, key: str) -> float:
+        return parse_length(value, chi_m=chi_m, key=f"{data_path}: {key}")
+
+    hall = Hall(*(length(data["hall"][k], f"hall.{k}")
+                  for k in ("width", "depth", "total_depth", "height", "xu_x")))
+    stairs = (length(data["stairs"]["width"], "stairs.width"),
+              length(data["stairs"]["run"], "stairs.run"))
+    spacing = {k: length(v, f"spacing.{k}") for k, v in data["spacing"].items()}
+    targets = {id_: Target(id_, *(length(t[k], f"targets.{id_}.{k}")
+                                  for k in ("distance", "hou_zhong", "band", "bottom")))
+               for id_, t in data["targets"].items()}
+    places = _build_places(data["places"], targets, origin, chi_m)
+    instruments = {id_: InstrumentSize(
+        spec["kind"], _count(spec["members"], key=f"instruments.{id_}.members"),
+        *(length(spec[k], f"instruments.{id_}.{k}") for k in ("length", "depth", "height")),
+        spec.get("note", "")) for id_, spec in data["instruments"].items()}
+    performers = tuple(zip(data["performers"]["members"], data["performers"]["names"],
+                           strict=True))
+    phases = {id_: Phase(id_, p["name"], p["place"], compass(p["facing"], key=id_),
+                         compass(p["head"], key=id_), p["per_line"],
+                         length(p["spacing"], f"performers.phases.{id_}.spacing"),
+                         length(p["line_spacing"], f"performers.phases.{id_}.line_spacing"),
+                         length(p["mouth"], f"performers.phases.{id_}.mouth"), p.get("note", ""))
+              for id_, p in data["performers"]["phases"].items()}
+    listeners = {id_: (compass(v["facing"], key=f"listeners.{id_}"),
+                       length(v["ear"], f"listeners.{id_}.ear"), v.get("note", ""))
+                 for id_, v in data["listeners"].items()}
+    site = Site(chi_m, hall, stairs, length(data["courtyard"]["width"], "courtyard.width"),
+                MappingProxyType(spacing), MappingProxyType(places), MappingProxyType(targets),
+                MappingProxyType(instruments), performers, MappingProxyType(phases),
+                MappingProxyType(listeners), MappingProxyType(dict(data["groups"])),
+                MappingProxyType(layout), source)
+    _check_places(site, origin)
+    return site
+
+
+def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
+                  origin: Mapping[str, str], chi_m: float) -> dict[str, Place]:
+    places: dict[str, Place] = {}
+
+    def build(id_: str, chain: tuple[str, ...]) -> Place:
+        if id_ in places:
+            return places[id_]
+        if id_ in chain:
+            raise SiteError(f"places.{id_}: 'from' loops: {' → '.join((*chain, id_))}")
+        entry = raw[id_]
+        key = f"{origin[f'places.{id_}']}: places.{id_}"
+
+        def length(name: str, default: float | None = None) -> float | None:
+            if name not in entry:
+                return default
+            return parse_length(entry[name], chi_m=chi_m, key=f"{key}.{name}")
+
+        if "from" in entry:
+            if entry["from"] not in raw:
+                raise SiteError(f"{key}.from: place {entry['from']!r} is unknown")
+            bx, by, bz = build(entry["from"], (*chain, id_)).position
+            position = (bx + length("dx", 0.0), by + length("dy", 0.0),
+                        length("z", None) if "z" in entry else bz + length("dz", 0.0))
+        elif id_ in targets:
+            target = targets[id_]
+            position = (length("x", 0.0), length("y", -target.distance),
+                        length("z", target.centre_height))
+        else:
+            missing = [axis for axis in "xyz" if axis not in entry]
+            if missing:
+                raise SiteError(f"{key}: needs {', '.join(missing)} (or 'from')")
+            position = (length("x"), length("y"), length("z"))
+        size = entry.get("size")
+        place = Place(
+            id_, entry.get("name", id_), entry.get("roman", id_), position,
+            compass(entry["facing"], key=f"{key}.facing") if "facing" in entry else None,
+            None if size is None else tuple(
+                parse_length(v, chi_m=chi_m, key=f"{key}.size") for v in size),
+            entry.get("note", ""))
+        places[id_] = place
+        return place
+
+    for id_ in raw:
+        build(id_, ())
+    return {id_: places[id_] for id_ in raw}
+
+
+def _check_places(site: Site, origin: Mapping[str, str]) -> None:
+    """Refuse places that cannot be: below ground, outside the walls, under the hall."""
+    for id_, place in site.places.items():
+        x, y, z = place.position
+        key = f"{origin[f'places.{id_}']}: places.{id_}"
+        where = f"({x:.2f}, {y:.2f}, {z:.2f}) m"
+        if z < 0:
+            raise SiteError(f"{key}: {where} is below the ground (z must be >= 0)")
+        if id_ != "men" and not site.in_courtyard(x, y):
+            raise SiteError(f"{key}: {where} is outside the courtyard (|x| <= "
+                            f"{site.courtyard_width / 2:.2f} m, y from the gate "
+                            f"{site.gate_y:.2f} m to the back of the hall)")
+        if z < site.hall.height - 1e-9 and site.on_hall(x, y):
+            raise SiteError(f"{key}: {where} is inside the hall platform; a place on the hall "
+                            f"needs z >= {site.hall.height:.2f} m")
+    if site.gate_y >= 0:
+        raise SiteError(f"{origin['places.men']}: places.men: the gate must be south of the hall")
+    for id_, target in site.targets.items():
+        if not 0 < target.distance < -site.gate_y:
+            raise SiteError(
+                f"{origin[f'places.{id_}']}: targets.{id_}.distance: {target.distance:.2f} m "
+                f"must lie between the hall (0) and the gate ({-site.gate_y:.2f} m)")
