@@ -634,6 +634,15 @@ def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
 
 def _check_places(site: Site, origin: Mapping[str, str]) -> None:
     """Refuse places that cannot be: below ground, outside the walls, under the hall."""
+    if site.gate_y >= 0:
+        raise SiteError(f"{origin['places.men']}: places.men: the gate must be south of the hall")
+    for id_ in site.targets:
+        distance = -site.place(id_)[1]
+        if not 0 < distance < -site.gate_y:
+            raise SiteError(
+                f"{origin[f'places.{id_}']}: targets.{id_}.distance (places.{id_}.y): "
+                f"{distance:.2f} m from the hall must lie between the hall (0) and the gate "
+                f"({-site.gate_y:.2f} m)")
     for id_, place in site.places.items():
         x, y, z = place.position
         key = f"{origin[f'places.{id_}']}: places.{id_}"
@@ -647,10 +656,3 @@ def _check_places(site: Site, origin: Mapping[str, str]) -> None:
         if z < site.hall.height - 1e-9 and site.on_hall(x, y):
             raise SiteError(f"{key}: {where} is inside the hall platform; a place on the hall "
                             f"needs z >= {site.hall.height:.2f} m")
-    if site.gate_y >= 0:
-        raise SiteError(f"{origin['places.men']}: places.men: the gate must be south of the hall")
-    for id_, target in site.targets.items():
-        if not 0 < target.distance < -site.gate_y:
-            raise SiteError(
-                f"{origin[f'places.{id_}']}: targets.{id_}.distance: {target.distance:.2f} m "
-                f"must lie between the hall (0) and the gate ({-site.gate_y:.2f} m)")
