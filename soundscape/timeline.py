@@ -112,6 +112,10 @@ class Durations:
         """Seconds one performance of ``action`` takes."""
         return float(self.actions.get(action, self.actions["other"]))
 
+    def step_seconds(self, step: StepLike) -> float:
+        """A step's own time: its action, once per participant where it goes round."""
+        return self.action_seconds(step.action) * self.repeats(step)
+
     def repeats(self, step: StepLike) -> int:
         """How many times the step's action is done: once per participant when it goes round."""
         if not any(mark in step.quote for mark in self.repeat_markers):
@@ -192,8 +196,7 @@ def time_steps(
     for step in steps:
         start = max(clock, wait(step, clock))
         walk = walkers.seconds(step, durations)
-        own = durations.action_seconds(step.action) * durations.repeats(step)
-        own *= (scale or {}).get(step.id, 1.0)
+        own = durations.step_seconds(step) * (scale or {}).get(step.id, 1.0)
         needed = hold(step, start)
         duration = max(own + walk, needed)
         timed.append(TimedStep(step.id, step.section, start, duration, walk, needed > own + walk))
