@@ -83,22 +83,21 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         The lowest mode of the head.
     velocity : float in (0, 1]
     duration : float > 0, seconds
-        Ignored by strokes (they ring out); the length of a ``shake``.
+        The least length of a stroke (it rings out), the length of a ``shake``.
     """
     if articulation == "shake":
         return _shake(params, hz=hz, velocity=velocity, duration=duration,
                       sample_rate=sample_rate, rng=rng)
     return _stroke(params, hz=hz, velocity=velocity, articulation=articulation,
-                   sample_rate=sample_rate, rng=rng, frames=None)
+                   sample_rate=sample_rate, rng=rng, min_s=duration)
 
 
 def _stroke(params: Mapping[str, Any], *, hz: float, velocity: float, articulation: str,
-            sample_rate: int, rng: np.random.Generator, frames: int | None) -> np.ndarray:
+            sample_rate: int, rng: np.random.Generator, min_s: float = 0.0) -> np.ndarray:
     freqs, amps, t60s = mode_table(params, hz=hz, articulation=articulation)
     thud = db_to_gain(params["thud_db"])
     scale = velocity / (float(np.sum(amps)) + thud)
-    if frames is None:
-        frames = frames_for(1.5 * float(np.max(t60s)), sample_rate)
+    frames = frames_for(max(min_s, 1.5 * float(np.max(t60s))), sample_rate)
     out = damped_partials(freqs, amps * scale, t60s, frames=frames, sample_rate=sample_rate,
                           glide=params.get("glide", 0.0) * velocity**2,
                           glide_s=params.get("glide_s", 0.05))
@@ -119,7 +118,7 @@ def _shake(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     levels = levels * db_to_gain(1.5 * np.sin(np.pi * rate / 4.0 * times))
     levels = levels / max(1.0, float(np.max(levels)))
     ring = _stroke(params, hz=hz, velocity=1.0, articulation="strike", sample_rate=sample_rate,
-                   rng=rng, frames=None)
+                   rng=rng)
     train = np.zeros(frames_for(float(times.max()), sample_rate) + 1)
     np.add.at(train, np.round(times * sample_rate).astype(int), levels)
     out = signal.fftconvolve(train, ring)

@@ -6,7 +6,8 @@ excites a delay loop of one period; the loop's two-point average damps the upper
 harmonics, a per-note loss ``rho`` makes the fundamental ring ``t60_s`` (scaled with
 pitch), and the fractional part of the period is taken by linear interpolation
 (not the allpass of the original: its taps all lie a full period back, so the loop
-runs one period at a time as numpy vector operations). A few broad resonances of
+runs one period at a time as numpy vector operations). High notes keep their
+ring through decay stretching (a lighter damping filter). A few broad resonances of
 the long hollow body colour the result.
 """
 
@@ -50,18 +51,29 @@ def t60_of(params: Mapping[str, Any], hz: float) -> float:
 def loop_taps(hz: float, t60: float, sample_rate: int) -> tuple[int, np.ndarray]:
     """Delay ``N`` and the three feedback taps at ``N, N+1, N+2`` samples.
 
-    The taps are the average ½(1 + z⁻¹) (delay ½ sample) times a linear
-    interpolator (delay ``d``), times the loss ``rho`` that makes the fundamental
-    lose 60 dB in ``t60`` seconds.
+    The taps are a damping lowpass ``(1 − S) + S z⁻¹`` (delay ≈ ``S``), a linear
+    interpolator (delay ``d``) and a loss ``rho ≤ 1``, chosen so the fundamental
+    loses 60 dB in ``t60`` seconds. ``S`` is ½ (the classic average) unless that
+    alone would damp the fundamental too fast, as for high notes at low sample
+    rates; then ``S`` shrinks (Jaffe & Smith's decay stretching) and ``rho = 1``.
+    The loop gain never exceeds 1, so the loop is stable.
     """
-    period = sample_rate / hz
-    delay = math.floor(period - 0.5)
-    frac = period - 0.5 - delay
-    taps = np.convolve([0.5, 0.5], [1.0 - frac, frac])
     omega = 2.0 * math.pi * hz / sample_rate
+    target = 10.0 ** (-3.0 / (hz * t60))  # loop gain per period at the fundamental
+    interp_gain = 1.0
+    for _ in range(2):  # the interpolator's loss depends on d, d on S: settle in two passes
+        needed = min(1.0, target / interp_gain)
+        stretch = 0.5
+        if math.sqrt((1.0 + math.cos(omega)) / 2.0) < needed:
+            quarter = (1.0 - needed**2) / (2.0 * (1.0 - math.cos(omega)))
+            stretch = (1.0 - math.sqrt(max(0.0, 1.0 - 4.0 * quarter))) / 2.0
+        period = sample_rate / hz
+        delay = math.floor(period - stretch)
+        frac = period - stretch - delay
+        interp_gain = abs((1.0 - frac) + frac * np.exp(-1j * omega))
+    taps = np.convolve([1.0 - stretch, stretch], [1.0 - frac, frac])
     gain = abs(np.sum(taps * np.exp(-1j * omega * np.arange(3))))
-    rho = 10.0 ** (-3.0 / (hz * t60)) / gain
-    return delay, taps * rho
+    return delay, taps * min(1.0, target / gain)
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -103,7 +115,8 @@ def _excitation(params: Mapping[str, Any], delay: int, velocity: float, sample_r
     combed[lag:] -= noise[:-lag]
     bandwidth = params["level_bandwidth_hz"] * velocity
     r_level = math.exp(-math.pi * bandwidth / sample_rate)
-    return signal.lfilter([1.0 - r_level], [1.0, -r_level], combed)
+    shaped = signal.lfilter([1.0 - r_level], [1.0, -r_level], combed)
+    return shaped - shaped.mean()  # the loop keeps DC almost forever: start without any
 
 
 def _body(params: Mapping[str, Any], string: np.ndarray, sample_rate: int) -> np.ndarray:
