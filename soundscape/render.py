@@ -333,13 +333,9 @@ def render_audio(performance: Performance, path: str | Path, *,
         limiter_ceiling = ceiling_dbtp - _LIMITER_MARGIN_DB
         limit = peak.peak_dbtp + gain_db > limiter_ceiling
         if limit:
-            for _ in range(3):  # dry runs: the limiter lowers loudness; correct the gain
-                result = _finish(raw, width, gain_db, limiter_ceiling, sample_rate, measure,
-                                 panner, block_frames, limit=True, write=None)
-                error = target_lufs - result[0]
-                if abs(error) < 0.05 or not math.isfinite(error):
-                    break
-                gain_db += error
+            gain_db = _settle_gain(lambda g: _finish(
+                raw, width, g, limiter_ceiling, sample_rate, measure, panner, block_frames,
+                limit=True, write=None)[0], gain_db, target_lufs)
         targets = _stem_paths(path, stems) if stems else (path,)
         cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
                 for m in performance.markers]
@@ -361,6 +357,29 @@ def render_audio(performance: Performance, path: str | Path, *,
          "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
     return RenderResult(tuple(targets), sidecar, report_file, report, frames / sample_rate,
                         tuple(panner.channels))
+
+
+def _settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
+                 *, tries: int = 8, tolerance: float = 0.05) -> float:
+    """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
+
+    Limiting makes output loudness grow more slowly than the gain, and gating
+    can make it jump, so: step up by the error until the target is bracketed,
+    then bisect; return the best gain tried.
+    """
+    tried: dict[float, float] = {}
+    low = high = None
+    for _ in range(tries):
+        error = target - loudness_at(gain_db)
+        tried[gain_db] = abs(error)
+        if abs(error) < tolerance or not math.isfinite(error):
+            break
+        if error > 0:
+            low = gain_db
+        else:
+            high = gain_db
+        gain_db = (low + high) / 2 if low is not None and high is not None else gain_db + error
+    return min(tried, key=tried.get)
 
 
 def _measurement(panner: Panner, buses: int) -> Callable[[np.ndarray], np.ndarray]:

@@ -1,0 +1,104 @@
+"""Streaming loudness meter against pyloudnorm; true-peak limiter; loudness of rendered files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyloudnorm
+import pytest
+import soundfile
+
+from soundscape.loudness import LoudnessMeter, TruePeakLimiter, TruePeakMeter, true_peak_envelope
+from soundscape.performance import Event, Performance, Source
+from soundscape.render import render_audio
+from soundscape.spatial import Listener
+
+FS = 48000
+
+
+def varied_signal(seconds=9, channels=2, seed=3):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 0.1, (FS * seconds, channels))
+    x[FS * 4:FS * 6] *= 0.05  # a quiet stretch the relative gate drops
+    x[FS * 8:] = 0.0  # silence the absolute gate drops
+    return x * np.linspace(0.5, 1.5, len(x))[:, None]
+
+
+@pytest.mark.parametrize("block", [1000, 4800, 77777])
+def test_streaming_meter_equals_pyloudnorm(block):
+    x = varied_signal()
+    meter = LoudnessMeter(FS, [1.0, 1.0])
+    for i in range(0, len(x), block):
+        meter.add(x[i:i + block])
+    expected = pyloudnorm.Meter(FS).integrated_loudness(x)
+    assert meter.integrated() == pytest.approx(expected, abs=0.01)
+
+
+def test_surround_weights_and_unweighted_channels():
+    x = varied_signal(channels=5)
+    meter = LoudnessMeter(FS, [1.0, 1.0, 1.0, 1.41, 1.41])
+    meter.add(x)
+    assert meter.integrated() == pytest.approx(pyloudnorm.Meter(FS).integrated_loudness(x),
+                                               abs=0.01)
+    w_only = LoudnessMeter(FS, [1.0, 0.0, 0.0, 0.0, 0.0])
+    w_only.add(x)
+    expected = pyloudnorm.Meter(FS).integrated_loudness(x[:, 0])
+    assert w_only.integrated() == pytest.approx(expected, abs=0.01)
+
+
+def test_true_peak_sees_intersample_peaks():
+    n = np.arange(FS)
+    x = np.sin(2 * np.pi * FS / 4 * n / FS + np.pi / 4)[:, None]  # samples at ±0.707, peak 1
+    assert np.abs(x).max() == pytest.approx(0.7071, abs=1e-3)
+    assert true_peak_envelope(x)[100:-100].max() == pytest.approx(1.0, abs=0.02)
+
+
+def test_limiter_holds_ceiling_and_leaves_quiet_parts_alone():
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 0.05, (FS * 3, 2))
+    x[FS:FS + 50] += 3.0  # a hard transient far above the ceiling
+    limiter = TruePeakLimiter(-1.0, FS, 2)
+    y = np.concatenate([limiter.process(x[i:i + 10000]) for i in range(0, len(x), 10000)]
+                       + [limiter.flush()])
+    assert y.shape == x.shape
+    peak = TruePeakMeter()
+    peak.add(y)
+    assert peak.peak_dbtp <= -0.99
+    assert np.array_equal(y[:FS // 2], x[:FS // 2])  # untouched away from the transient
+    assert limiter.gain_reduction_db > 10
+
+
+def _performance(clicky: bool):
+    sources = {"a": Source("a", "jiangu", "鼓", "drum", "drums", (-4.0, 6.0, 1.0)),
+               "b": Source("b", "sheng", "笙", "mouth organ", "west", (5.0, 3.0, 1.0))}
+    events = [Event(0.2 + 0.5 * i, 0.4, "ab"[i % 2], None, 1.0, "strike", "c")
+              for i in range(12)]
+
+    def voice(event, source, *, sample_rate, rng):
+        n = round(0.5 * sample_rate)
+        sound = rng.normal(0, 0.2, n) * np.hanning(n)  # a steady bed: gating stays put
+        if clicky and source.id == "a":
+            sound[:3] += 6.0  # a sharp stroke on top: forces the limiter
+        return sound
+    return Performance.build(events, [], sources), voice
+
+
+@pytest.mark.parametrize("layout", ["stereo", "binaural", "5.1"])
+@pytest.mark.parametrize("clicky", [False, True])
+def test_rendered_file_meets_target_and_ceiling(tmp_path, layout, clicky):
+    perf, voice = _performance(clicky)
+    out = tmp_path / "rite.wav"
+    result = render_audio(perf, out, listener=Listener((0, 0, 1.5), "north"), layout=layout,
+                          voice=voice, bits="float", target_lufs=-23.0, ceiling_dbtp=-1.0)
+    data, rate = soundfile.read(out, always_2d=True)
+    weights = {"stereo": [1, 1], "binaural": [1, 1], "5.1": [1, 1, 1, 0, 1.41, 1.41]}[layout]
+    meter = LoudnessMeter(rate, weights)
+    meter.add(data)
+    if layout != "5.1":  # pyloudnorm has no LFE slot; the stereo ones must agree too
+        assert pyloudnorm.Meter(rate).integrated_loudness(data) == pytest.approx(
+            meter.integrated(), abs=0.01)
+    assert meter.integrated() == pytest.approx(-23.0, abs=0.5)
+    peak = TruePeakMeter()
+    peak.add(data)
+    assert peak.peak_dbtp <= -1.0
+    assert (result.report.limiter_db > 0) == clicky
+    assert result.report_file.read_text(encoding="utf-8").count("output_lufs") == 1
