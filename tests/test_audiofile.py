@@ -1,0 +1,61 @@
+"""WAV/FLAC writing, cue and label chunks, marker sidecar, atomic output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape.audiofile import Cue, open_writer, read_wav_cues, subtype_for, write_sidecar
+from soundscape.errors import RenderError
+
+CUES = [Cue(0, "右設樂 | she yue"), Cue(4801, "奏肆夏 | zou sixia"), Cue(9000, "命 | ming")]
+
+
+@pytest.mark.parametrize(("bits", "subtype"), [("16", "PCM_16"), ("24", "PCM_24"),
+                                               ("float", "FLOAT")])
+@pytest.mark.parametrize("channels", [1, 2, 16])
+def test_wav_round_trip_with_cues(tmp_path, bits, subtype, channels):
+    rng = np.random.default_rng(channels)
+    data = rng.uniform(-0.5, 0.5, (9601, channels))  # odd frame count: chunk padding
+    path = tmp_path / "a.wav"
+    with open_writer(path, sample_rate=48000, channels=channels, file_format="wav",
+                     bits=bits, cues=CUES) as out:
+        for i in range(0, len(data), 1000):
+            out.write(data[i:i + 1000])
+    info = soundfile.info(path)
+    assert (info.subtype, info.channels, info.samplerate, info.frames) == (
+        subtype, channels, 48000, len(data))
+    back, _ = soundfile.read(path, always_2d=True)
+    assert np.abs(back - data).max() < 2.0**-14
+    assert read_wav_cues(path) == CUES
+    riff_size = int.from_bytes(path.read_bytes()[4:8], "little")
+    assert riff_size == path.stat().st_size - 8
+
+
+def test_flac_and_sidecar(tmp_path):
+    path = tmp_path / "a.flac"
+    with open_writer(path, sample_rate=96000, channels=2, file_format="flac", bits="24",
+                     cues=CUES) as out:
+        out.write(np.zeros((960, 2)))
+    assert soundfile.info(path).format == "FLAC"
+    sidecar = write_sidecar(path, CUES, sample_rate=96000)
+    assert sidecar.name == "a.flac.markers.txt"
+    lines = sidecar.read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "0.050010\t0.050010\t奏肆夏 | zou sixia"
+
+
+def test_interrupted_writer_leaves_nothing(tmp_path):
+    path = tmp_path / "a.wav"
+    with pytest.raises(KeyboardInterrupt), open_writer(
+            path, sample_rate=48000, channels=2, file_format="wav", bits="24") as out:
+        out.write(np.zeros((100, 2)))
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_bits_names_accepted():
+    with pytest.raises(RenderError, match=r"bits='8'.*wav/16"):
+        subtype_for("wav", "8")
+    with pytest.raises(RenderError, match="flac/24"):
+        subtype_for("flac", "float")
