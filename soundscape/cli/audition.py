@@ -1,0 +1,197 @@
+"""``soundscape audition [INSTRUMENT …]``: hear (and see) each instrument on its own.
+
+Writes ``NAME.wav`` and a spectrogram ``NAME.png`` per instrument: a bell set bell by
+bell, A-tone then B-tone; a chime set stone by stone; a drum roll from soft to loud
+(then rim strokes); the 鼗 shaken softly to hard; strings, pipes and 笙 in the
+pentatonic mode on ``--gong``; the voice singing the first phrases of 鹿鳴 (one
+note per character) and then the 宮 and 商 calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import numpy as np
+import soundfile
+
+from soundscape.fileio import atomic_path
+from soundscape.instruments import Instrument, list_instruments, load_instrument
+from soundscape.synth import render_note
+from soundscape.tuning import Tuning
+
+__all__ = ["command", "demo_notes", "render_demo"]
+
+
+@dataclass(frozen=True, slots=True)
+class DemoNote:
+    """One note of an audition: onset and length in seconds, pitch in Hz (None: own)."""
+
+    time: float
+    duration: float
+    hz: float | None
+    velocity: float
+    articulation: str
+    lyric: str | None = None
+
+
+def demo_notes(instrument: Instrument, *, tuning: Tuning, gong: str) -> list[DemoNote]:
+    """The audition programme of one instrument."""
+    return list(_programme(instrument, tuning=tuning, gong=gong))
+
+
+def _programme(instrument: Instrument, *, tuning: Tuning, gong: str) -> Iterator[DemoNote]:
+    arts = instrument.articulations
+    if instrument.family == "voice":
+        yield from _song(tuning)
+        return
+    if instrument.pitches:
+        step = 1.4 if {"A", "B"} <= set(arts) else 0.7
+        for i, name in enumerate(instrument.pitches):
+            hz = tuning.pitch(name).hz
+            yield DemoNote(i * step, 0.5, hz, 0.8, arts[0])
+            if {"A", "B"} <= set(arts):
+                yield DemoNote(i * step + 0.7, 0.5, hz, 0.8, "B")
+        return
+    if "shake" in arts:
+        for i, velocity in enumerate((0.3, 0.6, 1.0)):
+            yield DemoNote(i * 1.6, 1.2, None, velocity, "shake")
+        return
+    if instrument.family in ("drum", "rattle") or instrument.range_hz is None:
+        yield from _roll(instrument)
+        return
+    low, high = instrument.range_hz
+    scale = [p.hz for p in tuning.scale(gong=_lowest_gong(tuning, gong, low), octaves=4)
+             if low <= p.hz <= high][:11]
+    if instrument.family == "bell":  # a single bell (鑮): its own pitch, soft to loud
+        scale = [instrument.default_hz or scale[0]] * 4
+    for i, hz in enumerate(scale + scale[-2::-1]):
+        velocity = 0.4 + 0.6 * (i % 4) / 3 if instrument.family == "bell" else 0.8
+        yield DemoNote(i * 0.6 * (3 if instrument.family == "bell" else 1), 0.5, hz,
+                       velocity, arts[0])
+
+
+def _roll(instrument: Instrument) -> Iterator[DemoNote]:
+    """Strokes soft to loud, closer together as they grow; then the other articulations."""
+    time = 0.0
+    for i in range(16):
+        yield DemoNote(time, 0.2, None, 0.08 + 0.92 * i / 15, instrument.articulations[0])
+        time += 0.5 - 0.3 * i / 15
+    for articulation in instrument.articulations[1:]:
+        time += 1.0
+        for velocity in (0.4, 0.7, 1.0):
+            yield DemoNote(time, 0.2, None, velocity, articulation)
+            time += 0.6
+
+
+def _song(tuning: Tuning) -> Iterator[DemoNote]:
+    """The first two phrases of 鹿鳴 (a surviving score), then the 宮 and 商 calls."""
+    from soundscape.repertoire import load_piece
+
+    piece = load_piece("luming")
+    beat = 60.0 / piece.tempo_bpm
+    time = 0.0
+    for phrase in piece.phrases[:2]:
+        for note in phrase:
+            pitch = tuning.pitch(note.name)
+            hz = pitch.hz / 2 if pitch.hz > 400 else pitch.hz  # a man's voice: an octave down
+            yield DemoNote(time, note.beats * beat * 0.95, hz, 0.8, "sing", note.lyric)
+            time += note.beats * beat
+        time += beat
+    for degree in ("宮", "商"):
+        hz = tuning.degree(gong="倍黃鍾", degree=degree).hz
+        yield DemoNote(time + 0.5, 1.2, hz, 1.0, "call", "諾")
+        time += 2.2
+
+
+def _lowest_gong(tuning: Tuning, gong: str, low_hz: float) -> str:
+    """``gong`` moved down by octaves (倍…) to the lowest octave still at or above ``low_hz``."""
+    name = gong
+    while tuning.pitch("倍" + name).hz >= low_hz:
+        name = "倍" + name
+    while tuning.pitch(name).hz < low_hz:
+        name = "清" + name
+    return name
+
+
+def render_demo(instrument: Instrument, notes: list[DemoNote], *, sample_rate: int,
+                seed: int) -> np.ndarray:
+    """Mix the notes (each with its own ring) into one mono track, peak at most 1."""
+    rng = np.random.default_rng(seed)
+    sounds = [(round(n.time * sample_rate),
+               render_note(instrument, hz=n.hz, velocity=n.velocity, duration=n.duration,
+                           articulation=n.articulation, sample_rate=sample_rate, rng=rng,
+                           lyric=n.lyric)) for n in notes]
+    mix = np.zeros(max(start + sound.size for start, sound in sounds) + sample_rate // 4)
+    for start, sound in sounds:
+        mix[start:start + sound.size] += sound
+    return mix / max(1.0, float(np.max(np.abs(mix))))
+
+
+def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title: str) -> None:
+    """Spectrograms as PNG, written atomically: the whole audition (0–8 kHz, 90 dB range)
+    above, and its first four seconds in detail below (partials and their decays)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fonts = {"font.family": ["DejaVu Sans", "Noto Sans CJK TC", "Noto Serif CJK TC"]}
+    with plt.rc_context(fonts):
+        figure, (whole, detail) = plt.subplots(2, 1, figsize=(14, 10), dpi=100)
+        top = 20 * np.log10(max(float(np.max(np.abs(audio))), 1e-9))
+        for axes, clip, nfft, high in ((whole, audio, 4096, 8000),
+                                       (detail, audio[:4 * sample_rate], 8192, 4000)):
+            axes.specgram(clip, NFFT=nfft, Fs=sample_rate, noverlap=nfft * 7 // 8,
+                          cmap="magma", vmin=top - 110, vmax=top - 20, scale="dB")
+            axes.set_ylim(0, min(high, sample_rate / 2))
+            axes.set_xlabel("time (s)")
+            axes.set_ylabel("frequency (Hz)")
+        whole.set_title(title)
+        detail.set_title("first 4 s")
+        figure.tight_layout()
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp)
+        plt.close(figure)
+
+
+@click.command("audition")
+@click.argument("instruments", nargs=-1)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("output/audition"), show_default=True, help="Folder for WAV and PNG.")
+@click.option("--sample-rate", type=int, default=48000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--tuning", "tuning_name", type=click.Choice(["sanfen", "equal"]),
+              default="sanfen", show_default=True, help="三分損益 or equal temperament.")
+@click.option("--huangzhong", default="convention", show_default=True,
+              help="黃鍾 in Hz or a preset: convention (C4), zeng, qing.")
+@click.option("--gong", default="黃鍾", show_default=True,
+              help="The 律 that is 宮 for the scales of 瑟, 管 and 笙.")
+def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: int, seed: int,
+            tuning_name: str, huangzhong: str, gong: str) -> None:
+    """Write each INSTRUMENT's audition to OUT/NAME.wav with a spectrogram OUT/NAME.png
+    (all bundled instruments when none is named)."""
+    reference = float(huangzhong) if _is_number(huangzhong) else huangzhong
+    make = Tuning.sanfen_sunyi if tuning_name == "sanfen" else Tuning.equal
+    tuning = make(reference)
+    tuning.pitch(gong)  # fail early on a bad --gong
+    for ident in instruments or list_instruments():
+        instrument = load_instrument(ident)
+        notes = demo_notes(instrument, tuning=tuning, gong=gong)
+        audio = render_demo(instrument, notes, sample_rate=sample_rate, seed=seed)
+        wav = out_dir / f"{instrument.id}.wav"
+        with atomic_path(wav) as tmp:
+            soundfile.write(tmp, audio, sample_rate, subtype="PCM_24")
+        write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=sample_rate,
+                          title=f"{instrument.name} {instrument.roman} ({tuning.name})")
+        click.echo(f"{wav}  {len(notes)} notes, {audio.size / sample_rate:.1f} s")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
