@@ -1,0 +1,136 @@
+"""``soundscape render``: the rite heard from a place in the courtyard, as audio and MIDI.
+
+With no arguments: the bundled 大射 rite, heard from the duke's seat
+(``gong_wei``), to ``output/dashe.wav`` (stereo, 48 kHz, 24-bit, −23 LUFS)
+and ``output/dashe.mid``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import click
+
+from soundscape.errors import RenderError
+from soundscape.panning import LAYOUTS
+from soundscape.render import SAMPLE_RATES
+from soundscape.spatial import Listener, ListenerPath
+
+__all__ = ["command"]
+
+_FORMATS = ("wav", "flac", "midi")
+
+
+@click.command("render")
+@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Cue sheet (default: the bundled 大射 sheet).")
+@click.option("--from", "from_section", default=None, help="First section (id or name).")
+@click.option("--to", "to_section", default=None, help="Last section (id or name).")
+@click.option("--listener", "place", default="gong_wei", show_default=True,
+              help="Place id (gong_wei, bin_wei, zhongting, men …) or x,y,z in metres.")
+@click.option("--facing", default=None,
+              help="north/south/east/west, a bearing in degrees or x,y (default: the place's).")
+@click.option("--path", "walk", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="TOML file of [[waypoint]] time/place(/facing): a walking "
+              "listener (overrides --listener).")
+@click.option("--layout", default="stereo", show_default=True,
+              help=f"{', '.join(LAYOUTS)}, or loudspeaker azimuths like 30,-30,0,110,-110.")
+@click.option("--format", "file_format", type=click.Choice(_FORMATS), default="wav",
+              show_default=True, help="Audio format (MIDI is written beside it), or MIDI only.")
+@click.option("--bits", type=click.Choice(("16", "24", "float")), default="24",
+              show_default=True)
+@click.option("--rate", type=click.Choice([str(r) for r in SAMPLE_RATES]), default="48000",
+              show_default=True, help="Sample rate in Hz.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
+              help="Integrated loudness in LUFS (EBU R 128: -23).")
+@click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no hall).")
+@click.option("--quiet", is_flag=True, help="No progress bar or report.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Output file (default output/dashe.<format>).")
+def command(cues: Path | None, from_section: str | None, to_section: str | None, place: str,
+            facing: str | None, walk: Path | None, layout: str, file_format: str, bits: str,
+            rate: str, seed: int, target_lufs: float, no_reflections: bool, quiet: bool,
+            out: Path | None) -> None:
+    """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
+    loudspeakers or stems) normalised to a loudness target, with its MIDI."""
+    from soundscape import midi, render, sequence, site
+    from soundscape.propagation import Surroundings
+
+    courtyard = site.load_site()
+    listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
+    performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
+                                             to_section=to_section, site=courtyard)
+    out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
+    say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
+    if file_format != "midi":
+        result = render.render_audio(
+            performance, out, listener=listener, layout=_layout(layout), sample_rate=int(rate),
+            seed=seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
+            surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
+            progress=not quiet and sys.stderr.isatty())
+        for path in result.files:
+            click.echo(f"wrote {path} ({result.seconds:.1f} s, {len(result.channels)} channels)")
+        say(result.report.text())
+        say(f"markers: {result.sidecar}; loudness report: {result.report_file}")
+        out = out.with_suffix(".mid")
+    path = midi.write_midi(performance, out, listener=listener)
+    click.echo(f"wrote {path} ({len(performance.events)} notes)")
+
+
+def _layout(text: str) -> str | tuple[float, ...]:
+    if text in LAYOUTS:
+        return text
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise RenderError(f"--layout {text!r}, accepted: {', '.join(LAYOUTS)} or loudspeaker "
+                          "azimuths in degrees like 30,-30,0,110,-110") from None
+
+
+def _facing(text: str) -> str | float | tuple[float, float]:
+    parts = text.split(",")
+    try:
+        if len(parts) == 2:
+            return (float(parts[0]), float(parts[1]))
+        return float(text)
+    except ValueError:
+        return text  # a compass word; Listener checks it
+
+
+def _listener(place: str, facing: str | None, courtyard) -> Listener:
+    if "," in place:
+        try:
+            x, y, z = (float(v) for v in place.split(","))
+        except ValueError:
+            raise RenderError(f"--listener {place!r}: coordinates must be x,y,z in metres"
+                              ) from None
+        return Listener((x, y, z), _facing(facing) if facing else "north")
+    seat = courtyard.listener(place)
+    return Listener(seat.position, _facing(facing) if facing else seat.facing)
+
+
+def _walk(path: Path, courtyard) -> ListenerPath:
+    """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise RenderError(f"{path}: not valid TOML: {error}") from None
+    points = []
+    for i, entry in enumerate(data.get("waypoint", [])):
+        key = f"{path}: waypoint[{i}]"
+        if "time" not in entry or ("place" not in entry) == ("position" not in entry):
+            raise RenderError(f"{key}: needs time and one of place or position; got "
+                              f"{sorted(entry)}")
+        if "place" in entry:
+            seat = courtyard.listener(entry["place"])
+            position, facing = seat.position, seat.facing
+        else:
+            position, facing = tuple(entry["position"]), "north"
+        facing = entry.get("facing", facing)
+        points.append((float(entry["time"]), position, facing))
+    if not points:
+        raise RenderError(f"{path}: no [[waypoint]] entries (time, place or position, facing)")
+    return ListenerPath(tuple(points))
