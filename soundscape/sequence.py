@@ -397,8 +397,9 @@ def _meta(sheet: CueSheet, tuning: Tuning, seed: int, times: Mapping[str, TimedS
                              "end": max(t.end for t in steps)})
     rounds = [{"number": r.number, "start": r.start, "end": r.result.end,
                "announcement": r.result.announcement,
-               "jie": list(r.music.arrangement.jie if r.music and r.music.arrangement else ()),
-               "strokes": list(r.result.strokes)}
+               "jie": [r.music.start + t for t in r.music.arrangement.jie]
+               if r.music and r.music.arrangement else [],
+               "strokes": list(r.result.strokes), "result": r.result.to_dict()}
               for r in planner.rounds.values() if r.result is not None]
     return {"title": sheet.text.title, "text": sheet.text.id,
             "cue_sheet": str(sheet.path) if sheet.path else "", "seed": seed,
