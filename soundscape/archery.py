@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.errors import SoundscapeError
+from soundscape.errors import ArcheryError
 from soundscape.fileio import write_text
 from soundscape.resources import data_dir
 
@@ -76,10 +76,6 @@ ROLES = ("shang", "xia")
 HIT_OUTCOMES = ("hu", "hou")          # 鵠 (貫), the 侯 cloth outside the 鵠
 MISS_OUTCOMES = ("liu", "yang", "fang")  # 留 short, 揚 over, 方 beside (大射正's words)
 _NUMERALS = "一二三四五六七八九"
-
-
-class ArcheryError(SoundscapeError):
-    """Bad archery configuration or inputs (a data file, a roster, the 節 times)."""
 
 
 # -- configuration -------------------------------------------------------------------------
@@ -693,18 +689,22 @@ _CSV_FIELDS = ("turn", "pair", "archer", "archer_name", "role", "arrow", "target
                "on_beat", "counted", "side")
 
 
-def write_results(result: RoundResult, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow), atomically."""
+def write_results(result: RoundResult | Mapping[str, Any], out_dir: str | Path
+                  ) -> tuple[Path, Path]:
+    """Write ``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow), atomically.
+
+    ``result`` is a RoundResult or its ``to_dict()`` record (as a Performance keeps it).
+    """
+    record = result.to_dict() if isinstance(result, RoundResult) else result
     out_dir = Path(out_dir)
-    stem = f"round{result.round_no}"
+    stem = f"round{record['round']}"
     json_path = write_text(out_dir / f"{stem}.json",
-                           json.dumps(result.to_dict(), ensure_ascii=False, indent=1))
+                           json.dumps(record, ensure_ascii=False, indent=1))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(_CSV_FIELDS)
-    for shot in result.shots:
-        row = asdict(shot)
-        writer.writerow([_cell(row[f]) for f in _CSV_FIELDS])
+    for shot in record["shots"]:
+        writer.writerow([_cell(shot[f]) for f in _CSV_FIELDS])
     csv_path = write_text(out_dir / f"{stem}.csv", buffer.getvalue())
     return json_path, csv_path
 

@@ -8,6 +8,7 @@ callers that only know the standard library can still catch it.
 from __future__ import annotations
 
 __all__ = [
+    "ArcheryError",
     "CueSheetError",
     "InstrumentError",
     "PerformanceError",
@@ -46,6 +47,10 @@ class InstrumentError(SoundscapeError):
 
 class RepertoireError(SoundscapeError):
     """A piece file that does not validate, or an unknown piece."""
+
+
+class ArcheryError(SoundscapeError):
+    """Bad archery configuration or inputs (a data file, a roster, the 節 times)."""
 
 
 class PerformanceError(SoundscapeError):

@@ -1,49 +1,39 @@
-"""``soundscape archery``: simulate the shooting rounds and write their results."""
+"""``soundscape archery``: the shooting rounds of the sequenced rite, as results files."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
-import numpy as np
 
 from soundscape import archery
-from soundscape.site import load_site
+from soundscape.sequence import perform_from_file
 
 __all__ = ["command"]
 
-# Seconds between one round's last arrow and the next round's start (取矢, 請射,
-# 拾取矢 …): a stand-in for the sequencer's ritual clock when run alone.
-_BETWEEN_ROUNDS_S = 300.0
-
 
 @click.command("archery")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
+@click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
+                                                        path_type=Path))
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the simulation: the same seed as `soundscape render` gives the "
+                   "rounds you hear there.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/archery"), show_default=True,
               help="Folder for round<N>.json and round<N>.csv.")
-def command(seed: int, out_dir: Path) -> None:
-    """Simulate 誘射 and the three rounds with the default participants; write one JSON
-    and one CSV per round and print the tally announcements."""
-    config = archery.load_config()
-    site = load_site()
-    rng = np.random.default_rng(seed)
-    roster = archery.build_roster(config=config, rng=rng)
-    start = 0.0
-    for round_no in range(4):
-        jie = None
-        if round_no == 3:
-            jie = archery.even_jie_times(start, len(roster), config=config)
-        result = archery.simulate_round(round_no, archers=roster, jie_times=jie, site=site,
-                                        rng=rng, config=config, start=start)
-        json_path, _ = archery.write_results(result, out_dir)
-        hits = sum(s.called for s in result.shots)
-        counted = sum(s.counted for s in result.shots)
-        line = (f"{round_no} {result.name}: {len(result.shots)} arrows, {hits} 獲, "
-                f"{counted} 釋獲")
-        if result.right is not None and result.left is not None:
-            line += (f"; 右 {result.right.total} 算, 左 {result.left.total} 算: "
-                     f"{result.announcement}")
+def command(cues: Path | None, seed: int, out_dir: Path) -> None:
+    """Sequence the rite (the bundled 大射 cue sheet, or CUES) and write the results of
+    誘射 and the three rounds, one JSON and one CSV per round; print the tallies."""
+    performance = perform_from_file(cues, seed=seed)
+    for shoot in performance.meta["rounds"]:
+        record = shoot["result"]
+        archery.write_results(record, out_dir)
+        shots = record["shots"]
+        line = (f"{record['round']} {record['name']} at {shoot['start'] / 60:.1f} min: "
+                f"{len(shots)} arrows, {sum(s['called'] for s in shots)} 獲, "
+                f"{sum(s['counted'] for s in shots)} 釋獲")
+        if record["right"] is not None and record["left"] is not None:
+            line += (f"; 右 {record['right']['total']} 算, 左 {record['left']['total']} 算: "
+                     f"{record['announcement']}")
         click.echo(line)
-        start = result.end + _BETWEEN_ROUNDS_S
-    click.echo(f"results in {json_path.parent}")
+    click.echo(f"results in {out_dir}")
