@@ -144,8 +144,9 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
         top = 20 * np.log10(max(float(np.max(np.abs(audio))), 1e-9))
         for axes, clip, nfft, high in ((whole, audio, 4096, 8000),
                                        (detail, audio[:4 * sample_rate], 8192, 4000)):
-            axes.specgram(clip, NFFT=nfft, Fs=sample_rate, noverlap=nfft * 7 // 8,
-                          cmap="magma", vmin=top - 110, vmax=top - 20, scale="dB")
+            with np.errstate(divide="ignore"):  # digital silence is -inf dB, drawn black
+                axes.specgram(clip, NFFT=nfft, Fs=sample_rate, noverlap=nfft * 7 // 8,
+                              cmap="magma", vmin=top - 110, vmax=top - 20, scale="dB")
             axes.set_ylim(0, min(high, sample_rate / 2))
             axes.set_xlabel("time (s)")
             axes.set_ylabel("frequency (Hz)")

@@ -121,6 +121,9 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     f0 = hz * 2.0 ** (cents / 1200.0)
     tilt = params["call_tilt_db_per_octave" if calling else "tilt_db_per_octave"]
     spectra = [_vowel_spectrum(params, v, hz, tilt) for v in path]
+    # Harmonics 80 dB below the strongest add nothing audible: leave them out (speed).
+    strong = np.flatnonzero(np.max(spectra, axis=0) > 1e-4 * np.max(spectra))
+    spectra = [s[:strong[-1] + 1] for s in spectra]
     tones = harmonic_tones(f0, spectra, sample_rate=sample_rate)
     voice = _blend(tones, frames, duration, sample_rate)
     wander = np.clip(smooth_noise(rng, frames=frames, rate_hz=20.0, sample_rate=sample_rate),

@@ -1,0 +1,64 @@
+"""Notes synthesized per second, per instrument and model.
+
+Run: ``.venv/bin/python bench/bench_synth.py [--notes 40] [--sample-rate 48000]``.
+Each instrument plays ``--notes`` notes of 0.5 s (its first articulation, pitches
+spread over its set or range, velocity 0.8), timed with ``time.perf_counter``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from soundscape.instruments import list_instruments, load_instrument
+from soundscape.synth import render_note
+from soundscape.tuning import default_tuning
+
+
+def pitches(instrument, count: int) -> list[float | None]:
+    tuning = default_tuning()
+    if instrument.pitches:
+        hz = [tuning.pitch(name).hz for name in instrument.pitches]
+    elif instrument.range_hz is not None and instrument.default_hz is None:
+        low, high = instrument.range_hz
+        hz = list(np.geomspace(low, high, 8))
+    else:
+        hz = [None]
+    return [hz[i % len(hz)] for i in range(count)]
+
+
+def bench(instrument_id: str, *, notes: int, sample_rate: int) -> tuple[str, float, float]:
+    """(model, notes per second, seconds of audio per second of compute)."""
+    instrument = load_instrument(instrument_id)
+    rng = np.random.default_rng(0)
+    articulation = instrument.articulations[0]
+    # One untimed note first: imports and one-off tables (pypinyin's dictionary) load here.
+    render_note(instrument, hz=pitches(instrument, 1)[0], velocity=0.8, duration=0.5,
+                articulation=articulation, sample_rate=sample_rate, rng=rng, lyric="鳴")
+    audio_s = 0.0
+    start = time.perf_counter()
+    for hz in pitches(instrument, notes):
+        out = render_note(instrument, hz=hz, velocity=0.8, duration=0.5,
+                          articulation=articulation, sample_rate=sample_rate, rng=rng,
+                          lyric="鳴")
+        audio_s += out.size / sample_rate
+    elapsed = time.perf_counter() - start
+    return instrument.model, notes / elapsed, audio_s / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=40)
+    parser.add_argument("--sample-rate", type=int, default=48000)
+    parser.add_argument("instruments", nargs="*")
+    args = parser.parse_args()
+    print(f"{'instrument':<12} {'model':<10} {'notes/s':>9} {'audio s/s':>10}")
+    for ident in args.instruments or list_instruments():
+        model, rate, realtime = bench(ident, notes=args.notes, sample_rate=args.sample_rate)
+        print(f"{ident:<12} {model:<10} {rate:9.1f} {realtime:10.1f}")
+
+
+if __name__ == "__main__":
+    main()
