@@ -29,9 +29,17 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp makes the file private (0600); give it the mode a plain open() would
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, target)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(target: str | os.PathLike[str], text: str) -> Path:

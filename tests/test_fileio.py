@@ -1,5 +1,7 @@
 """Atomic output: a failure never leaves a file, or a temporary, at the destination."""
 
+import os
+
 import pytest
 
 from soundscape.fileio import atomic_path, write_text
@@ -29,3 +31,12 @@ def test_failure_keeps_the_previous_file(tmp_path):
         raise KeyboardInterrupt
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_output_gets_the_usual_file_mode(tmp_path):
+    mask = os.umask(0o022)
+    try:
+        target = write_text(tmp_path / "out.txt", "一")
+    finally:
+        os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o644

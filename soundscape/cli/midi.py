@@ -34,6 +34,7 @@ def command(cues: Path | None, output: Path, tuning_mode: str, place: str | None
     listener = None
     if place is not None:
         from soundscape import site
-        listener = spatial.Listener(site.load_site().place(place), "north")
+        seat = site.load_site().listener(place)  # ear height and facing (the duke faces west)
+        listener = spatial.Listener(seat.position, seat.facing)
     path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
     click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
