@@ -147,6 +147,7 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
             with np.errstate(divide="ignore"):  # digital silence is -inf dB, drawn black
                 axes.specgram(clip, NFFT=nfft, Fs=sample_rate, noverlap=nfft * 7 // 8,
                               cmap="magma", vmin=top - 110, vmax=top - 20, scale="dB")
+            axes.set_facecolor("black")  # where the audio is digital silence
             axes.set_ylim(0, min(high, sample_rate / 2))
             axes.set_xlabel("time (s)")
             axes.set_ylabel("frequency (Hz)")
