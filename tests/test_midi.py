@@ -172,6 +172,6 @@ def test_bad_tuning_mode_and_unknown_instrument(tmp_path):
         midi.write_midi(_performance(), tmp_path / "a.mid", listener=None, tuning_mode="just")
     sources = {"x": Source("x", "theremin", "x", "x", "east", (0.0, 1.0, 0.0))}
     events = [Event(0.0, 1.0, "x", None, 0.5, "strike", "m")]
-    with pytest.raises(RenderError, match=r"'theremin'.*known: bianqing"):
+    with pytest.raises(RenderError, match=r"'theremin'.*known: .*bianqing"):
         midi.write_midi(Performance.build(events, [], sources), tmp_path / "b.mid", listener=None)
     assert not (tmp_path / "b.mid").exists()
