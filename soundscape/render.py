@@ -58,6 +58,7 @@ SAMPLE_RATES = (44100, 48000, 96000)
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL).
 Voice = Callable[..., np.ndarray]
 
+_GROW = 1 << 16  # accumulator growth step, frames
 _GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
 _LIMITER_MARGIN_DB = 0.1  # the limiter aims this far under the ceiling (gain ripple)
@@ -99,7 +100,7 @@ class _Accumulator:
         self.base = 0
         self.extent = 0
         self.channels = channels
-        self._buffer = np.zeros((0, channels))
+        self._buffer = np.zeros((0, channels), dtype=np.float32)
 
     def add(self, start: int, data: np.ndarray) -> None:
         if start < self.base:  # only the guard before frame 0 can fall here
@@ -107,14 +108,15 @@ class _Accumulator:
             start = self.base
         stop = start + len(data) - self.base
         if stop > len(self._buffer):
-            grown = np.zeros((max(stop, 2 * len(self._buffer)), self._buffer.shape[1]))
+            size = -(-stop // _GROW) * _GROW  # whole chunks: few copies, little slack
+            grown = np.zeros((size, self.channels), dtype=np.float32)
             grown[:len(self._buffer)] = self._buffer
             self._buffer = grown
         self._buffer[start - self.base:stop] += data
         self.extent = max(self.extent, start + len(data))
 
     def take(self, frames: int) -> np.ndarray:
-        out = np.zeros((frames, self._buffer.shape[1]))
+        out = np.zeros((frames, self.channels), dtype=np.float32)
         have = min(frames, len(self._buffer))
         out[:have] = self._buffer[:have]
         self._buffer = self._buffer[have:]
@@ -262,7 +264,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
             start, out = spatialise(mono, event.time, point, listener.at(event.time),
                                     source.struck_face)
             if stems:
-                wide = np.zeros((len(out), accumulator.channels))
+                wide = np.zeros((len(out), accumulator.channels), dtype=np.float32)
                 bus = buses[source.instrument] * width
                 wide[:, bus:bus + width] = out
                 out = wide
@@ -385,8 +387,8 @@ def render_audio(performance: Performance, path: str | Path, *,
             output_lufs, output_peak, limited = _finish(
                 raw, width, gain_db, limiter_ceiling, sample_rate, measure, panner,
                 block_frames, limit=limit, write=writers)
-        if not limit:  # gain only: the true peak scales exactly
-            output_peak = peak.peak_dbtp + gain_db
+        if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
+            output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
     report = LoudnessReport(measured, target_lufs, gain_db, output_lufs,
                             peak.peak_dbtp + gain_db, output_peak, ceiling_dbtp, limited)
     sidecar = write_sidecar(path, cues, sample_rate=sample_rate)
@@ -438,8 +440,8 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
             *, limit: bool, write: list | None) -> tuple[float, float, float]:
     """Pass 2: gain, limiter, (optional) write; returns output LUFS, true peak, limiter dB.
 
-    Without ``limit`` the limiter and the true-peak meter are skipped (the
-    caller knows the peak from pass 1) and the returned peak is -inf.
+    Without ``limit`` only the gain is applied: loudness and true peak scale
+    exactly with it, so the caller takes them from pass 1 (NaN returned here).
     """
     gain = 10 ** (gain_db / 20)
     limiter = TruePeakLimiter(ceiling_db, sample_rate, width, key=measure) if limit else None
@@ -447,8 +449,8 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
     peak = TruePeakMeter()
 
     def emit(block: np.ndarray) -> None:
-        meter.add(measure(block))
         if limit:
+            meter.add(measure(block))
             peak.add(measure(block))
         if write is not None:
             per_file = len(panner.channels)
@@ -463,6 +465,6 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
             block = block.reshape(-1, width).astype(float) * gain
             emit(limiter.process(block) if limiter else block)
     if limiter is None:
-        return meter.integrated(), -math.inf, 0.0
+        return math.nan, math.nan, 0.0
     emit(limiter.flush())
     return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db

@@ -1,0 +1,143 @@
+"""Benchmark the spatial renderer on the whole rite, beside FluidSynth on our MIDI of it.
+
+Reports, for stereo, binaural and third-order ambisonics: audio seconds rendered
+per wall second and the peak resident memory of the rendering process; then the
+wall time of ``fluidsynth -ni -F`` rendering ``midi.write_midi`` of the same
+performance with FluidR3_GM, and the ratio of the wall times. A short part of
+the rite is rendered too, so the two peak memories show whether memory grows
+with length.
+
+Each render runs in its own process (so peak memory is its own)::
+
+    .venv/bin/python bench/bench_render.py                 # whole rite
+    .venv/bin/python bench/bench_render.py --to s08        # a part
+    .venv/bin/python bench/bench_render.py --json out.json
+
+Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
+LAYOUTS = ("stereo", "binaural", "hoa3")
+
+
+def _performance(args: argparse.Namespace):
+    from soundscape import sequence
+    performance = sequence.perform_from_file(seed=0, from_section=args.from_section,
+                                             to_section=args.to_section)
+    if args.seconds:
+        performance = performance.between(0.0, args.seconds)
+    return performance
+
+
+def _listener():
+    from soundscape import site
+    from soundscape.spatial import Listener
+    seat = site.load_site().listener("gong_wei")
+    return Listener(seat.position, seat.facing)
+
+
+def run_one(args: argparse.Namespace) -> dict:
+    """Render one layout in this process; return timings and peak memory."""
+    from soundscape.render import render_audio
+    performance = _performance(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
+                              layout=args.one, sample_rate=48000, seed=0)
+        wall = time.perf_counter() - start
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall,
+            "speed": result.seconds / wall, "peak_mib": peak_mib,
+            "events": len(performance.events), "lufs": result.report.output_lufs,
+            "dbtp": result.report.output_peak_dbtp}
+
+
+def run_child(args: argparse.Namespace, layout: str, seconds: float | None = None) -> dict:
+    command = [sys.executable, __file__, "--one", layout]
+    if args.from_section:
+        command += ["--from", args.from_section]
+    if args.to_section:
+        command += ["--to", args.to_section]
+    if seconds or args.seconds:
+        command += ["--seconds", str(seconds or args.seconds)]
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_fluidsynth(args: argparse.Namespace) -> dict:
+    """Write our MIDI of the same performance and time FluidSynth rendering it."""
+    from soundscape import midi
+    from soundscape.errors import SoundscapeError
+    if shutil.which("fluidsynth") is None or not SOUNDFONT.is_file():
+        return {"error": "fluidsynth or FluidR3_GM missing "
+                         "(apt-get install fluidsynth fluid-soundfont-gm)"}
+    performance = _performance(args)
+    with tempfile.TemporaryDirectory() as tmp:
+        mid, wav = Path(tmp) / "rite.mid", Path(tmp) / "fluid.wav"
+        try:
+            midi.write_midi(performance, mid, listener=_listener())
+        except SoundscapeError as error:
+            return {"error": f"midi.write_midi failed: {error}"}
+        start = time.perf_counter()
+        subprocess.run(["fluidsynth", "-ni", "-F", str(wav), "-r", "48000", str(SOUNDFONT),
+                        str(mid)], check=True, capture_output=True)
+        wall = time.perf_counter() - start
+    return {"wall_s": wall, "audio_s": performance.duration,
+            "speed": performance.duration / wall}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--from", dest="from_section")
+    parser.add_argument("--to", dest="to_section")
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="Render only the first SECONDS of the part.")
+    parser.add_argument("--short", type=float, default=600.0,
+                        help="Length of the short render for the memory comparison (s).")
+    parser.add_argument("--json", type=Path, default=None, help="Also write results here.")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args)))
+        return
+    results = {"layouts": [], "short": None, "fluidsynth": None}
+    for layout in LAYOUTS:
+        row = run_child(args, layout)
+        results["layouts"].append(row)
+        print(f"{layout:9s} {row['audio_s']:8.1f} s audio in {row['wall_s']:7.1f} s wall: "
+              f"{row['speed']:6.1f}x real time, peak {row['peak_mib']:6.0f} MiB "
+              f"({row['lufs']:.1f} LUFS, {row['dbtp']:.1f} dBTP)", flush=True)
+    short = run_child(args, "stereo", seconds=args.short)
+    results["short"] = short
+    print(f"memory: stereo {short['audio_s']:.0f} s → {short['peak_mib']:.0f} MiB; "
+          f"{results['layouts'][0]['audio_s']:.0f} s → "
+          f"{results['layouts'][0]['peak_mib']:.0f} MiB", flush=True)
+    fluid = run_fluidsynth(args)
+    results["fluidsynth"] = fluid
+    if "error" in fluid:
+        print(f"fluidsynth: {fluid['error']}")
+    else:
+        print(f"fluidsynth {fluid['audio_s']:8.1f} s audio in {fluid['wall_s']:7.1f} s wall: "
+              f"{fluid['speed']:6.1f}x real time")
+        for row in results["layouts"]:
+            ratio = row["wall_s"] / fluid["wall_s"]
+            row["vs_fluidsynth"] = ratio
+            print(f"  {row['layout']:9s} wall / fluidsynth wall = {ratio:5.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
