@@ -58,6 +58,7 @@ SAMPLE_RATES = (44100, 48000, 96000)
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL).
 Voice = Callable[..., np.ndarray]
 
+_TAIL_FLOOR = 1e-5  # −100 dB
 _GROW = 1 << 16  # accumulator growth step, frames
 _GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
@@ -183,6 +184,12 @@ class _Spatialiser:
         return start, out
 
 
+def _trim_tail(mono: np.ndarray) -> np.ndarray:
+    """Drop the ring below −100 dB of the note's peak (under any 16-bit floor): less to filter."""
+    loud = np.flatnonzero(np.abs(mono) > _TAIL_FLOOR * np.abs(mono).max(initial=0.0))
+    return mono[:loud[-1] + 1] if loud.size else mono[:0]
+
+
 @dataclass(frozen=True)
 class _Grid:
     """Per-FFT-size tables: air absorption α (dB/m), ω (rad/sample), the head-shadow pieces."""
@@ -258,6 +265,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
             source = performance.sources[event.source]
             mono = np.asarray(voice(event, source, sample_rate=sample_rate,
                                     rng=np.random.default_rng([seed, index])), dtype=float)
+            mono = _trim_tail(mono)
             if mono.size == 0:
                 continue
             point = event.position or source.position_at(event.time)
