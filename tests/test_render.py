@@ -180,3 +180,37 @@ def test_killed_render_leaves_no_output_file(tmp_path):
     proc.wait()
     assert not (tmp_path / "out.wav").exists()
     assert not any(p.suffix == ".wav" for p in tmp_path.iterdir())
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "soundscape", "render", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_renders_a_section_with_walking_listener(tmp_path):
+    walk = tmp_path / "walk.toml"
+    walk.write_text('[[waypoint]]\ntime = 0\nplace = "men"\n\n'
+                    '[[waypoint]]\ntime = 40\nplace = "zhongting"\nfacing = "north"\n',
+                    encoding="utf-8")
+    out = tmp_path / "part.flac"
+    done = _cli("--from", "s09", "--to", "s09", "--path", str(walk), "--layout", "foa",
+                "--format", "flac", "--bits", "16", "--rate", "44100", "--quiet",
+                "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    info = soundfile.info(out)
+    assert (info.channels, info.samplerate, info.format) == (4, 44100, "FLAC")
+    assert out.with_suffix(".mid").is_file()
+    assert done.stderr == ""  # --quiet: no bar, no report
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--layout", "quad"], "--layout 'quad', accepted: stereo"),
+    (["--listener", "1,2"], "coordinates must be x,y,z"),
+    (["--listener", "0,0,1.5", "--facing", "up"], "facing='up'"),
+])
+def test_cli_bad_options_exit_2_with_message(tmp_path, args, message):
+    done = _cli("--from", "s10", "--to", "s10", "--out", str(tmp_path / "x.wav"), *args,
+                cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert not (tmp_path / "x.wav").exists()

@@ -61,13 +61,14 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
 
     courtyard = site.load_site()
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
+    speakers = _layout(layout)  # check options before the (slower) sequencing
     performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
                                              to_section=to_section, site=courtyard)
     out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     if file_format != "midi":
         result = render.render_audio(
-            performance, out, listener=listener, layout=_layout(layout), sample_rate=int(rate),
+            performance, out, listener=listener, layout=speakers, sample_rate=int(rate),
             seed=seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
             surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
             progress=not quiet and sys.stderr.isatty())
