@@ -182,25 +182,33 @@ def test_killed_render_leaves_no_output_file(tmp_path):
     assert not any(p.suffix == ".wav" for p in tmp_path.iterdir())
 
 
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "soundscape", "render", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+def _cli(*args, cwd, monkeypatch, capsys):
+    """Run ``soundscape render`` in-process through the real entry point; (code, stderr)."""
+    from soundscape.cli import main
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["soundscape", "render", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    return code, capsys.readouterr().err
 
 
-def test_cli_renders_a_section_with_walking_listener(tmp_path):
+def test_cli_renders_a_section_with_walking_listener(tmp_path, monkeypatch, capsys):
     walk = tmp_path / "walk.toml"
     walk.write_text('[[waypoint]]\ntime = 0\nplace = "men"\n\n'
                     '[[waypoint]]\ntime = 40\nplace = "zhongting"\nfacing = "north"\n',
                     encoding="utf-8")
     out = tmp_path / "part.flac"
-    done = _cli("--from", "s09", "--to", "s09", "--path", str(walk), "--layout", "foa",
-                "--format", "flac", "--bits", "16", "--rate", "44100", "--quiet",
-                "--out", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    code, err = _cli("--from", "s09", "--to", "s09", "--path", str(walk), "--layout", "foa",
+                     "--format", "flac", "--bits", "16", "--rate", "44100", "--quiet",
+                     "--out", str(out), cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 0, err
     info = soundfile.info(out)
     assert (info.channels, info.samplerate, info.format) == (4, 44100, "FLAC")
     assert out.with_suffix(".mid").is_file()
-    assert done.stderr == ""  # --quiet: no bar, no report
+    assert err == ""  # --quiet: no bar, no report
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -208,9 +216,9 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path):
     (["--listener", "1,2"], "coordinates must be x,y,z"),
     (["--listener", "0,0,1.5", "--facing", "up"], "facing='up'"),
 ])
-def test_cli_bad_options_exit_2_with_message(tmp_path, args, message):
-    done = _cli("--from", "s10", "--to", "s10", "--out", str(tmp_path / "x.wav"), *args,
-                cwd=tmp_path)
-    assert done.returncode == 2
-    assert message in done.stderr
+def test_cli_bad_options_exit_2_with_message(tmp_path, monkeypatch, capsys, args, message):
+    code, err = _cli("--from", "s10", "--to", "s10", "--out", str(tmp_path / "x.wav"), *args,
+                     cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 2
+    assert message in err
     assert not (tmp_path / "x.wav").exists()
