@@ -28,6 +28,7 @@ __all__ = ["FORMATS", "SUBTYPES", "Cue", "append_wav_cues", "open_writer", "read
            "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
+_RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
 #: ``--bits`` → soundfile subtype per format.
 SUBTYPES = {("wav", "16"): "PCM_16", ("wav", "24"): "PCM_24", ("wav", "float"): "FLOAT",
             ("flac", "16"): "PCM_16", ("flac", "24"): "PCM_24"}
@@ -58,7 +59,8 @@ def subtype_for(file_format: str, bits: str) -> str:
 
 @contextlib.contextmanager
 def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_format: str,
-                bits: str, cues: Sequence[Cue] = ()) -> Iterator[soundfile.SoundFile]:
+                bits: str, cues: Sequence[Cue] = (), frames: int = 0
+                ) -> Iterator[soundfile.SoundFile]:
     """Open a streaming writer; on clean exit the file (with its cues) is renamed into place.
 
     Parameters
@@ -73,6 +75,9 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
         ``16``, ``24`` or ``float`` (WAV only).
     cues : sequence of Cue
         Written into a WAV as cue and label chunks.
+    frames : int, samples
+        Expected length. A WAV that would pass 4 GiB is written as RF64 (the
+        64-bit WAV) instead, without cue chunks (the sidecar still has them).
 
     Yields
     ------
@@ -80,11 +85,15 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
         Call ``.write(block)`` with float arrays ``(frames, channels)`` in [-1, 1].
     """
     subtype = subtype_for(file_format, bits)
+    width = {"PCM_16": 2, "PCM_24": 3, "FLOAT": 4}[subtype]
+    major = file_format.upper()
+    if major == "WAV" and frames * channels * width > _RIFF_LIMIT:
+        major = "RF64"
     with atomic_path(path) as tmp:
         with soundfile.SoundFile(tmp, "w", samplerate=sample_rate, channels=channels,
-                                 subtype=subtype, format=file_format.upper()) as out:
+                                 subtype=subtype, format=major) as out:
             yield out
-        if file_format == "wav" and cues:
+        if major == "WAV" and cues:
             append_wav_cues(tmp, cues)
 
 
@@ -105,8 +114,6 @@ def append_wav_cues(path: str | Path, cues: Sequence[Cue]) -> None:
             end += 1
         f.write(cue_chunk + list_chunk)
         size = end + len(cue_chunk) + len(list_chunk) - 8
-        if size > 0xFFFFFFFF:
-            raise RenderError(f"{path}: WAV larger than 4 GiB; use --format flac")
         f.seek(4)
         f.write(struct.pack("<I", size))
 

@@ -391,7 +391,8 @@ def render_audio(performance: Performance, path: str | Path, *,
         with contextlib.ExitStack() as stack:
             writers = [stack.enter_context(open_writer(
                 target, sample_rate=sample_rate, channels=len(panner.channels),
-                file_format=file_format, bits=bits, cues=cues)) for target in targets]
+                file_format=file_format, bits=bits, cues=cues, frames=frames))
+                for target in targets]
             output_lufs, output_peak, limited = _finish(
                 raw, width, gain_db, limiter_ceiling, sample_rate, measure, panner,
                 block_frames, limit=limit, write=writers)

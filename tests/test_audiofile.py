@@ -59,3 +59,14 @@ def test_bad_bits_names_accepted():
         subtype_for("wav", "8")
     with pytest.raises(RenderError, match="flac/24"):
         subtype_for("flac", "float")
+
+
+def test_wav_past_4_gib_becomes_rf64(tmp_path, monkeypatch):
+    import soundscape.audiofile as audiofile
+    monkeypatch.setattr(audiofile, "_RIFF_LIMIT", 1000)  # pretend 1000 bytes is the limit
+    path = tmp_path / "big.wav"
+    with open_writer(path, sample_rate=48000, channels=2, file_format="wav", bits="16",
+                     cues=CUES, frames=300) as out:
+        out.write(np.zeros((300, 2)))
+    assert soundfile.info(path).format == "RF64"
+    assert soundfile.read(path)[0].shape == (300, 2)
