@@ -50,9 +50,16 @@ def _listener():
 
 def run_one(args: argparse.Namespace) -> dict:
     """Render one layout in this process; return timings and peak memory."""
+    from soundscape.panning import make_panner
     from soundscape.render import render_audio
     performance = _performance(args)
     with tempfile.TemporaryDirectory() as tmp:
+        # raw float32 (pass 1) + 24-bit file: keep within half the free disk, else a prefix
+        per_second = 48000 * len(make_panner(args.one).channels) * (4 + 3)
+        fits = 0.5 * shutil.disk_usage(tmp).free / per_second
+        partial = performance.duration > fits
+        if partial:
+            performance = performance.between(0.0, fits)
         start = time.perf_counter()
         result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
                               layout=args.one, sample_rate=48000, seed=0)
@@ -61,7 +68,7 @@ def run_one(args: argparse.Namespace) -> dict:
     return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall,
             "speed": result.seconds / wall, "peak_mib": peak_mib,
             "events": len(performance.events), "lufs": result.report.output_lufs,
-            "dbtp": result.report.output_peak_dbtp}
+            "dbtp": result.report.output_peak_dbtp, "partial_for_disk": partial}
 
 
 def run_child(args: argparse.Namespace, layout: str, seconds: float | None = None) -> dict:
