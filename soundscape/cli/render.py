@@ -66,19 +66,20 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
                                              to_section=to_section, site=courtyard)
     out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
-    if file_format != "midi":
-        result = render.render_audio(
-            performance, out, listener=listener, layout=speakers, sample_rate=int(rate),
-            seed=seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
-            surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
-            progress=not quiet and sys.stderr.isatty())
-        for path in result.files:
-            click.echo(f"wrote {path} ({result.seconds:.1f} s, {len(result.channels)} channels)")
-        say(result.report.text())
-        say(f"markers: {result.sidecar}; loudness report: {result.report_file}")
-        out = out.with_suffix(".mid")
-    path = midi.write_midi(performance, out, listener=listener)
+    # MIDI first: it is quick, and a problem with it shows before the long audio render
+    path = midi.write_midi(performance, out.with_suffix(".mid"), listener=listener)
     click.echo(f"wrote {path} ({len(performance.events)} notes)")
+    if file_format == "midi":
+        return
+    result = render.render_audio(
+        performance, out, listener=listener, layout=speakers, sample_rate=int(rate),
+        seed=seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
+        surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
+        progress=not quiet and sys.stderr.isatty())
+    for path in result.files:
+        click.echo(f"wrote {path} ({result.seconds:.1f} s, {len(result.channels)} channels)")
+    say(result.report.text())
+    say(f"markers: {result.sidecar}; loudness report: {result.report_file}")
 
 
 def _layout(text: str) -> str | tuple[float, ...]:
