@@ -1,7 +1,6 @@
 """Time writing MIDI for a rite-sized performance and a piece's MusicXML, against music21.
 
-Run: ``.venv/bin/python bench/bench_midi.py`` (uses the sequencer's whole rite when it is
-available, else a synthetic rite of the same order: 60 minutes, 14 sources).
+Run: ``.venv/bin/python bench/bench_midi.py`` (the sequencer's whole rite, seed 0).
 """
 
 from __future__ import annotations
@@ -12,24 +11,14 @@ from pathlib import Path
 
 import music21
 
-from soundscape import midi, repertoire, score
-from soundscape.performance import Event, Performance, Source
+from soundscape import midi, repertoire, score, sequence
+from soundscape.performance import Performance
 from soundscape.spatial import Listener
 from soundscape.tuning import Tuning
 
 
 def _rite() -> Performance:
-    try:
-        from soundscape import sequence
-        return sequence.perform_from_file()
-    except ImportError:
-        tuning = Tuning.sanfen_sunyi()
-        names = [n.name for n in repertoire.load_piece("luming").notes]
-        sources = {f"s{i}": Source(f"s{i}", "bianqing", f"磬{i}", f"qing {i}", "east",
-                                   (float(i), 6.0, 1.0)) for i in range(14)}
-        events = [Event(0.25 * k, 0.5, f"s{k % 14}", tuning.pitch(names[k % len(names)]), 0.7,
-                        "strike", "m") for k in range(14400)]
-        return Performance.build(events, [], sources)
+    return sequence.perform_from_file()
 
 
 def _timed(label: str, action) -> float:
