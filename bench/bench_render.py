@@ -51,7 +51,7 @@ def _listener():
 def run_one(args: argparse.Namespace) -> dict:
     """Render one layout in this process; return timings and peak memory."""
     from soundscape.panning import make_panner
-    from soundscape.render import render_audio
+    from soundscape.render import SynthVoice, render_audio
     performance = _performance(args)
     with tempfile.TemporaryDirectory() as tmp:
         # raw float32 (pass 1) + 24-bit file: keep within half the free disk, else a prefix
@@ -60,15 +60,24 @@ def run_one(args: argparse.Namespace) -> dict:
         partial = performance.duration > fits
         if partial:
             performance = performance.between(0.0, fits)
+        synth, synth_s = SynthVoice(), [0.0]
+
+        def voice(*a, **k):  # the instrument models, timed: their share of the wall time
+            begin = time.perf_counter()
+            note = synth(*a, **k)
+            synth_s[0] += time.perf_counter() - begin
+            return note
+
         start = time.perf_counter()
         result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
-                              layout=args.one, sample_rate=48000, seed=0)
+                              layout=args.one, sample_rate=48000, seed=0, voice=voice)
         wall = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall,
             "speed": result.seconds / wall, "peak_mib": peak_mib,
             "events": len(performance.events), "lufs": result.report.output_lufs,
-            "dbtp": result.report.output_peak_dbtp, "partial_for_disk": partial}
+            "dbtp": result.report.output_peak_dbtp, "partial_for_disk": partial,
+            "synth_s": synth_s[0]}
 
 
 def run_child(args: argparse.Namespace, layout: str, seconds: float | None = None) -> dict:
@@ -125,7 +134,8 @@ def main() -> None:
         results["layouts"].append(row)
         print(f"{layout:9s} {row['audio_s']:8.1f} s audio in {row['wall_s']:7.1f} s wall: "
               f"{row['speed']:6.1f}x real time, peak {row['peak_mib']:6.0f} MiB "
-              f"({row['lufs']:.1f} LUFS, {row['dbtp']:.1f} dBTP)", flush=True)
+              f"({row['lufs']:.1f} LUFS, {row['dbtp']:.1f} dBTP; synthesis "
+              f"{row['synth_s']:.0f} s of the wall time)", flush=True)
     short = run_child(args, "stereo", seconds=args.short)
     results["short"] = short
     print(f"memory: stereo {short['audio_s']:.0f} s → {short['peak_mib']:.0f} MiB; "
