@@ -369,14 +369,8 @@ def render_audio(performance: Performance, path: str | Path, *,
                                voice=voice or SynthVoice(surroundings.reference_db),
                                surroundings=surroundings, block_frames=block_frames,
                                stems=stems, progress=progress)
-        meter, peak, frames = LoudnessMeter(sample_rate, panner.loudness_weights()), \
-            TruePeakMeter(), 0
-        with open(raw, "wb") as out:
-            for block in blocks:
-                out.write(block.astype("<f4").tobytes())
-                meter.add(measure(block))
-                peak.add(measure(block))
-                frames += len(block)
+        frames, meter, peak = _pass_one(blocks, raw, measure,
+                                        LoudnessMeter(sample_rate, panner.loudness_weights()))
         measured = meter.integrated()
         gain_db = target_lufs - measured if math.isfinite(measured) else 0.0
         limiter_ceiling = ceiling_dbtp - _LIMITER_MARGIN_DB
@@ -407,6 +401,19 @@ def render_audio(performance: Performance, path: str | Path, *,
          "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
     return RenderResult(tuple(targets), sidecar, report_file, report, frames / sample_rate,
                         tuple(panner.channels))
+
+
+def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
+              meter: LoudnessMeter) -> tuple[int, LoudnessMeter, TruePeakMeter]:
+    """Pass 1: write the blocks as raw float32 while metering loudness and true peak."""
+    peak, frames = TruePeakMeter(), 0
+    with open(raw, "wb") as out:
+        for block in blocks:
+            out.write(block.astype("<f4").tobytes())
+            meter.add(measure(block))
+            peak.add(measure(block))
+            frames += len(block)
+    return frames, meter, peak
 
 
 def _settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
