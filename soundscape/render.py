@@ -41,7 +41,7 @@ import numpy as np
 import scipy.fft
 from tqdm import tqdm
 
-from soundscape.audiofile import FORMATS, Cue, open_writer, write_sidecar
+from soundscape.audiofile import FORMATS, Cue, open_writer, subtype_for, write_sidecar
 from soundscape.errors import RenderError
 from soundscape.fileio import write_text
 from soundscape.loudness import LoudnessMeter, LoudnessReport, TruePeakLimiter, TruePeakMeter
@@ -353,6 +353,7 @@ def render_audio(performance: Performance, path: str | Path, *,
                           f"{', '.join(map(str, SAMPLE_RATES))}")
     if file_format not in FORMATS:
         raise RenderError(f"format={file_format!r}, accepted: {', '.join(FORMATS)}")
+    subtype_for(file_format, bits)  # fail now, not after the render
     path = Path(path)
     panner = make_panner(layout)
     stems = (tuple(sorted({performance.sources[e.source].instrument for e in performance.events}))

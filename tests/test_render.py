@@ -215,6 +215,7 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, monkeypatch, caps
     (["--layout", "quad"], "--layout 'quad', accepted: stereo"),
     (["--listener", "1,2"], "coordinates must be x,y,z"),
     (["--listener", "0,0,1.5", "--facing", "up"], "facing='up'"),
+    (["--format", "flac", "--bits", "float"], "accepted: wav/16"),
 ])
 def test_cli_bad_options_exit_2_with_message(tmp_path, monkeypatch, capsys, args, message):
     code, err = _cli("--from", "s10", "--to", "s10", "--out", str(tmp_path / "x.wav"), *args,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from soundscape.audiofile import subtype_for
 from soundscape.errors import RenderError
 from soundscape.panning import LAYOUTS
 from soundscape.render import SAMPLE_RATES
@@ -62,6 +63,8 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
     courtyard = site.load_site()
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
     speakers = _layout(layout)  # check options before the (slower) sequencing
+    if file_format != "midi":
+        subtype_for(file_format, bits)
     performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
                                              to_section=to_section, site=courtyard)
     out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
