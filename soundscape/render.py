@@ -418,7 +418,7 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
 
 
 def _settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
-                 *, tries: int = 8, tolerance: float = 0.05) -> float:
+                 *, tries: int = 5, tolerance: float = 0.2) -> float:
     """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
 
     Limiting makes output loudness grow more slowly than the gain, and gating
@@ -459,6 +459,7 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
 
     Without ``limit`` only the gain is applied: loudness and true peak scale
     exactly with it, so the caller takes them from pass 1 (NaN returned here).
+    Dry runs (``write`` None) measure loudness only.
     """
     gain = 10 ** (gain_db / 20)
     limiter = TruePeakLimiter(ceiling_db, sample_rate, width, key=measure) if limit else None
@@ -468,6 +469,7 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
     def emit(block: np.ndarray) -> None:
         if limit:
             meter.add(measure(block))
+        if limit and write is not None:
             peak.add(measure(block))
         if write is not None:
             per_file = len(panner.channels)
