@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ import numpy as np
 from soundscape import archery, glossary
 from soundscape.arrange import Arrangement, arrange
 from soundscape.cuesheet import STOP_LENGTH, CueSheet, MusicCue, Step, bundled_path, load
-from soundscape.errors import CueSheetError
+from soundscape.errors import CueSheetError, PerformanceError
 from soundscape.performance import Event, Marker, Performance, PieceInfo
 from soundscape.players import Players, build_players
 from soundscape.repertoire import Piece, load_piece
@@ -87,9 +87,18 @@ class _Round:
     number: int
     steps: tuple[Step, ...]
     count_step: str | None
+    split_at_pair: str | None = None
     start: float = 0.0
+    split: float | None = None  # when the later section of a two-section round begins
     result: archery.RoundResult | None = None
     music: _Played | None = None
+
+    def parts(self) -> list[tuple[Step, ...]]:
+        """The round's steps by section, in order."""
+        sections: dict[str, list[Step]] = {}
+        for step in self.steps:
+            sections.setdefault(step.section, []).append(step)
+        return [tuple(steps) for steps in sections.values()]
 
 
 def _settings() -> dict[str, Any]:
@@ -112,7 +121,7 @@ def _rounds(sheet: CueSheet, specs: Iterable[Mapping[str, Any]]) -> dict[str, _R
         if "count_at" in spec:
             later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
             count = next((s.id for s in later if spec["count_at"] in s.quote), None)
-        found[span[0].id] = _Round(spec["number"], span, count)
+        found[span[0].id] = _Round(spec["number"], span, count, spec.get("split_at_pair"))
     return found
 
 
@@ -204,14 +213,26 @@ class _Planner:
                                               site=self.site, rng=rng, config=self.config,
                                               start=start)
         music_end = start + shoot.music.end if shoot.music and shoot.music.end else start
-        length = (max(shoot.result.end, music_end) - start
-                  + self.settings["timing"]["after_round_s"])
-        durations = self.options.durations
-        own = [durations.step_seconds(s) for s in shoot.steps]
-        factor = max(1.0, length / max(sum(own), 1e-9))
-        for step, seconds in zip(shoot.steps, own, strict=True):
-            self.stretch[step.id] = seconds * factor
+        end = max(shoot.result.end, music_end) + self.settings["timing"]["after_round_s"]
+        parts = shoot.parts()
+        split = next((t.start for t in shoot.result.turns if t.pair is not None
+                      and t.pair.id == shoot.split_at_pair), None)
+        if split is not None and len(parts) > 1:
+            # the first section narrates the turns before that pair, the rest the others
+            shoot.split = split
+            self._spread([s for part in parts[:-1] for s in part], split - start)
+            self._spread(parts[-1], end - split)
+        else:
+            self._spread(shoot.steps, end - start)
         return self.stretch[shoot.steps[0].id]
+
+    def _spread(self, steps: Iterable[Step], length: float) -> None:
+        """Stretch ``steps`` (never shrink them) so that together they last ``length`` s."""
+        steps = list(steps)
+        own = [self.options.durations.step_seconds(s) for s in steps]
+        factor = max(1.0, length / max(sum(own), 1e-9))
+        for step, seconds in zip(steps, own, strict=True):
+            self.stretch[step.id] = seconds * factor
 
     def _jie(self, shoot: _Round, start: float) -> list[float]:
         """The drum 節 of round three: 貍首 played on, 7 節 a pair, evenly spaced."""
@@ -234,10 +255,11 @@ class _Planner:
         self.count_events += events
         return max((e.end for e in events), default=start) - start
 
-    def _cue_ids(self, shoot: _Round) -> dict[str, str]:
-        """Which cue-sheet entries the round's sounds trace to."""
-        ids = {"shoot": shoot.steps[0].id, "tally": shoot.steps[0].id}
-        sections = {s.section for s in shoot.steps}
+    def _cue_ids(self, shoot: _Round, part: int = 0) -> dict[str, str]:
+        """Which cue-sheet entries the sounds of one section of the round trace to."""
+        steps = shoot.parts()[part]
+        ids = {"shoot": steps[0].id, "tally": steps[0].id}
+        sections = {s.section for s in steps}
         for voice in self.sheet.voices:
             if voice.actor == "huozhe" and self.sheet.step(voice.step).section in sections:
                 ids.setdefault(voice.what, voice.id)
@@ -272,10 +294,13 @@ class _Planner:
         for shoot in self.rounds.values():
             if shoot.result is None:
                 continue
-            events += archery.round_events(shoot.result, sources=self.archery_sources,
-                                           tuning=self.tuning, cue_ids=self._cue_ids(shoot),
-                                           config=self.config, gong=self._gong())
-            events += self._extra_strokes(shoot)
+            sounds = archery.round_events(shoot.result, sources=self.archery_sources,
+                                          tuning=self.tuning, cue_ids=self._cue_ids(shoot),
+                                          config=self.config, gong=self._gong())
+            if shoot.split is not None:
+                sounds = _retrace(sounds, shoot.split, self._cue_ids(shoot),
+                                  self._cue_ids(shoot, -1))
+            events += sounds + self._extra_strokes(shoot)
         return events
 
     def _extra_strokes(self, shoot: _Round) -> list[Event]:
@@ -310,6 +335,13 @@ class _Planner:
         return events
 
 
+def _retrace(events: list[Event], split: float, before: Mapping[str, str],
+             after: Mapping[str, str]) -> list[Event]:
+    """Credit the sounds made from ``split`` on to the later section's cues."""
+    moved = {before[role]: after[role] for role in before if role in after}
+    return [replace(e, cue=moved.get(e.cue, e.cue)) if e.time >= split else e for e in events]
+
+
 def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
             options: SequenceOptions | None = None) -> Performance:
     """Sequence the whole rite of ``sheet`` into one Performance.
@@ -323,6 +355,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         Seeds the archery (rosters, releases, hits); the same seed gives the same bytes.
     options : SequenceOptions, optional
     """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise PerformanceError(f"seed={seed!r} must be a whole number >= 0")
     options = options or SequenceOptions()
     players = build_players(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
@@ -435,7 +469,26 @@ def cut(performance: Performance, sheet: CueSheet, from_section: str | None,
     last = _section_id(sheet, to_section) if to_section else sheet.sections[-1].id
     if sheet.sections.index(sheet.section(first)) > sheet.sections.index(sheet.section(last)):
         raise CueSheetError(f"--from {from_section!r} comes after --to {to_section!r}")
-    return performance.between(spans[first][0], spans[last][1])
+    start, stop = spans[first][0], spans[last][1]
+    part = performance.between(start, stop)
+    return replace(part, meta={**part.meta, **_meta_between(performance.meta, start, stop)})
+
+
+def _meta_between(meta: Mapping[str, Any], start: float, stop: float) -> dict[str, Any]:
+    """The sections, music and rounds of ``meta`` that fall in ``[start, stop)``, shifted."""
+    def inside(items):
+        return [item for item in items if start <= item["start"] < stop]
+
+    def shifted(item, keys):
+        return {**item, **{k: item[k] - start for k in keys}}
+
+    return {
+        "sections": [shifted(s, ("start", "end")) for s in inside(meta["sections"])],
+        "music": [shifted(m, ("start", "end")) for m in inside(meta["music"])],
+        "rounds": [{**shifted(r, ("start", "end")), "jie": [t - start for t in r["jie"]],
+                    "strokes": [t - start for t in r["strokes"]]}
+                   for r in inside(meta["rounds"])],
+    }
 
 
 def _section_id(sheet: CueSheet, name: str) -> str:

@@ -78,7 +78,7 @@ def _draw_whole(ax, performance: Performance, *, cjk: bool) -> None:
     ax.text(0, 0.6, "arrow releases", fontsize=7)
     ax.set_ylim(0.3, 3.9)
     ax.set_yticks([])
-    ax.set_xlim(0, performance.duration * minutes)
+    ax.set_xlim(0, max(performance.duration, 1.0) * minutes)
     ax.set_xlabel("minutes from the guests' entry")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in _BASIS_COLOUR.values()]
     handles.append(plt.Rectangle((0, 0), 1, 1, color=_ROUND_COLOUR))

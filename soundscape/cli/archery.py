@@ -15,7 +15,7 @@ __all__ = ["command"]
 @click.command("archery")
 @click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
                                                         path_type=Path))
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the simulation: the same seed as `soundscape render` gives the "
                    "rounds you hear there.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),

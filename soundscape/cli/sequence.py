@@ -16,7 +16,7 @@ __all__ = ["command"]
 @click.command("sequence")
 @click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
                                                         path_type=Path))
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the archery simulation; same seed, same performance.")
 @click.option("--from", "from_section", metavar="SECTION",
               help="First section (id like s18 or name like 樂賓).")
