@@ -6,6 +6,12 @@ the music cues and the voice cues, each quoting its passage with its span in
 ``soundscape.text.Text.chars``. :func:`load` validates everything once and
 reports ``FILE:LINE: what is wrong, the bad value, what is accepted``; after
 that the sheet is trusted.
+
+Every entry (section, step, layout item, music and voice cue) read by
+:func:`load` carries ``line``, the 1-based line of its ``[[table]]`` header in
+the file (0 when made in code), so that later modules can report
+``f"{sheet.path}:{cue.line}: …"`` about an entry. ``line`` is not part of
+equality and is not saved.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ class Section:
     id: str
     name: str
     span: Span
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +92,7 @@ class Step:
     place: str
     quote: str
     span: Span
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +115,7 @@ class LayoutItem:
     facing: str = ""
     struck_face: str = ""
     note: str = ""
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +139,7 @@ class MusicCue:
     span: Span
     forces: tuple[tuple[str, int], ...] = ()
     note: str = ""
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +158,7 @@ class VoiceCue:
     quote: str
     span: Span
     as_in: str = ""
+    line: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +276,10 @@ class _Checker:
     def fail(self, key: str | None, message: str) -> None:
         line = self.locator.line(self.table, self.index, key)
         raise CueSheetError(f"{self.source}:{line}: {message}")
+
+    def line(self) -> int:
+        """The line of this entry's ``[[table]]`` header."""
+        return self.locator.line(self.table, self.index)
 
     def where(self) -> str:
         id_ = self.entry.get("id") if isinstance(self.entry, dict) else None
@@ -410,7 +425,7 @@ def _text_info(c: _Checker) -> TextInfo:
 
 def _section(c: _Checker, length: int) -> Section:
     c.keys(("id", "name", "span"))
-    return Section(c.string("id"), c.string("name"), c.span(length))
+    return Section(c.string("id"), c.string("name"), c.span(length), line=c.line())
 
 
 def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
@@ -424,7 +439,7 @@ def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
     actions = {words.name("action", i) for i in words.ids("action")}
     return Step(c.string("id"), section, actor, c.string("action", choices=actions),
                 c.string("place", default="", choices=set(words.ids("place"))),
-                c.string("quote"), c.span(length, sections[section]))
+                c.string("quote"), c.span(length, sections[section]), line=c.line())
 
 
 def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
@@ -452,7 +467,7 @@ def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
         side=c.string("side", default="", choices=DIRECTIONS),
         facing=c.string("facing", default="", choices=DIRECTIONS),
         struck_face=c.string("struck_face", default="", choices=DIRECTIONS),
-        note=c.string("note", default=""))
+        note=c.string("note", default=""), line=c.line())
 
 
 def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> MusicCue:
@@ -476,7 +491,7 @@ def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> 
         c.string("kind", choices=set(words.ids("kind"))),
         c.strings("performers", choices=performers), c.integer("repeats", minimum=1),
         start, stop, c.strings("conditions"), c.string("quote"), c.span(length),
-        forces=tuple(forces.items()), note=c.string("note", default=""))
+        forces=tuple(forces.items()), note=c.string("note", default=""), line=c.line())
 
 
 def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> VoiceCue:
@@ -491,7 +506,7 @@ def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> V
         c.string("what", choices=set(words.ids("voice_what"))),
         c.string("degree", choices=degrees), c.string("step", choices=steps),
         c.string("place", default="", choices=set(words.ids("place"))),
-        c.string("quote"), c.span(length), as_in=as_in)
+        c.string("quote"), c.span(length), as_in=as_in, line=c.line())
 
 
 # ---------------------------------------------------------------------- saving

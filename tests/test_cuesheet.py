@@ -115,6 +115,22 @@ def test_valid_sheet_loads_with_lookups():
     assert sheet.voice("v2").as_in == "v1"
 
 
+def test_entries_carry_their_source_line():
+    sheet = cuesheet.loads(VALID, source="v.toml")
+    lines = VALID.splitlines()
+
+    def header_lines(table):
+        return [n for n, line in enumerate(lines, start=1) if line == f"[[{table}]]"]
+
+    assert [s.line for s in sheet.sections] == header_lines("section")
+    assert [s.line for s in sheet.steps] == header_lines("step")
+    assert [i.line for i in sheet.layout] == header_lines("layout")
+    assert [m.line for m in sheet.music] == header_lines("music")
+    assert [v.line for v in sheet.voices] == header_lines("voice")
+    assert lines[sheet.music_cue("sixia").line] == 'id = "sixia"'
+    assert lines[sheet.voice("v2").line] == 'id = "v2"'
+
+
 def test_round_trip(tmp_path):
     sheet = cuesheet.loads(VALID)
     path = cuesheet.save(sheet, tmp_path / "a.toml", header="made by a test")

@@ -109,7 +109,7 @@ def test_xiangyinjiu_formulas():
                    ("yuli", "ge"), ("yougeng", "sheng"), ("nanyoujiayu", "ge"),
                    ("chongqiu", "sheng"), ("nanshanyoutai", "ge"), ("youyi", "sheng"),
                    ("guanju", "he"), ("getan", "he"), ("juaner", "he"),
-                   ("quechao", "he"), ("caifan", "he"), ("caiping", "he")]
+                   ("quechao", "he"), ("caifan", "he"), ("caipin", "he")]
     starts = [m.start for m in sheet.music]
     assert len(set(starts)) == len(starts)  # each piece its own step, in order
 
@@ -133,6 +133,28 @@ def test_no_music_gives_empty_sheet(tmp_path):
     assert "no music found" in result.output
     sheet = cuesheet.load(out)
     assert sheet.music == () and sheet.voices == () and len(sheet.steps) >= 2
+
+
+def test_derive_without_arguments_writes_under_the_working_folder(tmp_path, monkeypatch):
+    bundled = cuesheet.bundled_path()
+    before = bundled.stat().st_mtime_ns
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["derive"])
+    assert result.exit_code == 0, result.output
+    written = tmp_path / "cues" / "dashe.toml"
+    assert written.is_file()
+    assert written.read_bytes() == bundled.read_bytes()  # the committed sheet is derive's output
+    assert bundled.stat().st_mtime_ns == before
+
+
+def test_cli_cues_table_keeps_one_line_per_cue(tmp_path):
+    sheet = derive(text.parse("賓及庭奏肆\n夏賓升樂闋\n", source="inline"))
+    assert sheet.music[0].quote == "奏肆\n夏"  # a quote that crosses a line break
+    out = cuesheet.save(sheet, tmp_path / "n.toml")
+    result = CliRunner().invoke(cli, ["cues", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [r for r in result.output.splitlines() if "肆" in r]
+    assert len(rows) == 1 and "奏肆 夏" in rows[0] and "樂闋" in rows[0], result.output
 
 
 def test_cli_cues_table(tmp_path):

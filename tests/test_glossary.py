@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from soundscape import glossary
+from soundscape import glossary, repertoire
 
 
 def test_architecture_ids_exist():
@@ -29,3 +29,10 @@ def test_lookup_through_variants():
 def test_longest_first_order():
     terms = glossary.load().terms_longest_first("piece")
     assert terms.index("南陔") < terms.index("陔")
+
+
+def test_piece_ids_match_the_repertoire_files():
+    g = glossary.load()
+    for piece_id in repertoire.list_pieces():
+        title = repertoire.load_piece(piece_id).title
+        assert g.id_of("piece", title) == piece_id, (piece_id, title)

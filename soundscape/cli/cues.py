@@ -20,7 +20,13 @@ def _pad(s: str, width: int) -> str:
     return s + " " * max(0, width - _width(s))
 
 
+def _cell(s: str) -> str:
+    """One line: runs of whitespace (newlines in quotes included) become one space."""
+    return " ".join(s.split())
+
+
 def _table(rows: list[list[str]]) -> str:
+    rows = [[_cell(c) for c in r] for r in rows]
     widths = [max(_width(r[i]) for r in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(_pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
                      for r in rows)

@@ -9,22 +9,27 @@ import click
 from soundscape import cuesheet, text
 from soundscape.derive import derive
 
-__all__ = ["command"]
+__all__ = ["DEFAULT_OUTPUT", "command"]
+
+# Relative: resolved against the working directory, so an installed package is never written.
+DEFAULT_OUTPUT = Path("cues") / "dashe.toml"
 
 
 @click.command("derive")
 @click.argument("source", required=False, type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Cue sheet to write (default: cues/dashe.toml for the bundled text, "
-                   "else the text's name with .toml beside it).")
+              help="Cue sheet to write (default: cues/dashe.toml under the current folder "
+                   "for the bundled text, else the text's name with .toml beside it).")
 def command(source: Path | None, output: Path | None) -> None:
     """Derive a cue sheet (sections, steps, layout, music, voices) from TEXT.
 
-    With no TEXT, derive it from the bundled 大射儀 經文 and write cues/dashe.toml.
+    With no TEXT, derive it from the bundled 大射儀 經文 and write cues/dashe.toml
+    relative to the current folder (run from a checkout's root, that is the
+    committed sheet; never the copy inside an installed package).
     """
     if source is None:
         loaded, text_id, title = text.load_bundled(), "dashe", "大射儀"
-        target = output or cuesheet.bundled_path()
+        target = output or DEFAULT_OUTPUT
     else:
         loaded, text_id, title = text.load(source), source.stem, source.stem
         target = output or source.with_suffix(".toml")
