@@ -16,9 +16,12 @@ The rules that turn the words into metres, all with spacings from
   entry that would is moved south (the walk in front of the steps).
 - Facing: as written; else the struck face; else that of the entry it is
   measured from (皆南陳: the racks south of 笙磬 face as it does); else north.
-- Racks hang across their facing; their members (16 bells or stones, see
-  site.toml) spread evenly along the rack, member 0 at the north (or west) end,
-  the head of a 南陳 line. Drum bodies lie along the normal of the struck face.
+- Racks hang across their facing, one bell or stone for each pitch of the
+  instrument file's ``pitches`` (one 堵 of 16: the twelve 律 and four 清聲),
+  spread evenly along the rack in that order, member 0 (the lowest) at the
+  north (or west) end, the head of a 南陳 line; ``member_for(pitch)`` finds
+  the one that sounds a pitch. Drum bodies lie along the normal of the struck
+  face.
 
 A user's ``[layout."<id>"]`` overrides (site.layout_overrides) move one entry
 after all the others are placed, so nothing else moves with it.
@@ -31,9 +34,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from soundscape.errors import SiteError
+from soundscape.errors import SiteError, TuningError
+from soundscape.instruments import load_instrument
 from soundscape.performance import Source
 from soundscape.site import COMPASS, Site, compass
+from soundscape.tuning import parse_name
 
 __all__ = ["RELATIONS", "PlacedInstrument", "place", "sources"]
 
@@ -81,6 +86,9 @@ class PlacedInstrument:
         How it was placed (the relation, or the override that moved it).
     quote : str
         The passage of the 設樂 that places it.
+    pitches : tuple of str
+        The 律 name each member sounds, in member order (empty for an
+        instrument without a pitch set: a drum, the 鑮, the pipes).
     """
 
     id: str
@@ -99,6 +107,37 @@ class PlacedInstrument:
     relation: str
     basis: str
     quote: str = ""
+    pitches: tuple[str, ...] = ()
+
+    def member_for(self, pitch_name: str) -> Vec3:
+        """Where the bell or stone that sounds ``pitch_name`` hangs, metres.
+
+        Parameters
+        ----------
+        pitch_name : str
+            A 律 name with its octave prefix (``清黃鍾``); variant spellings are
+            accepted (``清黄钟``, ``清黃``).
+
+        Returns
+        -------
+        Vec3
+            The member sounding that pitch; for an instrument without a pitch set
+            (one body: the 鑮, a drum) its only member.
+
+        Raises
+        ------
+        SiteError
+            Naming the rack, the pitch and the rack's pitches, when no member
+            sounds it.
+        """
+        if not self.pitches:
+            return self.members[0]
+        wanted = _pitch_key(pitch_name)
+        for name, where in zip(self.pitches, self.members, strict=True):
+            if wanted is not None and _pitch_key(name) == wanted:
+                return where
+        raise SiteError(f"layout {self.id!r} ({self.name}): no bell or stone sounds "
+                        f"{pitch_name!r}; its pitches: {', '.join(self.pitches)}")
 
     def member_position(self, index: int) -> Vec3:
         """Where bell or stone ``index`` (0 = the north or west end) hangs, metres."""
@@ -154,7 +193,7 @@ def place(layout: Iterable[Any], site: Site) -> dict[str, PlacedInstrument]:
     for id_ in _order(entries):
         placed[id_] = _place_one(entries[id_], entries, placed, site)
     for id_, move in site.layout_overrides.items():
-        placed[id_] = _apply_override(placed[id_], move, site)
+        placed[id_] = _apply_override(placed[id_], move)
     _check_positions(placed, site)
     return {id_: placed[id_] for id_ in entries}
 
@@ -204,6 +243,16 @@ def _order(entries: Mapping[str, Any]) -> list[str]:
     for id_ in entries:
         visit(id_, ())
     return done
+
+
+# Pitches -------------------------------------------------------------------
+
+def _pitch_key(name: str) -> tuple[str, int] | None:
+    """The canonical (律, octave) of a pitch name, or None when it names no pitch."""
+    try:
+        return parse_name(name)
+    except TuningError:
+        return None
 
 
 # Geometry ------------------------------------------------------------------
@@ -313,12 +362,14 @@ def _placed(entry: Any, site: Site, position: Vec3, facing: Vec3, struck: Vec3 |
             axis: Vec3, basis: str) -> PlacedInstrument:
     size = site.instruments[entry.instrument]
     prefix = site.group_names.get(entry.group, "")
+    pitches = load_instrument(entry.instrument).pitches if size.kind == "rack" else ()
     return PlacedInstrument(
         id=entry.id, name=f"{prefix} {entry.name}".strip(), roman=entry.id.replace(".", " "),
         instrument=entry.instrument, group=entry.group, position=position, facing=facing,
         struck_face=struck, axis=axis, length=size.length, depth=size.depth,
-        members=_members(position, axis, size.length, size.members), kind=size.kind,
-        relation=entry.relation, basis=basis, quote=getattr(entry, "quote", "") or "")
+        members=_members(position, axis, size.length, len(pitches) or 1), kind=size.kind,
+        relation=entry.relation, basis=basis, quote=getattr(entry, "quote", "") or "",
+        pitches=pitches)
 
 
 def _members(centre: Vec3, axis: Vec3, length: float, count: int) -> tuple[Vec3, ...]:
@@ -330,7 +381,7 @@ def _members(centre: Vec3, axis: Vec3, length: float, count: int) -> tuple[Vec3,
     return tuple(out)
 
 
-def _apply_override(item: PlacedInstrument, move: Any, site: Site) -> PlacedInstrument:
+def _apply_override(item: PlacedInstrument, move: Any) -> PlacedInstrument:
     position = tuple(move.absolute.get(axis, item.position[i]) + move.shift[i]
                      for i, axis in enumerate("xyz"))
     facing, struck = item.facing, item.struck_face
@@ -342,11 +393,10 @@ def _apply_override(item: PlacedInstrument, move: Any, site: Site) -> PlacedInst
     if move.struck_face:
         struck = compass(move.struck_face, key=f"{key}.struck_face")
     axis = _axis(item.kind, facing, struck)
-    size = site.instruments[item.instrument]
     return PlacedInstrument(
         item.id, item.name, item.roman, item.instrument, item.group, position, facing, struck,
-        axis, item.length, item.depth, _members(position, axis, item.length, size.members),
-        item.kind, item.relation, f"moved by {move.source}", item.quote)
+        axis, item.length, item.depth, _members(position, axis, item.length, len(item.members)),
+        item.kind, item.relation, f"moved by {move.source}", item.quote, item.pitches)
 
 
 def _check_positions(placed: Mapping[str, PlacedInstrument], site: Site) -> None:

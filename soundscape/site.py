@@ -236,12 +236,12 @@ class InstrumentSize:
     """How an instrument of one kind takes up space (metres).
 
     ``kind`` is ``rack`` (hangs along a frame across its facing), ``drum`` (body
-    along the normal of its struck face) or ``thing``; ``members`` is how many
-    bells or stones hang on one rack.
+    along the normal of its struck face) or ``thing``. How many bells or stones
+    hang on a rack is not a size: it is the pitch set of the instrument file
+    (``orchestra.place`` hangs one member per pitch).
     """
 
     kind: str
-    members: int
     length: float
     depth: float
     height: float
@@ -515,8 +515,6 @@ def _merge_entry(data: dict[str, Any], table: str, id_: str, entry: Any, path: s
                             "place; set x, y or z instead")
         if name == "facing":
             compass(value, key=f"{path}: {key}.facing")
-        elif name == "members":
-            _count(value, key=f"{path}: {key}.members")
         elif name not in ("kind", "note"):
             parse_length(value, chi_m=chi_m, key=f"{path}: {key}.{name}")
         base[name] = value
@@ -541,12 +539,6 @@ def _layout_override(id_: str, entry: Any, path: str, chi_m: float) -> LayoutOve
                           entry.get("facing"), entry.get("struck_face"))
 
 
-def _count(value: Any, *, key: str) -> int:
-    if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-        raise SiteError(f"{key}: {value!r} must be a whole number >= 1")
-    return value
-
-
 def _build(data: dict[str, Any], origin: dict[str, str], layout: dict[str, LayoutOverride],
            chi_m: float, source: str, data_path: str) -> Site:
     def length(value: Any, key: str) -> float:
@@ -562,7 +554,7 @@ def _build(data: dict[str, Any], origin: dict[str, str], layout: dict[str, Layou
                for id_, t in data["targets"].items()}
     places = _build_places(data["places"], targets, origin, chi_m)
     instruments = {id_: InstrumentSize(
-        spec["kind"], _count(spec["members"], key=f"instruments.{id_}.members"),
+        spec["kind"],
         *(length(spec[k], f"instruments.{id_}.{k}") for k in ("length", "depth", "height")),
         spec.get("note", "")) for id_, spec in data["instruments"].items()}
     performers = tuple(zip(data["performers"]["members"], data["performers"]["names"],

@@ -7,9 +7,13 @@ from types import SimpleNamespace
 import pytest
 
 from soundscape import orchestra
+from soundscape.arrange import arrange
 from soundscape.errors import SiteError
+from soundscape.instruments import load_instrument
 from soundscape.performance import Source
+from soundscape.repertoire import list_pieces, load_piece
 from soundscape.site import load_site
+from soundscape.tuning import default_tuning
 
 
 def entry(id_, name, instrument, group, relation, of, *, facing="", struck_face="", side=""):
@@ -97,7 +101,7 @@ def test_nothing_overlaps_and_all_stand_in_the_court(placed, site):
 def test_racks_hang_their_members_north_to_south(placed, site):
     rack = placed["east.shengzhong"]
     size = site.instruments["bianzhong"]
-    assert len(rack.members) == size.members == 16  # 賈疏 十六枚而在一虡
+    assert len(rack.members) == 16  # 賈疏 十六枚而在一虡
     ys = [rack.member_position(i)[1] for i in range(16)]
     assert ys == sorted(ys, reverse=True)
     assert ys[0] - ys[-1] == pytest.approx(size.length * 15 / 16)
@@ -105,6 +109,55 @@ def test_racks_hang_their_members_north_to_south(placed, site):
     with pytest.raises(SiteError, match="out of range"):
         rack.member_position(16)
     assert len(placed["east.bo"].members) == 1  # 鑮 不編
+
+
+@pytest.mark.parametrize("rack_id", ["east.shengqing", "east.shengzhong", "west.songqing",
+                                     "west.zhong"])
+def test_every_pitch_of_a_rack_has_its_own_member(placed, rack_id):
+    rack = placed[rack_id]
+    pitches = load_instrument(rack.instrument).pitches
+    assert rack.pitches == pitches
+    assert len(rack.members) == len(pitches)
+    where = [rack.member_for(name) for name in pitches]
+    assert where == list(rack.members)  # member i sounds pitch i, each its own place
+    assert len(set(where)) == len(pitches)
+    assert rack.member_for("清黄钟") == rack.member_for("清黃鍾")  # variant spellings
+
+
+def test_every_pitch_the_bell_parts_play_hangs_on_the_racks(placed):
+    tuning = default_tuning()
+    played = set()
+    for piece_id in list_pieces():
+        for note in arrange(load_piece(piece_id), tuning=tuning).notes():
+            if note.instrument in ("bianzhong", "bianqing") and note.pitch is not None:
+                played.add((note.instrument, note.pitch.name))
+    assert ("bianzhong", "清太簇") in played  # 肆夏, 陔夏, 驁夏 reach 清太簇
+    for item in placed.values():
+        for instrument, name in played:
+            if item.instrument == instrument:
+                assert item.member_for(name) in item.members
+
+
+def test_member_for_names_the_rack_and_its_pitches_when_none_sounds(placed):
+    rack = placed["west.zhong"]
+    with pytest.raises(SiteError) as error:
+        rack.member_for("倍黃鍾")
+    message = str(error.value)
+    for word in ("west.zhong", "倍黃鍾", "黃鍾, 大呂", "清夾鍾"):
+        assert word in message
+    with pytest.raises(SiteError, match="'宮'"):
+        rack.member_for("宮")
+    assert placed["east.bo"].member_for("倍黃鍾") == placed["east.bo"].position  # one body
+
+
+def test_a_moved_rack_keeps_its_pitches_in_place(tmp_path, placed):
+    path = tmp_path / "move.toml"
+    path.write_text('[layout."east.shengzhong"]\ndx = "2 尺"\n', encoding="utf-8")
+    moved = orchestra.place(LAYOUT, load_site(overrides=path))["east.shengzhong"]
+    before = placed["east.shengzhong"]
+    for name in before.pitches:
+        shift = moved.member_for(name)[0] - before.member_for(name)[0]
+        assert shift == pytest.approx(2 * 0.231)
 
 
 def test_sources_carry_position_facing_and_struck_face(placed):

@@ -129,6 +129,7 @@ def test_override_moves_one_place_and_its_dependants(tmp_path):
     ('[spacing]\nwidth = "1 尺"\n', ["spacing.width", "known"]),
     ('[stage]\nx = 1\n', ["[stage]", "accepted"]),
     ('[layout."east.bo"]\nsize = "1 尺"\n', ["layout.east.bo.size", "accepted"]),
+    ('[instruments.bianzhong]\nmembers = 20\n', ["instruments.bianzhong.members", "accepted"]),
 ])
 def test_bad_overrides_name_the_key(tmp_path, text, words):
     path = tmp_path / "bad.toml"
