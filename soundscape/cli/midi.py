@@ -19,22 +19,24 @@ __all__ = ["command"]
 @click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
               show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
               "12tet: nearest key (rehearsal).")
-@click.option("--listener", "place", default=None,
-              help="Place id where the listener stands (pan and volume); none: no pan.")
-@click.option("--from", "from_section", default=None, help="First section id.")
-@click.option("--to", "to_section", default=None, help="Last section id.")
-@click.option("--seed", default=0, show_default=True, type=int)
-def command(cues: Path | None, output: Path, tuning_mode: str, place: str | None,
+@click.option("--listener", "place", default="gong_wei", show_default=True,
+              help="Place id where the listener sits (pan and volume from there, as "
+              "`soundscape render` hears it); none: no pan or volume.")
+@click.option("--from", "from_section", default=None,
+              help="First section (id like s18 or name like 樂賓).")
+@click.option("--to", "to_section", default=None, help="Last section (id or name).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
             from_section: str | None, to_section: str | None, seed: int) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
-    from soundscape import sequence, spatial
+    from soundscape import sequence, site, spatial
 
-    performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
-                                             to_section=to_section)
+    courtyard = site.load_site()
     listener = None
-    if place is not None:
-        from soundscape import site
-        seat = site.load_site().listener(place)  # ear height and facing (the duke faces west)
+    if place != "none":
+        seat = courtyard.listener(place)  # ear height and facing (the duke faces west)
         listener = spatial.Listener(seat.position, seat.facing)
+    performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
+                                             to_section=to_section, site=courtyard)
     path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
     click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
