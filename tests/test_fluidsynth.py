@@ -1,4 +1,4 @@
-"""Real client: FluidSynth renders our MIDI; the rendered pitch follows the MTS tuning."""
+"""Real client: FluidSynth renders our MIDI of the rite in time; the pitch follows MTS."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile
+from scipy.signal import find_peaks
 
-from soundscape import midi
+from soundscape import midi, sequence, site
 from soundscape.performance import Event, Marker, Performance, Source
 from soundscape.spatial import Listener
 from soundscape.tuning import Tuning
@@ -21,6 +22,7 @@ RATE = 48000
 pytestmark = pytest.mark.skipif(shutil.which("fluidsynth") is None or not SOUNDFONT.is_file(),
                                 reason="needs Debian fluidsynth and fluid-soundfont-gm")
 
+FACING_NORTH = Listener((0.0, 0.0, 1.6), "north")
 TUNING = Tuning.sanfen_sunyi("zeng")  # 黃鍾 ≈ 32 cents below G♯3: far from the 12-TET grid
 
 
@@ -34,9 +36,10 @@ def _one_note(instrument: str, name: str) -> Performance:
     return Performance.build(events, markers, sources)
 
 
-def _render(performance: Performance, tmp_path: Path, mode: str) -> np.ndarray:
-    path = midi.write_midi(performance, tmp_path / f"{mode}.mid",
-                           listener=Listener((0.0, 0.0, 1.6), "north"), tuning_mode=mode)
+def _render(performance: Performance, tmp_path: Path, mode: str,
+            listener: Listener = FACING_NORTH) -> np.ndarray:
+    path = midi.write_midi(performance, tmp_path / f"{mode}.mid", listener=listener,
+                           tuning_mode=mode)
     wav = tmp_path / f"{mode}.wav"
     run = subprocess.run(["fluidsynth", "-ni", "-F", str(wav), "-r", str(RATE), str(SOUNDFONT),
                           str(path)], capture_output=True, text=True, timeout=60, check=True)
@@ -90,3 +93,30 @@ def test_bell_follows_the_tuning(tmp_path, mode):
 
 def midi_hz(key: int) -> float:
     return 440.0 * 2 ** ((key - 69) / 12)
+
+
+def _onsets(audio: np.ndarray) -> np.ndarray:
+    """Onset times (s): peaks of the rise in log energy over 10 ms windows, 2 ms hops."""
+    hop, window = int(0.002 * RATE), int(0.010 * RATE)
+    frames = np.lib.stride_tricks.sliding_window_view(audio, window)[::hop]
+    level = np.log10((frames ** 2).mean(axis=1) + 1e-12)
+    rise = np.maximum(np.diff(level), 0.0)
+    peaks, _ = find_peaks(rise, height=0.1, distance=int(0.3 / 0.002))
+    return (peaks + 1) * hop / RATE + window / RATE / 2
+
+
+def test_section_of_the_rite_renders_in_time(tmp_path):
+    # 樂賓 (s18): its first minute of music, 鹿鳴 sung to four 瑟, heard from the duke's seat.
+    rite = sequence.perform_from_file(from_section="s18", to_section="s18")
+    start = rite.events[0].time - 2.0
+    minute = rite.between(start, start + 60.0)
+    seat = site.load_site().listener("gong_wei")
+    audio = _render(minute, tmp_path, "mts", Listener(seat.position, seat.facing))
+    onsets = np.array(sorted({e.time for e in minute.events}))
+    assert len(onsets) > 20 and {e.pitch is not None for e in minute.events} == {True}
+    first = int(np.argmax(np.abs(audio) > 1e-3)) / RATE
+    assert abs(first - onsets[0]) < 0.020, f"first sound at {first:.4f} s, note at {onsets[0]}"
+    assert np.abs(audio[: int((onsets[0] - 0.02) * RATE)]).max() < 1e-4  # dither only
+    heard = _onsets(audio)
+    missed = [t for t in onsets if np.min(np.abs(heard - t)) > 0.020]
+    assert len(missed) <= 0.1 * len(onsets), f"no onset within 20 ms of {missed}"
