@@ -41,6 +41,7 @@ __all__ = [
     "Tuning",
     "canonical_degree",
     "canonical_lu",
+    "canonical_name",
     "default_tuning",
     "parse_name",
     "to_gongche",
@@ -138,6 +139,12 @@ def parse_name(name: str) -> tuple[str, int]:
     if not text:
         raise TuningError(f"pitch name {name!r} has an octave prefix but no 律")
     return canonical_lu(text), octave
+
+
+def canonical_name(name: str) -> str:
+    """The canonical pitch name of a name with variants (``清黄钟`` → ``清黃鍾``)."""
+    lu, octave = parse_name(name)
+    return Pitch(lu, octave, 1.0).name
 
 
 def canonical_degree(degree: str) -> str:

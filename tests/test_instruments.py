@@ -108,3 +108,35 @@ level = 0.5
     audio = render_note(load_instrument(path), hz=None, velocity=0.8, duration=0.01,
                         articulation="hit", sample_rate=1000, rng=np.random.default_rng(0))
     assert audio.tolist() == [0.4] + [0.0] * 9
+
+
+BELLS = (Path(__file__).resolve().parent.parent / "instruments" / "bianzhong.toml").read_text(
+    encoding="utf-8").replace('id = "bianzhong"', 'id = "test_bells"')
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [(('"林鍾" = 1.25', '"林鍾鼓" = 1.25'), r"params.b_ratios.林鍾鼓 is not a pitch name"),
+     (('"林鍾" = 1.25', '"林鍾" = 2.5'), r"params.b_ratios.林鍾 = 2.5 must lie in \[1.0, 2.0\]"),
+     (('"林鍾" = 1.25', '"林鍾" = "major"'), r"params.b_ratios.林鍾 = 'major' must be a number")],
+)
+def test_bad_b_ratios_name_the_file_and_key(tmp_path, change, message):
+    old, new = change
+    assert old in BELLS
+    path = write(tmp_path, BELLS.replace(old, new), name="test_bells")
+    with pytest.raises(InstrumentError, match=f"test_bells.toml: {message}"):
+        load_instrument(path)
+
+
+def test_b_ratios_need_a_b_tone(tmp_path):
+    chimes = (Path(__file__).resolve().parent.parent / "instruments" / "bianqing.toml").read_text(
+        encoding="utf-8").replace('id = "bianqing"', 'id = "test_chimes"')
+    path = write(tmp_path, chimes + '\n[params.b_ratios]\n"黃鍾" = 1.25\n', name="test_chimes")
+    with pytest.raises(InstrumentError, match=r"params\.b_ratios is given but no partial has"):
+        load_instrument(path)
+
+
+def test_a_pitch_name_that_names_no_pitch_is_refused():
+    with pytest.raises(InstrumentError, match="bianzhong: pitch '宮'"):
+        render_note(load_instrument("bianzhong"), hz=261.6, velocity=0.8, duration=0.1,
+                    articulation="A", sample_rate=8000, rng=np.random.default_rng(0), pitch="宮")

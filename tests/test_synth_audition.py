@@ -28,6 +28,7 @@ def test_bell_programme_is_each_bell_a_then_b():
     for a, b, name in zip(notes[::2], notes[1::2], bells.pitches, strict=True):
         assert (a.articulation, b.articulation) == ("A", "B")
         assert a.hz == b.hz == default_tuning().pitch(name).hz and b.time > a.time
+        assert a.pitch == b.pitch == name  # each bell its own B interval, whatever the tuning
 
 
 def test_drum_roll_grows_from_soft_to_loud():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,23 +55,57 @@ def test_every_member_of_a_set_sounds_its_tuned_pitch(instrument_id, tuning):
         assert abs(error) < 5.0, f"{instrument_id} {name} {hz:.2f} Hz off by {error:+.2f} cents"
 
 
-def test_bell_b_tone_is_the_published_third_above_the_a_tone():
-    params = load_instrument("bianzhong").params
-    expected = 1200.0 * math.log2(params["b_ratio"])  # Shen's minor third 1.2 = 315.6 cents
-    assert expected == pytest.approx(315.64, abs=0.01)
-    for name in ("倍南呂", "黃鍾", "清姑洗"):
-        a_hz = default_tuning().pitch(name).hz
-        stroke_a = render("bianzhong", a_hz, "A")
-        stroke_b = render("bianzhong", a_hz, "B")
-        a_tone = peak_hz(stroke_a, a_hz, search_cents=100)
-        b_tone = peak_hz(stroke_b, a_hz * 1.2, search_cents=100)
-        interval = cents(b_tone, a_tone)
-        assert abs(interval - expected) < 5.0, f"{name}: A/B interval {interval:.1f} cents"
+def b_interval(instrument, a_hz: float, ratio: float, **pitch) -> float:
+    """The measured A-tone → B-tone interval of one bell, cents."""
+    strokes = {art: render_note(instrument, hz=a_hz, velocity=0.8, duration=1.0,
+                                articulation=art, sample_rate=RATE,
+                                rng=np.random.default_rng(1), **pitch) for art in "AB"}
+    a_tone = peak_hz(strokes["A"], a_hz, search_cents=100)
+    b_tone = peak_hz(strokes["B"], a_hz * ratio, search_cents=60)
+    return cents(b_tone, a_tone)
+
+
+@pytest.mark.parametrize(("name", "ratio"), [
+    ("黃鍾", 1.25), ("姑洗", 1.2), ("林鍾", 1.25), ("夷則", 1.2), ("清太簇", 1.25)])
+def test_bell_b_tone_is_the_published_third_above_the_a_tone(name, ratio):
+    """Shen's major (1.25, 386.3 cents) or minor (1.2, 315.6 cents) third, bell by bell."""
+    bells = load_instrument("bianzhong")
+    assert bells.params["b_ratios"].get(name, bells.params["b_ratio"]) == ratio
+    interval = b_interval(bells, default_tuning().pitch(name).hz, ratio)
+    assert abs(interval - 1200.0 * math.log2(ratio)) < 5.0, f"{name}: {interval:.1f} cents"
+
+
+MIXED_THIRDS = {"黃鍾": 1.25, "太簇": 1.19, "姑洗": 1.2, "清黄钟": 1.26}
+
+
+def mixed_bells(tmp_path):
+    text = Path(load_instrument("bianzhong").path).read_text(encoding="utf-8")
+    head, rest = text.split("[params.b_ratios]", 1)
+    rest = rest[rest.index("[[params.partials]]"):]
+    table = "".join(f'"{name}" = {ratio}\n' for name, ratio in MIXED_THIRDS.items())
+    path = tmp_path / "mixed.toml"
+    path.write_text(head.replace('id = "bianzhong"', 'id = "mixed"') + "[params.b_ratios]\n"
+                    + table + "\n" + rest, encoding="utf-8")
+    return load_instrument(path)
+
+
+@pytest.mark.parametrize("tuning", [default_tuning(), Tuning.equal("zeng")],
+                         ids=["by-hz-default", "by-name-zeng"])
+def test_a_set_given_mixed_thirds_sounds_each_bells_own_interval(tmp_path, tuning):
+    """Each bell's own b_ratio (by pitch name, variants accepted), the rest the default."""
+    bells = mixed_bells(tmp_path)
+    expected = {"黃鍾": 1.25, "太簇": 1.19, "姑洗": 1.2, "清黃鍾": 1.26, "南呂": 1.2}
+    for name, ratio in expected.items():
+        pitch = {} if tuning == default_tuning() else {"pitch": name}
+        interval = b_interval(bells, tuning.pitch(name).hz, ratio, **pitch)
+        want = 1200.0 * math.log2(ratio)
+        assert abs(interval - want) < 5.0, f"{name}: {interval:.1f} cents, want {want:.1f}"
 
 
 def test_each_stroke_drives_its_own_tone():
     a_hz = default_tuning().pitch("林鍾").hz
-    for stroke, own, other in (("A", a_hz, a_hz * 1.2), ("B", a_hz * 1.2, a_hz)):
+    b_hz = a_hz * load_instrument("bianzhong").params["b_ratios"]["林鍾"]
+    for stroke, own, other in (("A", a_hz, b_hz), ("B", b_hz, a_hz)):
         audio = render("bianzhong", a_hz, stroke)
         spectrum = np.abs(np.fft.rfft(audio[:RATE] * np.hanning(RATE)))
         level = {f: spectrum[round(f)] for f in (own, other)}  # 1 Hz bins

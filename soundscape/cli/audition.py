@@ -27,7 +27,8 @@ __all__ = ["command", "demo_notes", "render_demo"]
 
 @dataclass(frozen=True, slots=True)
 class DemoNote:
-    """One note of an audition: onset and length in seconds, pitch in Hz (None: own)."""
+    """One note of an audition: onset and length in seconds, pitch in Hz (None: own),
+    and for a member of a set the 律 name it sounds."""
 
     time: float
     duration: float
@@ -35,6 +36,7 @@ class DemoNote:
     velocity: float
     articulation: str
     lyric: str | None = None
+    pitch: str | None = None
 
 
 def demo_notes(instrument: Instrument, *, tuning: Tuning, gong: str) -> list[DemoNote]:
@@ -51,9 +53,9 @@ def _programme(instrument: Instrument, *, tuning: Tuning, gong: str) -> Iterator
         step = 1.4 if {"A", "B"} <= set(arts) else 0.7
         for i, name in enumerate(instrument.pitches):
             hz = tuning.pitch(name).hz
-            yield DemoNote(i * step, 0.5, hz, 0.8, arts[0])
+            yield DemoNote(i * step, 0.5, hz, 0.8, arts[0], pitch=name)
             if {"A", "B"} <= set(arts):
-                yield DemoNote(i * step + 0.7, 0.5, hz, 0.8, "B")
+                yield DemoNote(i * step + 0.7, 0.5, hz, 0.8, "B", pitch=name)
         return
     if "shake" in arts:
         for i, velocity in enumerate((0.3, 0.6, 1.0)):
@@ -123,7 +125,7 @@ def render_demo(instrument: Instrument, notes: list[DemoNote], *, sample_rate: i
     sounds = [(round(n.time * sample_rate),
                render_note(instrument, hz=n.hz, velocity=n.velocity, duration=n.duration,
                            articulation=n.articulation, sample_rate=sample_rate, rng=rng,
-                           lyric=n.lyric)) for n in notes]
+                           lyric=n.lyric, pitch=n.pitch)) for n in notes]
     mix = np.zeros(max(start + sound.size for start, sound in sounds) + sample_rate // 4)
     for start, sound in sounds:
         mix[start:start + sound.size] += sound

@@ -3,10 +3,14 @@
 A stroke excites a set of inharmonic modes, each a decaying sine. The modes come
 in families: ``A`` (relative to the A-tone, 正鼓 strike), ``B`` (relative to the
 B-tone, 側鼓 strike, ``b_ratio`` above the A-tone) and ``common`` (excited by any
-stroke). The stroke drives its own family at full level and the other at
-``cross_db`` (acoustics.md §1.3: the two tones of a two-tone bell are separate
-mode families; traces of the other persist). A chime or single-tone instrument
-has only ``A`` and ``common`` modes and any articulation strikes them.
+stroke). A set whose bells differ (a minor third on some, a major third on
+others, acoustics.md §1.2) gives ``b_ratios``, a table by pitch name that
+:func:`for_pitch` consults for the bell being struck; ``b_ratio`` is the
+interval of every bell the table does not name. The stroke drives its own
+family at full level and the other at ``cross_db`` (acoustics.md §1.3: the
+two tones of a two-tone bell are separate mode families; traces of the other
+persist). A chime or single-tone instrument has only ``A`` and ``common``
+modes and any articulation strikes them.
 
 Decay: the lowest mode rings ``t60_s`` at ``t60_ref_hz`` and scales with pitch
 as ``(t60_ref_hz / hz) ** t60_pitch_exponent`` (big bells ring longer); a mode
@@ -24,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from soundscape.errors import TuningError
 from soundscape.synth._common import (
     bandpass,
     damped_partials,
@@ -35,8 +40,9 @@ from soundscape.synth._common import (
     table,
 )
 from soundscape.synth.params import ParamError
+from soundscape.tuning import canonical_name
 
-__all__ = ["mode_table", "render", "validate"]
+__all__ = ["for_pitch", "mode_table", "prepare", "render", "validate"]
 
 _FAMILIES = ("A", "B", "common")
 
@@ -52,6 +58,9 @@ def validate(params: Mapping[str, Any]) -> None:
         families.add(family)
     if "B" in families:
         number(params, "b_ratio", low=1.0, high=2.0)
+        _b_ratios(params)
+    elif "b_ratios" in params:
+        raise ParamError("b_ratios", "is given but no partial has family 'B'")
     number(params, "t60_s", low=0.01, high=60.0)
     number(params, "t60_ref_hz", low=1.0, high=20000.0)
     number(params, "t60_pitch_exponent", low=0.0, high=3.0)
@@ -60,6 +69,46 @@ def validate(params: Mapping[str, Any]) -> None:
     number(params, "strike_noise_db", low=-120.0, high=0.0)
     number(params, "strike_noise_s", low=0.0005, high=1.0)
     number(params, "brightness", low=0.0, high=4.0, default=0.0)
+
+
+def prepare(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Key ``b_ratios`` by canonical pitch name (``清黄钟`` → ``清黃鍾``)."""
+    return {**params, "b_ratios": _b_ratios(params)} if "b_ratios" in params else dict(params)
+
+
+def for_pitch(params: Mapping[str, Any], pitch_name: str) -> Mapping[str, Any]:
+    """The parameters of the bell that sounds ``pitch_name``: its own ``b_ratio``.
+
+    Parameters
+    ----------
+    params : mapping
+        Prepared ``[params]`` of a modal instrument.
+    pitch_name : str
+        The canonical 律 name of the note (``清黃鍾``).
+
+    Returns
+    -------
+    mapping
+        ``params`` itself, or a copy whose ``b_ratio`` is ``b_ratios[pitch_name]``.
+    """
+    ratio = params.get("b_ratios", {}).get(pitch_name)
+    return params if ratio is None else {**params, "b_ratio": ratio}
+
+
+def _b_ratios(params: Mapping[str, Any]) -> dict[str, float]:
+    """``b_ratios`` checked (pitch names, ratios in [1, 2]) and keyed canonically."""
+    table = params.get("b_ratios", {})
+    if not isinstance(table, Mapping):
+        raise ParamError("b_ratios", "must be a table of pitch name = B/A ratio")
+    out = {}
+    for name in table:
+        try:
+            out[canonical_name(name)] = number(table, name, low=1.0, high=2.0)
+        except TuningError as error:
+            raise ParamError(f"b_ratios.{name}", f"is not a pitch name: {error}") from None
+        except ParamError as error:
+            raise ParamError(f"b_ratios.{name}", error.message) from None
+    return out
 
 
 def mode_table(params: Mapping[str, Any], *, hz: float,
