@@ -404,6 +404,7 @@ def _check_positions(placed: Mapping[str, PlacedInstrument], site: Site) -> None
     blocks = [(f"place {spot.id!r}", spot.position[:2], (spot.size[0] / 2, spot.size[1] / 2))
               for spot in site.places.values() if spot.size and spot.position[2] == 0]
     moved_last = sorted(placed, key=lambda id_: id_ in site.layout_overrides)
+    note = site.overrides_note()
     for id_ in moved_last:
         item = placed[id_]
         x, y, z = item.position
@@ -411,14 +412,14 @@ def _check_positions(placed: Mapping[str, PlacedInstrument], site: Site) -> None
         key = f"{move.source}: layout.{id_}" if move else f"layout {id_!r}"
         where = f"({x:.2f}, {y:.2f}, {z:.2f}) m"
         if not all(math.isfinite(v) for v in item.position) or z < 0:
-            raise SiteError(f"{key}: {where} is not a position above ground")
+            raise SiteError(f"{key}: {where} is not a position above ground{note}")
         if not site.in_courtyard(x, y):
-            raise SiteError(f"{key}: {where} is outside the courtyard walls")
+            raise SiteError(f"{key}: {where} is outside the courtyard walls{note}")
         if site.on_hall(x, y) and z < site.hall.height:
-            raise SiteError(f"{key}: {where} is inside the hall platform")
+            raise SiteError(f"{key}: {where} is inside the hall platform{note}")
         for name, centre, half in blocks:
             if _overlap(item.position[:2], item.half_extent, centre, half):
-                raise SiteError(f"{key}: {where} overlaps {name}")
+                raise SiteError(f"{key}: {where} overlaps {name}{note}")
         blocks.append((f"layout {id_!r}", item.position[:2], item.half_extent))
 
 

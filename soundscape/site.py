@@ -297,6 +297,8 @@ class Site:
     layout_overrides : mapping layout id → LayoutOverride (applied by ``orchestra.place``)
     source : str
         The files it was read from.
+    overridden : mapping dotted key → file
+        Every key a user's override file set (``spacing.gap`` → its path).
     """
 
     chi_m: float
@@ -313,6 +315,7 @@ class Site:
     group_names: Mapping[str, str] = field(default_factory=dict)
     layout_overrides: Mapping[str, LayoutOverride] = field(default_factory=dict)
     source: str = ""
+    overridden: Mapping[str, str] = field(default_factory=dict)
 
     # Units -------------------------------------------------------------
 
@@ -323,6 +326,22 @@ class Site:
     def in_units(self, metres: float, unit: str = "貍步") -> float:
         """``metres`` expressed in ``unit``."""
         return metres / to_metres(1.0, unit, chi_m=self.chi_m)
+
+    def overrides_note(self) -> str:
+        """The override keys that shape the orchestra's layout, for an error message.
+
+        Returns
+        -------
+        str
+            ``" (site override <file> sets spacing.gap, …)"``, or ``""`` when no
+            override file changed a spacing, size or place.
+        """
+        keys: dict[str, list[str]] = {}
+        for key, path in self.overridden.items():
+            if key.split(".", 1)[0] in _SHAPES_LAYOUT:
+                keys.setdefault(path, []).append(key)
+        return "".join(f" (site override {path} sets {', '.join(names)})"
+                       for path, names in keys.items())
 
     # Places ------------------------------------------------------------
 
@@ -447,12 +466,13 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> S
     data = _read_toml(data_path)
     origin = {f"places.{id_}": str(data_path) for id_ in data["places"]}
     layout: dict[str, LayoutOverride] = {}
+    set_by: dict[str, str] = {}
     source = str(data_path)
     if overrides is not None:
         user = _read_toml(Path(overrides))
-        layout = _merge(data, user, str(overrides), origin, chi_m)
+        layout = _merge(data, user, str(overrides), origin, set_by, chi_m)
         source = f"{data_path} + {overrides}"
-    return _build(data, origin, layout, chi_m, source, str(data_path))
+    return _build(data, origin, set_by, layout, chi_m, source, str(data_path))
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -467,11 +487,27 @@ _MERGEABLE = ("places", "targets", "instruments")
 _FLAT = ("spacing", "hall", "stairs", "courtyard")
 _PLACE_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing")
 _LAYOUT_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing", "struck_face")
+_KINDS = ("rack", "drum", "thing")
+#: Tables whose values move or size the placed orchestra (Site.overrides_note).
+_SHAPES_LAYOUT = ("spacing", "instruments", "places", "stairs", "hall", "courtyard")
+#: Lengths that cannot be negative: (table, name or None for all) → (least, may equal it?).
+#: A gap of 0 would let racks and drums touch; a rack, drum or hall has a size.
+_AT_LEAST: Mapping[tuple[str, str | None], tuple[float, bool]] = MappingProxyType({
+    ("spacing", "gap"): (0.0, False), ("spacing", "hall_clearance"): (0.0, True),
+    ("spacing", "lean"): (0.0, True),
+    ("hall", None): (0.0, False), ("stairs", None): (0.0, False),
+    ("courtyard", None): (0.0, False),
+    ("instruments", "length"): (0.0, False), ("instruments", "depth"): (0.0, False),
+    ("instruments", "height"): (0.0, True),
+    ("targets", "hou_zhong"): (0.0, False), ("targets", "band"): (0.0, True),
+    ("targets", "bottom"): (0.0, True),
+})
 
 
-def _merge(data: dict[str, Any], user: dict[str, Any], path: str,
-           origin: dict[str, str], chi_m: float) -> dict[str, LayoutOverride]:
-    """Fold the user's tables into ``data``; return the layout moves."""
+def _merge(data: dict[str, Any], user: dict[str, Any], path: str, origin: dict[str, str],
+           set_by: dict[str, str], chi_m: float) -> dict[str, LayoutOverride]:
+    """Fold the user's tables into ``data``, note in ``set_by`` every key it sets;
+    return the layout moves."""
     accepted = (*_MERGEABLE, *_FLAT, "layout")
     for table, value in user.items():
         if table not in accepted:
@@ -483,9 +519,11 @@ def _merge(data: dict[str, Any], user: dict[str, Any], path: str,
             _check_key(path, f"{table}.{key}", key, data[table])
             parse_length(value, chi_m=chi_m, key=f"{path}: {table}.{key}")
             data[table][key] = value
+            set_by[f"{table}.{key}"] = path
     for table in _MERGEABLE:
         for id_, entry in user.get(table, {}).items():
             _merge_entry(data, table, id_, entry, path, chi_m)
+            set_by.update({f"{table}.{id_}.{name}": path for name in entry})
             if table == "places":
                 origin[f"places.{id_}"] = path
             if table == "targets":
@@ -515,6 +553,9 @@ def _merge_entry(data: dict[str, Any], table: str, id_: str, entry: Any, path: s
                             "place; set x, y or z instead")
         if name == "facing":
             compass(value, key=f"{path}: {key}.facing")
+        elif name == "kind" and value not in _KINDS:
+            raise SiteError(f"{path}: {key}.kind = {value!r} is unknown; accepted: "
+                            f"{', '.join(_KINDS)}")
         elif name not in ("kind", "note"):
             parse_length(value, chi_m=chi_m, key=f"{path}: {key}.{name}")
         base[name] = value
@@ -539,10 +580,14 @@ def _layout_override(id_: str, entry: Any, path: str, chi_m: float) -> LayoutOve
                           entry.get("facing"), entry.get("struck_face"))
 
 
-def _build(data: dict[str, Any], origin: dict[str, str], layout: dict[str, LayoutOverride],
-           chi_m: float, source: str, data_path: str) -> Site:
+def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
+           layout: dict[str, LayoutOverride], chi_m: float, source: str,
+           data_path: str) -> Site:
     def length(value: Any, key: str) -> float:
-        return parse_length(value, chi_m=chi_m, key=f"{data_path}: {key}")
+        where = f"{set_by.get(key, data_path)}: {key}"
+        metres = parse_length(value, chi_m=chi_m, key=where)
+        _check_bound(metres, value, key, where)
+        return metres
 
     hall = Hall(*(length(data["hall"][k], f"hall.{k}")
                   for k in ("width", "depth", "total_depth", "height", "xu_x")))
@@ -572,9 +617,21 @@ def _build(data: dict[str, Any], origin: dict[str, str], layout: dict[str, Layou
                 MappingProxyType(spacing), MappingProxyType(places), MappingProxyType(targets),
                 MappingProxyType(instruments), performers, MappingProxyType(phases),
                 MappingProxyType(listeners), MappingProxyType(dict(data["groups"])),
-                MappingProxyType(layout), source)
+                MappingProxyType(layout), source, MappingProxyType(set_by))
     _check_places(site, origin)
     return site
+
+
+def _check_bound(metres: float, value: Any, key: str, where: str) -> None:
+    """Refuse a negative (or, where a size or gap must be positive, zero) length."""
+    table, name = key.split(".", 1)[0], key.rsplit(".", 1)[-1]
+    bound = _AT_LEAST.get((table, name)) or _AT_LEAST.get((table, None))
+    if bound is None:
+        return
+    least, may_equal = bound
+    if metres < least or (metres == least and not may_equal):
+        sign = ">=" if may_equal else ">"
+        raise SiteError(f"{where} = {value!r} ({metres:.3f} m) must be {sign} {least:g} m")
 
 
 def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],

@@ -205,6 +205,18 @@ def test_bad_layout_overrides_name_the_key(tmp_path, text, words):
         assert word in str(error.value)
 
 
+@pytest.mark.parametrize("text, key", [
+    ('[spacing]\ngap = "40 尺"\n', "spacing.gap"),
+    ('[instruments.bianqing]\ndepth = "140 尺"\n', "instruments.bianqing.depth"),
+])
+def test_a_site_override_that_makes_a_clash_is_named(tmp_path, text, key):
+    path = tmp_path / "site.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SiteError) as error:
+        orchestra.place(LAYOUT, load_site(overrides=path))
+    assert f"site override {path} sets {key}" in str(error.value)
+
+
 def test_bad_layouts_are_refused(site):
     loop = (entry("a", "鐘", "bianzhong", "east", "south_of", "b"),
             entry("b", "磬", "bianqing", "east", "south_of", "a"))

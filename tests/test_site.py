@@ -130,6 +130,13 @@ def test_override_moves_one_place_and_its_dependants(tmp_path):
     ('[stage]\nx = 1\n', ["[stage]", "accepted"]),
     ('[layout."east.bo"]\nsize = "1 尺"\n', ["layout.east.bo.size", "accepted"]),
     ('[instruments.bianzhong]\nmembers = 20\n', ["instruments.bianzhong.members", "accepted"]),
+    ('[spacing]\ngap = "-4 尺"\n', ["spacing.gap = '-4 尺'", "must be > 0 m"]),
+    ('[spacing]\ngap = "0 尺"\n', ["spacing.gap", "must be > 0 m"]),
+    ('[spacing]\nlean = "-1 cm"\n', ["spacing.lean", "must be >= 0 m"]),
+    ('[hall]\nheight = "-7 尺"\n', ["hall.height", "must be > 0 m"]),
+    ('[instruments.bianzhong]\nlength = "0 尺"\n', ["instruments.bianzhong.length", "> 0 m"]),
+    ('[targets.can]\nband = "-1 尺"\n', ["targets.can.band", ">= 0 m"]),
+    ('[instruments.pi]\nkind = "bell"\n', ["instruments.pi.kind = 'bell'", "rack, drum"]),
 ])
 def test_bad_overrides_name_the_key(tmp_path, text, words):
     path = tmp_path / "bad.toml"
@@ -150,3 +157,12 @@ def test_bad_chi_and_unknown_names_are_refused(site):
     with pytest.raises(SiteError, match="phase"):
         site.performer_position("dashi", "dance")
     assert math.isfinite(site.metres(1, "丈"))
+
+
+def test_the_site_remembers_what_an_override_set(tmp_path):
+    path = tmp_path / "gap.toml"
+    path.write_text('[spacing]\ngap = "4 尺"\n[targets.can]\nband = "3 尺"\n', encoding="utf-8")
+    site = load_site(overrides=path)
+    assert dict(site.overridden) == {"spacing.gap": str(path), "targets.can.band": str(path)}
+    assert site.overrides_note() == f" (site override {path} sets spacing.gap)"
+    assert load_site().overrides_note() == ""
