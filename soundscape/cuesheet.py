@@ -25,8 +25,8 @@ from typing import Any
 
 from soundscape import fileio, glossary
 from soundscape.errors import CueSheetError
+from soundscape.hanzi import normalise
 from soundscape.resources import bundled_dir
-from soundscape.text import normalise
 
 __all__ = [
     "DIRECTIONS",

@@ -3,7 +3,7 @@
 The table lives in ``soundscape/data/glossary.toml``: one TOML table per
 category (``instrument``, ``place``, ``piece``, ``actor``, ``action`` …), each
 mapping an id to its Chinese terms, the first being the canonical name.
-Terms are stored normalised (``soundscape.text.normalise``) so that variant
+Terms are stored normalised (``soundscape.hanzi.normalise``) so that variant
 characters in a source text still find them.
 """
 
@@ -14,8 +14,8 @@ import tomllib
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from soundscape.hanzi import normalise
 from soundscape.resources import data_dir
-from soundscape.text import normalise
 
 __all__ = ["Glossary", "load"]
 

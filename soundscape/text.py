@@ -1,36 +1,33 @@
-"""Load a source text and normalise its characters.
+"""Load a source text: its passage, headings, notes and what is set aside.
 
 A text is read as UTF-8. Lines at the top starting with ``#`` are its header
-(the edition). Commentary in 【…】 is set aside as notes tied to the offset it
-follows; lines of the form ``右…`` are section headings closing the passage
-before them. What remains is the passage: its Han characters, normalised
-(variants unified, punctuation and spaces dropped), form ``Text.chars``, the
-string every character offset in a cue sheet refers to.
-
-Normalisation converts simplified forms with OpenCC (``s2t``) and then applies
-a small domain table (``data/variants.toml``) for the variants OpenCC leaves
-apart (鑮/鎛, 鼓/鼔, 算/筭, 貍/狸, 簜/荡, 間/閒). It maps one character to one
-character, so offsets survive it.
+(the edition). What is not 經文 is set aside before anything is derived:
+bracketed notes (【…】 鄭注, （…） notes and note numbers) become
+notes (:class:`Note`) tied to the offset they follow; introductions, numbered-note
+blocks, translations, 疏 paragraphs and run-on 注 become asides
+(:mod:`soundscape.commentary`). ``右…`` headings close the passage before them:
+at the start of a line, or inline after a sentence end, and never where 右 is
+the right hand or side (右手, 右顧, 右挾之 …: ``data/editions.toml``). What
+remains is the passage: its Han characters, normalised
+(:func:`soundscape.hanzi.normalise`; punctuation and spaces dropped), form
+``Text.chars``, the string every character offset in a cue sheet refers to.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import opencc
-
+from soundscape import commentary
+from soundscape.commentary import Aside
 from soundscape.errors import TextError
+from soundscape.hanzi import in_context, is_han, normalise, normalise_char
 from soundscape.resources import data_dir
 
-__all__ = ["Heading", "Note", "Text", "is_han", "load", "load_bundled", "normalise",
+__all__ = ["Aside", "Heading", "Note", "Text", "is_han", "load", "load_bundled", "normalise",
            "parse"]
 
-_NOTE = re.compile(r"【([^】]*)】")
-_HEADING = re.compile(r"^右([^\s【】]{1,20})(?=\s|【|$)")
 BUNDLED_NAME = "dashe"
 
 
@@ -68,7 +65,7 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Text:
-    """A source text: passage characters, their origin, headings and notes.
+    """A source text: passage characters, their origin, headings, notes and asides.
 
     Attributes
     ----------
@@ -79,6 +76,8 @@ class Text:
     origin : for each index of ``chars``, its index in ``original``
     headings : section headings, in text order
     notes : notes, in text order
+    asides : commentary and translation set aside (not in ``chars``), in text order
+    hidden : spans of ``original`` left out of quotes (notes and asides)
     """
 
     source: str
@@ -88,13 +87,22 @@ class Text:
     origin: tuple[int, ...]
     headings: tuple[Heading, ...]
     notes: tuple[Note, ...]
+    asides: tuple[Aside, ...] = ()
+    hidden: tuple[tuple[int, int], ...] = ()
 
     def quote(self, start: int, end: int) -> str:
-        """The passage ``chars[start:end]`` as written in the source, notes left out."""
+        """The passage ``chars[start:end]`` as written in the source, notes and asides left out."""
         if not 0 <= start < end <= len(self.chars):
             raise IndexError(f"span [{start}, {end}] outside the text (0..{len(self.chars)})")
-        written = self.original[self.origin[start]:self.origin[end - 1] + 1]
-        return _NOTE.sub("", written)
+        first, last = self.origin[start], self.origin[end - 1] + 1
+        pieces, position = [], first
+        for a, b in self.hidden:
+            if a >= last or b <= position:
+                continue
+            pieces.append(self.original[position:a])
+            position = b
+        pieces.append(self.original[position:last])
+        return "".join(pieces)
 
     def line_of(self, offset: int) -> int:
         """1-based line in the source of the character at ``offset`` of ``chars``."""
@@ -104,45 +112,56 @@ class Text:
         """The notes whose offset lies in ``[start, end]`` (a note at ``end`` follows the span)."""
         return tuple(n for n in self.notes if start <= n.offset <= end)
 
-
-def is_han(char: str) -> bool:
-    """True for a CJK ideograph (unified, extension A–G or compatibility)."""
-    code = ord(char)
-    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF
-            or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x3134F)
+    def aside_text(self, aside: Aside) -> str:
+        """What ``aside`` holds, as written."""
+        return self.original[aside.start:aside.end]
 
 
-@functools.cache
-def _variant_tables() -> tuple[dict[str, str], dict[str, str]]:
-    with open(data_dir() / "variants.toml", "rb") as handle:
-        raw = tomllib.load(handle)
-    return dict(raw["before"]), dict(raw["after"])
+def _header(original: str) -> tuple[list[str], int]:
+    """The ``#`` lines at the top and the offset where the body starts."""
+    header, position = [], 0
+    for line in original.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        if stripped:
+            header.append(stripped.lstrip("#").strip())
+        position += len(line)
+    return header, position
 
 
-@functools.cache
-def _converter() -> opencc.OpenCC:
-    return opencc.OpenCC("s2t")
+def _heading_at(reading: str, index: int) -> tuple[str, int] | None:
+    """(name, end) of a ``右…`` heading whose 右 stands at ``index``, else None."""
+    rules = commentary.rules()["headings"]
+    line_start = reading.rfind("\n", 0, index) + 1
+    before = reading[line_start:index]
+    spaced = before[-1:].isspace()
+    before = before.rstrip()
+    if before and not (before[-1] in rules["after"] or (spaced and is_han(before[-1]))):
+        return None  # inside a sentence: after a comma, or glued to the word before it
+    end = index + 1
+    while end < len(reading) and is_han(reading[end]) and end - index <= 20:
+        end += 1
+    name = reading[index + 1:end]
+    if not name or normalise_char(name[0]) in rules["not_first"]:
+        return None
+    if reading[end:end + 1] in ("。", "．"):
+        return name, end + 1
+    if end < len(reading) and not (reading[end].isspace() or reading[end] == "【"):
+        return None  # runs on into a sentence (右挾之，…)
+    return name, end
 
 
-@functools.cache
-def _normalise_char(char: str) -> str:
-    if not is_han(char):
-        return char
-    before, after = _variant_tables()
-    char = before.get(char, char)
-    converted = _converter().convert(char)
-    if len(converted) != 1:  # never let a conversion shift offsets
-        converted = char
-    return after.get(converted, converted)
-
-
-def normalise(s: str) -> str:
-    """Unify character variants in ``s``, one character for one (same length).
-
-    >>> normalise("乐人宿县于阼阶东")
-    '樂人宿縣於阼階東'
-    """
-    return "".join(_normalise_char(c) for c in s)
+def _closing(original: str, index: int, opener: str) -> int:
+    """Offset of the bracket closing the note opened at ``index`` (nested ones counted)."""
+    closer, depth = commentary.rules()["notes"]["brackets"][opener], 0
+    for position in range(index, len(original)):
+        char = original[position]
+        depth += (char == opener) - (char == closer)
+        if depth == 0:
+            return position
+    line_end = original.find("\n", index)
+    return len(original) if line_end < 0 else line_end  # unclosed: the note ends with its line
 
 
 def parse(original: str, *, source: str) -> Text:
@@ -151,53 +170,47 @@ def parse(original: str, *, source: str) -> Text:
     Raises
     ------
     TextError
-        If the text holds no Han characters outside the header and notes.
+        If the text holds no Han characters outside the header, notes and asides.
     """
-    header: list[str] = []
+    header, body = _header(original)
+    asides = commentary.find_asides(original, body)
+    reading = in_context(original)
+    brackets = commentary.rules()["notes"]["brackets"]
     chars: list[str] = []
     origin: list[int] = []
     headings: list[Heading] = []
     notes: list[Note] = []
-    position = 0
-    in_header = True
-    for number, line in enumerate(original.splitlines(keepends=True), start=1):
-        stripped = line.strip()
-        if in_header and stripped.startswith("#"):
-            header.append(stripped.lstrip("#").strip())
-        elif stripped:
-            in_header = False
-            heading = _HEADING.match(stripped)
-            if heading:
-                headings.append(Heading(normalise(heading.group(1)), len(chars), number))
-                body_start = line.index(stripped) + len(heading.group(0))
-                _scan(line[body_start:], position + body_start, chars, origin, notes)
-            else:
-                _scan(line, position, chars, origin, notes)
-        position += len(line)
-    if not chars:
-        raise TextError(f"{source}: holds no Chinese text (only header, notes or blank lines); "
-                        "expected the 經文 in Han characters")
-    return Text(source, tuple(header), original, "".join(chars), tuple(origin),
-                tuple(headings), tuple(notes))
-
-
-def _scan(segment: str, base: int, chars: list[str], origin: list[int],
-          notes: list[Note]) -> None:
-    """Append the Han characters of ``segment`` (at ``base`` in the source) and its notes."""
-    index = 0
-    while index < len(segment):
-        char = segment[index]
-        if char == "【":
-            close = segment.find("】", index)
-            close = len(segment) if close < 0 else close
-            passage = "".join(chars[-12:])
-            notes.append(Note(len(chars), segment[index + 1:close], passage))
+    hidden = [(a.start, a.end) for a in asides]
+    pending = list(reversed(asides))
+    index = body
+    while index < len(original):
+        if pending and pending[-1].start == index:
+            index = pending.pop().end
+            continue
+        char = original[index]
+        if char in brackets:
+            close = _closing(original, index, char)
+            inside = original[index + 1:close]
+            if any(is_han(c) for c in inside):
+                notes.append(Note(len(chars), inside, "".join(chars[-12:])))
+            hidden.append((index, close + 1))
             index = close + 1
             continue
+        heading = _heading_at(reading, index) if char == "右" else None
+        if heading:
+            headings.append(Heading(normalise(heading[0]), len(chars),
+                                    original.count("\n", 0, index) + 1))
+            index = heading[1]
+            continue
         if is_han(char):
-            chars.append(_normalise_char(char))
-            origin.append(base + index)
+            chars.append(normalise_char(reading[index]))
+            origin.append(index)
         index += 1
+    if not chars:
+        raise TextError(f"{source}: holds no Chinese text (only header, notes, commentary or "
+                        "blank lines); expected the 經文 in Han characters")
+    return Text(source, tuple(header), original, "".join(chars), tuple(origin),
+                tuple(headings), tuple(notes), tuple(asides), tuple(sorted(hidden)))
 
 
 def load(path: str | Path) -> Text:
@@ -237,4 +250,4 @@ def load_bundled() -> Text:
         raw = tomllib.load(handle)
     notes = tuple(Note(n["offset"], n["text"], n["after"]) for n in raw["note"])
     return Text(f"bundled:{BUNDLED_NAME}", text.header, text.original, text.chars,
-                text.origin, text.headings, notes)
+                text.origin, text.headings, notes, text.asides, text.hidden)

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 from click.testing import CliRunner
+from test_text import SEED_000, SEED_003
 
 from soundscape import cuesheet, text
 from soundscape.cli import cli
@@ -23,6 +24,44 @@ def _music(sheet, piece):
 
 def test_committed_sheet_is_what_derive_gives(dashe):
     assert cuesheet.load(cuesheet.bundled_path()) == dashe
+
+
+# The music cues the issue lists for the 大射, by piece, kind, quote and section.
+ISSUE_MUSIC = [
+    ("sixia", "jinzou", "奏肆夏", "納賓"),
+    ("sixia", "jinzou", "乃奏肆夏", "主人獻公"),
+    ("luming", "ge", "乃歌鹿鳴三終", "樂賓"),
+    ("xingong", "guan", "乃管新宮三終", "樂賓"),
+    ("lishou", "she", "奏貍首以射", "三射用樂"),
+    ("wusuanyue", "wusuan", "無算樂", "無算爵"),
+    ("gaixia", "jinzou", "奏陔", "賓出公入"),
+    ("aoxia", "jinzou", "入驁", "賓出公入"),
+]
+
+# The voice cues: the 負侯 answer 以宮 / 以商 each time the targets are cleared,
+# the 獲者 raise the flag 以宮 and lower it 以商 each round; stated first in
+# 初射, repeated where the text says 如初 (repeat: as_in names the first).
+_ANSWERS = [("fuhou", "answer", "宮"), ("fuhou", "answer", "商")]
+_FLAGS = [("huozhe", "raise_flag", "宮"), ("huozhe", "lower_flag", "商")]
+ISSUE_VOICES = (
+    [("初射獲而未釋獲", *v, False) for v in _ANSWERS + _FLAGS]
+    + [("取矢", *v, True) for v in _ANSWERS]
+    + [("再射釋獲", *v, True) for v in _FLAGS + _ANSWERS]
+    + [("公及諸公卿大夫射", *v, True) for v in _ANSWERS + _FLAGS]
+    + [("取矢視算", *v, True) for v in _ANSWERS]
+    + [("三射用樂", *v, True) for v in _FLAGS + _ANSWERS]
+    + [("取矢視算", *v, True) for v in _ANSWERS]
+)
+
+
+def test_bundled_sheet_has_exactly_the_issue_cues(dashe):
+    music = [(m.piece, m.kind, m.quote, dashe.section_of(m.start).name) for m in dashe.music]
+    assert music == ISSUE_MUSIC
+    for cue in dashe.music:
+        assert cue.quote in dashe.step(cue.start).quote
+    voices = [(dashe.section_of(v.step).name, v.actor, v.what, v.degree, bool(v.as_in))
+              for v in dashe.voices]
+    assert voices == ISSUE_VOICES
 
 
 def test_steps_cover_each_section_in_order(dashe):
@@ -122,6 +161,31 @@ def test_xiangshe_and_yanli_formulas():
                    ("wusuanyue", "wusuan", 1), ("gaixia", "jinzou", 1)]
     assert sheet.music[0].conditions == ("間若一",)
     assert sheet.layout == ()
+
+
+def test_no_cue_from_run_on_notes_or_subcommentary():
+    sheet = _derive(SEED_003)
+    assert [(m.piece, m.quote) for m in sheet.music] == [("sixia", "奏《肆夏")]
+    assert sheet.step(sheet.music[0].stop).quote == "乐阕"
+
+
+def test_no_cue_from_introduction_notes_or_translation():
+    loaded = text.parse(SEED_000, source="000")
+    sheet = derive(loaded)
+    assert [(m.piece, m.kind) for m in sheet.music] == [
+        ("sixia", "jinzou"), ("gaixia", "jinzou"), ("aoxia", "jinzou")]
+    commentary_starts = SEED_000.index("【注释】")
+    assert all(loaded.origin[m.span[1] - 1] < commentary_starts for m in sheet.music)
+
+
+def test_cli_warns_about_what_it_set_aside(tmp_path):
+    source = tmp_path / "modern.txt"
+    source.write_text(SEED_000, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["derive", str(source), "-o", str(tmp_path / "m.toml")])
+    assert result.exit_code == 0, result.output
+    assert "set aside modern translation (譯文): 1 passage(s)" in result.stderr
+    assert "set aside introduction (題解)" in result.stderr
+    assert "set aside" not in result.stdout
 
 
 def test_no_music_gives_empty_sheet(tmp_path):

@@ -9,10 +9,31 @@ import click
 from soundscape import cuesheet, text
 from soundscape.derive import derive
 
-__all__ = ["DEFAULT_OUTPUT", "command"]
+__all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
 
 # Relative: resolved against the working directory, so an installed package is never written.
 DEFAULT_OUTPUT = Path("cues") / "dashe.toml"
+
+
+_KINDS = {"題解": "introduction (題解)", "注釋": "numbered notes (注釋)",
+          "譯文": "modern translation (譯文)", "疏": "sub-commentary (疏)",
+          "注": "commentary run on after the 經文 (注)"}
+
+
+def set_aside_report(loaded: text.Text) -> list[str]:
+    """One line per kind of aside (and for bracketed notes): what was not derived from."""
+    lines = []
+    for kind, label in _KINDS.items():
+        found = [a for a in loaded.asides if a.kind == kind]
+        if found:
+            size = sum(a.end - a.start for a in found)
+            where = ", ".join(str(a.line) for a in found[:8]) + (" …" if len(found) > 8 else "")
+            lines.append(f"set aside {label}: {len(found)} passage(s), {size} characters, "
+                         f"line(s) {where}; not derived from")
+    if loaded.notes and not loaded.source.startswith("bundled:"):
+        lines.append(f"kept {len(loaded.notes)} bracketed note(s) (【…】, （…）) as notes; "
+                     "not derived from")
+    return lines
 
 
 @click.command("derive")
@@ -33,6 +54,8 @@ def command(source: Path | None, output: Path | None) -> None:
     else:
         loaded, text_id, title = text.load(source), source.stem, source.stem
         target = output or source.with_suffix(".toml")
+    for line in set_aside_report(loaded):
+        click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title)
     header = (f"Cue sheet derived by `soundscape derive` from {loaded.source}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters.")
