@@ -27,12 +27,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrow, Polygon, Rectangle
 
+from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path
 from soundscape.orchestra import PlacedInstrument
 from soundscape.site import Placement, Site
 from soundscape.spatial import Listener
 
-__all__ = ["CJK_FONTS", "cjk_font", "draw_plan", "plan_figure", "write_plan"]
+__all__ = ["CJK_FONTS", "OUT_SUFFIXES", "cjk_font", "draw_plan", "output_paths", "plan_figure",
+           "write_plan"]
 
 #: Font families tried in order for Chinese labels.
 CJK_FONTS = ("Noto Sans CJK TC", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK TC",
@@ -45,6 +47,8 @@ _DETAIL_HALF_WIDTH = 13.5   # metres east and west of the axis in the close view
 _DETAIL_SOUTH = -15.5       # metres: the close view's south edge
 _SVG_SALT = "soundscape-plan"
 _ALIGN = {-1: "right", 0: "center", 1: "left"}
+#: What ``--out`` may end in: the plan is always written as both.
+OUT_SUFFIXES = (".svg", ".png")
 
 
 @functools.cache
@@ -96,15 +100,35 @@ def plan_figure(site: Site, placed: Mapping[str, PlacedInstrument], *,
     return figure
 
 
+def output_paths(out: str | Path) -> tuple[Path, Path]:
+    """The SVG and PNG a plan asked for as ``out`` is written to (same name, both suffixes).
+
+    Raises
+    ------
+    RenderError
+        When ``out`` ends in neither ``.svg`` nor ``.png``, naming the value.
+    """
+    path = Path(out)
+    if path.suffix.lower() not in OUT_SUFFIXES:
+        ending = f"ends in {path.suffix!r}" if path.suffix else "has no suffix"
+        raise RenderError(f"plan output {str(out)!r} {ending}; accepted: "
+                          f"{' or '.join(OUT_SUFFIXES)} (the SVG and the PNG are both written)")
+    return path.with_suffix(".svg"), path.with_suffix(".png")
+
+
 def write_plan(figure: Figure, out: str | Path) -> tuple[Path, Path]:
-    """Write ``figure`` as SVG at ``out`` and PNG beside it, atomically.
+    """Write ``figure`` as SVG and PNG named as ``out`` (ending .svg or .png), atomically.
 
     Returns
     -------
     (svg path, png path)
+
+    Raises
+    ------
+    RenderError
+        When ``out`` ends in neither ``.svg`` nor ``.png``.
     """
-    svg = Path(out).with_suffix(".svg")
-    png = svg.with_suffix(".png")
+    svg, png = output_paths(out)
     with matplotlib.rc_context({"svg.hashsalt": _SVG_SALT}):
         with atomic_path(svg) as tmp:
             figure.savefig(tmp, format="svg", metadata={"Date": None})

@@ -8,6 +8,7 @@ from test_orchestra import LAYOUT
 
 from soundscape import orchestra, plan
 from soundscape.cli.plan import command
+from soundscape.errors import RenderError
 from soundscape.site import load_site
 
 
@@ -82,3 +83,22 @@ def test_command_refuses_an_unknown_listener(tmp_path):
     result = CliRunner().invoke(command, ["--out", str(tmp_path / "p.svg"), "--listener", "moon"])
     assert result.exit_code != 0
     assert "moon" in str(result.exception)
+
+
+@pytest.mark.parametrize("name, ending", [("p.pdf", "ends in '.pdf'"), ("plan", "has no suffix"),
+                                          ("p.svg.txt", "ends in '.txt'")])
+def test_command_refuses_an_out_that_is_neither_svg_nor_png(tmp_path, name, ending):
+    out = tmp_path / name
+    result = CliRunner().invoke(command, ["--out", str(out)])
+    assert result.exit_code == 2
+    assert str(out) in result.output and ending in result.output
+    assert "accepted: .svg or .png" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_may_name_the_svg_or_the_png(tmp_path):
+    both = (tmp_path / "p.svg", tmp_path / "p.png")
+    assert plan.output_paths(tmp_path / "p.svg") == both
+    assert plan.output_paths(str(tmp_path / "p.png")) == both
+    with pytest.raises(RenderError, match=r"p\.pdf"):
+        plan.write_plan(None, tmp_path / "p.pdf")

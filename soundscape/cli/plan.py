@@ -9,10 +9,23 @@ import click
 __all__ = ["command"]
 
 
+def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
+    """Refuse an ``--out`` that ends in neither .svg nor .png (usage error, exit 2)."""
+    from soundscape import plan
+    from soundscape.errors import RenderError
+
+    try:
+        plan.output_paths(value)
+    except RenderError as error:
+        raise click.BadParameter(str(error)) from None
+    return value
+
+
 @click.command("plan")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("output/plan.svg"), show_default=True,
-              help="SVG to write; a PNG of the same name is written beside it.")
+              default=Path("output/plan.svg"), show_default=True, callback=_out_path,
+              help="Where to write, ending .svg or .png: both the SVG and the PNG of "
+              "that name are written.")
 @click.option("--listener", "place", default=None,
               help="Place id of a listener (gong_wei, bin_wei, zhongting, men, fa_dahou …): "
               "draw direction and distance to every source.")
