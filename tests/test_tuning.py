@@ -15,6 +15,7 @@ from soundscape.tuning import (
     HUANGZHONG_HZ,
     LU,
     Tuning,
+    canonical_name,
     default_tuning,
     to_gongche,
 )
@@ -167,3 +168,11 @@ def test_nearest_lu_and_midi_from_hz():
     assert target.nearest_midi() == (81, pytest.approx(5.865, abs=1e-3))
     with pytest.raises(TuningError, match="must be a finite number > 0"):
         tuning.nearest(0.0)
+
+
+def test_canonical_name_folds_variants_and_keeps_the_octave():
+    assert canonical_name("清黄钟") == "清黃鍾"
+    assert canonical_name("倍林钟") == "倍林鍾"
+    assert canonical_name("清太") == "清太簇"
+    with pytest.raises(TuningError, match="清黃鼓"):
+        canonical_name("清黃鼓")
