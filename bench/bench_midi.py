@@ -1,10 +1,14 @@
-"""Time writing MIDI for a rite-sized performance and a piece's MusicXML, against music21.
+"""Time writing MIDI for a rite-sized performance and MusicXML scores, against music21.
 
-Run: ``.venv/bin/python bench/bench_midi.py`` (the sequencer's whole rite, seed 0).
+Run: ``.venv/bin/python bench/bench_midi.py`` (the sequencer's whole rite, seed 0: MIDI
+of the whole rite, MusicXML of 鹿鳴 and of the section 樂賓 s18). ``--whole-score`` also
+times the whole rite's MusicXML (many minutes: music21 lays out every bar of
+every part).
 """
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +44,10 @@ def _music21_midi(performance: Performance, path: Path) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--whole-score", action="store_true",
+                        help="also time the whole rite's MusicXML (slow)")
+    whole_score = parser.parse_args().whole_score
     performance = _rite()
     listener = Listener((0.0, 0.0, 1.6), "north")
     print(f"{len(performance.events)} events, {performance.duration / 60:.1f} minutes")
@@ -55,6 +63,13 @@ def main() -> None:
         _timed("soundscape write_piece_score (鹿鳴 MusicXML)",
                lambda: score.write_piece_score(piece, out / "luming.musicxml",
                                                tuning=Tuning.sanfen_sunyi()))
+        section = sequence.perform_from_file(from_section="s18", to_section="s18")
+        _timed(f"soundscape write_performance_score (s18 樂賓, {len(section.events)} notes, "
+               f"{section.duration / 60:.1f} min)",
+               lambda: score.write_performance_score(section, out / "s18.musicxml"))
+        if whole_score:
+            _timed("soundscape write_performance_score (whole rite)",
+                   lambda: score.write_performance_score(performance, out / "rite.musicxml"))
 
 
 if __name__ == "__main__":

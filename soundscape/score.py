@@ -15,6 +15,9 @@ MIDI file's MTS key map (one key per 律), so one spelled pitch is one 律.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -171,10 +174,26 @@ def _make_deterministic(root: ET.Element) -> None:
             encoding.remove(date)
 
 
+def _music21_xml(score: music21.stream.Score) -> bytes:
+    """music21's MusicXML of ``score``, without its "out of midi channels" warnings.
+
+    A rite has more parts than MIDI has channels; music21 then gives the extra parts
+    channel 1 (MusicXML lets parts share a channel) and writes a warning to stderr for
+    each, which would read as a fault. Any other message still goes to stderr.
+    """
+    exporter = music21.musicxml.m21ToXml.GeneralObjectExporter(score)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        text = exporter.parse()
+    for line in said.getvalue().splitlines(keepends=True):
+        if "out of midi channels" not in line:
+            sys.stderr.write(line)
+    return text
+
+
 def _export(score: music21.stream.Score, path: str | Path, spelled: dict) -> Path:
     """Export with music21, then write the decimal ``<alter>`` of every pitch."""
-    exporter = music21.musicxml.m21ToXml.GeneralObjectExporter(score)
-    root = ET.fromstring(exporter.parse())
+    root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
     for note in root.iter("note"):
         pitch = note.find("pitch")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,7 +11,7 @@ from types import SimpleNamespace
 import music21
 import pytest
 
-from soundscape import score
+from soundscape import score, sequence
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 from soundscape.tuning import Tuning
 
@@ -124,3 +125,68 @@ def test_same_bytes_twice(tmp_path):
     b = score.write_piece_score(_piece(), tmp_path / "b.musicxml", tuning=TUNING)
     assert a.read_bytes() == b.read_bytes()
     assert math.isfinite(len(a.read_bytes()))
+
+
+def _cli(*args, cwd, monkeypatch, capsys) -> tuple[int, str]:
+    """Run ``soundscape score …`` in-process through the real entry point; (code, stderr)."""
+    from soundscape.cli import main
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["soundscape", "score", *args])
+    try:
+        main()
+        code = 0
+    except SystemExit as stop:
+        code = stop.code
+    return code, capsys.readouterr().err
+
+
+def test_cli_performance_section_is_valid_musicxml(tmp_path, monkeypatch, capsys):
+    code, err = _cli("--performance", "--from", "s09", "--to", "s09", "--seed", "3", "-o",
+                     "s09.musicxml", cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert (code, err) == (0, "")
+    path = tmp_path / "s09.musicxml"
+    etree, schema = _schema(tmp_path)
+    assert schema.validate(etree.parse(str(path))), str(schema.error_log)[:2000]
+    section = sequence.perform_from_file(seed=3, from_section="s09", to_section="s09")
+    sounding = [s for s in section.sources.values()
+                if any(e.source == s.id for e in section.events)]
+    root = ET.parse(path).getroot()
+    assert [p.findtext("part-name") for p in root.iter("score-part")] == \
+        [f"{s.name} {s.roman}" for s in sounding]
+    marks = [r.text for r in root.iter("rehearsal")]
+    assert marks == [f"{m.text} {m.gloss}" for m in section.markers]
+    assert marks[0].startswith("右主人獻公")
+    notes = [n for n in root.iter("note") if n.find("rest") is None and n.find("chord") is None
+             and (n.find("tie") is None or n.find("tie").get("type") == "start")]
+    onsets = {round(e.time / score.QUANTUM_S) for e in section.events}
+    assert len(notes) >= len(onsets)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "give a PIECE"),
+    (["luming", "--from", "s09"], "use them with --performance"),
+    (["--performance", "--seed", "-1"], "-1 is not in the range x>=0"),
+    (["--performance", "nowhere.toml"], "'nowhere.toml' is not a file"),
+])
+def test_cli_bad_arguments_exit_2(tmp_path, monkeypatch, capsys, args, message):
+    code, err = _cli(*args, cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert code == 2 and message in err
+    assert not (tmp_path / "output").exists()
+
+
+def test_cli_piece(tmp_path, monkeypatch, capsys):
+    code, err = _cli("luming", cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    assert (code, err) == (0, "")
+    reloaded = music21.converter.parse(tmp_path / "output" / "luming.musicxml")
+    assert reloaded.parts[0].partName.startswith("鹿鳴")
+
+
+def test_more_parts_than_midi_channels_write_quietly(tmp_path, capfd):
+    sources = {f"s{i}": Source(f"s{i}", "bianqing", f"磬{i}", f"qing {i}", "east",
+                               (float(i), 5.0, 1.0)) for i in range(20)}
+    events = [Event(0.25 * i, 0.5, f"s{i}", TUNING.pitch("林鍾"), 0.5, "strike", "m")
+              for i in range(20)]
+    path = score.write_performance_score(Performance.build(events, [], sources),
+                                         tmp_path / "many.musicxml")
+    assert capfd.readouterr().err == ""
+    assert len(music21.converter.parse(path).parts) == 20
