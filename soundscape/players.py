@@ -16,7 +16,6 @@ from soundscape import orchestra
 from soundscape.arrange import TimedNote
 from soundscape.cuesheet import CueSheet, MusicCue
 from soundscape.errors import CueSheetError
-from soundscape.instruments import load_instrument
 from soundscape.performance import Source, Vec3
 from soundscape.site import Site
 
@@ -37,13 +36,11 @@ class Players:
     sources : dict of id → Source
         Every source so far; the 工's moves are added with :meth:`move_gong`.
     placed : mapping of layout id → PlacedInstrument
-    members : mapping of source id → (pitch names of the set, member positions)
-        For racks: where each bell or stone of the set hangs.
+        Racks hang one bell or stone per pitch (``member_for``).
     """
 
     sources: dict[str, Source]
     placed: Mapping[str, orchestra.PlacedInstrument]
-    members: Mapping[str, tuple[tuple[str, ...], tuple[Vec3, ...]]]
 
     def candidates(self, cue: MusicCue, note: TimedNote) -> tuple[str, ...]:
         """The sources that may sound ``note`` of ``cue``, in the cue's performer order.
@@ -86,15 +83,10 @@ class Players:
 
     def position(self, source_id: str, note: TimedNote) -> Vec3 | None:
         """Where on its rack the note's bell or stone hangs (None for single instruments)."""
-        if source_id not in self.members or note.pitch is None:
+        rack = self.placed.get(source_id)
+        if rack is None or len(rack.members) < 2 or note.pitch is None:
             return None
-        names, where = self.members[source_id]
-        if note.pitch.name in names:
-            rank = names.index(note.pitch.name)
-        else:
-            rank = min(range(len(names)), key=lambda i: abs(i - len(names) / 2))
-        index = round(rank * (len(where) - 1) / max(len(names) - 1, 1))
-        return where[index]
+        return rack.member_for(note.pitch.name)
 
     def _performer_sources(self, performer: str) -> list[str]:
         if performer == "gong":
@@ -125,13 +117,9 @@ def build_players(sheet: CueSheet, site: Site) -> Players:
     """Place the orchestra of ``sheet`` on ``site`` and add the 工 and the 負侯."""
     placed = orchestra.place(sheet.layout, site)
     sources = orchestra.sources(placed)
-    members = {}
-    for id_, item in placed.items():
-        if len(item.members) > 1:
-            members[id_] = (load_instrument(item.instrument).pitches, item.members)
     sources.update(_gong_sources(site))
     sources.update(_fuhou_sources(site))
-    return Players(sources, placed, members)
+    return Players(sources, placed)
 
 
 def _gong_sources(site: Site) -> dict[str, Source]:
