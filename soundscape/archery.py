@@ -28,7 +28,6 @@ import csv
 import io
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from soundscape.errors import ArcheryError
-from soundscape.fileio import write_text
+from soundscape.fileio import read_toml, write_text
 from soundscape.resources import data_dir
 
 __all__ = [
@@ -125,10 +124,7 @@ def load_config(path: str | Path | None = None) -> ArcheryConfig:
         If the file is not TOML or a required value is missing or out of range.
     """
     path = Path(path) if path is not None else data_dir() / "archery.toml"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ArcheryError(f"{path}: not valid TOML: {error}") from error
+    data = read_toml(path, ArcheryError)
     config = ArcheryConfig(data, str(path))
     for keys in _REQUIRED_NUMBERS:
         config.number(*keys)

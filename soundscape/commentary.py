@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
 
+from soundscape.fileio import read_toml
 from soundscape.hanzi import is_han, normalise
 from soundscape.resources import data_dir
 
@@ -65,8 +65,7 @@ class Aside:
 @functools.cache
 def rules() -> dict:
     """The edition marks (``data/editions.toml``)."""
-    with open(data_dir() / "editions.toml", "rb") as handle:
-        return tomllib.load(handle)
+    return read_toml(data_dir() / "editions.toml")
 
 
 def _lines(original: str, start: int) -> list[tuple[int, int]]:

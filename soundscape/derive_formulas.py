@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass, field
 
 from soundscape import glossary
+from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 
 __all__ = ["Unit", "alternation", "find_units", "patterns", "rules"]
@@ -38,8 +38,7 @@ class Unit:
 @functools.cache
 def rules() -> dict:
     """The derivation tables (``data/derive_rules.toml``)."""
-    with open(data_dir() / "derive_rules.toml", "rb") as handle:
-        return tomllib.load(handle)
+    return read_toml(data_dir() / "derive_rules.toml")
 
 
 def alternation(terms: tuple[str, ...]) -> str:

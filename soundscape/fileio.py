@@ -1,17 +1,23 @@
-"""Write outputs atomically: to a temporary file beside the target, then rename.
+"""Files in and out: TOML read with located errors; outputs written atomically.
 
-A failure or an interrupt never leaves a half-written file at the destination.
+An output goes to a temporary file beside the target and is then renamed, so a
+failure or an interrupt never leaves a half-written file at the destination.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["atomic_path", "write_bytes", "write_text"]
+from soundscape.errors import SoundscapeError
+
+__all__ = ["atomic_path", "read_toml", "write_bytes", "write_text"]
 
 
 @contextlib.contextmanager
@@ -54,3 +60,31 @@ def write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
     return Path(target)
+
+
+def read_toml(path: str | os.PathLike[str],
+              error: type[SoundscapeError] = SoundscapeError) -> dict[str, Any]:
+    """Parse the TOML file ``path``; problems raise ``error`` as ``FILE:LINE: …``.
+
+    Parameters
+    ----------
+    path : path-like
+    error : SoundscapeError subclass
+        The error of the concern reading the file (SiteError, InstrumentError …).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as problem:
+        raise error(f"{path}: no such file") from problem
+    except UnicodeDecodeError as problem:
+        raise error(f"{path}: not UTF-8 text (byte {problem.start}); TOML files are "
+                    "UTF-8") from problem
+    except OSError as problem:
+        raise error(f"{path}: cannot be read: {problem.strerror or problem}") from problem
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as problem:
+        line = re.search(r"line (\d+)", str(problem))
+        raise error(f"{path}:{line.group(1) if line else 1}: not valid TOML: "
+                    f"{problem}") from problem

@@ -10,10 +10,10 @@ characters in a source text still find them.
 from __future__ import annotations
 
 import functools
-import tomllib
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from soundscape.fileio import read_toml
 from soundscape.hanzi import normalise
 from soundscape.resources import data_dir
 
@@ -70,8 +70,7 @@ class Glossary:
 @functools.cache
 def load() -> Glossary:
     """Read the bundled glossary (once per process; the file is package data)."""
-    with open(data_dir() / "glossary.toml", "rb") as handle:
-        raw = tomllib.load(handle)
+    raw = read_toml(data_dir() / "glossary.toml")
     names = {category: MappingProxyType({id_: tuple(terms) for id_, terms in table.items()})
              for category, table in raw.items()}
     return Glossary(MappingProxyType(names))

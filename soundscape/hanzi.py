@@ -12,10 +12,10 @@ survive it.
 from __future__ import annotations
 
 import functools
-import tomllib
 
 import opencc
 
+from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 
 __all__ = ["in_context", "is_han", "normalise", "normalise_char"]
@@ -30,8 +30,7 @@ def is_han(char: str) -> bool:
 
 @functools.cache
 def _tables() -> dict:
-    with open(data_dir() / "variants.toml", "rb") as handle:
-        return tomllib.load(handle)
+    return read_toml(data_dir() / "variants.toml")
 
 
 @functools.cache

@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from soundscape.errors import InstrumentError, TuningError
+from soundscape.fileio import read_toml
 from soundscape.resources import bundled_dir
 from soundscape.synth.params import ParamError
 from soundscape.tuning import parse_name
@@ -97,12 +97,7 @@ def load_instrument(id_or_path: str | Path) -> Instrument:
         names the file and key, the bad value and what is accepted).
     """
     path = _resolve(id_or_path)
-    try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
-        raise InstrumentError(f"{path}: not valid TOML: {error}") from error
-    return _build(data, path)
+    return _build(read_toml(path, InstrumentError), path)
 
 
 def model_module(name: str) -> ModuleType:

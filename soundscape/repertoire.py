@@ -14,13 +14,13 @@ Files are validated when loaded; errors name the file and the key.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from soundscape.errors import RepertoireError, TuningError
+from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.tuning import parse_name
 
@@ -284,7 +284,7 @@ def load_piece(piece_id: str, *, directory: Path | None = None) -> Piece:
 def load_piece_file(path: str | Path) -> Piece:
     """Load and validate one piece file (a selection loads the pieces it lists beside it)."""
     path = Path(path)
-    data = _read_toml(path)
+    data = read_toml(path, RepertoireError)
     if "songs" in data:
         return _selection(path, _Table(data, str(path)))
     return _piece(path, _Table(data, str(path)))
@@ -293,7 +293,7 @@ def load_piece_file(path: str | Path) -> Piece:
 def load_drum_pattern(pattern_id: str, *, path: Path | None = None) -> DrumPattern:
     """A 投壺 drum pattern from ``data/drum_patterns.toml``."""
     path = data_dir() / "drum_patterns.toml" if path is None else Path(path)
-    table = _Table(_read_toml(path), str(path))
+    table = _Table(read_toml(path, RepertoireError), str(path))
     patterns = table.get("patterns", dict)
     if pattern_id not in patterns:
         raise RepertoireError(f"{path}: drum pattern {pattern_id!r} unknown; "
@@ -308,14 +308,6 @@ def load_drum_pattern(pattern_id: str, *, path: Path | None = None) -> DrumPatte
     return DrumPattern(pattern_id, row.get("name", str), strokes,
                        text.index(_HALF) if _HALF in text else len(strokes),
                        dict(symbols), table.get("caution", str))
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
-        raise RepertoireError(f"{path}: not valid TOML: {error}") from error
 
 
 _MISSING = object()

@@ -17,7 +17,6 @@ arrow leaves on a drum (不鼓不釋), except the duke's (不以樂志).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from soundscape import archery, glossary
 from soundscape.arrange import Arrangement, arrange
 from soundscape.cuesheet import STOP_LENGTH, CueSheet, MusicCue, Step, bundled_path, load
 from soundscape.errors import CueSheetError, PerformanceError
+from soundscape.fileio import read_toml
 from soundscape.performance import Event, Marker, Performance, PieceInfo
 from soundscape.players import Players, build_players
 from soundscape.repertoire import Piece, load_piece
@@ -102,7 +102,7 @@ class _Round:
 
 
 def _settings() -> dict[str, Any]:
-    return tomllib.loads((data_dir() / "sequence.toml").read_text(encoding="utf-8"))
+    return read_toml(data_dir() / "sequence.toml", CueSheetError)
 
 
 def _rounds(sheet: CueSheet, specs: Iterable[Mapping[str, Any]]) -> dict[str, _Round]:

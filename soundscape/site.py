@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -23,6 +22,7 @@ from types import MappingProxyType
 from typing import Any
 
 from soundscape.errors import SiteError
+from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 
 __all__ = [
@@ -463,24 +463,16 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> S
     if not (isinstance(chi_m, int | float) and math.isfinite(chi_m) and chi_m > 0):
         raise SiteError(f"chi_m={chi_m!r} must be a length in metres > 0 (default {CHI_M})")
     data_path = data_dir() / _DATA_FILE
-    data = _read_toml(data_path)
+    data = read_toml(data_path, SiteError)
     origin = {f"places.{id_}": str(data_path) for id_ in data["places"]}
     layout: dict[str, LayoutOverride] = {}
     set_by: dict[str, str] = {}
     source = str(data_path)
     if overrides is not None:
-        user = _read_toml(Path(overrides))
+        user = read_toml(Path(overrides), SiteError)
         layout = _merge(data, user, str(overrides), origin, set_by, chi_m)
         source = f"{data_path} + {overrides}"
     return _build(data, origin, set_by, layout, chi_m, source, str(data_path))
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as error:
-        raise SiteError(f"{path}: not valid TOML: {error}") from error
 
 
 _MERGEABLE = ("places", "targets", "instruments")

@@ -15,13 +15,13 @@ remains is the passage: its Han characters, normalised
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from soundscape import commentary
 from soundscape.commentary import Aside
 from soundscape.errors import TextError
+from soundscape.fileio import read_toml
 from soundscape.hanzi import in_context, is_han, normalise, normalise_char
 from soundscape.resources import data_dir
 
@@ -246,8 +246,7 @@ def bundled_path() -> Path:
 def load_bundled() -> Text:
     """The bundled 大射儀 經文 with 鄭玄's notes from ``dashe_notes.toml``."""
     text = load(bundled_path())
-    with open(data_dir() / "texts" / f"{BUNDLED_NAME}_notes.toml", "rb") as handle:
-        raw = tomllib.load(handle)
+    raw = read_toml(data_dir() / "texts" / f"{BUNDLED_NAME}_notes.toml")
     notes = tuple(Note(n["offset"], n["text"], n["after"]) for n in raw["note"])
     return Text(f"bundled:{BUNDLED_NAME}", text.header, text.original, text.chars,
                 text.origin, text.headings, notes, text.asides, text.hidden)

@@ -12,13 +12,13 @@ step may begin (樂闋 falls on a phrase end).
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from soundscape.errors import CueSheetError
+from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 
 __all__ = ["Durations", "StepLike", "TimedStep", "time_steps"]
@@ -82,11 +82,7 @@ class Durations:
     def load(cls, path: str | Path | None = None) -> Durations:
         """Read a durations table (the bundled one when ``path`` is None)."""
         path = Path(path) if path is not None else data_dir() / "durations.toml"
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as error:
-            raise CueSheetError(f"{path}: not valid TOML: {error}") from error
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(read_toml(path, CueSheetError), source=str(path))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "durations") -> Durations:

@@ -23,13 +23,13 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from soundscape.errors import TuningError
+from soundscape.fileio import read_toml
 from soundscape.pitch import Pitch
 from soundscape.resources import data_dir
 
@@ -53,8 +53,7 @@ _UP, _DOWN = "清", "倍"
 @functools.cache
 def _tables() -> dict[str, Any]:
     """The parsed ``tuning.toml`` (read once, on first use)."""
-    with (data_dir() / "tuning.toml").open("rb") as handle:
-        return tomllib.load(handle)
+    return read_toml(data_dir() / "tuning.toml")
 
 
 LU: tuple[str, ...] = (

@@ -40,3 +40,22 @@ def test_output_gets_the_usual_file_mode(tmp_path):
     finally:
         os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_read_toml_names_file_line_and_accepts_the_concerns_error(tmp_path):
+    from soundscape.errors import SiteError
+    from soundscape.fileio import read_toml
+
+    good = tmp_path / "good.toml"
+    good.write_text('"宮" = 1\n', encoding="utf-8")
+    assert read_toml(good) == {"宮": 1}
+    bad = tmp_path / "bad.toml"
+    bad.write_text("a = 1\nb = = 2\n", encoding="utf-8")
+    with pytest.raises(SiteError, match=r"bad.toml:2: not valid TOML"):
+        read_toml(bad, SiteError)
+    with pytest.raises(SiteError, match=r"missing.toml: no such file"):
+        read_toml(tmp_path / "missing.toml", SiteError)
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes("a = 'é'\n".encode("latin-1"))
+    with pytest.raises(SiteError, match=r"latin.toml: not UTF-8"):
+        read_toml(latin, SiteError)
