@@ -21,19 +21,32 @@ target and a true-peak limiter, and writes the final file. If the limiter had
 to work, dry runs of pass 2 (measure only) first correct the gain so the file
 lands on the target. The destination appears only when complete.
 
-Determinism: every event gets its own generator, ``default_rng([seed, index])``,
-so the same Performance, options and seed give the same bytes, whatever the
-block size.
+Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
+velocity), so they are cached. A note is keyed by its source, instrument,
+pitch, velocity, duration, articulation and lyric, plus a *variant* in
+0…``_VARIANTS``−1 picked by a stable hash of (seed, event index): repeats keep
+some natural variation, and each variant's generator is seeded by a stable
+hash of (seed, key, variant). Onsets are rounded to the sample grid, so a
+note's spatialised output for a standing listener depends only on the key,
+the variant and the source point: it is computed once and added again at
+every repeat. Dry notes are cached too (reused by a walking listener and at a
+new point). Both caches are LRU bounded in bytes, so memory stays flat.
+
+Determinism: the same Performance, options and seed give the same bytes,
+whatever the block size or cache size (a cached result is bit-identical to a
+recomputed one).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -50,19 +63,24 @@ from soundscape.performance import Event, Performance, Source
 from soundscape.propagation import Air, Surroundings, absorption_on_grid, paths
 from soundscape.spatial import Listener, ListenerPath
 
-__all__ = ["SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice", "render_audio",
-           "render_blocks"]
+__all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice",
+           "render_audio", "render_blocks"]
 
 SAMPLE_RATES = (44100, 48000, 96000)
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
-#: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL).
+#: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
+#: source, the event's pitch, velocity, duration, articulation and lyric, and the rng
+#: (notes are cached by those).
 Voice = Callable[..., np.ndarray]
+#: Default bound of the note caches, bytes (spatialised notes; dry notes get a quarter).
+CACHE_BYTES = 256 << 20
 
 _TAIL_FLOOR = 1e-5  # −100 dB
 _GROW = 1 << 16  # accumulator growth step, frames
 _GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
 _LIMITER_MARGIN_DB = 0.1  # the limiter aims this far under the ceiling (gain ripple)
+_VARIANTS = 3  # renderings kept per repeated note: some variation, few syntheses
 
 
 class SynthVoice:
@@ -90,7 +108,7 @@ class SynthVoice:
             instrument, hz=None if event.pitch is None else event.pitch.hz,
             velocity=event.velocity, duration=event.duration,
             articulation=event.articulation, sample_rate=sample_rate, rng=rng,
-            lyric=event.lyric)
+            lyric=event.lyric, pitch=None if event.pitch is None else event.pitch.name)
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
 
@@ -103,7 +121,8 @@ class _Accumulator:
         self.channels = channels
         self._buffer = np.zeros((0, channels), dtype=np.float32)
 
-    def add(self, start: int, data: np.ndarray) -> None:
+    def add(self, start: int, data: np.ndarray, column: int = 0) -> None:
+        """Add ``data`` (frames, k) at absolute frame ``start``, channels ``column…column+k``."""
         if start < self.base:  # only the guard before frame 0 can fall here
             data = data[self.base - start:]
             start = self.base
@@ -113,7 +132,7 @@ class _Accumulator:
             grown = np.zeros((size, self.channels), dtype=np.float32)
             grown[:len(self._buffer)] = self._buffer
             self._buffer = grown
-        self._buffer[start - self.base:stop] += data
+        self._buffer[start - self.base:stop, column:column + data.shape[1]] += data
         self.extent = max(self.extent, start + len(data))
 
     def take(self, frames: int) -> np.ndarray:
@@ -140,8 +159,20 @@ class _Spatialiser:
         self.sample_rate = sample_rate
         self.channels = len(panner.channels)
 
-    def __call__(self, mono: np.ndarray, onset_s: float, source_point, listener: Listener,
-                 struck_face) -> tuple[int, np.ndarray]:
+    def __call__(self, mono: np.ndarray, source_point, listener: Listener,
+                 struck_face) -> tuple[int, np.ndarray, np.ndarray | None]:
+        """The note heard by ``listener``, for an onset at frame 0.
+
+        Returns
+        -------
+        start : int, samples
+            Frame of the first output sample, relative to the onset.
+        signals : ndarray (frames, k), float32
+            The channels (``mix`` None), or one filtered signal per path.
+        mix : ndarray (k, channels) or None
+            For gain-only panners: per-path channel gains (output = signals @ mix);
+            keeping k ≤ 3 paths instead of 16 channels keeps the cache small.
+        """
         fs = self.sample_rate
         c = self.surroundings.air.speed_of_sound
         arrivals = []
@@ -149,7 +180,7 @@ class _Spatialiser:
                           struck_face=struck_face):
             azimuth, elevation, _ = listener.direction_to(path.point)
             terms = self.panner.terms(azimuth, elevation)
-            delays = onset_s * fs + path.distance / c * fs + (
+            delays = path.distance / c * fs + (
                 np.zeros(self.channels) if terms.delays_s is None else terms.delays_s * fs)
             arrivals.append((path, terms, delays))
         first = min(float(d.min()) for _, _, d in arrivals)
@@ -158,7 +189,7 @@ class _Spatialiser:
         length = len(mono) + math.ceil(last) - start + _GUARD
         n_fft = _fft_size(length)
         grid = _grid(self.surroundings.air, n_fft, fs)
-        spectrum = scipy.fft.rfft(mono.astype(np.float32), n_fft)  # float32: half the work
+        spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
         per_channel = any(t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
         responses = []
         for path, terms, delays in arrivals:
@@ -166,22 +197,78 @@ class _Spatialiser:
             air = np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
             responses.append((spectrum * air * grid.delay(lead - start),
                               terms, delays - lead))
-        if per_channel:
-            total = np.zeros((self.channels, len(spectrum)), dtype=np.complex64)
-            for response, terms, extra in responses:
-                for ch in range(self.channels):
-                    channel = response * terms.gains[ch]
-                    if extra[ch] > 0:
-                        channel *= grid.delay(extra[ch])
-                    if terms.shadow is not None:
-                        channel *= grid.shadow(terms.shadow[ch])
-                    total[ch] += channel
-            out = scipy.fft.irfft(total, n_fft, axis=1)[:, :length].T
-        else:
+        if not per_channel:
             signals = np.stack([scipy.fft.irfft(r, n_fft)[:length] for r, _, _ in responses],
                                axis=1)
-            out = signals @ np.stack([t.gains for _, t, _ in responses]).astype(np.float32)
-        return start, out
+            return start, signals, np.stack([t.gains for _, t, _ in responses]).astype(np.float32)
+        total = np.zeros((self.channels, len(spectrum)), dtype=np.complex64)
+        for response, terms, extra in responses:
+            for ch in range(self.channels):
+                channel = response * terms.gains[ch]
+                if extra[ch] > 0:
+                    channel *= grid.delay(extra[ch])
+                if terms.shadow is not None:
+                    channel *= grid.shadow(terms.shadow[ch])
+                total[ch] += channel
+        return start, scipy.fft.irfft(total, n_fft, axis=1)[:, :length].T, None
+
+
+class _ByteLru:
+    """A least-recently-used cache bounded by the bytes of its arrays."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit = limit_bytes
+        self.size = 0
+        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+
+    def get(self, key: Hashable):
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key: Hashable, value: object, nbytes: int) -> None:
+        if nbytes > self.limit:
+            return
+        self._items[key] = (value, nbytes)
+        self.size += nbytes
+        while self.size > self.limit:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.size -= dropped
+
+
+def _stable_ints(*parts: object) -> list[int]:
+    """Four 32-bit words from a hash of ``repr(parts)`` (stable across runs, unlike hash())."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).digest()
+    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+
+
+def _note_key(event: Event, source: Source) -> tuple:
+    """What a note's dry sound depends on (see ``Voice``)."""
+    pitch = None if event.pitch is None else (event.pitch.name, float(event.pitch.hz))
+    return (event.source, source.instrument, pitch, float(event.velocity),
+            float(event.duration), event.articulation, event.lyric)
+
+
+class _Notes:
+    """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant."""
+
+    def __init__(self, voice: Voice, sample_rate: int, seed: int, cache_bytes: int) -> None:
+        self.voice = voice
+        self.sample_rate = sample_rate
+        self.seed = seed
+        self.cache = _ByteLru(cache_bytes)
+
+    def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
+        mono = self.cache.get((key, variant))
+        if mono is None:
+            rng = np.random.default_rng(_stable_ints(self.seed, key, variant))
+            raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
+                             dtype=float)
+            mono = _trim_tail(raw).astype(np.float32)
+            self.cache.put((key, variant), mono, mono.nbytes)
+        return mono
 
 
 def _trim_tail(mono: np.ndarray) -> np.ndarray:
@@ -229,7 +316,8 @@ def _grid(air: Air, n_fft: int, sample_rate: int) -> _Grid:
 def render_blocks(performance: Performance, *, listener: Listener | ListenerPath,
                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
-                  progress: bool = False) -> Iterator[np.ndarray]:
+                  progress: bool = False, cache_bytes: int = CACHE_BYTES
+                  ) -> Iterator[np.ndarray]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
     Parameters
@@ -239,7 +327,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     panner : Panner
     sample_rate : int, Hz
     seed : int
-        Event ``i`` uses ``numpy.random.default_rng([seed, i])``.
+        Picks each event's variant and seeds each variant's generator (see module notes).
     voice : Voice
         Renders one event as mono at 1 m (see ``Voice``).
     surroundings : Surroundings
@@ -250,10 +338,15 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         panner's channels, in this order (``stems`` layout).
     progress : bool
         Show a tqdm bar (seconds of the performance).
+    cache_bytes : int >= 0, bytes
+        Bound of the spatialised-note cache (the dry-note cache gets a quarter of
+        it); 0 recomputes every note (same output, slower).
     """
     spatialise = _Spatialiser(panner, surroundings, sample_rate)
+    notes = _Notes(voice, sample_rate, seed, cache_bytes // 4)
+    heard = _ByteLru(cache_bytes if isinstance(listener, Listener) else 0)
     width = spatialise.channels
-    buses = {name: i for i, name in enumerate(stems)}
+    buses = {name: i * width for i, name in enumerate(stems)}
     accumulator = _Accumulator(width * max(1, len(stems)))
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
@@ -263,25 +356,25 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
             while onset - _GUARD - accumulator.base >= block_frames:
                 yield accumulator.take(block_frames)
             source = performance.sources[event.source]
-            mono = np.asarray(voice(event, source, sample_rate=sample_rate,
-                                    rng=np.random.default_rng([seed, index])), dtype=float)
-            mono = _trim_tail(mono)
-            if mono.size == 0:
-                continue
-            point = event.position or source.position_at(event.time)
-            start, out = spatialise(mono, event.time, point, listener.at(event.time),
-                                    source.struck_face)
-            if stems:
-                wide = np.zeros((len(out), accumulator.channels), dtype=np.float32)
-                bus = buses[source.instrument] * width
-                wide[:, bus:bus + width] = out
-                out = wide
-            accumulator.add(start, out)
+            key = _note_key(event, source)
+            variant = _stable_ints(seed, index)[0] % _VARIANTS
+            point = tuple(float(v) for v in (event.position or source.position_at(event.time)))
+            place = (key, variant, point, source.struck_face)
+            note = heard.get(place)
+            if note is None:
+                mono = notes(event, source, key, variant)
+                note = (spatialise(mono, point, listener.at(event.time), source.struck_face)
+                        if mono.size else None)
+                if note is None:  # silent: nothing to add or keep
+                    continue
+                heard.put(place, note, note[1].nbytes)
+            start, signals, mix = note
+            accumulator.add(onset + start, signals if mix is None else signals @ mix,
+                            column=buses.get(source.instrument, 0))
             bar.update(round(event.time, 1) - bar.n)
         total = max(accumulator.extent, math.ceil(performance.duration * sample_rate))
         while accumulator.base < total:
             yield accumulator.take(min(block_frames, total - accumulator.base))
-
 
 
 @dataclass(frozen=True, slots=True)
