@@ -52,6 +52,7 @@ __all__ = [
     "Program",
     "load_programs",
     "pan_value",
+    "program_for",
     "read_events",
     "read_markers",
     "volume_value",
@@ -181,7 +182,7 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
     pitches = {e.pitch for e in performance.events if e.pitch is not None}
     keys = mts.key_map(pitches)
     notes = [_plan_note(e, performance.sources[e.source], track_of[e.source],
-                        _program(programs, performance.sources[e.source]), listener,
+                        program_for(programs, performance.sources[e.source]), listener,
                         tuning_mode, keys) for e in performance.events]
     _assign_channels(notes)
     conductor = _conductor(performance, tuning_mode, pitches, keys)
@@ -196,7 +197,8 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
     return Path(path)
 
 
-def _program(programs: Mapping[str, Program], source: Source) -> Program:
+def program_for(programs: Mapping[str, Program], source: Source) -> Program:
+    """The GM program of ``source``'s instrument; RenderError naming the known ones if none."""
     try:
         return programs[source.instrument]
     except KeyError:

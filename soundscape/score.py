@@ -27,6 +27,7 @@ import music21
 from soundscape import mts
 from soundscape.errors import RenderError, TuningError
 from soundscape.fileio import write_bytes
+from soundscape.midi import load_programs, program_for
 from soundscape.performance import Performance
 from soundscape.pitch import Pitch
 from soundscape.tuning import Tuning, to_gongche
@@ -108,6 +109,7 @@ def write_performance_score(performance: Performance, path: str | Path) -> Path:
     pitches = [e.pitch for e in performance.events if e.pitch is not None]
     keys = mts.key_map(pitches)
     spelled: dict = {}
+    programs = load_programs()
     parts = []
     for source in performance.sources.values():
         events = [e for e in performance.events if e.source == source.id]
@@ -115,6 +117,7 @@ def write_performance_score(performance: Performance, path: str | Path) -> Path:
             continue
         part = music21.stream.Part(id=source.id)
         part.partName = f"{source.name} {source.roman}"
+        part.insert(0, _instrument(source, programs))
         if not parts:
             part.insert(0, music21.tempo.MetronomeMark(number=60))
             for marker in performance.markers:
@@ -134,6 +137,14 @@ def write_performance_score(performance: Performance, path: str | Path) -> Path:
     bases = [f"{p.title} ({p.id}): {p.basis}. {p.note}" for p in performance.pieces.values()]
     _credits(score, str(performance.meta.get("title", "大射儀")), bases)
     return _export(score, path, spelled)
+
+
+def _instrument(source, programs) -> music21.instrument.Instrument:
+    """The part's instrument, with the GM program our MIDI files use, so notation programs
+    play each part with the same family of sound (bells, marimba, choir …)."""
+    found = music21.instrument.Instrument(source.roman)
+    found.midiProgram = program_for(programs, source).program
+    return found
 
 
 def _grid(seconds: float) -> float:
@@ -165,10 +176,16 @@ def _show_accidental(note: ET.Element, whole: int) -> None:
 
 
 def _make_deterministic(root: ET.Element) -> None:
-    """Number the parts P1, P2 … (music21 uses random ids) and drop the export date."""
+    """Number the parts P1, P2 … and their instruments P1-I1 … (music21 uses random ids)
+    and drop the export date."""
     names = {part.get("id"): f"P{i}" for i, part in enumerate(root.iter("score-part"), 1)}
     for element in (*root.iter("score-part"), *root.iter("part")):
         element.set("id", names[element.get("id")])
+    instruments = {e.get("id"): f"{part.get('id')}-I{i}" for part in root.iter("score-part")
+                   for i, e in enumerate(part.iter("score-instrument"), 1)}
+    for tag in ("score-instrument", "midi-instrument", "instrument"):
+        for element in root.iter(tag):
+            element.set("id", instruments[element.get("id")])
     for encoding in root.iter("encoding"):
         for date in encoding.findall("encoding-date"):
             encoding.remove(date)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import music21
 import pytest
 
-from soundscape import score, sequence
+from soundscape import midi, score, sequence
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 from soundscape.tuning import Tuning
 
@@ -83,6 +83,14 @@ def test_performance_score_parts_and_rehearsal_marks(tmp_path):
     assert len(_alters(path)) == len(NAMES)
 
 
+def test_performance_parts_carry_the_midi_files_gm_programs(tmp_path):
+    path = score.write_performance_score(_performance(), tmp_path / "perf.musicxml")
+    programs = midi.load_programs()
+    root = ET.parse(path).getroot()
+    found = [int(p.findtext("midi-instrument/midi-program")) for p in root.iter("score-part")]
+    assert found == [programs["voice"].program + 1, programs["jiangu"].program + 1]  # 1-based
+
+
 def _schema(folder: Path):
     """The MusicXML 4.0 XSD bundled by the ``musicxml`` package, its imports made local."""
     etree = pytest.importorskip("lxml.etree")
@@ -123,6 +131,9 @@ def test_validates_against_the_musicxml_schema(tmp_path):
 def test_same_bytes_twice(tmp_path):
     a = score.write_piece_score(_piece(), tmp_path / "a.musicxml", tuning=TUNING)
     b = score.write_piece_score(_piece(), tmp_path / "b.musicxml", tuning=TUNING)
+    assert a.read_bytes() == b.read_bytes()
+    a = score.write_performance_score(_performance(), tmp_path / "c.musicxml")
+    b = score.write_performance_score(_performance(), tmp_path / "d.musicxml")
     assert a.read_bytes() == b.read_bytes()
     assert math.isfinite(len(a.read_bytes()))
 
