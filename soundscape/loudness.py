@@ -119,29 +119,63 @@ def _polyphase() -> tuple[np.ndarray, ...]:
 
 
 class TruePeakMeter:
-    """Maximum true peak of a signal fed in blocks (blocks overlap by the filter's reach).
+    """Maximum true peak of a signal fed in blocks.
 
-    A block whose sample peak is more than 6 dB under the largest true peak so
-    far is not oversampled: the overshoot between samples of real audio stays
-    well under 6 dB (a 4× interpolator's worst case for music is ~3 dB), so it
-    cannot hold the maximum. This saves most of the work on long renders.
+    Each frame is measured once, with the filter's reach of real samples on
+    either side (silence before the start and after the end), so the result
+    equals ``true_peak_envelope`` of the whole signal whatever the blocks.
+
+    Only frames near samples within 6 dB of the largest true peak so far are
+    oversampled (on the channels that have such samples): the overshoot
+    between samples of real audio stays well under 6 dB (a 4× interpolator's
+    worst case for music is ~3 dB), so quieter stretches cannot hold the
+    maximum. This saves most of the work on long and many-channel renders.
     """
 
     def __init__(self) -> None:
-        self._tail: np.ndarray | None = None
-        self.peak = 0.0
+        self._tail: np.ndarray | None = None  # context + frames not yet measured
+        self._peak = 0.0
 
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
-        x = block if self._tail is None else np.concatenate([self._tail, block])
-        if len(x) and 2.0 * float(np.abs(x).max()) > self.peak:
-            self.peak = max(self.peak, float(true_peak_envelope(x).max()))
-        self._tail = x[-2 * _FILTER_MARGIN:]
+        block = np.asarray(block, dtype=float)
+        if self._tail is None:
+            self._tail = np.zeros((_FILTER_MARGIN, block.shape[1]))  # silence before
+        x = np.concatenate([self._tail, block])
+        final = len(x) - _FILTER_MARGIN  # later frames need the next block's samples
+        if final > _FILTER_MARGIN:
+            self._scan(x, _FILTER_MARGIN, final)
+            self._tail = x[final - _FILTER_MARGIN:]
+        else:
+            self._tail = x
+
+    def _scan(self, x: np.ndarray, lo: int, hi: int) -> None:
+        """Measure frames ``lo…hi-1`` of ``x`` (x holds the reach on either side)."""
+        magnitude = np.abs(x[lo:hi])
+        loud = 2.0 * magnitude.max(axis=0, initial=0.0) > self._peak
+        if not loud.any():
+            return
+        near = np.flatnonzero(2.0 * magnitude[:, loud].max(axis=1) > self._peak) + lo
+        first = max(lo, near[0] - 2 * _FILTER_MARGIN)
+        last = min(hi, near[-1] + 2 * _FILTER_MARGIN + 1)
+        context = x[first - _FILTER_MARGIN:last + _FILTER_MARGIN][:, loud]
+        envelope = true_peak_envelope(context)[_FILTER_MARGIN:-_FILTER_MARGIN]
+        self._peak = max(self._peak, float(envelope.max()))
+
+    @property
+    def peak(self) -> float:
+        """The largest true peak (linear) of everything fed, silence assumed after it."""
+        if self._tail is None:
+            return 0.0
+        end = np.concatenate([self._tail, np.zeros((_FILTER_MARGIN, self._tail.shape[1]))])
+        envelope = true_peak_envelope(end)[_FILTER_MARGIN:-_FILTER_MARGIN]
+        return max(self._peak, float(envelope.max(initial=0.0)))
 
     @property
     def peak_dbtp(self) -> float:
         """The peak in dBTP (−inf for silence)."""
-        return 20 * math.log10(self.peak) if self.peak > 0 else -math.inf
+        peak = self.peak
+        return 20 * math.log10(peak) if peak > 0 else -math.inf
 
 
 class TruePeakLimiter:

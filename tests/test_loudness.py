@@ -52,6 +52,22 @@ def test_true_peak_sees_intersample_peaks():
     assert true_peak_envelope(x)[100:-100].max() == pytest.approx(1.0, abs=0.02)
 
 
+def test_streaming_true_peak_equals_the_whole_signal_peak():
+    """Blocks and the skipping of quiet channels and spans do not lose the maximum."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 0.02, (4 * FS, 4)) * np.exp(-np.arange(4 * FS) / FS)[:, None]
+    x[FS // 2:FS // 2 + 200, 1] += 0.3  # an early loud step on one channel
+    n = np.arange(400)
+    x[3 * FS:3 * FS + 400, 3] += 0.5 * np.sin(np.pi / 2 * n + np.pi / 4)  # intersample peak
+    x[2 * FS + 17, 2] = -0.45  # a lone click, just under the sine's sample peak
+    meter = TruePeakMeter()
+    for start in range(0, len(x), 9001):
+        meter.add(x[start:start + 9001])
+    whole = float(true_peak_envelope(x).max())
+    assert whole == pytest.approx(0.5, abs=0.01)  # the sine's, not its samples' 0.354
+    assert meter.peak == pytest.approx(whole, rel=1e-9)
+
+
 def test_limiter_holds_ceiling_and_leaves_quiet_parts_alone():
     rng = np.random.default_rng(0)
     x = rng.normal(0, 0.05, (FS * 3, 2))

@@ -30,11 +30,13 @@ def noise_voice(event, source, *, sample_rate, rng):
     return rng.normal(0, 0.2, n) * np.exp(-np.arange(n) / (0.1 * sample_rate))
 
 
-def scene(n_events=8, spacing=0.5):
+def scene(n_events=8, spacing=0.5, *, distinct=False):
+    """Events alternating west and east; ``distinct``: each its own velocity (no cache hits)."""
     sources = {"w": Source("w", "bianzhong", "鐘", "bells", "west", (-10.0, 0.0, 1.5)),
                "e": Source("e", "jiangu", "鼓", "drum", "east", (10.0, 0.0, 1.5),
                            struck_face=(-1.0, 0.0, 0.0))}
-    events = [Event(0.1 + spacing * i, 0.25, "we"[i % 2], None, 0.9, "strike", "c")
+    events = [Event(0.1 + spacing * i, 0.25, "we"[i % 2], None,
+                    0.9 - 0.001 * i if distinct else 0.9, "strike", "c")
               for i in range(n_events)]
     markers = [Marker(0.0, "section", "右設樂", "she yue", "s1"),
                Marker(1.5, "music", "奏肆夏", "zou sixia", "m1")]
@@ -72,6 +74,39 @@ def test_output_covers_ring_and_delay():
     out = blocks_of(perf)
     assert len(out) >= round((0.1 + 0.3 + 10.0 / 343.0) * FS)
     assert np.abs(out[-200:]).max() < 1e-3 * np.abs(out).max()
+
+
+@pytest.mark.parametrize("layout", ["stereo", "hoa3", "binaural"])
+def test_note_cache_changes_nothing_but_the_work(layout):
+    perf = scene(12)
+    calls = []
+
+    def counting(event, source, *, sample_rate, rng):
+        calls.append(event.source)
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    cached = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner(layout), sample_rate=FS, seed=5,
+        voice=counting, surroundings=Surroundings(), block_frames=FS)))
+    assert 2 <= len(calls) <= 6  # ≤ 3 variants for each of the two repeated notes
+    calls.clear()
+    uncached = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner(layout), sample_rate=FS, seed=5,
+        voice=counting, surroundings=Surroundings(), block_frames=FS, cache_bytes=0)))
+    assert len(calls) == 12
+    assert np.array_equal(cached, uncached)
+
+
+def test_repeated_notes_keep_some_variation_and_land_on_the_sample_grid():
+    sources = {"w": Source("w", "bianzhong", "鐘", "bells", "west", (-10.0, 0.0, 1.5))}
+    times = [0.1 + 0.5 * i + (i % 4) * 0.3 / FS for i in range(9)]  # off the sample grid
+    perf = Performance.build([Event(t, 0.25, "w", None, 0.9, "strike", "c") for t in times],
+                             [], sources)
+    out = blocks_of(perf)
+    onset = round(times[0] * FS)
+    first = next(i for i in range(len(out)) if out[i].any())
+    segments = {out[first + round(t * FS) - onset:][:FS // 4].tobytes() for t in times}
+    assert 2 <= len(segments) <= 3  # repeats are copies of one of three renderings
 
 
 def _levels(out, start_s, stop_s):
@@ -155,7 +190,7 @@ def test_interrupt_in_the_middle_leaves_nothing(tmp_path):
         return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
 
     with pytest.raises(KeyboardInterrupt):
-        render_audio(scene(), tmp_path / "out.wav", listener=NORTH, voice=voice)
+        render_audio(scene(distinct=True), tmp_path / "out.wav", listener=NORTH, voice=voice)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -168,7 +203,8 @@ def test_killed_render_leaves_no_output_file(tmp_path):
         def slow(event, source, *, sample_rate, rng):
             time.sleep(0.2)
             return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
-        render_audio(scene(40), {str(tmp_path / 'out.wav')!r}, listener=NORTH, voice=slow)
+        render_audio(scene(40, distinct=True), {str(tmp_path / 'out.wav')!r}, listener=NORTH,
+                     voice=slow)
     """)
     proc = subprocess.Popen([sys.executable, "-c", script])
     deadline = time.monotonic() + 30
@@ -200,9 +236,9 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, monkeypatch, caps
     walk.write_text('[[waypoint]]\ntime = 0\nplace = "men"\n\n'
                     '[[waypoint]]\ntime = 40\nplace = "zhongting"\nfacing = "north"\n',
                     encoding="utf-8")
-    out = tmp_path / "part.flac"
+    out = tmp_path / "part.flac"  # no --format: the ending says FLAC
     code, err = _cli("--from", "s09", "--to", "s09", "--path", str(walk), "--layout", "foa",
-                     "--format", "flac", "--bits", "16", "--rate", "44100", "--quiet",
+                     "--bits", "16", "--rate", "44100", "--quiet",
                      "--out", str(out), cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
     assert code == 0, err
     info = soundfile.info(out)
@@ -215,11 +251,34 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, monkeypatch, caps
     (["--layout", "quad"], "--layout 'quad', accepted: stereo"),
     (["--listener", "1,2"], "coordinates must be x,y,z"),
     (["--listener", "0,0,1.5", "--facing", "up"], "facing='up'"),
-    (["--format", "flac", "--bits", "float"], "accepted: wav/16"),
+    (["--format", "flac", "--bits", "float", "--out", "x.flac"], "accepted: wav/16"),
+    (["--format", "flac"], "--format flac does not match --out"),
+    (["--out", "x.ogg"], "ending '.ogg' is not an output format; accepted: .wav (wav), "
+                         ".flac (flac)"),
+    (["--seed", "-1"], "-1 is not in the range x>=0"),
 ])
 def test_cli_bad_options_exit_2_with_message(tmp_path, monkeypatch, capsys, args, message):
     code, err = _cli("--from", "s10", "--to", "s10", "--out", str(tmp_path / "x.wav"), *args,
                      cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
     assert code == 2
     assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("waypoints", "message"), [
+    ('time = 0\nplace = "men"\n\n[[waypoint]]\ntime = -5.0\nplace = "men"',
+     "waypoint[1]: time = -5.0 is not after waypoint[0]'s 0.0"),
+    ('time = 0\nplace = "nowhere"', "waypoint[0]: place: place 'nowhere' is unknown"),
+    ('time = 0\nposition = [1, 2]', "waypoint[0]: position = [1, 2], accepted: [x, y, z]"),
+    ('time = 0\nplace = "men"\nfacing = "up"', "waypoint[0]: facing='up'"),
+])
+def test_cli_bad_walk_names_file_and_waypoint(tmp_path, monkeypatch, capsys, waypoints,
+                                              message):
+    walk = tmp_path / "walk.toml"
+    walk.write_text(f"[[waypoint]]\n{waypoints}\n", encoding="utf-8")
+    code, err = _cli("--from", "s10", "--to", "s10", "--path", str(walk),
+                     "--out", str(tmp_path / "x.wav"), cwd=tmp_path, monkeypatch=monkeypatch,
+                     capsys=capsys)
+    assert code == 2
+    assert f"{walk}: {message}" in err
     assert not (tmp_path / "x.wav").exists()

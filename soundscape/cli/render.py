@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from soundscape.audiofile import subtype_for
-from soundscape.errors import RenderError
+from soundscape.errors import RenderError, SoundscapeError
 from soundscape.panning import LAYOUTS
 from soundscape.render import SAMPLE_RATES
 from soundscape.spatial import Listener, ListenerPath
@@ -22,6 +22,8 @@ from soundscape.spatial import Listener, ListenerPath
 __all__ = ["command"]
 
 _FORMATS = ("wav", "flac", "midi")
+#: File endings of ``--out`` and the format each one means.
+_SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 
 
 @click.command("render")
@@ -38,13 +40,14 @@ _FORMATS = ("wav", "flac", "midi")
               "listener (overrides --listener).")
 @click.option("--layout", default="stereo", show_default=True,
               help=f"{', '.join(LAYOUTS)}, or loudspeaker azimuths like 30,-30,0,110,-110.")
-@click.option("--format", "file_format", type=click.Choice(_FORMATS), default="wav",
-              show_default=True, help="Audio format (MIDI is written beside it), or MIDI only.")
+@click.option("--format", "file_format", type=click.Choice(_FORMATS), default=None,
+              help="Audio format (MIDI is written beside it), or MIDI only "
+              "(default: from the --out ending, else wav).")
 @click.option("--bits", type=click.Choice(("16", "24", "float")), default="24",
               show_default=True)
 @click.option("--rate", type=click.Choice([str(r) for r in SAMPLE_RATES]), default="48000",
               show_default=True, help="Sample rate in Hz.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
               help="Integrated loudness in LUFS (EBU R 128: -23).")
 @click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no hall).")
@@ -52,7 +55,8 @@ _FORMATS = ("wav", "flac", "midi")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/dashe.<format>).")
 def command(cues: Path | None, from_section: str | None, to_section: str | None, place: str,
-            facing: str | None, walk: Path | None, layout: str, file_format: str, bits: str,
+            facing: str | None, walk: Path | None, layout: str, file_format: str | None,
+            bits: str,
             rate: str, seed: int, target_lufs: float, no_reflections: bool, quiet: bool,
             out: Path | None) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
@@ -60,6 +64,7 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
     from soundscape import midi, render, sequence, site
     from soundscape.propagation import Surroundings
 
+    file_format = _format(file_format, out)
     courtyard = site.load_site()
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
     speakers = _layout(layout)  # check options before the (slower) sequencing
@@ -83,6 +88,21 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
         click.echo(f"wrote {path} ({result.seconds:.1f} s, {len(result.channels)} channels)")
     say(result.report.text())
     say(f"markers: {result.sidecar}; loudness report: {result.report_file}")
+
+
+def _format(file_format: str | None, out: Path | None) -> str:
+    """The format: ``--format``, else the ``--out`` ending, else wav; refuse a mismatch."""
+    if out is None:
+        return file_format or "wav"
+    accepted = ", ".join(f"{suffix} ({name})" for suffix, name in _SUFFIXES.items())
+    implied = _SUFFIXES.get(out.suffix.lower())
+    if implied is None:
+        raise RenderError(f"--out {str(out)!r}: ending {out.suffix!r} is not an output format; "
+                          f"accepted: {accepted}")
+    if file_format is not None and file_format != implied:
+        raise RenderError(f"--format {file_format} does not match --out {str(out)!r} (a "
+                          f"{implied} ending); give an --out ending {accepted}, or drop --format")
+    return implied
 
 
 def _layout(text: str) -> str | tuple[float, ...]:
@@ -129,13 +149,33 @@ def _walk(path: Path, courtyard) -> ListenerPath:
         if "time" not in entry or ("place" not in entry) == ("position" not in entry):
             raise RenderError(f"{key}: needs time and one of place or position; got "
                               f"{sorted(entry)}")
-        if "place" in entry:
-            seat = courtyard.listener(entry["place"])
-            position, facing = seat.position, seat.facing
-        else:
-            position, facing = tuple(entry["position"]), "north"
-        facing = entry.get("facing", facing)
-        points.append((float(entry["time"]), position, facing))
+        time = entry["time"]
+        if isinstance(time, bool) or not isinstance(time, int | float):
+            raise RenderError(f"{key}: time = {time!r}, accepted: seconds as a number")
+        if points and not time > points[-1][0]:
+            raise RenderError(f"{key}: time = {time!r} is not after waypoint[{i - 1}]'s "
+                              f"{points[-1][0]!r}; times must be strictly increasing")
+        points.append((float(time), *_waypoint(entry, courtyard, key)))
     if not points:
         raise RenderError(f"{path}: no [[waypoint]] entries (time, place or position, facing)")
     return ListenerPath(tuple(points))
+
+
+def _waypoint(entry: dict, courtyard, key: str) -> tuple:
+    """Position and facing of one waypoint; errors name ``key`` (file and index) and the field."""
+    if "place" in entry:
+        try:
+            seat = courtyard.listener(entry["place"])
+        except SoundscapeError as error:
+            raise RenderError(f"{key}: place: {error}") from None
+        position, facing = seat.position, seat.facing
+    else:
+        position, facing = entry["position"], "north"
+        if not isinstance(position, list) or len(position) != 3 or not all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in position):
+            raise RenderError(f"{key}: position = {position!r}, accepted: [x, y, z] in metres")
+    try:
+        listener = Listener(position, entry.get("facing", facing))
+    except SoundscapeError as error:
+        raise RenderError(f"{key}: {error}") from None
+    return listener.position, listener.facing
