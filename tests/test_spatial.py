@@ -136,6 +136,36 @@ def _angle(a, b):
     return math.degrees(math.acos(min(1.0, float(vec(*a) @ vec(*b)))))
 
 
+# ISO 9613-2:1996 Table 2: α in dB/km at the octave mid-bands 63 Hz … 8 kHz, computed by
+# the standard from ISO 9613-1 at 101.325 kPa (the rows it prints; acoustics.md §7.3
+# cross-checks the 20 °C/70 % row). Each value is printed to 3 significant figures or 0.1.
+_ISO_9613_2_TABLE_2 = {
+    (10.0, 70.0): (0.1, 0.4, 1.0, 1.9, 3.7, 9.7, 32.8, 117.0),
+    (20.0, 70.0): (0.1, 0.3, 1.1, 2.8, 5.0, 9.0, 22.9, 76.6),
+    (30.0, 70.0): (0.1, 0.3, 1.0, 3.1, 7.4, 12.7, 23.1, 59.3),
+    (15.0, 20.0): (0.3, 0.6, 1.2, 2.7, 8.2, 28.2, 88.8, 202.0),
+    (15.0, 50.0): (0.1, 0.5, 1.2, 2.2, 4.2, 10.8, 36.2, 129.0),
+    (15.0, 80.0): (0.1, 0.3, 1.1, 2.4, 4.1, 8.3, 23.7, 82.8),
+}
+
+
+@pytest.mark.parametrize(("weather", "table_db_per_km"), _ISO_9613_2_TABLE_2.items())
+def test_absorption_matches_the_standards_table(weather, table_db_per_km):
+    """α within half a unit of the table's last printed digit plus 1 % (its rounding)."""
+    exact_mid_bands = 1000.0 * 10 ** (np.arange(-12, 10, 3) / 10)  # 63.1 Hz … 7943 Hz
+    alpha = Air(*weather).absorption_db_per_m(exact_mid_bands) * 1000.0
+    for value, expected in zip(alpha, table_db_per_km, strict=True):
+        last_digit = 0.1 if expected < 100 else 1.0
+        assert value == pytest.approx(expected, abs=last_digit / 2 + 0.01 * expected)
+
+
+def test_absorption_at_20_degrees_50_percent_is_the_iso_curve():
+    """20 °C, 50 %: ≈ 0.1 dB/km at 63 Hz, ≈ 4.7 at 1 kHz, ≈ 104 at 8 kHz (acoustics.md §7.3;
+    not a row of ISO 9613-2 Table 2, so checked at 1 %)."""
+    alpha = Air(20.0, 50.0).absorption_db_per_m([63.0957, 1000.0, 7943.28]) * 1000.0
+    assert alpha == pytest.approx([0.12, 4.66, 103.9], rel=0.01, abs=0.005)
+
+
 @pytest.mark.parametrize(("layout", "order"), [("foa", 1), ("hoa3", 3)])
 @pytest.mark.parametrize("position", [(-8.0, 6.0, 6.0), (5.0, -9.0, 0.5)])
 def test_ambisonic_encode_decodes_to_source_direction(layout, order, position):
