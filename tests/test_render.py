@@ -282,3 +282,28 @@ def test_cli_bad_walk_names_file_and_waypoint(tmp_path, monkeypatch, capsys, way
     assert code == 2
     assert f"{walk}: {message}" in err
     assert not (tmp_path / "x.wav").exists()
+
+
+@pytest.mark.parametrize("listener", [NORTH, ListenerPath(((0.0, (0, 0, 1.5), "north"),
+                                                           (3.0, (0, 0, 1.5), "east")))])
+def test_a_helper_process_changes_nothing_but_the_speed(listener):
+    perf = scene(30, spacing=0.2)
+    alone = blocks_of(perf, listener=listener)
+    helped = np.concatenate(list(render_blocks(
+        perf, listener=listener, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=FS, workers=2)))
+    assert np.array_equal(alone, helped)
+
+
+def failing_voice(event, source, *, sample_rate, rng):
+    if event.velocity < 0.88:
+        raise RenderError("this note cannot be played")
+    return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+
+def test_an_error_in_the_helper_process_reaches_the_caller():
+    perf = scene(30, distinct=True)
+    with pytest.raises(RenderError, match="cannot be played"):
+        list(render_blocks(perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS,
+                           seed=0, voice=failing_voice, surroundings=Surroundings(),
+                           block_frames=FS, workers=2))
