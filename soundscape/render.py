@@ -45,6 +45,7 @@ import hashlib
 import json
 import math
 import multiprocessing
+import signal
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -360,6 +361,7 @@ def _nbytes(note: tuple | None) -> int:
 
 def _serve(conn, other, hear: _Hearing) -> None:
     """The helper process: compute the notes asked for, in order, until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     other.close()  # so the pipe reports EOF if the main process dies
     while True:
         try:
