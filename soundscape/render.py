@@ -17,13 +17,14 @@ inverse FFT per path and a gain matrix, the others one per channel.
 Loudness is two passes, both streaming: pass 1 renders to a raw float32 file
 in a temporary folder beside the destination while a BS.1770 meter and a
 true-peak meter run; pass 2 reads it back in blocks, applies the gain to the
-target and a true-peak limiter, and writes the final file. If the limiter had
-to work, dry runs of pass 2 (measure only) first correct the gain so the file
-lands on the target. The destination appears only when complete.
+target and a true-peak limiter, and writes the final file while metering it.
+If the limiter took the loudness more than 0.2 LU off the target, dry runs of
+pass 2 (measure only) correct the gain and the file is written again. The
+destination appears only when complete.
 
 Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
-velocity), so they are cached. A note is keyed by its source, instrument,
-pitch, velocity, duration, articulation and lyric, plus a *variant* in
+velocity), so they are cached. A note is keyed by its instrument, pitch,
+velocity, duration, articulation and lyric, plus a *variant* in
 0…``_VARIANTS``−1 picked by a stable hash of (seed, event index): repeats keep
 some natural variation, and each variant's generator is seeded by a stable
 hash of (seed, key, variant). Onsets are rounded to the sample grid, so a
@@ -82,6 +83,7 @@ _GROW = 1 << 16  # accumulator growth step, frames
 _GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
 _LIMITER_MARGIN_DB = 0.1  # the limiter aims this far under the ceiling (gain ripple)
+_SETTLE_LU = 0.2  # a limited output this close to the loudness target is kept
 _VARIANTS = 3  # renderings kept per repeated note: some variation, few syntheses
 
 
@@ -253,9 +255,11 @@ def _stable_ints(*parts: object) -> list[int]:
 
 
 def _note_key(event: Event, source: Source) -> tuple:
-    """What a note's dry sound depends on (see ``Voice``)."""
+    """What a note's dry sound depends on (see ``Voice``): the instrument, not which of
+    its players (four 瑟 in unison share their renderings; where they stand is in the
+    heard-cache key)."""
     pitch = None if event.pitch is None else (event.pitch.name, float(event.pitch.hz))
-    return (event.source, source.instrument, pitch, float(event.velocity),
+    return (source.instrument, pitch, float(event.velocity),
             float(event.duration), event.articulation, event.lyric)
 
 
@@ -622,21 +626,28 @@ def render_audio(performance: Performance, path: str | Path, *,
         gain_db = target_lufs - measured if math.isfinite(measured) else 0.0
         limiter_ceiling = ceiling_dbtp - _LIMITER_MARGIN_DB
         limit = peak.peak_dbtp + gain_db > limiter_ceiling
-        if limit:
-            gain_db = _settle_gain(lambda g: _finish(
-                raw, width, g, limiter_ceiling, sample_rate, measure, panner, block_frames,
-                limit=True, write=None)[0], gain_db, target_lufs)
         targets = _stem_paths(path, stems) if stems else (path,)
         cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
                 for m in performance.markers]
-        with contextlib.ExitStack() as stack:
-            writers = [stack.enter_context(open_writer(
-                target, sample_rate=sample_rate, channels=len(panner.channels),
-                file_format=file_format, bits=bits, cues=cues, frames=frames))
-                for target in targets]
-            output_lufs, output_peak, limited = _finish(
-                raw, width, gain_db, limiter_ceiling, sample_rate, measure, panner,
-                block_frames, limit=limit, write=writers)
+
+        def write(gain: float) -> tuple[float, float, float]:
+            with contextlib.ExitStack() as stack:
+                writers = [stack.enter_context(open_writer(
+                    target, sample_rate=sample_rate, channels=len(panner.channels),
+                    file_format=file_format, bits=bits, cues=cues, frames=frames))
+                    for target in targets]
+                return _finish(raw, width, gain, limiter_ceiling, sample_rate, measure,
+                               panner, block_frames, limit=limit, write=writers)
+
+        output_lufs, output_peak, limited = write(gain_db)
+        if limit and not abs(target_lufs - output_lufs) < _SETTLE_LU:
+            # The limiter took off more than the tolerance: settle the gain by dry runs
+            # (rare: limiting touches only the peaks), then write again.
+            gain_db = _settle_gain(lambda g: _finish(
+                raw, width, g, limiter_ceiling, sample_rate, measure, panner, block_frames,
+                limit=True, write=None)[0], gain_db, target_lufs,
+                first=output_lufs)
+            output_lufs, output_peak, limited = write(gain_db)
         if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
             output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
     report = LoudnessReport(measured, target_lufs, gain_db, output_lufs,
@@ -664,17 +675,20 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
 
 
 def _settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
-                 *, tries: int = 5, tolerance: float = 0.2) -> float:
+                 *, tries: int = 5, tolerance: float = _SETTLE_LU,
+                 first: float | None = None) -> float:
     """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
 
     Limiting makes output loudness grow more slowly than the gain, and gating
     can make it jump, so: step up by the error until the target is bracketed,
-    then bisect; return the best gain tried.
+    then bisect; return the best gain tried. ``first`` is the loudness already
+    measured at ``gain_db``, if any (saves one run).
     """
     tried: dict[float, float] = {}
     low = high = None
-    for _ in range(tries):
-        error = target - loudness_at(gain_db)
+    for attempt in range(tries):
+        error = target - (first if attempt == 0 and first is not None
+                          else loudness_at(gain_db))
         tried[gain_db] = abs(error)
         if abs(error) < tolerance or not math.isfinite(error):
             break

@@ -6,6 +6,7 @@ import numpy as np
 import pyloudnorm
 import pytest
 import soundfile
+from scipy.ndimage import minimum_filter1d, uniform_filter1d
 
 from soundscape.loudness import LoudnessMeter, TruePeakLimiter, TruePeakMeter, true_peak_envelope
 from soundscape.performance import Event, Performance, Source
@@ -118,3 +119,24 @@ def test_rendered_file_meets_target_and_ceiling(tmp_path, layout, clicky):
     assert peak.peak_dbtp <= -1.0
     assert (result.report.limiter_db > 0) == clicky
     assert result.report_file.read_text(encoding="utf-8").count("output_lufs") == 1
+
+
+def test_limiter_oversamples_only_loud_spans_and_matches_full_oversampling():
+    rate = 48000
+    rng = np.random.default_rng(3)
+    quiet = 0.05 * rng.standard_normal((rate, 2))
+    x = quiet.copy()
+    t = np.arange(2000) / rate
+    burst = 1.3 * np.sin(2 * np.pi * 11000 * t + 0.7)  # inter-sample peaks near Nyquist/4
+    x[20000:22000] += burst[:, None]
+    ceiling_db = -1.0
+    limiter = TruePeakLimiter(ceiling_db, rate, 2)
+    out = np.concatenate([limiter.process(x[:30000]), limiter.process(x[30000:]),
+                          limiter.flush()])
+    # the reference: the same limiter rule with the whole signal oversampled
+    ceiling = 10 ** (ceiling_db / 20)
+    width = 2 * int(0.005 * rate) + 1
+    need = np.minimum(1.0, ceiling / np.maximum(true_peak_envelope(x), 1e-30))
+    gain = uniform_filter1d(minimum_filter1d(need, width), width)
+    np.testing.assert_allclose(out, x * gain[:, None], atol=1e-12)
+    assert float(true_peak_envelope(out).max()) <= ceiling * 1.001
