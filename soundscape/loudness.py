@@ -64,11 +64,12 @@ class LoudnessMeter:
         rows[:, ::2] += _DENORMAL_GUARD
         rows[:, 1::2] -= _DENORMAL_GUARD
         y, self._state = sosfilt(self._sos, rows, axis=1, zi=self._state)
-        squares = (y * y).T * self._gain**2
-        start = 0
-        while start < len(squares):
-            take = min(self._hop - self._partial_count, len(squares) - start)
-            self._partial += squares[start:start + take].sum(axis=0)
+        squares = y * y  # (channels, frames): row sums are the fast ones
+        squares *= self._gain**2
+        start, frames = 0, squares.shape[1]
+        while start < frames:
+            take = min(self._hop - self._partial_count, frames - start)
+            self._partial += squares[:, start:start + take].sum(axis=1)
             self._partial_count += take
             start += take
             if self._partial_count == self._hop:
@@ -167,11 +168,11 @@ class TruePeakMeter:
 
     def _scan(self, x: np.ndarray, lo: int, hi: int) -> None:
         """Measure frames ``lo…hi-1`` of ``x`` (x holds the reach on either side)."""
-        magnitude = np.abs(x[lo:hi])
-        loud = 2.0 * magnitude.max(axis=0, initial=0.0) > self._peak
+        rows = np.abs(np.ascontiguousarray(x[lo:hi].T))  # channels as rows: fast reductions
+        loud = 2.0 * rows.max(axis=1, initial=0.0) > self._peak
         if not loud.any():
             return
-        near = np.flatnonzero(2.0 * magnitude[:, loud].max(axis=1) > self._peak) + lo
+        near = np.flatnonzero(np.logical_or.reduce(2.0 * rows[loud] > self._peak)) + lo
         first = max(lo, near[0] - 2 * _FILTER_MARGIN)
         last = min(hi, near[-1] + 2 * _FILTER_MARGIN + 1)
         context = x[first - _FILTER_MARGIN:last + _FILTER_MARGIN][:, loud]
