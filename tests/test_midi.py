@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import mido
 import music21
@@ -178,24 +177,14 @@ def test_bad_tuning_mode_and_unknown_instrument(tmp_path):
     assert not (tmp_path / "b.mid").exists()
 
 
-def _cli(*args, cwd, monkeypatch, capsys) -> tuple[int, str]:
-    """Run ``soundscape …`` in-process through the real entry point; (exit code, stderr)."""
-    from soundscape.cli import main
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", ["soundscape", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    return code, capsys.readouterr().err
 
-
-def test_cli_midi_agrees_with_render_midi(tmp_path, monkeypatch, capsys):
+def test_cli_midi_agrees_with_render_midi(tmp_path, soundscape_cli):
     section = ("--from", "s09", "--to", "s09")
-    run = {"cwd": tmp_path, "monkeypatch": monkeypatch, "capsys": capsys}
-    assert _cli("midi", *section, "-o", "a.mid", **run) == (0, "")
-    assert _cli("render", *section, "--format", "midi", "--quiet", "--out", "b.mid", **run)[0] == 0
+    run = {"cwd": tmp_path}
+    assert soundscape_cli("midi", *section, "-o", "a.mid", **run) == (0, "")
+    rendered = soundscape_cli("render", *section, "--format", "midi", "--quiet", "--out", "b.mid",
+                              **run)
+    assert rendered[0] == 0
     ours, rendered = midi.read_events(tmp_path / "a.mid"), midi.read_events(tmp_path / "b.mid")
     assert len(ours) > 20
     assert ours == rendered
@@ -203,12 +192,12 @@ def test_cli_midi_agrees_with_render_midi(tmp_path, monkeypatch, capsys):
     assert len({n.pan for n in ours}) > 1  # heard from the duke's seat: sources spread
 
 
-def test_cli_midi_listener_none_and_bad_seed(tmp_path, monkeypatch, capsys):
-    run = {"cwd": tmp_path, "monkeypatch": monkeypatch, "capsys": capsys}
-    assert _cli("midi", "--from", "s09", "--to", "s09", "--listener", "none", "-o", "a.mid",
-                **run) == (0, "")
+def test_cli_midi_listener_none_and_bad_seed(tmp_path, soundscape_cli):
+    run = {"cwd": tmp_path}
+    assert soundscape_cli("midi", "--from", "s09", "--to", "s09", "--listener", "none",
+                          "-o", "a.mid", **run) == (0, "")
     notes = midi.read_events(tmp_path / "a.mid")
     assert notes and all(n.pan is None and n.volume is None for n in notes)
-    code, err = _cli("midi", "--seed", "-1", "-o", "b.mid", **run)
+    code, err = soundscape_cli("midi", "--seed", "-1", "-o", "b.mid", **run)
     assert code == 2 and "-1 is not in the range x>=0" in err
     assert not (tmp_path / "b.mid").exists()

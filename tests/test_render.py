@@ -218,28 +218,16 @@ def test_killed_render_leaves_no_output_file(tmp_path):
     assert not any(p.suffix == ".wav" for p in tmp_path.iterdir())
 
 
-def _cli(*args, cwd, monkeypatch, capsys):
-    """Run ``soundscape render`` in-process through the real entry point; (code, stderr)."""
-    from soundscape.cli import main
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", ["soundscape", "render", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    return code, capsys.readouterr().err
 
-
-def test_cli_renders_a_section_with_walking_listener(tmp_path, monkeypatch, capsys):
+def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
     walk = tmp_path / "walk.toml"
     walk.write_text('[[waypoint]]\ntime = 0\nplace = "men"\n\n'
                     '[[waypoint]]\ntime = 40\nplace = "zhongting"\nfacing = "north"\n',
                     encoding="utf-8")
     out = tmp_path / "part.flac"  # no --format: the ending says FLAC
-    code, err = _cli("--from", "s09", "--to", "s09", "--path", str(walk), "--layout", "foa",
-                     "--bits", "16", "--rate", "44100", "--quiet",
-                     "--out", str(out), cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+    code, err = soundscape_cli("render", "--from", "s09", "--to", "s09", "--path", str(walk),
+                               "--layout", "foa", "--bits", "16", "--rate", "44100", "--quiet",
+                               "--out", str(out), cwd=tmp_path)
     assert code == 0, err
     info = soundfile.info(out)
     assert (info.channels, info.samplerate, info.format) == (4, 44100, "FLAC")
@@ -257,9 +245,9 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, monkeypatch, caps
                          ".flac (flac)"),
     (["--seed", "-1"], "-1 is not in the range x>=0"),
 ])
-def test_cli_bad_options_exit_2_with_message(tmp_path, monkeypatch, capsys, args, message):
-    code, err = _cli("--from", "s10", "--to", "s10", "--out", str(tmp_path / "x.wav"), *args,
-                     cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+def test_cli_bad_options_exit_2_with_message(tmp_path, soundscape_cli, args, message):
+    code, err = soundscape_cli("render", "--from", "s10", "--to", "s10",
+                               "--out", str(tmp_path / "x.wav"), *args, cwd=tmp_path)
     assert code == 2
     assert message in err
     assert list(tmp_path.iterdir()) == []
@@ -272,13 +260,12 @@ def test_cli_bad_options_exit_2_with_message(tmp_path, monkeypatch, capsys, args
     ('time = 0\nposition = [1, 2]', "waypoint[0]: position = [1, 2], accepted: [x, y, z]"),
     ('time = 0\nplace = "men"\nfacing = "up"', "waypoint[0]: facing='up'"),
 ])
-def test_cli_bad_walk_names_file_and_waypoint(tmp_path, monkeypatch, capsys, waypoints,
+def test_cli_bad_walk_names_file_and_waypoint(tmp_path, soundscape_cli, waypoints,
                                               message):
     walk = tmp_path / "walk.toml"
     walk.write_text(f"[[waypoint]]\n{waypoints}\n", encoding="utf-8")
-    code, err = _cli("--from", "s10", "--to", "s10", "--path", str(walk),
-                     "--out", str(tmp_path / "x.wav"), cwd=tmp_path, monkeypatch=monkeypatch,
-                     capsys=capsys)
+    code, err = soundscape_cli("render", "--from", "s10", "--to", "s10", "--path", str(walk),
+                               "--out", str(tmp_path / "x.wav"), cwd=tmp_path)
     assert code == 2
     assert f"{walk}: {message}" in err
     assert not (tmp_path / "x.wav").exists()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
@@ -138,22 +137,10 @@ def test_same_bytes_twice(tmp_path):
     assert math.isfinite(len(a.read_bytes()))
 
 
-def _cli(*args, cwd, monkeypatch, capsys) -> tuple[int, str]:
-    """Run ``soundscape score …`` in-process through the real entry point; (code, stderr)."""
-    from soundscape.cli import main
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "argv", ["soundscape", "score", *args])
-    try:
-        main()
-        code = 0
-    except SystemExit as stop:
-        code = stop.code
-    return code, capsys.readouterr().err
 
-
-def test_cli_performance_section_is_valid_musicxml(tmp_path, monkeypatch, capsys):
-    code, err = _cli("--performance", "--from", "s09", "--to", "s09", "--seed", "3", "-o",
-                     "s09.musicxml", cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("score", "--performance", "--from", "s09", "--to", "s09",
+                               "--seed", "3", "-o", "s09.musicxml", cwd=tmp_path)
     assert (code, err) == (0, "")
     path = tmp_path / "s09.musicxml"
     etree, schema = _schema(tmp_path)
@@ -179,14 +166,14 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, monkeypatch, capsys
     (["--performance", "--seed", "-1"], "-1 is not in the range x>=0"),
     (["--performance", "nowhere.toml"], "'nowhere.toml' is not a file"),
 ])
-def test_cli_bad_arguments_exit_2(tmp_path, monkeypatch, capsys, args, message):
-    code, err = _cli(*args, cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+def test_cli_bad_arguments_exit_2(tmp_path, soundscape_cli, args, message):
+    code, err = soundscape_cli("score", *args, cwd=tmp_path)
     assert code == 2 and message in err
     assert not (tmp_path / "output").exists()
 
 
-def test_cli_piece(tmp_path, monkeypatch, capsys):
-    code, err = _cli("luming", cwd=tmp_path, monkeypatch=monkeypatch, capsys=capsys)
+def test_cli_piece(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("score", "luming", cwd=tmp_path)
     assert (code, err) == (0, "")
     reloaded = music21.converter.parse(tmp_path / "output" / "luming.musicxml")
     assert reloaded.parts[0].partName.startswith("鹿鳴")
