@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import struct
+from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import soundfile
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
-__all__ = ["FORMATS", "SUBTYPES", "Cue", "append_wav_cues", "open_writer", "read_wav_cues",
-           "subtype_for", "write_sidecar"]
+__all__ = ["FORMATS", "SUBTYPES", "BlockWriter", "Cue", "append_wav_cues", "open_writer",
+           "read_wav_cues", "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
@@ -81,7 +84,7 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
 
     Yields
     ------
-    soundfile.SoundFile
+    BlockWriter
         Call ``.write(block)`` with float arrays ``(frames, channels)`` in [-1, 1].
     """
     subtype = subtype_for(file_format, bits)
@@ -91,10 +94,81 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
         major = "RF64"
     with atomic_path(path) as tmp:
         with soundfile.SoundFile(tmp, "w", samplerate=sample_rate, channels=channels,
-                                 subtype=subtype, format=major) as out:
-            yield out
+                                 subtype=subtype, format=major) as out, \
+                BlockWriter(out, subtype) as writer:
+            yield writer
         if major == "WAV" and cues:
             append_wav_cues(tmp, cues)
+
+
+class BlockWriter:
+    """Writes float blocks to an open ``soundfile.SoundFile`` from a background thread.
+
+    Blocks are converted to the file's sample type here (rounded to the
+    nearest step and clipped to full scale: numpy does this about twice as
+    fast as libsndfile's float conversion) and handed to a writer thread, so
+    libsndfile's packing and the disk overlap the caller's next block (cffi
+    releases the GIL). At most two blocks wait; errors surface at the next
+    ``write`` or at the end.
+
+    Parameters
+    ----------
+    out : soundfile.SoundFile
+        Open for writing.
+    subtype : str
+        ``PCM_16``, ``PCM_24`` or ``FLOAT``.
+    """
+
+    _QUEUE = 2
+
+    def __init__(self, out: soundfile.SoundFile, subtype: str) -> None:
+        self._out = out
+        self._convert = _CONVERTERS[subtype]
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
+        self._pending: deque[Future] = deque()
+
+    def write(self, block: np.ndarray) -> None:
+        """Queue ``(frames, channels)`` float samples in [-1, 1]."""
+        data = self._convert(np.asarray(block))
+        while len(self._pending) >= self._QUEUE:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(self._out.write, data))
+
+    def __enter__(self) -> BlockWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown(cancel_futures=True)
+
+
+def _to_int(block: np.ndarray, bits: int, dtype: type) -> np.ndarray:
+    """Round to ``bits``-bit steps, clip to full scale, left-justify in ``dtype``.
+
+    libsndfile takes integers as full-scale values of their own width (an int32
+    written to a 24-bit file keeps its top 24 bits), so a left-justified value
+    is written exactly.
+    """
+    if not np.issubdtype(block.dtype, np.floating):
+        block = block.astype(float)
+    scale = 2.0 ** (bits - 1)
+    y = block * block.dtype.type(scale)
+    np.clip(y, -scale, scale - 1, out=y)
+    np.rint(y, out=y)
+    shift = 8 * np.dtype(dtype).itemsize - bits
+    if shift:
+        y *= block.dtype.type(2**shift)
+    return y.astype(dtype)
+
+
+_CONVERTERS = {
+    "PCM_16": lambda block: _to_int(block, 16, np.int16),
+    "PCM_24": lambda block: _to_int(block, 24, np.int32),
+    "FLOAT": lambda block: np.asarray(block, dtype=np.float32),
+}
 
 
 def append_wav_cues(path: str | Path, cues: Sequence[Cue]) -> None:

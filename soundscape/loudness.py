@@ -23,7 +23,7 @@ import pyloudnorm
 from scipy.ndimage import convolve1d, maximum_filter1d, minimum_filter1d, uniform_filter1d
 from scipy.signal import firwin, sosfilt
 
-__all__ = ["LoudnessMeter", "LoudnessReport", "TruePeakLimiter", "TruePeakMeter",
+__all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter", "TruePeakMeter",
            "true_peak_envelope"]
 
 _OVERSAMPLE = 4
@@ -54,9 +54,9 @@ class LoudnessMeter:
         self._gain = float(np.prod([s.passband_gain for s in stages]))
         self._state = np.zeros((len(stages), len(self.weights), 2))
         self._hop = round(0.1 * sample_rate)
-        self._partial = np.zeros(len(self.weights))
+        self._partial = np.zeros(len(self.weights))  # sum of squares of the unfinished hop
         self._partial_count = 0
-        self._hops: list[np.ndarray] = []
+        self._hops: list[np.ndarray] = []  # mean square per finished hop, (channels,) each
 
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
@@ -65,17 +65,36 @@ class LoudnessMeter:
         rows[:, 1::2] -= _DENORMAL_GUARD
         y, self._state = sosfilt(self._sos, rows, axis=1, zi=self._state)
         squares = y * y  # (channels, frames): row sums are the fast ones
-        squares *= self._gain**2
-        start, frames = 0, squares.shape[1]
-        while start < frames:
-            take = min(self._hop - self._partial_count, frames - start)
-            self._partial += squares[:, start:start + take].sum(axis=1)
-            self._partial_count += take
-            start += take
-            if self._partial_count == self._hop:
-                self._hops.append(self._partial / self._hop)
-                self._partial = np.zeros_like(self._partial)
-                self._partial_count = 0
+        head = min(self._hop - self._partial_count, squares.shape[1])
+        self._partial += squares[:, :head].sum(axis=1)
+        self._partial_count += head
+        if self._partial_count < self._hop:
+            return
+        self._hops.append(self._partial * (self._gain**2 / self._hop))
+        whole = (squares.shape[1] - head) // self._hop * self._hop
+        middle = squares[:, head:head + whole].reshape(len(rows), -1, self._hop)
+        self._hops.extend(middle.sum(axis=2).T * (self._gain**2 / self._hop))
+        self._partial = squares[:, head + whole:].sum(axis=1)
+        self._partial_count = squares.shape[1] - head - whole
+
+    def snapshot(self) -> MeterSnapshot:
+        """Where the meter stands now (to be followed later by a scaled copy)."""
+        return MeterSnapshot(self._state.copy(), self._partial.copy(), self._partial_count,
+                             len(self._hops))
+
+    def follow(self, reference: LoudnessMeter, upto: MeterSnapshot, gain: float) -> None:
+        """Advance as if fed ``gain`` × the signal that took ``reference`` to ``upto``.
+
+        K-weighting is linear, so its output is the reference's times ``gain`` and
+        each hop's mean square the reference's times gain²: nothing is filtered.
+        Valid when this meter's state is ``gain`` × the reference's at the same
+        frame (it has been fed ``gain`` × the same signal long enough for the
+        filter to forget any difference).
+        """
+        self._hops.extend(hop * gain**2 for hop in reference._hops[len(self._hops):upto.hops])
+        self._state = upto.state * gain
+        self._partial = upto.partial * gain**2
+        self._partial_count = upto.partial_count
 
     def integrated(self) -> float:
         """Gated integrated loudness in LUFS (−inf for silence or less than 400 ms)."""
@@ -92,6 +111,16 @@ class LoudnessMeter:
         relative = -0.691 + 10 * math.log10(power[above].mean()) - 10.0
         gated = above & (level > relative)
         return -0.691 + 10 * math.log10(power[gated].mean())
+
+
+@dataclass(frozen=True, slots=True)
+class MeterSnapshot:
+    """A ``LoudnessMeter``'s filter state, unfinished hop and count of finished hops."""
+
+    state: np.ndarray
+    partial: np.ndarray
+    partial_count: int
+    hops: int
 
 
 def true_peak_envelope(x: np.ndarray) -> np.ndarray:
@@ -128,6 +157,13 @@ def _loud_true_peak(x: np.ndarray, floor: float) -> np.ndarray:
     return envelope
 
 
+def _magnitude(x: np.ndarray) -> float:
+    """max |x| (two flat reductions: cheaper than abs, which copies)."""
+    if x.size == 0:
+        return 0.0
+    return max(float(x.max()), -float(x.min()))
+
+
 @functools.cache
 def _polyphase() -> tuple[np.ndarray, ...]:
     """The four phases of a 96-tap ×4 interpolation low-pass (BS.1770-4 Annex 2 uses 48)."""
@@ -155,10 +191,16 @@ class TruePeakMeter:
 
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
-        block = np.asarray(block, dtype=float)
+        block = np.asarray(block)
         if self._tail is None:
             self._tail = np.zeros((_FILTER_MARGIN, block.shape[1]))  # silence before
-        x = np.concatenate([self._tail, block])
+        if 2.0 * max(_magnitude(block), _magnitude(self._tail)) <= self._peak:
+            # nothing here is within 6 dB of the peak (_scan would skip it all): keep
+            # only the context the next block needs, without copying this one
+            self._tail = np.concatenate([self._tail, block[-2 * _FILTER_MARGIN:]]
+                                        )[-2 * _FILTER_MARGIN:].astype(float)
+            return
+        x = np.concatenate([self._tail, np.asarray(block, dtype=float)])
         final = len(x) - _FILTER_MARGIN  # later frames need the next block's samples
         if final > _FILTER_MARGIN:
             self._scan(x, _FILTER_MARGIN, final)
@@ -225,6 +267,7 @@ class TruePeakLimiter:
         self._reach = self._width + _FILTER_MARGIN  # samples of context on each side
         self._buffer = np.zeros((self._reach, channels))  # past context (silence before start)
         self.gain_reduction_db = 0.0
+        self.touched = False  # whether the last samples returned were turned down
 
     def process(self, block: np.ndarray) -> np.ndarray:
         """Feed a block; return the limited samples that are now final."""
@@ -244,7 +287,8 @@ class TruePeakLimiter:
             return np.zeros((0, self._buffer.shape[1]))
         x = self._buffer
         key = self._key(x)
-        if 2.0 * float(np.abs(key).max(initial=0.0)) < self.ceiling:
+        self.touched = False
+        if 2.0 * _magnitude(key) < self.ceiling:
             # the sample peak is 6 dB under the ceiling, so the true peak is under it too
             # (see TruePeakMeter): nothing to limit, skip the oversampling
             self._buffer = x[stop - self._reach:]
@@ -254,6 +298,7 @@ class TruePeakLimiter:
         gain = uniform_filter1d(minimum_filter1d(need, self._width), self._width)
         out = x[start:stop] * gain[start:stop, None]
         low = float(gain[start:stop].min())
+        self.touched = low < 1.0
         if low < 1.0:
             self.gain_reduction_db = max(self.gain_reduction_db, -20 * math.log10(low))
         self._buffer = x[stop - self._reach:]

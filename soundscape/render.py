@@ -60,7 +60,13 @@ from tqdm import tqdm
 from soundscape.audiofile import FORMATS, Cue, open_writer, subtype_for, write_sidecar
 from soundscape.errors import RenderError
 from soundscape.fileio import write_text
-from soundscape.loudness import LoudnessMeter, LoudnessReport, TruePeakLimiter, TruePeakMeter
+from soundscape.loudness import (
+    LoudnessMeter,
+    LoudnessReport,
+    MeterSnapshot,
+    TruePeakLimiter,
+    TruePeakMeter,
+)
 from soundscape.panning import Panner, head_shadow, make_panner
 from soundscape.performance import Event, Performance, Source
 from soundscape.propagation import Air, Surroundings, absorption_on_grid, paths
@@ -620,9 +626,10 @@ def render_audio(performance: Performance, path: str | Path, *,
                                voice=voice or SynthVoice(surroundings.reference_db),
                                surroundings=surroundings, block_frames=block_frames,
                                stems=stems, progress=progress, workers=workers)
-        frames, meter, peak = _pass_one(blocks, raw, measure,
-                                        LoudnessMeter(sample_rate, panner.loudness_weights()))
-        measured = meter.integrated()
+        first = _pass_one(blocks, raw, measure,
+                          LoudnessMeter(sample_rate, panner.loudness_weights()))
+        frames, peak = first.frames, first.peak
+        measured = first.meter.integrated()
         gain_db = target_lufs - measured if math.isfinite(measured) else 0.0
         limiter_ceiling = ceiling_dbtp - _LIMITER_MARGIN_DB
         limit = peak.peak_dbtp + gain_db > limiter_ceiling
@@ -637,7 +644,8 @@ def render_audio(performance: Performance, path: str | Path, *,
                     file_format=file_format, bits=bits, cues=cues, frames=frames))
                     for target in targets]
                 return _finish(raw, width, gain, limiter_ceiling, sample_rate, measure,
-                               panner, block_frames, limit=limit, write=writers)
+                               panner, block_frames, limit=limit, write=writers,
+                               reference=first)
 
         output_lufs, output_peak, limited = write(gain_db)
         if limit and not abs(target_lufs - output_lufs) < _SETTLE_LU:
@@ -645,7 +653,7 @@ def render_audio(performance: Performance, path: str | Path, *,
             # (rare: limiting touches only the peaks), then write again.
             gain_db = _settle_gain(lambda g: _finish(
                 raw, width, g, limiter_ceiling, sample_rate, measure, panner, block_frames,
-                limit=True, write=None)[0], gain_db, target_lufs,
+                limit=True, write=None, reference=first)[0], gain_db, target_lufs,
                 first=output_lufs)
             output_lufs, output_peak, limited = write(gain_db)
         if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
@@ -661,17 +669,29 @@ def render_audio(performance: Performance, path: str | Path, *,
                         tuple(panner.channels))
 
 
+@dataclass(frozen=True, slots=True)
+class _PassOne:
+    """What pass 1 measured: frames, the loudness meter with a snapshot after each
+    block (for pass 2 to follow), and the true-peak meter."""
+
+    frames: int
+    meter: LoudnessMeter
+    snapshots: list[MeterSnapshot]
+    peak: TruePeakMeter
+
+
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
-              meter: LoudnessMeter) -> tuple[int, LoudnessMeter, TruePeakMeter]:
+              meter: LoudnessMeter) -> _PassOne:
     """Pass 1: write the blocks as raw float32 while metering loudness and true peak."""
-    peak, frames = TruePeakMeter(), 0
+    peak, frames, snapshots = TruePeakMeter(), 0, []
     with open(raw, "wb") as out:
         for block in blocks:
-            out.write(block.astype("<f4").tobytes())
+            out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
             meter.add(measure(block))
+            snapshots.append(meter.snapshot())
             peak.add(measure(block))
             frames += len(block)
-    return frames, meter, peak
+    return _PassOne(frames, meter, snapshots, peak)
 
 
 def _settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
@@ -714,36 +734,99 @@ def _stem_paths(path: Path, stems: tuple[str, ...]) -> tuple[Path, ...]:
 
 def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rate: int,
             measure: Callable[[np.ndarray], np.ndarray], panner: Panner, block_frames: int,
-            *, limit: bool, write: list | None) -> tuple[float, float, float]:
+            *, limit: bool, write: list | None, reference: _PassOne
+            ) -> tuple[float, float, float]:
     """Pass 2: gain, limiter, (optional) write; returns output LUFS, true peak, limiter dB.
 
     Without ``limit`` only the gain is applied: loudness and true peak scale
     exactly with it, so the caller takes them from pass 1 (NaN returned here).
-    Dry runs (``write`` None) measure loudness only.
+    Dry runs (``write`` None) measure loudness only. The loudness meter filters
+    only around where the limiter acted; elsewhere the output is the raw signal
+    times the gain, so it follows pass 1's meter (``LoudnessMeter.follow``).
     """
     gain = 10 ** (gain_db / 20)
-    limiter = TruePeakLimiter(ceiling_db, sample_rate, width, key=measure) if limit else None
-    meter = LoudnessMeter(sample_rate, panner.loudness_weights())
-    peak = TruePeakMeter()
+    per_file = len(panner.channels)
 
     def emit(block: np.ndarray) -> None:
-        if limit:
-            meter.add(measure(block))
-        if limit and write is not None:
-            peak.add(measure(block))
-        if write is not None:
-            per_file = len(panner.channels)
-            for i, writer in enumerate(write):
-                writer.write(block[:, i * per_file:(i + 1) * per_file])
+        for i, writer in enumerate(write or ()):
+            writer.write(block[:, i * per_file:(i + 1) * per_file])
 
+    if not limit:
+        for block in _read_raw(raw, width, block_frames):
+            emit(block * np.float32(gain))
+        return math.nan, math.nan, 0.0
+    limiter = TruePeakLimiter(ceiling_db, sample_rate, width, key=measure)
+    meter = LoudnessMeter(sample_rate, panner.loudness_weights())
+    peak = TruePeakMeter()
+    settle = sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
+    clean = settle
+    aligned = _Realign(block_frames)
+    index = 0
+
+    def finished(blocks: list[tuple[np.ndarray, bool]]) -> None:
+        nonlocal clean, index
+        for block, touched in blocks:
+            clean = 0 if touched else clean
+            if clean >= settle:
+                meter.follow(reference.meter, reference.snapshots[index], gain)
+            else:
+                meter.add(measure(block))
+                clean += 0 if touched else len(block)
+            if write is not None:
+                peak.add(measure(block))
+            emit(block)
+            index += 1
+
+    for block in _read_raw(raw, width, block_frames):
+        out = limiter.process(block.astype(float) * gain)
+        finished(aligned.push(out, limiter.touched))
+    out = limiter.flush()
+    finished(aligned.push(out, limiter.touched) + aligned.rest())
+    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+
+
+def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[np.ndarray]:
+    """Pass 1's raw float32 file, in pass 1's blocks."""
     with open(raw, "rb") as f:
         while True:
             block = np.fromfile(f, dtype="<f4", count=block_frames * width)
             if block.size == 0:
-                break
-            block = block.reshape(-1, width).astype(float) * gain
-            emit(limiter.process(block) if limiter else block)
-    if limiter is None:
-        return math.nan, math.nan, 0.0
-    emit(limiter.flush())
-    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+                return
+            yield block.reshape(-1, width)
+
+
+class _Realign:
+    """Re-cuts the limiter's output (late by its look-ahead) at pass 1's block edges,
+    each block flagged if the limiter turned down any chunk that went into it."""
+
+    def __init__(self, block_frames: int) -> None:
+        self.size = block_frames
+        self._chunks: list[tuple[np.ndarray, bool]] = []
+        self._frames = 0
+
+    def push(self, chunk: np.ndarray, touched: bool) -> list[tuple[np.ndarray, bool]]:
+        if len(chunk):
+            self._chunks.append((chunk, touched))
+            self._frames += len(chunk)
+        blocks = []
+        while self._frames >= self.size:
+            blocks.append(self._take(self.size))
+        return blocks
+
+    def rest(self) -> list[tuple[np.ndarray, bool]]:
+        return [self._take(self._frames)] if self._frames else []
+
+    def _take(self, frames: int) -> tuple[np.ndarray, bool]:
+        parts, touched, need = [], False, frames
+        while need:
+            chunk, flag = self._chunks[0]
+            part = chunk[:need]
+            parts.append(part)
+            touched |= flag
+            need -= len(part)
+            if len(part) == len(chunk):
+                self._chunks.pop(0)
+            else:
+                self._chunks[0] = (chunk[len(part):], flag)
+        self._frames -= frames
+        return (parts[0] if len(parts) == 1 else np.concatenate(parts)), touched
