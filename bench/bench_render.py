@@ -62,9 +62,9 @@ def run_one(args: argparse.Namespace) -> dict:
     from soundscape.render import SynthVoice, render_audio
     performance = _performance(args)
     with tempfile.TemporaryDirectory() as tmp:
-        # raw float32 (pass 1) + 24-bit file: keep within half the free disk, else a prefix
+        # raw float32 (pass 1) + 24-bit file: keep within 90 % of the free disk, else a prefix
         per_second = 48000 * len(make_panner(args.one).channels) * (4 + 3)
-        fits = 0.5 * shutil.disk_usage(tmp).free / per_second
+        fits = 0.9 * shutil.disk_usage(tmp).free / per_second
         partial = performance.duration > fits
         if partial:
             performance = performance.between(0.0, fits)

@@ -70,3 +70,36 @@ def test_wav_past_4_gib_becomes_rf64(tmp_path, monkeypatch):
         out.write(np.zeros((300, 2)))
     assert soundfile.info(path).format == "RF64"
     assert soundfile.read(path)[0].shape == (300, 2)
+
+
+@pytest.mark.parametrize("bits", ["16", "24", "float"])
+@pytest.mark.parametrize("file_format", ["wav", "rf64"])
+def test_packed_bytes_equal_libsndfile_conversion(tmp_path, monkeypatch, bits, file_format):
+    """WAV samples packed by numpy (sf_write_raw) are the bytes soundfile's own write gives."""
+    import soundscape.audiofile as audiofile
+    if file_format == "rf64":
+        monkeypatch.setattr(audiofile, "_RIFF_LIMIT", 1000)
+    rng = np.random.default_rng(7)
+    data = rng.uniform(-1.2, 1.2, (5000, 16))  # past full scale: clipped alike
+    data[:4] = [[1.0] * 16, [-1.0] * 16, [0.5 / 2**23] * 16, [-1.5 / 2**15] * 16]
+
+    def write(path):
+        with open_writer(path, sample_rate=48000, channels=16, file_format="wav",
+                         bits=bits, cues=CUES, frames=len(data)) as out:
+            out.write(data[:3001])
+            out.write(data[3001:].astype(np.float32))
+        return path.read_bytes()
+
+    packed = write(tmp_path / "packed.wav")
+    with soundfile.SoundFile(tmp_path / "probe.wav", "w", 48000, 2, "PCM_24") as probe:
+        assert audiofile._raw_writer(probe) is not None  # the packed path was taken above
+    monkeypatch.setattr(audiofile, "_raw_writer", lambda out: None)
+    public = write(tmp_path / "public.wav")
+    assert packed == public
+    back, _ = soundfile.read(tmp_path / "packed.wav", always_2d=True)
+    if bits == "float":
+        assert np.array_equal(back, data.astype(np.float32))
+        return
+    step = {"16": 2.0**-15, "24": 2.0**-23}[bits]
+    # within half a step (plus float32 rounding for the block given as float32)
+    assert np.abs(back - np.clip(data, -1.0, 1.0 - step)).max() <= step / 2 + 2.0**-24
