@@ -28,7 +28,7 @@ from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
 __all__ = ["FORMATS", "SUBTYPES", "BlockWriter", "Cue", "append_wav_cues", "open_writer",
-           "read_wav_cues", "subtype_for", "write_sidecar"]
+           "read_wav_cues", "sample_writer", "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
@@ -95,50 +95,37 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     with atomic_path(path) as tmp:
         with soundfile.SoundFile(tmp, "w", samplerate=sample_rate, channels=channels,
                                  subtype=subtype, format=major) as out, \
-                BlockWriter(out, subtype) as writer:
+                sample_writer(out, subtype) as writer:
             yield writer
         if major == "WAV" and cues:
             append_wav_cues(tmp, cues)
 
 
 class BlockWriter:
-    """Writes float blocks to an open ``soundfile.SoundFile`` from a background thread.
+    """Writes blocks from a background thread, so the disk overlaps the caller's work.
 
-    Blocks are converted here (rounded to the nearest step and clipped to full
-    scale) and handed to a writer thread, so the disk overlaps the caller's
-    next block (cffi releases the GIL). At most two blocks wait; errors
-    surface at the next ``write`` or at the end.
-
-    For 16- and 24-bit WAV and RF64 the conversion goes all the way to the
-    file's little-endian sample bytes, written with libsndfile's ``sf_write_raw``
-    (libsndfile still writes the header, sizes and chunk layout): numpy packs
-    24-bit samples several times faster than libsndfile converts floats, which
-    matters for 16-channel files. soundfile reaches that function only through
-    its private ``_snd``/``_ffi``; without them, integers go through the public
-    ``write``.
+    Each block is converted in the caller's thread and handed to ``sink`` on
+    the writer thread (file writes and cffi calls release the GIL). At most two
+    blocks wait; errors surface at the next ``write`` or at the end.
 
     Parameters
     ----------
-    out : soundfile.SoundFile
-        Open for writing.
-    subtype : str
-        ``PCM_16``, ``PCM_24`` or ``FLOAT``.
+    sink : callable
+        Writes one converted block.
+    convert : callable
+        Block → what ``sink`` takes.
     """
 
     _QUEUE = 2
 
-    def __init__(self, out: soundfile.SoundFile, subtype: str) -> None:
-        raw = (_raw_writer(out) if out.format in ("WAV", "RF64") and subtype in _PACKERS
-               else None)
-        if raw is None:
-            self._convert, self._sink = _CONVERTERS[subtype], out.write
-        else:
-            self._convert, self._sink = _PACKERS[subtype], raw
+    def __init__(self, sink: Callable[[np.ndarray], object],
+                 convert: Callable[[np.ndarray], np.ndarray]) -> None:
+        self._sink, self._convert = sink, convert
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
         self._pending: deque[Future] = deque()
 
     def write(self, block: np.ndarray) -> None:
-        """Queue ``(frames, channels)`` float samples in [-1, 1]."""
+        """Convert ``block`` and queue it."""
         data = self._convert(np.asarray(block))
         while len(self._pending) >= self._QUEUE:
             self._pending.popleft().result()
@@ -153,6 +140,25 @@ class BlockWriter:
                 self._pending.popleft().result()
         finally:
             self._pool.shutdown(cancel_futures=True)
+
+
+def sample_writer(out: soundfile.SoundFile, subtype: str) -> BlockWriter:
+    """A ``BlockWriter`` of float samples in [-1, 1] to an open ``soundfile.SoundFile``.
+
+    Samples are rounded to the nearest step and clipped to full scale. For 16-
+    and 24-bit WAV and RF64 they are packed into the file's little-endian
+    sample bytes by numpy and written with libsndfile's ``sf_write_raw``
+    (libsndfile still writes the header, sizes and chunks): numpy packs 24-bit
+    samples several times faster than libsndfile converts floats, which matters
+    for 16-channel files. soundfile reaches that function only through its
+    private ``_snd``/``_ffi``; without them, integers go through the public
+    ``write``.
+    """
+    raw = (_raw_writer(out) if out.format in ("WAV", "RF64") and subtype in _PACKERS
+           else None)
+    if raw is None:
+        return BlockWriter(out.write, _CONVERTERS[subtype])
+    return BlockWriter(raw, _PACKERS[subtype])
 
 
 def _raw_writer(out: soundfile.SoundFile) -> Callable[[np.ndarray], None] | None:

@@ -50,6 +50,7 @@ import signal
 import tempfile
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -57,7 +58,7 @@ import numpy as np
 import scipy.fft
 from tqdm import tqdm
 
-from soundscape.audiofile import FORMATS, Cue, open_writer, subtype_for, write_sidecar
+from soundscape.audiofile import FORMATS, BlockWriter, Cue, open_writer, subtype_for, write_sidecar
 from soundscape.errors import RenderError
 from soundscape.fileio import write_text
 from soundscape.loudness import (
@@ -684,9 +685,11 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
               meter: LoudnessMeter) -> _PassOne:
     """Pass 1: write the blocks as raw float32 while metering loudness and true peak."""
     peak, frames, snapshots = TruePeakMeter(), 0, []
-    with open(raw, "wb") as out:
+    with open(raw, "wb") as out, BlockWriter(
+            out.write, lambda block: memoryview(np.ascontiguousarray(block, dtype="<f4"))
+    ) as writer:
         for block in blocks:
-            out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
+            writer.write(block)
             meter.add(measure(block))
             snapshots.append(meter.snapshot())
             peak.add(measure(block))
@@ -786,12 +789,14 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
 
 
 def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[np.ndarray]:
-    """Pass 1's raw float32 file, in pass 1's blocks."""
-    with open(raw, "rb") as f:
-        while True:
-            block = np.fromfile(f, dtype="<f4", count=block_frames * width)
-            if block.size == 0:
-                return
+    """Pass 1's raw float32 file, in pass 1's blocks, the next read while this one is used."""
+    with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
+        def read() -> np.ndarray:
+            return np.fromfile(f, dtype="<f4", count=block_frames * width)
+
+        pending = pool.submit(read)
+        while (block := pending.result()).size:
+            pending = pool.submit(read)
             yield block.reshape(-1, width)
 
 
