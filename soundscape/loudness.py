@@ -60,7 +60,7 @@ class LoudnessMeter:
 
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
-        rows = np.ascontiguousarray(np.asarray(block, dtype=float)[:, self._used].T)
+        rows = np.asarray(block)[:, self._used].T.astype(float, order="C")
         rows[:, ::2] += _DENORMAL_GUARD
         rows[:, 1::2] -= _DENORMAL_GUARD
         y, self._state = sosfilt(self._sos, rows, axis=1, zi=self._state)

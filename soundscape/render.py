@@ -87,6 +87,7 @@ CACHE_BYTES = 256 << 20
 
 _TAIL_FLOOR = 1e-5  # −100 dB
 _GROW = 1 << 16  # accumulator growth step, frames
+_MIX_FRAMES = 4096  # frames panned per piece (16 float32 channels: 256 KiB, in cache)
 _GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
 _LIMITER_MARGIN_DB = 0.1  # the limiter aims this far under the ceiling (gain ripple)
@@ -132,8 +133,10 @@ class _Accumulator:
         self.channels = channels
         self._buffer = np.zeros((0, channels), dtype=np.float32)
 
-    def add(self, start: int, data: np.ndarray, column: int = 0) -> None:
-        """Add ``data`` (frames, k) at absolute frame ``start``, channels ``column…column+k``."""
+    def add(self, start: int, data: np.ndarray, column: int = 0,
+            mix: np.ndarray | None = None) -> None:
+        """Add ``data`` (frames, k) at absolute frame ``start``, channels ``column…column+k``;
+        with ``mix`` (paths, k), add ``data @ mix`` (``data`` then has one column per path)."""
         if start < self.base:  # only the guard before frame 0 can fall here
             data = data[self.base - start:]
             start = self.base
@@ -143,7 +146,13 @@ class _Accumulator:
             grown = np.zeros((size, self.channels), dtype=np.float32)
             grown[:len(self._buffer)] = self._buffer
             self._buffer = grown
-        self._buffer[start - self.base:stop, column:column + data.shape[1]] += data
+        width = data.shape[1] if mix is None else mix.shape[1]
+        target = self._buffer[start - self.base:stop, column:column + width]
+        if mix is None:
+            target += data
+        else:  # in cache-sized pieces: no note-long (frames, channels) temporary
+            for i in range(0, len(data), _MIX_FRAMES):
+                target[i:i + _MIX_FRAMES] += data[i:i + _MIX_FRAMES] @ mix
         self.extent = max(self.extent, start + len(data))
 
     def take(self, frames: int) -> np.ndarray:
@@ -527,7 +536,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                 if place not in heard:
                     heard.put(place, note, _nbytes(note))
                 start, signals, mix = note
-                accumulator.add(onset + start, signals if mix is None else signals @ mix,
+                accumulator.add(onset + start, signals, mix=mix,
                                 column=buses.get(performance.sources[event.source].instrument, 0))
                 bar.update(round(event.time, 1) - bar.n)
             total = max(accumulator.extent, math.ceil(performance.duration * sample_rate))
