@@ -102,11 +102,12 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
 
 
 class BlockWriter:
-    """Writes blocks from a background thread, so the disk overlaps the caller's work.
+    """Converts and writes blocks on a background thread, beside the caller's work.
 
-    Each block is converted in the caller's thread and handed to ``sink`` on
-    the writer thread (file writes and cffi calls release the GIL). At most two
-    blocks wait; errors surface at the next ``write`` or at the end.
+    numpy (on large arrays), file writes and cffi calls release the GIL, so
+    the conversion and the disk run on another core. The caller must not
+    change a block after handing it over. At most two blocks wait; errors
+    surface at the next ``write`` or at the end.
 
     Parameters
     ----------
@@ -125,11 +126,13 @@ class BlockWriter:
         self._pending: deque[Future] = deque()
 
     def write(self, block: np.ndarray) -> None:
-        """Convert ``block`` and queue it."""
-        data = self._convert(np.asarray(block))
+        """Queue ``block`` to be converted and written."""
         while len(self._pending) >= self._QUEUE:
             self._pending.popleft().result()
-        self._pending.append(self._pool.submit(self._sink, data))
+        self._pending.append(self._pool.submit(self._put, np.asarray(block)))
+
+    def _put(self, block: np.ndarray) -> None:
+        self._sink(self._convert(block))
 
     def __enter__(self) -> BlockWriter:
         return self

@@ -294,6 +294,9 @@ class TruePeakLimiter:
             self._buffer = x[stop - self._reach:]
             return x[start:stop].copy()
         peak = _loud_true_peak(key, self.ceiling / 2.0)
+        if float(peak.max(initial=0.0)) <= self.ceiling:  # loud, but the gain would be 1
+            self._buffer = x[stop - self._reach:]
+            return x[start:stop].copy()
         need = np.minimum(1.0, self.ceiling / np.maximum(peak, 1e-30))
         gain = uniform_filter1d(minimum_filter1d(need, self._width), self._width)
         out = x[start:stop] * gain[start:stop, None]

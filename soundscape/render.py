@@ -523,6 +523,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)
                 while onset - _GUARD - accumulator.base >= block_frames:
+                    if helper is not None:  # keep it busy while the blocks are metered
+                        helper.schedule(index)
                     yield accumulator.take(block_frames)
                 if helper is not None:
                     helper.schedule(index)
@@ -764,8 +766,8 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
             writer.write(block[:, i * per_file:(i + 1) * per_file])
 
     if not limit:
-        for block in _read_raw(raw, width, block_frames):
-            emit(block * np.float32(gain))
+        for block in _read_raw(raw, width, block_frames, scale=np.float32(gain)):
+            emit(block)
         return math.nan, math.nan, 0.0
     limiter = TruePeakLimiter(ceiling_db, sample_rate, width, key=measure)
     meter = LoudnessMeter(sample_rate, panner.loudness_weights())
@@ -789,24 +791,27 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
             emit(block)
             index += 1
 
-    for block in _read_raw(raw, width, block_frames):
-        out = limiter.process(block.astype(float) * gain)
+    for block in _read_raw(raw, width, block_frames, scale=np.float64(gain)):
+        out = limiter.process(block)
         finished(aligned.push(out, limiter.touched))
     out = limiter.flush()
     finished(aligned.push(out, limiter.touched) + aligned.rest())
     return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
 
 
-def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[np.ndarray]:
-    """Pass 1's raw float32 file, in pass 1's blocks, the next read while this one is used."""
+def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float
+              ) -> Iterator[np.ndarray]:
+    """Pass 1's raw float32 file times ``scale`` (its type sets the output's), in pass 1's
+    blocks; the next block is read and scaled on a thread while this one is used."""
     with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
         def read() -> np.ndarray:
-            return np.fromfile(f, dtype="<f4", count=block_frames * width)
+            block = np.fromfile(f, dtype="<f4", count=block_frames * width)
+            return block.reshape(-1, width) * scale
 
         pending = pool.submit(read)
         while (block := pending.result()).size:
             pending = pool.submit(read)
-            yield block.reshape(-1, width)
+            yield block
 
 
 class _Realign:
