@@ -58,8 +58,10 @@ def _listener():
 
 def run_one(args: argparse.Namespace) -> dict:
     """Render one layout in this process; return timings and peak memory."""
+    from soundscape.malloc import reuse_freed_memory
     from soundscape.panning import make_panner
     from soundscape.render import SynthVoice, render_audio
+    reuse_freed_memory()  # as the soundscape command does
     performance = _performance(args)
     with tempfile.TemporaryDirectory() as tmp:
         # raw float32 (pass 1) + 24-bit file: keep within 90 % of the free disk, else a prefix

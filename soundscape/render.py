@@ -694,17 +694,23 @@ class _PassOne:
 
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
               meter: LoudnessMeter) -> _PassOne:
-    """Pass 1: write the blocks as raw float32 while metering loudness and true peak."""
-    peak, frames, snapshots = TruePeakMeter(), 0, []
-    with open(raw, "wb") as out, BlockWriter(
-            out.write, lambda block: memoryview(np.ascontiguousarray(block, dtype="<f4"))
-    ) as writer:
-        for block in blocks:
-            writer.write(block)
+    """Pass 1: write the blocks as raw float32 while metering loudness and true peak.
+
+    Writing and metering run on a background thread (file writes, numpy and
+    the K-weighting filters release the GIL), beside the rendering.
+    """
+    peak, snapshots, frames = TruePeakMeter(), [], 0
+    with open(raw, "wb") as out:
+        def keep(block: np.ndarray) -> None:
+            out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
             meter.add(measure(block))
             snapshots.append(meter.snapshot())
             peak.add(measure(block))
-            frames += len(block)
+
+        with BlockWriter(keep, lambda block: block) as worker:
+            for block in blocks:
+                worker.write(block)
+                frames += len(block)
     return _PassOne(frames, meter, snapshots, peak)
 
 

@@ -14,6 +14,7 @@ import click
 
 from soundscape import __version__
 from soundscape.errors import SoundscapeError
+from soundscape.malloc import reuse_freed_memory
 
 __all__ = ["main"]
 
@@ -37,6 +38,7 @@ class _Commands(click.Group):
 def cli() -> None:
     """Rebuild the sound of the 大射儀 from its text: derive cues, place the orchestra,
     sequence the rite, and render it as MIDI, scores and spatial audio."""
+    reuse_freed_memory()  # block-sized arrays come and go all through a render
 
 
 def main() -> None:

@@ -1,0 +1,40 @@
+"""Keep freed memory for reuse: renders allocate many block-sized arrays.
+
+glibc hands every allocation above its mmap threshold (128 KiB at first) to a
+fresh ``mmap`` and returns it to the system when freed, so each numpy array of
+a block (a second of stereo is 384 KiB) costs page faults and zeroing again.
+Raising the mmap and trim thresholds keeps such blocks in the heap for the
+next one: measured on the whole rite (``bench/bench_render.py``), a stereo
+render ~10 % faster and a loudness-meter block ~3× faster, with the same peak
+memory. Elsewhere than glibc this does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+
+__all__ = ["reuse_freed_memory"]
+
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_MMAP_THRESHOLD_MAX = 32 << 20  # glibc's ceiling on 64-bit systems
+_TRIM_THRESHOLD = 256 << 20
+
+
+def reuse_freed_memory() -> bool:
+    """Raise glibc's mmap and trim thresholds for this process (and its forks).
+
+    Returns
+    -------
+    bool
+        Whether glibc accepted both settings (False off glibc).
+    """
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError, TypeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
+                and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
