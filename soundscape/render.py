@@ -83,7 +83,7 @@ SAMPLE_RATES = (44100, 48000, 96000)
 #: (notes are cached by those).
 Voice = Callable[..., np.ndarray]
 #: Default bound of the note caches, bytes (spatialised notes; dry notes get a quarter).
-CACHE_BYTES = 256 << 20
+CACHE_BYTES = 192 << 20
 
 _TAIL_FLOOR = 1e-5  # −100 dB
 _GROW = 1 << 16  # accumulator growth step, frames
@@ -413,7 +413,7 @@ class _Helper:
     _LEAD = 50
     _AHEAD = 400
     _IN_FLIGHT = 4
-    _READY_BYTES = 128 << 20
+    _READY_BYTES = 64 << 20
 
     def __init__(self, hear: _Hearing, heard: _ByteLru) -> None:
         context = multiprocessing.get_context("fork")
