@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -54,6 +56,48 @@ def _listener():
     from soundscape.spatial import Listener
     seat = site.load_site().listener("gong_wei")
     return Listener(seat.position, seat.facing)
+
+
+class PssSampler:
+    """Peak proportional set size (PSS) of this process plus its children, sampled.
+
+    RSS counts pages a forked helper shares with its parent in both; PSS
+    splits them, so the sum is the memory the render really holds. Linux only
+    (``/proc``); elsewhere the peak stays 0.
+    """
+
+    def __init__(self, every_s: float = 0.2) -> None:
+        self.peak_mib = 0.0
+        self._every = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> PssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        me = os.getpid()
+        while not self._stop.wait(self._every):
+            try:
+                children = Path(f"/proc/{me}/task/{me}/children").read_text().split()
+            except OSError:
+                return
+            self.peak_mib = max(self.peak_mib, sum(_pss_kib(p) for p in [me, *children]) / 1024)
+
+
+def _pss_kib(pid: int | str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:  # the helper may have just left
+        pass
+    return 0
 
 
 def run_one(args: argparse.Namespace) -> dict:
@@ -79,14 +123,16 @@ def run_one(args: argparse.Namespace) -> dict:
             return note
 
         start = time.perf_counter()
-        result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
-                              layout=args.one, sample_rate=48000, seed=0, voice=voice,
-                              workers=args.jobs)
+        with PssSampler() as pss:
+            result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
+                                  layout=args.one, sample_rate=48000, seed=0, voice=voice,
+                                  workers=args.jobs)
         wall = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     helper_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall,
             "speed": result.seconds / wall, "peak_mib": peak_mib, "helper_peak_mib": helper_mib,
+            "peak_pss_mib": pss.peak_mib,
             "events": len(performance.events), "lufs": result.report.output_lufs,
             "dbtp": result.report.output_peak_dbtp, "partial_for_disk": partial,
             "synth_s": synth_s[0]}
@@ -153,13 +199,14 @@ def main() -> None:
         row = run_child(args, layout)
         results["layouts"].append(row)
         print(f"{layout:9s} {row['audio_s']:8.1f} s audio in {row['wall_s']:7.1f} s wall: "
-              f"{row['speed']:6.1f}x real time, peak {row['peak_mib']:6.0f} MiB "
-              f"(+ helper {row['helper_peak_mib']:.0f}) "
+              f"{row['speed']:6.1f}x real time, peak RSS {row['peak_mib']:4.0f} MiB "
+              f"(+ helper {row['helper_peak_mib']:.0f}), both PSS {row['peak_pss_mib']:4.0f} MiB "
               f"({row['lufs']:.1f} LUFS, {row['dbtp']:.1f} dBTP; synthesis "
               f"{row['synth_s']:.0f} s of the wall time)", flush=True)
     short = run_child(args, "stereo", seconds=args.short)
     results["short"] = short
-    print(f"memory: stereo {short['audio_s']:.0f} s → {short['peak_mib']:.0f} MiB", flush=True)
+    print(f"memory: stereo {short['audio_s']:.0f} s → peak RSS {short['peak_mib']:.0f} MiB, "
+          f"both PSS {short['peak_pss_mib']:.0f} MiB", flush=True)
     fluid = run_fluidsynth(args)
     results["fluidsynth"] = fluid
     if "error" in fluid:

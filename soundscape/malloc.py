@@ -19,7 +19,7 @@ __all__ = ["reuse_freed_memory"]
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _MMAP_THRESHOLD_MAX = 32 << 20  # glibc's ceiling on 64-bit systems
-_TRIM_THRESHOLD = 256 << 20
+_TRIM_THRESHOLD = 64 << 20
 
 
 def reuse_freed_memory() -> bool:

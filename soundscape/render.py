@@ -17,10 +17,13 @@ inverse FFT per path and a gain matrix, the others one per channel.
 Loudness is two passes, both streaming: pass 1 renders to a raw float32 file
 in a temporary folder beside the destination while a BS.1770 meter and a
 true-peak meter run; pass 2 reads it back in blocks, applies the gain to the
-target and a true-peak limiter, and writes the final file while metering it.
-If the limiter took the loudness more than 0.2 LU off the target, dry runs of
-pass 2 (measure only) correct the gain and the file is written again. The
-destination appears only when complete.
+target and a true-peak limiter, and writes the final file while metering it
+(filtering only near the limiter's work and following pass 1's meter
+elsewhere, since K-weighting is linear). If the limiter took the loudness
+more than 0.2 LU off the target, dry runs of pass 2 (measure only) correct the
+gain and the file is written again. File I/O, metering and sample packing run
+on background threads beside the rendering. The destination appears only when
+complete.
 
 Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
 velocity), so they are cached. A note is keyed by its instrument, pitch,
