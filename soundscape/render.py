@@ -51,7 +51,7 @@ import math
 import multiprocessing
 import signal
 import tempfile
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -89,7 +89,6 @@ Voice = Callable[..., np.ndarray]
 CACHE_BYTES = 192 << 20
 
 _TAIL_FLOOR = 1e-5  # −100 dB
-_GROW = 1 << 16  # accumulator growth step, frames
 _MIX_FRAMES = 4096  # frames panned per piece (16 float32 channels: 256 KiB, in cache)
 _GUARD = 64  # samples of room before and after each filtered note (zero-phase air filter)
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
@@ -128,13 +127,20 @@ class SynthVoice:
 
 
 class _Accumulator:
-    """The frames not yet handed out, from absolute frame ``base`` on."""
+    """The frames not yet handed out, from absolute frame ``base`` on, in chunks.
 
-    def __init__(self, channels: int) -> None:
+    Chunks of ``chunk`` frames (the block size) are added as notes reach
+    further and handed out whole as blocks, so growing never copies what is
+    there and a block costs no copy.
+    """
+
+    def __init__(self, channels: int, chunk: int) -> None:
         self.base = 0
         self.extent = 0
         self.channels = channels
-        self._buffer = np.zeros((0, channels), dtype=np.float32)
+        self.chunk = chunk
+        self._chunks: deque[np.ndarray] = deque()
+        self._first = 0  # absolute frame where _chunks[0] begins (≤ base)
 
     def add(self, start: int, data: np.ndarray, column: int = 0,
             mix: np.ndarray | None = None) -> None:
@@ -143,26 +149,46 @@ class _Accumulator:
         if start < self.base:  # only the guard before frame 0 can fall here
             data = data[self.base - start:]
             start = self.base
-        stop = start + len(data) - self.base
-        if stop > len(self._buffer):
-            size = -(-stop // _GROW) * _GROW  # whole chunks: few copies, little slack
-            grown = np.zeros((size, self.channels), dtype=np.float32)
-            grown[:len(self._buffer)] = self._buffer
-            self._buffer = grown
-        width = data.shape[1] if mix is None else mix.shape[1]
-        target = self._buffer[start - self.base:stop, column:column + width]
         if mix is None:
-            target += data
-        else:  # in cache-sized pieces: no note-long (frames, channels) temporary
+            self._add(start, data, column)
+        else:  # in cache-sized pieces from the note's start (so whatever the block size)
             for i in range(0, len(data), _MIX_FRAMES):
-                target[i:i + _MIX_FRAMES] += data[i:i + _MIX_FRAMES] @ mix
+                self._add(start + i, data[i:i + _MIX_FRAMES] @ mix, column)
         self.extent = max(self.extent, start + len(data))
 
+    def _add(self, start: int, data: np.ndarray, column: int) -> None:
+        end = start + len(data)
+        while self._first + len(self._chunks) * self.chunk < end:
+            self._chunks.append(np.zeros((self.chunk, self.channels), dtype=np.float32))
+        at = start
+        while at < end:
+            index, offset = divmod(at - self._first, self.chunk)
+            n = min(self.chunk - offset, end - at)
+            self._chunks[index][offset:offset + n, column:column + data.shape[1]] += \
+                data[at - start:at - start + n]
+            at += n
+
     def take(self, frames: int) -> np.ndarray:
-        out = np.zeros((frames, self.channels), dtype=np.float32)
-        have = min(frames, len(self._buffer))
-        out[:have] = self._buffer[:have]
-        self._buffer = self._buffer[have:]
+        """The next ``frames`` frames (a whole chunk when aligned: the usual case)."""
+        if frames == self.chunk and self.base == self._first:
+            out = (self._chunks.popleft() if self._chunks
+                   else np.zeros((frames, self.channels), dtype=np.float32))
+            self._first += frames
+        else:  # the last, shorter block
+            out = np.zeros((frames, self.channels), dtype=np.float32)
+            at = self.base
+            while at < self.base + frames and self._chunks:
+                index, offset = divmod(at - self._first, self.chunk)
+                if index >= len(self._chunks):
+                    break
+                n = min(self.chunk - offset, self.base + frames - at)
+                out[at - self.base:at - self.base + n] = self._chunks[index][offset:offset + n]
+                at += n
+            while self._chunks and self._first + self.chunk <= self.base + frames:
+                self._chunks.popleft()
+                self._first += self.chunk
+            if not self._chunks:
+                self._first = self.base + frames
         self.base += frames
         return out
 
@@ -517,7 +543,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     heard = _ByteLru(cache_bytes if hear.static else 0)
     width = spatialise.channels
     buses = {name: i * width for i, name in enumerate(stems)}
-    accumulator = _Accumulator(width * max(1, len(stems)))
+    accumulator = _Accumulator(width * max(1, len(stems)), block_frames)
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
     helper = _Helper(hear, heard) if workers > 1 and performance.events else None

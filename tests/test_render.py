@@ -61,10 +61,11 @@ def test_same_seed_same_bytes_other_seed_differs(tmp_path):
     assert a != c
 
 
-def test_block_size_does_not_change_the_audio():
+@pytest.mark.parametrize("layout", ["stereo", "hoa3"])
+def test_block_size_does_not_change_the_audio(layout):
     perf = scene()
-    small = blocks_of(perf, block_frames=4801)
-    large = blocks_of(perf, block_frames=3 * FS)
+    small = blocks_of(perf, block_frames=4801, layout=layout)
+    large = blocks_of(perf, block_frames=3 * FS, layout=layout)
     assert small.shape == large.shape
     assert np.array_equal(small, large)
 
