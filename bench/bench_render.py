@@ -1,8 +1,8 @@
 """Benchmark the spatial renderer on the whole rite, beside FluidSynth on our MIDI of it.
 
 Reports, for stereo, binaural and third-order ambisonics: audio seconds rendered
-per wall second and the peak resident memory of the rendering process (and of
-its helper process with ``--jobs 2``); then the
+per wall second, the peak resident memory of the rendering process (and of its
+helper process with ``--jobs 2``) and the peak of their summed PSS; then the
 wall time of ``fluidsynth -ni -F`` rendering ``midi.write_midi`` of the same
 performance with FluidR3_GM, and the ratio of the wall times. A short part of
 the rite is rendered too, so the two peak memories show whether memory grows
@@ -16,12 +16,12 @@ Each render runs in its own process (so peak memory is its own)::
 
 Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
-Measured 2026-11-29 (shared 2-core machine, load 1–2.4; whole rite, 9 074 s,
-``--jobs 2``, ``--short 600``): stereo 198.2 s wall (45.8x real time, 754 MiB +
-320 MiB helper) = 2.21x FluidSynth's 89.5 s; binaural 86.4 s = 0.97x; hoa3 on
-a 7 658 s prefix (disk) 486.8 s = 6.45x per audio second. A second run
-(``--layouts stereo --short 60``): stereo 153.4 s vs FluidSynth 83.1 s = 1.85x.
-Details and what they mean: docs/render.md, "Benchmark".
+Measured 2026-11-29 (shared 2-core machine; whole rite, 9 084 s of audio,
+``--jobs 2``, ``--short 600``, one run): stereo 61.4 s wall = 0.89x FluidSynth's
+69.1 s, binaural 54.7 s = 0.79x, hoa3 145.8 s = 2.11x; the render and its helper
+together peak at 858 MiB PSS (stereo) and 938 MiB (hoa3). Two earlier runs of
+nearly the same code: 0.73 / 0.83, 0.68 / 0.75, 1.93 / 2.24. Details and the
+history: docs/render.md, "Benchmark".
 """
 
 from __future__ import annotations
