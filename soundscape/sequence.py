@@ -486,9 +486,21 @@ def _meta_between(meta: Mapping[str, Any], start: float, stop: float) -> dict[st
         "sections": [shifted(s, ("start", "end")) for s in inside(meta["sections"])],
         "music": [shifted(m, ("start", "end")) for m in inside(meta["music"])],
         "rounds": [{**shifted(r, ("start", "end")), "jie": [t - start for t in r["jie"]],
-                    "strokes": [t - start for t in r["strokes"]]}
+                    "strokes": [t - start for t in r["strokes"]],
+                    "result": _result_shifted(r["result"], start)}
                    for r in inside(meta["rounds"])],
     }
+
+
+def _result_shifted(result: Mapping[str, Any], start: float) -> dict[str, Any]:
+    """A round's results (``archery`` ``to_dict``) with every time made ``start`` earlier."""
+    def times(item, keys, lists=()):
+        moved = {k: None if item[k] is None else item[k] - start for k in keys}
+        return {**item, **moved, **{k: [t - start for t in item[k]] for k in lists}}
+
+    return {**times(result, ("start", "end")),
+            "turns": [times(t, ("start",), ("jie", "strokes")) for t in result["turns"]],
+            "shots": [times(s, ("release", "arrival", "stroke")) for s in result["shots"]]}
 
 
 def _section_id(sheet: CueSheet, name: str) -> str:

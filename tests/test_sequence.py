@@ -203,6 +203,28 @@ def test_sections_cut_with_from_and_to(sheet):
         perform_from_file(seed=7, from_section="nowhere")
 
 
+def test_a_cut_shifts_the_round_results_with_the_rest():
+    """Arrow times in a part are on the part's clock, like its events."""
+    rite = perform_from_file(seed=7)
+    whole = rite.meta["rounds"][-1]
+    section = next(s for s in rite.meta["sections"] if s["start"] <= whole["start"] < s["end"])
+    part = perform_from_file(seed=7, from_section=section["id"], to_section=section["id"])
+    cut, = part.meta["rounds"]
+    offset = whole["start"] - cut["start"]
+    assert offset == pytest.approx(section["start"])
+    shots, cut_shots = whole["result"]["shots"], cut["result"]["shots"]
+    assert [s["release"] - offset for s in shots] == pytest.approx(
+        [s["release"] for s in cut_shots])
+    assert [s["stroke"] - offset for s in shots if s["stroke"] is not None] == pytest.approx(
+        [s["stroke"] for s in cut_shots if s["stroke"] is not None])
+    for key in ("start", "end"):
+        assert cut["result"][key] == pytest.approx(whole["result"][key] - offset)
+    turn, cut_turn = whole["result"]["turns"][0], cut["result"]["turns"][0]
+    assert [t - offset for t in turn["jie"]] == pytest.approx(cut_turn["jie"])
+    releases = [s["release"] for s in cut_shots]
+    assert min(releases) >= 0 and max(releases) <= part.duration
+
+
 def test_unknown_piece_or_place_in_a_sheet_is_a_clear_error(tmp_path):
     text = cuesheet.bundled_path().read_text(encoding="utf-8")
     bad_piece = tmp_path / "piece.toml"
