@@ -137,10 +137,14 @@ class BlockWriter:
     def __enter__(self) -> BlockWriter:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, kind: type | None, *_: object) -> None:
         try:
             while self._pending:
-                self._pending.popleft().result()
+                future = self._pending.popleft()
+                if kind is None:
+                    future.result()
+                else:  # already failing (or Ctrl-C): wait, but let that error through
+                    future.exception()
         finally:
             self._pool.shutdown(cancel_futures=True)
 
@@ -148,26 +152,35 @@ class BlockWriter:
 def sample_writer(out: soundfile.SoundFile, subtype: str) -> BlockWriter:
     """A ``BlockWriter`` of float samples in [-1, 1] to an open ``soundfile.SoundFile``.
 
-    Samples are rounded to the nearest step and clipped to full scale. For 16-
-    and 24-bit WAV and RF64 they are packed into the file's little-endian
-    sample bytes by numpy and written with libsndfile's ``sf_write_raw``
-    (libsndfile still writes the header, sizes and chunks): numpy packs 24-bit
-    samples several times faster than libsndfile converts floats, which matters
-    for 16-channel files. soundfile reaches that function only through its
-    private ``_snd``/``_ffi``; without them, integers go through the public
-    ``write``.
+    Integer samples are rounded to the nearest step and clipped to full scale
+    (libsndfile's own float conversion rounds WAV samples down, a −½ step bias;
+    its FLAC conversion rounds to nearest, like this). For WAV and RF64 the
+    samples are packed into the file's little-endian bytes by numpy and written
+    with libsndfile's ``sf_write_raw`` (libsndfile still writes the header,
+    sizes and chunks): numpy packs 24-bit samples several times faster than
+    libsndfile converts floats, which matters for 16-channel files. Float WAVs
+    are written without libsndfile's PEAK chunk, whose timestamp would make the
+    same render give different bytes (a float RF64, past 4 GiB, goes through
+    soundfile's ``write`` and may carry one). soundfile reaches these functions
+    only through its private ``_snd``/``_ffi``; without them, samples go
+    through the public ``write``.
     """
-    raw = (_raw_writer(out) if out.format in ("WAV", "RF64") and subtype in _PACKERS
-           else None)
+    # libsndfile writes an RF64 PEAK chunk regardless, with peaks only its own write tracks
+    packable = out.format == "WAV" or (out.format == "RF64" and subtype != "FLOAT")
+    raw = _raw_writer(out) if packable else None
     if raw is None:
         return BlockWriter(out.write, _CONVERTERS[subtype])
+    if subtype == "FLOAT":
+        soundfile._snd.sf_command(out._file, _SFC_SET_ADD_PEAK_CHUNK, soundfile._ffi.NULL,
+                                  _SF_FALSE)
     return BlockWriter(raw, _PACKERS[subtype])
 
 
 def _raw_writer(out: soundfile.SoundFile) -> Callable[[np.ndarray], None] | None:
     """A writer of sample bytes through libsndfile's ``sf_write_raw``, if reachable."""
     try:
-        write_raw, ffi, handle = soundfile._snd.sf_write_raw, soundfile._ffi, out._file
+        snd, ffi, handle = soundfile._snd, soundfile._ffi, out._file
+        write_raw, _ = snd.sf_write_raw, snd.sf_command  # sample_writer needs both
     except AttributeError:
         return None
 
@@ -175,7 +188,7 @@ def _raw_writer(out: soundfile.SoundFile) -> Callable[[np.ndarray], None] | None
         written = write_raw(handle, ffi.from_buffer(data), data.nbytes)
         if written != data.nbytes:
             raise RenderError(f"{out.name}: wrote {written} of {data.nbytes} bytes "
-                              f"({soundfile._snd.sf_strerror(handle)!r}); is the disk full?")
+                              f"({snd.sf_strerror(handle)!r}); is the disk full?")
     return write
 
 
@@ -213,11 +226,13 @@ _CONVERTERS = {
     "PCM_24": lambda block: _to_int(block, 24, np.int32),
     "FLOAT": lambda block: np.asarray(block, dtype=np.float32),
 }
-# float files go through ``write``: libsndfile keeps their PEAK chunk, which raw bytes skip
 _PACKERS = {
     "PCM_16": lambda block: _steps(block, 16).astype("<i2"),
     "PCM_24": _pack24,
+    "FLOAT": lambda block: np.ascontiguousarray(block, dtype="<f4"),
 }
+_SFC_SET_ADD_PEAK_CHUNK = 0x1050  # sndfile.h
+_SF_FALSE = 0
 
 
 def append_wav_cues(path: str | Path, cues: Sequence[Cue]) -> None:

@@ -639,7 +639,8 @@ def render_audio(performance: Performance, path: str | Path, *,
     ceiling_dbtp : float, dBTP
         True-peak ceiling (4× oversampled).
     block_s : float, seconds
-        Streaming block length.
+        Streaming block length (pass 1 keeps a small loudness-meter snapshot per
+        block, so very short blocks on a very long rite cost memory).
     progress : bool
         Show progress bars.
     workers : int >= 1
@@ -841,7 +842,8 @@ def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float
     with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
         def read() -> np.ndarray:
             block = np.fromfile(f, dtype="<f4", count=block_frames * width)
-            return block.reshape(-1, width) * scale
+            # in scale's precision whatever numpy's promotion rules (they changed in 2.0)
+            return block.reshape(-1, width).astype(type(scale), copy=False) * scale
 
         pending = pool.submit(read)
         while (block := pending.result()).size:

@@ -74,8 +74,11 @@ def test_wav_past_4_gib_becomes_rf64(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("bits", ["16", "24", "float"])
 @pytest.mark.parametrize("file_format", ["wav", "rf64"])
-def test_packed_bytes_equal_libsndfile_conversion(tmp_path, monkeypatch, bits, file_format):
-    """WAV samples packed by numpy (sf_write_raw) are the bytes soundfile's own write gives."""
+def test_packed_wav_samples_round_to_nearest_and_pack_exactly(tmp_path, monkeypatch, bits,
+                                                              file_format):
+    """numpy-packed WAV/RF64 samples (sf_write_raw) are the bytes soundfile writes from the
+    same integers, each within half a step of the input; float WAVs carry no PEAK chunk
+    (its timestamp would change the bytes of the same render)."""
     import soundscape.audiofile as audiofile
     if file_format == "rf64":
         monkeypatch.setattr(audiofile, "_RIFF_LIMIT", 1000)
@@ -95,11 +98,27 @@ def test_packed_bytes_equal_libsndfile_conversion(tmp_path, monkeypatch, bits, f
         assert audiofile._raw_writer(probe) is not None  # the packed path was taken above
     monkeypatch.setattr(audiofile, "_raw_writer", lambda out: None)
     public = write(tmp_path / "public.wav")
-    assert packed == public
     back, _ = soundfile.read(tmp_path / "packed.wav", always_2d=True)
-    if bits == "float":
+    assert soundfile.info(tmp_path / "packed.wav").format == file_format.upper()
+    if bits == "float":  # (float RF64 goes through soundfile's write either way)
         assert np.array_equal(back, data.astype(np.float32))
+        if file_format == "wav":
+            assert b"PEAK" not in packed and b"PEAK" in public
         return
+    assert packed == public
     step = {"16": 2.0**-15, "24": 2.0**-23}[bits]
     # within half a step (plus float32 rounding for the block given as float32)
     assert np.abs(back - np.clip(data, -1.0, 1.0 - step)).max() <= step / 2 + 2.0**-24
+
+
+def test_writer_thread_errors_surface_but_never_mask_the_callers():
+    from soundscape.audiofile import BlockWriter
+
+    def full_disk(data):
+        raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space left"), BlockWriter(full_disk, np.asarray) as w:
+        w.write(np.zeros(3))
+    with pytest.raises(KeyboardInterrupt), BlockWriter(full_disk, np.asarray) as w:
+        w.write(np.zeros(3))
+        raise KeyboardInterrupt
