@@ -113,15 +113,15 @@ class BlockWriter:
     ----------
     sink : callable
         Writes one converted block.
-    convert : callable
-        Block → what ``sink`` takes.
+    convert : callable or None
+        Block → what ``sink`` takes; None hands the block over as it is.
     """
 
     _QUEUE = 2
 
     def __init__(self, sink: Callable[[np.ndarray], object],
-                 convert: Callable[[np.ndarray], np.ndarray]) -> None:
-        self._sink, self._convert = sink, convert
+                 convert: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        self._sink, self._convert = sink, convert or (lambda block: block)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
         self._pending: deque[Future] = deque()
 

@@ -733,11 +733,12 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
     with open(raw, "wb") as out:
         def keep(block: np.ndarray) -> None:
             out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
-            meter.add(measure(block))
+            measured = measure(block)
+            meter.add(measured)
             snapshots.append(meter.snapshot())
-            peak.add(measure(block))
+            peak.add(measured)
 
-        with BlockWriter(keep, lambda block: block) as worker:
+        with BlockWriter(keep) as worker:
             for block in blocks:
                 worker.write(block)
                 frames += len(block)
@@ -816,14 +817,15 @@ def _finish(raw: Path, width: int, gain_db: float, ceiling_db: float, sample_rat
     def finished(blocks: list[tuple[np.ndarray, bool]]) -> None:
         nonlocal clean, index
         for block, touched in blocks:
+            measured = measure(block)
             clean = 0 if touched else clean
             if clean >= settle:
                 meter.follow(reference.meter, reference.snapshots[index], gain)
             else:
-                meter.add(measure(block))
+                meter.add(measured)
                 clean += 0 if touched else len(block)
             if write is not None:
-                peak.add(measure(block))
+                peak.add(measured)
             emit(block)
             index += 1
 

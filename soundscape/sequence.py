@@ -479,28 +479,28 @@ def _meta_between(meta: Mapping[str, Any], start: float, stop: float) -> dict[st
     def inside(items):
         return [item for item in items if start <= item["start"] < stop]
 
-    def shifted(item, keys):
-        return {**item, **{k: item[k] - start for k in keys}}
+    def round_shifted(shoot):
+        result = shoot["result"]
+        return {**_shifted(shoot, start, ("start", "end"), ("jie", "strokes")),
+                "result": {**_shifted(result, start, ("start", "end")),
+                           "turns": [_shifted(t, start, ("start",), ("jie", "strokes"))
+                                     for t in result["turns"]],
+                           "shots": [_shifted(s, start, ("release", "arrival", "stroke"))
+                                     for s in result["shots"]]}}
 
     return {
-        "sections": [shifted(s, ("start", "end")) for s in inside(meta["sections"])],
-        "music": [shifted(m, ("start", "end")) for m in inside(meta["music"])],
-        "rounds": [{**shifted(r, ("start", "end")), "jie": [t - start for t in r["jie"]],
-                    "strokes": [t - start for t in r["strokes"]],
-                    "result": _result_shifted(r["result"], start)}
-                   for r in inside(meta["rounds"])],
+        "sections": [_shifted(s, start, ("start", "end")) for s in inside(meta["sections"])],
+        "music": [_shifted(m, start, ("start", "end")) for m in inside(meta["music"])],
+        "rounds": [round_shifted(r) for r in inside(meta["rounds"])],
     }
 
 
-def _result_shifted(result: Mapping[str, Any], start: float) -> dict[str, Any]:
-    """A round's results (``archery`` ``to_dict``) with every time made ``start`` earlier."""
-    def times(item, keys, lists=()):
-        moved = {k: None if item[k] is None else item[k] - start for k in keys}
-        return {**item, **moved, **{k: [t - start for t in item[k]] for k in lists}}
-
-    return {**times(result, ("start", "end")),
-            "turns": [times(t, ("start",), ("jie", "strokes")) for t in result["turns"]],
-            "shots": [times(s, ("release", "arrival", "stroke")) for s in result["shots"]]}
+def _shifted(item: Mapping[str, Any], start: float, keys: tuple[str, ...],
+             lists: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``item`` with its times at ``keys`` (None stays None) and in ``lists`` made
+    ``start`` earlier."""
+    moved = {k: None if item[k] is None else item[k] - start for k in keys}
+    return {**item, **moved, **{k: [t - start for t in item[k]] for k in lists}}
 
 
 def _section_id(sheet: CueSheet, name: str) -> str:

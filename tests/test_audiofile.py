@@ -117,8 +117,8 @@ def test_writer_thread_errors_surface_but_never_mask_the_callers():
     def full_disk(data):
         raise OSError("No space left on device")
 
-    with pytest.raises(OSError, match="No space left"), BlockWriter(full_disk, np.asarray) as w:
+    with pytest.raises(OSError, match="No space left"), BlockWriter(full_disk) as w:
         w.write(np.zeros(3))
-    with pytest.raises(KeyboardInterrupt), BlockWriter(full_disk, np.asarray) as w:
+    with pytest.raises(KeyboardInterrupt), BlockWriter(full_disk) as w:
         w.write(np.zeros(3))
         raise KeyboardInterrupt
