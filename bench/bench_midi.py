@@ -15,10 +15,12 @@ from pathlib import Path
 
 import music21
 
-from soundscape import midi, repertoire, score, sequence
+from soundscape import sequence
+from soundscape.music import repertoire
+from soundscape.music.tuning import Tuning
+from soundscape.output import midi, score
 from soundscape.performance import Performance
-from soundscape.spatial import Listener
-from soundscape.tuning import Tuning
+from soundscape.site.listeners import Listener
 
 
 def _rite() -> Performance:

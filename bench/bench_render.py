@@ -53,7 +53,7 @@ def _performance(args: argparse.Namespace):
 
 def _listener():
     from soundscape import site
-    from soundscape.spatial import Listener
+    from soundscape.site.listeners import Listener
     seat = site.load_site().listener("gong_wei")
     return Listener(seat.position, seat.facing)
 
@@ -103,8 +103,8 @@ def _pss_kib(pid: int | str) -> int:
 def run_one(args: argparse.Namespace) -> dict:
     """Render one layout in this process; return timings and peak memory."""
     from soundscape.malloc import reuse_freed_memory
-    from soundscape.panning import make_panner
-    from soundscape.render import SynthVoice, render_audio
+    from soundscape.sound.panning import make_panner
+    from soundscape.sound.render import SynthVoice, render_audio
     reuse_freed_memory()  # as the soundscape command does
     performance = _performance(args)
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,8 +155,8 @@ def run_child(args: argparse.Namespace, layout: str, seconds: float | None = Non
 
 def run_fluidsynth(args: argparse.Namespace) -> dict:
     """Write our MIDI of the same performance and time FluidSynth rendering it."""
-    from soundscape import midi
     from soundscape.errors import SoundscapeError
+    from soundscape.output import midi
     if shutil.which("fluidsynth") is None or not SOUNDFONT.is_file():
         return {"error": "fluidsynth or FluidR3_GM missing "
                          "(apt-get install fluidsynth fluid-soundfont-gm)"}

@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 
-from soundscape.instruments import list_instruments, load_instrument
-from soundscape.synth import render_note
-from soundscape.tuning import default_tuning
+from soundscape.music.instruments import list_instruments, load_instrument
+from soundscape.music.tuning import default_tuning
+from soundscape.sound.synth import render_note
 
 
 def pitches(instrument, count: int) -> list[float | None]:

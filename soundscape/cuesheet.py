@@ -3,7 +3,7 @@
 A cue sheet (``cues/*.toml``, documented in ``docs/cuesheet.md``) lists the
 sections of a text, the ritual steps inside them, the orchestra layout (設樂),
 the music cues and the voice cues, each quoting its passage with its span in
-``soundscape.text.Text.chars``. :func:`load` validates everything once and
+``soundscape.text.source.Text.chars``. :func:`load` validates everything once and
 reports ``FILE:LINE: what is wrong, the bad value, what is accepted``; after
 that the sheet is trusted.
 
@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from soundscape import fileio, glossary
+from soundscape import fileio
 from soundscape.errors import CueSheetError
-from soundscape.hanzi import normalise
 from soundscape.resources import bundled_dir
+from soundscape.text import glossary
+from soundscape.text.hanzi import normalise
 
 __all__ = [
     "DIRECTIONS",

@@ -17,7 +17,7 @@ from typing import Any
 
 from soundscape.errors import PerformanceError
 from soundscape.fileio import write_text
-from soundscape.pitch import Pitch
+from soundscape.music.pitch import Pitch
 
 __all__ = ["Event", "Marker", "Performance", "PieceInfo", "Source", "Vec3"]
 

@@ -3,8 +3,8 @@
 import pytest
 
 from soundscape.errors import PerformanceError
+from soundscape.music.pitch import Pitch
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
-from soundscape.pitch import Pitch
 
 
 def _sources():

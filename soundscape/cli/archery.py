@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from soundscape import archery
-from soundscape.sequence import perform_from_file
+from soundscape.sequence import archery
+from soundscape.sequence.planner import perform_from_file
 
 __all__ = ["command"]
 

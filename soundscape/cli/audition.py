@@ -18,9 +18,9 @@ import numpy as np
 import soundfile
 
 from soundscape.fileio import atomic_path
-from soundscape.instruments import Instrument, list_instruments, load_instrument
-from soundscape.synth import render_note
-from soundscape.tuning import Tuning
+from soundscape.music.instruments import Instrument, list_instruments, load_instrument
+from soundscape.music.tuning import Tuning
+from soundscape.sound.synth import render_note
 
 __all__ = ["command", "demo_notes", "render_demo"]
 
@@ -90,7 +90,7 @@ def _roll(instrument: Instrument) -> Iterator[DemoNote]:
 
 def _song(tuning: Tuning) -> Iterator[DemoNote]:
     """The first two phrases of 鹿鳴 (a surviving score), then the 宮 and 商 calls."""
-    from soundscape.repertoire import load_piece
+    from soundscape.music.repertoire import load_piece
 
     piece = load_piece("luming")
     beat = 60.0 / piece.tempo_bpm

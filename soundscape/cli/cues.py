@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from soundscape import cuesheet, glossary
+from soundscape import cuesheet
+from soundscape.text import glossary
 
 __all__ = ["command"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from soundscape import cuesheet, text
-from soundscape.derive import derive
+from soundscape.text.derive import derive
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape import midi
+from soundscape.output import midi
 
 __all__ = ["command"]
 
@@ -29,7 +29,8 @@ __all__ = ["command"]
 def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
             from_section: str | None, to_section: str | None, seed: int) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
-    from soundscape import sequence, site, spatial
+    from soundscape import sequence, site
+    from soundscape.site import listeners as spatial
 
     courtyard = site.load_site()
     listener = None

@@ -6,7 +6,7 @@ import textwrap
 
 import click
 
-from soundscape.repertoire import list_pieces, load_piece
+from soundscape.music.repertoire import list_pieces, load_piece
 
 __all__ = ["command"]
 

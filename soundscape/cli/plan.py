@@ -11,8 +11,8 @@ __all__ = ["command"]
 
 def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
     """Refuse an ``--out`` that ends in neither .svg nor .png (usage error, exit 2)."""
-    from soundscape import plan
     from soundscape.errors import RenderError
+    from soundscape.output import plan
 
     try:
         plan.output_paths(value)
@@ -40,7 +40,9 @@ def command(out: Path, place: str | None, cues: Path | None, overrides: Path | N
             chi_m: float | None) -> None:
     """Draw the site: hall, steps, targets and shelters with distances, every instrument
     with its names, facing and struck face, the musicians' places, scale bars, north."""
-    from soundscape import cuesheet, orchestra, plan, site
+    from soundscape import cuesheet, site
+    from soundscape.output import plan
+    from soundscape.site import orchestra
 
     courtyard = site.load_site(chi_m=site.CHI_M if chi_m is None else chi_m,
                                overrides=overrides)

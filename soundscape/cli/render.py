@@ -13,11 +13,11 @@ from pathlib import Path
 
 import click
 
-from soundscape.audiofile import subtype_for
 from soundscape.errors import RenderError, SoundscapeError
-from soundscape.panning import LAYOUTS
-from soundscape.render import SAMPLE_RATES
-from soundscape.spatial import Listener, ListenerPath
+from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.audiofile import subtype_for
+from soundscape.sound.panning import LAYOUTS
+from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
 
@@ -63,8 +63,10 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
             quiet: bool, out: Path | None) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
-    from soundscape import midi, render, sequence, site
-    from soundscape.propagation import Surroundings
+    from soundscape import sequence, site
+    from soundscape.output import midi
+    from soundscape.sound import render
+    from soundscape.sound.propagation import Surroundings
 
     file_format = _format(file_format, out)
     courtyard = site.load_site()

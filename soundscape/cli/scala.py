@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from soundscape import scala
-from soundscape.tuning import Tuning
+from soundscape.music.tuning import Tuning
+from soundscape.output import scala
 
 __all__ = ["command"]
 

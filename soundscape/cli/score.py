@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from soundscape import score
-from soundscape.tuning import Tuning
+from soundscape.music.tuning import Tuning
+from soundscape.output import score
 
 __all__ = ["command"]
 
@@ -56,7 +56,7 @@ def command(target: str | None, performance: bool, from_section: str | None,
 
 def _piece(piece: str | None, from_section: str | None, to_section: str | None,
            output: Path | None, tuning: Tuning) -> Path:
-    from soundscape import repertoire
+    from soundscape.music import repertoire
 
     if piece is None:
         raise click.UsageError("give a PIECE (e.g. luming), or --performance for the rite")

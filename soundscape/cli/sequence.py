@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from soundscape.sequence import SequenceOptions, perform_from_file
-from soundscape.timeline import Durations
-from soundscape.timeline_plot import write_timeline
+from soundscape.output.timeline_plot import write_timeline
+from soundscape.sequence.planner import SequenceOptions, perform_from_file
+from soundscape.sequence.timeline import Durations
 
 __all__ = ["command"]
 

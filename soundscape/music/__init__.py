@@ -1,0 +1,1 @@
+"""Music as data: pitch, the 律 tunings, the repertoire, arrangements, instrument files."""

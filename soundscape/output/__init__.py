@@ -1,0 +1,1 @@
+"""What a Performance becomes for other tools: MIDI, MTS, Scala, MusicXML, pictures."""

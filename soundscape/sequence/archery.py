@@ -1,0 +1,710 @@
+"""The shooting rounds of the 大射儀: who shoots when, what hits, what is counted.
+
+The text runs four shoots, numbered here 0–3:
+
+- 0, 誘射: the 司射 alone, four arrows 「始射干又射參大侯再發」; no 獲者 yet.
+- 1, 初射: the 三耦; hits are called but not counted (獲而未釋獲).
+- 2, 再射: everyone (三耦, the duke with the 賓, 卿, 大夫, 衆耦) with 釋獲.
+- 3, 三射: the same, shot to 貍首: a hit counts only when the release falls on a
+  drum (不鼓不釋, within ``tolerance_s``); the duke's arrows are free of the
+  music (不以樂志) and, as in round two, count wherever they strike his 侯.
+
+Each archer looses four arrows (乘矢), the pair alternately (拾發), 上射 first
+except that the duke, though 下射, looses first (鄭注 「公下射也而先發」). A pair
+shoots at the target of its senior member (「卑者與尊者為耦不異侯」). An arrow
+lands by an aim spread in angle (per archer) plus the spread of its drop from
+launch-speed variation, so distance matters; it flies at ``arrow.speed_m_s``.
+The tally: 八算 per pair, one 算 per counted hit, right for the 上射 and left for
+the 下射; then counted by 純 (pairs) and 奇 and announced (右賢於左 …).
+
+All numbers live in ``soundscape/data/archery.toml`` with their sources.
+The sound events of a simulated round are made by :mod:`soundscape.sequence.archery_events`
+(re-exported here: :func:`round_events`, :func:`archery_sources`, :func:`count_events`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from soundscape.errors import ArcheryError
+from soundscape.fileio import read_toml, write_text
+from soundscape.resources import data_dir
+
+__all__ = [
+    "ROUND_NAMES",
+    "Archer",
+    "ArcheryConfig",
+    "ArcheryError",
+    "Pair",
+    "PlannedShot",
+    "RoundResult",
+    "Shot",
+    "SideCount",
+    "TurnPlan",
+    "TurnTally",
+    "announcement",
+    "build_roster",
+    "count_side",
+    "even_jie_times",
+    "hu_probability",
+    "lay_out_turns",
+    "load_config",
+    "place_of",
+    "release_point",
+    "simulate_round",
+    "target_point",
+    "write_results",
+]
+
+Vec3 = tuple[float, float, float]
+
+ROUND_NAMES = {0: "誘射", 1: "初射獲而未釋獲", 2: "再射釋獲", 3: "三射用樂"}
+ROLES = ("shang", "xia")
+HIT_OUTCOMES = ("hu", "hou")          # 鵠 (貫), the 侯 cloth outside the 鵠
+MISS_OUTCOMES = ("liu", "yang", "fang")  # 留 short, 揚 over, 方 beside (大射正's words)
+_NUMERALS = "一二三四五六七八九"
+
+
+# -- configuration -------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ArcheryConfig:
+    """The parsed ``archery.toml``; see that file for the meaning and source of each value."""
+
+    data: Mapping[str, Any]
+    source: str
+
+    def get(self, *keys: str) -> Any:
+        """The value at a dotted path of tables, e.g. ``get("music", "tolerance_s")``."""
+        value: Any = self.data
+        for i, key in enumerate(keys):
+            if not isinstance(value, Mapping) or key not in value:
+                raise ArcheryError(f"{self.source}: missing key {'.'.join(keys[:i + 1])!r}")
+            value = value[key]
+        return value
+
+    def number(self, *keys: str, low: float = 0.0) -> float:
+        """A number at a dotted path, checked to be finite and ≥ ``low``."""
+        value = self.get(*keys)
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value) or value < low:
+            raise ArcheryError(
+                f"{self.source}: {'.'.join(keys)} = {value!r} must be a number ≥ {low}")
+        return float(value)
+
+
+_REQUIRED_NUMBERS = (
+    ("arrow", "speed_m_s"), ("arrow", "speed_sd"), ("arrow", "gravity_m_s2"),
+    ("sound", "speed_m_s"), ("wu", "spacing_chi"), ("wu", "release_height_m"),
+    ("site", "chi_m"), ("timing", "first_release_s"), ("timing", "shot_interval_s"),
+    ("timing", "changeover_s"), ("music", "heard_jie"), ("music", "shot_jie"),
+    ("music", "first_stroke_phase"), ("music", "tolerance_s"), ("music", "default_jie_s"),
+    ("music", "default_turn_gap_s"), ("roster", "skill_spread"),
+    ("tally", "counts_per_turn"),
+)
+
+
+def load_config(path: str | Path | None = None) -> ArcheryConfig:
+    """Read and check an archery data file (None → the bundled ``archery.toml``).
+
+    Raises
+    ------
+    ArcheryError
+        If the file is not TOML or a required value is missing or out of range.
+    """
+    path = Path(path) if path is not None else data_dir() / "archery.toml"
+    data = read_toml(path, ArcheryError)
+    config = ArcheryConfig(data, str(path))
+    for keys in _REQUIRED_NUMBERS:
+        config.number(*keys)
+    if config.number("arrow", "speed_m_s") <= 0:
+        raise ArcheryError(f"{path}: arrow.speed_m_s must be > 0")
+    for rank in config.get("ranks", "order"):
+        config.number("ranks", "skill", rank, "aim_sd_mrad")
+        config.number("ranks", "skill", rank, "timing_sd_s")
+        if config.get("ranks", "target", rank) not in config.get("targets"):
+            raise ArcheryError(f"{path}: ranks.target.{rank} names an unknown target")
+    return config
+
+
+# -- who shoots ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Archer:
+    """One archer.
+
+    Parameters
+    ----------
+    id : str
+        Unique key, e.g. ``gong``, ``bin``, ``sanou.1.shang``.
+    name : str
+        Chinese name, e.g. ``公``, ``上耦上射``.
+    rank : str
+        ``gong``, ``qing``, ``dafu``, ``shi`` or ``sishe``.
+    aim_sd_mrad : float > 0, milliradians
+        Angular spread of the aim on each axis.
+    timing_sd_s : float >= 0, seconds
+        Spread of the release around the drum stroke aimed at (round three).
+    """
+
+    id: str
+    name: str
+    rank: str
+    aim_sd_mrad: float
+    timing_sd_s: float
+
+    def __post_init__(self) -> None:
+        if not self.aim_sd_mrad > 0 or not self.timing_sd_s >= 0:
+            raise ArcheryError(f"archer {self.id!r}: aim_sd_mrad={self.aim_sd_mrad!r} must be "
+                               f"> 0 and timing_sd_s={self.timing_sd_s!r} ≥ 0")
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A 耦: the 上射 and 下射, their group and the target they share.
+
+    ``group`` is ``sanou`` (三耦), ``gong`` (the duke and the 賓), ``qing``, ``dafu``
+    or ``zhongou`` (衆耦). ``duke_first``: the 下射 looses first (the duke's pair).
+    """
+
+    id: str
+    name: str
+    group: str
+    shang: Archer
+    xia: Archer
+    target: str
+    duke_first: bool = False
+
+
+def _archer(config: ArcheryConfig, rng: np.random.Generator, id_: str, name: str,
+            rank: str) -> Archer:
+    spread = config.number("roster", "skill_spread")
+    aim = config.number("ranks", "skill", rank, "aim_sd_mrad") * math.exp(rng.normal(0, spread))
+    timing = config.number("ranks", "skill", rank, "timing_sd_s")
+    return Archer(id_, name, rank, aim, timing)
+
+
+def _pair_target(config: ArcheryConfig, shang: Archer, xia: Archer) -> str:
+    order = list(config.get("ranks", "order"))
+    senior = max((shang, xia), key=lambda a: order.index(a.rank))
+    return config.get("ranks", "target", senior.rank)
+
+
+def build_roster(*, config: ArcheryConfig, rng: np.random.Generator,
+                 counts: Mapping[str, int] | None = None) -> tuple[Pair, ...]:
+    """The pairs in shooting order: 三耦, the duke with the 賓, 卿, 大夫, 衆耦.
+
+    Parameters
+    ----------
+    config : ArcheryConfig
+    rng : numpy.random.Generator
+        Draws each archer's skill around the rank value (``roster.skill_spread``).
+    counts : mapping, optional
+        Overrides of ``roster`` counts: ``sanou``, ``qing_pairs``, ``dafu_pairs``, ``zhongou``.
+    """
+    counts = {**{k: config.get("roster", k) for k in ("sanou", "qing_pairs", "dafu_pairs",
+                                                         "zhongou")}, **(counts or {})}
+    for key, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ArcheryError(f"roster count {key}={value!r} must be an integer ≥ 0")
+    if counts["sanou"] < 1:
+        raise ArcheryError("roster count sanou=0: the rite needs the 三耦 (at least 1 pair)")
+    groups = (("sanou", "耦", "shi"), ("qing_pairs", "卿耦", "qing"),
+              ("dafu_pairs", "大夫耦", "dafu"), ("zhongou", "衆耦", "shi"))
+    pairs = []
+    for key, label, rank in groups[:1]:
+        pairs += _pairs(config, rng, key, label, rank, counts[key])
+    gong = _archer(config, rng, "gong", "公", "gong")
+    bin_ = _archer(config, rng, "bin", "賓", "dafu")
+    pairs.append(Pair("gong", "公與賓", "gong", bin_, gong, _pair_target(config, bin_, gong),
+                      duke_first=True))
+    for key, label, rank in groups[1:]:
+        pairs += _pairs(config, rng, key, label, rank, counts[key])
+    return tuple(pairs)
+
+
+def _pairs(config: ArcheryConfig, rng: np.random.Generator, key: str, label: str, rank: str,
+           count: int) -> list[Pair]:
+    group = key.removesuffix("_pairs")
+    sanou_names = ("上耦", "次耦", "下耦")
+    out = []
+    for i in range(1, count + 1):
+        name = sanou_names[i - 1] if group == "sanou" and i <= 3 else f"{label}{i}"
+        shang = _archer(config, rng, f"{group}.{i}.shang", f"{name}上射", rank)
+        xia = _archer(config, rng, f"{group}.{i}.xia", f"{name}下射", rank)
+        out.append(Pair(f"{group}.{i}", name, group, shang, xia,
+                        _pair_target(config, shang, xia)))
+    return out
+
+
+def _sishe(config: ArcheryConfig) -> Archer:
+    return Archer("sishe", "司射", "sishe", config.number("ranks", "skill", "sishe", "aim_sd_mrad"),
+                  config.number("ranks", "skill", "sishe", "timing_sd_s"))
+
+
+# -- when -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlannedShot:
+    """One arrow in the turn plan.
+
+    ``aim_time`` is when the archer means to loose (the drum stroke in round three);
+    ``free_window`` (start, end) is set instead for a release not bound to the music.
+    """
+
+    archer: Archer
+    role: str
+    arrow: int
+    target: str
+    aim_time: float
+    bound: bool
+    free_window: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPlan:
+    """One pair's turn (or the 司射's 誘射): its span, its arrows and its 節 (round 3)."""
+
+    index: int
+    pair: Pair | None
+    start: float
+    shots: tuple[PlannedShot, ...]
+    jie: tuple[float, ...] = ()
+    strokes: tuple[float, ...] = ()
+
+
+def even_jie_times(start: float, n_turns: int, *, config: ArcheryConfig,
+                   jie_s: float | None = None, gap_s: float | None = None) -> tuple[float, ...]:
+    """Evenly spaced 節 (間若一) for ``n_turns`` turns, for use without the sequencer.
+
+    Each turn's music starts ``gap_s`` after the previous turn's last 節; a 節 time
+    is the drum that closes the 節, so the first falls ``jie_s`` after the music starts.
+    """
+    per_turn = int(config.number("music", "heard_jie") + config.number("music", "shot_jie"))
+    jie_s = config.number("music", "default_jie_s") if jie_s is None else jie_s
+    gap_s = config.number("music", "default_turn_gap_s") if gap_s is None else gap_s
+    times, music_start = [], start
+    for _ in range(n_turns):
+        times += [music_start + jie_s * (k + 1) for k in range(per_turn)]
+        music_start = times[-1] + gap_s
+    return tuple(times)
+
+
+def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig,
+                  start: float = 0.0, jie_times: Sequence[float] | None = None
+                  ) -> tuple[TurnPlan, ...]:
+    """Who shoots when: the turns of a round with each arrow's intended release.
+
+    Parameters
+    ----------
+    round_no : 0, 1, 2 or 3
+    pairs : sequence of Pair
+        The roster in shooting order (round 1 uses only the ``sanou`` group; round 0
+        none: the 司射 shoots alone).
+    config : ArcheryConfig
+    start : float >= 0, seconds
+        When the round begins (rounds 0–2): the first release comes
+        ``timing.first_release_s`` later, then one every ``shot_interval_s``
+        (拾發), and ``changeover_s`` between pairs.
+    jie_times : sequence of float, seconds
+        Round 3 only, required: the drum 節 of 貍首, sorted, ``heard_jie +
+        shot_jie`` (7) per turn in turn order; each time is the drum that closes
+        its 節. On each of a turn's last ``shot_jie`` 節 the pair looses one 拾:
+        the first shooter on the stroke ``first_stroke_phase`` into the 節, the
+        second on its closing stroke (both strokes are in ``TurnPlan.strokes``
+        for the drum part). The duke looses freely in ``duke_phase`` of the 節.
+    """
+    if round_no not in ROUND_NAMES:
+        raise ArcheryError(f"round {round_no!r} unknown; accepted: 0, 1, 2, 3")
+    if round_no == 0:
+        return (_induce_turn(config, start),)
+    chosen = [p for p in pairs if round_no > 1 or p.group == "sanou"]
+    if not chosen:
+        raise ArcheryError(f"round {round_no}: no pairs to shoot (the roster is empty)")
+    if round_no == 3:
+        return _music_turns(chosen, config, jie_times)
+    if jie_times is not None:
+        raise ArcheryError(f"round {round_no}: jie_times given, but only round 3 is shot "
+                           "to music")
+    turns, time = [], start + config.number("timing", "first_release_s")
+    step = config.number("timing", "shot_interval_s")
+    for index, pair in enumerate(chosen):
+        shots = []
+        for k, (archer, role) in enumerate(_order(pair) * 4):
+            shots.append(PlannedShot(archer, role, k // 2 + 1, pair.target, time + k * step,
+                                     bound=False))
+        turn_start = start if index == 0 else time - config.number("timing", "changeover_s")
+        turns.append(TurnPlan(index, pair, turn_start, tuple(shots)))
+        time = shots[-1].aim_time + config.number("timing", "changeover_s")
+    return tuple(turns)
+
+
+def _order(pair: Pair) -> tuple[tuple[Archer, str], tuple[Archer, str]]:
+    first, second = (pair.shang, "shang"), (pair.xia, "xia")
+    return (second, first) if pair.duke_first else (first, second)
+
+
+def _induce_turn(config: ArcheryConfig, start: float) -> TurnPlan:
+    sishe = _sishe(config)
+    first = start + config.number("timing", "first_release_s")
+    step = config.number("timing", "shot_interval_s")
+    shots = tuple(PlannedShot(sishe, "xia", i + 1, target, first + i * step, bound=False)
+                  for i, target in enumerate(config.get("induce", "targets")))
+    return TurnPlan(0, None, start, shots)
+
+
+def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
+                 jie_times: Sequence[float] | None) -> tuple[TurnPlan, ...]:
+    heard = int(config.number("music", "heard_jie"))
+    shot = int(config.number("music", "shot_jie"))
+    per_turn = heard + shot
+    if jie_times is None:
+        raise ArcheryError("round 3 is shot to 貍首: jie_times (the drum 節, seconds) are "
+                           "required")
+    times = [float(t) for t in jie_times]
+    if len(times) != per_turn * len(pairs):
+        raise ArcheryError(
+            f"round 3: {len(times)} jie_times given; {per_turn} per turn × {len(pairs)} turns "
+            f"= {per_turn * len(pairs)} expected")
+    if any(not math.isfinite(t) or t < 0 for t in times) or times != sorted(times) \
+            or len(set(times)) != len(times):
+        raise ArcheryError("round 3: jie_times must be finite, ≥ 0 and strictly increasing")
+    phase = config.number("music", "first_stroke_phase")
+    low, high = config.get("music", "duke_phase")
+    turns = []
+    for index, pair in enumerate(pairs):
+        jie = tuple(times[index * per_turn:(index + 1) * per_turn])
+        period = jie[1] - jie[0]
+        shots, strokes = [], []
+        for k in range(shot):
+            close = jie[heard + k]
+            opening = jie[heard + k - 1]
+            first_stroke = opening + phase * (close - opening)
+            strokes += [first_stroke, close]
+            for (archer, role), stroke in zip(_order(pair), (first_stroke, close), strict=True):
+                if archer.rank == "gong":
+                    window = (opening + low * (close - opening), opening + high * (close - opening))
+                    shots.append(PlannedShot(archer, role, k + 1, pair.target, stroke, False,
+                                             window))
+                else:
+                    shots.append(PlannedShot(archer, role, k + 1, pair.target, stroke, True))
+        turns.append(TurnPlan(index, pair, jie[0] - period, tuple(shots), jie, tuple(strokes)))
+    return tuple(turns)
+
+
+# -- where -----------------------------------------------------------------------------------
+def place_of(site: Any, place_id: str) -> Vec3:
+    """A place's position from a ``Site`` or a plain mapping id → (x, y, z)."""
+    try:
+        where = site.place(place_id) if hasattr(site, "place") else site[place_id]
+    except KeyError as error:
+        raise ArcheryError(f"site has no place {place_id!r}") from error
+    return (float(where[0]), float(where[1]), float(where[2]))
+
+
+def _chi_m(site: Any, config: ArcheryConfig) -> float:
+    return float(getattr(site, "chi_m", None) or config.number("site", "chi_m"))
+
+
+def release_point(site: Any, role: str, *, config: ArcheryConfig) -> Vec3:
+    """Where the arrow leaves the bow: the 上射's 物 (west) or the 下射's (east), in metres."""
+    x, y, z = place_of(site, "wu")
+    half = config.number("wu", "spacing_chi") * _chi_m(site, config) / 2.0
+    return (x - half if role == "shang" else x + half, y,
+            z + config.number("wu", "release_height_m"))
+
+
+def target_point(site: Any, target: str) -> Vec3:
+    """The centre of a target's 鵠: the site's place for the target (its height included)."""
+    return place_of(site, target)
+
+
+def _distance(a: Vec3, b: Vec3) -> float:
+    return math.dist(a, b)
+
+
+# -- how well -------------------------------------------------------------------------------
+def _spreads(archer: Archer, distance: float, config: ArcheryConfig) -> tuple[float, float]:
+    """Horizontal and vertical spread (m, one SD) of arrows at ``distance`` metres."""
+    angular = archer.aim_sd_mrad / 1000.0 * distance
+    speed = config.number("arrow", "speed_m_s")
+    drop = config.number("arrow", "gravity_m_s2") * distance ** 2 / (2.0 * speed ** 2)
+    drop_sd = 2.0 * config.number("arrow", "speed_sd") * drop
+    return angular, math.hypot(angular, drop_sd)
+
+
+def hu_probability(archer: Archer, distance: float, target: str, *, config: ArcheryConfig,
+                   chi_m: float) -> float:
+    """Chance that an arrow hits the 鵠 of ``target`` from ``distance`` metres (analytic)."""
+    half = config.number("targets", target, "hu_side_chi") * chi_m / 2.0
+    sx, sy = _spreads(archer, distance, config)
+    return math.erf(half / (math.sqrt(2) * sx)) * math.erf(half / (math.sqrt(2) * sy))
+
+
+# -- results ---------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Shot:
+    """One arrow, simulated.
+
+    Times in seconds, lengths in metres. ``outcome``: ``hu`` (in the 鵠), ``hou`` (the 侯
+    cloth outside it), ``liu`` / ``yang`` / ``fang`` (short, over, beside: a miss).
+    ``called``: the 獲者 calls 獲. ``stroke``: the drum stroke aimed at (round 3,
+    bound shots), ``offset`` = release − nearest stroke. ``counted``: a 算 is laid.
+    ``side``: ``right`` for the 上射, ``left`` for the 下射.
+    """
+
+    turn: int
+    pair: str
+    archer: str
+    archer_name: str
+    role: str
+    arrow: int
+    target: str
+    release: float
+    origin: Vec3
+    impact: Vec3
+    distance: float
+    flight: float
+    arrival: float
+    outcome: str
+    called: bool
+    bound: bool
+    stroke: float | None
+    offset: float | None
+    on_beat: bool | None
+    counted: bool
+    side: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTally:
+    """The 八算 of one turn: taken, laid right (上射) and left (下射), returned (餘算)."""
+
+    turn: int
+    pair: str
+    taken: int
+    right: int
+    left: int
+    returned: int
+
+
+@dataclass(frozen=True, slots=True)
+class SideCount:
+    """A side's 算 counted as the 釋獲者 does: 純 (pairs) and 奇, bundles of 十純."""
+
+    total: int
+    chun: int
+    qi: int
+    bundles: int
+    loose_chun: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    """A simulated round: its shots, turns, tally (rounds 2–3) and announcement."""
+
+    round_no: int
+    name: str
+    start: float
+    end: float
+    turns: tuple[TurnPlan, ...]
+    shots: tuple[Shot, ...]
+    tallies: tuple[TurnTally, ...]
+    right: SideCount | None
+    left: SideCount | None
+    announcement: str | None
+    tolerance_s: float
+
+    @property
+    def strokes(self) -> tuple[float, ...]:
+        """Every drum stroke a release may sit on (round 3), for the drum part."""
+        return tuple(s for turn in self.turns for s in turn.strokes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (turns without their plans)."""
+        return {
+            "round": self.round_no, "name": self.name, "start": self.start, "end": self.end,
+            "tolerance_s": self.tolerance_s,
+            "turns": [{"index": t.index, "pair": t.pair.id if t.pair else "sishe",
+                       "name": t.pair.name if t.pair else "司射", "start": t.start,
+                       "jie": list(t.jie), "strokes": list(t.strokes)} for t in self.turns],
+            "shots": [asdict(s) for s in self.shots],
+            "tallies": [asdict(t) for t in self.tallies],
+            "right": asdict(self.right) if self.right else None,
+            "left": asdict(self.left) if self.left else None,
+            "announcement": self.announcement,
+        }
+
+
+def count_side(total: int) -> SideCount:
+    """Count a side's 算 as the text does: 二算為純, 一算為奇, 十純則縮而委之."""
+    chun, qi = divmod(total, 2)
+    bundles, loose = divmod(chun, 10)
+    return SideCount(total, chun, qi, bundles, loose)
+
+
+def _numeral(n: int) -> str:
+    if not 0 < n < 100:
+        raise ArcheryError(f"count {n} cannot be spoken (1–99 accepted)")
+    tens, ones = divmod(n, 10)
+    head = "" if tens == 0 else ("十" if tens == 1 else _NUMERALS[tens - 1] + "十")
+    return head + ("" if ones == 0 else _NUMERALS[ones - 1])
+
+
+def announcement(right: int, left: int) -> str:
+    """What the 釋獲者 tells the duke: 右賢於左 / 左賢於右 with 純 and 奇, or 左右鈞.
+
+    The number is the winners' surplus (賢獲, 鄭注 「齊而取其餘」), 「以純數告若有奇者亦曰奇」.
+    """
+    if right == left:
+        return "左右鈞"
+    diff = abs(right - left)
+    chun, qi = divmod(diff, 2)
+    words = "右賢於左" if right > left else "左賢於右"
+    return words + (f"{_numeral(chun)}純" if chun else "") + (f"{_numeral(qi)}奇" if qi else "")
+
+
+# -- simulation ------------------------------------------------------------------------------
+def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequence[float] | None
+                   = None, site: Any, rng: np.random.Generator, config: ArcheryConfig,
+                   start: float = 0.0) -> RoundResult:
+    """Simulate one round.
+
+    Parameters
+    ----------
+    round_no : 0, 1, 2 or 3
+        0 誘射, 1 初射 (獲而未釋獲), 2 再射 (釋獲), 3 三射 to 貍首 (不鼓不釋).
+    archers : sequence of Pair
+        The roster in shooting order (:func:`build_roster`).
+    jie_times : sequence of float, seconds
+        Round 3 only: the drum 節 of 貍首, 7 per turn (see :func:`lay_out_turns`).
+    site : Site or mapping
+        Positions of ``wu``, ``dahou``, ``can``, ``gan`` (a ``soundscape.site.courtyard.Site``
+        or a mapping id → (x, y, z) metres).
+    rng : numpy.random.Generator
+    config : ArcheryConfig
+    start : float >= 0, seconds
+        Start of rounds 0–2 (round 3 takes its times from ``jie_times``).
+    """
+    turns = lay_out_turns(round_no, archers, config=config, start=start, jie_times=jie_times)
+    tolerance = config.number("music", "tolerance_s")
+    shots = [_shoot(round_no, turn, planned, site, rng, config, tolerance)
+             for turn in turns for planned in turn.shots]
+    tallies, right, left, words = (), None, None, None
+    if round_no >= 2:
+        tallies = tuple(_turn_tally(turn, shots, config) for turn in turns)
+        right = count_side(sum(t.right for t in tallies))
+        left = count_side(sum(t.left for t in tallies))
+        words = announcement(right.total, left.total)
+    end = max(s.arrival for s in shots)
+    return RoundResult(round_no, ROUND_NAMES[round_no], min(start, turns[0].start), end, turns,
+                       tuple(shots), tallies, right, left, words, tolerance)
+
+
+def _shoot(round_no: int, turn: TurnPlan, planned: PlannedShot, site: Any,
+           rng: np.random.Generator, config: ArcheryConfig, tolerance: float) -> Shot:
+    archer = planned.archer
+    if planned.free_window is not None:
+        release = float(rng.uniform(*planned.free_window))
+    elif planned.bound:
+        release = planned.aim_time + float(rng.normal(0.0, archer.timing_sd_s))
+    else:
+        release = planned.aim_time
+    origin = release_point(site, planned.role, config=config)
+    aim = target_point(site, planned.target)
+    distance = _distance(origin, aim)
+    sx, sy = _spreads(archer, distance, config)
+    dx, dy = float(rng.normal(0.0, sx)), float(rng.normal(0.0, sy))
+    side_chi = config.number("targets", planned.target, "hu_side_chi")
+    half = side_chi * _chi_m(site, config) / 2.0
+    outcome = _outcome(dx, dy, half)
+    impact = _impact(origin, aim, dx, dy, outcome, half, rng)
+    flight_distance = _distance(origin, impact)
+    flight = flight_distance / config.number("arrow", "speed_m_s")
+    duke = archer.rank == "gong"
+    called = round_no >= 1 and (outcome == "hu" or (duke and outcome == "hou"))
+    stroke = offset = on_beat = None
+    if round_no == 3:
+        stroke = min(turn.strokes, key=lambda s: abs(s - release))
+        offset = release - stroke
+        on_beat = abs(offset) <= tolerance
+    counted = called and round_no >= 2 and (duke or round_no == 2 or bool(on_beat))
+    return Shot(turn.index, turn.pair.id if turn.pair else "sishe", archer.id, archer.name,
+                planned.role, planned.arrow, planned.target, release, origin, impact,
+                flight_distance, flight, release + flight, outcome, called, planned.bound,
+                stroke, offset, on_beat, counted,
+                "right" if planned.role == "shang" else "left")
+
+
+def _outcome(dx: float, dy: float, half: float) -> str:
+    if abs(dx) <= half and abs(dy) <= half:
+        return "hu"
+    if abs(dx) <= 3 * half and abs(dy) <= 3 * half:
+        return "hou"
+    if abs(dy) >= abs(dx):
+        return "liu" if dy < 0 else "yang"
+    return "fang"
+
+
+def _impact(origin: Vec3, aim: Vec3, dx: float, dy: float, outcome: str, half: float,
+            rng: np.random.Generator) -> Vec3:
+    """Where the arrow strikes: on the 侯's face, or on the ground near it for a miss."""
+    ux, uy = aim[0] - origin[0], aim[1] - origin[1]
+    norm = math.hypot(ux, uy) or 1.0
+    ux, uy = ux / norm, uy / norm
+    across = (-uy, ux)
+    if outcome in HIT_OUTCOMES:
+        return (aim[0] + dx * across[0], aim[1] + dx * across[1], aim[2] + dy)
+    along = {"liu": -float(rng.uniform(2.0, 10.0)), "yang": float(rng.uniform(2.0, 15.0)),
+             "fang": float(rng.uniform(-2.0, 4.0))}[outcome]
+    side = math.copysign(max(abs(dx), 3 * half), dx) if outcome == "fang" else 0.0
+    return (aim[0] + along * ux + side * across[0], aim[1] + along * uy + side * across[1], 0.0)
+
+
+def _turn_tally(turn: TurnPlan, shots: Sequence[Shot], config: ArcheryConfig) -> TurnTally:
+    mine = [s for s in shots if s.turn == turn.index and s.counted]
+    taken = int(config.number("tally", "counts_per_turn"))
+    right = sum(1 for s in mine if s.side == "right")
+    left = sum(1 for s in mine if s.side == "left")
+    return TurnTally(turn.index, turn.pair.id if turn.pair else "sishe", taken, right, left,
+                     taken - right - left)
+
+
+# -- files -------------------------------------------------------------------------------------
+_CSV_FIELDS = ("turn", "pair", "archer", "archer_name", "role", "arrow", "target", "release",
+               "distance", "flight", "arrival", "outcome", "called", "bound", "stroke", "offset",
+               "on_beat", "counted", "side")
+
+
+def write_results(result: RoundResult | Mapping[str, Any], out_dir: str | Path
+                  ) -> tuple[Path, Path]:
+    """Write ``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow), atomically.
+
+    ``result`` is a RoundResult or its ``to_dict()`` record (as a Performance keeps it).
+    """
+    record = result.to_dict() if isinstance(result, RoundResult) else result
+    out_dir = Path(out_dir)
+    stem = f"round{record['round']}"
+    json_path = write_text(out_dir / f"{stem}.json",
+                           json.dumps(record, ensure_ascii=False, indent=1))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(_CSV_FIELDS)
+    for shot in record["shots"]:
+        writer.writerow([_cell(shot[f]) for f in _CSV_FIELDS])
+    csv_path = write_text(out_dir / f"{stem}.csv", buffer.getvalue())
+    return json_path, csv_path
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)

@@ -1,0 +1,512 @@
+"""The sequencer: cue sheet + site + repertoire + tuning → one timed Performance.
+
+The rite runs on one clock (:mod:`soundscape.sequence.timeline`). Music holds that clock
+in the two ways the text implies:
+
+- **music-bound** (``stop = "length"``: 歌鹿鳴三終, 管新宮三終, 奏陔, 驁): the piece
+  has its own length and the rite waits for it;
+- **rite-bound** (``stop`` a step: 奏肆夏 … 樂闋): the piece fills the span from its
+  start step to the step where 樂闋 stands, repeating by whole phrases, and ends
+  on the first phrase end at or after that step, which waits for it.
+
+The shoots of :mod:`soundscape.sequence.archery` stand where ``data/sequence.toml`` says
+in the text; the steps that narrate a shoot are stretched over its simulated
+length. In the third round the 節 of 貍首 fall evenly (間若一) and every counted
+arrow leaves on a drum (不鼓不釋), except the duke's (不以樂志).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from soundscape.cuesheet import STOP_LENGTH, CueSheet, MusicCue, Step, bundled_path, load
+from soundscape.errors import CueSheetError, PerformanceError
+from soundscape.fileio import read_toml
+from soundscape.music.arrange import Arrangement, arrange
+from soundscape.music.repertoire import Piece, load_piece
+from soundscape.music.tuning import Tuning, default_tuning
+from soundscape.performance import Event, Marker, Performance, PieceInfo
+from soundscape.resources import data_dir
+from soundscape.sequence import archery, archery_events
+from soundscape.sequence.players import Players, build_players
+from soundscape.sequence.timeline import Durations, TimedStep, time_steps
+from soundscape.site.courtyard import Site, load_site
+from soundscape.text import glossary
+
+__all__ = ["SequenceOptions", "perform", "perform_from_file"]
+
+# Which phase of the 工 a kind of music puts them in (site.performer_position).
+_GONG_PHASE = {"ge": "ge", "guan": "guan"}
+
+
+@dataclass(frozen=True)
+class SequenceOptions:
+    """What a user may change about the sequencing without editing the cue sheet.
+
+    Parameters
+    ----------
+    durations : Durations
+        Seconds per action, pace and participants (``data/durations.toml``).
+    reading : str or None
+        What one 終 of a song is: ``song`` (鄭注: three whole songs, the default of the
+        piece) or ``stanza`` (the three stanzas once).
+    wusuan_seconds : float or None
+        How long 無算樂 plays; None takes the piece's own length.
+    roster : mapping or None
+        Archery roster counts (``sanou``, ``qing_pairs``, ``dafu_pairs``, ``zhongou``).
+    archery : ArcheryConfig or None
+        None → the bundled ``data/archery.toml``.
+    """
+
+    durations: Durations = field(default_factory=Durations.load)
+    reading: str | None = None
+    wusuan_seconds: float | None = None
+    roster: Mapping[str, int] | None = None
+    archery: archery.ArcheryConfig | None = None
+
+
+@dataclass
+class _Played:
+    """A music cue on the clock: its start, and its arrangement once it is known."""
+
+    cue: MusicCue
+    piece: Piece
+    start: float
+    arrangement: Arrangement | None = None
+    end: float | None = None  # seconds from start where the music stops
+
+
+@dataclass
+class _Round:
+    """A shoot laid on the text: where it starts, which steps narrate it, where 算 are counted."""
+
+    number: int
+    steps: tuple[Step, ...]
+    count_step: str | None
+    split_at_pair: str | None = None
+    start: float = 0.0
+    split: float | None = None  # when the later section of a two-section round begins
+    result: archery.RoundResult | None = None
+    music: _Played | None = None
+
+    def parts(self) -> list[tuple[Step, ...]]:
+        """The round's steps by section, in order."""
+        sections: dict[str, list[Step]] = {}
+        for step in self.steps:
+            sections.setdefault(step.section, []).append(step)
+        return [tuple(steps) for steps in sections.values()]
+
+
+def _settings() -> dict[str, Any]:
+    return read_toml(data_dir() / "sequence.toml", CueSheetError)
+
+
+def _rounds(sheet: CueSheet, specs: Iterable[Mapping[str, Any]]) -> dict[str, _Round]:
+    """The shoots found in the text, keyed by the step where each starts."""
+    found = {}
+    for spec in specs:
+        steps = [s for sec in sheet.sections if any(n in sec.name for n in spec["sections"])
+                 for s in sheet.steps_in(sec.id)]
+        starts = [i for i, s in enumerate(steps) if spec["at"] in s.quote]
+        if not starts:
+            continue
+        first = starts[0]
+        ends = [i for i, s in enumerate(steps) if spec["until"] in s.quote and i >= first]
+        span = tuple(steps[first:(ends[-1] if ends else first) + 1])
+        count = None
+        if "count_at" in spec:
+            later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
+            count = next((s.id for s in later if spec["count_at"] in s.quote), None)
+        found[span[0].id] = _Round(spec["number"], span, count, spec.get("split_at_pair"))
+    return found
+
+
+class _Planner:
+    """Answers the clock's questions (how long must this step take, when may it start)
+    and remembers what it decided, so the events can be made afterwards."""
+
+    def __init__(self, sheet: CueSheet, site: Site, tuning: Tuning, seed: int,
+                 options: SequenceOptions, players: Players) -> None:
+        self.sheet, self.site, self.tuning, self.seed = sheet, site, tuning, seed
+        self.options, self.players = options, players
+        self.settings = _settings()
+        self.config = options.archery or archery.load_config()
+        self.roster = archery.build_roster(config=self.config, counts=options.roster,
+                                           rng=np.random.default_rng([seed, 0]))
+        self.rounds = _rounds(sheet, self.settings["round"])
+        self.counts = {r.count_step: r for r in self.rounds.values() if r.count_step}
+        self.played: dict[str, _Played] = {}
+        self.stretch: dict[str, float] = {}
+        self.count_events: list[Event] = []
+        self.archery_sources = archery_events.archery_sources(site, config=self.config)
+
+    # -- the clock's questions -------------------------------------------------------
+    def hold(self, step: Step, start: float) -> float:
+        needed = self.stretch.get(step.id, 0.0)
+        shoot = self.rounds.get(step.id)
+        for cue in self.sheet.music_at(step.id):
+            shot_to = shoot is not None and cue.kind == "she"
+            played = self._start(cue, start, arranged_by_shoot=shot_to)
+            if shot_to:
+                shoot.music = played
+            elif played.end is not None:
+                needed = max(needed, played.end)
+        if shoot is not None:
+            needed = max(needed, self._shoot(shoot, start))
+        if step.id in self.counts:
+            needed = max(needed, self._count(self.counts[step.id], start))
+        return needed
+
+    def wait(self, step: Step, clock: float) -> float:
+        earliest = 0.0
+        for played in self.played.values():
+            if played.cue.stop == step.id and played.end is None:
+                self._fill(played, clock - played.start)
+                earliest = max(earliest, played.start + played.end)
+        return earliest
+
+    # -- music ---------------------------------------------------------------------
+    def _start(self, cue: MusicCue, start: float, *, arranged_by_shoot: bool) -> _Played:
+        piece = load_piece(cue.piece)
+        played = _Played(cue, piece, start)
+        self.played[cue.id] = played
+        if cue.kind in _GONG_PHASE:
+            self.players.move_gong(start, _GONG_PHASE[cue.kind], self.site)
+        if arranged_by_shoot:
+            return played
+        if piece.fill_seconds is not None:  # a selection played for a set time (無算樂)
+            played.arrangement = arrange(piece, tuning=self.tuning,
+                                         fill_seconds=self.options.wusuan_seconds)
+        elif cue.stop == STOP_LENGTH:
+            played.arrangement = arrange(piece, tuning=self.tuning, repeats=cue.repeats,
+                                         reading=self._reading(piece))
+        if played.arrangement is not None:
+            played.end = played.arrangement.end
+        return played
+
+    def _reading(self, piece: Piece) -> str | None:
+        return self.options.reading if self.options.reading in piece.zhong.readings else None
+
+    def _fill(self, played: _Played, span: float) -> None:
+        """Arrange a rite-bound piece to the first phrase end at or after ``span`` seconds."""
+        longest = max((sum(n.beats for n in phrase) for phrase in played.piece.phrases),
+                      default=1.0) * 60.0 / played.piece.tempo_bpm
+        arrangement = arrange(played.piece, tuning=self.tuning,
+                              fill_seconds=max(span, 0.0) + 2 * longest + 1.0)
+        ends = [e for e in arrangement.phrase_ends if e >= span - 1e-9]
+        played.arrangement = arrangement
+        played.end = ends[0] if ends else arrangement.phrase_ends[-1]
+
+    # -- archery ---------------------------------------------------------------------
+    def _shoot(self, shoot: _Round, start: float) -> float:
+        """Simulate the shoot from ``start``; stretch its narrating steps over it."""
+        shoot.start = start
+        rng = np.random.default_rng([self.seed, 1, shoot.number])
+        jie = None
+        if shoot.number == 3:
+            jie = self._jie(shoot, start)
+        shoot.result = archery.simulate_round(shoot.number, archers=self.roster, jie_times=jie,
+                                              site=self.site, rng=rng, config=self.config,
+                                              start=start)
+        music_end = start + shoot.music.end if shoot.music and shoot.music.end else start
+        end = max(shoot.result.end, music_end) + self.settings["timing"]["after_round_s"]
+        parts = shoot.parts()
+        split = next((t.start for t in shoot.result.turns if t.pair is not None
+                      and t.pair.id == shoot.split_at_pair), None)
+        if split is not None and len(parts) > 1:
+            # the first section narrates the turns before that pair, the rest the others
+            shoot.split = split
+            self._spread([s for part in parts[:-1] for s in part], split - start)
+            self._spread(parts[-1], end - split)
+        else:
+            self._spread(shoot.steps, end - start)
+        return self.stretch[shoot.steps[0].id]
+
+    def _spread(self, steps: Iterable[Step], length: float) -> None:
+        """Stretch ``steps`` (never shrink them) so that together they last ``length`` s."""
+        steps = list(steps)
+        own = [self.options.durations.step_seconds(s) for s in steps]
+        factor = max(1.0, length / max(sum(own), 1e-9))
+        for step, seconds in zip(steps, own, strict=True):
+            self.stretch[step.id] = seconds * factor
+
+    def _jie(self, shoot: _Round, start: float) -> list[float]:
+        """The drum 節 of round three: 貍首 played on, 7 節 a pair, evenly spaced."""
+        per_turn = int(self.config.number("music", "heard_jie")
+                       + self.config.number("music", "shot_jie"))
+        turns = len(self.roster)
+        if shoot.music is None:
+            return list(archery.even_jie_times(start, turns, config=self.config))
+        played = shoot.music
+        played.arrangement = arrange(played.piece, tuning=self.tuning, repeats=per_turn * turns)
+        played.end = played.arrangement.end
+        return [start + t for t in played.arrangement.jie]
+
+    def _count(self, shoot: _Round, start: float) -> float:
+        if shoot.result is None:
+            return 0.0
+        events = archery_events.count_events(
+            shoot.result, start=start, sources=self.archery_sources, tuning=self.tuning,
+            cue_ids=self._cue_ids(shoot), config=self.config, gong=self._gong())
+        self.count_events += events
+        return max((e.end for e in events), default=start) - start
+
+    def _cue_ids(self, shoot: _Round, part: int = 0) -> dict[str, str]:
+        """Which cue-sheet entries the sounds of one section of the round trace to."""
+        steps = shoot.parts()[part]
+        ids = {"shoot": steps[0].id, "tally": steps[0].id}
+        sections = {s.section for s in steps}
+        for voice in self.sheet.voices:
+            if voice.actor == "huozhe" and self.sheet.step(voice.step).section in sections:
+                ids.setdefault(voice.what, voice.id)
+        if shoot.count_step:
+            ids["announce"] = shoot.count_step
+        return ids
+
+    def _gong(self) -> str:
+        return self.settings["timing"]["mode_gong"]
+
+    # -- events ----------------------------------------------------------------------
+    def music_events(self) -> list[Event]:
+        events = []
+        for played in self.played.values():
+            if played.arrangement is None:
+                continue
+            for note in played.arrangement.notes():
+                if note.time >= played.end - 1e-9 and note.role != "jie":
+                    continue
+                if note.time > played.end + 1e-9:
+                    continue
+                for source in self.players.assign(played.cue, note):
+                    events.append(Event(
+                        played.start + note.time, note.duration, source, note.pitch,
+                        note.velocity, note.articulation, played.cue.id, played.piece.id,
+                        note.lyric if self.players.sources[source].instrument == "voice"
+                        else None, self.players.position(source, note)))
+        return events
+
+    def archery_events(self) -> list[Event]:
+        events = list(self.count_events)
+        for shoot in self.rounds.values():
+            if shoot.result is None:
+                continue
+            sounds = archery_events.round_events(shoot.result, sources=self.archery_sources,
+                                          tuning=self.tuning, cue_ids=self._cue_ids(shoot),
+                                          config=self.config, gong=self._gong())
+            if shoot.split is not None:
+                sounds = _retrace(sounds, shoot.split, self._cue_ids(shoot),
+                                  self._cue_ids(shoot, -1))
+            events += sounds + self._extra_strokes(shoot)
+        return events
+
+    def _extra_strokes(self, shoot: _Round) -> list[Event]:
+        """Drum strokes the shooters loose on that the arrangement does not already sound."""
+        if shoot.music is None or shoot.music.arrangement is None:
+            return []
+        played = shoot.music
+        drums = [n for n in played.arrangement.notes() if n.instrument == "jiangu"]
+        heard = [played.start + n.time for n in drums]
+        model = drums[-1]
+        source = self.players.assign(played.cue, model)[0]
+        extra = [t for t in shoot.result.strokes if min(abs(t - h) for h in heard) > 0.03]
+        return [Event(t, model.duration, source, None, model.velocity, model.articulation,
+                      played.cue.id, played.piece.id) for t in extra]
+
+    def voice_events(self, times: Mapping[str, TimedStep]) -> list[Event]:
+        """The 負侯's answers: 宮 from each target, then 商 from its 乏 (又諾以商 至乏聲止)."""
+        timing = self.settings["timing"]
+        events = []
+        for voice in self.sheet.voices:
+            if voice.actor != "fuhou" or voice.step not in times:
+                continue
+            pitch = self.tuning.degree(gong=self._gong(), degree=voice.degree)
+            walking = voice.degree == "商"
+            for target in ("dahou", "can", "gan"):
+                where = self.site.place(f"fa_{target}" if walking else target)
+                events.append(Event(
+                    times[voice.step].start, timing["voice_walk_call_s" if walking
+                                                     else "voice_call_s"],
+                    f"voice.fuhou.{target}", pitch, 0.8, "call", voice.id,
+                    lyric="諾", position=(where[0], where[1], 1.6)))
+        return events
+
+
+def _retrace(events: list[Event], split: float, before: Mapping[str, str],
+             after: Mapping[str, str]) -> list[Event]:
+    """Credit the sounds made from ``split`` on to the later section's cues."""
+    moved = {before[role]: after[role] for role in before if role in after}
+    return [replace(e, cue=moved.get(e.cue, e.cue)) if e.time >= split else e for e in events]
+
+
+def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
+            options: SequenceOptions | None = None) -> Performance:
+    """Sequence the whole rite of ``sheet`` into one Performance.
+
+    Parameters
+    ----------
+    sheet : CueSheet
+    site : Site
+    tuning : Tuning
+    seed : int
+        Seeds the archery (rosters, releases, hits); the same seed gives the same bytes.
+    options : SequenceOptions, optional
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise PerformanceError(f"seed={seed!r} must be a whole number >= 0")
+    options = options or SequenceOptions()
+    players = build_players(sheet, site)
+    planner = _Planner(sheet, site, tuning, seed, options, players)
+    preparation = _preparation_steps(sheet, planner.settings["preparation"])
+    timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
+                       place_of=_place_of(site), hold=planner.hold, wait=planner.wait)
+    times = {t.id: t for t in timed}
+    times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
+    events = planner.music_events() + planner.archery_events() + planner.voice_events(times)
+    sources = {**players.sources, **planner.archery_sources}
+    markers = _markers(sheet, times, planner)
+    pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
+                                    p.piece.basis_note) for p in planner.played.values()}
+    meta = _meta(sheet, tuning, seed, times, planner)
+    return Performance.build(events, markers, sources, pieces=pieces, meta=meta)
+
+
+def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:
+    sections = {s.id for s in sheet.sections if s.name in set(names)}
+    return {s.id for s in sheet.steps if s.section in sections}
+
+
+def _place_of(site: Site):
+    def where(place: str):
+        try:
+            return site.place(place)
+        except (KeyError, ValueError):
+            return None
+    return where
+
+
+def _markers(sheet: CueSheet, times: Mapping[str, TimedStep], planner: _Planner) -> list[Marker]:
+    words = glossary.load()
+    markers = []
+    for section in sheet.sections:
+        steps = sheet.steps_in(section.id)
+        if steps:
+            markers.append(Marker(min(times[s.id].start for s in steps), "section",
+                                  f"右{section.name}", f"section {section.id}", section.id))
+    for step in sheet.steps:
+        actor = words.id_of("actor", step.actor) or "" if step.actor else ""
+        action = words.id_of("action", step.action) or step.action
+        text = step.quote if len(step.quote) <= 16 else step.quote[:16] + "…"
+        markers.append(Marker(times[step.id].start, "step", text,
+                              f"{step.id} {actor} {action}".replace("  ", " "), step.id,
+                              step.quote))
+    for played in planner.played.values():
+        if played.end is None:
+            continue
+        basis = played.piece.basis
+        markers.append(Marker(played.start, "music", played.cue.quote,
+                              f"music {played.piece.id} begins ({basis})", played.cue.id,
+                              played.cue.quote))
+        markers.append(Marker(played.start + played.end, "music", f"{played.piece.title} 止",
+                              f"music {played.piece.id} ends", played.cue.id))
+    for shoot in planner.rounds.values():
+        if shoot.result is not None:
+            markers.append(Marker(shoot.start, "shot", archery.ROUND_NAMES[shoot.number],
+                                  f"archery round {shoot.number}", shoot.steps[0].id,
+                                  shoot.steps[0].quote))
+    return markers
+
+
+def _meta(sheet: CueSheet, tuning: Tuning, seed: int, times: Mapping[str, TimedStep],
+          planner: _Planner) -> dict[str, Any]:
+    sections = []
+    for section in sheet.sections:
+        steps = [times[s.id] for s in sheet.steps_in(section.id)]
+        if steps:
+            sections.append({"id": section.id, "name": section.name,
+                             "start": min(t.start for t in steps),
+                             "end": max(t.end for t in steps)})
+    rounds = [{"number": r.number, "start": r.start, "end": r.result.end,
+               "announcement": r.result.announcement,
+               "jie": [r.music.start + t for t in r.music.arrangement.jie]
+               if r.music and r.music.arrangement else [],
+               "strokes": list(r.result.strokes), "result": r.result.to_dict()}
+              for r in planner.rounds.values() if r.result is not None]
+    return {"title": sheet.text.title, "text": sheet.text.id,
+            "cue_sheet": str(sheet.path) if sheet.path else "", "seed": seed,
+            "tuning": tuning.name, "huangzhong_hz": tuning.huangzhong_hz,
+            "sections": sections, "rounds": rounds,
+            "music": [{"cue": p.cue.id, "piece": p.piece.id, "start": p.start,
+                       "end": p.start + p.end, "bound": "rite" if p.cue.stop != STOP_LENGTH
+                       else "music"} for p in planner.played.values() if p.end is not None]}
+
+
+def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
+                      from_section: str | None = None, to_section: str | None = None,
+                      site: Site | None = None, tuning: Tuning | None = None,
+                      options: SequenceOptions | None = None) -> Performance:
+    """Load a cue sheet (None → the bundled 大射 sheet) and sequence it.
+
+    ``from_section`` / ``to_section`` (section id like ``s18`` or name like 樂賓)
+    cut the performance to those sections, times shifted so the first starts at 0.
+    """
+    sheet = load(cues if cues is not None else bundled_path())
+    performance = perform(sheet, site=site or load_site(), tuning=tuning or default_tuning(),
+                          seed=seed, options=options)
+    if from_section is None and to_section is None:
+        return performance
+    return cut(performance, sheet, from_section, to_section)
+
+
+def cut(performance: Performance, sheet: CueSheet, from_section: str | None,
+        to_section: str | None) -> Performance:
+    """The part of ``performance`` from the start of one section to the end of another."""
+    spans = {s["id"]: (s["start"], s["end"]) for s in performance.meta["sections"]}
+    first = _section_id(sheet, from_section) if from_section else sheet.sections[0].id
+    last = _section_id(sheet, to_section) if to_section else sheet.sections[-1].id
+    if sheet.sections.index(sheet.section(first)) > sheet.sections.index(sheet.section(last)):
+        raise CueSheetError(f"--from {from_section!r} comes after --to {to_section!r}")
+    start, stop = spans[first][0], spans[last][1]
+    part = performance.between(start, stop)
+    return replace(part, meta={**part.meta, **_meta_between(performance.meta, start, stop)})
+
+
+def _meta_between(meta: Mapping[str, Any], start: float, stop: float) -> dict[str, Any]:
+    """The sections, music and rounds of ``meta`` that fall in ``[start, stop)``, shifted."""
+    def inside(items):
+        return [item for item in items if start <= item["start"] < stop]
+
+    def round_shifted(shoot):
+        result = shoot["result"]
+        return {**_shifted(shoot, start, ("start", "end"), ("jie", "strokes")),
+                "result": {**_shifted(result, start, ("start", "end")),
+                           "turns": [_shifted(t, start, ("start",), ("jie", "strokes"))
+                                     for t in result["turns"]],
+                           "shots": [_shifted(s, start, ("release", "arrival", "stroke"))
+                                     for s in result["shots"]]}}
+
+    return {
+        "sections": [_shifted(s, start, ("start", "end")) for s in inside(meta["sections"])],
+        "music": [_shifted(m, start, ("start", "end")) for m in inside(meta["music"])],
+        "rounds": [round_shifted(r) for r in inside(meta["rounds"])],
+    }
+
+
+def _shifted(item: Mapping[str, Any], start: float, keys: tuple[str, ...],
+             lists: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``item`` with its times at ``keys`` (None stays None) and in ``lists`` made
+    ``start`` earlier."""
+    moved = {k: None if item[k] is None else item[k] - start for k in keys}
+    return {**item, **moved, **{k: [t - start for t in item[k]] for k in lists}}
+
+
+def _section_id(sheet: CueSheet, name: str) -> str:
+    try:
+        return sheet.section(name).id
+    except (KeyError, CueSheetError):
+        known = ", ".join(f"{s.id} {s.name}" for s in sheet.sections)
+        raise CueSheetError(f"section {name!r} is not in the cue sheet; known: {known}") from None

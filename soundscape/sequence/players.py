@@ -1,0 +1,148 @@
+"""Who plays what, and where: the sources of a performance and the choice of player per note.
+
+The orchestra comes from the cue sheet's 設樂 (``orchestra.place``); the 工
+(大師, 少師 and the four 上工 with their 瑟) move as the text moves them: on
+their mats 西階上少東 for the songs, below at 鼓北 for 管新宮, then seated
+東坫之東南; the 負侯 stand at the targets. Which placed instrument sounds a note
+of an arrangement is decided here by a few stated rules (see :func:`Players.assign`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from soundscape.cuesheet import CueSheet, MusicCue
+from soundscape.errors import CueSheetError
+from soundscape.music.arrange import TimedNote
+from soundscape.performance import Source, Vec3
+from soundscape.site import orchestra
+from soundscape.site.courtyard import Site
+
+__all__ = ["Players", "build_players"]
+
+# The 工 of the text (工六人四瑟): the two masters sing, the four 上工 play 瑟.
+_SINGERS = ("dashi", "shaoshi")
+_SE_PLAYERS = ("shanggong.1", "shanggong.2", "shanggong.3", "shanggong.4")
+_TARGETS = ("dahou", "can", "gan")
+
+
+@dataclass
+class Players:
+    """The placed sources and the rules that pick a source for a note.
+
+    Attributes
+    ----------
+    sources : dict of id → Source
+        Every source so far; the 工's moves are added with :meth:`move_gong`.
+    placed : mapping of layout id → PlacedInstrument
+        Racks hang one bell or stone per pitch (``member_for``).
+    """
+
+    sources: dict[str, Source]
+    placed: Mapping[str, orchestra.PlacedInstrument]
+
+    def candidates(self, cue: MusicCue, note: TimedNote) -> tuple[str, ...]:
+        """The sources that may sound ``note`` of ``cue``, in the cue's performer order.
+
+        A part whose id names a layout entry (``shuopi`` → ``west.shuopi``) plays there;
+        otherwise every performer of the cue with the note's instrument; the 工 and 瑟
+        performers stand for the singers and the 瑟 players. If the cue lists none with
+        that instrument, any placed instrument of it will do.
+        """
+        named = [p for p in self.placed if p.rsplit(".", 1)[-1] == note.part]
+        if named:
+            return tuple(named)
+        ids = []
+        for performer in cue.performers:
+            ids += self._performer_sources(performer)
+        fitting = [i for i in ids if self.sources[i].instrument == note.instrument]
+        if fitting:
+            return tuple(fitting)
+        anywhere = [i for i, s in self.sources.items() if s.instrument == note.instrument
+                    and i in self.placed]
+        if not anywhere:
+            raise CueSheetError(
+                f"music cue {cue.id!r}: no performer plays {note.instrument!r} (part "
+                f"{note.part!r}); performers: {', '.join(cue.performers)}")
+        return tuple(anywhere)
+
+    def assign(self, cue: MusicCue, note: TimedNote) -> tuple[str, ...]:
+        """The source(s) that sound ``note``.
+
+        Voices and 瑟 play in unison (every singer, every 瑟); an instrument the
+        orchestra has more than once (two bell racks, three 建鼓) answers phrase by
+        phrase in turn, starting with the first performer the cue names (a stated
+        reconstruction: the text places the racks east and west, not who plays when).
+        """
+        found = self.candidates(cue, note)
+        if note.instrument in ("voice", "se"):
+            return found
+        phrase = max(note.phrase, 0)
+        return (found[phrase % len(found)],)
+
+    def position(self, source_id: str, note: TimedNote) -> Vec3 | None:
+        """Where on its rack the note's bell or stone hangs (None for single instruments)."""
+        rack = self.placed.get(source_id)
+        if rack is None or len(rack.members) < 2 or note.pitch is None:
+            return None
+        return rack.member_for(note.pitch.name)
+
+    def _performer_sources(self, performer: str) -> list[str]:
+        if performer == "gong":
+            return [f"gong.{who}" for who in _SINGERS]
+        if performer == "se":
+            return [f"gong.{who}" for who in _SE_PLAYERS]
+        if performer in self.sources:
+            return [performer]
+        raise CueSheetError(f"performer {performer!r} is neither a layout id nor gong/se")
+
+    def move_gong(self, time: float, phase: str, site: Site) -> None:
+        """From ``time`` on, the 工 stand as in ``phase`` (ge, guan, zuo)."""
+        for id_, source in list(self.sources.items()):
+            if source.group != "gong":
+                continue
+            who = id_.split(".", 1)[1]
+            where = site.performer_position(who, phase).position
+            moves = (*(m for m in source.moves if m[0] < time), (time, where))
+            self.sources[id_] = _with_moves(source, moves)
+
+
+def _with_moves(source: Source, moves: tuple[tuple[float, Vec3], ...]) -> Source:
+    fields = {name: getattr(source, name) for name in Source.__slots__}
+    return Source(**{**fields, "moves": moves})
+
+
+def build_players(sheet: CueSheet, site: Site) -> Players:
+    """Place the orchestra of ``sheet`` on ``site`` and add the 工 and the 負侯."""
+    placed = orchestra.place(sheet.layout, site)
+    sources = orchestra.sources(placed)
+    sources.update(_gong_sources(site))
+    sources.update(_fuhou_sources(site))
+    return Players(sources, placed)
+
+
+def _gong_sources(site: Site) -> dict[str, Source]:
+    made = {}
+    for who in _SINGERS + _SE_PLAYERS:
+        where = site.performer_position(who, "ge")
+        instrument = "voice" if who in _SINGERS else "se"
+        name = dict(site.performers).get(who, who)
+        made[f"gong.{who}"] = Source(
+            f"gong.{who}", instrument, f"工 {name}", f"gong {who} ({instrument})", "gong",
+            where.position, where.facing, cue="gong")
+    return made
+
+
+def _fuhou_sources(site: Site) -> dict[str, Source]:
+    made = {}
+    for target in _TARGETS:
+        x, y, _ = site.place(target)
+        made[f"voice.fuhou.{target}"] = Source(
+            f"voice.fuhou.{target}", "voice", f"負侯 {_target_name(target)}",
+            f"fuhou at {target}", "voice", (x, y, 1.6), (0.0, 1.0, 0.0), cue="fuhou")
+    return made
+
+
+def _target_name(target: str) -> str:
+    return {"dahou": "大侯", "can": "參", "gan": "干"}[target]

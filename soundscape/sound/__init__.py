@@ -1,0 +1,1 @@
+"""Sound: the instrument models, propagation, spatialisation, mastering and audio files."""

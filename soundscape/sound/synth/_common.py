@@ -1,0 +1,203 @@
+"""Small numpy building blocks shared by the synthesis models.
+
+All functions are pure: arrays in, arrays out, sample rate and randomness passed
+explicitly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import signal
+
+from soundscape.sound.synth.params import ParamError
+
+__all__ = ["attack_release", "bandpass", "damped_partials", "db_to_gain", "decay_envelope",
+           "frames_for", "harmonic_levels", "harmonic_tones", "level_list", "noise_burst",
+           "number", "partial_table", "smooth_noise", "table"]
+
+# A partial is cut once it has decayed by 90 dB (1.5 × its T60): far below audibility,
+# and short partials then cost only their own length.
+_CUT_T60S = 1.5
+_LN1000 = math.log(1000.0)  # 60 dB of amplitude decay
+
+
+def db_to_gain(level_db: float | np.ndarray) -> float | np.ndarray:
+    """Amplitude gain of a level in dB."""
+    return 10.0 ** (np.asarray(level_db, dtype=float) / 20.0)
+
+
+def frames_for(seconds: float, sample_rate: int) -> int:
+    """Number of frames, at least 1, that cover ``seconds``."""
+    return max(1, math.ceil(seconds * sample_rate))
+
+
+def decay_envelope(frames: int, t60: float, sample_rate: int) -> np.ndarray:
+    """Exponential decay from 1 that loses 60 dB in ``t60`` seconds."""
+    t = np.arange(frames) / sample_rate
+    return 10.0 ** (-3.0 * t / t60)
+
+
+def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, frames: int,
+                    sample_rate: int, glide: float = 0.0, glide_s: float = 0.05) -> np.ndarray:
+    """Sum of exponentially decaying sines, each starting at phase 0.
+
+    Parameters
+    ----------
+    freqs, amps, t60s : arrays of the same length (Hz, linear amplitude, seconds)
+        One row per partial; partials at or above 0.45 × ``sample_rate`` are dropped.
+    frames : int
+        Output length.
+    glide : float >= 0
+        Relative pitch raise at the onset, decaying with time constant ``glide_s``
+        seconds (a drum head stretched by a hard stroke); 0 for none.
+    """
+    out = np.zeros(frames)
+    for freq, amp, t60 in zip(freqs, amps, t60s, strict=True):
+        if freq >= 0.45 * sample_rate or amp == 0.0:
+            continue
+        n = min(frames, frames_for(_CUT_T60S * t60, sample_rate))
+        if glide == 0.0:
+            out[:n] += amp * _resonator_ring(freq, t60, n, sample_rate)
+            continue
+        t = np.arange(n) / sample_rate
+        travel = t + glide * glide_s * (1.0 - np.exp(-t / glide_s))
+        out[:n] += amp * np.exp(-_LN1000 * t / t60) * np.sin(2.0 * np.pi * freq * travel)
+    return out
+
+
+def _resonator_ring(freq: float, t60: float, frames: int, sample_rate: int) -> np.ndarray:
+    """r**n sin(n ω): a decaying sine computed by a two-pole resonator (fast, exact)."""
+    omega = 2.0 * np.pi * freq / sample_rate
+    r = math.exp(-_LN1000 / (t60 * sample_rate))
+    impulse = np.zeros(frames)
+    impulse[0] = 1.0
+    return signal.lfilter([0.0, r * math.sin(omega)], [1.0, -2.0 * r * math.cos(omega), r * r],
+                          impulse)
+
+
+def noise_burst(rng: np.random.Generator, *, frames: int, decay_s: float,
+                sample_rate: int) -> np.ndarray:
+    """White noise in [-1, 1] under an exponential decay that loses 60 dB in ``decay_s``.
+
+    Only the audible part is returned (at most ``frames`` long, 90 dB of decay), so
+    that filters run on the burst and not on silence.
+    """
+    n = min(frames, frames_for(_CUT_T60S * decay_s, sample_rate))
+    return rng.uniform(-1.0, 1.0, n) * decay_envelope(n, decay_s, sample_rate)
+
+
+def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
+    """Second-order Butterworth band-pass, clipped to the Nyquist range."""
+    nyquist = sample_rate / 2.0
+    high = min(high_hz, 0.95 * nyquist)
+    low = min(low_hz, 0.9 * high)
+    sos = signal.butter(2, [low, high], btype="bandpass", fs=sample_rate, output="sos")
+    return signal.sosfilt(sos, x)
+
+
+# -- reading parameters (used by the models' validate functions) ---------------------------
+def number(params: Mapping[str, Any], key: str, *, low: float | None = None,
+           high: float | None = None, default: float | None = None) -> float:
+    """A numeric parameter, checked against an inclusive range; ParamError names the key."""
+    if key not in params:
+        if default is None:
+            raise ParamError(key, "is missing")
+        return default
+    value = params[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ParamError(key, f"= {value!r} must be a number")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ParamError(key, f"= {value!r} must lie in [{low}, {high}]")
+    return float(value)
+
+
+def table(params: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
+    """A non-empty array of tables (``[[params.key]]``)."""
+    rows = params.get(key)
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise ParamError(key, "must be a non-empty array of tables [[params." + key + "]]")
+    return rows
+
+
+def partial_table(params: Mapping[str, Any], key: str = "partials") -> list[dict[str, float]]:
+    """Rows of ``ratio`` (> 0), ``amp_db`` (≤ 0 dB) and optional ``t60_scale`` (> 0)."""
+    rows = []
+    for i, row in enumerate(table(params, key)):
+        where = f"{key}[{i}]"
+        try:
+            rows.append({
+                "ratio": number(row, "ratio", low=0.01, high=100.0),
+                "amp_db": number(row, "amp_db", low=-120.0, high=0.0),
+                "t60_scale": number(row, "t60_scale", low=0.001, high=100.0, default=1.0),
+            })
+        except ParamError as error:
+            raise ParamError(f"{where}.{error.key}", error.message) from None
+    return rows
+
+
+def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,
+                   sample_rate: int) -> list[np.ndarray]:
+    """Additive tones on one fundamental track, one tone per set of harmonic amplitudes.
+
+    Parameters
+    ----------
+    f0 : ndarray (frames,), Hz
+        The instantaneous fundamental.
+    amp_sets : sequence of ndarray (K,)
+        Linear amplitudes of harmonics 1…K (one array per tone, same K); harmonics
+        above 0.45 × ``sample_rate`` at the highest f0 are left out.
+
+    Returns
+    -------
+    list of ndarray (frames,)
+        ``sum_k a_k sin(k φ(t))`` per set, φ the integral of 2π f0, starting at 0.
+    """
+    phase = 2.0 * np.pi * np.cumsum(f0) / sample_rate
+    phase -= phase[0]
+    step = np.exp(1j * phase)
+    power = np.ones_like(step)
+    outs = [np.zeros(f0.size) for _ in amp_sets]
+    top = float(np.max(f0))
+    for k in range(len(amp_sets[0])):
+        if (k + 1) * top >= 0.45 * sample_rate:
+            break
+        power *= step
+        for out, amps in zip(outs, amp_sets, strict=True):
+            if amps[k] != 0.0:
+                out += amps[k] * power.imag
+    return outs
+
+
+def smooth_noise(rng: np.random.Generator, *, frames: int, rate_hz: float,
+                 sample_rate: int) -> np.ndarray:
+    """Slowly wandering noise of unit deviation, with about ``rate_hz`` new values a second."""
+    knots = max(2, math.ceil(frames / sample_rate * rate_hz) + 2)
+    values = rng.standard_normal(knots)
+    return np.interp(np.linspace(0.0, knots - 1.0, frames), np.arange(knots), values)
+
+
+def attack_release(frames: int, *, attack_s: float, release_s: float, hold_s: float,
+                   sample_rate: int) -> np.ndarray:
+    """Raised-cosine attack, hold until ``hold_s``, raised-cosine release; length ``frames``."""
+    t = np.arange(frames) / sample_rate
+    rise = np.clip(t / attack_s, 0.0, 1.0)
+    fall = np.clip(1.0 - (t - hold_s) / release_s, 0.0, 1.0)
+    return (0.5 - 0.5 * np.cos(np.pi * rise)) * (0.5 - 0.5 * np.cos(np.pi * fall))
+
+
+def harmonic_levels(params: Mapping[str, Any], key: str = "harmonics_db") -> np.ndarray:
+    """Linear amplitudes from a list of harmonic levels in dB (harmonic 1 first)."""
+    return np.asarray(db_to_gain(np.asarray(params[key], dtype=float)))
+
+
+def level_list(params: Mapping[str, Any], key: str) -> None:
+    """Check a non-empty list of levels in dB (≤ 0)."""
+    values = params.get(key)
+    if not isinstance(values, list) or not values or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and -120 <= v <= 0
+            for v in values):
+        raise ParamError(key, f"= {values!r} must be a non-empty list of levels in [-120, 0] dB")

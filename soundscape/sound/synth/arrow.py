@@ -1,0 +1,43 @@
+"""An arrow in flight: a short breathy whoosh.
+
+Air rushing past the shaft and fletching is broadband noise; we band-pass it
+around ``hz`` (from ``hz × low_ratio`` to ``hz × high_ratio``), flutter it at the
+fletching's spin rate (``spin_hz``, depth ``spin_depth``) and shape it with a
+raised-cosine envelope over ``duration``, so that overlapping segments placed
+along the path join smoothly. No Doppler shift (the renderer moves nothing
+within one event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from soundscape.sound.synth._common import bandpass, frames_for, number
+
+__all__ = ["render", "validate"]
+
+
+def validate(params: Mapping[str, Any]) -> None:
+    """Check the ``[params]`` of an arrow; raise ParamError naming the key."""
+    number(params, "low_ratio", low=0.01, high=1.0)
+    number(params, "high_ratio", low=1.0, high=20.0)
+    number(params, "spin_hz", low=0.0, high=200.0)
+    number(params, "spin_depth", low=0.0, high=1.0)
+
+
+def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
+           articulation: str, sample_rate: int, rng: np.random.Generator,
+           lyric: str | None = None) -> np.ndarray:
+    """``duration`` seconds of whoosh centred on ``hz`` (Hz), peak = ``velocity``."""
+    frames = frames_for(duration, sample_rate)
+    noise = bandpass(rng.standard_normal(frames), hz * params["low_ratio"],
+                     hz * params["high_ratio"], sample_rate)
+    t = np.arange(frames) / sample_rate
+    spin = 1.0 - params["spin_depth"] * 0.5 * (1.0 + np.sin(2.0 * np.pi * params["spin_hz"] * t))
+    envelope = np.sin(np.pi * np.arange(frames) / frames) ** 2
+    out = noise * spin * envelope
+    peak = float(np.max(np.abs(out)))
+    return out * (velocity / peak) if peak > 0 else out

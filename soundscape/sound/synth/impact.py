@@ -1,0 +1,64 @@
+"""An arrow striking: the 鵠's skin, the 侯's cloth, or the ground.
+
+A short thud: a few low modes of the struck surface (ratios of ``hz`` per
+articulation, decaying fast) plus a low-passed noise burst for the shaft's
+impact and the tearing or scattering of what it hits. Each articulation is a
+table under ``[params.<articulation>]``: ``modes`` (ratios), ``t60_s``,
+``noise_db``, ``noise_s``, ``noise_high_hz``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from soundscape.sound.synth._common import (
+    bandpass,
+    damped_partials,
+    db_to_gain,
+    frames_for,
+    noise_burst,
+    number,
+)
+from soundscape.sound.synth.params import ParamError
+
+__all__ = ["render", "validate"]
+
+
+def validate(params: Mapping[str, Any]) -> None:
+    """Check every articulation table; raise ParamError naming the key."""
+    tables = {k: v for k, v in params.items() if isinstance(v, Mapping)}
+    if not tables:
+        raise ParamError("params", "needs one table per articulation, e.g. [params.leather]")
+    for name, row in tables.items():
+        modes = row.get("modes")
+        if not isinstance(modes, list) or not modes or not all(
+                isinstance(m, int | float) and 0.1 <= m <= 50 for m in modes):
+            raise ParamError(f"{name}.modes", f"= {modes!r} must be a list of ratios in "
+                             "[0.1, 50]")
+        for key, low, high in (("t60_s", 0.005, 2.0), ("noise_db", -120.0, 0.0),
+                               ("noise_s", 0.0005, 1.0), ("noise_high_hz", 50.0, 20000.0)):
+            try:
+                number(row, key, low=low, high=high)
+            except ParamError as error:
+                raise ParamError(f"{name}.{error.key}", error.message) from None
+
+
+def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
+           articulation: str, sample_rate: int, rng: np.random.Generator,
+           lyric: str | None = None) -> np.ndarray:
+    """One impact; ``hz`` (Hz) is the lowest mode, ``articulation`` the surface struck."""
+    row = params[articulation]
+    ratios = np.asarray(row["modes"], dtype=float)
+    amps = 1.0 / np.arange(1, ratios.size + 1)
+    t60s = row["t60_s"] / np.sqrt(ratios)
+    noise = db_to_gain(row["noise_db"])
+    scale = velocity / (float(np.sum(amps)) + noise)
+    frames = frames_for(max(duration, 1.5 * row["t60_s"]), sample_rate)
+    out = damped_partials(hz * ratios, amps * scale, t60s, frames=frames,
+                          sample_rate=sample_rate, glide=0.1, glide_s=0.01)
+    burst = noise_burst(rng, frames=frames, decay_s=row["noise_s"], sample_rate=sample_rate)
+    out[:burst.size] += bandpass(burst, 30.0, row["noise_high_hz"], sample_rate) * (noise * scale)
+    return out

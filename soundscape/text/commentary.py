@@ -1,0 +1,206 @@
+"""Commentary and translation in an edition of the Yili, found so that they can be set aside.
+
+Editions mix the 經文 with what others wrote about it; a cue derived from a
+commentary's quotation or from a modern translation would be invented. This
+module finds those parts as spans of the source (:class:`Aside`); the marks
+it knows are in ``data/editions.toml``:
+
+- blocks under a heading line 【题解】, 【注释】, 【译文】 (modern editions). A
+  注釋 or 譯文 block runs to the next block heading or the end. A 題解 block
+  runs to a 【原文】 heading, else to the first paragraph that carries a
+  numbered note mark such as （1） (the 經文 of an annotated edition), else it
+  is one paragraph;
+- 疏 paragraphs opened by ``[疏]``. One runs to the end of its line; where the
+  edition breaks lines inside a paragraph (the next line opens with ○, as in
+  ○釋曰), it runs on to the line before the 經文 resumes, the line that a
+  bracketed note (…) follows. Without paragraph breaks the border is not
+  marked, so a few 經文 lines there may be set aside with the 疏;
+- 鄭注 run on after the 經文 in the same paragraph (注疏 editions without
+  brackets). The 疏 that follows the paragraph names what it explains by first
+  and last characters: 「"A"至"B"。○注"C"至"D"」. The paragraph from C (else
+  from the end of B) to its end is the 注. A paragraph no 疏 follows keeps its 注.
+
+Notes in brackets (【…】, （…）) are not asides: :mod:`soundscape.text.source` ties
+them to the passage they follow.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from soundscape.fileio import read_toml
+from soundscape.resources import data_dir
+from soundscape.text.hanzi import is_han, normalise
+
+__all__ = ["Aside", "find_asides", "rules"]
+
+_CLOSING = "》〉」』”’）)。．，、；：！？"
+_NUMBERED_NOTE = re.compile(r"[（(]\s*\d{1,3}\s*[）)]")
+_OPEN, _CLOSE = "[“「\"]", "[”」\"]"
+_LEMMA = re.compile(
+    rf"\s*(?:{_OPEN}([^”」\"]+){_CLOSE}(?:至{_OPEN}([^”」\"]+){_CLOSE})?)?[。.]?\s*"
+    rf"(?:○?\s*注{_OPEN}([^”」\"]+){_CLOSE}(?:至{_OPEN}([^”」\"]+){_CLOSE})?)?")
+
+
+@dataclass(frozen=True, slots=True)
+class Aside:
+    """A span of the source that is not 經文.
+
+    Attributes
+    ----------
+    kind : 題解 (introduction), 注釋 (numbered notes), 譯文 (translation),
+        疏 (sub-commentary) or 注 (鄭注 run on after the 經文)
+    start, end : int, offsets in the source string (end exclusive)
+    line : int, 1-based line where it starts
+    """
+
+    kind: str
+    start: int
+    end: int
+    line: int
+
+
+@functools.cache
+def rules() -> dict:
+    """The edition marks (``data/editions.toml``)."""
+    return read_toml(data_dir() / "editions.toml")
+
+
+def _lines(original: str, start: int) -> list[tuple[int, int]]:
+    """(start, end) of each line from ``start``, newline excluded."""
+    spans, position = [], start
+    for line in original[start:].splitlines(keepends=True):
+        spans.append((position, position + len(line.rstrip("\r\n"))))
+        position += len(line)
+    return spans
+
+
+def _block_kind(line: str) -> str | None:
+    match = re.fullmatch(r"[【\[〔]?\s*(\S+?)\s*[】\]〕]?", line.strip())
+    if not match:
+        return None
+    return next((kind for kind, words in rules()["blocks"].items()
+                 if match.group(1) in words), None)
+
+
+def _intro_end(original: str, lines: list[tuple[int, int]], head: int, stop: int,
+               resumes: bool) -> int:
+    """Index of the line after a 題解 that starts at line ``head`` (see the module doc)."""
+    if resumes:
+        return stop
+    for index in range(head + 1, stop):
+        if _NUMBERED_NOTE.search(original[slice(*lines[index])]):
+            return index
+    first = next((i for i in range(head + 1, stop) if original[slice(*lines[i])].strip()),
+                 head)
+    return first + 1
+
+
+def _blocks(original: str, lines: list[tuple[int, int]], first_line: int) -> list[Aside]:
+    heads = [(i, kind) for i, span in enumerate(lines)
+             if (kind := _block_kind(original[slice(*span)]))]
+    asides = []
+    for n, (index, kind) in enumerate(heads):
+        if kind == "text":
+            continue
+        following = heads[n + 1] if n + 1 < len(heads) else (len(lines), "")
+        stop = following[0]
+        if kind == "題解":
+            stop = _intro_end(original, lines, index, stop, following[1] == "text")
+        asides.append(Aside(kind, lines[index][0], lines[stop - 1][1], first_line + index))
+    return asides
+
+
+def _opens_note(line: str) -> bool:
+    """True if ``line`` holds a bracketed note after some text (經文 … （注）."""
+    openers = rules()["notes"]["brackets"]
+    stripped = line.strip()
+    return any(c in openers for c in stripped[:1]) or any(
+        c in openers and any(is_han(h) for h in stripped[:i]) for i, c in enumerate(stripped))
+
+
+def _last_commentary_line(original: str, lines: list[tuple[int, int]], index: int) -> int:
+    """The last line of a 疏 that starts on line ``index`` (see the module doc)."""
+    text = [original[slice(*span)] for span in lines]
+    if index + 1 >= len(lines) or not text[index + 1].startswith(
+            rules()["commentary"]["continues"]):
+        return index
+    while index + 1 < len(lines):
+        line = text[index + 1]
+        after = text[index + 2] if index + 2 < len(lines) else ""
+        if not line.strip() or line[0].isspace() or _opens_note(line) or (
+                after.strip()[:1] in rules()["notes"]["brackets"] and after.strip()):
+            return index
+        index += 1
+    return index
+
+
+def _han(s: str) -> str:
+    return "".join(c for c in normalise(s) if is_han(c))
+
+
+def _run_on_note(original: str, paragraph: tuple[int, int], lemma: str) -> int | None:
+    """Where the 鄭注 starts in ``paragraph``, from the lemma of the 疏 after it, or None."""
+    text = original[slice(*paragraph)]
+    if any(c in rules()["notes"]["brackets"] for c in text):
+        return None  # the edition brackets its notes: nothing runs on
+    match = _LEMMA.match(lemma)
+    first, last, note_first = (match.group(i) for i in (1, 2, 3))
+    positions = [i for i, c in enumerate(normalise(text)) if is_han(c)]
+    chars = _han(text)
+    end = 0
+    if first:
+        start = chars.find(_han(first))
+        if start < 0:
+            return None
+        last = _han(last or first)
+        found = chars.find(last, start)
+        if found < 0:
+            return None
+        end = found + len(last)
+    if note_first:
+        end = chars.find(_han(note_first), end)
+        if end < 0:
+            return None
+    if not (first or note_first) or end >= len(chars):
+        return None
+    start = positions[end - 1] + 1 if end else positions[0]
+    while start < positions[end] and text[start] in _CLOSING:  # 》。 end the 經文
+        start += 1
+    return paragraph[0] + start
+
+
+def _commentaries(original: str, lines: list[tuple[int, int]], first_line: int,
+                  blocks: list[Aside]) -> list[Aside]:
+    marks = re.compile("|".join(map(re.escape, rules()["commentary"]["marks"])))
+    found: list[Aside] = []
+    starts = [span[0] for span in lines]
+    for match in marks.finditer(original, lines[0][0] if lines else len(original)):
+        if any(a.start <= match.start() < a.end for a in (*blocks, *found)):
+            continue
+        index = max(i for i, s in enumerate(starts) if s <= match.start())
+        last = _last_commentary_line(original, lines, index)
+        found.append(Aside("疏", match.start(), lines[last][1], first_line + index))
+        before = index - 1
+        while before >= 0 and not original[slice(*lines[before])].strip():
+            before -= 1
+        if before < 0 or original[lines[index][0]:match.start()].strip():
+            continue  # the 疏 does not open its paragraph: no paragraph before it to split
+        paragraph = lines[before]
+        if any(a.start < paragraph[1] and paragraph[0] < a.end for a in (*blocks, *found)):
+            continue
+        note = _run_on_note(original, paragraph, original[match.end():lines[last][1]])
+        if note is not None:
+            found.append(Aside("注", note, paragraph[1], first_line + before))
+    return found
+
+
+def find_asides(original: str, start: int = 0) -> list[Aside]:
+    """The asides of ``original`` from offset ``start`` (after the header), in order."""
+    lines = _lines(original, start)
+    first_line = original.count("\n", 0, start) + 1
+    blocks = _blocks(original, lines, first_line)
+    asides = blocks + _commentaries(original, lines, first_line, blocks)
+    return sorted(asides, key=lambda a: a.start)

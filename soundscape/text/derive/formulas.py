@@ -1,0 +1,185 @@
+"""The formulas of the Yili that name music and calls, found in a section's text.
+
+``奏X`` (金奏), ``奏X以射`` (the shooting 節), ``(升)歌X…(N終)``, ``(下)管X(N終)``,
+``笙入…樂X…``, ``間歌X笙Y…``, ``合樂X…``, ``無算樂``, ``入驁``, ``樂闋`` (the
+music stops), the answers ``諾以宮/商``, the flag calls ``舉旌以宮 / 偃旌以商``,
+the orders ``命去侯 / 命取矢`` and the repetitions ``…如初``. An order to play
+(``曰奏X``) is not the playing. Tables live in ``data/derive_rules.toml``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+from soundscape.fileio import read_toml
+from soundscape.resources import data_dir
+from soundscape.text import glossary
+
+__all__ = ["Unit", "alternation", "find_units", "patterns", "rules"]
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A formula found in a section: its span (in ``Text.chars``), kind and details.
+
+    ``role`` is ``music``, ``stop`` (樂闋), ``voice``, ``command`` (命去侯 …),
+    ``implied`` (負侯許諾 without a degree) or ``mark`` (a 如初 of shooting,
+    which does not cut a step).
+    """
+
+    start: int
+    end: int
+    role: str
+    info: dict = field(default_factory=dict, compare=False)
+
+
+@functools.cache
+def rules() -> dict:
+    """The derivation tables (``data/derive_rules.toml``)."""
+    return read_toml(data_dir() / "derive_rules.toml")
+
+
+def alternation(terms: tuple[str, ...]) -> str:
+    return "|".join(re.escape(t) for t in terms)
+
+
+@functools.cache
+def patterns() -> dict[str, re.Pattern]:
+    words = glossary.load()
+    piece = alternation(words.terms_longest_first("piece"))
+    degree = alternation(tuple(words.name("degree", i) for i in words.ids("degree")))
+    numeral = "".join(rules()["numerals"])
+    return {
+        "piece": re.compile(piece),
+        "command_zou": re.compile(rf"曰奏({piece})(間若一)?"),
+        "she": re.compile(rf"(?:乃)?奏({piece})以射"),
+        "zou": re.compile(rf"(?:乃)?奏({piece})"),
+        "sheng_in": re.compile(r"笙入.{0,15}?(?:樂|奏)"),
+        "ge": re.compile(r"(?:乃|遂)?(?:升)?歌"),
+        "jiange": re.compile(r"(?:乃|遂)?間歌"),
+        "he": re.compile(r"(?:乃|遂)?合樂"),
+        "guan": re.compile(rf"(?:乃|下)?管({piece})(?:([{numeral}])終)?"),
+        "wusuan": re.compile(r"無算樂"),
+        "ao": re.compile(r"入(驁)"),
+        "que": re.compile(r"樂闋"),
+        "answer": re.compile(rf"(?:又)?(?:許)?諾以({degree})"),
+        "raise": re.compile(rf"舉旌以({degree})"),
+        "lower": re.compile(rf"偃旌以({degree})"),
+        "command": re.compile(r"命(去侯|取矢)(?:如初)?"),
+        "implied": re.compile(r"負侯(?:者)?(?:皆)?許諾(?!以[宮商角徵羽])(?:如初)?"),
+        "shoot_again": re.compile(r"(?:射|獲)皆?如初"),
+        "forces": re.compile(rf"工([{numeral}])人(?:([{numeral}])瑟)?"),
+    }
+
+
+# ------------------------------------------------------------------ formulas
+
+def _pieces_after(chars: str, position: int) -> list[tuple[int, int, str]]:
+    """Consecutive piece names from ``position`` (fillers like 周南 allowed between)."""
+    words = glossary.load()
+    fillers = rules()["list_fillers"]
+    found = []
+    while True:
+        for filler in fillers:
+            if chars.startswith(filler, position):
+                position += len(filler)
+        match = patterns()["piece"].match(chars, position)
+        if not match:
+            return found
+        found.append((match.start(), match.end(), words.id_of("piece", match.group(0))))
+        position = match.end()
+
+
+def _repeat_after(chars: str, position: int) -> tuple[int, int]:
+    """(repeats, end) for an ``N終`` at ``position``, else (1, position)."""
+    numerals = rules()["numerals"]
+    if position + 1 < len(chars) and chars[position] in numerals and chars[position + 1] == "終":
+        return numerals[chars[position]], position + 2
+    return 1, position
+
+
+def _music(kind: str, piece: str, start: int, end: int, repeats: int = 1, **info) -> Unit:
+    return Unit(start, end, "music", {"kind": kind, "piece": piece, "repeats": repeats, **info})
+
+
+def _list_units(kind: str, start: int, chars: str, position: int) -> list[Unit]:
+    """One unit per piece of a list; the first unit includes the formula's head."""
+    pieces = _pieces_after(chars, position)
+    units = []
+    for index, (p_start, p_end, piece) in enumerate(pieces):
+        repeats, end = _repeat_after(chars, p_end) if index == len(pieces) - 1 else (1, p_end)
+        units.append(_music(kind, piece, start if index == 0 else p_start, end, repeats))
+    return units
+
+
+def find_units(chars: str, base: int) -> list[Unit]:
+    """Every formula in one section's characters; spans are offset by ``base``."""
+    p = patterns()
+    words = glossary.load()
+    units: list[Unit] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(start: int, end: int) -> bool:
+        return all(end <= a or start >= b for a, b in taken)
+
+    def add(found: list[Unit]) -> None:
+        for unit in found:
+            if free(unit.start, unit.end):
+                units.append(unit)
+                taken.append((unit.start, unit.end))
+
+    for m in p["command_zou"].finditer(chars):
+        taken.append((m.start(), m.end()))  # an order to play, not the playing
+    for m in p["she"].finditer(chars):
+        add([_music("she", words.id_of("piece", m.group(1)), m.start(), m.end())])
+    for m in p["sheng_in"].finditer(chars):
+        add(_list_units("sheng", m.start(), chars, m.end()))
+    for m in p["jiange"].finditer(chars):
+        add(_alternating(chars, m.start(), m.end()))
+    for m in p["he"].finditer(chars):
+        add(_list_units("he", m.start(), chars, m.end()))
+    for m in p["ge"].finditer(chars):
+        if m.start() == 0 or chars[m.start() - 1] != "間":
+            add(_list_units("ge", m.start(), chars, m.end()))
+    for m in p["guan"].finditer(chars):
+        repeats = rules()["numerals"].get(m.group(2) or "一")
+        add([_music("guan", words.id_of("piece", m.group(1)), m.start(), m.end(), repeats)])
+    for m in p["zou"].finditer(chars):
+        piece = words.id_of("piece", m.group(1))
+        add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
+    for m in p["wusuan"].finditer(chars):
+        add([_music("wusuan", "wusuanyue", m.start(), m.end())])
+    for m in p["ao"].finditer(chars):
+        add([_music("jinzou", "aoxia", m.start(), m.end())])
+    for m in p["que"].finditer(chars):
+        add([Unit(m.start(), m.end(), "stop")])
+    for name, what in (("answer", "answer"), ("raise", "raise_flag"), ("lower", "lower_flag")):
+        for m in p[name].finditer(chars):
+            add([Unit(m.start(), m.end(), "voice", {"what": what, "degree": m.group(1)})])
+    for m in p["command"].finditer(chars):
+        add([Unit(m.start(), m.end(), "command", {"order": m.group(1),
+                                                  "again": m.group(0).endswith("如初")})])
+    for m in p["implied"].finditer(chars):
+        add([Unit(m.start(), m.end(), "implied")])
+    for m in p["shoot_again"].finditer(chars):
+        units.append(Unit(m.start(), m.end(), "mark"))
+    units.sort(key=lambda u: u.start)
+    return [Unit(u.start + base, u.end + base, u.role, u.info) for u in units]
+
+
+def _alternating(chars: str, start: int, position: int) -> list[Unit]:
+    """間歌: 歌 and 笙 take turns, one piece each (間歌魚麗笙由庚歌南有嘉魚 …)."""
+    units, kind, head = [], "ge", start
+    words = glossary.load()
+    while True:
+        if chars.startswith("笙", position):
+            kind, head, position = "sheng", position, position + 1
+        elif chars.startswith("歌", position):
+            kind, head, position = "ge", position, position + 1
+        match = patterns()["piece"].match(chars, position)
+        if not match:
+            return units
+        units.append(_music(kind, words.id_of("piece", match.group(0)), head, match.end()))
+        position = head = match.end()

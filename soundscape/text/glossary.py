@@ -1,0 +1,76 @@
+"""Chinese terms and the romanised ids that stand for them in code and data.
+
+The table lives in ``soundscape/data/glossary.toml``: one TOML table per
+category (``instrument``, ``place``, ``piece``, ``actor``, ``action`` …), each
+mapping an id to its Chinese terms, the first being the canonical name.
+Terms are stored normalised (``soundscape.text.hanzi.normalise``) so that variant
+characters in a source text still find them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from soundscape.fileio import read_toml
+from soundscape.resources import data_dir
+from soundscape.text.hanzi import normalise
+
+__all__ = ["Glossary", "load"]
+
+
+@dataclass(frozen=True, slots=True)
+class Glossary:
+    """Ids and terms by category.
+
+    Attributes
+    ----------
+    names : mapping category → mapping id → tuple of terms (canonical first)
+    """
+
+    names: MappingProxyType
+
+    def categories(self) -> tuple[str, ...]:
+        """The category names, in file order."""
+        return tuple(self.names)
+
+    def ids(self, category: str) -> tuple[str, ...]:
+        """Every id of ``category``, in file order."""
+        return tuple(self._category(category))
+
+    def name(self, category: str, id_: str) -> str:
+        """The canonical Chinese term of ``id_`` (raises KeyError if unknown)."""
+        return self._category(category)[id_][0]
+
+    def id_of(self, category: str, term: str) -> str | None:
+        """The id whose terms include ``term`` (compared normalised), or None."""
+        return self.term_index(category).get(normalise(term))
+
+    def term_index(self, category: str) -> dict[str, str]:
+        """Every normalised term of ``category`` mapped to its id (first id wins)."""
+        index: dict[str, str] = {}
+        for id_, terms in self._category(category).items():
+            for term in terms:
+                index.setdefault(normalise(term), id_)
+        return index
+
+    def terms_longest_first(self, category: str) -> tuple[str, ...]:
+        """The normalised terms of ``category``, longest first (for greedy matching)."""
+        return tuple(sorted(self.term_index(category), key=lambda t: (-len(t), t)))
+
+    def _category(self, category: str) -> MappingProxyType:
+        try:
+            return self.names[category]
+        except KeyError:
+            raise KeyError(f"glossary has no category {category!r}; "
+                           f"known: {', '.join(self.names)}") from None
+
+
+@functools.cache
+def load() -> Glossary:
+    """Read the bundled glossary (once per process; the file is package data)."""
+    raw = read_toml(data_dir() / "glossary.toml")
+    names = {category: MappingProxyType({id_: tuple(terms) for id_, terms in table.items()})
+             for category, table in raw.items()}
+    return Glossary(MappingProxyType(names))

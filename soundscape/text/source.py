@@ -1,0 +1,252 @@
+"""Load a source text: its passage, headings, notes and what is set aside.
+
+A text is read as UTF-8. Lines at the top starting with ``#`` are its header
+(the edition). What is not 經文 is set aside before anything is derived:
+bracketed notes (【…】 鄭注, （…） notes and note numbers) become
+notes (:class:`Note`) tied to the offset they follow; introductions, numbered-note
+blocks, translations, 疏 paragraphs and run-on 注 become asides
+(:mod:`soundscape.text.commentary`). ``右…`` headings close the passage before them:
+at the start of a line, or inline after a sentence end, and never where 右 is
+the right hand or side (右手, 右顧, 右挾之 …: ``data/editions.toml``). What
+remains is the passage: its Han characters, normalised
+(:func:`soundscape.text.hanzi.normalise`; punctuation and spaces dropped), form
+``Text.chars``, the string every character offset in a cue sheet refers to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from soundscape.errors import TextError
+from soundscape.fileio import read_toml
+from soundscape.resources import data_dir
+from soundscape.text import commentary
+from soundscape.text.commentary import Aside
+from soundscape.text.hanzi import in_context, is_han, normalise, normalise_char
+
+__all__ = ["Aside", "Heading", "Note", "Text", "is_han", "load", "load_bundled", "normalise",
+           "parse"]
+
+BUNDLED_NAME = "dashe"
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A ``右…`` section heading.
+
+    Attributes
+    ----------
+    name : the heading without 右 (e.g. 設樂)
+    end : int, offset in ``Text.chars`` where the section it closes ends
+    line : int, 1-based line of the heading in the source
+    """
+
+    name: str
+    end: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A note (鄭注 or 記) tied to the passage it follows.
+
+    Attributes
+    ----------
+    offset : int, offset in ``Text.chars`` of the character the note follows (end of passage)
+    text : the note as written
+    after : up to 12 characters of the passage before the note, for readers
+    """
+
+    offset: int
+    text: str
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A source text: passage characters, their origin, headings, notes and asides.
+
+    Attributes
+    ----------
+    source : where it was read from (a path, or ``bundled:dashe``)
+    header : the ``#`` header lines, without the ``#``
+    original : the text as read (header included)
+    chars : the normalised Han characters of the passage; cue spans index this
+    origin : for each index of ``chars``, its index in ``original``
+    headings : section headings, in text order
+    notes : notes, in text order
+    asides : commentary and translation set aside (not in ``chars``), in text order
+    hidden : spans of ``original`` left out of quotes (notes and asides)
+    """
+
+    source: str
+    header: tuple[str, ...]
+    original: str
+    chars: str
+    origin: tuple[int, ...]
+    headings: tuple[Heading, ...]
+    notes: tuple[Note, ...]
+    asides: tuple[Aside, ...] = ()
+    hidden: tuple[tuple[int, int], ...] = ()
+
+    def quote(self, start: int, end: int) -> str:
+        """The passage ``chars[start:end]`` as written in the source, notes and asides left out."""
+        if not 0 <= start < end <= len(self.chars):
+            raise IndexError(f"span [{start}, {end}] outside the text (0..{len(self.chars)})")
+        first, last = self.origin[start], self.origin[end - 1] + 1
+        pieces, position = [], first
+        for a, b in self.hidden:
+            if a >= last or b <= position:
+                continue
+            pieces.append(self.original[position:a])
+            position = b
+        pieces.append(self.original[position:last])
+        return "".join(pieces)
+
+    def line_of(self, offset: int) -> int:
+        """1-based line in the source of the character at ``offset`` of ``chars``."""
+        return self.original.count("\n", 0, self.origin[offset]) + 1
+
+    def notes_between(self, start: int, end: int) -> tuple[Note, ...]:
+        """The notes whose offset lies in ``[start, end]`` (a note at ``end`` follows the span)."""
+        return tuple(n for n in self.notes if start <= n.offset <= end)
+
+    def aside_text(self, aside: Aside) -> str:
+        """What ``aside`` holds, as written."""
+        return self.original[aside.start:aside.end]
+
+
+def _header(original: str) -> tuple[list[str], int]:
+    """The ``#`` lines at the top and the offset where the body starts."""
+    header, position = [], 0
+    for line in original.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        if stripped:
+            header.append(stripped.lstrip("#").strip())
+        position += len(line)
+    return header, position
+
+
+def _heading_at(reading: str, index: int) -> tuple[str, int] | None:
+    """(name, end) of a ``右…`` heading whose 右 stands at ``index``, else None."""
+    rules = commentary.rules()["headings"]
+    line_start = reading.rfind("\n", 0, index) + 1
+    before = reading[line_start:index]
+    spaced = before[-1:].isspace()
+    before = before.rstrip()
+    if before and not (before[-1] in rules["after"] or (spaced and is_han(before[-1]))):
+        return None  # inside a sentence: after a comma, or glued to the word before it
+    end = index + 1
+    while end < len(reading) and is_han(reading[end]) and end - index <= 20:
+        end += 1
+    name = reading[index + 1:end]
+    if not name or normalise_char(name[0]) in rules["not_first"]:
+        return None
+    if reading[end:end + 1] in ("。", "．"):
+        return name, end + 1
+    if end < len(reading) and not (reading[end].isspace() or reading[end] == "【"):
+        return None  # runs on into a sentence (右挾之，…)
+    return name, end
+
+
+def _closing(original: str, index: int, opener: str) -> int:
+    """Offset of the bracket closing the note opened at ``index`` (nested ones counted)."""
+    closer, depth = commentary.rules()["notes"]["brackets"][opener], 0
+    for position in range(index, len(original)):
+        char = original[position]
+        depth += (char == opener) - (char == closer)
+        if depth == 0:
+            return position
+    line_end = original.find("\n", index)
+    return len(original) if line_end < 0 else line_end  # unclosed: the note ends with its line
+
+
+def parse(original: str, *, source: str) -> Text:
+    """Build a :class:`Text` from a whole file's contents.
+
+    Raises
+    ------
+    TextError
+        If the text holds no Han characters outside the header, notes and asides.
+    """
+    header, body = _header(original)
+    asides = commentary.find_asides(original, body)
+    reading = in_context(original)
+    brackets = commentary.rules()["notes"]["brackets"]
+    chars: list[str] = []
+    origin: list[int] = []
+    headings: list[Heading] = []
+    notes: list[Note] = []
+    hidden = [(a.start, a.end) for a in asides]
+    pending = list(reversed(asides))
+    index = body
+    while index < len(original):
+        if pending and pending[-1].start == index:
+            index = pending.pop().end
+            continue
+        char = original[index]
+        if char in brackets:
+            close = _closing(original, index, char)
+            inside = original[index + 1:close]
+            if any(is_han(c) for c in inside):
+                notes.append(Note(len(chars), inside, "".join(chars[-12:])))
+            hidden.append((index, close + 1))
+            index = close + 1
+            continue
+        heading = _heading_at(reading, index) if char == "右" else None
+        if heading:
+            headings.append(Heading(normalise(heading[0]), len(chars),
+                                    original.count("\n", 0, index) + 1))
+            index = heading[1]
+            continue
+        if is_han(char):
+            chars.append(normalise_char(reading[index]))
+            origin.append(index)
+        index += 1
+    if not chars:
+        raise TextError(f"{source}: holds no Chinese text (only header, notes, commentary or "
+                        "blank lines); expected the 經文 in Han characters")
+    return Text(source, tuple(header), original, "".join(chars), tuple(origin),
+                tuple(headings), tuple(notes), tuple(asides), tuple(sorted(hidden)))
+
+
+def load(path: str | Path) -> Text:
+    """Read and parse the text file at ``path`` (UTF-8, a BOM is allowed).
+
+    Raises
+    ------
+    TextError
+        If the file cannot be read, is not UTF-8, is empty or holds no Chinese text.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise TextError(f"{path}: cannot read the text: {error.strerror or error}") from error
+    if not raw.strip():
+        raise TextError(f"{path}: the file is empty; expected the 經文 as UTF-8 text")
+    try:
+        original = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise TextError(f"{path}:{line}: byte {raw[error.start]:#04x} at offset {error.start} "
+                        "is not UTF-8; save the text as UTF-8 (GB18030/Big5 are not read)"
+                        ) from error
+    return parse(original, source=str(path))
+
+
+def bundled_path() -> Path:
+    """The path of the bundled 大射 text."""
+    return data_dir() / "texts" / f"{BUNDLED_NAME}.txt"
+
+
+def load_bundled() -> Text:
+    """The bundled 大射儀 經文 with 鄭玄's notes from ``dashe_notes.toml``."""
+    text = load(bundled_path())
+    raw = read_toml(data_dir() / "texts" / f"{BUNDLED_NAME}_notes.toml")
+    notes = tuple(Note(n["offset"], n["text"], n["after"]) for n in raw["note"])
+    return Text(f"bundled:{BUNDLED_NAME}", text.header, text.original, text.chars,
+                text.origin, text.headings, notes, text.asides, text.hidden)

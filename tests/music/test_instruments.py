@@ -1,0 +1,142 @@
+"""Instrument files: bundled set, validation errors that name file and key, model dispatch."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from soundscape.errors import InstrumentError
+from soundscape.music.instruments import Instrument, list_instruments, load_instrument
+from soundscape.sound.synth import render_note
+
+ARCHITECTURE_IDS = {"bianzhong", "bo", "bianqing", "jiangu", "pi", "tao", "se", "guan", "sheng",
+                    "voice"}
+ARTICULATIONS = {"bianzhong": {"A", "B"}, "bo": {"A", "B"}, "jiangu": {"strike"},
+                 "pi": {"strike"}, "tao": {"shake"}, "se": {"pluck"}, "guan": {"blow"},
+                 "sheng": {"blow"}, "voice": {"sing", "call"}}
+
+
+def test_bundled_instruments_are_the_architecture_ids():
+    assert set(list_instruments()) >= ARCHITECTURE_IDS
+
+
+@pytest.mark.parametrize("instrument_id", sorted(ARCHITECTURE_IDS))
+def test_each_bundled_file_loads_and_is_sourced(instrument_id):
+    instrument = load_instrument(instrument_id)
+    assert isinstance(instrument, Instrument)
+    assert instrument.id == instrument_id and instrument.path.name == f"{instrument_id}.toml"
+    assert ARTICULATIONS.get(instrument_id, set()) <= set(instrument.articulations)
+    assert instrument.sources and 40 < instrument.loudness_db < 130
+    assert instrument.pitches or instrument.range_hz or instrument.default_hz
+    with pytest.raises(TypeError):
+        instrument.params["x"] = 1  # read-only
+
+
+def write(tmp_path: Path, text: str, name: str = "test_drum") -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+DRUM = (Path(__file__).resolve().parents[2] / "instruments" / "pi.toml").read_text(
+    encoding="utf-8").replace('id = "pi"', 'id = "test_drum"')
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [(("ratio = 1.593", "ratio = -1.0"), r"params.modes\[1\].ratio = -1.0 must lie in"),
+     (('model = "membrane"', 'model = "kazoo"'), r"model = 'kazoo': model 'kazoo' has no module"),
+     (("t60_s = 0.45", "t60_s = \"long\""), r"params.t60_s = 'long' must be a number"),
+     (("loudness_db = 94.0", "loudness_db = 300"), r"loudness_db = 300 must be dB SPL"),
+     (('family = "drum"', 'family = "kettle"'), r"family = 'kettle' must be one of"),
+     (('id = "test_drum"', 'id = "other"'), r"id = 'other' must equal the file name"),
+     (('range_hz = [120.0, 320.0]', 'range_hz = [320.0, 120.0]'), r"range_hz = \[320.0, 120.0\]"),
+     (('articulations = ["strike", "rim"]', 'articulations = []'), r"articulations = \[\]")],
+)
+def test_bad_values_name_the_file_and_key(tmp_path, change, message):
+    old, new = change
+    assert old in DRUM
+    path = write(tmp_path, DRUM.replace(old, new))
+    with pytest.raises(InstrumentError, match=f"test_drum.toml: {message}"):
+        load_instrument(path)
+
+
+def test_unknown_id_and_bad_toml(tmp_path):
+    with pytest.raises(InstrumentError, match=r"instrument 'qin' unknown; bundled: .*bianzhong"):
+        load_instrument("qin")
+    with pytest.raises(InstrumentError, match="not valid TOML"):
+        load_instrument(write(tmp_path, "id = ", name="broken"))
+    with pytest.raises(InstrumentError, match=r"pitches\[1\] = '清黃鼓'"):
+        load_instrument(write(tmp_path, _with_pitches(DRUM)))
+
+
+def _with_pitches(text: str) -> str:
+    head, params = text.split("[params]", 1)
+    return head + 'pitches = ["黃鍾", "清黃鼓"]\n[params]' + params
+
+
+def test_a_new_model_is_a_new_module(tmp_path, monkeypatch):
+    """No registry: a module soundscape.sound.synth.<name> plus a file naming it is enough."""
+    module = types.ModuleType("soundscape.sound.synth.testclick")
+    module.__spec__ = importlib.machinery.ModuleSpec("soundscape.sound.synth.testclick", None)
+
+    def render(params, *, hz, velocity, duration, articulation, sample_rate, rng, lyric=None):
+        out = np.zeros(round(duration * sample_rate))
+        out[0] = velocity * params["level"]
+        return out
+
+    module.render = render
+    monkeypatch.setitem(sys.modules, "soundscape.sound.synth.testclick", module)
+    path = write(tmp_path, """
+id = "clicker"
+name = "擊"
+roman = "clicker"
+family = "other"
+model = "testclick"
+articulations = ["hit"]
+loudness_db = 70
+default_hz = 1000
+sources = ["test"]
+[params]
+level = 0.5
+""", name="clicker")
+    audio = render_note(load_instrument(path), hz=None, velocity=0.8, duration=0.01,
+                        articulation="hit", sample_rate=1000, rng=np.random.default_rng(0))
+    assert audio.tolist() == [0.4] + [0.0] * 9
+
+
+BELLS = (Path(__file__).resolve().parents[2] / "instruments" / "bianzhong.toml").read_text(
+    encoding="utf-8").replace('id = "bianzhong"', 'id = "test_bells"')
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [(('"林鍾" = 1.25', '"林鍾鼓" = 1.25'), r"params.b_ratios.林鍾鼓 is not a pitch name"),
+     (('"林鍾" = 1.25', '"林鍾" = 2.5'), r"params.b_ratios.林鍾 = 2.5 must lie in \[1.0, 2.0\]"),
+     (('"林鍾" = 1.25', '"林鍾" = "major"'), r"params.b_ratios.林鍾 = 'major' must be a number")],
+)
+def test_bad_b_ratios_name_the_file_and_key(tmp_path, change, message):
+    old, new = change
+    assert old in BELLS
+    path = write(tmp_path, BELLS.replace(old, new), name="test_bells")
+    with pytest.raises(InstrumentError, match=f"test_bells.toml: {message}"):
+        load_instrument(path)
+
+
+def test_b_ratios_need_a_b_tone(tmp_path):
+    chimes = (Path(__file__).resolve().parents[2] / "instruments" / "bianqing.toml").read_text(
+        encoding="utf-8").replace('id = "bianqing"', 'id = "test_chimes"')
+    path = write(tmp_path, chimes + '\n[params.b_ratios]\n"黃鍾" = 1.25\n', name="test_chimes")
+    with pytest.raises(InstrumentError, match=r"params\.b_ratios is given but no partial has"):
+        load_instrument(path)
+
+
+def test_a_pitch_name_that_names_no_pitch_is_refused():
+    with pytest.raises(InstrumentError, match="bianzhong: pitch '宮'"):
+        render_note(load_instrument("bianzhong"), hz=261.6, velocity=0.8, duration=0.1,
+                    articulation="A", sample_rate=8000, rng=np.random.default_rng(0), pitch="宮")

@@ -1,0 +1,191 @@
+"""MusicXML: decimal <alter> with the cents, 律/工尺/cents text, lyrics, credits; schema-valid."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import music21
+import pytest
+
+from soundscape import sequence
+from soundscape.music.tuning import Tuning
+from soundscape.output import midi, score
+from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
+
+TUNING = Tuning.sanfen_sunyi()  # 黃鍾 = C4
+NAMES = ["清黃鍾", "南呂", "蕤賓", "姑洗", "林鍾", "太簇", "應鍾", "黃鍾"]
+LYRICS = "呦呦鹿鳴食野之苹"
+
+
+def _piece():
+    notes = [SimpleNamespace(name=n, beats=2.0 if i == 2 else 1.0, lyric=LYRICS[i])
+             for i, n in enumerate(NAMES)]
+    return SimpleNamespace(id="luming", title="鹿鳴", mode="黃鍾清宮", basis="surviving",
+                           basis_note="風雅十二詩譜 (熊朋來《瑟譜》)", tempo_bpm=44, notes=notes)
+
+
+def _performance() -> Performance:
+    sources = {"gong.ge": Source("gong.ge", "voice", "工 歌", "gong singers", "gong",
+                                 (0.0, 2.0, 1.6)),
+               "east.jiangu": Source("east.jiangu", "jiangu", "建鼓", "jian gu", "drums",
+                                     (3.0, 5.0, 1.0))}
+    events = [Event(1.0 + i, 0.9, "gong.ge", TUNING.pitch(n), 0.7, "sing", "m", "luming",
+                    lyric=LYRICS[i]) for i, n in enumerate(NAMES)]
+    events += [Event(1.5 + 2 * i, 0.2, "east.jiangu", None, 1.0, "strike", "m", "luming")
+               for i in range(4)]
+    markers = [Marker(0.0, "section", "右設樂", "setting up the music", "s"),
+               Marker(1.0, "music", "工歌鹿鳴", "sing Lu ming", "m")]
+    pieces = {"luming": PieceInfo("luming", "鹿鳴", "surviving", "風雅十二詩譜")}
+    return Performance.build(events, markers, sources, pieces=pieces)
+
+
+def _alters(path: Path) -> list[float]:
+    root = ET.parse(path).getroot()
+    return [float(p.findtext("alter", "0")) for p in root.iter("pitch")]
+
+
+def test_piece_alters_carry_the_cents(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING)
+    alters = _alters(path)
+    assert len(alters) == len(NAMES)
+    for alter, name in zip(alters, NAMES, strict=True):
+        pitch = TUNING.pitch(name)
+        cents = (pitch.midi - round(pitch.midi)) * 100
+        assert alter - round(alter) == pytest.approx(cents / 100, abs=1e-4), name
+    assert any(abs(a - round(a)) > 0.05 for a in alters)  # 應鍾 is +9.8 cents
+
+
+def test_piece_text_lyrics_and_credits(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING)
+    reloaded = music21.converter.parse(path)
+    notes = list(reloaded.flatten().notes)
+    assert "".join(n.lyrics[0].text for n in notes) == LYRICS
+    assert [n.lyrics[1].text for n in notes] == NAMES
+    assert notes[0].lyrics[2].text == "六" and notes[-1].lyrics[2].text == "合"
+    assert notes[6].lyrics[3].text == "+9.8¢"
+    assert reloaded.parts[0].partName.startswith("鹿鳴")
+    credits = " ".join(c.text or "" for c in ET.parse(path).getroot().iter("credit-words"))
+    assert "surviving" in credits and "風雅十二詩譜" in credits
+
+
+def test_performance_score_parts_and_rehearsal_marks(tmp_path):
+    path = score.write_performance_score(_performance(), tmp_path / "perf.musicxml")
+    reloaded = music21.converter.parse(path)
+    assert [p.partName for p in reloaded.parts] == ["工 歌 gong singers", "建鼓 jian gu"]
+    marks = [m.content for m in reloaded.recurse().getElementsByClass("RehearsalMark")]
+    assert marks == ["右設樂 setting up the music", "工歌鹿鳴 sing Lu ming"]
+    sung = list(reloaded.parts[0].flatten().notes)
+    assert [round(n.getOffsetInHierarchy(reloaded.parts[0]), 2) for n in sung] == \
+        [1.0 + i for i in range(len(NAMES))]
+    assert len(_alters(path)) == len(NAMES)
+
+
+def test_performance_parts_carry_the_midi_files_gm_programs(tmp_path):
+    path = score.write_performance_score(_performance(), tmp_path / "perf.musicxml")
+    programs = midi.load_programs()
+    root = ET.parse(path).getroot()
+    found = [int(p.findtext("midi-instrument/midi-program")) for p in root.iter("score-part")]
+    assert found == [programs["voice"].program + 1, programs["jiangu"].program + 1]  # 1-based
+
+
+def _schema(folder: Path):
+    """The MusicXML 4.0 XSD bundled by the ``musicxml`` package, its imports made local."""
+    etree = pytest.importorskip("lxml.etree")
+    musicxml = pytest.importorskip("musicxml")
+    bundled = Path(musicxml.__file__).parent / "generate_classes"
+    # The two W3C schemas MusicXML imports are not bundled; these declare the attributes used.
+    (folder / "xml.xsd").write_text(_XML, encoding="utf-8")
+    (folder / "xlink.xsd").write_text(_XLINK, encoding="utf-8")
+    text = (bundled / "musicxml_4_0.xsd").read_text(encoding="utf-8")
+    text = text.replace("http://www.musicxml.org/xsd/xml.xsd", "xml.xsd")
+    text = text.replace("http://www.musicxml.org/xsd/xlink.xsd", "xlink.xsd")
+    (folder / "musicxml.xsd").write_text(text, encoding="utf-8")
+    return etree, etree.XMLSchema(etree.parse(str(folder / "musicxml.xsd")))
+
+
+_XML = """<?xml version="1.0"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="http://www.w3.org/XML/1998/namespace">
+ <xs:attribute name="lang" type="xs:language"/><xs:attribute name="space" type="xs:NCName"/>
+ <xs:attribute name="base" type="xs:anyURI"/><xs:attribute name="id" type="xs:ID"/>
+</xs:schema>"""
+
+_XLINK = """<?xml version="1.0"?>
+<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="http://www.w3.org/1999/xlink">
+ <xs:attribute name="href" type="xs:anyURI"/><xs:attribute name="type" type="xs:token"/>
+ <xs:attribute name="role" type="xs:token"/><xs:attribute name="title" type="xs:token"/>
+ <xs:attribute name="show" type="xs:token"/><xs:attribute name="actuate" type="xs:token"/>
+</xs:schema>"""
+
+
+def test_validates_against_the_musicxml_schema(tmp_path):
+    etree, schema = _schema(tmp_path)
+    for path in (score.write_piece_score(_piece(), tmp_path / "a.musicxml", tuning=TUNING),
+                 score.write_performance_score(_performance(), tmp_path / "b.musicxml")):
+        document = etree.parse(str(path))
+        assert schema.validate(document), str(schema.error_log)[:2000]
+
+
+def test_same_bytes_twice(tmp_path):
+    a = score.write_piece_score(_piece(), tmp_path / "a.musicxml", tuning=TUNING)
+    b = score.write_piece_score(_piece(), tmp_path / "b.musicxml", tuning=TUNING)
+    assert a.read_bytes() == b.read_bytes()
+    a = score.write_performance_score(_performance(), tmp_path / "c.musicxml")
+    b = score.write_performance_score(_performance(), tmp_path / "d.musicxml")
+    assert a.read_bytes() == b.read_bytes()
+    assert math.isfinite(len(a.read_bytes()))
+
+
+
+def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("score", "--performance", "--from", "s09", "--to", "s09",
+                               "--seed", "3", "-o", "s09.musicxml", cwd=tmp_path)
+    assert (code, err) == (0, "")
+    path = tmp_path / "s09.musicxml"
+    etree, schema = _schema(tmp_path)
+    assert schema.validate(etree.parse(str(path))), str(schema.error_log)[:2000]
+    section = sequence.perform_from_file(seed=3, from_section="s09", to_section="s09")
+    sounding = [s for s in section.sources.values()
+                if any(e.source == s.id for e in section.events)]
+    root = ET.parse(path).getroot()
+    assert [p.findtext("part-name") for p in root.iter("score-part")] == \
+        [f"{s.name} {s.roman}" for s in sounding]
+    marks = [r.text for r in root.iter("rehearsal")]
+    assert marks == [f"{m.text} {m.gloss}" for m in section.markers]
+    assert marks[0].startswith("右主人獻公")
+    notes = [n for n in root.iter("note") if n.find("rest") is None and n.find("chord") is None
+             and (n.find("tie") is None or n.find("tie").get("type") == "start")]
+    onsets = {round(e.time / score.QUANTUM_S) for e in section.events}
+    assert len(notes) >= len(onsets)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "give a PIECE"),
+    (["luming", "--from", "s09"], "use them with --performance"),
+    (["--performance", "--seed", "-1"], "-1 is not in the range x>=0"),
+    (["--performance", "nowhere.toml"], "'nowhere.toml' is not a file"),
+])
+def test_cli_bad_arguments_exit_2(tmp_path, soundscape_cli, args, message):
+    code, err = soundscape_cli("score", *args, cwd=tmp_path)
+    assert code == 2 and message in err
+    assert not (tmp_path / "output").exists()
+
+
+def test_cli_piece(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("score", "luming", cwd=tmp_path)
+    assert (code, err) == (0, "")
+    reloaded = music21.converter.parse(tmp_path / "output" / "luming.musicxml")
+    assert reloaded.parts[0].partName.startswith("鹿鳴")
+
+
+def test_more_parts_than_midi_channels_write_quietly(tmp_path, capfd):
+    sources = {f"s{i}": Source(f"s{i}", "bianqing", f"磬{i}", f"qing {i}", "east",
+                               (float(i), 5.0, 1.0)) for i in range(20)}
+    events = [Event(0.25 * i, 0.5, f"s{i}", TUNING.pitch("林鍾"), 0.5, "strike", "m")
+              for i in range(20)]
+    path = score.write_performance_score(Performance.build(events, [], sources),
+                                         tmp_path / "many.musicxml")
+    assert capfd.readouterr().err == ""
+    assert len(music21.converter.parse(path).parts) == 20

@@ -1,0 +1,251 @@
+"""The sequencer: music timed to the rite, the rite timed to the music, and the shoots."""
+
+import numpy as np
+import pytest
+
+from soundscape import cuesheet
+from soundscape.errors import CueSheetError, PerformanceError
+from soundscape.music.repertoire import load_piece
+from soundscape.music.tuning import default_tuning
+from soundscape.sequence import archery
+from soundscape.sequence.planner import SequenceOptions, perform, perform_from_file
+from soundscape.sequence.timeline import Durations
+from soundscape.site.courtyard import load_site
+
+
+@pytest.fixture(scope="module")
+def sheet():
+    return cuesheet.load(cuesheet.bundled_path())
+
+
+@pytest.fixture(scope="module")
+def site():
+    return load_site()
+
+
+@pytest.fixture(scope="module")
+def rite(sheet, site):
+    return perform(sheet, site=site, tuning=default_tuning(), seed=7)
+
+
+def step_times(performance):
+    return {m.ref: m.time for m in performance.markers if m.kind == "step"}
+
+
+def music(performance, cue):
+    return next(m for m in performance.meta["music"] if m["cue"] == cue)
+
+
+def test_every_music_cue_sounds_and_is_traced_to_its_cue(rite, sheet):
+    cues = {e.cue for e in rite.events}
+    for cue in sheet.music:
+        assert cue.id in cues, f"music cue {cue.id} ({cue.quote}) has no sound"
+    for event in rite.events:
+        if event.piece is not None:
+            assert rite.pieces[event.piece].basis in ("surviving", "reconstruction")
+    assert rite.pieces["luming"].basis == "surviving"
+    assert rite.pieces["sixia"].basis == "reconstruction"
+
+
+def test_sixia_starts_at_its_step_and_stops_on_a_phrase_end_at_yue_que(rite, sheet):
+    times = step_times(rite)
+    for cue in (c for c in sheet.music if c.piece == "sixia"):
+        span = music(rite, cue.id)
+        assert span["start"] == pytest.approx(times[cue.start])
+        assert "樂闋" in sheet.step(cue.stop).quote
+        assert span["end"] == pytest.approx(times[cue.stop]), "樂闋 waits for the phrase end"
+        notes = [e for e in rite.events if e.cue == cue.id
+                 and rite.sources[e.source].instrument == "bianzhong"]
+        assert notes[0].time >= span["start"]
+        last = max(notes, key=lambda e: e.time)
+        # the last bell note is the last note of a phrase of the piece
+        piece = load_piece("sixia")
+        ends = {phrase[-1].name for phrase in piece.phrases}
+        assert last.pitch.name in ends
+        assert last.end == pytest.approx(span["end"], abs=1e-6)
+
+
+def test_luming_sings_its_three_stanzas_three_times_in_order(rite):
+    piece = load_piece("luming")
+    assert [len(s) for s in piece.stanzas] == [32, 36, 35]
+    sung = [e for e in rite.events if e.source == "gong.dashi" and e.cue == "luming"]
+    expected = [n for _ in range(3) for n in piece.notes]
+    assert len(sung) == 3 * 103
+    assert [e.pitch.name for e in sung] == [n.name for n in expected]
+    assert [e.lyric for e in sung] == [n.lyric for n in expected]
+    assert all(sung[i].time < sung[i + 1].time for i in range(len(sung) - 1))
+
+
+def test_the_rite_waits_for_san_zhong(rite, sheet):
+    times = step_times(rite)
+    for cue_id in ("luming", "xingong"):
+        cue = sheet.music_cue(cue_id)
+        after = sheet.steps[sheet.step_index(cue.start) + 1]
+        span = music(rite, cue_id)
+        assert span["bound"] == "music"
+        assert times[after.id] >= span["end"] - 1e-9
+
+
+def test_round_three_arrows_leave_on_evenly_spaced_jie(rite):
+    shoot = next(r for r in rite.meta["rounds"] if r["number"] == 3)
+    jie = np.array(shoot["jie"])
+    gaps = np.diff(jie)
+    assert np.allclose(gaps, gaps[0], atol=1e-6), "間若一: the 節 are evenly spaced"
+    per_turn = 7
+    assert len(jie) % per_turn == 0
+    strokes = np.array(shoot["strokes"])
+    tolerance = archery.load_config().number("music", "tolerance_s")
+    shots = shoot["result"]["shots"]
+    releases = [e.time for e in rite.events if rite.sources[e.source].instrument == "bow"
+                and shoot["start"] <= e.time <= shoot["end"]]
+    assert len(releases) == len(shots) == 8 * len(jie) // per_turn
+    for shot in shots:
+        if shot["bound"]:  # aimed at a drum stroke; counted only if released on it
+            assert np.min(np.abs(strokes - shot["stroke"])) < 1e-9
+            if shot["counted"]:
+                assert abs(shot["release"] - shot["stroke"]) <= tolerance
+        else:  # the duke: 不以樂志
+            assert shot["archer"] == "gong"
+    assert sum(not s["bound"] for s in shots) == 4
+    # every stroke the archers loose on is a drum stroke sounded in the performance
+    drums = np.array([e.time for e in rite.events
+                      if rite.sources[e.source].instrument == "jiangu"])
+    assert all(np.min(np.abs(drums - s)) < 1e-6 for s in strokes)
+    # each turn's arrows fall on its last 4 節: none during the 3 heard ones
+    for turn in range(len(jie) // per_turn):
+        heard_end = jie[turn * per_turn + 2]
+        turn_start = jie[turn * per_turn] - gaps[0]
+        # (margins for the releases scattered around the neighbouring turns' strokes)
+        assert not [t for t in releases if turn_start + 1.0 < t < heard_end + 1.0]
+
+
+def test_changing_a_duration_moves_what_follows_and_nothing_before(sheet, site):
+    base_options = SequenceOptions()
+    base = perform(sheet, site=site, tuning=default_tuning(), seed=1, options=base_options)
+    # an action first used well into the rite, at a step no music holds, and never used
+    # while shooting (the steps that narrate a shoot are spread over its simulated length)
+    shooting = {s.section for s in sheet.steps if "射" in sheet.section(s.section).name}
+    used_in_shooting = {s.action for s in sheet.steps if s.section in shooting}
+    music_steps = {c.start for c in sheet.music} | {c.stop for c in sheet.music}
+    seen = {}
+    for index, step in enumerate(sheet.steps[:250]):
+        seen.setdefault(step.action, index)
+    action = max((a for a, i in seen.items() if a not in used_in_shooting
+                  and sheet.steps[i].id not in music_steps
+                  and sheet.steps[i + 1].id not in music_steps), key=seen.get)
+    first = sheet.steps[seen[action]]
+    slower = SequenceOptions(durations=base_options.durations.replace(
+        actions={action: base_options.durations.action_seconds(action) + 30.0}))
+    changed = perform(sheet, site=site, tuning=default_tuning(), seed=1, options=slower)
+    before, after = step_times(base), step_times(changed)
+    index = sheet.step_index(first.id)
+    for step in sheet.steps[:index + 1]:
+        assert after[step.id] == before[step.id], step.id
+    following = sheet.steps[index + 1]
+    assert after[following.id] == pytest.approx(before[following.id] + 30.0)
+    for step in sheet.steps[index + 1:]:
+        assert after[step.id] >= before[step.id] - 1e-9, step.id
+
+
+def test_same_seed_same_performance_and_another_seed_another_shoot(sheet, site, rite):
+    again = perform(sheet, site=site, tuning=default_tuning(), seed=7)
+    assert again.to_dict() == rite.to_dict()
+    other = perform(sheet, site=site, tuning=default_tuning(), seed=8)
+    assert [e.time for e in other.events] != [e.time for e in rite.events]
+
+
+def test_every_voice_cue_sounds_in_its_own_section(rite, sheet):
+    times = step_times(rite)
+    for voice in sheet.voices:
+        sounds = [e for e in rite.events if e.cue == voice.id]
+        assert sounds, f"voice cue {voice.id} ({voice.quote}) makes no sound"
+        if voice.actor == "fuhou":
+            assert {e.time for e in sounds} == {times[voice.step]}
+    # the 獲者's calls of a two-section round are credited to the section of the shot
+    shoot = next(r for r in rite.meta["rounds"] if r["number"] == 2)
+    duke_turn = next(t for t in shoot["result"]["turns"] if t["pair"] == "gong")
+    lords = sheet.section("公及諸公卿大夫射").id
+    for voice in (v for v in sheet.voices if v.actor == "huozhe"):
+        for event in (e for e in rite.events if e.cue == voice.id):
+            if shoot["start"] <= event.time <= shoot["end"]:
+                later = event.time >= duke_turn["start"]
+                assert later == (sheet.step(voice.step).section == lords), voice.id
+
+
+def test_a_negative_seed_is_refused(sheet, site):
+    with pytest.raises(PerformanceError, match="seed=-1 must be a whole number >= 0"):
+        perform(sheet, site=site, tuning=default_tuning(), seed=-1)
+
+
+def test_fuhou_answer_gong_from_the_targets_then_shang_from_the_shelters(rite, site):
+    tuning = default_tuning()
+    answers = [e for e in rite.events if e.source.startswith("voice.fuhou")]
+    gong = [e for e in answers if e.pitch.name == tuning.degree(gong="黃鍾", degree="宮").name]
+    shang = [e for e in answers if e.pitch.name == tuning.degree(gong="黃鍾", degree="商").name]
+    assert gong and shang and len(gong) == len(shang)
+    for event in gong:
+        target = event.source.rsplit(".", 1)[1]
+        assert event.position[:2] == pytest.approx(site.place(target)[:2])
+    for event in shang:
+        target = event.source.rsplit(".", 1)[1]
+        assert event.position[:2] == pytest.approx(site.place(f"fa_{target}")[:2])
+
+
+def test_sections_cut_with_from_and_to(sheet):
+    part = perform_from_file(seed=7, from_section="樂賓", to_section="s18")
+    assert part.meta["offset"] > 0
+    assert [s["id"] for s in part.meta["sections"]] == ["s18"]
+    assert part.meta["sections"][0]["start"] == 0.0
+    assert [m["cue"] for m in part.meta["music"]] == ["luming", "xingong"]
+    assert part.meta["rounds"] == []
+    assert {e.cue for e in part.events} >= {"luming", "xingong"}
+    assert "sixia" not in {e.cue for e in part.events}
+    with pytest.raises(CueSheetError, match="section 'nowhere' is not in the cue sheet"):
+        perform_from_file(seed=7, from_section="nowhere")
+
+
+def test_a_cut_shifts_the_round_results_with_the_rest():
+    """Arrow times in a part are on the part's clock, like its events."""
+    rite = perform_from_file(seed=7)
+    whole = rite.meta["rounds"][-1]
+    section = next(s for s in rite.meta["sections"] if s["start"] <= whole["start"] < s["end"])
+    part = perform_from_file(seed=7, from_section=section["id"], to_section=section["id"])
+    cut, = part.meta["rounds"]
+    offset = whole["start"] - cut["start"]
+    assert offset == pytest.approx(section["start"])
+    shots, cut_shots = whole["result"]["shots"], cut["result"]["shots"]
+    assert [s["release"] - offset for s in shots] == pytest.approx(
+        [s["release"] for s in cut_shots])
+    assert [s["stroke"] - offset for s in shots if s["stroke"] is not None] == pytest.approx(
+        [s["stroke"] for s in cut_shots if s["stroke"] is not None])
+    for key in ("start", "end"):
+        assert cut["result"][key] == pytest.approx(whole["result"][key] - offset)
+    turn, cut_turn = whole["result"]["turns"][0], cut["result"]["turns"][0]
+    assert [t - offset for t in turn["jie"]] == pytest.approx(cut_turn["jie"])
+    releases = [s["release"] for s in cut_shots]
+    assert min(releases) >= 0 and max(releases) <= part.duration
+
+
+def test_unknown_piece_or_place_in_a_sheet_is_a_clear_error(tmp_path):
+    text = cuesheet.bundled_path().read_text(encoding="utf-8")
+    bad_piece = tmp_path / "piece.toml"
+    bad_piece.write_text(text.replace('piece = "xingong"', 'piece = "no_such_piece"'),
+                         encoding="utf-8")
+    with pytest.raises(CueSheetError, match="no_such_piece"):
+        perform_from_file(bad_piece)
+    bad_place = tmp_path / "place.toml"
+    bad_place.write_text(text.replace('of = "zuojie"', 'of = "no_such_place"', 1),
+                         encoding="utf-8")
+    with pytest.raises(Exception, match="no_such_place") as caught:
+        perform_from_file(bad_place)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_durations_table_from_a_user_file(tmp_path, sheet, site):
+    table = tmp_path / "durations.toml"
+    table.write_text('[action]\nother = 1.0\n[pace]\nwalk = 1.0\nhurry = 2.0\n',
+                     encoding="utf-8")
+    quick = perform(sheet, site=site, tuning=default_tuning(), seed=7,
+                    options=SequenceOptions(durations=Durations.load(table)))
+    slow = perform(sheet, site=site, tuning=default_tuning(), seed=7)
+    assert quick.duration < slow.duration

@@ -1,0 +1,84 @@
+"""The ritual clock: durations from the table, walking, repeats, holds and waits."""
+
+import itertools
+from types import SimpleNamespace
+
+import pytest
+
+from soundscape.errors import CueSheetError
+from soundscape.sequence.timeline import Durations, time_steps
+
+
+def step(id, action, quote="", actor="", place=None, section="s1"):
+    return SimpleNamespace(id=id, section=section, actor=actor, action=action, place=place,
+                           quote=quote)
+
+
+@pytest.fixture
+def durations():
+    return Durations.load()
+
+
+def test_bundled_table_loads_and_has_the_core_actions(durations):
+    for action in ("拜", "再拜稽首", "揖", "升", "降", "洗", "酌", "獻", "卒爵", "坐", "興"):
+        assert durations.action_seconds(action) > 0
+    assert durations.action_seconds("no such action") == durations.actions["other"]
+
+
+def test_steps_follow_each_other(durations):
+    steps = [step("a", "拜"), step("b", "洗"), step("c", "揖")]
+    timed = time_steps(steps, durations)
+    assert timed[0].start == 0
+    for before, after in itertools.pairwise(timed):
+        assert after.start == pytest.approx(before.end)
+    assert timed[1].duration == durations.action_seconds("洗")
+
+
+def test_changing_one_duration_moves_later_steps_only(durations):
+    steps = [step(str(i), a) for i, a in enumerate(["拜", "洗", "揖", "酌", "獻"])]
+    base = time_steps(steps, durations)
+    slower = time_steps(steps, durations.replace(actions={"揖": 10.0}))
+    shift = 10.0 - durations.action_seconds("揖")
+    assert [t.start for t in slower[:3]] == [t.start for t in base[:3]]
+    for a, b in zip(base[3:], slower[3:], strict=True):
+        assert b.start - a.start == pytest.approx(shift)
+
+
+def test_walking_time_is_distance_over_pace(durations):
+    places = {"xi": (0.0, -10.0, 0.0), "xijie": (-6.0, -2.0, 0.0)}
+    steps = [step("a", "立", actor="主人", place="xi"),
+             step("b", "立", actor="主人", place="xijie"),
+             step("c", "立", actor="主人", place="xijie", quote="趨")]
+    timed = time_steps(steps, durations, place_of=places.get)
+    assert timed[0].walk == 0
+    assert timed[1].walk == pytest.approx(10.0 / durations.walk)
+    assert timed[2].walk == 0
+
+
+def test_an_action_that_goes_round_repeats_per_participant(durations):
+    timed = time_steps([step("a", "獻", quote="主人獻大夫辯")], durations)
+    assert timed[0].duration == pytest.approx(
+        durations.action_seconds("獻") * durations.participants["大夫"])
+
+
+def test_hold_makes_the_rite_wait_and_wait_delays_a_start(durations):
+    steps = [step("song", "other"), step("after", "拜"), step("stop", "拜")]
+
+    def hold(s, start):
+        return 120.0 if s.id == "song" else 0.0
+
+    def wait(s, start):
+        return 200.0 if s.id == "stop" else 0.0
+
+    timed = time_steps(steps, durations, hold=hold, wait=wait)
+    assert timed[0].duration == 120.0 and timed[0].held
+    assert timed[1].start == 120.0
+    assert timed[2].start == 200.0
+
+
+def test_bad_table_names_the_key():
+    data = {"action": {"other": 3, "拜": -1}, "pace": {"walk": 1, "hurry": 2}}
+    with pytest.raises(CueSheetError, match=r"拜 = -1"):
+        Durations.from_dict(data, source="mine.toml")
+    with pytest.raises(CueSheetError, match=r"mine.toml: missing table or key 'pace'"):
+        Durations.from_dict({"action": {"other": 3}}, source="mine.toml")

@@ -1,0 +1,124 @@
+"""WAV/FLAC writing, cue and label chunks, marker sidecar, atomic output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape.errors import RenderError
+from soundscape.sound.audiofile import Cue, open_writer, read_wav_cues, subtype_for, write_sidecar
+
+CUES = [Cue(0, "右設樂 | she yue"), Cue(4801, "奏肆夏 | zou sixia"), Cue(9000, "命 | ming")]
+
+
+@pytest.mark.parametrize(("bits", "subtype"), [("16", "PCM_16"), ("24", "PCM_24"),
+                                               ("float", "FLOAT")])
+@pytest.mark.parametrize("channels", [1, 2, 16])
+def test_wav_round_trip_with_cues(tmp_path, bits, subtype, channels):
+    rng = np.random.default_rng(channels)
+    data = rng.uniform(-0.5, 0.5, (9601, channels))  # odd frame count: chunk padding
+    path = tmp_path / "a.wav"
+    with open_writer(path, sample_rate=48000, channels=channels, file_format="wav",
+                     bits=bits, cues=CUES) as out:
+        for i in range(0, len(data), 1000):
+            out.write(data[i:i + 1000])
+    info = soundfile.info(path)
+    assert (info.subtype, info.channels, info.samplerate, info.frames) == (
+        subtype, channels, 48000, len(data))
+    back, _ = soundfile.read(path, always_2d=True)
+    assert np.abs(back - data).max() < 2.0**-14
+    assert read_wav_cues(path) == CUES
+    riff_size = int.from_bytes(path.read_bytes()[4:8], "little")
+    assert riff_size == path.stat().st_size - 8
+
+
+def test_flac_and_sidecar(tmp_path):
+    path = tmp_path / "a.flac"
+    with open_writer(path, sample_rate=96000, channels=2, file_format="flac", bits="24",
+                     cues=CUES) as out:
+        out.write(np.zeros((960, 2)))
+    assert soundfile.info(path).format == "FLAC"
+    sidecar = write_sidecar(path, CUES, sample_rate=96000)
+    assert sidecar.name == "a.flac.markers.txt"
+    lines = sidecar.read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "0.050010\t0.050010\t奏肆夏 | zou sixia"
+
+
+def test_interrupted_writer_leaves_nothing(tmp_path):
+    path = tmp_path / "a.wav"
+    with pytest.raises(KeyboardInterrupt), open_writer(
+            path, sample_rate=48000, channels=2, file_format="wav", bits="24") as out:
+        out.write(np.zeros((100, 2)))
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_bits_names_accepted():
+    with pytest.raises(RenderError, match=r"bits='8'.*wav/16"):
+        subtype_for("wav", "8")
+    with pytest.raises(RenderError, match="flac/24"):
+        subtype_for("flac", "float")
+
+
+def test_wav_past_4_gib_becomes_rf64(tmp_path, monkeypatch):
+    import soundscape.sound.audiofile as audiofile
+    monkeypatch.setattr(audiofile, "_RIFF_LIMIT", 1000)  # pretend 1000 bytes is the limit
+    path = tmp_path / "big.wav"
+    with open_writer(path, sample_rate=48000, channels=2, file_format="wav", bits="16",
+                     cues=CUES, frames=300) as out:
+        out.write(np.zeros((300, 2)))
+    assert soundfile.info(path).format == "RF64"
+    assert soundfile.read(path)[0].shape == (300, 2)
+
+
+@pytest.mark.parametrize("bits", ["16", "24", "float"])
+@pytest.mark.parametrize("file_format", ["wav", "rf64"])
+def test_packed_wav_samples_round_to_nearest_and_pack_exactly(tmp_path, monkeypatch, bits,
+                                                              file_format):
+    """numpy-packed WAV/RF64 samples (sf_write_raw) are the bytes soundfile writes from the
+    same integers, each within half a step of the input; float WAVs carry no PEAK chunk
+    (its timestamp would change the bytes of the same render)."""
+    import soundscape.sound.audiofile as audiofile
+    if file_format == "rf64":
+        monkeypatch.setattr(audiofile, "_RIFF_LIMIT", 1000)
+    rng = np.random.default_rng(7)
+    data = rng.uniform(-1.2, 1.2, (5000, 16))  # past full scale: clipped alike
+    data[:4] = [[1.0] * 16, [-1.0] * 16, [0.5 / 2**23] * 16, [-1.5 / 2**15] * 16]
+
+    def write(path):
+        with open_writer(path, sample_rate=48000, channels=16, file_format="wav",
+                         bits=bits, cues=CUES, frames=len(data)) as out:
+            out.write(data[:3001])
+            out.write(data[3001:].astype(np.float32))
+        return path.read_bytes()
+
+    packed = write(tmp_path / "packed.wav")
+    with soundfile.SoundFile(tmp_path / "probe.wav", "w", 48000, 2, "PCM_24") as probe:
+        assert audiofile._raw_writer(probe) is not None  # the packed path was taken above
+    monkeypatch.setattr(audiofile, "_raw_writer", lambda out: None)
+    public = write(tmp_path / "public.wav")
+    back, _ = soundfile.read(tmp_path / "packed.wav", always_2d=True)
+    assert soundfile.info(tmp_path / "packed.wav").format == file_format.upper()
+    if bits == "float":  # (float RF64 goes through soundfile's write either way)
+        assert np.array_equal(back, data.astype(np.float32))
+        if file_format == "wav":
+            assert b"PEAK" not in packed and b"PEAK" in public
+        return
+    assert packed == public
+    step = {"16": 2.0**-15, "24": 2.0**-23}[bits]
+    # within half a step (plus float32 rounding for the block given as float32)
+    assert np.abs(back - np.clip(data, -1.0, 1.0 - step)).max() <= step / 2 + 2.0**-24
+
+
+def test_writer_thread_errors_surface_but_never_mask_the_callers():
+    from soundscape.sound.audiofile import BlockWriter
+
+    def full_disk(data):
+        raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space left"), BlockWriter(full_disk) as w:
+        w.write(np.zeros(3))
+    with pytest.raises(KeyboardInterrupt), BlockWriter(full_disk) as w:
+        w.write(np.zeros(3))
+        raise KeyboardInterrupt

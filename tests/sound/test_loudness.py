@@ -1,0 +1,170 @@
+"""Streaming loudness meter against pyloudnorm; true-peak limiter; loudness of rendered files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyloudnorm
+import pytest
+import soundfile
+from scipy.ndimage import minimum_filter1d, uniform_filter1d
+
+from soundscape.performance import Event, Performance, Source
+from soundscape.site.listeners import Listener
+from soundscape.sound.loudness import (
+    LoudnessMeter,
+    TruePeakLimiter,
+    TruePeakMeter,
+    true_peak_envelope,
+)
+from soundscape.sound.render import render_audio
+
+FS = 48000
+
+
+def varied_signal(seconds=9, channels=2, seed=3):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 0.1, (FS * seconds, channels))
+    x[FS * 4:FS * 6] *= 0.05  # a quiet stretch the relative gate drops
+    x[FS * 8:] = 0.0  # silence the absolute gate drops
+    return x * np.linspace(0.5, 1.5, len(x))[:, None]
+
+
+@pytest.mark.parametrize("block", [1000, 4800, 77777])
+def test_streaming_meter_equals_pyloudnorm(block):
+    x = varied_signal()
+    meter = LoudnessMeter(FS, [1.0, 1.0])
+    for i in range(0, len(x), block):
+        meter.add(x[i:i + block])
+    expected = pyloudnorm.Meter(FS).integrated_loudness(x)
+    assert meter.integrated() == pytest.approx(expected, abs=0.01)
+
+
+def test_surround_weights_and_unweighted_channels():
+    x = varied_signal(channels=5)
+    meter = LoudnessMeter(FS, [1.0, 1.0, 1.0, 1.41, 1.41])
+    meter.add(x)
+    assert meter.integrated() == pytest.approx(pyloudnorm.Meter(FS).integrated_loudness(x),
+                                               abs=0.01)
+    w_only = LoudnessMeter(FS, [1.0, 0.0, 0.0, 0.0, 0.0])
+    w_only.add(x)
+    expected = pyloudnorm.Meter(FS).integrated_loudness(x[:, 0])
+    assert w_only.integrated() == pytest.approx(expected, abs=0.01)
+
+
+def test_true_peak_sees_intersample_peaks():
+    n = np.arange(FS)
+    x = np.sin(2 * np.pi * FS / 4 * n / FS + np.pi / 4)[:, None]  # samples at ±0.707, peak 1
+    assert np.abs(x).max() == pytest.approx(0.7071, abs=1e-3)
+    assert true_peak_envelope(x)[100:-100].max() == pytest.approx(1.0, abs=0.02)
+
+
+def test_streaming_true_peak_equals_the_whole_signal_peak():
+    """Blocks and the skipping of quiet channels and spans do not lose the maximum."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 0.02, (4 * FS, 4)) * np.exp(-np.arange(4 * FS) / FS)[:, None]
+    x[FS // 2:FS // 2 + 200, 1] += 0.3  # an early loud step on one channel
+    n = np.arange(400)
+    x[3 * FS:3 * FS + 400, 3] += 0.5 * np.sin(np.pi / 2 * n + np.pi / 4)  # intersample peak
+    x[2 * FS + 17, 2] = -0.45  # a lone click, just under the sine's sample peak
+    meter = TruePeakMeter()
+    for start in range(0, len(x), 9001):
+        meter.add(x[start:start + 9001])
+    whole = float(true_peak_envelope(x).max())
+    assert whole == pytest.approx(0.5, abs=0.01)  # the sine's, not its samples' 0.354
+    assert meter.peak == pytest.approx(whole, rel=1e-9)
+
+
+def test_limiter_holds_ceiling_and_leaves_quiet_parts_alone():
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 0.05, (FS * 3, 2))
+    x[FS:FS + 50] += 3.0  # a hard transient far above the ceiling
+    limiter = TruePeakLimiter(-1.0, FS, 2)
+    y = np.concatenate([limiter.process(x[i:i + 10000]) for i in range(0, len(x), 10000)]
+                       + [limiter.flush()])
+    assert y.shape == x.shape
+    peak = TruePeakMeter()
+    peak.add(y)
+    assert peak.peak_dbtp <= -0.99
+    assert np.array_equal(y[:FS // 2], x[:FS // 2])  # untouched away from the transient
+    assert limiter.gain_reduction_db > 10
+
+
+@pytest.mark.parametrize("gain", [1.7, 0.3])
+def test_following_a_scaled_reference_equals_metering_it(gain):
+    """Pass 2 meters only where the limiter acted and follows pass 1 elsewhere."""
+    x = varied_signal()
+    block = 3 * 4800 + 17  # blocks that do not line up with the 100 ms hops
+    reference, snapshots = LoudnessMeter(FS, [1.0, 1.0]), []
+    direct, mixed = LoudnessMeter(FS, [1.0, 1.0]), LoudnessMeter(FS, [1.0, 1.0])
+    for i, start in enumerate(range(0, len(x), block)):
+        part = x[start:start + block]
+        reference.add(part)
+        snapshots.append(reference.snapshot())
+        direct.add(gain * part)
+        if i in (3, 4, 11):
+            mixed.add(gain * part)
+        else:
+            mixed.follow(reference, snapshots[i], gain)
+    assert mixed.integrated() == pytest.approx(direct.integrated(), abs=1e-6)
+    assert direct.integrated() == pytest.approx(
+        reference.integrated() + 20 * np.log10(gain), abs=1e-6)
+
+
+def _performance(clicky: bool, beats: int = 12):
+    sources = {"a": Source("a", "jiangu", "鼓", "drum", "drums", (-4.0, 6.0, 1.0)),
+               "b": Source("b", "sheng", "笙", "mouth organ", "west", (5.0, 3.0, 1.0))}
+    events = [Event(0.2 + 0.5 * i, 0.4, "ab"[i % 2], None, 1.0, "strike", "c")
+              for i in range(beats)]
+
+    def voice(event, source, *, sample_rate, rng):
+        n = round(0.5 * sample_rate)
+        sound = rng.normal(0, 0.2, n) * np.hanning(n)  # a steady bed: gating stays put
+        if clicky and source.id == "a" and (clicky == "all" or event.time < 1.0):
+            sound[:3] += 6.0  # a sharp stroke on top: forces the limiter
+        return sound
+    return Performance.build(events, [], sources), voice
+
+
+@pytest.mark.parametrize("layout", ["stereo", "binaural", "5.1"])
+@pytest.mark.parametrize("clicky", [False, "all", "first"])
+def test_rendered_file_meets_target_and_ceiling(tmp_path, layout, clicky):
+    perf, voice = _performance(clicky, beats=12 if clicky != "first" else 30)
+    out = tmp_path / "rite.wav"
+    result = render_audio(perf, out, listener=Listener((0, 0, 1.5), "north"), layout=layout,
+                          voice=voice, bits="float", target_lufs=-23.0, ceiling_dbtp=-1.0)
+    data, rate = soundfile.read(out, always_2d=True)
+    weights = {"stereo": [1, 1], "binaural": [1, 1], "5.1": [1, 1, 1, 0, 1.41, 1.41]}[layout]
+    meter = LoudnessMeter(rate, weights)
+    meter.add(data)
+    if layout != "5.1":  # pyloudnorm has no LFE slot; the stereo ones must agree too
+        assert pyloudnorm.Meter(rate).integrated_loudness(data) == pytest.approx(
+            meter.integrated(), abs=0.01)
+    assert meter.integrated() == pytest.approx(-23.0, abs=0.5)
+    peak = TruePeakMeter()
+    peak.add(data)
+    assert peak.peak_dbtp <= -1.0
+    assert (result.report.limiter_db > 0) == bool(clicky)
+    # the report's reading is the file's, including where pass 2 followed pass 1's meter
+    assert result.report.output_lufs == pytest.approx(meter.integrated(), abs=0.01)
+    assert result.report_file.read_text(encoding="utf-8").count("output_lufs") == 1
+
+
+def test_limiter_oversamples_only_loud_spans_and_matches_full_oversampling():
+    rate = 48000
+    rng = np.random.default_rng(3)
+    quiet = 0.05 * rng.standard_normal((rate, 2))
+    x = quiet.copy()
+    t = np.arange(2000) / rate
+    burst = 1.3 * np.sin(2 * np.pi * 11000 * t + 0.7)  # inter-sample peaks near Nyquist/4
+    x[20000:22000] += burst[:, None]
+    ceiling_db = -1.0
+    limiter = TruePeakLimiter(ceiling_db, rate, 2)
+    out = np.concatenate([limiter.process(x[:30000]), limiter.process(x[30000:]),
+                          limiter.flush()])
+    # the reference: the same limiter rule with the whole signal oversampled
+    ceiling = 10 ** (ceiling_db / 20)
+    width = 2 * int(0.005 * rate) + 1
+    need = np.minimum(1.0, ceiling / np.maximum(true_peak_envelope(x), 1e-30))
+    gain = uniform_filter1d(minimum_filter1d(need, width), width)
+    np.testing.assert_allclose(out, x * gain[:, None], atol=1e-12)
+    assert float(true_peak_envelope(out).max()) <= ceiling * 1.001

@@ -1,0 +1,297 @@
+"""The streaming renderer: determinism, streaming equivalence, interruption, motion, stems."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape.errors import RenderError
+from soundscape.performance import Event, Marker, Performance, Source
+from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.audiofile import read_wav_cues
+from soundscape.sound.panning import make_panner
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import render_audio, render_blocks
+
+FS = 48000
+NORTH = Listener((0.0, 0.0, 1.5), "north")
+
+
+def noise_voice(event, source, *, sample_rate, rng):
+    n = round(0.3 * sample_rate)
+    return rng.normal(0, 0.2, n) * np.exp(-np.arange(n) / (0.1 * sample_rate))
+
+
+def scene(n_events=8, spacing=0.5, *, distinct=False):
+    """Events alternating west and east; ``distinct``: each its own velocity (no cache hits)."""
+    sources = {"w": Source("w", "bianzhong", "鐘", "bells", "west", (-10.0, 0.0, 1.5)),
+               "e": Source("e", "jiangu", "鼓", "drum", "east", (10.0, 0.0, 1.5),
+                           struck_face=(-1.0, 0.0, 0.0))}
+    events = [Event(0.1 + spacing * i, 0.25, "we"[i % 2], None,
+                    0.9 - 0.001 * i if distinct else 0.9, "strike", "c")
+              for i in range(n_events)]
+    markers = [Marker(0.0, "section", "右設樂", "she yue", "s1"),
+               Marker(1.5, "music", "奏肆夏", "zou sixia", "m1")]
+    return Performance.build(events, markers, sources)
+
+
+def blocks_of(perf, *, listener=NORTH, block_frames=FS, layout="stereo", seed=0):
+    return np.concatenate(list(render_blocks(
+        perf, listener=listener, panner=make_panner(layout), sample_rate=FS, seed=seed,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=block_frames)))
+
+
+def test_same_seed_same_bytes_other_seed_differs(tmp_path):
+    perf = scene()
+    paths = []
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        result = render_audio(perf, tmp_path / f"{name}.wav", listener=NORTH, seed=seed,
+                              voice=noise_voice)
+        paths.append(result.files[0])
+    a, b, c = (p.read_bytes() for p in paths)
+    assert a == b
+    assert a != c
+
+
+@pytest.mark.parametrize("layout", ["stereo", "hoa3"])
+def test_block_size_does_not_change_the_audio(layout):
+    perf = scene()
+    small = blocks_of(perf, block_frames=4801, layout=layout)
+    large = blocks_of(perf, block_frames=3 * FS, layout=layout)
+    assert small.shape == large.shape
+    assert np.array_equal(small, large)
+
+
+def test_output_covers_ring_and_delay():
+    perf = scene(n_events=1)
+    out = blocks_of(perf)
+    assert len(out) >= round((0.1 + 0.3 + 10.0 / 343.0) * FS)
+    assert np.abs(out[-200:]).max() < 1e-3 * np.abs(out).max()
+
+
+@pytest.mark.parametrize("layout", ["stereo", "hoa3", "binaural"])
+def test_note_cache_changes_nothing_but_the_work(layout):
+    perf = scene(12)
+    calls = []
+
+    def counting(event, source, *, sample_rate, rng):
+        calls.append(event.source)
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    cached = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner(layout), sample_rate=FS, seed=5,
+        voice=counting, surroundings=Surroundings(), block_frames=FS)))
+    assert 2 <= len(calls) <= 6  # ≤ 3 variants for each of the two repeated notes
+    calls.clear()
+    uncached = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner(layout), sample_rate=FS, seed=5,
+        voice=counting, surroundings=Surroundings(), block_frames=FS, cache_bytes=0)))
+    assert len(calls) == 12
+    assert np.array_equal(cached, uncached)
+
+
+def test_repeated_notes_keep_some_variation_and_land_on_the_sample_grid():
+    sources = {"w": Source("w", "bianzhong", "鐘", "bells", "west", (-10.0, 0.0, 1.5))}
+    times = [0.1 + 0.5 * i + (i % 4) * 0.3 / FS for i in range(9)]  # off the sample grid
+    perf = Performance.build([Event(t, 0.25, "w", None, 0.9, "strike", "c") for t in times],
+                             [], sources)
+    out = blocks_of(perf)
+    onset = round(times[0] * FS)
+    first = next(i for i in range(len(out)) if out[i].any())
+    segments = {out[first + round(t * FS) - onset:][:FS // 4].tobytes() for t in times}
+    assert 2 <= len(segments) <= 3  # repeats are copies of one of three renderings
+
+
+def _levels(out, start_s, stop_s):
+    part = out[round(start_s * FS):round(stop_s * FS)]
+    return np.sum(part[:, 0] ** 2), np.sum(part[:, 1] ** 2)
+
+
+def test_walking_listener_turns_around():
+    sources = {"w": Source("w", "bianzhong", "鐘", "bells", "west", (-10.0, 0.0, 1.5))}
+    events = [Event(t, 0.25, "w", None, 0.9, "strike", "c") for t in (0.2, 3.2)]
+    perf = Performance.build(events, [], sources)
+    path = ListenerPath(((0.0, (0, 0, 1.5), "north"), (1.0, (0, 0, 1.5), "east"),
+                         (2.0, (0, 0, 1.5), "south")))
+    out = blocks_of(perf, listener=path)
+    left, right = _levels(out, 0.2, 0.6)
+    assert left > 10 * right  # facing north, the west is on the left
+    left, right = _levels(out, 3.2, 3.6)
+    assert right > 10 * left  # facing south, it is on the right
+
+
+def test_moving_source_and_event_position_override():
+    sources = {"v": Source("v", "voice", "人", "caller", "voice", (-10.0, 0.0, 1.5),
+                           moves=((2.0, (10.0, 0.0, 1.5)),))}
+    events = [Event(0.2, 0.25, "v", None, 0.9, "call", "c"),
+              Event(3.0, 0.25, "v", None, 0.9, "call", "c"),
+              Event(6.0, 0.25, "v", None, 0.9, "call", "c", position=(-10.0, 0.0, 1.5))]
+    out = blocks_of(Performance.build(events, [], sources))
+    first, second, third = _levels(out, 0.2, 0.6), _levels(out, 3.0, 3.4), _levels(out, 6, 6.4)
+    assert first[0] > 10 * first[1]
+    assert second[1] > 10 * second[0]
+    assert third[0] > 10 * third[1]
+
+
+def test_stems_sum_to_the_stereo_mix(tmp_path):
+    perf = scene()
+    mix = render_audio(perf, tmp_path / "mix.wav", listener=NORTH, voice=noise_voice,
+                       bits="float")
+    stems = render_audio(perf, tmp_path / "st.wav", listener=NORTH, voice=noise_voice,
+                         bits="float", layout="stems")
+    assert [p.name for p in stems.files] == ["st.bianzhong.wav", "st.jiangu.wav"]
+    total = sum(soundfile.read(p, always_2d=True)[0] for p in stems.files)
+    stereo = soundfile.read(mix.files[0], always_2d=True)[0]
+    assert np.abs(total - stereo).max() < 1e-6
+    assert stems.report.gain_db == pytest.approx(mix.report.gain_db)
+
+
+@pytest.mark.parametrize("layout", ["foa", "hoa3", "ring8", "5.1", "binaural"])
+def test_layouts_write_their_channel_counts(tmp_path, layout):
+    result = render_audio(scene(4), tmp_path / "x.wav", listener=NORTH, voice=noise_voice,
+                          layout=layout, bits="16")
+    expected = {"foa": 4, "hoa3": 16, "ring8": 8, "5.1": 6, "binaural": 2}[layout]
+    assert soundfile.info(result.files[0]).channels == expected
+
+
+def test_markers_are_cues_and_sidecar(tmp_path):
+    result = render_audio(scene(), tmp_path / "m.wav", listener=NORTH, voice=noise_voice,
+                          sample_rate=44100)
+    cues = read_wav_cues(result.files[0])
+    assert [(c.frame, c.label) for c in cues] == [(0, "右設樂 | she yue"),
+                                                 (66150, "奏肆夏 | zou sixia")]
+    assert "奏肆夏" in result.sidecar.read_text(encoding="utf-8")
+
+
+def test_bad_options_name_value_and_accepted(tmp_path):
+    with pytest.raises(RenderError, match=r"sample rate=22050.*44100, 48000, 96000"):
+        render_audio(scene(), tmp_path / "x.wav", listener=NORTH, sample_rate=22050,
+                     voice=noise_voice)
+    with pytest.raises(RenderError, match=r"layout='quad'.*stereo"):
+        render_audio(scene(), tmp_path / "x.wav", listener=NORTH, layout="quad",
+                     voice=noise_voice)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_interrupt_in_the_middle_leaves_nothing(tmp_path):
+    calls = []
+
+    def voice(event, source, *, sample_rate, rng):
+        calls.append(event)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    with pytest.raises(KeyboardInterrupt):
+        render_audio(scene(distinct=True), tmp_path / "out.wav", listener=NORTH, voice=voice)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_killed_render_leaves_no_output_file(tmp_path):
+    script = textwrap.dedent(f"""
+        import time, numpy as np, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from tests.sound.test_render import scene, noise_voice, NORTH
+        from soundscape.sound.render import render_audio
+        def slow(event, source, *, sample_rate, rng):
+            time.sleep(0.2)
+            return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+        render_audio(scene(40, distinct=True), {str(tmp_path / 'out.wav')!r}, listener=NORTH,
+                     voice=slow)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 30
+    while not any(p.name.startswith(".out.render-") for p in tmp_path.iterdir()):
+        assert proc.poll() is None and time.monotonic() < deadline, "render never started"
+        time.sleep(0.05)
+    time.sleep(0.5)  # half-way through the events
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "out.wav").exists()
+    assert not any(p.suffix == ".wav" for p in tmp_path.iterdir())
+
+
+
+def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
+    walk = tmp_path / "walk.toml"
+    walk.write_text('[[waypoint]]\ntime = 0\nplace = "men"\n\n'
+                    '[[waypoint]]\ntime = 40\nplace = "zhongting"\nfacing = "north"\n',
+                    encoding="utf-8")
+    out = tmp_path / "part.flac"  # no --format: the ending says FLAC
+    code, err = soundscape_cli("render", "--from", "s09", "--to", "s09", "--path", str(walk),
+                               "--layout", "foa", "--bits", "16", "--rate", "44100", "--quiet",
+                               "--out", str(out), cwd=tmp_path)
+    assert code == 0, err
+    info = soundfile.info(out)
+    assert (info.channels, info.samplerate, info.format) == (4, 44100, "FLAC")
+    assert out.with_suffix(".mid").is_file()
+    assert err == ""  # --quiet: no bar, no report
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--layout", "quad"], "--layout 'quad', accepted: stereo"),
+    (["--listener", "1,2"], "coordinates must be x,y,z"),
+    (["--listener", "0,0,1.5", "--facing", "up"], "facing='up'"),
+    (["--format", "flac", "--bits", "float", "--out", "x.flac"], "accepted: wav/16"),
+    (["--format", "flac"], "--format flac does not match --out"),
+    (["--out", "x.ogg"], "ending '.ogg' is not an output format; accepted: .wav (wav), "
+                         ".flac (flac)"),
+    (["--seed", "-1"], "-1 is not in the range x>=0"),
+])
+def test_cli_bad_options_exit_2_with_message(tmp_path, soundscape_cli, args, message):
+    code, err = soundscape_cli("render", "--from", "s10", "--to", "s10",
+                               "--out", str(tmp_path / "x.wav"), *args, cwd=tmp_path)
+    assert code == 2
+    assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("waypoints", "message"), [
+    ('time = 0\nplace = "men"\n\n[[waypoint]]\ntime = -5.0\nplace = "men"',
+     "waypoint[1]: time = -5.0 is not after waypoint[0]'s 0.0"),
+    ('time = 0\nplace = "nowhere"', "waypoint[0]: place: place 'nowhere' is unknown"),
+    ('time = 0\nposition = [1, 2]', "waypoint[0]: position = [1, 2], accepted: [x, y, z]"),
+    ('time = 0\nplace = "men"\nfacing = "up"', "waypoint[0]: facing='up'"),
+])
+def test_cli_bad_walk_names_file_and_waypoint(tmp_path, soundscape_cli, waypoints,
+                                              message):
+    walk = tmp_path / "walk.toml"
+    walk.write_text(f"[[waypoint]]\n{waypoints}\n", encoding="utf-8")
+    code, err = soundscape_cli("render", "--from", "s10", "--to", "s10", "--path", str(walk),
+                               "--out", str(tmp_path / "x.wav"), cwd=tmp_path)
+    assert code == 2
+    assert f"{walk}: {message}" in err
+    assert not (tmp_path / "x.wav").exists()
+
+
+@pytest.mark.parametrize("listener", [NORTH, ListenerPath(((0.0, (0, 0, 1.5), "north"),
+                                                           (3.0, (0, 0, 1.5), "east")))])
+def test_a_helper_process_changes_nothing_but_the_speed(listener):
+    perf = scene(30, spacing=0.2)
+    alone = blocks_of(perf, listener=listener)
+    helped = np.concatenate(list(render_blocks(
+        perf, listener=listener, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=FS, workers=2)))
+    assert np.array_equal(alone, helped)
+
+
+def failing_voice(event, source, *, sample_rate, rng):
+    if event.velocity < 0.88:
+        raise RenderError("this note cannot be played")
+    return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+
+def test_an_error_in_the_helper_process_reaches_the_caller():
+    perf = scene(30, distinct=True)
+    with pytest.raises(RenderError, match="cannot be played"):
+        list(render_blocks(perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS,
+                           seed=0, voice=failing_voice, surroundings=Surroundings(),
+                           block_frames=FS, workers=2))

@@ -1,0 +1,250 @@
+"""Direction, delay, air, ambisonics, binaural: rendered audio against analytic values."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from soundscape.performance import Event, Performance, Source
+from soundscape.site.listeners import Listener
+from soundscape.sound.ambisonics import sn3d_gains
+from soundscape.sound.panning import make_panner, woodworth_itd
+from soundscape.sound.propagation import Air, Surroundings, drum_directivity, paths
+from soundscape.sound.render import render_blocks
+
+FS = 48000
+ANECHOIC = Surroundings(ground=False, hall=False)
+
+
+def noise_voice(seconds=1.0):
+    def voice(event, source, *, sample_rate, rng):
+        return rng.normal(0.0, 0.1, round(seconds * sample_rate))
+    return voice
+
+
+def click_voice(event, source, *, sample_rate, rng):
+    return np.r_[1.0, np.zeros(sample_rate // 10)]
+
+
+def one_event(position, *, time=0.5, struck_face=None):
+    source = Source("s", "jiangu", "鼓", "drum", "drums", tuple(position), struck_face=struck_face)
+    event = Event(time, 0.5, "s", None, 1.0, "strike", "cue")
+    return Performance.build([event], [], {"s": source})
+
+
+def render(perf, layout, voice, *, listener=None, surroundings=ANECHOIC, seed=0):
+    listener = listener or Listener((0.0, 0.0, 1.5), "north")
+    blocks = render_blocks(perf, listener=listener, panner=make_panner(layout), sample_rate=FS,
+                           seed=seed, voice=voice, surroundings=surroundings,
+                           block_frames=FS // 2)
+    return np.concatenate(list(blocks))
+
+
+def lag_of(a, b):
+    """Samples by which ``b`` lags ``a`` (cross-correlation peak, parabolic refinement)."""
+    n = len(a) + len(b)
+    corr = np.fft.irfft(np.fft.rfft(b, n) * np.conj(np.fft.rfft(a, n)), n)
+    k = int(np.argmax(corr))
+    y0, y1, y2 = corr[k - 1], corr[k], corr[(k + 1) % n]
+    lag = k + 0.5 * (y0 - y2) / (y0 - 2 * y1 + y2)
+    return lag if lag < n / 2 else lag - n
+
+
+def test_source_on_the_left_is_louder_and_earlier_in_left_channel():
+    out = render(one_event((-7.0, 7.0, 1.5)), "stereo", noise_voice())  # 45° to the left
+    left, right = out[:, 0], out[:, 1]
+    level_db = 10 * np.log10(np.sum(left**2) / np.sum(right**2))
+    lag_us = lag_of(left, right) / FS * 1e6
+    pan = math.tan(math.pi * (1 - math.sin(math.radians(45))) / 4)  # g_R/g_L, acoustics §7.7
+    assert level_db == pytest.approx(-20 * math.log10(pan), abs=0.1)
+    assert lag_us == pytest.approx(woodworth_itd(45.0) * 1e6, abs=25), f"lag {lag_us:.0f} µs"
+
+
+def test_source_on_the_right_mirrors():
+    out = render(one_event((7.0, 7.0, 1.5)), "stereo", noise_voice())  # 45° right
+    left, right = out[:, 0], out[:, 1]
+    assert np.sum(right**2) > np.sum(left**2)
+    assert lag_of(right, left) > 0
+
+
+@pytest.mark.parametrize("distance", [3.0, 34.0, 125.0])
+def test_delay_is_distance_over_c_within_one_sample(distance):
+    air = Air(temperature_c=20.0)
+    out = render(one_event((0.0, distance, 1.5)), "foa", click_voice,
+                 surroundings=Surroundings(air=air, ground=False, hall=False))
+    expected = (0.5 + distance / air.speed_of_sound) * FS
+    arrival = int(np.argmax(np.abs(out[:, 0])))
+    assert abs(arrival - expected) <= 1.0, f"arrival {arrival} vs {expected:.2f}"
+
+
+def test_call_from_dahou_arrives_late_and_duller():
+    near = render(one_event((0.0, 10.0, 1.5)), "foa", noise_voice(0.5))[:, 0]
+    far = render(one_event((0.0, 125.0, 1.5)), "foa", noise_voice(0.5))[:, 0]
+    onset = np.flatnonzero(np.abs(far) > 1e-3 * np.abs(far).max())[0] / FS - 0.5
+    assert onset == pytest.approx(125.0 / Air().speed_of_sound, abs=0.002)
+    assert onset == pytest.approx(0.36, abs=0.01)
+
+    def brightness(x):
+        spectrum = np.abs(np.fft.rfft(x)) ** 2
+        freqs = np.fft.rfftfreq(len(x), 1 / FS)
+        return spectrum[freqs > 4000].sum() / spectrum[freqs < 1000].sum()
+    assert brightness(far) < 0.5 * brightness(near)
+
+
+def test_air_absorption_lowers_high_band_by_iso_amount():
+    air = Air(temperature_c=20.0, humidity_pct=50.0)
+    surroundings = Surroundings(air=air, ground=False, hall=False)
+    d1, d2 = 10.0, 125.0
+    # same seed and event index → the same noise from both distances
+    a = render(one_event((0.0, d1, 1.5)), "foa", noise_voice(), surroundings=surroundings)[:, 0]
+    b = render(one_event((0.0, d2, 1.5)), "foa", noise_voice(), surroundings=surroundings)[:, 0]
+    n = max(len(a), len(b))  # a delay changes only the phase, so compare magnitudes
+    freqs = np.fft.rfftfreq(n, 1 / FS)
+    ratio = np.abs(np.fft.rfft(b, n)) ** 2 / np.abs(np.fft.rfft(a, n)) ** 2
+    for low, high in [(3000, 5000), (7000, 9000), (14000, 18000)]:
+        band = (freqs >= low) & (freqs < high)
+        measured = 10 * np.log10(ratio[band].mean()) + 20 * np.log10(d2 / d1)  # undo spreading
+        expected = 10 * np.log10(np.mean(
+            10 ** (-air.absorption_db_per_m(freqs[band]) * (d2 - d1) / 10)))
+        assert measured == pytest.approx(expected, abs=1.0), f"{low}-{high} Hz"
+    assert expected < -20  # the test band really is attenuated
+
+
+def _beamformer_direction(signals, order):
+    """Steer a basic (2n+1)-weighted beam over the sphere; return the loudest direction."""
+    weights = np.repeat([2 * n + 1 for n in range(order + 1)],
+                        [2 * n + 1 for n in range(order + 1)])
+    cov = signals.T @ signals
+
+    def power(az, el):
+        g = sn3d_gains(order, az, el) * weights
+        return g @ cov @ g
+
+    grid = [(az, el) for az in range(-180, 180, 5) for el in range(-85, 90, 5)]
+    az0, el0 = max(grid, key=lambda d: power(*d))
+    fine = [(az0 + da, el0 + de) for da in np.arange(-5, 5.1, 0.5)
+            for de in np.arange(-5, 5.1, 0.5)]
+    return max(fine, key=lambda d: power(*d))
+
+
+def _angle(a, b):
+    def vec(az, el):
+        az, el = math.radians(az), math.radians(el)
+        return np.array([math.cos(az) * math.cos(el), math.sin(az) * math.cos(el), math.sin(el)])
+    return math.degrees(math.acos(min(1.0, float(vec(*a) @ vec(*b)))))
+
+
+# ISO 9613-2:1996 Table 2: α in dB/km at the octave mid-bands 63 Hz … 8 kHz, computed by
+# the standard from ISO 9613-1 at 101.325 kPa (the rows it prints; acoustics.md §7.3
+# cross-checks the 20 °C/70 % row). Each value is printed to 3 significant figures or 0.1.
+_ISO_9613_2_TABLE_2 = {
+    (10.0, 70.0): (0.1, 0.4, 1.0, 1.9, 3.7, 9.7, 32.8, 117.0),
+    (20.0, 70.0): (0.1, 0.3, 1.1, 2.8, 5.0, 9.0, 22.9, 76.6),
+    (30.0, 70.0): (0.1, 0.3, 1.0, 3.1, 7.4, 12.7, 23.1, 59.3),
+    (15.0, 20.0): (0.3, 0.6, 1.2, 2.7, 8.2, 28.2, 88.8, 202.0),
+    (15.0, 50.0): (0.1, 0.5, 1.2, 2.2, 4.2, 10.8, 36.2, 129.0),
+    (15.0, 80.0): (0.1, 0.3, 1.1, 2.4, 4.1, 8.3, 23.7, 82.8),
+}
+
+
+@pytest.mark.parametrize(("weather", "table_db_per_km"), _ISO_9613_2_TABLE_2.items())
+def test_absorption_matches_the_standards_table(weather, table_db_per_km):
+    """α within half a unit of the table's last printed digit plus 1 % (its rounding)."""
+    exact_mid_bands = 1000.0 * 10 ** (np.arange(-12, 10, 3) / 10)  # 63.1 Hz … 7943 Hz
+    alpha = Air(*weather).absorption_db_per_m(exact_mid_bands) * 1000.0
+    for value, expected in zip(alpha, table_db_per_km, strict=True):
+        last_digit = 0.1 if expected < 100 else 1.0
+        assert value == pytest.approx(expected, abs=last_digit / 2 + 0.01 * expected)
+
+
+def test_absorption_at_20_degrees_50_percent_is_the_iso_curve():
+    """20 °C, 50 %: ≈ 0.1 dB/km at 63 Hz, ≈ 4.7 at 1 kHz, ≈ 104 at 8 kHz (acoustics.md §7.3;
+    not a row of ISO 9613-2 Table 2, so checked at 1 %)."""
+    alpha = Air(20.0, 50.0).absorption_db_per_m([63.0957, 1000.0, 7943.28]) * 1000.0
+    assert alpha == pytest.approx([0.12, 4.66, 103.9], rel=0.01, abs=0.005)
+
+
+@pytest.mark.parametrize(("layout", "order"), [("foa", 1), ("hoa3", 3)])
+@pytest.mark.parametrize("position", [(-8.0, 6.0, 6.0), (5.0, -9.0, 0.5)])
+def test_ambisonic_encode_decodes_to_source_direction(layout, order, position):
+    listener = Listener((0.0, 0.0, 1.5), "north")
+    truth = listener.direction_to(position)[:2]
+    out = render(one_event(position), layout, noise_voice(0.3), listener=listener)
+    assert out.shape[1] == (order + 1) ** 2
+    found = _beamformer_direction(out, order)
+    assert _angle(found, truth) < 5.0, f"decoded {found}, source at {truth}"
+
+
+def test_ambix_has_no_condon_shortley_phase_and_unit_w():
+    g = sn3d_gains(1, 90.0, 0.0)  # straight left
+    assert g == pytest.approx([1.0, 1.0, 0.0, 0.0], abs=1e-12)  # W, Y=+1 (no CS sign flip)
+    g = sn3d_gains(3, 0.0, 90.0)  # straight up
+    assert g[2] == pytest.approx(1.0) and g[12] == pytest.approx(1.0)
+
+
+def test_binaural_itd_at_90_degrees_near_spherical_head():
+    out = render(one_event((-5.0, 0.0, 1.5)), "binaural", noise_voice())
+    left, right = out[:, 0], out[:, 1]
+    itd_us = lag_of(left, right) / FS * 1e6
+    woodworth = woodworth_itd(90.0) * 1e6  # 656 µs (acoustics.md §7.5)
+    assert itd_us == pytest.approx(woodworth, rel=0.1), f"ITD {itd_us:.0f} µs vs {woodworth:.0f}"
+    # head shadow: the far ear loses the highs, not the lows
+    freqs = np.fft.rfftfreq(len(left), 1 / FS)
+    spec_l, spec_r = np.abs(np.fft.rfft(left)) ** 2, np.abs(np.fft.rfft(right)) ** 2
+    high = (freqs > 6000) & (freqs < 12000)
+    low = freqs < 200
+    ild_high = 10 * np.log10(spec_l[high].sum() / spec_r[high].sum())
+    ild_low = 10 * np.log10(spec_l[low].sum() / spec_r[low].sum())
+    assert ild_high > 10 and ild_low < 2, (ild_high, ild_low)
+
+
+@pytest.mark.parametrize("layout", ["ring8", "5.1"])
+@pytest.mark.parametrize("azimuth", [0.0, 22.5, 75.0, -140.0, 180.0])
+def test_vbap_constant_power_and_pair(layout, azimuth):
+    panner = make_panner(layout)
+    gains = panner.terms(azimuth, 0.0).gains
+    assert float(gains @ gains) == pytest.approx(1.0)
+    assert np.count_nonzero(gains > 1e-9) <= 2
+    if layout == "5.1":
+        assert gains[panner.channels.index("LFE")] == 0.0
+    if layout == "ring8" and azimuth == 22.5:
+        assert gains[0] == pytest.approx(gains[1])
+
+
+def test_custom_speaker_list_pans_to_nearest():
+    panner = make_panner((30.0, -30.0, 110.0, -110.0))
+    assert np.argmax(panner.terms(100.0, 0.0).gains) == 2
+
+
+def test_drum_is_louder_in_front_of_struck_face():
+    front = drum_directivity((0.0, -1.0, 0.0), np.array([0.0, -5.0, 0.0]))
+    back = drum_directivity((0.0, -1.0, 0.0), np.array([0.0, 5.0, 0.0]))
+    assert 20 * math.log10(front / back) == pytest.approx(8.0, abs=0.5)
+    ahead = render(one_event((0.0, 10.0, 1.5), struck_face=(0, -1, 0)), "foa", click_voice)
+    behind = render(one_event((0.0, 10.0, 1.5), struck_face=(0, 1, 0)), "foa", click_voice)
+    assert np.abs(ahead[:, 0]).max() == pytest.approx(np.abs(behind[:, 0]).max() * front / back)
+
+
+def test_ground_and_hall_reflections_arrive_at_image_distances():
+    source, ear = (3.0, -20.0, 1.0), (0.0, -5.0, 1.5)
+    found = {p.kind: p for p in paths(source, ear, surroundings=Surroundings())}
+    assert set(found) == {"direct", "ground", "hall"}
+    assert found["ground"].distance == pytest.approx(math.dist((3.0, -20.0, -1.0), ear))
+    assert found["hall"].distance == pytest.approx(math.dist((3.0, 20.0, 1.0), ear))
+    assert found["ground"].gain < found["direct"].gain
+    # the reflections show up in the rendered click at their delays
+    perf = one_event(source)
+    listener = Listener(ear, "north")
+    w = render(perf, "foa", click_voice, listener=listener, surroundings=Surroundings())[:, 0]
+    c = Air().speed_of_sound
+    for kind in ("direct", "ground", "hall"):
+        k = round((0.5 + found[kind].distance / c) * FS)
+        assert np.abs(w[k - 2:k + 3]).max() > 0.3 * found[kind].gain, kind
+
+
+def test_near_field_clamp_bounds_level():
+    surroundings = Surroundings(ground=False, hall=False, near_field_m=0.5)
+    (touching,) = paths((0.0, 0.01, 1.5), (0.0, 0.0, 1.5), surroundings=surroundings)
+    assert touching.gain == pytest.approx(2.0)

@@ -1,0 +1,229 @@
+"""Tests of soundscape.text.derive on the bundled 大射 text and on passages of other chapters."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from click.testing import CliRunner
+
+from soundscape import cuesheet, text
+from soundscape.cli import cli
+from soundscape.text.derive import derive
+from tests.text.test_text import SEED_000, SEED_003
+
+
+@pytest.fixture(scope="module")
+def dashe():
+    return derive(text.load_bundled(), text_id="dashe", title="大射儀")
+
+
+def _music(sheet, piece):
+    return [m for m in sheet.music if m.piece == piece]
+
+
+def test_committed_sheet_is_what_derive_gives(dashe):
+    assert cuesheet.load(cuesheet.bundled_path()) == dashe
+
+
+# The music cues the issue lists for the 大射, by piece, kind, quote and section.
+ISSUE_MUSIC = [
+    ("sixia", "jinzou", "奏肆夏", "納賓"),
+    ("sixia", "jinzou", "乃奏肆夏", "主人獻公"),
+    ("luming", "ge", "乃歌鹿鳴三終", "樂賓"),
+    ("xingong", "guan", "乃管新宮三終", "樂賓"),
+    ("lishou", "she", "奏貍首以射", "三射用樂"),
+    ("wusuanyue", "wusuan", "無算樂", "無算爵"),
+    ("gaixia", "jinzou", "奏陔", "賓出公入"),
+    ("aoxia", "jinzou", "入驁", "賓出公入"),
+]
+
+# The voice cues: the 負侯 answer 以宮 / 以商 each time the targets are cleared,
+# the 獲者 raise the flag 以宮 and lower it 以商 each round; stated first in
+# 初射, repeated where the text says 如初 (repeat: as_in names the first).
+_ANSWERS = [("fuhou", "answer", "宮"), ("fuhou", "answer", "商")]
+_FLAGS = [("huozhe", "raise_flag", "宮"), ("huozhe", "lower_flag", "商")]
+ISSUE_VOICES = (
+    [("初射獲而未釋獲", *v, False) for v in _ANSWERS + _FLAGS]
+    + [("取矢", *v, True) for v in _ANSWERS]
+    + [("再射釋獲", *v, True) for v in _FLAGS + _ANSWERS]
+    + [("公及諸公卿大夫射", *v, True) for v in _ANSWERS + _FLAGS]
+    + [("取矢視算", *v, True) for v in _ANSWERS]
+    + [("三射用樂", *v, True) for v in _FLAGS + _ANSWERS]
+    + [("取矢視算", *v, True) for v in _ANSWERS]
+)
+
+
+def test_bundled_sheet_has_exactly_the_issue_cues(dashe):
+    music = [(m.piece, m.kind, m.quote, dashe.section_of(m.start).name) for m in dashe.music]
+    assert music == ISSUE_MUSIC
+    for cue in dashe.music:
+        assert cue.quote in dashe.step(cue.start).quote
+    voices = [(dashe.section_of(v.step).name, v.actor, v.what, v.degree, bool(v.as_in))
+              for v in dashe.voices]
+    assert voices == ISSUE_VOICES
+
+
+def test_steps_cover_each_section_in_order(dashe):
+    for section in dashe.sections:
+        steps = dashe.steps_in(section.id)
+        assert steps[0].span[0] == section.span[0] and steps[-1].span[1] == section.span[1]
+        for a, b in itertools.pairwise(steps):
+            assert a.span[1] == b.span[0]
+
+
+def test_sixia_twice_each_stopped_by_que(dashe):
+    cues = _music(dashe, "sixia")
+    assert len(cues) == 2
+    for cue in cues:
+        assert cue.kind == "jinzou" and "奏肆夏" in cue.quote
+        assert dashe.step(cue.stop).quote == "樂闋"
+        assert dashe.step_index(cue.start) < dashe.step_index(cue.stop)
+    assert dashe.section_of(cues[0].start).name == "納賓"
+    assert dashe.section_of(cues[1].start).name == "主人獻公"
+
+
+def test_luming_xingong_lishou(dashe):
+    (luming,) = _music(dashe, "luming")
+    assert (luming.kind, luming.repeats, luming.stop) == ("ge", 3, "length")
+    assert dict(luming.forces) == {"gong": 6, "se": 4}
+    (xingong,) = _music(dashe, "xingong")
+    assert (xingong.kind, xingong.repeats) == ("guan", 3)
+    assert [dashe.layout_item(p).name for p in xingong.performers] == ["簜"]
+    (lishou,) = _music(dashe, "lishou")
+    assert lishou.kind == "she"
+    assert set(lishou.conditions) == {"間若一", "不鼓不釋", "不以樂志"}
+    assert dashe.section_of(lishou.start).name == "三射用樂"
+
+
+def test_wusuan_gai_ao(dashe):
+    assert _music(dashe, "wusuanyue")[0].kind == "wusuan"
+    (gai,) = _music(dashe, "gaixia")
+    assert dashe.step(gai.start).quote == "奏陔"
+    (ao,) = _music(dashe, "aoxia")
+    assert dashe.step(ao.start).quote == "公入驁" and dashe.step(ao.start).actor == "公"
+
+
+def test_voices_answer_and_flags(dashe):
+    first = dashe.voices[:4]
+    assert [(v.actor, v.what, v.degree) for v in first] == [
+        ("fuhou", "answer", "宮"), ("fuhou", "answer", "商"),
+        ("huozhe", "raise_flag", "宮"), ("huozhe", "lower_flag", "商")]
+    assert all(len(dashe.voices_at(v.step)) == 1 for v in first)  # each its own step
+    repeats = [v for v in dashe.voices if v.as_in]
+    assert repeats and all(dashe.voice(v.as_in).degree == v.degree for v in repeats)
+    clearing = {dashe.section_of(v.step).name for v in dashe.voices if v.what == "answer"}
+    assert {"初射獲而未釋獲", "再射釋獲", "公及諸公卿大夫射", "三射用樂"} <= clearing
+
+
+def test_layout_of_sheyue(dashe):
+    items = {i.name + "@" + i.group: i for i in dashe.layout}
+    assert len(dashe.layout) == 13
+    sq = dashe.layout_item("east.shengqing")
+    assert (sq.relation, sq.of, sq.facing) == ("east_of", "zuojie", "west")
+    assert dashe.layout_item("east.shengzhong").of == "east.shengqing"
+    assert dashe.layout_item("east.jiangu").struck_face == "south"
+    assert dashe.layout_item("west.jiangu").struck_face == "east"
+    assert dashe.layout_item("west.songqing").facing == "east"
+    tao = dashe.layout_item("west.tao")
+    assert (tao.relation, tao.of, tao.side) == ("on", "west.songqing", "west")
+    dang = dashe.layout_item("pipes.dang")
+    assert dang.relation == "between" and len(dang.of) == 2
+    assert "朔鼙@drums" in items and "應鼙@drums" in items
+    assert "先擊朔鼙" in dashe.layout_item("east.yingpi").note
+
+
+def _derive(passage):
+    return derive(text.parse(passage, source="inline"))
+
+
+def test_xiangyinjiu_formulas():
+    sheet = _derive("工歌鹿鳴四牡皇皇者華卒歌主人獻工"
+                    "笙入堂下磬南北面立樂南陔白華華黍"
+                    "乃間歌魚麗笙由庚歌南有嘉魚笙崇丘歌南山有臺笙由儀"
+                    "乃合樂周南關雎葛覃卷耳召南鵲巢采蘩采蘋")
+    got = [(m.piece, m.kind) for m in sheet.music]
+    assert got == [("luming", "ge"), ("simu", "ge"), ("huanghuangzhehua", "ge"),
+                   ("nangai", "sheng"), ("baihua", "sheng"), ("huashu", "sheng"),
+                   ("yuli", "ge"), ("yougeng", "sheng"), ("nanyoujiayu", "ge"),
+                   ("chongqiu", "sheng"), ("nanshanyoutai", "ge"), ("youyi", "sheng"),
+                   ("guanju", "he"), ("getan", "he"), ("juaner", "he"),
+                   ("quechao", "he"), ("caifan", "he"), ("caipin", "he")]
+    starts = [m.start for m in sheet.music]
+    assert len(set(starts)) == len(starts)  # each piece its own step, in order
+
+
+def test_xiangshe_and_yanli_formulas():
+    sheet = _derive("樂正命大師曰奏騶虞間若一大師不興許諾樂正退反位乃奏騶虞以射"
+                    "升歌鹿鳴下管新宮無算樂賓醉北面坐取其薦脯以降奏陔")
+    got = [(m.piece, m.kind, m.repeats) for m in sheet.music]
+    assert got == [("zouyu", "she", 1), ("luming", "ge", 1), ("xingong", "guan", 1),
+                   ("wusuanyue", "wusuan", 1), ("gaixia", "jinzou", 1)]
+    assert sheet.music[0].conditions == ("間若一",)
+    assert sheet.layout == ()
+
+
+def test_no_cue_from_run_on_notes_or_subcommentary():
+    sheet = _derive(SEED_003)
+    assert [(m.piece, m.quote) for m in sheet.music] == [("sixia", "奏《肆夏")]
+    assert sheet.step(sheet.music[0].stop).quote == "乐阕"
+
+
+def test_no_cue_from_introduction_notes_or_translation():
+    loaded = text.parse(SEED_000, source="000")
+    sheet = derive(loaded)
+    assert [(m.piece, m.kind) for m in sheet.music] == [
+        ("sixia", "jinzou"), ("gaixia", "jinzou"), ("aoxia", "jinzou")]
+    commentary_starts = SEED_000.index("【注释】")
+    assert all(loaded.origin[m.span[1] - 1] < commentary_starts for m in sheet.music)
+
+
+def test_cli_warns_about_what_it_set_aside(tmp_path):
+    source = tmp_path / "modern.txt"
+    source.write_text(SEED_000, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["derive", str(source), "-o", str(tmp_path / "m.toml")])
+    assert result.exit_code == 0, result.output
+    assert "set aside modern translation (譯文): 1 passage(s)" in result.stderr
+    assert "set aside introduction (題解)" in result.stderr
+    assert "set aside" not in result.stdout
+
+
+def test_no_music_gives_empty_sheet(tmp_path):
+    source = tmp_path / "plain.txt"
+    source.write_text("主人拜賓賓答拜主人揖賓升\n", encoding="utf-8")
+    out = tmp_path / "plain.toml"
+    result = CliRunner().invoke(cli, ["derive", str(source), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "no music found" in result.output
+    sheet = cuesheet.load(out)
+    assert sheet.music == () and sheet.voices == () and len(sheet.steps) >= 2
+
+
+def test_derive_without_arguments_writes_under_the_working_folder(tmp_path, monkeypatch):
+    bundled = cuesheet.bundled_path()
+    before = bundled.stat().st_mtime_ns
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["derive"])
+    assert result.exit_code == 0, result.output
+    written = tmp_path / "cues" / "dashe.toml"
+    assert written.is_file()
+    assert written.read_bytes() == bundled.read_bytes()  # the committed sheet is derive's output
+    assert bundled.stat().st_mtime_ns == before
+
+
+def test_cli_cues_table_keeps_one_line_per_cue(tmp_path):
+    sheet = derive(text.parse("賓及庭奏肆\n夏賓升樂闋\n", source="inline"))
+    assert sheet.music[0].quote == "奏肆\n夏"  # a quote that crosses a line break
+    out = cuesheet.save(sheet, tmp_path / "n.toml")
+    result = CliRunner().invoke(cli, ["cues", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = [r for r in result.output.splitlines() if "肆" in r]
+    assert len(rows) == 1 and "奏肆 夏" in rows[0] and "樂闋" in rows[0], result.output
+
+
+def test_cli_cues_table(tmp_path):
+    out = tmp_path / "d.toml"
+    cuesheet.save(derive(text.load_bundled(), text_id="dashe"), out)
+    result = CliRunner().invoke(cli, ["cues", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "肆夏" in result.output and "乃歌鹿鳴三終" in result.output

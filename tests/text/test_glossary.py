@@ -1,0 +1,39 @@
+"""Tests of soundscape.text.glossary: the ids of docs/architecture.md and term lookup."""
+
+from __future__ import annotations
+
+from soundscape.music import repertoire
+from soundscape.text import glossary
+
+
+def test_architecture_ids_exist():
+    g = glossary.load()
+    assert {"bianzhong", "bo", "bianqing", "jiangu", "pi", "tao", "se", "guan", "sheng",
+            "voice"} <= set(g.ids("instrument"))
+    assert {"tang", "zuojie", "xijie", "dahou", "fa_dahou", "gu_bei", "gong_xi",
+            "zhongting"} <= set(g.ids("place"))
+    assert {"sixia", "luming", "xingong", "lishou", "gaixia", "aoxia",
+            "wusuanyue"} <= set(g.ids("piece"))
+    assert {"jinzou", "ge", "guan", "she", "wusuan"} <= set(g.ids("kind"))
+    assert {"fuhou", "huozhe"} <= set(g.ids("actor"))
+
+
+def test_lookup_through_variants():
+    g = glossary.load()
+    assert g.id_of("instrument", "镈") == "bo"
+    assert g.id_of("piece", "狸首") == "lishou"
+    assert g.id_of("piece", "陔") == "gaixia"
+    assert g.name("actor", "fuhou") == "負侯"
+    assert g.id_of("place", "nowhere") is None
+
+
+def test_longest_first_order():
+    terms = glossary.load().terms_longest_first("piece")
+    assert terms.index("南陔") < terms.index("陔")
+
+
+def test_piece_ids_match_the_repertoire_files():
+    g = glossary.load()
+    for piece_id in repertoire.list_pieces():
+        title = repertoire.load_piece(piece_id).title
+        assert g.id_of("piece", title) == piece_id, (piece_id, title)
