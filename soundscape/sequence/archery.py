@@ -37,6 +37,7 @@ import numpy as np
 
 from soundscape.errors import ArcheryError
 from soundscape.fileio import read_toml, write_text
+from soundscape.geometry import Vec3
 from soundscape.resources import data_dir
 
 __all__ = [
@@ -65,7 +66,6 @@ __all__ = [
     "write_results",
 ]
 
-Vec3 = tuple[float, float, float]
 
 ROUND_NAMES = {0: "誘射", 1: "初射獲而未釋獲", 2: "再射釋獲", 3: "三射用樂"}
 ROLES = ("shang", "xia")

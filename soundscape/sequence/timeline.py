@@ -19,11 +19,11 @@ from typing import Any, Protocol
 
 from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
+from soundscape.geometry import Vec3
 from soundscape.resources import data_dir
 
 __all__ = ["Durations", "StepLike", "TimedStep", "time_steps"]
 
-Vec3 = tuple[float, float, float]
 
 
 class StepLike(Protocol):

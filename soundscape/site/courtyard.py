@@ -23,6 +23,7 @@ from typing import Any
 
 from soundscape.errors import SiteError
 from soundscape.fileio import read_toml
+from soundscape.geometry import Vec3
 from soundscape.resources import data_dir
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "to_metres",
 ]
 
-Vec3 = tuple[float, float, float]
 
 #: Default length of the 尺 in metres (research/musicology.md §6.2: 23.1 cm).
 CHI_M = 0.231

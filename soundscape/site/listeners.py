@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from soundscape.errors import RenderError
+from soundscape.geometry import Vec3
 
 __all__ = ["COMPASS", "Listener", "ListenerPath", "facing_vector"]
 
-Vec3 = tuple[float, float, float]
 
 #: Compass words (as used in cue sheets and site data) to horizontal unit vectors.
 COMPASS: dict[str, Vec3] = {

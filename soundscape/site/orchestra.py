@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from soundscape.errors import SiteError, TuningError
+from soundscape.geometry import Vec3
 from soundscape.music.instruments import load_instrument
 from soundscape.music.tuning import parse_name
 from soundscape.performance import Source
@@ -42,7 +43,6 @@ from soundscape.site.courtyard import COMPASS, Site, compass
 
 __all__ = ["RELATIONS", "PlacedInstrument", "place", "sources"]
 
-Vec3 = tuple[float, float, float]
 
 RELATIONS = ("east_of", "west_of", "north_of", "south_of", "between", "on")
 _DIRECTION = {"east_of": "east", "west_of": "west", "north_of": "north", "south_of": "south"}

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from soundscape.errors import RenderError
+from soundscape.geometry import Vec3
 
 __all__ = ["Air", "Path", "Surroundings", "absorption_on_grid", "drum_directivity", "paths"]
 
-Vec3 = tuple[float, float, float]
 
 # ISO 9613-1:1993 constants (acoustics.md §7.3).
 _T0 = 293.15  # K, reference temperature
