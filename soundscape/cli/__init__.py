@@ -2,25 +2,60 @@
 
 Each subcommand lives in its own module of this package and exposes a click
 command named ``command``; the group discovers them, so adding a subcommand is
-adding a module. Modules are imported only when listed or run.
+adding a module. Listing the verbs (``soundscape --help``) imports none of them:
+their one-line help comes from the table below, or for a module the table does
+not know, from the first line of its docstring read with ``ast``. A verb's module
+is imported only when that verb runs or shows its own help.
 """
 
 from __future__ import annotations
 
+import ast
+import errno
 import importlib
 import pkgutil
+from pathlib import Path
 
 import click
 
 from soundscape import __version__
 from soundscape.errors import SoundscapeError
-from soundscape.malloc import reuse_freed_memory
 
-__all__ = ["main"]
+__all__ = ["cli", "main"]
+
+#: One-line help of the verbs, so that listing them imports nothing heavy.
+VERBS = {
+    "archery": "The shooting rounds' results: JSON and CSV per round.",
+    "audition": "Each instrument alone: a WAV and a spectrogram.",
+    "cues": "The music and voice cues of a cue sheet, with quotes.",
+    "derive": "Derive a cue sheet from a text.",
+    "midi": "The rite as MIDI in its historical tuning, with markers.",
+    "pieces": "The repertoire with each piece's basis, or one piece.",
+    "plan": "Draw the courtyard, targets and orchestra (SVG, PNG).",
+    "render": "The rite heard from a place: spatial audio and MIDI.",
+    "scala": "The tuning as Scala .scl and .kbm files.",
+    "score": "A piece, or part of the performed rite, as MusicXML.",
+    "sequence": "The timed Performance (JSON) and a timeline picture.",
+}
+
+
+def _module_name(verb: str) -> str:
+    return verb.replace("-", "_")
+
+
+def _docstring_line(verb: str) -> str:
+    """The first sentence of a verb module's docstring, without importing the module."""
+    path = Path(__path__[0]) / f"{_module_name(verb)}.py"
+    try:
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return ""
+    line = doc.split("\n\n")[0].replace("\n", " ")
+    return line.split("``: ", 1)[-1] if line.startswith("``") else line
 
 
 class _Commands(click.Group):
-    """A group whose commands are the modules of ``soundscape.cli``."""
+    """A group whose commands are the modules of ``soundscape.cli``, imported when run."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
@@ -29,20 +64,70 @@ class _Commands(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.list_commands(ctx):
             return None
-        module = importlib.import_module(f"{__name__}.{cmd_name.replace('-', '_')}")
+        module = importlib.import_module(f"{__name__}.{_module_name(cmd_name)}")
         return module.command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(verb, VERBS.get(verb) or _docstring_line(verb))
+                for verb in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="soundscape")
 def cli() -> None:
     """Rebuild the sound of the 大射儀 from its text: derive cues, place the orchestra,
-    sequence the rite, and render it as MIDI, scores and spatial audio."""
+    sequence the rite, and render it as MIDI, scores and spatial audio.
+
+    Data: run inside a project folder (one with a soundscape.toml, or a checkout of
+    soundscape) and its cues/ and instruments/ are used instead of the bundled ones.
+    """
+    from soundscape.malloc import reuse_freed_memory
+
     reuse_freed_memory()  # block-sized arrays come and go all through a render
 
 
+#: What each errno means for the path it names, in words a user can act on.
+_OS_PROBLEMS = {
+    errno.EROFS: "the file system is read-only; write somewhere else (-o/--out)",
+    errno.ENOSPC: "no space left on the device; free some space or write elsewhere",
+    errno.EDQUOT: "disk quota exceeded; free some space or write elsewhere",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOENT: "no such file or folder",
+    errno.EISDIR: "is a folder, not a file",
+    errno.ENAMETOOLONG: "the name is too long for the file system",
+    errno.EEXIST: "already exists",
+}
+
+
+def os_problem(error: OSError) -> str:
+    """One line naming the path of ``error`` and what went wrong, by its errno."""
+    where = error.filename if error.filename is not None else ""
+    if error.errno == errno.ENOTDIR and where:
+        blocker = _file_in_the_way(Path(where))
+        what = (f"{blocker} is a file, where a folder is needed" if blocker is not None
+                else "a part of the path is not a folder")
+    elif error.errno == errno.EEXIST and where and Path(where).is_file():
+        what = "is a file, where a folder is needed"  # mkdir met a file
+    else:
+        what = _OS_PROBLEMS.get(error.errno, error.strerror or str(error))
+    return f"{where}: {what}" if where else what
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first ancestor of ``path`` that exists as a file (so nothing can go under it)."""
+    for parent in reversed(path.parents):
+        if parent.is_file():
+            return parent
+    return None
+
+
 def main() -> None:
-    """Entry point: run the group, turning package errors into a clean message and exit 2."""
+    """Entry point: run the group, turning package and file-system errors into one line
+    (``error: …``) and exit status 2."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as stop:
@@ -56,6 +141,6 @@ def main() -> None:
     except SoundscapeError as error:
         click.echo(f"error: {error}", err=True)
         raise SystemExit(2) from None
-    except (FileNotFoundError, PermissionError, IsADirectoryError) as error:
-        click.echo(f"error: {error}", err=True)
+    except OSError as error:
+        click.echo(f"error: {os_problem(error)}", err=True)
         raise SystemExit(2) from None

@@ -1,0 +1,80 @@
+"""The command group: a lazy verb list, and file-system errors as one line with exit 2."""
+
+import errno
+import subprocess
+import sys
+
+import pytest
+
+from soundscape import cli
+
+_HEAVY = ("scipy", "matplotlib", "music21")
+
+
+def _modules_after(code: str) -> set[str]:
+    """Top-level module names imported after running ``code`` in a fresh interpreter."""
+    script = ("import sys\n" + code + "\n"
+              "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    return set(done.stdout.split())
+
+
+def test_help_lists_every_verb_without_importing_them():
+    modules = _modules_after(
+        "sys.argv = ['soundscape', '--help']\n"
+        "from soundscape.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass")
+    assert not modules & set(_HEAVY)
+
+
+def test_help_names_every_verb_with_its_line(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["soundscape", "--help"])
+    try:
+        cli.main()
+    except SystemExit as stop:
+        assert stop.code == 0
+    out = capsys.readouterr().out
+    for verb, line in cli.VERBS.items():
+        assert f"{verb}  " in out and line in out
+    assert set(cli.VERBS) <= set(cli.cli.list_commands(None))
+
+
+def test_a_verb_not_in_the_table_takes_its_docstring_without_import():
+    modules = _modules_after(
+        "from soundscape.cli import _docstring_line\n"
+        "print(repr(_docstring_line('plan')))")
+    assert "soundscape" in modules and not modules & set(_HEAVY)
+    assert cli._docstring_line("plan").startswith("draw the courtyard")
+
+
+def test_a_path_under_a_file_is_one_line_exit_2(tmp_path, soundscape_cli):
+    (tmp_path / "file.toml").write_text("x = 1\n")
+    code, err = soundscape_cli("scala", "-o", "file.toml/s", cwd=tmp_path)
+    assert code == 2
+    assert err.strip() == "error: file.toml: is a file, where a folder is needed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.toml"]
+
+
+def test_a_write_under_a_file_names_the_file(tmp_path):
+    (tmp_path / "f").write_text("")
+    problem = OSError(errno.ENOTDIR, "Not a directory", str(tmp_path / "f" / "g" / "h.png"))
+    assert cli.os_problem(problem) == (f"{tmp_path}/f/g/h.png: {tmp_path}/f is a file, "
+                                       "where a folder is needed")
+
+
+@pytest.mark.parametrize(("number", "words"), [
+    (errno.EROFS, "the file system is read-only"),
+    (errno.ENOSPC, "no space left on the device"),
+    (errno.EACCES, "permission denied"),
+])
+def test_file_system_errors_are_one_line_exit_2(tmp_path, soundscape_cli, monkeypatch,
+                                                number, words):
+    def refuse(*args, **kwargs):
+        raise OSError(number, "raw message", str(tmp_path / "out" / "x.scl"))
+
+    monkeypatch.setattr("soundscape.fileio.tempfile.mkstemp", refuse)
+    code, err = soundscape_cli("scala", "-o", "out/x", cwd=tmp_path)
+    assert code == 2
+    assert err.strip() == f"error: {tmp_path / 'out' / 'x.scl'}: {cli._OS_PROBLEMS[number]}"
+    assert words in err and "raw message" not in err
