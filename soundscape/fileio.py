@@ -1,4 +1,11 @@
-"""Files in and out: TOML read with located errors; outputs written atomically.
+"""Files in and out: inputs read safely with located errors; outputs written atomically.
+
+Every loader reads a user's file through :func:`read_bytes`, :func:`read_text` or
+:func:`read_toml`: only regular files are opened (a FIFO or a device is refused at
+once instead of blocking forever), a file larger than its kind's limit is refused
+before it is read, and TOML nested deeper than :data:`MAX_DEPTH` is refused instead
+of exhausting the parser's stack. Files handed to a library that opens them itself
+(a sample to soundfile) are checked with :func:`regular_file` first.
 
 An output goes to a temporary file beside the target and is then renamed, so a
 failure or an interrupt never leaves a half-written file at the destination.
@@ -9,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 import tomllib
 from collections.abc import Iterator
@@ -17,7 +25,13 @@ from typing import Any
 
 from soundscape.errors import SoundscapeError
 
-__all__ = ["atomic_path", "read_toml", "write_bytes", "write_text"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "parse_toml", "read_bytes", "read_text",
+           "read_toml", "regular_file", "write_bytes", "write_text"]
+
+#: Largest input file read (bytes): a whole annotated Yili is about 1 MB.
+MAX_BYTES = 64 * 1024 * 1024
+#: Deepest nesting of arrays and tables accepted in a TOML file.
+MAX_DEPTH = 32
 
 
 @contextlib.contextmanager
@@ -62,6 +76,62 @@ def write_bytes(target: str | os.PathLike[str], data: bytes) -> Path:
     return Path(target)
 
 
+def regular_file(path: str | os.PathLike[str],
+                 error: type[SoundscapeError] = SoundscapeError) -> Path:
+    """``path`` if it is (or links to) a regular file; else ``error`` naming it."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError as problem:
+        raise error(f"{path}: no such file") from problem
+    except OSError as problem:
+        raise error(f"{path}: cannot be read: {problem.strerror or problem}") from problem
+    if not stat.S_ISREG(mode):
+        raise error(f"{path}: not a regular file (a folder, FIFO or device); give a file")
+    return path
+
+
+def read_bytes(path: str | os.PathLike[str], error: type[SoundscapeError] = SoundscapeError,
+               *, limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``); else ``error`` naming it.
+
+    The file is opened without blocking and checked after opening, so a FIFO
+    (which would wait forever for a writer) or a device is refused at once.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError as problem:
+        raise error(f"{path}: no such file") from problem
+    except OSError as problem:
+        raise error(f"{path}: cannot be read: {problem.strerror or problem}") from problem
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: not a regular file (a folder, FIFO or device); give a file")
+        raise error(f"{path}: {info.st_size} bytes is larger than the {limit} accepted")
+    with os.fdopen(fd, "rb") as stream:
+        try:
+            data = stream.read(limit + 1)
+        except OSError as problem:
+            raise error(f"{path}: cannot be read: {problem.strerror or problem}") from problem
+    if len(data) > limit:
+        raise error(f"{path}: larger than the {limit} bytes accepted")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], error: type[SoundscapeError] = SoundscapeError,
+              *, limit: int = MAX_BYTES) -> str:
+    """The UTF-8 text of the regular file ``path``; else ``error`` naming it."""
+    data = read_bytes(path, error, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as problem:
+        raise error(f"{path}: not UTF-8 text (byte {problem.start}); the file must be "
+                    "UTF-8") from problem
+
+
 def read_toml(path: str | os.PathLike[str],
               error: type[SoundscapeError] = SoundscapeError) -> dict[str, Any]:
     """Parse the TOML file ``path``; problems raise ``error`` as ``FILE:LINE: …``.
@@ -72,19 +142,47 @@ def read_toml(path: str | os.PathLike[str],
     error : SoundscapeError subclass
         The error of the concern reading the file (SiteError, InstrumentError …).
     """
-    path = Path(path)
+    return parse_toml(read_text(path, error), str(path), error)
+
+
+def parse_toml(raw: str, source: str,
+               error: type[SoundscapeError] = SoundscapeError) -> dict[str, Any]:
+    """Parse TOML text read from ``source``; bad or too deeply nested TOML raises ``error``."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as problem:
-        raise error(f"{path}: no such file") from problem
-    except UnicodeDecodeError as problem:
-        raise error(f"{path}: not UTF-8 text (byte {problem.start}); TOML files are "
-                    "UTF-8") from problem
-    except OSError as problem:
-        raise error(f"{path}: cannot be read: {problem.strerror or problem}") from problem
-    try:
-        return tomllib.loads(text)
+        data = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as problem:
         line = re.search(r"line (\d+)", str(problem))
-        raise error(f"{path}:{line.group(1) if line else 1}: not valid TOML: "
+        raise error(f"{source}:{line.group(1) if line else 1}: not valid TOML: "
                     f"{problem}") from problem
+    except RecursionError:
+        data = None
+    if data is None or _depth(data) > MAX_DEPTH:
+        raise error(f"{source}:{_deep_line(raw)}: arrays or tables nested more than "
+                    f"{MAX_DEPTH} deep (accepted: up to {MAX_DEPTH} levels)")
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and tables nest in parsed TOML (iterative: no recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict)
+                                                      else item))
+    return deepest
+
+
+def _deep_line(raw: str) -> int:
+    """The line where brackets first nest past MAX_DEPTH (strings on one line skipped)."""
+    level = 0
+    for number, line in enumerate(raw.splitlines(), start=1):
+        line = re.sub(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'|#.*", "", line)
+        for char in line:
+            level += char in "[{"
+            level -= char in "]}"
+            if level > MAX_DEPTH:
+                return number
+    return 1

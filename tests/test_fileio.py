@@ -4,7 +4,16 @@ import os
 
 import pytest
 
-from soundscape.fileio import atomic_path, write_text
+from soundscape.errors import SoundscapeError
+from soundscape.fileio import (
+    MAX_DEPTH,
+    atomic_path,
+    parse_toml,
+    read_bytes,
+    read_text,
+    read_toml,
+    write_text,
+)
 
 
 def test_write_text_replaces_atomically(tmp_path):
@@ -59,3 +68,66 @@ def test_read_toml_names_file_line_and_accepts_the_concerns_error(tmp_path):
     latin.write_bytes("a = 'é'\n".encode("latin-1"))
     with pytest.raises(SiteError, match=r"latin.toml: not UTF-8"):
         read_toml(latin, SiteError)
+
+
+# -- reading: only regular files, bounded size and nesting ------------------------------------
+def _in_time(call, seconds=5.0):
+    """Run ``call`` on a thread; fail (instead of hanging the suite) if it blocks."""
+    import concurrent.futures
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        return pool.submit(call).result(timeout=seconds)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "sheet.toml"
+    os.mkfifo(fifo)
+
+    def read():
+        with pytest.raises(SoundscapeError, match=r"sheet\.toml: not a regular file") as caught:
+            read_toml(fifo)
+        return caught
+
+    assert _in_time(read)
+
+
+def test_folder_device_missing_and_non_utf8_named(tmp_path):
+    for bad, message in ((tmp_path, "not a regular file"), ("/dev/zero", "not a regular file"),
+                         (tmp_path / "none.toml", "no such file")):
+        with pytest.raises(SoundscapeError, match=message):
+            read_text(bad)
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b"a = '\xe9'")
+    with pytest.raises(SoundscapeError, match=r"latin\.toml: not UTF-8 text \(byte 5\)"):
+        read_toml(latin)
+
+
+def test_size_limit(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 101)
+    assert read_bytes(big, limit=101) == b"x" * 101
+    with pytest.raises(SoundscapeError, match=r"big\.txt: 101 bytes is larger than the 100"):
+        read_bytes(big, limit=100)
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 100_000])
+def test_deep_nesting_is_a_clear_error(depth):
+    raw = "title = 'x'\n\nvalue = " + "[" * depth + "]" * depth + "\n"
+    with pytest.raises(SoundscapeError, match=rf"deep\.toml:3: .*nested more than {MAX_DEPTH}"):
+        parse_toml(raw, "deep.toml")
+
+
+def test_nesting_up_to_the_limit_loads():
+    raw = "value = " + "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    data = parse_toml(raw, "ok.toml")
+    for _ in range(MAX_DEPTH - 1):
+        data = data["value"] if isinstance(data, dict) else data[0]
+    assert data == [[]]
+
+
+def test_bad_toml_names_file_and_line():
+    with pytest.raises(SoundscapeError, match=r"bad\.toml:2: not valid TOML"):
+        parse_toml("a = 1\nb = = 2\n", "bad.toml")
