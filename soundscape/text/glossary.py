@@ -20,7 +20,7 @@ from soundscape.text.hanzi import normalise
 __all__ = ["Glossary", "load"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # one per process, hashed by identity
 class Glossary:
     """Ids and terms by category.
 
@@ -47,17 +47,13 @@ class Glossary:
         """The id whose terms include ``term`` (compared normalised), or None."""
         return self.term_index(category).get(normalise(term))
 
-    def term_index(self, category: str) -> dict[str, str]:
+    def term_index(self, category: str) -> MappingProxyType:
         """Every normalised term of ``category`` mapped to its id (first id wins)."""
-        index: dict[str, str] = {}
-        for id_, terms in self._category(category).items():
-            for term in terms:
-                index.setdefault(normalise(term), id_)
-        return index
+        return _term_index(self, category)
 
     def terms_longest_first(self, category: str) -> tuple[str, ...]:
         """The normalised terms of ``category``, longest first (for greedy matching)."""
-        return tuple(sorted(self.term_index(category), key=lambda t: (-len(t), t)))
+        return _terms_longest_first(self, category)
 
     def _category(self, category: str) -> MappingProxyType:
         try:
@@ -65,6 +61,21 @@ class Glossary:
         except KeyError:
             raise KeyError(f"glossary has no category {category!r}; "
                            f"known: {', '.join(self.names)}") from None
+
+
+# Derive asks for these per step: computed once per glossary and category, not per call.
+@functools.cache
+def _term_index(glossary: Glossary, category: str) -> MappingProxyType:
+    index: dict[str, str] = {}
+    for id_, terms in glossary._category(category).items():
+        for term in terms:
+            index.setdefault(normalise(term), id_)
+    return MappingProxyType(index)
+
+
+@functools.cache
+def _terms_longest_first(glossary: Glossary, category: str) -> tuple[str, ...]:
+    return tuple(sorted(_term_index(glossary, category), key=lambda t: (-len(t), t)))
 
 
 @functools.cache

@@ -183,8 +183,11 @@ def parse(original: str, *, source: str) -> Text:
     hidden = [(a.start, a.end) for a in asides]
     pending = list(reversed(asides))
     index = body
+    line = counted = 0  # lines counted up to `counted`, so headings cost no rescans
     while index < len(original):
-        if pending and pending[-1].start == index:
+        while pending and pending[-1].end <= index:
+            pending.pop()  # passed over inside a note
+        if pending and pending[-1].start <= index:
             index = pending.pop().end
             continue
         char = original[index]
@@ -198,8 +201,9 @@ def parse(original: str, *, source: str) -> Text:
             continue
         heading = _heading_at(reading, index) if char == "右" else None
         if heading:
-            headings.append(Heading(normalise(heading[0]), len(chars),
-                                    original.count("\n", 0, index) + 1))
+            line += original.count("\n", counted, index)
+            counted = index
+            headings.append(Heading(normalise(heading[0]), len(chars), line + 1))
             index = heading[1]
             continue
         if is_han(char):

@@ -13,6 +13,8 @@ to exactly one step.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import re
 
@@ -28,83 +30,94 @@ __all__ = ["derive", "sections_of"]
 
 # --------------------------------------------------------------------- steps
 
+@functools.cache
+def _term_pattern(category: str) -> re.Pattern:
+    """The glossary's terms of ``category`` as one regex, longest first (greedy, left to right)."""
+    return re.compile(alternation(glossary.load().terms_longest_first(category)))
+
+
+@functools.cache
+def _place_pattern() -> re.Pattern:
+    places = alternation(glossary.load().terms_longest_first("place"))
+    preps = alternation(tuple(rules()["place_prepositions"]))
+    return re.compile(rf"(?:{preps})({places})")
+
+
 def _actor_starts(chars: str) -> list[tuple[int, int, str]]:
     """(start, end, term) of each actor named as the one who acts."""
-    words = glossary.load()
-    terms = words.terms_longest_first("actor")
     markers = rules()["object_markers"]
-    found, position = [], 0
-    while position < len(chars):
-        term = next((t for t in terms if chars.startswith(t, position)), None)
-        if term is None:
-            position += 1
-            continue
-        end = position + len(term)
-        before = chars[position - 1] if position else ""
-        if (not before or before not in markers) and not chars.startswith("之", end):
-            found.append((position, end, term))
-        position = end
+    found = []
+    for match in _term_pattern("actor").finditer(chars):
+        start, end = match.span()
+        if (not start or chars[start - 1] not in markers) and not chars.startswith("之", end):
+            found.append((start, end, match.group(0)))
     return found
 
 
-def _cuts(chars: str, base: int, units: list[Unit]) -> list[int]:
+def _cuts(chars: str, base: int, units: list[Unit],
+          actor_starts: list[tuple[int, int, str]]) -> list[int]:
     """Offsets (in ``chars``) where a new step begins, 0 included."""
-    actors = {start: end for start, end, _ in _actor_starts(chars)}
-    cuts = set(actors) | {0}
+    actors = {start: end for start, end, _ in actor_starts}
+    cuts = sorted(set(actors) | {0})
     particles = rules()["particles"]
     for unit in units:
         if unit.role == "mark":
             continue
         start = unit.start - base
-        owner = max((c for c in cuts if c < start), default=None)
+        before = bisect.bisect_left(cuts, start)
+        owner = cuts[before - 1] if before else None
         between = chars[actors[owner]:start] if owner in actors else None
-        if between is None or between.strip(particles):
-            cuts.add(start)
-        cuts.add(unit.end - base)
-    return sorted(c for c in cuts if c < len(chars))
+        for cut in ((start,) if between is None or between.strip(particles) else ()) + (
+                unit.end - base,):
+            at = bisect.bisect_left(cuts, cut)
+            if at == len(cuts) or cuts[at] != cut:
+                cuts.insert(at, cut)
+    return [c for c in cuts if c < len(chars)]
+
+
+_FIXED_ACTIONS = {"music": {"ge": "歌", "he": "歌", "sheng": "奏", "guan": "管"},
+                  "voice": {"answer": "許諾", "raise_flag": "舉旌", "lower_flag": "偃旌"}}
+_ROLE_ACTIONS = {"stop": "樂闋", "command": "命", "implied": "許諾"}
 
 
 def _action(chars: str, unit: Unit | None) -> str:
     """The step's action: fixed by its formula, else the first action word outside names."""
     words = glossary.load()
     if unit is not None:
-        fixed = {"music": {"ge": "歌", "he": "歌", "sheng": "奏", "guan": "管"}
-                 .get(unit.info.get("kind"), "奏"),
-                 "stop": "樂闋", "command": "命", "implied": "許諾",
-                 "voice": {"answer": "許諾", "raise_flag": "舉旌",
-                           "lower_flag": "偃旌"}.get(unit.info.get("what"))}
-        if unit.role in fixed:
-            return fixed[unit.role]
-    for term in words.terms_longest_first("actor"):  # 射 in 司射 is a name, not shooting
-        chars = chars.replace(term, "　" * len(term))
-    terms = words.terms_longest_first("action")
-    for position in range(len(chars)):
-        for term in terms:
-            if chars.startswith(term, position):
-                return words.name("action", words.id_of("action", term))
-    return "other"
+        if unit.role == "music":
+            return _FIXED_ACTIONS["music"].get(unit.info.get("kind"), "奏")
+        if unit.role == "voice" and unit.info.get("what") in _FIXED_ACTIONS["voice"]:
+            return _FIXED_ACTIONS["voice"][unit.info["what"]]
+        if unit.role in _ROLE_ACTIONS:
+            return _ROLE_ACTIONS[unit.role]
+    # 射 in 司射 is a name, not shooting: blank out the names first
+    blanked = _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
+    match = _term_pattern("action").search(blanked)
+    return words.name("action", words.id_of("action", match.group(0))) if match else "other"
 
 
 def _place(chars: str) -> str:
-    words = glossary.load()
-    places = alternation(words.terms_longest_first("place"))
-    preps = alternation(tuple(rules()["place_prepositions"]))
-    match = re.search(rf"(?:{preps})({places})", chars)
-    return words.id_of("place", match.group(1)) if match else ""
+    match = _place_pattern().search(chars)
+    return glossary.load().id_of("place", match.group(1)) if match else ""
 
 
 def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
     start, end = section.span
     chars = text.chars[start:end]
-    cuts = [*_cuts(chars, start, units), len(chars)]
-    actor_at = {s: term for s, _, term in _actor_starts(chars)}
+    actor_starts = _actor_starts(chars)
+    cuts = [*_cuts(chars, start, units, actor_starts), len(chars)]
+    actor_at = {s: term for s, _, term in actor_starts}
+    unit_at: dict[int, Unit] = {}  # step index → its first formula (not a 如初 mark)
+    for unit in units:
+        if unit.role != "mark":
+            unit_at.setdefault(bisect.bisect_right(cuts, unit.start - start) - 1, unit)
+    words = glossary.load()
     steps, actor = [], ""
     for number, (a, b) in enumerate(itertools.pairwise(cuts), start=1):
-        unit = next((u for u in units if start + a <= u.start < start + b and u.role != "mark"),
-                    None)
+        unit = unit_at.get(number - 1)
         piece = chars[a:b]
         if a in actor_at:
-            actor = glossary.load().name("actor", glossary.load().id_of("actor", actor_at[a]))
+            actor = words.name("actor", words.id_of("actor", actor_at[a]))
         named = actor if a in actor_at or unit is None or unit.role != "music" else ""
         steps.append(Step(f"{section.id}.{number:02d}", section.id, named,
                           _action(piece, unit), _place(piece), text.quote(start + a, start + b),

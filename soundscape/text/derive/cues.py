@@ -14,6 +14,9 @@ are repeated, quoting the later passage and naming the first in ``as_in``.
 
 from __future__ import annotations
 
+import bisect
+import collections
+
 from soundscape.cuesheet import STOP_LENGTH, LayoutItem, MusicCue, Section, Step, VoiceCue
 from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, patterns, rules
@@ -22,8 +25,20 @@ from soundscape.text.source import Text
 __all__ = ["music_cues", "voice_cues"]
 
 
-def _step_of(steps: list[Step], unit: Unit) -> Step:
-    return next(s for s in steps if s.span[0] <= unit.start < s.span[1])
+class _Steps:
+    """The steps in text order, found by offset or id in logarithmic or constant time."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self.steps = steps
+        self.starts = [s.span[0] for s in steps]
+        self.index = {s.id: i for i, s in enumerate(steps)}
+        self.by_section: dict[str, list[Step]] = {}
+        for step in steps:
+            self.by_section.setdefault(step.section, []).append(step)
+
+    def of(self, unit: Unit) -> Step:
+        """The step whose span holds the unit's first character."""
+        return self.steps[bisect.bisect_right(self.starts, unit.start) - 1]
 
 
 def _performers(kind: str, layout: list[LayoutItem]) -> tuple[tuple[str, ...], tuple]:
@@ -46,20 +61,25 @@ def _forces(chars: str) -> tuple[tuple[str, int], ...]:
     return tuple(forces)
 
 
-def _note_after(text: Text, end: int) -> str:
-    return next((n.text for n in text.notes if end <= n.offset <= end + 4), "")
+def _note_after(text: Text, note_offsets: list[int], end: int) -> str:
+    at = bisect.bisect_left(note_offsets, end)
+    return text.notes[at].text if at < len(note_offsets) and note_offsets[at] <= end + 4 else ""
 
 
-def _stop(kind: str, start: Step, steps: list[Step], section_steps: list[Step],
-          stops: list[Step], starts: list[int]) -> str:
-    index = steps.index(start)
+def _stop(kind: str, start: Step, steps: _Steps, stops: list[int], starts: list[int]) -> str:
+    """The stop of a cue starting at ``start``; ``stops`` and ``starts`` are sorted indexes."""
+    index = steps.index[start.id]
     if kind == "jinzou":
-        later_music = min((i for i in starts if i > index), default=len(steps))
-        stop = next((s for s in stops if index < steps.index(s) < later_music), None)
-        return stop.id if stop else STOP_LENGTH
+        later = bisect.bisect_right(starts, index)
+        later_music = starts[later] if later < len(starts) else len(steps.steps)
+        first = bisect.bisect_right(stops, index)
+        if first < len(stops) and stops[first] < later_music:
+            return steps.steps[stops[first]].id
+        return STOP_LENGTH
+    section_steps = steps.by_section[start.section]
     if kind == "she":
         shots = [s for s in section_steps if "卒射" in s.quote and "告" not in s.quote
-                 and steps.index(s) > index]
+                 and steps.index[s.id] > index]
         return shots[-1].id if shots else STOP_LENGTH
     if kind == "wusuan":
         return section_steps[-1].id
@@ -69,38 +89,41 @@ def _stop(kind: str, start: Step, steps: list[Step], section_steps: list[Step],
 def music_cues(text: Text, sections: list[Section], steps: list[Step],
                units: dict[str, list[Unit]], layout: list[LayoutItem]) -> list[MusicCue]:
     """Music cues for every music formula, in text order."""
+    found = _Steps(steps)
     music_units = [(s, u) for s in sections for u in units[s.id] if u.role == "music"]
-    stops = [_step_of(steps, u) for s in sections for u in units[s.id] if u.role == "stop"]
-    starts = [steps.index(_step_of(steps, u)) for _, u in music_units]
+    stops = sorted(found.index[found.of(u).id] for s in sections for u in units[s.id]
+                   if u.role == "stop")
+    starts = sorted(found.index[found.of(u).id] for _, u in music_units)
+    note_offsets = [n.offset for n in text.notes]
     cues: list[MusicCue] = []
+    count: collections.Counter[str] = collections.Counter()
     for section, unit in music_units:
         kind, piece = unit.info["kind"], unit.info["piece"]
-        step = _step_of(steps, unit)
-        section_steps = [s for s in steps if s.section == section.id]
+        step = found.of(unit)
         chars = text.chars[section.span[0]:section.span[1]]
         conditions = tuple(c for c in rules()["conditions"] if c in chars) \
             if kind == "she" else ()
         performers, _ = _performers(kind, layout)
         forces = _forces(chars) if kind in ("ge", "he") else ()
-        count = sum(1 for c in cues if c.piece == piece)
+        count[piece] += 1
         cues.append(MusicCue(
-            piece if count == 0 else f"{piece}_{count + 1}", piece, kind, performers,
-            unit.info["repeats"], step.id,
-            _stop(kind, step, steps, section_steps, stops, starts), conditions,
+            piece if count[piece] == 1 else f"{piece}_{count[piece]}", piece, kind, performers,
+            unit.info["repeats"], step.id, _stop(kind, step, found, stops, starts), conditions,
             text.quote(unit.start, unit.end), (unit.start, unit.end), forces=forces,
-            note=_note_after(text, unit.end)))
+            note=_note_after(text, note_offsets, unit.end)))
     return cues
 
 
 def voice_cues(text: Text, steps: list[Step], units: dict[str, list[Unit]]) -> list[VoiceCue]:
     """Voice cues: stated answers and flag calls, and their 如初 repetitions."""
     words = glossary.load()
+    found = _Steps(steps)
     cues: list[VoiceCue] = []
     first: dict[str, list[VoiceCue]] = {}
     flagged_sections: set[str] = set()
 
     def add(unit: Unit, actor: str, what: str, degree: str, as_in: str = "") -> VoiceCue:
-        step = _step_of(steps, unit)
+        step = found.of(unit)
         cue = VoiceCue(f"{actor}_{what}_{len(cues) + 1:02d}", actor, what, degree, step.id,
                        step.place, text.quote(unit.start, unit.end), (unit.start, unit.end),
                        as_in=as_in)
@@ -113,7 +136,7 @@ def voice_cues(text: Text, steps: list[Step], units: dict[str, list[Unit]]) -> l
 
     ordered = [u for section_units in units.values() for u in section_units]
     for index, unit in enumerate(ordered):
-        step = _step_of(steps, unit)
+        step = found.of(unit)
         actor = words.id_of("actor", step.actor) or ""
         if unit.role == "voice" and actor:
             kind = "answer" if unit.info["what"] == "answer" else "flag"
@@ -122,7 +145,7 @@ def voice_cues(text: Text, steps: list[Step], units: dict[str, list[Unit]]) -> l
                 flagged_sections.add(step.section)
             if all(c.id != cue.id for c in first.get(kind, [])) and (
                     kind not in first or first[kind][-1].step == step.id
-                    or _same_passage(first[kind], step, steps)):
+                    or _same_passage(first[kind], step, found)):
                 first.setdefault(kind, []).append(cue)
         elif unit.role == "implied":
             repeat(unit, "answer")
@@ -136,7 +159,7 @@ def voice_cues(text: Text, steps: list[Step], units: dict[str, list[Unit]]) -> l
     return cues
 
 
-def _same_passage(models: list[VoiceCue], step: Step, steps: list[Step]) -> bool:
+def _same_passage(models: list[VoiceCue], step: Step, steps: _Steps) -> bool:
     """True if ``step`` follows the first model's step within a few steps of one section."""
-    head = next(s for s in steps if s.id == models[0].step)
-    return head.section == step.section and steps.index(step) - steps.index(head) <= 3
+    head = steps.steps[steps.index[models[0].step]]
+    return head.section == step.section and steps.index[step.id] - steps.index[head.id] <= 3

@@ -9,6 +9,7 @@ the orders ``命去侯 / 命取矢`` and the repetitions ``…如初``. An order
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass, field
@@ -119,19 +120,25 @@ def find_units(chars: str, base: int) -> list[Unit]:
     p = patterns()
     words = glossary.load()
     units: list[Unit] = []
-    taken: list[tuple[int, int]] = []
+    starts: list[int] = []  # the taken spans, disjoint and sorted by start
+    ends: list[int] = []
 
-    def free(start: int, end: int) -> bool:
-        return all(end <= a or start >= b for a, b in taken)
+    def take(start: int, end: int) -> bool:
+        """Take [start, end) unless it overlaps a span already taken."""
+        at = bisect.bisect_left(starts, end)  # spans from `at` on start at or after `end`
+        if at and ends[at - 1] > start:
+            return False
+        starts.insert(at, start)
+        ends.insert(at, end)
+        return True
 
     def add(found: list[Unit]) -> None:
         for unit in found:
-            if free(unit.start, unit.end):
+            if take(unit.start, unit.end):
                 units.append(unit)
-                taken.append((unit.start, unit.end))
 
     for m in p["command_zou"].finditer(chars):
-        taken.append((m.start(), m.end()))  # an order to play, not the playing
+        take(m.start(), m.end())  # an order to play, not the playing
     for m in p["she"].finditer(chars):
         add([_music("she", words.id_of("piece", m.group(1)), m.start(), m.end())])
     for m in p["sheng_in"].finditer(chars):

@@ -14,6 +14,7 @@ carries the first note (鄭注) that follows its clause within the passage.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from soundscape.cuesheet import LayoutItem, Section
@@ -24,6 +25,9 @@ __all__ = ["derive_layout"]
 
 _DIRECTION = {"東": "east", "西": "west", "南": "south", "北": "north"}
 _SIDE_OF_PLACE = {"zuojie": "east", "xijie": "west"}
+# The 設樂 is a run of short clauses: it ends where this many characters pass without one
+# (the longest gap in the 大射's 設樂 is the 皆南陳 of a few characters).
+_GAP = 20
 _GROUP_OF_INSTRUMENT = {"jiangu": "drums", "pi": "drums", "tao": "drums", "guan": "pipes"}
 
 
@@ -54,6 +58,7 @@ class _Reader:
         self.items: list[LayoutItem] = []
         self.sides: dict[str, str] = {}
         self.of_place: set[str] = set()
+        self.note_offsets = [n.offset for n in text.notes]
 
     def add(self, name: str, span: tuple[int, int], relation: str, of, *, side_hint: str,
             facing: str = "", struck: str = "", side: str = "") -> None:
@@ -62,10 +67,11 @@ class _Reader:
         group = _GROUP_OF_INSTRUMENT.get(instrument, side_hint or "drums")
         base = f"{side_hint or group}.{words.id_of('layout_name', name)}"
         id_, n = base, 2
-        while any(i.id == id_ for i in self.items):
+        while id_ in self.sides:
             id_, n = f"{base}_{n}", n + 1
-        note = next((n.text for n in self.text.notes
-                     if span[1] <= n.offset <= self.passage_end), "")
+        at = bisect.bisect_left(self.note_offsets, span[1])
+        note = (self.text.notes[at].text if at < len(self.note_offsets)
+                and self.note_offsets[at] <= self.passage_end else "")
         self.items.append(LayoutItem(id_, name, instrument, group, relation, of,
                                      self.text.quote(*span), span, side=side, facing=facing,
                                      struck_face=struck, note=note))
@@ -123,13 +129,13 @@ def derive_layout(text: Text, sections: list[Section]) -> list[LayoutItem]:
             continue
         reader = _Reader(text, end)
         clauses = _clauses()
-        position = begin
-        while position < len(chars):
+        position = last = begin
+        while position < len(chars) and position - last <= _GAP:
             for kind, pattern in clauses:
                 m = pattern.match(chars, position)
                 if m:
                     reader.read(kind, m, (start + m.start(), start + m.end()))
-                    position = m.end()
+                    position = last = m.end()
                     break
             else:
                 position += 1
