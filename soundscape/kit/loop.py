@@ -1,0 +1,179 @@
+"""Loop-safe rendering: a programme that can play forever with an inaudible seam.
+
+A programme of length L is rendered by ``soundscape.sound.render.render_blocks``
+(the same notes, paths and panning as ``soundscape render``); whatever rings on past
+L (bells, drums, the hall, sound still in flight across the courtyard) is added back at
+the start, so the loop restarts into the ring of its own end, as it would in an endless
+rite. Nothing is cut and nothing is faded: the seam is a sample-exact continuation.
+
+The loop is normalised to its *calibration level*: a gain puts its integrated loudness
+(ITU-R BS.1770-4, as EBU R 128 measures it) at ``calibration_lufs``, unless its true
+peak would then pass ``ceiling_dbtp``, in which case the gain stops there (no limiter,
+whose state would break the seam) and the level reached is what the manifest reports.
+Files are interleaved WAV (48 kHz, 24-bit by default) of at most 16 channels; a wider
+feed is split into several files, and a channel map says which output is where.
+
+The raw loop lives in a float32 memory-mapped file beside the destination, so memory
+does not grow with the programme.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from soundscape.kit import KitError
+from soundscape.performance import Performance
+from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.audiofile import Cue, open_writer
+from soundscape.sound.loudness import LoudnessMeter, TruePeakMeter
+from soundscape.sound.panning import Panner
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import SynthVoice, Voice, render_blocks
+
+__all__ = ["MAX_CHANNELS", "LoopResult", "channel_groups", "render_loop", "seam_steps"]
+
+#: Channels per WAV file (Q-SYS and Dante Virtual Soundcard players take 16 at most).
+MAX_CHANNELS = 16
+_BLOCK = 48000
+
+
+@dataclass(frozen=True, slots=True)
+class LoopResult:
+    """What ``render_loop`` wrote.
+
+    ``files``: one WAV per group of ≤ 16 channels; ``channel_map``: per output channel,
+    (file index, channel in that file from 1, name); levels of the written loop.
+    """
+
+    files: tuple[Path, ...]
+    channel_map: tuple[tuple[int, int, str], ...]
+    seconds: float
+    measured_lufs: float
+    gain_db: float
+    output_lufs: float
+    output_peak_dbtp: float
+    calibration_lufs: float
+    ceiling_dbtp: float
+
+
+def channel_groups(width: int) -> list[range]:
+    """Output channels (from 0) of each file: consecutive runs of at most 16."""
+    return [range(i, min(i + MAX_CHANNELS, width)) for i in range(0, width, MAX_CHANNELS)]
+
+
+def render_loop(performance: Performance, path: str | Path, *, length_s: float,
+                listener: Listener | ListenerPath, panner: Panner, sample_rate: int = 48000,
+                seed: int = 0, calibration_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
+                bits: str = "24", voice: Voice | None = None,
+                surroundings: Surroundings | None = None, cues: tuple[Cue, ...] = ()
+                ) -> LoopResult:
+    """Render ``performance`` as a loop of ``length_s`` seconds to ``path`` (see module).
+
+    ``path`` is the file of a feed of ≤ 16 channels; a wider feed goes to
+    ``<stem>.ch01-16.wav``, ``<stem>.ch17-….wav`` beside it.
+    """
+    if not (0.5 <= length_s <= 24 * 3600):
+        raise KitError(f"loop length={length_s!r} s, accepted: 0.5 s to 24 h")
+    path = Path(path)
+    frames = round(length_s * sample_rate)
+    width = len(panner.channels)
+    surroundings = surroundings or Surroundings()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.stem}.loop-") as tmp:
+        loop = np.lib.format.open_memmap(Path(tmp) / "loop.npy", mode="w+", dtype=np.float32,
+                                         shape=(frames, width))
+        blocks = render_blocks(performance, listener=listener, panner=panner,
+                               sample_rate=sample_rate, seed=seed,
+                               voice=voice or SynthVoice(surroundings.reference_db),
+                               surroundings=surroundings, block_frames=_BLOCK)
+        _wrap(blocks, loop)
+        measured, peak = _measure(loop, panner, sample_rate)
+        gain_db = 0.0 if math.isinf(measured) else calibration_lufs - measured
+        if peak > 0:
+            gain_db = min(gain_db, ceiling_dbtp - 20 * math.log10(peak))
+        files = _write(loop, path, 10 ** (gain_db / 20), sample_rate, bits, cues)
+    names = panner.channels
+    channel_map = tuple((f, c - group.start + 1, names[c])
+                        for f, group in enumerate(channel_groups(width)) for c in group)
+    out_peak = 20 * math.log10(peak) + gain_db if peak > 0 else -math.inf
+    return LoopResult(files, channel_map, frames / sample_rate, measured, gain_db,
+                      measured + gain_db, out_peak, calibration_lufs, ceiling_dbtp)
+
+
+def _wrap(blocks: Iterator[np.ndarray], loop: np.ndarray) -> None:
+    """Lay the rendered blocks into the loop; frames past its end are added at its start."""
+    frames = len(loop)
+    at = 0
+    for block in blocks:
+        done = 0
+        while done < len(block):
+            start = at % frames
+            take = min(len(block) - done, frames - start)
+            piece = block[done:done + take]
+            if at < frames:
+                loop[start:start + take] = piece
+            else:
+                loop[start:start + take] += piece
+            done += take
+            at += take
+
+
+def _measure(loop: np.ndarray, panner: Panner, sample_rate: int) -> tuple[float, float]:
+    """Integrated loudness (LUFS) and true peak (linear) of the loop."""
+    meter, peaks = LoudnessMeter(sample_rate, panner.loudness_weights()), TruePeakMeter()
+    for start in range(0, len(loop), _BLOCK):
+        block = np.asarray(loop[start:start + _BLOCK], dtype=float)
+        meter.add(block)
+        peaks.add(block)
+    return meter.integrated(), peaks.peak
+
+
+def _write(loop: np.ndarray, path: Path, gain: float, sample_rate: int, bits: str,
+           cues: tuple[Cue, ...]) -> tuple[Path, ...]:
+    groups = channel_groups(loop.shape[1])
+    paths = [path] if len(groups) == 1 else [
+        path.with_name(f"{path.stem}.ch{g.start + 1:02d}-{g.stop:02d}{path.suffix}")
+        for g in groups]
+    for target, group in zip(paths, groups, strict=True):
+        with open_writer(target, sample_rate=sample_rate, channels=len(group),
+                         file_format="wav", bits=bits, cues=cues, frames=len(loop)) as writer:
+            for start in range(0, len(loop), _BLOCK):
+                block = np.asarray(loop[start:start + _BLOCK, group.start:group.stop],
+                                   dtype=float) * gain
+                writer.write(block)
+    return tuple(paths)
+
+
+def seam_steps(audio: np.ndarray, sample_rate: int, *, window_s: float = 0.1,
+               bands: tuple[float, ...] = (250.0, 1000.0, 4000.0)) -> tuple[float, np.ndarray]:
+    """How much the sound changes across the seam, against everywhere else.
+
+    The loop is cut into windows of ``window_s``; for each pair of neighbouring windows
+    (the last and the first are neighbours: the seam) the step is the largest change in
+    level (dB) of the whole band and of the octave-wide bands at ``bands``. Returns the
+    seam's step and the steps at every other boundary (dB).
+    """
+    mono = np.asarray(audio, dtype=float)
+    mono = mono.mean(axis=1) if mono.ndim == 2 else mono
+    size = round(window_s * sample_rate)
+    count = len(mono) // size
+    if count < 3:
+        raise KitError(f"loop of {len(mono)} frames is too short to measure its seam")
+    # windows from the start, then the one that ends exactly at the loop's end
+    windows = np.vstack([mono[:count * size].reshape(count, size), mono[-size:]])
+    spectrum = np.abs(np.fft.rfft(windows * np.hanning(size), axis=1)) ** 2
+    freqs = np.fft.rfftfreq(size, 1 / sample_rate)
+    rows = [spectrum.sum(axis=1)]
+    rows += [spectrum[:, (freqs >= f / math.sqrt(2)) & (freqs < f * math.sqrt(2))].sum(axis=1)
+             for f in bands]
+    floor = 1e-12 * max(float(spectrum.sum(axis=1).max()), 1e-30)
+    levels = 10 * np.log10(np.array(rows) + floor)  # (bands + 1, windows + 1)
+    inside = np.abs(np.diff(levels[:, :count], axis=1)).max(axis=0)
+    seam = float(np.abs(levels[:, 0] - levels[:, -1]).max())
+    return seam, inside

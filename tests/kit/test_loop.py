@@ -1,0 +1,111 @@
+"""Loop-safe rendering: the seam, the calibration level, files of at most 16 channels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyloudnorm
+import pytest
+import soundfile
+
+from soundscape.kit import KitError
+from soundscape.kit.loop import channel_groups, render_loop, seam_steps
+from soundscape.kit.speakers import layout_from_text, panner_for
+from soundscape.performance import Event, Performance, Source
+from soundscape.site.listeners import Listener
+from soundscape.sound.panning import make_panner
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import render_blocks
+
+FS = 48000
+HERE = Listener((0.0, 0.0, 1.5), "north")
+QUIET = Surroundings(ground=False, hall=False)
+
+
+def ringing_voice(event, source, *, sample_rate, rng):
+    """A 440 Hz partial ringing 4 s (τ = 0.8 s) with a little noise: a bell-like ring."""
+    t = np.arange(round(4.0 * sample_rate)) / sample_rate
+    return (0.3 * np.sin(2 * np.pi * 440 * t) + 0.01 * rng.normal(size=t.size)) \
+        * np.exp(-t / 0.8)
+
+
+def steady(length=6.0, every=0.5):
+    """Strokes every ``every`` s, half a period off the ends: the seam falls mid-ring."""
+    sources = {"b": Source("b", "bianzhong", "鐘", "bell", "east", (5.0, 10.0, 1.5))}
+    events = [Event((i + 0.5) * every, 0.2, "b", None, 0.8, "strike", "c")
+              for i in range(round(length / every))]
+    return Performance.build(events, [], sources)
+
+
+def test_tail_is_wrapped_so_the_seam_steps_no_more_than_elsewhere(tmp_path):
+    perf = steady()
+    result = render_loop(perf, tmp_path / "loop.wav", length_s=6.0, listener=HERE,
+                         panner=make_panner("stereo"), voice=ringing_voice, surroundings=QUIET)
+    audio, rate = soundfile.read(result.files[0])
+    assert rate == FS and audio.shape == (6 * FS, 2)
+    seam, inside = seam_steps(audio, FS)
+    # the steps between ring windows elsewhere (a quarter of the steps are stroke onsets)
+    assert seam <= np.percentile(inside, 75)
+    # the same render cut at 6 s without the wrap: the ring of the last strokes is gone,
+    # so the first window is silent and the seam steps more than any stroke onset
+    raw = np.concatenate(list(render_blocks(
+        perf, listener=HERE, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=ringing_voice, surroundings=QUIET, block_frames=FS)))
+    cut_seam, cut_inside = seam_steps(raw[:6 * FS], FS)
+    assert cut_seam > cut_inside.max() + 10.0
+    assert seam < cut_seam - 30.0
+
+
+def test_wrapped_loop_holds_all_the_rendered_energy(tmp_path):
+    perf = steady()
+    result = render_loop(perf, tmp_path / "loop.wav", length_s=6.0, listener=HERE,
+                         panner=make_panner("stereo"), voice=ringing_voice, surroundings=QUIET,
+                         bits="float")
+    audio, _ = soundfile.read(result.files[0])
+    raw = np.concatenate(list(render_blocks(
+        perf, listener=HERE, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=ringing_voice, surroundings=QUIET, block_frames=FS)))
+    assert len(raw) > 6 * FS + FS  # the tail runs more than a second past the end
+    folded = np.zeros((6 * FS, 2))
+    for start in range(0, len(raw), 6 * FS):
+        piece = raw[start:start + 6 * FS]
+        folded[:len(piece)] += piece
+    gain = 10 ** (result.gain_db / 20)
+    np.testing.assert_allclose(audio, folded * gain, atol=1e-6)
+
+
+def test_loop_is_at_its_calibration_level(tmp_path):
+    result = render_loop(steady(), tmp_path / "loop.wav", length_s=6.0, listener=HERE,
+                         panner=make_panner("stereo"), voice=ringing_voice, surroundings=QUIET,
+                         calibration_lufs=-30.0, ceiling_dbtp=-1.0)
+    audio, _ = soundfile.read(result.files[0])
+    assert pyloudnorm.Meter(FS).integrated_loudness(audio) == pytest.approx(-30.0, abs=0.2)
+    assert result.output_lufs == pytest.approx(-30.0, abs=0.01)
+    assert 20 * np.log10(np.abs(audio).max()) <= -1.0
+
+
+def test_true_peak_ceiling_lowers_the_level_and_says_so(tmp_path):
+    result = render_loop(steady(), tmp_path / "loop.wav", length_s=6.0, listener=HERE,
+                         panner=make_panner("stereo"), voice=ringing_voice, surroundings=QUIET,
+                         calibration_lufs=-3.0, ceiling_dbtp=-6.0)
+    audio, _ = soundfile.read(result.files[0])
+    assert result.output_peak_dbtp == pytest.approx(-6.0, abs=0.01)
+    assert result.output_lufs < -3.0
+    assert pyloudnorm.Meter(FS).integrated_loudness(audio) == pytest.approx(
+        result.output_lufs, abs=0.2)
+
+
+def test_wide_feed_split_into_files_of_16_channels_with_a_map(tmp_path):
+    ring = ",".join(f"{a}:0" for a in range(0, 360, 18))  # 20 loudspeakers
+    layout = layout_from_text(ring)
+    result = render_loop(steady(2.0), tmp_path / "ring.wav", length_s=2.0, listener=HERE,
+                         panner=panner_for(layout), voice=ringing_voice, surroundings=QUIET)
+    assert [p.name for p in result.files] == ["ring.ch01-16.wav", "ring.ch17-20.wav"]
+    assert [soundfile.info(p).channels for p in result.files] == [16, 4]
+    assert result.channel_map[16] == (1, 1, "CH17")
+    assert [g.stop - g.start for g in channel_groups(33)] == [16, 16, 1]
+
+
+def test_loop_length_out_of_range_is_refused(tmp_path):
+    with pytest.raises(KitError, match="loop length"):
+        render_loop(steady(), tmp_path / "x.wav", length_s=0.1, listener=HERE,
+                    panner=make_panner("stereo"), voice=ringing_voice)
