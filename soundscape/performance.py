@@ -1,9 +1,12 @@
 """The Performance: the one contract between the sequencer and every renderer.
 
 A Performance is a flat, time-sorted list of sound events, the ritual markers,
-the placed sources the events sound from, and the pieces they belong to (with
-their basis: surviving melody or reconstruction). Times are absolute seconds
-from the start of the performance; renderers convert at their own file edge.
+the placed sources the events sound from (and where they move), the pieces they
+belong to (with their basis: surviving melody or reconstruction), and what the
+sequencer decided: the sections, the music and the shooting rounds. Every
+time-bearing thing is a typed field, so one method (:meth:`Performance.between`)
+cuts and shifts all of them. Times are seconds from the start of the
+performance; renderers convert at their own file edge.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from typing import Any
 
 from soundscape.errors import PerformanceError
 from soundscape.fileio import write_text
+from soundscape.geometry import Vec3
 from soundscape.music.pitch import Pitch
 
-__all__ = ["Event", "Marker", "Performance", "PieceInfo", "Source", "Vec3"]
+__all__ = ["Event", "Info", "Marker", "MusicSpan", "Performance", "PieceInfo", "Round",
+           "SectionSpan", "Shot", "SideCount", "Source", "Turn", "TurnTally", "Vec3"]
 
-SCHEMA_VERSION = 1
-
-Vec3 = tuple[float, float, float]
+SCHEMA_VERSION = 2
 
 BASES = ("surviving", "reconstruction")
 MARKER_KINDS = ("section", "step", "music", "voice", "shot")
@@ -77,6 +80,12 @@ class Source:
             where = position
         return where
 
+    def shifted(self, start: float, stop: float) -> Source:
+        """The source on a clock where ``start`` is 0, for the span up to ``stop``: it
+        stands where it stood at ``start``, and keeps the moves made inside the span."""
+        later = tuple((t - start, where) for t, where in self.moves if start < t < stop)
+        return replace(self, position=self.position_at(start), moves=later)
+
 
 @dataclass(frozen=True, slots=True)
 class Event:
@@ -102,7 +111,10 @@ class Event:
     piece : str or None
         Piece id in the repertoire, if the event belongs to a piece.
     lyric : str or None
-        The sung character, one per note.
+        The sung or spoken character, one per note or syllable.
+    phones : str or None
+        The syllable's sounds in the reading the performance uses, IPA phones
+        separated by spaces (``"l u k"``); None lets the voice model read ``lyric``.
     position : Vec3 or None, metres
         Where this particular sound is made when it differs from the source's place
         (one bell of a rack, an arrow hitting a target).
@@ -118,6 +130,7 @@ class Event:
     piece: str | None = None
     lyric: str | None = None
     position: Vec3 | None = None
+    phones: str | None = None
 
     def __post_init__(self) -> None:
         if not (self.time >= 0 and math.isfinite(self.time)):
@@ -188,15 +201,165 @@ class PieceInfo:
                 f"piece {self.id!r}: basis={self.basis!r}, accepted: {', '.join(BASES)}")
 
 
+@dataclass(frozen=True, slots=True)
+class SectionSpan:
+    """A section of the rite (右…) on the clock: from its first step's start to its last
+    step's end."""
+
+    id: str
+    name: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True, slots=True)
+class MusicSpan:
+    """A music cue as played: when it starts and stops, and what holds the clock
+    (``rite``: it plays until a step, 樂闋; ``music``: the rite waits for it)."""
+
+    cue: str
+    piece: str
+    start: float
+    end: float
+    bound: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shot:
+    """One arrow, simulated.
+
+    Times in seconds, lengths in metres. ``outcome``: ``hu`` (in the 鵠), ``hou`` (the 侯
+    cloth outside it), ``liu`` / ``yang`` / ``fang`` (short, over, beside: a miss).
+    ``called``: the 獲者 calls 獲. ``stroke``: the drum stroke aimed at (round 3,
+    bound shots), ``offset`` = release − nearest stroke. ``counted``: a 算 is laid.
+    ``side``: ``right`` for the 上射, ``left`` for the 下射.
+    """
+
+    turn: int
+    pair: str
+    archer: str
+    archer_name: str
+    role: str
+    arrow: int
+    target: str
+    release: float
+    origin: Vec3
+    impact: Vec3
+    distance: float
+    flight: float
+    arrival: float
+    outcome: str
+    called: bool
+    bound: bool
+    stroke: float | None
+    offset: float | None
+    on_beat: bool | None
+    counted: bool
+    side: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTally:
+    """The 八算 of one turn: taken, laid right (上射) and left (下射), returned (餘算)."""
+
+    turn: int
+    pair: str
+    taken: int
+    right: int
+    left: int
+    returned: int
+
+
+@dataclass(frozen=True, slots=True)
+class SideCount:
+    """A side's 算 counted as the 釋獲者 does: 純 (pairs) and 奇, bundles of 十純."""
+
+    total: int
+    chun: int
+    qi: int
+    bundles: int
+    loose_chun: int
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One pair's (or the 司射's) turn at the mark: who, when, and its drum 節 and strokes."""
+
+    index: int
+    pair: str
+    name: str
+    start: float
+    jie: tuple[float, ...] = ()
+    strokes: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """A shooting round as shot: its turns, arrows, tallies (rounds 2–3), the
+    announcement, and the 節 of the music it was shot to (round 3)."""
+
+    number: int
+    name: str
+    start: float
+    end: float
+    tolerance_s: float
+    turns: tuple[Turn, ...]
+    shots: tuple[Shot, ...]
+    tallies: tuple[TurnTally, ...] = ()
+    right: SideCount | None = None
+    left: SideCount | None = None
+    announcement: str | None = None
+    jie: tuple[float, ...] = ()
+
+    @property
+    def strokes(self) -> tuple[float, ...]:
+        """Every drum stroke a release may sit on."""
+        return tuple(s for turn in self.turns for s in turn.strokes)
+
+    def shifted(self, start: float) -> Round:
+        """The round on a clock where ``start`` is 0."""
+        def times(values):
+            return tuple(v - start for v in values)
+
+        def shot(s: Shot) -> Shot:
+            return replace(s, release=s.release - start, arrival=s.arrival - start,
+                           stroke=None if s.stroke is None else s.stroke - start)
+
+        return replace(
+            self, start=self.start - start, end=self.end - start, jie=times(self.jie),
+            turns=tuple(replace(t, start=t.start - start, jie=times(t.jie),
+                                strokes=times(t.strokes)) for t in self.turns),
+            shots=tuple(shot(s) for s in self.shots))
+
+
+@dataclass(frozen=True, slots=True)
+class Info:
+    """What was performed and how: the text, the cue sheet, the seed, the tuning, the
+    reading of the words, and ``offset``: where this clock's 0 stands on the whole rite's."""
+
+    title: str = ""
+    text: str = ""
+    cue_sheet: str = ""
+    seed: int = 0
+    tuning: str = ""
+    huangzhong_hz: float = 0.0
+    reading: str = ""
+    offset: float = 0.0
+
+
 @dataclass(frozen=True)
 class Performance:
-    """Events and markers sorted by time, with the sources and pieces they refer to."""
+    """Events and markers sorted by time, with the sources and pieces they refer to, and
+    the sections, music and rounds the sequencer laid on the clock."""
 
     events: tuple[Event, ...]
     markers: tuple[Marker, ...]
     sources: Mapping[str, Source]
     pieces: Mapping[str, PieceInfo] = field(default_factory=dict)
-    meta: Mapping[str, Any] = field(default_factory=dict)
+    info: Info = field(default_factory=Info)
+    sections: tuple[SectionSpan, ...] = ()
+    music: tuple[MusicSpan, ...] = ()
+    rounds: tuple[Round, ...] = ()
 
     def __post_init__(self) -> None:
         for event in self.events:
@@ -226,22 +389,45 @@ class Performance:
         ends = [e.end for e in self.events] + [m.time for m in self.markers]
         return max(ends, default=0.0)
 
+    def section(self, id_: str) -> SectionSpan:
+        """The span of section ``id_``; PerformanceError if it was not performed."""
+        for span in self.sections:
+            if span.id == id_:
+                return span
+        raise PerformanceError(f"section {id_!r} is not in this performance; performed: "
+                               f"{', '.join(s.id for s in self.sections) or 'none'}")
+
     def between(self, start: float, stop: float) -> Performance:
-        """The events and markers in ``[start, stop)``, shifted so ``start`` becomes 0."""
+        """The part in ``[start, stop)`` on its own clock (``start`` becomes 0): events,
+        markers, sections, music and rounds that begin in it, and every source where it
+        stands at ``start`` with the moves it makes inside the span."""
+        def inside(items):
+            return [item for item in items if start <= item.start < stop]
+
         def shift(item):
             return replace(item, time=item.time - start)
+
         return Performance(
             tuple(shift(e) for e in self.events if start <= e.time < stop),
             tuple(shift(m) for m in self.markers if start <= m.time < stop),
-            self.sources, self.pieces, {**self.meta, "offset": start})
+            {k: s.shifted(start, stop) for k, s in self.sources.items()}, self.pieces,
+            replace(self.info, offset=self.info.offset + start),
+            tuple(replace(s, start=s.start - start, end=s.end - start)
+                  for s in inside(self.sections)),
+            tuple(replace(m, start=m.start - start, end=m.end - start)
+                  for m in inside(self.music)),
+            tuple(r.shifted(start) for r in inside(self.rounds)))
 
     # JSON -----------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (schema version 1)."""
+        """A JSON-ready dict (schema version 2)."""
         return {
             "schema": SCHEMA_VERSION,
-            "meta": dict(self.meta),
+            "info": asdict(self.info),
+            "sections": [asdict(s) for s in self.sections],
+            "music": [asdict(m) for m in self.music],
+            "rounds": [asdict(r) for r in self.rounds],
             "pieces": {k: asdict(v) for k, v in self.pieces.items()},
             "sources": {k: asdict(v) for k, v in self.sources.items()},
             "markers": [asdict(m) for m in self.markers],
@@ -255,13 +441,17 @@ class Performance:
             raise PerformanceError(
                 f"performance schema={data.get('schema')!r}, accepted: {SCHEMA_VERSION}")
         try:
-            sources = {k: _source(v) for k, v in data["sources"].items()}
-            events = tuple(_event(e) for e in data["events"])
-            markers = tuple(Marker(**m) for m in data["markers"])
-            pieces = {k: PieceInfo(**v) for k, v in data["pieces"].items()}
+            return cls(
+                tuple(_event(e) for e in data["events"]),
+                tuple(Marker(**m) for m in data["markers"]),
+                {k: _source(v) for k, v in data["sources"].items()},
+                {k: PieceInfo(**v) for k, v in data["pieces"].items()},
+                Info(**data["info"]),
+                tuple(SectionSpan(**s) for s in data["sections"]),
+                tuple(MusicSpan(**m) for m in data["music"]),
+                tuple(_round(r) for r in data["rounds"]))
         except (KeyError, TypeError) as error:
             raise PerformanceError(f"performance JSON is malformed: {error}") from error
-        return cls(events, markers, sources, pieces, data.get("meta", {}))
 
     def save_json(self, path: str | Path) -> Path:
         """Write the performance as JSON, atomically."""
@@ -291,3 +481,18 @@ def _event(data: Mapping[str, Any]) -> Event:
     pitch = data.get("pitch")
     return Event(**{**data, "pitch": None if pitch is None else Pitch(**pitch),
                     "position": _vec(data.get("position"))})
+
+
+def _round(data: Mapping[str, Any]) -> Round:
+    def side(value):
+        return None if value is None else SideCount(**value)
+
+    def shot(value):
+        return Shot(**{**value, "origin": _vec(value["origin"]), "impact": _vec(value["impact"])})
+
+    return Round(**{
+        **data, "turns": tuple(Turn(**{**t, "jie": tuple(t["jie"]),
+                                       "strokes": tuple(t["strokes"])}) for t in data["turns"]),
+        "shots": tuple(shot(s) for s in data["shots"]),
+        "tallies": tuple(TurnTally(**t) for t in data["tallies"]),
+        "right": side(data["right"]), "left": side(data["left"]), "jie": tuple(data["jie"])})

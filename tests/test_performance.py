@@ -4,7 +4,7 @@ import pytest
 
 from soundscape.errors import PerformanceError
 from soundscape.music.pitch import Pitch
-from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
+from soundscape.performance import Event, Info, Marker, Performance, PieceInfo, Source
 
 
 def _sources():
@@ -20,7 +20,7 @@ def _perf():
     ]
     markers = [Marker(1.5, "step", "奏肆夏", "zou Si Xia", "step.12", "乃奏肆夏"),
                Marker(0.0, "section", "右納賓", "na bin", "sec.6")]
-    return Performance.build(events, markers, _sources(), pieces=pieces, meta={"seed": 3})
+    return Performance.build(events, markers, _sources(), pieces=pieces, info=Info(seed=3))
 
 
 def test_build_sorts_events_and_markers_by_time():
@@ -69,7 +69,7 @@ def test_between_shifts_and_keeps_only_the_window():
     part = _perf().between(1.5, 10.0)
     assert [e.time for e in part.events] == [0.5]
     assert [m.text for m in part.markers] == ["奏肆夏"]
-    assert part.meta["offset"] == 1.5
+    assert part.info.offset == 1.5
 
 
 def test_source_moves_over_time():

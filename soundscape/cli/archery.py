@@ -25,15 +25,14 @@ def command(cues: Path | None, seed: int, out_dir: Path) -> None:
     """Sequence the rite (the bundled 大射 cue sheet, or CUES) and write the results of
     誘射 and the three rounds, one JSON and one CSV per round; print the tallies."""
     performance = perform_from_file(cues, seed=seed)
-    for shoot in performance.meta["rounds"]:
-        record = shoot["result"]
-        archery.write_results(record, out_dir)
-        shots = record["shots"]
-        line = (f"{record['round']} {record['name']} at {shoot['start'] / 60:.1f} min: "
-                f"{len(shots)} arrows, {sum(s['called'] for s in shots)} 獲, "
-                f"{sum(s['counted'] for s in shots)} 釋獲")
-        if record["right"] is not None and record["left"] is not None:
-            line += (f"; 右 {record['right']['total']} 算, 左 {record['left']['total']} 算: "
-                     f"{record['announcement']}")
+    for shoot in performance.rounds:
+        archery.write_results(shoot, out_dir)
+        shots = shoot.shots
+        line = (f"{shoot.number} {shoot.name} at {shoot.start / 60:.1f} min: "
+                f"{len(shots)} arrows, {sum(s.called for s in shots)} 獲, "
+                f"{sum(s.counted for s in shots)} 釋獲")
+        if shoot.right is not None and shoot.left is not None:
+            line += (f"; 右 {shoot.right.total} 算, 左 {shoot.left.total} 算: "
+                     f"{shoot.announcement}")
         click.echo(line)
     click.echo(f"results in {out_dir}")

@@ -44,16 +44,15 @@ def command(cues: Path | None, seed: int, from_section: str | None, to_section: 
                                     to_section=to_section, options=options)
     performance.save_json(out)
     write_timeline(performance, plot)
-    meta = performance.meta
-    click.echo(f"{meta.get('title', '')}: {performance.duration / 60:.1f} min, "
+    click.echo(f"{performance.info.title}: {performance.duration / 60:.1f} min, "
                f"{len(performance.events)} sounds from {len(performance.sources)} sources, "
                f"{len(performance.markers)} markers")
-    for music in meta.get("music", []):
-        piece = performance.pieces.get(music["piece"])
-        if piece is not None and music["end"] > 0:
-            click.echo(f"  {music['start'] / 60:6.1f}–{music['end'] / 60:6.1f} min  "
-                       f"{piece.title} ({music['bound']}-bound, {piece.basis})")
-    for shoot in meta.get("rounds", []):
-        words = shoot["announcement"] or "not counted"
-        click.echo(f"  round {shoot['number']} at {shoot['start'] / 60:.1f} min: {words}")
+    for music in performance.music:
+        piece = performance.pieces.get(music.piece)
+        if piece is not None and music.end > 0:
+            click.echo(f"  {music.start / 60:6.1f}–{music.end / 60:6.1f} min  "
+                       f"{piece.title} ({music.bound}-bound, {piece.basis})")
+    for shoot in performance.rounds:
+        words = shoot.announcement or "not counted"
+        click.echo(f"  round {shoot.number} at {shoot.start / 60:.1f} min: {words}")
     click.echo(f"wrote {out} and {plot}")

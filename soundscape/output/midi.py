@@ -303,7 +303,7 @@ def _cc(channel: int, control: int, value: int) -> mido.Message:
 def _conductor(performance: Performance, tuning_mode: str, pitches: Iterable,
                keys: mts.KeyMap) -> list[tuple]:
     """Title, tempo, tuning set-up, ritual markers and piece notes, as ``(time, order, msg)``."""
-    title = str(performance.meta.get("title", "大射儀 Da she yi (Great Archery Rite)"))
+    title = performance.info.title or "大射儀 Da she yi (Great Archery Rite)"
     items: list[tuple] = [(0.0, _SETUP, mido.MetaMessage("track_name", name=title)),
                           (0.0, _SETUP, mido.MetaMessage("set_tempo", tempo=_TEMPO))]
     if tuning_mode == "mts":

@@ -1,7 +1,7 @@
 """A picture of a Performance: sections along time, music spans by piece, the shoots.
 
 A reader of the Performance like any other: it draws what the sequencer
-decided (``meta`` sections, music and rounds) and what sounds (events), with a
+decided (its sections, music and rounds) and what sounds (events), with a
 close view of the third round where the arrows leave on the drum 節 of 貍首.
 """
 
@@ -37,41 +37,39 @@ def timeline_figure(performance: Performance) -> Figure:
                                              gridspec_kw={"height_ratios": [3, 2]})
         _draw_whole(whole, performance, cjk=font is not None)
         _draw_round_three(zoom, performance)
-        title = performance.meta.get("title", "")
+        title = performance.info.title
         minutes = performance.duration / 60
         figure.suptitle(f"{title if font else 'Da She'} — {minutes:.0f} min, "
-                        f"seed {performance.meta.get('seed')}", fontsize=14)
+                        f"seed {performance.info.seed}", fontsize=14)
         figure.tight_layout()
     return figure
 
 
 def _draw_whole(ax, performance: Performance, *, cjk: bool) -> None:
     minutes = 1 / 60
-    meta = performance.meta
-    for index, section in enumerate(meta.get("sections", [])):
-        start, end = section["start"] * minutes, section["end"] * minutes
+    for index, section in enumerate(performance.sections):
+        start, end = section.start * minutes, section.end * minutes
         if end <= start:
             continue
         ax.axvspan(start, end, ymin=0.82, ymax=1.0, color="#cfd8dc" if index % 2 else "#eceff1")
-        label = section["name"] if cjk else section["id"]
+        label = section.name if cjk else section.id
         ax.text((start + end) / 2, 3.45, label, rotation=90, ha="center", va="center",
                 fontsize=6)
     pieces = performance.pieces
     rows = {}
-    for music in meta.get("music", []):
-        row = rows.setdefault(music["piece"], len(rows))
-        basis = pieces[music["piece"]].basis if music["piece"] in pieces else "reconstruction"
-        start, end = music["start"] * minutes, music["end"] * minutes
+    for music in performance.music:
+        row = rows.setdefault(music.piece, len(rows))
+        basis = pieces[music.piece].basis if music.piece in pieces else "reconstruction"
+        start, end = music.start * minutes, music.end * minutes
         ax.barh(2.4 - 0.3 * (row % 3), end - start, left=start, height=0.25,
                 color=_BASIS_COLOUR[basis])
-        title = pieces[music["piece"]].title if cjk and music["piece"] in pieces else \
-            music["piece"]
-        ax.text(start, 2.4 - 0.3 * (row % 3) + 0.16, f"{title} ({music['bound']}-bound)",
+        title = pieces[music.piece].title if cjk and music.piece in pieces else music.piece
+        ax.text(start, 2.4 - 0.3 * (row % 3) + 0.16, f"{title} ({music.bound}-bound)",
                 fontsize=7)
-    for shoot in meta.get("rounds", []):
-        start, end = shoot["start"] * minutes, shoot["end"] * minutes
+    for shoot in performance.rounds:
+        start, end = shoot.start * minutes, shoot.end * minutes
         ax.barh(1.2, end - start, left=start, height=0.3, color=_ROUND_COLOUR)
-        ax.text(start, 1.4, f"round {shoot['number']}", fontsize=7)
+        ax.text(start, 1.4, f"round {shoot.number}", fontsize=7)
     releases = [e.time * minutes for e in performance.events
                 if performance.sources[e.source].instrument == "bow"]
     ax.vlines(releases, 0.5, 0.8, color="black", linewidth=0.3)
@@ -87,13 +85,13 @@ def _draw_whole(ax, performance: Performance, *, cjk: bool) -> None:
 
 
 def _draw_round_three(ax, performance: Performance) -> None:
-    rounds = [r for r in performance.meta.get("rounds", []) if r["jie"]]
+    rounds = [r for r in performance.rounds if r.jie]
     if not rounds:
         ax.text(0.5, 0.5, "no round shot to music", ha="center", transform=ax.transAxes)
         ax.set_axis_off()
         return
     shoot = rounds[0]
-    start = shoot["start"]
+    start = shoot.start
     stop = start + _ZOOM_SECONDS
 
     def window(times):
@@ -104,14 +102,14 @@ def _draw_round_three(ax, performance: Performance) -> None:
     releases = [e.time for e in performance.events
                 if performance.sources[e.source].instrument == "bow"]
     ax.vlines(window(drums), 2.0, 2.4, color="#5d4037", linewidth=0.6, label="drum strokes")
-    ax.vlines(window(shoot["jie"]), 1.4, 1.9, color="#c62828", linewidth=2, label="節")
-    ax.vlines(window(shoot["strokes"]), 1.0, 1.35, color="#ef6c00", linewidth=1.2,
+    ax.vlines(window(shoot.jie), 1.4, 1.9, color="#c62828", linewidth=2, label="節")
+    ax.vlines(window(shoot.strokes), 1.0, 1.35, color="#ef6c00", linewidth=1.2,
               label="strokes the archers loose on")
     ax.vlines(window(releases), 0.4, 0.9, color="black", linewidth=1, label="arrow releases")
     ax.set_xlim(0, _ZOOM_SECONDS)
     ax.set_ylim(0.2, 2.6)
     ax.set_yticks([])
-    ax.set_xlabel(f"seconds from the start of round {shoot['number']} (貍首, 間若一)")
+    ax.set_xlabel(f"seconds from the start of round {shoot.number} (貍首, 間若一)")
     ax.legend(loc="upper right", fontsize=8)
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from soundscape.errors import ArcheryError
 from soundscape.fileio import read_toml, write_text
 from soundscape.geometry import Vec3
+from soundscape.performance import Round, Shot, SideCount, Turn, TurnTally
 from soundscape.resources import data_dir
 
 __all__ = [
@@ -449,63 +450,6 @@ def hu_probability(archer: Archer, distance: float, target: str, *, config: Arch
 
 # -- results ---------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class Shot:
-    """One arrow, simulated.
-
-    Times in seconds, lengths in metres. ``outcome``: ``hu`` (in the 鵠), ``hou`` (the 侯
-    cloth outside it), ``liu`` / ``yang`` / ``fang`` (short, over, beside: a miss).
-    ``called``: the 獲者 calls 獲. ``stroke``: the drum stroke aimed at (round 3,
-    bound shots), ``offset`` = release − nearest stroke. ``counted``: a 算 is laid.
-    ``side``: ``right`` for the 上射, ``left`` for the 下射.
-    """
-
-    turn: int
-    pair: str
-    archer: str
-    archer_name: str
-    role: str
-    arrow: int
-    target: str
-    release: float
-    origin: Vec3
-    impact: Vec3
-    distance: float
-    flight: float
-    arrival: float
-    outcome: str
-    called: bool
-    bound: bool
-    stroke: float | None
-    offset: float | None
-    on_beat: bool | None
-    counted: bool
-    side: str
-
-
-@dataclass(frozen=True, slots=True)
-class TurnTally:
-    """The 八算 of one turn: taken, laid right (上射) and left (下射), returned (餘算)."""
-
-    turn: int
-    pair: str
-    taken: int
-    right: int
-    left: int
-    returned: int
-
-
-@dataclass(frozen=True, slots=True)
-class SideCount:
-    """A side's 算 counted as the 釋獲者 does: 純 (pairs) and 奇, bundles of 十純."""
-
-    total: int
-    chun: int
-    qi: int
-    bundles: int
-    loose_chun: int
-
-
-@dataclass(frozen=True, slots=True)
 class RoundResult:
     """A simulated round: its shots, turns, tally (rounds 2–3) and announcement."""
 
@@ -526,20 +470,15 @@ class RoundResult:
         """Every drum stroke a release may sit on (round 3), for the drum part."""
         return tuple(s for turn in self.turns for s in turn.strokes)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready summary (turns without their plans)."""
-        return {
-            "round": self.round_no, "name": self.name, "start": self.start, "end": self.end,
-            "tolerance_s": self.tolerance_s,
-            "turns": [{"index": t.index, "pair": t.pair.id if t.pair else "sishe",
-                       "name": t.pair.name if t.pair else "司射", "start": t.start,
-                       "jie": list(t.jie), "strokes": list(t.strokes)} for t in self.turns],
-            "shots": [asdict(s) for s in self.shots],
-            "tallies": [asdict(t) for t in self.tallies],
-            "right": asdict(self.right) if self.right else None,
-            "left": asdict(self.left) if self.left else None,
-            "announcement": self.announcement,
-        }
+    def record(self, jie: Sequence[float] = ()) -> Round:
+        """The round as the Performance keeps it (turns without their plans), with the
+        節 of the music it was shot to."""
+        turns = tuple(Turn(t.index, t.pair.id if t.pair else "sishe",
+                           t.pair.name if t.pair else "司射", t.start, tuple(t.jie),
+                           tuple(t.strokes)) for t in self.turns)
+        return Round(self.round_no, self.name, self.start, self.end, self.tolerance_s, turns,
+                     self.shots, self.tallies, self.right, self.left, self.announcement,
+                     tuple(jie))
 
 
 def count_side(total: int) -> SideCount:
@@ -682,22 +621,17 @@ _CSV_FIELDS = ("turn", "pair", "archer", "archer_name", "role", "arrow", "target
                "on_beat", "counted", "side")
 
 
-def write_results(result: RoundResult | Mapping[str, Any], out_dir: str | Path
-                  ) -> tuple[Path, Path]:
-    """Write ``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow), atomically.
-
-    ``result`` is a RoundResult or its ``to_dict()`` record (as a Performance keeps it).
-    """
-    record = result.to_dict() if isinstance(result, RoundResult) else result
+def write_results(result: Round, out_dir: str | Path) -> tuple[Path, Path]:
+    """Write ``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow), atomically."""
     out_dir = Path(out_dir)
-    stem = f"round{record['round']}"
+    stem = f"round{result.number}"
     json_path = write_text(out_dir / f"{stem}.json",
-                           json.dumps(record, ensure_ascii=False, indent=1))
+                           json.dumps(asdict(result), ensure_ascii=False, indent=1))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(_CSV_FIELDS)
-    for shot in record["shots"]:
-        writer.writerow([_cell(shot[f]) for f in _CSV_FIELDS])
+    for shot in result.shots:
+        writer.writerow([_cell(getattr(shot, f)) for f in _CSV_FIELDS])
     csv_path = write_text(out_dir / f"{stem}.csv", buffer.getvalue())
     return json_path, csv_path
 

@@ -57,7 +57,7 @@ def archery_sources(site: Any, *, config: ArcheryConfig | None = None,
 
     Parameters
     ----------
-    site : Site or mapping
+    site : Site
         Needs ``wu``, ``dahou``, ``can``, ``gan``, ``fa_*``, ``zhong``, ``xijie`` (the
         司射 commands 由堂下西階之東) and ``zuojie`` (the 釋獲者 announces 阼階下).
     config : ArcheryConfig
@@ -66,8 +66,7 @@ def archery_sources(site: Any, *, config: ArcheryConfig | None = None,
     """
     config = config or load_config()
     ids = source_ids()
-    standing = config.number("heights", "standing_m")
-    seated = config.number("heights", "seated_m")
+    standing, seated = site.people["standing_mouth"], site.people["seated_mouth"]
     north = (0.0, 1.0, 0.0)
     south = (0.0, -1.0, 0.0)
 

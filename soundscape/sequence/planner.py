@@ -30,7 +30,15 @@ from soundscape.fileio import read_toml
 from soundscape.music.arrange import Arrangement, arrange
 from soundscape.music.repertoire import Piece, load_piece
 from soundscape.music.tuning import Tuning, default_tuning
-from soundscape.performance import Event, Marker, Performance, PieceInfo
+from soundscape.performance import (
+    Event,
+    Info,
+    Marker,
+    MusicSpan,
+    Performance,
+    PieceInfo,
+    SectionSpan,
+)
 from soundscape.resources import data_dir
 from soundscape.sequence import archery, archery_events
 from soundscape.sequence.players import Players, build_players
@@ -147,6 +155,9 @@ class _Planner:
 
     # -- the clock's questions -------------------------------------------------------
     def hold(self, step: Step, start: float) -> float:
+        for move in self.settings["gong_move"]:
+            if move["at"] in step.quote:
+                self.players.move_gong(start, move["phase"], self.site)
         needed = self.stretch.get(step.id, 0.0)
         shoot = self.rounds.get(step.id)
         for cue in self.sheet.music_at(step.id):
@@ -332,7 +343,8 @@ class _Planner:
                     times[voice.step].start, timing["voice_walk_call_s" if walking
                                                      else "voice_call_s"],
                     f"voice.fuhou.{target}", pitch, 0.8, "call", voice.id,
-                    lyric="諾", position=(where[0], where[1], 1.6)))
+                    lyric="諾",
+                    position=(where[0], where[1], self.site.people["standing_mouth"])))
         return events
 
 
@@ -371,8 +383,11 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     markers = _markers(sheet, times, planner)
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
-    meta = _meta(sheet, tuning, seed, times, planner)
-    return Performance.build(events, markers, sources, pieces=pieces, meta=meta)
+    info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,
+                tuning.name, tuning.huangzhong_hz)
+    return Performance.build(events, markers, sources, pieces=pieces, info=info,
+                             sections=_sections(sheet, times), music=_music(planner),
+                             rounds=_rounds_shot(planner))
 
 
 def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:
@@ -421,28 +436,26 @@ def _markers(sheet: CueSheet, times: Mapping[str, TimedStep], planner: _Planner)
     return markers
 
 
-def _meta(sheet: CueSheet, tuning: Tuning, seed: int, times: Mapping[str, TimedStep],
-          planner: _Planner) -> dict[str, Any]:
-    sections = []
+def _sections(sheet: CueSheet, times: Mapping[str, TimedStep]) -> tuple[SectionSpan, ...]:
+    spans = []
     for section in sheet.sections:
         steps = [times[s.id] for s in sheet.steps_in(section.id)]
         if steps:
-            sections.append({"id": section.id, "name": section.name,
-                             "start": min(t.start for t in steps),
-                             "end": max(t.end for t in steps)})
-    rounds = [{"number": r.number, "start": r.start, "end": r.result.end,
-               "announcement": r.result.announcement,
-               "jie": [r.music.start + t for t in r.music.arrangement.jie]
-               if r.music and r.music.arrangement else [],
-               "strokes": list(r.result.strokes), "result": r.result.to_dict()}
-              for r in planner.rounds.values() if r.result is not None]
-    return {"title": sheet.text.title, "text": sheet.text.id,
-            "cue_sheet": str(sheet.path) if sheet.path else "", "seed": seed,
-            "tuning": tuning.name, "huangzhong_hz": tuning.huangzhong_hz,
-            "sections": sections, "rounds": rounds,
-            "music": [{"cue": p.cue.id, "piece": p.piece.id, "start": p.start,
-                       "end": p.start + p.end, "bound": "rite" if p.cue.stop != STOP_LENGTH
-                       else "music"} for p in planner.played.values() if p.end is not None]}
+            spans.append(SectionSpan(section.id, section.name, min(t.start for t in steps),
+                                     max(t.end for t in steps)))
+    return tuple(spans)
+
+
+def _music(planner: _Planner) -> tuple[MusicSpan, ...]:
+    return tuple(MusicSpan(p.cue.id, p.piece.id, p.start, p.start + p.end,
+                           "rite" if p.cue.stop != STOP_LENGTH else "music")
+                 for p in planner.played.values() if p.end is not None)
+
+
+def _rounds_shot(planner: _Planner):
+    return tuple(r.result.record([r.music.start + t for t in r.music.arrangement.jie]
+                                 if r.music and r.music.arrangement else ())
+                 for r in planner.rounds.values() if r.result is not None)
 
 
 def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
@@ -465,43 +478,12 @@ def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
 def cut(performance: Performance, sheet: CueSheet, from_section: str | None,
         to_section: str | None) -> Performance:
     """The part of ``performance`` from the start of one section to the end of another."""
-    spans = {s["id"]: (s["start"], s["end"]) for s in performance.meta["sections"]}
     first = _section_id(sheet, from_section) if from_section else sheet.sections[0].id
     last = _section_id(sheet, to_section) if to_section else sheet.sections[-1].id
     if sheet.sections.index(sheet.section(first)) > sheet.sections.index(sheet.section(last)):
         raise CueSheetError(f"--from {from_section!r} comes after --to {to_section!r}")
-    start, stop = spans[first][0], spans[last][1]
-    part = performance.between(start, stop)
-    return replace(part, meta={**part.meta, **_meta_between(performance.meta, start, stop)})
-
-
-def _meta_between(meta: Mapping[str, Any], start: float, stop: float) -> dict[str, Any]:
-    """The sections, music and rounds of ``meta`` that fall in ``[start, stop)``, shifted."""
-    def inside(items):
-        return [item for item in items if start <= item["start"] < stop]
-
-    def round_shifted(shoot):
-        result = shoot["result"]
-        return {**_shifted(shoot, start, ("start", "end"), ("jie", "strokes")),
-                "result": {**_shifted(result, start, ("start", "end")),
-                           "turns": [_shifted(t, start, ("start",), ("jie", "strokes"))
-                                     for t in result["turns"]],
-                           "shots": [_shifted(s, start, ("release", "arrival", "stroke"))
-                                     for s in result["shots"]]}}
-
-    return {
-        "sections": [_shifted(s, start, ("start", "end")) for s in inside(meta["sections"])],
-        "music": [_shifted(m, start, ("start", "end")) for m in inside(meta["music"])],
-        "rounds": [round_shifted(r) for r in inside(meta["rounds"])],
-    }
-
-
-def _shifted(item: Mapping[str, Any], start: float, keys: tuple[str, ...],
-             lists: tuple[str, ...] = ()) -> dict[str, Any]:
-    """``item`` with its times at ``keys`` (None stays None) and in ``lists`` made
-    ``start`` earlier."""
-    moved = {k: None if item[k] is None else item[k] - start for k in keys}
-    return {**item, **moved, **{k: [t - start for t in item[k]] for k in lists}}
+    return performance.between(performance.section(first).start,
+                               performance.section(last).end)
 
 
 def _section_id(sheet: CueSheet, name: str) -> str:

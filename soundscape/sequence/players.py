@@ -140,7 +140,8 @@ def _fuhou_sources(site: Site) -> dict[str, Source]:
         x, y, _ = site.place(target)
         made[f"voice.fuhou.{target}"] = Source(
             f"voice.fuhou.{target}", "voice", f"負侯 {_target_name(target)}",
-            f"fuhou at {target}", "voice", (x, y, 1.6), (0.0, 1.0, 0.0), cue="fuhou")
+            f"fuhou at {target}", "voice", (x, y, site.people["standing_mouth"]),
+            (0.0, 1.0, 0.0), cue="fuhou")
     return made
 
 

@@ -299,6 +299,9 @@ class Site:
         The files it was read from.
     overridden : mapping dotted key → file
         Every key a user's override file set (``spacing.gap`` → its path).
+    people : mapping → metres
+        Heights of the people of the rite: ``standing_mouth``, ``seated_mouth``,
+        ``standing_ear`` (every voice and listener without a place of its own uses them).
     """
 
     chi_m: float
@@ -316,6 +319,7 @@ class Site:
     layout_overrides: Mapping[str, LayoutOverride] = field(default_factory=dict)
     source: str = ""
     overridden: Mapping[str, str] = field(default_factory=dict)
+    people: Mapping[str, float] = field(default_factory=dict)
 
     # Units -------------------------------------------------------------
 
@@ -413,13 +417,13 @@ class Site:
 
         Places listed under ``[listeners]`` in the data say the facing and ear
         height (the duke seated at ``gong_wei`` faces west); any other place
-        gives a standing listener (1.6 m) facing the place's facing or north.
+        gives a standing listener (``people.standing_ear``) facing the place's facing or north.
         """
         x, y, z = self.place(id_)
         if id_ in self.listeners:
             facing, ear, _ = self.listeners[id_]
         else:
-            facing, ear = self.facing(id_) or COMPASS["north"], 1.6
+            facing, ear = self.facing(id_) or COMPASS["north"], self.people["standing_ear"]
         return Placement((x, y, z + ear), facing)
 
     def _performer_index(self, who: str) -> int:
@@ -609,7 +613,8 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
                 MappingProxyType(spacing), MappingProxyType(places), MappingProxyType(targets),
                 MappingProxyType(instruments), performers, MappingProxyType(phases),
                 MappingProxyType(listeners), MappingProxyType(dict(data["groups"])),
-                MappingProxyType(layout), source, MappingProxyType(set_by))
+                MappingProxyType(layout), source, MappingProxyType(set_by),
+                MappingProxyType({k: length(v, f"people.{k}") for k, v in data["people"].items()}))
     _check_places(site, origin)
     return site
 

@@ -140,8 +140,8 @@ def test_hit_probability_falls_with_distance_and_matches_the_simulation():
 
 
 def test_same_seed_same_results():
-    assert _round(3, 11).to_dict() == _round(3, 11).to_dict()
-    assert _round(3, 11).to_dict() != _round(3, 12).to_dict()
+    assert _round(3, 11).record() == _round(3, 11).record()
+    assert _round(3, 11).record() != _round(3, 12).record()
 
 
 def _events(result):
@@ -226,7 +226,7 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
 
 
 def test_results_files(tmp_path):
-    result = _round(3)
+    result = _round(3).record()
     json_path, csv_path = archery.write_results(result, tmp_path)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert data["announcement"] == result.announcement

@@ -1,5 +1,7 @@
 """The sequencer: music timed to the rite, the rite timed to the music, and the shoots."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -7,8 +9,9 @@ from soundscape import cuesheet
 from soundscape.errors import CueSheetError, PerformanceError
 from soundscape.music.repertoire import load_piece
 from soundscape.music.tuning import default_tuning
+from soundscape.performance import Performance
 from soundscape.sequence import archery
-from soundscape.sequence.planner import SequenceOptions, perform, perform_from_file
+from soundscape.sequence.planner import SequenceOptions, cut, perform, perform_from_file
 from soundscape.sequence.timeline import Durations
 from soundscape.site.courtyard import load_site
 
@@ -33,7 +36,7 @@ def step_times(performance):
 
 
 def music(performance, cue):
-    return next(m for m in performance.meta["music"] if m["cue"] == cue)
+    return next(m for m in performance.music if m.cue == cue)
 
 
 def test_every_music_cue_sounds_and_is_traced_to_its_cue(rite, sheet):
@@ -51,18 +54,18 @@ def test_sixia_starts_at_its_step_and_stops_on_a_phrase_end_at_yue_que(rite, she
     times = step_times(rite)
     for cue in (c for c in sheet.music if c.piece == "sixia"):
         span = music(rite, cue.id)
-        assert span["start"] == pytest.approx(times[cue.start])
+        assert span.start == pytest.approx(times[cue.start])
         assert "樂闋" in sheet.step(cue.stop).quote
-        assert span["end"] == pytest.approx(times[cue.stop]), "樂闋 waits for the phrase end"
+        assert span.end == pytest.approx(times[cue.stop]), "樂闋 waits for the phrase end"
         notes = [e for e in rite.events if e.cue == cue.id
                  and rite.sources[e.source].instrument == "bianzhong"]
-        assert notes[0].time >= span["start"]
+        assert notes[0].time >= span.start
         last = max(notes, key=lambda e: e.time)
         # the last bell note is the last note of a phrase of the piece
         piece = load_piece("sixia")
         ends = {phrase[-1].name for phrase in piece.phrases}
         assert last.pitch.name in ends
-        assert last.end == pytest.approx(span["end"], abs=1e-6)
+        assert last.end == pytest.approx(span.end, abs=1e-6)
 
 
 def test_luming_sings_its_three_stanzas_three_times_in_order(rite):
@@ -82,31 +85,31 @@ def test_the_rite_waits_for_san_zhong(rite, sheet):
         cue = sheet.music_cue(cue_id)
         after = sheet.steps[sheet.step_index(cue.start) + 1]
         span = music(rite, cue_id)
-        assert span["bound"] == "music"
-        assert times[after.id] >= span["end"] - 1e-9
+        assert span.bound == "music"
+        assert times[after.id] >= span.end - 1e-9
 
 
 def test_round_three_arrows_leave_on_evenly_spaced_jie(rite):
-    shoot = next(r for r in rite.meta["rounds"] if r["number"] == 3)
-    jie = np.array(shoot["jie"])
+    shoot = next(r for r in rite.rounds if r.number == 3)
+    jie = np.array(shoot.jie)
     gaps = np.diff(jie)
     assert np.allclose(gaps, gaps[0], atol=1e-6), "間若一: the 節 are evenly spaced"
     per_turn = 7
     assert len(jie) % per_turn == 0
-    strokes = np.array(shoot["strokes"])
+    strokes = np.array(shoot.strokes)
     tolerance = archery.load_config().number("music", "tolerance_s")
-    shots = shoot["result"]["shots"]
+    shots = shoot.shots
     releases = [e.time for e in rite.events if rite.sources[e.source].instrument == "bow"
-                and shoot["start"] <= e.time <= shoot["end"]]
+                and shoot.start <= e.time <= shoot.end]
     assert len(releases) == len(shots) == 8 * len(jie) // per_turn
     for shot in shots:
-        if shot["bound"]:  # aimed at a drum stroke; counted only if released on it
-            assert np.min(np.abs(strokes - shot["stroke"])) < 1e-9
-            if shot["counted"]:
-                assert abs(shot["release"] - shot["stroke"]) <= tolerance
+        if shot.bound:  # aimed at a drum stroke; counted only if released on it
+            assert np.min(np.abs(strokes - shot.stroke)) < 1e-9
+            if shot.counted:
+                assert abs(shot.release - shot.stroke) <= tolerance
         else:  # the duke: 不以樂志
-            assert shot["archer"] == "gong"
-    assert sum(not s["bound"] for s in shots) == 4
+            assert shot.archer == "gong"
+    assert sum(not s.bound for s in shots) == 4
     # every stroke the archers loose on is a drum stroke sounded in the performance
     drums = np.array([e.time for e in rite.events
                       if rite.sources[e.source].instrument == "jiangu"])
@@ -162,13 +165,13 @@ def test_every_voice_cue_sounds_in_its_own_section(rite, sheet):
         if voice.actor == "fuhou":
             assert {e.time for e in sounds} == {times[voice.step]}
     # the 獲者's calls of a two-section round are credited to the section of the shot
-    shoot = next(r for r in rite.meta["rounds"] if r["number"] == 2)
-    duke_turn = next(t for t in shoot["result"]["turns"] if t["pair"] == "gong")
+    shoot = next(r for r in rite.rounds if r.number == 2)
+    duke_turn = next(t for t in shoot.turns if t.pair == "gong")
     lords = sheet.section("公及諸公卿大夫射").id
     for voice in (v for v in sheet.voices if v.actor == "huozhe"):
         for event in (e for e in rite.events if e.cue == voice.id):
-            if shoot["start"] <= event.time <= shoot["end"]:
-                later = event.time >= duke_turn["start"]
+            if shoot.start <= event.time <= shoot.end:
+                later = event.time >= duke_turn.start
                 assert later == (sheet.step(voice.step).section == lords), voice.id
 
 
@@ -193,11 +196,11 @@ def test_fuhou_answer_gong_from_the_targets_then_shang_from_the_shelters(rite, s
 
 def test_sections_cut_with_from_and_to(sheet):
     part = perform_from_file(seed=7, from_section="樂賓", to_section="s18")
-    assert part.meta["offset"] > 0
-    assert [s["id"] for s in part.meta["sections"]] == ["s18"]
-    assert part.meta["sections"][0]["start"] == 0.0
-    assert [m["cue"] for m in part.meta["music"]] == ["luming", "xingong"]
-    assert part.meta["rounds"] == []
+    assert part.info.offset > 0
+    assert [s.id for s in part.sections] == ["s18"]
+    assert part.sections[0].start == 0.0
+    assert [m.cue for m in part.music] == ["luming", "xingong"]
+    assert part.rounds == ()
     assert {e.cue for e in part.events} >= {"luming", "xingong"}
     assert "sixia" not in {e.cue for e in part.events}
     with pytest.raises(CueSheetError, match="section 'nowhere' is not in the cue sheet"):
@@ -207,22 +210,16 @@ def test_sections_cut_with_from_and_to(sheet):
 def test_a_cut_shifts_the_round_results_with_the_rest():
     """Arrow times in a part are on the part's clock, like its events."""
     rite = perform_from_file(seed=7)
-    whole = rite.meta["rounds"][-1]
-    section = next(s for s in rite.meta["sections"] if s["start"] <= whole["start"] < s["end"])
-    part = perform_from_file(seed=7, from_section=section["id"], to_section=section["id"])
-    cut, = part.meta["rounds"]
-    offset = whole["start"] - cut["start"]
-    assert offset == pytest.approx(section["start"])
-    shots, cut_shots = whole["result"]["shots"], cut["result"]["shots"]
-    assert [s["release"] - offset for s in shots] == pytest.approx(
-        [s["release"] for s in cut_shots])
-    assert [s["stroke"] - offset for s in shots if s["stroke"] is not None] == pytest.approx(
-        [s["stroke"] for s in cut_shots if s["stroke"] is not None])
-    for key in ("start", "end"):
-        assert cut["result"][key] == pytest.approx(whole["result"][key] - offset)
-    turn, cut_turn = whole["result"]["turns"][0], cut["result"]["turns"][0]
-    assert [t - offset for t in turn["jie"]] == pytest.approx(cut_turn["jie"])
-    releases = [s["release"] for s in cut_shots]
+    whole = rite.rounds[-1]
+    section = next(s for s in rite.sections if s.start <= whole.start < s.end)
+    part = perform_from_file(seed=7, from_section=section.id, to_section=section.id)
+    cut, = part.rounds
+    assert cut == whole.shifted(section.start)
+    assert whole.start - cut.start == pytest.approx(section.start)
+    assert [s.release - section.start for s in whole.shots] == pytest.approx(
+        [s.release for s in cut.shots])
+    assert [t - section.start for t in whole.turns[0].jie] == pytest.approx(cut.turns[0].jie)
+    releases = [s.release for s in cut.shots]
     assert min(releases) >= 0 and max(releases) <= part.duration
 
 
@@ -249,3 +246,51 @@ def test_durations_table_from_a_user_file(tmp_path, sheet, site):
                     options=SequenceOptions(durations=Durations.load(table)))
     slow = perform(sheet, site=site, tuning=default_tuning(), seed=7)
     assert quick.duration < slow.duration
+
+
+def _heard_from(performance, event):
+    """Where an event sounds: its own point, or its source's place at its time."""
+    return event.position or performance.sources[event.source].position_at(event.time)
+
+
+def test_every_section_cut_places_and_times_every_sound_as_the_whole_rite(rite, sheet):
+    """A part of the rite is the whole rite seen through a window: the same sounds, at the
+    same places, shifted by the section's start (every section, one at a time)."""
+    for section in rite.sections:
+        part = cut(rite, sheet, section.id, section.id)
+        whole = [e for e in rite.events if section.start <= e.time < section.end]
+        assert len(part.events) == len(whole), section.id
+        for mine, theirs in zip(part.events, whole, strict=True):
+            assert mine.time == pytest.approx(theirs.time - section.start, abs=1e-9)
+            assert (mine.source, mine.cue, mine.pitch) == (theirs.source, theirs.cue,
+                                                            theirs.pitch)
+            assert _heard_from(part, mine) == _heard_from(rite, theirs), (section.id, mine)
+        for source in part.sources.values():
+            for t in (0.0, (section.end - section.start) / 2):
+                whole_source = rite.sources[source.id]
+                assert source.position_at(t) == whole_source.position_at(t + section.start)
+
+
+def test_the_musicians_take_their_seats_after_the_pipes(rite, site):
+    """卒管 … 上工皆東坫之東南西面北上坐: from then on (無算樂 included) the 工 sound from
+    東坫之東南, not from 鼓北 where they stood for 管新宮."""
+    wusuan = next(m for m in rite.music if m.piece == "wusuanyue")
+    xingong = next(m for m in rite.music if m.piece == "xingong")
+    for who in ("dashi", "shaoshi", "shanggong.1", "shanggong.4"):
+        source = rite.sources[f"gong.{who}"]
+        assert source.position_at(xingong.start + 1) == site.performer_position(who, "guan")\
+            .position
+        assert source.position_at(wusuan.start) == site.performer_position(who, "zuo").position
+    sung = [e for e in rite.events if e.cue == wusuan.cue and e.source.startswith("gong.")]
+    assert sung
+    duke = site.listener("gong_wei").position
+    first = min(sung, key=lambda e: e.time)
+    distance = math.dist(_heard_from(rite, first), duke)
+    assert 2.0 < distance < 5.0, "東坫之東南 is a few metres from the duke's seat"
+
+
+def test_the_performance_json_keeps_every_typed_field(rite, tmp_path):
+    path = rite.save_json(tmp_path / "rite.json")
+    again = Performance.load_json(path)
+    assert again == rite
+    assert again.rounds[-1].shots == rite.rounds[-1].shots and again.info.seed == 7
