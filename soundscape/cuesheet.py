@@ -16,16 +16,16 @@ equality and is not saved.
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from soundscape import fileio
+import tomlkit
+
+from soundscape import fileio, validate
 from soundscape.errors import CueSheetError
-from soundscape.resources import bundled_dir
+from soundscape.resources import bundled_dir, data_dir
 from soundscape.text import glossary
 from soundscape.text.hanzi import normalise
 
@@ -53,6 +53,14 @@ DIRECTIONS = ("north", "south", "east", "west")
 GROUPS = ("east", "west", "drums", "pipes")
 RELATIONS = ("east_of", "west_of", "north_of", "south_of", "between", "on")
 STOP_LENGTH = "length"
+#: Performers the sequencer seats besides the layout ids: all the 工 (singers and 瑟
+#: players), or only the 瑟 players.
+SINGERS = ("gong", "se")
+#: Bounds of the numbers a sheet gives (docs/cuesheet.md): 終 of one cue, players in a
+#: force, characters of the text.
+REPEATS = (1, 12)
+FORCES = (1, 64)
+CHARS = (1, 10_000_000)
 
 Span = tuple[int, int]
 
@@ -275,8 +283,11 @@ class _Checker:
         self.entry = entry
 
     def fail(self, key: str | None, message: str) -> None:
-        line = self.locator.line(self.table, self.index, key)
-        raise CueSheetError(f"{self.source}:{line}: {message}")
+        raise CueSheetError(f"{self.at(key)}: {message}")
+
+    def at(self, key: str | None) -> str:
+        """``FILE:LINE`` of ``key`` in this entry (of its header when None)."""
+        return f"{self.source}:{self.locator.line(self.table, self.index, key)}"
 
     def line(self) -> int:
         """The line of this entry's ``[[table]]`` header."""
@@ -301,26 +312,22 @@ class _Checker:
                empty_ok: bool = False) -> str:
         if key not in self.entry and default is not None:
             return default
+        if key not in self.entry:
+            self.fail(None, f"{self.where()} lacks key {key!r}")
         value = self.entry[key]
-        if not isinstance(value, str):
-            self.fail(key, f"{self.where()} {key}={value!r} must be a string")
         if value == "" and (empty_ok or default == ""):
             return value
-        if not value:
-            self.fail(key, f"{self.where()} {key} must not be empty")
+        validate.text(value, key=f"{self.where()} {key}", where=self.at(key), error=CueSheetError)
         if choices is not None and value not in choices:
             shown = ", ".join(sorted(choices)) if len(choices) <= 40 else \
                 f"one of {len(choices)} known values (see docs/cuesheet.md)"
-            self.fail(key, f"{self.where()} {key}={value!r} is unknown; accepted: {shown}")
+            self.fail(key, f"{self.where()} {key}={validate.shown(value)} is unknown; "
+                           f"accepted: {shown}")
         return value
 
-    def integer(self, key: str, *, minimum: int) -> int:
-        value = self.entry[key]
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(key, f"{self.where()} {key}={value!r} must be an integer")
-        if value < minimum:
-            self.fail(key, f"{self.where()} {key}={value} must be ≥ {minimum}")
-        return value
+    def integer(self, key: str, bounds: tuple[int, int]) -> int:
+        return validate.whole(self.entry[key], key=f"{self.where()} {key}", where=self.at(key),
+                              error=CueSheetError, low=bounds[0], high=bounds[1])
 
     def strings(self, key: str, *, choices: Any = None) -> tuple[str, ...]:
         value = self.entry.get(key, [])
@@ -356,25 +363,12 @@ def load(path: str | Path) -> CueSheet:
         ``FILE:LINE: …`` for unreadable files, bad TOML, or any invalid entry.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes().decode("utf-8")
-    except OSError as error:
-        raise CueSheetError(f"{path}: cannot read the cue sheet: {error.strerror or error}"
-                            ) from error
-    except UnicodeDecodeError as error:
-        raise CueSheetError(f"{path}: byte offset {error.start} is not UTF-8; cue sheets "
-                            "are UTF-8 TOML") from error
-    return loads(raw, source=str(path))
+    return loads(fileio.read_text(path, CueSheetError), source=str(path))
 
 
 def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     """Parse and validate cue-sheet TOML held in a string (see :func:`load`)."""
-    try:
-        data = tomllib.loads(raw)
-    except tomllib.TOMLDecodeError as error:
-        match = re.search(r"line (\d+)", str(error))
-        raise CueSheetError(f"{source}:{match.group(1) if match else 1}: not valid TOML: "
-                            f"{error}") from error
+    data = fileio.parse_toml(raw, source, CueSheetError)
     locator = _Locator(raw)
     top = _Checker(source, locator, "top", None, data)
     top.keys(("schema", "text"), ("section", "step", "layout", "music", "voice"))
@@ -398,6 +392,7 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     _unique(layout_checks, "layout")
     layout_ids = {c.entry.get("id") for c in layout_checks}
     layout = tuple(_layout(c, info.chars, layout_ids) for c in layout_checks)
+    _anchor_loops(layout_checks, layout)
     step_order = {s.id: i for i, s in enumerate(steps)}
     music_checks = checkers("music")
     _unique(music_checks, "music")
@@ -421,7 +416,7 @@ def _unique(checks: list[_Checker], table: str) -> None:
 def _text_info(c: _Checker) -> TextInfo:
     c.keys(("id", "chars"), ("title", "edition"))
     return TextInfo(c.string("id"), c.string("title", default=""),
-                    c.string("edition", default=""), c.integer("chars", minimum=1))
+                    c.string("edition", default=""), c.integer("chars", CHARS))
 
 
 def _section(c: _Checker, length: int) -> Section:
@@ -475,24 +470,54 @@ def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> 
     c.keys(("id", "piece", "kind", "performers", "repeats", "start", "stop", "quote", "span"),
            ("conditions", "forces", "note"))
     words = glossary.load()
-    performers = set(words.ids("performer")) | set(words.ids("instrument")) | layout_ids
+    performers = set(SINGERS) | {i for i in layout_ids if isinstance(i, str)}
+    if not layout_ids:  # no 設樂 in the text: derive names the instruments it will need
+        performers |= set(words.ids("instrument"))
     start = c.string("start", choices=steps)
     stop = c.string("stop", choices=[*steps, STOP_LENGTH])
     if stop != STOP_LENGTH and steps[stop] < steps[start]:
         c.fail("stop", f"{c.where()} stop={stop!r} comes before its start {start!r}; "
                        "accepted: a later step id or \"length\"")
     forces = c.entry.get("forces", {})
-    if not isinstance(forces, dict) or not all(
-            k in performers and isinstance(v, int) and not isinstance(v, bool) and v >= 1
-            for k, v in forces.items()):
-        c.fail("forces", f"{c.where()} forces={forces!r} must map performer or instrument "
-                         "ids to counts ≥ 1")
+    if not isinstance(forces, dict) or not all(k in SINGERS for k in forces):
+        c.fail("forces", f"{c.where()} forces={validate.shown(forces)} must be a table of "
+                         f"player counts; accepted keys: {', '.join(SINGERS)}")
+    for key, count in forces.items():
+        validate.whole(count, key=f"{c.where()} forces.{key}", where=c.at("forces"),
+                       error=CueSheetError, low=FORCES[0], high=FORCES[1])
     return MusicCue(
-        c.string("id"), c.string("piece", choices=set(words.ids("piece"))),
-        c.string("kind", choices=set(words.ids("kind"))),
-        c.strings("performers", choices=performers), c.integer("repeats", minimum=1),
+        c.string("id"), _piece(c, words), c.string("kind", choices=set(words.ids("kind"))),
+        c.strings("performers", choices=performers), c.integer("repeats", REPEATS),
         start, stop, c.strings("conditions"), c.string("quote"), c.span(length),
         forces=tuple(forces.items()), note=c.string("note", default=""), line=c.line())
+
+
+def _piece(c: _Checker, words: glossary.Glossary) -> str:
+    """A piece of the glossary that has a score in the repertoire (else nothing to play)."""
+    piece = c.string("piece", choices=set(words.ids("piece")))
+    scored = sorted(p.stem for p in (data_dir() / "pieces").glob("*.toml")
+                    if not p.name.startswith("_"))
+    if piece not in scored:
+        c.fail("piece", f"{c.where()} piece={piece!r} has no score in the repertoire, so it "
+                        f"cannot be played; accepted: {', '.join(scored)}")
+    return piece
+
+
+def _anchor_loops(checks: list[_Checker], layout: tuple[LayoutItem, ...]) -> None:
+    """Refuse layout entries measured, through others, from themselves."""
+    anchors = {item.id: (item.of if isinstance(item.of, tuple) else (item.of,))
+               for item in layout}
+    for check, item in zip(checks, layout, strict=True):
+        todo, seen = list(anchors[item.id]), set()
+        while todo:
+            anchor = todo.pop()
+            if anchor == item.id:
+                check.fail("of", f"{check.where()} of={item.of!r}: the layout anchors loop "
+                                 f"back to {item.id!r}; accepted: a place or an entry that "
+                                 "is not measured from this one")
+            if anchor in anchors and anchor not in seen:
+                seen.add(anchor)
+                todo.extend(anchors[anchor])
 
 
 def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> VoiceCue:
@@ -511,60 +536,107 @@ def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> V
 
 
 # ---------------------------------------------------------------------- saving
+#
+# Saving goes through tomlkit so that saving over a sheet updates it in place: the
+# user's comments, blank lines and key order stay; entries are matched by id.
 
-def _value(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }"
-    return "[" + ", ".join(_value(v) for v in value) + "]"
-
-
-def _entry(table: str, pairs: list[tuple[str, Any]]) -> str:
-    lines = [f"[[{table}]]"]
-    lines += [f"{key} = {_value(value)}" for key, value in pairs]
-    return "\n".join(lines) + "\n"
-
-
-def dumps(sheet: CueSheet) -> str:
-    """The sheet as TOML text, in a fixed key order (optional keys only when set)."""
-    out = [f"schema = {sheet.schema}\n",
-           "[text]\n" + "".join(f"{k} = {_value(v)}\n" for k, v in (
-               ("id", sheet.text.id), ("title", sheet.text.title),
-               ("edition", sheet.text.edition), ("chars", sheet.text.chars)))]
-    out += [_entry("section", [("id", s.id), ("name", s.name), ("span", s.span)])
-            for s in sheet.sections]
-    out += [_entry("step", [("id", s.id), ("section", s.section), ("actor", s.actor),
-                            ("action", s.action), *_optional(place=s.place),
-                            ("quote", s.quote), ("span", s.span)]) for s in sheet.steps]
-    out += [_entry("layout", [("id", i.id), ("name", i.name), ("instrument", i.instrument),
-                              ("group", i.group), ("relation", i.relation), ("of", i.of),
-                              *_optional(side=i.side, facing=i.facing,
-                                         struck_face=i.struck_face),
-                              ("quote", i.quote), ("span", i.span), *_optional(note=i.note)])
-            for i in sheet.layout]
-    out += [_entry("music", [("id", m.id), ("piece", m.piece), ("kind", m.kind),
-                             ("performers", m.performers), *_optional(forces=dict(m.forces)),
-                             ("repeats", m.repeats), ("start", m.start), ("stop", m.stop),
-                             *_optional(conditions=m.conditions),
-                             ("quote", m.quote), ("span", m.span), *_optional(note=m.note)])
-            for m in sheet.music]
-    out += [_entry("voice", [("id", v.id), ("actor", v.actor), ("what", v.what),
-                             ("degree", v.degree), ("step", v.step), *_optional(place=v.place),
-                             *_optional(as_in=v.as_in), ("quote", v.quote), ("span", v.span)])
-            for v in sheet.voices]
-    return "\n".join(out)
+def _rows(sheet: CueSheet) -> dict[str, list[list[tuple[str, Any]]]]:
+    """Every entry as ``(key, value)`` pairs in the saved key order (optional keys when set)."""
+    return {
+        "section": [[("id", s.id), ("name", s.name), ("span", s.span)] for s in sheet.sections],
+        "step": [[("id", s.id), ("section", s.section), ("actor", s.actor),
+                  ("action", s.action), *_optional(place=s.place),
+                  ("quote", s.quote), ("span", s.span)] for s in sheet.steps],
+        "layout": [[("id", i.id), ("name", i.name), ("instrument", i.instrument),
+                    ("group", i.group), ("relation", i.relation), ("of", i.of),
+                    *_optional(side=i.side, facing=i.facing, struck_face=i.struck_face),
+                    ("quote", i.quote), ("span", i.span), *_optional(note=i.note)]
+                   for i in sheet.layout],
+        "music": [[("id", m.id), ("piece", m.piece), ("kind", m.kind),
+                   ("performers", m.performers), *_optional(forces=dict(m.forces)),
+                   ("repeats", m.repeats), ("start", m.start), ("stop", m.stop),
+                   *_optional(conditions=m.conditions),
+                   ("quote", m.quote), ("span", m.span), *_optional(note=m.note)]
+                  for m in sheet.music],
+        "voice": [[("id", v.id), ("actor", v.actor), ("what", v.what),
+                   ("degree", v.degree), ("step", v.step), *_optional(place=v.place),
+                   *_optional(as_in=v.as_in), ("quote", v.quote), ("span", v.span)]
+                  for v in sheet.voices],
+    }
 
 
 def _optional(**values: Any) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in values.items() if v]
 
 
+def _toml(value: Any) -> Any:
+    """A value as tomlkit writes it: tuples as arrays, mappings as inline tables."""
+    if isinstance(value, dict):
+        inline = tomlkit.inline_table()
+        inline.update({k: _toml(v) for k, v in value.items()})
+        return inline
+    if isinstance(value, tuple | list):
+        return [_toml(v) for v in value]
+    return value
+
+
+def _fill(table: Any, pairs: list[tuple[str, Any]]) -> Any:
+    """Set ``pairs`` in ``table`` (existing keys keep their place), drop keys not given."""
+    wanted = dict(pairs)
+    for key in [k for k in table if k not in wanted]:
+        del table[key]
+    for key, value in pairs:
+        if key not in table or table[key].unwrap() != _toml(value):
+            table[key] = _toml(value)
+    return table
+
+
+def dumps(sheet: CueSheet, *, original: str | None = None) -> str:
+    """The sheet as TOML text.
+
+    Without ``original``: a fresh document in a fixed key order. With the text of an
+    earlier version of the sheet: that document updated (entries matched by id), so
+    its comments, blank lines and key order are kept.
+    """
+    doc = tomlkit.parse(original) if original else tomlkit.document()
+    doc["schema"] = sheet.schema
+    text_table = doc["text"] if "text" in doc else tomlkit.table()
+    doc["text"] = _fill(text_table, [("id", sheet.text.id), ("title", sheet.text.title),
+                                     ("edition", sheet.text.edition),
+                                     ("chars", sheet.text.chars)])
+    for table, rows in _rows(sheet).items():
+        existing = {t.get("id"): t for t in doc.get(table, [])}
+        entries = tomlkit.aot()
+        for pairs in rows:
+            entries.append(_fill(existing.get(pairs[0][1], tomlkit.table()), pairs))
+        if rows:
+            doc[table] = entries
+        elif table in doc:
+            del doc[table]
+    return tomlkit.dumps(doc)
+
+
 def save(sheet: CueSheet, path: str | Path, *, header: str = "") -> Path:
-    """Write ``sheet`` to ``path`` atomically; ``header`` becomes leading ``#`` comments."""
+    """Write ``sheet`` to ``path`` atomically.
+
+    Over an existing, valid cue sheet the file is updated in place (its comments
+    kept, see :func:`dumps`); a new file starts with ``header`` as ``#`` comments.
+    """
+    path = Path(path)
+    original = _earlier(path)
+    if original is not None:
+        return fileio.write_text(path, dumps(sheet, original=original))
     comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
     return fileio.write_text(path, comments + ("\n" if comments else "") + dumps(sheet))
+
+
+def _earlier(path: Path) -> str | None:
+    """The text of the valid cue sheet already at ``path``, or None."""
+    if not path.is_file():
+        return None
+    try:
+        raw = fileio.read_text(path, CueSheetError)
+        loads(raw, source=str(path))
+    except CueSheetError:
+        return None
+    return raw

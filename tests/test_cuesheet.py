@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 
 import pytest
@@ -74,7 +75,7 @@ span = [13, 14]
 id = "sixia"
 piece = "sixia"
 kind = "jinzou"
-performers = ["east.shengqing", "bo"]
+performers = ["east.shengqing", "gong"]
 repeats = 1
 start = "s01.02"
 stop = "s01.03"
@@ -146,7 +147,17 @@ def test_bundled_sheet_round_trips(tmp_path):
 
 
 BROKEN = [
-    ('repeats = 1', 'repeats = -1', "repeats=-1 must be ≥ 1"),
+    ('repeats = 1', 'repeats = -1', "repeats=-1 must be a whole number ≥ 1 and ≤ 12"),
+    ('repeats = 1', 'repeats = 1000000000', "repeats=1000000000 must be a whole number ≥ 1"),
+    ('repeats = 1', 'repeats = 9223372036854775807', "repeats=<a 19-digit integer> must be"),
+    ('repeats = 1', 'repeats = nan', "repeats=nan must be a whole number"),
+    ('performers = ["east.shengqing", "gong"]', 'performers = ["voice"]',
+     "performers has unknown 'voice'; accepted: east.shengqing, gong, pipes.dang, se"),
+    ('piece = "sixia"', 'piece = "zouyu"', "piece='zouyu' has no score in the repertoire"),
+    ('conditions = ["間若一"]', 'forces = { gong = 1e308 }',
+     "forces.gong=1e+308 must be a whole number ≥ 1 and ≤ 64"),
+    ('of = ["east.shengqing", "zuojie"]', 'of = ["east.shengqing", "pipes.dang"]',
+     "of='pipes.dang' is not a place id or another layout id"),
     ('piece = "sixia"', 'piece = "yankee"', "piece='yankee' is unknown"),
     ('instrument = "bianqing"', 'instrument = "kazoo"', "instrument='kazoo' is unknown"),
     ('of = "zuojie"', 'of = "moon"', "of='moon' is not a place id"),
@@ -176,6 +187,36 @@ def test_broken_sheets_name_line_and_value(tmp_path, old, new, message):
     assert message in text
     bad_line = _line_of(broken, new.splitlines()[-1] if "colour" in new else new.split("\n")[0])
     assert text.startswith(f"{path}:{bad_line}:"), text
+
+
+def test_layout_anchor_loop_is_refused_at_its_line():
+    looped = VALID.replace('of = "zuojie"', 'of = "pipes.dang"')
+    with pytest.raises(CueSheetError) as caught:
+        cuesheet.loads(looped, source="loop.toml")
+    line = _line_of(looped, 'of = "pipes.dang"')
+    assert str(caught.value).startswith(f"loop.toml:{line}: layout 'east.shengqing' of=")
+    assert "anchors loop back to 'east.shengqing'" in str(caught.value)
+
+
+def test_entry_without_id_names_file_and_line():
+    no_id = VALID.replace('id = "pipes.dang"\n', "")
+    with pytest.raises(CueSheetError, match=r"x:\d+: layout lacks key 'id'"):
+        cuesheet.loads(no_id, source="x")
+
+
+def test_saving_over_a_sheet_keeps_its_comments(tmp_path):
+    commented = VALID.replace("[[music]]\n", "# the first piece: 肆夏\n[[music]]\n").replace(
+        "repeats = 1", "repeats = 1  # one 終")
+    path = tmp_path / "mine.toml"
+    path.write_text("# my own notes\n" + commented, encoding="utf-8")
+    sheet = cuesheet.load(path)
+    changed = dataclasses.replace(sheet, music=(dataclasses.replace(sheet.music[0], repeats=2),))
+    cuesheet.save(changed, path, header="not used for an existing sheet")
+    saved = path.read_text(encoding="utf-8")
+    assert saved.startswith("# my own notes\n")
+    assert "# the first piece: 肆夏\n" in saved and "not used" not in saved
+    assert cuesheet.load(path) == changed
+    assert cuesheet.load(path).music[0].repeats == 2
 
 
 def test_duplicate_id_and_bad_toml_and_schema():
