@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from soundscape import validate
 from soundscape.errors import RepertoireError, TuningError
 from soundscape.fileio import read_toml
 from soundscape.music.tuning import parse_name
@@ -274,11 +275,11 @@ def load_piece(piece_id: str, *, directory: Path | None = None) -> Piece:
         Unknown id (the message lists the known ones) or an invalid file.
     """
     folder = pieces_dir() if directory is None else Path(directory)
-    path = folder / f"{piece_id}.toml"
-    if piece_id.startswith("_") or not path.is_file():
+    known = list_pieces(folder)
+    if piece_id not in known:  # checked before any path is built from it
         raise RepertoireError(
-            f"piece {piece_id!r} unknown; known: {', '.join(list_pieces(folder)) or 'none'}")
-    return load_piece_file(path)
+            f"piece {validate.shown(piece_id)} unknown; known: {', '.join(known) or 'none'}")
+    return load_piece_file(folder / f"{piece_id}.toml")
 
 
 def load_piece_file(path: str | Path) -> Piece:
@@ -328,6 +329,15 @@ class _Table:
             self.fail(key, data, "a table")
         return _Table(data, self.where, f"{self.prefix}{key}.")
 
+    def number(self, key: str, default: float | None = None, *, low: float,
+               high: float, low_open: bool = False) -> float:
+        """A finite number in its range (``low_open``: above ``low``, not equal)."""
+        if key not in self.data and default is not None:
+            return default
+        return validate.number(self.get(key, float), key=f"'{self.prefix}{key}'",
+                               where=self.where, error=RepertoireError, low=low, high=high,
+                               low_open=low_open)
+
     def get(self, key: str, kind: type, default: Any = _MISSING,
             check: Callable[[Any], bool] | None = None, accepted: str = "") -> Any:
         if key not in self.data:
@@ -337,7 +347,8 @@ class _Table:
             return default
         value = self.data[key]
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
+            value = validate.number(value, key=f"'{self.prefix}{key}'", where=self.where,
+                                    error=RepertoireError)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             self.fail(key, value, accepted or kind.__name__)
         if kind is float and not math.isfinite(value):
@@ -347,12 +358,14 @@ class _Table:
         return value
 
 
-def _positive(x: float) -> bool:
-    return x > 0
-
-
-def _non_negative(x: float) -> bool:
-    return x >= 0
+#: Ranges of a piece's numbers: beats per minute, beats of a part's rhythm or a rest,
+#: seconds a selection fills, octaves a part is moved.
+TEMPO_BPM = (0.0, 400.0)
+BEATS = (0.0, 64.0)
+FILL_SECONDS = (0.0, 3600.0)
+OCTAVES = (-3, 3)
+#: 終 a piece is played by default (as a cue's ``repeats``).
+ZHONG = (1, 12)
 
 
 def _note_name(table: _Table, key: str, name: Any) -> str:
@@ -372,7 +385,8 @@ def _head(table: _Table, path: Path) -> dict[str, Any]:
                            accepted=" or ".join(BASES)),
         "basis_note": table.get("basis_note", str, check=lambda s: bool(s.strip()),
                                 accepted="a non-empty note on the source or the rules"),
-        "tempo_bpm": table.get("tempo_bpm", float, check=_positive, accepted="> 0"),
+        "tempo_bpm": table.number("tempo_bpm", low=TEMPO_BPM[0], high=TEMPO_BPM[1],
+                                  low_open=True),
         "parts": _parts(table),
         "source": str(path),
     }
@@ -397,15 +411,16 @@ def _parts(table: _Table) -> tuple[Part, ...]:
             id=part_id, role=role,
             instrument=row.get("instrument", str, check=bool, accepted="an instrument id"),
             articulation=row.get("articulation", str),
-            velocity=row.get("velocity", float, check=lambda v: 0 < v <= 1,
-                             accepted="a number in (0, 1]"),
+            velocity=row.number("velocity", low=0.0, high=1.0, low_open=True),
             lyrics=row.get("lyrics", bool, False),
             pitch=pitch,
-            octave=row.get("octave", int, 0),
-            every=row.get("every", float, 1.0, _positive, "> 0"),
-            at=row.get("at", float, 0.0, _non_negative, ">= 0"),
+            octave=validate.whole(row.get("octave", int, 0), key=f"'parts.{part_id}.octave'",
+                                  where=row.where, error=RepertoireError, low=OCTAVES[0],
+                                  high=OCTAVES[1]),
+            every=row.number("every", 1.0, low=BEATS[0], high=BEATS[1], low_open=True),
+            at=row.number("at", 0.0, low=BEATS[0], high=BEATS[1]),
             symbol=row.get("symbol", str, None) if role == "pattern" else None,
-            length=row.get("length", float, 1.0, _positive, "> 0"),
+            length=row.number("length", 1.0, low=BEATS[0], high=BEATS[1], low_open=True),
         ))
         if role == "pattern" and parts[-1].symbol is None:
             row.get("symbol", str)
@@ -450,8 +465,9 @@ def _zhong(table: _Table) -> Zhong:
         reading=row.get("reading", str, readings[0], lambda r: r in readings,
                         " or ".join(readings)),
         readings=readings,
-        count=row.get("count", int, 1, lambda n: n >= 1, "an integer >= 1"),
-        rest_beats=row.get("rest_beats", float, 0.0, _non_negative, ">= 0"),
+        count=validate.whole(row.get("count", int, 1), key="'zhong.count'", where=row.where,
+                             error=RepertoireError, low=ZHONG[0], high=ZHONG[1]),
+        rest_beats=row.number("rest_beats", 0.0, low=BEATS[0], high=BEATS[1]),
     )
 
 
@@ -470,7 +486,8 @@ def _jie(table: _Table, zhong: Zhong, phrases: tuple) -> Jie | None:
     if len(pattern.strokes) > pass_beats:
         row.fail("pattern", pattern_id,
                  f"a pattern of at most {pass_beats:g} strokes (one per beat of the song)")
-    return Jie(heard, pattern, row.get("close_beats", float, 1.0, _positive, "> 0"))
+    return Jie(heard, pattern,
+               row.number("close_beats", 1.0, low=BEATS[0], high=BEATS[1], low_open=True))
 
 
 def _piece(path: Path, table: _Table) -> Piece:
@@ -479,7 +496,7 @@ def _piece(path: Path, table: _Table) -> Piece:
     piece = Piece(
         **_head(table, path),
         mode=table.get("mode", str),
-        intro_beats=table.get("intro_beats", float, 0.0, _non_negative, ">= 0"),
+        intro_beats=table.number("intro_beats", 0.0, low=BEATS[0], high=BEATS[1]),
         phrases=phrases, stanza_sizes=sizes,
         stanza_labels=tuple(f"{table.get('title', str)} {i + 1}" for i in range(len(sizes))),
         zhong=zhong, jie=_jie(table, zhong, phrases),
@@ -514,7 +531,8 @@ def _selection(path: Path, table: _Table) -> Piece:
         stanza_sizes=tuple(n for s in songs for n in s.stanza_sizes),
         stanza_labels=tuple(label for s in songs for label in s.stanza_labels),
         zhong=Zhong("stanza", ("stanza",), sum(len(s.stanza_sizes) for s in songs),
-                    table.get("rest_beats", float, 0.0, _non_negative, ">= 0")),
-        fill_seconds=table.get("seconds", float, check=_positive, accepted="> 0"),
+                    table.number("rest_beats", 0.0, low=BEATS[0], high=BEATS[1])),
+        fill_seconds=table.number("seconds", low=FILL_SECONDS[0], high=FILL_SECONDS[1],
+                                  low_open=True),
         end_on="stanza",
     )
