@@ -1,17 +1,25 @@
-"""Where bundled data lives, in a checkout and in an installed wheel.
+"""Where the data lives: the user's project folder first, then the bundled copy.
 
 ``instruments/`` and ``cues/`` are top-level folders of the repository so that
 people can edit them; the wheel carries them as ``soundscape/_bundled/…``.
+A *project folder* is the working directory or its nearest ancestor holding a
+``soundscape.toml`` (any content), or a ``pyproject.toml`` naming the project
+``soundscape`` (a checkout). Its ``cues/`` and ``instruments/`` are used instead of
+the bundled ones, each folder on its own: so after ``pip install .`` an edit to
+``cues/dashe.toml`` or a new ``instruments/tao2.toml`` in the checkout counts.
 Package-internal data (texts, pieces, tables) lives in ``soundscape/data``.
 """
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
-__all__ = ["bundled_dir", "data_dir", "repo_root"]
+__all__ = ["PROJECT_MARKER", "bundled_dir", "data_dir", "project_dir", "repo_root"]
 
 _PACKAGE = Path(__file__).resolve().parent
+#: The file that makes a folder a soundscape project folder.
+PROJECT_MARKER = "soundscape.toml"
 
 
 def repo_root() -> Path | None:
@@ -20,8 +28,30 @@ def repo_root() -> Path | None:
     return root if (root / "pyproject.toml").is_file() else None
 
 
+def project_dir(start: Path | None = None) -> Path | None:
+    """The project folder at or above ``start`` (default: the working directory), or None."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_MARKER).is_file() or _names_soundscape(folder / "pyproject.toml"):
+            return folder
+    return None
+
+
+def _names_soundscape(pyproject: Path) -> bool:
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    project = data.get("project")
+    return isinstance(project, dict) and project.get("name") == "soundscape"
+
+
 def bundled_dir(name: str) -> Path:
-    """The folder of top-level data ``name`` ('instruments' or 'cues')."""
+    """The folder of editable data ``name`` ('instruments' or 'cues'): the project
+    folder's if it has one, else the copy installed with the package."""
+    project = project_dir()
+    if project is not None and (project / name).is_dir():
+        return project / name
     installed = _PACKAGE / "_bundled" / name
     if installed.is_dir():
         return installed

@@ -5,6 +5,13 @@ import sys
 import pytest
 
 
+def problems(err: str) -> list[str]:
+    """The lines of a run's stderr other than its report: the data line (``data: …``)
+    and the progress of its stages (``… …`` and ``…: done in N s``)."""
+    return [line for line in err.splitlines()
+            if not (line.startswith("data: ") or line.endswith(" …") or ": done in " in line)]
+
+
 @pytest.fixture
 def soundscape_cli(monkeypatch, capsys):
     """Run ``soundscape ARGS…`` in-process through the real entry point, in folder ``cwd``;

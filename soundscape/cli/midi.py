@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import Sequencing, sequencing_options
 from soundscape.output import midi
 
 __all__ = ["command"]
@@ -14,7 +15,7 @@ __all__ = ["command"]
 @click.command("midi")
 @click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
                                                         path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("output/dashe.mid"), show_default=True, help="MIDI file to write.")
 @click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
               show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
@@ -22,14 +23,11 @@ __all__ = ["command"]
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help="Place id where the listener sits (pan and volume from there, as "
               "`soundscape render` hears it); none: no pan or volume.")
-@click.option("--from", "from_section", default=None,
-              help="First section (id like s18 or name like 樂賓).")
-@click.option("--to", "to_section", default=None, help="Last section (id or name).")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@sequencing_options
 def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
-            from_section: str | None, to_section: str | None, seed: int) -> None:
+            sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
-    from soundscape import sequence, site
+    from soundscape import site
     from soundscape.site import listeners as spatial
 
     courtyard = site.load_site()
@@ -37,7 +35,6 @@ def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
     if place != "none":
         seat = courtyard.listener(place)  # ear height and facing (the duke faces west)
         listener = spatial.Listener(seat.position, seat.facing)
-    performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
-                                             to_section=to_section, site=courtyard)
+    performance = sequencing.perform(cues, site=courtyard)
     path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
     click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")

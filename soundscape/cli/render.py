@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import Sequencing, sequencing_options
 from soundscape.errors import RenderError, SoundscapeError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import subtype_for
@@ -29,8 +30,7 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.command("render")
 @click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet (default: the bundled 大射 sheet).")
-@click.option("--from", "from_section", default=None, help="First section (id or name).")
-@click.option("--to", "to_section", default=None, help="Last section (id or name).")
+@sequencing_options
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help="Place id (gong_wei, bin_wei, zhongting, men …) or x,y,z in metres.")
 @click.option("--facing", default=None,
@@ -47,23 +47,22 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               show_default=True)
 @click.option("--rate", type=click.Choice([str(r) for r in SAMPLE_RATES]), default="48000",
               show_default=True, help="Sample rate in Hz.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
               help="Integrated loudness in LUFS (EBU R 128: -23).")
 @click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no hall).")
 @click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/dashe.<format>).")
-def command(cues: Path | None, from_section: str | None, to_section: str | None, place: str,
+def command(cues: Path | None, sequencing: Sequencing, place: str,
             facing: str | None, walk: Path | None, layout: str, file_format: str | None,
             bits: str,
-            rate: str, seed: int, target_lufs: float, no_reflections: bool, jobs: int,
+            rate: str, target_lufs: float, no_reflections: bool, jobs: int,
             quiet: bool, out: Path | None) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
-    from soundscape import sequence, site
+    from soundscape import site
     from soundscape.output import midi
     from soundscape.sound import render
     from soundscape.sound.propagation import Surroundings
@@ -74,8 +73,7 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
     speakers = _layout(layout)  # check options before the (slower) sequencing
     if file_format != "midi":
         subtype_for(file_format, bits)
-    performance = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
-                                             to_section=to_section, site=courtyard)
+    performance = sequencing.perform(cues, site=courtyard)
     out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     # MIDI first: it is quick, and a problem with it shows before the long audio render
@@ -85,7 +83,7 @@ def command(cues: Path | None, from_section: str | None, to_section: str | None,
         return
     result = render.render_audio(
         performance, out, listener=listener, layout=speakers, sample_rate=int(rate),
-        seed=seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
+        seed=sequencing.seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
         surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
         progress=not quiet and sys.stderr.isatty(), workers=jobs)
     for path in result.files:

@@ -7,40 +7,43 @@ sounding instrument with rehearsal marks at the ritual markers.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
+from soundscape.cli._common import Sequencing, piece_id, sequencing_options, stage
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
 
 __all__ = ["command"]
 
+_UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None)
+
 
 @click.command("score")
 @click.argument("target", metavar="PIECE | [CUES]", required=False)
 @click.option("--performance", is_flag=True,
-              help="Write the sequenced rite (CUES, default: the bundled 大射 sheet) instead "
-              "of a piece. The whole rite takes ~11 minutes and 1.5 GB (music21 lays out "
+              help="Write the sequenced rite (CUES, default: the bundled 大射 sheet, or a "
+              "Performance JSON saved by `soundscape sequence`) instead of a piece. The whole "
+              "rite takes ~11 minutes and 1.5 GB (music21 lays out "
               "every part's bars): use --from/--to for a section.")
-@click.option("--from", "from_section", default=None,
-              help="With --performance: first section (id like s18 or name like 樂賓).")
-@click.option("--to", "to_section", default=None,
-              help="With --performance: last section (id or name).")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
-              help="With --performance: the sequencer's seed.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@sequencing_options(saved=False)
+@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
+              default=None,
               help="MusicXML file (default output/PIECE.musicxml, or output/dashe.musicxml "
               "with --performance).")
 @click.option("--huangzhong", default="convention", show_default=True,
               help="黃鍾 in Hz or a preset name (convention, zeng, qing).")
-def command(target: str | None, performance: bool, from_section: str | None,
-            to_section: str | None, seed: int, output: Path | None, huangzhong: str) -> None:
-    """Write PIECE (e.g. luming) as MusicXML, or with --performance the rite.
+def command(target: str | None, performance: bool, sequencing: Sequencing,
+            output: Path | None, huangzhong: str) -> None:
+    """Write PIECE (an id like luming or a title like 鹿鳴) as MusicXML, or with
+    --performance the rite; the options from --from to --wusuan-seconds shape the rite.
 
     \b
-    soundscape score luming
+    soundscape score 鹿鳴
     soundscape score --performance --from s18 --to s18 -o output/yuebin.musicxml
+    soundscape score --performance output/dashe.performance.json --from 樂賓 --to 樂賓
     """
     try:
         reference: float | str = float(huangzhong)
@@ -48,31 +51,34 @@ def command(target: str | None, performance: bool, from_section: str | None,
         reference = huangzhong
     tuning = Tuning.sanfen_sunyi(reference)
     if performance:
-        path = _performance(target, from_section, to_section, seed, output, tuning)
+        path = _performance(target, sequencing, output, tuning)
     else:
-        path = _piece(target, from_section, to_section, output, tuning)
+        path = _piece(target, sequencing, output, tuning)
     click.echo(f"wrote {path}")
 
 
-def _piece(piece: str | None, from_section: str | None, to_section: str | None,
-           output: Path | None, tuning: Tuning) -> Path:
+def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
+           tuning: Tuning) -> Path:
     from soundscape.music import repertoire
 
     if piece is None:
         raise click.UsageError("give a PIECE (e.g. luming), or --performance for the rite")
-    if from_section or to_section:
-        raise click.UsageError("--from/--to cut the rite: use them with --performance")
-    found = repertoire.load_piece(piece)
-    return score.write_piece_score(found, output or Path(f"output/{piece}.musicxml"),
+    if sequencing != _UNSEQUENCED:
+        raise click.UsageError("--from, --to, --seed, --durations, --reading and "
+                               "--wusuan-seconds shape the rite: use them with --performance")
+    found = repertoire.load_piece(piece_id(piece))
+    return score.write_piece_score(found, output or Path(f"output/{found.id}.musicxml"),
                                    tuning=tuning)
 
 
-def _performance(cues: str | None, from_section: str | None, to_section: str | None,
-                 seed: int, output: Path | None, tuning: Tuning) -> Path:
-    from soundscape import sequence
-
-    if cues is not None and not Path(cues).is_file():
-        raise click.BadParameter(f"cue sheet {cues!r} is not a file", param_hint="CUES")
-    rite = sequence.perform_from_file(cues, seed=seed, from_section=from_section,
-                                      to_section=to_section, tuning=tuning)
-    return score.write_performance_score(rite, output or Path("output/dashe.musicxml"))
+def _performance(target: str | None, sequencing: Sequencing, output: Path | None,
+                 tuning: Tuning) -> Path:
+    if target is not None and not Path(target).is_file():
+        raise click.BadParameter(f"cue sheet {target!r} is not a file", param_hint="CUES")
+    if target is not None and target.endswith(".json"):  # a saved Performance
+        sequencing = replace(sequencing, performance=Path(target))
+        target = None
+    rite = sequencing.perform(Path(target) if target else None, tuning=tuning)
+    parts = len({e.source for e in rite.events})
+    with stage(f"laying out the score ({parts} parts, {len(rite.events)} notes)"):
+        return score.write_performance_score(rite, output or Path("output/dashe.musicxml"))

@@ -13,6 +13,7 @@ from soundscape.music.tuning import Tuning
 from soundscape.output import midi
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 from soundscape.site.listeners import Listener
+from tests.conftest import problems
 
 TUNING = Tuning.sanfen_sunyi("zeng")  # 黃鍾 ≈ G♯3 − 32 cents: every 律 off the 12-TET grid
 LISTENER = Listener((0.0, 0.0, 1.6), "north")
@@ -181,7 +182,8 @@ def test_bad_tuning_mode_and_unknown_instrument(tmp_path):
 def test_cli_midi_agrees_with_render_midi(tmp_path, soundscape_cli):
     section = ("--from", "s09", "--to", "s09")
     run = {"cwd": tmp_path}
-    assert soundscape_cli("midi", *section, "-o", "a.mid", **run) == (0, "")
+    code, err = soundscape_cli("midi", *section, "-o", "a.mid", **run)
+    assert (code, problems(err)) == (0, [])
     rendered = soundscape_cli("render", *section, "--format", "midi", "--quiet", "--out", "b.mid",
                               **run)
     assert rendered[0] == 0
@@ -194,8 +196,9 @@ def test_cli_midi_agrees_with_render_midi(tmp_path, soundscape_cli):
 
 def test_cli_midi_listener_none_and_bad_seed(tmp_path, soundscape_cli):
     run = {"cwd": tmp_path}
-    assert soundscape_cli("midi", "--from", "s09", "--to", "s09", "--listener", "none",
-                          "-o", "a.mid", **run) == (0, "")
+    code, err = soundscape_cli("midi", "--from", "s09", "--to", "s09", "--listener", "none",
+                               "-o", "a.mid", **run)
+    assert (code, problems(err)) == (0, [])
     notes = midi.read_events(tmp_path / "a.mid")
     assert notes and all(n.pan is None and n.volume is None for n in notes)
     code, err = soundscape_cli("midi", "--seed", "-1", "-o", "b.mid", **run)

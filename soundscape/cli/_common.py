@@ -1,0 +1,182 @@
+"""What several verbs share: the line naming the data a run used, the sequencing options
+(one decorator), and stage-by-stage progress for long work."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from soundscape.resources import bundled_dir
+
+__all__ = ["Sequencing", "data_line", "piece_id", "say_data", "sequencing_options", "stage"]
+
+
+def data_line(*, cues: Path | None = None, overrides: Path | None = None,
+              durations: Path | None = None, performance: Path | None = None) -> str:
+    """One line naming the data files a run reads: cue sheet (or saved Performance),
+    instrument folder, site overrides and durations table."""
+    if performance is not None:
+        parts = [f"performance {performance}"]
+    else:
+        parts = [f"cue sheet {cues if cues is not None else bundled_dir('cues') / 'dashe.toml'}"]
+    parts.append(f"instruments {bundled_dir('instruments')}")
+    parts.append(f"overrides {overrides if overrides is not None else 'none'}")
+    if durations is not None:
+        parts.append(f"durations {durations}")
+    return "data: " + "; ".join(parts)
+
+
+def say_data(**files: Path | None) -> None:
+    """Print :func:`data_line` on stderr (stdout stays the verb's own output)."""
+    click.echo(data_line(**files), err=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Sequencing:
+    """The sequencing options of a verb, or a saved Performance to use instead."""
+
+    from_section: str | None
+    to_section: str | None
+    seed: int
+    durations: Path | None
+    reading: str | None
+    wusuan_seconds: float | None
+    performance: Path | None
+
+    def perform(self, cues: Path | None, *, site=None, tuning=None):
+        """Sequence ``cues`` (None: the project's or bundled sheet) with these options, or
+        load the saved Performance and cut it; print the data line first."""
+        say_data(cues=cues, durations=self.durations, performance=self.performance)
+        if self.performance is not None:
+            return self._saved(cues)
+        from soundscape.sequence.planner import SequenceOptions, perform_from_file
+        from soundscape.sequence.timeline import Durations
+
+        options = SequenceOptions(durations=Durations.load(self.durations),
+                                  reading=self.reading, wusuan_seconds=self.wusuan_seconds)
+        with stage("sequencing the rite"):
+            return perform_from_file(cues, seed=self.seed, from_section=self.from_section,
+                                     to_section=self.to_section, site=site, tuning=tuning,
+                                     options=options)
+
+    def _saved(self, cues: Path | None):
+        from soundscape.performance import Performance
+
+        given = [name for name, value in (("cue sheet", cues), ("--durations", self.durations),
+                                          ("--reading", self.reading),
+                                          ("--wusuan-seconds", self.wusuan_seconds))
+                 if value is not None]
+        if given:
+            raise click.UsageError(f"--performance {self.performance} is already sequenced: "
+                                   f"drop {', '.join(given)}")
+        performance = Performance.load_json(self.performance)
+        if self.from_section is None and self.to_section is None:
+            return performance
+        first = _span(performance, self.from_section or performance.sections[0].id)
+        last = _span(performance, self.to_section or performance.sections[-1].id)
+        if first.start > last.start:
+            raise click.UsageError(f"--from {self.from_section} comes after --to "
+                                   f"{self.to_section}")
+        return performance.between(first.start, last.end)
+
+
+def _span(performance, section: str):
+    """The span of a performed section named by id (s18) or name (樂賓 or 右樂賓)."""
+    for span in performance.sections:
+        if section in (span.id, span.name, span.name.removeprefix("右")):
+            return span
+    return performance.section(section)  # raises, listing the performed sections
+
+
+_OPTIONS = (
+    click.option("--from", "from_section", metavar="SECTION", default=None,
+                 help="First section: id like s18 or name like 樂賓."),
+    click.option("--to", "to_section", metavar="SECTION", default=None,
+                 help="Last section (id or name)."),
+    click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                 help="Seed of the archery simulation (and of the sound): same seed, "
+                      "same result."),
+    click.option("--durations", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 default=None, help="Your own table of action durations "
+                 "(format: soundscape/data/durations.toml)."),
+    click.option("--reading", type=click.Choice(["song", "stanza"]), default=None,
+                 help="三終 as three whole songs (鄭注, the default) or the three stanzas "
+                      "once."),
+    click.option("--wusuan-seconds", type=click.FloatRange(min=1.0, max=36000.0),
+                 default=None, help="How long 無算樂 plays, in seconds (default: the "
+                 "piece's length)."),
+    click.option("--performance", "performance_file", metavar="FILE", default=None,
+                 type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                 help="A Performance JSON saved by `soundscape sequence`, used instead of "
+                      "sequencing (--from/--to still cut it)."),
+)
+
+
+def sequencing_options(command: Callable | None = None, *, saved: bool = True) -> Callable:
+    """Add the sequencing options to a click command; it receives them as one
+    ``sequencing`` keyword (a :class:`Sequencing`). ``saved=False`` leaves out
+    ``--performance FILE`` (for ``score``, whose ``--performance`` is a flag)."""
+    if command is None:
+        return functools.partial(sequencing_options, saved=saved)
+
+    @functools.wraps(command)
+    def run(*args, from_section, to_section, seed, durations, reading, wusuan_seconds,
+            performance_file=None, **kwargs):
+        sequencing = Sequencing(from_section, to_section, seed, durations, reading,
+                                wusuan_seconds, performance_file)
+        return command(*args, sequencing=sequencing, **kwargs)
+
+    for option in reversed(_OPTIONS if saved else _OPTIONS[:-1]):
+        run = option(run)
+    return run
+
+
+@contextlib.contextmanager
+def stage(what: str) -> Iterator[None]:
+    """Report a long stage on stderr: on a terminal a line with a running clock, else a
+    plain line when it starts and one when it ends (for logs)."""
+    began = time.monotonic()
+    if not sys.stderr.isatty():
+        click.echo(f"{what} …", err=True)
+        yield
+        click.echo(f"{what}: done in {time.monotonic() - began:.1f} s", err=True)
+        return
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(1.0):
+            click.echo(f"\r{what} … {time.monotonic() - began:.0f} s", err=True, nl=False)
+
+    clock = threading.Thread(target=tick, daemon=True)
+    clock.start()
+    try:
+        yield
+    finally:
+        done.set()
+        clock.join()
+        click.echo(f"\r{what}: done in {time.monotonic() - began:.1f} s", err=True)
+
+
+def piece_id(name: str) -> str:
+    """The id of a piece named by id (luming) or by its Chinese title (鹿鳴, 《鹿鳴》)."""
+    from soundscape.errors import RepertoireError
+    from soundscape.music.repertoire import list_pieces, load_piece
+
+    known = list_pieces()
+    if name in known:
+        return name
+    title = name.strip("《》 ")
+    pieces = [load_piece(piece) for piece in known]
+    for piece in pieces:
+        if title in (piece.title, piece.title.strip("《》")):
+            return piece.id
+    listed = ", ".join(f"{p.id} {p.title}" for p in pieces)
+    raise RepertoireError(f"piece {name!r} unknown; known: {listed}")

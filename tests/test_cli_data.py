@@ -1,0 +1,53 @@
+"""Edits in a project folder count: its cues/ and instruments/ come before the bundled ones,
+and every run names the data it used."""
+
+import shutil
+
+from soundscape import cuesheet, resources
+from soundscape.music.instruments import list_instruments, load_instrument
+
+
+def _bundled(name):
+    return resources.bundled_dir(name)
+
+
+def test_project_folder_is_found_from_a_subfolder(tmp_path):
+    (tmp_path / "soundscape.toml").write_text("")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert resources.project_dir(tmp_path / "a" / "b") == tmp_path
+
+
+def test_a_checkout_is_a_project_and_an_unrelated_folder_is_not(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n')
+    assert resources.project_dir(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "soundscape"\n')
+    assert resources.project_dir(tmp_path) == tmp_path
+
+
+def test_a_new_instrument_in_the_project_counts(tmp_path, monkeypatch):
+    shutil.copytree(_bundled("instruments"), tmp_path / "instruments")
+    tao = (tmp_path / "instruments" / "tao.toml").read_text(encoding="utf-8")
+    (tmp_path / "instruments" / "tao2.toml").write_text(
+        tao.replace('id = "tao"', 'id = "tao2"'), encoding="utf-8")
+    (tmp_path / "soundscape.toml").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert "tao2" in list_instruments()
+    assert load_instrument("tao2").path == tmp_path / "instruments" / "tao2.toml"
+
+
+def test_without_a_project_the_bundled_data_is_used(tmp_path, monkeypatch):
+    bundled = _bundled("cues")
+    (tmp_path / "cues").mkdir()  # a cues/ folder alone does not make a project
+    monkeypatch.chdir(tmp_path)
+    assert cuesheet.bundled_path().parent == bundled != tmp_path / "cues"
+
+
+def test_a_run_names_the_edited_cue_sheet_it_used(tmp_path, soundscape_cli):
+    shutil.copytree(_bundled("cues"), tmp_path / "cues")
+    (tmp_path / "soundscape.toml").write_text("")
+    code, err = soundscape_cli("midi", "--from", "s09", "--to", "s09", "-o", "a.mid",
+                               cwd=tmp_path)
+    assert code == 0, err
+    data = [line for line in err.splitlines() if line.startswith("data: ")]
+    assert data == [f"data: cue sheet {tmp_path / 'cues' / 'dashe.toml'}; instruments "
+                    f"{_bundled('instruments')}; overrides none"]
