@@ -1,0 +1,273 @@
+"""Mastering: two streaming passes that bring a render to its loudness target under a ceiling.
+
+Pass 1 writes the rendered blocks to a raw float32 file while a BS.1770 meter
+and a true-peak meter run. Pass 2 reads it back in blocks, applies the gain to
+the target and a true-peak limiter, and writes the final file(s) while metering
+them (filtering only near the limiter's work and following pass 1's meter
+elsewhere, since K-weighting is linear). If the limiter took the loudness more
+than ``SETTLE_LU`` off the target, dry runs of pass 2 (measure only) correct the
+gain and the file is written again. File I/O and metering run on background
+threads beside the rendering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from soundscape.sound.audiofile import BlockWriter
+from soundscape.sound.loudness import (
+    LoudnessMeter,
+    LoudnessReport,
+    MeterSnapshot,
+    TruePeakLimiter,
+    TruePeakMeter,
+)
+
+__all__ = ["LIMITER_MARGIN_DB", "SETTLE_LU", "Mastering", "master", "measurement",
+           "settle_gain"]
+
+#: The limiter aims this far under the ceiling (gain ripple), dB.
+LIMITER_MARGIN_DB = 0.1
+#: A limited output this close to the loudness target is kept, LU.
+SETTLE_LU = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class Mastering:
+    """How to master a render.
+
+    Parameters
+    ----------
+    sample_rate : int, Hz
+    width : int
+        Channels of the raw render (all stems side by side).
+    per_file : int
+        Channels of each output file (``width`` is a multiple of it).
+    weights : ndarray (per_file,)
+        BS.1770 channel weights of the measured signal.
+    measure : callable
+        Block → what the meters and the limiter look at (the block, or the stems' sum).
+    block_frames : int, samples
+    target_lufs : float, LUFS
+    ceiling_dbtp : float, dBTP
+    """
+
+    sample_rate: int
+    width: int
+    per_file: int
+    weights: np.ndarray
+    measure: Callable[[np.ndarray], np.ndarray]
+    block_frames: int
+    target_lufs: float
+    ceiling_dbtp: float
+
+
+def measurement(per_file: int, buses: int) -> Callable[[np.ndarray], np.ndarray]:
+    """What the meters and the limiter look at: the block, or the sum of the stems."""
+    if not buses:
+        return lambda block: block
+    return lambda block: block.reshape(len(block), buses, per_file).sum(axis=1)
+
+
+def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
+           open_outputs: Callable[[int], contextlib.AbstractContextManager[list]]
+           ) -> tuple[LoudnessReport, int]:
+    """Run both passes: ``blocks`` through ``raw`` into the writers ``open_outputs(frames)``
+    yields (one per file); returns the loudness report and the frames written."""
+    first = _pass_one(blocks, raw, how.measure, LoudnessMeter(how.sample_rate, how.weights))
+    frames, peak = first.frames, first.peak
+    measured = first.meter.integrated()
+    gain_db = how.target_lufs - measured if math.isfinite(measured) else 0.0
+    limiter_ceiling = how.ceiling_dbtp - LIMITER_MARGIN_DB
+    limit = peak.peak_dbtp + gain_db > limiter_ceiling
+
+    def write(gain: float) -> tuple[float, float, float]:
+        with open_outputs(frames) as writers:
+            return _pass_two(raw, how, gain, limiter_ceiling, limit=limit, write=writers,
+                             reference=first)
+
+    output_lufs, output_peak, limited = write(gain_db)
+    if limit and not abs(how.target_lufs - output_lufs) < SETTLE_LU:
+        # The limiter took off more than the tolerance: settle the gain by dry runs
+        # (rare: limiting touches only the peaks), then write again.
+        gain_db = settle_gain(lambda g: _pass_two(
+            raw, how, g, limiter_ceiling, limit=True, write=None, reference=first)[0],
+            gain_db, how.target_lufs, first=output_lufs)
+        output_lufs, output_peak, limited = write(gain_db)
+    if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
+        output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
+    return LoudnessReport(measured, how.target_lufs, gain_db, output_lufs,
+                          peak.peak_dbtp + gain_db, output_peak, how.ceiling_dbtp,
+                          limited), frames
+
+
+@dataclass(frozen=True, slots=True)
+class _PassOne:
+    """What pass 1 measured: frames, the loudness meter with a snapshot after each
+    block (for pass 2 to follow), and the true-peak meter."""
+
+    frames: int
+    meter: LoudnessMeter
+    snapshots: list[MeterSnapshot]
+    peak: TruePeakMeter
+
+
+def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
+              meter: LoudnessMeter) -> _PassOne:
+    """Pass 1: write the blocks as raw float32 while metering loudness and true peak.
+
+    Writing and metering run on a background thread (file writes, numpy and
+    the K-weighting filters release the GIL), beside the rendering.
+    """
+    peak, snapshots, frames = TruePeakMeter(), [], 0
+    with open(raw, "wb") as out:
+        def keep(block: np.ndarray) -> None:
+            out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
+            measured = measure(block)
+            meter.add(measured)
+            snapshots.append(meter.snapshot())
+            peak.add(measured)
+
+        with BlockWriter(keep) as worker:
+            for block in blocks:
+                worker.write(block)
+                frames += len(block)
+    return _PassOne(frames, meter, snapshots, peak)
+
+
+def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
+                *, tries: int = 5, tolerance: float = SETTLE_LU,
+                first: float | None = None) -> float:
+    """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
+
+    Limiting makes output loudness grow more slowly than the gain, and gating
+    can make it jump, so: step up by the error until the target is bracketed,
+    then bisect; return the best gain tried. ``first`` is the loudness already
+    measured at ``gain_db``, if any (saves one run).
+    """
+    tried: dict[float, float] = {}
+    low = high = None
+    for attempt in range(tries):
+        error = target - (first if attempt == 0 and first is not None
+                          else loudness_at(gain_db))
+        tried[gain_db] = abs(error)
+        if abs(error) < tolerance or not math.isfinite(error):
+            break
+        if error > 0:
+            low = gain_db
+        else:
+            high = gain_db
+        gain_db = (low + high) / 2 if low is not None and high is not None else gain_db + error
+    return min(tried, key=tried.get)
+
+
+def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, limit: bool,
+              write: list | None, reference: _PassOne) -> tuple[float, float, float]:
+    """Pass 2: gain, limiter, (optional) write; returns output LUFS, true peak, limiter dB.
+
+    Without ``limit`` only the gain is applied: loudness and true peak scale
+    exactly with it, so the caller takes them from pass 1 (NaN returned here).
+    Dry runs (``write`` None) measure loudness only. The loudness meter filters
+    only around where the limiter acted; elsewhere the output is the raw signal
+    times the gain, so it follows pass 1's meter (``LoudnessMeter.follow``).
+    """
+    gain = 10 ** (gain_db / 20)
+    per_file, measure = how.per_file, how.measure
+
+    def emit(block: np.ndarray) -> None:
+        for i, writer in enumerate(write or ()):
+            writer.write(block[:, i * per_file:(i + 1) * per_file])
+
+    if not limit:
+        for block in _read_raw(raw, how.width, how.block_frames, scale=np.float32(gain)):
+            emit(block)
+        return math.nan, math.nan, 0.0
+    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=measure)
+    meter = LoudnessMeter(how.sample_rate, how.weights)
+    peak = TruePeakMeter()
+    settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
+    clean = settle
+    aligned = _Realign(how.block_frames)
+    index = 0
+
+    def finished(blocks: list[tuple[np.ndarray, bool]]) -> None:
+        nonlocal clean, index
+        for block, touched in blocks:
+            measured = measure(block)
+            clean = 0 if touched else clean
+            if clean >= settle:
+                meter.follow(reference.meter, reference.snapshots[index], gain)
+            else:
+                meter.add(measured)
+                clean += 0 if touched else len(block)
+            if write is not None:
+                peak.add(measured)
+            emit(block)
+            index += 1
+
+    for block in _read_raw(raw, how.width, how.block_frames, scale=np.float64(gain)):
+        out = limiter.process(block)
+        finished(aligned.push(out, limiter.touched))
+    out = limiter.flush()
+    finished(aligned.push(out, limiter.touched) + aligned.rest())
+    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+
+
+def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float
+              ) -> Iterator[np.ndarray]:
+    """Pass 1's raw float32 file times ``scale`` (its type sets the output's), in pass 1's
+    blocks; the next block is read and scaled on a thread while this one is used."""
+    with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
+        def read() -> np.ndarray:
+            block = np.fromfile(f, dtype="<f4", count=block_frames * width)
+            # in scale's precision whatever numpy's promotion rules (they changed in 2.0)
+            return block.reshape(-1, width).astype(type(scale), copy=False) * scale
+
+        pending = pool.submit(read)
+        while (block := pending.result()).size:
+            pending = pool.submit(read)
+            yield block
+
+
+class _Realign:
+    """Re-cuts the limiter's output (late by its look-ahead) at pass 1's block edges,
+    each block flagged if the limiter turned down any chunk that went into it."""
+
+    def __init__(self, block_frames: int) -> None:
+        self.size = block_frames
+        self._chunks: list[tuple[np.ndarray, bool]] = []
+        self._frames = 0
+
+    def push(self, chunk: np.ndarray, touched: bool) -> list[tuple[np.ndarray, bool]]:
+        if len(chunk):
+            self._chunks.append((chunk, touched))
+            self._frames += len(chunk)
+        blocks = []
+        while self._frames >= self.size:
+            blocks.append(self._take(self.size))
+        return blocks
+
+    def rest(self) -> list[tuple[np.ndarray, bool]]:
+        return [self._take(self._frames)] if self._frames else []
+
+    def _take(self, frames: int) -> tuple[np.ndarray, bool]:
+        parts, touched, need = [], False, frames
+        while need:
+            chunk, flag = self._chunks[0]
+            part = chunk[:need]
+            parts.append(part)
+            touched |= flag
+            need -= len(part)
+            if len(part) == len(chunk):
+                self._chunks.pop(0)
+            else:
+                self._chunks[0] = (chunk[len(part):], flag)
+        self._frames -= frames
+        return (parts[0] if len(parts) == 1 else np.concatenate(parts)), touched

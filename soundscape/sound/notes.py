@@ -1,0 +1,133 @@
+"""Note voicing and the note caches: an event's dry note (mono, at 1 m), rendered once.
+
+Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
+velocity), so they are cached. A note is keyed by its instrument, pitch,
+velocity, duration, articulation and lyric (``note_key``), plus a *variant* in
+0…``VARIANTS``−1 picked by a stable hash of (seed, event index): repeats keep
+some natural variation, and each variant's generator is seeded by a stable hash
+of (seed, key, variant). The caches are LRU bounded in bytes (``ByteLru``), so
+memory stays flat; a cached note is bit-identical to a recomputed one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+import numpy as np
+
+from soundscape.performance import Event, Source
+
+__all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voice", "note_key",
+           "stable_ints"]
+
+#: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
+#: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
+#: source, the event's pitch, velocity, duration, articulation and lyric, and the rng
+#: (notes are cached by those).
+Voice = Callable[..., np.ndarray]
+#: Default bound of the note caches, bytes (heard notes; dry notes get a quarter).
+CACHE_BYTES = 192 << 20
+#: Renderings kept per repeated note: some variation, few syntheses.
+VARIANTS = 3
+
+_TAIL_FLOOR = 1e-5  # −100 dB
+
+
+class SynthVoice:
+    """The default voice: ``synth.render_note`` scaled by the instrument's level at 1 m.
+
+    Parameters
+    ----------
+    reference_db : float, dB SPL
+        Level that maps to amplitude 1.0 (must match ``Surroundings.reference_db``).
+    """
+
+    def __init__(self, reference_db: float = 94.0) -> None:
+        self.reference_db = reference_db
+        self._instruments: dict[str, object] = {}
+
+    def __call__(self, event: Event, source: Source, *, sample_rate: int,
+                 rng: np.random.Generator) -> np.ndarray:
+        from soundscape.music.instruments import load_instrument
+        from soundscape.sound import synth
+
+        if source.instrument not in self._instruments:
+            self._instruments[source.instrument] = load_instrument(source.instrument)
+        instrument = self._instruments[source.instrument]
+        note = synth.render_note(
+            instrument, hz=None if event.pitch is None else event.pitch.hz,
+            velocity=event.velocity, duration=event.duration,
+            articulation=event.articulation, sample_rate=sample_rate, rng=rng,
+            lyric=event.lyric, pitch=None if event.pitch is None else event.pitch.name)
+        return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+
+
+class ByteLru:
+    """A least-recently-used cache bounded by the bytes of its values."""
+
+    def __init__(self, limit_bytes: int) -> None:
+        self.limit = limit_bytes
+        self.size = 0
+        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
+    def get(self, key: Hashable):
+        item = self._items.get(key)
+        if item is None:
+            return None
+        self._items.move_to_end(key)
+        return item[0]
+
+    def put(self, key: Hashable, value: object, nbytes: int) -> None:
+        if nbytes > self.limit:
+            return
+        self._items[key] = (value, nbytes)
+        self.size += nbytes
+        while self.size > self.limit:
+            _, (_, dropped) = self._items.popitem(last=False)
+            self.size -= dropped
+
+
+def stable_ints(*parts: object) -> list[int]:
+    """Four 32-bit words from a hash of ``repr(parts)`` (stable across runs, unlike hash())."""
+    digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).digest()
+    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+
+
+def note_key(event: Event, source: Source) -> tuple:
+    """What a note's dry sound depends on (see ``Voice``): the instrument, not which of
+    its players (four 瑟 in unison share their renderings; where they stand is in the
+    heard note's key)."""
+    pitch = None if event.pitch is None else (event.pitch.name, float(event.pitch.hz))
+    return (source.instrument, pitch, float(event.velocity),
+            float(event.duration), event.articulation, event.lyric)
+
+
+class DryNotes:
+    """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant."""
+
+    def __init__(self, voice: Voice, sample_rate: int, seed: int, cache_bytes: int) -> None:
+        self.voice = voice
+        self.sample_rate = sample_rate
+        self.seed = seed
+        self.cache = ByteLru(cache_bytes)
+
+    def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
+        mono = self.cache.get((key, variant))
+        if mono is None:
+            rng = np.random.default_rng(stable_ints(self.seed, key, variant))
+            raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
+                             dtype=float)
+            mono = _trim_tail(raw).astype(np.float32)
+            self.cache.put((key, variant), mono, mono.nbytes)
+        return mono
+
+
+def _trim_tail(mono: np.ndarray) -> np.ndarray:
+    """Drop the ring below −100 dB of the note's peak (under any 16-bit floor): less to filter."""
+    loud = np.flatnonzero(np.abs(mono) > _TAIL_FLOOR * np.abs(mono).max(initial=0.0))
+    return mono[:loud[-1] + 1] if loud.size else mono[:0]
