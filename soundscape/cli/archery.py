@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import Sequencing, sequencing_options
 from soundscape.sequence import archery
-from soundscape.sequence.planner import perform_from_file
 
 __all__ = ["command"]
 
@@ -15,16 +15,15 @@ __all__ = ["command"]
 @click.command("archery")
 @click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
                                                         path_type=Path))
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Seed of the simulation: the same seed as `soundscape render` gives the "
-                   "rounds you hear there.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@sequencing_options
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/archery"), show_default=True,
               help="Folder for round<N>.json and round<N>.csv.")
-def command(cues: Path | None, seed: int, out_dir: Path) -> None:
+def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
     """Sequence the rite (the bundled 大射 cue sheet, or CUES) and write the results of
-    誘射 and the three rounds, one JSON and one CSV per round; print the tallies."""
-    performance = perform_from_file(cues, seed=seed)
+    誘射 and the three rounds, one JSON and one CSV per round; print the tallies. The same
+    --seed as `soundscape render` gives the rounds you hear there."""
+    performance = sequencing.perform(cues)
     for shoot in performance.rounds:
         archery.write_results(shoot, out_dir)
         shots = shoot.shots
