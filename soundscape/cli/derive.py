@@ -17,7 +17,7 @@ DEFAULT_OUTPUT = Path("cues") / "dashe.toml"
 
 _KINDS = {"題解": "introduction (題解)", "注釋": "numbered notes (注釋)",
           "譯文": "modern translation (譯文)", "疏": "sub-commentary (疏)",
-          "注": "commentary run on after the 經文 (注)"}
+          "注": "commentary run on after the 經文 (注)", "卷題": "title lines of the book (卷題)"}
 
 
 def set_aside_report(loaded: text.Text) -> list[str]:
@@ -30,6 +30,9 @@ def set_aside_report(loaded: text.Text) -> list[str]:
             where = ", ".join(str(a.line) for a in found[:8]) + (" …" if len(found) > 8 else "")
             lines.append(f"set aside {label}: {len(found)} passage(s), {size} characters, "
                          f"line(s) {where}; not derived from")
+    for gap in loaded.gaps:
+        lines.append(f"{loaded.source}: {gap.describe()} (the print lacks them); derived "
+                     "the rest")
     if loaded.notes and not loaded.source.startswith("bundled:"):
         lines.append(f"kept {len(loaded.notes)} bracketed note(s) (【…】, （…）) as notes; "
                      "not derived from")

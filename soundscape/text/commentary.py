@@ -15,6 +15,8 @@ it knows are in ``data/editions.toml``:
   ○釋曰), it runs on to the line before the 經文 resumes, the line that a
   bracketed note (…) follows. Without paragraph breaks the border is not
   marked, so a few 經文 lines there may be set aside with the 疏;
+- title lines of the book (``儀禮卷第四``, ``鄕飮酒禮第四　儀禮　鄭氏注``, the count of
+  characters ending a 卷), kind 卷題;
 - 鄭注 run on after the 經文 in the same paragraph (注疏 editions without
   brackets). The 疏 that follows the paragraph names what it explains by first
   and last characters: 「"A"至"B"。○注"C"至"D"」. The paragraph from C (else
@@ -26,6 +28,7 @@ them to the passage they follow.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from dataclasses import dataclass
@@ -51,7 +54,7 @@ class Aside:
     Attributes
     ----------
     kind : 題解 (introduction), 注釋 (numbered notes), 譯文 (translation),
-        疏 (sub-commentary) or 注 (鄭注 run on after the 經文)
+        疏 (sub-commentary), 注 (鄭注 run on after the 經文) or 卷題 (the book's title lines)
     start, end : int, offsets in the source string (end exclusive)
     line : int, 1-based line where it starts
     """
@@ -178,9 +181,10 @@ def _commentaries(original: str, lines: list[tuple[int, int]], first_line: int,
     found: list[Aside] = []
     starts = [span[0] for span in lines]
     for match in marks.finditer(original, lines[0][0] if lines else len(original)):
-        if any(a.start <= match.start() < a.end for a in (*blocks, *found)):
-            continue
-        index = max(i for i, s in enumerate(starts) if s <= match.start())
+        if any(a.start <= match.start() < a.end for a in blocks) or (
+                found and match.start() < max(a.end for a in found[-2:])):
+            continue  # found grows in text order: only its last entries can cover this
+        index = bisect.bisect_right(starts, match.start()) - 1
         last = _last_commentary_line(original, lines, index)
         found.append(Aside("疏", match.start(), lines[last][1], first_line + index))
         before = index - 1
@@ -197,10 +201,25 @@ def _commentaries(original: str, lines: list[tuple[int, int]], first_line: int,
     return found
 
 
+@functools.cache
+def _title_line() -> re.Pattern:
+    return re.compile("|".join(f"(?:{p})" for p in rules()["titles"]["lines"]))
+
+
+def _titles(original: str, lines: list[tuple[int, int]], first_line: int) -> list[Aside]:
+    """Title lines of the book (卷 and chapter titles, character counts): not the rite."""
+    line_end = rules()["print"]["line_end"]
+    pattern = _title_line()
+    return [Aside("卷題", a, b, first_line + index) for index, (a, b) in enumerate(lines)
+            if pattern.fullmatch(original[a:b].replace(line_end, "").strip())]
+
+
 def find_asides(original: str, start: int = 0) -> list[Aside]:
     """The asides of ``original`` from offset ``start`` (after the header), in order."""
     lines = _lines(original, start)
     first_line = original.count("\n", 0, start) + 1
     blocks = _blocks(original, lines, first_line)
     asides = blocks + _commentaries(original, lines, first_line, blocks)
+    asides += [t for t in _titles(original, lines, first_line)
+               if not any(a.start <= t.start < a.end for a in blocks)]
     return sorted(asides, key=lambda a: a.start)

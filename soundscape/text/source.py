@@ -15,17 +15,19 @@ remains is the passage: its Han characters, normalised
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from pathlib import Path
 
 from soundscape.errors import TextError
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
-from soundscape.text import commentary
+from soundscape.text import commentary, pages
 from soundscape.text.commentary import Aside
 from soundscape.text.hanzi import in_context, is_han, normalise, normalise_char
+from soundscape.text.pages import Gap
 
-__all__ = ["Aside", "Heading", "Note", "Text", "is_han", "load", "load_bundled", "normalise",
+__all__ = ["Aside", "Gap", "Heading", "Note", "Text", "is_han", "load", "load_bundled", "normalise",
            "parse"]
 
 BUNDLED_NAME = "dashe"
@@ -77,7 +79,8 @@ class Text:
     headings : section headings, in text order
     notes : notes, in text order
     asides : commentary and translation set aside (not in ``chars``), in text order
-    hidden : spans of ``original`` left out of quotes (notes and asides)
+    hidden : spans of ``original`` left out of quotes (notes, asides and print marks)
+    gaps : pages missing from the print (``Gap.at`` is then an offset in ``chars``)
     """
 
     source: str
@@ -89,6 +92,7 @@ class Text:
     notes: tuple[Note, ...]
     asides: tuple[Aside, ...] = ()
     hidden: tuple[tuple[int, int], ...] = ()
+    gaps: tuple[Gap, ...] = ()
 
     def quote(self, start: int, end: int) -> str:
         """The passage ``chars[start:end]`` as written in the source, notes and asides left out."""
@@ -135,6 +139,10 @@ def _heading_at(reading: str, index: int) -> tuple[str, int] | None:
     rules = commentary.rules()["headings"]
     line_start = reading.rfind("\n", 0, index) + 1
     before = reading[line_start:index]
+    line_end = commentary.rules()["print"]["line_end"]
+    if not before.strip() and reading[:line_start].rstrip().endswith(line_end):
+        before = pages.without_marks(reading[max(0, line_start - 80):line_start]).rstrip()
+        before = before.rsplit("\n", 1)[-1] or " "  # a printed line broke the sentence
     spaced = before[-1:].isspace()
     before = before.rstrip()
     if before and not (before[-1] in rules["after"] or (spaced and is_han(before[-1]))):
@@ -174,28 +182,36 @@ def parse(original: str, *, source: str) -> Text:
     """
     header, body = _header(original)
     asides = commentary.find_asides(original, body)
+    printed = pages.read_print(original, body)
     reading = in_context(original)
     brackets = commentary.rules()["notes"]["brackets"]
+    column_break = commentary.rules()["print"]["column_break"]
     chars: list[str] = []
     origin: list[int] = []
     headings: list[Heading] = []
     notes: list[Note] = []
-    hidden = [(a.start, a.end) for a in asides]
-    pending = list(reversed(asides))
+    hidden = [(a.start, a.end) for a in asides] + list(printed.marks)
+    pending = sorted(hidden, reverse=True)  # spans to skip, the next one last
     index = body
     line = counted = 0  # lines counted up to `counted`, so headings cost no rescans
+    note_end = -1  # where the last note closed, to join a note continued on the next line
     while index < len(original):
-        while pending and pending[-1].end <= index:
+        while pending and pending[-1][1] <= index:
             pending.pop()  # passed over inside a note
-        if pending and pending[-1].start <= index:
-            index = pending.pop().end
+        if pending and pending[-1][0] <= index:
+            index = pending.pop()[1]
             continue
         char = original[index]
         if char in brackets:
             close = _closing(original, index, char)
-            inside = original[index + 1:close]
+            inside = original[index + 1:close].replace(column_break, "")
             if any(is_han(c) for c in inside):
-                notes.append(Note(len(chars), inside, "".join(chars[-12:])))
+                if (notes and notes[-1].offset == len(chars)
+                        and _continues(original, note_end, index)):
+                    notes[-1] = Note(len(chars), notes[-1].text + inside, notes[-1].after)
+                else:
+                    notes.append(Note(len(chars), inside, "".join(chars[-12:])))
+                note_end = close + 1
             hidden.append((index, close + 1))
             index = close + 1
             continue
@@ -213,8 +229,17 @@ def parse(original: str, *, source: str) -> Text:
     if not chars:
         raise TextError(f"{source}: holds no Chinese text (only header, notes, commentary or "
                         "blank lines); expected the 經文 in Han characters")
+    gaps = tuple(Gap(g.pages, bisect.bisect_left(origin, g.at), g.line) for g in printed.gaps
+                 if g.at < origin[-1])
     return Text(source, tuple(header), original, "".join(chars), tuple(origin),
-                tuple(headings), tuple(notes), tuple(asides), tuple(sorted(hidden)))
+                tuple(headings), tuple(notes), tuple(asides), tuple(sorted(hidden)), gaps)
+
+
+def _continues(original: str, after: int, before: int) -> bool:
+    """True if only a line break and print marks stand between two notes: one note printed
+    over two lines, each line's part in its own brackets."""
+    between = original[after:before]
+    return "\n" in between and not pages.without_marks(between).strip()
 
 
 def load(path: str | Path) -> Text:
@@ -253,4 +278,4 @@ def load_bundled() -> Text:
     raw = read_toml(data_dir() / "texts" / f"{BUNDLED_NAME}_notes.toml")
     notes = tuple(Note(n["offset"], n["text"], n["after"]) for n in raw["note"])
     return Text(f"bundled:{BUNDLED_NAME}", text.header, text.original, text.chars,
-                text.origin, text.headings, notes, text.asides, text.hidden)
+                text.origin, text.headings, notes, text.asides, text.hidden, text.gaps)

@@ -1,0 +1,101 @@
+"""The print's own marks in a transcription made page by page, and the pages it lacks.
+
+Transcriptions such as the Kanseki Repository's (``docs/rites.md``) keep the print's
+page markers (``<pb:KR1d0026_SBCK_004-1a>``) and end every printed line with ``¶``. Both
+are the book's, not the rite's: they are left out of the passage and of quotes, so a
+sentence broken across lines or pages reads as one.
+
+A page is missing when the sequence of leaves and sides (1a, 1b, 2a …) skips it, or when
+its marker is followed by no character of text before the next marker. Missing pages
+after the last character of text are the book's blank end, not a gap. The marks are
+configured in ``data/editions.toml`` (``[print]``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from soundscape.text.commentary import rules
+from soundscape.text.hanzi import is_han
+
+__all__ = ["Gap", "Print", "read_print", "without_marks"]
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Pages missing from the print, where the text resumes after them.
+
+    Attributes
+    ----------
+    pages : the missing pages, in order (``("14a", "14b")``)
+    at : int, offset in the source where the text resumes (the next page's marker)
+    line : int, 1-based line of that marker
+    """
+
+    pages: tuple[str, ...]
+    at: int
+    line: int
+
+    def describe(self) -> str:
+        names = self.pages[0] if len(self.pages) == 1 else f"{self.pages[0]}–{self.pages[-1]}"
+        return f"page{'s' if len(self.pages) > 1 else ''} {names} missing before line {self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class Print:
+    """The print marks of a source: spans to leave out (offsets in the source) and gaps."""
+
+    marks: tuple[tuple[int, int], ...]
+    gaps: tuple[Gap, ...]
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    table = rules()["print"]
+    line_end = re.escape(table["line_end"])
+    return re.compile(table["page_marker"]), re.compile(rf"{line_end}(?:\r?\n)?")
+
+
+def without_marks(s: str) -> str:
+    """``s`` without page markers and line-end marks."""
+    marker, line_end = _patterns()
+    return line_end.sub("", marker.sub("", s))
+
+
+def _page_name(ordinal: int) -> str:
+    return f"{ordinal // 2 + 1}{'ab'[ordinal % 2]}"
+
+
+def read_print(original: str, start: int) -> Print:
+    """The page markers and line-end marks of ``original`` from ``start``, and its gaps."""
+    marker, line_end = _patterns()
+    markers = list(marker.finditer(original, start))
+    marks = sorted([m.span() for m in markers] + [m.span() for m in line_end.finditer(
+        original, start)])
+    return Print(tuple(marks), tuple(_gaps(original, markers)))
+
+
+def _has_text(s: str) -> bool:
+    return any(is_han(c) for c in s)
+
+
+def _gaps(original: str, markers: list[re.Match]) -> list[Gap]:
+    gaps: list[Gap] = []
+    missing: list[str] = []
+    previous = None
+    for index, m in enumerate(markers):
+        ordinal = (int(m.group(1)) - 1) * 2 + (m.group(2) == "b")
+        if previous is not None and ordinal > previous + 1:
+            missing += [_page_name(o) for o in range(previous + 1, ordinal)]
+        previous = max(ordinal, previous if previous is not None else ordinal)
+        end = markers[index + 1].start() if index + 1 < len(markers) else len(original)
+        if not _has_text(original[m.end():end]):
+            missing.append(_page_name(ordinal))
+            continue
+        if missing:
+            line = original.count("\n", 0, m.start()) + 1
+            gaps.append(Gap(tuple(dict.fromkeys(missing)), m.start(), line))
+            missing = []
+    return gaps  # pages missing after the last text are the book's blank end
