@@ -182,7 +182,8 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
     pitches = {e.pitch for e in performance.events if e.pitch is not None}
     keys = mts.key_map(pitches)
     notes = [_plan_note(e, performance.sources[e.source], track_of[e.source],
-                        program_for(programs, performance.sources[e.source]), listener,
+                        program_for(programs, performance.sources[e.source].instrument,
+                                    who=f"source {e.source!r}"), listener,
                         tuning_mode, keys) for e in performance.events]
     _assign_channels(notes)
     conductor = _conductor(performance, tuning_mode, pitches, keys)
@@ -197,14 +198,14 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
     return Path(path)
 
 
-def program_for(programs: Mapping[str, Program], source: Source) -> Program:
-    """The GM program of ``source``'s instrument; RenderError naming the known ones if none."""
+def program_for(programs: Mapping[str, Program], instrument: str, *, who: str) -> Program:
+    """The GM program of ``instrument`` (played by ``who``, named in the error); RenderError
+    naming the known ones if none."""
     try:
-        return programs[source.instrument]
+        return programs[instrument]
     except KeyError:
-        raise RenderError(f"source {source.id!r}: instrument {source.instrument!r} has no GM "
-                          f"program in midi_programs.toml; known: {', '.join(sorted(programs))}"
-                          ) from None
+        raise RenderError(f"{who}: instrument {instrument!r} has no GM program in "
+                          f"midi_programs.toml; known: {', '.join(sorted(programs))}") from None
 
 
 def _plan_note(event: Event, source: Source, track: int, program: Program, listener,

@@ -4,22 +4,33 @@ Two entry points: :func:`write_piece_score` (one piece, its melody with lyrics)
 and :func:`write_performance_score` (parts per placed source, rehearsal marks at
 the ritual markers). Each note carries, as lyric lines under it, the sung
 character (if any), its 律 name, its 工尺 syllable (熊朋來's key, where it has
-one) and its deviation from 12-TET in cents. The basis of each piece
-(surviving or reconstruction) goes into the score's credits.
+one) and its deviation from 12-TET in cents.
 
-music21 10.5 writes ``<alter>`` as a whole number and so drops the cents; after
-export, every ``<alter>`` is rewritten with the decimal value (semitones, e.g.
-``-0.32``) of the pitch it spells. Notes are spelled on the same keys as the
-MIDI file's MTS key map (one key per 律), so one spelled pitch is one 律.
+Pitches are written as every MusicXML reader reads them: the nearest semitone in
+``<alter>`` (a whole number, as music21 writes it) and the cents in lyric line 4.
+MuseScore 3 rejects a decimal ``<alter>`` ("invalid alter") and drops the sharp
+with it; MuseScore 4 and Dorico read one as tuning, so ``cents_in_alter=True``
+writes the decimal value (semitones, e.g. ``1.0196``) for them. Notes are spelled on
+the same keys as the MIDI file's MTS key map (one key per 律), so one spelled pitch
+is one 律.
+
+The credits (title, subtitle, the melody's basis as composer, the basis note) are
+written by this module, laid out on an A4 page so that MuseScore puts each in its
+own place. A path ending in ``.mxl`` gets compressed MusicXML (a zip with
+``META-INF/container.xml``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import re
 import sys
+import unicodedata
 import xml.etree.ElementTree as ET
+import zipfile
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import music21
@@ -32,9 +43,80 @@ from soundscape.output import mts
 from soundscape.output.midi import load_programs, program_for
 from soundscape.performance import Performance
 
-__all__ = ["QUANTUM_S", "write_performance_score", "write_piece_score"]
+__all__ = [
+    "QUANTUM_S",
+    "Credits",
+    "basis_line",
+    "wrap",
+    "write_performance_score",
+    "write_piece_score",
+]
 
 QUANTUM_S = 0.25  # performance scores: onsets and lengths on a 1/4 s grid (♩ = 60)
+
+# A4 in tenths at music21's scaling (7 mm per 40 tenths), margins 15 mm.
+_PAGE_W, _PAGE_H, _MARGIN = 1200, 1697, 85
+# Credit line widths in half-width characters (a Han character counts two and is 1 em wide,
+# Latin letters are narrower): the note (left, 8 pt: ≤ 280 pt) and the basis (right, 10 pt:
+# ≤ 210 pt) fit side by side in the 510 pt between the margins.
+_NOTE_WIDTH, _BASIS_WIDTH = 70, 42
+_TITLE_TENTHS = 90  # the title (20 pt) and subtitle (11 pt) lines
+_MXL_CONTAINER = """<?xml version="1.0" encoding="UTF-8"?>
+<container>
+  <rootfiles>
+    <rootfile full-path="score.musicxml" media-type="application/vnd.recordare.musicxml+xml"/>
+  </rootfiles>
+</container>
+"""
+_HEADER = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE score-partwise PUBLIC '
+           '"-//Recordare//DTD MusicXML 4.0 Partwise//EN" '
+           '"http://www.musicxml.org/dtds/partwise.dtd">\n')
+
+
+@dataclass(frozen=True, slots=True)
+class Credits:
+    """What the first page says above the music.
+
+    Parameters
+    ----------
+    title : str
+    subtitle : str
+        Mode and tuning, or the part of the rite.
+    basis : str
+        Printed where a composer would be: what the music rests on, e.g.
+        ``melody: surviving, the 風雅十二詩譜 score of 鹿鳴 (小雅, 黃鍾清宮)``.
+    note : str
+        The full basis note(s), printed in small type; may hold several paragraphs.
+    """
+
+    title: str
+    subtitle: str
+    basis: str
+    note: str
+
+
+def basis_line(basis: str, note: str) -> str:
+    """``melody: surviving, …`` / ``melody: reconstruction, …``: the basis and the first
+    clause of its note (the note's own leading label dropped)."""
+    label = re.match(r"(Surviving melody|Reconstruction)((?:, [a-z]+)*)[.:]\s*", note)
+    rest = note[label.end():] if label else note
+    qualifier = label.group(2) if label else ""
+    clause = _first_clause(rest)
+    if clause.lower().startswith(basis):
+        return f"melody: {clause[0].lower()}{clause[1:]}"
+    return f"melody: {basis}{qualifier}, {clause}" if clause else f"melody: {basis}{qualifier}"
+
+
+def _first_clause(text: str) -> str:
+    """Text up to the first comma, semicolon or full stop outside brackets."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += char in "(（《「"
+        depth -= char in ")）》」"
+        stop = char in ",;" or (char == "." and text[index + 1:index + 2] in ("", " "))
+        if depth == 0 and stop:
+            return text[:index]
+    return text
 
 
 def _gongche(pitch: Pitch) -> str | None:
@@ -54,6 +136,8 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
         return note
     key = keys.key(pitch)
     note = music21.note.Note(key, quarterLength=beats)
+    if note.pitch.alter == 0:
+        note.pitch.accidental = None  # music21 marks a MIDI key's natural; notation needs none
     cents = keys.offset_cents(pitch)
     where = (note.pitch.step, int(note.pitch.alter), note.pitch.octave)
     if abs(spelled.setdefault(where, cents) - cents) > 0.05:
@@ -65,46 +149,46 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
     return note
 
 
-def _credits(score: music21.stream.Score, title: str, lines: Iterable[str]) -> None:
-    score.insert(0, music21.metadata.Metadata(title=title))
-    y = 1500
-    for text in lines:
-        score.insert(0, music21.text.TextBox(text, 100, y))
-        y -= 40
-
-
-def write_piece_score(piece, path: str | Path, *, tuning: Tuning) -> Path:
-    """Write one piece as MusicXML.
+def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
+                      cents_in_alter: bool = False) -> Path:
+    """Write one piece as MusicXML (``.mxl``: compressed).
 
     Parameters
     ----------
     piece : soundscape.music.repertoire.Piece
-        Uses ``id``, ``title``, ``mode``, ``basis``, ``basis_note``, ``tempo_bpm``
-        and ``notes`` (``PieceNote(name, beats, lyric)``).
+        Uses ``id``, ``title``, ``roman``, ``mode``, ``basis``, ``basis_note``,
+        ``tempo_bpm`` and ``notes`` (``PieceNote(name, beats, lyric)``).
     path : path-like
     tuning : Tuning
+    cents_in_alter : bool
+        Write decimal ``<alter>`` (for tuning-aware readers; MuseScore 3 rejects it).
     """
     pitches = [tuning.pitch(n.name) for n in piece.notes]
     keys = mts.key_map(pitches)
     spelled: dict = {}
     part = music21.stream.Part(id=piece.id)
     part.partName = f"{piece.title} {piece.mode}"
+    melody = next(p.instrument for p in piece.parts if p.role == "melody")
+    part.insert(0, _instrument(melody, load_programs(), part.partName))
     part.append(music21.tempo.MetronomeMark(number=piece.tempo_bpm))
     for note, pitch in zip(piece.notes, pitches, strict=True):
         part.append(_note(pitch, float(note.beats), keys, note.lyric, spelled))
     score = music21.stream.Score([part])
-    _credits(score, f"{piece.title} ({piece.id})", [
-        f"{piece.mode}; {tuning.name}, 黃鍾 = {tuning.huangzhong_hz:.2f} Hz",
-        f"basis: {piece.basis}", piece.basis_note])
-    return _export(score, path, spelled)
+    credits = Credits(
+        title=f"{piece.title} {getattr(piece, 'roman', '')}".strip(),
+        subtitle=f"{piece.mode}; {tuning.name}, 黃鍾 = {tuning.huangzhong_hz:.2f} Hz; "
+                 "cents from 12-TET under each note",
+        basis=basis_line(piece.basis, piece.basis_note), note=piece.basis_note)
+    return _export(score, path, credits, spelled if cents_in_alter else None)
 
 
-def write_performance_score(performance: Performance, path: str | Path) -> Path:
+def write_performance_score(performance: Performance, path: str | Path, *,
+                            cents_in_alter: bool = False) -> Path:
     """Write a performance as MusicXML: a part per sounding source, rehearsal marks at markers.
 
     Times are placed on a ``QUANTUM_S`` grid at ♩ = 60 (a quarter note is a
     second); a note is held at most until the next onset in its part, and
-    simultaneous notes of one part form a chord.
+    simultaneous notes of one part form a chord. Rehearsal marks read ``中文 | English``.
     """
     pitches = [e.pitch for e in performance.events if e.pitch is not None]
     keys = mts.key_map(pitches)
@@ -117,12 +201,12 @@ def write_performance_score(performance: Performance, path: str | Path) -> Path:
             continue
         part = music21.stream.Part(id=source.id)
         part.partName = f"{source.name} {source.roman}"
-        part.insert(0, _instrument(source, programs))
+        part.insert(0, _instrument(source.instrument, programs, source.roman))
         if not parts:
             part.insert(0, music21.tempo.MetronomeMark(number=60))
             for marker in performance.markers:
                 part.insert(_grid(marker.time), music21.expressions.RehearsalMark(
-                    f"{marker.text} {marker.gloss}"))
+                    f"{marker.text} | {marker.gloss}"))
         groups = _chords(events)
         for index, (onset, group) in enumerate(groups):
             stop = groups[index + 1][0] if index + 1 < len(groups) else None
@@ -134,16 +218,27 @@ def write_performance_score(performance: Performance, path: str | Path) -> Path:
                         else music21.chord.Chord(notes))
         parts.append(part)
     score = music21.stream.Score(parts)
-    bases = [f"{p.title} ({p.id}): {p.basis}. {p.note}" for p in performance.pieces.values()]
-    _credits(score, str(performance.meta.get("title", "大射儀")), bases)
-    return _export(score, path, spelled)
+    return _export(score, path, _performance_credits(performance),
+                   spelled if cents_in_alter else None)
 
 
-def _instrument(source, programs) -> music21.instrument.Instrument:
+def _performance_credits(performance: Performance) -> Credits:
+    pieces = list(performance.pieces.values())
+    sections = performance.sections
+    span = (f"{sections[0].id} 右{sections[0].name} – {sections[-1].id} 右{sections[-1].name}; "
+            if sections else "")
+    return Credits(
+        title=performance.info.title or "大射儀",
+        subtitle=f"{span}♩ = 60: a quarter note is a second; cents from 12-TET under each note",
+        basis="\n".join(f"{p.title}: {basis_line(p.basis, p.note)}" for p in pieces),
+        note="\n".join(f"{p.title}: {p.note}" for p in pieces))
+
+
+def _instrument(instrument: str, programs, name: str) -> music21.instrument.Instrument:
     """The part's instrument, with the GM program our MIDI files use, so notation programs
     play each part with the same family of sound (bells, marimba, choir …)."""
-    found = music21.instrument.Instrument(source.roman)
-    found.midiProgram = program_for(programs, source).program
+    found = music21.instrument.Instrument(name)
+    found.midiProgram = program_for(programs, instrument, who=f"part {name!r}").program
     return found
 
 
@@ -158,21 +253,7 @@ def _chords(events: Sequence) -> list[tuple[float, list]]:
     return sorted(groups.items())
 
 
-_ACCIDENTALS = {-2: "flat-flat", -1: "flat", 0: "natural", 1: "sharp", 2: "double-sharp"}
-
-
-def _show_accidental(note: ET.Element, whole: int) -> None:
-    """Give a retuned note an explicit accidental: readers (music21, MuseScore) need one to
-    accept a fractional ``<alter>``, and it tells the player the note is not the plain key."""
-    if note.find("accidental") is not None:
-        return
-    children = list(note)
-    after = max(i for i, child in enumerate(children) if child.tag in ("pitch", "duration",
-                                                                       "tie", "voice", "type",
-                                                                       "dot"))
-    accidental = ET.Element("accidental")
-    accidental.text = _ACCIDENTALS[whole]
-    note.insert(after + 1, accidental)
+# -- the exported XML ------------------------------------------------------------------
 
 
 def _make_deterministic(root: ET.Element) -> None:
@@ -189,6 +270,95 @@ def _make_deterministic(root: ET.Element) -> None:
     for encoding in root.iter("encoding"):
         for date in encoding.findall("encoding-date"):
             encoding.remove(date)
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Lines of at most ``width`` half-width characters (a Han character counts two),
+    broken at spaces or between Han characters; paragraphs (``\\n``) kept."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for token in re.findall(r"[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]|\S+|\s+",
+                                paragraph):
+            if _width(line + token) > width and line.strip():
+                lines.append(line.rstrip())
+                line = "" if token.isspace() else token
+            else:
+                line += token
+        lines.append(line.rstrip())
+    return lines
+
+
+def _credit(kind: str, x: int, y: int, justify: str, words: Iterable[tuple[str, int]]
+            ) -> ET.Element:
+    """A first-page ``<credit>`` of ``kind``; ``words`` are (text, font size) runs."""
+    credit = ET.Element("credit", page="1")
+    ET.SubElement(credit, "credit-type").text = kind
+    for index, (text, size) in enumerate(words):
+        attributes = {"font-size": str(size), "{http://www.w3.org/XML/1998/namespace}space":
+                      "preserve"}
+        if index == 0:
+            attributes = {"default-x": str(x), "default-y": str(y), "justify": justify,
+                          **attributes}
+        ET.SubElement(credit, "credit-words", attributes).text = text
+    return credit
+
+
+def _set_credits(root: ET.Element, credits: Credits) -> None:
+    """Title, page layout, credits and creator, replacing what music21 wrote."""
+    for old in root.findall("credit"):
+        root.remove(old)
+    root.find("work/work-title").text = credits.title
+    root.find("movement-title").text = credits.title
+    identification = root.find("identification")
+    for creator in identification.findall("creator"):
+        identification.remove(creator)
+    creator = ET.Element("creator", type="composer")
+    creator.text = credits.basis
+    identification.insert(0, creator)
+    defaults = root.find("defaults")
+    layout = ET.Element("page-layout")
+    ET.SubElement(layout, "page-height").text = str(_PAGE_H)
+    ET.SubElement(layout, "page-width").text = str(_PAGE_W)
+    margins = ET.SubElement(layout, "page-margins", type="both")
+    for side in ("left", "right", "top", "bottom"):
+        ET.SubElement(margins, f"{side}-margin").text = str(_MARGIN)
+    defaults.insert(list(defaults).index(defaults.find("scaling")) + 1, layout)
+    basis, note = wrap(credits.basis, _BASIS_WIDTH), wrap(credits.note, _NOTE_WIDTH)
+    # MuseScore 3 hangs composer and lyricist text from the bottom of the title frame and
+    # sizes the frame by the credits' lowest default-y: both go at the block's foot.
+    top = _PAGE_H - _MARGIN
+    foot = top - _TITLE_TENTHS - max(len(basis) * 25, len(note) * 20)
+    made = [
+        _credit("title", _PAGE_W // 2, top, "center",
+                [(credits.title, 20), ("\n" + credits.subtitle, 11)]),
+        _credit("composer", _PAGE_W - _MARGIN, foot, "right", [("\n".join(basis), 10)]),
+        _credit("lyricist", _MARGIN, foot, "left", [("\n".join(note), 8)]),
+    ]
+    at = list(root).index(defaults) + 1
+    root[at:at] = made
+
+
+def _cents_in_alter(root: ET.Element, spelled: dict) -> None:
+    """Decimal ``<alter>`` (semitones + cents/100) for readers that take it as tuning."""
+    for note in root.iter("note"):
+        pitch = note.find("pitch")
+        if pitch is None:
+            continue
+        step, octave = pitch.findtext("step"), int(pitch.findtext("octave"))
+        alter = pitch.find("alter")
+        whole = round(float(alter.text)) if alter is not None else 0
+        cents = spelled.get((step, whole, octave))
+        if cents is None or abs(cents) < 0.005:
+            continue
+        if alter is None:
+            alter = ET.Element("alter")
+            pitch.insert(1, alter)
+        alter.text = f"{whole + cents / 100:.4f}".rstrip("0").rstrip(".")
 
 
 def _music21_xml(score: music21.stream.Score) -> bytes:
@@ -208,27 +378,35 @@ def _music21_xml(score: music21.stream.Score) -> bytes:
     return text
 
 
-def _export(score: music21.stream.Score, path: str | Path, spelled: dict) -> Path:
-    """Export with music21, then write the decimal ``<alter>`` of every pitch."""
+def _export(score: music21.stream.Score, path: str | Path, credits: Credits,
+            spelled: dict | None) -> Path:
+    """Export with music21, set the credits (and decimal alters if ``spelled``), write
+    plain or (``.mxl``) compressed MusicXML."""
+    score.insert(0, music21.metadata.Metadata(title=credits.title))
     root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
-    for note in root.iter("note"):
-        pitch = note.find("pitch")
-        if pitch is None:
-            continue
-        step, octave = pitch.findtext("step"), int(pitch.findtext("octave"))
-        alter = pitch.find("alter")
-        whole = round(float(alter.text)) if alter is not None else 0
-        cents = spelled.get((step, whole, octave))
-        if cents is None or abs(cents) < 0.005:
-            continue
-        if alter is None:
-            alter = ET.Element("alter")
-            pitch.insert(1, alter)
-        alter.text = f"{whole + cents / 100:.4f}".rstrip("0").rstrip(".")
-        _show_accidental(note, whole)
-    body = ET.tostring(root, encoding="unicode")
-    header = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE score-partwise PUBLIC '
-              '"-//Recordare//DTD MusicXML 4.0 Partwise//EN" '
-              '"http://www.musicxml.org/dtds/partwise.dtd">\n')
-    return write_bytes(path, (header + body + "\n").encode("utf-8"))
+    _set_credits(root, credits)
+    for direction in root.iter("direction"):  # MuseScore 3 misplaces an unplaced tempo mark
+        direction.set("placement", direction.get("placement", "above"))
+    if spelled is not None:
+        _cents_in_alter(root, spelled)
+    ET.indent(root, space="  ")
+    data = (_HEADER + ET.tostring(root, encoding="unicode") + "\n").encode("utf-8")
+    if Path(path).suffix.lower() == ".mxl":
+        data = _compressed(data)
+    return write_bytes(path, data)
+
+
+def _compressed(xml: bytes) -> bytes:
+    """Compressed MusicXML: ``mimetype`` stored first, the container, the score; fixed
+    timestamps so the same score gives the same bytes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data, method in (
+                ("mimetype", b"application/vnd.recordare.musicxml", zipfile.ZIP_STORED),
+                ("META-INF/container.xml", _MXL_CONTAINER.encode(), zipfile.ZIP_DEFLATED),
+                ("score.musicxml", xml, zipfile.ZIP_DEFLATED)):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            archive.writestr(info, data)
+    return buffer.getvalue()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -24,8 +25,11 @@ LYRICS = "呦呦鹿鳴食野之苹"
 def _piece():
     notes = [SimpleNamespace(name=n, beats=2.0 if i == 2 else 1.0, lyric=LYRICS[i])
              for i, n in enumerate(NAMES)]
-    return SimpleNamespace(id="luming", title="鹿鳴", mode="黃鍾清宮", basis="surviving",
-                           basis_note="風雅十二詩譜 (熊朋來《瑟譜》)", tempo_bpm=44, notes=notes)
+    return SimpleNamespace(id="luming", title="鹿鳴", roman="Lu ming (The Deer Cry)",
+                           mode="黃鍾清宮", basis="surviving",
+                           basis_note="Surviving melody: the 風雅十二詩譜 score of 鹿鳴 (小雅, "
+                           "黃鍾清宮), as 熊朋來《瑟譜》 prints it.", tempo_bpm=44, notes=notes,
+                           parts=[SimpleNamespace(role="melody", instrument="voice")])
 
 
 def _performance() -> Performance:
@@ -48,15 +52,85 @@ def _alters(path: Path) -> list[float]:
     return [float(p.findtext("alter", "0")) for p in root.iter("pitch")]
 
 
-def test_piece_alters_carry_the_cents(tmp_path):
+def test_piece_alters_are_whole_semitones_and_cents_in_a_lyric_line(tmp_path):
     path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING)
+    root = ET.parse(path).getroot()
     alters = _alters(path)
     assert len(alters) == len(NAMES)
-    for alter, name in zip(alters, NAMES, strict=True):
+    keys = [TUNING.pitch(n).midi for n in NAMES]
+    assert alters == [0, 0, 1, 0, 0, 0, 0, 0]  # 蕤賓 is F♯ + 11.7¢; the rest are naturals
+    assert all(round(k) - k < 0.5 for k in keys)
+    # Only the sharp is marked: no naturals on keys that need none.
+    assert [a.text for a in root.iter("accidental")] == ["sharp"]
+    cents = [n.findtext("lyric[@number='4']/text") for n in root.iter("note")]
+    assert cents[2] == f"{(TUNING.pitch('蕤賓').midi - 66) * 100:+.1f}¢" == "+11.7¢"
+
+
+def test_cents_in_alter_for_tuning_aware_readers(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING,
+                                   cents_in_alter=True)
+    for alter, name in zip(_alters(path), NAMES, strict=True):
         pitch = TUNING.pitch(name)
         cents = (pitch.midi - round(pitch.midi)) * 100
         assert alter - round(alter) == pytest.approx(cents / 100, abs=1e-4), name
-    assert any(abs(a - round(a)) > 0.05 for a in alters)  # 應鍾 is +9.8 cents
+    assert _alters(path)[2] == pytest.approx(1.117, abs=1e-3)
+
+
+def test_credits_title_basis_and_layout(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=TUNING)
+    root = ET.parse(path).getroot()
+    credits = {c.findtext("credit-type"): c for c in root.iter("credit")}
+    assert sorted(credits) == ["composer", "lyricist", "title"]
+    assert credits["title"].findtext("credit-words") == "鹿鳴 Lu ming (The Deer Cry)"
+    assert root.findtext("work/work-title") == "鹿鳴 Lu ming (The Deer Cry)"
+    composer = credits["composer"].findtext("credit-words")
+    assert composer.startswith("melody: surviving")
+    assert root.findtext("identification/creator[@type='composer']").startswith(
+        "melody: surviving")
+    assert "Music21" not in ET.tostring(root, encoding="unicode").replace("music21 v", "")
+    # Lines wrapped to their column: the note (left) and the basis (right) never meet.
+    width = score._PAGE_W - 2 * score._MARGIN
+    for kind, limit in (("lyricist", score._NOTE_WIDTH), ("composer", score._BASIS_WIDTH)):
+        text = "".join(w.text for w in credits[kind].iter("credit-words"))
+        assert max(score._width(line) for line in text.split("\n")) <= limit
+    points = width / 40 * 7 / 0.3528  # tenths → mm → pt
+    assert points > score._NOTE_WIDTH * 8 / 2 + score._BASIS_WIDTH * 10 / 2  # Han: 1 em
+
+
+@pytest.mark.parametrize(("basis", "note", "line"), [
+    ("surviving", "Surviving melody: the 風雅十二詩譜 score of 鹿鳴 (小雅, 黃鍾清宮), the 開元 "
+     "scores.", "melody: surviving, the 風雅十二詩譜 score of 鹿鳴 (小雅, 黃鍾清宮)"),
+    ("reconstruction", "Reconstruction. 肆夏 is lost (鄭注: 肆夏樂章名今亡). More.",
+     "melody: reconstruction, 肆夏 is lost (鄭注: 肆夏樂章名今亡)"),
+    ("reconstruction", "Reconstruction, uncertain. 新宮 is lost; more.",
+     "melody: reconstruction, uncertain, 新宮 is lost"),
+    ("reconstruction", "Reconstruction of a practice, not of a piece.",
+     "melody: reconstruction of a practice"),
+])
+def test_basis_line(basis, note, line):
+    assert score.basis_line(basis, note) == line
+
+
+def test_wrap_counts_han_characters_double_and_keeps_every_character():
+    text = "The 風雅十二詩譜 score of 鹿鳴 (小雅, 黃鍾清宮), handed down by 趙彥肅.\nNext."
+    lines = score.wrap(text, 20)
+    assert all(score._width(line) <= 20 for line in lines)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "").replace("\n", "")
+    assert lines[-1] == "Next."
+
+
+def test_mxl_is_compressed_musicxml(tmp_path):
+    path = score.write_piece_score(_piece(), tmp_path / "luming.mxl", tuning=TUNING)
+    with zipfile.ZipFile(path) as archive:
+        assert archive.namelist()[0] == "mimetype"
+        assert archive.read("mimetype") == b"application/vnd.recordare.musicxml"
+        container = ET.fromstring(archive.read("META-INF/container.xml"))
+        inner = container.find("rootfiles/rootfile").get("full-path")
+        assert ET.fromstring(archive.read(inner)).tag == "score-partwise"
+    notes = list(music21.converter.parse(path).flatten().notes)
+    assert "".join(n.lyrics[0].text for n in notes) == LYRICS
+    again = score.write_piece_score(_piece(), tmp_path / "again.mxl", tuning=TUNING)
+    assert again.read_bytes() == path.read_bytes()
 
 
 def test_piece_text_lyrics_and_credits(tmp_path):
@@ -77,7 +151,7 @@ def test_performance_score_parts_and_rehearsal_marks(tmp_path):
     reloaded = music21.converter.parse(path)
     assert [p.partName for p in reloaded.parts] == ["工 歌 gong singers", "建鼓 jian gu"]
     marks = [m.content for m in reloaded.recurse().getElementsByClass("RehearsalMark")]
-    assert marks == ["右設樂 setting up the music", "工歌鹿鳴 sing Lu ming"]
+    assert marks == ["右設樂 | setting up the music", "工歌鹿鳴 | sing Lu ming"]
     sung = list(reloaded.parts[0].flatten().notes)
     assert [round(n.getOffsetInHierarchy(reloaded.parts[0]), 2) for n in sung] == \
         [1.0 + i for i in range(len(NAMES))]
@@ -154,7 +228,7 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
     assert [p.findtext("part-name") for p in root.iter("score-part")] == \
         [f"{s.name} {s.roman}" for s in sounding]
     marks = [r.text for r in root.iter("rehearsal")]
-    assert marks == [f"{m.text} {m.gloss}" for m in section.markers]
+    assert marks == [f"{m.text} | {m.gloss}" for m in section.markers]
     assert marks[0].startswith("右主人獻公")
     notes = [n for n in root.iter("note") if n.find("rest") is None and n.find("chord") is None
              and (n.find("tie") is None or n.find("tie").get("type") == "start")]

@@ -1,0 +1,109 @@
+"""Our scores and MIDI files as MuseScore 3 (Debian's ``musescore3``) reads them.
+
+Each test converts with ``xvfb-run -a mscore3 -o OUT IN`` and checks what MuseScore made:
+the note numbers of its own MIDI export, the words of its PDF (their place on the page,
+via ``pdftotext -bbox``), and that it reports no import error. Skipped where
+``mscore3``, ``xvfb-run`` or (for the PDF) ``pdftotext`` are not installed.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import re
+import shutil
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import mido
+import pytest
+
+from soundscape.music import repertoire
+from soundscape.music.tuning import Tuning
+from soundscape.output import mts, score
+
+pytestmark = pytest.mark.skipif(not (shutil.which("mscore3") and shutil.which("xvfb-run")),
+                                reason="needs Debian's musescore3 and xvfb-run")
+TUNING = Tuning.sanfen_sunyi()
+TIMEOUT_S = 240
+
+
+def mscore(source: Path, target: Path) -> str:
+    """Convert ``source`` with MuseScore 3; its output (stdout and stderr) is returned."""
+    run = subprocess.run(["xvfb-run", "-a", "mscore3", "-o", str(target), str(source)],
+                         capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0 and target.exists(), said
+    return said
+
+
+def import_errors(said: str) -> list[str]:
+    return [line for line in said.splitlines()
+            if line.startswith("Error") or "invalid" in line or "failed" in line.lower()]
+
+
+def note_numbers(path: Path) -> list[int]:
+    """Note-on keys of a MIDI file in time order (ties by key)."""
+    found = []
+    for track in mido.MidiFile(path).tracks:
+        tick = 0
+        for message in track:
+            tick += message.time
+            if message.type == "note_on" and message.velocity > 0:
+                found.append((tick, message.note))
+    return [key for _, key in sorted(found)]
+
+
+def test_piece_notes_as_musescore_plays_them(tmp_path):
+    piece = repertoire.load_piece("luming")
+    source = score.write_piece_score(piece, tmp_path / "luming.musicxml", tuning=TUNING)
+    said = mscore(source, tmp_path / "luming.mid")
+    assert import_errors(said) == []
+    pitches = [TUNING.pitch(n.name) for n in piece.notes]
+    keys = mts.key_map(pitches)
+    expected = [keys.key(p) for p in pitches]
+    assert 66 in expected  # 蕤賓: F♯ (+11.7¢) on 黃鍾 = C
+    assert note_numbers(tmp_path / "luming.mid") == expected
+
+
+def test_compressed_score_opens(tmp_path):
+    piece = repertoire.load_piece("luming")
+    source = score.write_piece_score(piece, tmp_path / "luming.mxl", tuning=TUNING)
+    said = mscore(source, tmp_path / "luming.mid")
+    assert import_errors(said) == []
+    assert len(note_numbers(tmp_path / "luming.mid")) == len(piece.notes)
+
+
+def _words(pdf: Path) -> tuple[tuple[float, float], list[tuple[str, tuple[float, ...]]]]:
+    """Page size and the (word, box) list of the PDF's first page."""
+    xhtml = subprocess.run(["pdftotext", "-bbox", "-f", "1", "-l", "1", str(pdf), "-"],
+                           capture_output=True, text=True, timeout=60, check=True).stdout
+    page = re.search(r'<page width="([\d.]+)" height="([\d.]+)"', xhtml)
+    words = [(unicodedata.normalize("NFKC", html.unescape(text)), tuple(map(float, box)))
+             for *box, text in re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" '
+                                          r'xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>',
+                                          xhtml)]
+    return (float(page[1]), float(page[2])), words
+
+
+@pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")
+def test_first_page_credits_laid_out(tmp_path):
+    piece = repertoire.load_piece("luming")
+    source = score.write_piece_score(piece, tmp_path / "luming.musicxml", tuning=TUNING)
+    mscore(source, tmp_path / "luming.pdf")
+    (width, height), words = _words(tmp_path / "luming.pdf")
+    text = " ".join(w for w, _ in words)
+    assert text.startswith("鹿鳴 Lu ming (The Deer Cry)")  # the title, first on the page
+    assert "melody: surviving" in text and "Music21" not in text
+    assert all(min(x0, y0) >= 0 and x1 <= width and y1 <= height
+               for _, (x0, y0, x1, y1) in words)
+    # No two words overlap (boxes trimmed by a quarter of their height: line leading).
+    boxes = [(x0, y0 + (y1 - y0) / 4, x1, y1 - (y1 - y0) / 4) for _, (x0, y0, x1, y1) in words]
+    clashes = [(a, b) for a, b in itertools.combinations(range(len(boxes)), 2)
+               if _overlap(boxes[a], boxes[b])]
+    assert [(words[a][0], words[b][0]) for a, b in clashes] == []
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
