@@ -28,7 +28,9 @@ FENGYA = {"luming": "鹿鳴", "simu": "四牡", "huanghuangzhehua": "皇皇者�
           "nanyoujiayu": "南有嘉魚", "nanshanyoutai": "南山有臺", "guanju": "關雎",
           "getan": "葛覃", "juaner": "卷耳", "quechao": "鵲巢", "caifan": "采蘩",
           "caipin": "采蘋"}
-RECONSTRUCTIONS = ("sixia", "gaixia", "aoxia", "xingong", "lishou", "wusuanyue")
+SHENGSHI = ("nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi")
+RECONSTRUCTIONS = ("sixia", "gaixia", "aoxia", "xingong", "lishou", "wusuanyue", "zouyu",
+                   *SHENGSHI)
 
 
 def _tsv_rows(song: str) -> list[dict[str, str]]:
@@ -125,6 +127,28 @@ def test_lishou_is_seven_jie_three_heard_with_the_surviving_verse():
     assert "".join(n.lyric for n in piece.notes).startswith("曾孫侯氏")
     assert set(piece.jie.pattern.strokes) <= {"○", "□"}
     assert piece.jie.pattern.caution
+
+
+@pytest.mark.parametrize("piece_id", SHENGSHI)
+def test_shengshi_are_labelled_wordless_reconstructions_for_the_sheng(piece_id):
+    piece = load_piece(piece_id)
+    assert piece.basis == "reconstruction" and "今亡" in piece.basis_note
+    assert {part.instrument for part in piece.parts} == {"sheng"}
+    assert len(piece.notes) == 32 and all(n.lyric is None for n in piece.notes)
+    assert [n.name for n in piece.notes[-3:]] == ["南呂", "清太簇", "清黃鍾"]  # 小雅 cadence
+
+
+def test_shengshi_melodies_differ_from_each_other():
+    melodies = {tuple(n.name for n in load_piece(p).notes) for p in SHENGSHI}
+    assert len(melodies) == len(SHENGSHI)
+
+
+def test_zouyu_is_five_jie_one_heard_with_the_maoshi_words():
+    piece = load_piece("zouyu")
+    assert (piece.zhong.count, piece.jie.heard) == (5, 1)
+    assert piece.basis == "reconstruction" and piece.mode == "無射清商"
+    assert "".join(n.lyric for n in piece.notes) == "彼茁者葭壹發五豝于嗟乎騶虞" \
+        "彼茁者蓬壹發五豵于嗟乎騶虞"
 
 
 def test_wusuanyue_is_a_selection_of_the_fengya_songs():
@@ -253,7 +277,8 @@ def test_pieces_command_lists_every_piece_with_its_basis():
     result = CliRunner().invoke(cli, ["pieces"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert len(lines) == len(list_pieces())
+    assert lines[0].split() == ["id", "title", "basis", "mode", "notes", "ensemble"]
+    assert len(lines) == 1 + len(list_pieces())
     for piece_id in list_pieces():
         line = next(x for x in lines if x.startswith(piece_id + " "))
         assert load_piece(piece_id).basis in line
