@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 from soundscape import cli
 
@@ -78,3 +79,22 @@ def test_file_system_errors_are_one_line_exit_2(tmp_path, soundscape_cli, monkey
     assert code == 2
     assert err.strip() == f"error: {tmp_path / 'out' / 'x.scl'}: {cli._OS_PROBLEMS[number]}"
     assert words in err and "raw message" not in err
+
+
+def test_chinese_names_are_accepted_where_a_name_is(tmp_path, soundscape_cli):
+    shown = CliRunner().invoke(cli.cli, ["pieces", "鹿鳴"])
+    assert shown.exit_code == 0 and shown.output.startswith("鹿鳴 (luming,")
+    code, err = soundscape_cli("score", "《鹿鳴》", "-o", "l.musicxml", cwd=tmp_path)
+    assert (code, err) == (0, "") and (tmp_path / "l.musicxml").is_file()
+    code, err = soundscape_cli("plan", "--listener", "賓席", "-o", "p.svg", cwd=tmp_path)
+    assert code == 0, err
+    code, err = soundscape_cli("pieces", "鹿", cwd=tmp_path)
+    assert code == 2 and "piece '鹿' unknown; known: aoxia 驁夏," in err
+
+
+def test_every_verb_names_its_output_o_out():
+    for verb in ("archery", "audition", "derive", "midi", "plan", "render", "scala", "score",
+                 "sequence"):
+        options = {o for p in cli.cli.get_command(None, verb).params for o in p.opts}
+        assert {"-o", "--out"} <= options, verb
+        assert "--output" not in options, verb

@@ -8,6 +8,7 @@ import functools
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,8 @@ import click
 
 from soundscape.resources import bundled_dir
 
-__all__ = ["Sequencing", "data_line", "piece_id", "say_data", "sequencing_options", "stage"]
+__all__ = ["SEATS_HELP", "Sequencing", "data_line", "piece_id", "place_id", "say_data",
+           "sequencing_options", "stage", "table"]
 
 
 def data_line(*, cues: Path | None = None, overrides: Path | None = None,
@@ -180,3 +182,42 @@ def piece_id(name: str) -> str:
             return piece.id
     listed = ", ".join(f"{p.id} {p.title}" for p in pieces)
     raise RepertoireError(f"piece {name!r} unknown; known: {listed}")
+
+
+#: The seats with a listener's facing and ear height in the site data, for --help.
+SEATS_HELP = ("gong_wei 公席 (the duke), bin_wei 賓席, zhongting 中庭, men 門, "
+              "fa_dahou 大侯之乏, tang_edge 堂廉, or any place by id or Chinese name")
+
+
+def place_id(courtyard, name: str) -> str:
+    """The id of a place named by id (gong_wei) or by its Chinese name (公席)."""
+    from soundscape.errors import SiteError
+
+    if name in courtyard.places:
+        return name
+    for place in courtyard.places.values():
+        if name == place.name:
+            return place.id
+    known = ", ".join(f"{p.id} {p.name}" for p in courtyard.places.values())
+    raise SiteError(f"place {name!r} is unknown; known: {known}")
+
+
+def _width(s: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def _pad(s: str, width: int) -> str:
+    return s + " " * max(0, width - _width(s))
+
+
+def _cell(s: str) -> str:
+    """One line: runs of whitespace (newlines in quotes included) become one space."""
+    return " ".join(s.split())
+
+
+def table(rows: list[list[str]]) -> str:
+    """Rows as aligned columns (CJK characters count two), the first row a header."""
+    rows = [[_cell(c) for c in r] for r in rows]
+    widths = [max(_width(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(_pad(c, w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     for r in rows)

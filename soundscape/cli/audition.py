@@ -19,7 +19,8 @@ import soundfile
 
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
-from soundscape.music.tuning import Tuning
+from soundscape.music.tuning import LU, Tuning
+from soundscape.resources import bundled_dir
 from soundscape.sound.synth import render_note
 
 __all__ = ["command", "demo_notes", "render_demo"]
@@ -163,7 +164,7 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
 
 @click.command("audition")
 @click.argument("instruments", nargs=-1)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/audition"), show_default=True, help="Folder for WAV and PNG.")
 @click.option("--sample-rate", type=int, default=48000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -171,7 +172,7 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
               default="sanfen", show_default=True, help="三分損益 or equal temperament.")
 @click.option("--huangzhong", default="convention", show_default=True,
               help="黃鍾 in Hz or a preset: convention (C4), zeng, qing.")
-@click.option("--gong", default="黃鍾", show_default=True,
+@click.option("--gong", type=click.Choice(LU), default="黃鍾", show_default=True,
               help="The 律 that is 宮 for the scales of 瑟, 管 and 笙.")
 def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: int, seed: int,
             tuning_name: str, huangzhong: str, gong: str) -> None:
@@ -180,7 +181,7 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: int, seed:
     reference = float(huangzhong) if _is_number(huangzhong) else huangzhong
     make = Tuning.sanfen_sunyi if tuning_name == "sanfen" else Tuning.equal
     tuning = make(reference)
-    tuning.pitch(gong)  # fail early on a bad --gong
+    click.echo(f"data: instruments {bundled_dir('instruments')}", err=True)
     for ident in instruments or list_instruments():
         instrument = load_instrument(ident)
         notes = demo_notes(instrument, tuning=tuning, gong=gong)

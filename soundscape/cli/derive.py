@@ -7,17 +7,32 @@ from pathlib import Path
 import click
 
 from soundscape import cuesheet, text
+from soundscape.fileio import write_text
+from soundscape.resources import PROJECT_MARKER, project_dir
 from soundscape.text.derive import derive
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
 
-# Relative: resolved against the working directory, so an installed package is never written.
+# Relative to the project folder, so an installed package is never written.
 DEFAULT_OUTPUT = Path("cues") / "dashe.toml"
+_MARKER_TEXT = ("# A soundscape project folder: its cues/ and instruments/ are used before the\n"
+                "# data bundled with the package (see `soundscape --help`).\n")
 
 
 _KINDS = {"題解": "introduction (題解)", "注釋": "numbered notes (注釋)",
           "譯文": "modern translation (譯文)", "疏": "sub-commentary (疏)",
           "注": "commentary run on after the 經文 (注)", "卷題": "title lines of the book (卷題)"}
+
+
+def _project_output() -> Path:
+    """cues/dashe.toml in the project folder; outside one, make the working directory one."""
+    project = project_dir()
+    if project is None:
+        project = Path.cwd()
+        write_text(project / PROJECT_MARKER, _MARKER_TEXT)
+        click.echo(f"note: wrote {PROJECT_MARKER} here: this folder's cues/ and instruments/ "
+                   "now come before the bundled ones", err=True)
+    return project / DEFAULT_OUTPUT
 
 
 def set_aside_report(loaded: text.Text) -> list[str]:
@@ -41,19 +56,22 @@ def set_aside_report(loaded: text.Text) -> list[str]:
 
 @click.command("derive")
 @click.argument("source", required=False, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
+              default=None,
               help="Cue sheet to write (default: cues/dashe.toml under the current folder "
                    "for the bundled text, else the text's name with .toml beside it).")
 def command(source: Path | None, output: Path | None) -> None:
     """Derive a cue sheet (sections, steps, layout, music, voices) from TEXT.
 
     With no TEXT, derive it from the bundled 大射儀 經文 and write cues/dashe.toml
-    relative to the current folder (run from a checkout's root, that is the
-    committed sheet; never the copy inside an installed package).
+    in the project folder (a checkout, or a folder with a soundscape.toml; never the
+    copy inside an installed package). Outside a project, the current folder becomes
+    one (a soundscape.toml is written), so that `render` and the other verbs read the
+    derived sheet.
     """
     if source is None:
         loaded, text_id, title = text.load_bundled(), "dashe", "大射儀"
-        target = output or DEFAULT_OUTPUT
+        target = output or _project_output()
     else:
         loaded, text_id, title = text.load(source), source.stem, source.stem
         target = output or source.with_suffix(".toml")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, sequencing_options
+from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options
 from soundscape.output import midi
 
 __all__ = ["command"]
@@ -21,8 +21,8 @@ __all__ = ["command"]
               show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
               "12tet: nearest key (rehearsal).")
 @click.option("--listener", "place", default="gong_wei", show_default=True,
-              help="Place id where the listener sits (pan and volume from there, as "
-              "`soundscape render` hears it); none: no pan or volume.")
+              help=f"Where the listener sits (pan and volume from there, as `soundscape "
+              f"render` hears it): {SEATS_HELP}; none: no pan or volume.")
 @sequencing_options
 def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
             sequencing: Sequencing) -> None:
@@ -33,7 +33,8 @@ def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
     courtyard = site.load_site()
     listener = None
     if place != "none":
-        seat = courtyard.listener(place)  # ear height and facing (the duke faces west)
+        # ear height and facing (the duke faces west)
+        seat = courtyard.listener(place_id(courtyard, place))
         listener = spatial.Listener(seat.position, seat.facing)
     performance = sequencing.perform(cues, site=courtyard)
     path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)

@@ -6,23 +6,26 @@ import textwrap
 
 import click
 
+from soundscape.cli._common import piece_id, table
 from soundscape.music.repertoire import list_pieces, load_piece
 
 __all__ = ["command"]
 
 
 @click.command("pieces")
-@click.argument("piece", required=False)
+@click.argument("piece", required=False, metavar="[PIECE]")
 @click.option("--notes", "show_notes", is_flag=True, help="With PIECE: print every phrase.")
 def command(piece: str | None, show_notes: bool) -> None:
-    """List the repertoire with the basis of each piece, or describe PIECE."""
+    """List the repertoire with the basis of each piece, or describe PIECE (an id like
+    luming or a title like 鹿鳴)."""
     if piece is None:
-        for piece_id in list_pieces():
-            p = load_piece(piece_id)
-            click.echo(f"{p.id:<17} {p.title:<6}\t{p.basis:<14} {p.mode:<10}\t"
-                       f"{len(p.notes):>4} notes  {', '.join(p.ensemble)}")
+        rows = [["id", "title", "basis", "mode", "notes", "ensemble"]]
+        for p in (load_piece(ident) for ident in list_pieces()):
+            rows.append([p.id, p.title, p.basis, p.mode, str(len(p.notes)),
+                         ", ".join(p.ensemble)])
+        click.echo(table(rows))
         return
-    p = load_piece(piece)
+    p = load_piece(piece_id(piece))
     click.echo(f"{p.title} ({p.id}, {p.roman})")
     click.echo(f"basis: {p.basis}")
     click.echo(textwrap.fill(p.basis_note, 100, initial_indent="  ", subsequent_indent="  "))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import SEATS_HELP, place_id, say_data
+
 __all__ = ["command"]
 
 
@@ -22,13 +24,13 @@ def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path
 
 
 @click.command("plan")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("output/plan.svg"), show_default=True, callback=_out_path,
               help="Where to write, ending .svg or .png: both the SVG and the PNG of "
               "that name are written.")
 @click.option("--listener", "place", default=None,
-              help="Place id of a listener (gong_wei, bin_wei, zhongting, men, fa_dahou …): "
-              "draw direction and distance to every source.")
+              help=f"Where a listener sits: {SEATS_HELP}. Draws the direction and distance "
+              "to every source.")
 @click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet whose [[layout]] places the orchestra "
               "(default: the bundled cues/dashe.toml).")
@@ -47,7 +49,8 @@ def command(out: Path, place: str | None, cues: Path | None, overrides: Path | N
     courtyard = site.load_site(chi_m=site.CHI_M if chi_m is None else chi_m,
                                overrides=overrides)
     if place is not None:
-        courtyard.place_info(place)
+        place = place_id(courtyard, place)
+    say_data(cues=cues, overrides=overrides)
     sheet = cuesheet.load(cues if cues is not None else cuesheet.bundled_path())
     placed = orchestra.place(sheet.layout, courtyard)
     svg, png = plan.draw_plan(courtyard, placed, out, listener=place)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, sequencing_options
+from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options
 from soundscape.errors import RenderError, SoundscapeError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import subtype_for
@@ -32,7 +32,7 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               default=None, help="Cue sheet (default: the bundled 大射 sheet).")
 @sequencing_options
 @click.option("--listener", "place", default="gong_wei", show_default=True,
-              help="Place id (gong_wei, bin_wei, zhongting, men …) or x,y,z in metres.")
+              help=f"Where the listener sits: {SEATS_HELP}; or x,y,z in metres.")
 @click.option("--facing", default=None,
               help="north/south/east/west, a bearing in degrees or x,y (default: the place's).")
 @click.option("--path", "walk", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -135,7 +135,7 @@ def _listener(place: str, facing: str | None, courtyard) -> Listener:
             raise RenderError(f"--listener {place!r}: coordinates must be x,y,z in metres"
                               ) from None
         return Listener((x, y, z), _facing(facing) if facing else "north")
-    seat = courtyard.listener(place)
+    seat = courtyard.listener(place_id(courtyard, place))
     return Listener(seat.position, _facing(facing) if facing else seat.facing)
 
 
