@@ -3,10 +3,10 @@
 Long renders never sit in memory, so the meters here take the signal block by
 block and keep only what BS.1770 needs: the filter state and one mean square
 per 100 ms hop (a three-hour rite is ~10⁵ numbers). The K-weighting filters are
-pyloudnorm's (acoustics.md §8), and ``tests/test_loudness.py`` checks the
-result against ``pyloudnorm.Meter.integrated_loudness``. pyloudnorm has no
-true-peak meter, so true peak is the maximum of the 4× oversampled signal
-(BS.1770-4 Annex 2, a polyphase FIR).
+those of ITU-R BS.1770-4 (2015), Annex 1, Tables 1 and 2 (``k_weighting``), and
+``tests/sound/test_loudness.py`` checks the meter against pyloudnorm's public
+``Meter.integrated_loudness``. True peak is the maximum of the 4× oversampled
+signal (BS.1770-4 Annex 2, a polyphase FIR).
 
 Targets (acoustics.md §8): EBU R 128 −23 LUFS, maximum true peak −1 dBTP.
 """
@@ -19,12 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-import pyloudnorm
 from scipy.ndimage import convolve1d, maximum_filter1d, minimum_filter1d, uniform_filter1d
 from scipy.signal import firwin, sosfilt
 
 __all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter", "TruePeakMeter",
-           "true_peak_envelope"]
+           "k_weighting", "true_peak_envelope"]
 
 _OVERSAMPLE = 4
 _FILTER_MARGIN = 16  # base-rate samples the ×4 polyphase filter reaches on either side
@@ -49,10 +48,8 @@ class LoudnessMeter:
         weights = np.asarray(weights, dtype=float)
         self._used = np.flatnonzero(weights)  # channels with weight 0 are not filtered at all
         self.weights = weights[self._used]
-        stages = list(pyloudnorm.Meter(sample_rate)._filters.values())  # K-weighting biquads
-        self._sos = np.array([np.r_[s.b, s.a] / s.a[0] for s in stages])
-        self._gain = float(np.prod([s.passband_gain for s in stages]))
-        self._state = np.zeros((len(stages), len(self.weights), 2))
+        self._sos = k_weighting(sample_rate)
+        self._state = np.zeros((len(self._sos), len(self.weights), 2))
         self._hop = round(0.1 * sample_rate)
         self._partial = np.zeros(len(self.weights))  # sum of squares of the unfinished hop
         self._partial_count = 0
@@ -70,10 +67,10 @@ class LoudnessMeter:
         self._partial_count += head
         if self._partial_count < self._hop:
             return
-        self._hops.append(self._partial * (self._gain**2 / self._hop))
+        self._hops.append(self._partial / self._hop)
         whole = (squares.shape[1] - head) // self._hop * self._hop
         middle = squares[:, head:head + whole].reshape(len(rows), -1, self._hop)
-        self._hops.extend(middle.sum(axis=2).T * (self._gain**2 / self._hop))
+        self._hops.extend(middle.sum(axis=2).T / self._hop)
         self._partial = squares[:, head + whole:].sum(axis=1)
         self._partial_count = squares.shape[1] - head - whole
 
@@ -111,6 +108,38 @@ class LoudnessMeter:
         relative = -0.691 + 10 * math.log10(power[above].mean()) - 10.0
         gated = above & (level > relative)
         return -0.691 + 10 * math.log10(power[gated].mean())
+
+
+# The analog prototypes whose bilinear transforms at 48 kHz give BS.1770-4's Tables 1 and 2
+# to ~1e-9 (fitted by libebur128, src/ebur128.c; checked in tests/sound/test_loudness.py):
+# stage 1, a high shelf (+4 dB above ~1.7 kHz, the head's acoustic effect); stage 2, the
+# RLB high-pass.
+_SHELF_HZ, _SHELF_DB, _SHELF_Q = 1681.974450955533, 3.999843853973347, 0.7071752369554196
+_SHELF_VB_EXPONENT = 0.4996667741545416
+_HIGHPASS_HZ, _HIGHPASS_Q = 38.13547087602444, 0.5003270373238773
+
+
+@functools.cache
+def k_weighting(sample_rate: int) -> np.ndarray:
+    """BS.1770-4 K-weighting as two biquads (scipy ``sos`` rows b0 b1 b2 1 a1 a2).
+
+    At 48 kHz these are the standard's published coefficients (ITU-R BS.1770-4,
+    Annex 1, Table 1: b = 1.53512485958697, −2.69169618940638, 1.19839281085285,
+    a = −1.69065929318241, 0.73248077421585; Table 2: b = 1, −2, 1, a =
+    −1.99004745483398, 0.99007225036621); at other rates the same analog filters
+    are transformed bilinearly (the standard gives 48 kHz only).
+    """
+    k = math.tan(math.pi * _SHELF_HZ / sample_rate)
+    vh = 10 ** (_SHELF_DB / 20)
+    vb = vh**_SHELF_VB_EXPONENT
+    a0 = 1 + k / _SHELF_Q + k * k
+    shelf = [(vh + vb * k / _SHELF_Q + k * k) / a0, 2 * (k * k - vh) / a0,
+             (vh - vb * k / _SHELF_Q + k * k) / a0,
+             1.0, 2 * (k * k - 1) / a0, (1 - k / _SHELF_Q + k * k) / a0]
+    k = math.tan(math.pi * _HIGHPASS_HZ / sample_rate)
+    a0 = 1 + k / _HIGHPASS_Q + k * k
+    highpass = [1.0, -2.0, 1.0, 1.0, 2 * (k * k - 1) / a0, (1 - k / _HIGHPASS_Q + k * k) / a0]
+    return np.array([shelf, highpass])
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,15 @@ import numpy as np
 
 from soundscape.errors import RenderError
 from soundscape.sound.ambisonics import acn_channels, sn3d_gains
+from soundscape.sound.propagation import Air
 
 __all__ = ["HEAD_RADIUS_M", "Ambisonic", "Binaural", "ChannelTerms", "Panner", "Stereo",
            "Vbap", "bs1770_weight", "head_shadow", "make_panner", "woodworth_itd"]
 
-#: Brown & Duda's average adult head radius and their speed of sound (acoustics.md §7.5).
+#: Brown & Duda's average adult head radius (acoustics.md §7.5).
 HEAD_RADIUS_M = 0.0875
-_HEAD_C = 343.0
+#: Speed of sound of the default air (20 °C), m/s; a render passes its own air's.
+_DEFAULT_C = Air().speed_of_sound
 _ALPHA_MIN = 0.1
 _THETA_MIN_DEG = 150.0
 
@@ -65,24 +67,25 @@ class Panner(Protocol):
 
 
 def woodworth_itd(azimuth_deg: float, elevation_deg: float = 0.0, *,
-                  radius_m: float = HEAD_RADIUS_M) -> float:
+                  radius_m: float = HEAD_RADIUS_M, speed_of_sound: float = _DEFAULT_C
+                  ) -> float:
     """Woodworth ITD (a/c)·(ψ + sin ψ), ψ the lateral angle; positive when the source is left.
 
     acoustics.md §7.5: 656 µs at 90° for a = 8.75 cm, c = 343 m/s.
     """
     lateral = math.asin(max(-1.0, min(1.0, math.sin(math.radians(azimuth_deg))
                                       * math.cos(math.radians(elevation_deg)))))
-    return radius_m / _HEAD_C * (lateral + math.sin(lateral))
+    return radius_m / speed_of_sound * (lateral + math.sin(lateral))
 
 
-def head_shadow(alpha: float, freqs_hz: np.ndarray, *, radius_m: float = HEAD_RADIUS_M
-                ) -> np.ndarray:
+def head_shadow(alpha: float, freqs_hz: np.ndarray, *, radius_m: float = HEAD_RADIUS_M,
+                speed_of_sound: float = _DEFAULT_C) -> np.ndarray:
     """Brown & Duda head-shadow response H = (1 + jαω/2ω0)/(1 + jω/2ω0), ω0 = c/a.
 
     The analog prototype is sampled directly at the given frequencies (the
     renderer filters in the frequency domain, so no bilinear warping).
     """
-    w = 2 * np.pi * np.asarray(freqs_hz) / (2 * _HEAD_C / radius_m)
+    w = 2 * np.pi * np.asarray(freqs_hz) / (2 * speed_of_sound / radius_m)
     return (1 + 1j * alpha * w) / (1 + 1j * w)
 
 
@@ -92,10 +95,10 @@ def _shadow_alpha(theta_deg: float) -> float:
         math.radians(theta_deg / _THETA_MIN_DEG * 180.0))
 
 
-def _ear_delay(theta: float, radius_m: float) -> float:
+def _ear_delay(theta: float, radius_m: float, speed_of_sound: float) -> float:
     """Ray-model delay to an ear, θ (radians) from its axis, shifted so it is ≥ 0."""
     base = -math.cos(theta) if theta < math.pi / 2 else theta - math.pi / 2
-    return radius_m / _HEAD_C * (base + 1.0)
+    return radius_m / speed_of_sound * (base + 1.0)
 
 
 def bs1770_weight(azimuth_deg: float, elevation_deg: float = 0.0) -> float:
@@ -110,11 +113,12 @@ class Stereo:
     with the Woodworth ITD added to the far channel (acoustics.md §7.7, §7.5)."""
 
     channels: tuple[str, ...] = ("L", "R")
+    speed_of_sound: float = _DEFAULT_C
 
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
         p = -math.sin(math.radians(azimuth_deg)) * math.cos(math.radians(elevation_deg))
         gains = np.array([math.cos(math.pi * (p + 1) / 4), math.sin(math.pi * (p + 1) / 4)])
-        itd = woodworth_itd(azimuth_deg, elevation_deg)
+        itd = woodworth_itd(azimuth_deg, elevation_deg, speed_of_sound=self.speed_of_sound)
         delays = np.array([max(-itd, 0.0), max(itd, 0.0)])
         return ChannelTerms(gains, delays)
 
@@ -128,11 +132,12 @@ class Binaural:
 
     radius_m: float = HEAD_RADIUS_M
     channels: tuple[str, ...] = ("L", "R")
+    speed_of_sound: float = _DEFAULT_C
 
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
         lateral = math.sin(math.radians(azimuth_deg)) * math.cos(math.radians(elevation_deg))
         thetas = [math.acos(max(-1.0, min(1.0, s))) for s in (lateral, -lateral)]
-        delays = np.array([_ear_delay(t, self.radius_m) for t in thetas])
+        delays = np.array([_ear_delay(t, self.radius_m, self.speed_of_sound) for t in thetas])
         shadow = np.array([_shadow_alpha(math.degrees(t)) for t in thetas])
         return ChannelTerms(np.ones(2), delays, shadow)
 
@@ -225,15 +230,20 @@ _FIVE_ONE = Vbap((30.0, -30.0, 0.0, 0.0, 110.0, -110.0),
 LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1", "stems")
 
 
-def make_panner(layout: str | Sequence[float]) -> Panner:
+def make_panner(layout: str | Sequence[float], *, speed_of_sound: float = _DEFAULT_C
+                ) -> Panner:
     """The panner for a ``--layout`` name or a list of loudspeaker azimuths (degrees).
 
     ``stems`` uses the stereo panner per instrument; the renderer splits the buses.
+    ``speed_of_sound`` (m/s) is the air's, for the head models' delays and shadow.
     """
     if not isinstance(layout, str):
         azimuths = tuple(float(a) for a in layout)
         return Vbap(azimuths, tuple(f"S{i + 1}" for i in range(len(azimuths))))
-    presets: dict[str, Panner] = {"stereo": Stereo(), "stems": Stereo(), "binaural": Binaural(),
+    c = speed_of_sound
+    presets: dict[str, Panner] = {"stereo": Stereo(speed_of_sound=c),
+                                  "stems": Stereo(speed_of_sound=c),
+                                  "binaural": Binaural(speed_of_sound=c),
                                   "foa": Ambisonic(1), "hoa3": Ambisonic(3),
                                   "ring8": _RING8, "5.1": _FIVE_ONE}
     try:

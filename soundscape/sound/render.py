@@ -64,6 +64,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     performance : Performance
     listener : Listener or ListenerPath
     panner : Panner
+        Made for the air of ``surroundings`` (``make_panner(layout, speed_of_sound=…)``).
     sample_rate : int, Hz
     seed : int
         Picks each event's variant and seeds each variant's generator (see module notes).
@@ -198,10 +199,10 @@ def render_audio(performance: Performance, path: str | Path, *,
         raise RenderError(f"format={file_format!r}, accepted: {', '.join(FORMATS)}")
     subtype_for(file_format, bits)  # fail now, not after the render
     path = Path(path)
-    panner = make_panner(layout)
+    surroundings = surroundings or Surroundings()
+    panner = make_panner(layout, speed_of_sound=surroundings.air.speed_of_sound)
     stems = (tuple(sorted({performance.sources[e.source].instrument for e in performance.events}))
              if layout == "stems" else ())
-    surroundings = surroundings or Surroundings()
     block_frames = max(1, round(block_s * sample_rate))
     per_file = len(panner.channels)
     how = Mastering(sample_rate, per_file * max(1, len(stems)), per_file,

@@ -140,7 +140,7 @@ class _Grid:
 def _grid(air: Air, n_fft: int, sample_rate: int) -> _Grid:
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
     omega = 2 * np.pi * np.arange(len(freqs)) / n_fft
-    shadow_w = head_shadow(0.0, freqs)  # 1/(1 + jw) at α = 0 …
+    shadow_w = head_shadow(0.0, freqs, speed_of_sound=air.speed_of_sound)  # 1/(1 + jw), α = 0 …
     w = (1 / shadow_w - 1).imag  # … gives back w = ω/(2ω0)
     return _Grid(absorption_on_grid(air, n_fft, sample_rate).astype(np.float32),
                  omega.astype(np.float32), w.astype(np.float32),

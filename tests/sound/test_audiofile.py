@@ -122,3 +122,16 @@ def test_writer_thread_errors_surface_but_never_mask_the_callers():
     with pytest.raises(KeyboardInterrupt), BlockWriter(full_disk) as w:
         w.write(np.zeros(3))
         raise KeyboardInterrupt
+
+
+def test_soundfile_private_names_the_writer_uses_are_there(tmp_path):
+    """audiofile reaches libsndfile through soundfile's private ``_snd``/``_ffi`` (raw
+    writes, no PEAK chunk); soundfile is pinned below the next minor release for that, and
+    this fails first when a release moves them (check it before raising the pin)."""
+    import soundfile
+
+    with soundfile.SoundFile(tmp_path / "x.wav", "w", samplerate=8000, channels=1) as f:
+        assert f._file is not None
+    for name in ("sf_write_raw", "sf_command", "sf_strerror"):
+        assert callable(getattr(soundfile._snd, name))
+    assert callable(soundfile._ffi.from_buffer) and soundfile._ffi.NULL is not None

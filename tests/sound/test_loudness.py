@@ -14,11 +14,20 @@ from soundscape.sound.loudness import (
     LoudnessMeter,
     TruePeakLimiter,
     TruePeakMeter,
+    k_weighting,
     true_peak_envelope,
 )
 from soundscape.sound.render import render_audio
 
 FS = 48000
+# pyloudnorm's RLB high-pass has the numerator 0.99504·(1, −2, 1) where BS.1770-4 Table 2
+# has (1, −2, 1): it reads 20·log10(0.99504) = 0.043 LU under the standard.
+PYLOUDNORM_UNDER_LU = 0.043
+
+
+def pyloudnorm_lufs(x, rate=FS):
+    """pyloudnorm's public reading, brought onto the standard's filter."""
+    return pyloudnorm.Meter(rate).integrated_loudness(x) + PYLOUDNORM_UNDER_LU
 
 
 def varied_signal(seconds=9, channels=2, seed=3):
@@ -35,20 +44,46 @@ def test_streaming_meter_equals_pyloudnorm(block):
     meter = LoudnessMeter(FS, [1.0, 1.0])
     for i in range(0, len(x), block):
         meter.add(x[i:i + block])
-    expected = pyloudnorm.Meter(FS).integrated_loudness(x)
-    assert meter.integrated() == pytest.approx(expected, abs=0.01)
+    assert meter.integrated() == pytest.approx(pyloudnorm_lufs(x), abs=0.005)
 
 
 def test_surround_weights_and_unweighted_channels():
     x = varied_signal(channels=5)
     meter = LoudnessMeter(FS, [1.0, 1.0, 1.0, 1.41, 1.41])
     meter.add(x)
-    assert meter.integrated() == pytest.approx(pyloudnorm.Meter(FS).integrated_loudness(x),
-                                               abs=0.01)
+    assert meter.integrated() == pytest.approx(pyloudnorm_lufs(x), abs=0.005)
     w_only = LoudnessMeter(FS, [1.0, 0.0, 0.0, 0.0, 0.0])
     w_only.add(x)
-    expected = pyloudnorm.Meter(FS).integrated_loudness(x[:, 0])
-    assert w_only.integrated() == pytest.approx(expected, abs=0.01)
+    assert w_only.integrated() == pytest.approx(pyloudnorm_lufs(x[:, 0]), abs=0.005)
+
+
+def test_k_weighting_is_the_standards_at_48k():
+    table = [[1.53512485958697, -2.69169618940638, 1.19839281085285,
+              1.0, -1.69065929318241, 0.73248077421585],  # BS.1770-4 Table 1
+             [1.0, -2.0, 1.0, 1.0, -1.99004745483398, 0.99007225036621]]  # Table 2
+    assert np.abs(k_weighting(48000) - table).max() < 1e-12
+
+
+@pytest.mark.parametrize("rate", [44100, 48000, 96000])
+def test_997_hz_at_minus_23_dbfs_reads_minus_23_lufs(rate):
+    """EBU Tech 3341 case 1 (stereo sine, 997 Hz nominally 1 kHz, −23 dBFS): −23.0 LUFS."""
+    t = np.arange(rate * 10) / rate
+    x = np.sin(2 * np.pi * 997 * t)[:, None].repeat(2, axis=1) * 10 ** (-23 / 20)
+    meter = LoudnessMeter(rate, [1.0, 1.0])
+    meter.add(x)
+    # the standard defines the filter at 48 kHz; elsewhere the bilinear transforms of one
+    # analog design differ by up to 0.02 dB at 1 kHz (EBU Tech 3341 allows ±0.1 LU)
+    tolerance = 0.005 if rate == 48000 else 0.025
+    assert meter.integrated() == pytest.approx(-23.0, abs=tolerance)
+    assert meter.integrated() == pytest.approx(pyloudnorm_lufs(x, rate), abs=tolerance)
+
+
+@pytest.mark.parametrize("rate", [44100, 96000])
+def test_noise_at_other_rates_agrees_with_pyloudnorm(rate):
+    x = np.random.default_rng(5).normal(0, 0.1, (rate * 5, 2))
+    meter = LoudnessMeter(rate, [1.0, 1.0])
+    meter.add(x)
+    assert meter.integrated() == pytest.approx(pyloudnorm_lufs(x, rate), abs=0.025)
 
 
 def test_true_peak_sees_intersample_peaks():
@@ -137,8 +172,7 @@ def test_rendered_file_meets_target_and_ceiling(tmp_path, layout, clicky):
     meter = LoudnessMeter(rate, weights)
     meter.add(data)
     if layout != "5.1":  # pyloudnorm has no LFE slot; the stereo ones must agree too
-        assert pyloudnorm.Meter(rate).integrated_loudness(data) == pytest.approx(
-            meter.integrated(), abs=0.01)
+        assert pyloudnorm_lufs(data, rate) == pytest.approx(meter.integrated(), abs=0.01)
     assert meter.integrated() == pytest.approx(-23.0, abs=0.5)
     peak = TruePeakMeter()
     peak.add(data)
