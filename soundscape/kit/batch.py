@@ -1,0 +1,161 @@
+"""Batch renders: many renders at once on a local process pool, or on a Dask cluster.
+
+A ``Job`` is everything one render needs (picklable), so it runs the same in this
+process, in a pool worker or on a Dask worker: same inputs, same bytes, whatever the
+executor (each render's notes are seeded from the job's seed alone).
+
+Executors: ``serial`` (this process), ``local`` (a ``ProcessPoolExecutor`` of
+``workers`` processes) and ``dask://HOST:PORT`` (a ``dask.distributed`` scheduler; the
+optional ``dask`` extra). Jobs are handed out longest first.
+
+Dry notes are shared between the renders a process makes: ``SharedVoice`` keeps the
+instrument models' notes in a per-process cache keyed by what the note depends on (the
+instrument, pitch, velocity, duration, articulation, lyric, sample rate and the state
+of the note's seeded generator), so a worker rendering the same music from three places
+or in four layouts synthesises each note once.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import multiprocessing
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from soundscape.kit import KitError
+from soundscape.performance import Event, Performance, Source
+from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.render import SynthVoice
+
+__all__ = ["Job", "SharedVoice", "run_jobs"]
+
+_SHARED_BYTES = 256 << 20
+
+
+class SharedVoice:
+    """``SynthVoice`` with a per-process LRU cache of dry notes (see module)."""
+
+    _cache: ClassVar[OrderedDict[tuple, np.ndarray]] = OrderedDict()  # one per process
+    _bytes: ClassVar[int] = 0
+
+    def __init__(self, reference_db: float = 94.0) -> None:
+        self.voice = SynthVoice(reference_db)
+        self.reference_db = reference_db
+
+    def __call__(self, event: Event, source: Source, *, sample_rate: int,
+                 rng: np.random.Generator) -> np.ndarray:
+        state = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=16).digest()
+        pitch = None if event.pitch is None else (event.pitch.name, event.pitch.hz)
+        key = (self.reference_db, source.instrument, pitch, event.velocity, event.duration,
+               event.articulation, event.lyric, getattr(event, "phones", None), sample_rate,
+               state)
+        cache = SharedVoice._cache
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        note = np.asarray(self.voice(event, source, sample_rate=sample_rate, rng=rng),
+                          dtype=float)
+        note.setflags(write=False)
+        cache[key] = note
+        SharedVoice._bytes += note.nbytes
+        while SharedVoice._bytes > _SHARED_BYTES and len(cache) > 1:
+            SharedVoice._bytes -= cache.popitem(last=False)[1].nbytes
+        return note
+
+
+@dataclass(frozen=True)
+class Job:
+    """One render: a Performance heard by a listener in a layout, to ``path``.
+
+    ``kind``: ``loop`` (``loop.render_loop``, for the kit) or ``render``
+    (``render.render_audio``, what ``soundscape render`` writes). ``options`` go to
+    that function (levels, bits …). ``performance`` may instead be ``make``, a picklable
+    callable that sequences it in the worker (tuning and reading hypotheses).
+    """
+
+    name: str
+    path: Path
+    listener: Listener | ListenerPath
+    layout: Any
+    kind: str = "loop"
+    performance: Performance | None = None
+    make: Callable[[], Performance] | None = None
+    seed: int = 0
+    sample_rate: int = 48000
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def size(self) -> int:
+        return len(self.performance.events) if self.performance is not None else 0
+
+    def __call__(self) -> Any:
+        from soundscape.kit.speakers import panner_for
+
+        performance = self.performance if self.performance is not None else self.make()
+        voice = SharedVoice()
+        if self.kind == "loop":
+            from soundscape.kit.loop import render_loop
+            return render_loop(performance, self.path, listener=self.listener,
+                               panner=panner_for(self.layout), sample_rate=self.sample_rate,
+                               seed=self.seed, voice=voice, **self.options)
+        from soundscape.sound.render import render_audio
+        return render_audio(performance, self.path, listener=self.listener, layout=self.layout,
+                            sample_rate=self.sample_rate, seed=self.seed, voice=voice,
+                            **self.options)
+
+
+def _run(job: Job) -> Any:
+    return job()
+
+
+def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
+             progress: Callable[[Job], None] | None = None) -> list[Any]:
+    """Run ``jobs``; results in the order of ``jobs``."""
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].size())
+    results: list[Any] = [None] * len(jobs)
+    if executor == "serial" or (executor == "local" and (workers == 1 or len(jobs) == 1)):
+        for i in order:
+            results[i] = _run(jobs[i])
+            if progress:
+                progress(jobs[i])
+        return results
+    if executor == "local":
+        context = multiprocessing.get_context("fork")
+        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
+            futures = {pool.submit(_run, jobs[i]): i for i in order}
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+                if progress:
+                    progress(jobs[futures[future]])
+        return results
+    if executor.startswith("dask://"):
+        return _run_dask(jobs, order, executor.removeprefix("dask://"), progress)
+    raise KitError(f"--executor {executor!r}, accepted: local, serial, dask://HOST:PORT")
+
+
+def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
+              progress: Callable[[Job], None] | None) -> list[Any]:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise KitError("--executor dask://… needs dask.distributed: pip install "
+                       "'soundscape[dask]'") from None
+    results: list[Any] = [None] * len(jobs)
+    try:
+        client = Client(f"tcp://{address}", timeout="10s")
+    except OSError as error:
+        raise KitError(f"--executor dask://{address}: no Dask scheduler answers "
+                       f"({error})") from None
+    with client:
+        futures = {client.submit(_run, jobs[i], pure=False, key=f"{jobs[i].name}-{i}"): i
+                   for i in order}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            if progress:
+                progress(jobs[futures[future]])
+    return results

@@ -1,0 +1,111 @@
+"""The whole kit: every programme × zone × layout rendered as a loop, with its captions,
+cue lists, layout files, the web page and the manifest (``soundscape kit``).
+
+Files in the kit folder (``<p>`` programme id, ``<z>`` zone, ``<l>`` layout):
+
+- ``<p>.<z>.<l>.wav`` (or ``….chNN-MM.wav`` when split), the loops;
+- ``<p>.<z>.vtt`` / ``.srt``, captions; ``<p>.cues.json`` / ``.csv``, the cue list;
+- ``<p>.performance.json``, what the programme plays (every sound traced to its cue);
+- ``layouts/<l>.json``, loudspeaker layouts in the IEM AllRADecoder format;
+- ``index.html`` and ``web/``, the page; ``manifest.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from soundscape import validate
+from soundscape.kit import KitError
+from soundscape.kit.batch import Job, run_jobs
+from soundscape.kit.captions import captions, write_srt, write_vtt
+from soundscape.kit.manifest import write_manifest
+from soundscape.kit.programmes import Programme, cut, expand, load_programmes, spans
+from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
+from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
+from soundscape.performance import Performance
+
+__all__ = ["Built", "build_kit", "layout_name"]
+
+
+@dataclass(frozen=True)
+class Built:
+    """One programme as built: its part of the rite, loop length, parts on the rite's
+    clock, and per zone and layout the job and its result."""
+
+    programme: Programme
+    performance: Performance
+    length_s: float
+    parts: list[tuple[float, float]]
+    renders: list[tuple[str, str, Job, object]]
+
+
+def layout_name(layout: str | SpeakerLayout) -> str:
+    return layout if isinstance(layout, str) else layout.name
+
+
+def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str | Path | None =
+              None, programme_ids: Sequence[str] = (), layouts: Sequence[str] = ("stereo",),
+              seed: int = 0, executor: str = "local", workers: int = 2,
+              say: Callable[[str], None] = lambda text: None) -> Path:
+    """Build the kit into ``out`` and return the manifest's path (see module)."""
+    out = Path(out)
+    programmes = expand(load_programmes(programme_file, places=set(site.places)), rite)
+    programmes = _chosen(programmes, programme_ids)
+    speaker_layouts = [layout_from_text(text) for text in layouts]
+    names = [layout_name(x) for x in speaker_layouts]
+    if len(set(names)) != len(names):
+        raise KitError(f"--layout {', '.join(layouts)}: two layouts have the same name")
+    built, jobs = [], []
+    for programme in programmes:
+        parts = spans(programme, rite)
+        part, length = cut(rite, parts, programme.gap_s)
+        renders = []
+        for zone in programme.zones:
+            for layout in speaker_layouts:
+                name = f"{programme.id}.{zone.id}.{layout_name(layout)}"
+                job = Job(name, out / f"{name}.wav", zone.listener(site), layout,
+                          performance=part, seed=seed, options={
+                              "length_s": length, "calibration_lufs": programme.calibration_lufs,
+                              "ceiling_dbtp": programme.ceiling_dbtp})
+                renders.append([zone.id, layout_name(layout), job, None])
+                jobs.append(job)
+        built.append(Built(programme, part, length, parts, renders))
+    say(f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
+    results = iter(run_jobs(jobs, executor=executor, workers=workers,
+                            progress=lambda job: say(f"  {job.path.name}")))
+    for item in built:
+        for render in item.renders:
+            render[3] = next(results)
+        _sidecars(out, item, site)
+    for layout in speaker_layouts:
+        if isinstance(layout, SpeakerLayout):
+            write_iem(layout, out / "layouts" / f"{layout.name}.json")
+    from soundscape.kit.web import write_page
+    write_page(out, built)
+    return write_manifest(out, rite, built)
+
+
+def _chosen(programmes: tuple[Programme, ...], ids: Sequence[str]) -> list[Programme]:
+    if not ids:
+        return list(programmes)
+    known = {p.id for p in programmes}
+    for pid in ids:
+        validate.ident(pid, key="--programme", where="soundscape kit", error=KitError,
+                       known=known)
+    return [p for p in programmes if p.id in ids]
+
+
+def _sidecars(out: Path, item: Built, site) -> None:
+    programme, performance = item.programme, item.performance
+    for zone in programme.zones:
+        where = zone.listener(site).at(0.0).position
+        found = captions(performance, listener_at=where)
+        write_vtt(found, out / f"{programme.id}.{zone.id}.vtt")
+        write_srt(found, out / f"{programme.id}.{zone.id}.srt")
+    cues = cue_list(performance)
+    audio = [f.name for _, _, _, result in item.renders for f in result.files]
+    write_cue_json(cues, out / f"{programme.id}.cues.json", programme=programme.id, audio=audio)
+    write_cue_csv(cues, out / f"{programme.id}.cues.csv")
+    performance.save_json(out / f"{programme.id}.performance.json")

@@ -1,0 +1,88 @@
+"""The kit's manifest (``manifest.json``): what each file is, how loud, and what it rests on.
+
+For the rite: its title, text, cue sheet, seed, tuning (name and 黃鍾 in Hz) and the
+reading of the words. For each programme: title, description, the parts of the rite it
+plays (seconds on the rite's clock), the loop's length, the pieces heard with their
+basis (``surviving`` with the source, or ``reconstruction`` with the rules it rests on),
+and per zone and layout the audio files with their SHA-256, channel map (file, channel,
+name), integrated loudness (LUFS), true peak (dBTP) and calibration level; then the
+captions, cue lists and performance files, each with its SHA-256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from soundscape import __version__
+from soundscape.fileio import write_text
+from soundscape.performance import Performance
+
+__all__ = ["MANIFEST_VERSION", "sha256", "write_manifest"]
+
+MANIFEST_VERSION = 1
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _level(value: float) -> float | None:
+    return round(value, 2) if math.isfinite(value) else None
+
+
+def _file(out: Path, path: Path) -> dict[str, str]:
+    return {"file": path.relative_to(out).as_posix(), "sha256": sha256(path)}
+
+
+def programme_entry(out: Path, item) -> dict[str, Any]:
+    """The manifest entry of one built programme (``build.Built``)."""
+    programme, performance = item.programme, item.performance
+    heard = sorted({e.piece for e in performance.events if e.piece})
+    renders = []
+    for zone, layout, job, result in item.renders:
+        renders.append({
+            "zone": zone, "layout": layout,
+            "files": [_file(out, p) for p in result.files],
+            "channels": [{"file": f, "channel": c, "name": n} for f, c, n in result.channel_map],
+            "sample_rate": job.sample_rate, "seconds": round(result.seconds, 3),
+            "measured_lufs": _level(result.measured_lufs), "gain_db": round(result.gain_db, 2),
+            "output_lufs": _level(result.output_lufs),
+            "true_peak_dbtp": _level(result.output_peak_dbtp),
+            "calibration_lufs": result.calibration_lufs, "ceiling_dbtp": result.ceiling_dbtp,
+            "at_calibration": abs(result.output_lufs - result.calibration_lufs) < 0.05})
+    names = [f"{programme.id}.{z.id}.{ext}" for z in programme.zones for ext in ("vtt", "srt")]
+    names += [f"{programme.id}.cues.{ext}" for ext in ("json", "csv")]
+    names.append(f"{programme.id}.performance.json")
+    return {
+        "id": programme.id, "title": programme.title, "description": programme.description,
+        "seconds": round(item.length_s, 3),
+        "parts": [[round(a, 3), round(b, 3)] for a, b in item.parts],
+        "zones": [{"id": z.id, "walk": [list(w) for w in z.waypoints]} for z in programme.zones],
+        "pieces": [asdict(performance.pieces[p]) for p in heard],
+        "renders": renders,
+        "files": [_file(out, out / name) for name in names],
+    }
+
+
+def write_manifest(out: Path, rite: Performance, built: list) -> Path:
+    """Write ``manifest.json`` in ``out`` for the built programmes."""
+    data = {
+        "manifest": MANIFEST_VERSION, "soundscape": __version__,
+        "rite": {**asdict(rite.info), "seconds": round(rite.duration, 3)},
+        "calibration": "Each loop's integrated loudness (ITU-R BS.1770-4; ambisonics: of W) "
+                       "is its programme's calibration_lufs unless the true-peak ceiling "
+                       "stopped the gain first (at_calibration false): see docs/kit.md.",
+        "programmes": [programme_entry(out, item) for item in built],
+        "page": _file(out, out / "index.html"),
+    }
+    return write_text(out / "manifest.json",
+                      json.dumps(data, ensure_ascii=False, indent=1) + "\n")

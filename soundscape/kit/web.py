@@ -1,0 +1,136 @@
+"""The kit's static web page: plays a programme and shows what sounds.
+
+``index.html`` with ``web/kit.js`` and ``web/kit.css`` (copied from the package, nothing
+fetched from outside) and ``web/data.js``, the programmes' data as one script (so the
+page works from a plain local file server and from a file opened directly):
+
+- the courtyard plan: the named places, and each source (instrument or voice) at
+  ``x, y`` with the spans of time it sounds (each event from its onset to its nominal
+  end, at least ``_HOLD_S``, spans closer than ``_MERGE_S`` merged);
+- per zone and layout: the audio files a browser can play (stereo and binaural
+  loops) and the loudspeakers, each with the spans it is fed (the sources whose panning
+  gain on it passes ``_FED`` at the zone's listener, as the renderer pans them);
+- the sections (a timeline to jump to), the steps (the passage with its gloss) and the
+  captions per zone.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from soundscape.fileio import write_text
+from soundscape.kit.captions import captions
+from soundscape.kit.speakers import SpeakerLayout, panner_for
+from soundscape.performance import Performance
+
+__all__ = ["activity", "write_page"]
+
+_ASSETS = Path(__file__).parent / "web"
+_HOLD_S = 0.25  # a stroke lights its instrument at least this long
+_MERGE_S = 0.3  # spans closer than this are one
+_FED = 0.35  # a loudspeaker lights for a source whose gain on it passes this
+_PLAYABLE = 2  # channels a browser plays reliably
+_PLACES = ("tang", "zuojie", "xijie", "zhongting", "men", "dahou", "can", "gan", "gong_wei",
+           "bin_wei")
+
+
+def activity(performance: Performance) -> dict[str, list[list[float]]]:
+    """Per source id, the merged spans ``[start, end]`` (s) in which it sounds."""
+    spans: dict[str, list[list[float]]] = {}
+    for event in performance.events:
+        start, end = event.time, event.time + max(event.duration, _HOLD_S)
+        mine = spans.setdefault(event.source, [])
+        if mine and start - mine[-1][1] <= _MERGE_S:
+            mine[-1][1] = max(mine[-1][1], end)
+        else:
+            mine.append([start, end])
+    return {k: [[round(a, 3), round(b, 3)] for a, b in v] for k, v in spans.items()}
+
+
+def _union(lists: list[list[list[float]]]) -> list[list[float]]:
+    merged: list[list[float]] = []
+    for start, end in sorted(span for spans in lists for span in spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def _speakers(layout: Any, listener, performance: Performance,
+              lit: dict[str, list[list[float]]]) -> list[dict[str, Any]]:
+    """Loudspeakers of a layout with the spans they are fed (``[]`` for formats that are
+    not loudspeaker feeds, such as binaural or ambisonics)."""
+    if isinstance(layout, SpeakerLayout):
+        placed = [(s.channel - 1, s.azimuth, s.elevation, s.name or f"CH{s.channel}")
+                  for s in layout.speakers if not s.imaginary]
+    elif layout == "stereo":
+        placed = [(0, 30.0, 0.0, "L"), (1, -30.0, 0.0, "R")]
+    else:
+        return []
+    panner = panner_for(layout)
+    fed: dict[int, list[list[list[float]]]] = {index: [] for index, *_ in placed}
+    for source_id, spans in lit.items():
+        source = performance.sources[source_id]
+        azimuth, elevation, _ = listener.at(spans[0][0]).direction_to(source.position)
+        gains = panner.terms(azimuth, elevation).gains
+        for index in fed:
+            if gains[index] > _FED:
+                fed[index].append(spans)
+    return [{"name": name, "azimuth": az, "elevation": el, "active": _union(fed[index])}
+            for index, az, el, name in placed]
+
+
+def _programme(item) -> dict[str, Any]:
+    performance = item.performance
+    lit = activity(performance)
+    zones: dict[str, dict[str, Any]] = {}
+    for zone_id, layout_id, job, result in item.renders:
+        listener = job.listener.at(0.0)
+        zone = zones.setdefault(zone_id, {
+            "id": zone_id, "x": listener.position[0], "y": listener.position[1],
+            "facing": listener.facing[:2], "renders": [],
+            "captions": [{"start": round(c.start, 3), "end": round(c.end, 3), "text": c.text,
+                          "kind": c.kind}
+                         for c in captions(performance, listener_at=listener.position)]})
+        playable = len(result.files) == 1 and len(result.channel_map) <= _PLAYABLE
+        zone["renders"].append({
+            "layout": layout_id, "files": [p.name for p in result.files],
+            "playable": playable, "speakers": _speakers(job.layout, job.listener, performance,
+                                                        lit)})
+    sources = [{"id": s.id, "name": s.name, "instrument": s.instrument, "group": s.group,
+                "x": round(s.position[0], 3), "y": round(s.position[1], 3),
+                "active": lit.get(s.id, [])}
+               for s in performance.sources.values() if s.id in lit]
+    return {
+        "id": item.programme.id, "title": item.programme.title,
+        "description": item.programme.description, "seconds": round(item.length_s, 3),
+        "sections": [{"id": s.id, "name": s.name, "start": round(s.start, 3),
+                      "end": round(s.end, 3)} for s in performance.sections],
+        "steps": [{"t": round(m.time, 3), "quote": m.quote or m.text, "gloss": m.gloss}
+                  for m in performance.markers if m.kind == "step"],
+        "pieces": {k: {"title": v.title, "basis": v.basis}
+                   for k, v in performance.pieces.items()
+                   if any(e.piece == k for e in performance.events)},
+        "sources": sources, "zones": list(zones.values()),
+    }
+
+
+def write_page(out: str | Path, built: list, site=None) -> Path:
+    """Write ``index.html``, ``web/kit.js``, ``web/kit.css`` and ``web/data.js`` in ``out``."""
+    from soundscape.site.courtyard import load_site
+
+    out = Path(out)
+    site = site or load_site()
+    places = [{"id": p, "x": site.place(p)[0], "y": site.place(p)[1]} for p in _PLACES
+              if p in site.places]
+    data = {"places": places, "programmes": [_programme(item) for item in built]}
+    (out / "web").mkdir(parents=True, exist_ok=True)
+    for name in ("kit.js", "kit.css"):
+        shutil.copyfile(_ASSETS / name, out / "web" / name)
+    write_text(out / "web" / "data.js",
+               "window.KIT = " + json.dumps(data, ensure_ascii=False) + ";\n")
+    return write_text(out / "index.html", (_ASSETS / "index.html").read_text(encoding="utf-8"))

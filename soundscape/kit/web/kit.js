@@ -1,0 +1,184 @@
+// The kit page: plays a programme and shows what sounds, from window.KIT (web/data.js).
+"use strict";
+(function () {
+  const KIT = window.KIT;
+  const SVG = "http://www.w3.org/2000/svg";
+  const $ = (id) => document.getElementById(id);
+  const audio = $("audio");
+  let programme = null, zone = null, render = null;
+
+  // Is t inside one of the sorted, disjoint spans [[start, end], ...]?
+  function active(spans, t) {
+    let lo = 0, hi = spans.length - 1, found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (spans[mid][0] <= t) { found = mid; lo = mid + 1; } else { hi = mid - 1; }
+    }
+    return found >= 0 && t < spans[found][1];
+  }
+
+  function option(select, value, text) {
+    const o = document.createElement("option");
+    o.value = value; o.textContent = text; select.appendChild(o);
+  }
+
+  function el(name, attrs, parent) {
+    const node = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function drawPlan() {
+    const svg = $("plan");
+    svg.replaceChildren();
+    const pts = KIT.places.concat(programme.sources, programme.zones);
+    const xs = pts.map((p) => p.x), ys = pts.map((p) => -p.y);
+    const pad = 6, x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
+    const w = Math.max(...xs) + pad - x0, h = Math.max(...ys) + pad - y0;
+    svg.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
+    const unit = Math.max(w, h) / 100;  // drawing unit: 1 % of the plan
+    for (const p of KIT.places) {
+      el("circle", { cx: p.x, cy: -p.y, r: unit * 0.4, class: "place" }, svg);
+      const t = el("text", { x: p.x + unit, y: -p.y, class: "place",
+                             "font-size": unit * 2 }, svg);
+      t.textContent = p.id;
+    }
+    for (const s of programme.sources) {
+      const g = el("g", { class: "source", "data-source": s.id }, svg);
+      el("circle", { cx: s.x, cy: -s.y, r: unit * 1.1 }, g);
+      const t = el("text", { x: s.x + unit * 1.3, y: -s.y + unit * 0.5,
+                             "font-size": unit * 1.6 }, g);
+      t.textContent = s.name;
+      const title = el("title", {}, g);
+      title.textContent = `${s.name} (${s.instrument})`;
+    }
+    el("circle", { cx: zone.x, cy: -zone.y, r: unit * 1.2, class: "listener" }, svg);
+    const facing = Math.atan2(zone.facing[1], zone.facing[0]);
+    const radius = unit * 6;
+    for (const sp of render.speakers) {
+      const a = facing + sp.azimuth * Math.PI / 180;
+      const x = zone.x + radius * Math.cos(a), y = zone.y + radius * Math.sin(a);
+      const g = el("g", { class: "speaker", "data-speaker": sp.name }, svg);
+      el("rect", { x: x - unit, y: -y - unit, width: unit * 2, height: unit * 2 }, g);
+      const t = el("title", {}, g);
+      t.textContent = `${sp.name}: ${sp.azimuth}° / ${sp.elevation}°`;
+    }
+  }
+
+  function drawTimeline() {
+    const nav = $("timeline");
+    nav.replaceChildren();
+    const secs = programme.sections;
+    secs.forEach((s, i) => {
+      const next = i + 1 < secs.length ? secs[i + 1].start : programme.seconds;
+      const b = document.createElement("button");
+      b.dataset.section = s.id;
+      b.textContent = s.name;
+      b.title = `${s.id} ${s.name} (${Math.round(s.start)} s)`;
+      b.style.flex = `${Math.max(next - s.start, 0)} 0 2px`;
+      b.addEventListener("click", () => { jump(s.start); });
+      nav.appendChild(b);
+    });
+    const pieces = $("pieces");
+    pieces.replaceChildren();
+    for (const [id, p] of Object.entries(programme.pieces)) {
+      const li = document.createElement("li");
+      li.textContent = `${p.title} — ${p.basis}`;
+      li.dataset.piece = id;
+      pieces.appendChild(li);
+    }
+  }
+
+  function jump(t) {
+    audio.currentTime = t;
+    show(t);
+    if (audio.paused) audio.play().catch(() => {});
+  }
+
+  function chooseRender() {
+    render = zone.renders.find((r) => r.layout === $("layout").value) || zone.renders[0];
+    const file = render.playable ? render.files[0] : null;
+    const playable = zone.renders.find((r) => r.playable);
+    const src = file || (playable ? playable.files[0] : "");
+    if (audio.getAttribute("src") !== src) audio.setAttribute("src", src);
+  }
+
+  function chooseZone() {
+    zone = programme.zones.find((z) => z.id === $("zone").value) || programme.zones[0];
+    const layout = $("layout");
+    layout.replaceChildren();
+    for (const r of zone.renders) option(layout, r.layout, r.layout + (r.playable ? "" : " (venue)"));
+    chooseRender();
+    drawPlan();
+    show(audio.currentTime || 0);
+  }
+
+  function chooseProgramme() {
+    programme = KIT.programmes.find((p) => p.id === $("programme").value) || KIT.programmes[0];
+    $("title").textContent = "— " + programme.title;
+    $("description").textContent = programme.description;
+    const zones = $("zone");
+    zones.replaceChildren();
+    for (const z of programme.zones) option(zones, z.id, z.id);
+    drawTimeline();
+    chooseZone();
+  }
+
+  function last(items, t, key) {
+    let found = null;
+    for (const item of items) { if (item[key] <= t) found = item; else break; }
+    return found;
+  }
+
+  // Everything on the page for time t (seconds of the programme).
+  function show(t) {
+    const lit = [], fed = [];
+    for (const s of programme.sources) {
+      const on = active(s.active, t);
+      if (on) lit.push(s.id);
+      const node = document.querySelector(`[data-source="${CSS.escape(s.id)}"]`);
+      if (node) node.classList.toggle("lit", on);
+    }
+    for (const sp of render.speakers) {
+      const on = active(sp.active, t);
+      if (on) fed.push(sp.name);
+      const node = document.querySelector(`[data-speaker="${CSS.escape(sp.name)}"]`);
+      if (node) node.classList.toggle("lit", on);
+    }
+    const step = last(programme.steps, t, "t");
+    $("passage").textContent = step ? step.quote : "";
+    $("gloss").textContent = step ? step.gloss : "";
+    const now = zone.captions.filter((c) => c.start <= t && t < c.end);
+    const box = $("captions");
+    const text = now.map((c) => c.kind + ":" + c.text).join("|");
+    if (box.dataset.shown !== text) {
+      box.replaceChildren(...now.map((c) => {
+        const p = document.createElement("p");
+        p.className = c.kind; p.textContent = c.text; return p;
+      }));
+      box.dataset.shown = text;
+    }
+    const section = last(programme.sections, t, "start");
+    for (const b of $("timeline").children) {
+      b.classList.toggle("current", section !== null && b.dataset.section === section.id);
+    }
+    $("clock").textContent = `${t.toFixed(1)} s of ${programme.seconds.toFixed(0)} s`;
+    window.kit.last = { time: t, lit, speakers: fed, captions: now.map((c) => c.text),
+                        passage: step ? step.quote : "", section: section ? section.id : "" };
+  }
+
+  function tick() {
+    if (programme) show(audio.currentTime);
+    requestAnimationFrame(tick);
+  }
+
+  window.kit = { show: (t) => { show(t); return window.kit.last; }, jump, last: null };
+  for (const p of KIT.programmes) option($("programme"), p.id, p.title);
+  $("programme").addEventListener("change", chooseProgramme);
+  $("zone").addEventListener("change", chooseZone);
+  $("layout").addEventListener("change", () => { chooseRender(); drawPlan(); });
+  audio.addEventListener("seeked", () => show(audio.currentTime));
+  chooseProgramme();
+  requestAnimationFrame(tick);
+}());

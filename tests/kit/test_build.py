@@ -1,0 +1,92 @@
+"""The whole kit from a small rite: loops, captions, cue lists, layouts, page, manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import soundfile
+
+from soundscape.kit.build import build_kit
+from soundscape.site.courtyard import load_site
+from tests.kit.scenes import rite
+
+PROGRAMMES = """
+calibration_lufs = -24.0
+[[programme]]
+id = "all"
+title = "All of it"
+listeners = ["gong_wei", "zhongting"]
+
+[[programme]]
+id = "music"
+title = "肆夏"
+from = "s2"
+to = "s2"
+calibration_lufs = -30.0
+"""
+
+
+def build(folder: Path, **options) -> Path:
+    programmes = folder / "programmes.toml"
+    programmes.parent.mkdir(parents=True, exist_ok=True)
+    programmes.write_text(PROGRAMMES, encoding="utf-8")
+    return build_kit(folder / "kit", rite=rite(), site=load_site(), programme_file=programmes,
+                     **{"layouts": ("stereo", "5.1"), "executor": "serial", **options})
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory) -> Path:
+    return build(tmp_path_factory.mktemp("kit")).parent
+
+
+def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
+    data = json.loads((kit / "manifest.json").read_text())
+    assert [p["id"] for p in data["programmes"]] == ["all", "music"]
+    everything, music = data["programmes"]
+    assert [(r["zone"], r["layout"]) for r in everything["renders"]] == [
+        ("gong_wei", "stereo"), ("gong_wei", "5.1"), ("zhongting", "stereo"),
+        ("zhongting", "5.1")]
+    assert everything["seconds"] == pytest.approx(rite().duration)
+    assert music["parts"] == [[4.0, 8.0]] and music["seconds"] == 4.0
+    for programme, level in ((everything, -24.0), (music, -30.0)):
+        for render in programme["renders"]:
+            assert render["calibration_lufs"] == level
+            assert render["output_lufs"] <= level + 0.05
+            assert render["true_peak_dbtp"] <= -1.0 + 0.01
+            info = soundfile.info(kit / render["files"][0]["file"])
+            assert info.samplerate == 48000 and info.subtype == "PCM_24"
+            assert info.frames == round(programme["seconds"] * 48000)
+    five = everything["renders"][1]
+    assert [c["name"] for c in five["channels"]] == ["L", "R", "C", "LFE", "Ls", "Rs"]
+    assert (kit / "layouts" / "5.1.json").is_file()
+
+
+def test_manifest_names_pieces_with_their_basis_rite_and_checksums(kit):
+    data = json.loads((kit / "manifest.json").read_text())
+    assert data["rite"]["tuning"] == "三分損益" and data["rite"]["seed"] == 0
+    music = data["programmes"][1]
+    assert music["pieces"] == [{"id": "sixia", "title": "肆夏", "basis": "reconstruction",
+                                "note": "lost; rebuilt by rule"}]
+    files = [f for p in data["programmes"] for f in p["files"]]
+    files += [f for p in data["programmes"] for r in p["renders"] for f in r["files"]]
+    assert {f["file"] for f in files} >= {"all.gong_wei.vtt", "music.cues.json",
+                                         "music.gong_wei.stereo.wav"}
+    for entry in files:
+        assert hashlib.sha256((kit / entry["file"]).read_bytes()).hexdigest() == entry["sha256"]
+
+
+def test_same_inputs_same_bytes_whatever_the_executor(kit, tmp_path):
+    other = build(tmp_path, executor="local", workers=2, programme_ids=("music",)).parent
+    for name in ("music.gong_wei.stereo.wav", "music.gong_wei.5.1.wav", "music.cues.csv",
+                 "music.gong_wei.vtt"):
+        assert (other / name).read_bytes() == (kit / name).read_bytes(), name
+
+
+def test_kit_page_and_sidecars_exist(kit):
+    assert (kit / "index.html").is_file()
+    assert (kit / "web" / "data.js").read_text().startswith("window.KIT = ")
+    vtt = (kit / "music.gong_wei.vtt").read_text()
+    assert "[bells, drums and voices: 肆夏 (reconstruction), from the" in vtt
