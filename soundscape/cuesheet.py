@@ -32,6 +32,7 @@ from soundscape.text.hanzi import normalise
 __all__ = [
     "DIRECTIONS",
     "GROUPS",
+    "PARTS",
     "RELATIONS",
     "SCHEMA_VERSION",
     "CueSheet",
@@ -51,6 +52,8 @@ __all__ = [
 SCHEMA_VERSION = 1
 DIRECTIONS = ("north", "south", "east", "west")
 GROUPS = ("east", "west", "drums", "pipes")
+#: Parts of a text: the rite itself ("") and the 記, its supplement of variant rules.
+PARTS = ("", "記")
 RELATIONS = ("east_of", "west_of", "north_of", "south_of", "between", "on")
 STOP_LENGTH = "length"
 #: Performers the sequencer seats besides the layout ids: all the 工 (singers and 瑟
@@ -77,12 +80,17 @@ class TextInfo:
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """A section of the rite, closed in the text by its ``右…`` heading ``name``."""
+    """A section of the rite, closed in the text by its ``右…`` heading ``name``.
+
+    ``part`` is ``""`` for the rite itself and ``"記"`` for the supplement after it: its
+    steps are never performed; its music cues are variants (``MusicCue.variant``).
+    """
 
     id: str
     name: str
     span: Span
     line: int = field(default=0, compare=False)
+    part: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +157,8 @@ class MusicCue:
     forces: tuple[tuple[str, int], ...] = ()
     note: str = ""
     line: int = field(default=0, compare=False)
+    variant: str = ""
+    anchor: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,8 +430,9 @@ def _text_info(c: _Checker) -> TextInfo:
 
 
 def _section(c: _Checker, length: int) -> Section:
-    c.keys(("id", "name", "span"))
-    return Section(c.string("id"), c.string("name"), c.span(length), line=c.line())
+    c.keys(("id", "name", "span"), ("part",))
+    return Section(c.string("id"), c.string("name"), c.span(length), line=c.line(),
+                   part=c.string("part", default="", choices=PARTS))
 
 
 def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
@@ -468,7 +479,7 @@ def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
 
 def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> MusicCue:
     c.keys(("id", "piece", "kind", "performers", "repeats", "start", "stop", "quote", "span"),
-           ("conditions", "forces", "note"))
+           ("conditions", "forces", "note", "variant", "anchor"))
     words = glossary.load()
     performers = set(SINGERS) | {i for i in layout_ids if isinstance(i, str)}
     if not layout_ids:  # no 設樂 in the text: derive names the instruments it will need
@@ -489,7 +500,9 @@ def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> 
         c.string("id"), _piece(c, words), c.string("kind", choices=set(words.ids("kind"))),
         c.strings("performers", choices=performers), c.integer("repeats", REPEATS),
         start, stop, c.strings("conditions"), c.string("quote"), c.span(length),
-        forces=tuple(forces.items()), note=c.string("note", default=""), line=c.line())
+        forces=tuple(forces.items()), note=c.string("note", default=""), line=c.line(),
+        variant=c.string("variant", default=""),
+        anchor=c.string("anchor", default="", choices=[*steps, ""]))
 
 
 def _piece(c: _Checker, words: glossary.Glossary) -> str:
@@ -543,7 +556,8 @@ def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> V
 def _rows(sheet: CueSheet) -> dict[str, list[list[tuple[str, Any]]]]:
     """Every entry as ``(key, value)`` pairs in the saved key order (optional keys when set)."""
     return {
-        "section": [[("id", s.id), ("name", s.name), ("span", s.span)] for s in sheet.sections],
+        "section": [[("id", s.id), ("name", s.name), ("span", s.span), *_optional(part=s.part)]
+                    for s in sheet.sections],
         "step": [[("id", s.id), ("section", s.section), ("actor", s.actor),
                   ("action", s.action), *_optional(place=s.place),
                   ("quote", s.quote), ("span", s.span)] for s in sheet.steps],
@@ -556,7 +570,8 @@ def _rows(sheet: CueSheet) -> dict[str, list[list[tuple[str, Any]]]]:
                    ("performers", m.performers), *_optional(forces=dict(m.forces)),
                    ("repeats", m.repeats), ("start", m.start), ("stop", m.stop),
                    *_optional(conditions=m.conditions),
-                   ("quote", m.quote), ("span", m.span), *_optional(note=m.note)]
+                   ("quote", m.quote), ("span", m.span), *_optional(note=m.note),
+                   *_optional(variant=m.variant, anchor=m.anchor)]
                   for m in sheet.music],
         "voice": [[("id", v.id), ("actor", v.actor), ("what", v.what),
                    ("degree", v.degree), ("step", v.step), *_optional(place=v.place),

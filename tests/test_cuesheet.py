@@ -153,7 +153,7 @@ BROKEN = [
     ('repeats = 1', 'repeats = nan', "repeats=nan must be a whole number"),
     ('performers = ["east.shengqing", "gong"]', 'performers = ["voice"]',
      "performers has unknown 'voice'; accepted: east.shengqing, gong, pipes.dang, se"),
-    ('piece = "sixia"', 'piece = "zouyu"', "piece='zouyu' has no score in the repertoire"),
+    ('piece = "sixia"', 'piece = "shao"', "piece='shao' has no score in the repertoire"),
     ('conditions = ["間若一"]', 'forces = { gong = 1e308 }',
      "forces.gong=1e+308 must be a whole number ≥ 1 and ≤ 64"),
     ('of = ["east.shengqing", "zuojie"]', 'of = ["east.shengqing", "pipes.dang"]',
