@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from soundscape.errors import InstrumentError
 from soundscape.music.instruments import load_instrument
 from soundscape.music.tuning import Tuning, default_tuning
-from soundscape.sound.synth import render_note
+from soundscape.sound.synth import bell_tones, render_note
 
 RATE = 22050
 
@@ -55,62 +56,132 @@ def test_every_member_of_a_set_sounds_its_tuned_pitch(instrument_id, tuning):
         assert abs(error) < 5.0, f"{instrument_id} {name} {hz:.2f} Hz off by {error:+.2f} cents"
 
 
-def b_interval(instrument, a_hz: float, ratio: float, **pitch) -> float:
-    """The measured A-tone → B-tone interval of one bell, cents."""
-    strokes = {art: render_note(instrument, hz=a_hz, velocity=0.8, duration=1.0,
-                                articulation=art, sample_rate=RATE,
-                                rng=np.random.default_rng(1), **pitch) for art in "AB"}
-    a_tone = peak_hz(strokes["A"], a_hz, search_cents=100)
-    b_tone = peak_hz(strokes["B"], a_hz * ratio, search_cents=60)
-    return cents(b_tone, a_tone)
+def bell_strokes(instrument, a_hz: float, **keywords) -> dict[str, np.ndarray]:
+    """One bell struck 正鼓 (A) and 側鼓 (B)."""
+    return {art: render_note(instrument, hz=a_hz, velocity=0.8, duration=1.0,
+                             articulation=art, sample_rate=RATE,
+                             rng=np.random.default_rng(1), **keywords) for art in "AB"}
 
 
-@pytest.mark.parametrize(("name", "ratio"), [
-    ("黃鍾", 1.25), ("姑洗", 1.2), ("林鍾", 1.25), ("夷則", 1.2), ("清太簇", 1.25)])
-def test_bell_b_tone_is_the_published_third_above_the_a_tone(name, ratio):
-    """Shen's major (1.25, 386.3 cents) or minor (1.2, 315.6 cents) third, bell by bell."""
+@pytest.mark.parametrize("tuning", [default_tuning(), Tuning.equal("zeng")],
+                         ids=["sanfen-convention", "equal-zeng"])
+def test_every_bell_b_tone_is_the_third_above_in_the_sets_tuning(tuning):
+    """Each B-tone is the 律 a major or minor third up as the tuning gives it (黃鍾's B is
+    姑洗: 81/64 in 三分損益, 407.8 cents, not a just 5/4), measured bell by bell."""
     bells = load_instrument("bianzhong")
-    assert bells.params["b_ratios"].get(name, bells.params["b_ratio"]) == ratio
-    interval = b_interval(bells, default_tuning().pitch(name).hz, ratio)
-    assert abs(interval - 1200.0 * math.log2(ratio)) < 5.0, f"{name}: {interval:.1f} cents"
+    assert len(bells.params["b_steps"]) == len(bells.pitches) == 16
+    for name in bells.pitches:
+        steps = bells.params["b_steps"][name]
+        assert steps in (3, 4)
+        want = tuning.step(name, steps).hz
+        b = bell_strokes(bells, tuning.pitch(name).hz, pitch=name, tuning=tuning)["B"]
+        error = cents(peak_hz(b, want, search_cents=60), want)
+        assert abs(error) < 3.0, f"{name}: B-tone {error:+.2f} cents off {want:.2f} Hz"
+
+
+def test_huangzhong_b_tone_is_guxian_not_a_just_third():
+    bells = load_instrument("bianzhong")
+    b = bell_strokes(bells, default_tuning().pitch("黃鍾").hz)["B"]
+    measured = peak_hz(b, 330.0, search_cents=60)
+    assert abs(cents(measured, 331.12)) < 2.0  # 姑洗 = 261.63 × 81/64
+    assert abs(cents(measured, 327.03)) > 15.0  # 261.63 × 5/4
 
 
 MIXED_THIRDS = {"黃鍾": 1.25, "太簇": 1.19, "姑洗": 1.2, "清黄钟": 1.26}
 
 
 def mixed_bells(tmp_path):
+    """The rack with some bells measured as plain ratios (``b_ratios`` outranks b_steps)."""
     text = Path(load_instrument("bianzhong").path).read_text(encoding="utf-8")
-    head, rest = text.split("[params.b_ratios]", 1)
-    rest = rest[rest.index("[[params.partials]]"):]
     table = "".join(f'"{name}" = {ratio}\n' for name, ratio in MIXED_THIRDS.items())
     path = tmp_path / "mixed.toml"
-    path.write_text(head.replace('id = "bianzhong"', 'id = "mixed"') + "[params.b_ratios]\n"
-                    + table + "\n" + rest, encoding="utf-8")
+    path.write_text(text.replace('id = "bianzhong"', 'id = "mixed"') + "\n[params.b_ratios]\n"
+                    + table, encoding="utf-8")
     return load_instrument(path)
 
 
 @pytest.mark.parametrize("tuning", [default_tuning(), Tuning.equal("zeng")],
                          ids=["by-hz-default", "by-name-zeng"])
 def test_a_set_given_mixed_thirds_sounds_each_bells_own_interval(tmp_path, tuning):
-    """Each bell's own b_ratio (by pitch name, variants accepted), the rest the default."""
+    """Each bell's own b_ratio (by pitch name, variants accepted), the rest on the tuning."""
     bells = mixed_bells(tmp_path)
-    expected = {"黃鍾": 1.25, "太簇": 1.19, "姑洗": 1.2, "清黃鍾": 1.26, "南呂": 1.2}
+    expected = {"黃鍾": 1.25, "太簇": 1.19, "姑洗": 1.2, "清黃鍾": 1.26,
+                "南呂": tuning.step("南呂", 3).hz / tuning.pitch("南呂").hz}
     for name, ratio in expected.items():
-        pitch = {} if tuning == default_tuning() else {"pitch": name}
-        interval = b_interval(bells, tuning.pitch(name).hz, ratio, **pitch)
+        keywords = {} if tuning == default_tuning() else {"pitch": name, "tuning": tuning}
+        a_hz = tuning.pitch(name).hz
+        strokes = bell_strokes(bells, a_hz, **keywords)
+        interval = cents(peak_hz(strokes["B"], a_hz * ratio, search_cents=60),
+                         peak_hz(strokes["A"], a_hz, search_cents=100))
         want = 1200.0 * math.log2(ratio)
         assert abs(interval - want) < 5.0, f"{name}: {interval:.1f} cents, want {want:.1f}"
 
 
 def test_each_stroke_drives_its_own_tone():
-    a_hz = default_tuning().pitch("林鍾").hz
-    b_hz = a_hz * load_instrument("bianzhong").params["b_ratios"]["林鍾"]
+    bells = load_instrument("bianzhong")
+    a_hz, b_hz = bell_tones(bells, hz=default_tuning().pitch("林鍾").hz, pitch="林鍾")
     for stroke, own, other in (("A", a_hz, b_hz), ("B", b_hz, a_hz)):
         audio = render("bianzhong", a_hz, stroke)
         spectrum = np.abs(np.fft.rfft(audio[:RATE] * np.hanning(RATE)))
         level = {f: spectrum[round(f)] for f in (own, other)}  # 1 Hz bins
         ratio_db = 20 * np.log10(level[own] / level[other])
         assert ratio_db > 12.0, f"stroke {stroke}: own tone only {ratio_db:.1f} dB above the other"
+
+
+# Braun's Bellstab means (cents from equal temperament) less their mean, 姑洗 = C.
+BRAUN_MEAN = -465.2 / 12
+
+
+def unscattered_bells(tmp_path):
+    text = Path(load_instrument("bianzhong").path).read_text(encoding="utf-8")
+    assert "scatter_cents = 14.7" in text
+    path = tmp_path / "even.toml"
+    path.write_text(text.replace('id = "bianzhong"', 'id = "even"').replace(
+        "scatter_cents = 14.7", "scatter_cents = 0.0"), encoding="utf-8")
+    return load_instrument(path)
+
+
+@pytest.mark.parametrize(("name", "braun"), [("南呂", -19.5), ("太簇", -58.0), ("姑洗", -31.6)])
+def test_zeng_bells_sound_brauns_class_deviation(tmp_path, name, braun):
+    """Without the single-bell scatter, a zeng bell's A-tone sits off the tuning by the
+    measured class mean less the mean of all classes (南呂 = F: Braun's norm tone)."""
+    bells = unscattered_bells(tmp_path)
+    hz = default_tuning().pitch(name).hz
+    a = bell_strokes(bells, hz, pitch=name, bells="zeng")["A"]
+    error = cents(peak_hz(a, hz, search_cents=80), hz)
+    assert abs(error - (braun - BRAUN_MEAN)) < 1.0, f"{name}: {error:+.2f} cents"
+
+
+def test_zeng_scatter_is_per_bell_bounded_and_deterministic():
+    bells = load_instrument("bianzhong")
+    tuning = default_tuning()
+    offsets = []
+    for name in bells.pitches:
+        hz = tuning.pitch(name).hz
+        ideal = bell_tones(bells, hz=hz, pitch=name)
+        zeng = bell_tones(bells, hz=hz, pitch=name, bells="zeng")
+        assert zeng == bell_tones(bells, hz=hz, pitch=name, bells="zeng")
+        offsets += [cents(z, i) for z, i in zip(zeng, ideal, strict=True)]
+    offsets = np.array(offsets)
+    # class means −19.5 … −58 less −38.8, then ±2 × 14.7 cents of scatter
+    assert np.all(offsets < 19.3 + 29.4 + 0.1) and np.all(offsets > -19.3 - 29.4 - 0.1)
+    assert 8.0 < np.std(offsets) < 30.0
+    # two bells' B-tones on the same 律 (黃鍾's and 大呂's: 姑洗) scatter differently
+    b_huang = bell_tones(bells, hz=tuning.pitch("黃鍾").hz, pitch="黃鍾", bells="zeng")[1]
+    b_da = bell_tones(bells, hz=tuning.pitch("大呂").hz, pitch="大呂", bells="zeng")[1]
+    assert abs(cents(b_huang, b_da)) > 0.5
+    # and the sound follows: the measured A-tone is the zeng tone
+    hz = tuning.pitch("清太簇").hz
+    a_hz = bell_tones(bells, hz=hz, pitch="清太簇", bells="zeng")[0]
+    a = bell_strokes(bells, hz, pitch="清太簇", bells="zeng")["A"]
+    assert abs(cents(peak_hz(a, a_hz, search_cents=80), a_hz)) < 2.0
+
+
+def test_unknown_bell_set_is_refused():
+    with pytest.raises(InstrumentError, match="bells='qing' not accepted; accepted: ideal, zeng"):
+        render_note(load_instrument("bianzhong"), hz=262.0, velocity=0.5, duration=0.1,
+                    articulation="A", sample_rate=RATE, rng=np.random.default_rng(0),
+                    bells="qing")
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,13 @@ A model module ``soundscape.sound.synth.<name>`` exposes
   the bad key, run once when the instrument file is loaded;
 - optionally ``prepare(params) -> params``, run once after validation (e.g. to decode
   sample files);
-- optionally ``for_pitch(params, pitch_name) -> params``, run for each note: the
-  parameters of the member of a set that sounds that pitch (a bell's own B interval).
+- optionally ``for_pitch(params, pitch_name, *, tuning, bells) -> params``, run for
+  each note: the parameters of the member of a set that sounds that pitch (a bell's
+  own B-tone in the tuning, and its tones in the chosen bell set).
+
+Whatever the model, ``render_note`` takes out what lies below hearing: a 20 Hz
+high-pass (8th-order Butterworth) keeps every note free of DC and infrasound, so
+no mix of strokes can pile them up.
 
 There is no registry: a new model is a new module plus instrument files naming it.
 Models here: ``modal`` (bells, chimes), ``membrane`` (drums, 鼗), ``string`` (瑟),
@@ -23,19 +28,26 @@ import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import signal
 
 from soundscape.errors import InstrumentError, TuningError
 from soundscape.music.tuning import Tuning, canonical_name, default_tuning
+from soundscape.sound.synth.modal import BELL_SETS
 
 if TYPE_CHECKING:
     from soundscape.music.instruments import Instrument
 
-__all__ = ["render_note"]
+__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "render_note",
+           "without_infrasound"]
+
+#: Below this, sound is infrasound: every note is high-passed here.
+INFRASOUND_HZ = 20.0
 
 
 def render_note(instrument: Instrument, *, hz: float | None, velocity: float, duration: float,
                 articulation: str, sample_rate: int, rng: np.random.Generator,
-                lyric: str | None = None, pitch: str | None = None) -> np.ndarray:
+                lyric: str | None = None, pitch: str | None = None,
+                tuning: Tuning | None = None, bells: str = "ideal") -> np.ndarray:
     """Render one note of ``instrument`` with its model.
 
     Parameters
@@ -57,9 +69,14 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
         The sung character, for voices.
     pitch : str or None
         The 律 name of the note (``清黃鍾``), which picks the member of a set that
-        sounds it (a bell's own B interval). None: the 律 nearest to ``hz`` in the
-        default tuning, which is right for that tuning only; callers using
-        another tuning pass the name.
+        sounds it (a bell's own B interval). None: the 律 nearest to ``hz`` in
+        ``tuning``.
+    tuning : Tuning or None
+        The tuning the set plays in (a bell's B-tone is a 律 of it); None: the
+        default tuning (三分損益: the intervals are the same for any 黃鍾).
+    bells : str
+        ``ideal`` (every tone on the tuning) or ``zeng`` (each bell's tones moved as
+        Braun measured the Marquis Yi of Zeng bells); sets without that data ignore it.
 
     Returns
     -------
@@ -81,19 +98,60 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
             f"{instrument.id}: velocity={velocity!r} must be in (0, 1], duration={duration!r} "
             f"> 0 s and sample_rate={sample_rate!r} > 0"
         )
+    if bells not in BELL_SETS:
+        raise InstrumentError(f"{instrument.id}: bells={bells!r} not accepted; accepted: "
+                              f"{', '.join(BELL_SETS)}")
     module = model_module(instrument.model)
-    params = instrument.params
-    if hasattr(module, "for_pitch"):
-        params = module.for_pitch(params, _pitch_name(instrument, pitch, float(frequency)))
-    return module.render(params, hz=float(frequency), velocity=float(velocity),
-                         duration=float(duration), articulation=articulation,
-                         sample_rate=int(sample_rate), rng=rng, lyric=lyric)
+    params = _params_for(instrument, module, hz=float(frequency), pitch=pitch,
+                         tuning=tuning or _default_tuning(), bells=bells)
+    audio = module.render(params, hz=float(frequency), velocity=float(velocity),
+                          duration=float(duration), articulation=articulation,
+                          sample_rate=int(sample_rate), rng=rng, lyric=lyric)
+    return without_infrasound(audio, int(sample_rate))
 
 
-def _pitch_name(instrument: Instrument, pitch: str | None, hz: float) -> str:
-    """The canonical name of the note's 律: as given, or nearest to ``hz`` by default."""
+def bell_tones(instrument: Instrument, *, hz: float, pitch: str | None = None,
+               tuning: Tuning | None = None, bells: str = "ideal") -> tuple[float, float]:
+    """The A-tone and B-tone (Hz) a bell of ``instrument`` sounds for a note at ``hz``.
+
+    For the MIDI writer and the tests: the same arithmetic ``render_note`` uses
+    (``pitch``, ``tuning`` and ``bells`` as there). An instrument without a B-tone
+    gives its A-tone twice.
+    """
+    from soundscape.music.instruments import model_module
+
+    module = model_module(instrument.model)
+    params = _params_for(instrument, module, hz=hz, pitch=pitch,
+                         tuning=tuning or _default_tuning(), bells=bells)
+    a_hz = hz * params.get("detune", 1.0)
+    return a_hz, a_hz * params.get("b_ratio", 1.0)
+
+
+def _params_for(instrument: Instrument, module: object, *, hz: float, pitch: str | None,
+                tuning: Tuning, bells: str) -> object:
+    """The parameters of the member of the set that sounds the note."""
+    if not hasattr(module, "for_pitch"):
+        return instrument.params
+    return module.for_pitch(instrument.params, _pitch_name(instrument, pitch, hz, tuning),
+                            tuning=tuning, bells=bells)
+
+
+def without_infrasound(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    """The note high-passed at ``INFRASOUND_HZ`` (its peak kept within the ≤ 1 contract)."""
+    filtered = signal.sosfilt(_highpass(sample_rate), audio)
+    peak = float(np.max(np.abs(filtered)))
+    return filtered / peak if peak > 1.0 else filtered
+
+
+@functools.cache
+def _highpass(sample_rate: int) -> np.ndarray:
+    return signal.butter(8, INFRASOUND_HZ, btype="highpass", fs=sample_rate, output="sos")
+
+
+def _pitch_name(instrument: Instrument, pitch: str | None, hz: float, tuning: Tuning) -> str:
+    """The canonical name of the note's 律: as given, or nearest to ``hz`` in ``tuning``."""
     if pitch is None:
-        return _default_tuning().nearest(hz)[0].name
+        return tuning.nearest(hz)[0].name
     try:
         return canonical_name(pitch)
     except TuningError as error:

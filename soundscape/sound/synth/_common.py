@@ -15,9 +15,9 @@ from scipy import signal
 
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["attack_release", "bandpass", "damped_partials", "db_to_gain", "decay_envelope",
-           "frames_for", "harmonic_levels", "harmonic_tones", "level_list", "noise_burst",
-           "number", "partial_table", "smooth_noise", "table"]
+__all__ = ["attack_release", "bandpass", "cancel_dc", "damped_partials", "db_to_gain",
+           "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones", "level_list",
+           "noise_burst", "number", "partial_table", "smooth_noise", "table"]
 
 # A partial is cut once it has decayed by 90 dB (1.5 × its T60): far below audibility,
 # and short partials then cost only their own length.
@@ -88,6 +88,20 @@ def noise_burst(rng: np.random.Generator, *, frames: int, decay_s: float,
     """
     n = min(frames, frames_for(_CUT_T60S * decay_s, sample_rate))
     return rng.uniform(-1.0, 1.0, n) * decay_envelope(n, decay_s, sample_rate)
+
+
+def cancel_dc(out: np.ndarray, *, contact_s: float, sample_rate: int) -> np.ndarray:
+    """``out`` plus the push that set it ringing: a Hann pulse lasting the contact time
+    whose area cancels the sound's own (its DC), in place.
+
+    A struck body radiates its surface's acceleration, whose integral over a stroke
+    is zero (it starts and ends at rest); decaying modes started at phase 0 leave an
+    area over, which the striker's push (a short positive pulse) carries. Without it
+    a stroke has a flat spectrum down to DC, and strokes pile up infrasound.
+    """
+    pulse = np.hanning(frames_for(contact_s, sample_rate) + 2)[1:-1][:out.size]
+    out[:pulse.size] -= float(np.sum(out)) * pulse / float(np.sum(pulse))
+    return out
 
 
 def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:

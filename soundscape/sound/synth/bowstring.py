@@ -6,7 +6,8 @@ for a pluck at fraction ``p`` of its length (so a middle pluck has weak even
 harmonics), each decaying with T60 ``t60_s / k ** 0.5`` (the string is short-lived:
 the limbs and the archer's hand damp it). Under it, a low decaying thump of the
 limbs stopping (``thump_hz``), and a short band-passed noise burst for the string
-striking the bracer (遂, 韝). ``hz`` is the string's fundamental.
+striking the bracer (遂, 韝). ``hz`` is the string's fundamental. The release
+has no DC: the limbs' push (``contact_s``) carries the area the rings leave over.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 
 from soundscape.sound.synth._common import (
     bandpass,
+    cancel_dc,
     damped_partials,
     db_to_gain,
     frames_for,
@@ -41,6 +43,7 @@ def validate(params: Mapping[str, Any]) -> None:
     number(params, "slap_low_hz", low=20.0, high=20000.0)
     number(params, "slap_high_hz", low=20.0, high=20000.0)
     number(params, "detune", low=0.0, high=0.2)
+    number(params, "contact_s", low=0.0002, high=0.02)
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -65,4 +68,4 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     burst = noise_burst(rng, frames=frames, decay_s=params["slap_s"], sample_rate=sample_rate)
     band = bandpass(burst, params["slap_low_hz"], params["slap_high_hz"], sample_rate)
     out[:band.size] += band * (slap * scale)
-    return out
+    return cancel_dc(out, contact_s=params["contact_s"], sample_rate=sample_rate)

@@ -4,7 +4,8 @@ A short thud: a few low modes of the struck surface (ratios of ``hz`` per
 articulation, decaying fast) plus a low-passed noise burst for the shaft's
 impact and the tearing or scattering of what it hits. Each articulation is a
 table under ``[params.<articulation>]``: ``modes`` (ratios), ``t60_s``,
-``noise_db``, ``noise_s``, ``noise_high_hz``.
+``noise_db``, ``noise_s``, ``noise_high_hz``, ``contact_s`` (how long the
+arrow's push lasts: it cancels the impact's DC, see ``_common.cancel_dc``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from soundscape.sound.synth._common import (
     bandpass,
+    cancel_dc,
     damped_partials,
     db_to_gain,
     frames_for,
@@ -39,7 +41,8 @@ def validate(params: Mapping[str, Any]) -> None:
             raise ParamError(f"{name}.modes", f"= {modes!r} must be a list of ratios in "
                              "[0.1, 50]")
         for key, low, high in (("t60_s", 0.005, 2.0), ("noise_db", -120.0, 0.0),
-                               ("noise_s", 0.0005, 1.0), ("noise_high_hz", 50.0, 20000.0)):
+                               ("noise_s", 0.0005, 1.0), ("noise_high_hz", 50.0, 20000.0),
+                               ("contact_s", 0.0002, 0.02)):
             try:
                 number(row, key, low=low, high=high)
             except ParamError as error:
@@ -61,4 +64,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
                           sample_rate=sample_rate, glide=0.1, glide_s=0.01)
     burst = noise_burst(rng, frames=frames, decay_s=row["noise_s"], sample_rate=sample_rate)
     out[:burst.size] += bandpass(burst, 30.0, row["noise_high_hz"], sample_rate) * (noise * scale)
-    return out
+    out = cancel_dc(out, contact_s=row["contact_s"], sample_rate=sample_rate)
+    peak = float(np.max(np.abs(out)))
+    # The push is a sharp crack on a tight skin: keep the peak at the velocity.
+    return out * (velocity / peak) if peak > velocity else out

@@ -7,6 +7,12 @@ component decays slowest). A hard stroke stretches the head, so all modes start
 up to ``glide`` (relative, at velocity 1, ∝ velocity²) sharp and relax with time
 constant ``glide_s``. Band-passed noise (``thud_*``) gives the stick's impact.
 
+A head radiates its volume acceleration, whose time integral over a stroke is
+zero (the head starts and ends at rest): the stick's push, a pulse lasting the
+contact time ``contact_s``, carries the area the ringing modes leave over. So
+each stroke has no DC and little below its lowest mode; ``render_note`` then
+high-passes whatever remains under 20 Hz.
+
 Articulations: ``strike`` (near the centre), ``rim`` (near the edge: each mode
 shifted by its ``rim_db``, a brighter, shorter sound), and ``shake`` for pellet
 drums: ``pellet_rate_hz`` impacts per second with jittered times and levels
@@ -23,6 +29,7 @@ from scipy import signal
 
 from soundscape.sound.synth._common import (
     bandpass,
+    cancel_dc,
     damped_partials,
     db_to_gain,
     frames_for,
@@ -52,6 +59,7 @@ def validate(params: Mapping[str, Any]) -> None:
     number(params, "thud_s", low=0.001, high=1.0)
     number(params, "thud_low_hz", low=10.0, high=20000.0)
     number(params, "thud_high_hz", low=20.0, high=24000.0)
+    number(params, "contact_s", low=0.0002, high=0.02)
     if "pellet_rate_hz" in params:
         number(params, "pellet_rate_hz", low=1.0, high=100.0)
         number(params, "pellet_jitter_s", low=0.0, high=0.1)
@@ -104,7 +112,7 @@ def _stroke(params: Mapping[str, Any], *, hz: float, velocity: float, articulati
     noise = noise_burst(rng, frames=frames, decay_s=params["thud_s"], sample_rate=sample_rate)
     out[:noise.size] += bandpass(noise, params["thud_low_hz"], params["thud_high_hz"],
                                  sample_rate) * (thud * scale)
-    return out
+    return cancel_dc(out, contact_s=params["contact_s"], sample_rate=sample_rate)
 
 
 def _shake(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

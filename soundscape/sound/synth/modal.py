@@ -3,10 +3,12 @@
 A stroke excites a set of inharmonic modes, each a decaying sine. The modes come
 in families: ``A`` (relative to the A-tone, 正鼓 strike), ``B`` (relative to the
 B-tone, 側鼓 strike, ``b_ratio`` above the A-tone) and ``common`` (excited by any
-stroke). A set whose bells differ (a minor third on some, a major third on
-others, acoustics.md §1.2) gives ``b_ratios``, a table by pitch name that
-:func:`for_pitch` consults for the bell being struck; ``b_ratio`` is the
-interval of every bell the table does not name. The stroke drives its own
+stroke). A set whose B-tones stand on its tuning gives ``b_steps``, a table by
+pitch name of how many 律 the bell's B-tone lies above its A-tone (4: a major
+third, 3: a minor third, in whatever tuning the set is played in: 黃鍾's B is
+姑洗 itself, 81/64 in 三分損益, not a just 5/4); a bell measured as a plain
+ratio goes in ``b_ratios``; ``b_ratio`` is the interval of every bell neither
+table names. :func:`for_pitch` looks the bell up. The stroke drives its own
 family at full level and the other at ``cross_db`` (acoustics.md §1.3: the
 two tones of a two-tone bell are separate mode families; traces of the other
 persist). A chime or single-tone instrument has only ``A`` and ``common``
@@ -19,6 +21,13 @@ die first; acoustics.md §1.4, §2), times its own ``t60_scale``.
 
 A short decaying noise burst (``strike_noise_db``, ``strike_noise_s``), band-
 passed above the A-tone, gives the metallic or stony click of the mallet.
+
+Bell sets (``bells``): ``ideal`` sounds every tone on the tuning; ``zeng`` moves
+each tone of each bell by the deviations Braun measured on the Marquis Yi of
+Zeng bells (``[params.zeng]``: the mean deviation from equal temperament of the
+tone's pitch class, less the mean of all classes, plus the bell's own seeded
+scatter with the measured spread). An instrument without ``[params.zeng]``
+sounds ideal under either choice.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from soundscape.errors import TuningError
-from soundscape.music.tuning import canonical_name
+from soundscape.music.tuning import LU, Tuning, canonical_name, parse_name
 from soundscape.sound.synth._common import (
     bandpass,
     damped_partials,
@@ -42,9 +51,14 @@ from soundscape.sound.synth._common import (
 )
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["for_pitch", "mode_table", "prepare", "render", "validate"]
+__all__ = ["BELL_SETS", "for_pitch", "mode_table", "prepare", "render", "tone_cents",
+           "validate"]
 
 _FAMILIES = ("A", "B", "common")
+#: The bell-set choices: every tone on the tuning, or scattered as the Zeng bells measure.
+BELL_SETS = ("ideal", "zeng")
+#: Western pitch classes, the keys of Braun's table of deviations.
+_CLASSES = ("C", "C#", "D", "D#", "E", "F", "F#", "G", "G#", "A", "A#", "B")
 
 
 def validate(params: Mapping[str, Any]) -> None:
@@ -59,8 +73,13 @@ def validate(params: Mapping[str, Any]) -> None:
     if "B" in families:
         number(params, "b_ratio", low=1.0, high=2.0)
         _b_ratios(params)
-    elif "b_ratios" in params:
-        raise ParamError("b_ratios", "is given but no partial has family 'B'")
+        _b_steps(params)
+    else:
+        for key in ("b_ratios", "b_steps"):
+            if key in params:
+                raise ParamError(key, "is given but no partial has family 'B'")
+    if "zeng" in params:
+        _zeng(params)
     number(params, "t60_s", low=0.01, high=60.0)
     number(params, "t60_ref_hz", low=1.0, high=20000.0)
     number(params, "t60_pitch_exponent", low=0.0, high=3.0)
@@ -72,12 +91,17 @@ def validate(params: Mapping[str, Any]) -> None:
 
 
 def prepare(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Key ``b_ratios`` by canonical pitch name (``清黄钟`` → ``清黃鍾``)."""
-    return {**params, "b_ratios": _b_ratios(params)} if "b_ratios" in params else dict(params)
+    """Key ``b_ratios`` and ``b_steps`` by canonical pitch name (``清黄钟`` → ``清黃鍾``)."""
+    out = dict(params)
+    for key, read in (("b_ratios", _b_ratios), ("b_steps", _b_steps)):
+        if key in params:
+            out[key] = read(params)
+    return out
 
 
-def for_pitch(params: Mapping[str, Any], pitch_name: str) -> Mapping[str, Any]:
-    """The parameters of the bell that sounds ``pitch_name``: its own ``b_ratio``.
+def for_pitch(params: Mapping[str, Any], pitch_name: str, *, tuning: Tuning,
+              bells: str = "ideal") -> Mapping[str, Any]:
+    """The parameters of the bell that sounds ``pitch_name``: its own B interval and tones.
 
     Parameters
     ----------
@@ -85,14 +109,64 @@ def for_pitch(params: Mapping[str, Any], pitch_name: str) -> Mapping[str, Any]:
         Prepared ``[params]`` of a modal instrument.
     pitch_name : str
         The canonical 律 name of the note (``清黃鍾``).
+    tuning : Tuning
+        The tuning the set is played in: a ``b_steps`` bell's B-tone is the 律
+        that many steps up in it.
+    bells : str
+        One of :data:`BELL_SETS`.
 
     Returns
     -------
     mapping
-        ``params`` itself, or a copy whose ``b_ratio`` is ``b_ratios[pitch_name]``.
+        ``params`` itself, or a copy with the bell's ``b_ratio`` (B-tone / A-tone) and
+        ``detune`` (its A-tone / the note's pitch).
     """
-    ratio = params.get("b_ratios", {}).get(pitch_name)
-    return params if ratio is None else {**params, "b_ratio": ratio}
+    b_ratio, b_name = params.get("b_ratio", 1.0), pitch_name
+    if pitch_name in params.get("b_ratios", {}):
+        b_ratio = params["b_ratios"][pitch_name]
+    elif pitch_name in params.get("b_steps", {}):
+        a_tone = tuning.pitch(pitch_name)
+        b_tone = tuning.step(a_tone, params["b_steps"][pitch_name])
+        b_ratio, b_name = b_tone.hz / a_tone.hz, b_tone.name
+    if bells == "ideal" or "zeng" not in params:
+        return params if b_ratio == params.get("b_ratio") else {**params, "b_ratio": b_ratio}
+    a_cents = tone_cents(params["zeng"], pitch_name, bell=pitch_name, tone="A")
+    b_cents = tone_cents(params["zeng"], b_name, bell=pitch_name, tone="B")
+    return {**params, "b_ratio": b_ratio * 2.0 ** ((b_cents - a_cents) / 1200.0),
+            "detune": 2.0 ** (a_cents / 1200.0)}
+
+
+def tone_cents(zeng: Mapping[str, Any], pitch_name: str, *, bell: str, tone: str) -> float:
+    """How far (cents) a ``zeng`` set's bell sounds a tone from the tuning's pitch.
+
+    Parameters
+    ----------
+    zeng : mapping
+        ``[params.zeng]``: ``deviation_cents`` by Western pitch class (Braun's
+        means against equal temperament), ``c_is`` (the 律 that is C in that set),
+        ``scatter_cents`` (the spread of single bells about their class mean) and
+        ``seed``.
+    pitch_name : str
+        The canonical 律 name of the tone.
+    bell : str
+        The canonical 律 name of the bell's A-tone (which bell it is).
+    tone : str
+        ``A`` or ``B``: each tone of each bell has its own scatter.
+
+    Returns
+    -------
+    float, cents
+        The class mean less the mean over all classes, plus the bell's own scatter
+        (normal, clipped at ±2 spreads; the same for the same bell, tone and seed).
+    """
+    place = (LU.index(parse_name(pitch_name)[0]) - LU.index(zeng["c_is"])) % 12
+    deviations = zeng["deviation_cents"]
+    mean = sum(deviations.values()) / len(deviations)
+    lu, octave = parse_name(bell)
+    rng = np.random.default_rng([int(zeng["seed"]), LU.index(lu) + 12 * octave + 120,
+                                 "AB".index(tone)])
+    scatter = float(np.clip(rng.standard_normal(), -2.0, 2.0)) * zeng["scatter_cents"]
+    return deviations[_CLASSES[place]] - mean + scatter
 
 
 def _b_ratios(params: Mapping[str, Any]) -> dict[str, float]:
@@ -111,12 +185,53 @@ def _b_ratios(params: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def _b_steps(params: Mapping[str, Any]) -> dict[str, int]:
+    """``b_steps`` checked (pitch names, 1 to 6 律) and keyed canonically."""
+    table = params.get("b_steps", {})
+    if not isinstance(table, Mapping):
+        raise ParamError("b_steps", "must be a table of pitch name = 律 steps from A to B")
+    out = {}
+    for name, steps in table.items():
+        try:
+            key = canonical_name(name)
+        except TuningError as error:
+            raise ParamError(f"b_steps.{name}", f"is not a pitch name: {error}") from None
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 6:
+            raise ParamError(f"b_steps.{name}", f"= {steps!r} must be a whole number of 律 "
+                             "in [1, 6] (3: minor third, 4: major third)")
+        out[key] = steps
+    return out
+
+
+def _zeng(params: Mapping[str, Any]) -> None:
+    """Check ``[params.zeng]``: twelve pitch-class deviations, the 律 that is C, spread, seed."""
+    zeng = params["zeng"]
+    if not isinstance(zeng, Mapping):
+        raise ParamError("zeng", "must be a table")
+    deviations = zeng.get("deviation_cents")
+    if not isinstance(deviations, Mapping) or set(deviations) != set(_CLASSES):
+        raise ParamError("zeng.deviation_cents", f"must give cents for each of {_CLASSES}")
+    for name in _CLASSES:
+        try:
+            number(deviations, name, low=-100.0, high=100.0)
+        except ParamError as error:
+            raise ParamError(f"zeng.deviation_cents.{name}", error.message) from None
+    if zeng.get("c_is") not in LU:
+        raise ParamError("zeng.c_is", f"= {zeng.get('c_is')!r} must be one of {LU}")
+    for key, low, high in (("scatter_cents", 0.0, 50.0), ("seed", 0, 2**31)):
+        try:
+            number(zeng, key, low=low, high=high)
+        except ParamError as error:
+            raise ParamError(f"zeng.{error.key}", error.message) from None
+
+
 def mode_table(params: Mapping[str, Any], *, hz: float,
                articulation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Frequencies (Hz), relative amplitudes and T60s (s) of the modes a stroke excites."""
     stroke = "B" if articulation == "B" else "A"
     cross = db_to_gain(params.get("cross_db", -20.0))
     b_ratio = params.get("b_ratio", 1.0)
+    hz = hz * params.get("detune", 1.0)
     t60_fund = params["t60_s"] * (params["t60_ref_hz"] / hz) ** params["t60_pitch_exponent"]
     freqs, amps, t60s = [], [], []
     for row in params["partials"]:
