@@ -41,6 +41,7 @@ from soundscape.performance import (
 )
 from soundscape.resources import data_dir
 from soundscape.sequence import archery, archery_events
+from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
@@ -152,6 +153,7 @@ class _Planner:
         self.stretch: dict[str, float] = {}
         self.count_events: list[Event] = []
         self.archery_sources = archery_events.archery_sources(site, config=self.config)
+        self.ensemble = load_ensemble()
 
     # -- the clock's questions -------------------------------------------------------
     def hold(self, step: Step, start: float) -> float:
@@ -288,17 +290,19 @@ class _Planner:
         for played in self.played.values():
             if played.arrangement is None:
                 continue
-            for note in played.arrangement.notes():
-                if note.time >= played.end - 1e-9 and note.role != "jie":
-                    continue
-                if note.time > played.end + 1e-9:
-                    continue
-                for source in self.players.assign(played.cue, note):
+            notes = [(note, self.players.assign(played.cue, note))
+                     for note in played.arrangement.notes() if _sounds(played, note)]
+            takes = self.ensemble.perform(
+                played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
+                cue=played.cue.id, sources=[s for _, group in notes for s in group])
+            for (note, _), group in zip(notes, takes, strict=True):
+                for take in group:
+                    voice = self.players.sources[take.source].instrument == "voice"
                     events.append(Event(
-                        played.start + note.time, note.duration, source, note.pitch,
-                        note.velocity, note.articulation, played.cue.id, played.piece.id,
-                        note.lyric if self.players.sources[source].instrument == "voice"
-                        else None, self.players.position(source, note)))
+                        played.start + take.time, take.duration, take.source, note.pitch,
+                        take.velocity, note.articulation, played.cue.id, played.piece.id,
+                        note.lyric if voice else None,
+                        self.players.position(take.source, note)))
         return events
 
     def archery_events(self) -> list[Event]:
@@ -346,6 +350,14 @@ class _Planner:
                     lyric="諾",
                     position=(where[0], where[1], self.site.people["standing_mouth"])))
         return events
+
+
+def _sounds(played: _Played, note) -> bool:
+    """Whether an arranged note is played: everything before the music stops, and the
+    closing 節 stroke on it."""
+    if note.time >= played.end - 1e-9 and note.role != "jie":
+        return False
+    return note.time <= played.end + 1e-9
 
 
 def _retrace(events: list[Event], split: float, before: Mapping[str, str],

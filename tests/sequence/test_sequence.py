@@ -65,7 +65,8 @@ def test_sixia_starts_at_its_step_and_stops_on_a_phrase_end_at_yue_que(rite, she
         piece = load_piece("sixia")
         ends = {phrase[-1].name for phrase in piece.phrases}
         assert last.pitch.name in ends
-        assert last.end == pytest.approx(span.end, abs=1e-6)
+        # held to the phrase end, give or take the players' own timing (data/ensemble.toml)
+        assert last.end == pytest.approx(span.end, abs=0.25)
 
 
 def test_luming_sings_its_three_stanzas_three_times_in_order(rite):
