@@ -6,30 +6,42 @@ of its set or its range, the model parameters under ``[params]`` and the source 
 every number (``sources``; estimates are marked EST). Adding an instrument is adding
 a file; adding a model is adding a module (see docs/instruments.md).
 
-The file is validated once, here: the common keys by this module, ``[params]`` by
-the model's own ``validate(params)``. After that the synth trusts it.
+The file is validated when it loads, here, without importing any sound code (knowing
+a rack's pitches needs none): the common keys by this module, ``[params]`` against the
+model's schema held as data (``soundscape/data/models/<model>.toml``, see
+:mod:`soundscape.music.model_params`). The model's own ``validate(params)`` and
+``prepare(params)`` run once, on the first use of :attr:`Instrument.params` (by the
+synth, before the first note); a problem there is an InstrumentError naming the file
+too. Sample files and any other ``file`` in ``[params]`` must lie inside the
+instrument file's folder.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import math
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Any
 
+from soundscape import validate
 from soundscape.errors import InstrumentError, TuningError
 from soundscape.fileio import read_toml
+from soundscape.music.model_params import check_params, inside, known_models
 from soundscape.music.tuning import parse_name
 from soundscape.resources import bundled_dir
-from soundscape.sound.synth.params import ParamError
 
 __all__ = ["Instrument", "list_instruments", "load_instrument", "model_module"]
 
 FAMILIES = ("bell", "chime", "drum", "rattle", "string", "pipe", "reed", "voice", "other")
+#: Ranges of an instrument file's numbers: level at 1 m, playable and default pitch.
+LOUDNESS_DB = (0.0, 160.0)
+HEARING_HZ = (1.0, 24000.0)
+MOST_PITCHES = 128
+_MODEL = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +71,9 @@ class Instrument:
         Lowest and highest playable frequency; None when unpitched.
     default_hz : float or None, Hz
         The instrument's own pitch, used when a note gives none (drums, calls).
-    params : Mapping
-        Read-only model parameters (nested mappings and tuples).
+    raw_params : Mapping
+        Read-only ``[params]`` as the file gives them (``file`` paths resolved),
+        checked against the model's schema.
     sources : tuple of str
         Where the numbers come from.
     path : Path
@@ -77,9 +90,24 @@ class Instrument:
     pitches: tuple[str, ...]
     range_hz: tuple[float, float] | None
     default_hz: float | None
-    params: Mapping[str, Any]
+    raw_params: Mapping[str, Any]
     sources: tuple[str, ...]
     path: Path
+    _prepared: list = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The model's parameters, validated and prepared by the model on first use.
+
+        Raises
+        ------
+        InstrumentError
+            ``FILE: params.KEY …`` when the model's own checks refuse them.
+        """
+        if not self._prepared:
+            self._prepared.append(_prepare(model_module(self.model), self.raw_params,
+                                           self.path))
+        return self._prepared[0]
 
 
 def list_instruments() -> list[str]:
@@ -114,94 +142,125 @@ def model_module(name: str) -> ModuleType:
 def _resolve(id_or_path: str | Path) -> Path:
     text = str(id_or_path)
     if text.endswith(".toml") or "/" in text or isinstance(id_or_path, Path):
-        path = Path(id_or_path)
-        if not path.is_file():
-            raise InstrumentError(f"instrument file {text!r} not found")
-        return path
-    path = bundled_dir("instruments") / f"{text}.toml"
-    if not path.is_file():
+        return Path(id_or_path)  # a file the user names; read_toml refuses what is no file
+    known = list_instruments()
+    if text not in known:  # checked before any path is built from it
         raise InstrumentError(
-            f"instrument {text!r} unknown; bundled: {', '.join(list_instruments())}"
-        )
-    return path
+            f"instrument {validate.shown(text)} unknown; bundled: {', '.join(known)}")
+    return bundled_dir("instruments") / f"{text}.toml"
 
 
-def _build(data: dict[str, Any], path: Path) -> Instrument:
-    def fail(key: str, message: str) -> InstrumentError:
-        return InstrumentError(f"{path}: {key} {message}")
+def _prepare(module: ModuleType, raw: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
+    """The model's ``validate`` and ``prepare`` run on the raw parameters, frozen."""
+    from soundscape.sound.synth.params import ParamError
 
-    def text(key: str) -> str:
-        value = data.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise fail(key, f"= {value!r} must be a non-empty string")
-        return value
-
-    ident = text("id")
-    if ident != path.stem:
-        raise fail("id", f"= {ident!r} must equal the file name {path.stem!r}")
-    family = text("family")
-    if family not in FAMILIES:
-        raise fail("family", f"= {family!r} must be one of {', '.join(FAMILIES)}")
-    try:
-        module = model_module(text("model"))
-    except InstrumentError as error:
-        raise fail("model", f"= {data['model']!r}: {error}") from None
-    articulations = data.get("articulations")
-    if not isinstance(articulations, list) or not articulations \
-            or not all(isinstance(a, str) and a for a in articulations):
-        raise fail("articulations", f"= {articulations!r} must be a non-empty list of names")
-    loudness = data.get("loudness_db")
-    if not isinstance(loudness, int | float) or not 0 < loudness < 160:
-        raise fail("loudness_db", f"= {loudness!r} must be dB SPL at 1 m in (0, 160)")
-    sources = data.get("sources")
-    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) for s in sources):
-        raise fail("sources", "must be a non-empty list of strings (where each number comes from)")
-    pitches = tuple(data.get("pitches", ()))
-    for i, name in enumerate(pitches):
-        try:
-            parse_name(name)
-        except (TuningError, AttributeError) as error:
-            raise fail(f"pitches[{i}]", f"= {name!r}: {error}") from None
-    range_hz = _range(data, fail)
-    default_hz = data.get("default_hz")
-    if default_hz is not None and not (isinstance(default_hz, int | float) and default_hz > 0):
-        raise fail("default_hz", f"= {default_hz!r} must be a frequency > 0 Hz")
-    params = _with_paths(data.get("params", {}), path.parent)
-    if not isinstance(params, dict):
-        raise fail("params", "must be a table [params]")
+    params = _thaw(raw)
     try:
         if hasattr(module, "validate"):
             module.validate(params)
         if hasattr(module, "prepare"):
             params = module.prepare(params)
     except ParamError as error:
-        raise fail(f"params.{error.key}", error.message) from None
+        raise InstrumentError(f"{path}: params.{error.key} {error.message}") from None
+    return _freeze(params)
+
+
+def _build(data: dict[str, Any], path: Path) -> Instrument:
+    where = str(path)
+
+    def text(key: str) -> str:
+        return validate.text(data.get(key), key=key, where=where, error=InstrumentError,
+                             longest=1000)
+
+    def names(key: str, least: int, most: int) -> list[Any]:
+        return validate.size(data.get(key, []), key=key, where=where, error=InstrumentError,
+                             kind=list, least=least, most=most)
+
+    ident = validate.ident(data.get("id"), key="id", where=where, error=InstrumentError)
+    if ident != path.stem:
+        validate.fail(InstrumentError, where, "id", ident, f"the file name {path.stem!r}")
+    family = validate.choice(data.get("family"), FAMILIES, key="family", where=where,
+                             error=InstrumentError)
+    model = _model(data.get("model"), where)
+    articulations = tuple(validate.text(a, key=f"articulations[{i}]", where=where,
+                                        error=InstrumentError, longest=32)
+                          for i, a in enumerate(names("articulations", 1, 16)))
+    loudness = validate.number(data.get("loudness_db"), key="loudness_db", where=where,
+                               error=InstrumentError, low=LOUDNESS_DB[0],
+                               high=LOUDNESS_DB[1], low_open=True, unit="dB SPL at 1 m")
+    sources = tuple(validate.text(s, key=f"sources[{i}]", where=where, error=InstrumentError)
+                    for i, s in enumerate(names("sources", 1, 100)))
+    pitches = tuple(names("pitches", 0, MOST_PITCHES))
+    for i, name in enumerate(pitches):
+        try:
+            parse_name(validate.text(name, key=f"pitches[{i}]", where=where,
+                                     error=InstrumentError))
+        except TuningError as error:
+            validate.fail(InstrumentError, where, f"pitches[{i}]", name, f"a 律 name ({error})")
+    range_hz = _range(data, where)
+    default_hz = data.get("default_hz")
+    if default_hz is not None:
+        default_hz = validate.number(default_hz, key="default_hz", where=where,
+                                     error=InstrumentError, low=HEARING_HZ[0],
+                                     high=HEARING_HZ[1], unit="Hz")
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        validate.fail(InstrumentError, where, "params", params, "a table [params]")
+    params = _with_paths(params, path.parent, "params", where)
+    check_params(params, model, articulations, where)
     return Instrument(
-        id=ident, name=text("name"), roman=text("roman"), family=family, model=data["model"],
-        articulations=tuple(articulations), loudness_db=float(loudness), pitches=pitches,
-        range_hz=range_hz, default_hz=None if default_hz is None else float(default_hz),
-        params=_freeze(params), sources=tuple(sources), path=path,
+        id=ident, name=text("name"), roman=text("roman"), family=family, model=model,
+        articulations=articulations, loudness_db=loudness, pitches=pitches,
+        range_hz=range_hz, default_hz=default_hz, raw_params=_freeze(params),
+        sources=sources, path=path,
     )
 
 
-def _range(data: dict[str, Any], fail: Any) -> tuple[float, float] | None:
+def _model(name: Any, where: str) -> str:
+    """A model with a schema, or (a model added as code only) a module that exists."""
+    if not isinstance(name, str) or not _MODEL.fullmatch(name):
+        validate.fail(InstrumentError, where, "model", name, "a model name",
+                      ", ".join(known_models()))
+    if name not in known_models():
+        try:
+            model_module(name)
+        except InstrumentError as error:
+            raise InstrumentError(f"{where}: model = {name!r}: {error}; models: "
+                                  f"{', '.join(known_models())}") from None
+    return name
+
+
+def _range(data: dict[str, Any], where: str) -> tuple[float, float] | None:
     value = data.get("range_hz")
     if value is None:
         return None
-    if not (isinstance(value, list) and len(value) == 2
-            and all(isinstance(v, int | float) and math.isfinite(v) for v in value)
-            and 0 < value[0] < value[1]):
-        raise fail("range_hz", f"= {value!r} must be [lowest, highest] Hz, 0 < lowest < highest")
-    return float(value[0]), float(value[1])
+    validate.size(value, key="range_hz", where=where, error=InstrumentError, kind=list,
+                  least=2, most=2)
+    low, high = (validate.number(v, key=f"range_hz[{i}]", where=where, error=InstrumentError,
+                                 low=HEARING_HZ[0], high=HEARING_HZ[1], unit="Hz")
+                 for i, v in enumerate(value))
+    if not low < high:
+        validate.fail(InstrumentError, where, "range_hz", value, "[lowest, highest] Hz with "
+                      "lowest < highest")
+    return low, high
 
 
-def _with_paths(value: Any, folder: Path) -> Any:
-    """Resolve every ``file`` key inside ``[params]`` relative to the instrument file."""
+def _with_paths(value: Any, folder: Path, key: str, where: str) -> Any:
+    """Resolve every ``file`` key inside ``[params]``: a file inside the instrument's folder."""
     if isinstance(value, dict):
-        return {k: str(folder / v) if k == "file" and isinstance(v, str) else _with_paths(v, folder)
-                for k, v in value.items()}
+        return {k: inside(folder, v, f"{key}.{k}", where) if k == "file"
+                else _with_paths(v, folder, f"{key}.{k}", where) for k, v in value.items()}
     if isinstance(value, list):
-        return [_with_paths(v, folder) for v in value]
+        return [_with_paths(v, folder, f"{key}[{i}]", where) for i, v in enumerate(value)]
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Plain dicts and lists again, for the model's own checks."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
     return value
 
 
