@@ -10,7 +10,7 @@ of an arrangement is decided here by a few stated rules (see :func:`Players.assi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from soundscape.cuesheet import CueSheet, MusicCue
 from soundscape.errors import CueSheetError
@@ -25,6 +25,8 @@ __all__ = ["Players", "build_players"]
 _SINGERS = ("dashi", "shaoshi")
 _SE_PLAYERS = ("shanggong.1", "shanggong.2", "shanggong.3", "shanggong.4")
 _TARGETS = ("dahou", "can", "gan")
+# Instruments that answer each other stroke by stroke rather than phrase by phrase.
+_ANSWERING = ("pi",)
 
 
 @dataclass
@@ -41,6 +43,7 @@ class Players:
 
     sources: dict[str, Source]
     placed: Mapping[str, orchestra.PlacedInstrument]
+    _strokes: dict[str, int] = field(default_factory=dict)  # 鼙 strokes so far, per cue
 
     def candidates(self, cue: MusicCue, note: TimedNote) -> tuple[str, ...]:
         """The sources that may sound ``note`` of ``cue``, in the cue's performer order.
@@ -78,6 +81,11 @@ class Players:
         found = self.candidates(cue, note)
         if note.instrument in ("voice", "se"):
             return found
+        if note.instrument in _ANSWERING and note.role not in ("call", "answer"):
+            # 鄭注: 應鼙應朔鼙也: the 鼙 answer one another stroke by stroke
+            strokes = self._strokes.get(cue.id, 0)
+            self._strokes[cue.id] = strokes + 1
+            return (found[strokes % len(found)],)
         phrase = max(note.phrase, 0)
         return (found[phrase % len(found)],)
 

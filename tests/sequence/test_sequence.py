@@ -295,3 +295,12 @@ def test_the_performance_json_keeps_every_typed_field(rite, tmp_path):
     again = Performance.load_json(path)
     assert again == rite
     assert again.rounds[-1].shots == rite.rounds[-1].shots and again.info.seed == 7
+
+
+def test_every_placed_instrument_sounds_where_the_sources_say(rite, sheet):
+    """金石 together in 金奏, 頌磬 with the song, 笙磬 with the winds, 應鼙 answering 朔鼙."""
+    counts = {item.id: sum(e.source == item.id for e in rite.events) for item in sheet.layout}
+    assert all(counts.values()), {k: v for k, v in counts.items() if not v}
+    assert {e.cue for e in rite.events if e.source == "west.songqing"} >= {"luming", "wusuanyue"}
+    assert "xingong" in {e.cue for e in rite.events if e.source == "east.shengqing"}
+    assert abs(counts["east.yingpi"] - counts["west.shuopi"]) <= 8
