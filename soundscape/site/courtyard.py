@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from soundscape import validate
 from soundscape.errors import SiteError
 from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
@@ -66,6 +67,10 @@ COMPASS: Mapping[str, Vec3] = MappingProxyType({
     "east": (1.0, 0.0, 0.0), "west": (-1.0, 0.0, 0.0),
 })
 
+#: Longest length accepted anywhere in a site (m): the courtyard is about 100 m deep.
+LONGEST_M = 1000.0
+#: Range of the length of one 尺 (m): Zhou to Han rulers measure 0.19-0.25 m.
+CHI_RANGE_M = (0.1, 1.0)
 _TERM = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:/\d+)?)\s*([^\s\d.+\-/]+)")
 _DATA_FILE = "site.toml"
 
@@ -120,8 +125,9 @@ def parse_length(spec: Any, *, chi_m: float = CHI_M, key: str = "length") -> flo
     else:
         raise SiteError(f"{key}: {spec!r} has no unit; write e.g. \"12 尺\" or "
                         f"{{ value = 12, unit = \"尺\" }} (units: {', '.join(UNITS)})")
-    if not math.isfinite(metres):
-        raise SiteError(f"{key}: {spec!r} is not a finite length")
+    if not (math.isfinite(metres) and abs(metres) <= LONGEST_M):
+        raise SiteError(f"{key}: {validate.shown(spec)} must be a length between "
+                        f"-{LONGEST_M:g} m and {LONGEST_M:g} m")
     return metres
 
 
@@ -141,7 +147,13 @@ def _parse_terms(text: str, *, chi_m: float, key: str) -> float:
         if unit not in UNITS:
             raise SiteError(f"{key}: unit {unit!r} in {text!r} is unknown; "
                             f"accepted: {', '.join(UNITS)}")
-        total += to_metres(float(Fraction(number)), unit, chi_m=chi_m)
+        try:
+            value = float(Fraction(number))
+        except (ZeroDivisionError, OverflowError):
+            raise SiteError(f"{key}: {validate.shown(text)}: {validate.shown(number)} is not a "
+                            f"number of at most {LONGEST_M:g} m (a fraction needs a divisor "
+                            "other than 0)") from None
+        total += to_metres(value, unit, chi_m=chi_m)
         position = match.end()
     if not stripped:
         raise SiteError(f"{key}: empty length; write e.g. \"12 尺\"")
@@ -464,8 +476,8 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> S
         unit, impossible position (inside the hall platform, outside the walls,
         below ground, a target not between hall and gate).
     """
-    if not (isinstance(chi_m, int | float) and math.isfinite(chi_m) and chi_m > 0):
-        raise SiteError(f"chi_m={chi_m!r} must be a length in metres > 0 (default {CHI_M})")
+    validate.number(chi_m, key="chi_m", where="site", error=SiteError, low=CHI_RANGE_M[0],
+                    high=CHI_RANGE_M[1], unit=f"metres (default {CHI_M})")
     data_path = data_dir() / _DATA_FILE
     data = read_toml(data_path, SiteError)
     origin = {f"places.{id_}": str(data_path) for id_ in data["places"]}

@@ -137,6 +137,11 @@ def test_override_moves_one_place_and_its_dependants(tmp_path):
     ('[instruments.bianzhong]\nlength = "0 尺"\n', ["instruments.bianzhong.length", "> 0 m"]),
     ('[targets.can]\nband = "-1 尺"\n', ["targets.can.band", ">= 0 m"]),
     ('[instruments.pi]\nkind = "bell"\n', ["instruments.pi.kind = 'bell'", "rack, drum"]),
+    ('[places.xi]\nx = "1/0 尺"\n', ["places.xi.x", "'1/0'", "divisor other than 0"]),
+    ('[places.xi]\nx = "' + "9" * 400 + ' 尺"\n', ["places.xi.x", "at most 1000 m"]),
+    ('[places.xi]\nx = "' + "9" * 200 + ' 尺"\n', ["places.xi.x", "between -1000 m and 1000 m"]),
+    ('[places.xi]\nx = { value = 1e308, unit = "丈" }\n', ["places.xi.x", "1000 m"]),
+    ('[places.xi]\nx = { value = nan, unit = "尺" }\n', ["places.xi.x", "1000 m"]),
 ])
 def test_bad_overrides_name_the_key(tmp_path, text, words):
     path = tmp_path / "bad.toml"
@@ -150,8 +155,9 @@ def test_bad_overrides_name_the_key(tmp_path, text, words):
 
 
 def test_bad_chi_and_unknown_names_are_refused(site):
-    with pytest.raises(SiteError, match="chi_m"):
-        load_site(chi_m=0)
+    for chi in (0, float("inf"), 10**400, True):
+        with pytest.raises(SiteError, match=r"chi_m=.* must be a finite number ≥ 0.1 and ≤ 1"):
+            load_site(chi_m=chi)
     with pytest.raises(SiteError, match="known"):
         site.place("palace")
     with pytest.raises(SiteError, match="phase"):
