@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from soundscape import validate
 from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
@@ -24,6 +25,13 @@ from soundscape.resources import data_dir
 
 __all__ = ["Durations", "StepLike", "TimedStep", "time_steps"]
 
+#: Ranges of a durations table (docs/cuesheet.md): seconds of one action, walking pace,
+#: people of one rank, repeat markers.
+ACTION_SECONDS = (0.0, 3600.0)
+PACE_M_S = (0.1, 10.0)
+PARTICIPANTS = (0, 1000)
+MARKERS = 16
+_TABLES = ("schema", "action", "pace", "repeat", "participants")
 
 
 class StepLike(Protocol):
@@ -65,18 +73,21 @@ class Durations:
     def __post_init__(self) -> None:
         if "other" not in self.actions:
             raise CueSheetError(f"{self.source}: [action] needs an 'other' entry (seconds)")
+        where, error = self.source, CueSheetError
         for name, seconds in self.actions.items():
-            if not (isinstance(seconds, int | float) and seconds >= 0 and math.isfinite(seconds)):
-                raise CueSheetError(
-                    f"{self.source}: [action] {name} = {seconds!r} must be seconds >= 0")
+            validate.number(seconds, key=f"action.{name}", where=where, error=error,
+                            low=ACTION_SECONDS[0], high=ACTION_SECONDS[1], unit="seconds")
         for name in ("walk", "hurry"):
-            pace = getattr(self, name)
-            if not (isinstance(pace, int | float) and pace > 0):
-                raise CueSheetError(f"{self.source}: [pace] {name} = {pace!r} must be m/s > 0")
+            validate.number(getattr(self, name), key=f"pace.{name}", where=where, error=error,
+                            low=PACE_M_S[0], high=PACE_M_S[1], unit="m/s")
         for rank, count in self.participants.items():
-            if not (isinstance(count, int) and count >= 0):
-                raise CueSheetError(
-                    f"{self.source}: [participants] {rank} = {count!r} must be a whole number >= 0")
+            validate.whole(count, key=f"participants.{rank}", where=where, error=error,
+                           low=PARTICIPANTS[0], high=PARTICIPANTS[1])
+        validate.size(list(self.repeat_markers), key="repeat.markers", where=where, error=error,
+                      kind=list, most=MARKERS)
+        for i, marker in enumerate(self.repeat_markers):
+            validate.text(marker, key=f"repeat.markers[{i}]", where=where, error=error,
+                          longest=8)
 
     @classmethod
     def load(cls, path: str | Path | None = None) -> Durations:
@@ -87,13 +98,26 @@ class Durations:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str = "durations") -> Durations:
         """Build from parsed TOML (``action``, ``pace``, ``repeat``, ``participants``)."""
-        try:
-            return cls(actions=dict(data["action"]), walk=data["pace"]["walk"],
-                       hurry=data["pace"]["hurry"],
-                       repeat_markers=tuple(data.get("repeat", {}).get("markers", ())),
-                       participants=dict(data.get("participants", {})), source=source)
-        except KeyError as error:
-            raise CueSheetError(f"{source}: missing table or key {error}") from error
+        for key in data:
+            validate.choice(key, _TABLES, key="table", where=source, error=CueSheetError)
+
+        def table(key: str, required: bool = True) -> Mapping[str, Any]:
+            if key not in data and not required:
+                return {}
+            if key not in data:
+                raise CueSheetError(f"{source}: missing table [{key}]")
+            return validate.size(data[key], key=key, where=source, error=CueSheetError,
+                                 kind=dict)
+
+        pace, repeat = table("pace"), table("repeat", required=False)
+        for key in ("walk", "hurry"):
+            if key not in pace:
+                raise CueSheetError(f"{source}: missing key pace.{key} (m/s)")
+        markers = validate.size(repeat.get("markers", []), key="repeat.markers", where=source,
+                                error=CueSheetError, kind=list, most=MARKERS)
+        return cls(actions=dict(table("action")), walk=pace["walk"], hurry=pace["hurry"],
+                   repeat_markers=tuple(markers),
+                   participants=dict(table("participants", required=False)), source=source)
 
     def replace(self, **changes: Any) -> Durations:
         """A copy with some fields changed; ``actions``/``participants`` are merged."""
