@@ -99,6 +99,7 @@ def _programme(item) -> dict[str, Any]:
         playable = len(result.files) == 1 and len(result.channel_map) <= _PLAYABLE
         zone["renders"].append({
             "layout": layout_id, "files": [p.name for p in result.files],
+            "bytes": {p.name: p.stat().st_size for p in result.files},
             "playable": playable, "speakers": _speakers(job.layout, job.listener, performance,
                                                         lit)})
     sources = [{"id": s.id, "name": s.name, "instrument": s.instrument, "group": s.group,

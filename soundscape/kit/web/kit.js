@@ -100,8 +100,24 @@
     render = zone.renders.find((r) => r.layout === $("layout").value) || zone.renders[0];
     const file = render.playable ? render.files[0] : null;
     const playable = zone.renders.find((r) => r.playable);
-    const src = file || (playable ? playable.files[0] : "");
-    if (audio.getAttribute("src") !== src) audio.setAttribute("src", src);
+    load(file || (playable ? playable.files[0] : ""));
+  }
+
+  // A file of up to BLOB_BYTES is fetched whole and played from memory, so seeking works
+  // from any file server (many plain ones, like Python's, answer no Range requests); a
+  // larger one, or a page opened from disk, streams from its address.
+  const BLOB_BYTES = 256 * 1024 * 1024;
+  function load(src) {
+    if (audio.dataset.file === src) return;
+    audio.dataset.file = src;
+    const size = (render.bytes || {})[src] || 0;
+    if (!src || size > BLOB_BYTES || location.protocol === "file:") {
+      audio.src = src;
+      return;
+    }
+    fetch(src).then((r) => (r.ok ? r.blob() : Promise.reject(r.status)))
+      .then((blob) => { if (audio.dataset.file === src) audio.src = URL.createObjectURL(blob); })
+      .catch(() => { if (audio.dataset.file === src) audio.src = src; });
   }
 
   function chooseZone() {
