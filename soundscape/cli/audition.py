@@ -21,9 +21,13 @@ from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
 from soundscape.music.tuning import LU, Tuning
 from soundscape.resources import bundled_dir
+from soundscape.sound.render import SAMPLE_RATES
 from soundscape.sound.synth import render_note
 
 __all__ = ["command", "demo_notes", "render_demo"]
+
+#: Largest --seed (numpy seeds are unsigned; 63 bits keep it an ordinary integer).
+SEED_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,18 +170,21 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
 @click.argument("instruments", nargs=-1)
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/audition"), show_default=True, help="Folder for WAV and PNG.")
-@click.option("--sample-rate", type=int, default=48000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--sample-rate", type=click.Choice([str(r) for r in SAMPLE_RATES]),
+              default="48000", show_default=True, help="Samples per second (Hz).")
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True,
+              help="Seed of the randomness in the notes: same seed, same samples.")
 @click.option("--tuning", "tuning_name", type=click.Choice(["sanfen", "equal"]),
               default="sanfen", show_default=True, help="三分損益 or equal temperament.")
 @click.option("--huangzhong", default="convention", show_default=True,
               help="黃鍾 in Hz or a preset: convention (C4), zeng, qing.")
 @click.option("--gong", type=click.Choice(LU), default="黃鍾", show_default=True,
               help="The 律 that is 宮 for the scales of 瑟, 管 and 笙.")
-def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: int, seed: int,
+def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed: int,
             tuning_name: str, huangzhong: str, gong: str) -> None:
     """Write each INSTRUMENT's audition to OUT/NAME.wav with a spectrogram OUT/NAME.png
     (all bundled instruments when none is named)."""
+    sample_rate = int(sample_rate)
     reference = float(huangzhong) if _is_number(huangzhong) else huangzhong
     make = Tuning.sanfen_sunyi if tuning_name == "sanfen" else Tuning.equal
     tuning = make(reference)
