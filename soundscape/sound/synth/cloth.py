@@ -1,0 +1,101 @@
+"""Cloth and mats: robes rustling in a bow, knees set on a mat (席), a thing handed over.
+
+Rustle is friction of fabric on fabric: many tiny stick-slip events, each a short
+noise grain, whose density follows the movement (Cook's PhISEM, Computer Music
+Journal 21(3), 1997: random particle events filtered by the material's
+resonance). Here the grains come as a Poisson train whose rate follows a raised
+sine swell over ``duration`` (the movement's speed), each grain band-passed
+between ``band_low`` and ``band_high`` × ``hz`` (silk and hemp: mostly above 1 kHz).
+A ``thump`` (ratio of ``hz``, decay, level) adds a body meeting something soft:
+knees on a rush mat, a palm on a sleeve; ``crackle_db`` adds the mat's dry
+straw (sparser, brighter grains at the thump).
+
+Each articulation is a table ``[params.<articulation>]`` with ``grain_rate_hz``
+(grains per second at the swell's top), ``grain_s`` (grain decay), ``band_low``,
+``band_high``, ``swell`` (fraction of ``duration`` the swell takes to rise),
+``thump_ratio``, ``thump_s``, ``thump_db`` (against the rustle's peak), ``thump_at``
+(fraction of ``duration``), ``crackle_db``, ``crackle_count``. The output is normalised to peak
+``velocity``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from soundscape.sound.synth._common import (
+    bandpass,
+    cancel_dc,
+    db_to_gain,
+    frames_for,
+    noise_burst,
+)
+from soundscape.sound.synth.footstep import articulation_tables, check_fields
+
+__all__ = ["render", "validate"]
+
+_FIELDS = {
+    "grain_rate_hz": (1.0, 2000.0), "grain_s": (0.0005, 0.1), "band_low": (0.01, 50.0),
+    "band_high": (0.02, 100.0), "swell": (0.05, 1.0), "thump_ratio": (0.01, 50.0),
+    "thump_s": (0.002, 1.0), "thump_db": (-120.0, 0.0), "thump_at": (0.0, 1.0),
+    "crackle_db": (-120.0, 0.0), "crackle_count": (0, 64),
+}
+
+
+def validate(params: Mapping[str, Any]) -> None:
+    """Check every articulation table; raise ParamError naming the key."""
+    for name, row in articulation_tables(params).items():
+        check_fields(row, _FIELDS, name)
+
+
+def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
+           articulation: str, sample_rate: int, rng: np.random.Generator,
+           lyric: str | None = None) -> np.ndarray:
+    """``duration`` seconds of the articulation's movement (``hz``: the rustle's scale)."""
+    row = params[articulation]
+    frames = frames_for(duration + 0.3, sample_rate)
+    out = _rustle(row, hz=hz, duration=duration, frames=frames, sample_rate=sample_rate,
+                  rng=rng)
+    start = round(row["thump_at"] * duration * sample_rate)
+    thump = noise_burst(rng, frames=frames - start, decay_s=row["thump_s"],
+                        sample_rate=sample_rate)
+    band = bandpass(thump, hz * row["thump_ratio"] * 0.5, hz * row["thump_ratio"] * 2.0,
+                    sample_rate)
+    out[start:start + band.size] += band * db_to_gain(row["thump_db"])
+    crackle = db_to_gain(row["crackle_db"])
+    for _ in range(int(row["crackle_count"])):
+        at = start + round(rng.uniform(0.0, 0.15) * sample_rate)
+        grain = noise_burst(rng, frames=max(1, frames - at), decay_s=0.003,
+                            sample_rate=sample_rate)
+        grain = bandpass(grain, 2500.0, 10000.0, sample_rate)
+        out[at:at + grain.size] += grain * crackle * rng.uniform(0.3, 1.0)
+    out = cancel_dc(out, contact_s=0.005, sample_rate=sample_rate)
+    peak = float(np.max(np.abs(out)))
+    return out * (velocity / peak) if peak > 0 else out
+
+
+def _rustle(row: Mapping[str, Any], *, hz: float, duration: float, frames: int,
+            sample_rate: int, rng: np.random.Generator) -> np.ndarray:
+    """Poisson grains under a swell that rises over ``swell`` × duration and falls back."""
+    count = rng.poisson(row["grain_rate_hz"] * duration * 0.5)
+    # Grain times drawn from the swell's shape (sin² over the movement) by rejection.
+    times = rng.uniform(0.0, duration, 4 * count + 4)
+    keep = rng.uniform(0.0, 1.0, times.size) < _swell(times / duration, row["swell"])
+    times = times[keep][:count]
+    train = np.zeros(frames)
+    np.add.at(train, np.round(times * sample_rate).astype(int),
+              rng.uniform(0.2, 1.0, times.size) * rng.choice((-1.0, 1.0), times.size))
+    grain = noise_burst(rng, frames=frames, decay_s=row["grain_s"], sample_rate=sample_rate)
+    rustle = bandpass(np.convolve(train, grain)[:frames], hz * row["band_low"],
+                      hz * row["band_high"], sample_rate)
+    peak = float(np.max(np.abs(rustle)))
+    return rustle / peak if peak > 0 else rustle  # the thump and crackle are relative to it
+
+
+def _swell(phase: np.ndarray, rise: float) -> np.ndarray:
+    """Movement speed over the note: sin² up over ``rise``, held, sin² down at the end."""
+    up = np.clip(phase / rise, 0.0, 1.0)
+    down = np.clip((1.0 - phase) / rise, 0.0, 1.0)
+    return np.sin(0.5 * np.pi * np.minimum(up, down)) ** 2
