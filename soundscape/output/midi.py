@@ -2,70 +2,79 @@
 
 Layout of the file:
 
-- Track 0 (conductor): title, tempo, the tuning set-up (MTS scale/octave
-  tuning, or the pitch-bend range for the MPE-style fallback), a ``marker`` at
-  every ritual marker and a ``text`` event naming each piece and its basis.
-  Marker text is ``gloss | 中文``: the Latin gloss first, so players that decode
-  text as Latin-1 still show something readable before the mojibake; players
-  that read UTF-8 (FluidSynth, Reaper, MuseScore) show both.
+- Track 0 (conductor): title, the tempo map (``tempo_map``: each piece in its own tempo
+  and bars of four of its beats, the rite's clock between pieces), a ``marker`` at every
+  ritual marker and a ``text`` event naming each piece and its basis. Marker text is
+  ``中文 | English`` in UTF-8, in full.
 - One track per placed source that sounds, named ``東縣 笙鐘 east rack …``
-  (``Source.name`` then ``Source.roman``), with ``lyrics`` events (one
-  character per note) for sung notes.
-- Channels are shared out note by note: a note takes a channel whose program,
-  pan, volume (and, for ``mpe``, bend) already match, else a free one (no note
-  sounding or ringing), else the one that frees soonest; the changes are sent
-  just before the note. Drums are pitched tracks (see ``data/midi_programs.toml``)
-  so every drum keeps its own pan; channel 10 is never used.
+  (``Source.name`` then ``Source.roman``), with ``lyrics`` events (one character per
+  note) for sung notes. Each track sets up its own channel(s) at its start: program,
+  tuning (MTS scale/octave for its channel, or the pitch-bend range), pan and volume;
+  no track relies on another's set-up.
+- Channels: every track has channels of its own (channel 10 is never used: drums are
+  pitched tracks, see ``data/midi_programs.toml``, so each keeps its own pan). With
+  ``mts`` and ``12tet`` a track has one channel; with ``mpe`` it spreads its notes over
+  as many channels as it sounds different bends at once (one pitch bend per channel).
+  When the 15 channels of a port run out, tracks go on to further MIDI ports, named by
+  the ``midi_port`` meta event (FF 21) at each track's start: DAWs and multi-port
+  players keep them apart; a single-port player (FluidSynth 2.3) plays tracks that
+  share a channel number with one program. A section or a piece (``--split``) fits one
+  port.
 - Pan (CC10) from the source's azimuth as the listener hears it,
   ``64 − 63·sin(azimuth)`` (sources behind fold to the front); volume (CC7)
   from distance, inverse-distance law relative to ``REFERENCE_DISTANCE_M``
   under the GM volume curve (40·log10(cc/127) dB), so the level falls 6 dB per
-  doubling of distance.
+  doubling of distance. They are sent when they change, just before a note.
 
-Times stay absolute seconds until here; ticks come from ``mido.second2tick`` at
-a fixed tempo, rounding each absolute time (never deltas), so the error stays
-below half a tick (0.26 ms) over any length.
+Times stay absolute seconds until here; ticks come from the tempo map, rounding each
+absolute time (never deltas), so the error stays below half a tick over any length.
 """
 
 from __future__ import annotations
 
+import collections
 import math
 import tomllib
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import mido
 
-from soundscape.errors import RenderError
+from soundscape.errors import RenderError, RepertoireError
 from soundscape.fileio import atomic_path
-from soundscape.output import mts
+from soundscape.output import mts, tempo_map
+from soundscape.output.tempo_map import TICKS_PER_BEAT
 from soundscape.performance import Event, Performance, Source
 from soundscape.resources import data_dir
 
 __all__ = [
+    "CHANNELS_PER_PORT",
     "REFERENCE_DISTANCE_M",
-    "TEMPO_BPM",
+    "SPLITS",
     "TICKS_PER_BEAT",
     "TUNING_MODES",
     "NoteRecord",
     "Program",
     "load_programs",
+    "marker_text",
+    "midi_file",
     "pan_value",
+    "parts",
     "program_for",
     "read_events",
     "read_markers",
     "volume_value",
     "write_midi",
+    "write_split",
 ]
 
 TUNING_MODES = ("mts", "mpe", "12tet")
-TICKS_PER_BEAT = 960
-TEMPO_BPM = 120.0  # a tick is 1/1920 s ≈ 0.52 ms; beats are clock half-seconds, not music
+SPLITS = ("piece", "section")
 REFERENCE_DISTANCE_M = 2.0  # full volume at or nearer than this
-RING_S = 1.5  # a channel counts as busy this long after a note-off (bells ring on)
+RING_S = 1.5  # mpe: a channel counts as busy this long after a note-off (bells ring on)
 _MELODIC_CHANNELS = tuple(c for c in range(16) if c != 9)
-_TEMPO = mido.bpm2tempo(TEMPO_BPM)
+CHANNELS_PER_PORT = len(_MELODIC_CHANNELS)
 # Order of messages at one tick: note-offs, then set-up, then lyrics, then note-ons.
 _NOTE_OFF, _SETUP, _LYRIC, _NOTE_ON = range(4)
 
@@ -121,6 +130,8 @@ class NoteRecord:
     pan, volume : int or None
         CC10 and CC7 on the channel when the note started (None if never set).
     lyric : str or None
+    port : int
+        The MIDI port of its track (``midi_port`` meta event; 0 without one).
     """
 
     time: float
@@ -134,6 +145,7 @@ class NoteRecord:
     pan: int | None
     volume: int | None
     lyric: str | None
+    port: int = 0
 
 
 # -- writing -------------------------------------------------------------------------
@@ -143,10 +155,9 @@ class NoteRecord:
 class _Note:
     time: float
     end: float
-    track: int
     key: int
     velocity: int
-    state: tuple  # (program, pan, volume, bend): what the channel must be set to
+    state: tuple  # (pan, volume, bend): what the channel must be set to
     lyric: str | None
     channel: int = -1
 
@@ -173,29 +184,107 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
     -------
     Path
     """
-    if tuning_mode not in TUNING_MODES:
-        raise RenderError(f"tuning_mode={tuning_mode!r}, accepted: {', '.join(TUNING_MODES)}")
-    programs = load_programs()
-    sources = [s for s in performance.sources.values()
-               if any(e.source == s.id for e in performance.events)]
-    track_of = {s.id: i + 1 for i, s in enumerate(sources)}
-    pitches = {e.pitch for e in performance.events if e.pitch is not None}
-    keys = mts.key_map(pitches)
-    notes = [_plan_note(e, performance.sources[e.source], track_of[e.source],
-                        program_for(programs, performance.sources[e.source].instrument,
-                                    who=f"source {e.source!r}"), listener,
-                        tuning_mode, keys) for e in performance.events]
-    _assign_channels(notes)
-    conductor = _conductor(performance, tuning_mode, pitches, keys)
-    tracks = _track_messages(notes, len(sources))
-    midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_BEAT, charset="utf-8")
-    midi.tracks.append(_to_track(conductor))
-    for source, items in zip(sources, tracks, strict=True):
-        name = mido.MetaMessage("track_name", name=f"{source.name} {source.roman}".strip())
-        midi.tracks.append(_to_track([(0.0, -1, name), *items]))
+    midi = midi_file(performance, listener=listener, tuning_mode=tuning_mode)
     with atomic_path(path) as tmp:
         midi.save(tmp)
     return Path(path)
+
+
+def write_split(performance: Performance, folder: str | Path, *, by: str, listener,
+                tuning_mode: str = "mts") -> list[Path]:
+    """Write one MIDI file per piece or per section into ``folder`` (see :func:`parts`).
+
+    Every file is made before any is written, and each is written atomically, so an
+    error leaves no file of the set.
+    """
+    made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode))
+            for name, part in parts(performance, by)]
+    written = []
+    for name, midi in made:
+        with atomic_path(Path(folder) / name) as tmp:
+            midi.save(tmp)
+        written.append(Path(folder) / name)
+    return written
+
+
+def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:
+    """``(file name, Performance)`` per piece played (``by="piece"``: the cue's notes,
+    ``CUE.PIECE.mid``) or per section (``by="section"``: everything from its start to the
+    next section's, ``SECTION.mid``), each on its own clock."""
+    if by == "piece":
+        return [(f"{span.cue}.{span.piece}.mid",
+                 _only_cue(performance.between(span.start, span.end), span.cue))
+                for span in performance.music]
+    if by == "section":
+        sections = sorted(performance.sections, key=lambda s: s.start)
+        stops = [s.start for s in sections[1:]] + [performance.duration + 1.0]
+        return [(f"{s.id}.mid", performance.between(s.start, stop))
+                for s, stop in zip(sections, stops, strict=True)]
+    raise RenderError(f"split by {by!r}; accepted: {', '.join(SPLITS)}")
+
+
+def _only_cue(performance: Performance, cue: str) -> Performance:
+    return replace(performance, events=tuple(e for e in performance.events if e.cue == cue))
+
+
+def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts"
+              ) -> mido.MidiFile:
+    """The MIDI file of ``performance`` (see the module docstring and :func:`write_midi`)."""
+    if tuning_mode not in TUNING_MODES:
+        raise RenderError(f"tuning_mode={tuning_mode!r}, accepted: {', '.join(TUNING_MODES)}")
+    programs = load_programs()
+    sounding = {e.source for e in performance.events}
+    sources = [s for s in performance.sources.values() if s.id in sounding]
+    pitches = {e.pitch for e in performance.events if e.pitch is not None}
+    keys = mts.key_map(pitches)
+    offsets = mts.pitch_class_offsets(pitches, keys) if tuning_mode == "mts" else None
+    tmap = _tempo_map(performance)
+    planned = []
+    for source in sources:
+        program = program_for(programs, source.instrument, who=f"source {source.id!r}")
+        notes = [_plan_note(e, source, program, listener, tuning_mode, keys)
+                 for e in performance.events if e.source == source.id]
+        _assign_channels(notes, _MELODIC_CHANNELS if tuning_mode == "mpe"
+                         else _MELODIC_CHANNELS[:1])
+        planned.append((source, program, notes))
+    places = _pack([len({n.channel for n in notes}) for _, _, notes in planned])
+    multiport = any(port for port, _ in places)
+    midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_BEAT, charset="utf-8")
+    midi.tracks.append(_conductor(performance, tmap))
+    for (source, program, notes), (port, channels) in zip(planned, places, strict=True):
+        relabel = dict(zip(sorted({n.channel for n in notes}), channels, strict=True))
+        for note in notes:
+            note.channel = relabel[note.channel]
+        setup = _track_setup(source, port if multiport else None, program, notes, offsets,
+                             tuning_mode)
+        midi.tracks.append(_to_track([*setup, *_note_messages(notes)], tmap))
+    return midi
+
+
+def _pack(needs: list[int]) -> list[tuple[int, tuple[int, ...]]]:
+    """``(port, channels)`` for tracks needing ``needs`` channels each: the next free
+    channels of the current port, a new port when it has too few left."""
+    places, port, free = [], 0, list(_MELODIC_CHANNELS)
+    for need in needs:
+        if need > len(free):
+            port, free = port + 1, list(_MELODIC_CHANNELS)
+        places.append((port, tuple(free[:need])))
+        free = free[need:]
+    return places
+
+
+def _tempo_map(performance: Performance) -> tempo_map.TempoMap:
+    """Each piece played at its repertoire tempo; pieces the repertoire lacks on the clock."""
+    from soundscape.music import repertoire
+
+    def bpm(piece: str) -> float | None:
+        try:
+            return repertoire.load_piece(piece).tempo_bpm
+        except (RepertoireError, OSError):
+            return None
+    tempos = {m.piece: bpm(m.piece) for m in performance.music}
+    return tempo_map.build([(m.start, m.end, tempos[m.piece], m.piece)
+                            for m in performance.music], performance.duration)
 
 
 def program_for(programs: Mapping[str, Program], instrument: str, *, who: str) -> Program:
@@ -208,8 +297,8 @@ def program_for(programs: Mapping[str, Program], instrument: str, *, who: str) -
                           f"midi_programs.toml; known: {', '.join(sorted(programs))}") from None
 
 
-def _plan_note(event: Event, source: Source, track: int, program: Program, listener,
-               tuning_mode: str, keys: mts.KeyMap) -> _Note:
+def _plan_note(event: Event, source: Source, program: Program, listener, tuning_mode: str,
+               keys: mts.KeyMap) -> _Note:
     bend = 0 if tuning_mode == "mpe" else None
     if event.pitch is None:
         key = program.key
@@ -226,8 +315,8 @@ def _plan_note(event: Event, source: Source, track: int, program: Program, liste
         where = event.position or source.position_at(event.time)
         azimuth, _, distance = listener.at(event.time).direction_to(where)
         pan, volume = pan_value(azimuth), volume_value(distance)
-    return _Note(event.time, event.end, track, key, max(1, round(event.velocity * 127)),
-                 (program.program, pan, volume, bend), event.lyric)
+    return _Note(event.time, event.end, key, max(1, round(event.velocity * 127)),
+                 (pan, volume, bend), event.lyric)
 
 
 def pan_value(azimuth_deg: float) -> int:
@@ -241,50 +330,66 @@ def volume_value(distance_m: float) -> int:
     return max(1, round(127 * math.sqrt(gain)))  # GM: level = 40·log10(cc/127) dB
 
 
-def _assign_channels(notes: list[_Note]) -> None:
-    """Give every note a channel (see the module docstring); notes are in time order.
+def _assign_channels(notes: list[_Note], pool: tuple[int, ...]) -> None:
+    """Give every note of one track a channel of its ``pool``; notes are in time order.
 
-    A note never shares a channel with a sounding note on the same key; a note
-    whose key restarts on its channel is cut short where the new one starts.
+    With one channel that is all there is. With several (``mpe``) a note takes a
+    channel already in its state (pan, volume, bend), else a free one (nothing sounding
+    or ringing), else the one that frees soonest. A note never shares a channel with a
+    sounding note on the same key; a note whose key restarts on its channel is cut
+    short where the new one starts.
     """
-    state: dict[int, tuple | None] = dict.fromkeys(_MELODIC_CHANNELS)
-    busy: dict[int, float] = dict.fromkeys(_MELODIC_CHANNELS, -math.inf)
-    owner: dict[int, int] = dict.fromkeys(_MELODIC_CHANNELS, 0)
+    state: dict[int, tuple | None] = dict.fromkeys(pool)
+    busy: dict[int, float] = dict.fromkeys(pool, -math.inf)
     last: dict[tuple[int, int], _Note] = {}
     for note in notes:
         def rank(c, note=note):
             before = last.get((c, note.key))
             clash = before is not None and before.end > note.time
-            return (clash, state[c] != note.state, busy[c] > note.time,
-                    owner[c] != note.track, busy[c], c)
-        channel = min(_MELODIC_CHANNELS, key=rank)
+            return (clash, state[c] != note.state, busy[c] > note.time, busy[c], c)
+        channel = min(pool, key=rank)
         note.channel = channel
         before = last.get((channel, note.key))
         if before is not None and before.end > note.time:
             before.end = note.time
         last[(channel, note.key)] = note
         busy[channel] = max(busy[channel], note.end + RING_S)
-        owner[channel] = note.track
         state[channel] = note.state
 
 
-def _track_messages(notes: list[_Note], n_tracks: int) -> list[list[tuple]]:
-    """Per track, ``(time s, order, message)``: set-up that changes the channel, the lyric,
+def _track_setup(source: Source, port: int | None, program: Program, notes: list[_Note],
+                 offsets: tuple[float, ...] | None, tuning_mode: str) -> list[tuple]:
+    """At 0 s: port, name, and for every channel the track uses its program and tuning."""
+    items: list[tuple] = []
+    if port is not None:
+        items.append((0.0, _SETUP, mido.MetaMessage("midi_port", port=port)))
+    items.append((0.0, _SETUP, mido.MetaMessage(
+        "track_name", name=f"{source.name} {source.roman}".strip())))
+    for channel in sorted({n.channel for n in notes}):
+        items.append((0.0, _SETUP, mido.Message("program_change", channel=channel,
+                                                 program=program.program)))
+        if offsets is not None:
+            items.append((0.0, _SETUP, mts.scale_octave_tuning(offsets, channels=[channel])))
+        if tuning_mode == "mpe":
+            items += [(0.0, _SETUP, m) for m in mts.bend_range_messages(channel)]
+    return items
+
+
+def _note_messages(notes: list[_Note]) -> list[tuple]:
+    """``(time s, order, message)``: pan, volume and bend when they change, the lyric,
     note-on and note-off. Notes cut to nothing by a restart at the same instant are dropped."""
-    tracks: list[list[tuple]] = [[] for _ in range(n_tracks)]
+    items: list[tuple] = []
     sent: dict[tuple[int, str], int | None] = {}
     for note in notes:
         if note.end <= note.time:
             continue
-        program, pan, volume, bend = note.state
+        pan, volume, bend = note.state
         ch = note.channel
-        wanted = [("program", program, mido.Message("program_change", channel=ch,
-                                                     program=program))]
+        wanted = []
         if pan is not None:
             wanted += [("cc10", pan, _cc(ch, 10, pan)), ("cc7", volume, _cc(ch, 7, volume))]
         if bend is not None:
             wanted.append(("bend", bend, mido.Message("pitchwheel", channel=ch, pitch=bend)))
-        items = tracks[note.track - 1]
         for slot, value, message in wanted:
             if sent.get((ch, slot)) != value:
                 sent[(ch, slot)] = value
@@ -294,42 +399,44 @@ def _track_messages(notes: list[_Note], n_tracks: int) -> list[list[tuple]]:
         items.append((note.time, _NOTE_ON,
                       mido.Message("note_on", channel=ch, note=note.key, velocity=note.velocity)))
         items.append((note.end, _NOTE_OFF, mido.Message("note_off", channel=ch, note=note.key)))
-    return tracks
+    return items
 
 
 def _cc(channel: int, control: int, value: int) -> mido.Message:
     return mido.Message("control_change", channel=channel, control=control, value=value)
 
 
-def _conductor(performance: Performance, tuning_mode: str, pitches: Iterable,
-               keys: mts.KeyMap) -> list[tuple]:
-    """Title, tempo, tuning set-up, ritual markers and piece notes, as ``(time, order, msg)``."""
+def marker_text(marker) -> str:
+    """``中文 | English`` (the Chinese alone when there is no gloss), in full."""
+    return f"{marker.text} | {marker.gloss}" if marker.gloss else marker.text
+
+
+def _conductor(performance: Performance, tmap: tempo_map.TempoMap) -> mido.MidiTrack:
+    """Title, tempo map, ritual markers and piece notes."""
     title = performance.info.title or "大射儀 Da she yi (Great Archery Rite)"
-    items: list[tuple] = [(0.0, _SETUP, mido.MetaMessage("track_name", name=title)),
-                          (0.0, _SETUP, mido.MetaMessage("set_tempo", tempo=_TEMPO))]
-    if tuning_mode == "mts":
-        offsets = mts.pitch_class_offsets(pitches, keys)
-        items.append((0.0, _SETUP,
-                      mts.scale_octave_tuning(offsets, channels=_MELODIC_CHANNELS)))
-    elif tuning_mode == "mpe":
-        items += [(0.0, _SETUP, m) for c in _MELODIC_CHANNELS for m in mts.bend_range_messages(c)]
+    items: list[tuple] = [(0, _SETUP, mido.MetaMessage("track_name", name=title))]
+    items += [(tick, _SETUP, message) for tick, message in tmap.messages()]
     for marker in performance.markers:
-        text = f"{marker.gloss} | {marker.text}" if marker.gloss else marker.text
-        items.append((marker.time, _SETUP, mido.MetaMessage("marker", text=text)))
+        items.append((tmap.tick(marker.time), _SETUP,
+                      mido.MetaMessage("marker", text=marker_text(marker))))
     for piece in performance.pieces.values():
         start = min((e.time for e in performance.events if e.piece == piece.id), default=None)
         if start is not None:
             text = f"{piece.title} ({piece.id}): {piece.basis}. {piece.note}".strip()
-            items.append((start, _SETUP, mido.MetaMessage("text", text=text)))
-    return items
+            items.append((tmap.tick(start), _SETUP, mido.MetaMessage("text", text=text)))
+    return _delta_track(items)
 
 
-def _to_track(items: list[tuple]) -> mido.MidiTrack:
-    """Sort ``(time s, order, message)`` items, convert absolute seconds to delta ticks."""
+def _to_track(items: list[tuple], tmap: tempo_map.TempoMap) -> mido.MidiTrack:
+    """``(time s, order, message)`` items on the tempo map's ticks, as a track."""
+    return _delta_track([(tmap.tick(time), order, message) for time, order, message in items])
+
+
+def _delta_track(items: list[tuple]) -> mido.MidiTrack:
+    """Sort ``(tick, order, message)`` items (stably) and write delta times."""
     track = mido.MidiTrack()
     now = 0
-    for time, _, message in sorted(items, key=lambda item: (item[0], item[1])):
-        tick = round(mido.second2tick(time, TICKS_PER_BEAT, _TEMPO))
+    for tick, _, message in sorted(items, key=lambda item: (item[0], item[1])):
         track.append(message.copy(time=tick - now))
         now = tick
     return track
@@ -338,7 +445,7 @@ def _to_track(items: list[tuple]) -> mido.MidiTrack:
 # -- reading -------------------------------------------------------------------------
 
 
-def _tempo_map(midi: mido.MidiFile) -> list[tuple[int, float, int]]:
+def _tempo_table(midi: mido.MidiFile) -> list[tuple[int, float, int]]:
     """``(tick, seconds, tempo)`` at every tempo change (from all tracks)."""
     changes = sorted({(tick, msg.tempo) for tick, _, msg in _absolute(midi)
                       if msg.type == "set_tempo"})
@@ -376,49 +483,53 @@ def _absolute(midi: mido.MidiFile) -> list[tuple[int, int, mido.Message]]:
 def read_events(path: str | Path) -> list[NoteRecord]:
     """The notes of a MIDI file with their sounding pitch, sorted by onset.
 
-    Reads MTS scale/octave tuning, pitch bend with RPN 0 bend range, program,
-    pan, volume, lyrics and tempo changes, so it reads any file of this shape,
-    not only ours.
+    Reads MIDI ports (FF 21), MTS scale/octave tuning, pitch bend with RPN 0 bend
+    range, program, pan, volume, lyrics and tempo changes, so it reads any file of this
+    shape, not only ours.
     """
     midi = mido.MidiFile(path, charset="utf-8")
-    table = _tempo_map(midi)
+    table = _tempo_table(midi)
     names = {i: next((m.name for m in t if m.type == "track_name"), "")
              for i, t in enumerate(midi.tracks)}
-    tuning = {c: (0.0,) * 12 for c in range(16)}
-    program, pan, volume = dict.fromkeys(range(16), 0), {}, {}
-    bend, bend_range, rpn = dict.fromkeys(range(16), 0), {}, {}
+    ports = {i: next((m.port for m in t if m.type == "midi_port"), 0)
+             for i, t in enumerate(midi.tracks)}
+    tuning: dict = collections.defaultdict(lambda: (0.0,) * 12)
+    program, bend = collections.defaultdict(int), collections.defaultdict(int)
+    pan, volume, bend_range, rpn = {}, {}, {}, {}
     lyric: dict[tuple[int, int], str] = {}
-    open_notes: dict[tuple[int, int], tuple] = {}
+    open_notes: dict[tuple[int, int, int], tuple] = {}
     found = []
     for tick, index, msg in _absolute(midi):
         now = _seconds(tick, table, midi.ticks_per_beat)
+        port = ports[index]
         if msg.type == "lyrics":
             lyric[(index, tick)] = msg.text
         elif msg.type == "sysex" and (parsed := mts.parse_scale_octave(msg)):
             for channel in parsed[0]:
-                tuning[channel] = parsed[1]
+                tuning[(port, channel)] = parsed[1]
         elif msg.type == "program_change":
-            program[msg.channel] = msg.program
+            program[(port, msg.channel)] = msg.program
         elif msg.type == "pitchwheel":
-            bend[msg.channel] = msg.pitch
+            bend[(port, msg.channel)] = msg.pitch
         elif msg.type == "control_change":
-            _control(msg, pan, volume, rpn, bend_range)
+            _control(msg, port, pan, volume, rpn, bend_range)
         elif msg.type == "note_on" and msg.velocity > 0:
-            ch = msg.channel
+            ch = (port, msg.channel)
             cents = tuning[ch][msg.note % 12] + mts.bend_to_cents(
                 bend[ch], bend_range.get(ch, mts.BEND_RANGE_SEMITONES))
-            open_notes[(ch, msg.note)] = (
+            open_notes[(*ch, msg.note)] = (
                 now, names[index], mts.hz_of_key(msg.note, cents), msg.velocity / 127,
                 program[ch], pan.get(ch), volume.get(ch), lyric.pop((index, tick), None))
-        elif msg.type in ("note_on", "note_off") and (msg.channel, msg.note) in open_notes:
-            start, name, hz, vel, prog, p, v, text = open_notes.pop((msg.channel, msg.note))
+        elif msg.type in ("note_on", "note_off") and (port, msg.channel, msg.note) in open_notes:
+            start, name, hz, vel, prog, p, v, text = open_notes.pop((port, msg.channel, msg.note))
             found.append(NoteRecord(start, now - start, name, msg.channel, msg.note, hz, vel,
-                                    prog, p, v, text))
+                                    prog, p, v, text, port))
     return sorted(found, key=lambda n: (n.time, n.track, n.key))
 
 
-def _control(msg: mido.Message, pan: dict, volume: dict, rpn: dict, bend_range: dict) -> None:
-    ch, control, value = msg.channel, msg.control, msg.value
+def _control(msg: mido.Message, port: int, pan: dict, volume: dict, rpn: dict,
+             bend_range: dict) -> None:
+    ch, control, value = (port, msg.channel), msg.control, msg.value
     if control == 10:
         pan[ch] = value
     elif control == 7:
@@ -432,6 +543,6 @@ def _control(msg: mido.Message, pan: dict, volume: dict, rpn: dict, bend_range: 
 def read_markers(path: str | Path) -> list[tuple[float, str]]:
     """``(time s, text)`` of every marker meta event, in order."""
     midi = mido.MidiFile(path, charset="utf-8")
-    table = _tempo_map(midi)
+    table = _tempo_table(midi)
     return [(_seconds(tick, table, midi.ticks_per_beat), msg.text)
             for tick, _, msg in _absolute(midi) if msg.type == "marker"]

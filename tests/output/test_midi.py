@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mido
@@ -11,7 +12,15 @@ import pytest
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import midi
-from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
+from soundscape.performance import (
+    Event,
+    Marker,
+    MusicSpan,
+    Performance,
+    PieceInfo,
+    SectionSpan,
+    Source,
+)
 from soundscape.site.listeners import Listener
 from tests.conftest import problems
 
@@ -56,7 +65,7 @@ def test_round_trip_equals_performance_within_a_tick(tmp_path, mode):
     path = midi.write_midi(performance, tmp_path / "a.mid", listener=LISTENER, tuning_mode=mode)
     notes = midi.read_events(path)
     assert len(notes) == len(performance.events)
-    tick = mido.tick2second(1, midi.TICKS_PER_BEAT, mido.bpm2tempo(midi.TEMPO_BPM))
+    tick = 2 * midi._tempo_map(performance).max_error_s()
     expected = sorted(performance.events,
                       key=lambda e: (e.time, _track_name(performance.sources[e.source])))
     got = sorted(notes, key=lambda n: (n.time, n.track))
@@ -103,7 +112,7 @@ def test_tracks_markers_and_texts(tmp_path):
     names = [next(m.name for m in t if m.type == "track_name") for t in file.tracks[1:]]
     assert names == [_track_name(s) for s in performance.sources.values()]
     markers = midi.read_markers(path)
-    assert [text for _, text in markers] == [f"{m.gloss} | {m.text}" for m in performance.markers]
+    assert [text for _, text in markers] == [f"{m.text} | {m.gloss}" for m in performance.markers]
     assert all(abs(t - m.time) < 0.001 for (t, _), m in zip(markers, performance.markers,
                                                              strict=True))
     texts = [m.text for m in file.tracks[0] if m.type == "text"]
@@ -147,19 +156,66 @@ def test_same_bytes_twice(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_many_sources_share_fifteen_channels(tmp_path):
-    sources = {f"s{i}": Source(f"s{i}", "bianqing", f"磬{i}", f"qing {i}", "east",
-                               (float(i), 5.0, 1.0)) for i in range(30)}
-    events = [Event(0.1 * i, 0.5, f"s{i}", TUNING.pitch("林鍾"), 0.5, "strike", "m")
-              for i in range(30)]
-    path = midi.write_midi(Performance.build(events, [], sources), tmp_path / "m.mid",
-                           listener=LISTENER, tuning_mode="mpe")
+def _many(n: int) -> tuple[dict, Performance]:
+    sources = {f"s{i}": Source(f"s{i}", "bianqing" if i % 2 else "jiangu", f"磬{i}", f"qing {i}",
+                               "east", (float(i), 5.0, 1.0)) for i in range(n)}
+    events = [Event(0.1 * i + d, 0.5, f"s{i}", TUNING.pitch(name), 0.5, "strike", "m")
+              for i in range(n) for d, name in ((0.0, "林鍾"), (0.2, "黃鍾"))]
+    return sources, Performance.build(events, [], sources)
+
+
+def _setup_by_track(path) -> list[dict]:
+    """Per note track: its port, the channels it plays on and those it sets a program on
+    before its first note."""
+    found = []
+    for track in mido.MidiFile(path).tracks[1:]:
+        port, programs, played, started = 0, set(), set(), False
+        for message in track:
+            if message.type == "midi_port":
+                port = message.port
+            elif message.type == "program_change" and not started:
+                programs.add(message.channel)
+            elif message.type == "note_on":
+                started = True
+                played.add(message.channel)
+        found.append({"port": port, "channels": played, "programs": programs})
+    return found
+
+
+def test_every_track_its_own_channel_and_program(tmp_path):
+    sources, performance = _many(30)
+    path = midi.write_midi(performance, tmp_path / "m.mid", listener=LISTENER)
+    tracks = _setup_by_track(path)
+    assert len(tracks) == 30
+    assert all(len(t["channels"]) == 1 and t["channels"] == t["programs"] for t in tracks)
+    owners = [(t["port"], *t["channels"]) for t in tracks]
+    assert len(set(owners)) == 30  # no two tracks on one port and channel
+    assert {port for port, _ in owners} == {0, 1} and 9 not in {c for _, c in owners}
     notes = midi.read_events(path)
-    assert len(notes) == 30
-    assert {n.channel for n in notes} <= set(range(16)) - {9}
-    for note in notes:  # each note keeps its own source's pan even on a shared channel
+    assert len(notes) == 60
+    programs = midi.load_programs()
+    for note in notes:  # each note keeps its own source's program and pan
         source = sources[note.track.split()[0].replace("磬", "s")]
+        assert note.program == programs[source.instrument].program
         assert note.pan == midi.pan_value(LISTENER.direction_to(source.position)[0])
+
+
+def test_one_port_for_fifteen_tracks_or_fewer(tmp_path):
+    _, performance = _many(15)
+    file = mido.MidiFile(midi.write_midi(performance, tmp_path / "m.mid", listener=None))
+    assert not any(m.type == "midi_port" for t in file.tracks for m in t)
+    assert len({c for t in _setup_by_track(tmp_path / "m.mid") for c in t["channels"]}) == 15
+
+
+def test_mpe_spreads_only_over_a_tracks_own_channels(tmp_path):
+    _, performance = _many(4)
+    path = midi.write_midi(performance, tmp_path / "m.mid", listener=None, tuning_mode="mpe")
+    tracks = _setup_by_track(path)
+    assert [t["port"] for t in tracks] == [0, 0, 0, 0]
+    assert all(t["channels"] <= t["programs"] for t in tracks)
+    assert all(len(t["channels"]) == 2 for t in tracks)  # 林鍾 and 黃鍾 bend apart
+    used = [c for t in tracks for c in t["channels"]]
+    assert len(used) == len(set(used)) == 8
 
 
 def test_reloads_in_music21(tmp_path):
@@ -204,3 +260,92 @@ def test_cli_midi_listener_none_and_bad_seed(tmp_path, soundscape_cli):
     code, err = soundscape_cli("midi", "--seed", "-1", "-o", "b.mid", **run)
     assert code == 2 and "-1 is not in the range x>=0" in err
     assert not (tmp_path / "b.mid").exists()
+
+
+def _two_pieces() -> Performance:
+    """Speech on the clock, 鹿鳴 (44 bpm) from 2.3 s, the clock, 貍首 (72 bpm) from 40 s."""
+    sources = {"gong.ge": Source("gong.ge", "voice", "工 歌", "gong singers", "gong",
+                                 (-3.0, 2.0, 1.6)),
+               "west.jiangu": Source("west.jiangu", "jiangu", "建鼓", "jian gu", "drums",
+                                     (3.0, 5.0, 1.0))}
+    events = [Event(0.45, 0.3, "west.jiangu", None, 0.5, "strike", "s0")]
+    spans = []
+    for cue, piece, start, bpm, count in (("m1", "luming", 2.3, 44, 13), ("m2", "lishou", 40.0,
+                                                                            72, 9)):
+        beat = 60 / bpm
+        events += [Event(start + k * beat, beat * 0.9, "gong.ge", TUNING.pitch(MELODY[k % 10]),
+                         0.6, "sing", cue, piece) for k in range(count)]
+        spans.append(MusicSpan(cue, piece, start, start + count * beat, "music"))
+    events.append(Event(33.3, 0.3, "west.jiangu", None, 0.5, "strike", "s1"))
+    pieces = {p: PieceInfo(p, p, "surviving", "") for p in ("luming", "lishou")}
+    sections = (SectionSpan("s1", "設樂", 0.0, 30.0), SectionSpan("s2", "射", 33.0, 60.0))
+    markers = [Marker(0.0, "section", "右設樂", "setting up", "s1"),
+               Marker(33.0, "section", "右射", "shooting", "s2")]
+    return Performance.build(events, markers, sources, pieces=pieces, music=tuple(spans),
+                             sections=sections)
+
+
+def test_tempo_map_keeps_every_onset_exact(tmp_path):
+    performance = _two_pieces()
+    path = midi.write_midi(performance, tmp_path / "t.mid", listener=None)
+    now, onsets = 0.0, []
+    for message in mido.MidiFile(path):  # mido's own clock, through every set_tempo
+        now += message.time
+        if message.type == "note_on" and message.velocity > 0:
+            onsets.append(now)
+    expected = [e.time for e in performance.events]
+    assert len(onsets) == len(expected)
+    assert max(abs(a - b) for a, b in zip(onsets, expected, strict=True)) < 0.001
+
+
+def test_each_piece_in_its_own_tempo_on_bar_lines(tmp_path):
+    performance = _two_pieces()
+    file = mido.MidiFile(midi.write_midi(performance, tmp_path / "t.mid", listener=None))
+    tick, segments = 0, []  # (tick, tempo, (numerator, denominator)) from the file
+    for message in file.tracks[0]:
+        tick += message.time
+        if message.type == "set_tempo":
+            segments.append([tick, message.tempo, None])
+        elif message.type == "time_signature":
+            segments[-1][2] = (message.numerator, message.denominator)
+    beat = midi.TICKS_PER_BEAT
+    tempos = [tempo for _, tempo, _ in segments]
+    # clock, 鹿鳴 at 44 bpm, clock, 貍首 at 72 bpm (to the end: no clock after it)
+    assert tempos[1] == round(6e7 / 44) and tempos[3] == round(6e7 / 72) and len(tempos) == 4
+    assert all(metre == (4, 4) for _, _, metre in segments[1::2])
+    assert all(40 <= 6e7 / tempos[i] <= 80 for i in (0, 2))  # the clock, about 60 bpm
+    for (a, _, (numerator, denominator)), (b, _, _) in itertools.pairwise(segments):
+        assert (b - a) % (beat * numerator * 4 // denominator) == 0  # whole bars
+    for index, piece in ((1, "luming"), (3, "lishou")):  # every note on one of its beats
+        ticks = _note_ticks(file, piece, performance)
+        assert ticks and all((t - segments[index][0]) % beat == 0 for t in ticks)
+
+
+def _note_ticks(file: mido.MidiFile, piece: str, performance: Performance) -> list[int]:
+    """Ticks of the note-ons at the onsets of ``piece``'s events."""
+    times = [e.time for e in performance.events if e.piece == piece]
+    now, tick, tempo, found = 0.0, 0, 500000, []
+    for message in mido.merge_tracks(file.tracks):
+        tick += message.time
+        now += mido.tick2second(message.time, file.ticks_per_beat, tempo)
+        if message.type == "set_tempo":
+            tempo = message.tempo
+        if message.type == "note_on" and any(abs(now - t) < 0.001 for t in times):
+            found.append(tick)
+    return found
+
+
+def test_split_by_section_and_by_piece(tmp_path):
+    performance = _two_pieces()
+    files = midi.write_split(performance, tmp_path / "sections", by="section", listener=None)
+    assert [f.name for f in files] == ["s1.mid", "s2.mid"]
+    first, second = (midi.read_events(f) for f in files)
+    assert len(first) + len(second) == len(performance.events)
+    assert second[0].time == pytest.approx(33.3 - 33.0, abs=0.001)  # on the section's clock
+    assert [t for t, _ in midi.read_markers(files[1])] == [0.0]
+    files = midi.write_split(performance, tmp_path / "pieces", by="piece", listener=None)
+    assert [f.name for f in files] == ["m1.luming.mid", "m2.lishou.mid"]
+    notes = midi.read_events(files[1])
+    assert len(notes) == 9 and notes[0].time == pytest.approx(0.0, abs=0.001)
+    with pytest.raises(RenderError, match="accepted: piece, section"):
+        midi.write_split(performance, tmp_path / "x", by="stanza", listener=None)
