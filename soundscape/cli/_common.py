@@ -49,6 +49,7 @@ class Sequencing:
     to_section: str | None
     seed: int
     durations: Path | None
+    zhong: str | None
     reading: str | None
     wusuan_seconds: float | None
     performance: Path | None
@@ -63,7 +64,8 @@ class Sequencing:
         from soundscape.sequence.timeline import Durations
 
         options = SequenceOptions(durations=Durations.load(self.durations),
-                                  reading=self.reading, wusuan_seconds=self.wusuan_seconds)
+                                  zhong=self.zhong, wusuan_seconds=self.wusuan_seconds,
+                                  **({"reading": self.reading} if self.reading else {}))
         with stage("sequencing the rite"):
             return perform_from_file(cues, seed=self.seed, from_section=self.from_section,
                                      to_section=self.to_section, site=site, tuning=tuning,
@@ -73,6 +75,7 @@ class Sequencing:
         from soundscape.performance import Performance
 
         given = [name for name, value in (("cue sheet", cues), ("--durations", self.durations),
+                                          ("--zhong", self.zhong),
                                           ("--reading", self.reading),
                                           ("--wusuan-seconds", self.wusuan_seconds))
                  if value is not None]
@@ -109,9 +112,12 @@ _OPTIONS = (
     click.option("--durations", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  default=None, help="Your own table of action durations "
                  "(format: soundscape/data/durations.toml)."),
-    click.option("--reading", type=click.Choice(["song", "stanza"]), default=None,
+    click.option("--zhong", type=click.Choice(["song", "stanza"]), default=None,
                  help="三終 as three whole songs (鄭注, the default) or the three stanzas "
                       "once."),
+    click.option("--reading", type=click.Choice(["middle-chinese", "mandarin"]), default=None,
+                 help="How the words are pronounced when sung and spoken: Middle Chinese "
+                      "(廣韻, the default; see docs/voice.md) or Mandarin."),
     click.option("--wusuan-seconds", type=click.FloatRange(min=1.0, max=36000.0),
                  default=None, help="How long 無算樂 plays, in seconds (default: the "
                  "piece's length)."),
@@ -130,9 +136,9 @@ def sequencing_options(command: Callable | None = None, *, saved: bool = True) -
         return functools.partial(sequencing_options, saved=saved)
 
     @functools.wraps(command)
-    def run(*args, from_section, to_section, seed, durations, reading, wusuan_seconds,
+    def run(*args, from_section, to_section, seed, durations, zhong, reading, wusuan_seconds,
             performance_file=None, **kwargs):
-        sequencing = Sequencing(from_section, to_section, seed, durations, reading,
+        sequencing = Sequencing(from_section, to_section, seed, durations, zhong, reading,
                                 wusuan_seconds, performance_file)
         return command(*args, sequencing=sequencing, **kwargs)
 

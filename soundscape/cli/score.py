@@ -18,7 +18,7 @@ from soundscape.output import score
 
 __all__ = ["command"]
 
-_UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None)
+_UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 
 
 @click.command("score")

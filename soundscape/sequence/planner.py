@@ -46,6 +46,7 @@ from soundscape.sequence.players import Players, build_players
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
 from soundscape.text import glossary
+from soundscape.text.reading import DEFAULT_READING, READINGS, ReadingError, syllable
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
 
@@ -61,9 +62,11 @@ class SequenceOptions:
     ----------
     durations : Durations
         Seconds per action, pace and participants (``data/durations.toml``).
-    reading : str or None
+    zhong : str or None
         What one 終 of a song is: ``song`` (鄭注: three whole songs, the default of the
         piece) or ``stanza`` (the three stanzas once).
+    reading : str
+        How the words are pronounced (``soundscape.text.reading.READINGS``).
     wusuan_seconds : float or None
         How long 無算樂 plays; None takes the piece's own length.
     roster : mapping or None
@@ -73,7 +76,8 @@ class SequenceOptions:
     """
 
     durations: Durations = field(default_factory=Durations.load)
-    reading: str | None = None
+    zhong: str | None = None
+    reading: str = DEFAULT_READING
     wusuan_seconds: float | None = None
     roster: Mapping[str, int] | None = None
     archery: archery.ArcheryConfig | None = None
@@ -203,7 +207,7 @@ class _Planner:
         return played
 
     def _reading(self, piece: Piece) -> str | None:
-        return self.options.reading if self.options.reading in piece.zhong.readings else None
+        return self.options.zhong if self.options.zhong in piece.zhong.readings else None
 
     def _fill(self, played: _Played, span: float) -> None:
         """Arrange a rite-bound piece to the first phrase end at or after ``span`` seconds."""
@@ -383,6 +387,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise PerformanceError(f"seed={seed!r} must be a whole number >= 0")
     options = options or SequenceOptions()
+    if options.reading not in READINGS:
+        raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
     players = build_players(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
     preparation = _preparation_steps(sheet, planner.settings["preparation"])
@@ -390,16 +396,29 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
                        place_of=_place_of(site), hold=planner.hold, wait=planner.wait)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
-    events = planner.music_events() + planner.archery_events() + planner.voice_events(times)
+    events = _pronounced(planner.music_events() + planner.archery_events()
+                         + planner.voice_events(times), options.reading)
     sources = {**players.sources, **planner.archery_sources}
     markers = _markers(sheet, times, planner)
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
     info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,
-                tuning.name, tuning.huangzhong_hz)
+                tuning.name, tuning.huangzhong_hz, options.reading)
     return Performance.build(events, markers, sources, pieces=pieces, info=info,
                              sections=_sections(sheet, times), music=_music(planner),
                              rounds=_rounds_shot(planner))
+
+
+def _pronounced(events: list[Event], reading: str) -> list[Event]:
+    """Every sung or spoken character with its phones in ``reading``; a character the
+    reading cannot read keeps none, and the voice reads the character itself."""
+    phones: dict[str, str | None] = {}
+    for char in {e.lyric for e in events if e.lyric}:
+        try:
+            phones[char] = syllable(char, reading).lyric
+        except ReadingError:
+            phones[char] = None
+    return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]
 
 
 def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:

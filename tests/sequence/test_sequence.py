@@ -304,3 +304,17 @@ def test_every_placed_instrument_sounds_where_the_sources_say(rite, sheet):
     assert {e.cue for e in rite.events if e.source == "west.songqing"} >= {"luming", "wusuanyue"}
     assert "xingong" in {e.cue for e in rite.events if e.source == "east.shengqing"}
     assert abs(counts["east.yingpi"] - counts["west.shuopi"]) <= 8
+
+
+def test_every_sung_and_spoken_word_carries_its_phones_in_the_chosen_reading(rite):
+    voiced = [e for e in rite.events if e.lyric]
+    assert voiced and all(e.phones for e in voiced)
+    assert rite.info.reading == "middle-chinese"
+    lu = next(e for e in voiced if e.lyric == "鹿")
+    assert lu.phones.split()[-1] == "k", "Middle Chinese keeps the -k coda of 鹿"
+    mandarin = perform_from_file(seed=7, from_section="s18", to_section="s18",
+                                 options=SequenceOptions(reading="mandarin"))
+    lu = next(e for e in mandarin.events if e.lyric == "鹿")
+    assert lu.phones.split()[-1] != "k" and mandarin.info.reading == "mandarin"
+    with pytest.raises(PerformanceError, match="reading='klingon'"):
+        perform_from_file(seed=7, options=SequenceOptions(reading="klingon"))
