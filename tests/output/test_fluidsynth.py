@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -111,13 +112,20 @@ def test_section_of_the_rite_renders_in_time(tmp_path):
     rite = sequence.perform_from_file(from_section="s18", to_section="s18")
     start = rite.events[0].time - 2.0
     minute = rite.between(start, start + 60.0)
+    # The GM choir's slow attack and vibrato blur onsets: time the plucked and struck notes.
+    minute = replace(minute, events=tuple(e for e in minute.events if e.articulation != "sing"))
     seat = site.load_site().listener("gong_wei")
     audio = _render(minute, tmp_path, "mts", Listener(seat.position, seat.facing))
-    onsets = np.array(sorted({e.time for e in minute.events}))
+    onsets = sorted({e.time for e in minute.events})
     assert len(onsets) > 20 and {e.pitch is not None for e in minute.events} == {True}
     first = int(np.argmax(np.abs(audio) > 1e-3)) / RATE
     assert abs(first - onsets[0]) < 0.020, f"first sound at {first:.4f} s, note at {onsets[0]}"
     assert np.abs(audio[: int((onsets[0] - 0.02) * RATE)]).max() < 1e-4  # dither only
+    # The four 瑟 pluck within ~50 ms of each other: one stroke heard, timed by its first.
+    strokes = [onsets[0]]
+    for time in onsets[1:]:
+        if time - strokes[-1] > 0.08:
+            strokes.append(time)
     heard = _onsets(audio)
-    missed = [t for t in onsets if np.min(np.abs(heard - t)) > 0.020]
-    assert len(missed) <= 0.1 * len(onsets), f"no onset within 20 ms of {missed}"
+    missed = [t for t in strokes if np.min(np.abs(heard - t)) > 0.020]
+    assert len(strokes) > 20 and len(missed) <= 0.1 * len(strokes), f"no onset near {missed}"
