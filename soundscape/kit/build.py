@@ -78,7 +78,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
     for item in built:
         for render in item.renders:
             render[3] = next(results)
-        _sidecars(out, item, site)
+        _sidecars(out, item, site, _section_at(rite, item.parts[0][0]))
     for layout in speaker_layouts:
         if isinstance(layout, SpeakerLayout):
             write_iem(layout, out / "layouts" / f"{layout.name}.json")
@@ -97,14 +97,20 @@ def _chosen(programmes: tuple[Programme, ...], ids: Sequence[str]) -> list[Progr
     return [p for p in programmes if p.id in ids]
 
 
-def _sidecars(out: Path, item: Built, site) -> None:
+def _section_at(rite: Performance, time: float) -> str:
+    """The section of the rite that is on at ``time`` (the last to start by then)."""
+    started = [s.id for s in rite.sections if s.start <= time]
+    return started[-1] if started else ""
+
+
+def _sidecars(out: Path, item: Built, site, section: str) -> None:
     programme, performance = item.programme, item.performance
     for zone in programme.zones:
         where = zone.listener(site).at(0.0).position
         found = captions(performance, listener_at=where)
         write_vtt(found, out / f"{programme.id}.{zone.id}.vtt")
         write_srt(found, out / f"{programme.id}.{zone.id}.srt")
-    cues = cue_list(performance)
+    cues = cue_list(performance, section)
     audio = [f.name for _, _, _, result in item.renders for f in result.files]
     write_cue_json(cues, out / f"{programme.id}.cues.json", programme=programme.id, audio=audio)
     write_cue_csv(cues, out / f"{programme.id}.cues.csv")

@@ -12,6 +12,7 @@ the sound descriptions of captioning practice):
   ``[bells, stones and drums: 肆夏 (reconstruction), from the east and west]``;
 - the sung words, a line per breath (syllables less than a second apart), and the
   spoken calls with who calls them (``負侯: 諾``);
+- while music plays, after its description, ``[♪ 肆夏 (reconstruction) ♪]`` to its end;
 - each shooting round as it begins.
 """
 
@@ -30,7 +31,7 @@ from soundscape.geometry import Vec3
 from soundscape.music.instruments import load_instrument
 from soundscape.performance import Event, Marker, Performance
 
-__all__ = ["Caption", "captions", "describe_music", "write_srt", "write_vtt"]
+__all__ = ["Caption", "captions", "describe_music", "step_gloss", "write_srt", "write_vtt"]
 
 #: English plural of each instrument family (the ``family`` of ``instruments/*.toml``).
 FAMILY_WORDS = {"bell": "bells", "chime": "stones", "drum": "drums", "rattle": "rattle drum",
@@ -69,6 +70,11 @@ def captions(performance: Performance, *, listener_at: Vec3 | None = None
             found.append(Caption(marker.time, marker.time + 4.0,
                                  f"{marker.text}\n[{marker.gloss}]", "shot"))
     found += _words(performance)
+    for span in performance.music:  # the music goes on under the words and steps
+        piece = performance.pieces.get(span.piece)
+        if piece and span.end - span.start > 8.0:
+            found.append(Caption(span.start + 6.0, span.end,
+                                 f"[♪ {piece.title} ({piece.basis}) ♪]", "music"))
     return sorted(found, key=lambda c: (c.start, c.kind))
 
 
@@ -78,10 +84,17 @@ def _steps(markers: Sequence[Marker]) -> list[Caption]:
     for marker, after in zip(steps, [*steps[1:], None], strict=True):
         room = (after.time - marker.time) if after else _STEP_S[1]
         end = marker.time + min(_STEP_S[1], max(_STEP_S[0], room))
-        words = [w.replace("_", " ") for w in marker.gloss.split()[1:] if w != "other"]
-        gloss = f"\n({' · '.join(words)})" if words else ""
-        out.append(Caption(marker.time, end, f"{marker.quote or marker.text}{gloss}", "step"))
+        gloss = step_gloss(marker)
+        text = (marker.quote or marker.text) + (f"\n({gloss})" if gloss else "")
+        out.append(Caption(marker.time, end, text, "step"))
     return out
+
+
+def step_gloss(marker: Marker) -> str:
+    """A step marker's gloss without its id: ``s18.18 guan_play`` → ``guan play``; the
+    word ``other`` (an action the glossary does not name) says nothing and is dropped."""
+    words = [w.replace("_", " ") for w in marker.gloss.split()[1:] if w != "other"]
+    return " · ".join(words)
 
 
 def describe_music(performance: Performance, marker: Marker,

@@ -243,14 +243,22 @@ def cut(performance: Performance, parts: list[tuple[float, float]], gap_s: float
     One part is ``Performance.between``; several are laid end to end, each source standing
     where it stood at the start of each part.
     """
-    if len(parts) == 1:
-        start, stop = parts[0]
-        return performance.between(start, stop), stop - start
     pieces, offset = [], 0.0
     for start, stop in parts:
-        pieces.append((offset, performance.between(start, stop)))
+        part = performance.between(start, stop)
+        pieces.append((offset, replace(part, sections=_sections(performance, start, stop))))
         offset += stop - start + gap_s
+    if len(pieces) == 1:
+        return pieces[0][1], offset - gap_s
     return _joined(pieces, performance), offset
+
+
+def _sections(performance: Performance, start: float, stop: float) -> tuple:
+    """The sections that overlap ``[start, stop)``, cut to it and shifted (a part that
+    begins inside a section still shows which one)."""
+    return tuple(replace(s, start=max(s.start, start) - start, end=min(s.end, stop) - start)
+                 for s in performance.sections
+                 if s.start < stop and (s.end > start or s.start >= start))
 
 
 def _joined(pieces: list[tuple[float, Performance]], whole: Performance) -> Performance:

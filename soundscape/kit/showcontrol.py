@@ -54,9 +54,9 @@ class ShowCue:
     name: str
 
 
-def cue_list(performance: Performance) -> list[ShowCue]:
-    """The cues of a programme, numbered in time order."""
-    cues, section = [], ""
+def cue_list(performance: Performance, section: str = "") -> list[ShowCue]:
+    """The cues of a programme, numbered in time order; ``section``: the one it starts in."""
+    cues = []
     for marker in performance.markers:
         if marker.kind == "section":
             section = marker.ref

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from soundscape.fileio import write_text
-from soundscape.kit.captions import captions
+from soundscape.kit.captions import captions, step_gloss
 from soundscape.kit.speakers import SpeakerLayout, panner_for
 from soundscape.performance import Performance
 
@@ -111,7 +111,7 @@ def _programme(item) -> dict[str, Any]:
         "description": item.programme.description, "seconds": round(item.length_s, 3),
         "sections": [{"id": s.id, "name": s.name, "start": round(s.start, 3),
                       "end": round(s.end, 3)} for s in performance.sections],
-        "steps": [{"t": round(m.time, 3), "quote": m.quote or m.text, "gloss": m.gloss}
+        "steps": [{"t": round(m.time, 3), "quote": m.quote or m.text, "gloss": step_gloss(m)}
                   for m in performance.markers if m.kind == "step"],
         "pieces": {k: {"title": v.title, "basis": v.basis}
                    for k, v in performance.pieces.items()

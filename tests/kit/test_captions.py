@@ -47,3 +47,13 @@ def test_vtt_and_srt_read_back_with_the_same_times_and_text(tmp_path):
 def _seconds(stamp: str) -> float:
     h, m, s = stamp.replace(",", ".").split(":")
     return int(h) * 3600 + int(m) * 60 + float(s)
+
+
+def test_long_music_is_captioned_to_its_end():
+    from dataclasses import replace
+
+    from soundscape.performance import MusicSpan
+
+    perf = replace(rite(), music=(MusicSpan("sixia", "sixia", 4.0, 20.0, "rite"),))
+    on = [c for c in captions(perf) if c.text == "[♪ 肆夏 (reconstruction) ♪]"]
+    assert [(c.start, c.end) for c in on] == [(10.0, 20.0)]

@@ -32,13 +32,17 @@
   function drawPlan() {
     const svg = $("plan");
     svg.replaceChildren();
-    const pts = KIT.places.concat(programme.sources, programme.zones);
+    // the plan shows what sounds and who hears it, and the places near them
+    const heard = programme.sources.concat(programme.zones);
+    const near = (p) => heard.some((q) => Math.hypot(p.x - q.x, p.y - q.y) < 15);
+    const places = KIT.places.filter(near);
+    const pts = heard.concat(places);
     const xs = pts.map((p) => p.x), ys = pts.map((p) => -p.y);
-    const pad = 6, x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
+    const pad = 4, x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
     const w = Math.max(...xs) + pad - x0, h = Math.max(...ys) + pad - y0;
     svg.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
     const unit = Math.max(w, h) / 100;  // drawing unit: 1 % of the plan
-    for (const p of KIT.places) {
+    for (const p of places) {
       el("circle", { cx: p.x, cy: -p.y, r: unit * 0.4, class: "place" }, svg);
       const t = el("text", { x: p.x + unit, y: -p.y, class: "place",
                              "font-size": unit * 2 }, svg);

@@ -1,0 +1,35 @@
+"""``soundscape batch PLAN.toml``: many renders (tuning, reading, listener, layout
+hypotheses) in parallel on a local process pool or a Dask cluster; same bytes whatever
+the executor.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command("batch")
+@click.argument("plan", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--executor", default="local", show_default=True,
+              help="local (a process pool), serial, or dask://HOST:PORT (a Dask scheduler; "
+              "pip install 'soundscape[dask]').")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Processes of the local pool.")
+def command(plan: Path, executor: str, jobs: int) -> None:
+    """Render every [[render]] of a batch plan (format: docs/kit.md)."""
+    from soundscape.kit.batch import run_jobs
+    from soundscape.kit.plan import load_plan
+    from soundscape.site.courtyard import load_site
+
+    out, work = load_plan(plan, load_site())
+    click.echo(f"{len(work)} renders into {out} ({executor})", err=True)
+    results = run_jobs(work, executor=executor, workers=jobs,
+                       progress=lambda job: click.echo(f"  done {job.name}", err=True))
+    for result in results:
+        for path in result.files:
+            click.echo(f"wrote {path} ({result.seconds:.1f} s, "
+                       f"{result.report.output_lufs:.1f} LUFS)")

@@ -1,0 +1,48 @@
+"""``soundscape kit``: the museum installation kit: loop-safe programmes for the venue's
+loudspeakers, captions, cue lists and show control, a manifest and a web page.
+
+Programmes come from ``soundscape/data/programmes.toml`` (or ``--programmes FILE``);
+each is rendered for each of its zones (listener places or a walk) in each ``--layout``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command("kit")
+@click.option("--rite", "cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Cue sheet of the rite (default: the bundled 大射 sheet).")
+@click.option("--programmes", "programme_file",
+              type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Programme file (default: the bundled soundscape/data/programmes.toml).")
+@click.option("--programme", "programme_ids", multiple=True,
+              help="Programme id (repeatable; default: every programme).")
+@click.option("--layout", "layouts", multiple=True,
+              help="stereo, binaural, foa, hoa3, 5.1, ring8, an IEM AllRADecoder .json "
+              "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("output/kit"), show_default=True, help="Kit folder.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--executor", default="local", show_default=True,
+              help="local (a process pool), serial, or dask://HOST:PORT.")
+@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Processes of the local pool.")
+def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple[str, ...],
+            layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int) -> None:
+    """Build the museum installation kit (docs/kit.md)."""
+    from soundscape.kit.build import build_kit
+    from soundscape.sequence.planner import perform_from_file
+    from soundscape.site.courtyard import load_site
+
+    site = load_site()
+    rite = perform_from_file(cues, seed=seed, site=site)
+    manifest = build_kit(out, rite=rite, site=site, programme_file=programme_file,
+                         programme_ids=programme_ids, layouts=layouts or ("stereo",),
+                         seed=seed, executor=executor, workers=jobs,
+                         say=lambda text: click.echo(text, err=True))
+    click.echo(f"wrote {manifest.parent}/index.html and {manifest}")

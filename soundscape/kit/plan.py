@@ -1,0 +1,133 @@
+"""Batch plans (``soundscape batch PLAN.toml``): many renders of the rite, each a set of
+hypotheses (tuning, 黃鍾, reading of the songs, seed) heard from a place in a layout.
+
+A plan is TOML (format in docs/kit.md)::
+
+    out = "batch"                 # folder for the files, inside the plan's folder
+    [defaults]                    # any render key, for every render
+    from = "s18"
+    to = "s18"
+    [[render]]
+    id = "sanfen-c4"              # the file: <out>/<id>.wav (+ markers, loudness report)
+    tuning = "sanfen_sunyi"       # or "equal"
+    huangzhong_hz = 261.63        # or a preset name: convention, zeng, qing
+    [[render]]
+    id = "equal-zeng"
+    tuning = "equal"
+    huangzhong_hz = "zeng"
+    reading = "stanza"            # what one 終 of a song is: song or stanza
+    listener = "zhongting"
+    layout = "binaural"
+
+Each render is what ``soundscape render`` writes for the same options (same bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from soundscape import validate
+from soundscape.fileio import read_toml
+from soundscape.kit import KitError
+from soundscape.kit.batch import Job
+from soundscape.music.tuning import HUANGZHONG_HZ
+from soundscape.performance import Performance
+from soundscape.site.listeners import Listener
+
+__all__ = ["Sequencing", "load_plan"]
+
+_KEYS = {"id", "cues", "from", "to", "seed", "tuning", "huangzhong_hz", "reading", "listener",
+         "layout", "target_lufs"}
+_TUNINGS = ("sanfen_sunyi", "equal")
+_READINGS = ("song", "stanza")
+_LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1")
+
+
+@dataclass(frozen=True)
+class Sequencing:
+    """A picklable recipe for a Performance, made in the worker that renders it."""
+
+    cues: str | None
+    seed: int
+    from_section: str | None
+    to_section: str | None
+    tuning: str
+    huangzhong_hz: float | str
+    reading: str | None
+
+    def __call__(self) -> Performance:
+        from soundscape.music.tuning import Tuning
+        from soundscape.sequence.planner import SequenceOptions, perform_from_file
+
+        make = Tuning.equal if self.tuning == "equal" else Tuning.sanfen_sunyi
+        return perform_from_file(self.cues, seed=self.seed, from_section=self.from_section,
+                                 to_section=self.to_section, tuning=make(self.huangzhong_hz),
+                                 options=SequenceOptions(reading=self.reading))
+
+
+def load_plan(path: str | Path, site) -> tuple[Path, list[Job]]:
+    """The output folder and the jobs of a plan file (checked)."""
+    path = Path(path)
+    data = read_toml(path, KitError)
+    where = str(path)
+    out_name = validate.text(data.get("out", "batch"), key="out", where=where, error=KitError,
+                             longest=200)
+    out = (path.parent / out_name).resolve()
+    if not out.is_relative_to(path.parent.resolve()):
+        validate.fail(KitError, where, "out", out_name, "a folder inside the plan's folder")
+    defaults = data.get("defaults", {})
+    validate.size(defaults, key="defaults", where=where, error=KitError, kind=dict)
+    renders = validate.size(data.get("render"), key="render", where=where, error=KitError,
+                            kind=list, least=1, most=1000)
+    jobs = []
+    for i, entry in enumerate(renders):
+        validate.size(entry, key="render", where=where, error=KitError, kind=dict, least=1)
+        jobs.append(_job({**defaults, **entry}, f"{path}: [[render]] {i + 1}", out, path.parent,
+                         site))
+    names = [j.name for j in jobs]
+    for name in names:
+        if names.count(name) > 1:
+            raise KitError(f"{path}: render id={name!r} is given twice; ids must differ")
+    return out, jobs
+
+
+def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Job:
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        validate.fail(KitError, where, "key", unknown[0], "a render key", ", ".join(sorted(_KEYS)))
+    rid = validate.ident(entry.get("id"), key="id", where=where, error=KitError)
+    cues = None
+    if "cues" in entry:
+        cues_path = (folder / validate.text(entry["cues"], key="cues", where=where,
+                                            error=KitError, longest=500)).resolve()
+        if not cues_path.is_file():
+            validate.fail(KitError, where, "cues", entry["cues"], "a cue sheet file")
+        cues = str(cues_path)
+    seed = validate.whole(entry.get("seed", 0), key="seed", where=where, error=KitError, low=0,
+                          high=2**32 - 1)
+    tuning = validate.choice(entry.get("tuning", "sanfen_sunyi"), _TUNINGS, key="tuning",
+                             where=where, error=KitError)
+    hz = entry.get("huangzhong_hz", "convention")
+    if isinstance(hz, str):
+        validate.choice(hz, HUANGZHONG_HZ.keys(), key="huangzhong_hz", where=where,
+                        error=KitError)
+    else:
+        hz = validate.number(hz, key="huangzhong_hz", where=where, error=KitError, low=100.0,
+                             high=600.0, unit="Hz")
+    reading = entry.get("reading")
+    if reading is not None:
+        validate.choice(reading, _READINGS, key="reading", where=where, error=KitError)
+    sections = [validate.text(entry[k], key=k, where=where, error=KitError, longest=40)
+                if k in entry else None for k in ("from", "to")]
+    place = validate.ident(entry.get("listener", "gong_wei"), key="listener", where=where,
+                           error=KitError, known=set(site.places))
+    seat = site.listener(place)
+    layout = validate.choice(entry.get("layout", "stereo"), _LAYOUTS, key="layout", where=where,
+                             error=KitError)
+    target = validate.number(entry.get("target_lufs", -23.0), key="target_lufs", where=where,
+                             error=KitError, low=-70.0, high=0.0, unit="LUFS")
+    return Job(rid, out / f"{rid}.wav", Listener(seat.position, seat.facing), layout,
+               kind="render", seed=seed, options={"target_lufs": target},
+               make=Sequencing(cues, seed, *sections, tuning, hz, reading))

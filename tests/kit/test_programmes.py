@@ -1,0 +1,74 @@
+"""Programmes: the bundled file, errors naming file, entry and key, and the cuts."""
+
+from __future__ import annotations
+
+import pytest
+
+from soundscape.kit import KitError
+from soundscape.kit.programmes import cut, expand, load_programmes, spans
+from soundscape.site.courtyard import load_site
+from tests.kit.scenes import rite
+
+PLACES = {"gong_wei", "zhongting", "men", "bin_wei"}
+
+
+def test_bundled_programmes_load_against_the_site():
+    programmes = load_programmes(places=set(load_site().places))
+    ids = [p.id for p in programmes]
+    assert {"rite", "music", "round3", "yuebin", "cue"} <= set(ids)
+    yuebin = next(p for p in programmes if p.id == "yuebin")
+    assert [z.id for z in yuebin.zones] == ["gong_wei", "bin_wei", "walk"]
+    assert yuebin.zones[-1].waypoints[0] == (0.0, "men")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ('[[programme]]\nid = "a"\nround = 5\n', r"\[\[programme\]\] 1: round=5"),
+    ('[[programme]]\nid = "A b"\n', r"\[\[programme\]\] 1: id='A b'"),
+    ('[[programme]]\nid = "a"\nlisteners = ["moon"]\n', r"listeners='moon' must be a known"),
+    ('[[programme]]\nid = "a"\nround = 1\nmusic = "x"\n', "chooses its part twice"),
+    ('[[programme]]\nid = "a"\n[[programme]]\nid = "a"\n',
+     r"\[\[programme\]\] 1: id='a' is given twice"),
+    ('[[programme]]\nid = "a"\nloudness = 3\n', "key='loudness' must be a programme key"),
+    ('calibration_lufs = 5\n[[programme]]\nid = "a"\n', "calibration_lufs=5"),
+    ('[[programme]]\nid = "a"\nwalk = [{time = 5, place = "men"}, {time = 2, place = "men"}]'
+     '\n', r"walk\[1\]\.time=2"),
+])
+def test_bad_programme_files_name_file_entry_key_and_value(tmp_path, body, message):
+    path = tmp_path / "p.toml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(KitError, match=message) as caught:
+        load_programmes(path, places=PLACES)
+    assert str(caught.value).startswith(str(path))
+
+
+def _one(tmp_path, body):
+    path = tmp_path / "p.toml"
+    path.write_text(f'[[programme]]\nid = "p"\n{body}', encoding="utf-8")
+    return load_programmes(path, places=PLACES)
+
+
+def test_spans_of_sections_music_and_the_whole(tmp_path):
+    perf = rite()
+    assert spans(_one(tmp_path, "")[0], perf) == [(0.0, perf.duration)]
+    assert spans(_one(tmp_path, 'from = "奏樂"\n')[0], perf) == [(4.0, 8.0)]
+    assert spans(_one(tmp_path, 'music = "sixia"\nexcerpt_s = 10\n')[0], perf) == [(4.0, 7.5)]
+    with pytest.raises(KitError, match="section 's9' is not performed; known: s1 設樂"):
+        spans(_one(tmp_path, 'from = "s9"\n')[0], perf)
+    with pytest.raises(KitError, match="round=2 was not shot"):
+        spans(_one(tmp_path, "round = 2\n")[0], perf)
+
+
+def test_each_music_makes_one_programme_per_cue(tmp_path):
+    (one,) = expand(_one(tmp_path, "each_music = true\n"), rite())
+    assert (one.id, one.music, one.title) == ("p.sixia", "sixia", "p: 肆夏 (sixia)")
+
+
+def test_a_cut_inside_a_section_keeps_it_and_excerpts_join_with_gaps():
+    perf = rite()
+    part, length = cut(perf, [(5.0, 7.0)])
+    assert length == 2.0 and [(s.id, s.start, s.end) for s in part.sections] == [("s2", 0, 2)]
+    joined, length = cut(perf, [(0.5, 2.0), (4.0, 5.0)], gap_s=1.0)
+    assert length == pytest.approx(1.5 + 1.0 + 1.0 + 1.0)
+    assert [round(e.time, 3) for e in joined.events if e.source == "east.bells"] == [2.5, 3.0]
+    assert [e.time for e in joined.events if e.source.startswith("voice")] == [0.5] * 3
+    assert [(s.id, s.start) for s in joined.sections] == [("s1", 0.0), ("s2", 2.5)]
