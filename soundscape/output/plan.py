@@ -8,20 +8,17 @@ three places). Both carry a scale bar in metres and 貍步 and a north arrow. A
 listener, when given, is drawn with a line and the distance to every source.
 
 The figure is built on ``matplotlib.figure.Figure`` with the Agg canvas (no
-pyplot state). Chinese needs a CJK font (Debian ``fonts-noto-cjk``); without
-one the labels fall back to romanised names and a warning says so.
+pyplot state). Chinese is drawn with the bundled CJK subset (``output.fonts``). The
+labels of the close view are moved apart by adjustText so that none covers another.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
-from matplotlib import font_manager
+from adjustText import adjust_text
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -29,37 +26,20 @@ from matplotlib.patches import Circle, FancyArrow, Polygon, Rectangle
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path
+from soundscape.output.fonts import families
 from soundscape.site.courtyard import Placement, Site
 from soundscape.site.listeners import Listener
 from soundscape.site.orchestra import PlacedInstrument
 
-__all__ = ["CJK_FONTS", "OUT_SUFFIXES", "cjk_font", "draw_plan", "output_paths", "plan_figure",
-           "write_plan"]
-
-#: Font families tried in order for Chinese labels.
-CJK_FONTS = ("Noto Sans CJK TC", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Serif CJK TC",
-             "Source Han Sans TC", "Source Han Sans SC", "WenQuanYi Zen Hei",
-             "WenQuanYi Micro Hei", "AR PL UMing TW", "Droid Sans Fallback")
+__all__ = ["OUT_SUFFIXES", "draw_plan", "output_paths", "plan_figure", "write_plan"]
 
 _GROUP_COLOURS = {"east": "#1f5fa8", "west": "#a8361f", "drums": "#5a3d8a", "pipes": "#2c7a3a"}
 _PHASE_STYLE = {"ge": ("o", "#c27c0e"), "guan": ("s", "#0e8ac2"), "zuo": ("^", "#6b8e23")}
 _DETAIL_HALF_WIDTH = 13.5   # metres east and west of the axis in the close view
 _DETAIL_SOUTH = -15.5       # metres: the close view's south edge
 _SVG_SALT = "soundscape-plan"
-_ALIGN = {-1: "right", 0: "center", 1: "left"}
 #: What ``--out`` may end in: the plan is always written as both.
 OUT_SUFFIXES = (".svg", ".png")
-
-
-@functools.cache
-def cjk_font() -> str | None:
-    """The first installed font family of ``CJK_FONTS``, or None."""
-    installed = {entry.name for entry in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
-
-
-def _label(chinese: str, roman: str, cjk: bool) -> str:
-    return f"{chinese}\n{roman}" if cjk else roman
 
 
 def plan_figure(site: Site, placed: Mapping[str, PlacedInstrument], *,
@@ -79,24 +59,16 @@ def plan_figure(site: Site, placed: Mapping[str, PlacedInstrument], *,
     -------
     matplotlib.figure.Figure
     """
-    font = cjk_font()
-    if font is None:
-        warnings.warn("no CJK font found (install Debian fonts-noto-cjk); the plan shows "
-                      "romanised names only", stacklevel=2)
     head = site.listener(listener) if listener else None
-    family = [font, "DejaVu Sans"] if font else ["DejaVu Sans"]
-    with matplotlib.rc_context({"font.family": family, "svg.hashsalt": _SVG_SALT,
+    with matplotlib.rc_context({"font.family": list(families()), "svg.hashsalt": _SVG_SALT,
                                 "axes.unicode_minus": False}):
         figure = Figure(figsize=(17, 13), dpi=110, layout="constrained")
         FigureCanvasAgg(figure)
         overview, detail = figure.subplots(1, 2, width_ratios=[1.0, 2.1])
-        _draw_overview(overview, site, placed, head, cjk=font is not None)
-        _draw_detail(detail, site, placed, head, cjk=font is not None)
-        title = (f"大射儀 張侯 設樂 · the Great Archery Rite: courtyard, targets, orchestra "
-                 f"(1 尺 = {site.chi_m:.3f} m)" if font else
-                 f"The Great Archery Rite: courtyard, targets, orchestra "
-                 f"(1 chi = {site.chi_m:.3f} m)")
-        figure.suptitle(title, fontsize=14)
+        _draw_overview(overview, site, placed, head)
+        figure.suptitle(f"大射儀 張侯 設樂 · the Great Archery Rite: courtyard, targets, "
+                        f"orchestra (1 尺 = {site.chi_m:.3f} m)", fontsize=14)
+        _draw_detail(detail, site, placed, head)
     return figure
 
 
@@ -146,13 +118,13 @@ def draw_plan(site: Site, placed: Mapping[str, PlacedInstrument], out: str | Pat
 # Overview ------------------------------------------------------------------
 
 def _draw_overview(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
-                   head: Placement | None, *, cjk: bool) -> None:
+                   head: Placement | None) -> None:
     half = site.courtyard_width / 2
     _walls(ax, site)
     _hall(ax, site, detail=False)
     for target_id in site.targets:
-        _target(ax, site, target_id, cjk=cjk)
-    _distances(ax, site, cjk=cjk)
+        _target(ax, site, target_id)
+    _distances(ax, site)
     for item in placed.values():
         ax.plot(*item.position[:2], marker="s", ms=3, color=_GROUP_COLOURS.get(item.group, "k"))
     ax.add_patch(Rectangle((-_DETAIL_HALF_WIDTH, _DETAIL_SOUTH), 2 * _DETAIL_HALF_WIDTH,
@@ -161,7 +133,7 @@ def _draw_overview(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
     ax.annotate("close view →", (_DETAIL_HALF_WIDTH, _DETAIL_SOUTH / 2), fontsize=8,
                 xytext=(4, 0), textcoords="offset points", va="center", color="0.3")
     if head is not None:
-        _listener(ax, site, placed, head, label_every=False, cjk=cjk)
+        _listener(ax, site, placed, head)
     ax.set_xlim(-half - 4, half + 4)
     ax.set_ylim(site.gate_y - 22, site.hall.total_depth + 12)
     _frame(ax, site, "courtyard: hall to gate", bars=(20.0, 10))
@@ -177,7 +149,7 @@ def _walls(ax: Axes, site: Site) -> None:
                 xytext=(0, -3), textcoords="offset points", fontsize=9)
 
 
-def _target(ax: Axes, site: Site, target_id: str, *, cjk: bool) -> None:
+def _target(ax: Axes, site: Site, target_id: str) -> None:
     target = site.targets[target_id]
     x, y, _ = site.place(target_id)
     width = target.hou_zhong + 2 * target.band
@@ -186,7 +158,7 @@ def _target(ax: Axes, site: Site, target_id: str, *, cjk: bool) -> None:
     ax.add_patch(Rectangle((fa[0] - 1.2, fa[1] - 0.6), 2.4, 1.2, color="#7a5c2e"))
     ax.plot([x, fa[0], fa[0]], [y, y, fa[1]], color="#7a5c2e", lw=0.8, ls="--")
     libu = site.in_units(target.distance, "貍步")
-    unit = "貍步" if cjk else "libu"
+    unit = "貍步"
     ax.annotate(f"{_text(site, target_id, site.place_info(target_id).roman.split(',')[0])}\n"
                 f"{libu:.0f} {unit} = {target.distance:.1f} m\nfrom the hall",
                 (x + width / 2, y), xytext=(16, 0), textcoords="offset points", va="center",
@@ -196,7 +168,7 @@ def _target(ax: Axes, site: Site, target_id: str, *, cjk: bool) -> None:
                 fontsize=7, color="#7a5c2e")
 
 
-def _distances(ax: Axes, site: Site, *, cjk: bool) -> None:
+def _distances(ax: Axes, site: Site) -> None:
     """Dimension lines from the hall's edge to each target, and the 乏 offsets."""
     for index, target_id in enumerate(site.targets):
         x, y, _ = site.place(target_id)
@@ -208,7 +180,7 @@ def _distances(ax: Axes, site: Site, *, cjk: bool) -> None:
     fa = site.place(f"fa_{target_id}")
     west = site.in_units(x - fa[0], "貍步")
     north = site.in_units(fa[1] - y, "貍步")
-    words = ("西", "北", "貍步") if cjk else ("W", "N", "libu")
+    words = ("西", "北", "貍步")
     ax.text((x + fa[0]) / 2, y - 1.5, f"{words[0]} {west:.0f} {words[2]} = {x - fa[0]:.1f} m",
             ha="center", va="top", fontsize=7, color="#7a5c2e")
     ax.text(fa[0] - 1.5, (y + fa[1]) / 2, f"{words[1]} {north:.0f} {words[2]}", ha="right",
@@ -218,23 +190,38 @@ def _distances(ax: Axes, site: Site, *, cjk: bool) -> None:
 # Close view ----------------------------------------------------------------
 
 def _draw_detail(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
-                 head: Placement | None, *, cjk: bool) -> None:
-    _hall(ax, site, detail=True)
-    for place_id in ("xi", "ci", "zhong", "zhongting"):
-        _spot(ax, site, place_id)
-    _spot(ax, site, "bi", offset=(0, -12))
-    for item in placed.values():
-        _instrument(ax, item, cjk=cjk)
-    _performers(ax, site, cjk=cjk)
-    if head is not None:
-        _listener(ax, site, placed, head, label_every=True, cjk=cjk)
+                 head: Placement | None) -> None:
+    """The hall and the orchestra; every label is then moved clear of the others."""
     ax.set_xlim(-_DETAIL_HALF_WIDTH, _DETAIL_HALF_WIDTH)
     ax.set_ylim(_DETAIL_SOUTH, site.hall.depth + 1.5)
-    _frame(ax, site, "hall and orchestra (設樂)" if cjk else "hall and orchestra",
-           bars=(5.0, 4))
+    labels = _hall(ax, site, detail=True)
+    for place_id in ("xi", "ci", "zhong", "zhongting", "bi"):
+        labels.append(_spot(ax, site, place_id))
+    ear = Listener(head.position, head.facing) if head is not None else None
+    for item in placed.values():
+        labels.append(_instrument(ax, item, ear))
+    _performers(ax, site)
+    if head is not None:
+        label = _listener(ax, site, placed, head)
+        inside = (-_DETAIL_HALF_WIDTH < head.position[0] < _DETAIL_HALF_WIDTH
+                  and _DETAIL_SOUTH < head.position[1] < site.hall.depth + 1.5)
+        if inside:
+            labels.append(label)
+        else:  # out of this view: the overview marks where the listener is
+            label.remove()
+    _frame(ax, site, "hall and orchestra (設樂)", bars=(5.0, 4))
+    _spread(ax, labels)
 
 
-def _hall(ax: Axes, site: Site, *, detail: bool) -> None:
+def _spread(ax: Axes, labels: list) -> None:
+    """Move the labels apart (adjustText), each tied to its point by a thin line; a count
+    of iterations rather than its default time limit, so the same plan gives the same bytes."""
+    adjust_text(labels, ax=ax, expand=(1.15, 1.3), ensure_inside_axes=True, iter_lim=300,
+                arrowprops={"arrowstyle": "-", "color": "0.55", "lw": 0.5})
+
+
+def _hall(ax: Axes, site: Site, *, detail: bool) -> list:
+    """Draw the hall with its stairs and pillars; in the close view return the labels."""
     hall = site.hall
     ax.add_patch(Rectangle((-hall.width / 2, 0), hall.width, hall.total_depth,
                            facecolor="#efe6d2", edgecolor="0.2", lw=1.2))
@@ -251,31 +238,32 @@ def _hall(ax: Axes, site: Site, *, detail: bool) -> None:
     if not detail:
         ax.annotate(_text(site, "tang", "hall"), site.place("tang")[:2], ha="center",
                     fontsize=8)
-        return
-    for place_id in ("tang", "zuojie", "xijie", "beijie", "dongying", "xiying", "dongdian",
-                     "xidian", "dongtang", "xitang"):
-        _spot(ax, site, place_id, marker=None)
+        return []
+    labels = [_spot(ax, site, place_id, marker=None)
+              for place_id in ("tang", "zuojie", "xijie", "beijie", "dongying", "xiying",
+                               "dongdian", "xidian", "dongtang", "xitang", "wu")]
     for mark in ("wu_shang", "wu_xia"):
         x, y, _ = site.place(mark)
         arm = site.metres(1.5)
         ax.plot([x - arm, x + arm], [y, y], color="#b22222", lw=1.2)
         ax.plot([x, x], [y - arm, y + arm], color="#b22222", lw=1.2)
-    _spot(ax, site, "wu", marker=None, offset=(0, -14))
-    _spot(ax, site, "gong_wei", marker="*")
-    _spot(ax, site, "bin_wei", marker="*")
+    labels += [_spot(ax, site, "gong_wei", marker="*"), _spot(ax, site, "bin_wei", marker="*")]
+    return labels
 
 
-def _spot(ax: Axes, site: Site, place_id: str, *, marker: str | None = "x",
-          offset: tuple[float, float] = (0, 5)) -> None:
+def _spot(ax: Axes, site: Site, place_id: str, *, marker: str | None = "x"):
+    """Mark a place; return its label (for the label placer)."""
     spot = site.place_info(place_id)
     x, y, _ = spot.position
     if marker:
         ax.plot(x, y, marker=marker, color="0.2", ms=6)
-    ax.annotate(_text(site, place_id, spot.roman.split(",")[0]), (x, y), xytext=offset,
-                textcoords="offset points", ha="center", fontsize=7, color="0.25")
+    return ax.text(x, y + 0.25, _text(site, place_id, spot.roman.split(",")[0]), ha="center",
+                   va="bottom", fontsize=7.5, color="0.25")
 
 
-def _instrument(ax: Axes, item: PlacedInstrument, *, cjk: bool) -> None:
+def _instrument(ax: Axes, item: PlacedInstrument, ear: Listener | None):
+    """Draw one placed instrument; return its label: names, and with a listener the
+    distance and direction from the listener's head."""
     colour = _GROUP_COLOURS.get(item.group, "k")
     x, y, _ = item.position
     ax.add_patch(Polygon(_footprint(item), closed=True, facecolor=colour, alpha=0.25,
@@ -289,21 +277,16 @@ def _instrument(ax: Axes, item: PlacedInstrument, *, cjk: bool) -> None:
                             length_includes_head=True))
     if item.struck_face is not None:
         _struck_face(ax, item)
-    offset = _label_offset(item)
-    ax.annotate(_label(item.name, item.roman, cjk), (x, y), xytext=offset,
-                textcoords="offset points", fontsize=7.5, color=colour,
-                ha=_ALIGN[int(math.copysign(1, offset[0])) if offset[0] else 0], va="center")
-
-
-def _label_offset(item: PlacedInstrument) -> tuple[float, float]:
-    """Racks are labelled on their outer side, drums and pipes below."""
-    if item.kind == "rack" and item.group in ("east", "west"):
-        return (14, 0) if item.group == "east" else (-14, 0)
-    if item.relation == "on":
-        return (-14, -16)
-    if item.instrument == "pi":
-        return (-14, 0) if item.position[0] < 0 else (6, -36)
-    return (0, -26)
+    words = f"{item.name} {item.roman}"
+    if ear is not None:
+        azimuth, _, distance = ear.direction_to(item.position)
+        words += f"\n{distance:.1f} m, {azimuth:+.0f}°"
+    dx = {"east": 0.6, "west": -0.6}.get(item.group, 0.0) if item.kind == "rack" else 0.0
+    return ax.text(x + dx, y - (0.0 if dx else 0.6), words, fontsize=8, color=colour,
+                   ha={-0.6: "right", 0.6: "left"}.get(dx, "center"),
+                   va="center" if dx else "top", linespacing=1.1,
+                   bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none",
+                         "alpha": 0.75})
 
 
 def _footprint(item: PlacedInstrument) -> list[tuple[float, float]]:
@@ -324,41 +307,32 @@ def _struck_face(ax: Axes, item: PlacedInstrument) -> None:
             color="#d00000", lw=3.0, solid_capstyle="butt")
 
 
-def _performers(ax: Axes, site: Site, *, cjk: bool) -> None:
+def _performers(ax: Axes, site: Site) -> None:
     for phase_id, spec in site.phases.items():
         marker, colour = _PHASE_STYLE.get(phase_id, ("o", "0.3"))
         positions = site.performer_positions(phase_id)
-        label = spec.name if cjk else phase_id
         ax.plot([p.position[0] for p in positions.values()],
                 [p.position[1] for p in positions.values()], marker, color=colour, ms=5,
-                ls="none", label=f"工 {label}" if cjk else f"musicians: {label}")
+                ls="none", label=f"工 {spec.name}")
         first = positions[site.performers[0][0]]
         ax.add_patch(FancyArrow(*first.position[:2], first.facing[0] * 0.8,
                                 first.facing[1] * 0.8, width=0.03, head_width=0.2,
                                 head_length=0.2, color=colour))
-    ax.plot([], [], color="#d00000", lw=3, label="struck face 所伐面" if cjk else "struck face")
-    ax.legend(loc="upper right", fontsize=7.5, framealpha=0.9)
+    ax.plot([], [], color="#d00000", lw=3, label="struck face 所伐面")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
 
 
-def _listener(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument], head: Placement,
-              *, label_every: bool, cjk: bool) -> None:
-    ear = Listener(head.position, head.facing)
+def _listener(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
+              head: Placement):
+    """Lines from the listener's head to every source; return the listener's label."""
     x, y, _ = head.position
     for item in placed.values():
-        azimuth, _, distance = ear.direction_to(item.position)
         ax.plot([x, item.position[0]], [y, item.position[1]], color="#e07b00", lw=0.6,
-                alpha=0.8)
-        if label_every:
-            mx, my = (x + item.position[0]) / 2, (y + item.position[1]) / 2
-            ax.text(mx, my, f"{distance:.1f} m {azimuth:+.0f}°", fontsize=5.5, color="#b05a00",
-                    ha="center", va="center", clip_on=True,
-                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
-                          "alpha": 0.7})
+                alpha=0.6)
     ax.plot(x, y, marker="o", ms=9, color="#e07b00", mec="k")
     ax.add_patch(FancyArrow(x, y, head.facing[0] * 1.5, head.facing[1] * 1.5, width=0.06,
                             head_width=0.45, head_length=0.4, color="#e07b00"))
-    ax.annotate("listener 聽者" if cjk else "listener", (x, y), xytext=(12, 12),
-                textcoords="offset points", fontsize=8, color="#b05a00", weight="bold")
+    return ax.text(x + 0.4, y + 0.4, "listener 聽者", fontsize=8.5, color="#b05a00")
 
 
 # Frame: scale bars, north arrow --------------------------------------------
@@ -391,12 +365,10 @@ def _scale_bars(ax: Axes, site: Site, metres: float, libu: int) -> None:
 
 def _north_arrow(ax: Axes) -> None:
     ax.annotate("N", xy=(0.95, 0.97), xytext=(0.95, 0.88), xycoords="axes fraction",
-                ha="center", va="center", fontsize=11, weight="bold",
+                ha="center", va="center", fontsize=12,
                 arrowprops={"arrowstyle": "-|>", "lw": 1.5, "color": "k"})
 
 
 def _text(site: Site, place_id: str, roman: str, *, short: bool = False) -> str:
     name = site.place_info(place_id).name
-    if cjk_font() is None:
-        return roman
     return name if short else f"{name} {roman}"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from click.testing import CliRunner
 
 from soundscape.cli.plan import command
 from soundscape.errors import RenderError
-from soundscape.output import plan
+from soundscape.output import fonts, plan
 from soundscape.site import orchestra
 from soundscape.site.courtyard import load_site
 from tests.site.test_orchestra import LAYOUT
@@ -15,31 +17,36 @@ from tests.site.test_orchestra import LAYOUT
 
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory):
+    """The plan heard from the duke's seat, drawn once with every warning an error (a
+    missing glyph or font warns): site, placed, (svg, png), figure."""
     site = load_site()
     placed = orchestra.place(LAYOUT, site)
     out = tmp_path_factory.mktemp("plan") / "plan.svg"
-    return site, placed, plan.draw_plan(site, placed, out, listener="gong_wei")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = plan.plan_figure(site, placed, listener="gong_wei")
+        return site, placed, plan.write_plan(figure, out), figure
 
 
 def test_plan_writes_svg_and_png_with_every_name(drawn):
-    _, placed, (svg, png) = drawn
+    _, placed, (svg, png), _ = drawn
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = svg.read_text(encoding="utf-8")
     assert text.lstrip().startswith("<?xml") and "</svg>" in text
     for item in placed.values():
         assert item.roman in text  # romanised names, kept as text comments in the SVG
-    assert "貍步" in text or plan.cjk_font() is None
+    assert "貍步" in text
 
 
 def test_plan_marks_distances_to_targets(drawn):
-    site, _, (svg, _) = drawn
+    site, _, (svg, _), _ = drawn
     text = svg.read_text(encoding="utf-8")
     for target in site.targets.values():
         assert f"{target.distance:.1f} m" in text
 
 
 def test_plan_is_deterministic(drawn, tmp_path):
-    site, placed, (svg, png) = drawn
+    site, placed, (svg, png), _ = drawn
     again_svg, again_png = plan.draw_plan(site, placed, tmp_path / "again.svg",
                                           listener="gong_wei")
     assert again_svg.read_bytes() == svg.read_bytes()
@@ -47,7 +54,7 @@ def test_plan_is_deterministic(drawn, tmp_path):
 
 
 def test_listener_lines_show_each_distance(drawn):
-    site, placed, (svg, _) = drawn
+    site, placed, (svg, _), _ = drawn
     text = svg.read_text(encoding="utf-8")
     from soundscape.site.listeners import Listener
     head = site.listener("gong_wei")
@@ -57,14 +64,29 @@ def test_listener_lines_show_each_distance(drawn):
         assert f"{distance:.1f} m" in text, item.id
 
 
-def test_cjk_font_is_found_or_a_warning_is_given(monkeypatch):
-    if plan.cjk_font() is None:
-        with pytest.warns(UserWarning, match="CJK"):
-            plan.plan_figure(load_site(), {})
-    else:
-        monkeypatch.setattr(plan, "cjk_font", lambda: None)
-        with pytest.warns(UserWarning, match="CJK"):
-            plan.plan_figure(load_site(), {})
+def test_plan_draws_chinese_with_the_bundled_font_and_no_label_covers_another(drawn):
+    figure = drawn[3]
+    renderer = figure.canvas.get_renderer()
+    for ax in figure.axes:
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts
+                 if t.get_text()]
+        assert len(boxes) > 10
+        assert [(a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:]
+                if box.overlaps(other)] == []
+    assert any("聽者" in t.get_text() for t in figure.axes[1].texts)
+    assert fonts.BUNDLED_CJK in fonts.families()
+
+
+def test_bundled_font_holds_every_name_the_plan_writes():
+    from fontTools.ttLib import TTFont
+
+    site = load_site()
+    names = "".join(p.name for p in site.places.values()) + "".join(
+        item.name for item in orchestra.place(LAYOUT, site).values()) + "貍步聽者設樂所伐面"
+    cmap = TTFont(fonts.FONT_FILE)["cmap"].getBestCmap()
+    assert [c for c in names if ord(c) >= 0x2E80 and ord(c) not in cmap] == []
+    assert fonts.FONT_FILE.stat().st_size < 2_000_000
+    assert (fonts.FONT_FILE.parent / "OFL.txt").is_file()
 
 
 def test_command_draws_from_a_cue_sheet(tmp_path):
