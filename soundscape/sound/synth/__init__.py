@@ -4,7 +4,8 @@ A model module ``soundscape.sound.synth.<name>`` exposes
 
 - ``render(params, *, hz, velocity, duration, articulation, sample_rate, rng, lyric=None)
   -> ndarray (frames,)``: one note, mono float64, including its natural ring after
-  ``duration``; peak ≤ 1 at velocity 1;
+  ``duration``; peak ≤ 1 at velocity 1; a model whose ``render`` also takes
+  ``performer`` (the voice) is given the performer's id;
 - optionally ``validate(params)``, raising ``soundscape.sound.synth.params.ParamError`` with
   the bad key, run once when the instrument file is loaded;
 - optionally ``prepare(params) -> params``, run once after validation (e.g. to decode
@@ -25,6 +26,7 @@ Models here: ``modal`` (bells, chimes), ``membrane`` (drums, 鼗), ``string`` (�
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,7 +49,8 @@ INFRASOUND_HZ = 20.0
 def render_note(instrument: Instrument, *, hz: float | None, velocity: float, duration: float,
                 articulation: str, sample_rate: int, rng: np.random.Generator,
                 lyric: str | None = None, pitch: str | None = None,
-                tuning: Tuning | None = None, bells: str = "ideal") -> np.ndarray:
+                tuning: Tuning | None = None, bells: str = "ideal",
+                performer: str | None = None) -> np.ndarray:
     """Render one note of ``instrument`` with its model.
 
     Parameters
@@ -77,6 +80,9 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     bells : str
         ``ideal`` (every tone on the tuning) or ``zeng`` (each bell's tones moved as
         Braun measured the Marquis Yi of Zeng bells); sets without that data ignore it.
+    performer : str or None
+        Who plays or sings (a performer id): passed to models that take it (each
+        singer's own voice); the others ignore it.
 
     Returns
     -------
@@ -104,10 +110,16 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     module = model_module(instrument.model)
     params = _params_for(instrument, module, hz=float(frequency), pitch=pitch,
                          tuning=tuning or _default_tuning(), bells=bells)
+    who = {"performer": performer} if _takes_performer(module) else {}
     audio = module.render(params, hz=float(frequency), velocity=float(velocity),
                           duration=float(duration), articulation=articulation,
-                          sample_rate=int(sample_rate), rng=rng, lyric=lyric)
+                          sample_rate=int(sample_rate), rng=rng, lyric=lyric, **who)
     return without_infrasound(audio, int(sample_rate))
+
+
+@functools.cache
+def _takes_performer(module: object) -> bool:
+    return "performer" in inspect.signature(module.render).parameters
 
 
 def bell_tones(instrument: Instrument, *, hz: float, pitch: str | None = None,

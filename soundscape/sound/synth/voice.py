@@ -1,168 +1,536 @@
-"""Sung and called voice by formant synthesis.
+"""Sung, spoken and called voice: a glottal source through a Klatt cascade vocal tract.
 
-The glottal source is a harmonic series falling ``tilt_db_per_octave``; each
-vowel shapes it with five formants (frequency, level, bandwidth; the Csound
-tenor table, acoustics.md §6.1) as a sum of resonance curves evaluated at the
-harmonics. A sung character (``lyric``) is read in modern Mandarin with pypinyin
-(the Zhou pronunciation is not recoverable): its final gives a vowel path, e.g.
-``yao`` → i, a, o; its initial, if a fricative, affricate or aspirate, a short
-noise before the vowel. The pitch has slow vibrato (``vibrato_hz`` about 3.5 Hz
-as in Peking opera, §6.3), a little jitter and shimmer.
+Source (``glottal``): KLGLOTT88 pulses (Klatt & Klatt 1990) with jitter, shimmer, spectral
+tilt and breath noise. Tract (``klatt``): Klatt's (1980) cascade of a nasal pole-zero pair
+and five formants, updated every 5 ms; frication and stop bursts are band-passed noise added
+beside it, as Klatt's parallel branch does. Vowel formants, consonants (manner, place,
+voicing, aspiration), places (F2 locus, burst and noise bands), timing and singers' traits
+are data in ``instruments/voice.toml`` with their sources.
 
-Articulations: ``sing`` (legato, gentle attack) and ``call`` (a single shouted
-pitch: brighter source, quick attack, a scoop up into the pitch).
+``lyric`` is the syllable's phones, space separated (``"l u k"``, as
+``soundscape.text.reading.Syllable.lyric`` gives them), optionally with a tone in Chao
+letters (``"m j ɐ ŋ 33"``); several syllables are separated by ``|``. A lyric of Han
+characters is read in ``reading.DEFAULT_READING``. None sings [a].
+
+Articulations: ``sing`` (held song with vibrato that sets in after a delay), ``speak``
+(speech: the syllables share the duration, each on its tone contour, the phrase falling),
+``call`` (a raised voice across the courtyard: pressed phonation, brighter, louder, quick
+attack, a scoop up into the pitch; a phrase is spoken on the call's pitch).
+
+Each ``performer`` has a voice of his own: vibrato rate, depth, delay and phase,
+vocal-tract length, breathiness, jitter and open quotient, drawn from ``zlib.crc32`` of his
+id within ``[params.traits]`` (or fixed in ``[params.singers.<id>]``).
 """
 
 from __future__ import annotations
 
-import functools
+import math
+import zlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import (
-    attack_release,
-    bandpass,
-    db_to_gain,
-    frames_for,
-    harmonic_tones,
-    noise_burst,
-    number,
-    smooth_noise,
-)
+from soundscape.errors import InstrumentError
+from soundscape.sound.synth import glottal, klatt
+from soundscape.sound.synth._common import bandpass, db_to_gain, frames_for, number, smooth_noise
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["render", "validate", "vowel_path"]
+__all__ = ["Traits", "render", "syllables", "traits", "validate"]
 
-VOWELS = ("a", "e", "i", "o", "u")
-_NOISY_INITIALS = ("zh", "ch", "sh", "z", "c", "s", "j", "q", "x", "f", "h", "p", "t", "k")
+ARTICULATIONS = ("sing", "speak", "call")
+_MANNERS = ("stop", "affricate", "fricative", "nasal", "lateral")
+_NASAL_POLE = (270.0, 100.0)  # Klatt 1980: FNP 270 Hz; an oral sound has FNZ = FNP
+_TAIL_S = 0.06                # after the voicing stops, the tract rings out
 
 
+# -- validation -----------------------------------------------------------------------------
 def validate(params: Mapping[str, Any]) -> None:
     """Check the ``[params]`` of a voice; raise ParamError naming the key."""
-    for vowel in VOWELS:
-        rows = params.get("formants", {}).get(vowel)
-        if not isinstance(rows, list) or not rows or not all(
-                isinstance(r, list) and len(r) == 3 and all(isinstance(v, int | float) for v in r)
-                and r[0] > 0 and r[2] > 0 and r[1] <= 0 for r in rows):
-            raise ParamError(f"formants.{vowel}", f"= {rows!r} must be a list of "
-                             "[Hz > 0, level dB ≤ 0, bandwidth Hz > 0]")
-    number(params, "harmonics", low=4, high=200)
-    for key, high in (("tilt_db_per_octave", 40.0), ("call_tilt_db_per_octave", 40.0),
-                      ("vibrato_cents", 100.0), ("jitter_cents", 50.0), ("shimmer_db", 12.0),
-                      ("call_scoop_cents", 400.0)):
-        number(params, key, low=0.0, high=high)
-    for key in ("vibrato_hz", "attack_s", "release_s", "call_attack_s", "consonant_s"):
-        number(params, key, low=0.0001, high=20.0)
-    number(params, "consonant_db", low=-120.0, high=0.0)
+    for key, low, high in (("frame_s", 0.001, 0.02), ("attack_s", 0.001, 1.0),
+                           ("release_s", 0.001, 2.0), ("call_attack_s", 0.001, 1.0),
+                           ("call_scoop_cents", 0.0, 400.0), ("call_scoop_s", 0.001, 1.0),
+                           ("call_level_db", 0.0, 12.0), ("level_rms", 0.01, 0.5),
+                           ("aspiration_db", -60.0, 0.0), ("nasal_voicing", 0.0, 1.0),
+                           ("lateral_voicing", 0.0, 1.0)):
+        number(params, key, low=low, high=high)
+    for articulation in ARTICULATIONS:
+        source = _sub(params, f"source.{articulation}")
+        for key, low, high in (("open_quotient", 0.2, 0.9), ("tilt_db", 0.0, 40.0),
+                               ("breath_db", -80.0, 0.0), ("jitter_percent", 0.0, 5.0),
+                               ("shimmer_db", 0.0, 3.0)):
+            _number(source, f"source.{articulation}", key, low, high)
+    for key, low, high in (("semitones_per_level", 0.0, 6.0),
+                           ("declination_semitones_per_s", 0.0, 12.0), ("checked_share", 0.2, 1.0)):
+        _number(_sub(params, "speech"), "speech", key, low, high)
+    _validate_traits(params)
+    for key, value in _sub(params, "timing").items():
+        _number({key: value}, "timing", key, 0.0, 1.0)
+    for vowel, rows in _sub(params, "vowels").items():
+        _formant_rows(rows, f"vowels.{vowel}")
+    for glide, vowel in _sub(params, "glides").items():
+        if vowel not in params["vowels"]:
+            raise ParamError(f"glides.{glide}", f"= {vowel!r} must name a vowel of [vowels]")
+    for place, row in _sub(params, "places").items():
+        _number(row, f"places.{place}", "locus_hz", 100.0, 5000.0)
+        _number(row, f"places.{place}", "noise_db", -80.0, 0.0)
+        for band in ("burst", "noise"):
+            value = row.get(band)
+            if not (isinstance(value, list) and len(value) == 2 and 50 <= value[0] < value[1]):
+                raise ParamError(f"places.{place}.{band}", f"= {value!r} must be [low Hz, high Hz]")
+    for phone, row in _sub(params, "consonants").items():
+        _validate_consonant(params, phone, row)
 
 
-@functools.cache
-def _pinyin(character: str) -> tuple[str, str]:
-    """Initial and final (no tone) of one character in modern Mandarin."""
-    from pypinyin import Style, pinyin
-
-    initial = pinyin(character, style=Style.INITIALS, strict=False)[0][0]
-    final = pinyin(character, style=Style.FINALS, strict=False)[0][0]
-    return initial, final
-
-
-def vowel_path(lyric: str | None) -> tuple[str, tuple[str, ...]]:
-    """The initial consonant and the vowels (from ``VOWELS``) a character is sung on."""
-    if not lyric:
-        return "", ("a",)
-    initial, final = _pinyin(lyric[0])
-    final = final.replace("v", "ü")
-    if final.endswith("ng"):
-        final = final[:-2]
-    elif final.endswith("n") and len(final) > 1:
-        final = final[:-1]
-        if final in ("ia", "üa"):  # ian, üan are sung [jɛn]
-            final = final[0] + "e"
-    final = final.replace("ü", "i").replace("r", "")
-    if final.endswith("ao"):
-        final = final[:-1] + "u"  # ao ends on a rounded u-like glide
-    path = tuple(dict.fromkeys(ch for ch in final if ch in VOWELS))
-    return initial, path or ("e",)
+def _validate_traits(params: Mapping[str, Any]) -> None:
+    ranges = _sub(params, "traits")
+    for key, (low, high) in _TRAIT_LIMITS.items():
+        value = ranges.get(key)
+        if not (isinstance(value, list) and len(value) == 2
+                and all(isinstance(v, int | float) and low <= v <= high for v in value)
+                and value[0] <= value[1]):
+            raise ParamError(f"traits.{key}", f"= {value!r} must be [low, high] within "
+                             f"[{low}, {high}]")
+    for singer, row in _sub(params, "singers").items():
+        for key in row:
+            if key not in _TRAIT_LIMITS and key != "vibrato_phase":
+                raise ParamError(f"singers.{singer}.{key}", "is not a trait; accepted: "
+                                 + ", ".join([*_TRAIT_LIMITS, "vibrato_phase"]))
+            low, high = _TRAIT_LIMITS.get(key, (0.0, 2.0 * math.pi))
+            _number(row, f"singers.{singer}", key, low, high)
 
 
-def _vowel_spectrum(params: Mapping[str, Any], vowel: str, f0: float, tilt: float) -> np.ndarray:
-    k = np.arange(1, int(params["harmonics"]) + 1, dtype=float)
-    freqs = k * f0
-    envelope = np.zeros_like(freqs)
-    for centre, level, width in params["formants"][vowel]:
-        envelope += db_to_gain(level) / (1.0 + ((freqs - centre) / (width / 2.0)) ** 2)
-    source = db_to_gain(-tilt * np.log2(k))
-    return envelope * source
+def _validate_consonant(params: Mapping[str, Any], phone: str, row: Any) -> None:
+    where = f"consonants.{phone}"
+    if not isinstance(row, dict) or row.get("manner") not in _MANNERS:
+        raise ParamError(f"{where}.manner", f"must be one of {', '.join(_MANNERS)}")
+    if row.get("place") not in params["places"]:
+        raise ParamError(f"{where}.place", f"= {row.get('place')!r} must name a [places] table")
+    if row["manner"] in ("nasal", "lateral"):
+        _formant_rows(row.get("murmur"), f"{where}.murmur")
+    if row["manner"] == "nasal":
+        _number(row, where, "zero_hz", 100.0, 6000.0)
 
 
+_TRAIT_LIMITS = {"vibrato_hz": (3.0, 8.0), "vibrato_cents": (0.0, 100.0),
+                 "vibrato_delay_s": (0.0, 1.0), "tract_scale": (0.8, 1.25),
+                 "breath_db": (-20.0, 20.0), "jitter_scale": (0.0, 4.0),
+                 "open_quotient": (-0.2, 0.2)}
+
+
+def _sub(params: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value: Any = params
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    if not isinstance(value, Mapping):
+        raise ParamError(key, "must be a table")
+    return value
+
+
+def _number(row: Mapping[str, Any], where: str, key: str, low: float, high: float) -> float:
+    try:
+        return number(row, key, low=low, high=high)
+    except ParamError as error:
+        raise ParamError(f"{where}.{key}", error.message) from None
+
+
+def _formant_rows(rows: Any, where: str) -> None:
+    if not (isinstance(rows, list) and len(rows) == 5 and all(
+            isinstance(r, list) and len(r) == 2 and all(isinstance(v, int | float) for v in r)
+            and 50 <= r[0] <= 8000 and 10 <= r[1] <= 1000 for r in rows)):
+        raise ParamError(where, f"= {rows!r} must be five [Hz in 50..8000, bandwidth Hz "
+                         "in 10..1000]")
+
+
+# -- singers ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Traits:
+    """One performer's voice (see ``[params.traits]``)."""
+
+    vibrato_hz: float
+    vibrato_cents: float
+    vibrato_delay_s: float
+    vibrato_phase: float
+    tract_scale: float
+    breath_db: float
+    jitter_scale: float
+    open_quotient: float
+
+
+def traits(params: Mapping[str, Any], performer: str | None) -> Traits:
+    """The performer's traits: fixed in ``[params.singers]``, else from crc32 of the id;
+    no performer gets the middle of every range."""
+    fixed = params["singers"].get(performer, {}) if performer else {}
+    values = {}
+    for key, (low, high) in params["traits"].items():
+        share = 0.5 if performer is None else _unit(performer, key)
+        values[key] = fixed.get(key, low + share * (high - low))
+    phase = 0.0 if performer is None else 2.0 * math.pi * _unit(performer, "vibrato_phase")
+    return Traits(vibrato_phase=fixed.get("vibrato_phase", phase), **values)
+
+
+def _unit(performer: str, trait: str) -> float:
+    """A stable number in [0, 1) for a performer's trait (zlib.crc32, same on every run)."""
+    return zlib.crc32(f"{performer}/{trait}".encode()) / 2.0 ** 32
+
+
+# -- lyrics -----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Syllable:
+    onset: tuple[str, ...]
+    medials: tuple[str, ...]
+    nucleus: str
+    coda: tuple[str, ...]
+    tone: tuple[int, ...] | None
+
+
+def syllables(params: Mapping[str, Any], lyric: str | None) -> list[_Syllable]:
+    """The lyric's syllables, each split into onset, medials, nucleus and coda."""
+    if lyric is None or not lyric.strip():
+        return [_Syllable((), (), "a", (), None)]
+    if all(_is_han(c) or not c.isalnum() for c in lyric) and any(_is_han(c) for c in lyric):
+        from soundscape.text.reading import read, tone_contour
+
+        return [_split(params, syl.phones, tone_contour(syl), lyric) for syl in read(lyric)]
+    out = []
+    for part in lyric.split("|"):
+        tokens = part.split()
+        tones = [t for t in tokens if t.isdigit()]
+        phones = [t for t in tokens if not t.isdigit()]
+        if not phones or len(tones) > 1:
+            raise InstrumentError(f"voice: lyric {lyric!r}: each syllable needs phones and at "
+                                  "most one tone (Chao digits), e.g. 'l u k' or 'm j ɐ ŋ 33'")
+        out.append(_split(params, phones, tuple(int(d) for d in tones[0]) if tones else None,
+                          lyric))
+    return out
+
+
+def _is_han(char: str) -> bool:
+    from soundscape.text.hanzi import is_han
+
+    return is_han(char)
+
+
+def _split(params: Mapping[str, Any], phones, tone, lyric: str) -> _Syllable:
+    kinds = [_kind(params, p, lyric) for p in phones]
+    vowels = [i for i, k in enumerate(kinds) if k == "vowel"]
+    glides = [i for i, k in enumerate(kinds) if k == "glide"]
+    if not vowels and not glides:
+        raise InstrumentError(f"voice: lyric {lyric!r}: syllable {' '.join(phones)!r} has no "
+                              "vowel or glide to sing on")
+    n = vowels[0] if vowels else glides[0]
+    nucleus = phones[n] if vowels else params["glides"][phones[n]]
+    before = list(phones[:n])
+    onset = tuple(p for p in before if _kind(params, p, lyric) == "consonant")
+    medials = tuple(p for p in before if _kind(params, p, lyric) == "glide")
+    return _Syllable(onset, medials, nucleus, tuple(phones[n + 1:]), tone)
+
+
+def _kind(params: Mapping[str, Any], phone: str, lyric: str) -> str:
+    for kind, table in (("vowel", "vowels"), ("glide", "glides"), ("consonant", "consonants")):
+        if phone in params[table]:
+            return kind
+    known = sorted([*params["vowels"], *params["glides"], *params["consonants"]])
+    raise InstrumentError(f"voice: lyric {lyric!r}: phone {phone!r} is not in "
+                          f"instruments/voice.toml; accepted: {' '.join(known)}")
+
+
+# -- the score of one note: per-frame tract, voicing and aspiration; noise events ----------------
+class _Plan:
+    """Per-frame parameters painted segment by segment (times in seconds)."""
+
+    def __init__(self, params: Mapping[str, Any], frames: int, scale: float, vowel) -> None:
+        self.params, self.step, self.scale = params, params["frame_s"], scale
+        self.poles = np.zeros((frames, 6, 2))
+        self.poles[:, :5] = np.asarray(vowel, dtype=float) * [1.0 / scale, 1.0]
+        self.poles[:, 5] = _NASAL_POLE
+        self.zero = np.tile(_NASAL_POLE, (frames, 1))
+        self.voicing = np.zeros(frames)
+        self.aspiration = np.zeros(frames)
+        self.noises: list[tuple[float, float, tuple[float, float], float]] = []
+        self.steady: list[tuple[float, float]] = []
+
+    def hold_after(self, t: float) -> None:
+        """The tract stays as it is at ``t`` while the voice dies away."""
+        a = self.frame(t)
+        if 0 < a < self.voicing.size:
+            self.poles[a:] = self.poles[a - 1]
+            self.zero[a:] = self.zero[a - 1]
+
+    def smooth_tract(self, frames: int = 4) -> tuple[np.ndarray, np.ndarray]:
+        """Poles and zero averaged over ``frames`` frames (20 ms): the tongue and lips
+        move, they do not jump, and a jump would ring in the resonators."""
+        kernel = np.ones(frames) / frames
+
+        def smooth(track: np.ndarray) -> np.ndarray:
+            flat = track.reshape(track.shape[0], -1)
+            padded = np.concatenate([np.repeat(flat[:1], frames, 0), flat,
+                                     np.repeat(flat[-1:], frames, 0)])
+            out = np.apply_along_axis(np.convolve, 0, padded, kernel, mode="same")
+            return out[frames:-frames].reshape(track.shape)
+
+        return smooth(self.poles), smooth(self.zero)
+
+    def frame(self, t: float) -> int:
+        return min(self.voicing.size, max(0, round(t / self.step)))
+
+    def tract(self, t0: float, t1: float, rows, zero_hz: float | None = None) -> None:
+        a, b = self.frame(t0), self.frame(t1)
+        self.poles[a:b, :5] = np.asarray(rows, dtype=float) * [1.0 / self.scale, 1.0]
+        self.zero[a:b] = _NASAL_POLE if zero_hz is None else (zero_hz / self.scale, 100.0)
+
+    def move(self, t0: float, t1: float, rows_from, rows_to) -> None:
+        """Formants glide linearly from one target to another over [t0, t1)."""
+        a, b = self.frame(t0), self.frame(t1)
+        if b <= a:
+            return
+        w = np.linspace(0.0, 1.0, b - a, endpoint=False)[:, None, None]
+        start = np.asarray(rows_from, dtype=float)
+        self.poles[a:b, :5] = (start + w * (np.asarray(rows_to, dtype=float) - start)) \
+            * [1.0 / self.scale, 1.0]
+        self.zero[a:b] = _NASAL_POLE
+
+    def level(self, track: str, t0: float, t1: float, v0: float, v1: float | None = None) -> None:
+        a, b = self.frame(t0), self.frame(t1)
+        getattr(self, track)[a:b] = v0 if v1 is None else np.linspace(v0, v1, b - a,
+                                                                       endpoint=False)
+
+
+def _consonant_rows(params: Mapping[str, Any], phone: str, vowel_rows) -> list[list[float]]:
+    """The tract during a consonant: its murmur, or low F1 and the place's F2 locus."""
+    row = params["consonants"][phone]
+    if "murmur" in row:
+        return row["murmur"]
+    rows = [list(r) for r in vowel_rows]
+    rows[0][0] = 250.0
+    rows[1][0] = params["places"][row["place"]]["locus_hz"]
+    return rows
+
+
+def _onset(plan: _Plan, phone: str, t: float, speed: float, target) -> tuple[float, float]:
+    """Paint one onset consonant from ``t``; return when the vowel's voicing starts and when
+    the formants reach the vowel."""
+    params = plan.params
+    row, timing = params["consonants"][phone], params["timing"]
+    place = params["places"][row["place"]]
+    held = _consonant_rows(params, phone, target)
+    manner, voiced = row["manner"], row.get("voiced", False)
+    if manner in ("nasal", "lateral"):
+        end = t + speed * timing[f"{manner}_s"]
+        plan.tract(t, end, held, row.get("zero_hz"))
+        plan.level("voicing", t, end, params[f"{manner}_voicing"])
+        plan.move(end, end + timing["transition_s"], held, target)
+        return end, end + timing["transition_s"]
+    if manner == "fricative":
+        end = t + speed * timing["fricative_s"]
+        plan.tract(t, end, held)
+        if row["place"] == "glottal":
+            plan.level("aspiration", t, end, 1.0)
+        else:
+            plan.noises.append((t, end - t, tuple(place["noise"]), place["noise_db"]))
+        if voiced:
+            plan.level("voicing", t, end, 0.4)
+        plan.move(end, end + timing["transition_s"], held, target)
+        return end, end + timing["transition_s"]
+    closure = speed * timing["closure_s"] * (0.8 if manner == "affricate" else 1.0)
+    frication = speed * timing["affricate_s"] if manner == "affricate" else 0.0
+    plan.tract(t, t + closure + frication, held)
+    if voiced:
+        plan.level("voicing", t, t + closure, 0.15)  # the voice bar under the closure
+    release = t + closure
+    plan.noises.append((release, timing["burst_s"], tuple(place["burst"]), -6.0))
+    if frication:
+        plan.noises.append((release, frication, tuple(place["noise"]), place["noise_db"]))
+        release += frication
+    vot = timing["vot_aspirated_s" if row.get("aspirated") else
+                 "vot_breathy_s" if row.get("breathy") else "vot_plain_s"] * speed
+    settled = release + timing["transition_s"] + vot
+    plan.move(release, settled, held, target)
+    if row.get("breathy"):
+        plan.level("voicing", release, release + vot, 0.5, 1.0)
+        plan.level("aspiration", release, release + vot, 0.6, 0.2)
+    else:
+        plan.level("aspiration", release, release + vot, 0.8 if row.get("aspirated") else 0.3)
+    return release + vot, settled
+
+
+def _coda(plan: _Plan, syl: _Syllable, start: float, end: float, vowel) -> float:
+    """Paint the coda in [start, end); return when the nucleus's steady part ends."""
+    params = plan.params
+    timing = params["timing"]
+    if not syl.coda:
+        return end
+    phone = syl.coda[0]
+    if phone in params["glides"]:
+        target = params["vowels"][params["glides"][phone]]
+        plan.move(start, end, vowel, target)
+        plan.level("voicing", start, end, 1.0)
+        return start
+    row = params["consonants"][phone]
+    if row["manner"] in ("nasal", "lateral"):
+        held = _consonant_rows(params, phone, vowel)
+        plan.move(start, start + timing["transition_s"], vowel, held)
+        plan.tract(start + timing["transition_s"], end, held, row.get("zero_hz"))
+        murmur = params[f"{row['manner']}_voicing"]
+        plan.level("voicing", start, start + timing["transition_s"], 1.0, murmur)
+        plan.level("voicing", start + timing["transition_s"], end, murmur)
+        return start
+    # -p/-t/-k: the closure is made and not released.
+    closing = end - timing["stop_coda_s"]
+    plan.move(closing - timing["transition_s"], closing, vowel,
+              _consonant_rows(params, phone, vowel))
+    plan.level("voicing", closing - timing["transition_s"], closing, 1.0, 0.0)
+    plan.level("voicing", closing, end, 0.0)
+    return closing - timing["transition_s"]
+
+
+def _syllable(plan: _Plan, syl: _Syllable, t0: float, t1: float, speed: float) -> None:
+    """Paint one syllable over its slot [t0, t1)."""
+    params = plan.params
+    timing = params["timing"]
+    vowel = params["vowels"][syl.nucleus]
+    first = params["vowels"][params["glides"][syl.medials[0]]] if syl.medials else vowel
+    t = voiced_from = t0
+    for phone in syl.onset:
+        voiced_from, t = _onset(plan, phone, t, speed, first)
+    for glide in syl.medials:
+        target = params["vowels"][params["glides"][glide]]
+        hold = t + 0.3 * timing["glide_s"] * speed
+        plan.tract(t, hold, target)
+        plan.move(hold, hold + timing["glide_s"] * speed, target, vowel)
+        t = hold + timing["glide_s"] * speed
+    coda_len = min(timing["coda_share"] * (t1 - voiced_from), timing["coda_max_s"])
+    if syl.coda and params["consonants"].get(syl.coda[0], {}).get("manner") in (
+            "stop", "affricate", "fricative"):
+        coda_len = timing["stop_coda_s"] + timing["transition_s"]
+    coda_start = max(t, t1 - coda_len)
+    plan.tract(t, coda_start, vowel)
+    steady_end = _coda(plan, syl, coda_start, t1, vowel)
+    plan.level("voicing", voiced_from, steady_end, 1.0)
+    plan.steady.append((t, steady_end))
+
+
+# -- pitch ------------------------------------------------------------------------------------
+def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Traits,
+           sylls: list[_Syllable], slots: np.ndarray, frames: int, sample_rate: int,
+           rng: np.random.Generator) -> np.ndarray:
+    t = np.arange(frames) / sample_rate
+    cents = 2.0 * smooth_noise(rng, frames=frames, rate_hz=4.0, sample_rate=sample_rate)
+    speaking = articulation == "speak" or (articulation == "call" and len(sylls) > 1)
+    if speaking:
+        cents = cents + 100.0 * _intonation(params["speech"], sylls, slots, t)
+    elif articulation == "sing":
+        depth = singer.vibrato_cents * np.clip((t - singer.vibrato_delay_s) / 0.25, 0.0, 1.0)
+        start = singer.vibrato_phase + rng.uniform(0.0, 2.0 * math.pi)
+        cents = cents + depth * np.sin(2.0 * np.pi * singer.vibrato_hz * t + start)
+    if articulation == "call":
+        cents = cents - params["call_scoop_cents"] * np.exp(-t / params["call_scoop_s"])
+    return hz * 2.0 ** (cents / 1200.0)
+
+
+def _intonation(speech: Mapping[str, Any], sylls: list[_Syllable], slots: np.ndarray,
+                t: np.ndarray) -> np.ndarray:
+    """Semitones: each syllable's tone contour around the pitch, the phrase falling."""
+    semitones = np.zeros_like(t)
+    for syl, t0, t1 in zip(sylls, slots[:-1], slots[1:], strict=True):
+        contour = syl.tone or (3,)
+        inside = (t >= t0) & (t < t1)
+        where = np.linspace(0.0, 1.0, len(contour)) if len(contour) > 1 else np.zeros(1)
+        levels = np.interp((t[inside] - t0) / (t1 - t0), where, contour)
+        semitones[inside] = (levels - 3.0) * speech["semitones_per_level"]
+    return semitones - speech["declination_semitones_per_s"] * (t - 0.5 * slots[-1])
+
+
+# -- render -----------------------------------------------------------------------------------
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
-           lyric: str | None = None) -> np.ndarray:
-    """One sung character or one call, held ``duration`` seconds, then released.
+           lyric: str | None = None, performer: str | None = None) -> np.ndarray:
+    """One sung note, one spoken phrase or one call, ``duration`` seconds, then released.
 
     Parameters
     ----------
     hz : float > 0, Hz
+        The sung pitch; for speech, the middle of the speaker's contour.
     velocity : float in (0, 1]
     lyric : str or None
-        The character sung (its first character is used); None sings 'a'.
+        Phones (``"l u k"``, syllables separated by ``|``, tones as Chao digits) or Han
+        characters (read in the default reading); None sings [a].
+    performer : str or None
+        The singer or speaker: his own vibrato, tract length and voice quality.
     """
-    calling = articulation == "call"
-    initial, path = vowel_path(lyric)
-    frames = frames_for(duration + params["release_s"], sample_rate)
+    singer = traits(params, performer)
+    sylls = syllables(params, lyric)
+    source = dict(params["source"][articulation])
+    speaking = articulation == "speak" or (articulation == "call" and len(sylls) > 1)
+    frames = frames_for(duration + params["release_s"] + _TAIL_S, sample_rate)
+    plan = _Plan(params, frames_for(frames / sample_rate, round(1.0 / params["frame_s"])),
+                 singer.tract_scale, params["vowels"][sylls[0].nucleus])
+    slots = np.linspace(0.0, duration, len(sylls) + 1)
+    for syl, t0, t1 in zip(sylls, slots[:-1], slots[1:], strict=True):
+        if speaking and syl.coda and syl.tone is not None and len(syl.tone) == 1:
+            t1 = t0 + params["speech"]["checked_share"] * (t1 - t0)  # 入聲: short
+        _syllable(plan, syl, t0, t1, 0.8 if speaking else 1.0)
+    plan.hold_after(duration)
+    f0 = _pitch(params, hz, articulation, singer, sylls, slots, frames, sample_rate, rng)
+    voicing, breath = glottal.source(
+        f0, open_quotient=source["open_quotient"] + singer.open_quotient,
+        tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
+        shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
+    hop = round(params["frame_s"] * sample_rate)
+    av, ah = _sample_tracks(plan, params, articulation, duration, frames, sample_rate)
+    breath_gain = db_to_gain(source["breath_db"] + singer.breath_db)
+    noise = av * breath_gain * breath + ah * db_to_gain(params["aspiration_db"]) \
+        * rng.standard_normal(frames)
+    # Voice and noise go through the same tract separately, so that each is set to its
+    # level against the held vowel (levels in the data are what a listener hears).
+    poles, zero = plan.smooth_tract()
+    voiced, breathy = klatt.cascade(np.stack([av * voicing, noise]), poles, zero, hop=hop,
+                                    sample_rate=sample_rate)
+    unit_voice = _steady_rms(voiced, plan.steady, sample_rate)
+    unit_noise = _steady_rms(breathy, plan.steady, sample_rate) / max(
+        _steady_rms(av * breath_gain * breath, plan.steady, sample_rate), 1e-12)
+    out = params["level_rms"] * (voiced / unit_voice + breathy / unit_noise)
+    out += _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+    if articulation == "call":
+        out *= db_to_gain(params["call_level_db"])
+    peak = float(np.max(np.abs(out)))
+    return velocity * (out if peak <= 0.99 else out * (0.99 / peak))
+
+
+def _sample_tracks(plan: _Plan, params: Mapping[str, Any], articulation: str, duration: float,
+                   frames: int, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
+    """Voicing and aspiration per sample, with the attack and the release."""
     t = np.arange(frames) / sample_rate
-    cents = params["vibrato_cents"] * np.sin(2.0 * np.pi * params["vibrato_hz"] * t) \
-        + params["jitter_cents"] * smooth_noise(rng, frames=frames, rate_hz=30.0,
-                                                sample_rate=sample_rate)
-    if calling:
-        cents = cents - params["call_scoop_cents"] * np.exp(-t / params["call_attack_s"])
-    f0 = hz * 2.0 ** (cents / 1200.0)
-    tilt = params["call_tilt_db_per_octave" if calling else "tilt_db_per_octave"]
-    spectra = [_vowel_spectrum(params, v, hz, tilt) for v in path]
-    # Harmonics 80 dB below the strongest add nothing audible: leave them out (speed).
-    strong = np.flatnonzero(np.max(spectra, axis=0) > 1e-4 * np.max(spectra))
-    spectra = [s[:strong[-1] + 1] for s in spectra]
-    tones = harmonic_tones(f0, spectra, sample_rate=sample_rate)
-    voice = _blend(tones, frames, duration, sample_rate)
-    wander = np.clip(smooth_noise(rng, frames=frames, rate_hz=20.0, sample_rate=sample_rate),
-                     -3.0, 3.0)
-    shimmer = db_to_gain(params["shimmer_db"] * wander / 3.0)
-    attack = params["call_attack_s" if calling else "attack_s"]
-    envelope = attack_release(frames, attack_s=attack, release_s=params["release_s"],
-                              hold_s=duration, sample_rate=sample_rate)
-    bound = max(float(np.sum(s)) for s in spectra) * float(db_to_gain(params["shimmer_db"]))
-    out = voice * shimmer * envelope / bound
-    if initial.startswith(_NOISY_INITIALS) and not calling:
-        out = _with_consonant(params, out, rng, sample_rate)
-    return velocity * out
+    centres = (np.arange(plan.voicing.size)) * plan.step
+    av = np.interp(t, centres, plan.voicing)
+    ah = np.interp(t, centres, plan.aspiration)
+    attack = params["call_attack_s" if articulation == "call" else "attack_s"]
+    onset = np.clip(t / attack, 0.0, 1.0)
+    release = np.clip(1.0 - (t - duration) / params["release_s"], 0.0, 1.0)
+    return av * onset * release, ah * release
 
 
-def _blend(tones: list[np.ndarray], frames: int, duration: float,
-           sample_rate: int) -> np.ndarray:
-    """Glide from vowel to vowel: equal shares of the held part, 60 ms crossfades."""
-    if len(tones) == 1:
-        return tones[0]
-    t = np.arange(frames) / sample_rate
-    bounds = np.linspace(0.0, duration, len(tones) + 1)[1:-1]
-    weights = np.zeros((len(tones), frames))
-    position = np.zeros(frames)
-    for edge in bounds:
-        position += np.clip((t - edge) / 0.06 + 0.5, 0.0, 1.0)
-    for i in range(len(tones)):
-        weights[i] = np.clip(1.0 - np.abs(position - i), 0.0, 1.0)
-    return np.sum(weights * np.array(tones), axis=0)
+def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int) -> float:
+    parts = [out[round(a * sample_rate):round(b * sample_rate)] for a, b in steady if b > a]
+    held = np.concatenate(parts) if parts and sum(p.size for p in parts) > 0 else out
+    rms = float(np.sqrt(np.mean(held ** 2)))
+    return rms if rms > 0 else 1.0
 
 
-def _with_consonant(params: Mapping[str, Any], voice: np.ndarray, rng: np.random.Generator,
-                    sample_rate: int) -> np.ndarray:
-    """Prefix a hiss (the consonant) and delay the vowel by it."""
-    hiss = noise_burst(rng, frames=frames_for(3.0 * params["consonant_s"], sample_rate),
-                       decay_s=3.0 * params["consonant_s"], sample_rate=sample_rate)
-    hiss = bandpass(hiss, 2500.0, 8000.0, sample_rate) * db_to_gain(params["consonant_db"])
-    lead = frames_for(params["consonant_s"], sample_rate)
-    out = np.zeros(voice.size + lead)
-    out[:hiss.size] += hiss
-    out[lead:] += voice
+def _noises(noises, level_rms: float, frames: int, sample_rate: int,
+            rng: np.random.Generator) -> np.ndarray:
+    """Bursts and frication: band-passed noise with short ramps, at ``dB`` to the vowel."""
+    out = np.zeros(frames)
+    for start_s, length_s, (low, high), level_db in noises:
+        start, n = round(start_s * sample_rate), frames_for(length_s, sample_rate)
+        n = min(n, frames - start)
+        if n <= 0:
+            continue
+        ramp = np.minimum(1.0, np.minimum(np.arange(n), np.arange(n)[::-1]) /
+                          max(1.0, 0.004 * sample_rate))
+        band = bandpass(rng.standard_normal(n + 256), low, high, sample_rate)[256:]
+        gain = level_rms * db_to_gain(level_db) / max(float(np.std(band)), 1e-12)
+        out[start:start + n] += band * ramp * gain
     return out
+

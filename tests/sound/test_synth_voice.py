@@ -1,0 +1,221 @@
+"""The voice: formants, harmonics, consonant noise, codas, vibrato, singers, speech, calls.
+
+Measured on the rendered audio: LPC formants (autocorrelation method), harmonic levels
+from the spectrum, noise bands, an autocorrelation f0 track.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pytest
+from scipy import linalg, signal
+
+from soundscape.errors import InstrumentError
+from soundscape.music.instruments import load_instrument
+from soundscape.sound.synth import render_note
+from soundscape.sound.synth import voice as model
+
+RATE = 16000
+
+
+def sing(lyric, hz=131.0, *, duration=1.0, articulation="sing", performer=None, seed=0,
+         rate=RATE, velocity=1.0):
+    return render_note(load_instrument("voice"), hz=hz, velocity=velocity, duration=duration,
+                       articulation=articulation, sample_rate=rate,
+                       rng=np.random.default_rng(seed), lyric=lyric, performer=performer)
+
+
+def lpc_formants(x: np.ndarray, rate: int, count: int = 3) -> list[float]:
+    """The lowest ``count`` formants (Hz) by autocorrelation LPC of order 2 + rate/1000."""
+    order = int(2 + rate / 1000)
+    x = signal.lfilter([1.0, -0.97], [1.0], x) * np.hamming(x.size)
+    r = np.correlate(x, x, "full")[x.size - 1:x.size + order]
+    a = linalg.solve_toeplitz(r[:order], -r[1:order + 1])
+    roots = [z for z in np.roots(np.concatenate([[1.0], a])) if z.imag > 0]
+    found = sorted(np.angle(z) * rate / (2 * np.pi) for z in roots
+                   if -np.log(abs(z)) * rate / np.pi < 500)
+    return [f for f in found if f > 90][:count]
+
+
+def harmonic_levels_db(x: np.ndarray, rate: int, f0: float, count: int = 4) -> np.ndarray:
+    """Levels of harmonics 1..count (dB, the fundamental at 0)."""
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(x.size)))
+    freqs = np.fft.rfftfreq(x.size, 1.0 / rate)
+    peaks = [spectrum[(freqs > (k - 0.3) * f0) & (freqs < (k + 0.3) * f0)].max()
+             for k in range(1, count + 1)]
+    return 20.0 * np.log10(np.array(peaks) / peaks[0])
+
+
+def band_share(x: np.ndarray, rate: int, low: float, high: float, *, above: float = 500.0):
+    """Share of the energy above ``above`` Hz that lies in [low, high]."""
+    spectrum = np.abs(np.fft.rfft(x * np.hanning(x.size))) ** 2
+    freqs = np.fft.rfftfreq(x.size, 1.0 / rate)
+    return spectrum[(freqs >= low) & (freqs <= high)].sum() / spectrum[freqs >= above].sum()
+
+
+def f0_track(x: np.ndarray, rate: int, *, hop_s: float = 0.005, window_s: float = 0.04,
+             low: float = 70.0, high: float = 700.0) -> np.ndarray:
+    """Fundamental per hop by the autocorrelation peak (parabolic interpolation)."""
+    n, hop = int(window_s * rate), int(hop_s * rate)
+    shortest, longest = int(rate / high), int(rate / low)
+    out = []
+    for start in range(0, x.size - n, hop):
+        seg = x[start:start + n] - np.mean(x[start:start + n])
+        ac = np.correlate(seg, seg, "full")[n - 1:]
+        lag = shortest + int(np.argmax(ac[shortest:longest]))
+        y0, y1, y2 = ac[lag - 1:lag + 2]
+        out.append(rate / (lag + 0.5 * (y0 - y2) / (y0 - 2 * y1 + y2)))
+    return np.array(out)
+
+
+def rms_db(x: np.ndarray) -> float:
+    return 10.0 * np.log10(np.mean(x ** 2) + 1e-30)
+
+
+@pytest.mark.parametrize("vowel", ["a", "e", "i", "o", "u", "ɛ", "ɑ", "ə"])
+def test_sustained_vowel_formants_within_ten_percent_of_the_table(vowel):
+    audio = sing(vowel, hz=110.0)
+    found = lpc_formants(audio[int(0.4 * RATE):int(0.9 * RATE)], RATE)
+    table = [row[0] for row in load_instrument("voice").params["vowels"][vowel][:3]]
+    for measured, target in zip(found, table, strict=True):
+        assert abs(measured / target - 1.0) < 0.10, f"{vowel}: {found} against {table}"
+
+
+def test_the_voice_is_rich_in_harmonics():
+    """Not a sine: [i] on 262 Hz has its 2nd harmonic 10-28 dB down; [a] has most of its
+    energy outside the fundamental and a centroid far above it."""
+    i_levels = harmonic_levels_db(sing("i", 262.0)[int(0.3 * RATE):int(0.8 * RATE)], RATE, 262.0)
+    assert -28.0 < i_levels[1] < -10.0
+    a = sing("a", 262.0)[int(0.3 * RATE):int(0.8 * RATE)]
+    spectrum = np.abs(np.fft.rfft(a * np.hanning(a.size))) ** 2
+    freqs = np.fft.rfftfreq(a.size, 1.0 / RATE)
+    fundamental = spectrum[(freqs > 0.7 * 262) & (freqs < 1.3 * 262)].sum()
+    assert 1.0 - fundamental / spectrum.sum() > 0.6
+    assert np.sum(freqs * spectrum) / np.sum(spectrum) > 2.5 * 262.0
+
+
+@pytest.mark.parametrize(("onset", "low", "high", "share"), [
+    ("s", 4000.0, 8000.0, 0.6),       # alveolar sibilant: high
+    ("ɕ", 2500.0, 5000.0, 0.55),      # alveolo-palatal: lower
+    ("x", 700.0, 3000.0, 0.6),        # velar: low
+])
+def test_fricative_noise_lies_in_its_band(onset, low, high, share):
+    rate = 22050
+    audio = sing(f"{onset} a", 131.0, rate=rate)
+    noise = audio[int(0.01 * rate):int(0.09 * rate)]
+    assert band_share(noise, rate, low, high) > share
+    assert rms_db(noise) > rms_db(audio[int(0.4 * rate):int(0.8 * rate)]) - 30.0  # audible
+
+
+def test_aspirated_stop_waits_longer_for_the_voice():
+    """pʰ: burst then aspiration (VOT ~70 ms) before voicing; p: voicing soon after."""
+    def voicing_onset(lyric):
+        audio = sing(lyric, 131.0)
+        lows = signal.sosfilt(signal.butter(4, 400, fs=RATE, output="sos"), audio)
+        level = np.convolve(lows ** 2, np.ones(80) / 80, "same")
+        return np.argmax(level > 0.3 * level.max()) / RATE
+    assert voicing_onset("pʰ a") - voicing_onset("p a") > 0.04
+
+
+def test_stop_coda_is_a_closure_without_release():
+    audio = sing("l u k", 131.0, duration=1.0)
+    vowel = rms_db(audio[int(0.4 * RATE):int(0.7 * RATE)])
+    assert rms_db(audio[int(0.955 * RATE):int(1.0 * RATE)]) < vowel - 35.0  # closed
+    assert rms_db(audio[int(1.0 * RATE):]) < vowel - 35.0                  # and not released
+
+
+def test_nasal_coda_is_a_low_murmur():
+    audio = sing("m j ɐ ŋ", 131.0, duration=1.0)
+    vowel = audio[int(0.4 * RATE):int(0.7 * RATE)]
+    murmur = audio[int(0.86 * RATE):int(0.98 * RATE)]
+    assert band_share(murmur, RATE, 90, 500, above=90) > 0.8
+    assert band_share(vowel, RATE, 90, 500, above=90) < 0.5
+    assert rms_db(murmur) < rms_db(vowel) - 3.0
+
+
+def test_vibrato_has_the_singers_rate_and_depth_after_a_delay():
+    voice = load_instrument("voice")
+    singer = model.traits(voice.params, "gong.1")
+    assert 5.0 <= singer.vibrato_hz <= 6.5
+    track = f0_track(sing("a", 220.0, duration=2.5, performer="gong.1"), RATE)
+    cents = 1200.0 * np.log2(track / 220.0)
+    steady = cents[int((singer.vibrato_delay_s + 0.3) / 0.005):int(2.3 / 0.005)]
+    wave = (steady - steady.mean()) * np.hanning(steady.size)
+    spectrum = np.abs(np.fft.rfft(wave, 1 << 14))
+    rate = np.fft.rfftfreq(1 << 14, 0.005)[np.argmax(spectrum)]
+    assert abs(rate - singer.vibrato_hz) < 0.25
+    depth = np.sqrt(2.0) * np.std(steady)
+    assert 0.7 * singer.vibrato_cents < depth < 1.4 * singer.vibrato_cents
+    early = cents[int(0.03 / 0.005):int(singer.vibrato_delay_s / 0.005)]
+    assert np.std(early) < 0.5 * np.std(steady)  # the vibrato sets in after its delay
+
+
+def test_each_singer_a_distinct_voice():
+    params = load_instrument("voice").params
+    a, b = model.traits(params, "gong.1"), model.traits(params, "gong.2")
+    assert a == model.traits(params, "gong.1")  # stable (crc32, not Python's hash)
+    assert a.vibrato_hz != b.vibrato_hz and a.tract_scale != b.tract_scale
+    assert a.vibrato_phase != b.vibrato_phase
+    one = sing("a", 131.0, performer="gong.1")
+    two = sing("a", 131.0, performer="gong.2")
+    f1 = [lpc_formants(x[int(0.4 * RATE):int(0.9 * RATE)], RATE)[1] for x in (one, two)]
+    assert abs(f1[0] / f1[1] - b.tract_scale / a.tract_scale) < 0.03  # a longer tract: lower
+
+
+def thawed(value):
+    """A writable copy of read-only parameters (mappings and tuples)."""
+    if isinstance(value, Mapping):
+        return {k: thawed(v) for k, v in value.items()}
+    return [thawed(v) for v in value] if isinstance(value, tuple | list) else value
+
+
+def test_a_singer_fixed_in_the_table_keeps_his_traits():
+    params = thawed(load_instrument("voice").params)
+    params["singers"] = {"dashi": {"vibrato_hz": 5.5, "tract_scale": 1.0}}
+    model.validate(params)
+    singer = model.traits(params, "dashi")
+    assert (singer.vibrato_hz, singer.tract_scale) == (5.5, 1.0)
+    params["singers"] = {"dashi": {"vibrato_rate": 5.5}}
+    with pytest.raises(model.ParamError, match=r"singers\.dashi\.vibrato_rate"):
+        model.validate(params)
+
+
+def test_same_seed_same_bytes_and_a_han_lyric_reads_by_default():
+    assert sing("鹿", seed=4).tobytes() == sing("鹿", seed=4).tobytes()
+    assert sing("鹿", seed=4).tobytes() == sing("l u k", seed=4).tobytes()  # middle-chinese
+    assert sing("鹿", seed=4).tobytes() != sing("鹿", seed=5).tobytes()
+
+
+@pytest.mark.parametrize(("lyric", "falls"), [("k a n 51", True), ("l a j 35", False)])
+def test_speech_follows_the_tone(lyric, falls):
+    audio = sing(lyric, 130.0, duration=0.5, articulation="speak")
+    track = f0_track(audio, RATE)
+    voiced = track[int(0.15 / 0.005):int(0.42 / 0.005)]
+    change = 12.0 * np.log2(voiced[-5:].mean() / voiced[:5].mean())
+    assert (change < -3.0) if falls else (change > 1.5)
+
+
+def test_speech_shares_its_duration_among_the_syllables():
+    """Syllable-timed: four syllables in 1.6 s, the closures of their stops 0.4 s apart."""
+    audio = sing("p a 33 | p a 33 | p a 33 | p a 33", 130.0, duration=1.6, articulation="speak")
+    level = np.array([rms_db(audio[i:i + 80]) for i in range(0, int(1.6 * RATE), 80)])
+    closed = level < level.max() - 30.0
+    starts = np.flatnonzero(np.diff(closed.astype(int)) == 1) * 80 / RATE
+    assert np.allclose(starts, [0.4, 0.8, 1.2], atol=0.08), starts
+
+
+def test_a_call_is_louder_and_brighter_than_song():
+    sung, called = sing("a", 196.0), sing("a", 196.0, articulation="call")
+    held = slice(int(0.3 * RATE), int(0.8 * RATE))
+    assert rms_db(called[held]) > rms_db(sung[held]) + 2.0
+    tilt = [harmonic_levels_db(x[held], RATE, 196.0, 12)[-4:].mean() for x in (sung, called)]
+    assert tilt[1] > tilt[0] + 3.0  # pressed phonation: upper harmonics stronger
+
+
+def test_bad_lyrics_are_named():
+    with pytest.raises(InstrumentError, match="phone 'q'"):
+        sing("q a")
+    with pytest.raises(InstrumentError, match="at most one tone"):
+        sing("a 35 51")
