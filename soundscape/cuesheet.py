@@ -56,6 +56,7 @@ GROUPS = ("east", "west", "drums", "pipes")
 PARTS = ("", "記")
 RELATIONS = ("east_of", "west_of", "north_of", "south_of", "between", "on")
 STOP_LENGTH = "length"
+_shown = validate.shown  # a bad value, cut to one short line
 #: Performers the sequencer seats besides the layout ids: all the 工 (singers and 瑟
 #: players), or only the 瑟 players.
 SINGERS = ("gong", "se")
@@ -289,7 +290,7 @@ class _Checker:
                  entry: Any) -> None:
         self.source, self.locator, self.table, self.index = source, locator, table, index
         if not isinstance(entry, dict):
-            self.fail(None, f"[[{table}]] entry must be a table, not {entry!r}")
+            self.fail(None, f"[[{table}]] entry must be a table, not {_shown(entry)}")
         self.entry = entry
 
     def fail(self, key: str | None, message: str) -> None:
@@ -311,11 +312,11 @@ class _Checker:
     def keys(self, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
         for key in required:
             if key not in self.entry:
-                self.fail(None, f"{self.where()} lacks key {key!r}; required: "
+                self.fail(None, f"{self.where()} lacks key {_shown(key)}; required: "
                                 f"{', '.join(required)}")
         for key in self.entry:
             if key not in required and key not in optional:
-                self.fail(key, f"{self.where()} has unknown key {key!r}; accepted: "
+                self.fail(key, f"{self.where()} has unknown key {_shown(key)}; accepted: "
                                f"{', '.join(required + optional)}")
 
     def string(self, key: str, *, default: str | None = None, choices: Any = None,
@@ -331,7 +332,7 @@ class _Checker:
         if choices is not None and value not in choices:
             shown = ", ".join(sorted(choices)) if len(choices) <= 40 else \
                 f"one of {len(choices)} known values (see docs/cuesheet.md)"
-            self.fail(key, f"{self.where()} {key}={validate.shown(value)} is unknown; "
+            self.fail(key, f"{self.where()} {key}={_shown(value)} is unknown; "
                            f"accepted: {shown}")
         return value
 
@@ -342,10 +343,11 @@ class _Checker:
     def strings(self, key: str, *, choices: Any = None) -> tuple[str, ...]:
         value = self.entry.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            self.fail(key, f"{self.where()} {key}={value!r} must be a list of non-empty strings")
+            self.fail(key, f"{self.where()} {key}={_shown(value)} must be a list of non-empty "
+                           "strings")
         for item in value:
             if choices is not None and item not in choices:
-                self.fail(key, f"{self.where()} {key} has unknown {item!r}; accepted: "
+                self.fail(key, f"{self.where()} {key} has unknown {_shown(item)}; accepted: "
                                f"{', '.join(sorted(choices))}")
         return tuple(value)
 
@@ -353,13 +355,14 @@ class _Checker:
         value = self.entry["span"]
         if (not isinstance(value, list) or len(value) != 2
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
-            self.fail("span", f"{self.where()} span={value!r} must be [start, end], two integers")
+            self.fail("span", f"{self.where()} span={_shown(value)} must be [start, end], two "
+                              "integers")
         start, end = value
         if not 0 <= start < end <= text_length:
-            self.fail("span", f"{self.where()} span={value!r} must satisfy "
+            self.fail("span", f"{self.where()} span={_shown(value)} must satisfy "
                               f"0 ≤ start < end ≤ {text_length} (the text's length)")
         if within is not None and not (within[0] <= start and end <= within[1]):
-            self.fail("span", f"{self.where()} span={value!r} lies outside its section "
+            self.fail("span", f"{self.where()} span={_shown(value)} lies outside its section "
                               f"{list(within)}")
         return start, end
 
@@ -383,11 +386,11 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     top = _Checker(source, locator, "top", None, data)
     top.keys(("schema", "text"), ("section", "step", "layout", "music", "voice"))
     if top.entry["schema"] != SCHEMA_VERSION or isinstance(top.entry["schema"], bool):
-        top.fail("schema", f"schema={top.entry['schema']!r} is not supported; "
+        top.fail("schema", f"schema={_shown(top.entry['schema'])} is not supported; "
                            f"accepted: {SCHEMA_VERSION}")
     for key in ("section", "step", "layout", "music", "voice"):
         if not isinstance(data.get(key, []), list):
-            top.fail(key, f"{key} must be an array of tables [[{key}]], not {data[key]!r}")
+            top.fail(key, f"{key} must be an array of tables [[{key}]], not {_shown(data[key])}")
     info = _text_info(_Checker(source, locator, "text", 0, data["text"]))
 
     def checkers(table: str) -> list[_Checker]:
@@ -441,7 +444,7 @@ def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
     section = c.string("section", choices=sections)
     actor = c.string("actor", empty_ok=True)
     if actor and normalise(actor) not in words.term_index("actor"):
-        c.fail("actor", f"step {c.entry['id']!r} actor={actor!r} is not a known actor; "
+        c.fail("actor", f"step {_shown(c.entry['id'])} actor={_shown(actor)} is not a known actor; "
                         "accepted: a term of the glossary's [actor] table or \"\"")
     actions = {words.name("action", i) for i in words.ids("action")}
     return Step(c.string("id"), section, actor, c.string("action", choices=actions),
@@ -458,14 +461,14 @@ def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
     of = c.entry["of"]
     if relation == "between":
         if not (isinstance(of, list) and len(of) == 2 and all(isinstance(o, str) for o in of)):
-            c.fail("of", f"{c.where()} of={of!r}: 'between' needs a list of two place or "
+            c.fail("of", f"{c.where()} of={_shown(of)}: 'between' needs a list of two place or "
                          "layout ids")
         of = tuple(of)
     elif not isinstance(of, str):
-        c.fail("of", f"{c.where()} of={of!r} must be one place or layout id")
+        c.fail("of", f"{c.where()} of={_shown(of)} must be one place or layout id")
     for target in (of if isinstance(of, tuple) else (of,)):
         if target not in targets or target == c.entry["id"]:
-            c.fail("of", f"{c.where()} of={target!r} is not a place id or another layout id; "
+            c.fail("of", f"{c.where()} of={_shown(target)} is not a place id or another layout id; "
                          f"places: {', '.join(words.ids('place'))}")
     return LayoutItem(
         c.string("id"), c.string("name"),
@@ -487,11 +490,11 @@ def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> 
     start = c.string("start", choices=steps)
     stop = c.string("stop", choices=[*steps, STOP_LENGTH])
     if stop != STOP_LENGTH and steps[stop] < steps[start]:
-        c.fail("stop", f"{c.where()} stop={stop!r} comes before its start {start!r}; "
+        c.fail("stop", f"{c.where()} stop={_shown(stop)} comes before its start {_shown(start)}; "
                        "accepted: a later step id or \"length\"")
     forces = c.entry.get("forces", {})
     if not isinstance(forces, dict) or not all(k in SINGERS for k in forces):
-        c.fail("forces", f"{c.where()} forces={validate.shown(forces)} must be a table of "
+        c.fail("forces", f"{c.where()} forces={_shown(forces)} must be a table of "
                          f"player counts; accepted keys: {', '.join(SINGERS)}")
     for key, count in forces.items():
         validate.whole(count, key=f"{c.where()} forces.{key}", where=c.at("forces"),
