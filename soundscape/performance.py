@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from soundscape.errors import PerformanceError
-from soundscape.fileio import write_text
+from soundscape.fileio import read_text, write_text
 from soundscape.geometry import Vec3
 from soundscape.music.pitch import Pitch
 
@@ -461,9 +461,11 @@ class Performance:
     def load_json(cls, path: str | Path) -> Performance:
         """Read a performance written by ``save_json``."""
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = json.loads(read_text(path, PerformanceError))
         except json.JSONDecodeError as error:
             raise PerformanceError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
+        except RecursionError:
+            raise PerformanceError(f"{path}: arrays or objects nested too deeply") from None
         return cls.from_dict(data)
 
 
