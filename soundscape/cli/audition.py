@@ -4,7 +4,8 @@ Writes ``NAME.wav`` and a spectrogram ``NAME.png`` per instrument: a bell set be
 bell, A-tone then B-tone; a chime set stone by stone; a drum roll from soft to loud
 (then rim strokes); the 鼗 shaken softly to hard; strings, pipes and 笙 in the
 pentatonic mode on ``--gong``; the voice singing the first phrases of 鹿鳴 (one
-note per character) and then the 宮 and 商 calls.
+note per character) and then the 宮 and 商 calls; the sounds of actions and of the
+place each articulation in turn (a walk, a bow, a cup set down, a pour, a bed segment).
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ from soundscape.music.instruments import Instrument, list_instruments, load_inst
 from soundscape.music.tuning import LU, Tuning
 from soundscape.resources import bundled_dir
 from soundscape.sound.render import SAMPLE_RATES
-from soundscape.sound.synth import render_note
+from soundscape.sound.synth import BELL_SETS, render_note
 
 __all__ = ["command", "demo_notes", "render_demo"]
 
+#: Sounds of actions and of the place: how long each articulation is auditioned, by model.
+_ACTION_SECONDS = {"footstep": 3.0, "cloth": 1.5, "vessel": 0.4, "liquid": 2.5,
+                   "clatter": 1.5, "ambience": 12.0}
 #: Largest --seed (numpy seeds are unsigned; 63 bits keep it an ordinary integer).
 SEED_MAX = 2**63 - 1
 
@@ -66,6 +70,9 @@ def _programme(instrument: Instrument, *, tuning: Tuning, gong: str) -> Iterator
         for i, velocity in enumerate((0.3, 0.6, 1.0)):
             yield DemoNote(i * 1.6, 1.2, None, velocity, "shake")
         return
+    if instrument.model in _ACTION_SECONDS:
+        yield from _each_articulation(instrument, _ACTION_SECONDS[instrument.model])
+        return
     if instrument.family in ("drum", "rattle") or instrument.range_hz is None:
         yield from _roll(instrument)
         return
@@ -91,6 +98,12 @@ def _roll(instrument: Instrument) -> Iterator[DemoNote]:
         for velocity in (0.4, 0.7, 1.0):
             yield DemoNote(time, 0.2, None, velocity, articulation)
             time += 0.6
+
+
+def _each_articulation(instrument: Instrument, seconds: float) -> Iterator[DemoNote]:
+    """Every articulation once, ``seconds`` long, with a second's pause between."""
+    for i, articulation in enumerate(instrument.articulations):
+        yield DemoNote(i * (seconds + 1.0), seconds, None, 0.8, articulation)
 
 
 def _song(tuning: Tuning) -> Iterator[DemoNote]:
@@ -124,13 +137,15 @@ def _lowest_gong(tuning: Tuning, gong: str, low_hz: float) -> str:
 
 
 def render_demo(instrument: Instrument, notes: list[DemoNote], *, sample_rate: int,
-                seed: int) -> np.ndarray:
-    """Mix the notes (each with its own ring) into one mono track, peak at most 1."""
+                seed: int, tuning: Tuning | None = None, bells: str = "ideal") -> np.ndarray:
+    """Mix the notes (each with its own ring) into one mono track, peak at most 1
+    (``tuning`` and ``bells`` as for ``render_note``)."""
     rng = np.random.default_rng(seed)
     sounds = [(round(n.time * sample_rate),
                render_note(instrument, hz=n.hz, velocity=n.velocity, duration=n.duration,
                            articulation=n.articulation, sample_rate=sample_rate, rng=rng,
-                           lyric=n.lyric, pitch=n.pitch)) for n in notes]
+                           lyric=n.lyric, pitch=n.pitch, tuning=tuning, bells=bells))
+              for n in notes]
     mix = np.zeros(max(start + sound.size for start, sound in sounds) + sample_rate // 4)
     for start, sound in sounds:
         mix[start:start + sound.size] += sound
@@ -180,8 +195,11 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
               help="黃鍾 in Hz or a preset: convention (C4), zeng, qing.")
 @click.option("--gong", type=click.Choice(LU), default="黃鍾", show_default=True,
               help="The 律 that is 宮 for the scales of 瑟, 管 and 笙.")
+@click.option("--bells", type=click.Choice(BELL_SETS), default="ideal", show_default=True,
+              help="Bells on the tuning, or each tone off it as the Marquis Yi of Zeng "
+                   "bells measure (Braun 2003).")
 def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed: int,
-            tuning_name: str, huangzhong: str, gong: str) -> None:
+            tuning_name: str, huangzhong: str, gong: str, bells: str) -> None:
     """Write each INSTRUMENT's audition to OUT/NAME.wav with a spectrogram OUT/NAME.png
     (all bundled instruments when none is named)."""
     sample_rate = int(sample_rate)
@@ -192,7 +210,8 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
     for ident in instruments or list_instruments():
         instrument = load_instrument(ident)
         notes = demo_notes(instrument, tuning=tuning, gong=gong)
-        audio = render_demo(instrument, notes, sample_rate=sample_rate, seed=seed)
+        audio = render_demo(instrument, notes, sample_rate=sample_rate, seed=seed,
+                            tuning=tuning, bells=bells)
         wav = out_dir / f"{instrument.id}.wav"
         with atomic_path(wav) as tmp:
             soundfile.write(tmp, audio, sample_rate, subtype="PCM_24")
