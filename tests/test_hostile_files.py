@@ -1,0 +1,192 @@
+"""Hostile and careless files: FIFOs, paths that climb out, ids that are paths.
+
+Every loader is given a FIFO (which would block a plain ``open`` forever): each must
+refuse it at once with a message naming the file. A guard unblocks a reader that did
+block, so a regression fails the test instead of hanging the suite. Every file
+reference (piece ids, instrument ids, sample files) stays inside its folder, and the
+message for a file outside is the same whether or not something exists there.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape import cuesheet, text
+from soundscape.errors import (
+    CueSheetError,
+    InstrumentError,
+    PerformanceError,
+    RepertoireError,
+    SiteError,
+    SoundscapeError,
+    TextError,
+)
+from soundscape.music.instruments import load_instrument
+from soundscape.music.repertoire import load_piece, load_piece_file
+from soundscape.performance import Performance
+from soundscape.sequence.timeline import Durations
+from soundscape.site.courtyard import load_site
+
+_GUARD_S = 10.0
+
+
+def _refused_at_once(fifo: Path, call: Callable[[], object]) -> SoundscapeError:
+    """Run ``call`` (which reads ``fifo``); fail if it blocks, else return its error."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            call()
+            outcome["result"] = "loaded"
+        except BaseException as error:  # handed to the test thread
+            outcome["result"] = error
+
+    reader = threading.Thread(target=run, daemon=True)
+    reader.start()
+    reader.join(_GUARD_S)
+    if reader.is_alive():  # blocked on the FIFO: give it a writer that closes at once
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(_GUARD_S)
+        pytest.fail(f"reading the FIFO {fifo} blocked instead of being refused")
+    error = outcome["result"]
+    assert isinstance(error, SoundscapeError), error
+    assert str(fifo) in str(error) and "not a regular file" in str(error), str(error)
+    return error
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "input.toml"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(("load", "error"), [
+    (cuesheet.load, CueSheetError),
+    (text.load, TextError),
+    (lambda path: load_site(overrides=path), SiteError),
+    (Durations.load, CueSheetError),
+    (load_instrument, InstrumentError),
+    (load_piece_file, RepertoireError),
+    (Performance.load_json, PerformanceError),
+], ids=["cue sheet", "text", "site override", "durations", "instrument", "piece",
+        "performance"])
+def test_a_fifo_is_refused_at_once_by_every_loader(fifo, load, error):
+    assert isinstance(_refused_at_once(fifo, lambda: load(fifo)), error)
+
+
+# -- ids are ids --------------------------------------------------------------------------------
+@pytest.mark.parametrize("bad", ["../../../../tmp/x/evil", "..", "/etc/passwd", "_build",
+                                 "luming/../luming", "LUMING", "鹿鳴\x00"])
+def test_a_piece_id_is_checked_before_a_path_is_built(tmp_path, bad):
+    outside = tmp_path / "x"
+    outside.mkdir()
+    (outside / "evil.toml").write_text('title = "evil"\n', encoding="utf-8")
+    with pytest.raises(RepertoireError, match=r"unknown; known: .*luming"):
+        load_piece(bad)
+
+
+def test_a_selection_cannot_reach_outside_its_folder(tmp_path):
+    folder = tmp_path / "pieces"
+    folder.mkdir()
+    (tmp_path / "evil.toml").write_text('title = "evil"\n', encoding="utf-8")
+    (folder / "mix.toml").write_text(
+        'title = "雜"\nbasis = "reconstruction"\nbasis_note = "a test"\ntempo_bpm = 60\n'
+        'seconds = 60\nsongs = ["../evil"]\n[parts.x]\nrole = "melody"\ninstrument = "se"\n'
+        'articulation = "pluck"\nvelocity = 0.5\n', encoding="utf-8")
+    with pytest.raises(RepertoireError, match=r"songs\[0\].*'\.\./evil' unknown"):
+        load_piece_file(folder / "mix.toml")
+
+
+@pytest.mark.parametrize("bad", ["..", "Pi", "pi\x00", "", "pi.toml.bak", "~"])
+def test_an_instrument_id_is_checked_before_a_path_is_built(bad):
+    """(A name with a '/' or ending in .toml is the user's own file, read as such.)"""
+    with pytest.raises(InstrumentError, match=r"unknown; bundled: .*bianzhong"):
+        load_instrument(bad)
+
+
+def test_the_pieces_command_lists_the_ids_for_a_path(soundscape_cli, tmp_path):
+    code, err = soundscape_cli("pieces", "../../../../tmp/x/evil", cwd=tmp_path)
+    assert code == 2
+    assert "error: piece '../../../../tmp/x/evil' unknown; known: " in err and "luming" in err
+
+
+# -- sample files stay inside their instrument's folder ----------------------------------------
+def _sampler(folder: Path, file: str) -> Path:
+    path = folder / "museum.toml"
+    path.write_text(f"""
+id = "museum"
+name = "鐘"
+roman = "recorded bell"
+family = "bell"
+model = "sampler"
+articulations = ["strike"]
+loudness_db = 90
+range_hz = [100.0, 2000.0]
+sources = ["a test recording"]
+[params]
+[[params.samples]]
+file = {file!r}
+root_hz = 440.0
+""", encoding="utf-8")
+    return path
+
+
+def _wav(path: Path) -> Path:
+    soundfile.write(path, np.sin(np.arange(800) / 8000 * 2 * np.pi * 440), 8000)
+    return path
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    inside, outside = tmp_path / "instrument", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    _wav(inside / "a4.wav")
+    _wav(outside / "secret.wav")
+    (outside / "notes.txt").write_text("not audio", encoding="utf-8")
+    return inside, outside
+
+
+def test_a_sample_inside_the_folder_loads_and_plays(folders):
+    inside, _ = folders
+    bell = load_instrument(_sampler(inside, "a4.wav"))
+    assert bell.raw_params["samples"][0]["file"] == str((inside / "a4.wav").resolve())
+
+
+@pytest.mark.parametrize("reference", ["absolute", "climb", "link"])
+def test_a_sample_outside_the_folder_is_refused(folders, reference):
+    inside, outside = folders
+    if reference == "link":
+        (inside / "link.wav").symlink_to(outside / "secret.wav")
+    file = {"absolute": str(outside / "secret.wav"), "climb": "../elsewhere/secret.wav",
+            "link": "link.wav"}[reference]
+    with pytest.raises(InstrumentError, match=r"museum.toml: params.samples\[0\].file=.* must "
+                                              r"be a file inside the instrument file's folder"):
+        load_instrument(_sampler(inside, file))
+
+
+def test_outside_files_get_one_message_whether_or_not_they_exist(folders):
+    """No existence oracle: a missing, a non-audio and an audio file outside read alike."""
+    inside, _ = folders
+    messages = set()
+    for name in ("secret.wav", "notes.txt", "missing.wav"):
+        with pytest.raises(InstrumentError) as caught:
+            load_instrument(_sampler(inside, f"../elsewhere/{name}"))
+        messages.add(str(caught.value).replace(name, "NAME"))
+    assert len(messages) == 1, messages
+
+
+def test_a_fifo_as_sample_is_refused_at_once(folders):
+    inside, _ = folders
+    os.mkfifo(inside / "pipe.wav")
+    with pytest.raises(InstrumentError, match=r"params.samples\[0\].file='pipe.wav' must be an "
+                                              "existing regular file"):
+        load_instrument(_sampler(inside, "pipe.wav"))
