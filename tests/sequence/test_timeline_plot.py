@@ -1,0 +1,60 @@
+"""The timeline picture: names that do not run together or get cut, a legend that covers
+nothing, and a time axis that says where a cut's minutes count from."""
+
+import warnings
+
+import pytest
+
+from soundscape.output import timeline_plot
+from soundscape.sequence.planner import perform_from_file
+
+
+@pytest.fixture(scope="module")
+def whole():
+    return perform_from_file(seed=0)
+
+
+def _figure(performance):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph or font would warn
+        figure = timeline_plot.timeline_figure(performance)
+        figure.canvas.draw()
+    return figure
+
+
+def _boxes(figure, ax):
+    renderer = figure.canvas.get_renderer()
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts if t.get_text()]
+
+
+def test_whole_rite_names_stand_apart_inside_the_picture(whole):
+    figure = _figure(whole)
+    ax = figure.axes[0]
+    boxes = _boxes(figure, ax)
+    assert sum(text.startswith(("s0", "s1", "s2", "s3", "s4")) for text, _ in boxes) >= 40
+    assert [(a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:]
+            if box.overlaps(other)] == []
+    frame = figure.bbox
+    assert [text for text, box in boxes
+            if not (frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+                    and box.y1 <= frame.y1)] == []
+    legend = ax.get_legend().get_window_extent(figure.canvas.get_renderer())
+    assert not legend.overlaps(ax.get_window_extent())
+    assert ax.get_xlabel() == "minutes from the start of the rite"
+
+
+def test_a_cut_counts_its_minutes_from_its_first_section(whole):
+    start = whole.section("s18").start
+    part = whole.between(start, whole.section("s20").end)
+    figure = _figure(part)
+    label = figure.axes[0].get_xlabel()
+    assert label == f"minutes from the start of s18 樂賓 ({start / 60:.1f} min into the rite)"
+    assert "guests' entry" not in label
+    assert len(figure.axes) == 1  # no round shot to music in it: no close view
+
+
+def test_spread_keeps_a_gap_and_the_bounds():
+    placed = timeline_plot.spread([0.0, 0.1, 0.15, 5.0, 9.95, 10.0], gap=1.0, low=0.0,
+                                  high=10.0)
+    assert placed == [0.0, 1.0, 2.0, 5.0, 9.0, 10.0]
+    assert timeline_plot.spread([3.0, 7.0], gap=1.0, low=0.0, high=10.0) == [3.0, 7.0]
