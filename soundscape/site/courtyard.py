@@ -69,7 +69,8 @@ COMPASS: Mapping[str, Vec3] = MappingProxyType({
 
 #: Longest length accepted anywhere in a site (m): the courtyard is about 100 m deep.
 LONGEST_M = 1000.0
-#: Range of the length of one 尺 (m): Zhou to Han rulers measure 0.19-0.25 m.
+#: Accepted length of one 尺 (m): wide bounds around CHI_M, so that a mistyped unit
+#: (cm for m) is caught while any historical 尺 fits.
 CHI_RANGE_M = (0.1, 1.0)
 _TERM = re.compile(r"\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:/\d+)?)\s*([^\s\d.+\-/]+)")
 _DATA_FILE = "site.toml"
