@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from soundscape.errors import TextError
-from soundscape.fileio import read_toml
+from soundscape.fileio import read_bytes, read_toml
 from soundscape.resources import data_dir
 from soundscape.text import commentary, pages
 from soundscape.text.commentary import Aside
@@ -79,7 +79,8 @@ class Text:
     headings : section headings, in text order
     notes : notes, in text order
     asides : commentary and translation set aside (not in ``chars``), in text order
-    hidden : spans of ``original`` left out of quotes (notes, asides and print marks)
+    hidden : spans of ``original`` left out of quotes (notes, asides and print marks),
+        sorted and disjoint
     gaps : pages missing from the print (``Gap.at`` is then an offset in ``chars``)
     """
 
@@ -100,11 +101,12 @@ class Text:
             raise IndexError(f"span [{start}, {end}] outside the text (0..{len(self.chars)})")
         first, last = self.origin[start], self.origin[end - 1] + 1
         pieces, position = [], first
-        for a, b in self.hidden:
-            if a >= last or b <= position:
-                continue
-            pieces.append(self.original[position:a])
-            position = b
+        # hidden is sorted and disjoint: start at the first span that ends after `first`
+        at = bisect.bisect_right(self.hidden, first, key=lambda span: span[1])
+        while at < len(self.hidden) and self.hidden[at][0] < last:
+            a, b = self.hidden[at]
+            pieces.append(self.original[position:max(a, position)])
+            position, at = b, at + 1
         pieces.append(self.original[position:last])
         return "".join(pieces)
 
@@ -232,7 +234,18 @@ def parse(original: str, *, source: str) -> Text:
     gaps = tuple(Gap(g.pages, bisect.bisect_left(origin, g.at), g.line) for g in printed.gaps
                  if g.at < origin[-1])
     return Text(source, tuple(header), original, "".join(chars), tuple(origin),
-                tuple(headings), tuple(notes), tuple(asides), tuple(sorted(hidden)), gaps)
+                tuple(headings), tuple(notes), tuple(asides), _merged(hidden), gaps)
+
+
+def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """``spans`` sorted, with overlapping and nested ones joined (print marks inside notes)."""
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return tuple(merged)
 
 
 def _continues(original: str, after: int, before: int) -> bool:
@@ -251,10 +264,7 @@ def load(path: str | Path) -> Text:
         If the file cannot be read, is not UTF-8, is empty or holds no Chinese text.
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise TextError(f"{path}: cannot read the text: {error.strerror or error}") from error
+    raw = read_bytes(path, TextError)
     if not raw.strip():
         raise TextError(f"{path}: the file is empty; expected the 經文 as UTF-8 text")
     try:

@@ -23,6 +23,7 @@ from soundscape.text import glossary
 from soundscape.text.derive.cues import music_cues, voice_cues
 from soundscape.text.derive.formulas import Unit, alternation, find_units, rules
 from soundscape.text.derive.layout import derive_layout
+from soundscape.text.derive.sections import sections_of
 from soundscape.text.source import Text
 
 __all__ = ["derive", "sections_of"]
@@ -126,20 +127,6 @@ def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
 
 
 # -------------------------------------------------------------------- sheet
-
-def sections_of(text: Text) -> list[Section]:
-    """Sections from the ``右…`` headings; a text without headings is one section."""
-    sections, start = [], 0
-    for heading in text.headings:
-        if heading.end > start:
-            sections.append(Section(f"s{len(sections) + 1:02d}", heading.name,
-                                    (start, heading.end)))
-            start = heading.end
-    if start < len(text.chars):
-        name = "全文" if not sections else "餘"
-        sections.append(Section(f"s{len(sections) + 1:02d}", name, (start, len(text.chars))))
-    return sections
-
 
 def derive(text: Text, *, text_id: str = "text", title: str = "") -> CueSheet:
     """The cue sheet of ``text``: sections, steps, layout, music and voice cues."""
