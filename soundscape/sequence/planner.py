@@ -41,11 +41,12 @@ from soundscape.performance import (
 )
 from soundscape.resources import data_dir
 from soundscape.sequence import archery, archery_events
+from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
-from soundscape.text import glossary
+from soundscape.text import gloss
 from soundscape.text.reading import DEFAULT_READING, READINGS, ReadingError, syllable
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
@@ -73,6 +74,9 @@ class SequenceOptions:
         Archery roster counts (``sanou``, ``qing_pairs``, ``dafu_pairs``, ``zhongou``).
     archery : ArcheryConfig or None
         None → the bundled ``data/archery.toml``.
+    soundscape : bool
+        Also the sounds between the music: the actions of the rite and the place
+        (``data/actions.toml``); False gives the music and the archery alone.
     """
 
     durations: Durations = field(default_factory=Durations.load)
@@ -81,6 +85,7 @@ class SequenceOptions:
     wusuan_seconds: float | None = None
     roster: Mapping[str, int] | None = None
     archery: archery.ArcheryConfig | None = None
+    soundscape: bool = True
 
 
 @dataclass
@@ -399,7 +404,14 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     events = _pronounced(planner.music_events() + planner.archery_events()
                          + planner.voice_events(times), options.reading)
     sources = {**players.sources, **planner.archery_sources}
-    markers = _markers(sheet, times, planner)
+    if options.soundscape:
+        end = max((e.end for e in events), default=0.0)
+        end = max([end, *(t.end for t in timed)]) + 10.0
+        made, sounds = load_actions().events(sheet.steps, times, site=site,
+                                             durations=options.durations, seed=seed, end=end)
+        sources.update(made)
+        events += sounds
+    markers = _markers(sheet, times, planner, preparation)
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
     info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,
@@ -435,36 +447,49 @@ def _place_of(site: Site):
     return where
 
 
-def _markers(sheet: CueSheet, times: Mapping[str, TimedStep], planner: _Planner) -> list[Marker]:
-    words = glossary.load()
-    markers = []
+def _markers(sheet: CueSheet, times: Mapping[str, TimedStep], planner: _Planner,
+             preparation: set[str]) -> list[Marker]:
+    """Markers as ``中文`` text and an English gloss (``text.gloss``), in full. The
+    preparation, done before the day, is one marker at 0 s, not a pile of its steps."""
+    english = gloss.load()
+    before = [s for s in sheet.sections if sheet.steps_in(s.id)
+              and all(t.id in preparation for t in sheet.steps_in(s.id))]
+    markers = [_before_the_day(sheet, before, english)] if before else []
     for section in sheet.sections:
         steps = sheet.steps_in(section.id)
-        if steps:
+        if steps and section not in before:
             markers.append(Marker(min(times[s.id].start for s in steps), "section",
-                                  f"右{section.name}", f"section {section.id}", section.id))
+                                  f"右{section.name}", english.section(section.name), section.id))
     for step in sheet.steps:
-        actor = words.id_of("actor", step.actor) or "" if step.actor else ""
-        action = words.id_of("action", step.action) or step.action
-        text = step.quote if len(step.quote) <= 16 else step.quote[:16] + "…"
-        markers.append(Marker(times[step.id].start, "step", text,
-                              f"{step.id} {actor} {action}".replace("  ", " "), step.id,
-                              step.quote))
+        if step.id not in preparation:
+            markers.append(Marker(times[step.id].start, "step", step.quote,
+                                  english.step(step.actor, step.action, step.place, step.quote),
+                                  step.id, step.quote))
     for played in planner.played.values():
         if played.end is None:
             continue
-        basis = played.piece.basis
+        piece = played.piece
+        name = piece.roman or piece.id
         markers.append(Marker(played.start, "music", played.cue.quote,
-                              f"music {played.piece.id} begins ({basis})", played.cue.id,
-                              played.cue.quote))
-        markers.append(Marker(played.start + played.end, "music", f"{played.piece.title} 止",
-                              f"music {played.piece.id} ends", played.cue.id))
+                              f"{name} begins ({piece.basis})", played.cue.id, played.cue.quote))
+        markers.append(Marker(played.start + played.end, "music", f"{piece.title} 止",
+                              f"{name} ends", played.cue.id))
     for shoot in planner.rounds.values():
         if shoot.result is not None:
             markers.append(Marker(shoot.start, "shot", archery.ROUND_NAMES[shoot.number],
-                                  f"archery round {shoot.number}", shoot.steps[0].id,
-                                  shoot.steps[0].quote))
+                                  english.rounds.get(shoot.number, f"round {shoot.number}"),
+                                  shoot.steps[0].id, shoot.steps[0].quote))
     return markers
+
+
+def _before_the_day(sheet: CueSheet, sections: list, english: gloss.English) -> Marker:
+    """One marker at 0 s for the sections done before the rite's day, saying when."""
+    def when(name: str) -> str:
+        said = english.before.get(name)
+        return f"{english.section(name).lower()} ({said})" if said else english.section(name)
+    return Marker(0.0, "section", " ".join(f"右{s.name}" for s in sections),
+                  "Before the day: " + "; ".join(when(s.name) for s in sections),
+                  sections[0].id, "".join(t.quote for s in sections for t in sheet.steps_in(s.id)))
 
 
 def _sections(sheet: CueSheet, times: Mapping[str, TimedStep]) -> tuple[SectionSpan, ...]:

@@ -1,0 +1,236 @@
+"""The sounds between the music: what the rite's people do, and the place itself.
+
+Every step is something its actor does. The actor first walks to the step's
+place (the clock already timed the walk: ``TimedStep.walk``) and is heard as
+footsteps on the floor under them, cut into short pieces so the sound moves;
+then the action makes the sounds ``data/actions.toml`` gives it (a bow's robe,
+a cup set down, wine poured, arrows gathered), at the actor's place and the
+height the table says, once per participant where the step goes round (辯).
+The place is a diffuse bed (air, trees, birds, distant life; crickets at
+night) from sources beyond the courtyard's corners, and torches burn from the
+step that lights them. Every sound is traced to its step (``Event.cue``).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from soundscape.cuesheet import Step
+from soundscape.errors import CueSheetError
+from soundscape.fileio import read_toml
+from soundscape.geometry import Vec3
+from soundscape.music.instruments import load_instrument
+from soundscape.performance import Event, Source
+from soundscape.resources import data_dir
+from soundscape.sequence.timeline import Durations, TimedStep
+from soundscape.site.courtyard import Site
+from soundscape.text import glossary
+
+__all__ = ["ActionSounds", "load_actions"]
+
+_UP = (0.0, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class _Sound:
+    instrument: str
+    articulation: str
+    velocity: float
+    at: float
+    duration: float
+    height: float
+
+
+@dataclass(frozen=True)
+class ActionSounds:
+    """The table of ``data/actions.toml``; :meth:`events` makes the sounds of a timed rite."""
+
+    walk: Mapping[str, Any]
+    start: Mapping[str, str]
+    by_action: Mapping[str, tuple[tuple[_Sound, int], ...]]
+    by_word: Mapping[str, _Sound]
+    bed: Mapping[str, Any]
+    torch: Mapping[str, Any]
+
+    def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
+               durations: Durations, seed: int, end: float
+               ) -> tuple[dict[str, Source], list[Event]]:
+        """The sources and events of the actions of ``steps`` and of the place, up to
+        ``end`` seconds."""
+        made = _Made()
+        where: dict[str, Vec3] = {}
+        for step in steps:
+            timed = times.get(step.id)
+            if timed is None or timed.duration <= 0:
+                continue
+            actor = step.actor or "衆"
+            here = where.get(actor) or self._first_place(actor, site)
+            there = _place(site, step.place) or here
+            rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
+            if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
+                self._walk(made, step, actor, here, there, timed, rng)
+            where[actor] = there
+            own = durations.step_seconds(step)
+            self._act(made, step, actor, there, timed.start + timed.walk, own,
+                      durations.repeats(step), rng)
+        self._place_bed(made, steps, times, site, end)
+        return made.sources, made.events
+
+    # -- people ------------------------------------------------------------------------
+    def _first_place(self, actor: str, site: Site) -> Vec3:
+        return site.place(self.start.get(actor, self.start["default"]))
+
+    def _walk(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
+              timed: TimedStep, rng) -> None:
+        pieces = max(1, math.ceil(timed.walk / self.walk["piece_s"]))
+        length = timed.walk / pieces
+        for i in range(pieces):
+            middle = (i + 0.5) / pieces
+            point = tuple(a + (b - a) * middle for a, b in zip(here, there, strict=True))
+            on_hall = point[2] > self.walk["hall_above_m"]
+            surface = self.walk["hall" if on_hall else "ground"]
+            if "趨" in step.quote:
+                surface += self.walk["hurried_suffix"]
+            made.add(actor, self.walk["instrument"], step.id, timed.start + i * length,
+                     length, surface, self.walk["velocity"] * _vary(rng), point)
+
+    def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
+             times: int, rng) -> None:
+        if step.action in ("升", "降"):  # the steps of the stairs, in stone
+            made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
+                     self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
+        sounds = list(self.by_action.get(step.action, ()))
+        sounds += [(s, 1) for word, s in self.by_word.items() if word in step.quote]
+        slot = own / max(times, 1)
+        for k in range(max(times, 1)):
+            for sound, count in sounds:
+                for n in range(count):
+                    at = start + k * slot + slot * min(sound.at + n * 0.4, 0.95)
+                    point = (place[0], place[1], place[2] + sound.height)
+                    made.add(actor, sound.instrument, step.id, at, sound.duration,
+                             sound.articulation, sound.velocity * _vary(rng), point)
+
+    # -- the place -----------------------------------------------------------------------
+    def _place_bed(self, made, steps: Iterable[Step], times: Mapping[str, TimedStep],
+                   site: Site, end: float) -> None:
+        bed, steps = self.bed, list(steps)
+        lit = [s for s in steps if bed["night_from"] in s.quote and s.id in times]
+        night = min((times[s.id].start for s in lit), default=math.inf)
+        ambience = load_instrument(bed["instrument"])
+        corners = bed["corners"]
+        for corner, (x, y) in enumerate(corners):
+            point = (float(x), float(y), float(bed["height"]))
+            # the corners' segments are staggered evenly, so the bed renews every few
+            # seconds: the first segment of corner k ends k/n of a period early
+            fade = float(ambience.params[self._hour(0.0, night)]["fade_s"])
+            length = fade + (bed["segment_s"] - fade) * corner / len(corners) \
+                if corner else bed["segment_s"]
+            t, index = 0.0, 0
+            while t < end:
+                hour = self._hour(t, night)
+                fade = float(ambience.params[hour]["fade_s"])
+                made.add_place(f"place.bed.{corner}", "bed", bed["instrument"], t, length,
+                               hour, bed["velocity"], point, tag=f"bed.{corner}.{index}")
+                t += length - fade
+                length, index = bed["segment_s"], index + 1
+        torch = self.torch
+        fade = float(ambience.params[torch["articulation"]]["fade_s"])
+        for step in lit:
+            for words, place in torch["places"].items():
+                if words not in step.quote:
+                    continue
+                x, y, z = site.place(place)
+                t, index = times[step.id].start, 0
+                while t < end:
+                    made.add_place(f"place.torch.{place}", step.id, torch["instrument"], t,
+                                   bed["segment_s"], torch["articulation"], torch["velocity"],
+                                   (x, y, z + torch["height"]), tag=f"torch.{place}.{index}")
+                    t += bed["segment_s"] - fade
+                    index += 1
+
+    def _hour(self, t: float, night: float) -> str:
+        bed = self.bed
+        if t >= night:
+            return bed["night"]
+        if t >= night - bed["evening_before_night_s"]:
+            return bed["evening"]
+        return bed["first"] if t < bed["day_after_s"] else bed["day"]
+
+
+class _Made:
+    """The sources and events made so far; one source per actor and instrument."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, Source] = {}
+        self.events: list[Event] = []
+        self._words = glossary.load()
+
+    def add(self, actor: str, instrument: str, cue: str, time: float, duration: float,
+            articulation: str, velocity: float, point: Vec3) -> None:
+        who = self._words.id_of("actor", actor) or "u" + "_".join(f"{ord(c):x}" for c in actor)
+        source = f"action.{who}.{instrument}"
+        if source not in self.sources:
+            self.sources[source] = Source(source, instrument, f"{actor} {instrument}",
+                                          f"{who} ({instrument})", "action", point, _UP,
+                                          cue=cue)
+        self.events.append(Event(max(time, 0.0), max(duration, 0.05), source, None,
+                                 min(max(velocity, 0.05), 1.0), articulation, cue,
+                                 position=point))
+
+    def add_place(self, source: str, cue: str, instrument: str, time: float, duration: float,
+                  articulation: str, velocity: float, point: Vec3, *, tag: str) -> None:
+        if source not in self.sources:
+            self.sources[source] = Source(source, instrument, "境", source, "place", point,
+                                          _UP, cue=cue)
+        self.events.append(Event(time, duration, source, None, velocity, articulation, cue,
+                                 lyric=tag))
+
+
+def _vary(rng) -> float:
+    """A little difference from one doing to the next (±2 dB, rounded so notes repeat)."""
+    return round(float(np.exp(rng.normal(0.0, 0.12))) * 16) / 16
+
+
+def _place(site: Site, place: str | None) -> Vec3 | None:
+    if not place:
+        return None
+    try:
+        return site.place(place)
+    except (KeyError, ValueError):
+        return None
+
+
+def load_actions(path: Any = None) -> ActionSounds:
+    """Read ``data/actions.toml`` (or ``path``)."""
+    path = path or data_dir() / "actions.toml"
+    data = read_toml(path, CueSheetError)
+    try:
+        counts = {k: int(v) for k, v in data.get("counts", {}).items()}
+        by_action: dict[str, list[tuple[_Sound, int]]] = {}
+        for row in data["sound"]:
+            sound = _sound(row)
+            for action in row["action"]:
+                by_action.setdefault(action, []).append((sound, counts.get(action, 1)
+                                                         if row.get("per") else 1))
+        by_word = {row["word"]: _sound(row) for row in data.get("cue_word", [])}
+        return ActionSounds(dict(data["walk"]), dict(data["start"]),
+                            {k: tuple(v) for k, v in by_action.items()}, by_word,
+                            dict(data["bed"]), dict(data["torch"]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise CueSheetError(f"{path}: missing or malformed key: {error}") from error
+
+
+def _sound(row: Mapping[str, Any]) -> _Sound:
+    sound = _Sound(str(row["instrument"]), str(row["articulation"]), float(row["velocity"]),
+                   float(row["at"]), float(row["duration"]), float(row["height"]))
+    if not (0 < sound.velocity <= 1 and 0 <= sound.at <= 1 and 0 < sound.duration <= 60
+            and 0 <= sound.height <= 5):
+        raise ValueError(f"sound {dict(row)}: velocity in (0, 1], at in [0, 1], duration in "
+                         "(0, 60] s, height in [0, 5] m")
+    return sound
