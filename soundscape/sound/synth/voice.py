@@ -258,9 +258,10 @@ class _Plan:
             self.poles[a:] = self.poles[a - 1]
             self.zero[a:] = self.zero[a - 1]
 
-    def smooth_tract(self, frames: int = 4) -> tuple[np.ndarray, np.ndarray]:
-        """Poles and zero averaged over ``frames`` frames (20 ms): the tongue and lips
-        move, they do not jump, and a jump would ring in the resonators."""
+    def smooth_tract(self, seconds: float = 0.02) -> tuple[np.ndarray, np.ndarray]:
+        """Poles and zero averaged over ``seconds``: the tongue and lips move, they do not
+        jump, and a jump would ring in the resonators."""
+        frames = max(1, round(seconds / self.step))
         kernel = np.ones(frames) / frames
 
         def smooth(track: np.ndarray) -> np.ndarray:

@@ -1,0 +1,162 @@
+"""The voice measured: harmonics, formants, vibrato, consonant noise, speed; spectrograms.
+
+Run: ``.venv/bin/python bench/bench_voice.py [--out docs] [--reading middle-chinese]``.
+Prints the figures docs/voice.md quotes and writes ``voice_luming.png`` (the first line
+of 鹿鳴, 呦呦鹿鳴 食野之苹, sung by a tenor of the 工 an octave below the notation, as
+``soundscape.music.register`` places it) and ``voice_speech.png`` (「請射于公」 spoken, and
+called across the courtyard) into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from soundscape.fileio import atomic_path
+from soundscape.music.instruments import load_instrument
+from soundscape.music.register import octave_shift, sung_pitch
+from soundscape.music.repertoire import load_piece
+from soundscape.music.tuning import default_tuning
+from soundscape.output.fonts import families
+from soundscape.sound import synth
+from soundscape.sound.synth import voice as model
+from soundscape.text.reading import read
+from tests.sound.test_synth_voice import (
+    band_share,
+    f0_track,
+    harmonic_levels_db,
+    lpc_formants,
+)
+
+RATE = 22050
+
+
+def note(lyric, hz, *, duration=1.0, articulation="sing", performer=None, seed=0, rate=RATE):
+    return synth.render_note(load_instrument("voice"), hz=hz, velocity=0.8, duration=duration,
+                             articulation=articulation, sample_rate=rate,
+                             rng=np.random.default_rng(seed), lyric=lyric, performer=performer)
+
+
+def sung_line(reading: str, characters: int = 8) -> tuple[np.ndarray, list[tuple[float, str]]]:
+    """The first ``characters`` notes of 鹿鳴, one beat each (the line end two), mixed."""
+    piece, tuning = load_piece("luming"), default_tuning()
+    notes = piece.notes[:characters]
+    pitches = [tuning.pitch(n.name) for n in piece.notes]
+    shift = octave_shift(pitches, "tenor")
+    beat = 60.0 / piece.tempo_bpm
+    syllables = read("".join(n.lyric for n in notes), reading)
+    out, labels, t = np.zeros(int((characters + 3) * beat * RATE)), [], 0.0
+    for i, (n, syl) in enumerate(zip(notes, syllables, strict=True)):
+        hz = sung_pitch(tuning.pitch(n.name), "tenor", shift=shift).hz
+        audio = note(syl.lyric, hz, duration=n.beats * beat * 0.95, performer="gong.1", seed=i)
+        start = int(t * RATE)
+        out[start:start + audio.size] += audio[:out.size - start]
+        labels.append((t, f"{n.lyric} [{syl.ipa}]"))
+        t += n.beats * beat
+    return out[:int((t + 0.3) * RATE)], labels
+
+
+def spoken(reading: str) -> tuple[np.ndarray, list[tuple[float, str]]]:
+    """「請射于公」 spoken (1.4 s), a pause, then called (1.6 s)."""
+    syllables = read("請射于公", reading)
+    lyric = " | ".join(f"{s.lyric} {''.join(map(str, _contour(s)))}" for s in syllables)
+    said = note(lyric, 120.0, duration=1.4, articulation="speak", performer="binzhe")
+    called = note(lyric, 196.0, duration=1.6, articulation="call", performer="binzhe")
+    gap = np.zeros(int(0.4 * RATE))
+    labels = [(0.35 * i, f"{s.character} [{s.ipa}]") for i, s in enumerate(syllables)]
+    labels.append((said.size / RATE + 0.4, "called"))
+    return np.concatenate([said, gap, called]), labels
+
+
+def _contour(syl):
+    from soundscape.text.reading import tone_contour
+
+    return tone_contour(syl)
+
+
+def spectrogram(audio: np.ndarray, labels, title: str, path: Path) -> None:
+    plt.rcParams["font.family"] = families()
+    fig, ax = plt.subplots(figsize=(12, 4.5), dpi=100)
+    ax.specgram(audio + 1e-9, NFFT=1024, Fs=RATE, noverlap=768, cmap="magma", vmin=-120)
+    ax.set_ylim(0, 8000)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("frequency (Hz)")
+    ax.set_title(title)
+    for t, text in labels:
+        ax.axvline(t, color="white", lw=0.5, alpha=0.6)
+        ax.text(t + 0.02, 7600, text, color="white", fontsize=8)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def measure() -> None:
+    params = load_instrument("voice").params
+    print("harmonics, sung, dB against the fundamental (H2 H3 H4):")
+    for vowel, hz in (("i", 262.0), ("a", 262.0), ("a", 131.0), ("u", 196.0)):
+        seg = note(vowel, hz)[int(0.3 * RATE):int(0.8 * RATE)]
+        levels = harmonic_levels_db(seg, RATE, hz)
+        spec = np.abs(np.fft.rfft(seg * np.hanning(seg.size))) ** 2
+        freqs = np.fft.rfftfreq(seg.size, 1 / RATE)
+        outside = 1 - spec[(freqs > 0.7 * hz) & (freqs < 1.3 * hz)].sum() / spec.sum()
+        print(f"  [{vowel}] {hz:5.0f} Hz: {np.round(levels[1:], 1)}; "
+              f"energy outside the f0 peak {100 * outside:.0f} %")
+    print("formants of sustained vowels at 110 Hz, LPC (F1 F2 F3, % off the table):")
+    for vowel in ("a", "e", "i", "o", "u", "ɛ", "ɑ", "ə", "ɐ", "y", "ɨ"):
+        found = lpc_formants(note(vowel, 110.0, rate=16000)[6400:14400], 16000)
+        table = [row[0] for row in params["vowels"][vowel][:3]]
+        off = [f"{100 * (f / t - 1):+.0f}" for f, t in zip(found, table, strict=False)]
+        print(f"  [{vowel}] {[round(f) for f in found]} against {table}: {off}")
+    print("fricatives, share of the noise (above 500 Hz) in the band:")
+    for onset, low, high in (("s", 4000, 8000), ("ɕ", 2500, 5000), ("ʃ", 2500, 5000),
+                             ("x", 700, 3000), ("f", 1500, 7500)):
+        noise = note(f"{onset} a", 131.0)[int(0.01 * RATE):int(0.09 * RATE)]
+        print(f"  [{onset}] {low}-{high} Hz: {100 * band_share(noise, RATE, low, high):.0f} %")
+    print("vibrato (autocorrelation f0 track, 2.5 s note on 220 Hz):")
+    for performer in ("gong.1", "gong.2", "gong.3"):
+        singer = model.traits(params, performer)
+        track = f0_track(note("a", 220.0, duration=2.5, performer=performer, rate=16000), 16000)
+        cents = 1200 * np.log2(np.abs(track) / 220.0)
+        steady = cents[int((singer.vibrato_delay_s + 0.3) / 0.005):int(2.3 / 0.005)]
+        spectrum = np.abs(np.fft.rfft((steady - steady.mean()) * np.hanning(steady.size), 1 << 14))
+        rate = np.fft.rfftfreq(1 << 14, 0.005)[np.argmax(spectrum)]
+        print(f"  {performer}: rate {rate:.2f} Hz (trait {singer.vibrato_hz:.2f}), depth "
+              f"±{np.sqrt(2) * np.std(steady):.1f} cents (trait ±{singer.vibrato_cents:.1f}), "
+              f"tract ×{singer.tract_scale:.3f}")
+    voice = load_instrument("voice")
+    start = time.perf_counter()
+    for i in range(20):
+        synth.render_note(voice, hz=196.0, velocity=0.8, duration=1.0, articulation="sing",
+                          sample_rate=48000, rng=np.random.default_rng(i), lyric="m j ɐ ŋ")
+    print(f"speed: {20 / (time.perf_counter() - start):.1f} one-second sung notes a second "
+          "at 48 kHz")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs"))
+    parser.add_argument("--reading", default="middle-chinese")
+    args = parser.parse_args()
+    measure()
+    line, labels = sung_line(args.reading)
+    spectrogram(line, labels, f"鹿鳴 呦呦鹿鳴 食野之苹, tenor (gong.1), reading {args.reading}",
+                args.out / "voice_luming.png")
+    speech, labels = spoken(args.reading)
+    spectrogram(speech, labels, f"「請射于公」 spoken, then called (binzhe), {args.reading}",
+                args.out / "voice_speech.png")
+    print(f"wrote {args.out / 'voice_luming.png'} and {args.out / 'voice_speech.png'}")
+
+
+if __name__ == "__main__":
+    main()
