@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from soundscape import validate
 from soundscape.errors import ArcheryError
 from soundscape.fileio import read_toml, write_text
 from soundscape.geometry import Vec3
@@ -94,13 +95,12 @@ class ArcheryConfig:
 
     def number(self, *keys: str, low: float = 0.0) -> float:
         """A number at a dotted path, checked to be finite and ≥ ``low``."""
-        value = self.get(*keys)
-        if isinstance(value, bool) or not isinstance(value, int | float) \
-                or not math.isfinite(value) or value < low:
-            raise ArcheryError(
-                f"{self.source}: {'.'.join(keys)} = {value!r} must be a number ≥ {low}")
-        return float(value)
+        return validate.number(self.get(*keys), key=".".join(keys), where=self.source,
+                               error=ArcheryError, low=low)
 
+
+#: Most pairs of one group in a roster (the rite's are 3 三耦 and a few more).
+ROSTER_PAIRS = 100
 
 _REQUIRED_NUMBERS = (
     ("arrow", "speed_m_s"), ("arrow", "speed_sd"), ("arrow", "gravity_m_s2"),
@@ -213,8 +213,8 @@ def build_roster(*, config: ArcheryConfig, rng: np.random.Generator,
     counts = {**{k: config.get("roster", k) for k in ("sanou", "qing_pairs", "dafu_pairs",
                                                          "zhongou")}, **(counts or {})}
     for key, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ArcheryError(f"roster count {key}={value!r} must be an integer ≥ 0")
+        validate.whole(value, key=f"roster.{key}", where=config.source, error=ArcheryError,
+                       low=0, high=ROSTER_PAIRS)
     if counts["sanou"] < 1:
         raise ArcheryError("roster count sanou=0: the rite needs the 三耦 (at least 1 pair)")
     groups = (("sanou", "耦", "shi"), ("qing_pairs", "卿耦", "qing"),

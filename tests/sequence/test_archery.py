@@ -221,8 +221,11 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
     text = Path(CONFIG.source).read_text(encoding="utf-8").replace("speed_m_s = 55.0",
                                                                     "speed_m_s = -3")
     bad.write_text(text, encoding="utf-8")
-    with pytest.raises(archery.ArcheryError, match=r"arrow.speed_m_s = -3"):
+    with pytest.raises(archery.ArcheryError, match=r"archery.toml: arrow.speed_m_s=-3 must be"):
         archery.load_config(bad)
+    with pytest.raises(archery.ArcheryError, match=r"roster.zhongou=1000000000 must be a whole "
+                                                   r"number ≥ 0 and ≤ 100"):
+        archery.build_roster(config=CONFIG, rng=rng, counts={"zhongou": 10**9})
 
 
 def test_results_files(tmp_path):
