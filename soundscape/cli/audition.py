@@ -25,7 +25,7 @@ from soundscape.resources import bundled_dir
 from soundscape.sound.render import SAMPLE_RATES
 from soundscape.sound.synth import BELL_SETS, render_note
 
-__all__ = ["command", "demo_notes", "render_demo"]
+__all__ = ["command", "demo_notes", "render_demo", "spectrogram_figure", "write_spectrogram"]
 
 #: Sounds of actions and of the place: how long each articulation is auditioned, by model.
 _ACTION_SECONDS = {"footstep": 3.0, "cloth": 1.5, "vessel": 0.4, "liquid": 2.5,
@@ -152,33 +152,74 @@ def render_demo(instrument: Instrument, notes: list[DemoNote], *, sample_rate: i
     return mix / max(1.0, float(np.max(np.abs(mix))))
 
 
-def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title: str) -> None:
-    """Spectrograms as PNG, written atomically: the whole audition (0–8 kHz, 90 dB range)
-    above, and its first four seconds in detail below (partials and their decays)."""
+def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title: str,
+                      notes: list[DemoNote]) -> None:
+    """:func:`spectrogram_figure` as PNG, written atomically."""
+    figure = spectrogram_figure(audio, sample_rate=sample_rate, title=title, notes=notes)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, metadata={"Software": None})
+
+
+def spectrogram_figure(audio: np.ndarray, *, sample_rate: int, title: str,
+                       notes: list[DemoNote]):
+    """Spectrograms: the whole audition (0–8 kHz) above, each note named at its onset,
+    and its first four seconds in detail below (partials and their decays); one colour
+    bar in dB below the loudest spectral peak, shared by both."""
     import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from soundscape.output.fonts import families
 
-    fonts = {"font.family": ["DejaVu Sans", "Noto Sans CJK TC", "Noto Serif CJK TC"]}
-    with plt.rc_context(fonts):
-        figure, (whole, detail) = plt.subplots(2, 1, figsize=(14, 10), dpi=100)
-        top = 20 * np.log10(max(float(np.max(np.abs(audio))), 1e-9))
+    with matplotlib.rc_context({"font.family": list(families()), "axes.unicode_minus": False}):
+        figure = Figure(figsize=(14, 10), dpi=100, layout="constrained")
+        FigureCanvasAgg(figure)
+        whole, detail = figure.subplots(2, 1)
+        top = _peak_psd_db(audio, sample_rate)
         for axes, clip, nfft, high in ((whole, audio, 4096, 8000),
                                        (detail, audio[:4 * sample_rate], 8192, 4000)):
             with np.errstate(divide="ignore"):  # digital silence is -inf dB, drawn black
-                axes.specgram(clip, NFFT=nfft, Fs=sample_rate, noverlap=nfft * 7 // 8,
-                              cmap="magma", vmin=top - 110, vmax=top - 20, scale="dB")
+                *_, image = axes.specgram(clip, NFFT=nfft, Fs=sample_rate,
+                                          noverlap=nfft * 7 // 8, cmap="magma",
+                                          vmin=top - 90, vmax=top, scale="dB")
             axes.set_facecolor("black")  # where the audio is digital silence
             axes.set_ylim(0, min(high, sample_rate / 2))
             axes.set_xlabel("time (s)")
             axes.set_ylabel("frequency (Hz)")
+        _name_notes(whole, notes)
         whole.set_title(title)
-        detail.set_title("first 4 s")
-        figure.tight_layout()
-        with atomic_path(path) as tmp:
-            figure.savefig(tmp)
-        plt.close(figure)
+        detail.set_title("the first 4 s in detail")
+        bar = figure.colorbar(image, ax=[whole, detail], shrink=0.6, pad=0.01)
+        bar.set_label("level (dB below the loudest spectral peak)")
+        bar.set_ticks(np.arange(top - 90, top + 1, 10.0), labels=[
+            f"{round(value)}" for value in np.arange(-90, 1, 10.0)])
+    return figure
+
+
+def _peak_psd_db(audio: np.ndarray, sample_rate: int) -> float:
+    """The highest power spectral density of the audition in dB, the colour scale's top."""
+    from matplotlib import mlab
+
+    spectrum, _, _ = mlab.specgram(audio, NFFT=4096, Fs=sample_rate, noverlap=4096 * 7 // 8)
+    return float(10 * np.log10(max(float(np.max(spectrum)), 1e-30)))
+
+
+def _name_notes(axes, notes: list[DemoNote]) -> None:
+    """Each note's name (律, sung word, or Hz) upright at its onset, at the top of the view."""
+    for note in notes:
+        axes.axvline(note.time, color="white", lw=0.4, alpha=0.35)
+        axes.text(note.time, 0.99, _note_name(note), transform=axes.get_xaxis_transform(),
+                  rotation=90, ha="right", va="top", fontsize=8, color="white")
+
+
+def _note_name(note: DemoNote) -> str:
+    if note.lyric is not None:
+        return f"{note.lyric} {note.hz:.0f} Hz" if note.hz else note.lyric
+    if note.pitch is not None:
+        return f"{note.pitch} {note.articulation}" if note.articulation in "AB" else note.pitch
+    if note.hz is not None:
+        return f"{note.hz:.0f} Hz"
+    return f"{note.articulation} {note.velocity:.1f}"
 
 
 @click.command("audition")
@@ -215,8 +256,9 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
         wav = out_dir / f"{instrument.id}.wav"
         with atomic_path(wav) as tmp:
             soundfile.write(tmp, audio, sample_rate, subtype="PCM_24")
-        write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=sample_rate,
-                          title=f"{instrument.name} {instrument.roman} ({tuning.name})")
+        write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=sample_rate, notes=notes,
+                          title=f"{instrument.name} {instrument.roman}: audition, tuned "
+                                f"{tuning.name}, 黃鍾 = {tuning.pitch('黃鍾').hz:.1f} Hz")
         click.echo(f"{wav}  {len(notes)} notes, {audio.size / sample_rate:.1f} s")
 
 
