@@ -20,6 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import multiprocessing
+import socket
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -146,7 +147,11 @@ def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
         raise KitError("--executor dask://… needs dask.distributed: pip install "
                        "'soundscape[dask]'") from None
     results: list[Any] = [None] * len(jobs)
+    host, _, port = address.rpartition(":")
     try:
+        if not port.isdigit():
+            raise OSError("the address is not HOST:PORT")
+        socket.create_connection((host, int(port)), timeout=5).close()  # fail fast
         client = Client(f"tcp://{address}", timeout="10s")
     except OSError as error:
         raise KitError(f"--executor dask://{address}: no Dask scheduler answers "

@@ -1,5 +1,6 @@
 """Batch plans (``soundscape batch PLAN.toml``): many renders of the rite, each a set of
-hypotheses (tuning, 黃鍾, reading of the songs, seed) heard from a place in a layout.
+hypotheses (tuning, 黃鍾, what a 終 is, how the words are read, seed) heard from a place
+in a layout.
 
 A plan is TOML (format in docs/kit.md)::
 
@@ -15,7 +16,8 @@ A plan is TOML (format in docs/kit.md)::
     id = "equal-zeng"
     tuning = "equal"
     huangzhong_hz = "zeng"
-    reading = "stanza"            # what one 終 of a song is: song or stanza
+    zhong = "stanza"              # what one 終 of a song is: song or stanza
+    reading = "mandarin"          # how the words are pronounced: middle-chinese, mandarin
     listener = "zhongting"
     layout = "binaural"
 
@@ -35,13 +37,14 @@ from soundscape.kit.batch import Job
 from soundscape.music.tuning import HUANGZHONG_HZ
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener
+from soundscape.text.reading import READINGS
 
 __all__ = ["Sequencing", "load_plan"]
 
-_KEYS = {"id", "cues", "from", "to", "seed", "tuning", "huangzhong_hz", "reading", "listener",
-         "layout", "target_lufs"}
+_KEYS = {"id", "cues", "from", "to", "seed", "tuning", "huangzhong_hz", "zhong", "reading",
+         "listener", "layout", "target_lufs"}
 _TUNINGS = ("sanfen_sunyi", "equal")
-_READINGS = ("song", "stanza")
+_ZHONG = ("song", "stanza")
 _LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1")
 
 
@@ -55,6 +58,7 @@ class Sequencing:
     to_section: str | None
     tuning: str
     huangzhong_hz: float | str
+    zhong: str | None
     reading: str | None
 
     def __call__(self) -> Performance:
@@ -62,9 +66,10 @@ class Sequencing:
         from soundscape.sequence.planner import SequenceOptions, perform_from_file
 
         make = Tuning.equal if self.tuning == "equal" else Tuning.sanfen_sunyi
+        chosen = {k: v for k, v in (("zhong", self.zhong), ("reading", self.reading)) if v}
         return perform_from_file(self.cues, seed=self.seed, from_section=self.from_section,
                                  to_section=self.to_section, tuning=make(self.huangzhong_hz),
-                                 options=SequenceOptions(reading=self.reading))
+                                 options=SequenceOptions(**chosen))
 
 
 def load_plan(path: str | Path, site) -> tuple[Path, list[Job]]:
@@ -116,9 +121,11 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
     else:
         hz = validate.number(hz, key="huangzhong_hz", where=where, error=KitError, low=100.0,
                              high=600.0, unit="Hz")
-    reading = entry.get("reading")
+    zhong, reading = entry.get("zhong"), entry.get("reading")
+    if zhong is not None:
+        validate.choice(zhong, _ZHONG, key="zhong", where=where, error=KitError)
     if reading is not None:
-        validate.choice(reading, _READINGS, key="reading", where=where, error=KitError)
+        validate.choice(reading, READINGS, key="reading", where=where, error=KitError)
     sections = [validate.text(entry[k], key=k, where=where, error=KitError, longest=40)
                 if k in entry else None for k in ("from", "to")]
     place = validate.ident(entry.get("listener", "gong_wei"), key="listener", where=where,
@@ -130,4 +137,4 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
                              error=KitError, low=-70.0, high=0.0, unit="LUFS")
     return Job(rid, out / f"{rid}.wav", Listener(seat.position, seat.facing), layout,
                kind="render", seed=seed, options={"target_lufs": target},
-               make=Sequencing(cues, seed, *sections, tuning, hz, reading))
+               make=Sequencing(cues, seed, *sections, tuning, hz, zhong, reading))
