@@ -12,7 +12,10 @@ RATE = 16000
 STROKES = [("jiangu", "strike"), ("jiangu", "rim"), ("pi", "strike"), ("pi", "rim"),
            ("tao", "strike"), ("tao", "shake"), ("bo", "A"), ("bianzhong", "A"),
            ("bianzhong", "B"), ("bianqing", "strike"), ("se", "pluck"), ("target", "leather"),
-           ("target", "cloth"), ("target", "ground"), ("bow", "release"), ("tally", "take")]
+           ("target", "cloth"), ("target", "ground"), ("bow", "release"), ("tally", "take"),
+           ("footstep", "earth"), ("footstep", "wood"), ("robe", "kneel"),
+           ("vessel", "jue_wood"), ("pour", "cup"), ("shafts", "lay"), ("pu", "strike"),
+           ("ambience", "day"), ("ambience", "torch")]
 
 
 def below_20_hz_db(audio: np.ndarray) -> float:
@@ -27,7 +30,8 @@ def stroke(instrument_id: str, articulation: str, *, velocity: float = 1.0,
            seed: int = 0) -> np.ndarray:
     instrument = load_instrument(instrument_id)
     hz = None if instrument.default_hz else 262.0  # its own pitch, else 黃鍾
-    return render_note(instrument, hz=hz, velocity=velocity, duration=0.5,
+    duration = 8.0 if instrument.model == "ambience" else 0.5  # a bed: a whole segment
+    return render_note(instrument, hz=hz, velocity=velocity, duration=duration,
                        articulation=articulation, sample_rate=RATE,
                        rng=np.random.default_rng(seed))
 

@@ -32,9 +32,11 @@ does not sing; its randomness comes only from ``rng``. Several sources placed
 round the listener with different tags are mutually decorrelated, so the bed is
 diffuse.
 
-Level: the segment's RMS is ``velocity × 0.25`` (−12 dB under full scale) before the
-fades, so the bed's RMS at 1 m is the instrument's ``loudness_db`` − 12 dB; peaks
-are kept under 1.
+Levels: each dense layer (air, leaves, life, crickets, flame) is scaled to RMS 1,
+each sparse one (birds, knocks, crackle) so that its loudest event peaks at 1,
+then by its ``*_db``; the segment's RMS is then ``velocity × 0.1`` (−20 dB under
+full scale) before the fades, so the bed's RMS at 1 m is the instrument's
+``loudness_db`` − 20 dB; the rare peaks over full scale are softened (tanh).
 """
 
 from __future__ import annotations
@@ -57,12 +59,14 @@ from soundscape.sound.synth.params import ParamError
 
 __all__ = ["RMS", "render", "validate"]
 
-#: The segment's RMS at velocity 1, before its fades.
-RMS = 0.25
+#: The segment's RMS at velocity 1, before its fades (−20 dBFS: room for gusts and pops).
+RMS = 0.1
+#: Layers of sparse events, scaled by their loudest event; the others by their RMS.
+_SPARSE = ("bird_db", "knock_db", "crackle_db")
 
 _LEVELS = ("wind_db", "leaves_db", "bird_db", "life_db", "knock_db", "cricket_db",
            "flame_db", "crackle_db")
-_FIELDS = {**{key: (-120.0, 0.0) for key in _LEVELS},
+_FIELDS = {**{key: (-120.0, 20.0) for key in _LEVELS},
            "gust_rate_hz": (0.005, 2.0), "gust_depth": (0.0, 3.0),
            "birds_per_min": (0.0, 120.0), "knocks_per_min": (0.0, 60.0),
            "crickets": (0, 32), "chirps_per_s": (0.1, 10.0), "pulses": (1, 20),
@@ -92,9 +96,9 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     layers = _layers(row, frames=frames, sample_rate=sample_rate, rng=rng)
     out = np.zeros(frames)
     for key, layer in layers.items():
-        rms = float(np.sqrt(np.mean(layer**2)))
-        if rms > 0:
-            out += layer * (db_to_gain(row[key]) / rms)
+        scale = float(np.max(np.abs(layer)) if key in _SPARSE else np.sqrt(np.mean(layer**2)))
+        if scale > 0:
+            out += layer * (db_to_gain(row[key]) / scale)
     rms = float(np.sqrt(np.mean(out**2)))
     out *= velocity * RMS / rms if rms > 0 else 0.0
     out *= _fades(frames, fade=min(frames_for(row["fade_s"], sample_rate), frames // 2))

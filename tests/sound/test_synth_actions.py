@@ -1,0 +1,153 @@
+"""The sounds of actions, measured: steps counted and timed, bands and centroids by surface,
+a cup's ring modes and decay, a filling cup's rising pitch, a mat's thud, arrows' knocks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from soundscape.music.instruments import load_instrument
+from soundscape.sound.synth import render_note
+
+RATE = 16000
+ACTIONS = {"footstep": 3.0, "robe": 1.5, "vessel": 0.4, "pour": 2.0, "shafts": 1.5, "pu": 0.3}
+
+
+def play(instrument_id: str, articulation: str, *, duration: float = 1.5, seed: int = 0,
+         velocity: float = 0.8) -> np.ndarray:
+    return render_note(load_instrument(instrument_id), hz=None, velocity=velocity,
+                       duration=duration, articulation=articulation, sample_rate=RATE,
+                       rng=np.random.default_rng(seed))
+
+
+def band_share(audio: np.ndarray, low: float, high: float) -> float:
+    power = np.abs(np.fft.rfft(audio)) ** 2
+    freqs = np.fft.rfftfreq(audio.size, 1.0 / RATE)
+    return float(power[(freqs >= low) & (freqs < high)].sum() / power.sum())
+
+
+def centroid(audio: np.ndarray) -> float:
+    power = np.abs(np.fft.rfft(audio)) ** 2
+    freqs = np.fft.rfftfreq(audio.size, 1.0 / RATE)
+    return float((freqs * power).sum() / power.sum())
+
+
+def envelope(audio: np.ndarray, smooth_s: float = 0.01) -> np.ndarray:
+    sos = signal.butter(2, 1.0 / smooth_s, fs=RATE, output="sos")
+    return signal.sosfiltfilt(sos, np.abs(audio))
+
+
+def onsets(audio: np.ndarray, *, gap_s: float = 0.2, floor_db: float = -20.0) -> np.ndarray:
+    """Times (s) where the envelope first rises above ``floor_db`` of its peak after a
+    quiet of at least ``gap_s``."""
+    env = envelope(audio, 0.005)
+    loud = env > env.max() * 10 ** (floor_db / 20)
+    starts = np.flatnonzero(loud[1:] & ~loud[:-1]) + 1
+    keep = [s for i, s in enumerate(starts)
+            if i == 0 or not loud[max(0, s - round(gap_s * RATE)):s].any()]
+    return np.array(keep) / RATE
+
+
+@pytest.mark.parametrize(("articulation", "cadence"), [
+    ("earth", 1.6), ("stone", 1.2), ("wood", 1.6), ("earth_hurried", 3.0),
+    ("wood_hurried", 3.0)])
+def test_a_walk_is_its_duration_in_steps_at_the_cadence(articulation, cadence):
+    audio = play("footstep", articulation, duration=5.0)
+    times = onsets(audio, gap_s=0.5 / cadence)
+    assert len(times) == round(5.0 * cadence)
+    intervals = np.diff(times)
+    assert np.all(np.abs(intervals - 1.0 / cadence) < 0.25 / cadence)  # jitter of 5-6 %
+
+
+def test_surfaces_sound_as_described():
+    """Ekimov & Sabatier: a low band from the normal force, a high band from friction.
+    The wooden floor booms (most energy under 500 Hz), the stone step clicks (most above),
+    beaten earth in between; the floor rings at its board modes (120 Hz)."""
+    steps = {surface: play("footstep", surface, duration=3.0) for surface in
+             ("earth", "stone", "wood")}
+    low = {s: band_share(a, 20.0, 500.0) for s, a in steps.items()}
+    assert low["wood"] > 0.7 and low["stone"] < 0.4 and low["stone"] < low["earth"] < low["wood"]
+    for audio in steps.values():
+        assert band_share(audio, 500.0, 8000.0) > 0.03  # every step scuffs
+    assert centroid(steps["stone"]) > 2 * centroid(steps["wood"])
+    spectrum = np.abs(np.fft.rfft(steps["wood"]))
+    freqs = np.fft.rfftfreq(steps["wood"].size, 1.0 / RATE)
+    low_band = (freqs > 60) & (freqs < 300)
+    assert abs(freqs[low_band][np.argmax(spectrum[low_band])] - 120.0) < 15.0
+
+
+def test_a_bow_is_a_rustle_that_swells_and_kneeling_lands_on_the_mat():
+    bow = play("robe", "bow", duration=2.0)
+    assert 1500.0 < centroid(bow) < 5000.0
+    env = envelope(bow, 0.05)
+    middle = env[round(0.6 * RATE):round(1.4 * RATE)].mean()
+    assert middle > 2.0 * env[:round(0.1 * RATE)].mean()
+    assert middle > 2.0 * env[round(1.9 * RATE):round(2.0 * RATE)].mean()
+    # knees on the mat at 60 % of the note: 75-300 Hz energy there, none when rising
+    kneel, rise = play("robe", "kneel", duration=2.0), play("robe", "rise", duration=2.0)
+    sos = signal.butter(2, [75.0, 300.0], btype="bandpass", fs=RATE, output="sos")
+    at = slice(round(1.15 * RATE), round(1.35 * RATE))
+    thud = [np.sqrt(np.mean(signal.sosfilt(sos, a)[at] ** 2)) for a in (kneel, rise)]
+    assert 20 * np.log10(thud[0] / thud[1]) > 12.0
+
+
+@pytest.mark.parametrize(("articulation", "t60"), [("jue_wood", 1.6 * 0.3),
+                                                    ("jue_basket", 1.6 * 0.12)])
+def test_a_cup_set_down_rings_in_its_ring_modes_damped_by_what_it_stands_on(articulation, t60):
+    cup = play("vessel", articulation, duration=0.3)
+    spectrum = np.abs(np.fft.rfft(cup, 1 << 17))
+    freqs = np.fft.rfftfreq(1 << 17, 1.0 / RATE)
+    for ratio in (1.0, 2.83):  # Rayleigh's n = 2, 3 ring modes of a 1400 Hz cup
+        near = (freqs > 1400 * ratio * 0.97) & (freqs < 1400 * ratio * 1.03)
+        assert abs(freqs[near][np.argmax(spectrum[near])] / (1400 * ratio) - 1) < 0.005
+    # T60 of the lowest mode, from its band's envelope between 0.1 s and 0.3 s (after
+    # the contacts and the surface's knock)
+    sos = signal.butter(2, [1300.0, 1500.0], btype="bandpass", fs=RATE, output="sos")
+    ring = envelope(signal.sosfilt(sos, cup), 0.01)
+    a, b = (ring[round(t * RATE)] for t in (0.1, 0.3))
+    measured = 0.2 * 60.0 / (20 * np.log10(a / b))
+    assert measured == pytest.approx(t60, rel=0.2)
+
+
+def test_a_cup_in_the_basket_crackles_and_a_jue_lands_on_three_legs():
+    wood, basket = play("vessel", "jue_wood", duration=0.3), play("vessel", "zhi_basket",
+                                                                  duration=0.3)
+    assert band_share(basket, 5000.0, 8000.0) > 3 * band_share(wood, 5000.0, 8000.0)
+    # three contacts within 25 ms: the knock band (250-1000 Hz) has three onsets
+    sos = signal.butter(2, [250.0, 1000.0], btype="bandpass", fs=RATE, output="sos")
+    knocks = envelope(signal.sosfilt(sos, wood), 0.0005)[:round(0.03 * RATE)]
+    peaks, _ = signal.find_peaks(knocks, height=0.1 * knocks.max(), distance=RATE // 1000)
+    assert len(peaks) >= 2
+
+
+def test_a_filling_cup_rises_in_pitch_and_a_libation_does_not():
+    """The air column over the wine shortens: c/4L from ~1.1 to ~4.3 kHz."""
+    cup, libation = play("pour", "cup", duration=2.0), play("pour", "libation", duration=2.0)
+    early, late = slice(round(0.1 * RATE), round(0.6 * RATE)), slice(round(1.4 * RATE),
+                                                                     round(1.9 * RATE))
+    assert centroid(cup[late]) > 1.5 * centroid(cup[early])
+    assert centroid(libation[late]) < 1.3 * centroid(libation[early])
+    assert band_share(cup, 600.0, 5000.0) > 0.6  # bubbles of 1-4 mm: 0.8-3.3 kHz
+
+
+def test_arrows_gathered_knock_again_and_again_and_a_bundle_lands_on_the_bi():
+    gather = play("shafts", "gather", duration=2.0)
+    assert len(onsets(gather, gap_s=0.02, floor_db=-30.0)) >= 8  # ~14 knocks a second
+    lay = play("shafts", "lay", duration=0.5)
+    head = lay[:round(0.05 * RATE)]
+    assert band_share(head, 200.0, 600.0) > 0.25  # the 楅's wooden knock under the shafts
+
+
+@pytest.mark.parametrize("instrument_id", sorted(ACTIONS))
+def test_every_action_is_deterministic_unclipped_and_seeded(instrument_id):
+    instrument = load_instrument(instrument_id)
+    for articulation in instrument.articulations:
+        duration = ACTIONS[instrument_id]
+        one = play(instrument_id, articulation, duration=duration, seed=3, velocity=1.0)
+        assert np.array_equal(one, play(instrument_id, articulation, duration=duration,
+                                        seed=3, velocity=1.0))
+        assert not np.array_equal(one, play(instrument_id, articulation, duration=duration,
+                                            seed=4, velocity=1.0))
+        assert np.max(np.abs(one)) <= 1.0
+        assert one.size >= round(duration * RATE)
