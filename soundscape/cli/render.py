@@ -7,17 +7,18 @@ and ``output/dashe.mid``.
 
 from __future__ import annotations
 
+import math
 import sys
 import tomllib
 from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options
+from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options, stage
 from soundscape.errors import RenderError, SoundscapeError
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.audiofile import subtype_for
-from soundscape.sound.panning import LAYOUTS
+from soundscape.sound.audiofile import check_channels, subtype_for
+from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
 from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
@@ -39,16 +40,19 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               default=None, help="TOML file of [[waypoint]] time/place(/facing): a walking "
               "listener (overrides --listener).")
 @click.option("--layout", default="stereo", show_default=True,
-              help=f"{', '.join(LAYOUTS)}, or loudspeaker azimuths like 30,-30,0,110,-110.")
+              help=f"A layout: {', '.join(LAYOUTS)}; or 2 to {MAX_SPEAKERS} loudspeaker "
+              "azimuths in degrees like 30,-30,0,110,-110 (names are read first: 7.1 is the "
+              "layout). WAVs carry the layout's channel mask.")
 @click.option("--format", "file_format", type=click.Choice(_FORMATS), default=None,
               help="Audio format (MIDI is written beside it), or MIDI only "
               "(default: from the --out ending, else wav).")
 @click.option("--bits", type=click.Choice(("16", "24", "float")), default="24",
               show_default=True)
-@click.option("--rate", type=click.Choice([str(r) for r in SAMPLE_RATES]), default="48000",
-              show_default=True, help="Sample rate in Hz.")
+@click.option("--sample-rate", "--rate", "rate", type=click.Choice([str(r) for r in SAMPLE_RATES]),
+              default="48000", show_default=True, help="Sample rate in Hz.")
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
-              help="Integrated loudness in LUFS (EBU R 128: -23).")
+              callback=lambda _ctx, _param, value: _finite(value, "--target", -70.0, 0.0),
+              help="Integrated loudness in LUFS, -70 to 0 (EBU R 128: -23).")
 @click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no hall).")
 @click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
@@ -66,30 +70,42 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     from soundscape.output import midi
     from soundscape.sound import render
     from soundscape.sound.propagation import Surroundings
+    from soundscape.sound.staging import Staging
 
     file_format = _format(file_format, out)
     courtyard = site.load_site()
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
-    speakers = _layout(layout)  # check options before the (slower) sequencing
+    speakers = parse_layout(layout)  # check options before the (slower) sequencing
     if file_format != "midi":
         subtype_for(file_format, bits)
+        check_channels(file_format, len(make_panner(speakers).channels))
     performance = sequencing.perform(cues, site=courtyard)
     out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
-    # MIDI first: it is quick, and a problem with it shows before the long audio render
-    path = midi.write_midi(performance, out.with_suffix(".mid"), listener=listener)
-    click.echo(f"wrote {path} ({len(performance.events)} notes)")
-    if file_format == "midi":
+    terminal = sys.stderr.isatty()
+    try:
+        # the MIDI and the audio files are staged and replace the old ones together
+        with Staging(out.parent, out.stem) as staged:
+            midi_path = midi.write_midi(performance, staged.folder / f"{out.stem}.mid",
+                                        listener=listener)
+            result = None if file_format == "midi" else render.render_audio(
+                performance, staged.folder / out.name, listener=listener, layout=speakers,
+                sample_rate=int(rate), seed=sequencing.seed, file_format=file_format,
+                bits=bits, target_lufs=target_lufs,
+                surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
+                progress=not quiet and terminal, workers=jobs,
+                stage=None if quiet or terminal else stage)
+    except OSError as error:  # name the output, not the hidden folder it was staged in
+        raise OSError(error.errno, error.strerror, str(out)) from None
+    click.echo(f"wrote {staged.final(midi_path)} ({len(performance.events)} notes)")
+    if result is None:
         return
-    result = render.render_audio(
-        performance, out, listener=listener, layout=speakers, sample_rate=int(rate),
-        seed=sequencing.seed, file_format=file_format, bits=bits, target_lufs=target_lufs,
-        surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
-        progress=not quiet and sys.stderr.isatty(), workers=jobs)
     for path in result.files:
-        click.echo(f"wrote {path} ({result.seconds:.1f} s, {len(result.channels)} channels)")
+        click.echo(f"wrote {staged.final(path)} ({result.seconds:.1f} s, "
+                   f"{len(result.channels)} channels)")
     say(result.report.text())
-    say(f"markers: {result.sidecar}; loudness report: {result.report_file}")
+    say(f"markers: {staged.final(result.sidecar)}; loudness report: "
+        f"{staged.final(result.report_file)}")
 
 
 def _format(file_format: str | None, out: Path | None) -> str:
@@ -107,24 +123,25 @@ def _format(file_format: str | None, out: Path | None) -> str:
     return implied
 
 
-def _layout(text: str) -> str | tuple[float, ...]:
-    if text in LAYOUTS:
-        return text
-    try:
-        return tuple(float(v) for v in text.split(","))
-    except ValueError:
-        raise RenderError(f"--layout {text!r}, accepted: {', '.join(LAYOUTS)} or loudspeaker "
-                          "azimuths in degrees like 30,-30,0,110,-110") from None
+def _finite(value: float, option: str, low: float, high: float) -> float:
+    if not (math.isfinite(value) and low <= value <= high):
+        raise RenderError(f"{option} {value!r}, accepted: a finite number from {low:g} to "
+                          f"{high:g}")
+    return value
 
 
 def _facing(text: str) -> str | float | tuple[float, float]:
     parts = text.split(",")
     try:
-        if len(parts) == 2:
-            return (float(parts[0]), float(parts[1]))
-        return float(text)
+        numbers = tuple(float(part) for part in parts)
     except ValueError:
         return text  # a compass word; Listener checks it
+    if len(numbers) not in (1, 2) or not all(math.isfinite(n) for n in numbers):
+        raise RenderError(f"--facing {text!r}, accepted: north, south, east, west, a finite "
+                          "bearing in degrees or a finite direction x,y")
+    if len(numbers) == 1:
+        return _finite(numbers[0], "--facing", -360.0, 360.0)
+    return numbers
 
 
 def _listener(place: str, facing: str | None, courtyard) -> Listener:

@@ -5,10 +5,16 @@ beside the destination and renamed only when complete
 (``soundscape.fileio.atomic_path``), so an interrupted render leaves nothing.
 
 Markers go where a DAW looks for them: in WAV, a ``cue `` chunk with one cue
-point per marker and a ``LIST``/``adtl`` chunk of ``labl`` names (UTF-8); for
-every format also a sidecar ``<file>.markers.txt`` in Audacity's label-track
-format (start, end, label, tab-separated), which Audacity, Reaper and others
-import.
+point per marker and a ``LIST``/``adtl`` chunk of ``labl`` names (UTF-8); in
+FLAC, Vorbis comments ``CHAPTERnnn=HH:MM:SS.mmm`` and ``CHAPTERnnnNAME=label``
+(the chapter convention ffmpeg and players read); for every format also a
+sidecar ``<file>.markers.txt`` in Audacity's label-track format (start, end,
+label, tab-separated), which Audacity, Reaper and others import.
+
+Channel layouts: WAVs are WAVE_FORMAT_EXTENSIBLE with the layout's
+``dwChannelMask`` (0, "no speaker positions", for ambisonics and custom rings);
+FLACs whose layout is not the one FLAC implies for their channel count carry
+the ``WAVEFORMATEXTENSIBLE_CHANNEL_MASK`` comment (FLAC holds at most 8 channels).
 """
 
 from __future__ import annotations
@@ -21,20 +27,25 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import mutagen.flac
 import numpy as np
 import soundfile
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
-__all__ = ["FORMATS", "SUBTYPES", "BlockWriter", "Cue", "append_wav_cues", "open_writer",
-           "read_wav_cues", "sample_writer", "subtype_for", "write_sidecar"]
+__all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "append_wav_cues",
+           "check_channels", "open_writer", "read_wav_channel_mask", "read_wav_cues",
+           "sample_writer", "set_wav_channel_mask", "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
 #: ``--bits`` → soundfile subtype per format.
 SUBTYPES = {("wav", "16"): "PCM_16", ("wav", "24"): "PCM_24", ("wav", "float"): "FLOAT",
             ("flac", "16"): "PCM_16", ("flac", "24"): "PCM_24"}
+FLAC_MAX_CHANNELS = 8
+# The layout FLAC implies for 1…8 channels (FLAC format, "Channels"), as speaker masks.
+_FLAC_IMPLIED_MASKS = (0x4, 0x3, 0x7, 0x33, 0x37, 0x3F, 0x70F, 0x63F)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +71,17 @@ def subtype_for(file_format: str, bits: str) -> str:
         raise RenderError(f"format={file_format!r} bits={bits!r}, accepted: {accepted}") from None
 
 
+def check_channels(file_format: str, channels: int) -> None:
+    """Refuse a channel count the format cannot hold (FLAC: 1 to 8)."""
+    if file_format == "flac" and channels > FLAC_MAX_CHANNELS:
+        raise RenderError(f"format=flac holds 1 to {FLAC_MAX_CHANNELS} channels; this layout "
+                          f"has {channels}: use wav")
+
+
 @contextlib.contextmanager
 def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_format: str,
-                bits: str, cues: Sequence[Cue] = (), frames: int = 0
-                ) -> Iterator[soundfile.SoundFile]:
+                bits: str, cues: Sequence[Cue] = (), frames: int = 0,
+                channel_mask: int | None = None) -> Iterator[soundfile.SoundFile]:
     """Open a streaming writer; on clean exit the file (with its cues) is renamed into place.
 
     Parameters
@@ -81,6 +99,9 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     frames : int, samples
         Expected length. A WAV that would pass 4 GiB is written as RF64 (the
         64-bit WAV) instead, without cue chunks (the sidecar still has them).
+    channel_mask : int or None
+        WAVE_FORMAT_EXTENSIBLE speaker mask of the channels (``panning.wav_channel_mask``);
+        None writes a plain WAV and no FLAC mask comment.
 
     Yields
     ------
@@ -88,17 +109,23 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
         Call ``.write(block)`` with float arrays ``(frames, channels)`` in [-1, 1].
     """
     subtype = subtype_for(file_format, bits)
+    check_channels(file_format, channels)
     width = {"PCM_16": 2, "PCM_24": 3, "FLOAT": 4}[subtype]
-    major = file_format.upper()
-    if major == "WAV" and frames * channels * width > _RIFF_LIMIT:
+    major = "WAVEX" if file_format == "wav" and channel_mask is not None else file_format.upper()
+    if file_format == "wav" and frames * channels * width > _RIFF_LIMIT:
         major = "RF64"
     with atomic_path(path) as tmp:
         with soundfile.SoundFile(tmp, "w", samplerate=sample_rate, channels=channels,
                                  subtype=subtype, format=major) as out, \
                 sample_writer(out, subtype) as writer:
             yield writer
-        if major == "WAV" and cues:
+        if file_format == "wav" and channel_mask is not None:
+            set_wav_channel_mask(tmp, channel_mask)
+        if major in ("WAV", "WAVEX") and cues:
             append_wav_cues(tmp, cues)
+        if file_format == "flac":
+            _tag_flac(tmp, cues, sample_rate=sample_rate, channels=channels,
+                      channel_mask=channel_mask)
 
 
 class BlockWriter:
@@ -166,7 +193,7 @@ def sample_writer(out: soundfile.SoundFile, subtype: str) -> BlockWriter:
     through the public ``write``.
     """
     # libsndfile writes an RF64 PEAK chunk regardless, with peaks only its own write tracks
-    packable = out.format == "WAV" or (out.format == "RF64" and subtype != "FLOAT")
+    packable = out.format in ("WAV", "WAVEX") or (out.format == "RF64" and subtype != "FLOAT")
     raw = _raw_writer(out) if packable else None
     if raw is None:
         return BlockWriter(out.write, _CONVERTERS[subtype])
@@ -233,6 +260,64 @@ _PACKERS = {
 }
 _SFC_SET_ADD_PEAK_CHUNK = 0x1050  # sndfile.h
 _SF_FALSE = 0
+
+
+def _fmt_offset(f) -> int:
+    """File offset of the ``fmt `` chunk's body in an open RIFF/RF64 WAV."""
+    header = f.read(12)
+    if header[:4] not in (b"RIFF", b"RF64") or header[8:12] != b"WAVE":
+        raise RenderError(f"{f.name}: not a RIFF or RF64 WAVE file")
+    pos = 12
+    while True:
+        f.seek(pos)
+        head = f.read(8)
+        if len(head) < 8:
+            raise RenderError(f"{f.name}: no fmt chunk")
+        tag, size = head[:4], struct.unpack("<I", head[4:])[0]
+        if tag == b"fmt ":
+            return pos + 8
+        pos += 8 + size + size % 2
+
+
+def set_wav_channel_mask(path: str | Path, mask: int) -> None:
+    """Write ``mask`` into the ``dwChannelMask`` of a WAVE_FORMAT_EXTENSIBLE file's fmt chunk
+    (libsndfile writes a guess from the channel count: quad for four ambisonic channels)."""
+    with open(path, "r+b") as f:
+        body = _fmt_offset(f)
+        f.seek(body)
+        fmt = f.read(24)
+        if struct.unpack("<H", fmt[:2])[0] != _WAVE_FORMAT_EXTENSIBLE:
+            raise RenderError(f"{path}: not WAVE_FORMAT_EXTENSIBLE; cannot set a channel mask")
+        f.seek(body + 20)
+        f.write(struct.pack("<I", mask))
+
+
+def read_wav_channel_mask(path: str | Path) -> int | None:
+    """The ``dwChannelMask`` of a WAV, None for a plain (not extensible) one."""
+    with open(path, "rb") as f:
+        f.seek(_fmt_offset(f))
+        fmt = f.read(24)
+    if struct.unpack("<H", fmt[:2])[0] != _WAVE_FORMAT_EXTENSIBLE:
+        return None
+    return struct.unpack("<I", fmt[20:24])[0]
+
+
+_WAVE_FORMAT_EXTENSIBLE = 0xFFFE
+
+
+def _tag_flac(path: Path, cues: Sequence[Cue], *, sample_rate: int, channels: int,
+              channel_mask: int | None) -> None:
+    """Markers as CHAPTERnnn Vorbis comments, and the channel mask if FLAC does not imply it."""
+    flac = mutagen.flac.FLAC(path)
+    for i, cue in enumerate(cues, start=1):
+        milliseconds = round(cue.frame * 1000 / sample_rate)
+        hours, rest = divmod(milliseconds, 3_600_000)
+        minutes, rest = divmod(rest, 60_000)
+        flac[f"CHAPTER{i:03d}"] = f"{hours:02d}:{minutes:02d}:{rest / 1000:06.3f}"
+        flac[f"CHAPTER{i:03d}NAME"] = cue.label
+    if channel_mask is not None and channel_mask != _FLAC_IMPLIED_MASKS[channels - 1]:
+        flac["WAVEFORMATEXTENSIBLE_CHANNEL_MASK"] = f"0x{channel_mask:04X}"
+    flac.save()
 
 
 def append_wav_cues(path: str | Path, cues: Sequence[Cue]) -> None:

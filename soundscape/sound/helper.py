@@ -12,22 +12,21 @@ __all__ = ["NoteHelper"]
 
 
 def _serve(conn, other, heard: HeardNotes) -> None:
-    """The helper process: compute the notes asked for, in order, until told to stop."""
+    """The helper process: compute the notes asked for, in order, until told to stop.
+
+    When the main process stops early (Ctrl-C, an error, killed) it closes its end
+    while a note may be in hand: the helper then just ends, without a traceback.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     other.close()  # so the pipe reports EOF if the main process dies
-    while True:
-        try:
-            index = conn.recv()
-        except EOFError:
-            return
-        if index is None:
-            return
-        try:
-            note = heard.compute(index)
-        except BaseException as error:  # handed to the main process, which raises it
-            conn.send((index, error))
-            return
-        conn.send((index, note))
+    with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
+        while (index := conn.recv()) is not None:
+            try:
+                note = heard.compute(index)
+            except BaseException as error:  # handed to the main process, which raises it
+                conn.send((index, error))
+                return
+            conn.send((index, note))
 
 
 class NoteHelper:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from soundscape.sound.audiofile import BlockWriter
 from soundscape.sound.loudness import (
@@ -57,6 +58,10 @@ class Mastering:
     block_frames : int, samples
     target_lufs : float, LUFS
     ceiling_dbtp : float, dBTP
+    progress : bool
+        Show a tqdm bar for pass 2 (pass 1's is the renderer's).
+    stage : callable or None
+        ``stage(text)`` → a context manager around each pass (a log line per stage).
     """
 
     sample_rate: int
@@ -67,6 +72,11 @@ class Mastering:
     block_frames: int
     target_lufs: float
     ceiling_dbtp: float
+    progress: bool = False
+    stage: Callable[[str], contextlib.AbstractContextManager] | None = None
+
+    def step(self, text: str) -> contextlib.AbstractContextManager:
+        return self.stage(text) if self.stage is not None else contextlib.nullcontext()
 
 
 def measurement(per_file: int, buses: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -81,7 +91,9 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
            ) -> tuple[LoudnessReport, int]:
     """Run both passes: ``blocks`` through ``raw`` into the writers ``open_outputs(frames)``
     yields (one per file); returns the loudness report and the frames written."""
-    first = _pass_one(blocks, raw, how.measure, LoudnessMeter(how.sample_rate, how.weights))
+    with how.step("render pass 1 of 2: rendering and metering"):
+        first = _pass_one(blocks, raw, how.measure,
+                          LoudnessMeter(how.sample_rate, how.weights))
     frames, peak = first.frames, first.peak
     measured = first.meter.integrated()
     gain_db = how.target_lufs - measured if math.isfinite(measured) else 0.0
@@ -89,17 +101,21 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
     limit = peak.peak_dbtp + gain_db > limiter_ceiling
 
     def write(gain: float) -> tuple[float, float, float]:
-        with open_outputs(frames) as writers:
+        with how.step(f"render pass 2 of 2: gain {gain:+.1f} dB, limiter, writing"), \
+                open_outputs(frames) as writers, \
+                tqdm(total=round(frames / how.sample_rate, 1), unit="s", desc="pass 2",
+                     disable=not how.progress, leave=False) as bar:
             return _pass_two(raw, how, gain, limiter_ceiling, limit=limit, write=writers,
-                             reference=first)
+                             reference=first, bar=bar)
 
     output_lufs, output_peak, limited = write(gain_db)
     if limit and not abs(how.target_lufs - output_lufs) < SETTLE_LU:
         # The limiter took off more than the tolerance: settle the gain by dry runs
         # (rare: limiting touches only the peaks), then write again.
-        gain_db = settle_gain(lambda g: _pass_two(
-            raw, how, g, limiter_ceiling, limit=True, write=None, reference=first)[0],
-            gain_db, how.target_lufs, first=output_lufs)
+        with how.step("settling the gain under the limiter (dry runs of pass 2)"):
+            gain_db = settle_gain(lambda g: _pass_two(
+                raw, how, g, limiter_ceiling, limit=True, write=None, reference=first)[0],
+                gain_db, how.target_lufs, first=output_lufs)
         output_lufs, output_peak, limited = write(gain_db)
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
@@ -129,7 +145,10 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
     peak, snapshots, frames = TruePeakMeter(), [], 0
     with open(raw, "wb") as out:
         def keep(block: np.ndarray) -> None:
-            out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
+            try:
+                out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
+            except OSError as error:  # a file object's errors do not name it
+                raise OSError(error.errno, error.strerror, str(raw)) from None
             measured = measure(block)
             meter.add(measured)
             snapshots.append(meter.snapshot())
@@ -169,7 +188,8 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
 
 
 def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, limit: bool,
-              write: list | None, reference: _PassOne) -> tuple[float, float, float]:
+              write: list | None, reference: _PassOne, bar: tqdm | None = None
+              ) -> tuple[float, float, float]:
     """Pass 2: gain, limiter, (optional) write; returns output LUFS, true peak, limiter dB.
 
     Without ``limit`` only the gain is applied: loudness and true peak scale
@@ -184,6 +204,8 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     def emit(block: np.ndarray) -> None:
         for i, writer in enumerate(write or ()):
             writer.write(block[:, i * per_file:(i + 1) * per_file])
+        if bar is not None:
+            bar.update(len(block) / how.sample_rate)
 
     if not limit:
         for block in _read_raw(raw, how.width, how.block_frames, scale=np.float32(gain)):

@@ -10,24 +10,28 @@ Azimuth is 0 ahead and positive to the left; elevation positive up.
   one-pole/one-zero head-shadow filter (acoustics.md §7.5). No HRTF data.
 - ``Ambisonic``: AmbiX (ACN, SN3D, no Condon–Shortley) of order 1 or 3 (§7.6).
 - ``Vbap``: Pulkki's vector-base amplitude panning over loudspeaker pairs of a
-  horizontal ring (§7.7); presets ``ring8`` and ``5.1``.
+  horizontal ring, or triangles when speakers are elevated (§7.7); presets ``ring8``,
+  ``5.1``, ``7.1`` and ``7.1.4``, with their WAVE_FORMAT_EXTENSIBLE channel masks.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from scipy.spatial import ConvexHull
 
 from soundscape.errors import RenderError
 from soundscape.sound.ambisonics import acn_channels, sn3d_gains
 from soundscape.sound.propagation import Air
 
-__all__ = ["HEAD_RADIUS_M", "Ambisonic", "Binaural", "ChannelTerms", "Panner", "Stereo",
-           "Vbap", "bs1770_weight", "head_shadow", "make_panner", "woodworth_itd"]
+__all__ = ["HEAD_RADIUS_M", "LAYOUTS", "MAX_SPEAKERS", "WAV_SPEAKER_BITS", "Ambisonic",
+           "Binaural", "ChannelTerms", "Panner", "Stereo", "Vbap", "bs1770_weight", "head_shadow",
+           "make_panner", "parse_layout", "wav_channel_mask", "woodworth_itd"]
 
 #: Brown & Duda's average adult head radius (acoustics.md §7.5).
 HEAD_RADIUS_M = 0.0875
@@ -165,37 +169,64 @@ class Ambisonic:
         return weights
 
 
+#: Most loudspeakers a layout may have (a file's channels; WAV masks name 18 positions).
+MAX_SPEAKERS = 64
+_SAME_DIRECTION_DEG = 1.0  # two speakers closer than this are the same speaker
+
+
 @dataclass(frozen=True)
 class Vbap:
-    """2-D VBAP over a horizontal loudspeaker ring (Pulkki 1997; acoustics.md §7.7).
+    """VBAP over loudspeakers (Pulkki 1997; acoustics.md §7.7): 2-D over the pairs of a
+    horizontal ring, 3-D over the triangles of the convex hull of the speaker directions when
+    some are elevated (with an imaginary speaker at the nadir if none is below, whose gain is
+    dropped, as IEM's AllRADecoder asks; the rest are rescaled to constant power).
 
     Parameters
     ----------
     azimuths_deg : tuple of float, degrees
-        One per loudspeaker, 0 ahead, positive left.
+        One per loudspeaker, 0 ahead, positive left, finite, in −360…360.
     names : tuple of str
         Channel names, same length.
     silent : tuple of str
-        Channels that take no panned signal (the LFE of 5.1).
+        Channels that take no panned signal (the LFE).
+    elevations_deg : tuple of float or None, degrees
+        One per loudspeaker, −90…90; None: all on the horizon.
     """
 
     azimuths_deg: tuple[float, ...]
     names: tuple[str, ...]
     silent: tuple[str, ...] = ()
+    elevations_deg: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        if len(self.azimuths_deg) < 2 or len(self.azimuths_deg) != len(self.names):
-            raise RenderError(f"loudspeaker layout {self.azimuths_deg!r}: need ≥ 2 azimuths")
+        _check_speakers(self.azimuths_deg, self.elevations_deg, self.names, self.silent)
 
     @property
     def channels(self) -> tuple[str, ...]:
         return self.names
 
+    def _elevation(self, i: int) -> float:
+        return 0.0 if self.elevations_deg is None else self.elevations_deg[i]
+
     def _active(self) -> list[int]:
         live = [i for i, n in enumerate(self.names) if n not in self.silent]
         return sorted(live, key=lambda i: self.azimuths_deg[i] % 360.0)
 
+    @functools.cached_property
+    def _triangles(self) -> list[tuple[tuple[int, ...], np.ndarray]]:
+        """3-D: (speaker indices, inverse of their direction matrix) per hull triangle; −1 is
+        the imaginary nadir."""
+        live = self._active()
+        vectors = [_unit(self.azimuths_deg[i], self._elevation(i)) for i in live]
+        if not any(self._elevation(i) < -10.0 for i in live):
+            live, vectors = [*live, -1], [*vectors, _unit(0.0, -90.0)]
+        hull = ConvexHull(np.array(vectors))
+        return [(tuple(live[k] for k in tri), np.linalg.inv(np.array([vectors[k] for k in tri])))
+                for tri in hull.simplices]
+
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
+        if self.elevations_deg is not None and any(self.elevations_deg):
+            return self._terms_3d(azimuth_deg, elevation_deg)
         p = np.array([math.cos(math.radians(azimuth_deg)), math.sin(math.radians(azimuth_deg))])
         ring = self._active()
         gains = np.zeros(len(self.names))
@@ -215,9 +246,77 @@ class Vbap:
         gains[b] += g[1]
         return ChannelTerms(gains)
 
+    def _terms_3d(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
+        p = _unit(azimuth_deg, elevation_deg)
+        scores = [(p @ inverse, speakers) for speakers, inverse in self._triangles]
+        g, speakers = max(scores, key=lambda score: score[0].min())
+        gains = np.zeros(len(self.names))
+        for speaker, gain in zip(speakers, np.clip(g, 0.0, None), strict=True):
+            if speaker >= 0:
+                gains[speaker] += gain
+        power = math.sqrt(float(gains @ gains))
+        return ChannelTerms(gains / power if power > 0 else gains)
+
     def loudness_weights(self) -> np.ndarray:
-        return np.array([0.0 if n in self.silent else bs1770_weight(az)
-                         for az, n in zip(self.azimuths_deg, self.names, strict=True)])
+        return np.array([0.0 if n in self.silent else bs1770_weight(az, self._elevation(i))
+                         for i, (az, n) in enumerate(zip(self.azimuths_deg, self.names,
+                                                         strict=True))])
+
+
+def _unit(azimuth_deg: float, elevation_deg: float) -> np.ndarray:
+    az, el = math.radians(azimuth_deg), math.radians(elevation_deg)
+    return np.array([math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el)])
+
+
+def _check_speakers(azimuths: tuple[float, ...], elevations: tuple[float, ...] | None,
+                    names: tuple[str, ...], silent: tuple[str, ...]) -> None:
+    """Refuse a layout VBAP cannot pan over, naming the speaker and what is accepted."""
+    where = f"loudspeaker layout {', '.join(f'{a:g}' for a in azimuths[:8])}" + (
+        " …" if len(azimuths) > 8 else "")
+    if len(names) != len(azimuths) or (elevations is not None
+                                       and len(elevations) != len(azimuths)):
+        raise RenderError(f"{where}: {len(azimuths)} azimuths, {len(names)} names"
+                          f"{'' if elevations is None else f', {len(elevations)} elevations'}")
+    if not 2 <= len(azimuths) <= MAX_SPEAKERS:
+        raise RenderError(f"{where}: {len(azimuths)} loudspeakers, accepted: 2 to "
+                          f"{MAX_SPEAKERS}")
+    elevations = elevations or (0.0,) * len(azimuths)
+    for i, (az, el) in enumerate(zip(azimuths, elevations, strict=True)):
+        if not (math.isfinite(az) and -360.0 <= az <= 360.0):
+            raise RenderError(f"{where}: speaker {i + 1} azimuth {az!r}, accepted: a finite "
+                              "angle in -360 to 360 degrees")
+        if not (math.isfinite(el) and -90.0 <= el <= 90.0):
+            raise RenderError(f"{where}: speaker {i + 1} elevation {el!r}, accepted: -90 to 90 "
+                              "degrees")
+    live = [i for i, n in enumerate(names) if n not in silent]
+    for k, i in enumerate(live):
+        for j in live[k + 1:]:
+            cosine = float(_unit(azimuths[i], elevations[i]) @ _unit(azimuths[j], elevations[j]))
+            if cosine > math.cos(math.radians(_SAME_DIRECTION_DEG)):
+                raise RenderError(f"{where}: speakers {i + 1} and {j + 1} stand in the same "
+                                  f"direction ({azimuths[i]:g}°, {azimuths[j]:g}°); each "
+                                  "needs its own")
+    if len(live) < 2:
+        raise RenderError(f"{where}: {len(live)} panned loudspeakers; need ≥ 2")
+
+
+#: WAVE_FORMAT_EXTENSIBLE speaker bits (Microsoft, KSMEDIA.H ``SPEAKER_*``) of the
+#: channel names the presets use; a file's channels must come in increasing bit order.
+WAV_SPEAKER_BITS = {"L": 0x1, "R": 0x2, "C": 0x4, "LFE": 0x8, "Ls": 0x10, "Rs": 0x20,
+                    "Lrs": 0x10, "Rrs": 0x20, "Lss": 0x200, "Rss": 0x400,
+                    "Ltf": 0x1000, "Rtf": 0x4000, "Ltr": 0x8000, "Rtr": 0x20000}
+
+
+def wav_channel_mask(panner: Panner) -> int:
+    """The WAVE_FORMAT_EXTENSIBLE ``dwChannelMask`` of a panner's channels: speaker bits
+    for named loudspeaker layouts (stereo and binaural are front left and right); 0 (no
+    speaker positions) for ambisonics, rings and custom lists."""
+    if isinstance(panner, Stereo | Binaural):
+        return 0x3
+    bits = [WAV_SPEAKER_BITS.get(name, 0) for name in panner.channels]
+    if isinstance(panner, Vbap) and all(bits) and bits == sorted(set(bits)):
+        return sum(bits)
+    return 0
 
 
 #: Layout presets for ``--layout`` (channel order as files carry them).
@@ -226,8 +325,17 @@ _RING8 = Vbap(tuple(float(a) for a in range(0, 360, 45)),
 # 5.1 in WAV order L R C LFE Ls Rs, ITU-R BS.775 angles (surrounds at ±110°).
 _FIVE_ONE = Vbap((30.0, -30.0, 0.0, 0.0, 110.0, -110.0),
                  ("L", "R", "C", "LFE", "Ls", "Rs"), silent=("LFE",))
+# 7.1 and 7.1.4: ITU-R BS.2051-3 Systems I (0+7+0) and J (4+7+0), in WAV channel order
+# (rear surrounds Lrs/Rrs at ±135° before side surrounds Lss/Rss at ±90°; the four height
+# speakers at ±45° front and ±135° rear, 30° up).
+_SEVEN_ONE = Vbap((30.0, -30.0, 0.0, 0.0, 135.0, -135.0, 90.0, -90.0),
+                  ("L", "R", "C", "LFE", "Lrs", "Rrs", "Lss", "Rss"), silent=("LFE",))
+_SEVEN_ONE_FOUR = Vbap(
+    (*_SEVEN_ONE.azimuths_deg, 45.0, -45.0, 135.0, -135.0),
+    (*_SEVEN_ONE.names, "Ltf", "Rtf", "Ltr", "Rtr"), silent=("LFE",),
+    elevations_deg=(0.0,) * 8 + (30.0,) * 4)
 
-LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1", "stems")
+LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1", "7.1", "7.1.4", "stems")
 
 
 def make_panner(layout: str | Sequence[float], *, speed_of_sound: float = _DEFAULT_C
@@ -245,10 +353,33 @@ def make_panner(layout: str | Sequence[float], *, speed_of_sound: float = _DEFAU
                                   "stems": Stereo(speed_of_sound=c),
                                   "binaural": Binaural(speed_of_sound=c),
                                   "foa": Ambisonic(1), "hoa3": Ambisonic(3),
-                                  "ring8": _RING8, "5.1": _FIVE_ONE}
+                                  "ring8": _RING8, "5.1": _FIVE_ONE, "7.1": _SEVEN_ONE,
+                                  "7.1.4": _SEVEN_ONE_FOUR}
     try:
         return presets[layout]
     except KeyError:
         raise RenderError(
             f"layout={layout!r}, accepted: {', '.join(LAYOUTS)} or loudspeaker azimuths "
             "like 30,-30,0,110,-110") from None
+
+
+def parse_layout(text: str) -> str | tuple[float, ...]:
+    """A ``--layout`` value: a layout name (tried first: ``7.1`` is a name, not an angle) or
+    a comma-separated list of 2 to ``MAX_SPEAKERS`` distinct loudspeaker azimuths, checked
+    through ``make_panner`` so that a bad one is refused before any work."""
+    if text in LAYOUTS:
+        return text
+    shown = repr(text if len(text) <= 40 else text[:40] + "…")
+    accepted = (f"a layout name ({', '.join(LAYOUTS)}) or 2 to {MAX_SPEAKERS} loudspeaker "
+                "azimuths in degrees like 30,-30,0,110,-110")
+    try:
+        azimuths = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise RenderError(f"--layout {shown}, accepted: {accepted}") from None
+    if len(azimuths) < 2:
+        raise RenderError(f"--layout {shown}, accepted: {accepted}")
+    try:
+        make_panner(azimuths)
+    except RenderError as error:
+        raise RenderError(f"--layout {shown}: {str(error).split(': ', 1)[1]}") from None
+    return azimuths

@@ -24,8 +24,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import tempfile
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -36,18 +36,26 @@ from soundscape.errors import RenderError
 from soundscape.fileio import write_text
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.audiofile import FORMATS, Cue, open_writer, subtype_for, write_sidecar
+from soundscape.sound.audiofile import (
+    FORMATS,
+    Cue,
+    check_channels,
+    open_writer,
+    subtype_for,
+    write_sidecar,
+)
 from soundscape.sound.helper import NoteHelper
 from soundscape.sound.loudness import LoudnessReport
 from soundscape.sound.mastering import Mastering, master, measurement
 from soundscape.sound.mix import Accumulator
 from soundscape.sound.notes import CACHE_BYTES, DryNotes, SynthVoice, Voice
-from soundscape.sound.panning import Panner, make_panner
+from soundscape.sound.panning import Panner, make_panner, wav_channel_mask
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNotes, Spatialiser
+from soundscape.sound.staging import Staging
 
 __all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice",
-           "render_audio", "render_blocks"]
+           "render_audio", "render_blocks", "space_needed"]
 
 SAMPLE_RATES = (44100, 48000, 96000)
 
@@ -156,9 +164,14 @@ def render_audio(performance: Performance, path: str | Path, *,
                  sample_rate: int = 48000, seed: int = 0, voice: Voice | None = None,
                  surroundings: Surroundings | None = None, file_format: str = "wav",
                  bits: str = "24", target_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
-                 block_s: float = 1.0, progress: bool = False, workers: int = 1
+                 block_s: float = 1.0, progress: bool = False, workers: int = 1,
+                 stage: Callable[[str], contextlib.AbstractContextManager] | None = None
                  ) -> RenderResult:
     """Render a Performance heard by ``listener`` to ``path``, loudness-normalised.
+
+    All its files (audio, stems, markers, loudness report) are written in a staging
+    folder beside ``path`` and moved into place together when complete
+    (``soundscape.sound.staging``); free space is checked first.
 
     Parameters
     ----------
@@ -167,8 +180,8 @@ def render_audio(performance: Performance, path: str | Path, *,
         Destination (``.wav`` or ``.flac``); stems go beside it as ``<stem>.<instrument><ext>``.
     listener : Listener or ListenerPath
     layout : str or tuple of float
-        ``stereo``, ``binaural``, ``foa``, ``hoa3``, ``ring8``, ``5.1``, ``stems`` or
-        loudspeaker azimuths in degrees (VBAP).
+        A name of ``panning.LAYOUTS`` (stereo, binaural, foa, hoa3, ring8, 5.1, 7.1,
+        7.1.4, stems) or 2 to ``panning.MAX_SPEAKERS`` loudspeaker azimuths in degrees.
     sample_rate : int, Hz
         44100, 48000 or 96000.
     seed : int
@@ -177,24 +190,26 @@ def render_audio(performance: Performance, path: str | Path, *,
     surroundings : Surroundings or None
         Air and reflections; None → 20 °C, 50 %, floor and hall reflections.
     file_format : str
-        ``wav`` or ``flac``.
+        ``wav`` or ``flac`` (FLAC: at most 8 channels).
     bits : str
         ``16``, ``24`` or ``float``.
     target_lufs : float, LUFS
-        Integrated loudness of the file (BS.1770; ambisonics: of W).
+        Integrated loudness of the file (BS.1770; ambisonics: of W), −70 to 0.
     ceiling_dbtp : float, dBTP
-        True-peak ceiling (4× oversampled).
+        True-peak ceiling (4× oversampled), −20 to 0.
     block_s : float, seconds
-        Streaming block length (pass 1 keeps a small loudness-meter snapshot per
-        block, so very short blocks on a very long rite cost memory).
+        Streaming block length, 0.01 to 10 (pass 1 keeps a small loudness-meter
+        snapshot per block, so very short blocks on a very long rite cost memory).
     progress : bool
-        Show progress bars.
+        Show progress bars (both passes).
     workers : int >= 1
         2: a helper process computes notes alongside (same bytes, faster on two cores).
+    stage : callable or None
+        ``stage(text)`` → a context manager around each pass, for a log line per stage
+        where there is no terminal for the bars.
     """
-    if sample_rate not in SAMPLE_RATES:
-        raise RenderError(f"sample rate={sample_rate!r}, accepted: "
-                          f"{', '.join(map(str, SAMPLE_RATES))}")
+    _check_numbers(sample_rate=sample_rate, target_lufs=target_lufs,
+                   ceiling_dbtp=ceiling_dbtp, block_s=block_s)
     if file_format not in FORMATS:
         raise RenderError(f"format={file_format!r}, accepted: {', '.join(FORMATS)}")
     subtype_for(file_format, bits)  # fail now, not after the render
@@ -205,35 +220,82 @@ def render_audio(performance: Performance, path: str | Path, *,
              if layout == "stems" else ())
     block_frames = max(1, round(block_s * sample_rate))
     per_file = len(panner.channels)
+    check_channels(file_format, per_file)
     how = Mastering(sample_rate, per_file * max(1, len(stems)), per_file,
                     panner.loudness_weights(), measurement(per_file, len(stems)), block_frames,
-                    target_lufs, ceiling_dbtp)
-    targets = _stem_paths(path, stems) if stems else (path,)
+                    target_lufs, ceiling_dbtp, progress=progress, stage=stage)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
             for m in performance.markers]
+    try:
+        with Staging(path.parent, path.stem) as staged:
+            _check_space(path, performance.duration, sample_rate, how.width, bits)
+            targets = _stem_paths(staged.folder / path.name, stems) or (
+                staged.folder / path.name,)
 
-    @contextlib.contextmanager
-    def open_outputs(frames: int) -> Iterator[list]:
-        with contextlib.ExitStack() as stack:
-            yield [stack.enter_context(open_writer(
-                target, sample_rate=sample_rate, channels=per_file, file_format=file_format,
-                bits=bits, cues=cues, frames=frames)) for target in targets]
+            @contextlib.contextmanager
+            def open_outputs(frames: int) -> Iterator[list]:
+                with contextlib.ExitStack() as stack:
+                    yield [stack.enter_context(open_writer(
+                        target, sample_rate=sample_rate, channels=per_file,
+                        file_format=file_format, bits=bits, cues=cues, frames=frames,
+                        channel_mask=wav_channel_mask(panner))) for target in targets]
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.stem}.render-") as tmp:
-        blocks = render_blocks(performance, listener=listener, panner=panner,
-                               sample_rate=sample_rate, seed=seed,
-                               voice=voice or SynthVoice(surroundings.reference_db),
-                               surroundings=surroundings, block_frames=block_frames,
-                               stems=stems, progress=progress, workers=workers)
-        report, frames = master(blocks, Path(tmp) / "raw.f32", how, open_outputs)
-    sidecar = write_sidecar(path, cues, sample_rate=sample_rate)
-    report_file = write_text(path.with_name(path.name + ".loudness.json"), json.dumps(
-        {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),
-         "sample_rate": sample_rate, "seed": seed, "seconds": frames / sample_rate,
-         "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
-    return RenderResult(tuple(targets), sidecar, report_file, report, frames / sample_rate,
+            blocks = render_blocks(performance, listener=listener, panner=panner,
+                                   sample_rate=sample_rate, seed=seed,
+                                   voice=voice or SynthVoice(surroundings.reference_db),
+                                   surroundings=surroundings, block_frames=block_frames,
+                                   stems=stems, progress=progress, workers=workers)
+            report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
+            sidecar = write_sidecar(staged.folder / path.name, cues, sample_rate=sample_rate)
+            report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
+                {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),
+                 "sample_rate": sample_rate, "seed": seed, "seconds": frames / sample_rate,
+                 "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
+    except OSError as error:  # name the output, not the hidden file it was being written as
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    return RenderResult(tuple(staged.final(t) for t in targets), staged.final(sidecar),
+                        staged.final(report_file), report, frames / sample_rate,
                         tuple(panner.channels))
+
+
+#: Accepted ranges of render_audio's numbers (finite, inclusive).
+_RANGES = {"target_lufs": (-70.0, 0.0), "ceiling_dbtp": (-20.0, 0.0), "block_s": (0.01, 10.0)}
+_TAIL_S = 30.0  # seconds allowed past the last event for rings and echoes (space estimate)
+_SPACE_MARGIN = 64 << 20  # bytes kept free besides the render's own
+
+
+def _check_numbers(*, sample_rate: int, **values: float) -> None:
+    if isinstance(sample_rate, bool) or sample_rate not in SAMPLE_RATES:
+        raise RenderError(f"sample rate={sample_rate!r}, accepted: "
+                          f"{', '.join(map(str, SAMPLE_RATES))}")
+    for name, value in values.items():
+        low, high = _RANGES[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                math.isfinite(value) and low <= value <= high):
+            raise RenderError(f"{name}={value!r}, accepted: a finite number from {low:g} to "
+                              f"{high:g}")
+
+
+def space_needed(seconds: float, sample_rate: int, channels: int, bits: str) -> int:
+    """Bytes a render of ``seconds`` needs at its peak: pass 1's raw float32 samples and the
+    finished audio, both in the destination folder during pass 2 (FLAC needs less)."""
+    frames = math.ceil((seconds + _TAIL_S) * sample_rate)
+    width = {"16": 2, "24": 3, "float": 4}[str(bits)]
+    return frames * channels * (4 + width)
+
+
+def _check_space(path: Path, seconds: float, sample_rate: int, channels: int,
+                 bits: str) -> None:
+    need = space_needed(seconds, sample_rate, channels, bits) + _SPACE_MARGIN
+    free = shutil.disk_usage(path.parent).free
+    if free < need:
+        raise RenderError(f"{path.parent}: not enough free space for this render: it needs "
+                          f"about {_size(need)} (temporary samples and the finished audio), "
+                          f"{_size(free)} free; free some space or write elsewhere")
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.0f} MiB"
 
 
 def _stem_paths(path: Path, stems: tuple[str, ...]) -> tuple[Path, ...]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 import soundfile
@@ -135,3 +138,72 @@ def test_soundfile_private_names_the_writer_uses_are_there(tmp_path):
     for name in ("sf_write_raw", "sf_command", "sf_strerror"):
         assert callable(getattr(soundfile._snd, name))
     assert callable(soundfile._ffi.from_buffer) and soundfile._ffi.NULL is not None
+
+
+def _write(path, layout, *, file_format="wav", cues=CUES, bits="24"):
+    from soundscape.sound.panning import make_panner, wav_channel_mask
+
+    panner = make_panner(layout)
+    channels = len(panner.channels)
+    with open_writer(path, sample_rate=48000, channels=channels, file_format=file_format,
+                     bits=bits, cues=cues, channel_mask=wav_channel_mask(panner)) as out:
+        out.write(np.full((9600, channels), 0.25))
+    return path
+
+
+@pytest.mark.parametrize(("layout", "mask"), [
+    ("stereo", 0x3), ("binaural", 0x3), ("5.1", 0x3F), ("7.1", 0x63F), ("7.1.4", 0x2D63F),
+    ("foa", 0), ("hoa3", 0), ("ring8", 0)])
+@pytest.mark.parametrize("bits", ["16", "24", "float"])
+def test_wavs_carry_their_layouts_channel_mask(tmp_path, layout, mask, bits):
+    from soundscape.sound.audiofile import read_wav_channel_mask
+
+    path = _write(tmp_path / "a.wav", layout, bits=bits)
+    assert read_wav_channel_mask(path) == mask
+    assert [(c.frame, c.label) for c in read_wav_cues(path)] == [(c.frame, c.label)
+                                                                 for c in CUES]
+    back, _ = soundfile.read(path, always_2d=True)
+    assert np.abs(back - 0.25).max() < 2.0**-14
+
+
+_FFPROBE = shutil.which("ffprobe")
+
+
+@pytest.mark.skipif(_FFPROBE is None, reason="ffprobe (Debian: ffmpeg) is not installed")
+@pytest.mark.parametrize(("layout", "file_format", "expected"), [
+    ("stereo", "wav", "stereo"), ("5.1", "wav", "5.1"), ("7.1", "wav", "7.1"),
+    ("7.1.4", "wav", "FL+FR+FC+LFE+BL+BR+SL+SR+TFL+TFR+TBL+TBR"),  # ffmpeg ≥ 6 says 7.1.4
+    ("foa", "wav", "unknown"), ("7.1", "flac", "7.1")])
+def test_ffprobe_reads_the_channel_layout(tmp_path, layout, file_format, expected):
+    path = _write(tmp_path / f"a.{file_format}", layout, file_format=file_format)
+    probe = subprocess.run([_FFPROBE, "-v", "error", "-show_entries", "stream=channel_layout",
+                            "-of", "default=nw=1:nk=1", str(path)],
+                           capture_output=True, text=True, check=True)
+    assert expected in probe.stdout.strip() or probe.stdout.strip() == "7.1.4"
+
+
+def test_flac_carries_the_markers_as_chapters(tmp_path):
+    import mutagen.flac
+
+    path = _write(tmp_path / "a.flac", "stereo", file_format="flac",
+                  cues=[*CUES, Cue(48000 * 3725 + 48, "樂闋 | the music ends")])
+    tags = mutagen.flac.FLAC(path).tags
+    assert tags["CHAPTER001"] == ["00:00:00.000"] and tags["CHAPTER001NAME"] == [CUES[0].label]
+    assert tags["CHAPTER002"] == ["00:00:00.100"]  # frame 4801 at 48 kHz: 100.02 ms
+    assert tags["CHAPTER004"] == ["01:02:05.001"] and tags["CHAPTER004NAME"] == [
+        "樂闋 | the music ends"]
+    assert "WAVEFORMATEXTENSIBLE_CHANNEL_MASK" not in tags  # FLAC implies stereo
+
+
+def test_flac_says_when_its_channels_are_not_loudspeakers(tmp_path):
+    import mutagen.flac
+
+    tags = mutagen.flac.FLAC(_write(tmp_path / "a.flac", "ring8", file_format="flac")).tags
+    assert tags["WAVEFORMATEXTENSIBLE_CHANNEL_MASK"] == ["0x0000"]
+
+
+def test_flac_refuses_more_than_eight_channels(tmp_path):
+    with pytest.raises(RenderError, match="format=flac holds 1 to 8 channels; this layout has "
+                                          "16: use wav"):
+        _write(tmp_path / "a.flac", "hoa3", file_format="flac")
+    assert list(tmp_path.iterdir()) == []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import functools
+import os
 import signal
 import subprocess
 import sys
@@ -218,6 +221,41 @@ def test_killed_render_leaves_no_output_file(tmp_path):
     proc.wait()
     assert not (tmp_path / "out.wav").exists()
     assert not any(p.suffix == ".wav" for p in tmp_path.iterdir())
+    # the dead run's staging folder (raw samples, part files) is the next run's to remove
+    left = [p.name for p in tmp_path.iterdir()]
+    assert left and all(name.startswith(f".out.render-{proc.pid}-") for name in left)
+    render_audio(scene(2), tmp_path / "other.wav", listener=NORTH, voice=noise_voice)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "other.wav", "other.wav.loudness.json", "other.wav.markers.txt"]
+
+
+def test_ctrl_c_with_a_helper_process_prints_no_traceback_and_leaves_nothing(tmp_path):
+    script = textwrap.dedent(f"""
+        import time, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from tests.sound.test_render import scene, noise_voice, NORTH
+        from soundscape.sound.render import render_audio
+        def slow(event, source, *, sample_rate, rng):
+            time.sleep(0.1)
+            return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+        try:
+            render_audio(scene(80, spacing=0.05, distinct=True), {str(tmp_path / 'out.wav')!r},
+                         listener=NORTH, voice=slow, workers=2)
+        except KeyboardInterrupt:
+            sys.exit(130)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not any(p.name.startswith(".out.render-") for p in tmp_path.iterdir()):
+        assert proc.poll() is None and time.monotonic() < deadline, "render never started"
+        time.sleep(0.05)
+    time.sleep(1.0)  # the helper is computing notes
+    os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the whole process group
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 
@@ -238,7 +276,7 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--layout", "quad"], "--layout 'quad', accepted: stereo"),
+    (["--layout", "quad"], "--layout 'quad', accepted: a layout name (stereo"),
     (["--listener", "1,2"], "coordinates must be x,y,z"),
     (["--listener", "0,0,1.5", "--facing", "up"], "facing='up'"),
     (["--format", "flac", "--bits", "float", "--out", "x.flac"], "accepted: wav/16"),
@@ -246,13 +284,158 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
     (["--out", "x.ogg"], "ending '.ogg' is not an output format; accepted: .wav (wav), "
                          ".flac (flac)"),
     (["--seed", "-1"], "-1 is not in the range x>=0"),
+    (["--target", "nan"], "--target nan, accepted: a finite number from -70 to 0"),
+    (["--target", "inf"], "--target inf, accepted"),
+    (["--target", "1e308"], "--target 1e+308, accepted"),
+    (["--listener", "0,0,1.5", "--facing", "nan"], "--facing 'nan', accepted"),
+    (["--listener", "0,0,1.5", "--facing", "inf"], "--facing 'inf', accepted"),
+    (["--layout", "30,30"], "--layout '30,30': speakers 1 and 2 stand in the same direction"),
+    (["--layout", "nan,inf"], "--layout 'nan,inf': speaker 1 azimuth nan"),
+    (["--layout", ",".join(str(a) for a in range(360))], "360 loudspeakers, accepted: 2 to 64"),
+    (["--layout", "7"], "--layout '7', accepted: a layout name (stereo, binaural, foa, hoa3, "
+                        "ring8, 5.1, 7.1, 7.1.4, stems) or 2 to 64"),
+    (["--layout", "hoa3", "--out", "x.flac"], "format=flac holds 1 to 8 channels; this layout "
+                                              "has 16: use wav"),
+    (["--sample-rate", "22050"], "'22050' is not one of '44100', '48000', '96000'"),
+    (["--rate", "1000000000"], "is not one of '44100', '48000', '96000'"),
 ])
-def test_cli_bad_options_exit_2_with_message(tmp_path, soundscape_cli, args, message):
+def test_cli_bad_options_exit_2_with_message(tmp_path, soundscape_cli, monkeypatch, args,
+                                             message):
+    from soundscape.cli._common import Sequencing
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("bad options must be refused before sequencing")
+
+    monkeypatch.setattr(Sequencing, "perform", never)
     code, err = soundscape_cli("render", "--from", "s10", "--to", "s10",
                                "--out", str(tmp_path / "x.wav"), *args, cwd=tmp_path)
     assert code == 2
     assert message in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_help_lists_the_layouts():
+    from click.testing import CliRunner
+
+    from soundscape.cli.render import command
+
+    result = CliRunner().invoke(command, ["--help"], terminal_width=200)
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert "stereo, binaural, foa, hoa3, ring8, 5.1, 7.1, 7.1.4, stems" in text
+    assert "--sample-rate" in text
+
+
+@functools.cache
+def _section_s10():
+    from soundscape.sequence.planner import perform_from_file
+
+    return perform_from_file(None, from_section="s10", to_section="s10")
+
+
+def _sequence_once(monkeypatch):
+    """The fault tests render s10, sequenced once (a fixed, short performance)."""
+    from soundscape.cli._common import Sequencing
+
+    monkeypatch.setattr(Sequencing, "perform", lambda *_a, **_k: _section_s10())
+
+
+def _old_outputs(folder: Path) -> dict[str, bytes]:
+    folder.mkdir(exist_ok=True)
+    old = {"x.wav": b"old audio", "x.mid": b"old midi"}
+    for name, data in old.items():
+        (folder / name).write_bytes(data)
+    return old
+
+
+def test_a_full_disk_is_one_line_naming_the_output_and_keeps_the_old_outputs(
+        tmp_path, soundscape_cli, monkeypatch):
+    from soundscape.sound.audiofile import BlockWriter
+
+    _sequence_once(monkeypatch)
+    old = _old_outputs(tmp_path / "out")
+
+    def full(self, block):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(BlockWriter, "_put", full)
+    code, err = soundscape_cli("render", "-o", "out/x.wav", "--quiet", "--jobs", "1",
+                               cwd=tmp_path)
+    assert code == 2
+    assert problems(err) == ["error: out/x.wav: no space left on the device; free some space "
+                             "or write elsewhere"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old
+
+
+def test_a_read_only_file_system_is_one_line_naming_the_output(tmp_path, soundscape_cli,
+                                                               monkeypatch):
+    _sequence_once(monkeypatch)
+    old = _old_outputs(tmp_path / "out")
+    real_mkdir = os.mkdir
+
+    def read_only(path, *args, **kwargs):  # as a read-only mount answers
+        if ".render-" in str(path):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    code, err = soundscape_cli("render", "-o", "out/x.wav", "--quiet", cwd=tmp_path)
+    assert code == 2
+    [line] = problems(err)
+    assert line.startswith("error: out/x.wav: ") and "read-only" in line.lower()
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway "
+                    "(the injected EROFS test covers this)")
+def test_a_read_only_folder_is_one_line_naming_the_output(tmp_path, soundscape_cli,
+                                                          monkeypatch):
+    _sequence_once(monkeypatch)
+    old = _old_outputs(tmp_path / "out")
+    (tmp_path / "out").chmod(0o555)
+    try:
+        code, err = soundscape_cli("render", "-o", "out/x.wav", "--quiet", cwd=tmp_path)
+    finally:
+        (tmp_path / "out").chmod(0o755)
+    assert code == 2
+    assert problems(err) == ["error: out/x.wav: permission denied"]
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old
+
+
+def test_too_little_free_space_is_refused_before_rendering(tmp_path, monkeypatch):
+    import shutil
+
+    from soundscape.sound import render
+
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(render.shutil, "disk_usage",
+                        lambda _path: usage._replace(free=100 << 20))
+    perf = scene()
+    perf_long = Performance.build([*perf.events, Event(3600.0, 0.25, "w", None, 0.9, "strike",
+                                                       "c")], [], perf.sources)
+    with pytest.raises(RenderError, match=r"not enough free space for this render: it needs "
+                                          r"about 2\.\d GiB .*, 100 MiB free"):
+        render_audio(perf_long, tmp_path / "x.wav", listener=NORTH, voice=noise_voice)
+    assert list(tmp_path.iterdir()) == []
+    # an hour of stereo at 48 kHz, 24-bit: float32 scratch and the WAV
+    assert render.space_needed(3600, 48000, 2, "24") == pytest.approx(
+        (3600 + 30) * 48000 * 2 * (4 + 3))
+
+
+def test_the_midi_and_the_audio_are_replaced_together(tmp_path, soundscape_cli,
+                                                      monkeypatch):
+    from soundscape.sound import render
+
+    _sequence_once(monkeypatch)
+    old = _old_outputs(tmp_path / "out")
+
+    def failing(*_args, **_kwargs):
+        raise RenderError("the audio failed")
+
+    monkeypatch.setattr(render, "render_audio", failing)
+    code, err = soundscape_cli("render", "-o", "out/x.wav", "--quiet", cwd=tmp_path)
+    assert code == 2 and "the audio failed" in err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old  # no new MIDI
 
 
 @pytest.mark.parametrize(("waypoints", "message"), [

@@ -213,6 +213,36 @@ def test_vbap_constant_power_and_pair(layout, azimuth):
         assert gains[0] == pytest.approx(gains[1])
 
 
+@pytest.mark.parametrize("layout", ["7.1", "7.1.4"])
+def test_each_loudspeaker_alone_plays_a_source_in_its_direction(layout):
+    panner = make_panner(layout)
+    elevations = panner.elevations_deg or (0.0,) * len(panner.channels)
+    for i, (az, el) in enumerate(zip(panner.azimuths_deg, elevations, strict=True)):
+        if panner.channels[i] == "LFE":
+            continue
+        gains = panner.terms(az, el).gains
+        assert gains[i] == pytest.approx(1.0) and float(gains @ gains) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(("azimuth", "elevation"), [(0.0, 60.0), (90.0, 15.0), (-160.0, 45.0),
+                                                    (20.0, -40.0), (180.0, -90.0)])
+def test_7_1_4_pans_over_triangles_at_constant_power(azimuth, elevation):
+    panner = make_panner("7.1.4")
+    gains = panner.terms(azimuth, elevation).gains
+    assert float(gains @ gains) == pytest.approx(1.0)
+    assert np.count_nonzero(gains > 1e-9) <= 3
+    assert gains[panner.channels.index("LFE")] == 0.0
+    heights = [panner.channels.index(n) for n in ("Ltf", "Rtf", "Ltr", "Rtr")]
+    up = float(gains[heights] @ gains[heights])
+    assert (up > 0.5) == (elevation > 20.0)  # above the ear: mostly the height speakers
+
+
+def test_7_1_4_height_speakers_count_once_in_loudness():
+    weights = make_panner("7.1.4").loudness_weights()
+    # BS.1770: 1.41 for the surrounds at 60°–120° on the horizon (Lss, Rss), 0 for the LFE
+    assert list(weights) == [1, 1, 1, 0, 1, 1, 1.41, 1.41, 1, 1, 1, 1]
+
+
 def test_custom_speaker_list_pans_to_nearest():
     panner = make_panner((30.0, -30.0, 110.0, -110.0))
     assert np.argmax(panner.terms(100.0, 0.0).gains) == 2

@@ -1,0 +1,100 @@
+"""Staging: a run writes all its outputs into one hidden folder, then moves them into place.
+
+A render writes several files (the audio, its stems, markers, the loudness
+report and, from the command line, the MIDI). They are written into a hidden
+folder beside the destination, ``.<stem>.render-<pid>-<random>``, and moved
+into the destination folder (renames on one file system) only when every one
+is complete, so a run that fails or is interrupted leaves the previous outputs
+as they were. The folder also holds the run's scratch files (pass 1's raw
+samples).
+
+A run killed outright (``kill -9``, a power cut) cannot remove its folder. The
+next run in that folder removes every staging folder whose owning process (the
+pid in its name) no longer exists and that belongs to the same user; a folder
+whose pid is alive, possibly reused by another process, is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+from pathlib import Path
+from types import TracebackType
+
+__all__ = ["Staging", "remove_stale"]
+
+_PATTERN = re.compile(r"^\..+\.render-(\d+)-[0-9a-f]{8}$")
+
+
+def remove_stale(folder: Path) -> list[Path]:
+    """Remove the staging folders in ``folder`` left by dead processes; return them."""
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        match = _PATTERN.match(entry.name)
+        if match is None or not entry.is_dir() or entry.is_symlink():
+            continue
+        if entry.stat().st_uid != os.getuid() or _alive(int(match.group(1))):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+class Staging:
+    """A hidden folder beside the outputs; on success its files move into ``destination``.
+
+    Parameters
+    ----------
+    destination : path
+        The folder the outputs go to (created if missing).
+    stem : str
+        Names the staging folder (the main output's stem).
+
+    Use as a context manager: write outputs as ``stage.folder / name`` and scratch
+    files under ``stage.scratch``; on a clean exit every regular file directly in
+    ``stage.folder`` replaces its namesake in ``destination``; the folder is removed
+    either way.
+    """
+
+    def __init__(self, destination: str | Path, stem: str) -> None:
+        self.destination = Path(destination)
+        self.stem = stem
+        self.folder = self.destination / f".{stem}.render-{os.getpid()}-{secrets.token_hex(4)}"
+        self.scratch = self.folder / "scratch"
+
+    def __enter__(self) -> Staging:
+        self.destination.mkdir(parents=True, exist_ok=True)
+        remove_stale(self.destination)
+        self.scratch.mkdir(parents=True)
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        try:
+            if kind is None:
+                shutil.rmtree(self.scratch)
+                for staged in sorted(self.folder.iterdir()):
+                    if staged.is_file() and not staged.name.startswith("."):
+                        os.replace(staged, self.destination / staged.name)
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def final(self, staged: Path) -> Path:
+        """Where a file written in the staging folder ends up."""
+        return self.destination / Path(staged).name
