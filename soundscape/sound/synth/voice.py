@@ -42,6 +42,7 @@ __all__ = ["Traits", "render", "syllables", "traits", "validate"]
 ARTICULATIONS = ("sing", "speak", "call")
 _MANNERS = ("stop", "affricate", "fricative", "nasal", "lateral")
 _NASAL_POLE = (270.0, 100.0)  # Klatt 1980: FNP 270 Hz; an oral sound has FNZ = FNP
+_F6 = (4900.0, 1000.0)        # Klatt 1980's F6, wide: stands in for the tract's higher poles
 _TAIL_S = 0.06                # after the voicing stops, the tract rings out
 
 
@@ -242,9 +243,10 @@ class _Plan:
 
     def __init__(self, params: Mapping[str, Any], frames: int, scale: float, vowel) -> None:
         self.params, self.step, self.scale = params, params["frame_s"], scale
-        self.poles = np.zeros((frames, 6, 2))
+        self.poles = np.zeros((frames, 7, 2))
         self.poles[:, :5] = np.asarray(vowel, dtype=float) * [1.0 / scale, 1.0]
         self.poles[:, 5] = _NASAL_POLE
+        self.poles[:, 6] = (_F6[0] / scale, _F6[1])
         self.zero = np.tile(_NASAL_POLE, (frames, 1))
         self.voicing = np.zeros(frames)
         self.aspiration = np.zeros(frames)
