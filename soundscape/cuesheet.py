@@ -35,10 +35,12 @@ __all__ = [
     "PARTS",
     "RELATIONS",
     "SCHEMA_VERSION",
+    "SPEECH_KINDS",
     "CueSheet",
     "LayoutItem",
     "MusicCue",
     "Section",
+    "SpeechCue",
     "Step",
     "TextInfo",
     "VoiceCue",
@@ -182,6 +184,26 @@ class VoiceCue:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeechCue:
+    """Words the text gives someone to say: who says them (``speaker``, as the text
+    names them), to whom (``to``, when the text says), how (``kind``: ``request`` 請,
+    ``reply`` 諾/對, ``command`` 命/誓, ``announce`` 告, ``say`` 曰), at which step.
+    ``quote`` is the words as printed, ``span`` their offsets."""
+
+    id: str
+    speaker: str
+    kind: str
+    step: str
+    quote: str
+    span: Span
+    to: str = ""
+    line: int = field(default=0, compare=False)
+
+
+SPEECH_KINDS = ("request", "reply", "command", "announce", "say")
+
+
+@dataclass(frozen=True, slots=True)
 class CueSheet:
     """A whole cue sheet; ``path`` is where it was read from (not compared)."""
 
@@ -193,6 +215,7 @@ class CueSheet:
     music: tuple[MusicCue, ...]
     voices: tuple[VoiceCue, ...]
     path: str = field(default="", compare=False)
+    speech: tuple[SpeechCue, ...] = ()
 
     def section(self, id_or_name: str) -> Section:
         """The section with this id or heading name (KeyError if none)."""
@@ -232,6 +255,10 @@ class CueSheet:
     def music_at(self, step_id: str) -> tuple[MusicCue, ...]:
         """Music cues that start at a step."""
         return tuple(m for m in self.music if m.start == step_id)
+
+    def speech_at(self, step_id: str) -> tuple[SpeechCue, ...]:
+        """Speech cues at a step."""
+        return tuple(s for s in self.speech if s.step == step_id)
 
     def voices_at(self, step_id: str) -> tuple[VoiceCue, ...]:
         """Voice cues at a step."""
@@ -384,11 +411,11 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     data = fileio.parse_toml(raw, source, CueSheetError)
     locator = _Locator(raw)
     top = _Checker(source, locator, "top", None, data)
-    top.keys(("schema", "text"), ("section", "step", "layout", "music", "voice"))
+    top.keys(("schema", "text"), ("section", "step", "layout", "music", "voice", "speech"))
     if top.entry["schema"] != SCHEMA_VERSION or isinstance(top.entry["schema"], bool):
         top.fail("schema", f"schema={_shown(top.entry['schema'])} is not supported; "
                            f"accepted: {SCHEMA_VERSION}")
-    for key in ("section", "step", "layout", "music", "voice"):
+    for key in ("section", "step", "layout", "music", "voice", "speech"):
         if not isinstance(data.get(key, []), list):
             top.fail(key, f"{key} must be an array of tables [[{key}]], not {_shown(data[key])}")
     info = _text_info(_Checker(source, locator, "text", 0, data["text"]))
@@ -414,7 +441,11 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     _unique(voice_checks, "voice")
     voice_ids = {c.entry.get("id") for c in voice_checks}
     voices = tuple(_voice(c, info.chars, step_order, voice_ids) for c in voice_checks)
-    return CueSheet(SCHEMA_VERSION, info, sections, steps, layout, music, voices, source)
+    speech_checks = checkers("speech")
+    _unique(speech_checks, "speech")
+    speech = tuple(_speech(c, info.chars, step_order) for c in speech_checks)
+    return CueSheet(SCHEMA_VERSION, info, sections, steps, layout, music, voices, source,
+                    speech)
 
 
 def _unique(checks: list[_Checker], table: str) -> None:
@@ -551,6 +582,14 @@ def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> V
         c.string("quote"), c.span(length), as_in=as_in, line=c.line())
 
 
+def _speech(c: _Checker, length: int, steps: dict[str, int]) -> SpeechCue:
+    c.keys(("id", "speaker", "kind", "step", "quote", "span"), ("to",))
+    return SpeechCue(c.string("id"), c.string("speaker"),
+                     c.string("kind", choices=set(SPEECH_KINDS)),
+                     c.string("step", choices=steps), c.string("quote"), c.span(length),
+                     c.string("to", default=""), line=c.line())
+
+
 # ---------------------------------------------------------------------- saving
 #
 # Saving goes through tomlkit so that saving over a sheet updates it in place: the
@@ -580,6 +619,9 @@ def _rows(sheet: CueSheet) -> dict[str, list[list[tuple[str, Any]]]]:
                    ("degree", v.degree), ("step", v.step), *_optional(place=v.place),
                    *_optional(as_in=v.as_in), ("quote", v.quote), ("span", v.span)]
                   for v in sheet.voices],
+        "speech": [[("id", s.id), ("speaker", s.speaker), *_optional(to=s.to),
+                    ("kind", s.kind), ("step", s.step), ("quote", s.quote), ("span", s.span)]
+                   for s in sheet.speech],
     }
 
 

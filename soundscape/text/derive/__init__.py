@@ -24,6 +24,7 @@ from soundscape.text.derive.cues import music_cues, voice_cues
 from soundscape.text.derive.formulas import Unit, alternation, find_units, rules
 from soundscape.text.derive.layout import derive_layout
 from soundscape.text.derive.sections import sections_of
+from soundscape.text.derive.speech import speech_cues
 from soundscape.text.source import Text
 
 __all__ = ["derive", "sections_of"]
@@ -137,7 +138,8 @@ def derive(text: Text, *, text_id: str = "text", title: str = "") -> CueSheet:
     layout = derive_layout(text, sections)
     music = music_cues(text, sections, steps, units_by_section, layout)
     voices = voice_cues(text, steps, units_by_section)
+    speech = speech_cues(text, steps)
     info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
-                    tuple(music), tuple(voices))
+                    tuple(music), tuple(voices), speech=tuple(speech))
 
