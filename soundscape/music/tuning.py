@@ -15,7 +15,7 @@ character abbreviations of the scores (黃 太 姑 …); romanised ids (huangzho
 Every pitch comes out as a :class:`soundscape.music.pitch.Pitch` carrying its 律 and Hz.
 
 The tables (律 names, generation order, 五聲 steps, 工尺 key, 黃鍾 presets) live
-in ``soundscape/data/tuning.toml`` with their sources (musicology.md §4).
+in ``soundscape/data/tuning.toml`` with their sources (docs/sources.md M4).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ of the front (south) edge of the hall (堂) at ground level. The data lives in
 it, applies a user's override file and checks that every place is possible.
 
 Units follow the texts: 尺 (its length in metres is a parameter, 0.231 m by
-default: the Eastern Zhou bronze ruler, research/musicology.md §6.2), 貍步 =
+default: the Eastern Zhou bronze ruler, docs/sources.md M6.2), 貍步 =
 弓 = 步 = 6 尺 (鄭注 on 張侯: 則此貍步六尺明矣), 寸, 丈, 筵 = 9 尺, and metres.
 """
 
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-#: Default length of the 尺 in metres (research/musicology.md §6.2: 23.1 cm).
+#: Default length of the 尺 in metres (docs/sources.md M6.2: 23.1 cm).
 CHI_M = 0.231
 
 #: Units: name → (factor, base), base "尺" (scaled by the 尺 length) or "m".

@@ -3,7 +3,7 @@
 Coordinates follow ``docs/architecture.md``: metres, x east, y north, z up.
 In the listener's frame azimuth is 0° straight ahead and positive to the left
 (counter-clockwise seen from above), elevation positive upwards — the AmbiX
-convention (acoustics.md §7.6), so the panners take these angles unchanged.
+convention (docs/sources.md A7.6), so the panners take these angles unchanged.
 
 A ``Listener`` stands still; a ``ListenerPath`` walks through waypoints (a
 museum visitor crossing the courtyard). Both answer ``at(time)`` with the

@@ -2,7 +2,7 @@
 
 Y_n^m(θ, φ) = N_n^|m| · P_n^|m|(sin φ) · (cos mθ if m ≥ 0 else sin |m|θ), with
 N_n^|m| = √((2 − δ_m0)·(n − |m|)!/(n + |m|)!) and no 1/√(4π), so W = 1
-(acoustics.md §7.6, after Nachbar et al. 2011). The traps noted there are
+(docs/sources.md A7.6, after Nachbar et al. 2011). The traps noted there are
 avoided: scipy's ``lpmv`` carries the (−1)^m Condon–Shortley phase, which is
 removed here; ``python-acoustics``' ``sn3d`` has an extra 1/√(4π) and is not used.
 """

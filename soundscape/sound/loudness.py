@@ -8,7 +8,7 @@ those of ITU-R BS.1770-4 (2015), Annex 1, Tables 1 and 2 (``k_weighting``), and
 ``Meter.integrated_loudness``. True peak is the maximum of the 4× oversampled
 signal (BS.1770-4 Annex 2, a polyphase FIR).
 
-Targets (acoustics.md §8): EBU R 128 −23 LUFS, maximum true peak −1 dBTP.
+Targets (docs/sources.md A8): EBU R 128 −23 LUFS, maximum true peak −1 dBTP.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ names its channels; the renderer applies the terms in the frequency domain.
 Azimuth is 0 ahead and positive to the left; elevation positive up.
 
 - ``Stereo``: constant-power pan plus the Woodworth interaural time difference
-  on the far channel (acoustics.md §7.7, §7.5).
+  on the far channel (docs/sources.md A7.7, A7.5).
 - ``Binaural``: Brown & Duda (1998) spherical head: per-ear ray-model delay and
-  one-pole/one-zero head-shadow filter (acoustics.md §7.5). No HRTF data.
+  one-pole/one-zero head-shadow filter (docs/sources.md A7.5). No HRTF data.
 - ``Ambisonic``: AmbiX (ACN, SN3D, no Condon–Shortley) of order 1 or 3 (§7.6).
 - ``Vbap``: Pulkki's vector-base amplitude panning over loudspeaker pairs of a
   horizontal ring, or triangles when speakers are elevated (§7.7); presets ``ring8``,
@@ -33,7 +33,7 @@ __all__ = ["HEAD_RADIUS_M", "LAYOUTS", "MAX_SPEAKERS", "WAV_SPEAKER_BITS", "Ambi
            "Binaural", "ChannelTerms", "Panner", "Stereo", "Vbap", "bs1770_weight", "head_shadow",
            "make_panner", "parse_layout", "wav_channel_mask", "woodworth_itd"]
 
-#: Brown & Duda's average adult head radius (acoustics.md §7.5).
+#: Brown & Duda's average adult head radius (docs/sources.md A7.5).
 HEAD_RADIUS_M = 0.0875
 #: Speed of sound of the default air (20 °C), m/s; a render passes its own air's.
 _DEFAULT_C = Air().speed_of_sound
@@ -75,7 +75,7 @@ def woodworth_itd(azimuth_deg: float, elevation_deg: float = 0.0, *,
                   ) -> float:
     """Woodworth ITD (a/c)·(ψ + sin ψ), ψ the lateral angle; positive when the source is left.
 
-    acoustics.md §7.5: 656 µs at 90° for a = 8.75 cm, c = 343 m/s.
+    docs/sources.md A7.5: 656 µs at 90° for a = 8.75 cm, c = 343 m/s.
     """
     lateral = math.asin(max(-1.0, min(1.0, math.sin(math.radians(azimuth_deg))
                                       * math.cos(math.radians(elevation_deg)))))
@@ -94,7 +94,7 @@ def head_shadow(alpha: float, freqs_hz: np.ndarray, *, radius_m: float = HEAD_RA
 
 
 def _shadow_alpha(theta_deg: float) -> float:
-    """α(θ) = (1 + α_min/2) + (1 − α_min/2)·cos(θ/θ_min·180°) (acoustics.md §7.5)."""
+    """α(θ) = (1 + α_min/2) + (1 − α_min/2)·cos(θ/θ_min·180°) (docs/sources.md A7.5)."""
     return (1 + _ALPHA_MIN / 2) + (1 - _ALPHA_MIN / 2) * math.cos(
         math.radians(theta_deg / _THETA_MIN_DEG * 180.0))
 
@@ -114,7 +114,7 @@ def bs1770_weight(azimuth_deg: float, elevation_deg: float = 0.0) -> float:
 @dataclass(frozen=True)
 class Stereo:
     """Constant-power pan g_L = cos(π(p+1)/4), g_R = sin(π(p+1)/4), p = −sin(az)·cos(el),
-    with the Woodworth ITD added to the far channel (acoustics.md §7.7, §7.5)."""
+    with the Woodworth ITD added to the far channel (docs/sources.md A7.7, A7.5)."""
 
     channels: tuple[str, ...] = ("L", "R")
     speed_of_sound: float = _DEFAULT_C
@@ -132,7 +132,7 @@ class Stereo:
 
 @dataclass(frozen=True)
 class Binaural:
-    """Brown & Duda spherical head: per-ear delay and head-shadow filter (acoustics.md §7.5)."""
+    """Brown & Duda spherical head: per-ear delay and head-shadow filter (docs/sources.md A7.5)."""
 
     radius_m: float = HEAD_RADIUS_M
     channels: tuple[str, ...] = ("L", "R")
@@ -163,7 +163,7 @@ class Ambisonic:
         return ChannelTerms(sn3d_gains(self.order, azimuth_deg, elevation_deg))
 
     def loudness_weights(self) -> np.ndarray:
-        """W only: B-format has no BS.1770 definition (acoustics.md §8); W is the omni mix."""
+        """W only: B-format has no BS.1770 definition (docs/sources.md A8); W is the omni mix."""
         weights = np.zeros(len(self.channels))
         weights[0] = 1.0
         return weights
@@ -176,7 +176,7 @@ _SAME_DIRECTION_DEG = 1.0  # two speakers closer than this are the same speaker
 
 @dataclass(frozen=True)
 class Vbap:
-    """VBAP over loudspeakers (Pulkki 1997; acoustics.md §7.7): 2-D over the pairs of a
+    """VBAP over loudspeakers (Pulkki 1997; docs/sources.md A7.7): 2-D over the pairs of a
     horizontal ring, 3-D over the triangles of the convex hull of the speaker directions when
     some are elevated (with an imaginary speaker at the nadir if none is below, whose gain is
     dropped, as IEM's AllRADecoder asks; the rest are rescaled to constant power).

@@ -3,7 +3,7 @@
 Every sound reaches the listener along a few paths — the direct one, one
 bounce off the courtyard floor and one off the front of the hall — each an
 image source with its own distance, delay, gain and air absorption
-(acoustics.md §7.1–7.4). Paths are computed once per event (at its onset);
+(docs/sources.md A7.1–7.4). Paths are computed once per event (at its onset);
 the renderer turns them into filters.
 """
 
@@ -21,7 +21,7 @@ from soundscape.geometry import Vec3
 __all__ = ["Air", "Path", "Surroundings", "absorption_on_grid", "drum_directivity", "paths"]
 
 
-# ISO 9613-1:1993 constants (acoustics.md §7.3).
+# ISO 9613-1:1993 constants (docs/sources.md A7.3).
 _T0 = 293.15  # K, reference temperature
 _T01 = 273.16  # K, triple point of water
 _P_REF = 101.325  # kPa
@@ -52,11 +52,11 @@ class Air:
 
     @property
     def speed_of_sound(self) -> float:
-        """c(T) = 331.3·√(1 + T/273.15) m/s, dry air (acoustics.md §7.1)."""
+        """c(T) = 331.3·√(1 + T/273.15) m/s, dry air (docs/sources.md A7.1)."""
         return 331.3 * math.sqrt(1.0 + self.temperature_c / 273.15)
 
     def absorption_db_per_m(self, freq_hz: np.ndarray | float) -> np.ndarray:
-        """Pure-tone atmospheric absorption α in dB/m, ISO 9613-1:1993 (acoustics.md §7.3).
+        """Pure-tone atmospheric absorption α in dB/m, ISO 9613-1:1993 (docs/sources.md A7.3).
 
         Parameters
         ----------
@@ -91,10 +91,10 @@ class Surroundings:
     reference_db : float, dB SPL
         Level that maps to amplitude 1.0 (94 dB SPL = 1 Pa).
     ground : bool
-        Add the image source under the floor (acoustics.md §7.4).
+        Add the image source under the floor (docs/sources.md A7.4).
     ground_coefficient : float in [0, 1]
         Pressure reflection coefficient of the floor. EST 0.9: rammed earth or
-        paving is nearly rigid (acoustics.md §7.4, "EST for a Zhou courtyard").
+        paving is nearly rigid (docs/sources.md A7.4, "EST for a Zhou courtyard").
     hall : bool
         Add the image source behind the front of the hall (the plane y = ``hall_front_y``).
     hall_front_y : float, metres
@@ -102,7 +102,7 @@ class Surroundings:
     hall_coefficient : float in [0, 1]
         EST 0.5: the 堂 front is a raised base, open between pillars, with the
         walls behind; only part of the sound comes back (rammed-earth walls
-        reflect ≈ 0.9, acoustics.md §7.4).
+        reflect ≈ 0.9, docs/sources.md A7.4).
     """
 
     air: Air = field(default_factory=Air)
@@ -152,7 +152,7 @@ def drum_directivity(struck_face: Vec3 | None, toward: np.ndarray) -> float:
     two-headed drum and the shell still radiate behind. EST pattern
     g = 0.7 + 0.3·cos θ (θ between the face normal and the direction): 0 dB in
     front, −3 dB to the side, −8 dB behind — a gentle first-order pattern, not a
-    measured one (acoustics.md §3 has no drum radiation data).
+    measured one (docs/sources.md A3 has no drum radiation data).
 
     Parameters
     ----------
@@ -208,7 +208,7 @@ def _path(source: np.ndarray, image: np.ndarray, ear: np.ndarray, surroundings: 
     leaving = arrival.copy()  # the ray as it leaves the real source: the arrival, mirrored back
     if axis is not None:
         leaving[axis] = -leaving[axis]
-    spread = 1.0 / max(distance, surroundings.near_field_m)  # p ∝ 1/r (acoustics.md §7.2)
+    spread = 1.0 / max(distance, surroundings.near_field_m)  # p ∝ 1/r (docs/sources.md A7.2)
     directivity = drum_directivity(struck_face, leaving) if distance > 0 else 1.0
     point = (float(image[0]), float(image[1]), float(image[2]))
     return Path(point, distance, coefficient * spread * directivity, kind)

@@ -20,7 +20,7 @@ from soundscape.music.tuning import (
 )
 from soundscape.resources import data_dir
 
-# Exact 三分損益 ratios to 黃鍾 (musicology.md §4.2), written out independently of the code.
+# Exact 三分損益 ratios to 黃鍾 (docs/sources.md M4.2), written out independently of the code.
 PYTHAGOREAN = {
     "黃鍾": Fraction(1), "大呂": Fraction(2187, 2048), "太簇": Fraction(9, 8),
     "夾鍾": Fraction(19683, 16384), "姑洗": Fraction(81, 64), "仲呂": Fraction(177147, 131072),
@@ -113,7 +113,7 @@ def test_unknown_names_raise_with_the_accepted_forms():
 
 
 def test_degrees_on_huangzhong_are_the_guoyu_seven_notes():
-    # 國語 韋昭注 (musicology.md §4.3): 黃鍾宮 大蔟商 姑洗角 林鐘徵 南吕羽 應鐘變宮 蕤賔變徵.
+    # 國語 韋昭注 (docs/sources.md M4.3): 黃鍾宮 大蔟商 姑洗角 林鐘徵 南吕羽 應鐘變宮 蕤賔變徵.
     tuning = default_tuning()
     expected = {"宮": "黃鍾", "商": "太簇", "角": "姑洗", "徵": "林鍾", "羽": "南呂",
                 "變宮": "應鍾", "變徵": "蕤賓"}

@@ -137,7 +137,7 @@ def _angle(a, b):
 
 
 # ISO 9613-2:1996 Table 2: α in dB/km at the octave mid-bands 63 Hz … 8 kHz, computed by
-# the standard from ISO 9613-1 at 101.325 kPa (the rows it prints; acoustics.md §7.3
+# the standard from ISO 9613-1 at 101.325 kPa (the rows it prints; docs/sources.md A7.3
 # cross-checks the 20 °C/70 % row). Each value is printed to 3 significant figures or 0.1.
 _ISO_9613_2_TABLE_2 = {
     (10.0, 70.0): (0.1, 0.4, 1.0, 1.9, 3.7, 9.7, 32.8, 117.0),
@@ -160,7 +160,7 @@ def test_absorption_matches_the_standards_table(weather, table_db_per_km):
 
 
 def test_absorption_at_20_degrees_50_percent_is_the_iso_curve():
-    """20 °C, 50 %: ≈ 0.1 dB/km at 63 Hz, ≈ 4.7 at 1 kHz, ≈ 104 at 8 kHz (acoustics.md §7.3;
+    """20 °C, 50 %: ≈ 0.1 dB/km at 63 Hz, ≈ 4.7 at 1 kHz, ≈ 104 at 8 kHz (docs/sources.md A7.3;
     not a row of ISO 9613-2 Table 2, so checked at 1 %)."""
     alpha = Air(20.0, 50.0).absorption_db_per_m([63.0957, 1000.0, 7943.28]) * 1000.0
     assert alpha == pytest.approx([0.12, 4.66, 103.9], rel=0.01, abs=0.005)
@@ -188,7 +188,7 @@ def test_binaural_itd_at_90_degrees_near_spherical_head():
     out = render(one_event((-5.0, 0.0, 1.5)), "binaural", noise_voice())
     left, right = out[:, 0], out[:, 1]
     itd_us = lag_of(left, right) / FS * 1e6
-    woodworth = woodworth_itd(90.0) * 1e6  # 656 µs (acoustics.md §7.5)
+    woodworth = woodworth_itd(90.0) * 1e6  # 656 µs (docs/sources.md A7.5)
     assert itd_us == pytest.approx(woodworth, rel=0.1), f"ITD {itd_us:.0f} µs vs {woodworth:.0f}"
     # head shadow: the far ear loses the highs, not the lows
     freqs = np.fft.rfftfreq(len(left), 1 / FS)

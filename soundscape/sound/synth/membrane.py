@@ -2,7 +2,7 @@
 
 A stroke excites the modes of the head(s) (``[[params.modes]]``: ratio to the
 lowest mode, level, T60 scale). The lowest mode rings ``t60_s``; a mode at ``r``
-times it rings ``r ** -t60_ratio_exponent`` as long (acoustics.md §3.2: the lowest
+times it rings ``r ** -t60_ratio_exponent`` as long (docs/sources.md A3.2: the lowest
 component decays slowest). A hard stroke stretches the head, so all modes start
 up to ``glide`` (relative, at velocity 1, ∝ velocity²) sharp and relax with time
 constant ``glide_s``. Band-passed noise (``thud_*``) gives the stick's impact.
@@ -16,7 +16,7 @@ high-passes whatever remains under 20 Hz.
 Articulations: ``strike`` (near the centre), ``rim`` (near the edge: each mode
 shifted by its ``rim_db``, a brighter, shorter sound), and ``shake`` for pellet
 drums: ``pellet_rate_hz`` impacts per second with jittered times and levels
-(acoustics.md §3.3), each a short stroke of the same modes.
+(docs/sources.md A3.3), each a short stroke of the same modes.
 """
 
 from __future__ import annotations

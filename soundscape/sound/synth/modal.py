@@ -9,7 +9,7 @@ third, 3: a minor third, in whatever tuning the set is played in: 黃鍾's B is
 姑洗 itself, 81/64 in 三分損益, not a just 5/4); a bell measured as a plain
 ratio goes in ``b_ratios``; ``b_ratio`` is the interval of every bell neither
 table names. :func:`for_pitch` looks the bell up. The stroke drives its own
-family at full level and the other at ``cross_db`` (acoustics.md §1.3: the
+family at full level and the other at ``cross_db`` (docs/sources.md A1.3: the
 two tones of a two-tone bell are separate mode families; traces of the other
 persist). A chime or single-tone instrument has only ``A`` and ``common``
 modes and any articulation strikes them.
@@ -17,7 +17,7 @@ modes and any articulation strikes them.
 Decay: the lowest mode rings ``t60_s`` at ``t60_ref_hz`` and scales with pitch
 as ``(t60_ref_hz / hz) ** t60_pitch_exponent`` (big bells ring longer); a mode
 at ``r`` times the A-tone rings ``r ** -t60_ratio_exponent`` as long (higher modes
-die first; acoustics.md §1.4, §2), times its own ``t60_scale``.
+die first; docs/sources.md A1.4, A2), times its own ``t60_scale``.
 
 A short decaying noise burst (``strike_noise_db``, ``strike_noise_s``), band-
 passed above the A-tone, gives the metallic or stony click of the mallet.

@@ -4,7 +4,7 @@ Each pipe is a harmonic tone (``harmonics_db``) on a fundamental that starts a
 little flat (``onset_cents``, the jet settling, relaxing over the attack) and
 wanders slowly (``drift_cents``); the pair sounds ``pair_detune_cents`` apart,
 centred on the note. A noise "chiff" at the onset and a steady breath noise,
-both band-passed over the lower harmonics, make the bamboo breathy (acoustics.md
+both band-passed over the lower harmonics, make the bamboo breathy (docs/sources.md A
 §5.2: more breath noise than a modern flute, little or no vibrato).
 """
 

@@ -1,6 +1,6 @@
 """The 笙: free reeds in a gourd wind-chest, sounding chords of a few pipes.
 
-An additive model (acoustics.md §5.1 EST): harmonics falling about 6 dB per
+An additive model (docs/sources.md A5.1 EST): harmonics falling about 6 dB per
 octave up to ``knee_harmonic``, then ``steep_db_per_octave``, shaped by one
 resonance of the pipe near ``resonance_harmonic``; a slow attack while the reed
 swings up; breath noise band-passed at 1–4 kHz. A free reed's pitch hardly

@@ -1,6 +1,6 @@
 """Plucked silk strings (瑟) by the extended Karplus-Strong algorithm.
 
-Jaffe & Smith's extensions (acoustics.md §4.1, [S44]): a noise burst shaped by a
+Jaffe & Smith's extensions (docs/sources.md A4.1, [S44]): a noise burst shaped by a
 pick-direction lowpass, a pick-position comb and a velocity-dependent lowpass
 excites a delay loop of one period; the loop's two-point average damps the upper
 harmonics, a per-note loss ``rho`` makes the fundamental ring ``t60_s`` (scaled with
@@ -44,7 +44,7 @@ def validate(params: Mapping[str, Any]) -> None:
 
 
 def t60_of(params: Mapping[str, Any], hz: float) -> float:
-    """T60 (s) of the fundamental at ``hz``: longer in the bass (acoustics.md §4.2 EST)."""
+    """T60 (s) of the fundamental at ``hz``: longer in the bass (docs/sources.md A4.2 EST)."""
     return params["t60_s"] * (params["t60_ref_hz"] / hz) ** params["t60_pitch_exponent"]
 
 
