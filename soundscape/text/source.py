@@ -16,6 +16,8 @@ remains is the passage: its Han characters, normalised
 from __future__ import annotations
 
 import bisect
+import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,6 +219,14 @@ def parse(original: str, *, source: str) -> Text:
             hidden.append((index, close + 1))
             index = close + 1
             continue
+        entity = _entity().match(original, index) if char == "&" else None
+        if entity:
+            table = commentary.rules()["print"]
+            chars.append(normalise_char(table["entities"].get(entity.group(0),
+                                                              table["unknown_char"])))
+            origin.append(index)
+            index = entity.end()
+            continue
         heading = _heading_at(reading, index) if char == "右" else None
         if heading:
             line += original.count("\n", counted, index)
@@ -246,6 +256,11 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
         else:
             merged.append((a, b))
     return tuple(merged)
+
+
+@functools.cache
+def _entity() -> re.Pattern:
+    return re.compile(commentary.rules()["print"]["entity"])
 
 
 def _continues(original: str, after: int, before: int) -> bool:

@@ -94,8 +94,11 @@ def _action(chars: str, unit: Unit | None) -> str:
             return _ROLE_ACTIONS[unit.role]
     # 射 in 司射 is a name, not shooting: blank out the names first
     blanked = _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
-    match = _term_pattern("action").search(blanked)
-    return words.name("action", words.id_of("action", match.group(0))) if match else "other"
+    negations = rules()["negations"]
+    for match in _term_pattern("action").finditer(blanked):
+        if not match.start() or blanked[match.start() - 1] not in negations:
+            return words.name("action", words.id_of("action", match.group(0)))
+    return "other"
 
 
 def _place(chars: str) -> str:

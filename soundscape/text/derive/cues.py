@@ -18,6 +18,7 @@ import bisect
 import collections
 
 from soundscape.cuesheet import STOP_LENGTH, LayoutItem, MusicCue, Section, Step, VoiceCue
+from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, patterns, rules
 from soundscape.text.source import Text
@@ -66,51 +67,119 @@ def _note_after(text: Text, note_offsets: list[int], end: int) -> str:
     return text.notes[at].text if at < len(note_offsets) and note_offsets[at] <= end + 4 else ""
 
 
-def _stop(kind: str, start: Step, steps: _Steps, stops: list[int], starts: list[int]) -> str:
-    """The stop of a cue starting at ``start``; ``stops`` and ``starts`` are sorted indexes."""
-    index = steps.index[start.id]
+def _upper(index: int, bounds: list[int], total: int) -> int:
+    """The first of ``bounds`` (sorted step indexes) after ``index``, else ``total``."""
+    at = bisect.bisect_right(bounds, index)
+    return bounds[at] if at < len(bounds) else total
+
+
+def _stop(cue: Unit, start: Step, steps: _Steps, marks: dict[str, list[int]]) -> str:
+    """The step where the music of ``cue`` (starting at ``start``) stops, or ``length``.
+
+    金奏 stops at the first 樂闋 before other music starts; 陔 is the rhythm of the
+    guest's going out (鄭注: 陔之言戒也, played as he leaves), so it stops where he is
+    out (出, 門外) within a few steps; the shooting 節 at the last 卒射 before the arrows
+    are collected (命取矢) or other music starts; 無算樂 with its section.
+    """
+    kind, index, total = cue.info["kind"], steps.index[start.id], len(steps.steps)
+    if cue.info["piece"] in rules()["walking"]["pieces"]:
+        last = min(total, index + 1 + rules()["walking"]["within_steps"])
+        out = next((s for s in steps.steps[index + 1:last]
+                    if any(w in s.quote for w in rules()["walking"]["out"])), None)
+        return out.id if out else STOP_LENGTH
     if kind == "jinzou":
-        later = bisect.bisect_right(starts, index)
-        later_music = starts[later] if later < len(starts) else len(steps.steps)
-        first = bisect.bisect_right(stops, index)
-        if first < len(stops) and stops[first] < later_music:
-            return steps.steps[stops[first]].id
-        return STOP_LENGTH
-    section_steps = steps.by_section[start.section]
+        later_music = _upper(index, marks["starts"], total)
+        first = _upper(index, marks["stops"], total)
+        return steps.steps[first].id if first < later_music else STOP_LENGTH
     if kind == "she":
-        shots = [s for s in section_steps if "卒射" in s.quote and "告" not in s.quote
-                 and steps.index[s.id] > index]
+        upper = min(_upper(index, marks["collect"], total), _upper(index, marks["starts"], total))
+        shots = [s for s in steps.steps[index + 1:upper]
+                 if "卒射" in s.quote and "告" not in s.quote]
         return shots[-1].id if shots else STOP_LENGTH
     if kind == "wusuan":
-        return section_steps[-1].id
+        return steps.by_section[start.section][-1].id
     return STOP_LENGTH
+
+
+def _conditions(text: Text, cue: Unit, start: Step, stop: str, steps: _Steps,
+                collect: list[int]) -> tuple[str, ...]:
+    """Conditions of shooting to music stated between the last collection of arrows and
+    the end of the shooting (不鼓不釋 is said before 奏X以射)."""
+    index = steps.index[start.id]
+    before = bisect.bisect_left(collect, index)
+    begin = steps.steps[collect[before - 1]].span[0] if before else 0
+    end = steps.steps[steps.index[stop]].span[1] if stop in steps.index else cue.end
+    return tuple(c for c in rules()["conditions"] if c in text.chars[begin:end])
+
+
+def _forces_before(text: Text, offset: int) -> tuple[tuple[str, int], ...]:
+    """The last statement of the 工's forces (工四人二瑟) before ``offset``."""
+    found = list(patterns()["forces"].finditer(text.chars, 0, offset))
+    return _forces(found[-1].group(0)) if found else ()
+
+
+def _scored() -> set[str]:
+    return {p.stem for p in (data_dir() / "pieces").glob("*.toml") if not p.stem.startswith("_")}
+
+
+def _variant(text: Text, ji: Section, unit: Unit) -> str:
+    """The name of a 記 line's variant: its condition (若以樂納賓), else 記 and the formula."""
+    table = rules()["ji"]
+    head = max(ji.span[0], unit.start - table["condition_reach"])
+    at = text.chars.rfind(table["condition"], head, unit.start)
+    if at < 0:
+        return f"記:{text.chars[unit.start:unit.end]}"
+    then = text.chars.find(table["then"], at, unit.start)
+    return text.chars[at:then if then > 0 else min(unit.start, at + 8)]
+
+
+def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
+            rite_cues: list[MusicCue]) -> str:
+    """The step of the rite a 記 variant applies at: where the rite has the words that
+    lead to it in the 記 (賓及庭 before 奏肆夏), else the rite's cue of the same piece."""
+    lead = text.chars[max(ji.span[0], unit.start - 3):unit.start]
+    then = rules()["ji"]["then"]
+    lead = lead.rsplit(then, 1)[-1]
+    found = text.chars.find(lead, 0, ji.span[0]) if len(lead) == 3 else -1
+    if found >= 0:
+        return steps.steps[bisect.bisect_right(steps.starts, found) - 1].id
+    same = next((c for c in rite_cues if c.piece == unit.info["piece"]), None)
+    return same.start if same else ""
 
 
 def music_cues(text: Text, sections: list[Section], steps: list[Step],
                units: dict[str, list[Unit]], layout: list[LayoutItem]) -> list[MusicCue]:
-    """Music cues for every music formula, in text order."""
+    """Music cues for every music formula with a score, in text order (the 記's as variants)."""
     found = _Steps(steps)
-    music_units = [(s, u) for s in sections for u in units[s.id] if u.role == "music"]
-    stops = sorted(found.index[found.of(u).id] for s in sections for u in units[s.id]
-                   if u.role == "stop")
-    starts = sorted(found.index[found.of(u).id] for _, u in music_units)
+    scored = _scored()
+    music_units = [(s, u) for s in sections for u in units[s.id]
+                   if u.role == "music" and u.info["piece"] in scored]
+    marks = {"stops": sorted(found.index[found.of(u).id] for s in sections for u in units[s.id]
+                             if u.role == "stop"),
+             "starts": sorted(found.index[found.of(u).id] for _, u in music_units),
+             "collect": sorted(found.index[found.of(u).id] for s in sections for u in units[s.id]
+                               if u.role == "command" and u.info["order"] == "取矢")}
     note_offsets = [n.offset for n in text.notes]
     cues: list[MusicCue] = []
     count: collections.Counter[str] = collections.Counter()
     for section, unit in music_units:
         kind, piece = unit.info["kind"], unit.info["piece"]
         step = found.of(unit)
-        chars = text.chars[section.span[0]:section.span[1]]
-        conditions = tuple(c for c in rules()["conditions"] if c in chars) \
-            if kind == "she" else ()
+        stop = _stop(unit, step, found, marks)
+        conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
+                      if kind == "she" else ())
         performers, _ = _performers(kind, layout)
-        forces = _forces(chars) if kind in ("ge", "he") else ()
+        forces = _forces_before(text, unit.start) if kind in ("ge", "he") else ()
+        variant = anchor = ""
+        if section.part == "記":
+            variant = _variant(text, section, unit)
+            anchor = _anchor(text, section, unit, found, [c for c in cues if not c.variant])
         count[piece] += 1
         cues.append(MusicCue(
             piece if count[piece] == 1 else f"{piece}_{count[piece]}", piece, kind, performers,
-            unit.info["repeats"], step.id, _stop(kind, step, found, stops, starts), conditions,
+            unit.info["repeats"], step.id, stop, conditions,
             text.quote(unit.start, unit.end), (unit.start, unit.end), forces=forces,
-            note=_note_after(text, note_offsets, unit.end)))
+            note=_note_after(text, note_offsets, unit.end), variant=variant, anchor=anchor))
     return cues
 
 

@@ -54,13 +54,14 @@ def patterns() -> dict[str, re.Pattern]:
     numeral = "".join(rules()["numerals"])
     return {
         "piece": re.compile(piece),
-        "command_zou": re.compile(rf"曰奏({piece})(間若一)?"),
+        "command_zou": re.compile(rf"(?:曰|命)奏({piece})(間若一)?"),
+        "begins": re.compile(rf"({piece})作"),
         "she": re.compile(rf"(?:乃)?奏({piece})以射"),
         "zou": re.compile(rf"(?:乃)?奏({piece})"),
         "sheng_in": re.compile(r"笙入.{0,15}?(?:樂|奏)"),
         "ge": re.compile(r"(?:乃|遂)?(?:升)?歌"),
         "jiange": re.compile(r"(?:乃|遂)?間歌"),
-        "he": re.compile(r"(?:乃|遂)?合樂"),
+        "he": re.compile(r"(?:乃|遂)?合(?:鄉)?樂"),
         "guan": re.compile(rf"(?:乃|下)?管({piece})(?:([{numeral}])終)?"),
         "wusuan": re.compile(r"無算樂"),
         "ao": re.compile(r"入(驁)"),
@@ -83,9 +84,10 @@ def _pieces_after(chars: str, position: int) -> list[tuple[int, int, str]]:
     fillers = rules()["list_fillers"]
     found = []
     while True:
-        for filler in fillers:
-            if chars.startswith(filler, position):
-                position += len(filler)
+        filler = next((f for f in fillers if chars.startswith(f, position)), None)
+        while filler:  # 鄉樂周南 …: any number of fillers, in any order
+            position += len(filler)
+            filler = next((f for f in fillers if chars.startswith(f, position)), None)
         match = patterns()["piece"].match(chars, position)
         if not match:
             return found
@@ -106,7 +108,13 @@ def _music(kind: str, piece: str, start: int, end: int, repeats: int = 1, **info
 
 
 def _list_units(kind: str, start: int, chars: str, position: int) -> list[Unit]:
-    """One unit per piece of a list; the first unit includes the formula's head."""
+    """One unit per piece of a list; the first unit includes the formula's head.
+
+    Songs of the 鄉樂 (歌鄉樂周南關雎 …) are sung and played together: kind 合樂 (鄭注 on
+    燕禮 遂歌鄉樂: 鄉樂者風也…謂之鄉樂, as the 合樂 of the 鄉飲酒).
+    """
+    if chars.startswith(rules()["xiangyue"], position):
+        kind = "he"
     pieces = _pieces_after(chars, position)
     units = []
     for index, (p_start, p_end, piece) in enumerate(pieces):
@@ -141,12 +149,12 @@ def find_units(chars: str, base: int) -> list[Unit]:
         take(m.start(), m.end())  # an order to play, not the playing
     for m in p["she"].finditer(chars):
         add([_music("she", words.id_of("piece", m.group(1)), m.start(), m.end())])
+    for m in p["he"].finditer(chars):  # before 笙入: 笙入立于縣中西面乃合樂 is one 合樂
+        add(_list_units("he", m.start(), chars, m.end()))
     for m in p["sheng_in"].finditer(chars):
         add(_list_units("sheng", m.start(), chars, m.end()))
     for m in p["jiange"].finditer(chars):
         add(_alternating(chars, m.start(), m.end()))
-    for m in p["he"].finditer(chars):
-        add(_list_units("he", m.start(), chars, m.end()))
     for m in p["ge"].finditer(chars):
         if m.start() == 0 or chars[m.start() - 1] != "間":
             add(_list_units("ge", m.start(), chars, m.end()))
@@ -154,6 +162,9 @@ def find_units(chars: str, base: int) -> list[Unit]:
         repeats = rules()["numerals"].get(m.group(2) or "一")
         add([_music("guan", words.id_of("piece", m.group(1)), m.start(), m.end(), repeats)])
     for m in p["zou"].finditer(chars):
+        piece = words.id_of("piece", m.group(1))
+        add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
+    for m in p["begins"].finditer(chars):  # 陔作: the music ordered (命奏陔) begins
         piece = words.id_of("piece", m.group(1))
         add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
     for m in p["wusuan"].finditer(chars):
