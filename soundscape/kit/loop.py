@@ -41,6 +41,7 @@ __all__ = ["MAX_CHANNELS", "LoopResult", "channel_groups", "render_loop", "seam_
 #: Channels per WAV file (Q-SYS and Dante Virtual Soundcard players take 16 at most).
 MAX_CHANNELS = 16
 _BLOCK = 48000
+_FLOOR = 1e-6  # levels below −60 dB re the loudest window count as silence (inaudible)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,9 @@ class LoopResult:
     """What ``render_loop`` wrote.
 
     ``files``: one WAV per group of ≤ 16 channels; ``channel_map``: per output channel,
-    (file index, channel in that file from 1, name); levels of the written loop.
+    (file index, channel in that file from 1, name); levels of the written loop;
+    ``seam_db``: the step across the seam and ``elsewhere_db`` the 95th percentile and
+    the largest step between the loop's other windows (``seam_steps``).
     """
 
     files: tuple[Path, ...]
@@ -60,6 +63,8 @@ class LoopResult:
     output_peak_dbtp: float
     calibration_lufs: float
     ceiling_dbtp: float
+    seam_db: float
+    elsewhere_db: tuple[float, float]
 
 
 def channel_groups(width: int) -> list[range]:
@@ -98,12 +103,15 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
         if peak > 0:
             gain_db = min(gain_db, ceiling_dbtp - 20 * math.log10(peak))
         files = _write(loop, path, 10 ** (gain_db / 20), sample_rate, bits, cues)
+        seam, inside = seam_steps(loop, sample_rate) if frames >= 3 * sample_rate // 10 \
+            else (0.0, np.zeros(1))
     names = panner.channels
     channel_map = tuple((f, c - group.start + 1, names[c])
                         for f, group in enumerate(channel_groups(width)) for c in group)
     out_peak = 20 * math.log10(peak) + gain_db if peak > 0 else -math.inf
     return LoopResult(files, channel_map, frames / sample_rate, measured, gain_db,
-                      measured + gain_db, out_peak, calibration_lufs, ceiling_dbtp)
+                      measured + gain_db, out_peak, calibration_lufs, ceiling_dbtp, seam,
+                      (float(np.percentile(inside, 95)), float(inside.max())))
 
 
 def _wrap(blocks: Iterator[np.ndarray], loop: np.ndarray) -> None:
@@ -154,26 +162,37 @@ def seam_steps(audio: np.ndarray, sample_rate: int, *, window_s: float = 0.1,
                bands: tuple[float, ...] = (250.0, 1000.0, 4000.0)) -> tuple[float, np.ndarray]:
     """How much the sound changes across the seam, against everywhere else.
 
-    The loop is cut into windows of ``window_s``; for each pair of neighbouring windows
-    (the last and the first are neighbours: the seam) the step is the largest change in
-    level (dB) of the whole band and of the octave-wide bands at ``bands``. Returns the
-    seam's step and the steps at every other boundary (dB).
+    The loop (its channels averaged) is cut into windows of ``window_s``; for each pair of
+    neighbouring windows the step is the largest change in level (dB) of the whole band
+    and of the octave-wide bands at ``bands``, levels more than 60 dB under the loudest
+    window being taken as that floor (silence). Returns the step from the window that ends
+    the loop to the one that begins it (the seam), and the steps between the windows from
+    the start (elsewhere). Reads the audio in pieces (a memory-mapped loop stays on disk).
     """
-    mono = np.asarray(audio, dtype=float)
-    mono = mono.mean(axis=1) if mono.ndim == 2 else mono
     size = round(window_s * sample_rate)
-    count = len(mono) // size
+    count = len(audio) // size
     if count < 3:
-        raise KitError(f"loop of {len(mono)} frames is too short to measure its seam")
-    # windows from the start, then the one that ends exactly at the loop's end
-    windows = np.vstack([mono[:count * size].reshape(count, size), mono[-size:]])
-    spectrum = np.abs(np.fft.rfft(windows * np.hanning(size), axis=1)) ** 2
+        raise KitError(f"loop of {len(audio)} frames is too short to measure its seam")
+    chunk = max(1, (1 << 20) // size) * size
+    rows = [_energies(audio[i:min(i + chunk, count * size)], size, sample_rate, bands)
+            for i in range(0, count * size, chunk)]
+    energies = np.hstack([*rows, _energies(audio[len(audio) - size:], size, sample_rate,
+                                           bands)])  # (bands + 1, windows + the last one)
+    floor = _FLOOR * max(float(energies[0].max()), 1e-30)
+    levels = 10 * np.log10(energies + floor)
+    inside = np.abs(np.diff(levels[:, :-1], axis=1)).max(axis=0)
+    return float(np.abs(levels[:, 0] - levels[:, -1]).max()), inside
+
+
+def _energies(piece: np.ndarray, size: int, sample_rate: int, bands: tuple[float, ...]
+              ) -> np.ndarray:
+    """Energy of each window of ``piece``: whole band, then each octave band."""
+    mono = np.asarray(piece, dtype=float)
+    mono = mono.mean(axis=1) if mono.ndim == 2 else mono
+    windows = mono.reshape(-1, size) * np.hanning(size)
+    spectrum = np.abs(np.fft.rfft(windows, axis=1)) ** 2
     freqs = np.fft.rfftfreq(size, 1 / sample_rate)
     rows = [spectrum.sum(axis=1)]
     rows += [spectrum[:, (freqs >= f / math.sqrt(2)) & (freqs < f * math.sqrt(2))].sum(axis=1)
              for f in bands]
-    floor = 1e-12 * max(float(spectrum.sum(axis=1).max()), 1e-30)
-    levels = 10 * np.log10(np.array(rows) + floor)  # (bands + 1, windows + 1)
-    inside = np.abs(np.diff(levels[:, :count], axis=1)).max(axis=0)
-    seam = float(np.abs(levels[:, 0] - levels[:, -1]).max())
-    return seam, inside
+    return np.array(rows)

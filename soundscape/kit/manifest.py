@@ -5,7 +5,8 @@ reading of the words. For each programme: title, description, the parts of the r
 plays (seconds on the rite's clock), the loop's length, the pieces heard with their
 basis (``surviving`` with the source, or ``reconstruction`` with the rules it rests on),
 and per zone and layout the audio files with their SHA-256, channel map (file, channel,
-name), integrated loudness (LUFS), true peak (dBTP) and calibration level; then the
+name), integrated loudness (LUFS), true peak (dBTP), calibration level and the level step
+measured across the loop's seam beside the steps elsewhere in it; then the
 captions, cue lists and performance files, each with its SHA-256.
 """
 
@@ -58,7 +59,10 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
             "output_lufs": _level(result.output_lufs),
             "true_peak_dbtp": _level(result.output_peak_dbtp),
             "calibration_lufs": result.calibration_lufs, "ceiling_dbtp": result.ceiling_dbtp,
-            "at_calibration": abs(result.output_lufs - result.calibration_lufs) < 0.05})
+            "at_calibration": abs(result.output_lufs - result.calibration_lufs) < 0.05,
+            "seam_step_db": round(result.seam_db, 2),
+            "other_steps_db": {"p95": round(result.elsewhere_db[0], 2),
+                               "max": round(result.elsewhere_db[1], 2)}})
     names = [f"{programme.id}.{z.id}.{ext}" for z in programme.zones for ext in ("vtt", "srt")]
     names += [f"{programme.id}.cues.{ext}" for ext in ("json", "csv")]
     names.append(f"{programme.id}.performance.json")

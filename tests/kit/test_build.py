@@ -59,6 +59,11 @@ def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
             info = soundfile.info(kit / render["files"][0]["file"])
             assert info.samplerate == 48000 and info.subtype == "PCM_24"
             assert info.frames == round(programme["seconds"] * 48000)
+            assert render["seam_step_db"] >= 0.0
+    # the whole rite loops from its ending ring into its silent start: no step beyond its
+    # strokes (a part that starts on a stroke steps at its seam as at a stroke from silence)
+    for render in everything["renders"]:
+        assert render["seam_step_db"] <= render["other_steps_db"]["p95"]
     five = everything["renders"][1]
     assert [c["name"] for c in five["channels"]] == ["L", "R", "C", "LFE", "Ls", "Rs"]
     assert (kit / "layouts" / "5.1.json").is_file()
