@@ -12,6 +12,7 @@ memory stays flat; a cached note is bit-identical to a recomputed one.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
@@ -24,8 +25,9 @@ __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voic
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
-#: source, the event's pitch, velocity, duration, articulation and lyric, and the rng
-#: (notes are cached by those).
+#: source's instrument, the event's pitch, velocity, duration, articulation and phones (else
+#: lyric), and the rng (notes are cached by those: ``note_key``); a voice whose notes depend
+#: on more (who sings) says so with a method ``key(event, source) -> tuple``.
 Voice = Callable[..., np.ndarray]
 #: Default bound of the note caches, bytes (heard notes; dry notes get a quarter).
 CACHE_BYTES = 192 << 20
@@ -38,6 +40,10 @@ _TAIL_FLOOR = 1e-5  # −100 dB
 class SynthVoice:
     """The default voice: ``synth.render_note`` scaled by the instrument's level at 1 m.
 
+    Each note gets its performer (``source.id``: each singer's own voice, for the models
+    that take it) and, as its lyric, the syllable's IPA phones where the performance has
+    them (``event.phones``), else the character.
+
     Parameters
     ----------
     reference_db : float, dB SPL
@@ -47,21 +53,42 @@ class SynthVoice:
     def __init__(self, reference_db: float = 94.0) -> None:
         self.reference_db = reference_db
         self._instruments: dict[str, object] = {}
+        self._by_performer_cache: dict[str, bool] = {}
 
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
-        from soundscape.music.instruments import load_instrument
         from soundscape.sound import synth
 
-        if source.instrument not in self._instruments:
-            self._instruments[source.instrument] = load_instrument(source.instrument)
-        instrument = self._instruments[source.instrument]
+        instrument = self._instrument(source.instrument)
         note = synth.render_note(
             instrument, hz=None if event.pitch is None else event.pitch.hz,
             velocity=event.velocity, duration=event.duration,
             articulation=event.articulation, sample_rate=sample_rate, rng=rng,
-            lyric=event.lyric, pitch=None if event.pitch is None else event.pitch.name)
+            lyric=event.phones or event.lyric,
+            pitch=None if event.pitch is None else event.pitch.name, performer=source.id)
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+
+    def key(self, event: Event, source: Source) -> tuple:
+        """``note_key``, with the performer for models whose notes depend on who plays."""
+        return note_key(event, source,
+                        performer=source.id if self._by_performer(source.instrument) else None)
+
+    def _instrument(self, instrument_id: str):
+        from soundscape.music.instruments import load_instrument
+
+        if instrument_id not in self._instruments:
+            self._instruments[instrument_id] = load_instrument(instrument_id)
+        return self._instruments[instrument_id]
+
+    def _by_performer(self, instrument_id: str) -> bool:
+        """Whether the instrument's model takes ``performer`` (``render_note`` passes it)."""
+        from soundscape.music.instruments import model_module
+
+        if instrument_id not in self._by_performer_cache:
+            module = model_module(self._instrument(instrument_id).model)
+            self._by_performer_cache[instrument_id] = (
+                "performer" in inspect.signature(module.render).parameters)
+        return self._by_performer_cache[instrument_id]
 
 
 class ByteLru:
@@ -98,13 +125,14 @@ def stable_ints(*parts: object) -> list[int]:
     return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
 
 
-def note_key(event: Event, source: Source) -> tuple:
+def note_key(event: Event, source: Source, *, performer: str | None = None) -> tuple:
     """What a note's dry sound depends on (see ``Voice``): the instrument, not which of
     its players (four 瑟 in unison share their renderings; where they stand is in the
-    heard note's key)."""
+    heard note's key), unless ``performer`` is given (a voice that depends on who sings)."""
     pitch = None if event.pitch is None else (event.pitch.name, float(event.pitch.hz))
-    return (source.instrument, pitch, float(event.velocity),
-            float(event.duration), event.articulation, event.lyric)
+    key = (source.instrument, pitch, float(event.velocity),
+           float(event.duration), event.articulation, event.phones or event.lyric)
+    return key if performer is None else (*key, performer)
 
 
 class DryNotes:
@@ -115,6 +143,11 @@ class DryNotes:
         self.sample_rate = sample_rate
         self.seed = seed
         self.cache = ByteLru(cache_bytes)
+
+    def key(self, event: Event, source: Source) -> tuple:
+        """The voice's key of this note (``note_key`` unless the voice has its own)."""
+        own = getattr(self.voice, "key", None)
+        return note_key(event, source) if own is None else own(event, source)
 
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))

@@ -25,7 +25,7 @@ import scipy.fft
 
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.notes import VARIANTS, ByteLru, DryNotes, note_key, stable_ints
+from soundscape.sound.notes import VARIANTS, ByteLru, DryNotes, stable_ints
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
@@ -177,7 +177,7 @@ class HeardNotes:
         source = self.performance.sources[event.source]
         variant = stable_ints(self.seed, index)[0] % VARIANTS
         point = tuple(float(v) for v in (event.position or source.position_at(event.time)))
-        return (note_key(event, source), variant, point, source.struck_face)
+        return (self.dry_notes.key(event, source), variant, point, source.struck_face)
 
     def compute(self, index: int) -> HeardNote | None:
         event = self.performance.events[index]

@@ -479,3 +479,32 @@ def test_an_error_in_the_helper_process_reaches_the_caller():
         list(render_blocks(perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS,
                            seed=0, voice=failing_voice, surroundings=Surroundings(),
                            block_frames=FS, workers=2))
+
+
+def test_the_synth_voice_passes_performer_and_phones(monkeypatch):
+    from soundscape.sound import synth
+    from soundscape.sound.notes import SynthVoice, note_key
+
+    calls = []
+
+    def recording(instrument, **kwargs):
+        calls.append((instrument.id, kwargs["performer"], kwargs["lyric"]))
+        return np.ones(10)
+
+    monkeypatch.setattr(synth, "render_note", recording)
+    singers = [Source(who, "voice", "工", "singer", "west", (0.0, 0.0, 1.6))
+               for who in ("gong.dashi", "gong.shaoshi")]
+    se = Source("se.1", "se", "瑟", "zither", "west", (0.0, 0.0, 1.0))
+    sung = Event(1.0, 0.5, "gong.dashi", None, 0.8, "sing", "c", lyric="呦", phones="j ə w")
+    spoken = Event(2.0, 0.5, "gong.dashi", None, 0.8, "sing", "c", lyric="諾")
+    voice = SynthVoice()
+    rng = np.random.default_rng(0)
+    voice(sung, singers[0], sample_rate=FS, rng=rng)
+    voice(spoken, singers[0], sample_rate=FS, rng=rng)
+    assert calls == [("voice", "gong.dashi", "j ə w"), ("voice", "gong.dashi", "諾")]
+    # two singers are two voices; two 瑟 players in unison share one rendering
+    assert voice.key(sung, singers[0]) != voice.key(sung, singers[1])
+    assert voice.key(sung, singers[0])[-1] == "gong.dashi"
+    plucked = Event(1.0, 0.5, "se.1", None, 0.8, "pluck", "c")
+    other_se = Source("se.2", "se", "瑟", "zither", "west", (1.0, 0.0, 1.0))
+    assert voice.key(plucked, se) == voice.key(plucked, other_se) == note_key(plucked, se)
