@@ -51,3 +51,30 @@ def test_a_run_names_the_edited_cue_sheet_it_used(tmp_path, soundscape_cli):
     data = [line for line in err.splitlines() if line.startswith("data: ")]
     assert data == [f"data: cue sheet {tmp_path / 'cues' / 'dashe.toml'}; instruments "
                     f"{_bundled('instruments')}; overrides none"]
+
+
+def test_a_saved_performance_is_used_instead_of_sequencing(tmp_path, soundscape_cli):
+    from soundscape.output import midi
+
+    code, err = soundscape_cli("sequence", "--from", "s09", "--to", "s10", "-o", "p.json",
+                               "--plot", "p.png", cwd=tmp_path)
+    assert code == 0, err
+    code, err = soundscape_cli("midi", "--performance", "p.json", "--from", "主人受公酢",
+                               "-o", "cut.mid", cwd=tmp_path)
+    assert code == 0, err
+    assert f"data: performance p.json; instruments {_bundled('instruments')}" in err
+    assert "sequencing" not in err
+    code, err = soundscape_cli("midi", "--from", "s10", "--to", "s10", "-o", "direct.mid",
+                               cwd=tmp_path)
+    assert code == 0, err
+    cut, direct = (midi.read_events(tmp_path / name) for name in ("cut.mid", "direct.mid"))
+    assert cut and [(n.time, n.key) for n in cut] == [(n.time, n.key) for n in direct]
+
+
+def test_a_saved_performance_refuses_sequencing_options(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("sequence", "--from", "s09", "--to", "s09", "-o", "p.json",
+                               "--plot", "p.png", cwd=tmp_path)
+    assert code == 0, err
+    code, err = soundscape_cli("midi", "--performance", "p.json", "--zhong", "stanza",
+                               "-o", "x.mid", cwd=tmp_path)
+    assert code == 2 and "--performance p.json is already sequenced: drop --zhong" in err
