@@ -4,8 +4,9 @@ Writes ``NAME.wav`` and a spectrogram ``NAME.png`` per instrument: a bell set be
 bell, A-tone then B-tone; a chime set stone by stone; a drum roll from soft to loud
 (then rim strokes); the 鼗 shaken softly to hard; strings, pipes and 笙 in the
 pentatonic mode on ``--gong``; the voice singing the first phrases of 鹿鳴 (one
-note per character) and then the 宮 and 商 calls; the sounds of actions and of the
-place each articulation in turn (a walk, a bow, a cup set down, a pour, a bed segment).
+note per character, in a tenor's octave), the 宮 and 商 calls and a spoken request;
+the sounds of actions and of the place each articulation in turn (a walk, a bow, a cup
+set down, a pour, a bed segment).
 """
 
 from __future__ import annotations
@@ -107,16 +108,18 @@ def _each_articulation(instrument: Instrument, seconds: float) -> Iterator[DemoN
 
 
 def _song(tuning: Tuning) -> Iterator[DemoNote]:
-    """The first two phrases of 鹿鳴 (a surviving score), then the 宮 and 商 calls."""
+    """The first two phrases of 鹿鳴 (a surviving score) in a tenor's octave (register),
+    the 宮 and 商 calls, then 「請射于公」 spoken (the default reading)."""
+    from soundscape.music.register import octave_shift, sung_pitch
     from soundscape.music.repertoire import load_piece
 
     piece = load_piece("luming")
     beat = 60.0 / piece.tempo_bpm
+    shift = octave_shift([tuning.pitch(n.name) for n in piece.notes], "tenor")
     time = 0.0
     for phrase in piece.phrases[:2]:
         for note in phrase:
-            pitch = tuning.pitch(note.name)
-            hz = pitch.hz / 2 if pitch.hz > 400 else pitch.hz  # a man's voice: an octave down
+            hz = sung_pitch(tuning.pitch(note.name), "tenor", shift=shift).hz
             yield DemoNote(time, note.beats * beat * 0.95, hz, 0.8, "sing", note.lyric)
             time += note.beats * beat
         time += beat
@@ -124,6 +127,7 @@ def _song(tuning: Tuning) -> Iterator[DemoNote]:
         hz = tuning.degree(gong="倍黃鍾", degree=degree).hz
         yield DemoNote(time + 0.5, 1.2, hz, 1.0, "call", "諾")
         time += 2.2
+    yield DemoNote(time + 0.5, 1.4, 120.0, 0.8, "speak", "請射于公")
 
 
 def _lowest_gong(tuning: Tuning, gong: str, low_hz: float) -> str:

@@ -219,3 +219,14 @@ def test_bad_lyrics_are_named():
         sing("q a")
     with pytest.raises(InstrumentError, match="at most one tone"):
         sing("a 35 51")
+
+
+def test_audition_sings_luming_in_a_tenors_octave_then_calls_and_speaks():
+    from soundscape.cli.audition import demo_notes
+    from soundscape.music.register import voice_part
+    from soundscape.music.tuning import default_tuning
+
+    notes = list(demo_notes(load_instrument("voice"), tuning=default_tuning(), gong="黃鍾"))
+    sung = [n for n in notes if n.articulation == "sing"]
+    assert all(voice_part("tenor").holds(n.hz) for n in sung)
+    assert [n.articulation for n in notes[-3:]] == ["call", "call", "speak"]

@@ -42,7 +42,6 @@ __all__ = ["Traits", "render", "syllables", "traits", "validate"]
 ARTICULATIONS = ("sing", "speak", "call")
 _MANNERS = ("stop", "affricate", "fricative", "nasal", "lateral")
 _NASAL_POLE = (270.0, 100.0)  # Klatt 1980: FNP 270 Hz; an oral sound has FNZ = FNP
-_F6 = (4900.0, 1000.0)        # Klatt 1980's F6, wide: stands in for the tract's higher poles
 _TAIL_S = 0.06                # after the voicing stops, the tract rings out
 
 
@@ -70,6 +69,12 @@ def validate(params: Mapping[str, Any]) -> None:
         _number({key: value}, "timing", key, 0.0, 1.0)
     for vowel, rows in _sub(params, "vowels").items():
         _formant_rows(rows, f"vowels.{vowel}")
+    higher = params.get("higher_poles")
+    if not (isinstance(higher, list) and len(higher) <= 4 and all(
+            isinstance(r, list) and len(r) == 2 and 3000 <= r[0] <= 12000 and 50 <= r[1] <= 3000
+            for r in higher)):
+        raise ParamError("higher_poles", f"= {higher!r} must be up to four [Hz in "
+                         "3000..12000, bandwidth Hz in 50..3000]")
     for glide, vowel in _sub(params, "glides").items():
         if vowel not in params["vowels"]:
             raise ParamError(f"glides.{glide}", f"= {vowel!r} must name a vowel of [vowels]")
@@ -243,10 +248,11 @@ class _Plan:
 
     def __init__(self, params: Mapping[str, Any], frames: int, scale: float, vowel) -> None:
         self.params, self.step, self.scale = params, params["frame_s"], scale
-        self.poles = np.zeros((frames, 7, 2))
+        higher = np.asarray(params["higher_poles"], dtype=float)
+        self.poles = np.zeros((frames, 6 + len(higher), 2))
         self.poles[:, :5] = np.asarray(vowel, dtype=float) * [1.0 / scale, 1.0]
         self.poles[:, 5] = _NASAL_POLE
-        self.poles[:, 6] = (_F6[0] / scale, _F6[1])
+        self.poles[:, 6:] = higher * [1.0 / scale, 1.0]
         self.zero = np.tile(_NASAL_POLE, (frames, 1))
         self.voicing = np.zeros(frames)
         self.aspiration = np.zeros(frames)
@@ -488,6 +494,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # Voice and noise go through the same tract separately, so that each is set to its
     # level against the held vowel (levels in the data are what a listener hears).
     poles, zero = plan.smooth_tract()
+    poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
     voiced, breathy = klatt.cascade(np.stack([av * voicing, noise]), poles, zero, hop=hop,
                                     sample_rate=sample_rate)
     unit_voice = _steady_rms(voiced, plan.steady, sample_rate)
