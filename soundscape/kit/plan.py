@@ -26,6 +26,7 @@ Each render is what ``soundscape render`` writes for the same options (same byte
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ class Sequencing:
     reading: str | None
 
     def __call__(self) -> Performance:
+        return _sequenced(self)
+
+    def make(self) -> Performance:
         from soundscape.music.tuning import Tuning
         from soundscape.sequence.planner import SequenceOptions, perform_from_file
 
@@ -70,6 +74,13 @@ class Sequencing:
         return perform_from_file(self.cues, seed=self.seed, from_section=self.from_section,
                                  to_section=self.to_section, tuning=make(self.huangzhong_hz),
                                  options=SequenceOptions(**chosen))
+
+
+@functools.lru_cache(maxsize=4)
+def _sequenced(recipe: Sequencing) -> Performance:
+    """Sequence once per recipe and process: renders of one hypothesis from several places
+    or in several layouts share it."""
+    return recipe.make()
 
 
 def load_plan(path: str | Path, site) -> tuple[Path, list[Job]]:
