@@ -14,7 +14,8 @@ label, tab-separated), which Audacity, Reaper and others import.
 Channel layouts: WAVs are WAVE_FORMAT_EXTENSIBLE with the layout's
 ``dwChannelMask`` (0, "no speaker positions", for ambisonics and custom rings);
 FLACs whose layout is not the one FLAC implies for their channel count carry
-the ``WAVEFORMATEXTENSIBLE_CHANNEL_MASK`` comment (FLAC holds at most 8 channels).
+the ``WAVEFORMATEXTENSIBLE_CHANNEL_MASK`` comment (FLAC holds at most 8 channels);
+docs/sources.md A7.8.
 """
 
 from __future__ import annotations

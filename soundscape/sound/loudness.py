@@ -127,7 +127,7 @@ def k_weighting(sample_rate: int) -> np.ndarray:
     Annex 1, Table 1: b = 1.53512485958697, −2.69169618940638, 1.19839281085285,
     a = −1.69065929318241, 0.73248077421585; Table 2: b = 1, −2, 1, a =
     −1.99004745483398, 0.99007225036621); at other rates the same analog filters
-    are transformed bilinearly (the standard gives 48 kHz only).
+    are transformed bilinearly (the standard gives 48 kHz only). docs/sources.md A8.
     """
     k = math.tan(math.pi * _SHELF_HZ / sample_rate)
     vh = 10 ** (_SHELF_DB / 20)

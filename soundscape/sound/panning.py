@@ -8,9 +8,10 @@ Azimuth is 0 ahead and positive to the left; elevation positive up.
   on the far channel (docs/sources.md A7.7, A7.5).
 - ``Binaural``: Brown & Duda (1998) spherical head: per-ear ray-model delay and
   one-pole/one-zero head-shadow filter (docs/sources.md A7.5). No HRTF data.
-- ``Ambisonic``: AmbiX (ACN, SN3D, no Condon–Shortley) of order 1 or 3 (§7.6).
+- ``Ambisonic``: AmbiX (ACN, SN3D, no Condon–Shortley) of order 1 or 3 (docs/sources.md A7.6).
 - ``Vbap``: Pulkki's vector-base amplitude panning over loudspeaker pairs of a
-  horizontal ring, or triangles when speakers are elevated (§7.7); presets ``ring8``,
+  horizontal ring, or triangles when speakers are elevated (docs/sources.md A7.7);
+  presets ``ring8``,
   ``5.1``, ``7.1`` and ``7.1.4``, with their WAVE_FORMAT_EXTENSIBLE channel masks.
 """
 
@@ -300,7 +301,7 @@ def _check_speakers(azimuths: tuple[float, ...], elevations: tuple[float, ...] |
         raise RenderError(f"{where}: {len(live)} panned loudspeakers; need ≥ 2")
 
 
-#: WAVE_FORMAT_EXTENSIBLE speaker bits (Microsoft, KSMEDIA.H ``SPEAKER_*``) of the
+#: WAVE_FORMAT_EXTENSIBLE speaker bits (KSMEDIA.H ``SPEAKER_*``; docs/sources.md A7.8) of the
 #: channel names the presets use; a file's channels must come in increasing bit order.
 WAV_SPEAKER_BITS = {"L": 0x1, "R": 0x2, "C": 0x4, "LFE": 0x8, "Ls": 0x10, "Rs": 0x20,
                     "Lrs": 0x10, "Rrs": 0x20, "Lss": 0x200, "Rss": 0x400,
@@ -325,7 +326,8 @@ _RING8 = Vbap(tuple(float(a) for a in range(0, 360, 45)),
 # 5.1 in WAV order L R C LFE Ls Rs, ITU-R BS.775 angles (surrounds at ±110°).
 _FIVE_ONE = Vbap((30.0, -30.0, 0.0, 0.0, 110.0, -110.0),
                  ("L", "R", "C", "LFE", "Ls", "Rs"), silent=("LFE",))
-# 7.1 and 7.1.4: ITU-R BS.2051-3 Systems I (0+7+0) and J (4+7+0), in WAV channel order
+# 7.1 and 7.1.4: ITU-R BS.2051-3 Systems I (0+7+0) and J (4+7+0) (docs/sources.md A7.8),
+# in WAV channel order
 # (rear surrounds Lrs/Rrs at ±135° before side surrounds Lss/Rss at ±90°; the four height
 # speakers at ±45° front and ±135° rear, 30° up).
 _SEVEN_ONE = Vbap((30.0, -30.0, 0.0, 0.0, 135.0, -135.0, 90.0, -90.0),
