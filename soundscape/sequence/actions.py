@@ -60,10 +60,12 @@ class ActionSounds:
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
                durations: Durations, seed: int, end: float
-               ) -> tuple[dict[str, Source], list[Event]]:
+               ) -> tuple[dict[str, Source], list[Event], list[tuple[float, str, Vec3]]]:
         """The sources and events of the actions of ``steps`` and of the place, up to
-        ``end`` seconds."""
+        ``end`` seconds, and the track of where each actor stands from when
+        (``(time, actor, floor point)``, in time order)."""
         made = _Made()
+        track: list[tuple[float, str, Vec3]] = []
         where: dict[str, Vec3] = {}
         for step in steps:
             timed = times.get(step.id)
@@ -76,11 +78,12 @@ class ActionSounds:
             if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
                 self._walk(made, step, actor, here, there, timed, rng)
             where[actor] = there
+            track.append((timed.start + timed.walk, actor, there))
             own = durations.step_seconds(step)
             self._act(made, step, actor, there, timed.start + timed.walk, own,
                       durations.repeats(step), rng)
         self._place_bed(made, steps, times, site, end)
-        return made.sources, made.events
+        return made.sources, made.events, track
 
     # -- people ------------------------------------------------------------------------
     def _first_place(self, actor: str, site: Site) -> Vec3:

@@ -44,10 +44,18 @@ from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
+from soundscape.sequence.speech import speech_events
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
 from soundscape.text import gloss
-from soundscape.text.reading import DEFAULT_READING, READINGS, ReadingError, syllable
+from soundscape.text.reading import (
+    DEFAULT_READING,
+    READINGS,
+    ReadingError,
+    read,
+    syllable,
+    tone_contour,
+)
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
 
@@ -407,10 +415,13 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     if options.soundscape:
         end = max((e.end for e in events), default=0.0)
         end = max([end, *(t.end for t in timed)]) + 10.0
-        made, sounds = load_actions().events(sheet.steps, times, site=site,
-                                             durations=options.durations, seed=seed, end=end)
+        made, sounds, track = load_actions().events(
+            sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end)
+        speakers, said = speech_events(sheet.speech, times, track, site=site,
+                                       settings=planner.settings["speech"], tuning=tuning)
         sources.update(made)
-        events += sounds
+        sources.update(speakers)
+        events += sounds + _pronounced(said, options.reading)
     markers = _markers(sheet, times, planner, preparation)
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
@@ -422,14 +433,16 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
 
 
 def _pronounced(events: list[Event], reading: str) -> list[Event]:
-    """Every sung or spoken character with its phones in ``reading``; a character the
-    reading cannot read keeps none, and the voice reads the character itself."""
+    """Every sung character or spoken phrase with its phones in ``reading`` (a phrase's
+    syllables separated by ``|``, each with its tone as Chao digits); words the reading
+    cannot read keep none, and the voice reads the characters itself."""
     phones: dict[str, str | None] = {}
-    for char in {e.lyric for e in events if e.lyric}:
+    for lyric in {e.lyric for e in events if e.lyric}:
         try:
-            phones[char] = syllable(char, reading).lyric
+            phones[lyric] = syllable(lyric, reading).lyric if len(lyric) == 1 else " | ".join(
+                f"{s.lyric} {''.join(map(str, tone_contour(s)))}" for s in read(lyric, reading))
         except ReadingError:
-            phones[char] = None
+            phones[lyric] = None
     return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]
 
 

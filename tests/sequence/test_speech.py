@@ -1,0 +1,46 @@
+"""The spoken words of the rite: said from the speaker's place, raised across the court."""
+
+import math
+
+import pytest
+
+from soundscape import cuesheet
+from soundscape.music.tuning import default_tuning
+from soundscape.sequence.planner import perform
+from soundscape.site.courtyard import load_site
+
+
+@pytest.fixture(scope="module")
+def sheet():
+    return cuesheet.load(cuesheet.bundled_path())
+
+
+@pytest.fixture(scope="module")
+def rite(sheet):
+    return perform(sheet, site=load_site(), tuning=default_tuning(), seed=2)
+
+
+def said(rite):
+    return [e for e in rite.events if rite.sources[e.source].group == "speech"]
+
+
+def test_every_speech_cue_is_said_once_at_its_step(rite, sheet):
+    events = said(rite)
+    assert sorted(e.cue for e in events) == sorted(c.id for c in sheet.speech)
+    steps = {m.ref: m.time for m in rite.markers if m.kind == "step"}
+    for event in events:
+        cue = next(c for c in sheet.speech if c.id == event.cue)
+        assert event.lyric == cue.quote
+        assert event.time >= steps[cue.step]
+        assert event.phones and event.phones.count("|") == len(cue.quote) - 1
+
+
+def test_a_voice_is_raised_across_the_court_and_spoken_near(rite):
+    words = {e.lyric: e for e in said(rite)}
+    near = words["命某為賓"]          # the duke, from his seat, to those beside him
+    far = words["中離維綱揚觸梱復"]    # the 司射 commands the archers across the court
+    assert (near.articulation, far.articulation) == ("speak", "call")
+    assert far.pitch.hz > near.pitch.hz and far.velocity > near.velocity
+    assert far.duration / len(far.lyric) > near.duration / len(near.lyric)
+    site = load_site()
+    assert math.dist(near.position[:2], site.place("gong_wei")[:2]) < 3.0
