@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import soundfile
 from tqdm import tqdm
 
 from soundscape.errors import RenderError
@@ -253,6 +254,8 @@ def render_audio(performance: Performance, path: str | Path, *,
                  "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
     except OSError as error:  # name the output, not the hidden file it was being written as
         raise OSError(error.errno, error.strerror, str(path)) from None
+    except soundfile.SoundFileError as error:  # libsndfile's own (a failed FLAC write)
+        raise RenderError(f"{path}: {error}") from None
     return RenderResult(tuple(staged.final(t) for t in targets), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate,
                         tuple(panner.channels))

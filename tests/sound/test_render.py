@@ -402,6 +402,17 @@ def test_a_read_only_folder_is_one_line_naming_the_output(tmp_path, soundscape_c
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old
 
 
+def test_a_libsndfile_write_error_names_the_output(tmp_path, monkeypatch):
+    def failing(self, data):
+        raise soundfile.LibsndfileError(0x1, prefix="Error writing: ")
+
+    monkeypatch.setattr(soundfile.SoundFile, "write", failing)  # FLAC goes through write
+    with pytest.raises(RenderError, match=f"^{tmp_path / 'x.flac'}: Error writing: "):
+        render_audio(scene(2), tmp_path / "x.flac", listener=NORTH, voice=noise_voice,
+                     file_format="flac")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_too_little_free_space_is_refused_before_rendering(tmp_path, monkeypatch):
     import shutil
 
