@@ -8,13 +8,12 @@ with ``Loudspeakers[]`` of ``Azimuth``, ``Elevation``, ``Radius``, ``IsImaginary
 ``Channel``, ``Gain``; IEM uses the same azimuth convention), or given as an az/el list
 (``30:0,-30:0,110:0,-110:0,45:40``).
 
-Named layouts reuse ``soundscape.sound.panning`` (stereo, binaural, foa, hoa3, 5.1,
-ring8 …): a horizontal layout is panned by its 2-D VBAP; a layout with elevated or
-imaginary speakers by ``Vbap3`` (Pulkki 1997, 3-D: triangles of the convex hull of
-the speaker directions). A layout with no speaker below the ear gets an imaginary one at
-the nadir (as IEM's AllRADecoder asks you to add), so sounds below the horizon stay in
-a triangle; the gains of imaginary speakers are dropped and the rest rescaled to constant
-power.
+Every layout is panned by ``soundscape.sound.panning.Vbap`` (Pulkki 1997: 2-D over a
+horizontal ring, 3-D over the triangles of the convex hull of the speaker directions,
+with an imaginary speaker at the nadir when none is below); named layouts (5.1, 7.1,
+7.1.4, ring8 …) are its presets. Here the speakers are routed to their channels (gaps stay
+silent), given their gains, and imaginary speakers of a layout file take part in the
+panning but their share is dropped and the rest rescaled to constant power.
 """
 
 from __future__ import annotations
@@ -26,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.spatial import ConvexHull
 
-from soundscape.fileio import write_text
+from soundscape.fileio import read_json, write_text
 from soundscape.kit import KitError
 from soundscape.sound.panning import (
     LAYOUTS,
@@ -39,7 +37,7 @@ from soundscape.sound.panning import (
     make_panner,
 )
 
-__all__ = ["Speaker", "SpeakerLayout", "Vbap3", "layout_from_text", "panner_for", "read_iem",
+__all__ = ["Speaker", "SpeakerLayout", "layout_from_text", "panner_for", "read_iem",
            "write_iem"]
 
 #: Layouts panned by ``soundscape.sound.panning`` as they are (not loudspeaker feeds).
@@ -92,64 +90,31 @@ class SpeakerLayout:
                 names[s.channel - 1] = s.name or f"CH{s.channel}"
         return tuple(names)
 
-    def is_horizontal(self) -> bool:
-        return all(abs(s.elevation) < 1e-9 and not s.imaginary for s in self.speakers)
-
-
-class Vbap3:
-    """3-D VBAP over the triangles of the convex hull of the speaker directions."""
-
-    def __init__(self, layout: SpeakerLayout) -> None:
-        speakers = list(layout.speakers)
-        if not any(s.elevation < -10.0 for s in speakers):
-            speakers.append(Speaker(0.0, -90.0, imaginary=True, name="nadir"))
-        self.layout = layout
-        self.channels = layout.channel_names()
-        self._speakers = speakers
-        vectors = np.array([s.vector() for s in speakers])
-        try:
-            hull = ConvexHull(vectors)
-        except Exception as error:  # qhull: flat or degenerate set
-            raise KitError(f"layout {layout.name!r}: loudspeakers do not enclose the listener "
-                           f"in 3-D ({error.__class__.__name__}); add speakers above or below "
-                           "or imaginary ones") from None
-        self._triangles = hull.simplices
-        self._inverses = [np.linalg.inv(vectors[t]) for t in hull.simplices]
-
-    def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
-        p = Speaker(azimuth_deg, elevation_deg).vector()
-        scores = [p @ inv for inv in self._inverses]
-        best = max(range(len(scores)), key=lambda i: scores[i].min())
-        g = np.clip(scores[best], 0.0, None)
-        gains = np.zeros(len(self.channels))
-        for index, gain in zip(self._triangles[best], g, strict=True):
-            speaker = self._speakers[index]
-            if not speaker.imaginary:
-                gains[speaker.channel - 1] += gain
-        power = math.sqrt(float(gains @ gains))
-        if power > 0:
-            gains /= power
-        return ChannelTerms(gains * _gain_row(self.layout))
-
-    def loudness_weights(self) -> np.ndarray:
-        return _weights(self.layout)
 
 
 @dataclass(frozen=True)
 class _Routed:
-    """A horizontal layout: 2-D VBAP on the real speakers, routed to their channels."""
+    """``panning.Vbap`` over the layout's speakers (real and imaginary), routed to the real
+    speakers' channels with their gains; an imaginary speaker's share is dropped and the
+    rest rescaled to constant power, as IEM's AllRADecoder does."""
 
     inner: Vbap
     layout: SpeakerLayout
-    order: tuple[int, ...]  # channel index of each of the inner panner's outputs
+    order: tuple[int, ...]  # output channel of each of the inner panner's speakers; −1: none
 
     @property
     def channels(self) -> tuple[str, ...]:
         return self.layout.channel_names()
 
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
+        inner = self.inner.terms(azimuth_deg, elevation_deg).gains
         gains = np.zeros(self.layout.width)
-        gains[list(self.order)] = self.inner.terms(azimuth_deg, elevation_deg).gains
+        for index, gain in zip(self.order, inner, strict=True):
+            if index >= 0:
+                gains[index] += gain
+        power = math.sqrt(float(gains @ gains))
+        if power > 0:
+            gains /= power
         return ChannelTerms(gains * _gain_row(self.layout))
 
     def loudness_weights(self) -> np.ndarray:
@@ -173,14 +138,15 @@ def _weights(layout: SpeakerLayout) -> np.ndarray:
 
 
 def panner_for(layout: str | SpeakerLayout) -> Panner:
-    """The panner of a format name (stereo, binaural, foa, hoa3) or a loudspeaker layout."""
+    """The panner of a format name (stereo, binaural, foa, hoa3) or a loudspeaker layout:
+    ``soundscape.sound.panning.Vbap`` (2-D on a horizontal ring, 3-D otherwise)."""
     if isinstance(layout, str):
         return make_panner(layout)
-    if layout.is_horizontal():
-        real = [s for s in layout.speakers if not s.imaginary and s.name != "LFE"]
-        inner = Vbap(tuple(s.azimuth for s in real), tuple(f"s{i}" for i in range(len(real))))
-        return _Routed(inner, layout, tuple(s.channel - 1 for s in real))
-    return Vbap3(layout)
+    panned = [s for s in layout.speakers if s.name != "LFE"]
+    elevations = tuple(s.elevation for s in panned)
+    inner = Vbap(tuple(s.azimuth for s in panned), tuple(f"s{i}" for i in range(len(panned))),
+                 elevations_deg=elevations if any(elevations) else None)
+    return _Routed(inner, layout, tuple(-1 if s.imaginary else s.channel - 1 for s in panned))
 
 
 def preset(name: str) -> SpeakerLayout:
@@ -188,7 +154,7 @@ def preset(name: str) -> SpeakerLayout:
     panner = make_panner(name)
     if not isinstance(panner, Vbap):
         raise KitError(f"layout {name!r} is not a loudspeaker layout")
-    elevations = getattr(panner, "elevations_deg", None) or (0.0,) * len(panner.names)
+    elevations = panner.elevations_deg or (0.0,) * len(panner.names)
     return SpeakerLayout(name, tuple(
         Speaker(az, el, channel=i + 1, name=n)
         for i, (az, el, n) in enumerate(zip(panner.azimuths_deg, elevations, panner.names,
@@ -239,12 +205,7 @@ def _checked(az: float, el: float, radius: float, channel: int, gain: float, whe
 def read_iem(path: str | Path) -> SpeakerLayout:
     """Read an IEM AllRADecoder / SimpleDecoder layout JSON file."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KitError(f"{path}: no such layout file") from None
-    except json.JSONDecodeError as error:
-        raise KitError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+    data = read_json(path, KitError)
     layout = data.get("LoudspeakerLayout") if isinstance(data, dict) else None
     if not isinstance(layout, dict) or not isinstance(layout.get("Loudspeakers"), list):
         raise KitError(f"{path}: no LoudspeakerLayout.Loudspeakers list (IEM AllRADecoder "

@@ -11,7 +11,6 @@ from soundscape.kit import KitError
 from soundscape.kit.speakers import (
     Speaker,
     SpeakerLayout,
-    Vbap3,
     layout_from_text,
     panner_for,
     read_iem,
@@ -80,13 +79,13 @@ def test_az_el_list_and_presets():
 @pytest.mark.parametrize("index", range(11))
 def test_vbap3_a_sound_from_a_speaker_plays_from_it_alone(index):
     speaker = SEVEN_FOUR.speakers[index]
-    gains = Vbap3(SEVEN_FOUR).terms(speaker.azimuth, speaker.elevation).gains
+    gains = panner_for(SEVEN_FOUR).terms(speaker.azimuth, speaker.elevation).gains
     assert gains[speaker.channel - 1] == pytest.approx(1.0, abs=1e-9)
     assert np.sum(gains**2) == pytest.approx(1.0)
 
 
 def test_vbap3_between_speakers_and_below_the_horizon():
-    panner = Vbap3(SEVEN_FOUR)
+    panner = panner_for(SEVEN_FOUR)
     gains = panner.terms(0.0, 45.0).gains  # between the two front heights and the centre
     assert gains[7] == pytest.approx(gains[8]) and gains[7] > 0.3
     assert np.all(gains >= 0) and np.sum(gains**2) == pytest.approx(1.0)
@@ -100,3 +99,15 @@ def test_horizontal_layout_uses_2d_vbap_routed_and_gains_applied():
     gains = panner.terms(30.0, 0.0).gains
     np.testing.assert_allclose(gains, [0.0, 0.5], atol=1e-9)
     assert panner.channels == ("CH1", "CH2")
+
+
+@pytest.mark.parametrize("name", ["5.1", "7.1.4", "ring8"])
+def test_presets_pan_exactly_as_the_renderers_layout(name):
+    from soundscape.sound.panning import make_panner
+
+    ours, theirs = panner_for(layout_from_text(name)), make_panner(name)
+    assert ours.channels == theirs.channels
+    for az, el in [(0, 0), (20, 0), (100, 5), (-150, 0), (60, 40), (10, -30)]:
+        np.testing.assert_allclose(ours.terms(az, el).gains, theirs.terms(az, el).gains,
+                                   atol=1e-12)
+    np.testing.assert_allclose(ours.loudness_weights(), theirs.loudness_weights())
