@@ -19,6 +19,7 @@ from collections.abc import Callable, Hashable
 import numpy as np
 
 from soundscape.performance import Event, Source
+from soundscape.sound.propagation import REFERENCE_DB
 
 __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voice", "note_key",
            "stable_ints"]
@@ -50,7 +51,7 @@ class SynthVoice:
         Level that maps to amplitude 1.0 (must match ``Surroundings.reference_db``).
     """
 
-    def __init__(self, reference_db: float = 94.0) -> None:
+    def __init__(self, reference_db: float = REFERENCE_DB) -> None:
         self.reference_db = reference_db
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}

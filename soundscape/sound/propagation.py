@@ -18,7 +18,11 @@ import numpy as np
 from soundscape.errors import RenderError
 from soundscape.geometry import Vec3
 
-__all__ = ["Air", "Path", "Surroundings", "absorption_on_grid", "drum_directivity", "paths"]
+__all__ = ["REFERENCE_DB", "Air", "Path", "Surroundings", "absorption_on_grid",
+           "drum_directivity", "paths"]
+
+#: Level that maps to amplitude 1.0 in a render, dB SPL (94 dB SPL = 1 Pa).
+REFERENCE_DB = 94.0
 
 
 # ISO 9613-1:1993 constants (docs/sources.md A7.3).
@@ -107,7 +111,7 @@ class Surroundings:
 
     air: Air = field(default_factory=Air)
     near_field_m: float = 0.5
-    reference_db: float = 94.0
+    reference_db: float = REFERENCE_DB
     ground: bool = True
     ground_coefficient: float = 0.9
     hall: bool = True

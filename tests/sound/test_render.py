@@ -519,3 +519,18 @@ def test_the_synth_voice_passes_performer_and_phones(monkeypatch):
     plucked = Event(1.0, 0.5, "se.1", None, 0.8, "pluck", "c")
     other_se = Source("se.2", "se", "瑟", "zither", "west", (1.0, 0.0, 1.0))
     assert voice.key(plucked, se) == voice.key(plucked, other_se) == note_key(plucked, se)
+
+
+def test_progress_covers_both_passes(tmp_path, soundscape_cli, monkeypatch, capsys):
+    _sequence_once(monkeypatch)
+    # stderr is not a terminal here: a plain line as each stage starts and ends
+    code, err = soundscape_cli("render", "-o", "out/x.wav", cwd=tmp_path)
+    assert code == 0, err
+    for stage in ("render pass 1 of 2: rendering and metering",
+                  "render pass 2 of 2: gain "):
+        assert sum(line.startswith(stage) for line in err.splitlines()) == 2  # start, done
+    # on a terminal: a tqdm bar for each pass
+    render_audio(scene(2), tmp_path / "bars.wav", listener=NORTH, voice=noise_voice,
+                 progress=True)
+    bars = capsys.readouterr().err
+    assert "render:" in bars and "pass 2:" in bars
