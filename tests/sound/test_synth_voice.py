@@ -230,3 +230,18 @@ def test_audition_sings_luming_in_a_tenors_octave_then_calls_and_speaks():
     sung = [n for n in notes if n.articulation == "sing"]
     assert all(voice_part("tenor").holds(n.hz) for n in sung)
     assert [n.articulation for n in notes[-3:]] == ["call", "call", "speak"]
+
+
+def test_made_at_half_rate_and_brought_up_to_48_khz():
+    """At 48 kHz the voice is made at 24 kHz and upsampled: same harmonics, right pitch,
+    nothing above 12 kHz, and the same seed gives the same bytes."""
+    high = sing("a", 196.0, rate=48000, seed=3)
+    assert high.size == 2 * sing("a", 196.0, rate=24000, seed=3).size
+    assert high.tobytes() == sing("a", 196.0, rate=48000, seed=3).tobytes()
+    held = high[int(0.3 * 48000):int(0.8 * 48000)]
+    low = sing("a", 196.0, rate=24000, seed=3)[int(0.3 * 24000):int(0.8 * 24000)]
+    assert np.allclose(harmonic_levels_db(held, 48000, 196.0, 8),
+                       harmonic_levels_db(low, 24000, 196.0, 8), atol=1.0)
+    track = f0_track(high[::2], 24000)[40:160]
+    assert abs(1200 * np.log2(np.median(track) / 196.0)) < 10.0
+    assert band_share(held, 48000, 12500, 24000, above=100) < 1e-4

@@ -24,6 +24,7 @@ id within ``[params.traits]`` (or fixed in ``[params.singers.<id>]``).
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections.abc import Mapping
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import signal
 
 from soundscape.errors import InstrumentError
 from soundscape.sound.synth import glottal, klatt
@@ -468,6 +470,36 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     performer : str or None
         The singer or speaker: his own vibrato, tract length and voice quality.
     """
+    rate, factor = _working_rate(sample_rate)
+    out = _voice(params, hz=hz, duration=duration, articulation=articulation, sample_rate=rate,
+                 rng=rng, lyric=lyric, performer=performer)
+    if factor > 1:
+        out = signal.resample_poly(out, factor, 1, window=_upsampler(factor))
+    if articulation == "call":
+        out *= db_to_gain(params["call_level_db"])
+    peak = float(np.max(np.abs(out)))
+    return velocity * (out if peak <= 0.99 else out * (0.99 / peak))
+
+
+def _working_rate(sample_rate: int) -> tuple[int, int]:
+    """The rate the voice is made at, and the factor up to ``sample_rate``: the lowest whole
+    fraction still at 20 kHz or more (the voice holds next to nothing above 8 kHz)."""
+    factor = max(1, sample_rate // 20000)
+    while factor > 1 and sample_rate % factor:
+        factor -= 1
+    return sample_rate // factor, factor
+
+
+@functools.cache
+def _upsampler(factor: int) -> np.ndarray:
+    """resample_poly's own low-pass (Kaiser, β 5), designed once per factor."""
+    return signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
+
+
+def _voice(params: Mapping[str, Any], *, hz: float, duration: float, articulation: str,
+           sample_rate: int, rng: np.random.Generator, lyric: str | None,
+           performer: str | None) -> np.ndarray:
+    """The note at ``sample_rate``, its held vowel at ``level_rms``."""
     singer = traits(params, performer)
     sylls = syllables(params, lyric)
     source = dict(params["source"][articulation])
@@ -486,26 +518,34 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         f0, open_quotient=source["open_quotient"] + singer.open_quotient,
         tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
         shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
-    hop = round(params["frame_s"] * sample_rate)
     av, ah = _sample_tracks(plan, params, articulation, duration, frames, sample_rate)
-    breath_gain = db_to_gain(source["breath_db"] + singer.breath_db)
-    noise = av * breath_gain * breath + ah * db_to_gain(params["aspiration_db"]) \
-        * rng.standard_normal(frames)
-    # Voice and noise go through the same tract separately, so that each is set to its
-    # level against the held vowel (levels in the data are what a listener hears).
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
-    voiced, breathy = klatt.cascade(np.stack([av * voicing, noise]), poles, zero, hop=hop,
-                                    sample_rate=sample_rate)
-    unit_voice = _steady_rms(voiced, plan.steady, sample_rate)
-    unit_noise = _steady_rms(breathy, plan.steady, sample_rate) / max(
-        _steady_rms(av * breath_gain * breath, plan.steady, sample_rate), 1e-12)
-    out = params["level_rms"] * (voiced / unit_voice + breathy / unit_noise)
-    out += _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
-    if articulation == "call":
-        out *= db_to_gain(params["call_level_db"])
-    peak = float(np.max(np.abs(out)))
-    return velocity * (out if peak <= 0.99 else out * (0.99 / peak))
+    noise = av * db_to_gain(source["breath_db"] + singer.breath_db) * breath \
+        + ah * db_to_gain(params["aspiration_db"]) * rng.standard_normal(frames)
+    noise *= _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
+    hop = round(params["frame_s"] * sample_rate)
+    out = klatt.cascade(av * voicing + noise, poles, zero, hop=hop, sample_rate=sample_rate)
+    out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate)
+    return out + _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+
+
+def _noise_to_voice(poles: np.ndarray, zero: np.ndarray, voicing: np.ndarray, plan: _Plan,
+                    sample_rate: int, rng: np.random.Generator) -> float:
+    """The gain that makes noise of RMS r sound at r against the held vowel: the tract passes
+    voice and white noise differently, so both are measured through the held vowel's tract
+    (60 ms probes, the first 20 ms left to settle)."""
+    start_s = plan.steady[0][0] if plan.steady else 0.0
+    k = min(plan.frame(start_s + 0.03), poles.shape[0] - 1)
+    start = round(start_s * sample_rate)
+    n, settle = round(0.06 * sample_rate), round(0.02 * sample_rate)
+    probe = np.stack([voicing[start:start + n], rng.standard_normal(n)])
+    if probe.shape[1] < n:
+        probe = np.stack([voicing[:n], probe[1]])
+    through = klatt.cascade(probe, poles[k:k + 1], zero[k:k + 1], hop=n,
+                            sample_rate=sample_rate)[:, settle:]
+    gains = np.sqrt(np.mean(through ** 2, axis=1) / np.mean(probe[:, settle:] ** 2, axis=1))
+    return float(gains[0] / max(gains[1], 1e-12))
 
 
 def _sample_tracks(plan: _Plan, params: Mapping[str, Any], articulation: str, duration: float,
