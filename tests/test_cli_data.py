@@ -78,3 +78,32 @@ def test_a_saved_performance_refuses_sequencing_options(tmp_path, soundscape_cli
     code, err = soundscape_cli("midi", "--performance", "p.json", "--zhong", "stanza",
                                "-o", "x.mid", cwd=tmp_path)
     assert code == 2 and "--performance p.json is already sequenced: drop --zhong" in err
+
+
+def test_the_project_cites_only_what_it_carries():
+    """No tracked file points at notes outside the repository, and every
+    ``docs/sources.md LABEL`` cited names a section that docs/sources.md has."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    outside = [name + ".md" for name in ("musicology", "acoustics")] + ["/wo" + "rk/",
+                                                                       "../sha" + "red"]
+    found = subprocess.run(["git", "grep", "-n", *(f"-e{o}" for o in outside), "--", ".",
+                            ":!.ci"], cwd=root, capture_output=True, text=True).stdout
+    assert found == ""
+    sources = (root / "docs" / "sources.md").read_text(encoding="utf-8")
+    cited = subprocess.run(["git", "grep", "-h", "-o", "-E",
+                            r"docs/sources\.md [ATM][0-9.]+(–[0-9.]+)?(, [ATM][0-9.]+)*"],
+                           cwd=root, capture_output=True, text=True).stdout.split("\n")
+    labels = {label.split("–")[0].rstrip(".") for line in cited if line
+              for label in line.removeprefix("docs/sources.md ").split(", ")}
+    assert len(labels) > 20
+    missing = [label for label in sorted(labels)
+               if not re.search(rf"(\*\*|### ){re.escape(label)}[ .*]", sources)]
+    assert missing == []
