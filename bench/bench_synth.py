@@ -2,7 +2,9 @@
 
 Run: ``.venv/bin/python bench/bench_synth.py [--notes 40] [--sample-rate 48000]``.
 Each instrument plays ``--notes`` notes of 0.5 s (its first articulation, pitches
-spread over its set or range, velocity 0.8), timed with ``time.perf_counter``.
+spread over its set or range, velocity 0.8), timed with ``time.perf_counter``; a model
+whose notes are long by nature plays notes of its own length (a walk of 3 s, a pour of
+2 s, a 30 s bed segment), as many as make the same seconds of audio (at least two).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import numpy as np
 from soundscape.music.instruments import list_instruments, load_instrument
 from soundscape.music.tuning import default_tuning
 from soundscape.sound.synth import render_note
+
+#: Note length by model, seconds (default 0.5).
+NOTE_S = {"footstep": 3.0, "cloth": 1.5, "liquid": 2.0, "clatter": 1.5, "ambience": 30.0}
 
 
 def pitches(instrument, count: int) -> list[float | None]:
@@ -34,13 +39,15 @@ def bench(instrument_id: str, *, notes: int, sample_rate: int) -> tuple[str, flo
     instrument = load_instrument(instrument_id)
     rng = np.random.default_rng(0)
     articulation = instrument.articulations[0]
+    length = NOTE_S.get(instrument.model, 0.5)
+    notes = max(2, round(notes * 0.5 / length))
     # One untimed note first: imports and one-off tables (pypinyin's dictionary) load here.
     render_note(instrument, hz=pitches(instrument, 1)[0], velocity=0.8, duration=0.5,
                 articulation=articulation, sample_rate=sample_rate, rng=rng, lyric="鳴")
     audio_s = 0.0
     start = time.perf_counter()
     for hz in pitches(instrument, notes):
-        out = render_note(instrument, hz=hz, velocity=0.8, duration=0.5,
+        out = render_note(instrument, hz=hz, velocity=0.8, duration=length,
                           articulation=articulation, sample_rate=sample_rate, rng=rng,
                           lyric="鳴")
         audio_s += out.size / sample_rate

@@ -2,7 +2,7 @@
 
 A bamboo arrow is a free-free bar: its bending modes stand at 1 : 2.756 : 5.404
 : 8.933 : 13.34 of the first (Euler–Bernoulli beam, free ends; e.g. Fletcher &
-Rossing, *The Physics of Musical Instruments*, §2.15). Two shafts meeting at
+Rossing, *The Physics of Musical Instruments*, ch. 2; docs/sources.md A10.3). Two shafts meeting at
 random points excite random mixes of those modes, damped fast by the wood and
 the hand; a bronze head touching another rings briefly high (``head``). Events
 come as a Poisson train (``events_per_s`` over ``duration``), with ``burst``

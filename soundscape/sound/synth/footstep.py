@@ -18,7 +18,8 @@ Each articulation is a table ``[params.<articulation>]`` for one surface and gai
 - ``jitter``: relative spread of step times and ±dB of step levels.
 
 ``hz`` sets the thump's band and the surface modes (a heavier walker, a larger
-board: lower). The output is normalised to peak ``velocity``.
+board: lower). The output is normalised to peak ``velocity``; it has no DC (noise
+bursts band-passed, the floor driven by each footfall's push and release).
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from scipy import signal
 
 from soundscape.sound.synth._common import (
     bandpass,
-    cancel_dc,
-    damped_partials,
     db_to_gain,
     frames_for,
     noise_burst,
@@ -90,55 +90,84 @@ def check_modes(modes: Any, where: str, *, first: tuple[float, float] = (0.01, 1
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
            lyric: str | None = None) -> np.ndarray:
-    """Steps for ``duration`` seconds (at least one) on the articulation's surface."""
+    """Steps for ``duration`` seconds (at least one) on the articulation's surface.
+
+    Every footfall (heel, then ball) drops its excitations into three buffers for the
+    whole walk (thump noise, scuff noise, grit clicks) and one impulse train for the
+    surface; each is filtered once, so a long walk costs little more than its samples.
+    """
     row = params[articulation]
-    count = max(1, round(duration * row["steps_per_s"]))
-    period = 1.0 / row["steps_per_s"]
-    times = np.arange(count) * period
-    times[1:] += rng.uniform(-1.0, 1.0, count - 1) * row["jitter"] * period
-    levels = db_to_gain(rng.uniform(-1.0, 1.0, count) * 20.0 * row["jitter"])
-    step_s = row["toe_delay_s"] + 3.0 * max(row["thump_s"], row["scuff_s"],
-                                            *[m[1] for m in row.get("modes", [[0, 0, 0]])])
-    out = np.zeros(frames_for(max(duration, float(times[-1]) + step_s), sample_rate))
-    for time, level in zip(times, levels, strict=True):
-        sound = _step(row, hz=hz, sample_rate=sample_rate, rng=rng) * level
-        start = round(time * sample_rate)
-        out[start:start + sound.size] += sound[:out.size - start]
+    modes = np.asarray(row.get("modes", []), dtype=float).reshape(-1, 3)
+    falls, gains = _footfalls(row, duration=duration, rng=rng)
+    tail = 1.5 * max(row["thump_s"], row["scuff_s"], *modes[:, 1]) + 0.05
+    frames = frames_for(max(duration, float(falls[-1]) + tail), sample_rate)
+    starts = np.round(falls * sample_rate).astype(int)
+    out = bandpass(_bursts(starts, gains, row["thump_s"], frames, sample_rate, rng),
+                   hz * row["thump_low"], hz * row["thump_high"], sample_rate)
+    out += bandpass(_bursts(starts, gains, row["scuff_s"], frames, sample_rate, rng),
+                    row["scuff_low_hz"], row["scuff_high_hz"], sample_rate) \
+        * db_to_gain(row["scuff_db"])
+    out += _grit(row, starts, gains, frames=frames, sample_rate=sample_rate, rng=rng)
+    if modes.size:
+        # The floor's modes, driven by each footfall's push and release (a first
+        # difference: the drive has no area, so the ringing has no DC).
+        drive = np.zeros(frames)
+        np.add.at(drive, starts, gains)
+        drive = np.diff(drive, prepend=0.0)
+        for ratio, t60, level in modes:
+            # the difference scales a mode by its ω per sample: undo that, level as given
+            unit = sample_rate / (2.0 * np.pi * hz * ratio)
+            out += _resonate(drive, hz * ratio, t60, sample_rate) * (db_to_gain(level)
+                                                                      * 0.3 * unit)
     peak = float(np.max(np.abs(out)))
     return out * (velocity / peak) if peak > 0 else out
 
 
-def _step(row: Mapping[str, Any], *, hz: float, sample_rate: int,
-          rng: np.random.Generator) -> np.ndarray:
-    """One footfall: heel, then ball of the foot; each a thump, the surface, a scuff, grit."""
-    heel = _footfall(row, hz=hz, sample_rate=sample_rate, rng=rng)
-    ball = _footfall(row, hz=hz * 1.3, sample_rate=sample_rate, rng=rng)
-    delay = round(row["toe_delay_s"] * sample_rate)
-    out = np.zeros(max(heel.size, delay + ball.size))
-    out[:heel.size] += heel
-    out[delay:delay + ball.size] += ball * db_to_gain(row["toe_db"])
+def _footfalls(row: Mapping[str, Any], *, duration: float,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Times (s) and gains of every heel and ball of the walk, jittered."""
+    count = max(1, round(duration * row["steps_per_s"]))
+    period = 1.0 / row["steps_per_s"]
+    heels = np.arange(count) * period
+    heels[1:] += rng.uniform(-1.0, 1.0, count - 1) * row["jitter"] * period
+    levels = db_to_gain(rng.uniform(-1.0, 1.0, count) * 20.0 * row["jitter"])
+    times = np.concatenate([heels, heels + row["toe_delay_s"]])
+    gains = np.concatenate([levels, levels * db_to_gain(row["toe_db"])])
+    order = np.argsort(times, kind="stable")
+    return times[order], gains[order]
+
+
+def _bursts(starts: np.ndarray, gains: np.ndarray, decay_s: float, frames: int,
+            sample_rate: int, rng: np.random.Generator) -> np.ndarray:
+    """White noise bursts decaying 60 dB in ``decay_s``, one per footfall."""
+    out = np.zeros(frames)
+    burst = noise_burst(rng, frames=frames, decay_s=decay_s, sample_rate=sample_rate)
+    for start, gain in zip(starts, gains, strict=True):
+        piece = burst[:frames - start] * rng.choice((-1.0, 1.0))
+        out[start:start + piece.size] += piece * gain
+        burst = np.roll(burst, 97)  # the next footfall another stretch of the noise
     return out
 
 
-def _footfall(row: Mapping[str, Any], *, hz: float, sample_rate: int,
-              rng: np.random.Generator) -> np.ndarray:
-    modes = np.asarray(row.get("modes", []), dtype=float).reshape(-1, 3)
-    ring = max([row["thump_s"], row["scuff_s"], *modes[:, 1]]) * 1.5
-    frames = frames_for(ring + 0.05, sample_rate)
-    out = np.zeros(frames)
-    thump = noise_burst(rng, frames=frames, decay_s=row["thump_s"], sample_rate=sample_rate)
-    out[:thump.size] += bandpass(thump, hz * row["thump_low"], hz * row["thump_high"],
-                                 sample_rate)
-    if modes.size:
-        out += damped_partials(hz * modes[:, 0], db_to_gain(modes[:, 2]) * 0.3, modes[:, 1],
-                               frames=frames, sample_rate=sample_rate)
-    scuff = noise_burst(rng, frames=frames, decay_s=row["scuff_s"], sample_rate=sample_rate)
-    out[:scuff.size] += bandpass(scuff, row["scuff_low_hz"], row["scuff_high_hz"],
-                                 sample_rate) * db_to_gain(row["scuff_db"])
-    grit = db_to_gain(row["grit_db"])
-    for _ in range(int(row["grit_count"])):
-        at = round(rng.uniform(0.0, 0.04) * sample_rate)
-        click = noise_burst(rng, frames=frames, decay_s=0.002, sample_rate=sample_rate)
-        click = bandpass(click, 2000.0, 9000.0, sample_rate)[:frames - at]
-        out[at:at + click.size] += click * grit * rng.uniform(0.3, 1.0)
-    return cancel_dc(out, contact_s=0.004, sample_rate=sample_rate)
+def _grit(row: Mapping[str, Any], starts: np.ndarray, gains: np.ndarray, *, frames: int,
+          sample_rate: int, rng: np.random.Generator) -> np.ndarray:
+    """Grains crushed under each footfall: clicks within its first 40 ms, 2-9 kHz."""
+    count = int(row["grit_count"])
+    if count == 0 or row["grit_db"] <= -120.0:
+        return np.zeros(frames)
+    at = (starts[:, None] + rng.uniform(0.0, 0.04, (starts.size, count)) * sample_rate)
+    clicks = np.zeros(frames)
+    np.add.at(clicks, np.minimum(at.astype(int), frames - 1).ravel(),
+              (gains[:, None] * rng.uniform(0.3, 1.0, at.shape)
+               * rng.choice((-1.0, 1.0), at.shape)).ravel())
+    return bandpass(clicks, 2000.0, 9000.0, sample_rate) * db_to_gain(row["grit_db"]) * 4.0
+
+
+def _resonate(drive: np.ndarray, freq: float, t60: float, sample_rate: int) -> np.ndarray:
+    """``drive`` through a two-pole resonator at ``freq`` ringing ``t60`` seconds."""
+    if freq >= 0.45 * sample_rate:
+        return np.zeros(drive.size)
+    omega = 2.0 * np.pi * freq / sample_rate
+    r = 10.0 ** (-3.0 / (t60 * sample_rate))
+    return signal.lfilter([0.0, r * np.sin(omega)], [1.0, -2.0 * r * np.cos(omega), r * r],
+                          drive)

@@ -2,8 +2,8 @@
 
 The cup rings in the bending modes of a thin ring, the inextensional modes n = 2,
 3, 4, 5 whose frequencies go as n(n² − 1)/√(n² + 1) (Rayleigh, *The Theory of
-Sound*, §233; Fletcher & Rossing, *The Physics of Musical Instruments*, §2.12
-and the bells and wine-glass chapters): ratios 1 : 2.83 : 5.42 : 8.77 of the
+Sound*, §233; Fletcher & Rossing, *The Physics of Musical Instruments*, ch. 2;
+docs/sources.md A10.3): ratios 1 : 2.83 : 5.42 : 8.77 of the
 lowest (``hz``). Resting on something, it is damped: the modes' T60s are
 multiplied by ``damping``. A 爵 stands on three legs that land a few ms apart
 (``contacts`` within ``spread_s``), a 觶 on a ring foot (one contact and a small
