@@ -14,6 +14,7 @@ failure or an interrupt never leaves a half-written file at the destination.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import stat
@@ -25,8 +26,8 @@ from typing import Any
 
 from soundscape.errors import SoundscapeError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "parse_toml", "read_bytes", "read_text",
-           "read_toml", "regular_file", "write_bytes", "write_text"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "parse_toml", "read_bytes", "read_json",
+           "read_text", "read_toml", "regular_file", "write_bytes", "write_text"]
 
 #: Largest input file read (bytes): a whole annotated Yili is about 1 MB.
 MAX_BYTES = 64 * 1024 * 1024
@@ -143,6 +144,22 @@ def read_toml(path: str | os.PathLike[str],
         The error of the concern reading the file (SiteError, InstrumentError …).
     """
     return parse_toml(read_text(path, error), str(path), error)
+
+
+def read_json(path: str | os.PathLike[str],
+              error: type[SoundscapeError] = SoundscapeError) -> Any:
+    """Parse the JSON file ``path``; problems raise ``error`` as ``FILE:LINE: …``."""
+    try:
+        data = json.loads(read_text(path, error))
+        too_deep = _depth(data) > MAX_DEPTH
+    except json.JSONDecodeError as problem:
+        raise error(f"{path}:{problem.lineno}: not valid JSON: {problem.msg}") from None
+    except RecursionError:
+        too_deep = True
+    if too_deep:
+        raise error(f"{path}: arrays or objects nested more than {MAX_DEPTH} deep "
+                    f"(accepted: up to {MAX_DEPTH} levels)")
+    return data
 
 
 def parse_toml(raw: str, source: str,

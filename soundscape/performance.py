@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from soundscape.errors import PerformanceError
-from soundscape.fileio import read_text, write_text
+from soundscape.fileio import read_json, write_text
 from soundscape.geometry import Vec3
 from soundscape.music.pitch import Pitch
 
@@ -460,13 +460,7 @@ class Performance:
     @classmethod
     def load_json(cls, path: str | Path) -> Performance:
         """Read a performance written by ``save_json``."""
-        try:
-            data = json.loads(read_text(path, PerformanceError))
-        except json.JSONDecodeError as error:
-            raise PerformanceError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
-        except RecursionError:
-            raise PerformanceError(f"{path}: arrays or objects nested too deeply") from None
-        return cls.from_dict(data)
+        return cls.from_dict(read_json(path, PerformanceError))
 
 
 def _vec(value: Any) -> Vec3 | None:

@@ -28,6 +28,10 @@ from soundscape.errors import (
     SoundscapeError,
     TextError,
 )
+from soundscape.fileio import MAX_DEPTH
+from soundscape.kit import KitError
+from soundscape.kit.player import load_cues
+from soundscape.kit.speakers import read_iem
 from soundscape.music.instruments import load_instrument
 from soundscape.music.repertoire import load_piece, load_piece_file
 from soundscape.performance import Performance
@@ -76,10 +80,31 @@ def fifo(tmp_path: Path) -> Path:
     (load_instrument, InstrumentError),
     (load_piece_file, RepertoireError),
     (Performance.load_json, PerformanceError),
+    (read_iem, KitError),
+    (load_cues, KitError),
 ], ids=["cue sheet", "text", "site override", "durations", "instrument", "piece",
-        "performance"])
+        "performance", "speaker layout", "show cue list"])
 def test_a_fifo_is_refused_at_once_by_every_loader(fifo, load, error):
     assert isinstance(_refused_at_once(fifo, lambda: load(fifo)), error)
+
+
+def test_the_render_walk_file_is_read_safely(soundscape_cli, tmp_path):
+    walk = tmp_path / "walk.toml"
+    os.mkfifo(walk)
+    code, err = soundscape_cli("render", "--from", "s01", "--to", "s01", "--path", str(walk),
+                               "-o", str(tmp_path / "x.wav"), cwd=tmp_path)
+    assert code == 2 and f"{walk}: not a regular file" in err, err
+
+
+@pytest.mark.parametrize(("load", "error"), [
+    (Performance.load_json, PerformanceError), (read_iem, KitError), (load_cues, KitError)])
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 2, 100_000])
+def test_deeply_nested_json_is_a_clear_error(tmp_path, load, error, depth):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * depth + "]" * depth, encoding="utf-8")
+    with pytest.raises(error, match=rf"deep.json: arrays or objects nested more than "
+                                    rf"{MAX_DEPTH} deep"):
+        load(path)
 
 
 # -- ids are ids --------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import math
 import sys
-import tomllib
 from pathlib import Path
 
 import click
 
 from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options, stage
 from soundscape.errors import RenderError, SoundscapeError
+from soundscape.fileio import read_toml
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
@@ -158,10 +158,7 @@ def _listener(place: str, facing: str | None, courtyard) -> Listener:
 
 def _walk(path: Path, courtyard) -> ListenerPath:
     """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise RenderError(f"{path}: not valid TOML: {error}") from None
+    data = read_toml(path, RenderError)
     points = []
     for i, entry in enumerate(data.get("waypoint", [])):
         key = f"{path}: waypoint[{i}]"

@@ -7,12 +7,12 @@ no arguments) over UDP with ``python-osc``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from soundscape import validate
+from soundscape.fileio import read_json
 from soundscape.kit import KitError
 from soundscape.kit.showcontrol import ShowCue, osc_address
 
@@ -22,12 +22,7 @@ __all__ = ["load_cues", "osc_sender", "parse_target", "play"]
 def load_cues(path: str | Path) -> list[ShowCue]:
     """The cues of a cue-list JSON file written by ``soundscape kit`` (checked)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KitError(f"{path}: no such cue list; run `soundscape kit` first") from None
-    except json.JSONDecodeError as error:
-        raise KitError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+    data = read_json(path, KitError)
     rows = data.get("cues") if isinstance(data, dict) else None
     validate.size(rows, key="cues", where=str(path), error=KitError, kind=list, most=100_000)
     cues = []
