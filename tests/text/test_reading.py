@@ -29,6 +29,8 @@ def test_readings_and_default():
     ("瑟", "ʃ j e t", "入", "ʃĭet"),       # 臻 入 → 先 column: coda -t
     ("甚", "ʑ j e m", "上", "ʑĭĕm"),     # 侵 上: coda -m
     ("德", "t ə k", "入", "tək"),
+    ("請", "tsʰ j ɛ ŋ", "上", "tsʰĭɛŋ"),   # the choices table: 七靜切 (to request)
+    ("不", "p j w ə t", "入", "pĭuət"),    # 分勿切, the negation of 「不鼓不釋」
 ])
 def test_middle_chinese(char, phones, tone, ipa):
     syl = syllable(char, "middle-chinese")
