@@ -12,8 +12,10 @@ Package-internal data (texts, pieces, tables) lives in ``soundscape/data``.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+from soundscape.errors import SoundscapeError
+from soundscape.fileio import read_toml
 
 __all__ = ["PROJECT_MARKER", "bundled_dir", "data_dir", "project_dir", "repo_root"]
 
@@ -38,9 +40,9 @@ def project_dir(start: Path | None = None) -> Path | None:
 
 
 def _names_soundscape(pyproject: Path) -> bool:
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    try:  # through fileio: a FIFO named pyproject.toml must not block every command
+        data = read_toml(pyproject)
+    except SoundscapeError:
         return False
     project = data.get("project")
     return isinstance(project, dict) and project.get("name") == "soundscape"

@@ -215,3 +215,19 @@ def test_a_fifo_as_sample_is_refused_at_once(folders):
     with pytest.raises(InstrumentError, match=r"params.samples\[0\].file='pipe.wav' must be an "
                                               "existing regular file"):
         load_instrument(_sampler(inside, "pipe.wav"))
+
+
+def test_a_fifo_named_pyproject_does_not_block_finding_the_project(tmp_path):
+    from soundscape.resources import project_dir
+
+    fifo = tmp_path / "pyproject.toml"
+    os.mkfifo(fifo)
+    outcome = {}
+    finder = threading.Thread(target=lambda: outcome.setdefault("dir", project_dir(tmp_path)),
+                              daemon=True)
+    finder.start()
+    finder.join(_GUARD_S)
+    if finder.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("project_dir blocked on a FIFO named pyproject.toml")
+    assert outcome["dir"] != tmp_path
