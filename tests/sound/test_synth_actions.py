@@ -3,6 +3,8 @@ a cup's ring modes and decay, a filling cup's rising pitch, a mat's thud, arrows
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import signal
@@ -151,3 +153,20 @@ def test_every_action_is_deterministic_unclipped_and_seeded(instrument_id):
                                             seed=4, velocity=1.0))
         assert np.max(np.abs(one)) <= 1.0
         assert one.size >= round(duration * RATE)
+
+
+@pytest.mark.parametrize(("instrument_id", "old", "new", "message"), [
+    ("footstep", "steps_per_s = 1.6", "steps_per_s = 99", r"params\.earth\.steps_per_s=99"),
+    ("vessel", "contacts = 3", "contacts = 0", r"params\.jue_wood\.contacts=0"),
+    ("pour", "radius_mm = [1.0, 4.0]", "radius_mm = [1.0]", r"params\.cup\.radius_mm="),
+    ("ambience", "crickets = 6", "crickets = -1", r"params\.evening\.crickets=-1")])
+def test_a_bad_value_is_refused_naming_the_file_and_key(tmp_path, instrument_id, old, new,
+                                                         message):
+    from soundscape.errors import InstrumentError
+
+    text = Path(load_instrument(instrument_id).path).read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / f"{instrument_id}.toml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(InstrumentError, match=f"{instrument_id}.toml: {message}"):
+        _ = load_instrument(path).params
