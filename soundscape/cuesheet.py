@@ -16,6 +16,7 @@ equality and is not saved.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,7 +49,9 @@ __all__ = [
     "dumps",
     "load",
     "loads",
+    "performed",
     "save",
+    "variants",
 ]
 
 SCHEMA_VERSION = 1
@@ -270,6 +273,50 @@ def _by_id(entries: tuple, id_: str, what: str, path: str) -> Any:
         if entry.id == id_:
             return entry
     raise KeyError(f"no {what} {id_!r} in {path or 'the cue sheet'}")
+
+
+def variants(sheet: CueSheet) -> tuple[str, ...]:
+    """The named variants of a sheet (its 記's music lines), in text order."""
+    return tuple(dict.fromkeys(m.variant for m in sheet.music if m.variant))
+
+
+def performed(sheet: CueSheet, chosen: tuple[str, ...] = ()) -> CueSheet:
+    """The sheet as the rite is performed: without its 記, with the ``chosen`` variants.
+
+    The 記's steps are never performed (they are rules, not a second rite). A chosen
+    variant's music starts at its ``anchor`` in the rite and runs its length, replacing
+    the rite's cue of the same piece there; variants not chosen are left out.
+
+    Raises
+    ------
+    CueSheetError
+        For a variant the sheet does not name, or one with no anchor in the rite.
+    """
+    known = variants(sheet)
+    for name in chosen:
+        if name not in known:
+            raise CueSheetError(f"{sheet.path or 'the cue sheet'}: variant {name!r} unknown; "
+                                f"accepted: {', '.join(known) or 'none (no 記 music)'}")
+    ji = {s.id for s in sheet.sections if s.part == "記"}
+    if not ji and not known:
+        return sheet
+    extra = []
+    for cue in sheet.music:
+        if cue.variant in chosen and cue.variant:
+            if not cue.anchor:
+                raise CueSheetError(f"{sheet.path or 'the cue sheet'}:{cue.line}: variant "
+                                    f"{cue.variant!r} cue {cue.id!r} has no anchor in the rite")
+            extra.append(dataclasses.replace(cue, start=cue.anchor, stop=STOP_LENGTH))
+    replaced = {(c.start, c.piece) for c in extra}
+    music = [c for c in sheet.music if not c.variant and (c.start, c.piece) not in replaced]
+    steps = tuple(s for s in sheet.steps if s.section not in ji)
+    order = {s.id: i for i, s in enumerate(steps)}
+    music = sorted(music + extra, key=lambda c: order[c.start])
+    kept = set(order)
+    return dataclasses.replace(
+        sheet, sections=tuple(s for s in sheet.sections if s.id not in ji), steps=steps,
+        music=tuple(music), voices=tuple(v for v in sheet.voices if v.step in kept),
+        speech=tuple(v for v in sheet.speech if v.step in kept))
 
 
 def bundled_path() -> Path:

@@ -9,7 +9,7 @@ import click
 from soundscape import cuesheet, text
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, project_dir
-from soundscape.text.derive import derive
+from soundscape.text.derive import derive, rites
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
 
@@ -60,7 +60,10 @@ def set_aside_report(loaded: text.Text) -> list[str]:
               default=None,
               help="Cue sheet to write (default: cues/dashe.toml under the current folder "
                    "for the bundled text, else the text's name with .toml beside it).")
-def command(source: Path | None, output: Path | None) -> None:
+@click.option("--rite", "rite_id", default=None, metavar="ID",
+              help="Derive a bundled rite (see `soundscape rites`) from its text, with its "
+                   "default layout; writes cues/ID.toml in the project folder.")
+def command(source: Path | None, output: Path | None, rite_id: str | None) -> None:
     """Derive a cue sheet (sections, steps, layout, music, voices) from TEXT.
 
     With no TEXT, derive it from the bundled 大射儀 經文 and write cues/dashe.toml
@@ -69,7 +72,13 @@ def command(source: Path | None, output: Path | None) -> None:
     one (a soundscape.toml is written), so that `render` and the other verbs read the
     derived sheet.
     """
-    if source is None:
+    if rite_id is not None:
+        if source is not None:
+            raise click.UsageError("give a TEXT or --rite, not both")
+        loaded, text_id = rites.load_rite_text(rite_id), rite_id
+        title = rites.rite(rite_id).title
+        target = output or _project_output().with_name(f"{rite_id}.toml")
+    elif source is None:
         loaded, text_id, title = text.load_bundled(), "dashe", "大射儀"
         target = output or _project_output()
     else:
@@ -77,7 +86,7 @@ def command(source: Path | None, output: Path | None) -> None:
         target = output or source.with_suffix(".toml")
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
-    sheet = derive(loaded, text_id=text_id, title=title)
+    sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)
     header = (f"Cue sheet derived by `soundscape derive` from {loaded.source}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters.")
     cuesheet.save(sheet, target, header=header)

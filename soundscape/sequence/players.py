@@ -64,6 +64,9 @@ class Players:
             return tuple(fitting)
         anywhere = [i for i, s in self.sources.items() if s.instrument == note.instrument
                     and i in self.placed]
+        if not anywhere and not any(s.instrument == note.instrument
+                                    for s in self.sources.values()):
+            return ()  # the rite has no such instrument (鄉 rites: 陔 on the drum alone)
         if not anywhere:
             raise CueSheetError(
                 f"music cue {cue.id!r}: no performer plays {note.instrument!r} (part "
@@ -79,7 +82,7 @@ class Players:
         reconstruction: the text places the racks east and west, not who plays when).
         """
         found = self.candidates(cue, note)
-        if note.instrument in ("voice", "se"):
+        if not found or note.instrument in ("voice", "se"):
             return found
         if note.instrument in _ANSWERING and note.role not in ("call", "answer"):
             # 鄭注: 應鼙應朔鼙也: the 鼙 answer one another stroke by stroke

@@ -20,6 +20,7 @@ import re
 
 from soundscape.cuesheet import SCHEMA_VERSION, CueSheet, Section, Step, TextInfo
 from soundscape.text import glossary
+from soundscape.text.derive import rites
 from soundscape.text.derive.cues import music_cues, voice_cues
 from soundscape.text.derive.formulas import Unit, alternation, find_units, rules
 from soundscape.text.derive.layout import derive_layout
@@ -132,13 +133,21 @@ def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
 
 # -------------------------------------------------------------------- sheet
 
-def derive(text: Text, *, text_id: str = "text", title: str = "") -> CueSheet:
-    """The cue sheet of ``text``: sections, steps, layout, music and voice cues."""
+def derive(text: Text, *, text_id: str = "text", title: str = "",
+           rite: str | None = None) -> CueSheet:
+    """The cue sheet of ``text``: sections, steps, layout, music and voice cues.
+
+    ``rite`` (a bundled rite id, :mod:`soundscape.text.derive.rites`) completes the 設樂
+    with the rite's default layout where the text does not set it out.
+    """
     sections = sections_of(text)
     units_by_section = {s.id: find_units(text.chars[s.span[0]:s.span[1]], s.span[0])
                         for s in sections}
     steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id])]
     layout = derive_layout(text, sections)
+    if rite is not None:
+        lord = rites.rite(rite).table.get("layout_as")
+        layout = rites.default_layout(rite, text, layout, _layout_of(lord) if lord else None)
     music = music_cues(text, sections, steps, units_by_section, layout)
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps)
@@ -146,3 +155,8 @@ def derive(text: Text, *, text_id: str = "text", title: str = "") -> CueSheet:
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
                     tuple(music), tuple(voices), speech=tuple(speech))
 
+
+def _layout_of(rite_id: str) -> list:
+    """The 設樂 as the text of rite ``rite_id`` sets it out."""
+    text = rites.load_rite_text(rite_id)
+    return derive_layout(text, sections_of(text))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import collections
 
-from soundscape.cuesheet import STOP_LENGTH, LayoutItem, MusicCue, Section, Step, VoiceCue
+from soundscape.cuesheet import SINGERS, STOP_LENGTH, LayoutItem, MusicCue, Section, Step, VoiceCue
 from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, patterns, rules
@@ -47,7 +47,10 @@ def _performers(kind: str, layout: list[LayoutItem]) -> tuple[tuple[str, ...], t
     performers = list(table["performers"])
     for instrument in table["instruments"]:
         placed = [i.id for i in layout if i.instrument == instrument]
-        performers += placed or [instrument]
+        # an instrument the 設樂 does not place is named by its id only where nothing is
+        # placed at all (the sequencer's default layout) or where it is a 工's (瑟)
+        unplaced = [instrument] if not layout or instrument in SINGERS else []
+        performers += placed or unplaced
     return tuple(performers), ()
 
 
@@ -96,8 +99,9 @@ def _stop(cue: Unit, start: Step, steps: _Steps, marks: dict[str, list[int]]) ->
         shots = [s for s in steps.steps[index + 1:upper]
                  if "卒射" in s.quote and "告" not in s.quote]
         return shots[-1].id if shots else STOP_LENGTH
-    if kind == "wusuan":
-        return steps.by_section[start.section][-1].id
+    if kind == "wusuan":  # to the end of its section, or until the next music (奏陔)
+        last = steps.index[steps.by_section[start.section][-1].id]
+        return steps.steps[max(index, min(last, _upper(index, marks["starts"], total) - 1))].id
     return STOP_LENGTH
 
 
@@ -135,16 +139,16 @@ def _variant(text: Text, ji: Section, unit: Unit) -> str:
 
 def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
             rite_cues: list[MusicCue]) -> str:
-    """The step of the rite a 記 variant applies at: where the rite has the words that
-    lead to it in the 記 (賓及庭 before 奏肆夏), else the rite's cue of the same piece."""
-    lead = text.chars[max(ji.span[0], unit.start - 3):unit.start]
-    then = rules()["ji"]["then"]
-    lead = lead.rsplit(then, 1)[-1]
-    found = text.chars.find(lead, 0, ji.span[0]) if len(lead) == 3 else -1
-    if found >= 0:
-        return steps.steps[bisect.bisect_right(steps.starts, found) - 1].id
+    """The step of the rite a 記 variant applies at: the rite's cue of the same piece,
+    else where the rite has the three characters that lead to it in the 記 (歌鹿鳴
+    before 下管新宮), else none."""
     same = next((c for c in rite_cues if c.piece == unit.info["piece"]), None)
-    return same.start if same else ""
+    if same:
+        return same.start
+    lead = text.chars[max(ji.span[0], unit.start - 3):unit.start]
+    lead = lead.rsplit(rules()["ji"]["then"], 1)[-1]
+    found = text.chars.find(lead, 0, ji.span[0]) if len(lead) == 3 else -1
+    return steps.steps[bisect.bisect_right(steps.starts, found) - 1].id if found >= 0 else ""
 
 
 def music_cues(text: Text, sections: list[Section], steps: list[Step],
