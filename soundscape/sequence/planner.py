@@ -17,17 +17,20 @@ arrow leaves on a drum (不鼓不釋), except the duke's (不以樂志).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from soundscape import validate
 from soundscape.cuesheet import STOP_LENGTH, CueSheet, MusicCue, Step, bundled_path, load
-from soundscape.errors import CueSheetError, PerformanceError
+from soundscape.errors import CueSheetError, PerformanceError, RepertoireError
 from soundscape.fileio import read_toml
 from soundscape.music.arrange import Arrangement, arrange
+from soundscape.music.register import octave_shift, sung_pitch
 from soundscape.music.repertoire import Piece, load_piece
 from soundscape.music.tuning import Tuning, default_tuning
 from soundscape.performance import (
@@ -63,6 +66,10 @@ __all__ = ["SequenceOptions", "perform", "perform_from_file"]
 _GONG_PHASE = {"ge": "ge", "guan": "guan"}
 
 
+#: How long 無算樂 may be asked to play (seconds): up to ten hours.
+WUSUAN_SECONDS = (1.0, 36000.0)
+
+
 @dataclass(frozen=True)
 class SequenceOptions:
     """What a user may change about the sequencing without editing the cue sheet.
@@ -94,6 +101,12 @@ class SequenceOptions:
     roster: Mapping[str, int] | None = None
     archery: archery.ArcheryConfig | None = None
     soundscape: bool = True
+
+    def __post_init__(self) -> None:
+        if self.wusuan_seconds is not None:
+            validate.number(self.wusuan_seconds, key="wusuan_seconds", where="sequence options",
+                            error=PerformanceError, low=WUSUAN_SECONDS[0],
+                            high=WUSUAN_SECONDS[1], unit="seconds")
 
 
 @dataclass
@@ -202,7 +215,28 @@ class _Planner:
 
     # -- music ---------------------------------------------------------------------
     def _start(self, cue: MusicCue, start: float, *, arranged_by_shoot: bool) -> _Played:
+        with self._about(cue):
+            return self._arrange_start(cue, start, arranged_by_shoot=arranged_by_shoot)
+
+    @contextlib.contextmanager
+    def _about(self, cue: MusicCue) -> Iterator[None]:
+        """A problem with a cue's piece, told at the cue's line in the sheet."""
+        where = f"{self.sheet.path or 'cue sheet'}:{cue.line}"
+        try:
+            yield
+        except (RepertoireError, CueSheetError) as error:
+            if str(error).startswith(where):
+                raise
+            raise CueSheetError(f"{where}: music {cue.id!r}: {error}") from None
+
+    def _arrange_start(self, cue: MusicCue, start: float, *,
+                       arranged_by_shoot: bool) -> _Played:
         piece = load_piece(cue.piece)
+        if piece.jie is not None and not arranged_by_shoot and cue.stop != STOP_LENGTH:
+            raise RepertoireError(
+                f"piece {piece.id!r} is a shooting piece (its 節 are counted by the shots), so "
+                f"it cannot stop at step {cue.stop!r}; accepted: kind = \"she\" at a shoot, "
+                "or stop = \"length\"")
         played = _Played(cue, piece, start)
         self.played[cue.id] = played
         if cue.kind in _GONG_PHASE:
@@ -226,8 +260,9 @@ class _Planner:
         """Arrange a rite-bound piece to the first phrase end at or after ``span`` seconds."""
         longest = max((sum(n.beats for n in phrase) for phrase in played.piece.phrases),
                       default=1.0) * 60.0 / played.piece.tempo_bpm
-        arrangement = arrange(played.piece, tuning=self.tuning,
-                              fill_seconds=max(span, 0.0) + 2 * longest + 1.0)
+        with self._about(played.cue):
+            arrangement = arrange(played.piece, tuning=self.tuning,
+                                  fill_seconds=max(span, 0.0) + 2 * longest + 1.0)
         ends = [e for e in arrangement.phrase_ends if e >= span - 1e-9]
         played.arrangement = arrangement
         played.end = ends[0] if ends else arrangement.phrase_ends[-1]
@@ -307,20 +342,34 @@ class _Planner:
         for played in self.played.values():
             if played.arrangement is None:
                 continue
-            notes = [(note, self.players.assign(played.cue, note))
-                     for note in played.arrangement.notes() if _sounds(played, note)]
+            with self._about(played.cue):
+                notes = [(note, self.players.assign(played.cue, note))
+                         for note in played.arrangement.notes() if _sounds(played, note)]
             takes = self.ensemble.perform(
                 played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
                 cue=played.cue.id, sources=[s for _, group in notes for s in group])
+            shift = self._sung_octaves(played)
             for (note, _), group in zip(notes, takes, strict=True):
                 for take in group:
                     voice = self.players.sources[take.source].instrument == "voice"
+                    pitch = note.pitch
+                    if voice and pitch is not None:
+                        pitch = sung_pitch(pitch, self._singers(), shift=shift)
                     events.append(Event(
-                        played.start + take.time, take.duration, take.source, note.pitch,
+                        played.start + take.time, take.duration, take.source, pitch,
                         take.velocity, note.articulation, played.cue.id, played.piece.id,
                         note.lyric if voice else None,
                         self.players.position(take.source, note)))
         return events
+
+    def _singers(self) -> str:
+        return self.settings["register"]["singers"]
+
+    def _sung_octaves(self, played: _Played) -> int:
+        """The octaves the 工 move a piece's song by to sing it in their register."""
+        sung = [n.pitch for n in played.arrangement.notes()
+                if n.instrument == "voice" and n.pitch is not None]
+        return octave_shift(sung, self._singers()) if sung else 0
 
     def archery_events(self) -> list[Event]:
         events = list(self.count_events)
