@@ -58,3 +58,18 @@ def test_spread_keeps_a_gap_and_the_bounds():
                                   high=10.0)
     assert placed == [0.0, 1.0, 2.0, 5.0, 9.0, 10.0]
     assert timeline_plot.spread([3.0, 7.0], gap=1.0, low=0.0, high=10.0) == [3.0, 7.0]
+
+
+def test_bundled_font_holds_every_section_name_and_piece_title():
+    from fontTools.ttLib import TTFont
+
+    from soundscape import cuesheet
+    from soundscape.music.repertoire import list_pieces, load_piece
+    from soundscape.output import fonts
+
+    sheets = sorted(cuesheet.bundled_path().parent.glob("*.toml"))
+    words = "".join(s.name for path in sheets for s in cuesheet.load(path).sections)
+    words += "".join(load_piece(piece).title for piece in list_pieces())
+    cmap = TTFont(fonts.FONT_FILE)["cmap"].getBestCmap()
+    assert len(sheets) >= 1 and len(words) > 100
+    assert "".join(sorted({c for c in words if ord(c) >= 0x2E80 and ord(c) not in cmap})) == ""
