@@ -27,8 +27,10 @@ __all__ = ["cli", "main"]
 VERBS = {
     "archery": "The shooting rounds' results: JSON and CSV per round.",
     "audition": "Each instrument alone: a WAV and a spectrogram.",
+    "batch": "Many renders at once, on a process pool or a Dask cluster.",
     "cues": "The music and voice cues of a cue sheet, with quotes.",
     "derive": "Derive a cue sheet from a text.",
+    "kit": "The museum kit: loops, captions, show control, a web page.",
     "midi": "The rite as MIDI in its historical tuning, with markers.",
     "pieces": "The repertoire with each piece's basis, or one piece.",
     "plan": "Draw the courtyard, targets and orchestra (SVG, PNG).",
@@ -36,6 +38,7 @@ VERBS = {
     "scala": "The tuning as Scala .scl and .kbm files.",
     "score": "A piece, or part of the performed rite, as MusicXML.",
     "sequence": "The timed Performance (JSON) and a timeline picture.",
+    "show": "Play a kit programme's cues in real time as OSC messages.",
 }
 
 
