@@ -29,7 +29,7 @@ __all__ = ["Event", "Info", "Marker", "MusicSpan", "Performance", "PieceInfo", "
 SCHEMA_VERSION = 2
 
 BASES = ("surviving", "reconstruction")
-MARKER_KINDS = ("section", "step", "music", "voice", "shot")
+MARKER_KINDS = ("section", "step", "music", "voice", "shot", "speech")
 
 
 @dataclass(frozen=True, slots=True)

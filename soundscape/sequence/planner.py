@@ -47,7 +47,7 @@ from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
-from soundscape.sequence.speech import speech_events
+from soundscape.sequence.speech import speech_events, speech_markers
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
 from soundscape.text import gloss
@@ -461,6 +461,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     events = _pronounced(planner.music_events() + planner.archery_events()
                          + planner.voice_events(times), options.reading)
     sources = {**players.sources, **planner.archery_sources}
+    markers = _markers(sheet, times, planner, preparation)
     if options.soundscape:
         end = max((e.end for e in events), default=0.0)
         end = max([end, *(t.end for t in timed)]) + 10.0
@@ -471,7 +472,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         sources.update(made)
         sources.update(speakers)
         events += sounds + _pronounced(said, options.reading)
-    markers = _markers(sheet, times, planner, preparation)
+        markers += speech_markers(sheet.speech, said)
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
     info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,

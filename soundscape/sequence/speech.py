@@ -16,12 +16,12 @@ from typing import Any
 from soundscape.cuesheet import SpeechCue
 from soundscape.geometry import Vec3
 from soundscape.music.tuning import Tuning
-from soundscape.performance import Event, Source
+from soundscape.performance import Event, Marker, Source
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
-from soundscape.text import glossary
+from soundscape.text import gloss, glossary
 
-__all__ = ["speech_events"]
+__all__ = ["speech_events", "speech_markers"]
 
 _RAISED_UNNAMED = ("command", "announce")
 
@@ -59,6 +59,29 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
                             "call" if raised else "speak", cue.id, lyric=cue.quote,
                             position=point))
     return sources, events
+
+
+def speech_markers(cues: Iterable[SpeechCue], events: Iterable[Event]) -> list[Marker]:
+    """A marker where each phrase is said: ``speaker：words`` and an English line saying
+    who speaks to whom (the words themselves are the text's; no translation is offered)."""
+    english = gloss.load()
+    said = {e.cue: e for e in events}
+
+    def who(term: str) -> str:
+        name = english.actors.get(term, ("", False))[0]
+        return f"{name} ({term})" if name else term
+
+    markers = []
+    for cue in cues:
+        event = said.get(cue.id)
+        if event is None:
+            continue
+        how = "calls out" if event.articulation == "call" else "says"
+        to = f" to {who(cue.to)}" if cue.to else ""
+        markers.append(Marker(event.time, "speech", f"{cue.speaker}：{cue.quote}",
+                              f"{who(cue.speaker)} {how}{to}: 「{cue.quote}」", cue.id,
+                              cue.quote))
+    return markers
 
 
 def _where(track: Sequence[tuple[float, str, Vec3]], actor: str, time: float,

@@ -44,3 +44,13 @@ def test_a_voice_is_raised_across_the_court_and_spoken_near(rite):
     assert far.duration / len(far.lyric) > near.duration / len(near.lyric)
     site = load_site()
     assert math.dist(near.position[:2], site.place("gong_wei")[:2]) < 3.0
+
+
+def test_every_phrase_has_a_marker_for_captions(rite, sheet):
+    markers = {m.ref: m for m in rite.markers if m.kind == "speech"}
+    for event in said(rite):
+        marker = markers[event.cue]
+        assert marker.time == event.time and event.lyric in marker.text
+        assert f"「{event.lyric}」" in marker.gloss
+    report = next(m for m in markers.values() if m.quote == "為政請射")
+    assert report.gloss.startswith("The archery director") or "(司射)" in report.gloss
