@@ -7,16 +7,24 @@ from pathlib import Path
 import click
 
 from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options
+from soundscape.errors import RenderError
 from soundscape.output import midi
 
 __all__ = ["command"]
+
+_ENDINGS = (".mid", ".midi")
 
 
 @click.command("midi")
 @click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
                                                         path_type=Path))
-@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("output/dashe.mid"), show_default=True, help="MIDI file to write.")
+@click.option("-o", "--out", "output", type=click.Path(path_type=Path), default=None,
+              help="MIDI file to write, ending .mid or .midi (default output/dashe.mid); "
+              "with --split, the folder (default output/dashe.pieces or output/dashe.sections).")
+@click.option("--split", type=click.Choice(midi.SPLITS), default=None,
+              help="One file per piece played (NN-CUE.mid in playing order, its notes only) "
+              "or per section (SECTION.mid, from its start to the next section's), each on "
+              "its own clock.")
 @click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
               show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
               "12tet: nearest key (rehearsal).")
@@ -24,10 +32,16 @@ __all__ = ["command"]
               help=f"Where the listener sits (pan and volume from there, as `soundscape "
               f"render` hears it): {SEATS_HELP}; none: no pan or volume.")
 @sequencing_options
-def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
-            sequencing: Sequencing) -> None:
+def command(cues: Path | None, output: Path | None, split: str | None, tuning_mode: str,
+            place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
     from soundscape import site
+
+    output = output or Path(f"output/dashe.{split}s" if split else "output/dashe.mid")
+    if split is None and output.suffix.lower() not in _ENDINGS:
+        raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a MIDI "
+                          f"file; give an --out ending {' or '.join(_ENDINGS)} (audio files: "
+                          "soundscape render)")
     from soundscape.site import listeners as spatial
 
     courtyard = site.load_site()
@@ -37,5 +51,10 @@ def command(cues: Path | None, output: Path, tuning_mode: str, place: str,
         seat = courtyard.listener(place_id(courtyard, place))
         listener = spatial.Listener(seat.position, seat.facing)
     performance = sequencing.perform(cues, site=courtyard)
-    path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
-    click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
+    if split is None:
+        path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
+        click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
+        return
+    paths = midi.write_split(performance, output, by=split, listener=listener,
+                             tuning_mode=tuning_mode)
+    click.echo(f"wrote {len(paths)} files into {output} (one per {split}, {tuning_mode})")

@@ -209,12 +209,12 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
 
 def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:
     """``(file name, Performance)`` per piece played (``by="piece"``: the cue's notes,
-    ``CUE.PIECE.mid``) or per section (``by="section"``: everything from its start to the
-    next section's, ``SECTION.mid``), each on its own clock."""
+    ``NN-CUE.mid`` in playing order) or per section (``by="section"``: everything from its
+    start to the next section's, ``SECTION.mid``), each on its own clock."""
     if by == "piece":
-        return [(f"{span.cue}.{span.piece}.mid",
+        return [(f"{n:02d}-{span.cue}.mid",
                  _only_cue(performance.between(span.start, span.end), span.cue))
-                for span in performance.music]
+                for n, span in enumerate(sorted(performance.music, key=lambda m: m.start), 1)]
     if by == "section":
         sections = sorted(performance.sections, key=lambda s: s.start)
         stops = [s.start for s in sections[1:]] + [performance.duration + 1.0]

@@ -344,8 +344,25 @@ def test_split_by_section_and_by_piece(tmp_path):
     assert second[0].time == pytest.approx(33.3 - 33.0, abs=0.001)  # on the section's clock
     assert [t for t, _ in midi.read_markers(files[1])] == [0.0]
     files = midi.write_split(performance, tmp_path / "pieces", by="piece", listener=None)
-    assert [f.name for f in files] == ["m1.luming.mid", "m2.lishou.mid"]
+    assert [f.name for f in files] == ["01-m1.mid", "02-m2.mid"]
     notes = midi.read_events(files[1])
     assert len(notes) == 9 and notes[0].time == pytest.approx(0.0, abs=0.001)
     with pytest.raises(RenderError, match="accepted: piece, section"):
         midi.write_split(performance, tmp_path / "x", by="stanza", listener=None)
+
+
+def test_cli_midi_refuses_an_audio_ending(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("midi", "--from", "s09", "--to", "s09", "-o", "x.wav",
+                               cwd=tmp_path)
+    assert code == 2
+    assert "error: --out 'x.wav': ending '.wav' is not a MIDI file" in err
+    assert ".mid or .midi" in err and "soundscape render" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_midi_split_by_section(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("midi", "--from", "s09", "--to", "s10", "--split", "section",
+                               "-o", "parts", cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["s09.mid", "s10.mid"]
+    assert all(midi.read_events(p) for p in (tmp_path / "parts").iterdir())

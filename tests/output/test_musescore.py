@@ -19,9 +19,10 @@ from pathlib import Path
 import mido
 import pytest
 
+from soundscape import sequence
 from soundscape.music import repertoire
 from soundscape.music.tuning import Tuning
-from soundscape.output import mts, score
+from soundscape.output import midi, mts, score
 
 pytestmark = pytest.mark.skipif(not (shutil.which("mscore3") and shutil.which("xvfb-run")),
                                 reason="needs Debian's musescore3 and xvfb-run")
@@ -107,3 +108,25 @@ def test_first_page_credits_laid_out(tmp_path):
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _notes_by_track(path: Path) -> list[list[int]]:
+    """Sorted note-on keys of each track that plays (MuseScore's export adds no others)."""
+    found = [sorted(m.note for m in track if m.type == "note_on" and m.velocity)
+             for track in mido.MidiFile(path).tracks]
+    return [keys for keys in found if keys]
+
+
+@pytest.fixture(scope="module")
+def yuebin():
+    """樂賓 (s18): 鹿鳴 sung to four 瑟, and the 新宮 piped after it (s19's music)."""
+    return sequence.perform_from_file(from_section="s18", to_section="s19")
+
+
+@pytest.mark.parametrize("by", ["section", "piece"])
+def test_split_files_import_note_for_note(tmp_path, yuebin, by):
+    files = midi.write_split(yuebin, tmp_path / by, by=by, listener=None)
+    source = max(files, key=lambda f: len(midi.read_events(f)))  # the file with most notes
+    said = mscore(source, tmp_path / "back.mid")
+    assert import_errors(said) == []
+    assert _notes_by_track(tmp_path / "back.mid") == _notes_by_track(source)
