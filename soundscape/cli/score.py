@@ -13,11 +13,13 @@ from pathlib import Path
 import click
 
 from soundscape.cli._common import Sequencing, piece_id, sequencing_options, stage
+from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
 
 __all__ = ["command"]
 
+_ENDINGS = (".musicxml", ".xml", ".mxl")
 _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 
 
@@ -32,11 +34,14 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 @click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
               default=None,
               help="MusicXML file (default output/PIECE.musicxml, or output/dashe.musicxml "
-              "with --performance).")
+              "with --performance); ending .mxl: compressed MusicXML.")
 @click.option("--huangzhong", default="convention", show_default=True,
               help="黃鍾 in Hz or a preset name (convention, zeng, qing).")
+@click.option("--cents-in-alter", is_flag=True,
+              help="Also write each note's cents as a decimal <alter> (MuseScore 4 and Dorico "
+              "read it as tuning; MuseScore 3 rejects it). The cents are always in lyric line 4.")
 def command(target: str | None, performance: bool, sequencing: Sequencing,
-            output: Path | None, huangzhong: str) -> None:
+            output: Path | None, huangzhong: str, cents_in_alter: bool) -> None:
     """Write PIECE (an id like luming or a title like 鹿鳴) as MusicXML, or with
     --performance the rite; the options from --from to --wusuan-seconds shape the rite.
 
@@ -50,15 +55,18 @@ def command(target: str | None, performance: bool, sequencing: Sequencing,
     except ValueError:
         reference = huangzhong
     tuning = Tuning.sanfen_sunyi(reference)
+    if output is not None and output.suffix.lower() not in _ENDINGS:
+        raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a score; "
+                          f"give an --out ending {', '.join(_ENDINGS)} (.mxl: compressed)")
     if performance:
-        path = _performance(target, sequencing, output, tuning)
+        path = _performance(target, sequencing, output, tuning, cents_in_alter)
     else:
-        path = _piece(target, sequencing, output, tuning)
+        path = _piece(target, sequencing, output, tuning, cents_in_alter)
     click.echo(f"wrote {path}")
 
 
 def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
-           tuning: Tuning) -> Path:
+           tuning: Tuning, cents_in_alter: bool) -> Path:
     from soundscape.music import repertoire
 
     if piece is None:
@@ -68,11 +76,11 @@ def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
                                "--wusuan-seconds shape the rite: use them with --performance")
     found = repertoire.load_piece(piece_id(piece))
     return score.write_piece_score(found, output or Path(f"output/{found.id}.musicxml"),
-                                   tuning=tuning)
+                                   tuning=tuning, cents_in_alter=cents_in_alter)
 
 
 def _performance(target: str | None, sequencing: Sequencing, output: Path | None,
-                 tuning: Tuning) -> Path:
+                 tuning: Tuning, cents_in_alter: bool) -> Path:
     if target is not None and not Path(target).is_file():
         raise click.BadParameter(f"cue sheet {target!r} is not a file", param_hint="CUES")
     if target is not None and target.endswith(".json"):  # a saved Performance
@@ -81,4 +89,5 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
     rite = sequencing.perform(Path(target) if target else None, tuning=tuning)
     parts = len({e.source for e in rite.events})
     with stage(f"laying out the score ({parts} parts, {len(rite.events)} notes)"):
-        return score.write_performance_score(rite, output or Path("output/dashe.musicxml"))
+        return score.write_performance_score(rite, output or Path("output/dashe.musicxml"),
+                                             cents_in_alter=cents_in_alter)

@@ -264,3 +264,19 @@ def test_more_parts_than_midi_channels_write_quietly(tmp_path, capfd):
                                          tmp_path / "many.musicxml")
     assert capfd.readouterr().err == ""
     assert len(music21.converter.parse(path).parts) == 20
+
+
+def test_cli_mxl_and_cents_in_alter(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("score", "luming", "-o", "l.mxl", "--cents-in-alter",
+                               cwd=tmp_path)
+    assert (code, err) == (0, "")
+    with zipfile.ZipFile(tmp_path / "l.mxl") as archive:
+        root = ET.fromstring(archive.read("score.musicxml"))
+    alters = [float(a.text) for a in root.iter("alter")]
+    assert any(abs(a - round(a)) > 0.01 for a in alters)
+
+
+def test_cli_refuses_an_ending_that_is_not_a_score(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("score", "luming", "-o", "l.mid", cwd=tmp_path)
+    assert code == 2 and "ending '.mid' is not a score" in err and ".mxl" in err
+    assert list(tmp_path.iterdir()) == []
