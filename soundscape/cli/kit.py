@@ -35,11 +35,14 @@ __all__ = ["command"]
 def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple[str, ...],
             layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int) -> None:
     """Build the museum installation kit (docs/kit.md)."""
-    from soundscape.kit.build import build_kit
+    from soundscape.kit.build import build_kit, check_request
+    from soundscape.kit.programmes import load_programmes
     from soundscape.sequence.planner import perform_from_file
     from soundscape.site.courtyard import load_site
 
     site = load_site()
+    check_request(load_programmes(programme_file, places=set(site.places)), programme_ids,
+                  layouts)
     rite = perform_from_file(cues, seed=seed, site=site)
     manifest = build_kit(out, rite=rite, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),

@@ -26,7 +26,7 @@ from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
 from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
 from soundscape.performance import Performance
 
-__all__ = ["Built", "build_kit", "layout_name"]
+__all__ = ["Built", "build_kit", "check_request", "layout_name"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,20 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
     from soundscape.kit.web import write_page
     write_page(out, built)
     return write_manifest(out, rite, built)
+
+
+def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
+                  layouts: Sequence[str]) -> None:
+    """Refuse unknown programme ids and bad layouts before the (slow) sequencing; an id
+    ``<p>.<cue>`` of an ``each_music`` programme ``p`` is checked once the music is known."""
+    families = tuple(f"{p.id}." for p in programmes if p.each_music)
+    known = {p.id for p in programmes}
+    for pid in ids:
+        if pid not in known and not pid.startswith(families):
+            validate.ident(pid, key="--programme", where="soundscape kit", error=KitError,
+                           known=known | {f"{f}<cue>" for f in families})
+    for text in layouts:
+        layout_from_text(text)
 
 
 def _chosen(programmes: tuple[Programme, ...], ids: Sequence[str]) -> list[Programme]:
