@@ -38,6 +38,8 @@ from soundscape.errors import InstrumentError
 from soundscape.sound.synth import glottal, klatt
 from soundscape.sound.synth._common import bandpass, db_to_gain, frames_for, number, smooth_noise
 from soundscape.sound.synth.params import ParamError
+from soundscape.text.hanzi import is_han
+from soundscape.text.reading import read, tone_contour
 
 __all__ = ["Traits", "render", "syllables", "traits", "validate"]
 
@@ -197,9 +199,7 @@ def syllables(params: Mapping[str, Any], lyric: str | None) -> list[_Syllable]:
     """The lyric's syllables, each split into onset, medials, nucleus and coda."""
     if lyric is None or not lyric.strip():
         return [_Syllable((), (), "a", (), None)]
-    if all(_is_han(c) or not c.isalnum() for c in lyric) and any(_is_han(c) for c in lyric):
-        from soundscape.text.reading import read, tone_contour
-
+    if all(is_han(c) or not c.isalnum() for c in lyric) and any(is_han(c) for c in lyric):
         return [_split(params, syl.phones, tone_contour(syl), lyric) for syl in read(lyric)]
     out = []
     for part in lyric.split("|"):
@@ -212,12 +212,6 @@ def syllables(params: Mapping[str, Any], lyric: str | None) -> list[_Syllable]:
         out.append(_split(params, phones, tuple(int(d) for d in tones[0]) if tones else None,
                           lyric))
     return out
-
-
-def _is_han(char: str) -> bool:
-    from soundscape.text.hanzi import is_han
-
-    return is_han(char)
 
 
 def _split(params: Mapping[str, Any], phones, tone, lyric: str) -> _Syllable:
