@@ -5,8 +5,9 @@ Modules, one concern each: ``programmes`` (what to play, from an editable TOML),
 ``speakers`` (loudspeaker layouts, az/el lists, the IEM AllRADecoder JSON format),
 ``loop`` (loop-safe rendering at a calibration level, files of ≤ 16 channels),
 ``captions`` (WebVTT / SRT), ``showcontrol`` (cue lists, OSC, MIDI Show Control,
-schedules), ``manifest``, ``web`` (the static page), ``batch`` (process pool or Dask),
-``build`` (the whole kit). See docs/kit.md.
+schedules), ``player`` (cues sent against the wall clock), ``manifest``, ``web`` (the
+static page), ``batch`` (process pool or Dask), ``plan`` (batch plans), ``build`` (the
+whole kit). See docs/kit.md.
 """
 
 from soundscape.errors import SoundscapeError
