@@ -1,11 +1,11 @@
 """Property-based fuzzing of every user file: cue sheets, instrument files, site overrides.
 
-Each example takes a valid file, breaks it (deletes a key, nests deeply, puts in non-finite,
-huge or wrongly typed values, junk text) and loads it: it either loads, or raises the
-concern's ``SoundscapeError`` whose message names the file. Nothing else escapes. A cue
-sheet that loads has bounded repeats, so the sequencer cannot run away; an instrument
-that loads also renders a note. The budget is fixed (derandomized, a few dozen examples
-per file kind) so the whole file runs in seconds.
+Each example takes a valid file, breaks it (deletes a key, nests deeply, puts in
+non-finite, huge or wrongly typed values, junk text) or nudges a number, and loads it: it
+either loads, or raises the concern's ``SoundscapeError`` whose message names the file.
+Nothing else escapes. A cue sheet that loads has bounded repeats, so the sequencer cannot
+run away; an instrument that loads also renders a note. The budget is fixed
+(derandomized, a few dozen examples per file kind) so the whole file runs in seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import soundfile
 import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -52,8 +53,11 @@ def _mutated(draw: Any, document: dict[str, Any]) -> str:
         holder, key = _pick(draw, data)
         if holder is None:
             continue
-        action = draw(st.sampled_from(["delete", "replace", "nest", "wrap"]))
-        if action == "delete" and isinstance(holder, dict):
+        action = draw(st.sampled_from(["delete", "replace", "nest", "wrap", "nudge"]))
+        value = holder[key]
+        if action == "nudge" and isinstance(value, int | float) and not isinstance(value, bool):
+            holder[key] = type(value)(value * draw(st.sampled_from([0.5, 0.9, 1.1, 2.0])))
+        elif action == "delete" and isinstance(holder, dict):
             del holder[key]
         elif action == "nest":  # written into the text below: too deep for tomlkit to dump
             holder[key] = f"@@deep {draw(st.sampled_from([2, 33, 40, 2000]))}@@"
@@ -121,6 +125,11 @@ def test_junk_text_in_a_cue_sheet_is_a_clear_error(junk, at):
 _FILES = {p.stem: tomlkit.parse(p.read_text(encoding="utf-8")).unwrap()
           for p in sorted(_INSTRUMENTS.glob("*.toml"))
           if p.stem in ("pi", "bianqing", "se", "guan", "sheng", "target", "tally", "bow")}
+_FILES["museum"] = {  # a sampler: its sample file references must stay in the folder
+    "id": "museum", "name": "鐘", "roman": "recorded bell", "family": "bell",
+    "model": "sampler", "articulations": ["strike"], "loudness_db": 90.0,
+    "range_hz": [100.0, 2000.0], "sources": ["a test recording"],
+    "params": {"gain_db": -3.0, "samples": [{"file": "a4.wav", "root_hz": 440.0}]}}
 
 
 @_BUDGET
@@ -130,6 +139,7 @@ def test_fuzzed_instruments_load_and_render_or_name_the_file(stem, data):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{stem}.toml"
         path.write_text(text, encoding="utf-8")
+        soundfile.write(Path(folder) / "a4.wav", np.sin(np.arange(400) * 0.3), 8000)
         try:
             instrument = load_instrument(path)
             note = render_note(instrument, hz=None if instrument.default_hz else 440.0,

@@ -169,6 +169,8 @@ def inside(folder: Path, name: Any, key: str, where: str) -> str:
     whether or not something exists there; inside, only a regular file is accepted.
     """
     validate.text(name, key=key, where=where, error=InstrumentError, longest=4096)
+    if "\x00" in name:
+        validate.fail(InstrumentError, where, key, name, "a file name (no NUL character)")
     root = folder.resolve()
     path = (folder / name).resolve()
     if Path(name).is_absolute() or not path.is_relative_to(root):
