@@ -53,23 +53,48 @@ class Sequencing:
     reading: str | None
     wusuan_seconds: float | None
     performance: Path | None
+    rite: str | None = None
+    variants: tuple[str, ...] = ()
 
     def perform(self, cues: Path | None, *, site=None, tuning=None):
         """Sequence ``cues`` (None: the project's or bundled sheet) with these options, or
         load the saved Performance and cut it; print the data line first."""
+        cues = self.cue_sheet(cues)
         say_data(cues=cues, durations=self.durations, performance=self.performance)
         if self.performance is not None:
             return self._saved(cues)
-        from soundscape.sequence.planner import SequenceOptions, perform_from_file
+        from soundscape.sequence.planner import SequenceOptions
         from soundscape.sequence.timeline import Durations
 
         options = SequenceOptions(durations=Durations.load(self.durations),
                                   zhong=self.zhong, wusuan_seconds=self.wusuan_seconds,
                                   **({"reading": self.reading} if self.reading else {}))
         with stage("sequencing the rite"):
-            return perform_from_file(cues, seed=self.seed, from_section=self.from_section,
-                                     to_section=self.to_section, site=site, tuning=tuning,
-                                     options=options)
+            return self._perform(cues, site, tuning, options)
+
+    def cue_sheet(self, cues: Path | None) -> Path | None:
+        """The cue sheet to use: the path given, or the sheet of ``--rite``."""
+        if self.rite is None:
+            return cues
+        from soundscape.text.derive.rites import rite
+
+        if cues is not None:
+            raise click.UsageError(f"give a cue sheet or --rite {self.rite}, not both")
+        return bundled_dir("cues") / f"{rite(self.rite).id}.toml"
+
+    def _perform(self, cues: Path | None, site, tuning, options):
+        """Sequence the rite as performed: the 記 left out, the chosen variants in."""
+        from soundscape import cuesheet
+        from soundscape.sequence import planner
+
+        sheet = cuesheet.performed(cuesheet.load(cues or cuesheet.bundled_path()),
+                                   self.variants)
+        performance = planner.perform(sheet, site=site or planner.load_site(),
+                                      tuning=tuning or planner.default_tuning(),
+                                      seed=self.seed, options=options)
+        if self.from_section is None and self.to_section is None:
+            return performance
+        return planner.cut(performance, sheet, self.from_section, self.to_section)
 
     def _saved(self, cues: Path | None):
         from soundscape.performance import Performance
@@ -121,6 +146,12 @@ _OPTIONS = (
     click.option("--wusuan-seconds", type=click.FloatRange(min=1.0, max=36000.0),
                  default=None, help="How long 無算樂 plays, in seconds (default: the "
                  "piece's length)."),
+    click.option("--rite", "rite", metavar="ID", default=None,
+                 help="A bundled rite instead of a cue-sheet path: dashe, xiangyinjiu, "
+                      "xiangshe, yan (see `soundscape rites`)."),
+    click.option("--variant", "variants", metavar="NAME", multiple=True,
+                 help="Play a variant the rite's 記 names (e.g. 若以樂納賓 in yan); "
+                      "repeatable. Without it the 記's music is left out."),
     click.option("--performance", "performance_file", metavar="FILE", default=None,
                  type=click.Path(exists=True, dir_okay=False, path_type=Path),
                  help="A Performance JSON saved by `soundscape sequence`, used instead of "
@@ -137,9 +168,9 @@ def sequencing_options(command: Callable | None = None, *, saved: bool = True) -
 
     @functools.wraps(command)
     def run(*args, from_section, to_section, seed, durations, zhong, reading, wusuan_seconds,
-            performance_file=None, **kwargs):
+            rite=None, variants=(), performance_file=None, **kwargs):
         sequencing = Sequencing(from_section, to_section, seed, durations, zhong, reading,
-                                wusuan_seconds, performance_file)
+                                wusuan_seconds, performance_file, rite, tuple(variants))
         return command(*args, sequencing=sequencing, **kwargs)
 
     for option in reversed(_OPTIONS if saved else _OPTIONS[:-1]):

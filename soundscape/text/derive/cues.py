@@ -139,16 +139,21 @@ def _variant(text: Text, ji: Section, unit: Unit) -> str:
 
 def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
             rite_cues: list[MusicCue]) -> str:
-    """The step of the rite a 記 variant applies at: the rite's cue of the same piece,
-    else where the rite has the three characters that lead to it in the 記 (歌鹿鳴
-    before 下管新宮), else none."""
+    """The step of the rite a 記 variant applies at: the rite's cue of the same piece, else
+    where the rite has the words that lead to it in the 記 (up to six characters after its
+    condition: 賓及庭 before 奏肆夏 finds 賓入及庭), the longest such words nearest the
+    formula, down to two characters; else none."""
     same = next((c for c in rite_cues if c.piece == unit.info["piece"]), None)
     if same:
         return same.start
-    lead = text.chars[max(ji.span[0], unit.start - 3):unit.start]
+    lead = text.chars[max(ji.span[0], unit.start - 6):unit.start]
     lead = lead.rsplit(rules()["ji"]["then"], 1)[-1]
-    found = text.chars.find(lead, 0, ji.span[0]) if len(lead) == 3 else -1
-    return steps.steps[bisect.bisect_right(steps.starts, found) - 1].id if found >= 0 else ""
+    for size in range(min(4, len(lead)), 1, -1):
+        for at in range(len(lead) - size, -1, -1):  # nearest the formula first
+            found = text.chars.find(lead[at:at + size], 0, ji.span[0])
+            if found >= 0:
+                return steps.steps[bisect.bisect_right(steps.starts, found) - 1].id
+    return ""
 
 
 def music_cues(text: Text, sections: list[Section], steps: list[Step],
