@@ -59,11 +59,14 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/dashe.<format>).")
+@click.option("--bells", type=click.Choice(("ideal", "zeng")), default="ideal",
+              show_default=True, help="Bells on the tuning, or each tone off it as the "
+              "Marquis Yi of Zeng bells measure (Braun 2003; docs/instruments.md).")
 def command(cues: Path | None, sequencing: Sequencing, place: str,
             facing: str | None, walk: Path | None, layout: str, file_format: str | None,
             bits: str,
             rate: str, target_lufs: float, no_reflections: bool, jobs: int,
-            quiet: bool, out: Path | None) -> None:
+            quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
     from soundscape import site
@@ -73,6 +76,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     from soundscape.sound.staging import Staging
 
     file_format = _format(file_format, out)
+    surroundings = Surroundings(ground=not no_reflections, hall=not no_reflections)
     courtyard = site.load_site()
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
     speakers = parse_layout(layout)  # check options before the (slower) sequencing
@@ -92,7 +96,8 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 performance, staged.folder / out.name, listener=listener, layout=speakers,
                 sample_rate=int(rate), seed=sequencing.seed, file_format=file_format,
                 bits=bits, target_lufs=target_lufs,
-                surroundings=Surroundings(ground=not no_reflections, hall=not no_reflections),
+                surroundings=surroundings,
+                voice=render.SynthVoice(surroundings.reference_db, bells=bells),
                 progress=not quiet and terminal, workers=jobs,
                 stage=None if quiet or terminal else stage)
     except OSError as error:  # name the output, not the hidden folder it was staged in

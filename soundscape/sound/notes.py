@@ -49,10 +49,13 @@ class SynthVoice:
     ----------
     reference_db : float, dB SPL
         Level that maps to amplitude 1.0 (must match ``Surroundings.reference_db``).
+    bells : str
+        ``ideal`` or ``zeng``: the bell set (``synth.render_note``'s ``bells``).
     """
 
-    def __init__(self, reference_db: float = REFERENCE_DB) -> None:
+    def __init__(self, reference_db: float = REFERENCE_DB, bells: str = "ideal") -> None:
         self.reference_db = reference_db
+        self.bells = bells
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
 
@@ -66,7 +69,8 @@ class SynthVoice:
             velocity=event.velocity, duration=event.duration,
             articulation=event.articulation, sample_rate=sample_rate, rng=rng,
             lyric=event.phones or event.lyric,
-            pitch=None if event.pitch is None else event.pitch.name, performer=source.id)
+            pitch=None if event.pitch is None else event.pitch.name, performer=source.id,
+            bells=self.bells)
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
     def key(self, event: Event, source: Source) -> tuple:
