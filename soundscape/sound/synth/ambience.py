@@ -26,11 +26,12 @@ with cos, equal-power shapes: placed ``duration − fade_s`` apart, consecutive
 segments overlap by ``fade_s`` and, being independent noise, sum to constant
 power (no dip, no click). A segment shorter than ``2 × fade_s`` fades over half
 its length (then it joins others only with that overlap). Each
-segment must get its own note key, or the render's note cache repeats it: give
-every segment event its own ``lyric`` tag (e.g. ``bed.ne.12``), which the model
-does not sing; its randomness comes only from ``rng``. Several sources placed
-round the listener with different tags are mutually decorrelated, so the bed is
-diffuse.
+segment must get its own note key, or the render's note cache repeats it: the
+render keys a model that takes ``performer`` (this one) by its source, so sources
+never share a segment; within one source, give every segment event its own
+``lyric`` tag (e.g. ``bed.ne.12``), which the model does not sing. Its randomness
+comes only from ``rng``. Several sources placed round the listener are mutually
+decorrelated, so the bed is diffuse.
 
 Levels: each dense layer (air, leaves, life, crickets, flame) is scaled to RMS 1,
 each sparse one (birds, knocks, crackle) so that its loudest event peaks at 1,
@@ -89,8 +90,13 @@ def validate(params: Mapping[str, Any]) -> None:
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
-           lyric: str | None = None) -> np.ndarray:
-    """One segment of ``duration`` seconds (``hz`` unused; ``lyric`` only tags it)."""
+           lyric: str | None = None, performer: str | None = None) -> np.ndarray:
+    """One segment of ``duration`` seconds (``hz`` unused; ``lyric`` only tags it).
+
+    ``performer`` (the source's id) is taken so that the render keys each source's
+    notes apart: two bed sources never share a rendering. The sound itself comes from
+    ``rng`` alone.
+    """
     row = params[articulation]
     frames = frames_for(duration, sample_rate)
     layers = _layers(row, frames=frames, sample_rate=sample_rate, rng=rng)
