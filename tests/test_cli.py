@@ -46,7 +46,7 @@ def test_a_verb_not_in_the_table_takes_its_docstring_without_import():
         "from soundscape.cli import _docstring_line\n"
         "print(repr(_docstring_line('plan')))")
     assert "soundscape" in modules and not modules & set(_HEAVY)
-    assert cli._docstring_line("plan").startswith("draw the courtyard")
+    assert cli._docstring_line("plan").startswith("Draw the courtyard")
 
 
 def test_a_path_under_a_file_is_one_line_exit_2(tmp_path, soundscape_cli):

@@ -54,7 +54,8 @@ def _docstring_line(verb: str) -> str:
     except (OSError, SyntaxError, UnicodeDecodeError):
         return ""
     line = doc.split("\n\n")[0].replace("\n", " ")
-    return line.split("``: ", 1)[-1] if line.startswith("``") else line
+    line = line.split("``: ", 1)[-1] if line.startswith("``") else line
+    return line[:1].upper() + line[1:]
 
 
 class _Commands(click.Group):
