@@ -15,9 +15,10 @@ from scipy import signal
 
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["attack_release", "bandpass", "cancel_dc", "damped_partials", "db_to_gain",
-           "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones", "level_list",
-           "noise_burst", "number", "partial_table", "smooth_noise", "table"]
+__all__ = ["articulation_tables", "attack_release", "bandpass", "cancel_dc", "check_fields",
+           "check_modes", "damped_partials", "db_to_gain", "decay_envelope", "frames_for",
+           "harmonic_levels", "harmonic_tones", "level_list", "noise_burst", "number",
+           "partial_table", "smooth_noise", "table"]
 
 # A partial is cut once it has decayed by 90 dB (1.5 × its T60): far below audibility,
 # and short partials then cost only their own length.
@@ -151,6 +152,36 @@ def partial_table(params: Mapping[str, Any], key: str = "partials") -> list[dict
         except ParamError as error:
             raise ParamError(f"{where}.{error.key}", error.message) from None
     return rows
+
+
+def articulation_tables(params: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The ``[params.<articulation>]`` tables; ParamError when there are none."""
+    tables = {k: v for k, v in params.items() if isinstance(v, Mapping)}
+    if not tables:
+        raise ParamError("params", "needs one table per articulation, e.g. [params.earth]")
+    return tables
+
+
+def check_fields(row: Mapping[str, Any], fields: Mapping[str, tuple[float, float]],
+                 where: str) -> None:
+    """Each field present and in its range; ParamError names ``where.field``."""
+    for key, (low, high) in fields.items():
+        try:
+            number(row, key, low=low, high=high)
+        except ParamError as error:
+            raise ParamError(f"{where}.{error.key}", error.message) from None
+
+
+def check_modes(modes: Any, where: str, *, first: tuple[float, float] = (0.01, 100.0)) -> None:
+    """A list of ``[ratio (or Hz, in the range first), T60 s, level dB]`` rows."""
+    low, high = first
+    if not isinstance(modes, list) or not all(
+            isinstance(m, list) and len(m) == 3
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in m)
+            and low <= m[0] <= high and 0.001 <= m[1] <= 5 and -120 <= m[2] <= 0
+            for m in modes):
+        raise ParamError(where, f"= {modes!r} must be a list of [{low}-{high}, T60 "
+                         "0.001-5 s, level -120-0 dB]")
 
 
 def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,

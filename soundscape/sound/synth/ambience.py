@@ -49,13 +49,14 @@ import numpy as np
 from scipy import signal
 
 from soundscape.sound.synth._common import (
+    articulation_tables,
     bandpass,
+    check_fields,
     db_to_gain,
     frames_for,
     noise_burst,
     smooth_noise,
 )
-from soundscape.sound.synth.footstep import articulation_tables, check_fields
 from soundscape.sound.synth.params import ParamError
 
 __all__ = ["RMS", "render", "validate"]

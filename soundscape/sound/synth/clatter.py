@@ -23,8 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import cancel_dc, damped_partials, db_to_gain, frames_for
-from soundscape.sound.synth.footstep import articulation_tables, check_fields, check_modes
+from soundscape.sound.synth._common import (
+    articulation_tables,
+    cancel_dc,
+    check_fields,
+    check_modes,
+    damped_partials,
+    db_to_gain,
+    frames_for,
+)
 
 __all__ = ["render", "validate"]
 

@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
+    articulation_tables,
     bandpass,
     cancel_dc,
+    check_fields,
     db_to_gain,
     frames_for,
     noise_burst,
 )
-from soundscape.sound.synth.footstep import articulation_tables, check_fields
 
 __all__ = ["render", "validate"]
 

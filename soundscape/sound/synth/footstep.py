@@ -31,13 +31,14 @@ import numpy as np
 from scipy import signal
 
 from soundscape.sound.synth._common import (
+    articulation_tables,
     bandpass,
+    check_fields,
+    check_modes,
     db_to_gain,
     frames_for,
     noise_burst,
-    number,
 )
-from soundscape.sound.synth.params import ParamError
 
 __all__ = ["render", "validate"]
 
@@ -55,36 +56,6 @@ def validate(params: Mapping[str, Any]) -> None:
     for name, row in articulation_tables(params).items():
         check_fields(row, _FIELDS, name)
         check_modes(row.get("modes", []), f"{name}.modes")
-
-
-def articulation_tables(params: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The ``[params.<articulation>]`` tables; ParamError when there are none."""
-    tables = {k: v for k, v in params.items() if isinstance(v, Mapping)}
-    if not tables:
-        raise ParamError("params", "needs one table per articulation, e.g. [params.earth]")
-    return tables
-
-
-def check_fields(row: Mapping[str, Any], fields: Mapping[str, tuple[float, float]],
-                 where: str) -> None:
-    """Each field present and in its range; ParamError names ``where.field``."""
-    for key, (low, high) in fields.items():
-        try:
-            number(row, key, low=low, high=high)
-        except ParamError as error:
-            raise ParamError(f"{where}.{error.key}", error.message) from None
-
-
-def check_modes(modes: Any, where: str, *, first: tuple[float, float] = (0.01, 100.0)) -> None:
-    """A list of ``[ratio (or Hz, in the range first), T60 s, level dB]`` rows."""
-    low, high = first
-    if not isinstance(modes, list) or not all(
-            isinstance(m, list) and len(m) == 3
-            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in m)
-            and low <= m[0] <= high and 0.001 <= m[1] <= 5 and -120 <= m[2] <= 0
-            for m in modes):
-        raise ParamError(where, f"= {modes!r} must be a list of [{low}-{high}, T60 "
-                         "0.001-5 s, level -120-0 dB]")
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

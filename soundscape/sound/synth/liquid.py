@@ -26,8 +26,14 @@ from typing import Any
 import numpy as np
 from scipy import signal
 
-from soundscape.sound.synth._common import attack_release, bandpass, db_to_gain, frames_for
-from soundscape.sound.synth.footstep import articulation_tables, check_fields
+from soundscape.sound.synth._common import (
+    articulation_tables,
+    attack_release,
+    bandpass,
+    check_fields,
+    db_to_gain,
+    frames_for,
+)
 from soundscape.sound.synth.params import ParamError
 
 __all__ = ["render", "validate"]

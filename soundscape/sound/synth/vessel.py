@@ -26,14 +26,16 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
+    articulation_tables,
     bandpass,
     cancel_dc,
+    check_fields,
+    check_modes,
     damped_partials,
     db_to_gain,
     frames_for,
     noise_burst,
 )
-from soundscape.sound.synth.footstep import articulation_tables, check_fields, check_modes
 from soundscape.sound.synth.params import ParamError
 
 __all__ = ["render", "validate"]
