@@ -129,6 +129,7 @@ def measure() -> None:
         track = f0_track(note("a", 220.0, duration=2.5, performer=performer, rate=16000), 16000)
         cents = 1200 * np.log2(np.abs(track) / 220.0)
         steady = cents[int((singer.vibrato_delay_s + 0.3) / 0.005):int(2.3 / 0.005)]
+        steady = steady[np.isfinite(steady)]
         spectrum = np.abs(np.fft.rfft((steady - steady.mean()) * np.hanning(steady.size), 1 << 14))
         rate = np.fft.rfftfreq(1 << 14, 0.005)[np.argmax(spectrum)]
         print(f"  {performer}: rate {rate:.2f} Hz (trait {singer.vibrato_hz:.2f}), depth "
