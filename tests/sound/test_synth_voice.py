@@ -250,3 +250,17 @@ def test_made_at_half_rate_and_brought_up_to_48_khz():
     track = f0_track(high[::2], 24000)[40:160]
     assert abs(1200 * np.log2(np.nanmedian(track) / 196.0)) < 10.0
     assert band_share(held, 48000, 12500, 24000, above=100) < 1e-4
+
+
+@pytest.mark.parametrize(("edit", "key"), [
+    (lambda p: p["timing"].pop("closure_s"), r"timing\.closure_s"),
+    (lambda p: p["consonants"]["m"].update(place="lips"), r"consonants\.m\.place"),
+    (lambda p: p["glides"].update(j="q"), r"glides\.j"),
+    (lambda p: p["vowels"].update(a=[[650, 80]]), r"vowels\.a"),
+    (lambda p: p["source"]["call"].update(open_quotient=2.0), r"source\.call\.open_quotient"),
+])
+def test_bad_parameters_name_their_key(edit, key):
+    params = thawed(load_instrument("voice").params)
+    edit(params)
+    with pytest.raises(model.ParamError, match=key):
+        model.validate(params)

@@ -69,8 +69,8 @@ def validate(params: Mapping[str, Any]) -> None:
                            ("declination_semitones_per_s", 0.0, 12.0), ("checked_share", 0.2, 1.0)):
         _number(_sub(params, "speech"), "speech", key, low, high)
     _validate_traits(params)
-    for key, value in _sub(params, "timing").items():
-        _number({key: value}, "timing", key, 0.0, 1.0)
+    for key in _TIMING:
+        _number(_sub(params, "timing"), "timing", key, 0.0, 1.0)
     for vowel, rows in _sub(params, "vowels").items():
         _formant_rows(rows, f"vowels.{vowel}")
     higher = params.get("higher_poles")
@@ -123,6 +123,9 @@ def _validate_consonant(params: Mapping[str, Any], phone: str, row: Any) -> None
         _number(row, where, "zero_hz", 100.0, 6000.0)
 
 
+_TIMING = ("closure_s", "burst_s", "vot_aspirated_s", "vot_plain_s", "vot_breathy_s",
+           "fricative_s", "affricate_s", "nasal_s", "lateral_s", "glide_s", "transition_s",
+           "coda_share", "coda_max_s", "stop_coda_s")
 _TRAIT_LIMITS = {"vibrato_hz": (3.0, 8.0), "vibrato_cents": (0.0, 100.0),
                  "vibrato_delay_s": (0.0, 1.0), "tract_scale": (0.8, 1.25),
                  "breath_db": (-20.0, 20.0), "jitter_scale": (0.0, 4.0),
