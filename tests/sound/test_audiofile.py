@@ -207,3 +207,15 @@ def test_flac_refuses_more_than_eight_channels(tmp_path):
                                           "16: use wav"):
         _write(tmp_path / "a.flac", "hoa3", file_format="flac")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rf64_carries_the_channel_mask_too(tmp_path, monkeypatch):
+    from soundscape.sound import audiofile
+
+    monkeypatch.setattr(audiofile, "_RIFF_LIMIT", 1000)  # pretend 1000 bytes is the limit
+    path = tmp_path / "big.wav"
+    with open_writer(path, sample_rate=48000, channels=8, file_format="wav", bits="24",
+                     frames=9600, channel_mask=0x63F) as out:
+        out.write(np.zeros((9600, 8)))
+    assert soundfile.info(path).format == "RF64"
+    assert audiofile.read_wav_channel_mask(path) == 0x63F
