@@ -63,14 +63,17 @@ class Sequencing:
         say_data(cues=cues, durations=self.durations, performance=self.performance)
         if self.performance is not None:
             return self._saved(cues)
-        from soundscape.sequence.planner import SequenceOptions
+        from soundscape.sequence.planner import SequenceOptions, perform_from_file
         from soundscape.sequence.timeline import Durations
 
         options = SequenceOptions(durations=Durations.load(self.durations),
                                   zhong=self.zhong, wusuan_seconds=self.wusuan_seconds,
+                                  variants=self.variants,
                                   **({"reading": self.reading} if self.reading else {}))
         with stage("sequencing the rite"):
-            return self._perform(cues, site, tuning, options)
+            return perform_from_file(cues, seed=self.seed, from_section=self.from_section,
+                                     to_section=self.to_section, site=site, tuning=tuning,
+                                     options=options)
 
     def cue_sheet(self, cues: Path | None) -> Path | None:
         """The cue sheet to use: the path given, or the sheet of ``--rite``."""
@@ -81,20 +84,6 @@ class Sequencing:
         if cues is not None:
             raise click.UsageError(f"give a cue sheet or --rite {self.rite}, not both")
         return bundled_dir("cues") / f"{rite(self.rite).id}.toml"
-
-    def _perform(self, cues: Path | None, site, tuning, options):
-        """Sequence the rite as performed: the 記 left out, the chosen variants in."""
-        from soundscape import cuesheet
-        from soundscape.sequence import planner
-
-        sheet = cuesheet.performed(cuesheet.load(cues or cuesheet.bundled_path()),
-                                   self.variants)
-        performance = planner.perform(sheet, site=site or planner.load_site(),
-                                      tuning=tuning or planner.default_tuning(),
-                                      seed=self.seed, options=options)
-        if self.from_section is None and self.to_section is None:
-            return performance
-        return planner.cut(performance, sheet, self.from_section, self.to_section)
 
     def _saved(self, cues: Path | None):
         from soundscape.performance import Performance

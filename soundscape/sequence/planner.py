@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 
 from soundscape import validate
-from soundscape.cuesheet import STOP_LENGTH, CueSheet, MusicCue, Step, bundled_path, load
+from soundscape.cuesheet import (
+    STOP_LENGTH,
+    CueSheet,
+    MusicCue,
+    Step,
+    bundled_path,
+    load,
+    performed,
+)
 from soundscape.errors import CueSheetError, PerformanceError, RepertoireError
 from soundscape.fileio import read_toml
 from soundscape.music.arrange import Arrangement, arrange
@@ -92,6 +100,9 @@ class SequenceOptions:
     soundscape : bool
         Also the sounds between the music: the actions of the rite and the place
         (``data/actions.toml``); False gives the music and the archery alone.
+    variants : tuple of str
+        Variants the rite's 記 names to play (``cuesheet.performed``); the 記 itself is
+        never performed.
     """
 
     durations: Durations = field(default_factory=Durations.load)
@@ -101,6 +112,7 @@ class SequenceOptions:
     roster: Mapping[str, int] | None = None
     archery: archery.ArcheryConfig | None = None
     soundscape: bool = True
+    variants: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.wusuan_seconds is not None:
@@ -232,7 +244,11 @@ class _Planner:
     def _arrange_start(self, cue: MusicCue, start: float, *,
                        arranged_by_shoot: bool) -> _Played:
         piece = load_piece(cue.piece)
-        if piece.jie is not None and not arranged_by_shoot and cue.stop != STOP_LENGTH:
+        # a shooting 節 where the rite's shoot is not simulated (鄉射: no rounds in
+        # data/archery.toml) is played at its length, its 節 evenly, with no arrows
+        unshot = piece.jie is not None and not arranged_by_shoot and cue.kind == "she"
+        if piece.jie is not None and not arranged_by_shoot and cue.stop != STOP_LENGTH \
+                and not unshot:
             raise RepertoireError(
                 f"piece {piece.id!r} is a shooting piece (its 節 are counted by the shots), so "
                 f"it cannot stop at step {cue.stop!r}; accepted: kind = \"she\" at a shoot, "
@@ -246,8 +262,9 @@ class _Planner:
         if piece.fill_seconds is not None:  # a selection played for a set time (無算樂)
             played.arrangement = arrange(piece, tuning=self.tuning,
                                          fill_seconds=self.options.wusuan_seconds)
-        elif cue.stop == STOP_LENGTH:
-            played.arrangement = arrange(piece, tuning=self.tuning, repeats=cue.repeats,
+        elif cue.stop == STOP_LENGTH or unshot:
+            played.arrangement = arrange(piece, tuning=self.tuning,
+                                         repeats=piece.zhong.count if unshot else cue.repeats,
                                          reading=self._reading(piece))
         if played.arrangement is not None:
             played.end = played.arrangement.end
@@ -449,6 +466,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise PerformanceError(f"seed={seed!r} must be a whole number >= 0")
     options = options or SequenceOptions()
+    sheet = performed(sheet, options.variants)  # the 記 apart, chosen variants in place
     if options.reading not in READINGS:
         raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
     players = build_players(sheet, site)
@@ -586,7 +604,8 @@ def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
     ``from_section`` / ``to_section`` (section id like ``s18`` or name like 樂賓)
     cut the performance to those sections, times shifted so the first starts at 0.
     """
-    sheet = load(cues if cues is not None else bundled_path())
+    sheet = performed(load(cues if cues is not None else bundled_path()),
+                      options.variants if options else ())
     performance = perform(sheet, site=site or load_site(), tuning=tuning or default_tuning(),
                           seed=seed, options=options)
     if from_section is None and to_section is None:

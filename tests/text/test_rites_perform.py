@@ -1,0 +1,86 @@
+"""The bundled rites sequence, render a section and write MIDI (music only, for speed)."""
+
+from __future__ import annotations
+
+import mido
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape.output.midi import write_midi
+from soundscape.resources import bundled_dir
+from soundscape.sequence.planner import SequenceOptions, perform_from_file
+from soundscape.site.listeners import Listener
+from soundscape.sound.render import render_audio
+
+
+def _perform(rite: str, **options):
+    return perform_from_file(bundled_dir("cues") / f"{rite}.toml",
+                             options=SequenceOptions(soundscape=False, **options))
+
+
+@pytest.fixture(scope="module")
+def xiangyinjiu():
+    return _perform("xiangyinjiu")
+
+
+def _span(performance, piece):
+    return next(m for m in performance.music if m.piece == piece)
+
+
+def test_jian_ge_alternates_song_and_sheng_piece_by_piece(xiangyinjiu):
+    order = ["yuli", "yougeng", "nanyoujiayu", "chongqiu", "nanshanyoutai", "youyi"]
+    spans = [_span(xiangyinjiu, p) for p in order]
+    for earlier, later in zip(spans, spans[1:], strict=False):
+        assert later.start >= earlier.end - 1e-6
+    sources = {p: {e.source for e in xiangyinjiu.events if e.piece == p} for p in order}
+    instrument = {s.id: s.instrument for s in xiangyinjiu.sources.values()}
+    assert {instrument[s] for s in sources["yougeng"]} == {"sheng"}
+    assert "voice" in {instrument[s] for s in sources["yuli"]}
+    assert "sheng" not in {instrument[s] for s in sources["yuli"]}
+
+
+def test_the_ji_is_not_performed(xiangyinjiu):
+    assert [m.piece for m in xiangyinjiu.music].count("gaixia") == 1  # the 記's 陔作 left out
+    last = max(s.end for s in xiangyinjiu.sections)
+    assert all(m.end <= last + 1e-6 for m in xiangyinjiu.music)
+
+
+def test_gai_has_no_bells_in_a_xiang_rite(xiangyinjiu):
+    instrument = {s.id: s.instrument for s in xiangyinjiu.sources.values()}
+    played = {instrument[e.source] for e in xiangyinjiu.events if e.piece == "gaixia"}
+    assert "jiangu" in played and not played & {"bianzhong", "bo"}  # 鄭注: 大夫士鼓而已
+
+
+def test_a_section_writes_midi_and_renders(xiangyinjiu, tmp_path):
+    span = _span(xiangyinjiu, "nangai")
+    part = xiangyinjiu.between(span.start, span.start + 8.0)
+    listener = Listener((0.0, -10.0, 1.5), "north")
+    midi = write_midi(part, tmp_path / "nangai.mid", listener=listener)
+    notes = [m for track in mido.MidiFile(midi).tracks for m in track if m.type == "note_on"]
+    assert notes
+    result = render_audio(part, tmp_path / "nangai.wav", listener=listener,
+                          sample_rate=44100)
+    audio, rate = soundfile.read(result.files[0])
+    assert rate == 44100 and audio.shape[1] == 2
+    assert np.sqrt(np.mean(audio ** 2)) > 1e-3  # the 笙 sound
+
+
+@pytest.mark.parametrize("rite", ["xiangshe", "yan"])
+def test_each_rite_sequences_its_music(rite):
+    performance = _perform(rite)
+    pieces = [m.piece for m in performance.music]
+    assert "wusuanyue" in pieces and "gaixia" in pieces
+    assert ("zouyu" in pieces) == (rite == "xiangshe")
+    if rite == "xiangshe":  # no rounds simulated: the 五節 played at their length
+        zouyu = _span(performance, "zouyu")
+        assert zouyu.end - zouyu.start > 60.0
+    assert "sixia" not in pieces  # 燕禮's 肆夏 is a variant of its 記, off unless asked
+
+
+def test_a_variant_plays_inside_the_rite_when_asked():
+    performance = _perform("yan", variants=("若以樂納賓",))
+    sixia = [m for m in performance.music if m.piece == "sixia"]
+    assert len(sixia) == 2
+    gai = _span(performance, "gaixia")
+    assert all(m.end < gai.start for m in sixia)  # at the guest's entry and the toast
