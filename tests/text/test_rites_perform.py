@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import mido
 import numpy as np
 import pytest
@@ -31,7 +33,7 @@ def _span(performance, piece):
 def test_jian_ge_alternates_song_and_sheng_piece_by_piece(xiangyinjiu):
     order = ["yuli", "yougeng", "nanyoujiayu", "chongqiu", "nanshanyoutai", "youyi"]
     spans = [_span(xiangyinjiu, p) for p in order]
-    for earlier, later in zip(spans, spans[1:], strict=False):
+    for earlier, later in itertools.pairwise(spans):
         assert later.start >= earlier.end - 1e-6
     sources = {p: {e.source for e in xiangyinjiu.events if e.piece == p} for p in order}
     instrument = {s.id: s.instrument for s in xiangyinjiu.sources.values()}
