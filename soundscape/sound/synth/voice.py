@@ -25,6 +25,7 @@ id within ``[params.traits]`` (or fixed in ``[params.singers.<id>]``).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import zlib
 from collections.abc import Mapping
@@ -402,12 +403,13 @@ def _syllable(plan: _Plan, syl: _Syllable, t0: float, t1: float, speed: float) -
     t = voiced_from = t0
     for phone in syl.onset:
         voiced_from, t = _onset(plan, phone, t, speed, first)
-    for glide in syl.medials:
-        target = params["vowels"][params["glides"][glide]]
-        hold = t + 0.3 * timing["glide_s"] * speed
-        plan.tract(t, hold, target)
-        plan.move(hold, hold + timing["glide_s"] * speed, target, vowel)
-        t = hold + timing["glide_s"] * speed
+    if syl.medials:  # held a moment, then glide by glide into the vowel
+        targets = [params["vowels"][params["glides"][g]] for g in syl.medials] + [vowel]
+        plan.tract(t, t + 0.3 * timing["glide_s"] * speed, targets[0])
+        t += 0.3 * timing["glide_s"] * speed
+        for here, there in itertools.pairwise(targets):
+            plan.move(t, t + timing["glide_s"] * speed, here, there)
+            t += timing["glide_s"] * speed
     coda_len = min(timing["coda_share"] * (t1 - voiced_from), timing["coda_max_s"])
     if syl.coda and params["consonants"].get(syl.coda[0], {}).get("manner") in (
             "stop", "affricate", "fricative"):
