@@ -361,7 +361,7 @@ class _Planner:
                 continue
             with self._about(played.cue):
                 notes = [(note, self.players.assign(played.cue, note))
-                         for note in played.arrangement.notes() if _sounds(played, note)]
+                         for note in _with_sheng(played) if _sounds(played, note)]
             takes = self.ensemble.perform(
                 played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
                 cue=played.cue.id, sources=[s for _, group in notes for s in group])
@@ -433,6 +433,15 @@ class _Planner:
                     lyric="諾",
                     position=(where[0], where[1], self.site.people["standing_mouth"])))
         return events
+
+
+def _with_sheng(played: _Played) -> Iterator:
+    """The arrangement's notes; in a 合樂 the 笙 also play the 瑟's line (鄉飲酒禮: 乃合樂
+    周南關雎…, 鄭注: 合樂謂歌樂與衆聲俱作: song, 瑟 and 笙 together)."""
+    for note in played.arrangement.notes():
+        yield note
+        if played.cue.kind == "he" and note.instrument == "se":
+            yield replace(note, part="sheng", instrument="sheng", articulation="blow")
 
 
 def _sounds(played: _Played, note) -> bool:

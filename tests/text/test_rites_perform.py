@@ -86,3 +86,17 @@ def test_a_variant_plays_inside_the_rite_when_asked():
     assert len(sixia) == 2
     gai = _span(performance, "gaixia")
     assert all(m.end < gai.start for m in sixia)  # at the guest's entry and the toast
+
+
+def test_he_yue_is_song_se_and_sheng_together(xiangyinjiu):
+    instrument = {s.id: s.instrument for s in xiangyinjiu.sources.values()}
+    for piece in ("guanju", "caipin"):
+        events = [e for e in xiangyinjiu.events if e.piece == piece]
+        by = {i: sorted(e.time for e in events if instrument[e.source] == i)
+              for i in ("voice", "se", "sheng")}
+        assert all(by.values())
+        span = _span(xiangyinjiu, piece)
+        for times in by.values():  # all three sound through the same span
+            assert times[0] - span.start < 5.0 and span.end - times[-1] < 10.0
+    luming = {instrument[e.source] for e in xiangyinjiu.events if e.piece == "luming"}
+    assert "sheng" not in luming  # 工歌 is the 工 and their 瑟 alone
