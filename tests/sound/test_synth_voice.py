@@ -264,3 +264,11 @@ def test_bad_parameters_name_their_key(edit, key):
     edit(params)
     with pytest.raises(model.ParamError, match=key):
         model.validate(params)
+
+
+def test_a_called_phrase_is_raised_above_its_speaking_pitch():
+    said = f0_track(sing("a 33 | a 33", 120.0, duration=0.8, articulation="speak"), RATE)
+    called = f0_track(sing("a 33 | a 33", 120.0, duration=0.8, articulation="call"), RATE)
+    rise = 12.0 * np.log2(np.nanmedian(called[30:140]) / np.nanmedian(said[30:140]))
+    raise_by = load_instrument("voice").params["call_raise_semitones"]
+    assert abs(rise - raise_by) < 1.0

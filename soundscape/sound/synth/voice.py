@@ -56,7 +56,8 @@ def validate(params: Mapping[str, Any]) -> None:
     for key, low, high in (("frame_s", 0.001, 0.02), ("attack_s", 0.001, 1.0),
                            ("release_s", 0.001, 2.0), ("call_attack_s", 0.001, 1.0),
                            ("call_scoop_cents", 0.0, 400.0), ("call_scoop_s", 0.001, 1.0),
-                           ("call_level_db", 0.0, 12.0), ("level_rms", 0.01, 0.5),
+                           ("call_level_db", 0.0, 12.0), ("call_raise_semitones", 0.0, 12.0),
+                           ("level_rms", 0.01, 0.5),
                            ("aspiration_db", -60.0, 0.0), ("nasal_voicing", 0.0, 1.0),
                            ("lateral_voicing", 0.0, 1.0)):
         number(params, key, low=low, high=high)
@@ -436,6 +437,8 @@ def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Trai
         cents = cents + depth * np.sin(2.0 * np.pi * singer.vibrato_hz * t + start)
     if articulation == "call":
         cents = cents - params["call_scoop_cents"] * np.exp(-t / params["call_scoop_s"])
+        if speaking:  # a phrase called out is raised above the speaking pitch it is given
+            cents = cents + 100.0 * params["call_raise_semitones"]
     return hz * 2.0 ** (cents / 1200.0)
 
 
