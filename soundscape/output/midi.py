@@ -239,11 +239,14 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts"
     keys = mts.key_map(pitches)
     offsets = mts.pitch_class_offsets(pitches, keys) if tuning_mode == "mts" else None
     tmap = _tempo_map(performance)
+    by_source: dict[str, list[Event]] = {s.id: [] for s in sources}
+    for event in performance.events:
+        by_source[event.source].append(event)
     planned = []
     for source in sources:
         program = program_for(programs, source.instrument, who=f"source {source.id!r}")
         notes = [_plan_note(e, source, program, listener, tuning_mode, keys)
-                 for e in performance.events if e.source == source.id]
+                 for e in by_source[source.id]]
         _assign_channels(notes, _MELODIC_CHANNELS if tuning_mode == "mpe"
                          else _MELODIC_CHANNELS[:1])
         planned.append((source, program, notes))
@@ -433,11 +436,13 @@ def _to_track(items: list[tuple], tmap: tempo_map.TempoMap) -> mido.MidiTrack:
 
 
 def _delta_track(items: list[tuple]) -> mido.MidiTrack:
-    """Sort ``(tick, order, message)`` items (stably) and write delta times."""
+    """Sort ``(tick, order, message)`` items (stably) and write delta times into the
+    messages (each made for this track alone)."""
     track = mido.MidiTrack()
     now = 0
     for tick, _, message in sorted(items, key=lambda item: (item[0], item[1])):
-        track.append(message.copy(time=tick - now))
+        message.time = tick - now
+        track.append(message)
         now = tick
     return track
 
