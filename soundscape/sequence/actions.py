@@ -134,14 +134,14 @@ class ActionSounds:
             fade = float(ambience.params[self._hour(0.0, night)]["fade_s"])
             length = fade + (bed["segment_s"] - fade) * corner / len(corners) \
                 if corner else bed["segment_s"]
-            t, index = 0.0, 0
+            t = 0.0
             while t < end:
                 hour = self._hour(t, night)
                 fade = float(ambience.params[hour]["fade_s"])
                 made.add_place(f"place.bed.{corner}", "bed", bed["instrument"], t, length,
-                               hour, bed["velocity"], point, tag=f"bed.{corner}.{index}")
+                               hour, bed["velocity"], point, tag=f"bed.{corner}.{hour}")
                 t += length - fade
-                length, index = bed["segment_s"], index + 1
+                length = bed["segment_s"]
         torch = self.torch
         fade = float(ambience.params[torch["articulation"]]["fade_s"])
         for step in lit:
@@ -149,13 +149,12 @@ class ActionSounds:
                 if words not in step.quote:
                     continue
                 x, y, z = site.place(place)
-                t, index = times[step.id].start, 0
+                t = times[step.id].start
                 while t < end:
                     made.add_place(f"place.torch.{place}", step.id, torch["instrument"], t,
                                    bed["segment_s"], torch["articulation"], torch["velocity"],
-                                   (x, y, z + torch["height"]), tag=f"torch.{place}.{index}")
+                                   (x, y, z + torch["height"]), tag=f"torch.{place}")
                     t += bed["segment_s"] - fade
-                    index += 1
 
     def _hour(self, t: float, night: float) -> str:
         bed = self.bed
