@@ -9,7 +9,7 @@ import click
 from soundscape import cuesheet, text
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, project_dir
-from soundscape.text.derive import derive, rites
+from soundscape.text.derive import derive, rites, unscored_music
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
 
@@ -87,6 +87,9 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)
+    for piece, line, quote in unscored_music(loaded):
+        click.echo(f"note: {loaded.source}:{line}: {quote} names piece {piece!r}, which has "
+                   "no score in the repertoire: not cued", err=True)
     header = (f"Cue sheet derived by `soundscape derive` from {loaded.source}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters.")
     cuesheet.save(sheet, target, header=header)

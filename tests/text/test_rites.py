@@ -158,3 +158,11 @@ def test_rites_command_lists_the_four():
     for rite in RITES:
         assert rite in out
     assert "若以樂納賓" in out and "鄉飲酒禮" in out
+
+
+def test_a_piece_without_a_score_is_reported_not_cued(sheets):
+    from soundscape.text.derive import unscored_music
+
+    unscored = unscored_music(rites.load_rite_text("yan"))
+    assert [(piece, text_han(quote)) for piece, _, quote in unscored] == [("shao", "舞則勺")]
+    assert "shao" not in {m.piece for m in sheets["yan"].music}

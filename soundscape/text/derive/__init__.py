@@ -28,7 +28,7 @@ from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import speech_cues
 from soundscape.text.source import Text
 
-__all__ = ["derive", "sections_of"]
+__all__ = ["derive", "sections_of", "unscored_music"]
 
 
 # --------------------------------------------------------------------- steps
@@ -160,3 +160,17 @@ def _layout_of(rite_id: str) -> list:
     """The 設樂 as the text of rite ``rite_id`` sets it out."""
     text = rites.load_rite_text(rite_id)
     return derive_layout(text, sections_of(text))
+
+
+def unscored_music(text: Text) -> list[tuple[str, int, str]]:
+    """(piece id, line, quote) of each music formula whose piece has no score: derive
+    leaves them out of the sheet (勺 and the like), and says so."""
+    from soundscape.text.derive.cues import scored
+
+    found = []
+    for section in sections_of(text):
+        for unit in find_units(text.chars[section.span[0]:section.span[1]], section.span[0]):
+            if unit.role == "music" and unit.info["piece"] not in scored():
+                found.append((unit.info["piece"], text.line_of(unit.start),
+                              text.quote(unit.start, unit.end)))
+    return found

@@ -122,7 +122,8 @@ def _forces_before(text: Text, offset: int) -> tuple[tuple[str, int], ...]:
     return _forces(found[-1].group(0)) if found else ()
 
 
-def _scored() -> set[str]:
+def scored() -> set[str]:
+    """The piece ids that have a score in the repertoire."""
     return {p.stem for p in (data_dir() / "pieces").glob("*.toml") if not p.stem.startswith("_")}
 
 
@@ -160,9 +161,9 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
                units: dict[str, list[Unit]], layout: list[LayoutItem]) -> list[MusicCue]:
     """Music cues for every music formula with a score, in text order (the 記's as variants)."""
     found = _Steps(steps)
-    scored = _scored()
+    scored_ids = scored()
     music_units = [(s, u) for s in sections for u in units[s.id]
-                   if u.role == "music" and u.info["piece"] in scored]
+                   if u.role == "music" and u.info["piece"] in scored_ids]
     marks = {"stops": sorted(found.index[found.of(u).id] for s in sections for u in units[s.id]
                              if u.role == "stop"),
              "starts": sorted(found.index[found.of(u).id] for _, u in music_units),

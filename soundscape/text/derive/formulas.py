@@ -63,6 +63,7 @@ def patterns() -> dict[str, re.Pattern]:
         "jiange": re.compile(r"(?:乃|遂)?間歌"),
         "he": re.compile(r"(?:乃|遂)?合(?:鄉)?樂"),
         "guan": re.compile(rf"(?:乃|下)?管({piece})(?:([{numeral}])終)?"),
+        "dance": re.compile(rf"舞則({piece})"),
         "wusuan": re.compile(r"無算樂"),
         "ao": re.compile(r"入(驁)"),
         "que": re.compile(r"樂闋"),
@@ -167,6 +168,8 @@ def find_units(chars: str, base: int) -> list[Unit]:
     for m in p["begins"].finditer(chars):  # 陔作: the music ordered (命奏陔) begins
         piece = words.id_of("piece", m.group(1))
         add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
+    for m in p["dance"].finditer(chars):  # 若舞則勺: a 頌 sung to the dance (鄭注)
+        add([_music("ge", words.id_of("piece", m.group(1)), m.start(), m.end())])
     for m in p["wusuan"].finditer(chars):
         add([_music("wusuan", "wusuanyue", m.start(), m.end())])
     for m in p["ao"].finditer(chars):
