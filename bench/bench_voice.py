@@ -84,6 +84,19 @@ def _contour(syl):
     return tone_contour(syl)
 
 
+def strongest_peak_share(audio: np.ndarray, size: int = 4096) -> float:
+    """Median over sounding frames of the energy share of the strongest spectral peak."""
+    shares = []
+    for start in range(0, audio.size - size, size):
+        frame = audio[start:start + size]
+        if np.sqrt(np.mean(frame ** 2)) < 1e-3:
+            continue
+        power = np.abs(np.fft.rfft(frame * np.hanning(size))) ** 2
+        k = int(np.argmax(power))
+        shares.append(power[max(0, k - 3):k + 4].sum() / power.sum())
+    return float(np.median(shares))
+
+
 def spectrogram(audio: np.ndarray, labels, title: str, path: Path) -> None:
     plt.rcParams["font.family"] = families()
     fig, ax = plt.subplots(figsize=(12, 4.5), dpi=100)
@@ -151,6 +164,8 @@ def main() -> None:
     args = parser.parse_args()
     measure()
     line, labels = sung_line(args.reading)
+    print(f"the sung line: median share of a frame's energy in its strongest peak "
+          f"{100 * strongest_peak_share(line):.0f} % (4096-sample frames, ±3 bins)")
     spectrogram(line, labels, f"鹿鳴 呦呦鹿鳴 食野之苹, tenor (gong.1), reading {args.reading}",
                 args.out / "voice_luming.png")
     speech, labels = spoken(args.reading)
