@@ -8,7 +8,7 @@ import click
 
 from soundscape import cuesheet, text
 from soundscape.fileio import write_text
-from soundscape.resources import PROJECT_MARKER, project_dir
+from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text.derive import derive, rites, unscored_music
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
@@ -33,6 +33,18 @@ def _project_output() -> Path:
         click.echo(f"note: wrote {PROJECT_MARKER} here: this folder's cues/ and instruments/ "
                    "now come before the bundled ones", err=True)
     return project / DEFAULT_OUTPUT
+
+
+def _shown(source: str) -> str:
+    """The text's path as a cue sheet's header records it: relative to the package or the
+    project folder, so that no machine's absolute path goes into a shared file."""
+    path = Path(source)
+    if not path.is_absolute():
+        return source
+    for base in (data_dir().parents[1], project_dir()):
+        if base is not None and path.is_relative_to(base):
+            return str(path.relative_to(base))
+    return path.name
 
 
 def set_aside_report(loaded: text.Text) -> list[str]:
@@ -90,7 +102,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     for piece, line, quote in unscored_music(loaded):
         click.echo(f"note: {loaded.source}:{line}: {quote} names piece {piece!r}, which has "
                    "no score in the repertoire: not cued", err=True)
-    header = (f"Cue sheet derived by `soundscape derive` from {loaded.source}.\n"
+    header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters.")
     cuesheet.save(sheet, target, header=header)
     click.echo(f"{target}: {len(sheet.sections)} sections, {len(sheet.steps)} steps, "
