@@ -61,6 +61,7 @@ _PAGE_W, _PAGE_H, _MARGIN = 1200, 1697, 85
 # ≤ 210 pt) fit side by side in the 510 pt between the margins.
 _NOTE_WIDTH, _BASIS_WIDTH = 70, 42
 _TITLE_TENTHS = 90  # the title (20 pt) and subtitle (11 pt) lines
+_MAX_NOTE_LINES = 35  # 700 tenths of 8 pt lines: the music starts in the page's top half
 _MXL_CONTAINER = """<?xml version="1.0" encoding="UTF-8"?>
 <container>
   <rootfiles>
@@ -85,14 +86,16 @@ class Credits:
     basis : str
         Printed where a composer would be: what the music rests on, e.g.
         ``melody: surviving, the 風雅十二詩譜 score of 鹿鳴 (小雅, 黃鍾清宮)``.
-    note : str
-        The full basis note(s), printed in small type; may hold several paragraphs.
+    notes : tuple of (label, note)
+        The full basis note of each piece: printed in small type when they fit beside the
+        basis (``_MAX_NOTE_LINES``), else pointed to; always kept in the file's
+        ``<miscellaneous>`` fields.
     """
 
     title: str
     subtitle: str
     basis: str
-    note: str
+    notes: tuple[tuple[str, str], ...]
 
 
 def basis_line(basis: str, note: str) -> str:
@@ -178,7 +181,7 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
         title=f"{piece.title} {getattr(piece, 'roman', '')}".strip(),
         subtitle=f"{piece.mode}; {tuning.name}, 黃鍾 = {tuning.huangzhong_hz:.2f} Hz; "
                  "cents from 12-TET under each note",
-        basis=basis_line(piece.basis, piece.basis_note), note=piece.basis_note)
+        basis=basis_line(piece.basis, piece.basis_note), notes=((piece.title, piece.basis_note),))
     return _export(score, path, credits, spelled if cents_in_alter else None)
 
 
@@ -223,15 +226,16 @@ def write_performance_score(performance: Performance, path: str | Path, *,
 
 
 def _performance_credits(performance: Performance) -> Credits:
-    pieces = list(performance.pieces.values())
-    sections = performance.sections
-    span = (f"{sections[0].id} 右{sections[0].name} – {sections[-1].id} 右{sections[-1].name}; "
-            if sections else "")
+    played = {e.piece for e in performance.events}
+    pieces = [p for p in performance.pieces.values() if p.id in played]
+    names = list(dict.fromkeys(f"{s.id} 右{s.name}" for s in (performance.sections[:1]
+                                                            + performance.sections[-1:])))
+    span = f"{' – '.join(names)}; " if names else ""
     return Credits(
         title=performance.info.title or "大射儀",
         subtitle=f"{span}♩ = 60: a quarter note is a second; cents from 12-TET under each note",
         basis="\n".join(f"{p.title}: {basis_line(p.basis, p.note)}" for p in pieces),
-        note="\n".join(f"{p.title}: {p.note}" for p in pieces))
+        notes=tuple((p.title, p.note) for p in pieces))
 
 
 def _instrument(instrument: str, programs, name: str) -> music21.instrument.Instrument:
@@ -320,6 +324,10 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
     creator = ET.Element("creator", type="composer")
     creator.text = credits.basis
     identification.insert(0, creator)
+    if credits.notes:
+        fields = ET.SubElement(identification, "miscellaneous")
+        for label, note in credits.notes:
+            ET.SubElement(fields, "miscellaneous-field", name=f"basis of {label}").text = note
     defaults = root.find("defaults")
     layout = ET.Element("page-layout")
     ET.SubElement(layout, "page-height").text = str(_PAGE_H)
@@ -328,7 +336,7 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
     for side in ("left", "right", "top", "bottom"):
         ET.SubElement(margins, f"{side}-margin").text = str(_MARGIN)
     defaults.insert(list(defaults).index(defaults.find("scaling")) + 1, layout)
-    basis, note = wrap(credits.basis, _BASIS_WIDTH), wrap(credits.note, _NOTE_WIDTH)
+    basis, note = wrap(credits.basis, _BASIS_WIDTH), _note_lines(credits.notes)
     # MuseScore 3 hangs composer and lyricist text from the bottom of the title frame and
     # sizes the frame by the credits' lowest default-y: both go at the block's foot.
     top = _PAGE_H - _MARGIN
@@ -336,11 +344,27 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
     made = [
         _credit("title", _PAGE_W // 2, top, "center",
                 [(credits.title, 20), ("\n" + credits.subtitle, 11)]),
-        _credit("composer", _PAGE_W - _MARGIN, foot, "right", [("\n".join(basis), 10)]),
-        _credit("lyricist", _MARGIN, foot, "left", [("\n".join(note), 8)]),
     ]
+    if credits.basis:
+        made.append(_credit("composer", _PAGE_W - _MARGIN, foot, "right",
+                            [("\n".join(basis), 10)]))
+    if note:
+        made.append(_credit("lyricist", _MARGIN, foot, "left", [("\n".join(note), 8)]))
     at = list(root).index(defaults) + 1
     root[at:at] = made
+
+
+def _note_lines(notes: tuple[tuple[str, str], ...]) -> list[str]:
+    """The basis notes wrapped for the page (one alone without its label), or, when they
+    would take more than ``_MAX_NOTE_LINES``, where to read them in full."""
+    if not notes:
+        return []
+    text = notes[0][1] if len(notes) == 1 else "\n".join(f"{a}: {b}" for a, b in notes)
+    lines = wrap(text, _NOTE_WIDTH)
+    if len(lines) <= _MAX_NOTE_LINES:
+        return lines
+    return wrap("The basis notes of " + ", ".join(a for a, _ in notes) + " are in full in this "
+                "file's <miscellaneous> fields and in `soundscape pieces`.", _NOTE_WIDTH)
 
 
 def _cents_in_alter(root: ET.Element, spelled: dict) -> None:

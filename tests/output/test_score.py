@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -280,3 +281,22 @@ def test_cli_refuses_an_ending_that_is_not_a_score(tmp_path, soundscape_cli):
     code, err = soundscape_cli("score", "luming", "-o", "l.mid", cwd=tmp_path)
     assert code == 2 and "ending '.mid' is not a score" in err and ".mxl" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_performance_credits_name_only_the_pieces_heard_and_keep_every_note(tmp_path):
+    performance = _performance()
+    pieces = {**performance.pieces, "sixia": PieceInfo("sixia", "肆夏", "reconstruction", "x")}
+    path = score.write_performance_score(replace(performance, pieces=pieces),
+                                         tmp_path / "p.musicxml")
+    root = ET.parse(path).getroot()
+    composer = root.findtext("identification/creator[@type='composer']")
+    assert composer.startswith("鹿鳴: melody: surviving") and "肆夏" not in composer
+    fields = {f.get("name"): f.text for f in root.iter("miscellaneous-field")}
+    assert fields == {"basis of 鹿鳴": "風雅十二詩譜"}
+
+
+def test_notes_too_long_for_the_page_are_pointed_to():
+    notes = tuple((f"曲{i}", "A long note on the basis of the piece. " * 20) for i in range(6))
+    lines = score._note_lines(notes)
+    assert len(lines) <= 3 and "<miscellaneous>" in " ".join(lines)
+    assert score._note_lines(notes[:1]) == score.wrap(notes[0][1], score._NOTE_WIDTH)
