@@ -20,7 +20,7 @@ def test_spectrogram_has_a_db_scale_and_names_every_note():
         figure.canvas.draw()
     whole, detail, bar = figure.axes
     assert detail.get_title() == "the first 4 s in detail"
-    assert [t.get_text() for t in whole.texts] == ["黃鍾 A", "黃鍾 B", "center 0.5"]
+    assert [t.get_text() for t in whole.texts] == ["黃鍾 A", "黃鍾 B", "center v=0.5"]
     assert "dB" in bar.get_ylabel()
     ticks = [t.get_text() for t in bar.get_yticklabels()]
     assert ticks[0] == "-90" and ticks[-1] == "0"

@@ -223,7 +223,7 @@ def _note_name(note: DemoNote) -> str:
         return f"{note.pitch} {note.articulation}" if note.articulation in "AB" else note.pitch
     if note.hz is not None:
         return f"{note.hz:.0f} Hz"
-    return f"{note.articulation} {note.velocity:.1f}"
+    return f"{note.articulation} v={note.velocity:.1f}"  # a stroke: how hard
 
 
 @click.command("audition")
