@@ -107,3 +107,27 @@ def test_the_project_cites_only_what_it_carries():
     missing = [label for label in sorted(labels)
                if not re.search(rf"(\*\*|### ){re.escape(label)}[ .*]", sources)]
     assert missing == []
+
+
+def test_derive_outside_a_project_makes_one_that_the_other_verbs_read(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["derive"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "soundscape.toml").is_file()
+    assert resources.project_dir() == tmp_path
+    assert cuesheet.bundled_path() == tmp_path / "cues" / "dashe.toml"
+
+
+def test_stages_are_plain_lines_when_stderr_is_not_a_terminal(capsys):
+    from soundscape.cli._common import stage
+
+    with stage("laying out"):
+        print("work")
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert captured.out == "work\n" and lines[0] == "laying out …"
+    assert lines[1].startswith("laying out: done in ") and lines[1].endswith(" s")
