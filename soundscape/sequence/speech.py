@@ -4,7 +4,7 @@ A cue is one phrase (one event, its characters as the lyric, their phones in the
 chosen reading), said when its step begins and the speaker has reached the step's
 place. It is spoken, or called out (a raised voice: higher, louder, slower) when the
 one spoken to stands further than ``[speech] call_beyond_m`` away, or when no one is
-named and the words command or announce. Numbers: ``data/sequence.toml [speech]``.
+named and the words command or announce (the voice model raises the pitch of a call). Numbers: ``data/sequence.toml [speech]``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
                   settings: Mapping[str, Any], tuning: Tuning
                   ) -> tuple[dict[str, Source], list[Event]]:
     """The sources (one per speaker) and events (one per phrase) of ``cues``; a phrase is
-    pitched on the 律 of ``tuning`` nearest the speaking (or calling) voice."""
+    pitched on the 律 of ``tuning`` nearest the speaking voice (a call is raised above
+    it by the voice model)."""
     words = glossary.load()
     sources: dict[str, Source] = {}
     events = []
@@ -53,7 +54,7 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         point = (here[0], here[1], here[2] + mouth)
         sources.setdefault(source, Source(source, "voice", cue.speaker, f"{who} (speaking)",
                                           "speech", point, (0.0, 1.0, 0.0), cue=cue.id))
-        pitch, _ = tuning.nearest(settings["call_hz" if raised else "hz"])
+        pitch, _ = tuning.nearest(settings["hz"])  # the voice model raises a call
         events.append(Event(start, length, source, pitch,
                             settings["call_velocity" if raised else "velocity"],
                             "call" if raised else "speak", cue.id, lyric=cue.quote,

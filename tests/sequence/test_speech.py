@@ -40,7 +40,7 @@ def test_a_voice_is_raised_across_the_court_and_spoken_near(rite):
     near = words["命某為賓"]          # the duke, from his seat, to those beside him
     far = words["中離維綱揚觸梱復"]    # the 司射 commands the archers across the court
     assert (near.articulation, far.articulation) == ("speak", "call")
-    assert far.pitch.hz > near.pitch.hz and far.velocity > near.velocity
+    assert far.velocity > near.velocity
     assert far.duration / len(far.lyric) > near.duration / len(near.lyric)
     site = load_site()
     assert math.dist(near.position[:2], site.place("gong_wei")[:2]) < 3.0
