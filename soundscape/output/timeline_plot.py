@@ -54,7 +54,8 @@ def _title(performance: Performance) -> str:
     span = ""
     if performance.sections and info.offset > 0:
         first, last = performance.sections[0], performance.sections[-1]
-        span = f", {first.id} {first.name} to {last.id} {last.name}"
+        span = f", {first.id} {first.name}"
+        span += f" to {last.id} {last.name}" if last is not first else ""
     return (f"{info.title}{span} — {performance.duration / 60:.0f} min, seed {info.seed}")
 
 
@@ -86,14 +87,25 @@ def _draw_whole(ax: Axes, performance: Performance) -> None:
                 fontsize=8)  # heights alternate: 誘射 and the first round stand close
     releases = [e.time * minutes for e in performance.events
                 if performance.sources[e.source].instrument == "bow"]
-    ax.vlines(releases, 0.5, 0.8, color="black", linewidth=0.3)
-    ax.text(0.003, 0.12, "arrow releases", fontsize=8, transform=ax.transAxes)
+    if releases:
+        ax.vlines(releases, 0.5, 0.8, color="black", linewidth=0.3)
+        ax.text(0.003, 0.12, "arrow releases", fontsize=8, transform=ax.transAxes)
     ax.set_yticks([])
     ax.set_xlabel(_time_axis(performance))
-    handles = [Rectangle((0, 0), 1, 1, color=c) for c in _BASIS_COLOUR.values()]
-    handles.append(Rectangle((0, 0), 1, 1, color=_ROUND_COLOUR))
-    ax.legend(handles, ["surviving melody", "reconstruction", "shooting round"],
-              loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=9, frameon=False)
+    _legend(ax, performance)
+
+
+def _legend(ax: Axes, performance: Performance) -> None:
+    """What the colours mean, for the kinds the picture shows, outside the axes."""
+    bases = {performance.pieces[m.piece].basis if m.piece in performance.pieces
+             else "reconstruction" for m in performance.music}
+    shown = [(_BASIS_COLOUR[b], f"{'surviving' if b == 'surviving' else 'reconstructed'} melody")
+             for b in _BASIS_COLOUR if b in bases]
+    if performance.rounds:
+        shown.append((_ROUND_COLOUR, "shooting round"))
+    if shown:
+        ax.legend([Rectangle((0, 0), 1, 1, color=c) for c, _ in shown], [t for _, t in shown],
+                  loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=9, frameon=False)
 
 
 def _time_axis(performance: Performance) -> str:

@@ -73,3 +73,12 @@ def test_bundled_font_holds_every_section_name_and_piece_title():
     cmap = TTFont(fonts.FONT_FILE)["cmap"].getBestCmap()
     assert len(sheets) >= 1 and len(words) > 100
     assert "".join(sorted({c for c in words if ord(c) >= 0x2E80 and ord(c) not in cmap})) == ""
+
+
+def test_a_one_section_cut_names_it_once_and_shows_only_what_it_holds(whole):
+    span = whole.section("s09")
+    figure = _figure(whole.between(span.start, span.end))
+    assert figure.texts[0].get_text().startswith("大射儀, s09 主人獻公 — ")
+    ax = figure.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["reconstructed melody"]
+    assert not any("arrow releases" in t.get_text() for t in ax.texts)
