@@ -7,11 +7,12 @@ The public face of the render path; each concern lives in its own module:
 - ``helper``: a forked process computing heard notes ahead (two cores);
 - ``mix``: the streaming accumulator, handing out finished blocks;
 - ``mastering``: the two loudness passes, the limiter, the final files;
+- ``staging``: a run's files written apart and moved into place together;
 - ``audiofile``: the streaming writers, channel masks and markers.
 
 Events come sorted by onset; each event's heard note is added into the mix,
 and frames that can no longer change are handed out in blocks, so memory does
-not grow with the length of the rite. The destination appears only when
+not grow with the length of the rite. The outputs appear only when all are
 complete.
 
 Determinism: the same Performance, options and seed give the same bytes,
@@ -76,7 +77,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         Made for the air of ``surroundings`` (``make_panner(layout, speed_of_sound=…)``).
     sample_rate : int, Hz
     seed : int
-        Picks each event's variant and seeds each variant's generator (see module notes).
+        Picks each event's variant and seeds each variant's generator (see ``notes``).
     voice : Voice
         Renders one event as mono at 1 m (see ``Voice``).
     surroundings : Surroundings
