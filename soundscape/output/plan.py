@@ -37,6 +37,7 @@ _GROUP_COLOURS = {"east": "#1f5fa8", "west": "#a8361f", "drums": "#5a3d8a", "pip
 _PHASE_STYLE = {"ge": ("o", "#c27c0e"), "guan": ("s", "#0e8ac2"), "zuo": ("^", "#6b8e23")}
 _DETAIL_HALF_WIDTH = 13.5   # metres east and west of the axis in the close view
 _DETAIL_SOUTH = -15.5       # metres: the close view's south edge
+_DETAIL_NORTH = 2.5         # metres north of the hall's back edge: room for the 北階 label
 _SVG_SALT = "soundscape-plan"
 #: What ``--out`` may end in: the plan is always written as both.
 OUT_SUFFIXES = (".svg", ".png")
@@ -193,7 +194,7 @@ def _draw_detail(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
                  head: Placement | None) -> None:
     """The hall and the orchestra; every label is then moved clear of the others."""
     ax.set_xlim(-_DETAIL_HALF_WIDTH, _DETAIL_HALF_WIDTH)
-    ax.set_ylim(_DETAIL_SOUTH, site.hall.depth + 1.5)
+    ax.set_ylim(_DETAIL_SOUTH, site.hall.depth + _DETAIL_NORTH)
     labels = _hall(ax, site, detail=True)
     for place_id in ("xi", "ci", "zhong", "zhongting", "bi"):
         labels.append(_spot(ax, site, place_id))
@@ -204,7 +205,7 @@ def _draw_detail(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
     if head is not None:
         label = _listener(ax, site, placed, head)
         inside = (-_DETAIL_HALF_WIDTH < head.position[0] < _DETAIL_HALF_WIDTH
-                  and _DETAIL_SOUTH < head.position[1] < site.hall.depth + 1.5)
+                  and _DETAIL_SOUTH < head.position[1] < site.hall.depth + _DETAIL_NORTH)
         if inside:
             labels.append(label)
         else:  # out of this view: the overview marks where the listener is
