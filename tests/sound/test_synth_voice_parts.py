@@ -1,0 +1,74 @@
+"""The voice's parts: Klatt's cascade filtered block by block, and the KLGLOTT88 source."""
+
+import numpy as np
+
+from soundscape.sound.synth import glottal
+from soundscape.sound.synth.klatt import cascade, resonator
+
+
+def direct_cascade(x, poles, zero, hop, rate):
+    """Klatt's difference equations sample by sample (the reference)."""
+    def coefficients(table, n):
+        return resonator(*table[min(n // hop, table.shape[0] - 1)], rate)
+
+    out = np.zeros_like(x)
+    for n in range(x.size):  # the antiresonator: x = (y - B y[n-1] - C y[n-2]) / A
+        a, b, c = coefficients(zero, n)
+        out[n] = (x[n] - b * (x[n - 1] if n else 0) - c * (x[n - 2] if n > 1 else 0)) / a
+    for r in range(poles.shape[1]):
+        signal, out = out, np.zeros_like(x)
+        for n in range(x.size):
+            a, b, c = coefficients(poles[:, r], n)
+            out[n] = a * signal[n] + b * (out[n - 1] if n else 0) \
+                + c * (out[n - 2] if n > 1 else 0)
+    return out
+
+
+def test_block_cascade_is_klatts_recursion_across_changing_frames():
+    rate, hop = 8000, 40
+    x = np.random.default_rng(0).standard_normal((2, 800))
+    frames = 20
+    poles = np.tile([[650.0, 80.0], [1080.0, 90.0], [2650.0, 120.0], [270.0, 100.0]],
+                    (frames, 1, 1))
+    poles[8:, 0, 0], poles[9:, 1, 0], poles[12:, 0, 0] = 300.0, 2000.0, 400.0
+    zero = np.tile([270.0, 100.0], (frames, 1))
+    zero[10:] = [1000.0, 100.0]
+    out = cascade(x, poles, zero, hop=hop, sample_rate=rate)
+    for row in range(2):
+        want = direct_cascade(x[row], poles, zero, hop, rate)
+        assert np.max(np.abs(out[row] - want)) < 1e-9 * np.max(np.abs(want))
+
+
+def test_a_resonator_peaks_at_its_frequency_with_unity_gain_at_zero():
+    a, b, c = resonator(1000.0, 100.0, 16000)
+    w = 2 * np.pi * np.array([0.0, 1000.0, 3000.0]) / 16000
+    z = np.exp(-1j * w)
+    gain = np.abs(a / (1 - b * z - c * z * z))
+    assert abs(gain[0] - 1.0) < 1e-12 and gain[1] > 5 * gain[2] and gain[1] > 5.0
+
+
+def test_klglott88_pulses_close_and_rest():
+    """Each period: open for the open quotient (the flow derivative 2x − 3x² ends at −1),
+    closed (zero) for the rest; jitter moves the periods by about its percentage."""
+    rate, f0 = 48000, 100.0
+    voicing, breath = glottal.source(np.full(rate, f0), open_quotient=0.6, tilt_db=0.0,
+                                     jitter_percent=0.0, shimmer_db=0.0, sample_rate=rate,
+                                     rng=np.random.default_rng(0))
+    period = voicing[4800:5280]  # one period of 480 samples
+    closed = np.count_nonzero(np.abs(period) < 1e-12) / period.size
+    assert abs(closed - 0.4) < 0.01
+    assert abs(np.sqrt(np.mean(voicing ** 2)) - 1.0) < 0.02
+    assert abs(np.std(breath) - 1.0) < 0.05
+    jittered, _ = glottal.source(np.full(rate, f0), open_quotient=0.6, tilt_db=0.0,
+                                 jitter_percent=1.0, shimmer_db=0.0, sample_rate=rate,
+                                 rng=np.random.default_rng(0))
+    closures = np.flatnonzero((jittered[:-1] < -0.5) & (jittered[1:] == 0.0))
+    lengths = np.diff(closures) / rate * f0
+    assert 0.005 < np.std(lengths) < 0.02
+
+
+def test_tilt_is_the_stated_loss_at_3_khz():
+    rate = 48000
+    tone = np.sin(2 * np.pi * 3000 * np.arange(rate) / rate)
+    tilted = glottal.tilt(tone, 12.0, rate)[rate // 2:]
+    assert abs(20 * np.log10(np.std(tilted) / np.std(tone[rate // 2:])) + 12.0) < 0.1
