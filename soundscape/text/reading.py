@@ -115,17 +115,22 @@ def _choices() -> dict:
 # -- Mandarin -------------------------------------------------------------------------------
 def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
     from pypinyin import Style, pinyin
+    from pypinyin.contrib.tone_convert import to_finals, to_initials
 
-    table = _table("mandarin")
-    variants = _choices()["variants"]
-    standard = "".join(variants.get(c, c) for c in han)
-    initials = pinyin(standard, style=Style.INITIALS, strict=True, errors=lambda s: [""] * len(s))
-    finals = pinyin(standard, style=Style.FINALS, strict=True, errors=lambda s: [""] * len(s))
-    tones = pinyin(standard, style=Style.TONE3, strict=True, neutral_tone_with_five=True,
-                   errors=lambda s: [""] * len(s))
+    table, choices = _table("mandarin"), _choices()
+    standard = "".join(choices["variants"].get(c, c) for c in han)
+    toned = [p[0] for p in pinyin(standard, style=Style.TONE3, strict=True,
+                                  neutral_tone_with_five=True, errors=lambda s: [""] * len(s))]
+    for phrase, row in choices["mandarin"].items():  # readings pypinyin gets wrong here
+        at = standard.find(phrase)
+        while at >= 0:
+            toned[at:at + len(phrase)] = row["pinyin"]
+            at = standard.find(phrase, at + 1)
     out = []
-    for char, (initial,), (final,), (toned,) in zip(han, initials, finals, tones, strict=True):
-        if final not in table["finals"] or not toned[-1:].isdigit():
+    for char, syllable_pinyin in zip(han, toned, strict=True):
+        initial = to_initials(syllable_pinyin, strict=True)
+        final = to_finals(syllable_pinyin, strict=True)
+        if final not in table["finals"] or not syllable_pinyin[-1:].isdigit():
             raise ReadingError(f"reading mandarin: pypinyin has no reading of {char!r} "
                                f"(in {where!r})")
         medial, nucleus, coda = table["finals"][final]
@@ -133,7 +138,8 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
             nucleus = table["apical"]["vowel"]
         onset = table["initials"].get(initial, "")
         phones = tuple(p for p in (onset, medial, nucleus, coda) if p)
-        out.append(Syllable(char, "mandarin", onset, medial, nucleus, coda, toned[-1], phones))
+        out.append(Syllable(char, "mandarin", onset, medial, nucleus, coda,
+                            syllable_pinyin[-1], phones))
     return tuple(out)
 
 

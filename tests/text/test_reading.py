@@ -48,6 +48,8 @@ def test_mandarin_in_context():
     assert [s.tone for s in syls] == ["2", "3", "1", "2"]
     assert tone_contour(syls[0]) == (3, 5)
     assert syllable("鹿", "mandarin").lyric == "l u"
+    assert [s.lyric for s in read("示我周行", "mandarin")][-1] == "x ɑ ŋ"  # háng: the road
+    assert [s.lyric for s in read("綠衣", "mandarin")] == ["l y", "i"]
 
 
 def test_every_lyric_of_luming_reads():
