@@ -33,27 +33,34 @@
     const svg = $("plan");
     svg.replaceChildren();
     // the plan shows what sounds and who hears it, and the places near them
-    const heard = programme.sources.concat(programme.zones);
+    // ambience beds (group "place") sound all over the courtyard: drawn, not framed
+    const framed = programme.sources.filter((s) => s.group !== "place");
+    const heard = framed.concat(programme.zones);
     const near = (p) => heard.some((q) => Math.hypot(p.x - q.x, p.y - q.y) < 15);
     const places = KIT.places.filter(near);
     const pts = heard.concat(places);
     const xs = pts.map((p) => p.x), ys = pts.map((p) => -p.y);
-    const pad = 4, x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
-    const w = Math.max(...xs) + pad - x0, h = Math.max(...ys) + pad - y0;
+    const pad = 4, least = 30;  // metres: at least this much courtyard in view
+    let x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
+    let w = Math.max(...xs) + pad - x0, h = Math.max(...ys) + pad - y0;
+    if (w < least) { x0 -= (least - w) / 2; w = least; }
+    if (h < least) { y0 -= (least - h) / 2; h = least; }
     svg.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
     const unit = Math.max(w, h) / 100;  // drawing unit: 1 % of the plan
     for (const p of places) {
       el("circle", { cx: p.x, cy: -p.y, r: unit * 0.4, class: "place" }, svg);
       const t = el("text", { x: p.x + unit, y: -p.y, class: "place",
-                             "font-size": unit * 2 }, svg);
+                             "font-size": unit * 1.3 }, svg);
       t.textContent = p.id;
     }
     for (const s of programme.sources) {
       const g = el("g", { class: "source", "data-source": s.id }, svg);
       el("circle", { cx: s.x, cy: -s.y, r: unit * 1.1 }, g);
-      const t = el("text", { x: s.x + unit * 1.3, y: -s.y + unit * 0.5,
-                             "font-size": unit * 1.6 }, g);
-      t.textContent = s.name;
+      if (s.group !== "place") {
+        const t = el("text", { x: s.x + unit * 1.3, y: -s.y + unit * 0.5,
+                               "font-size": unit * 1.4 }, g);
+        t.textContent = s.name;
+      }
       const title = el("title", {}, g);
       title.textContent = `${s.name} (${s.instrument})`;
     }
