@@ -37,6 +37,11 @@ def test_middle_chinese(char, phones, tone, ipa):
     assert (syl.lyric, syl.tone, syl.ipa) == (phones, tone, ipa)
 
 
+def test_middle_chinese_tone_contours_are_the_stated_ones():
+    contours = [tone_contour(syllable(c)) for c in "公請射鹿"]  # 平 上 去 入
+    assert contours == [(3, 3), (3, 5), (5, 1), (3,)]
+
+
 def test_variants_of_the_printed_score():
     assert syllable("徳").lyric == syllable("德").lyric
     assert syllable("鼔").lyric == syllable("鼓").lyric == "k u"
