@@ -223,6 +223,17 @@ def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:
     raise RenderError(f"split by {by!r}; accepted: {', '.join(SPLITS)}")
 
 
+#: Source groups the MIDI file leaves to the audio render: the sounds of the rite's
+#: actions, the place's bed and the spoken words (these are markers here) are no parts
+#: a musician plays.
+NOT_PLAYED = ("action", "place", "speech")
+
+
+def _music_only(performance: Performance) -> Performance:
+    return replace(performance, events=tuple(
+        e for e in performance.events if performance.sources[e.source].group not in NOT_PLAYED))
+
+
 def _only_cue(performance: Performance, cue: str) -> Performance:
     return replace(performance, events=tuple(e for e in performance.events if e.cue == cue))
 
@@ -233,6 +244,7 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts"
     if tuning_mode not in TUNING_MODES:
         raise RenderError(f"tuning_mode={tuning_mode!r}, accepted: {', '.join(TUNING_MODES)}")
     programs = load_programs()
+    performance = _music_only(performance)
     sounding = {e.source for e in performance.events}
     sources = [s for s in performance.sources.values() if s.id in sounding]
     pitches = {e.pitch for e in performance.events if e.pitch is not None}
@@ -418,6 +430,10 @@ def _conductor(performance: Performance, tmap: tempo_map.TempoMap) -> mido.MidiT
     """Title, tempo map, ritual markers and piece notes."""
     title = performance.info.title or "大射儀 Da she yi (Great Archery Rite)"
     items: list[tuple] = [(0, _SETUP, mido.MetaMessage("track_name", name=title))]
+    if performance.info.reading:
+        items.append((0, _SETUP, mido.MetaMessage(
+            "text", text=f"words read in {performance.info.reading}; tuning "
+                         f"{performance.info.tuning}")))
     items += [(tick, _SETUP, message) for tick, message in tmap.messages()]
     for marker in performance.markers:
         items.append((tmap.tick(marker.time), _SETUP,

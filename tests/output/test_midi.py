@@ -361,8 +361,28 @@ def test_cli_midi_refuses_an_audio_ending(tmp_path, soundscape_cli):
 
 
 def test_cli_midi_split_by_section(tmp_path, soundscape_cli):
-    code, err = soundscape_cli("midi", "--from", "s09", "--to", "s10", "--split", "section",
+    code, err = soundscape_cli("midi", "--from", "s18", "--to", "s19", "--split", "section",
                                "-o", "parts", cwd=tmp_path)
     assert (code, problems(err)) == (0, [])
-    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["s09.mid", "s10.mid"]
-    assert all(midi.read_events(p) for p in (tmp_path / "parts").iterdir())
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["s18.mid", "s19.mid"]
+    # 樂賓 has its songs; 立司正 no music, only its markers (its footsteps are audio's)
+    assert midi.read_events(tmp_path / "parts" / "s18.mid")
+    assert not midi.read_events(tmp_path / "parts" / "s19.mid")
+    assert midi.read_markers(tmp_path / "parts" / "s19.mid")
+
+
+def test_the_sounds_of_actions_place_and_speech_are_left_to_the_audio(tmp_path):
+    """A musician's MIDI holds the parts played; the rite's footsteps, bed and speech
+    are in the audio render (speech as markers here), and the reading is named."""
+    from soundscape.sequence.planner import perform_from_file
+
+    part = perform_from_file(seed=0, from_section="s18", to_section="s18")
+    groups = {part.sources[e.source].group for e in part.events}
+    assert {"action", "place"} <= groups
+    path = midi.write_midi(part, tmp_path / "s18.mid", listener=LISTENER)
+    loaded = mido.MidiFile(path, charset="utf-8")
+    names = [t.name for t in loaded.tracks[1:]]
+    played = {s.name for s in part.sources.values() if s.group not in midi.NOT_PLAYED}
+    assert names and all(any(n.startswith(p) for p in played) for n in names)
+    texts = [m.text for m in loaded.tracks[0] if m.type == "text"]
+    assert any("middle-chinese" in t for t in texts)
