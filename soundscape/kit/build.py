@@ -83,7 +83,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         if isinstance(layout, SpeakerLayout):
             write_iem(layout, out / "layouts" / f"{layout.name}.json")
     from soundscape.kit.web import write_page
-    write_page(out, built)
+    write_page(out, built, site)
     return write_manifest(out, rite, built)
 
 

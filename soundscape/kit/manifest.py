@@ -86,7 +86,9 @@ def write_manifest(out: Path, rite: Performance, built: list) -> Path:
                        "is its programme's calibration_lufs unless the true-peak ceiling "
                        "stopped the gain first (at_calibration false): see docs/kit.md.",
         "programmes": [programme_entry(out, item) for item in built],
-        "page": _file(out, out / "index.html"),
+        "page": [_file(out, out / name) for name in ("index.html", "web/kit.js",
+                                                      "web/kit.css", "web/data.js")],
+        "layouts": [_file(out, path) for path in sorted((out / "layouts").glob("*.json"))],
     }
     return write_text(out / "manifest.json",
                       json.dumps(data, ensure_ascii=False, indent=1) + "\n")

@@ -77,6 +77,8 @@ def test_manifest_names_pieces_with_their_basis_rite_and_checksums(kit):
                                 "note": "lost; rebuilt by rule"}]
     files = [f for p in data["programmes"] for f in p["files"]]
     files += [f for p in data["programmes"] for r in p["renders"] for f in r["files"]]
+    files += data["page"] + data["layouts"]
+    assert [f["file"] for f in data["layouts"]] == ["layouts/5.1.json"]
     assert {f["file"] for f in files} >= {"all.gong_wei.vtt", "music.cues.json",
                                          "music.gong_wei.stereo.wav"}
     for entry in files:
