@@ -72,3 +72,17 @@ def test_a_cut_inside_a_section_keeps_it_and_excerpts_join_with_gaps():
     assert [round(e.time, 3) for e in joined.events if e.source == "east.bells"] == [2.5, 3.0]
     assert [e.time for e in joined.events if e.source.startswith("voice")] == [0.5] * 3
     assert [(s.id, s.start) for s in joined.sections] == [("s1", 0.0), ("s2", 2.5)]
+
+
+def test_a_walk_zone_is_a_walking_listener_through_its_places():
+    from soundscape.site.listeners import ListenerPath
+
+    site = load_site()
+    yuebin = next(p for p in load_programmes(places=set(site.places)) if p.id == "yuebin")
+    walk = yuebin.zones[-1].listener(site)
+    assert isinstance(walk, ListenerPath)
+    assert walk.at(0.0).position == site.listener("men").position
+    assert walk.at(120.0).position == site.listener("zhongting").position
+    halfway = walk.at(60.0).position
+    assert halfway[1] == pytest.approx((site.listener("men").position[1]
+                                        + site.listener("zhongting").position[1]) / 2)
