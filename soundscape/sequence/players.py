@@ -58,7 +58,7 @@ class Players:
             return tuple(named)
         ids = []
         for performer in cue.performers:
-            ids += self._performer_sources(performer)
+            ids += self._performer_sources(performer, dict(cue.forces))
         fitting = [i for i in ids if self.sources[i].instrument == note.instrument]
         if fitting:
             return tuple(fitting)
@@ -99,11 +99,15 @@ class Players:
             return None
         return rack.member_for(note.pitch.name)
 
-    def _performer_sources(self, performer: str) -> list[str]:
+    def _performer_sources(self, performer: str, forces: Mapping[str, int]) -> list[str]:
+        """The sources of a performer; the forces the text gives choose how many: of
+        工四人二瑟 two play the 瑟 and two sing (鄭注 on 鄉飲酒禮: 二瑟，二人鼓瑟，則二人歌也)."""
+        se = forces.get("se", len(_SE_PLAYERS))
         if performer == "gong":
-            return [f"gong.{who}" for who in _SINGERS]
+            singers = max(1, forces.get("gong", se + len(_SINGERS)) - se)
+            return [f"gong.{who}" for who in _SINGERS[:singers]]
         if performer == "se":
-            return [f"gong.{who}" for who in _SE_PLAYERS]
+            return [f"gong.{who}" for who in _SE_PLAYERS[:se]]
         if performer in self.sources:
             return [performer]
         raise CueSheetError(f"performer {performer!r} is neither a layout id nor gong/se")

@@ -100,3 +100,11 @@ def test_he_yue_is_song_se_and_sheng_together(xiangyinjiu):
             assert times[0] - span.start < 5.0 and span.end - times[-1] < 10.0
     luming = {instrument[e.source] for e in xiangyinjiu.events if e.piece == "luming"}
     assert "sheng" not in luming  # 工歌 is the 工 and their 瑟 alone
+
+
+def test_four_gong_two_with_se_in_a_xiang_rite(xiangyinjiu):
+    instrument = {s.id: s.instrument for s in xiangyinjiu.sources.values()}
+    for piece in ("luming", "guanju"):
+        played = {e.source for e in xiangyinjiu.events if e.piece == piece}
+        assert len({s for s in played if instrument[s] == "se"}) == 2  # 工四人二瑟
+        assert len({s for s in played if instrument[s] == "voice"}) == 2  # 二人歌 (鄭注)

@@ -179,7 +179,8 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
                       if kind == "she" else ())
         performers, _ = _performers(kind, layout)
-        forces = _forces_before(text, unit.start) if kind in ("ge", "he") else ()
+        forces = (_forces_before(text, unit.start) if kind in ("ge", "he", "wusuan", "she")
+                  else ())
         variant = anchor = ""
         if section.part == "記":
             variant = _variant(text, section, unit)
