@@ -459,8 +459,16 @@ class Performance:
 
     @classmethod
     def load_json(cls, path: str | Path) -> Performance:
-        """Read a performance written by ``save_json``."""
-        return cls.from_dict(read_json(path, PerformanceError))
+        """Read a performance written by ``save_json``; any problem names the file."""
+        data = read_json(path, PerformanceError)
+        if not isinstance(data, dict):
+            raise PerformanceError(f"{path}: not a performance (a JSON object written by "
+                                   "`soundscape sequence -o`)")
+        try:
+            return cls.from_dict(data)
+        except (ValueError, AttributeError) as error:  # a table or value of the wrong kind
+            raise PerformanceError(f"{path}: not a performance as `soundscape sequence -o` "
+                                   f"writes it: {error}") from None
 
 
 def _vec(value: Any) -> Vec3 | None:

@@ -10,6 +10,8 @@ run away; an instrument that loads also renders a note. The budget is fixed
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 import tempfile
@@ -23,8 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from soundscape import cuesheet
-from soundscape.errors import CueSheetError, InstrumentError, SiteError
+from soundscape.errors import CueSheetError, InstrumentError, PerformanceError, SiteError
 from soundscape.music.instruments import load_instrument
+from soundscape.music.tuning import default_tuning
+from soundscape.performance import Performance
+from soundscape.sequence.planner import SequenceOptions, perform
 from soundscape.site.courtyard import load_site
 from soundscape.sound.synth import render_note
 from tests.test_cuesheet import VALID
@@ -46,9 +51,10 @@ _NASTY = st.one_of(
 
 
 @st.composite
-def _mutated(draw: Any, document: dict[str, Any]) -> str:
-    """``document`` as TOML with one to three breakages at random places inside it."""
-    data = tomlkit.parse(tomlkit.dumps(document)).unwrap()
+def _mutated(draw: Any, document: dict[str, Any], as_json: bool = False) -> str:
+    """``document`` as TOML (or JSON) with one to three breakages at random places in it."""
+    data = json.loads(json.dumps(document)) if as_json else \
+        tomlkit.parse(tomlkit.dumps(document)).unwrap()
     for _ in range(draw(st.integers(1, 3))):
         holder, key = _pick(draw, data)
         if holder is None:
@@ -65,7 +71,7 @@ def _mutated(draw: Any, document: dict[str, Any]) -> str:
             holder[key] = [holder[key]]
         else:
             holder[key] = draw(_NASTY)
-    return _dumps(data, draw)
+    return _dumps(data, draw, as_json)
 
 
 def _pick(draw: Any, data: Any) -> tuple[Any, Any]:
@@ -81,9 +87,9 @@ def _pick(draw: Any, data: Any) -> tuple[Any, Any]:
     return holder, key
 
 
-def _dumps(data: Any, draw: Any) -> str:
+def _dumps(data: Any, draw: Any, as_json: bool = False) -> str:
     try:
-        text = tomlkit.dumps(data)
+        text = json.dumps(data) if as_json else tomlkit.dumps(data)
     except (TypeError, ValueError):  # a value TOML cannot hold
         text = "junk = [\n" * 3
     text = re.sub(r'"@@deep (\d+)@@"', lambda m: "[" * int(m[1]) + "]" * int(m[1]), text)
@@ -168,4 +174,31 @@ def test_fuzzed_site_overrides_load_or_name_the_file(text):
         try:
             load_site(overrides=path)
         except SiteError as error:
+            _names_the_file(error, str(path))
+
+
+# -- saved performances (--performance FILE) ---------------------------------------------------
+@functools.cache
+def _performance() -> dict[str, Any]:
+    """A small performance as saved: the test sheet's music, without the soundscape."""
+    from tests.test_hostile_numbers import _SHEET
+
+    sheet = cuesheet.loads(_SHEET.replace('piece = "sixia"', 'piece = "gaixia"'), source="p")
+    done = perform(sheet, site=load_site(), tuning=default_tuning(), seed=0,
+                   options=SequenceOptions(soundscape=False))
+    data = done.to_dict()
+    data["events"] = data["events"][:3]  # a few of each kind keep the examples small
+    return data
+
+
+@_BUDGET
+@given(st.data())
+def test_fuzzed_performances_load_or_name_the_file(data):
+    text = data.draw(_mutated(_performance(), as_json=True))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "performance.json"
+        path.write_text(text, encoding="utf-8")
+        try:
+            Performance.load_json(path)
+        except PerformanceError as error:
             _names_the_file(error, str(path))
