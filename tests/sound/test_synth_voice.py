@@ -272,3 +272,14 @@ def test_a_called_phrase_is_raised_above_its_speaking_pitch():
     rise = 12.0 * np.log2(np.nanmedian(called[30:140]) / np.nanmedian(said[30:140]))
     raise_by = load_instrument("voice").params["call_raise_semitones"]
     assert abs(rise - raise_by) < 1.0
+
+
+def test_each_speaker_speaks_on_his_own_pitch_and_sings_on_the_note():
+    params = load_instrument("voice").params
+    a, b = (model.traits(params, who) for who in ("speech.binzhe", "speech.gong"))
+    said = [f0_track(sing("a 33", 120.0, duration=0.6, articulation="speak", performer=who),
+                     RATE)[20:100] for who in ("speech.binzhe", "speech.gong")]
+    apart = 12.0 * np.log2(np.nanmedian(said[1]) / np.nanmedian(said[0]))
+    assert abs(apart - (b.speech_semitones - a.speech_semitones)) < 0.5
+    sung = f0_track(sing("a", 196.0, performer="speech.gong"), RATE)[40:160]
+    assert abs(1200.0 * np.log2(np.nanmedian(sung) / 196.0)) < 10.0

@@ -18,8 +18,8 @@ Articulations: ``sing`` (held song with vibrato that sets in after a delay), ``s
 attack, a scoop up into the pitch; a phrase is spoken on the call's pitch).
 
 Each ``performer`` has a voice of his own: vibrato rate, depth, delay and phase,
-vocal-tract length, breathiness, jitter and open quotient, drawn from ``zlib.crc32`` of his
-id within ``[params.traits]`` (or fixed in ``[params.singers.<id>]``).
+vocal-tract length, breathiness, jitter, open quotient and speaking pitch, drawn from
+``zlib.crc32`` of his id within ``[params.traits]`` (or fixed in ``[params.singers.<id>]``).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ _TIMING = ("closure_s", "burst_s", "vot_aspirated_s", "vot_plain_s", "vot_breath
 _TRAIT_LIMITS = {"vibrato_hz": (3.0, 8.0), "vibrato_cents": (0.0, 100.0),
                  "vibrato_delay_s": (0.0, 1.0), "tract_scale": (0.8, 1.25),
                  "breath_db": (-20.0, 20.0), "jitter_scale": (0.0, 4.0),
-                 "open_quotient": (-0.2, 0.2)}
+                 "open_quotient": (-0.2, 0.2), "speech_semitones": (-6.0, 6.0)}
 
 
 def _sub(params: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -171,6 +171,7 @@ class Traits:
     breath_db: float
     jitter_scale: float
     open_quotient: float
+    speech_semitones: float
 
 
 def traits(params: Mapping[str, Any], performer: str | None) -> Traits:
@@ -429,8 +430,9 @@ def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Trai
     t = np.arange(frames) / sample_rate
     cents = 2.0 * smooth_noise(rng, frames=frames, rate_hz=4.0, sample_rate=sample_rate)
     speaking = articulation == "speak" or (articulation == "call" and len(sylls) > 1)
-    if speaking:
-        cents = cents + 100.0 * _intonation(params["speech"], sylls, slots, t)
+    if speaking:  # on his own habitual pitch, around the one given
+        cents = cents + 100.0 * (_intonation(params["speech"], sylls, slots, t)
+                                 + singer.speech_semitones)
     elif articulation == "sing":
         depth = singer.vibrato_cents * np.clip((t - singer.vibrato_delay_s) / 0.25, 0.0, 1.0)
         start = singer.vibrato_phase + rng.uniform(0.0, 2.0 * math.pi)
