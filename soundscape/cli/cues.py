@@ -8,6 +8,7 @@ import click
 
 from soundscape import cuesheet
 from soundscape.cli._common import say_data, table
+from soundscape.resources import bundled_dir
 from soundscape.text import glossary
 
 __all__ = ["command"]
@@ -22,8 +23,16 @@ def _step_label(sheet: cuesheet.CueSheet, step_id: str) -> str:
 @click.command("cues")
 @click.argument("path", required=False, metavar="[CUES]",
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def command(path: Path | None) -> None:
+@click.option("--rite", "rite_id", default=None, metavar="ID",
+              help="A bundled rite's sheet instead of a path (see `soundscape rites`).")
+def command(path: Path | None, rite_id: str | None) -> None:
     """Print the music and voice cues of a cue sheet (default: the bundled cues/dashe.toml)."""
+    if rite_id is not None:
+        from soundscape.text.derive.rites import rite
+
+        if path is not None:
+            raise click.UsageError(f"give a cue sheet or --rite {rite_id}, not both")
+        path = bundled_dir("cues") / f"{rite(rite_id).id}.toml"
     say_data(cues=path)
     sheet = cuesheet.load(path or cuesheet.bundled_path())
     words = glossary.load()
@@ -32,7 +41,8 @@ def command(path: Path | None) -> None:
         rows.append([words.name("piece", cue.piece), words.name("kind", cue.kind),
                      ", ".join(cue.performers), str(cue.repeats),
                      _step_label(sheet, cue.start), _step_label(sheet, cue.stop),
-                     "、".join(cue.conditions), cue.quote])
+                     "、".join(cue.conditions)
+                     + (f" [variant {cue.variant}]" if cue.variant else ""), cue.quote])
     click.echo(f"{sheet.path}: {len(sheet.music)} music cues")
     if sheet.music:
         click.echo(table(rows))
