@@ -37,7 +37,8 @@ def command(cues: Path | None, output: Path | None, split: str | None, tuning_mo
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
     from soundscape import site
 
-    output = output or Path(f"output/dashe.{split}s" if split else "output/dashe.mid")
+    name = sequencing.rite or "dashe"  # --rite ID → output/ID.mid
+    output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
     if split is None and output.suffix.lower() not in _ENDINGS:
         raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a MIDI "
                           f"file; give an --out ending {' or '.join(_ENDINGS)} (audio files: "

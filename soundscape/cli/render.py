@@ -58,7 +58,8 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Output file (default output/dashe.<format>).")
+              help="Output file (default output/dashe.<format>, or output/ID.<format> "
+                   "with --rite ID).")
 @click.option("--bells", type=click.Choice(("ideal", "zeng")), default="ideal",
               show_default=True, help="Bells on the tuning, or each tone off it as the "
               "Marquis Yi of Zeng bells measure (Braun 2003; docs/instruments.md).")
@@ -84,7 +85,8 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
     performance = sequencing.perform(cues, site=courtyard)
-    out = out or Path(f"output/dashe.{'mid' if file_format == 'midi' else file_format}")
+    name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
+    out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     terminal = sys.stderr.isatty()
     try:
