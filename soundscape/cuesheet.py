@@ -17,6 +17,7 @@ equality and is not saved.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -687,54 +688,89 @@ def _toml(value: Any) -> Any:
     return value
 
 
-def _fill(table: Any, pairs: list[tuple[str, Any]]) -> Any:
-    """Set ``pairs`` in ``table`` (existing keys keep their place), drop keys not given."""
-    wanted = dict(pairs)
-    for key in [k for k in table if k not in wanted]:
-        del table[key]
-    for key, value in pairs:
-        if key not in table or table[key].unwrap() != _toml(value):
-            table[key] = _toml(value)
-    return table
+def _plain(value: Any) -> Any:
+    """A value as TOML reads it back: tuples as lists."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _text_pairs(sheet: CueSheet) -> list[tuple[str, Any]]:
+    return [("id", sheet.text.id), ("title", sheet.text.title),
+            ("edition", sheet.text.edition), ("chars", sheet.text.chars)]
+
+
+def _fresh(sheet: CueSheet) -> str:
+    doc = tomlkit.document()
+    doc["schema"] = sheet.schema
+    doc["text"] = {key: value for key, value in _text_pairs(sheet)}
+    for table, rows in _rows(sheet).items():
+        entries = tomlkit.aot()
+        for pairs in rows:
+            entry = tomlkit.table()
+            for key, value in pairs:
+                entry[key] = _toml(value)
+            entries.append(entry)
+        if rows:
+            doc[table] = entries
+    return tomlkit.dumps(doc)
+
+
+def _updated(sheet: CueSheet, original: str) -> str | None:
+    """``original`` with the sheet's values set in place, comments and layout kept; None
+    when its entries differ in shape (an entry added, removed or moved, a key added or
+    dropped), which is written afresh instead."""
+    doc = tomlkit.parse(original)
+    shapes = {"text": [_text_pairs(sheet)], **_rows(sheet)}
+    for table, rows in shapes.items():
+        found = doc.get(table, [])
+        found = [found] if isinstance(found, dict) else list(found)
+        if len(found) != len(rows) or any(
+                entry.get("id") != dict(pairs)["id"]
+                or set(entry) != {k for k, v in pairs if v != "" or k in entry}
+                for entry, pairs in zip(found, rows, strict=True)):
+            return None
+        for entry, pairs in zip(found, rows, strict=True):
+            for key, value in pairs:
+                if key in entry and entry[key].unwrap() != _plain(value):
+                    entry[key] = _toml(value)
+    if set(doc) - {"schema", *shapes}:
+        return None
+    doc["schema"] = sheet.schema
+    return tomlkit.dumps(doc)
 
 
 def dumps(sheet: CueSheet, *, original: str | None = None) -> str:
-    """The sheet as TOML text.
+    """The sheet as TOML text, in a fixed key order (optional keys only when set).
 
-    Without ``original``: a fresh document in a fixed key order. With the text of an
-    earlier version of the sheet: that document updated (entries matched by id), so
-    its comments, blank lines and key order are kept.
+    With ``original``, the text of an earlier version of the sheet whose entries have the
+    same ids in the same order and the same keys: that text with the new values, its
+    comments, blank lines and key order kept. Otherwise a fresh document.
     """
-    doc = tomlkit.parse(original) if original else tomlkit.document()
-    doc["schema"] = sheet.schema
-    text_table = doc["text"] if "text" in doc else tomlkit.table()
-    doc["text"] = _fill(text_table, [("id", sheet.text.id), ("title", sheet.text.title),
-                                     ("edition", sheet.text.edition),
-                                     ("chars", sheet.text.chars)])
-    for table, rows in _rows(sheet).items():
-        existing = {t.get("id"): t for t in doc.get(table, [])}
-        entries = tomlkit.aot()
-        for pairs in rows:
-            entries.append(_fill(existing.get(pairs[0][1], tomlkit.table()), pairs))
-        if rows:
-            doc[table] = entries
-        elif table in doc:
-            del doc[table]
-    return tomlkit.dumps(doc)
+    return (original is not None and _updated(sheet, original)) or _fresh(sheet)
 
 
 def save(sheet: CueSheet, path: str | Path, *, header: str = "") -> Path:
     """Write ``sheet`` to ``path`` atomically.
 
-    Over an existing, valid cue sheet the file is updated in place (its comments
-    kept, see :func:`dumps`); a new file starts with ``header`` as ``#`` comments.
+    Over an existing, valid cue sheet of the same shape the file is updated in place, its
+    comments kept (see :func:`dumps`); otherwise it is written afresh, starting with the
+    existing file's leading ``#`` lines, or ``header`` as ``#`` comments for a new file.
     """
     path = Path(path)
     original = _earlier(path)
+    updated = None if original is None else _updated(sheet, original)
+    if updated is not None:
+        return fileio.write_text(path, updated)
     if original is not None:
-        return fileio.write_text(path, dumps(sheet, original=original))
-    comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
-    return fileio.write_text(path, comments + ("\n" if comments else "") + dumps(sheet))
+        comments = "".join(f"{line}\n" for line in
+                           itertools.takewhile(lambda line: line.startswith("#"),
+                                               original.splitlines()))
+    else:
+        comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    return fileio.write_text(path, comments + ("\n" if comments else "") + _fresh(sheet))
 
 
 def _earlier(path: Path) -> str | None:

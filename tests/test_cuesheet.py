@@ -219,6 +219,28 @@ def test_saving_over_a_sheet_keeps_its_comments(tmp_path):
     assert cuesheet.load(path).music[0].repeats == 2
 
 
+def test_saving_over_the_bundled_sheet_is_byte_stable(tmp_path):
+    """In place or fresh, the same sheet gives the same bytes (derive over its own output)."""
+    path = tmp_path / "dashe.toml"
+    path.write_bytes(cuesheet.bundled_path().read_bytes())
+    sheet = cuesheet.load(path)
+    cuesheet.save(sheet, path, header="ignored: the file keeps its own")
+    assert path.read_bytes() == cuesheet.bundled_path().read_bytes()
+
+
+def test_an_entry_added_rewrites_the_sheet_keeping_its_leading_comments(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text("# my own notes\n" + VALID.replace("[[voice]]", "# a voice\n[[voice]]", 1),
+                    encoding="utf-8")
+    sheet = cuesheet.load(path)
+    extra = dataclasses.replace(sheet.voices[1], id="v3", as_in="")
+    grown = dataclasses.replace(sheet, voices=(*sheet.voices, extra))
+    cuesheet.save(grown, path)
+    saved = path.read_text(encoding="utf-8")
+    assert saved.startswith("# my own notes\n") and "# a voice" not in saved
+    assert cuesheet.load(path) == grown
+
+
 def test_duplicate_id_and_bad_toml_and_schema():
     dup = VALID.replace('id = "v2"', 'id = "v1"')
     with pytest.raises(CueSheetError, match=r"x:\d+: voice id 'v1' is used twice"):
