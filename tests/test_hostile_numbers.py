@@ -12,7 +12,7 @@ import math
 import pytest
 
 from soundscape import cuesheet
-from soundscape.errors import CueSheetError, PerformanceError
+from soundscape.errors import CueSheetError, PerformanceError, SiteError
 from soundscape.music.tuning import default_tuning
 from soundscape.sequence.planner import SequenceOptions, perform
 from soundscape.site.courtyard import load_site
@@ -48,6 +48,12 @@ def test_a_part_no_performer_plays_is_refused_at_its_cue():
     with pytest.raises(CueSheetError, match=rf"^mine.toml:{_music_line(text)}: music 'sixia'"
                                             r".*no performer plays 'se'"):
         _sequence(text)
+
+
+def test_a_layout_entry_the_site_cannot_hold_is_named_at_its_line():
+    line = VALID[:VALID.index('[[layout]]\nid = "pipes.dang"')].count("\n") + 1
+    with pytest.raises(SiteError, match=rf"^mine.toml:{line}: layout 'pipes.dang': .* overlaps"):
+        _sequence(VALID)
 
 
 @pytest.mark.parametrize("seconds", [math.nan, math.inf, -1.0, 0.5, 1e308, 10**400])

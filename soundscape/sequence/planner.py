@@ -18,6 +18,7 @@ arrow leaves on a drum (不鼓不釋), except the duke's (不以樂志).
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +36,7 @@ from soundscape.cuesheet import (
     load,
     performed,
 )
-from soundscape.errors import CueSheetError, PerformanceError, RepertoireError
+from soundscape.errors import CueSheetError, PerformanceError, RepertoireError, SiteError
 from soundscape.fileio import read_toml
 from soundscape.music.arrange import Arrangement, arrange
 from soundscape.music.register import octave_shift, sung_pitch
@@ -478,7 +479,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     sheet = performed(sheet, options.variants)  # the 記 apart, chosen variants in place
     if options.reading not in READINGS:
         raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
-    players = build_players(sheet, site)
+    players = _placed(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
     preparation = _preparation_steps(sheet, planner.settings["preparation"])
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
@@ -507,6 +508,19 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     return Performance.build(events, markers, sources, pieces=pieces, info=info,
                              sections=_sections(sheet, times), music=_music(planner),
                              rounds=_rounds_shot(planner))
+
+
+def _placed(sheet: CueSheet, site: Site) -> Players:
+    """The orchestra placed by the sheet's 設樂; a layout entry the site cannot hold is
+    named at its line in the sheet."""
+    try:
+        return build_players(sheet, site)
+    except SiteError as error:
+        named = re.match(r"layout '([^']+)'", str(error))
+        ids = {item.id: item for item in sheet.layout}
+        if named is None or named[1] not in ids:
+            raise
+        raise SiteError(f"{sheet.path or 'cue sheet'}:{ids[named[1]].line}: {error}") from None
 
 
 def _pronounced(events: list[Event], reading: str) -> list[Event]:
