@@ -10,8 +10,9 @@ the sound descriptions of captioning practice):
   instrument families heard in its first half minute, the piece and its basis
   (surviving or reconstruction) and the compass directions it comes from, e.g.
   ``[bells, stones and drums: 肆夏 (reconstruction), from the east and west]``;
-- the sung words, a line per breath (syllables less than a second apart), and the
-  spoken calls with who calls them (``負侯: 諾``);
+- the sung words, a line per breath (syllables less than a second apart), the calls
+  with who calls them (``負侯: 諾``), and what the officials say (``speaker：words`` with
+  the marker's English line);
 - while music plays, after its description, ``[♪ 肆夏 (reconstruction) ♪]`` to its end;
 - each shooting round as it begins.
 """
@@ -66,6 +67,9 @@ def captions(performance: Performance, *, listener_at: Vec3 | None = None
             text = describe_music(performance, marker, listener_at)  # the step shows the quote
             if text:
                 found.append(Caption(marker.time, marker.time + 6.0, text, "music"))
+        elif marker.kind == "speech":  # what an official says, with its English line
+            found.append(Caption(marker.time, marker.time + max(3.0, 0.3 * len(marker.quote)),
+                                 f"{marker.text}\n({marker.gloss})", "spoken"))
         elif marker.kind == "shot":
             found.append(Caption(marker.time, marker.time + 4.0,
                                  f"{marker.text}\n[{marker.gloss}]", "shot"))
@@ -144,6 +148,8 @@ def _words(performance: Performance) -> list[Caption]:
     together are one voice."""
     heard: dict[tuple[float, str], Event] = {}
     for event in performance.events:
+        if performance.sources[event.source].group == "speech":
+            continue  # captioned from its speech marker, a phrase at a time
         if event.lyric and event.articulation in ("sing", "call"):
             heard.setdefault((round(event.time, 2), event.articulation), event)
     out, line = [], []

@@ -57,3 +57,23 @@ def test_long_music_is_captioned_to_its_end():
     perf = replace(rite(), music=(MusicSpan("sixia", "sixia", 4.0, 20.0, "rite"),))
     on = [c for c in captions(perf) if c.text == "[♪ 肆夏 (reconstruction) ♪]"]
     assert [(c.start, c.end) for c in on] == [(10.0, 20.0)]
+
+
+def test_speech_is_captioned_a_phrase_at_a_time_with_its_english_line():
+    from dataclasses import replace
+
+    from soundscape.performance import Event, Marker, Performance, Source
+
+    perf = rite()
+    speaker = Source("speech.sishe", "voice", "司射", "sishe (speaking)", "speech",
+                     (0.0, 5.0, 1.6))
+    said = [Event(2.0 + 0.3 * i, 0.25, "speech.sishe", None, 0.7, "call", "req", lyric=ch)
+            for i, ch in enumerate("請射")]
+    marker = Marker(2.0, "speech", "司射：請射", "the archery director calls out: 「請射」",
+                    "req", "請射")
+    perf = Performance.build([*perf.events, *said], [*perf.markers, marker],
+                             {**perf.sources, "speech.sishe": speaker}, pieces=perf.pieces,
+                             info=perf.info, sections=perf.sections, music=perf.music)
+    spoken = [(c.start, c.text) for c in captions(perf) if c.kind == "spoken"]
+    assert spoken == [(1.0, "負侯: 諾"),
+                      (2.0, "司射：請射\n(the archery director calls out: 「請射」)")]
