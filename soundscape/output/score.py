@@ -61,6 +61,7 @@ _PAGE_W, _PAGE_H, _MARGIN = 1200, 1697, 85
 # ≤ 210 pt) fit side by side in the 510 pt between the margins.
 _NOTE_WIDTH, _BASIS_WIDTH = 70, 42
 _TITLE_TENTHS = 90  # the title (20 pt) and subtitle (11 pt) lines
+_MARK_WIDTH = 30  # rehearsal marks wrapped: one near the right margin mostly stays on the page
 _MAX_NOTE_LINES = 35  # 700 tenths of 8 pt lines: the music starts in the page's top half
 _MXL_CONTAINER = """<?xml version="1.0" encoding="UTF-8"?>
 <container>
@@ -209,7 +210,7 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             part.insert(0, music21.tempo.MetronomeMark(number=60))
             for marker in performance.markers:
                 part.insert(_grid(marker.time), music21.expressions.RehearsalMark(
-                    f"{marker.text} | {marker.gloss}"))
+                    "\n".join(wrap(f"{marker.text} | {marker.gloss}", _MARK_WIDTH))))
         groups = _chords(events)
         for index, (onset, group) in enumerate(groups):
             stop = groups[index + 1][0] if index + 1 < len(groups) else None

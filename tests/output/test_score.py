@@ -229,7 +229,10 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
     assert [p.findtext("part-name") for p in root.iter("score-part")] == \
         [f"{s.name} {s.roman}" for s in sounding]
     marks = [r.text for r in root.iter("rehearsal")]
-    assert marks == [f"{m.text} | {m.gloss}" for m in section.markers]
+    assert marks == ["\n".join(score.wrap(f"{m.text} | {m.gloss}", score._MARK_WIDTH))
+                     for m in section.markers]
+    assert all(score._width(line) <= score._MARK_WIDTH or " " not in line
+               for mark in marks for line in mark.split("\n"))
     assert marks[0].startswith("右主人獻公")
     notes = [n for n in root.iter("note") if n.find("rest") is None and n.find("chord") is None
              and (n.find("tie") is None or n.find("tie").get("type") == "start")]
