@@ -60,8 +60,6 @@ def test_long_music_is_captioned_to_its_end():
 
 
 def test_speech_is_captioned_a_phrase_at_a_time_with_its_english_line():
-    from dataclasses import replace
-
     from soundscape.performance import Event, Marker, Performance, Source
 
     perf = rite()
