@@ -97,6 +97,8 @@ def _steps(markers: Sequence[Marker]) -> list[Caption]:
 def step_gloss(marker: Marker) -> str:
     """A step marker's gloss without its id: ``s18.18 guan_play`` → ``guan play``; the
     word ``other`` (an action the glossary does not name) says nothing and is dropped."""
+    if not marker.gloss.startswith(f"{marker.ref} "):  # an English sentence (text.gloss)
+        return marker.gloss
     words = [w.replace("_", " ") for w in marker.gloss.split()[1:] if w != "other"]
     return " · ".join(words)
 
