@@ -205,3 +205,19 @@ def test_bo_rings_at_its_default_pitch_when_given_none():
     audio = render_note(bo, hz=None, velocity=1.0, duration=0.5, articulation="A",
                         sample_rate=RATE, rng=np.random.default_rng(0))
     assert abs(cents(peak_hz(audio, bo.default_hz), bo.default_hz)) < 5.0
+
+
+def test_the_render_voice_sounds_the_chosen_bell_set():
+    """SynthVoice(bells=…), what `soundscape render --bells` builds, passes the set on."""
+    from soundscape.performance import Event, Source
+    from soundscape.sound.notes import SynthVoice
+
+    tuning = default_tuning()
+    source = Source("east.shengzhong", "bianzhong", "笙鐘", "shengzhong", "east", (0.0, 0.0, 0.0))
+    event = Event(0.0, 0.5, source.id, tuning.pitch("南呂"), 0.8, "A", cue="test")
+    bells = load_instrument("bianzhong")
+    for choice in ("ideal", "zeng"):
+        audio = SynthVoice(bells=choice)(event, source, sample_rate=RATE,
+                                         rng=np.random.default_rng(0))
+        want = bell_tones(bells, hz=event.pitch.hz, pitch="南呂", bells=choice)[0]
+        assert abs(cents(peak_hz(audio, want, search_cents=80), want)) < 1.0
