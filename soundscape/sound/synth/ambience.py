@@ -42,7 +42,7 @@ full scale) before the fades, so the bed's RMS at 1 m is the instrument's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -192,14 +192,11 @@ def _life(row, *, frames, sample_rate, rng, gusts):
 
 
 def _knocks(row, *, frames, sample_rate, rng, gusts):
-    out = np.zeros(frames)
     seconds = frames / sample_rate
-    for start in rng.uniform(0.0, seconds, rng.poisson(row["knocks_per_min"] * seconds / 60)):
-        knock = noise_burst(rng, frames=frames, decay_s=0.04, sample_rate=sample_rate)
-        knock = bandpass(knock, 300.0, 1500.0, sample_rate)  # far off: the highs are gone
-        at = round(start * sample_rate)
-        out[at:at + knock.size] += knock[:frames - at] * rng.uniform(0.3, 1.0)
-    return out
+    starts = rng.uniform(0.0, seconds, rng.poisson(row["knocks_per_min"] * seconds / 60))
+    bursts = _bursts(rng, starts, rng.uniform(0.3, 1.0, starts.size), lambda: 0.04,
+                     frames=frames, sample_rate=sample_rate)
+    return bandpass(bursts, 300.0, 1500.0, sample_rate)  # far off: the highs are gone
 
 
 def _crickets(row, *, frames, sample_rate, rng, gusts):
@@ -228,14 +225,22 @@ def _flame(row, *, frames, sample_rate, rng, gusts):
 
 
 def _crackle(row, *, frames, sample_rate, rng, gusts):
-    out = np.zeros(frames)
     seconds = frames / sample_rate
     count = rng.poisson(row["crackle_per_s"] * seconds)
     sizes = np.minimum(rng.pareto(1.5, count) + 0.1, 20.0)  # heavy tail: a few loud pops
-    for start, size in zip(rng.uniform(0.0, seconds, count), sizes, strict=True):
-        pop = noise_burst(rng, frames=frames, decay_s=rng.uniform(0.002, 0.01),
-                          sample_rate=sample_rate)
-        pop = bandpass(pop, 800.0, 10000.0, sample_rate)
+    bursts = _bursts(rng, rng.uniform(0.0, seconds, count), sizes,
+                     lambda: rng.uniform(0.002, 0.01), frames=frames, sample_rate=sample_rate)
+    return bandpass(bursts, 800.0, 10000.0, sample_rate)
+
+
+def _bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,
+            decay: Callable[[], float],
+            *, frames: int, sample_rate: int) -> np.ndarray:
+    """Decaying noise bursts (T60 from ``decay()``) at ``starts`` (s), summed unfiltered
+    (the caller filters the whole train once)."""
+    out = np.zeros(frames)
+    for start, size in zip(starts, sizes, strict=True):
+        burst = noise_burst(rng, frames=frames, decay_s=decay(), sample_rate=sample_rate)
         at = round(start * sample_rate)
-        out[at:at + pop.size] += pop[:frames - at] * size
+        out[at:at + burst.size] += burst[:frames - at] * size
     return out
