@@ -59,3 +59,21 @@ class PerformanceError(SoundscapeError):
 
 class RenderError(SoundscapeError):
     """Bad render options (layout, format, listener, sample rate …)."""
+
+
+class ParamError(ValueError):
+    """A bad model parameter, raised by a sound model's ``validate(params)``;
+    ``soundscape.music.instruments`` turns it into an ``InstrumentError`` naming the file.
+
+    Parameters
+    ----------
+    key : str
+        Dotted path inside ``[params]``, e.g. ``partials[2].ratio``.
+    message : str
+        What is wrong and what is accepted, e.g. ``= -3 must lie in [0.01, 100]``.
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key} {message}")
+        self.key = key
+        self.message = message

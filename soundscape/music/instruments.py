@@ -28,7 +28,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any
 
 from soundscape import validate
-from soundscape.errors import InstrumentError, TuningError
+from soundscape.errors import InstrumentError, ParamError, TuningError
 from soundscape.fileio import read_toml
 from soundscape.music.model_params import check_params, inside, known_models
 from soundscape.music.tuning import parse_name
@@ -152,8 +152,6 @@ def _resolve(id_or_path: str | Path) -> Path:
 
 def _prepare(module: ModuleType, raw: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
     """The model's ``validate`` and ``prepare`` run on the raw parameters, frozen."""
-    from soundscape.sound.synth.params import ParamError
-
     params = _thaw(raw)
     try:
         if hasattr(module, "validate"):
