@@ -6,6 +6,7 @@ explicitly.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -246,3 +247,25 @@ def level_list(params: Mapping[str, Any], key: str) -> None:
             isinstance(v, int | float) and not isinstance(v, bool) and -120 <= v <= 0
             for v in values):
         raise ParamError(key, f"= {values!r} must be a non-empty list of levels in [-120, 0] dB")
+
+
+def working_rate(sample_rate: int, least_hz: int) -> tuple[int, int]:
+    """A lower rate to make a sound at, and the whole factor up to ``sample_rate``: the
+    lowest whole fraction of ``sample_rate`` still at ``least_hz`` or more (for sounds
+    that hold next to nothing above ``least_hz / 2``)."""
+    factor = max(1, sample_rate // least_hz)
+    while factor > 1 and sample_rate % factor:
+        factor -= 1
+    return sample_rate // factor, factor
+
+
+def upsample(audio: np.ndarray, factor: int) -> np.ndarray:
+    """``audio`` at ``factor`` times its rate (polyphase, Kaiser low-pass)."""
+    return audio if factor == 1 else signal.resample_poly(audio, factor, 1,
+                                                         window=_upsampler(factor))
+
+
+@functools.cache
+def _upsampler(factor: int) -> np.ndarray:
+    """resample_poly's own low-pass (Kaiser, β 5), designed once per factor."""
+    return signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))

@@ -56,6 +56,8 @@ from soundscape.sound.synth._common import (
     frames_for,
     noise_burst,
     smooth_noise,
+    upsample,
+    working_rate,
 )
 from soundscape.sound.synth.params import ParamError
 
@@ -63,6 +65,9 @@ __all__ = ["RMS", "render", "validate"]
 
 #: The segment's RMS at velocity 1, before its fades (−20 dBFS: room for gusts and pops).
 RMS = 0.1
+#: The rate the layers are made at (at least): every band lies under half of it.
+_WORKING_HZ = 16000
+_HIGHEST_BAND_HZ = 7500.0
 #: Layers of sparse events, scaled by their loudest event; the others by their RMS.
 _SPARSE = ("bird_db", "knock_db", "crackle_db")
 
@@ -84,9 +89,9 @@ def validate(params: Mapping[str, Any]) -> None:
             band = row.get(key)
             if not (isinstance(band, list) and len(band) == 2
                     and all(isinstance(v, int | float) and not isinstance(v, bool)
-                            for v in band) and 20.0 <= band[0] < band[1] <= 20000.0):
+                            for v in band) and 20.0 <= band[0] < band[1] <= _HIGHEST_BAND_HZ):
                 raise ParamError(f"{name}.{key}", f"= {band!r} must be [low, high] Hz with "
-                                 "20 <= low < high <= 20000")
+                                 f"20 <= low < high <= {_HIGHEST_BAND_HZ:.0f}")
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -99,8 +104,11 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     ``rng`` alone.
     """
     row = params[articulation]
-    frames = frames_for(duration, sample_rate)
-    layers = _layers(row, frames=frames, sample_rate=sample_rate, rng=rng)
+    # every layer lies under 8 kHz (its bands): made at 16 kHz or more, then upsampled,
+    # since a whole rite needs many minutes of bed
+    rate, factor = working_rate(sample_rate, _WORKING_HZ)
+    frames = frames_for(duration, rate)
+    layers = _layers(row, frames=frames, sample_rate=rate, rng=rng)
     out = np.zeros(frames)
     for key, layer in layers.items():
         scale = float(np.max(np.abs(layer)) if key in _SPARSE else np.sqrt(np.mean(layer**2)))
@@ -108,7 +116,8 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
             out += layer * (db_to_gain(row[key]) / scale)
     rms = float(np.sqrt(np.mean(out**2)))
     out *= velocity * RMS / rms if rms > 0 else 0.0
-    out *= _fades(frames, fade=min(frames_for(row["fade_s"], sample_rate), frames // 2))
+    out = upsample(out, factor)[:frames_for(duration, sample_rate)]
+    out *= _fades(len(out), fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
     peak = float(np.max(np.abs(out)))
     # A loud crackle or a near bird may top full scale: soften only those peaks.
     return np.tanh(out) if peak > 1.0 else out

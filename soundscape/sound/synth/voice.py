@@ -24,7 +24,6 @@ vocal-tract length, breathiness, jitter, open quotient and speaking pitch, drawn
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import zlib
@@ -33,11 +32,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import signal
 
 from soundscape.errors import InstrumentError
 from soundscape.sound.synth import glottal, klatt
-from soundscape.sound.synth._common import bandpass, db_to_gain, frames_for, number, smooth_noise
+from soundscape.sound.synth._common import (
+    bandpass,
+    db_to_gain,
+    frames_for,
+    number,
+    smooth_noise,
+    upsample,
+    working_rate,
+)
 from soundscape.sound.synth.params import ParamError
 from soundscape.text.hanzi import is_han
 from soundscape.text.reading import read, tone_contour
@@ -474,30 +480,14 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     performer : str or None
         The singer or speaker: his own vibrato, tract length and voice quality.
     """
-    rate, factor = _working_rate(sample_rate)
-    out = _voice(params, hz=hz, duration=duration, articulation=articulation, sample_rate=rate,
-                 rng=rng, lyric=lyric, performer=performer)
-    if factor > 1:
-        out = signal.resample_poly(out, factor, 1, window=_upsampler(factor))
+    # the voice holds next to nothing above 8 kHz: made at 20 kHz or more, then upsampled
+    rate, factor = working_rate(sample_rate, 20000)
+    out = upsample(_voice(params, hz=hz, duration=duration, articulation=articulation,
+                          sample_rate=rate, rng=rng, lyric=lyric, performer=performer), factor)
     if articulation == "call":
         out *= db_to_gain(params["call_level_db"])
     peak = float(np.max(np.abs(out)))
     return velocity * (out if peak <= 0.99 else out * (0.99 / peak))
-
-
-def _working_rate(sample_rate: int) -> tuple[int, int]:
-    """The rate the voice is made at, and the factor up to ``sample_rate``: the lowest whole
-    fraction still at 20 kHz or more (the voice holds next to nothing above 8 kHz)."""
-    factor = max(1, sample_rate // 20000)
-    while factor > 1 and sample_rate % factor:
-        factor -= 1
-    return sample_rate // factor, factor
-
-
-@functools.cache
-def _upsampler(factor: int) -> np.ndarray:
-    """resample_poly's own low-pass (Kaiser, β 5), designed once per factor."""
-    return signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
 
 
 def _voice(params: Mapping[str, Any], *, hz: float, duration: float, articulation: str,
