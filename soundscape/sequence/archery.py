@@ -104,7 +104,8 @@ ROSTER_PAIRS = 100
 
 _REQUIRED_NUMBERS = (
     ("arrow", "speed_m_s"), ("arrow", "speed_sd"), ("arrow", "gravity_m_s2"),
-    ("sound", "speed_m_s"), ("wu", "spacing_chi"), ("wu", "release_height_m"),
+    ("miss", "fang_side_halves"), ("lengths", "release_s"), ("lengths", "impact_s"),
+    ("lengths", "tally_s"), ("wu", "spacing_chi"), ("wu", "release_height_m"),
     ("site", "chi_m"), ("timing", "first_release_s"), ("timing", "shot_interval_s"),
     ("timing", "changeover_s"), ("music", "heard_jie"), ("music", "shot_jie"),
     ("music", "first_stroke_phase"), ("music", "tolerance_s"), ("music", "default_jie_s"),
@@ -563,7 +564,7 @@ def _shoot(round_no: int, turn: TurnPlan, planned: PlannedShot, site: Any,
     side_chi = config.number("targets", planned.target, "hu_side_chi")
     half = side_chi * _chi_m(site, config) / 2.0
     outcome = _outcome(dx, dy, half)
-    impact = _impact(origin, aim, dx, dy, outcome, half, rng)
+    impact = _impact(origin, aim, dx, dy, outcome, half, rng, config)
     flight_distance = _distance(origin, impact)
     flight = flight_distance / config.number("arrow", "speed_m_s")
     duke = archer.rank == "gong"
@@ -592,7 +593,7 @@ def _outcome(dx: float, dy: float, half: float) -> str:
 
 
 def _impact(origin: Vec3, aim: Vec3, dx: float, dy: float, outcome: str, half: float,
-            rng: np.random.Generator) -> Vec3:
+            rng: np.random.Generator, config: ArcheryConfig) -> Vec3:
     """Where the arrow strikes: on the 侯's face, or on the ground near it for a miss."""
     ux, uy = aim[0] - origin[0], aim[1] - origin[1]
     norm = math.hypot(ux, uy) or 1.0
@@ -600,9 +601,10 @@ def _impact(origin: Vec3, aim: Vec3, dx: float, dy: float, outcome: str, half: f
     across = (-uy, ux)
     if outcome in HIT_OUTCOMES:
         return (aim[0] + dx * across[0], aim[1] + dx * across[1], aim[2] + dy)
-    along = {"liu": -float(rng.uniform(2.0, 10.0)), "yang": float(rng.uniform(2.0, 15.0)),
-             "fang": float(rng.uniform(-2.0, 4.0))}[outcome]
-    side = math.copysign(max(abs(dx), 3 * half), dx) if outcome == "fang" else 0.0
+    low, high = config.get("miss", f"{outcome}_m")
+    along = float(rng.uniform(low, high)) * (-1.0 if outcome == "liu" else 1.0)
+    halves = config.number("miss", "fang_side_halves")
+    side = math.copysign(max(abs(dx), halves * half), dx) if outcome == "fang" else 0.0
     return (aim[0] + along * ux + side * across[0], aim[1] + along * uy + side * across[1], 0.0)
 
 

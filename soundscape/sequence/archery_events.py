@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from soundscape.performance import Event, Source
+from soundscape.physics import speed_of_sound
 from soundscape.sequence.archery import (
     ArcheryConfig,
     ArcheryError,
@@ -139,18 +140,19 @@ def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: 
     gong_pitch = tuning.degree(gong=gong, degree="宮")
     shang_pitch = tuning.degree(gong=gong, degree="商")
     events = _command(result, config, cues["command"], gong_pitch, ids["sishe"])
-    sound_speed = config.number("sound", "speed_m_s")
+    sound_speed = speed_of_sound()
     zhong = _need(sources, ids["tally"]).position
     velocity = config.get("velocity")
     calls = config.get("calls")
+    lengths = config.get("lengths")
     lays: dict[int, list[float]] = {}
     for shot in result.shots:
-        events.append(Event(shot.release, 0.3, ids[f"bow.{shot.role}"], None, velocity["bow"],
-                            "release", cues["shoot"]))
+        events.append(Event(shot.release, lengths["release_s"], ids[f"bow.{shot.role}"], None,
+                            velocity["bow"], "release", cues["shoot"]))
         events += _flight(shot, ids["arrow"], velocity["arrow"], cues["shoot"],
                           int(velocity["flight_segments"]))
         hit = shot.outcome in ("hu", "hou")
-        events.append(Event(shot.arrival, 0.2, ids[f"target.{shot.target}"], None,
+        events.append(Event(shot.arrival, lengths["impact_s"], ids[f"target.{shot.target}"], None,
                             velocity["hit" if hit else "miss"], _ARTICULATION[shot.outcome],
                             cues["shoot"], position=shot.impact))
         if not shot.called:
@@ -166,8 +168,8 @@ def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: 
             heard = raise_at + math.dist(huozhe.position, zhong) / sound_speed
             lay = heard + config.number("tally", "reaction_s")
             lays.setdefault(shot.turn, []).append(lay)
-            events.append(Event(lay, 0.15, ids["tally"], None, velocity["tally"], "lay",
-                                cues["tally"]))
+            events.append(Event(lay, lengths["tally_s"], ids["tally"], None, velocity["tally"],
+                                "lay", cues["tally"]))
     events += _take_and_return(result, lays, ids["tally"], velocity["tally"], cues["tally"],
                                config)
     return sorted(events, key=lambda e: e.time)
@@ -235,8 +237,8 @@ def count_events(result: RoundResult, *, start: float, sources: Mapping[str, Sou
     events, time = [], start
     for side in (result.right, result.left):
         for _ in range(side.chun + side.qi):
-            events.append(Event(time, 0.15, ids["tally"], None, velocity, "count",
-                                cues["tally"]))
+            events.append(Event(time, config.number("lengths", "tally_s"), ids["tally"], None,
+                                velocity, "count", cues["tally"]))
             time += step
         time += 2 * step                 # 興自前適左, 東面坐: he moves to the left side
     pitch = tuning.degree(gong=gong, degree="宮")

@@ -4,7 +4,8 @@ A cue is one phrase (one event, its characters as the lyric, their phones in the
 chosen reading), said when its step begins and the speaker has reached the step's
 place. It is spoken, or called out (a raised voice: higher, louder, slower) when the
 one spoken to stands further than ``[speech] call_beyond_m`` away, or when no one is
-named and the words command or announce (the voice model raises the pitch of a call). Numbers: ``data/sequence.toml [speech]``.
+named and the words command or announce (the voice model raises the pitch of a call).
+Numbers: ``data/sequence.toml [speech]``.
 """
 
 from __future__ import annotations

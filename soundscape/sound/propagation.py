@@ -17,6 +17,7 @@ import numpy as np
 
 from soundscape.errors import RenderError
 from soundscape.geometry import Vec3
+from soundscape.physics import speed_of_sound
 
 __all__ = ["REFERENCE_DB", "Air", "Path", "Surroundings", "absorption_on_grid",
            "drum_directivity", "paths"]
@@ -56,8 +57,8 @@ class Air:
 
     @property
     def speed_of_sound(self) -> float:
-        """c(T) = 331.3·√(1 + T/273.15) m/s, dry air (docs/sources.md A7.1)."""
-        return 331.3 * math.sqrt(1.0 + self.temperature_c / 273.15)
+        """Metres per second at this air's temperature (``soundscape.physics``)."""
+        return speed_of_sound(self.temperature_c)
 
     def absorption_db_per_m(self, freq_hz: np.ndarray | float) -> np.ndarray:
         """Pure-tone atmospheric absorption α in dB/m, ISO 9613-1:1993 (docs/sources.md A7.3).

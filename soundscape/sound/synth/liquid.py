@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from scipy import signal
 
+from soundscape.physics import speed_of_sound
 from soundscape.sound.synth._common import (
     articulation_tables,
     attack_release,
@@ -40,7 +41,7 @@ __all__ = ["render", "validate"]
 
 _FIELDS = {"bubbles_per_s": (0.0, 2000.0), "rise": (0.0, 1.0), "splash_db": (-120.0, 0.0),
            "fade_s": (0.005, 2.0)}
-_SOUND_M_S = 343.0
+_SOUND_M_S = speed_of_sound()
 _MINNAERT = 3.26  # m·Hz: f = 3.26 / r for an air bubble in water near the surface
 
 
