@@ -57,6 +57,7 @@ def main() -> None:
         folder = Path(tmp)
         batch_s = _timed([tool, "batch", str(_plan(folder, args.section)), "--jobs",
                           str(args.jobs)], folder)
+        print(f"soundscape batch --jobs {args.jobs}: {batch_s:.1f} s", flush=True)
         calls_s = 0.0
         for place in PLACES:
             for layout in LAYOUTS:
