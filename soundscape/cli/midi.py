@@ -25,6 +25,10 @@ _ENDINGS = (".mid", ".midi")
               help="One file per piece played (NN-CUE.mid in playing order, its notes only) "
               "or per section (SECTION.mid, from its start to the next section's), each on "
               "its own clock.")
+@click.option("--grid", type=click.Choice([str(g) for g in midi.GRIDS]), default=None,
+              help="For notation: move every note's start and end to the nearest 1/N of the "
+              "beat (MuseScore then keeps the tempo map; times move by up to half a step). "
+              "Default: times exact.")
 @click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
               show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
               "12tet: nearest key (rehearsal).")
@@ -32,13 +36,14 @@ _ENDINGS = (".mid", ".midi")
               help=f"Where the listener sits (pan and volume from there, as `soundscape "
               f"render` hears it): {SEATS_HELP}; none: no pan or volume.")
 @sequencing_options
-def command(cues: Path | None, output: Path | None, split: str | None, tuning_mode: str,
-            place: str, sequencing: Sequencing) -> None:
+def command(cues: Path | None, output: Path | None, split: str | None, grid: str | None,
+            tuning_mode: str, place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
     from soundscape import site
 
     name = sequencing.rite or "dashe"  # --rite ID → output/ID.mid
     output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
+    steps = int(grid) if grid else None
     if split is None and output.suffix.lower() not in _ENDINGS:
         raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a MIDI "
                           f"file; give an --out ending {' or '.join(_ENDINGS)} (audio files: "
@@ -53,9 +58,10 @@ def command(cues: Path | None, output: Path | None, split: str | None, tuning_mo
         listener = spatial.Listener(seat.position, seat.facing)
     performance = sequencing.perform(cues, site=courtyard)
     if split is None:
-        path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode)
+        path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode,
+                               grid=steps)
         click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
         return
     paths = midi.write_split(performance, output, by=split, listener=listener,
-                             tuning_mode=tuning_mode)
+                             tuning_mode=tuning_mode, grid=steps)
     click.echo(f"wrote {len(paths)} files into {output} (one per {split}, {tuning_mode})")

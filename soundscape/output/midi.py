@@ -50,6 +50,7 @@ from soundscape.resources import data_dir
 
 __all__ = [
     "CHANNELS_PER_PORT",
+    "GRIDS",
     "REFERENCE_DISTANCE_M",
     "SPLITS",
     "TICKS_PER_BEAT",
@@ -70,6 +71,7 @@ __all__ = [
 ]
 
 TUNING_MODES = ("mts", "mpe", "12tet")
+GRIDS = (1, 2, 4, 8, 16)  # steps per beat a notation file's notes may be moved onto
 SPLITS = ("piece", "section")
 REFERENCE_DISTANCE_M = 2.0  # full volume at or nearer than this
 RING_S = 1.5  # mpe: a channel counts as busy this long after a note-off (bells ring on)
@@ -163,7 +165,7 @@ class _Note:
 
 
 def write_midi(performance: Performance, path: str | Path, *, listener,
-               tuning_mode: str = "mts") -> Path:
+               tuning_mode: str = "mts", grid: int | None = None) -> Path:
     """Write ``performance`` as a type-1 MIDI file, atomically.
 
     Parameters
@@ -179,25 +181,29 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
         tunings such as 三分損益; ``mpe``: nearest key plus pitch bend, one
         sounding pitch per channel (for synths without MTS); ``12tet``: nearest
         key, no retuning (rehearsal with fixed-pitch instruments).
+    grid : int or None
+        For notation: every note's start and end moved to the nearest 1/``grid`` of the
+        beat of the tempo map (``GRIDS``), at least one step long. None (the default)
+        keeps every time exact.
 
     Returns
     -------
     Path
     """
-    midi = midi_file(performance, listener=listener, tuning_mode=tuning_mode)
+    midi = midi_file(performance, listener=listener, tuning_mode=tuning_mode, grid=grid)
     with atomic_path(path) as tmp:
         midi.save(tmp)
     return Path(path)
 
 
 def write_split(performance: Performance, folder: str | Path, *, by: str, listener,
-                tuning_mode: str = "mts") -> list[Path]:
+                tuning_mode: str = "mts", grid: int | None = None) -> list[Path]:
     """Write one MIDI file per piece or per section into ``folder`` (see :func:`parts`).
 
     Every file is made before any is written, and each is written atomically, so an
     error leaves no file of the set.
     """
-    made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode))
+    made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid))
             for name, part in parts(performance, by)]
     written = []
     for name, midi in made:
@@ -238,11 +244,13 @@ def _only_cue(performance: Performance, cue: str) -> Performance:
     return replace(performance, events=tuple(e for e in performance.events if e.cue == cue))
 
 
-def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts"
-              ) -> mido.MidiFile:
+def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts",
+              grid: int | None = None) -> mido.MidiFile:
     """The MIDI file of ``performance`` (see the module docstring and :func:`write_midi`)."""
     if tuning_mode not in TUNING_MODES:
         raise RenderError(f"tuning_mode={tuning_mode!r}, accepted: {', '.join(TUNING_MODES)}")
+    if grid is not None and grid not in GRIDS:
+        raise RenderError(f"grid={grid!r}, accepted: {', '.join(map(str, GRIDS))}")
     programs = load_programs()
     performance = _music_only(performance)
     sounding = {e.source for e in performance.events}
@@ -259,6 +267,8 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts"
         program = program_for(programs, source.instrument, who=f"source {source.id!r}")
         notes = [_plan_note(e, source, program, listener, tuning_mode, keys)
                  for e in by_source[source.id]]
+        if grid is not None:
+            _snap(notes, tmap, grid)
         _assign_channels(notes, _MELODIC_CHANNELS if tuning_mode == "mpe"
                          else _MELODIC_CHANNELS[:1])
         planned.append((source, program, notes))
@@ -274,6 +284,13 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts"
                              tuning_mode)
         midi.tracks.append(_to_track([*setup, *_note_messages(notes)], tmap))
     return midi
+
+
+def _snap(notes: list[_Note], tmap: tempo_map.TempoMap, grid: int) -> None:
+    """Move each note's start and end onto the grid (a note keeps at least one step)."""
+    for note in notes:
+        note.time, note.end = tmap.snap(note.time, note.end, grid)
+    notes.sort(key=lambda n: n.time)
 
 
 def _pack(needs: list[int]) -> list[tuple[int, tuple[int, ...]]]:

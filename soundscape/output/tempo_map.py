@@ -62,6 +62,20 @@ class TempoMap:
         index = max(0, bisect.bisect_right(self._starts, seconds) - 1)
         return self.segments[index].tick_at(seconds)
 
+    def snap(self, start: float, end: float, grid: int) -> tuple[float, float]:
+        """``start`` and ``end`` moved to the nearest 1/``grid`` of the beat (counted from
+        each one's segment start), at least one step apart, as seconds that convert back
+        to those very ticks."""
+        def tick(seconds: float) -> tuple[Segment, int]:
+            segment = self.segments[max(0, bisect.bisect_right(self._starts, seconds) - 1)]
+            return segment, segment.tick + round((segment.tick_at(seconds) - segment.tick)
+                                                 / step) * step
+        step = TICKS_PER_BEAT // grid
+        (first, on), (last, off) = tick(start), tick(end)
+        if off <= on:
+            last, off = first, on + step
+        return first.second_at(on), last.second_at(off)
+
     def messages(self) -> list[tuple[int, mido.MetaMessage]]:
         """``(tick, set_tempo / time_signature)`` at every segment start."""
         found = []

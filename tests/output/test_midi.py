@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import mido
 import music21
@@ -386,3 +387,28 @@ def test_the_sounds_of_actions_place_and_speech_are_left_to_the_audio(tmp_path):
     assert names and all(any(n.startswith(p) for p in played) for n in names)
     texts = [m.text for m in loaded.tracks[0] if m.type == "text"]
     assert any("middle-chinese" in t for t in texts)
+
+
+def test_grid_moves_notes_onto_the_beat_and_keeps_them_sounding(tmp_path):
+    performance = _two_pieces()
+    jittered = replace(performance, events=tuple(
+        replace(e, time=e.time + (0.05 if i % 2 else -0.04)) for i, e in
+        enumerate(performance.events)))
+    tmap = midi._tempo_map(jittered)
+    path = midi.write_midi(jittered, tmp_path / "g.mid", listener=None, grid=4)
+    file = mido.MidiFile(path)
+    step = midi.TICKS_PER_BEAT // 4
+    notes = midi.read_events(path)
+    assert len(notes) == len(jittered.events)
+    for segment, piece in ((tmap.segments[1], "luming"), (tmap.segments[3], "lishou")):
+        ticks = _note_ticks(file, piece, replace(jittered, events=tuple(
+            replace(e, time=tmap.snap(e.time, e.end, 4)[0]) for e in jittered.events)))
+        assert ticks and all((t - segment.tick) % step == 0 for t in ticks)
+    beat_s = 60 / 44
+    moved = [abs(n.time - e.time) for n, e in zip(notes, sorted(jittered.events,
+                                                                 key=lambda e: e.time),
+                                                  strict=True)]
+    assert max(moved) <= beat_s / 8 + 0.001  # at most half a step (a quarter beat)
+    assert min(n.duration for n in notes) > 0
+    with pytest.raises(RenderError, match="accepted: 1, 2, 4, 8, 16"):
+        midi.write_midi(jittered, tmp_path / "x.mid", listener=None, grid=3)

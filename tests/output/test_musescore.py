@@ -17,12 +17,14 @@ import unicodedata
 from pathlib import Path
 
 import mido
+import numpy as np
 import pytest
 
 from soundscape import sequence
 from soundscape.music import repertoire
 from soundscape.music.tuning import Tuning
 from soundscape.output import midi, mts, score
+from soundscape.performance import Event, MusicSpan, Performance, PieceInfo, Source
 
 pytestmark = pytest.mark.skipif(not (shutil.which("mscore3") and shutil.which("xvfb-run")),
                                 reason="needs Debian's musescore3 and xvfb-run")
@@ -130,3 +132,35 @@ def test_split_files_import_note_for_note(tmp_path, yuebin, by):
     said = mscore(source, tmp_path / "back.mid")
     assert import_errors(said) == []
     assert _notes_by_track(tmp_path / "back.mid") == _notes_by_track(source)
+
+
+def _played_freely() -> Performance:
+    """鹿鳴's beat (44 bpm) from 1 s, each onset up to 120 ms off it, as players are."""
+    tuning, names = Tuning.sanfen_sunyi(), ["黃鍾", "太簇", "姑洗", "林鍾", "南呂", "清黃鍾"]
+    rng = np.random.default_rng(1)
+    sources = {s: Source(s, instrument, s, s, "gong", (0.0, 2.0, 1.6))
+               for s, instrument in (("ge", "voice"), ("se", "se"))}
+    beat = 60 / 44
+    events = [Event(1.0 + k * beat + rng.uniform(-0.12, 0.12), 0.9 * beat, s,
+                    tuning.pitch(names[k % 6]), 0.7, "sing", "m", "luming")
+              for k in range(32) for s in sources]
+    return Performance.build(events, [], sources,
+                             pieces={"luming": PieceInfo("luming", "鹿鳴", "surviving", "")},
+                             music=(MusicSpan("m", "luming", 1.0, 1.0 + 32 * beat, "music"),))
+
+
+def _tempo_and_metre(path: Path) -> list[tuple]:
+    return [(m.type, getattr(m, "tempo", None), getattr(m, "numerator", None))
+            for track in mido.MidiFile(path).tracks for m in track
+            if m.type in ("set_tempo", "time_signature")]
+
+
+def test_notes_on_the_grid_keep_the_tempo_map_in_musescore(tmp_path):
+    performance = _played_freely()
+    free = midi.write_midi(performance, tmp_path / "free.mid", listener=None)
+    mscore(free, tmp_path / "free_back.mid")
+    assert ("set_tempo", round(6e7 / 44), None) not in _tempo_and_metre(tmp_path / "free_back.mid")
+    snapped = midi.write_midi(performance, tmp_path / "grid.mid", listener=None, grid=4)
+    mscore(snapped, tmp_path / "grid_back.mid")
+    found = _tempo_and_metre(tmp_path / "grid_back.mid")
+    assert ("set_tempo", round(6e7 / 44), None) in found and ("time_signature", None, 4) in found
