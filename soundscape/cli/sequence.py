@@ -16,15 +16,19 @@ __all__ = ["command"]
 @click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
                                                         path_type=Path))
 @sequencing_options
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("output/dashe.performance.json"), show_default=True,
-              help="Where the Performance JSON goes.")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("output/dashe.timeline.png"), show_default=True,
-              help="Where the timeline picture goes (PNG or SVG).")
-def command(cues: Path | None, sequencing: Sequencing, out: Path, plot: Path) -> None:
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the Performance JSON goes (default output/dashe.performance.json, "
+                   "or output/ID.performance.json with --rite ID).")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where the timeline picture goes, PNG or SVG (default "
+                   "output/dashe.timeline.png, or output/ID.timeline.png with --rite ID).")
+def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
+            plot: Path | None) -> None:
     """Sequence the rite (the bundled 大射 cue sheet, or CUES) into one timed Performance:
     every ritual step on one clock, music timed to the rite, the shooting rounds."""
+    name = sequencing.rite or "dashe"
+    out = out or Path(f"output/{name}.performance.json")
+    plot = plot or Path(f"output/{name}.timeline.png")
     performance = sequencing.perform(cues)
     performance.save_json(out)
     write_timeline(performance, plot)
