@@ -14,7 +14,8 @@ from soundscape.text.derive import derive
 # page markers and line ends of the Kanseki format, formulas and names of the rite.
 _ALPHABET = [*"【】（）()[]疏右○/¶\n 。，記奏肆夏歌鹿鳴三終笙入樂南陔間合無算闋諾以宮商",
              *"舉旌偃負侯許如初公賓主人工四瑟縣於阼階東磬西面其鐘鑮建鼓",
-             "<pb:KR1d0026_SBCK_007-1a>", "#+TITLE: 儀禮\n", "[疏]", "右設樂"]
+             "<pb:KR1d0026_SBCK_007-1a>", "#+TITLE: 儀禮\n", "[疏]", "右設樂", "&KR0764;",
+             "&KR9999;", "若以樂納賓則", "舞則勺", "工四人二瑟", "陔作", "命奏陔"]
 
 
 def _derive_and_reload(raw: str) -> None:
