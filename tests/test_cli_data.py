@@ -56,15 +56,15 @@ def test_a_run_names_the_edited_cue_sheet_it_used(tmp_path, soundscape_cli):
 def test_a_saved_performance_is_used_instead_of_sequencing(tmp_path, soundscape_cli):
     from soundscape.output import midi
 
-    code, err = soundscape_cli("sequence", "--from", "s09", "--to", "s10", "-o", "p.json",
+    code, err = soundscape_cli("sequence", "--from", "s17", "--to", "s18", "-o", "p.json",
                                "--plot", "p.png", cwd=tmp_path)
     assert code == 0, err
-    code, err = soundscape_cli("midi", "--performance", "p.json", "--from", "主人受公酢",
+    code, err = soundscape_cli("midi", "--performance", "p.json", "--from", "樂賓",
                                "-o", "cut.mid", cwd=tmp_path)
     assert code == 0, err
     assert f"data: performance p.json; instruments {_bundled('instruments')}" in err
     assert "sequencing" not in err
-    code, err = soundscape_cli("midi", "--from", "s10", "--to", "s10", "-o", "direct.mid",
+    code, err = soundscape_cli("midi", "--from", "s18", "--to", "s18", "-o", "direct.mid",
                                cwd=tmp_path)
     assert code == 0, err
     cut, direct = (midi.read_events(tmp_path / name) for name in ("cut.mid", "direct.mid"))
