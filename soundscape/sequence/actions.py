@@ -131,19 +131,19 @@ class ActionSounds:
             point = (float(x), float(y), float(bed["height"]))
             # the corners' segments are staggered evenly, so the bed renews every few
             # seconds: the first segment of corner k ends k/n of a period early
-            fade = float(ambience.params[self._hour(0.0, night)]["fade_s"])
+            fade = float(ambience.raw_params[self._hour(0.0, night)]["fade_s"])
             length = fade + (bed["segment_s"] - fade) * corner / len(corners) \
                 if corner else bed["segment_s"]
             t = 0.0
             while t < end:
                 hour = self._hour(t, night)
-                fade = float(ambience.params[hour]["fade_s"])
+                fade = float(ambience.raw_params[hour]["fade_s"])
                 made.add_place(f"place.bed.{corner}", "bed", bed["instrument"], t, length,
                                hour, bed["velocity"], point, tag=f"bed.{corner}.{hour}")
                 t += length - fade
                 length = bed["segment_s"]
         torch = self.torch
-        fade = float(ambience.params[torch["articulation"]]["fade_s"])
+        fade = float(ambience.raw_params[torch["articulation"]]["fade_s"])
         for step in lit:
             for words, place in torch["places"].items():
                 if words not in step.quote:
