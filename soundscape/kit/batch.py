@@ -10,9 +10,10 @@ optional ``dask`` extra). Jobs are handed out longest first.
 
 Dry notes are shared between the renders a process makes: ``SharedVoice`` keeps the
 instrument models' notes in a per-process cache keyed by what the note depends on (the
-instrument, pitch, velocity, duration, articulation, lyric, sample rate and the state
-of the note's seeded generator), so a worker rendering the same music from three places
-or in four layouts synthesises each note once.
+renderer's note key: instrument, pitch, velocity, duration, articulation, phones or
+lyric, and the performer for models that sound different per performer; the sample
+rate and the state of the note's seeded generator), so a worker rendering the same music
+from three places or in four layouts synthesises each note once.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import numpy as np
 from soundscape.kit import KitError
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.propagation import REFERENCE_DB
 from soundscape.sound.render import SynthVoice
 
 __all__ = ["Job", "SharedVoice", "run_jobs"]
@@ -45,16 +47,19 @@ class SharedVoice:
     _cache: ClassVar[OrderedDict[tuple, np.ndarray]] = OrderedDict()  # one per process
     _bytes: ClassVar[int] = 0
 
-    def __init__(self, reference_db: float = 94.0) -> None:
+    def __init__(self, reference_db: float = REFERENCE_DB) -> None:
         self.voice = SynthVoice(reference_db)
         self.reference_db = reference_db
+
+    def key(self, event: Event, source: Source) -> tuple:
+        """The renderer's note key of the wrapped voice (with the performer where the
+        model sounds different per performer), so its own caches split notes alike."""
+        return self.voice.key(event, source)
 
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
         state = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=16).digest()
-        pitch = None if event.pitch is None else (event.pitch.name, event.pitch.hz)
-        key = (self.reference_db, source.instrument, pitch, event.velocity, event.duration,
-               event.articulation, event.lyric, getattr(event, "phones", None), sample_rate,
+        key = (self.reference_db, self.voice.bells, self.key(event, source), sample_rate,
                state)
         cache = SharedVoice._cache
         if key in cache:

@@ -53,19 +53,26 @@ def test_unknown_executor_and_absent_scheduler_are_refused(tmp_path):
 def test_shared_voice_synthesises_a_repeated_note_once(monkeypatch):
     import numpy as np
 
+    from soundscape.sound.render import SynthVoice
+
     perf = rite()
     event = perf.events[0]
+    source = perf.sources[event.source]
     calls = []
-    voice = SharedVoice()
-    real = voice.voice
-    monkeypatch.setattr(voice, "voice", lambda *a, **k: calls.append(1) or real(*a, **k))
-    first = voice(event, perf.sources[event.source], sample_rate=48000,
-                  rng=np.random.default_rng([1, 2, 3, 4]))
-    again = SharedVoice()(event, perf.sources[event.source], sample_rate=48000,
+    real = SynthVoice.__call__
+    monkeypatch.setattr(SynthVoice, "__call__",
+                        lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    first = SharedVoice()(event, source, sample_rate=48000,
                           rng=np.random.default_rng([1, 2, 3, 4]))
-    other = voice(event, perf.sources[event.source], sample_rate=48000,
-                  rng=np.random.default_rng([9, 2, 3, 4]))
+    again = SharedVoice()(event, source, sample_rate=48000,
+                          rng=np.random.default_rng([1, 2, 3, 4]))
+    other = SharedVoice()(event, source, sample_rate=48000,
+                          rng=np.random.default_rng([9, 2, 3, 4]))
     assert again is first and len(calls) == 2 and other is not first
+    # the renderer's own key (performer included where the model needs it)
+    singer = next(e for e in perf.events if e.source == "gong.dashi")
+    assert SharedVoice().key(singer, perf.sources["gong.dashi"]) == \
+        SynthVoice().key(singer, perf.sources["gong.dashi"])
 
 
 def test_plan_renders_equal_soundscape_render(tmp_path, soundscape_cli):
