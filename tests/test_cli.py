@@ -98,3 +98,11 @@ def test_every_verb_names_its_output_o_out():
         options = {o for p in cli.cli.get_command(None, verb).params for o in p.opts}
         assert {"-o", "--out"} <= options, verb
         assert "--output" not in options, verb
+
+
+def test_every_seed_has_a_range(tmp_path, soundscape_cli):
+    """A seed is a signed 64-bit whole number on every verb that takes one."""
+    for verb in ("sequence", "render", "midi", "archery", "kit", "audition"):
+        code, err = soundscape_cli(verb, "--seed", str(2**63), cwd=tmp_path)
+        assert code == 2 and "--seed" in err and "9223372036854775807" in err, (verb, err)
+    assert not any(tmp_path.iterdir())

@@ -115,12 +115,16 @@ def _span(performance, section: str):
     return performance.section(section)  # raises, listing the performed sections
 
 
+#: The largest seed a verb takes (a signed 64-bit whole number).
+SEED_MAX = 2**63 - 1
+
 _OPTIONS = (
     click.option("--from", "from_section", metavar="SECTION", default=None,
                  help="First section: id like s18 or name like 樂賓."),
     click.option("--to", "to_section", metavar="SECTION", default=None,
                  help="Last section (id or name)."),
-    click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+    click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0,
+                 show_default=True,
                  help="Seed of the archery simulation (and of the sound): same seed, "
                       "same result."),
     click.option("--durations", type=click.Path(exists=True, dir_okay=False, path_type=Path),

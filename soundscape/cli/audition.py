@@ -19,6 +19,7 @@ import click
 import numpy as np
 import soundfile
 
+from soundscape.cli._common import SEED_MAX
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
 from soundscape.music.tuning import LU, Tuning
@@ -32,7 +33,6 @@ __all__ = ["command", "demo_notes", "render_demo", "spectrogram_figure", "write_
 _ACTION_SECONDS = {"footstep": 3.0, "cloth": 1.5, "vessel": 0.4, "liquid": 2.5,
                    "clatter": 1.5, "ambience": 12.0}
 #: Largest --seed (numpy seeds are unsigned; 63 bits keep it an ordinary integer).
-SEED_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)

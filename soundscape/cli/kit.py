@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import SEED_MAX
+
 __all__ = ["command"]
 
 
@@ -27,7 +29,7 @@ __all__ = ["command"]
               "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo).")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True)
 @click.option("--executor", default="local", show_default=True,
               help="local (a process pool), serial, or dask://HOST:PORT.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
