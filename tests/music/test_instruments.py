@@ -198,13 +198,15 @@ def test_knowing_the_pitches_imports_no_sound_code():
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
-def test_the_model_checks_again_before_rendering(tmp_path, monkeypatch):
+def test_the_model_checks_again_before_rendering(tmp_path):
     """What the schema cannot say, the model's validate says on first use, naming the file."""
-    from soundscape.music import model_params
-
-    drum = load_instrument(write(tmp_path, DRUM))
-    assert drum.params["t60_s"] == 0.45  # the model validated and prepared them
-    monkeypatch.setattr(model_params, "schema", lambda model: None)
-    loose = load_instrument(write(tmp_path, DRUM.replace("t60_s = 0.45", "t60_s = 99.0")))
-    with pytest.raises(InstrumentError, match=r"test_drum.toml: params.t60_s = 99.0 must lie"):
+    sheng = (Path(__file__).resolve().parents[2] / "instruments" / "sheng.toml").read_text(
+        encoding="utf-8").replace('id = "sheng"', 'id = "test_sheng"')
+    assert "chord = [1.5, 2.0]" in sheng
+    assert load_instrument(write(tmp_path, sheng, "test_sheng")).params["chord"] == (1.5, 2.0)
+    # the schema's range [1, 8] holds 1.0; the model refuses a chord pipe on the note itself
+    loose = load_instrument(write(tmp_path, sheng.replace("chord = [1.5, 2.0]",
+                                                          "chord = [1.0, 2.0]"), "test_sheng"))
+    with pytest.raises(InstrumentError, match=r"test_sheng.toml: params.chord = \[1.0, 2.0\] "
+                                              r"must be a list of ratios in \(1, 8\]"):
         _ = loose.params

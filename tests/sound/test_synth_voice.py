@@ -14,6 +14,7 @@ from scipy import linalg, signal
 
 from soundscape.errors import InstrumentError
 from soundscape.music.instruments import load_instrument
+from soundscape.music.model_params import check_params
 from soundscape.sound.synth import render_note
 from soundscape.sound.synth import voice as model
 
@@ -260,9 +261,12 @@ def test_made_at_half_rate_and_brought_up_to_48_khz():
     (lambda p: p["source"]["call"].update(open_quotient=2.0), r"source\.call\.open_quotient"),
 ])
 def test_bad_parameters_name_their_key(edit, key):
+    """Refused, naming the key, by the checks a voice file's [params] meet when it loads (the
+    model's schema) or before its first note (the model's own validate)."""
     params = thawed(load_instrument("voice").params)
     edit(params)
-    with pytest.raises(model.ParamError, match=key):
+    with pytest.raises((InstrumentError, model.ParamError), match=key):
+        check_params(params, "voice", model.ARTICULATIONS, "voice.toml")
         model.validate(params)
 
 

@@ -14,12 +14,9 @@ from typing import Any
 import numpy as np
 from scipy import signal
 
-from soundscape.sound.synth.params import ParamError
-
-__all__ = ["articulation_tables", "attack_release", "bandpass", "cancel_dc", "check_fields",
-           "check_modes", "damped_partials", "db_to_gain", "decay_envelope", "frames_for",
-           "harmonic_levels", "harmonic_tones", "level_list", "noise_burst", "number",
-           "partial_table", "smooth_noise", "table"]
+__all__ = ["attack_release", "bandpass", "cancel_dc", "damped_partials", "db_to_gain",
+           "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones", "noise_burst",
+           "smooth_noise"]
 
 # A partial is cut once it has decayed by 90 dB (1.5 × its T60): far below audibility,
 # and short partials then cost only their own length.
@@ -115,76 +112,6 @@ def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> 
     return signal.sosfilt(sos, x)
 
 
-# -- reading parameters (used by the models' validate functions) ---------------------------
-def number(params: Mapping[str, Any], key: str, *, low: float | None = None,
-           high: float | None = None, default: float | None = None) -> float:
-    """A numeric parameter, checked against an inclusive range; ParamError names the key."""
-    if key not in params:
-        if default is None:
-            raise ParamError(key, "is missing")
-        return default
-    value = params[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ParamError(key, f"= {value!r} must be a number")
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ParamError(key, f"= {value!r} must lie in [{low}, {high}]")
-    return float(value)
-
-
-def table(params: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
-    """A non-empty array of tables (``[[params.key]]``)."""
-    rows = params.get(key)
-    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
-        raise ParamError(key, "must be a non-empty array of tables [[params." + key + "]]")
-    return rows
-
-
-def partial_table(params: Mapping[str, Any], key: str = "partials") -> list[dict[str, float]]:
-    """Rows of ``ratio`` (> 0), ``amp_db`` (≤ 0 dB) and optional ``t60_scale`` (> 0)."""
-    rows = []
-    for i, row in enumerate(table(params, key)):
-        where = f"{key}[{i}]"
-        try:
-            rows.append({
-                "ratio": number(row, "ratio", low=0.01, high=100.0),
-                "amp_db": number(row, "amp_db", low=-120.0, high=0.0),
-                "t60_scale": number(row, "t60_scale", low=0.001, high=100.0, default=1.0),
-            })
-        except ParamError as error:
-            raise ParamError(f"{where}.{error.key}", error.message) from None
-    return rows
-
-
-def articulation_tables(params: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The ``[params.<articulation>]`` tables; ParamError when there are none."""
-    tables = {k: v for k, v in params.items() if isinstance(v, Mapping)}
-    if not tables:
-        raise ParamError("params", "needs one table per articulation, e.g. [params.earth]")
-    return tables
-
-
-def check_fields(row: Mapping[str, Any], fields: Mapping[str, tuple[float, float]],
-                 where: str) -> None:
-    """Each field present and in its range; ParamError names ``where.field``."""
-    for key, (low, high) in fields.items():
-        try:
-            number(row, key, low=low, high=high)
-        except ParamError as error:
-            raise ParamError(f"{where}.{error.key}", error.message) from None
-
-
-def check_modes(modes: Any, where: str, *, first: tuple[float, float] = (0.01, 100.0)) -> None:
-    """A list of ``[ratio (or Hz, in the range first), T60 s, level dB]`` rows."""
-    low, high = first
-    if not isinstance(modes, list) or not all(
-            isinstance(m, list) and len(m) == 3
-            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in m)
-            and low <= m[0] <= high and 0.001 <= m[1] <= 5 and -120 <= m[2] <= 0
-            for m in modes):
-        raise ParamError(where, f"= {modes!r} must be a list of [{low}-{high}, T60 "
-                         "0.001-5 s, level -120-0 dB]")
-
-
 def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,
                    sample_rate: int) -> list[np.ndarray]:
     """Additive tones on one fundamental track, one tone per set of harmonic amplitudes.
@@ -238,15 +165,6 @@ def attack_release(frames: int, *, attack_s: float, release_s: float, hold_s: fl
 def harmonic_levels(params: Mapping[str, Any], key: str = "harmonics_db") -> np.ndarray:
     """Linear amplitudes from a list of harmonic levels in dB (harmonic 1 first)."""
     return np.asarray(db_to_gain(np.asarray(params[key], dtype=float)))
-
-
-def level_list(params: Mapping[str, Any], key: str) -> None:
-    """Check a non-empty list of levels in dB (≤ 0)."""
-    values = params.get(key)
-    if not isinstance(values, list) or not values or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) and -120 <= v <= 0
-            for v in values):
-        raise ParamError(key, f"= {values!r} must be a non-empty list of levels in [-120, 0] dB")
 
 
 def working_rate(sample_rate: int, least_hz: int) -> tuple[int, int]:

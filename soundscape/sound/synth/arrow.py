@@ -15,17 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import bandpass, frames_for, number
+from soundscape.sound.synth._common import bandpass, frames_for
 
-__all__ = ["render", "validate"]
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check the ``[params]`` of an arrow; raise ParamError naming the key."""
-    number(params, "low_ratio", low=0.01, high=1.0)
-    number(params, "high_ratio", low=1.0, high=20.0)
-    number(params, "spin_hz", low=0.0, high=200.0)
-    number(params, "spin_depth", low=0.0, high=1.0)
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

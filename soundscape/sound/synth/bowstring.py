@@ -24,26 +24,9 @@ from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
     noise_burst,
-    number,
 )
 
-__all__ = ["render", "validate"]
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check the ``[params]`` of a bow; raise ParamError naming the key."""
-    number(params, "harmonics", low=1, high=64)
-    number(params, "pluck_position", low=0.01, high=0.5)
-    number(params, "t60_s", low=0.005, high=5.0)
-    number(params, "thump_hz", low=10.0, high=500.0)
-    number(params, "thump_t60_s", low=0.005, high=2.0)
-    number(params, "thump_db", low=-120.0, high=0.0)
-    number(params, "slap_db", low=-120.0, high=0.0)
-    number(params, "slap_s", low=0.0005, high=0.5)
-    number(params, "slap_low_hz", low=20.0, high=20000.0)
-    number(params, "slap_high_hz", low=20.0, high=20000.0)
-    number(params, "detune", low=0.0, high=0.2)
-    number(params, "contact_s", low=0.0002, high=0.02)
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

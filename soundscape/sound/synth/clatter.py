@@ -24,28 +24,13 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
-    articulation_tables,
     cancel_dc,
-    check_fields,
-    check_modes,
     damped_partials,
     db_to_gain,
     frames_for,
 )
 
-__all__ = ["render", "validate"]
-
-_FIELDS = {"events_per_s": (0.0, 200.0), "burst": (0, 64), "burst_s": (0.0, 2.0),
-           "head_chance": (0.0, 1.0), "contact_s": (0.0002, 0.02)}
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check every articulation table; raise ParamError naming the key."""
-    for name, row in articulation_tables(params).items():
-        check_fields(row, _FIELDS, name)
-        check_modes(row.get("modes"), f"{name}.modes")
-        for key in ("head", "surface"):
-            check_modes(row.get(key, []), f"{name}.{key}", first=(20.0, 20000.0))
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

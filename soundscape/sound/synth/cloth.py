@@ -26,29 +26,14 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
-    articulation_tables,
     bandpass,
     cancel_dc,
-    check_fields,
     db_to_gain,
     frames_for,
     noise_burst,
 )
 
-__all__ = ["render", "validate"]
-
-_FIELDS = {
-    "grain_rate_hz": (1.0, 2000.0), "grain_s": (0.0005, 0.1), "band_low": (0.01, 50.0),
-    "band_high": (0.02, 100.0), "swell": (0.05, 1.0), "thump_ratio": (0.01, 50.0),
-    "thump_s": (0.002, 1.0), "thump_db": (-120.0, 0.0), "thump_at": (0.0, 1.0),
-    "crackle_db": (-120.0, 0.0), "crackle_count": (0, 64),
-}
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check every articulation table; raise ParamError naming the key."""
-    for name, row in articulation_tables(params).items():
-        check_fields(row, _FIELDS, name)
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

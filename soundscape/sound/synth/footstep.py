@@ -31,31 +31,13 @@ import numpy as np
 from scipy import signal
 
 from soundscape.sound.synth._common import (
-    articulation_tables,
     bandpass,
-    check_fields,
-    check_modes,
     db_to_gain,
     frames_for,
     noise_burst,
 )
 
-__all__ = ["render", "validate"]
-
-_FIELDS = {
-    "steps_per_s": (0.2, 6.0), "thump_low": (0.05, 20.0), "thump_high": (0.1, 40.0),
-    "thump_s": (0.005, 1.0), "toe_delay_s": (0.0, 0.5), "toe_db": (-60.0, 0.0),
-    "scuff_db": (-120.0, 0.0), "scuff_s": (0.001, 1.0), "scuff_low_hz": (100.0, 20000.0),
-    "scuff_high_hz": (200.0, 24000.0), "grit_db": (-120.0, 0.0), "grit_count": (0, 64),
-    "jitter": (0.0, 0.3),
-}
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check every articulation table; raise ParamError naming the key."""
-    for name, row in articulation_tables(params).items():
-        check_fields(row, _FIELDS, name)
-        check_modes(row.get("modes", []), f"{name}.modes")
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

@@ -22,31 +22,9 @@ from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
     noise_burst,
-    number,
 )
-from soundscape.sound.synth.params import ParamError
 
-__all__ = ["render", "validate"]
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check every articulation table; raise ParamError naming the key."""
-    tables = {k: v for k, v in params.items() if isinstance(v, Mapping)}
-    if not tables:
-        raise ParamError("params", "needs one table per articulation, e.g. [params.leather]")
-    for name, row in tables.items():
-        modes = row.get("modes")
-        if not isinstance(modes, list) or not modes or not all(
-                isinstance(m, int | float) and 0.1 <= m <= 50 for m in modes):
-            raise ParamError(f"{name}.modes", f"= {modes!r} must be a list of ratios in "
-                             "[0.1, 50]")
-        for key, low, high in (("t60_s", 0.005, 2.0), ("noise_db", -120.0, 0.0),
-                               ("noise_s", 0.0005, 1.0), ("noise_high_hz", 50.0, 20000.0),
-                               ("contact_s", 0.0002, 0.02)):
-            try:
-                number(row, key, low=low, high=high)
-            except ParamError as error:
-                raise ParamError(f"{name}.{error.key}", error.message) from None
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

@@ -28,33 +28,16 @@ from scipy import signal
 
 from soundscape.physics import speed_of_sound
 from soundscape.sound.synth._common import (
-    articulation_tables,
     attack_release,
     bandpass,
-    check_fields,
     db_to_gain,
     frames_for,
 )
-from soundscape.sound.synth.params import ParamError
 
-__all__ = ["render", "validate"]
+__all__ = ["render"]
 
-_FIELDS = {"bubbles_per_s": (0.0, 2000.0), "rise": (0.0, 1.0), "splash_db": (-120.0, 0.0),
-           "fade_s": (0.005, 2.0)}
 _SOUND_M_S = speed_of_sound()
 _MINNAERT = 3.26  # m·Hz: f = 3.26 / r for an air bubble in water near the surface
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check every articulation table; raise ParamError naming the key."""
-    for name, row in articulation_tables(params).items():
-        check_fields(row, _FIELDS, name)
-        for key, low, high in (("radius_mm", 0.2, 20.0), ("depth_m", 0.0, 1.0)):
-            pair = row.get(key)
-            if not (isinstance(pair, list) and len(pair) == 2
-                    and all(isinstance(v, int | float) and low <= v <= high for v in pair)):
-                raise ParamError(f"{name}.{key}", f"= {pair!r} must be two numbers in "
-                                 f"[{low}, {high}]")
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

@@ -34,36 +34,9 @@ from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
     noise_burst,
-    number,
-    partial_table,
-    table,
 )
-from soundscape.sound.synth.params import ParamError
 
-__all__ = ["render", "validate"]
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check the ``[params]`` of a drum; raise ParamError naming the key."""
-    partial_table(params, "modes")
-    for i, row in enumerate(table(params, "modes")):
-        try:
-            number(row, "rim_db", low=-60.0, high=30.0, default=0.0)
-        except ParamError as error:
-            raise ParamError(f"modes[{i}].{error.key}", error.message) from None
-    number(params, "t60_s", low=0.005, high=30.0)
-    number(params, "t60_ratio_exponent", low=0.0, high=4.0)
-    number(params, "glide", low=0.0, high=0.5, default=0.0)
-    number(params, "glide_s", low=0.001, high=2.0, default=0.05)
-    number(params, "thud_db", low=-120.0, high=0.0)
-    number(params, "thud_s", low=0.001, high=1.0)
-    number(params, "thud_low_hz", low=10.0, high=20000.0)
-    number(params, "thud_high_hz", low=20.0, high=24000.0)
-    number(params, "contact_s", low=0.0002, high=0.02)
-    if "pellet_rate_hz" in params:
-        number(params, "pellet_rate_hz", low=1.0, high=100.0)
-        number(params, "pellet_jitter_s", low=0.0, high=0.1)
-        number(params, "pellet_level_jitter_db", low=0.0, high=20.0)
+__all__ = ["render"]
 
 
 def mode_table(params: Mapping[str, Any], *, hz: float,

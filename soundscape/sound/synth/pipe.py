@@ -22,28 +22,11 @@ from soundscape.sound.synth._common import (
     frames_for,
     harmonic_levels,
     harmonic_tones,
-    level_list,
     noise_burst,
-    number,
     smooth_noise,
 )
 
-__all__ = ["render", "validate"]
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check the ``[params]`` of a pipe; raise ParamError naming the key."""
-    level_list(params, "harmonics_db")
-    number(params, "attack_s", low=0.001, high=2.0)
-    number(params, "release_s", low=0.001, high=2.0)
-    number(params, "onset_cents", low=0.0, high=200.0)
-    number(params, "drift_cents", low=0.0, high=20.0)
-    number(params, "drift_rate_hz", low=0.01, high=20.0)
-    number(params, "pair_detune_cents", low=0.0, high=50.0)
-    number(params, "chiff_db", low=-120.0, high=0.0)
-    number(params, "chiff_s", low=0.001, high=0.5)
-    number(params, "breath_db", low=-120.0, high=0.0)
-    number(params, "brightness", low=0.0, high=4.0, default=0.0)
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

@@ -20,27 +20,9 @@ from typing import Any
 import numpy as np
 from scipy import signal
 
-from soundscape.sound.synth._common import db_to_gain, frames_for, number, table
-from soundscape.sound.synth.params import ParamError
+from soundscape.sound.synth._common import db_to_gain, frames_for
 
-__all__ = ["loop_taps", "render", "validate"]
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check the ``[params]`` of a plucked string; raise ParamError naming the key."""
-    number(params, "t60_s", low=0.05, high=60.0)
-    number(params, "t60_ref_hz", low=1.0, high=20000.0)
-    number(params, "t60_pitch_exponent", low=0.0, high=3.0)
-    number(params, "pick_position", low=0.01, high=0.5)
-    number(params, "pick_direction", low=0.0, high=0.99)
-    number(params, "level_bandwidth_hz", low=100.0, high=24000.0)
-    for i, row in enumerate(table(params, "body")):
-        try:
-            number(row, "hz", low=20.0, high=20000.0)
-            number(row, "q", low=0.3, high=100.0)
-            number(row, "gain_db", low=-60.0, high=12.0)
-        except ParamError as error:
-            raise ParamError(f"body[{i}].{error.key}", error.message) from None
+__all__ = ["loop_taps", "render"]
 
 
 def t60_of(params: Mapping[str, Any], hz: float) -> float:

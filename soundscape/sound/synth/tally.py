@@ -15,20 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import damped_partials, frames_for, number
+from soundscape.sound.synth._common import damped_partials, frames_for
 
-__all__ = ["render", "validate"]
+__all__ = ["render"]
 
 _BAR_MODES = np.array([1.0, 2.756, 5.404])
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check the ``[params]`` of the tally; raise ParamError naming the key."""
-    number(params, "t60_s", low=0.002, high=1.0)
-    number(params, "pair_gap_s", low=0.001, high=1.0)
-    number(params, "handful", low=1, high=50)
-    number(params, "handful_s", low=0.01, high=5.0)
-    number(params, "spread", low=0.0, high=0.5)
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,

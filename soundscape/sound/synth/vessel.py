@@ -26,33 +26,15 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
-    articulation_tables,
     bandpass,
     cancel_dc,
-    check_fields,
-    check_modes,
     damped_partials,
     db_to_gain,
     frames_for,
     noise_burst,
 )
-from soundscape.sound.synth.params import ParamError
 
-__all__ = ["render", "validate"]
-
-_FIELDS = {"damping": (0.01, 1.0), "contacts": (1, 8), "spread_s": (0.0, 0.2),
-           "crackle_db": (-120.0, 0.0), "crackle_count": (0, 64),
-           "contact_s": (0.0002, 0.02)}
-
-
-def validate(params: Mapping[str, Any]) -> None:
-    """Check every articulation table; raise ParamError naming the key."""
-    for name, row in articulation_tables(params).items():
-        check_fields(row, _FIELDS, name)
-        check_modes(row.get("modes"), f"{name}.modes")
-        if not row["modes"]:
-            raise ParamError(f"{name}.modes", "must give at least one mode of the cup")
-        check_modes(row.get("surface", []), f"{name}.surface", first=(20.0, 20000.0))
+__all__ = ["render"]
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
