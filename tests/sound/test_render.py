@@ -283,7 +283,7 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
     (["--format", "flac"], "--format flac does not match --out"),
     (["--out", "x.ogg"], "ending '.ogg' is not an output format; accepted: .wav (wav), "
                          ".flac (flac)"),
-    (["--seed", "-1"], "-1 is not in the range x>=0"),
+    (["--seed", "-1"], "-1 is not in the range 0<=x<=9223372036854775807"),
     (["--target", "nan"], "--target nan, accepted: a finite number from -70 to 0"),
     (["--target", "inf"], "--target inf, accepted"),
     (["--target", "1e308"], "--target 1e+308, accepted"),
