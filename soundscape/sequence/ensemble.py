@@ -95,8 +95,11 @@ class Ensemble:
         return takes
 
     def _velocity(self, velocity: float, rng: np.random.Generator) -> float:
-        varied = velocity * float(np.exp(rng.normal(0.0, self.dynamics["velocity_sd"])))
-        return min(max(_step(varied, self.dynamics["velocity_step"]), 0.05), 1.0)
+        # in whole steps of velocity_step_db around the note's own velocity
+        steps = round(float(rng.normal(0.0, self.dynamics["velocity_sd_db"]))
+                      / self.dynamics["velocity_step_db"])
+        varied = velocity * 10.0 ** (steps * self.dynamics["velocity_step_db"] / 20.0)
+        return min(max(varied, 0.05), 1.0)
 
     def _length(self, duration: float, rng: np.random.Generator) -> float:
         varied = duration * max(0.5, 1.0 + rng.normal(0.0, self.dynamics["length_sd"]))
@@ -144,9 +147,9 @@ def load_ensemble(path: Any = None) -> Ensemble:
         if not 0.0 <= timing.get(name, -1.0) <= 0.2:
             raise CueSheetError(f"{path}: timing.{name}={timing.get(name)!r} must be "
                                 "seconds in [0, 0.2]")
-    for name in ("velocity_sd", "length_sd", "velocity_step", "length_step"):
-        if not 0.0 <= dynamics.get(name, -1.0) <= 0.5:
+    for name in ("velocity_sd_db", "velocity_step_db", "length_sd", "length_step"):
+        if not 0.0 <= dynamics.get(name, -1.0) <= 6.0:
             raise CueSheetError(f"{path}: dynamics.{name}={dynamics.get(name)!r} must be "
-                                "in [0, 0.5]")
+                                "in [0, 6]")
     return Ensemble(lean, leaders, timing, dynamics)
 

@@ -78,6 +78,12 @@ class SynthVoice:
         return note_key(event, source,
                         performer=source.id if self._by_performer(source.instrument) else None)
 
+    def variants(self, source: Source) -> int:
+        """How many renderings a note key gets: one for a voice (each singer is his own
+        voice and sings each note in his own time and level: the ensemble varies him,
+        and the rite has thousands of sung notes), else ``VARIANTS``."""
+        return 1 if self._instrument(source.instrument).model == "voice" else VARIANTS
+
     def _instrument(self, instrument_id: str):
         from soundscape.music.instruments import load_instrument
 
@@ -153,6 +159,11 @@ class DryNotes:
         """The voice's key of this note (``note_key`` unless the voice has its own)."""
         own = getattr(self.voice, "key", None)
         return note_key(event, source) if own is None else own(event, source)
+
+    def variants(self, source: Source) -> int:
+        """Renderings per key (``VARIANTS`` unless the voice says otherwise)."""
+        own = getattr(self.voice, "variants", None)
+        return VARIANTS if own is None else own(source)
 
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))

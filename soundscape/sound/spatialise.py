@@ -25,7 +25,7 @@ import scipy.fft
 
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.notes import VARIANTS, ByteLru, DryNotes, stable_ints
+from soundscape.sound.notes import ByteLru, DryNotes, stable_ints
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
@@ -175,7 +175,7 @@ class HeardNotes:
         struck face."""
         event = self.performance.events[index]
         source = self.performance.sources[event.source]
-        variant = stable_ints(self.seed, index)[0] % VARIANTS
+        variant = stable_ints(self.seed, index)[0] % self.dry_notes.variants(source)
         point = tuple(float(v) for v in (event.position or source.position_at(event.time)))
         return (self.dry_notes.key(event, source), variant, point, source.struck_face)
 
