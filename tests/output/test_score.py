@@ -243,7 +243,7 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
 @pytest.mark.parametrize(("args", "message"), [
     ([], "give a PIECE"),
     (["luming", "--from", "s09"], "use them with --performance"),
-    (["--performance", "--seed", "-1"], "-1 is not in the range x>=0"),
+    (["--performance", "--seed", "-1"], "-1 is not in the range 0<=x<=9223372036854775807"),
     (["--performance", "nowhere.toml"], "'nowhere.toml' is not a file"),
 ])
 def test_cli_bad_arguments_exit_2(tmp_path, soundscape_cli, args, message):
