@@ -252,6 +252,7 @@ def render_audio(performance: Performance, path: str | Path, *,
             report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
                 {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),
                  "sample_rate": sample_rate, "seed": seed, "seconds": frames / sample_rate,
+                 "reading": performance.info.reading, "tuning": performance.info.tuning,
                  "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
     except OSError as error:  # name the output, not the hidden file it was being written as
         raise OSError(error.errno, error.strerror, str(path)) from None

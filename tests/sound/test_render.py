@@ -534,3 +534,15 @@ def test_progress_covers_both_passes(tmp_path, soundscape_cli, monkeypatch, caps
                  progress=True)
     bars = capsys.readouterr().err
     assert "render:" in bars and "pass 2:" in bars
+
+
+def test_the_report_says_which_reading_and_tuning_the_performance_used(tmp_path):
+    import json
+    from dataclasses import replace
+
+    from soundscape.performance import Info
+
+    rite = replace(scene(), info=Info(reading="mandarin", tuning="三分損益"))
+    result = render_audio(rite, tmp_path / "r.wav", listener=NORTH, voice=noise_voice)
+    report = json.loads(result.report_file.read_text(encoding="utf-8"))
+    assert (report["reading"], report["tuning"]) == ("mandarin", "三分損益")
