@@ -5,27 +5,10 @@ import math
 
 import pytest
 
-from soundscape import cuesheet
 from soundscape.music.instruments import load_instrument
 from soundscape.music.tuning import default_tuning
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.planner import SequenceOptions, perform
-from soundscape.site.courtyard import load_site
-
-
-@pytest.fixture(scope="module")
-def sheet():
-    return cuesheet.load(cuesheet.bundled_path())
-
-
-@pytest.fixture(scope="module")
-def site():
-    return load_site()
-
-
-@pytest.fixture(scope="module")
-def rite(sheet, site):
-    return perform(sheet, site=site, tuning=default_tuning(), seed=5)
 
 
 def kind(rite, group):

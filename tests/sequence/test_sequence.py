@@ -13,22 +13,6 @@ from soundscape.performance import Performance
 from soundscape.sequence import archery
 from soundscape.sequence.planner import SequenceOptions, cut, perform, perform_from_file
 from soundscape.sequence.timeline import Durations
-from soundscape.site.courtyard import load_site
-
-
-@pytest.fixture(scope="module")
-def sheet():
-    return cuesheet.load(cuesheet.bundled_path())
-
-
-@pytest.fixture(scope="module")
-def site():
-    return load_site()
-
-
-@pytest.fixture(scope="module")
-def rite(sheet, site):
-    return perform(sheet, site=site, tuning=default_tuning(), seed=7)
 
 
 def step_times(performance):

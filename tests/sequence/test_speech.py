@@ -2,23 +2,6 @@
 
 import math
 
-import pytest
-
-from soundscape import cuesheet
-from soundscape.music.tuning import default_tuning
-from soundscape.sequence.planner import perform
-from soundscape.site.courtyard import load_site
-
-
-@pytest.fixture(scope="module")
-def sheet():
-    return cuesheet.load(cuesheet.bundled_path())
-
-
-@pytest.fixture(scope="module")
-def rite(sheet):
-    return perform(sheet, site=load_site(), tuning=default_tuning(), seed=2)
-
 
 def said(rite):
     return [e for e in rite.events if rite.sources[e.source].group == "speech"]
@@ -35,14 +18,13 @@ def test_every_speech_cue_is_said_once_at_its_step(rite, sheet):
         assert event.phones and event.phones.count("|") == len(cue.quote) - 1
 
 
-def test_a_voice_is_raised_across_the_court_and_spoken_near(rite):
+def test_a_voice_is_raised_across_the_court_and_spoken_near(rite, site):
     words = {e.lyric: e for e in said(rite)}
     near = words["命某為賓"]          # the duke, from his seat, to those beside him
     far = words["中離維綱揚觸梱復"]    # the 司射 commands the archers across the court
     assert (near.articulation, far.articulation) == ("speak", "call")
     assert far.velocity > near.velocity
     assert far.duration / len(far.lyric) > near.duration / len(near.lyric)
-    site = load_site()
     assert math.dist(near.position[:2], site.place("gong_wei")[:2]) < 3.0
 
 
