@@ -100,7 +100,7 @@ class Job:
         return len(self.performance.events) if self.performance is not None else 0
 
     def __call__(self) -> Any:
-        from soundscape.kit.speakers import panner_for
+        from soundscape.kit.speakers import channel_mask, panner_for
 
         performance = self.performance if self.performance is not None else self.make()
         voice = SharedVoice()
@@ -108,7 +108,8 @@ class Job:
             from soundscape.kit.loop import render_loop
             return render_loop(performance, self.path, listener=self.listener,
                                panner=panner_for(self.layout), sample_rate=self.sample_rate,
-                               seed=self.seed, voice=voice, **self.options)
+                               seed=self.seed, voice=voice,
+                               channel_mask=channel_mask(self.layout), **self.options)
         from soundscape.sound.render import render_audio
         return render_audio(performance, self.path, listener=self.listener, layout=self.layout,
                             sample_rate=self.sample_rate, seed=self.seed, voice=voice,

@@ -10,8 +10,9 @@ The loop is normalised to its *calibration level*: a gain puts its integrated lo
 (ITU-R BS.1770-4, as EBU R 128 measures it) at ``calibration_lufs``, unless its true
 peak would then pass ``ceiling_dbtp``, in which case the gain stops there (no limiter,
 whose state would break the seam) and the level reached is what the manifest reports.
-Files are interleaved WAV (48 kHz, 24-bit by default) of at most 16 channels; a wider
-feed is split into several files, and a channel map says which output is where.
+Files are interleaved WAVE_FORMAT_EXTENSIBLE WAV (48 kHz, 24-bit by default) with the
+layout's speaker mask, as ``soundscape render`` writes them, of at most 16 channels; a
+wider feed is split into several files, and a channel map says which output is where.
 
 The raw loop lives in a float32 memory-mapped file beside the destination, so memory
 does not grow with the programme.
@@ -76,12 +77,14 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
                 listener: Listener | ListenerPath, panner: Panner, sample_rate: int = 48000,
                 seed: int = 0, calibration_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
                 bits: str = "24", voice: Voice | None = None,
-                surroundings: Surroundings | None = None, cues: tuple[Cue, ...] = ()
-                ) -> LoopResult:
+                surroundings: Surroundings | None = None, cues: tuple[Cue, ...] = (),
+                channel_mask: int = 0) -> LoopResult:
     """Render ``performance`` as a loop of ``length_s`` seconds to ``path`` (see module).
 
     ``path`` is the file of a feed of ≤ 16 channels; a wider feed goes to
-    ``<stem>.ch01-16.wav``, ``<stem>.ch17-….wav`` beside it.
+    ``<stem>.ch01-16.wav``, ``<stem>.ch17-….wav`` beside it, each with channel mask 0.
+    ``channel_mask``: the WAVE_FORMAT_EXTENSIBLE speaker mask of the feed
+    (``speakers.channel_mask``); 0 says "no speaker positions".
     """
     if not (0.5 <= length_s <= 24 * 3600):
         raise KitError(f"loop length={length_s!r} s, accepted: 0.5 s to 24 h")
@@ -102,7 +105,7 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
         gain_db = 0.0 if math.isinf(measured) else calibration_lufs - measured
         if peak > 0:
             gain_db = min(gain_db, ceiling_dbtp - 20 * math.log10(peak))
-        files = _write(loop, path, 10 ** (gain_db / 20), sample_rate, bits, cues)
+        files = _write(loop, path, 10 ** (gain_db / 20), sample_rate, bits, cues, channel_mask)
         seam, inside = seam_steps(loop, sample_rate) if frames >= 3 * sample_rate // 10 \
             else (0.0, np.zeros(1))
     names = panner.channels
@@ -143,14 +146,16 @@ def _measure(loop: np.ndarray, panner: Panner, sample_rate: int) -> tuple[float,
 
 
 def _write(loop: np.ndarray, path: Path, gain: float, sample_rate: int, bits: str,
-           cues: tuple[Cue, ...]) -> tuple[Path, ...]:
+           cues: tuple[Cue, ...], channel_mask: int) -> tuple[Path, ...]:
     groups = channel_groups(loop.shape[1])
+    mask = channel_mask if len(groups) == 1 else 0
     paths = [path] if len(groups) == 1 else [
         path.with_name(f"{path.stem}.ch{g.start + 1:02d}-{g.stop:02d}{path.suffix}")
         for g in groups]
     for target, group in zip(paths, groups, strict=True):
         with open_writer(target, sample_rate=sample_rate, channels=len(group),
-                         file_format="wav", bits=bits, cues=cues, frames=len(loop)) as writer:
+                         file_format="wav", bits=bits, cues=cues, frames=len(loop),
+                         channel_mask=mask) as writer:
             for start in range(0, len(loop), _BLOCK):
                 block = np.asarray(loop[start:start + _BLOCK, group.start:group.stop],
                                    dtype=float) * gain

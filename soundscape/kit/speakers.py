@@ -35,10 +35,11 @@ from soundscape.sound.panning import (
     Vbap,
     bs1770_weight,
     make_panner,
+    wav_channel_mask,
 )
 
-__all__ = ["Speaker", "SpeakerLayout", "layout_from_text", "panner_for", "read_iem",
-           "write_iem"]
+__all__ = ["Speaker", "SpeakerLayout", "channel_mask", "layout_from_text", "panner_for",
+           "read_iem", "write_iem"]
 
 #: Layouts panned by ``soundscape.sound.panning`` as they are (not loudspeaker feeds).
 FORMAT_LAYOUTS = ("stereo", "binaural", "foa", "hoa3")
@@ -147,6 +148,20 @@ def panner_for(layout: str | SpeakerLayout) -> Panner:
     inner = Vbap(tuple(s.azimuth for s in panned), tuple(f"s{i}" for i in range(len(panned))),
                  elevations_deg=elevations if any(elevations) else None)
     return _Routed(inner, layout, tuple(-1 if s.imaginary else s.channel - 1 for s in panned))
+
+
+def channel_mask(layout: str | SpeakerLayout) -> int:
+    """The WAVE_FORMAT_EXTENSIBLE ``dwChannelMask`` of a layout's feed, as ``soundscape
+    render`` writes it (``panning.wav_channel_mask``): front left and right for stereo and
+    binaural, the speaker bits of a named loudspeaker preset (5.1, 7.1, 7.1.4) when the
+    layout is that preset as it stands, 0 (no speaker positions) for ambisonics, rings,
+    az/el lists and layout files."""
+    if isinstance(layout, str):
+        return wav_channel_mask(make_panner(layout))
+    named = layout.name in LAYOUTS and layout.name not in (*FORMAT_LAYOUTS, "stems")
+    if named and layout == preset(layout.name):
+        return wav_channel_mask(make_panner(layout.name))
+    return 0
 
 
 def preset(name: str) -> SpeakerLayout:

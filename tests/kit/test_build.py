@@ -11,6 +11,7 @@ import soundfile
 
 from soundscape.kit.build import build_kit
 from soundscape.site.courtyard import load_site
+from soundscape.sound.audiofile import read_wav_channel_mask
 from tests.kit.scenes import rite
 
 PROGRAMMES = """
@@ -64,6 +65,9 @@ def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
     # strokes (a part that starts on a stroke steps at its seam as at a stroke from silence)
     for render in everything["renders"]:
         assert render["seam_step_db"] <= render["other_steps_db"]["p95"]
+    # extensible WAVs with the speaker masks soundscape render writes (L R; L R C LFE Ls Rs)
+    assert [read_wav_channel_mask(kit / r["files"][0]["file"])
+            for r in everything["renders"]] == [0x3, 0x3F, 0x3, 0x3F]
     five = everything["renders"][1]
     assert [c["name"] for c in five["channels"]] == ["L", "R", "C", "LFE", "Ls", "Rs"]
     assert (kit / "layouts" / "5.1.json").is_file()

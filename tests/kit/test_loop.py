@@ -9,9 +9,10 @@ import soundfile
 
 from soundscape.kit import KitError
 from soundscape.kit.loop import channel_groups, render_loop, seam_steps
-from soundscape.kit.speakers import layout_from_text, panner_for
+from soundscape.kit.speakers import channel_mask, layout_from_text, panner_for
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener
+from soundscape.sound.audiofile import read_wav_channel_mask
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
@@ -102,7 +103,19 @@ def test_wide_feed_split_into_files_of_16_channels_with_a_map(tmp_path):
     assert [p.name for p in result.files] == ["ring.ch01-16.wav", "ring.ch17-20.wav"]
     assert [soundfile.info(p).channels for p in result.files] == [16, 4]
     assert result.channel_map[16] == (1, 1, "CH17")
+    # extensible WAVs, "no speaker positions" however the feed is split
+    assert [read_wav_channel_mask(p) for p in result.files] == [0, 0]
     assert [g.stop - g.start for g in channel_groups(33)] == [16, 16, 1]
+
+
+@pytest.mark.parametrize(("layout", "mask"), [("stereo", 0x3), ("5.1", 0x3F)])
+def test_loop_carries_the_channel_mask_of_its_layout(tmp_path, layout, mask):
+    speakers = layout_from_text(layout)
+    result = render_loop(steady(2.0), tmp_path / "loop.wav", length_s=2.0, listener=HERE,
+                         panner=panner_for(speakers), voice=ringing_voice, surroundings=QUIET,
+                         channel_mask=channel_mask(speakers))
+    assert read_wav_channel_mask(result.files[0]) == mask
+    assert soundfile.info(result.files[0]).format == "WAVEX"
 
 
 def test_loop_length_out_of_range_is_refused(tmp_path):

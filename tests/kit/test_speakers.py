@@ -11,6 +11,7 @@ from soundscape.kit import KitError
 from soundscape.kit.speakers import (
     Speaker,
     SpeakerLayout,
+    channel_mask,
     layout_from_text,
     panner_for,
     read_iem,
@@ -111,3 +112,16 @@ def test_presets_pan_exactly_as_the_renderers_layout(name):
         np.testing.assert_allclose(ours.terms(az, el).gains, theirs.terms(az, el).gains,
                                    atol=1e-12)
     np.testing.assert_allclose(ours.loudness_weights(), theirs.loudness_weights())
+
+
+@pytest.mark.parametrize(("text", "mask"), [
+    ("stereo", 0x3), ("binaural", 0x3), ("foa", 0), ("hoa3", 0), ("5.1", 0x3F),
+    ("7.1", 0x63F), ("7.1.4", 0x2D63F), ("ring8", 0), ("30:0,-30:0,0:0", 0)])
+def test_channel_masks_are_the_renderers(text, mask):
+    assert channel_mask(layout_from_text(text)) == mask
+
+
+def test_a_layout_file_carries_no_speaker_positions(tmp_path):
+    # a 5.1 read back from an IEM file has no channel names: its speakers are not known
+    write_iem(layout_from_text("5.1"), tmp_path / "5.1.json")
+    assert channel_mask(read_iem(tmp_path / "5.1.json")) == 0
