@@ -1,10 +1,12 @@
 """The rite's parts: its sections, and the 記 kept apart.
 
 With ``右…`` headings (the 江永 text) the headings close the sections. Without them (the
-《四部叢刊》 print, plain 經文) a section opens where one of the officers who conduct the
-rite begins a new proceeding with a verb of preparation, motion or command (主人洗,
-司射適次, 小臣請媵爵者, 賓醉 …), once the running section holds ``min_chars``
-characters (``data/derive_rules.toml`` ``[sections]``). The rule is measured against the
+《四部叢刊》 print, plain 經文) a section opens at the words that open a unit of the rite
+(``data/sections.toml``): a **mark** (a time of day 厥明 / 羹定, a stage 無算爵, the mats
+spread for the musicians, 笙入 / 間歌 / 合樂, a conditional proceeding 若命曰) opens one
+wherever it stands; an **opener** (a cup washed for a new 獻 / 酢 / 酬, a cup raised, the
+lord taking up a cup for a 旅, an officer beginning a task: 司射適次, 司馬命…) opens one
+once the running section holds ``min_chars`` characters. The rule is measured against the
 headings of the bundled 大射 by ``bench/bench_derive.py``.
 
 The 記, the supplement of variant rules after the rite, starts at the first 記 of the
@@ -17,7 +19,9 @@ import functools
 import re
 
 from soundscape.cuesheet import Section
-from soundscape.text.derive.formulas import alternation, rules
+from soundscape.fileio import read_toml
+from soundscape.resources import data_dir
+from soundscape.text.derive.formulas import rules
 from soundscape.text.source import Text
 
 __all__ = ["boundaries", "ji_start", "sections_of"]
@@ -26,10 +30,14 @@ _NAME_CHARS = 8
 
 
 @functools.cache
-def _opening() -> re.Pattern:
-    table = rules()["sections"]
-    return re.compile(f"(?:{alternation(tuple(table['openers']))})"
-                      f"(?:{alternation(tuple(table['verbs']))})")
+def _rule() -> tuple[re.Pattern, re.Pattern, int]:
+    """The marks and the openers (one pattern each) and the openers' minimum section."""
+    table = read_toml(data_dir() / "sections.toml")
+
+    def joined(group: dict[str, list[str]]) -> re.Pattern:
+        return re.compile("|".join(f"(?:{p})" for patterns in group.values() for p in patterns))
+
+    return joined(table["marks"]), joined(table["openers"]), table["min_chars"]
 
 
 def ji_start(chars: str) -> int | None:
@@ -39,13 +47,19 @@ def ji_start(chars: str) -> int | None:
 
 
 def boundaries(chars: str, start: int = 0, end: int | None = None) -> list[int]:
-    """Offsets in ``chars[start:end]`` where a section opens by the rule (``start`` first)."""
+    """Offsets in ``chars[start:end]`` where a section opens by the rule (``start`` first).
+
+    A mark opens a section wherever it starts; an opener only ``min_chars`` or more after
+    the last opening.
+    """
     end = len(chars) if end is None else end
-    minimum = rules()["sections"]["min_chars"]
+    marks, openers, minimum = _rule()
+    candidates = sorted({(m.start(), True) for m in marks.finditer(chars, start, end)}
+                        | {(m.start(), False) for m in openers.finditer(chars, start, end)})
     found = [start]
-    for match in _opening().finditer(chars, start, end):
-        if match.start() - found[-1] >= minimum:
-            found.append(match.start())
+    for offset, is_mark in candidates:
+        if offset > found[-1] and (is_mark or offset - found[-1] >= minimum):
+            found.append(offset)
     return found
 
 
