@@ -488,7 +488,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
     events = _pronounced(planner.music_events() + planner.archery_events()
                          + planner.voice_events(times), options.reading)
-    sources = {**players.sources, **planner.archery_sources}
+    shot = any(r.result is not None for r in planner.rounds.values())
+    sources = {**players.sources, **(planner.archery_sources if shot else {})}  # none idle
     markers = _markers(sheet, times, planner, preparation)
     if options.soundscape:
         end = max((e.end for e in events), default=0.0)

@@ -1,9 +1,11 @@
 """Who plays what, and where: the sources of a performance and the choice of player per note.
 
-The orchestra comes from the cue sheet's 設樂 (``orchestra.place``); the 工
-(大師, 少師 and the four 上工 with their 瑟) move as the text moves them: on
-their mats 西階上少東 for the songs, below at 鼓北 for 管新宮, then seated
-東坫之東南; the 負侯 stand at the targets. Which placed instrument sounds a note
+The orchestra comes from the cue sheet's 設樂 (``orchestra.place``); the 工 are
+as many as the text's forces say (大射 工六人四瑟: 大師, 少師 and four 上工 with
+their 瑟; 鄉飲酒 工四人二瑟: two who sing and two who play, 鄭注: 二瑟，二人鼓瑟，則二人歌也)
+and move as the text moves them: on their mats 西階上少東 for the songs, below at
+鼓北 for 管新宮, then seated 東坫之東南; the 負侯 stand at the targets where the
+text has them answer. Which placed instrument sounds a note
 of an arrangement is decided here by a few stated rules (see :func:`Players.assign`).
 """
 
@@ -27,6 +29,11 @@ _SE_PLAYERS = ("shanggong.1", "shanggong.2", "shanggong.3", "shanggong.4")
 _TARGETS = ("dahou", "can", "gan")
 # Instruments that answer each other stroke by stroke rather than phrase by phrase.
 _ANSWERING = ("pi",)
+# Instruments whose players all sound every note: the 工's voices and 瑟, and the 笙 that
+# make one sound together (鄉射禮 記: 三笙一和而成聲).
+_UNISON = ("voice", "se", "sheng")
+# The 工 of a rite whose text gives no forces: the 大射's 工六人四瑟.
+_DEFAULT_FORCES = {"gong": 6, "se": 4}
 
 
 @dataclass
@@ -43,6 +50,7 @@ class Players:
 
     sources: dict[str, Source]
     placed: Mapping[str, orchestra.PlacedInstrument]
+    forces: Mapping[str, int] = field(default_factory=lambda: dict(_DEFAULT_FORCES))
     _strokes: dict[str, int] = field(default_factory=dict)  # 鼙 strokes so far, per cue
 
     def candidates(self, cue: MusicCue, note: TimedNote) -> tuple[str, ...]:
@@ -51,22 +59,26 @@ class Players:
         A part whose id names a layout entry (``shuopi`` → ``west.shuopi``) plays there;
         otherwise every performer of the cue with the note's instrument; the 工 and 瑟
         performers stand for the singers and the 瑟 players. If the cue lists none with
-        that instrument, any placed instrument of it will do.
+        that instrument, any placed instrument of it will do — unless the cue names
+        instruments of the 設樂 among its performers: then they are the ones who play
+        (鄉 rites: 陔 on the drum alone, though the 磬 hangs there; 鄭注: 大夫士鼓而已).
         """
         named = [p for p in self.placed if p.rsplit(".", 1)[-1] == note.part]
         if named:
             return tuple(named)
         ids = []
         for performer in cue.performers:
-            ids += self._performer_sources(performer, dict(cue.forces))
+            ids += self._performer_sources(performer, {**self.forces, **dict(cue.forces)})
         fitting = [i for i in ids if self.sources[i].instrument == note.instrument]
         if fitting:
             return tuple(fitting)
+        if any(p in self.placed for p in cue.performers):
+            return ()  # the cue says which of the hung instruments play; this one does not
         anywhere = [i for i, s in self.sources.items() if s.instrument == note.instrument
                     and i in self.placed]
         if not anywhere and not any(s.instrument == note.instrument
                                     for s in self.sources.values()):
-            return ()  # the rite has no such instrument (鄉 rites: 陔 on the drum alone)
+            return ()  # the rite has no such instrument
         if not anywhere:
             raise CueSheetError(
                 f"music cue {cue.id!r}: no performer plays {note.instrument!r} (part "
@@ -76,13 +88,13 @@ class Players:
     def assign(self, cue: MusicCue, note: TimedNote) -> tuple[str, ...]:
         """The source(s) that sound ``note``.
 
-        Voices and 瑟 play in unison (every singer, every 瑟); an instrument the
+        Voices, 瑟 and 笙 play in unison (every singer, every 瑟, every 笙); an instrument the
         orchestra has more than once (two bell racks, three 建鼓) answers phrase by
         phrase in turn, starting with the first performer the cue names (a stated
         reconstruction: the text places the racks east and west, not who plays when).
         """
         found = self.candidates(cue, note)
-        if not found or note.instrument in ("voice", "se"):
+        if not found or note.instrument in _UNISON:
             return found
         if note.instrument in _ANSWERING and note.role not in ("call", "answer"):
             # 鄭注: 應鼙應朔鼙也: the 鼙 answer one another stroke by stroke
@@ -102,9 +114,8 @@ class Players:
     def _performer_sources(self, performer: str, forces: Mapping[str, int]) -> list[str]:
         """The sources of a performer; the forces the text gives choose how many: of
         工四人二瑟 two play the 瑟 and two sing (鄭注 on 鄉飲酒禮: 二瑟，二人鼓瑟，則二人歌也)."""
-        se = forces.get("se", len(_SE_PLAYERS))
+        singers, se = _gong_split(forces)
         if performer == "gong":
-            singers = max(1, forces.get("gong", se + len(_SINGERS)) - se)
             return [f"gong.{who}" for who in _SINGERS[:singers]]
         if performer == "se":
             return [f"gong.{who}" for who in _SE_PLAYERS[:se]]
@@ -128,18 +139,38 @@ def _with_moves(source: Source, moves: tuple[tuple[float, Vec3], ...]) -> Source
     return Source(**{**fields, "moves": moves})
 
 
+def _gong_split(forces: Mapping[str, int]) -> tuple[int, int]:
+    """(singers, 瑟 players) of the 工 the forces give: of 工四人二瑟 two sing, two play."""
+    se = min(forces.get("se", len(_SE_PLAYERS)), len(_SE_PLAYERS))
+    singers = max(1, forces.get("gong", se + len(_SINGERS)) - se)
+    return min(singers, len(_SINGERS)), se
+
+
+def sheet_forces(sheet: CueSheet) -> dict[str, int]:
+    """The 工 of the rite: the largest forces any of its music cues states (the text says
+    工四人二瑟 once, as the 工 come in), else the 大射's six and four."""
+    stated = [dict(cue.forces) for cue in sheet.music if cue.forces]
+    if not stated:
+        return dict(_DEFAULT_FORCES)
+    return max(stated, key=lambda f: (f.get("gong", 0), f.get("se", 0)))
+
+
 def build_players(sheet: CueSheet, site: Site) -> Players:
-    """Place the orchestra of ``sheet`` on ``site`` and add the 工 and the 負侯."""
+    """Place the orchestra of ``sheet`` on ``site`` and add the 工 its forces name and,
+    where the text has them answer, the 負侯 (no source stands there silent)."""
     placed = orchestra.place(sheet.layout, site)
     sources = orchestra.sources(placed)
-    sources.update(_gong_sources(site))
-    sources.update(_fuhou_sources(site))
-    return Players(sources, placed)
+    forces = sheet_forces(sheet)
+    sources.update(_gong_sources(site, forces))
+    if any(voice.actor == "fuhou" for voice in sheet.voices):
+        sources.update(_fuhou_sources(site))
+    return Players(sources, placed, forces)
 
 
-def _gong_sources(site: Site) -> dict[str, Source]:
+def _gong_sources(site: Site, forces: Mapping[str, int]) -> dict[str, Source]:
+    singers, se = _gong_split(forces)
     made = {}
-    for who in _SINGERS + _SE_PLAYERS:
+    for who in _SINGERS[:singers] + _SE_PLAYERS[:se]:
         where = site.performer_position(who, "ge")
         instrument = "voice" if who in _SINGERS else "se"
         name = dict(site.performers).get(who, who)

@@ -108,3 +108,52 @@ def test_four_gong_two_with_se_in_a_xiang_rite(xiangyinjiu):
         played = {e.source for e in xiangyinjiu.events if e.piece == piece}
         assert len({s for s in played if instrument[s] == "se"}) == 2  # 工四人二瑟
         assert len({s for s in played if instrument[s] == "voice"}) == 2  # 二人歌 (鄭注)
+
+
+@pytest.fixture(scope="module")
+def xiangshe():
+    return _perform("xiangshe")
+
+
+def _gai_instruments(performance) -> set[str]:
+    """Instruments sounding while 陔 plays (whatever cue they belong to)."""
+    instrument = {s.id: s.instrument for s in performance.sources.values()}
+    gai = _span(performance, "gaixia")
+    return {instrument[e.source] for e in performance.events
+            if e.time < gai.end and e.end > gai.start}
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe"])
+def test_gai_is_a_drum_alone_in_the_xiang_rites(rite, xiangyinjiu, xiangshe):
+    """鄭注 on 鄉射禮 奏陔: 「陔夏者，天子諸侯以鍾鼓，大夫士鼓而已」: though the 磬 hangs
+    there, a 大夫's or 士's 陔 is the drum and nothing else."""
+    performance = {"xiangyinjiu": xiangyinjiu, "xiangshe": xiangshe}[rite]
+    assert _gai_instruments(performance) == {"jiangu"}
+
+
+def test_gai_of_a_lord_has_bells_and_drums():
+    """天子諸侯以鍾鼓: in the 大射 (a 諸侯's rite) bells and drums play 陔."""
+    from soundscape import cuesheet
+    from soundscape.music.arrange import arrange
+    from soundscape.music.repertoire import load_piece
+    from soundscape.music.tuning import default_tuning
+    from soundscape.sequence.players import build_players
+    from soundscape.site.courtyard import load_site
+
+    sheet = cuesheet.load(cuesheet.bundled_path())
+    players = build_players(sheet, load_site())
+    cue = sheet.music_cue("gaixia")
+    arrangement = arrange(load_piece("gaixia"), tuning=default_tuning(), repeats=1)
+    played = {players.sources[s].instrument for note in arrangement.notes()
+              for s in players.assign(cue, note)}
+    assert {"bianzhong", "jiangu"} <= played
+
+
+def test_four_gong_are_the_only_gong_and_every_source_sounds(xiangyinjiu):
+    """鄉飲酒禮: 工四人二瑟 — 鄭注: 二瑟，二人鼓瑟，則二人歌也. Exactly two singers and two
+    瑟 players exist, and no source of the performance stands silent (no 負侯, no archery
+    in a rite without shooting)."""
+    gong = {s.id: s.instrument for s in xiangyinjiu.sources.values() if s.group == "gong"}
+    assert sorted(gong.values()) == ["se", "se", "voice", "voice"]
+    sounding = {e.source for e in xiangyinjiu.events}
+    assert set(xiangyinjiu.sources) == sounding

@@ -145,10 +145,12 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
                         for s in sections}
     steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id])]
     layout = derive_layout(text, sections)
+    rank = ""
     if rite is not None:
         lord = rites.rite(rite).table.get("layout_as")
         layout = rites.default_layout(rite, text, layout, _layout_of(lord) if lord else None)
-    music = music_cues(text, sections, steps, units_by_section, layout)
+        rank = rites.rite(rite).rank
+    music = music_cues(text, sections, steps, units_by_section, layout, rank)
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps)
     info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))

@@ -42,10 +42,24 @@ class _Steps:
         return self.steps[bisect.bisect_right(self.starts, unit.start) - 1]
 
 
-def _performers(kind: str, layout: list[LayoutItem]) -> tuple[tuple[str, ...], tuple]:
+def _rank(layout: list[LayoutItem], rank: str) -> str:
+    """The host's rank: the rite's, else the lord's where the 設樂 hangs bells."""
+    table = rules()["rank"]
+    if rank or not layout:
+        return rank
+    lord = any(i.instrument in table["lord_instruments"] for i in layout)
+    return table["lord"] if lord else table["other"]
+
+
+def _performers(kind: str, layout: list[LayoutItem], piece: str = "",
+                rank: str = "") -> tuple[tuple[str, ...], tuple]:
     table = rules()["kind"][kind]
     performers = list(table["performers"])
-    for instrument in table["instruments"]:
+    instruments = table["instruments"]
+    lower = rules()["by_rank"].get(piece)
+    if lower and rank in lower["ranks"]:  # 陔 of a 大夫 or 士: the drum alone
+        instruments = lower["instruments"]
+    for instrument in instruments:
         placed = [i.id for i in layout if i.instrument == instrument]
         # an instrument the 設樂 does not place is named by its id only where nothing is
         # placed at all (the sequencer's default layout) or where it is a 工's (瑟)
@@ -158,8 +172,13 @@ def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
 
 
 def music_cues(text: Text, sections: list[Section], steps: list[Step],
-               units: dict[str, list[Unit]], layout: list[LayoutItem]) -> list[MusicCue]:
-    """Music cues for every music formula with a score, in text order (the 記's as variants)."""
+               units: dict[str, list[Unit]], layout: list[LayoutItem],
+               rank: str = "") -> list[MusicCue]:
+    """Music cues for every music formula with a score, in text order (the 記's as variants).
+
+    ``rank`` is the host's (大夫 …) where the rite is known; else it is read from the 設樂.
+    """
+    rank = _rank(layout, rank)
     found = _Steps(steps)
     scored_ids = scored()
     music_units = [(s, u) for s in sections for u in units[s.id]
@@ -178,7 +197,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
         stop = _stop(unit, step, found, marks)
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
                       if kind == "she" else ())
-        performers, _ = _performers(kind, layout)
+        performers, _ = _performers(kind, layout, piece, rank)
         forces = (_forces_before(text, unit.start) if kind in ("ge", "he", "wusuan", "she")
                   else ())
         variant = anchor = ""
