@@ -7,8 +7,16 @@ from pathlib import Path
 import click
 
 from soundscape.cli._common import SEATS_HELP, place_id, say_data
+from soundscape.resources import bundled_dir
 
 __all__ = ["command"]
+
+
+def site_rite(rite: str) -> str:
+    """The id of bundled rite ``rite`` (raises, listing the rites, when unknown)."""
+    from soundscape.text.derive.rites import rite as bundled_rite
+
+    return bundled_rite(rite).id
 
 
 def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
@@ -33,25 +41,38 @@ def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path
               "to every source.")
 @click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet whose [[layout]] places the orchestra "
-              "(default: the bundled cues/dashe.toml).")
+              "(default: the bundled cues/dashe.toml, or the --rite's sheet).")
+@click.option("--rite", "rite", metavar="ID", default=None,
+              help="A bundled rite: its site (鄉射 in the 序 with one 侯 at 五十弓, 燕禮 in the "
+                   "寢, 鄉飲酒 in the 庠; see docs/rites.md) and its cue sheet. A --cues sheet "
+                   "of a bundled rite ([text] id) is drawn on that rite's site too.")
 @click.option("--overrides", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="TOML file moving places or instruments (see docs/site.md).")
 @click.option("--chi-m", type=float, default=None,
               help="Length of one 尺 in metres (default 0.231, the Eastern Zhou ruler).")
-def command(out: Path, place: str | None, cues: Path | None, overrides: Path | None,
-            chi_m: float | None) -> None:
+def command(out: Path, place: str | None, cues: Path | None, rite: str | None,
+            overrides: Path | None, chi_m: float | None) -> None:
     """Draw the site: hall, steps, targets and shelters with distances, every instrument
     with its names, facing and struck face, the musicians' places, scale bars, north."""
     from soundscape import cuesheet, site
     from soundscape.output import plan
     from soundscape.site import orchestra
+    from soundscape.text.derive.rites import rite_ids
 
-    courtyard = site.load_site(chi_m=site.CHI_M if chi_m is None else chi_m,
-                               overrides=overrides)
-    if place is not None:
-        place = place_id(courtyard, place)
+    if rite is not None and cues is None:
+        cues = bundled_dir("cues") / f"{site_rite(rite)}.toml"
     say_data(cues=cues, overrides=overrides)
     sheet = cuesheet.load(cues if cues is not None else cuesheet.bundled_path())
+    if rite is None and sheet.text.id in rite_ids():
+        rite = sheet.text.id
+    courtyard = site.load_site(chi_m=site.CHI_M if chi_m is None else chi_m,
+                               overrides=overrides, rite=rite)
+    if place is not None:
+        place = place_id(courtyard, place)
     placed = orchestra.place(sheet.layout, courtyard)
     svg, png = plan.draw_plan(courtyard, placed, out, listener=place)
-    click.echo(f"wrote {svg} and {png} ({len(placed)} instruments)")
+    targets = ", ".join(f"{courtyard.place_info(t.id).name} "
+                        f"{courtyard.in_units(t.distance, t.unit):.0f} {t.unit} "
+                        f"({t.distance:.1f} m)" for t in courtyard.targets.values())
+    click.echo(f"wrote {svg} and {png} ({courtyard.name or 'site'}: {len(placed)} instruments; "
+               f"targets: {targets or 'none'})")

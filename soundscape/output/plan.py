@@ -39,6 +39,9 @@ _DETAIL_HALF_WIDTH = 13.5   # metres east and west of the axis in the close view
 _DETAIL_SOUTH = -15.5       # metres: the close view's south edge
 _DETAIL_NORTH = 2.5         # metres north of the hall's back edge: room for the 北階 label
 _SVG_SALT = "soundscape-plan"
+#: The rite a site belongs to, for the title (the 大射's site has no rite).
+_RITE_TITLES = {"": "大射儀, the Great Archery Rite: ", "xiangshe": "鄉射禮: ",
+                "yan": "燕禮: ", "xiangyinjiu": "鄉飲酒禮: "}
 #: What ``--out`` may end in: the plan is always written as both.
 OUT_SUFFIXES = (".svg", ".png")
 
@@ -67,8 +70,8 @@ def plan_figure(site: Site, placed: Mapping[str, PlacedInstrument], *,
         FigureCanvasAgg(figure)
         overview, detail = figure.subplots(1, 2, width_ratios=[1.0, 2.1])
         _draw_overview(overview, site, placed, head)
-        figure.suptitle(f"大射儀 張侯 設樂 · the Great Archery Rite: courtyard, targets, "
-                        f"orchestra (1 尺 = {site.chi_m:.3f} m)", fontsize=14)
+        figure.suptitle(f"{site.name or '射宮'} 張侯 設樂 · {_RITE_TITLES.get(site.rite, '')}"
+                        f"site, targets, orchestra (1 尺 = {site.chi_m:.3f} m)", fontsize=14)
         _draw_detail(detail, site, placed, head)
     return figure
 
@@ -155,16 +158,16 @@ def _target(ax: Axes, site: Site, target_id: str) -> None:
     x, y, _ = site.place(target_id)
     width = target.hou_zhong + 2 * target.band
     ax.plot([x - width / 2, x + width / 2], [y, y], color="#8b0000", lw=4, solid_capstyle="butt")
-    fa = site.place(f"fa_{target_id}")
+    fa = site.place(target.fa)
     ax.add_patch(Rectangle((fa[0] - 1.2, fa[1] - 0.6), 2.4, 1.2, color="#7a5c2e"))
     ax.plot([x, fa[0], fa[0]], [y, y, fa[1]], color="#7a5c2e", lw=0.8, ls="--")
-    libu = site.in_units(target.distance, "貍步")
-    unit = "貍步"
+    unit = _unit(target.unit)
     ax.annotate(f"{_text(site, target_id, site.place_info(target_id).roman.split(',')[0])}\n"
-                f"{libu:.0f} {unit} = {target.distance:.1f} m\nfrom the hall",
+                f"{site.in_units(target.distance, unit):.0f} {unit} = {target.distance:.1f} m"
+                "\nfrom the hall",
                 (x + width / 2, y), xytext=(16, 0), textcoords="offset points", va="center",
                 fontsize=8, color="#8b0000")
-    ax.annotate(_text(site, f"fa_{target_id}", "shelter", short=True), (fa[0], fa[1]),
+    ax.annotate(_text(site, target.fa, "shelter", short=True), (fa[0], fa[1]),
                 xytext=(-10, 0), textcoords="offset points", ha="right", va="center",
                 fontsize=7, color="#7a5c2e")
 
@@ -176,12 +179,15 @@ def _distances(ax: Axes, site: Site) -> None:
         xx = x + 3 + 1.5 * index
         ax.annotate("", (xx, y), (xx, 0), arrowprops={"arrowstyle": "<->", "lw": 0.7,
                                                       "color": "#8b0000"})
-    target_id = next(iter(site.targets))
-    x, y, _ = site.place(target_id)
-    fa = site.place(f"fa_{target_id}")
-    west = site.in_units(x - fa[0], "貍步")
-    north = site.in_units(fa[1] - y, "貍步")
-    words = ("西", "北", "貍步")
+    if not site.targets:
+        return
+    target = next(iter(site.targets.values()))
+    x, y, _ = site.place(target.id)
+    fa = site.place(target.fa)
+    unit = _unit(target.unit)
+    west = site.in_units(x - fa[0], unit)
+    north = site.in_units(fa[1] - y, unit)
+    words = ("西", "北", unit)
     ax.text((x + fa[0]) / 2, y - 1.5, f"{words[0]} {west:.0f} {words[2]} = {x - fa[0]:.1f} m",
             ha="center", va="top", fontsize=7, color="#7a5c2e")
     ax.text(fa[0] - 1.5, (y + fa[1]) / 2, f"{words[1]} {north:.0f} {words[2]}", ha="right",
@@ -196,8 +202,9 @@ def _draw_detail(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
     ax.set_xlim(-_DETAIL_HALF_WIDTH, _DETAIL_HALF_WIDTH)
     ax.set_ylim(_DETAIL_SOUTH, site.hall.depth + _DETAIL_NORTH)
     labels = _hall(ax, site, detail=True)
-    for place_id in ("xi", "ci", "zhong", "zhongting", "bi"):
-        labels.append(_spot(ax, site, place_id))
+    for place_id in ("xi", "ci", "zhong", "zhongting", "bi", "gong_xia"):
+        if place_id in site.places:  # a rite's site may lack one (鄉射 has no 次)
+            labels.append(_spot(ax, site, place_id))
     ear = Listener(head.position, head.facing) if head is not None else None
     for item in placed.values():
         labels.append(_instrument(ax, item, ear))
@@ -368,6 +375,11 @@ def _north_arrow(ax: Axes) -> None:
     ax.annotate("N", xy=(0.95, 0.97), xytext=(0.95, 0.88), xycoords="axes fraction",
                 ha="center", va="center", fontsize=12,
                 arrowprops={"arrowstyle": "-|>", "lw": 1.5, "color": "k"})
+
+
+def _unit(unit: str) -> str:
+    """The unit a 侯道 is shown in: the text's own (貍步, 弓), metres for a sum."""
+    return unit if unit != "m" else "貍步"
 
 
 def _text(site: Site, place_id: str, roman: str, *, short: bool = False) -> str:

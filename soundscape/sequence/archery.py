@@ -1,6 +1,9 @@
-"""The shooting rounds of the 大射儀: who shoots when, what hits, what is counted.
+"""The shooting rounds of the 大射儀 and the 鄉射禮: who shoots when, what hits, what is counted.
 
-The text runs four shoots, numbered here 0–3:
+The structure is the rite's data (``soundscape/data/archery.toml``; a rite's table there,
+``[rite.<id>]``, replaces what differs: the 鄉射 has one 侯, its 三耦, 賓與主人, 大夫 and
+衆賓, and 騶虞's 五節 of which 一節先以聽). The 大射 is described here; both texts
+run four shoots, numbered here 0–3:
 
 - 0, 誘射: the 司射 alone, four arrows 「始射干又射參大侯再發」; no 獲者 yet.
 - 1, 初射: the 三耦; hits are called but not counted (獲而未釋獲).
@@ -114,8 +117,16 @@ _REQUIRED_NUMBERS = (
 )
 
 
-def load_config(path: str | Path | None = None) -> ArcheryConfig:
+def load_config(path: str | Path | None = None, *, rite: str | None = None) -> ArcheryConfig:
     """Read and check an archery data file (None → the bundled ``archery.toml``).
+
+    Parameters
+    ----------
+    path : path or None
+    rite : str or None
+        A rite id: its table ``[rite.<id>]`` in the file is read over the others (tables
+        merge key by key; those its ``replace`` list names are taken whole). A rite
+        without a table (the 大射) reads the file as it is.
 
     Raises
     ------
@@ -124,17 +135,64 @@ def load_config(path: str | Path | None = None) -> ArcheryConfig:
     """
     path = Path(path) if path is not None else data_dir() / "archery.toml"
     data = read_toml(path, ArcheryError)
-    config = ArcheryConfig(data, str(path))
+    rites = data.pop("rite", {})
+    source = str(path)
+    if rite is not None and rite in rites:
+        data = _merged(data, rites[rite], f"{path}: rite.{rite}")
+        source = f"{path} [rite.{rite}]"
+    config = ArcheryConfig(data, source)
     for keys in _REQUIRED_NUMBERS:
         config.number(*keys)
     if config.number("arrow", "speed_m_s") <= 0:
-        raise ArcheryError(f"{path}: arrow.speed_m_s must be > 0")
+        raise ArcheryError(f"{source}: arrow.speed_m_s must be > 0")
     for rank in config.get("ranks", "order"):
         config.number("ranks", "skill", rank, "aim_sd_mrad")
         config.number("ranks", "skill", rank, "timing_sd_s")
         if config.get("ranks", "target", rank) not in config.get("targets"):
-            raise ArcheryError(f"{path}: ranks.target.{rank} names an unknown target")
+            raise ArcheryError(f"{source}: ranks.target.{rank} names an unknown target")
+    _check_groups(config)
     return config
+
+
+def _merged(base: Mapping[str, Any], rite: Any, where: str) -> dict[str, Any]:
+    """``base`` with a rite's table read over it (see :func:`load_config`)."""
+    if not isinstance(rite, Mapping):
+        raise ArcheryError(f"{where} must be a table")
+    whole = rite.get("replace", [])
+    if not isinstance(whole, list) or not all(isinstance(k, str) for k in whole):
+        raise ArcheryError(f"{where}.replace = {whole!r} must be a list of dotted keys")
+
+    def merge(into: dict[str, Any], over: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+        for key, value in over.items():
+            dotted = f"{prefix}{key}"
+            if isinstance(value, Mapping) and isinstance(into.get(key), dict) \
+                    and dotted not in whole:
+                into[key] = merge(dict(into[key]), value, f"{dotted}.")
+            else:
+                into[key] = value
+        return into
+
+    return merge(dict(base), {k: v for k, v in rite.items() if k != "replace"}, "")
+
+
+def _check_groups(config: ArcheryConfig) -> None:
+    """Each roster group names its archers' ranks (known ones) and how many pairs it has."""
+    groups = config.get("roster", "group")
+    known = set(config.get("ranks", "order"))
+    for index, group in enumerate(groups):
+        where = f"{config.source}: roster.group[{index}]"
+        if not isinstance(group, Mapping) or "id" not in group:
+            raise ArcheryError(f"{where} must be a table with an id")
+        ranks = ([a.get("rank") for a in group["archers"]] if "archers" in group
+                 else [group.get("shang"), group.get("xia")])
+        if any(rank not in known for rank in ranks):
+            raise ArcheryError(f"{where}: ranks {ranks!r}; accepted: {', '.join(sorted(known))}")
+        if "archers" not in group:
+            config.get("roster", group["count"])
+    for group_id in config.get("roster", "first_round"):
+        if group_id not in {g["id"] for g in groups}:
+            raise ArcheryError(f"{config.source}: roster.first_round names {group_id!r}, "
+                               "not a roster group")
 
 
 # -- who shoots ----------------------------------------------------------------------------
@@ -172,8 +230,9 @@ class Archer:
 class Pair:
     """A 耦: the 上射 and 下射, their group and the target they share.
 
-    ``group`` is ``sanou`` (三耦), ``gong`` (the duke and the 賓), ``qing``, ``dafu``
-    or ``zhongou`` (衆耦). ``duke_first``: the 下射 looses first (the duke's pair).
+    ``group`` is the id of its roster group (大射: ``sanou`` 三耦, ``gong`` the duke and
+    the 賓, ``qing``, ``dafu``, ``zhongou`` 衆耦; 鄉射: ``sanou``, ``binzhu`` 賓與主人,
+    ``dafu``, ``zhongbin`` 衆賓). ``duke_first``: the 下射 looses first (the duke's pair).
     """
 
     id: str
@@ -201,47 +260,65 @@ def _pair_target(config: ArcheryConfig, shang: Archer, xia: Archer) -> str:
 
 def build_roster(*, config: ArcheryConfig, rng: np.random.Generator,
                  counts: Mapping[str, int] | None = None) -> tuple[Pair, ...]:
-    """The pairs in shooting order: 三耦, the duke with the 賓, 卿, 大夫, 衆耦.
+    """The pairs in shooting order, group by group as ``roster.group`` lists them (大射:
+    三耦, the duke with the 賓, 卿, 大夫, 衆耦; 鄉射: 三耦, 賓與主人, 大夫, 衆賓).
 
     Parameters
     ----------
     config : ArcheryConfig
     rng : numpy.random.Generator
-        Draws each archer's skill around the rank value (``roster.skill_spread``).
+        Draws each archer's skill around the rank value (``roster.skill_spread``), in
+        the order the groups list their archers.
     counts : mapping, optional
-        Overrides of ``roster`` counts: ``sanou``, ``qing_pairs``, ``dafu_pairs``, ``zhongou``.
+        Overrides of the ``roster`` counts the groups name (大射: ``sanou``,
+        ``qing_pairs``, ``dafu_pairs``, ``zhongou``; 鄉射: ``sanou``, ``dafu_pairs``,
+        ``zhongbin_pairs``).
     """
-    counts = {**{k: config.get("roster", k) for k in ("sanou", "qing_pairs", "dafu_pairs",
-                                                         "zhongou")}, **(counts or {})}
+    groups = config.get("roster", "group")
+    keys = [g["count"] for g in groups if "count" in g]
+    unknown = set(counts or {}) - set(keys)
+    if unknown:
+        raise ArcheryError(f"roster counts {sorted(unknown)!r} are not this rite's; "
+                           f"accepted: {', '.join(keys)}")
+    counts = {**{k: config.get("roster", k) for k in keys}, **(counts or {})}
     for key, value in counts.items():
         validate.whole(value, key=f"roster.{key}", where=config.source, error=ArcheryError,
                        low=0, high=ROSTER_PAIRS)
-    if counts["sanou"] < 1:
-        raise ArcheryError("roster count sanou=0: the rite needs the 三耦 (at least 1 pair)")
-    groups = (("sanou", "耦", "shi"), ("qing_pairs", "卿耦", "qing"),
-              ("dafu_pairs", "大夫耦", "dafu"), ("zhongou", "衆耦", "shi"))
-    pairs = []
-    for key, label, rank in groups[:1]:
-        pairs += _pairs(config, rng, key, label, rank, counts[key])
-    gong = _archer(config, rng, "gong", "公", "gong")
-    bin_ = _archer(config, rng, "bin", "賓", "dafu")
-    pairs.append(Pair("gong", "公與賓", "gong", bin_, gong, _pair_target(config, bin_, gong),
-                      duke_first=True))
-    for key, label, rank in groups[1:]:
-        pairs += _pairs(config, rng, key, label, rank, counts[key])
+    first = config.get("roster", "first_round")
+    for group in groups:
+        if group["id"] in first and counts.get(group.get("count"), 1) < 1:
+            raise ArcheryError(f"roster count {group['count']}=0: the rite needs the "
+                               f"{group.get('label', group['id'])} of the first round "
+                               "(at least 1 pair)")
+    pairs: list[Pair] = []
+    for group in groups:
+        if "archers" in group:
+            pairs.append(_named_pair(config, rng, group))
+        else:
+            pairs += _pairs(config, rng, group, counts[group["count"]])
     return tuple(pairs)
 
 
-def _pairs(config: ArcheryConfig, rng: np.random.Generator, key: str, label: str, rank: str,
+def _named_pair(config: ArcheryConfig, rng: np.random.Generator,
+                group: Mapping[str, Any]) -> Pair:
+    """A pair of named archers (公與賓, 賓與主人), drawn in the order the data lists them."""
+    drawn = {a["role"]: _archer(config, rng, a["id"], a["name"], a["rank"])
+             for a in group["archers"]}
+    shang, xia = drawn["shang"], drawn["xia"]
+    return Pair(group["id"], group["name"], group["id"], shang, xia,
+                _pair_target(config, shang, xia), duke_first=group.get("first") == "xia")
+
+
+def _pairs(config: ArcheryConfig, rng: np.random.Generator, group: Mapping[str, Any],
            count: int) -> list[Pair]:
-    group = key.removesuffix("_pairs")
-    sanou_names = ("上耦", "次耦", "下耦")
+    group_id, label = group["id"], group["label"]
+    names = group.get("names", [])
     out = []
     for i in range(1, count + 1):
-        name = sanou_names[i - 1] if group == "sanou" and i <= 3 else f"{label}{i}"
-        shang = _archer(config, rng, f"{group}.{i}.shang", f"{name}上射", rank)
-        xia = _archer(config, rng, f"{group}.{i}.xia", f"{name}下射", rank)
-        out.append(Pair(f"{group}.{i}", name, group, shang, xia,
+        name = names[i - 1] if i <= len(names) else f"{label}{i}"
+        shang = _archer(config, rng, f"{group_id}.{i}.shang", f"{name}上射", group["shang"])
+        xia = _archer(config, rng, f"{group_id}.{i}.xia", f"{name}下射", group["xia"])
+        out.append(Pair(f"{group_id}.{i}", name, group_id, shang, xia,
                         _pair_target(config, shang, xia)))
     return out
 
@@ -315,8 +392,8 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         ``timing.first_release_s`` later, then one every ``shot_interval_s``
         (拾發), and ``changeover_s`` between pairs.
     jie_times : sequence of float, seconds
-        Round 3 only, required: the drum 節 of 貍首, sorted, ``heard_jie +
-        shot_jie`` (7) per turn in turn order; each time is the drum that closes
+        Round 3 only, required: the drum 節 of the music (貍首, 騶虞), sorted, ``heard_jie
+        + shot_jie`` (大射 7, 鄉射 5) per turn in turn order; each time is the drum that closes
         its 節. On each of a turn's last ``shot_jie`` 節 the pair looses one 拾:
         the first shooter on the stroke ``first_stroke_phase`` into the 節, the
         second on its closing stroke (both strokes are in ``TurnPlan.strokes``
@@ -326,7 +403,8 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         raise ArcheryError(f"round {round_no!r} unknown; accepted: 0, 1, 2, 3")
     if round_no == 0:
         return (_induce_turn(config, start),)
-    chosen = [p for p in pairs if round_no > 1 or p.group == "sanou"]
+    first = config.get("roster", "first_round")
+    chosen = [p for p in pairs if round_no > 1 or p.group in first]
     if not chosen:
         raise ArcheryError(f"round {round_no}: no pairs to shoot (the roster is empty)")
     if round_no == 3:
@@ -367,8 +445,8 @@ def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
     shot = int(config.number("music", "shot_jie"))
     per_turn = heard + shot
     if jie_times is None:
-        raise ArcheryError("round 3 is shot to 貍首: jie_times (the drum 節, seconds) are "
-                           "required")
+        raise ArcheryError("round 3 is shot to music (貍首, 騶虞): jie_times (the drum 節, "
+                           "seconds) are required")
     times = [float(t) for t in jie_times]
     if len(times) != per_turn * len(pairs):
         raise ArcheryError(
@@ -379,6 +457,7 @@ def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
         raise ArcheryError("round 3: jie_times must be finite, ≥ 0 and strictly increasing")
     phase = config.number("music", "first_stroke_phase")
     low, high = config.get("music", "duke_phase")
+    free = config.get("music", "free_ranks")
     turns = []
     for index, pair in enumerate(pairs):
         jie = tuple(times[index * per_turn:(index + 1) * per_turn])
@@ -390,7 +469,7 @@ def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
             first_stroke = opening + phase * (close - opening)
             strokes += [first_stroke, close]
             for (archer, role), stroke in zip(_order(pair), (first_stroke, close), strict=True):
-                if archer.rank == "gong":
+                if archer.rank in free:
                     window = (opening + low * (close - opening), opening + high * (close - opening))
                     shots.append(PlannedShot(archer, role, k + 1, pair.target, stroke, False,
                                              window))
@@ -519,11 +598,12 @@ def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequenc
     Parameters
     ----------
     round_no : 0, 1, 2 or 3
-        0 誘射, 1 初射 (獲而未釋獲), 2 再射 (釋獲), 3 三射 to 貍首 (不鼓不釋).
+        0 誘射, 1 初射 (獲而未釋獲), 2 再射 (釋獲), 3 三射 to music (不鼓不釋).
     archers : sequence of Pair
         The roster in shooting order (:func:`build_roster`).
     jie_times : sequence of float, seconds
-        Round 3 only: the drum 節 of 貍首, 7 per turn (see :func:`lay_out_turns`).
+        Round 3 only: the drum 節 of the music, ``heard_jie + shot_jie`` per turn (see
+        :func:`lay_out_turns`).
     site : Site or mapping
         Positions of ``wu``, ``dahou``, ``can``, ``gan`` (a ``soundscape.site.courtyard.Site``
         or a mapping id → (x, y, z) metres).
@@ -567,14 +647,15 @@ def _shoot(round_no: int, turn: TurnPlan, planned: PlannedShot, site: Any,
     impact = _impact(origin, aim, dx, dy, outcome, half, rng, config)
     flight_distance = _distance(origin, impact)
     flight = flight_distance / config.number("arrow", "speed_m_s")
-    duke = archer.rank == "gong"
-    called = round_no >= 1 and (outcome == "hu" or (duke and outcome == "hou"))
+    on_hou = archer.rank in config.get("tally", "hou_counts")  # the duke: his 侯 is his 鵠
+    free = archer.rank in config.get("music", "free_ranks")   # 不以樂志
+    called = round_no >= 1 and (outcome == "hu" or (on_hou and outcome == "hou"))
     stroke = offset = on_beat = None
     if round_no == 3:
         stroke = min(turn.strokes, key=lambda s: abs(s - release))
         offset = release - stroke
         on_beat = abs(offset) <= tolerance
-    counted = called and round_no >= 2 and (duke or round_no == 2 or bool(on_beat))
+    counted = called and round_no >= 2 and (free or round_no == 2 or bool(on_beat))
     return Shot(turn.index, turn.pair.id if turn.pair else "sishe", archer.id, archer.name,
                 planned.role, planned.arrow, planned.target, release, origin, impact,
                 flight_distance, flight, release + flight, outcome, called, planned.bound,

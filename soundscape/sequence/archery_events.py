@@ -36,17 +36,18 @@ __all__ = ["CUE_ROLES", "archery_sources", "count_events", "round_events", "sour
 # back to it: command (司射's 命), raise_flag / lower_flag (the 獲者's voice cues),
 # tally (釋獲), announce (告於公 after 視算).
 CUE_ROLES = ("shoot", "command", "raise_flag", "lower_flag", "tally", "announce")
-TARGETS = ("dahou", "can", "gan")
 _ARTICULATION = {"hu": "leather", "hou": "cloth", "liu": "ground", "yang": "ground",
                  "fang": "ground"}
 
 
-def source_ids() -> dict[str, str]:
-    """The fixed source ids, by role (``bow.shang``, ``huozhe.gan`` …)."""
+def source_ids(config: ArcheryConfig | None = None) -> dict[str, str]:
+    """The source ids, by role (``bow.shang``, ``huozhe.gan`` …): one target and one 獲者
+    for each of the rite's targets (``config``; None → the bundled 大射's)."""
+    config = config or load_config()
     ids = {"bow.shang": "archery.bow.shang", "bow.xia": "archery.bow.xia",
            "arrow": "archery.arrow", "tally": "archery.tally", "sishe": "voice.sishe",
            "shihuozhe": "voice.shihuozhe"}
-    for target in TARGETS:
+    for target in config.get("targets"):
         ids[f"target.{target}"] = f"archery.target.{target}"
         ids[f"huozhe.{target}"] = f"voice.huozhe.{target}"
     return ids
@@ -59,14 +60,15 @@ def archery_sources(site: Any, *, config: ArcheryConfig | None = None,
     Parameters
     ----------
     site : Site
-        Needs ``wu``, ``dahou``, ``can``, ``gan``, ``fa_*``, ``zhong``, ``xijie`` (the
-        司射 commands 由堂下西階之東) and ``zuojie`` (the 釋獲者 announces 阼階下).
+        Needs ``wu``, the rite's targets and their 乏 (``targets.<id>.fa``), ``zhong``,
+        and the places ``places.sishe`` and ``places.shihuozhe`` of the config name (大射:
+        the 司射 commands 由堂下西階之東, the 釋獲者 announces 阼階下).
     config : ArcheryConfig
     cue : str
         The cue-sheet entry that placed them (e.g. the 張侯 or 請射 step).
     """
     config = config or load_config()
-    ids = source_ids()
+    ids = source_ids(config)
     standing, seated = site.people["standing_mouth"], site.people["seated_mouth"]
     north = (0.0, 1.0, 0.0)
     south = (0.0, -1.0, 0.0)
@@ -85,11 +87,11 @@ def archery_sources(site: Any, *, config: ArcheryConfig | None = None,
         Source(ids["tally"], "tally", "中 算", "tally holder and counters", "archery",
                at("zhong", config.number("heights", "zhong_m")), north, cue=cue),
         Source(ids["sishe"], "voice", "司射", "director of archery", "voice",
-               at("xijie", standing), north, cue=cue),
+               at(config.get("places", "sishe"), standing), north, cue=cue),
         Source(ids["shihuozhe"], "voice", "釋獲者", "tally keeper", "voice",
-               at("zuojie", standing), north, cue=cue),
+               at(config.get("places", "shihuozhe"), standing), north, cue=cue),
     ]
-    for target in TARGETS:
+    for target in config.get("targets"):
         name = config.get("targets", target, "name")
         sources.append(Source(ids[f"target.{target}"], "target", name, f"target {target}",
                               "archery", place_of(site, target), north, cue=cue))
@@ -136,7 +138,7 @@ def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: 
     """
     config = config or load_config()
     cues = _cues(cue_ids)
-    ids = source_ids()
+    ids = source_ids(config)
     gong_pitch = tuning.degree(gong=gong, degree="宮")
     shang_pitch = tuning.degree(gong=gong, degree="商")
     events = _command(result, config, cues["command"], gong_pitch, ids["sishe"])
@@ -230,7 +232,7 @@ def count_events(result: RoundResult, *, start: float, sources: Mapping[str, Sou
         raise ArcheryError(f"round {result.round_no} has no tally to count (rounds 2 and 3)")
     config = config or load_config()
     cues = _cues(cue_ids)
-    ids = source_ids()
+    ids = source_ids(config)
     _need(sources, ids["tally"])
     step = config.number("tally", "count_s")
     velocity = config.get("velocity")["tally"]

@@ -60,6 +60,7 @@ from soundscape.sequence.speech import speech_events, speech_markers
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
 from soundscape.text import gloss
+from soundscape.text.derive.rites import rite_ids
 from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
@@ -159,17 +160,23 @@ def _settings() -> dict[str, Any]:
 
 
 def _rounds(sheet: CueSheet, specs: Iterable[Mapping[str, Any]]) -> dict[str, _Round]:
-    """The shoots found in the text, keyed by the step where each starts."""
+    """The shoots found in the text, keyed by the step where each starts. A spec names the
+    sections to look in (all, without ``sections``), may start after the first step
+    holding ``after`` (the 司射's command of the round), and ends at the last (or, with
+    ``end = "first"``, the first) step holding ``until``."""
     found = {}
     for spec in specs:
         steps = [s for sec in sheet.sections if any(n in sec.name for n in spec["sections"])
-                 for s in sheet.steps_in(sec.id)]
-        starts = [i for i, s in enumerate(steps) if spec["at"] in s.quote]
+                 for s in sheet.steps_in(sec.id)] if "sections" in spec else list(sheet.steps)
+        begin = next((i for i, s in enumerate(steps) if spec.get("after", "") in s.quote), None)
+        starts = [i for i, s in enumerate(steps) if spec["at"] in s.quote
+                  and begin is not None and i >= begin]
         if not starts:
             continue
         first = starts[0]
         ends = [i for i, s in enumerate(steps) if spec["until"] in s.quote and i >= first]
-        span = tuple(steps[first:(ends[-1] if ends else first) + 1])
+        last = (ends[0] if spec.get("end") == "first" else ends[-1]) if ends else first
+        span = tuple(steps[first:last + 1])
         count = None
         if "count_at" in spec:
             later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
@@ -187,15 +194,17 @@ class _Planner:
         self.sheet, self.site, self.tuning, self.seed = sheet, site, tuning, seed
         self.options, self.players = options, players
         self.settings = _settings()
-        self.config = options.archery or archery.load_config()
+        # the rite's archery (鄉射: one 侯, its pairs, 騶虞's 五節) and where its rounds stand
+        self.config = options.archery or archery.load_config(rite=sheet.text.id)
         self.roster = archery.build_roster(config=self.config, counts=options.roster,
                                            rng=np.random.default_rng([seed, 0]))
-        self.rounds = _rounds(sheet, self.settings["round"])
+        self.rounds = _rounds(sheet, self.config.data.get("round", self.settings["round"]))
         self.counts = {r.count_step: r for r in self.rounds.values() if r.count_step}
         self.played: dict[str, _Played] = {}
         self.stretch: dict[str, float] = {}
         self.count_events: list[Event] = []
-        self.archery_sources = archery_events.archery_sources(site, config=self.config)
+        self.archery_sources = (archery_events.archery_sources(site, config=self.config)
+                                if self.rounds else {})
         self.ensemble = load_ensemble()
 
     # -- the clock's questions -------------------------------------------------------
@@ -319,13 +328,18 @@ class _Planner:
             self.stretch[step.id] = seconds * factor
 
     def _jie(self, shoot: _Round, start: float) -> list[float]:
-        """The drum 節 of round three: 貍首 played on, 7 節 a pair, evenly spaced."""
-        per_turn = int(self.config.number("music", "heard_jie")
-                       + self.config.number("music", "shot_jie"))
+        """The drum 節 of round three, evenly spaced: 貍首 played on, 7 節 a pair (大射);
+        騶虞, 5 (鄉射). The piece's own heard 節 must be the rite's."""
+        heard = int(self.config.number("music", "heard_jie"))
+        per_turn = heard + int(self.config.number("music", "shot_jie"))
         turns = len(self.roster)
         if shoot.music is None:
             return list(archery.even_jie_times(start, turns, config=self.config))
         played = shoot.music
+        if played.piece.jie is not None and played.piece.jie.heard != heard:
+            raise PerformanceError(
+                f"{self.config.source}: music.heard_jie = {heard}, but piece "
+                f"{played.piece.id!r} hears {played.piece.jie.heard} 節 first; accepted: the same")
         played.arrangement = arrange(played.piece, tuning=self.tuning, repeats=per_turn * turns)
         played.end = played.arrangement.end
         return [start + t for t in played.arrangement.jie]
@@ -425,12 +439,12 @@ class _Planner:
                 continue
             pitch = self.tuning.degree(gong=self._gong(), degree=voice.degree)
             walking = voice.degree == "商"
-            for target in ("dahou", "can", "gan"):
-                where = self.site.place(f"fa_{target}" if walking else target)
+            for target in self.site.targets.values():
+                where = self.site.place(target.fa if walking else target.id)
                 events.append(Event(
                     times[voice.step].start, timing["voice_walk_call_s" if walking
                                                      else "voice_call_s"],
-                    f"voice.fuhou.{target}", pitch, 0.8, "call", voice.id,
+                    f"voice.fuhou.{target.id}", pitch, 0.8, "call", voice.id,
                     lyric="諾",
                     position=(where[0], where[1], self.site.people["standing_mouth"])))
         return events
@@ -630,7 +644,9 @@ def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
     """
     sheet = performed(load(cues if cues is not None else bundled_path()),
                       options.variants if options else ())
-    performance = perform(sheet, site=site or load_site(), tuning=tuning or default_tuning(),
+    rite = sheet.text.id if sheet.text.id in rite_ids() else None  # its site: 鄉射 in the 序
+    performance = perform(sheet, site=site or load_site(rite=rite),
+                          tuning=tuning or default_tuning(),
                           seed=seed, options=options)
     if from_section is None and to_section is None:
         return performance

@@ -1,9 +1,13 @@
-"""The courtyard of the 大射儀: units, named places, performers' and listeners' places.
+"""The site of a rite: units, named places, performers' and listeners' places.
 
 Coordinates are metres, x east, y north, z up, with the origin at the middle
 of the front (south) edge of the hall (堂) at ground level. The data lives in
-``soundscape/data/site.toml``, every length with its unit; ``load_site`` reads
-it, applies a user's override file and checks that every place is possible.
+``soundscape/data/site.toml`` (the 大射's 射宮, every length with its unit) and,
+for the other rites, in ``soundscape/data/sites/<rite>.toml`` (named by the rite's
+``site`` key in ``data/rites.toml``), which replaces the tables and places that differ
+(鄉射 in the 序 with one 侯 at 五十弓, 燕禮 in the lord's 寢, 鄉飲酒 in the 庠) and drops
+those the rite has not. ``load_site`` reads them, applies a user's override file and
+checks that every place is possible.
 
 Units follow the texts: 尺 (its length in metres is a parameter, 0.231 m by
 default: the Eastern Zhou bronze ruler, docs/sources.md M6.2), 貍步 =
@@ -15,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
@@ -42,6 +46,7 @@ __all__ = [
     "compass",
     "load_site",
     "parse_length",
+    "rite_site_file",
     "to_metres",
 ]
 
@@ -219,13 +224,23 @@ class Hall:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A 侯 and its measures (metres): 侯道, 侯中 side, 躬+舌 band, height of the lower rope."""
+    """A 侯 and its measures (metres): 侯道, 侯中 side, 躬+舌 band, height of the lower rope.
+
+    ``unit`` is the unit the text measures its 侯道 in (貍步 in the 大射, 弓 in the 鄉射);
+    its 乏 is the place ``fa_<id>``.
+    """
 
     id: str
     distance: float
     hou_zhong: float
     band: float
     bottom: float
+    unit: str = "貍步"
+
+    @property
+    def fa(self) -> str:
+        """The id of the place of its shelter (乏)."""
+        return f"fa_{self.id}"
 
     @property
     def top(self) -> float:
@@ -315,6 +330,10 @@ class Site:
     people : mapping → metres
         Heights of the people of the rite: ``standing_mouth``, ``seated_mouth``,
         ``standing_ear`` (every voice and listener without a place of its own uses them).
+    name : str
+        What the site is, as the data names it (``射宮``, ``州序`` …).
+    rite : str
+        The rite whose site file was read over the 大射's, or ``""``.
     """
 
     chi_m: float
@@ -333,6 +352,8 @@ class Site:
     source: str = ""
     overridden: Mapping[str, str] = field(default_factory=dict)
     people: Mapping[str, float] = field(default_factory=dict)
+    name: str = ""
+    rite: str = ""
 
     # Units -------------------------------------------------------------
 
@@ -455,8 +476,9 @@ class Site:
 
 # Loading -------------------------------------------------------------------
 
-def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> Site:
-    """Read the bundled site, apply a user's override file, and check it.
+def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None,
+              rite: str | None = None) -> Site:
+    """Read the bundled site (the rite's, when named), apply a user's override file, check it.
 
     Parameters
     ----------
@@ -469,6 +491,10 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> S
         the bundled ones, and ``[layout."<layout id>"]`` tables that move placed
         instruments (``x``/``y``/``z`` or ``dx``/``dy``/``dz``, ``facing``,
         ``struck_face``). Every length needs its unit.
+    rite : str or None
+        A bundled rite id (``soundscape rites``): its site file (``rite_site_file``) is
+        read over the 大射's before the overrides; None, or a rite without one (the
+        大射), gives the 大射's 射宮.
 
     Raises
     ------
@@ -484,12 +510,104 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None) -> S
     origin = {f"places.{id_}": str(data_path) for id_ in data["places"]}
     layout: dict[str, LayoutOverride] = {}
     set_by: dict[str, str] = {}
+    defined: dict[str, str] = {}
     source = str(data_path)
+    rite_file = rite_site_file(rite) if rite is not None else None
+    if rite_file is not None:
+        _merge_rite(data, read_toml(rite_file, SiteError), str(rite_file), origin, defined)
+        source = f"{data_path} + {rite_file}"
     if overrides is not None:
         user = read_toml(Path(overrides), SiteError)
         layout = _merge(data, user, str(overrides), origin, set_by, chi_m)
-        source = f"{data_path} + {overrides}"
-    return _build(data, origin, set_by, layout, chi_m, source, str(data_path))
+        source = f"{source} + {overrides}"
+    site = _build(data, origin, {**defined, **set_by}, layout, chi_m, source, str(data_path))
+    return replace(site, overridden=MappingProxyType(set_by), name=str(data.get("name", "")),
+                   rite=rite if rite_file is not None else "")
+
+
+def rite_site_file(rite: str) -> Path | None:
+    """The site file of bundled rite ``rite`` (its ``site`` key in ``data/rites.toml``), or
+    None when the rite is held on the 大射's site.
+
+    Raises
+    ------
+    SiteError
+        If the rite is unknown (the message lists the rites) or its ``site`` is not a
+        file under ``soundscape/data/sites/``.
+    """
+    from soundscape.errors import TextError
+    from soundscape.text.derive.rites import rite as bundled_rite
+
+    try:
+        entry = bundled_rite(rite).table.get("site")
+    except TextError as error:
+        raise SiteError(str(error)) from None
+    if entry is None:
+        return None
+    folder = (data_dir() / _RITE_FOLDER).resolve()
+    path = (data_dir() / str(entry)).resolve()
+    if path.parent != folder or path.suffix != ".toml":
+        raise SiteError(f"{data_dir() / 'rites.toml'}: rite.{rite}.site = {entry!r}; accepted: "
+                        f"a .toml file in {folder}")
+    return path
+
+
+#: Where the rites' site files live (under the package data).
+_RITE_FOLDER = "sites"
+#: A rite's site file: flat tables merge key by key; entry tables add or replace whole
+#: entries by id; ``drop`` removes places, targets and listeners the rite has not.
+_RITE_FLAT = ("hall", "stairs", "courtyard", "spacing", "people")
+_RITE_ENTRIES: Mapping[str, tuple[str, ...] | None] = MappingProxyType({
+    "places": None, "instruments": None,
+    "targets": ("distance", "hou_zhong", "band", "bottom"),
+    "listeners": ("facing", "ear"),
+})
+_RITE_KEYS = ("schema", "name", "roman", "note", "drop", *_RITE_FLAT, *_RITE_ENTRIES)
+_DROPPABLE = ("places", "targets", "listeners")
+
+
+def _merge_rite(data: dict[str, Any], rite: dict[str, Any], path: str, origin: dict[str, str],
+                defined: dict[str, str]) -> None:
+    """Fold a rite's site file into the 大射's ``data``; note in ``defined`` each key it sets."""
+    for key in rite:
+        if key not in _RITE_KEYS:
+            raise SiteError(f"{path}: key {key!r} is unknown; accepted: {', '.join(_RITE_KEYS)}")
+    drop = rite.get("drop", [])
+    if not isinstance(drop, list) or not all(isinstance(id_, str) for id_ in drop):
+        raise SiteError(f"{path}: drop = {validate.shown(drop)} must be a list of ids")
+    for id_ in drop:
+        tables = [table for table in _DROPPABLE if id_ in data[table]]
+        if not tables:
+            raise SiteError(f"{path}: drop: {id_!r} is not a place, target or listener of "
+                            f"the 大射's site; known places: {', '.join(data['places'])}")
+        for table in tables:
+            del data[table][id_]
+        origin.pop(f"places.{id_}", None)
+    for table in _RITE_FLAT:
+        for key, value in _table(rite, table, path).items():
+            _check_key(path, f"{table}.{key}", key, data[table])
+            data[table][key] = value
+            defined[f"{table}.{key}"] = path
+    for table, needed in _RITE_ENTRIES.items():
+        for id_, entry in _table(rite, table, path).items():
+            if not isinstance(entry, dict):
+                raise SiteError(f"{path}: {table}.{id_} must be a table")
+            missing = [key for key in needed or () if key not in entry]
+            if missing:
+                raise SiteError(f"{path}: {table}.{id_} needs {', '.join(missing)}")
+            data[table][id_] = dict(entry)
+            defined.update({f"{table}.{id_}.{name}": path for name in entry})
+            if table in ("places", "targets"):
+                origin[f"places.{id_}"] = path
+    if "name" in rite:
+        data["name"] = rite["name"]
+
+
+def _table(data: Mapping[str, Any], name: str, path: str) -> Mapping[str, Any]:
+    value = data.get(name, {})
+    if not isinstance(value, Mapping):
+        raise SiteError(f"{path}: {name} must be a table")
+    return value
 
 
 _MERGEABLE = ("places", "targets", "instruments")
@@ -604,7 +722,8 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
               length(data["stairs"]["run"], "stairs.run"))
     spacing = {k: length(v, f"spacing.{k}") for k, v in data["spacing"].items()}
     targets = {id_: Target(id_, *(length(t[k], f"targets.{id_}.{k}")
-                                  for k in ("distance", "hou_zhong", "band", "bottom")))
+                                  for k in ("distance", "hou_zhong", "band", "bottom")),
+                           _unit_of(t["distance"]))
                for id_, t in data["targets"].items()}
     places = _build_places(data["places"], targets, origin, chi_m)
     instruments = {id_: InstrumentSize(
@@ -630,6 +749,14 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
                 MappingProxyType({k: length(v, f"people.{k}") for k, v in data["people"].items()}))
     _check_places(site, origin)
     return site
+
+
+def _unit_of(spec: Any) -> str:
+    """The unit a length is written in (``"50 弓"`` → 弓); ``m`` for a sum of several."""
+    if isinstance(spec, Mapping):
+        return str(spec["unit"])
+    units = [match[2] for match in _TERM.finditer(str(spec))]
+    return units[0] if len(set(units)) == 1 else "m"
 
 
 def _check_bound(metres: float, value: Any, key: str, where: str) -> None:
