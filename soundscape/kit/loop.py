@@ -5,6 +5,10 @@ A programme of length L is rendered by ``soundscape.sound.render.render_blocks``
 L (bells, drums, the hall, sound still in flight across the courtyard) is added back at
 the start, so the loop restarts into the ring of its own end, as it would in an endless
 rite. Nothing is cut and nothing is faded: the seam is a sample-exact continuation.
+Where the programme begins on a sound, its part opens on a quiet lead taken from the rite
+just before it (``programmes.lead_in``), so the loop point falls where nothing starts;
+the step where the part's first sound comes in (``opening_s``) is measured beside the
+seam's, as the *restart*.
 
 The loop is normalised to its *calibration level*: a gain puts its integrated loudness
 (ITU-R BS.1770-4, as EBU R 128 measures it) at ``calibration_lufs``, unless its true
@@ -52,7 +56,9 @@ class LoopResult:
     ``files``: one WAV per group of ≤ 16 channels; ``channel_map``: per output channel,
     (file index, channel in that file from 1, name); levels of the written loop;
     ``seam_db``: the step across the seam and ``elsewhere_db`` the 95th percentile and
-    the largest step between the loop's other windows (``seam_steps``).
+    the largest step between the loop's other windows (``seam_steps``); ``restart_db``:
+    the step where the programme's first part comes in after its lead (the seam's own
+    when the loop opens on it).
     """
 
     files: tuple[Path, ...]
@@ -66,6 +72,7 @@ class LoopResult:
     ceiling_dbtp: float
     seam_db: float
     elsewhere_db: tuple[float, float]
+    restart_db: float
 
 
 def channel_groups(width: int) -> list[range]:
@@ -78,13 +85,14 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
                 seed: int = 0, calibration_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
                 bits: str = "24", voice: Voice | None = None,
                 surroundings: Surroundings | None = None, cues: tuple[Cue, ...] = (),
-                channel_mask: int = 0) -> LoopResult:
+                channel_mask: int = 0, opening_s: float = 0.0) -> LoopResult:
     """Render ``performance`` as a loop of ``length_s`` seconds to ``path`` (see module).
 
     ``path`` is the file of a feed of ≤ 16 channels; a wider feed goes to
     ``<stem>.ch01-16.wav``, ``<stem>.ch17-….wav`` beside it, each with channel mask 0.
     ``channel_mask``: the WAVE_FORMAT_EXTENSIBLE speaker mask of the feed
-    (``speakers.channel_mask``); 0 says "no speaker positions".
+    (``speakers.channel_mask``); 0 says "no speaker positions". ``opening_s``: where the
+    programme's first part begins in the loop, after its lead (``programmes.lead_in``).
     """
     if not (0.5 <= length_s <= 24 * 3600):
         raise KitError(f"loop length={length_s!r} s, accepted: 0.5 s to 24 h")
@@ -108,13 +116,14 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
         files = _write(loop, path, 10 ** (gain_db / 20), sample_rate, bits, cues, channel_mask)
         seam, inside = seam_steps(loop, sample_rate) if frames >= 3 * sample_rate // 10 \
             else (0.0, np.zeros(1))
+        restart = _step_at(seam, inside, opening_s)
     names = panner.channels
     channel_map = tuple((f, c - group.start + 1, names[c])
                         for f, group in enumerate(channel_groups(width)) for c in group)
     out_peak = 20 * math.log10(peak) + gain_db if peak > 0 else -math.inf
     return LoopResult(files, channel_map, frames / sample_rate, measured, gain_db,
                       measured + gain_db, out_peak, calibration_lufs, ceiling_dbtp, seam,
-                      (float(np.percentile(inside, 95)), float(inside.max())))
+                      (float(np.percentile(inside, 95)), float(inside.max())), restart)
 
 
 def _wrap(blocks: Iterator[np.ndarray], loop: np.ndarray) -> None:
@@ -187,6 +196,16 @@ def seam_steps(audio: np.ndarray, sample_rate: int, *, window_s: float = 0.1,
     levels = 10 * np.log10(energies + floor)
     inside = np.abs(np.diff(levels[:, :-1], axis=1)).max(axis=0)
     return float(np.abs(levels[:, 0] - levels[:, -1]).max()), inside
+
+
+def _step_at(seam: float, inside: np.ndarray, time_s: float, window_s: float = 0.1
+             ) -> float:
+    """The step of ``seam_steps`` into the window holding ``time_s`` or out of it (a sound
+    late in a window steps at the next), the seam's own at the loop's start."""
+    window = int(time_s / window_s)
+    if window == 0:
+        return seam
+    return float(inside[min(window, len(inside)) - 1:window + 1].max())
 
 
 def _energies(piece: np.ndarray, size: int, sample_rate: int, bands: tuple[float, ...]

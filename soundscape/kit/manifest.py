@@ -6,7 +6,8 @@ plays (seconds on the rite's clock), the loop's length, the pieces heard with th
 basis (``surviving`` with the source, or ``reconstruction`` with the rules it rests on),
 and per zone and layout the audio files with their SHA-256, channel map (file, channel,
 name), integrated loudness (LUFS), true peak (dBTP), calibration level and the level step
-measured across the loop's seam beside the steps elsewhere in it; then the
+measured across the loop's seam beside the steps elsewhere in it and the step where the
+programme's first part comes in after its lead (the restart); then the
 captions, cue lists and performance files, each with its SHA-256.
 """
 
@@ -62,7 +63,9 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
             "at_calibration": abs(result.output_lufs - result.calibration_lufs) < 0.05,
             "seam_step_db": round(result.seam_db, 2),
             "other_steps_db": {"p95": round(result.elsewhere_db[0], 2),
-                               "max": round(result.elsewhere_db[1], 2)}})
+                               "max": round(result.elsewhere_db[1], 2)},
+            "seam_within_p95": result.seam_db <= result.elsewhere_db[0],
+            "restart_step_db": round(result.restart_db, 2)})
     names = [f"{programme.id}.{z.id}.{ext}" for z in programme.zones for ext in ("vtt", "srt")]
     names += [f"{programme.id}.cues.{ext}" for ext in ("json", "csv")]
     names.append(f"{programme.id}.performance.json")
@@ -70,6 +73,7 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
         "id": programme.id, "title": programme.title, "description": programme.description,
         "seconds": round(item.length_s, 3),
         "parts": [[round(a, 3), round(b, 3)] for a, b in item.parts],
+        "lead_s": round(item.lead_s, 3),
         "zones": [{"id": z.id, "walk": [list(w) for w in z.waypoints]} for z in programme.zones],
         "pieces": [asdict(performance.pieces[p]) for p in heard],
         "renders": renders,

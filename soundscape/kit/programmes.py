@@ -14,10 +14,20 @@ exactly one of:
 and its zones with ``listeners`` (place ids) and/or ``walk`` (waypoints ``{time,
 place}``: a walking listener). ``calibration_lufs`` and ``ceiling_dbtp`` may be given
 per programme or at the top of the file.
+
+The loop point: a programme loops from its end into its beginning, so where it begins
+on a sound (a music cue's first stroke), the loop point would fall on that onset. Its
+first part therefore opens ``lead_s`` (default 1 s) before its first sound, on the rite's
+own moment just before it (the bed, and whatever the rite does there), at the latest time
+no more than ``LEAD_REACH_S`` earlier from which nothing but the bed starts for
+``lead_s`` (``lead_in``): the loop point falls where nothing starts, and the part's
+first sound is heard as it is in the rite, after what comes before it.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,10 +39,13 @@ from soundscape.performance import Performance, Source
 from soundscape.resources import data_dir
 from soundscape.site.listeners import Listener, ListenerPath
 
-__all__ = ["Programme", "Zone", "cut", "default_path", "expand", "load_programmes", "spans"]
+__all__ = ["LEAD_REACH_S", "Programme", "Zone", "cut", "default_path", "expand", "lead_in",
+           "load_programmes", "spans"]
 
 _KEYS = {"id", "title", "description", "from", "to", "round", "music", "excerpt_s", "gap_s",
-         "each_music", "listeners", "walk", "calibration_lufs", "ceiling_dbtp"}
+         "lead_s", "each_music", "listeners", "walk", "calibration_lufs", "ceiling_dbtp"}
+#: How far before its part a programme may open to find its quiet lead (s).
+LEAD_REACH_S = 10.0
 _MAX_PROGRAMMES = 500
 
 
@@ -67,6 +80,7 @@ class Programme:
     music: str | None = None
     excerpt_s: float = 70.0
     gap_s: float = 2.0
+    lead_s: float = 1.0
     each_music: bool = False
     zones: tuple[Zone, ...] = (Zone("gong_wei"),)
     calibration_lufs: float = -23.0
@@ -142,7 +156,8 @@ def _programme(entry: Any, where: str, top: dict[str, float], places: set[str] |
     if "each_music" in entry:
         fields["each_music"] = validate.choice(entry["each_music"], (True, False),
                                                key="each_music", where=where, error=KitError)
-    for key, low, high in (("excerpt_s", 5.0, 3600.0), ("gap_s", 0.0, 60.0)):
+    for key, low, high in (("excerpt_s", 5.0, 3600.0), ("gap_s", 0.0, 60.0),
+                           ("lead_s", 0.0, LEAD_REACH_S)):
         if key in entry:
             fields[key] = validate.number(entry[key], key=key, where=where, error=KitError,
                                           low=low, high=high, unit="s")
@@ -226,6 +241,30 @@ def spans(programme: Programme, performance: Performance) -> list[tuple[float, f
             raise KitError(f"{where}: from={first.id} comes after to={last.id}")
         return [(first.start, last.end)]
     return [(0.0, performance.duration)]
+
+
+def lead_in(performance: Performance, parts: list[tuple[float, float]], quiet_s: float
+            ) -> list[tuple[float, float]]:
+    """``parts`` with the first opening earlier, so that nothing but the bed (sources of
+    group ``place``) starts in the first ``quiet_s`` of the loop (see module): the latest
+    such opening no more than ``LEAD_REACH_S`` before the part and not before the rite's
+    start; the part as it is when it opens so already or no such opening exists."""
+    if not parts or quiet_s <= 0:
+        return parts
+    start, stop = parts[0]
+    onsets = sorted(e.time for e in performance.events
+                    if performance.sources[e.source].group != "place")
+    at = bisect.bisect_left(onsets, start)
+    if (onsets[at] if at < len(onsets) else math.inf) - start >= quiet_s:
+        return parts
+    earliest = max(0.0, start - LEAD_REACH_S)
+    while True:  # quiet_s before each onset from the part's first one back
+        opening = onsets[at] - quiet_s
+        if opening < earliest:
+            return parts
+        if at == 0 or onsets[at - 1] < opening:
+            return [(opening, stop), *parts[1:]]
+        at -= 1
 
 
 def _section(performance: Performance, name: str, where: str):

@@ -51,7 +51,9 @@ def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
         ("gong_wei", "stereo"), ("gong_wei", "5.1"), ("zhongting", "stereo"),
         ("zhongting", "5.1")]
     assert everything["seconds"] == pytest.approx(rite().duration)
-    assert music["parts"] == [[4.0, 8.0]] and music["seconds"] == 4.0
+    # 肆夏 begins on a stroke at 4 s: the loop opens a second earlier, on the rite's quiet
+    assert music["parts"] == [[3.0, 8.0]] and music["seconds"] == 5.0
+    assert music["lead_s"] == 1.0 and everything["lead_s"] == 0.0
     for programme, level in ((everything, -24.0), (music, -30.0)):
         for render in programme["renders"]:
             assert render["calibration_lufs"] == level
@@ -61,10 +63,17 @@ def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
             assert info.samplerate == 48000 and info.subtype == "PCM_24"
             assert info.frames == round(programme["seconds"] * 48000)
             assert render["seam_step_db"] >= 0.0
-    # the whole rite loops from its ending ring into its silent start: no step beyond its
-    # strokes (a part that starts on a stroke steps at its seam as at a stroke from silence)
-    for render in everything["renders"]:
+    # every loop's seam steps less than 95 % of the steps inside it: the whole rite loops
+    # from its ending ring into its quiet start; 肆夏, which begins on a stroke, loops
+    # through its lead (without it the stroke came in at the seam from near silence:
+    # 46 dB against ≤ 18 dB elsewhere)
+    for render in everything["renders"] + music["renders"]:
         assert render["seam_step_db"] <= render["other_steps_db"]["p95"]
+        assert render["seam_within_p95"]
+    for render in music["renders"]:
+        # the restart: the first stroke after the quiet, the largest step in the loop
+        assert render["restart_step_db"] == render["other_steps_db"]["max"]
+        assert render["restart_step_db"] > render["seam_step_db"] + 30.0
     # extensible WAVs with the speaker masks soundscape render writes (L R; L R C LFE Ls Rs)
     assert [read_wav_channel_mask(kit / r["files"][0]["file"])
             for r in everything["renders"]] == [0x3, 0x3F, 0x3, 0x3F]

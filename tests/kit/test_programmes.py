@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from soundscape.kit import KitError
-from soundscape.kit.programmes import cut, expand, load_programmes, spans
+from soundscape.kit.programmes import LEAD_REACH_S, cut, expand, lead_in, load_programmes, spans
+from soundscape.performance import Event, Performance, Source
 from soundscape.site.courtyard import load_site
 from tests.kit.scenes import rite
 
@@ -32,6 +33,7 @@ def test_bundled_programmes_load_against_the_site():
     ('calibration_lufs = 5\n[[programme]]\nid = "a"\n', "calibration_lufs=5"),
     ('[[programme]]\nid = "a"\nwalk = [{time = 5, place = "men"}, {time = 2, place = "men"}]'
      '\n', r"walk\[1\]\.time=2"),
+    ('[[programme]]\nid = "a"\nlead_s = 11\n', r"lead_s=11"),
 ])
 def test_bad_programme_files_name_file_entry_key_and_value(tmp_path, body, message):
     path = tmp_path / "p.toml"
@@ -86,3 +88,36 @@ def test_a_walk_zone_is_a_walking_listener_through_its_places():
     halfway = walk.at(60.0).position
     assert halfway[1] == pytest.approx((site.listener("men").position[1]
                                         + site.listener("zhongting").position[1]) / 2)
+
+
+def _sounds(*times, bed=()):
+    """A rite of short sounds at ``times`` and bed segments (group ``place``) at ``bed``."""
+    sources = {"drum": Source("drum", "jiangu", "鼓", "drum", "drums", (0.0, 5.0, 1.2)),
+               "bed": Source("bed", "ambience", "境", "bed", "place", (50.0, 50.0, 3.0))}
+    events = [Event(t, 0.2, "drum", None, 0.8, "strike", "c") for t in times]
+    events += [Event(t, 30.0, "bed", None, 0.5, "day", "bed") for t in bed]
+    return Performance.build(sorted(events, key=lambda e: e.time), [], sources)
+
+
+def test_a_part_that_opens_on_a_sound_opens_on_the_rites_quiet_before_it():
+    # 肆夏 begins on a stroke at 4 s; the rite's last sound before it is at 1 s
+    assert lead_in(rite(), [(4.0, 8.0)], 1.0) == [(3.0, 8.0)]
+    assert lead_in(rite(), [(4.0, 8.0)], 0.0) == [(4.0, 8.0)]  # lead_s = 0: as it was
+    # only the first part of several gets the lead (the loop point is at its start)
+    assert lead_in(rite(), [(4.0, 8.0), (4.0, 6.0)], 0.5) == [(3.5, 8.0), (4.0, 6.0)]
+
+
+def test_the_lead_holds_no_onset_and_takes_in_a_sound_too_close_to_skip():
+    # a sound 0.4 s before the part: the loop opens a lead_s before that sound instead
+    assert lead_in(_sounds(9.6, 10.0, 11.0), [(10.0, 20.0)], 1.0) == [(8.6, 20.0)]
+    # the bed (group place) fades in: it may start anywhere in the lead
+    assert lead_in(_sounds(10.0, bed=(9.5,)), [(10.0, 20.0)], 1.0) == [(9.0, 20.0)]
+
+
+def test_no_lead_when_the_part_opens_quietly_or_none_can_be_found():
+    assert lead_in(_sounds(11.5), [(10.0, 20.0)], 1.0) == [(10.0, 20.0)]  # 1.5 s of quiet
+    assert lead_in(_sounds(0.3), [(0.0, 5.0)], 1.0) == [(0.0, 5.0)]  # the rite's start
+    # sounds every 0.5 s for longer than the reach: no quiet second to open on
+    busy = _sounds(*(0.5 * i for i in range(int(2 * (LEAD_REACH_S + 12)))))
+    assert lead_in(busy, [(LEAD_REACH_S + 10.0, LEAD_REACH_S + 11.0)], 1.0) == [
+        (LEAD_REACH_S + 10.0, LEAD_REACH_S + 11.0)]

@@ -1,0 +1,44 @@
+"""Two bundled programmes of the real rite built as loops: their seams measured.
+
+``cue.gaixia`` (陔夏, 10.7 s) and ``cue.sixia_2`` (肆夏 again, 50.4 s) both begin on the
+first stroke of their music; each loop opens on the rite's quiet second before it, so
+its seam steps less than 95 % of the steps inside it (the bundled rite sequenced once).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from soundscape.kit.build import build_kit
+from soundscape.sequence.planner import perform_from_file
+from soundscape.site.courtyard import load_site
+
+CUES = ("cue.gaixia", "cue.sixia_2")
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory) -> dict:
+    site = load_site()
+    out = tmp_path_factory.mktemp("kit")
+    build_kit(out, rite=perform_from_file(None, seed=0, site=site), site=site,
+              programme_ids=CUES, executor="serial")
+    return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+
+
+def test_real_programmes_loop_with_seams_within_their_own_steps(manifest):
+    programmes = {p["id"]: p for p in manifest["programmes"]}
+    assert set(programmes) == set(CUES)
+    for programme in programmes.values():
+        assert 0.9 <= programme["lead_s"] <= 1.0  # the part opens on its music's stroke
+        (render,) = programme["renders"]
+        assert render["seam_step_db"] <= render["other_steps_db"]["p95"]
+        assert render["at_calibration"] and render["true_peak_dbtp"] <= -1.0
+
+
+def test_the_lead_is_the_rites_own_time_before_the_music(manifest):
+    gaixia = next(p for p in manifest["programmes"] if p["id"] == "cue.gaixia")
+    (start, stop), = gaixia["parts"]
+    assert stop - start == pytest.approx(gaixia["seconds"], abs=0.002)
+    assert gaixia["seconds"] == pytest.approx(10.71 + gaixia["lead_s"], abs=0.01)
