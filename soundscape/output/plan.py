@@ -70,7 +70,8 @@ def plan_figure(site: Site, placed: Mapping[str, PlacedInstrument], *,
         FigureCanvasAgg(figure)
         overview, detail = figure.subplots(1, 2, width_ratios=[1.0, 2.1])
         _draw_overview(overview, site, placed, head)
-        figure.suptitle(f"{site.name or '射宮'} 張侯 設樂 · {_RITE_TITLES.get(site.rite, '')}"
+        hou = "張侯 " if site.targets else ""
+        figure.suptitle(f"{site.name or '射宮'} {hou}設樂 · {_RITE_TITLES.get(site.rite, '')}"
                         f"site, targets, orchestra (1 尺 = {site.chi_m:.3f} m)", fontsize=14)
         _draw_detail(detail, site, placed, head)
     return figure
@@ -188,9 +189,11 @@ def _distances(ax: Axes, site: Site) -> None:
     west = site.in_units(x - fa[0], unit)
     north = site.in_units(fa[1] - y, unit)
     words = ("西", "北", unit)
-    ax.text((x + fa[0]) / 2, y - 1.5, f"{words[0]} {west:.0f} {words[2]} = {x - fa[0]:.1f} m",
+    ax.text((x + fa[0]) / 2, y - 1.5,
+            f"{words[0]} {_amount(west)} {words[2]} = {x - fa[0]:.1f} m",
             ha="center", va="top", fontsize=7, color="#7a5c2e")
-    ax.text(fa[0] - 1.5, (y + fa[1]) / 2, f"{words[1]} {north:.0f} {words[2]}", ha="right",
+    ax.text(fa[0] - 1.5, (y + fa[1]) / 2,
+            f"{words[1]} {_amount(north)} {words[2]} = {fa[1] - y:.1f} m", ha="right",
             va="center", fontsize=7, color="#7a5c2e", rotation=90)
 
 
@@ -375,6 +378,11 @@ def _north_arrow(ax: Axes) -> None:
     ax.annotate("N", xy=(0.95, 0.97), xytext=(0.95, 0.88), xycoords="axes fraction",
                 ha="center", va="center", fontsize=12,
                 arrowprops={"arrowstyle": "-|>", "lw": 1.5, "color": "k"})
+
+
+def _amount(value: float) -> str:
+    """A count of units as the text would give it: whole, or to a tenth (北 16.7 弓)."""
+    return f"{value:.0f}" if abs(value - round(value)) < 0.05 else f"{value:.1f}"
 
 
 def _unit(unit: str) -> str:

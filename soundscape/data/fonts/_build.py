@@ -20,7 +20,7 @@ FAMILY = "Soundscape CJK"
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 DATA = ("cues/*.toml", "instruments/*.toml", "soundscape/data/*.toml",
-        "soundscape/data/pieces/*.toml")
+        "soundscape/data/pieces/*.toml", "soundscape/data/sites/*.toml")
 EXTRA = "貍步尺弓侯乏堂庭階楹坫鼓鐘磬笙管瑟鼗鼙鑮"  # words the pictures write themselves
 
 
