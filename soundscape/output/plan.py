@@ -193,7 +193,7 @@ def _distances(ax: Axes, site: Site) -> None:
             f"{words[0]} {_amount(west)} {words[2]} = {x - fa[0]:.1f} m",
             ha="center", va="top", fontsize=7, color="#7a5c2e")
     ax.text(fa[0] - 1.5, (y + fa[1]) / 2,
-            f"{words[1]} {_amount(north)} {words[2]} = {fa[1] - y:.1f} m", ha="right",
+            f"{words[1]} {_amount(north)} {words[2]}", ha="right",
             va="center", fontsize=7, color="#7a5c2e", rotation=90)
 
 
