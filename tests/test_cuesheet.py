@@ -153,7 +153,8 @@ BROKEN = [
     ('repeats = 1', 'repeats = nan', "repeats=nan must be a whole number"),
     ('performers = ["east.shengqing", "gong"]', 'performers = ["voice"]',
      "performers has unknown 'voice'; accepted: east.shengqing, gong, pipes.dang, se"),
-    ('piece = "sixia"', 'piece = "shao"', "piece='shao' has no score in the repertoire"),
+    # every piece the glossary names has a score now (勺 and 房中之樂 too): an unknown id
+    ('piece = "sixia"', 'piece = "qizhai"', "piece='qizhai' is unknown; accepted: aoxia"),
     ('conditions = ["間若一"]', 'forces = { gong = 1e308 }',
      "forces.gong=1e+308 must be a whole number ≥ 1 and ≤ 64"),
     ('of = ["east.shengqing", "zuojie"]', 'of = ["east.shengqing", "pipes.dang"]',

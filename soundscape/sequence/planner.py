@@ -214,13 +214,15 @@ class _Planner:
                 self.players.move_gong(start, move["phase"], self.site)
         needed = self.stretch.get(step.id, 0.0)
         shoot = self.rounds.get(step.id)
+        after = 0.0  # music-bound cues of one step play one after another, in sheet order
         for cue in self.sheet.music_at(step.id):
             shot_to = shoot is not None and cue.kind == "she"
-            played = self._start(cue, start, arranged_by_shoot=shot_to)
+            played = self._start(cue, start + after, arranged_by_shoot=shot_to)
             if shot_to:
                 shoot.music = played
             elif played.end is not None:
-                needed = max(needed, played.end)
+                after += played.end
+                needed = max(needed, after)
         if shoot is not None:
             needed = max(needed, self._shoot(shoot, start))
         if step.id in self.counts:

@@ -64,7 +64,7 @@ class Players:
         (鄉 rites: 陔 on the drum alone, though the 磬 hangs there; 鄭注: 大夫士鼓而已).
         """
         named = [p for p in self.placed if p.rsplit(".", 1)[-1] == note.part]
-        if named:
+        if named and note.instrument not in _UNISON:  # all the cue's 笙 play its 笙 part
             return tuple(named)
         ids = []
         for performer in cue.performers:

@@ -30,7 +30,7 @@ FENGYA = {"luming": "鹿鳴", "simu": "四牡", "huanghuangzhehua": "皇皇者�
           "caipin": "采蘋"}
 SHENGSHI = ("nangai", "baihua", "huashu", "yougeng", "chongqiu", "youyi")
 RECONSTRUCTIONS = ("sixia", "gaixia", "aoxia", "xingong", "lishou", "wusuanyue", "zouyu",
-                   *SHENGSHI)
+                   "shao", "fangzhong", *SHENGSHI)
 
 
 def _tsv_rows(song: str) -> list[dict[str, str]]:
@@ -158,6 +158,33 @@ def test_wusuanyue_is_a_selection_of_the_fengya_songs():
     assert piece.fill_seconds > 0 and piece.end_on == "stanza"
     assert len(piece.notes) == sum(len(load_piece(p).notes) for p in FENGYA)
     assert piece.stanza_labels[0] == "鹿鳴 1"
+
+
+def test_shao_is_the_zhou_song_zhuo_set_by_the_rule():
+    """燕禮 記 若舞則勺; 鄭注: 勺，頌篇…其詩曰：於鑠王師，遵養時晦…實維爾公允師: the
+    words of 周頌 酌, set like every piece without a score, in the mode of the 鄉樂 it
+    follows, sung by the 工 to the 瑟."""
+    piece = load_piece("shao")
+    assert piece.basis == "reconstruction" and piece.mode == "無射清商"
+    words = "".join(n.lyric for n in piece.notes)
+    assert words.startswith("於鑠王師遵養時晦") and words.endswith("實維爾公允師")
+    assert {p.instrument for p in piece.parts} == {"voice", "se"}
+
+
+def test_fangzhong_is_the_two_nan_sung_once_to_strings():
+    """燕禮 記 有房中之樂; 鄭注: 弦歌周南召南之詩，而不用鍾磬之節也: the six songs of the
+    周南 and 召南, each once, voice and 瑟 only (no bells, no stones)."""
+    from soundscape.music.arrange import arrange
+    from soundscape.music.tuning import default_tuning
+
+    piece = load_piece("fangzhong")
+    songs = ("guanju", "getan", "juaner", "quechao", "caifan", "caipin")
+    assert piece.basis == "reconstruction"
+    assert {p.instrument for p in piece.parts} == {"voice", "se"}
+    arranged = arrange(piece, tuning=default_tuning())
+    sung = [n for n in arranged.notes() if n.instrument == "voice"]
+    words = "".join(n.lyric for song in songs for n in load_piece(song).notes)
+    assert "".join(n.lyric for n in sung) == words  # each song once, in the 鄉樂's order
 
 
 def test_drum_pattern_half_marker_is_not_a_stroke():

@@ -119,8 +119,9 @@ def test_ji_is_a_part_apart_and_its_music_are_variants(sheets):
     assert len(ji) == 1 and yan.sections[-1] == ji[0]
     variants = [m for m in yan.music if m.variant]
     assert variants and all(yan.step(m.start).section == ji[0].id for m in variants)
-    assert {m.variant for m in variants} == {"若以樂納賓"}
-    assert [m.piece for m in variants] == ["sixia", "sixia", "luming", "xingong"]
+    assert [(m.variant, m.piece) for m in variants] == [
+        ("若以樂納賓", "sixia"), ("若以樂納賓", "sixia"), ("若以樂納賓", "luming"),
+        ("若以樂納賓", "xingong"), ("若舞", "shao"), ("記:有房中之樂", "fangzhong")]
 
 
 def test_ji_variants_are_off_unless_asked_for(sheets):
@@ -132,8 +133,8 @@ def test_ji_variants_are_off_unless_asked_for(sheets):
     chosen = cuesheet.performed(yan, ("若以樂納賓",))
     extra = [m for m in chosen.music if m.variant]
     assert extra and all(m.start in {s.id for s in chosen.steps} for m in extra)
-    with pytest.raises(CueSheetError, match="variant '若舞' unknown; accepted: 若以樂納賓"):
-        cuesheet.performed(yan, ("若舞",))
+    with pytest.raises(CueSheetError, match="variant '若射' unknown; accepted: 若以樂納賓, 若舞"):
+        cuesheet.performed(yan, ("若射",))
 
 
 def test_missing_pages_are_reported_and_the_rest_derived():
@@ -160,9 +161,48 @@ def test_rites_command_lists_the_four():
     assert "若以樂納賓" in out and "鄉飲酒禮" in out
 
 
-def test_a_piece_without_a_score_is_reported_not_cued(sheets):
+def test_every_music_the_yan_names_is_cued(sheets):
+    """燕禮 記: 若舞則勺 … 有房中之樂: both are cued (as variants), nothing is left unscored."""
     from soundscape.text.derive import unscored_music
 
-    unscored = unscored_music(rites.load_rite_text("yan"))
-    assert [(piece, text_han(quote)) for piece, _, quote in unscored] == [("shao", "舞則勺")]
-    assert "shao" not in {m.piece for m in sheets["yan"].music}
+    assert unscored_music(rites.load_rite_text("yan")) == []
+    cued = {m.piece: m for m in sheets["yan"].music}
+    assert text_han(cued["shao"].quote) == "舞則勺"
+    assert text_han(cued["fangzhong"].quote) == "有房中之樂"
+
+
+def test_shao_and_fangzhong_follow_the_xiang_yue(sheets):
+    """鄭注 on 若舞則勺: 既合鄉樂，萬舞而奏之 — the 勺 follows the 鄉樂; 房中之樂 (鄭注:
+    弦歌周南召南之詩，而不用鍾磬之節也) sings the 鄉樂's songs, after them; both by the 工
+    and their 瑟, no bells or stones."""
+    yan = sheets["yan"]
+    order = {s.id: i for i, s in enumerate(yan.steps)}
+    last_song = max(order[m.start] for m in yan.music if m.kind == "he" and not m.variant)
+    for piece in ("shao", "fangzhong"):
+        cue = next(m for m in yan.music if m.piece == piece)
+        assert order[cue.anchor] == last_song + 1, piece
+        assert set(cue.performers) == {"gong", "se"}
+
+
+def test_xin_gong_follows_the_sheng_ge_three_times(sheets):
+    """燕禮 記: 若以樂納賓…升歌鹿鳴，下管新宮，笙入三成 — 鄭注: 管之入三成，謂三終也. The 新宮
+    comes after the 升歌 (anchored at the step after its last song), played three 終."""
+    yan = sheets["yan"]
+    order = {s.id: i for i, s in enumerate(yan.steps)}
+    xingong = yan.music_cue("xingong")
+    assert text_han(xingong.quote) == "下管新宮笙入三成" and xingong.repeats == 3
+    sung = [m for m in yan.music if m.kind == "ge" and not m.variant
+            and yan.step(m.start).section == yan.step(yan.music_cue("luming").start).section]
+    assert order[xingong.anchor] == max(order[m.start] for m in sung) + 1
+
+
+def test_three_sheng_and_one_he_where_the_text_says_so(sheets):
+    """鄉射禮 記: 三笙一和而成聲 — 鄭注: 三人吹笙，一人吹和，凡四人也. 鄉飲酒禮 says nothing
+    of the kind: one 笙 there."""
+    xiangshe = sheets["xiangshe"]
+    sheng = [i for i in xiangshe.layout if i.instrument == "sheng"]
+    assert [i.name for i in sheng] == ["笙", "笙", "笙", "和"]
+    assert all(text_han(i.quote) == "三笙一和" for i in sheng[1:])
+    he = next(m for m in xiangshe.music if m.kind == "he")
+    assert {i.id for i in sheng} <= set(he.performers)
+    assert [i.name for i in sheets["xiangyinjiu"].layout if i.instrument == "sheng"] == ["笙"]

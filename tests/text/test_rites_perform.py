@@ -157,3 +157,45 @@ def test_four_gong_are_the_only_gong_and_every_source_sounds(xiangyinjiu):
     assert sorted(gong.values()) == ["se", "se", "voice", "voice"]
     sounding = {e.source for e in xiangyinjiu.events}
     assert set(xiangyinjiu.sources) == sounding
+
+
+@pytest.fixture(scope="module")
+def yan_variants():
+    return _perform("yan", variants=("若以樂納賓", "若舞", "記:有房中之樂"))
+
+
+def test_xin_gong_sounds_after_lu_ming(yan_variants):
+    """燕禮 記: 「若以樂納賓，則…升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂」: the 新宮 of the
+    管 comes down after the 鹿鳴 is sung, not with it; 三成 is three 終 (鄭注)."""
+    luming = _span(yan_variants, "luming")
+    xingong = _span(yan_variants, "xingong")
+    assert xingong.start >= luming.end - 1e-6
+    piece_end = max(e.end for e in yan_variants.events if e.piece == "luming")
+    assert min(e.time for e in yan_variants.events if e.piece == "xingong") >= piece_end - 0.5
+
+
+def test_shao_and_fangzhong_play_as_labelled_reconstructions(yan_variants):
+    """若舞則勺 and 有房中之樂 play when asked, one after the other after the 鄉樂
+    (鄭注: 既合鄉樂，萬舞而奏之), each a reconstruction with its basis; the 房中之樂 is
+    弦歌 … 不用鍾磬之節 (鄭注): voices and 瑟 only, no bell or stone sounds while it plays."""
+    shao, fangzhong = _span(yan_variants, "shao"), _span(yan_variants, "fangzhong")
+    caipin = _span(yan_variants, "caipin")
+    assert caipin.end - 1e-6 <= shao.start < shao.end <= fangzhong.start + 1e-6
+    for piece in ("shao", "fangzhong"):
+        info = yan_variants.pieces[piece]
+        assert info.basis == "reconstruction" and "鄭注" in info.note
+    instrument = {s.id: s.instrument for s in yan_variants.sources.values()}
+    during = {instrument[e.source] for e in yan_variants.events
+              if e.time < fangzhong.end and e.end > fangzhong.start}
+    assert during == {"voice", "se"}
+    plain = _perform("yan")
+    assert not {"shao", "fangzhong", "xingong"} & {m.piece for m in plain.music}
+
+
+def test_three_sheng_and_a_he_play_the_he_yue_together(xiangshe):
+    """鄉射禮 記: 三笙一和而成聲 — four players of the 笙 sound the 合樂 together."""
+    names = {s.id: s.name for s in xiangshe.sources.values() if s.instrument == "sheng"}
+    assert sorted(names.values()) == ["和", "笙", "笙", "笙"]
+    events = [e for e in xiangshe.events if e.piece == "guanju" and e.source in names]
+    first = min(e.time for e in events)
+    assert {e.source for e in events if e.time < first + 0.2} == set(names)  # in unison

@@ -23,7 +23,7 @@ from soundscape.text import glossary
 from soundscape.text.derive import rites
 from soundscape.text.derive.cues import music_cues, voice_cues
 from soundscape.text.derive.formulas import Unit, alternation, find_units, rules
-from soundscape.text.derive.layout import derive_layout
+from soundscape.text.derive.layout import derive_layout, with_sheng_forces
 from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import speech_cues
 from soundscape.text.source import Text
@@ -150,6 +150,7 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
         lord = rites.rite(rite).table.get("layout_as")
         layout = rites.default_layout(rite, text, layout, _layout_of(lord) if lord else None)
         rank = rites.rite(rite).rank
+    layout = with_sheng_forces(text, layout)
     music = music_cues(text, sections, steps, units_by_section, layout, rank)
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps)

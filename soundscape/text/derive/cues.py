@@ -18,6 +18,7 @@ import bisect
 import collections
 
 from soundscape.cuesheet import SINGERS, STOP_LENGTH, LayoutItem, MusicCue, Section, Step, VoiceCue
+from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, patterns, rules
@@ -142,32 +143,66 @@ def scored() -> set[str]:
 
 
 def _variant(text: Text, ji: Section, unit: Unit) -> str:
-    """The name of a 記 line's variant: its condition (若以樂納賓), else 記 and the formula."""
+    """The name of a 記 line's variant: its condition 若…則 (若以樂納賓, 若舞), else 記 and
+    the formula (記:有房中之樂: a 若 with no 則 before the formula is another line's)."""
     table = rules()["ji"]
     head = max(ji.span[0], unit.start - table["condition_reach"])
     at = text.chars.rfind(table["condition"], head, unit.start)
-    if at < 0:
+    then = text.chars.find(table["then"], at, unit.end) if at >= 0 else -1
+    if then < 0:
         return f"記:{text.chars[unit.start:unit.end]}"
-    then = text.chars.find(table["then"], at, unit.start)
-    return text.chars[at:then if then > 0 else min(unit.start, at + 8)]
+    return text.chars[at:then]
+
+
+def _after(cue: MusicCue, rite_cues: list[MusicCue], steps: _Steps) -> str:
+    """The step after the rite's run of music that ``cue`` opens: the cues of its kind that
+    follow it in its section (歌鹿鳴, 四牡, 皇皇者華), up to other music; else ""."""
+    run = [cue]
+    for later in rite_cues[rite_cues.index(cue) + 1:]:
+        if later.kind != cue.kind or \
+                steps.steps[steps.index[later.start]].section != \
+                steps.steps[steps.index[cue.start]].section:
+            break
+        run.append(later)
+    following = steps.index[run[-1].start] + 1
+    return steps.steps[following].id if following < len(steps.steps) else ""
+
+
+def _songs(piece: str) -> list[str]:
+    """The songs of a selection piece (房中之樂: the 周南 and 召南), else none."""
+    path = data_dir() / "pieces" / f"{piece}.toml"
+    return list(read_toml(path).get("songs", [])) if path.is_file() else []
 
 
 def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
             rite_cues: list[MusicCue]) -> str:
-    """The step of the rite a 記 variant applies at: the rite's cue of the same piece, else
-    where the rite has the words that lead to it in the 記 (up to six characters after its
-    condition: 賓及庭 before 奏肆夏 finds 賓入及庭), the longest such words nearest the
-    formula, down to two characters; else none."""
+    """The step of the rite a 記 variant applies at.
+
+    1. The rite's cue of the same piece (升歌鹿鳴: in place of the rite's 鹿鳴).
+    2. A selection of songs the rite sings follows the last of them (房中之樂, the 周南
+       and 召南, after the 鄉樂).
+    3. Where the rite has the words that lead to it in the 記 (up to six characters after
+       its condition: 賓及庭 before 奏肆夏 finds 賓入及庭), the longest such words nearest
+       the formula, down to two characters; where the rite plays music at those words, the
+       variant follows that music and the pieces of its kind after it (下管新宮 after the
+       升歌 鹿鳴…; 勺 after the 鄉樂: 鄭注 既合鄉樂，萬舞而奏之).
+    4. Else none.
+    """
     same = next((c for c in rite_cues if c.piece == unit.info["piece"]), None)
     if same:
         return same.start
+    songs = [c for c in rite_cues if c.piece in _songs(unit.info["piece"])]
+    if songs:
+        return _after(songs[-1], [songs[-1]], steps)
     lead = text.chars[max(ji.span[0], unit.start - 6):unit.start]
     lead = lead.rsplit(rules()["ji"]["then"], 1)[-1]
     for size in range(min(4, len(lead)), 1, -1):
         for at in range(len(lead) - size, -1, -1):  # nearest the formula first
             found = text.chars.find(lead[at:at + size], 0, ji.span[0])
             if found >= 0:
-                return steps.steps[bisect.bisect_right(steps.starts, found) - 1].id
+                step = steps.steps[bisect.bisect_right(steps.starts, found) - 1].id
+                music = next((c for c in rite_cues if c.start == step), None)
+                return _after(music, rite_cues, steps) if music else step
     return ""
 
 

@@ -1,10 +1,11 @@
 """The formulas of the Yili that name music and calls, found in a section's text.
 
-``奏X`` (金奏), ``奏X以射`` (the shooting 節), ``(升)歌X…(N終)``, ``(下)管X(N終)``,
-``笙入…樂X…``, ``間歌X笙Y…``, ``合樂X…``, ``無算樂``, ``入驁``, ``樂闋`` (the
-music stops), the answers ``諾以宮/商``, the flag calls ``舉旌以宮 / 偃旌以商``,
-the orders ``命去侯 / 命取矢`` and the repetitions ``…如初``. An order to play
-(``曰奏X``) is not the playing. Tables live in ``data/derive_rules.toml``.
+``奏X`` (金奏), ``奏X以射`` (the shooting 節), ``(升)歌X…(N終)``, ``(下)管X(N終)``
+or ``下管X笙入N成``, ``笙入…樂X…``, ``間歌X笙Y…``, ``合樂X…``, ``無算樂``, ``入驁``,
+the 記's ``舞則X`` and ``有X`` (勺, 房中之樂), ``樂闋`` (the music stops), the
+answers ``諾以宮/商``, the flag calls ``舉旌以宮 / 偃旌以商``, the orders
+``命去侯 / 命取矢`` and the repetitions ``…如初``. An order to play (``曰奏X``) is not
+the playing. Tables live in ``data/derive_rules.toml``.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ def patterns() -> dict[str, re.Pattern]:
         "ge": re.compile(r"(?:乃|遂)?(?:升)?歌"),
         "jiange": re.compile(r"(?:乃|遂)?間歌"),
         "he": re.compile(r"(?:乃|遂)?合(?:鄉)?樂"),
-        "guan": re.compile(rf"(?:乃|下)?管({piece})(?:([{numeral}])終)?"),
+        # 管X三終; 燕禮 記 下管新宮笙入三成 (鄭注: 管之入三成，謂三終也)
+        "guan": re.compile(rf"(?:乃|下)?管({piece})(?:([{numeral}])終|笙入([{numeral}])成)?"),
+        "has": re.compile(rf"{rules()['ji']['has']}({piece})"),
         "dance": re.compile(rf"舞則({piece})"),
         "wusuan": re.compile(r"無算樂"),
         "ao": re.compile(r"入(驁)"),
@@ -160,7 +163,7 @@ def find_units(chars: str, base: int) -> list[Unit]:
         if m.start() == 0 or chars[m.start() - 1] != "間":
             add(_list_units("ge", m.start(), chars, m.end()))
     for m in p["guan"].finditer(chars):
-        repeats = rules()["numerals"].get(m.group(2) or "一")
+        repeats = rules()["numerals"].get(m.group(2) or m.group(3) or "一")
         add([_music("guan", words.id_of("piece", m.group(1)), m.start(), m.end(), repeats)])
     for m in p["zou"].finditer(chars):
         piece = words.id_of("piece", m.group(1))
@@ -170,6 +173,9 @@ def find_units(chars: str, base: int) -> list[Unit]:
         add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
     for m in p["dance"].finditer(chars):  # 若舞則勺: a 頌 sung to the dance (鄭注)
         add([_music("ge", words.id_of("piece", m.group(1)), m.start(), m.end())])
+    for m in p["has"].finditer(chars):  # 有房中之樂: music the rite may have (記)
+        add([_music(rules()["ji"]["has_kind"], words.id_of("piece", m.group(1)), m.start(),
+                    m.end())])
     for m in p["wusuan"].finditer(chars):
         add([_music("wusuan", "wusuanyue", m.start(), m.end())])
     for m in p["ao"].finditer(chars):

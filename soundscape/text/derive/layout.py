@@ -19,9 +19,10 @@ import re
 
 from soundscape.cuesheet import LayoutItem, Section
 from soundscape.text import glossary
+from soundscape.text.derive.formulas import rules
 from soundscape.text.source import Text
 
-__all__ = ["derive_layout"]
+__all__ = ["derive_layout", "with_sheng_forces"]
 
 _DIRECTION = {"東": "east", "西": "west", "南": "south", "北": "north"}
 _SIDE_OF_PLACE = {"zuojie": "east", "xijie": "west"}
@@ -141,3 +142,31 @@ def derive_layout(text: Text, sections: list[Section]) -> list[LayoutItem]:
                 position += 1
         return reader.items
     return []
+
+
+# Side by side across the facing: players facing west or east stand in a north–south row.
+_ROW = {"west": "south", "east": "south", "north": "east", "south": "east", "": "east"}
+
+
+def with_sheng_forces(text: Text, layout: list[LayoutItem]) -> list[LayoutItem]:
+    """``layout`` with its 笙 multiplied where the text states the 笙's forces (三笙一和):
+    the first 笙 stays, the others and the 和 stand beside it, each quoting the statement."""
+    table = rules()["sheng_forces"]
+    found = re.search(table["pattern"], text.chars)
+    sheng = next((i for i in layout if i.instrument == "sheng"), None)
+    if found is None or sheng is None:
+        return layout
+    numerals = rules()["numerals"]
+    he = numerals[found.group(2)]
+    players = [(f"{sheng.id}_{n}", sheng.name) for n in range(2, numerals[found.group(1)] + 1)]
+    players += [("he" if he == 1 else f"he_{n}", table["he_name"]) for n in range(1, he + 1)]
+    quote, span = text.quote(*found.span()), found.span()
+    added, previous = [], sheng
+    for id_, name in players:
+        item = LayoutItem(id_, name, "sheng", sheng.group,
+                          f"{_ROW[sheng.facing]}_of", previous.id, quote, span,
+                          facing=sheng.facing, note=sheng.note)
+        added.append(item)
+        previous = item
+    at = layout.index(sheng) + 1
+    return [*layout[:at], *added, *layout[at:]]
