@@ -9,6 +9,9 @@ in the two ways the text implies:
   start step to the step where 樂闋 stands, repeating by whole phrases, and ends
   on the first phrase end at or after that step, which waits for it.
 
+Music-bound cues that start at one step play one after another in the sheet's order
+(a 記 variant that follows the rite's music: 勺, then 房中之樂).
+
 The shoots of :mod:`soundscape.sequence.archery` stand where ``data/sequence.toml`` says
 in the text; the steps that narrate a shoot are stretched over its simulated
 length. In the third round the 節 of 貍首 fall evenly (間若一) and every counted
