@@ -85,6 +85,25 @@ class Sequencing:
             raise click.UsageError(f"give a cue sheet or --rite {self.rite}, not both")
         return bundled_dir("cues") / f"{rite(self.rite).id}.toml"
 
+    def site(self, cues: Path | None):
+        """The site of the rite run: the ``--rite``'s, or that of the bundled rite whose
+        ``[text] id`` the cue sheet carries (鄉射 in the 序, 燕禮 in the 寢), else the 大射's."""
+        from soundscape.site.courtyard import load_site
+
+        return load_site(rite=self.site_rite(cues))
+
+    def site_rite(self, cues: Path | None) -> str | None:
+        """The bundled rite whose site a run uses (see :meth:`site`), or None."""
+        if self.rite is not None:
+            return self.rite
+        if cues is None:
+            return None
+        from soundscape.cuesheet import load
+        from soundscape.text.derive.rites import rite_ids
+
+        text_id = load(cues).text.id
+        return text_id if text_id in rite_ids() else None
+
     def _saved(self, cues: Path | None):
         from soundscape.performance import Performance
 

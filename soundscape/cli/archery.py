@@ -9,7 +9,27 @@ import click
 from soundscape.cli._common import Sequencing, sequencing_options
 from soundscape.sequence import archery
 
-__all__ = ["command"]
+__all__ = ["command", "structure"]
+
+
+def structure(performance) -> str:
+    """One line on the rite's shooting: each target with its distance from the hall
+    (its source's position; the origin is the hall's front edge), the pairs of the
+    fullest round, and in the round shot to music the 節 a pair (heard, then one 拾
+    each)."""
+    targets = sorted({shot.target for shoot in performance.rounds for shot in shoot.shots})
+    where = ", ".join(
+        f"{t} {-performance.sources[f'archery.target.{t}'].position[1]:.1f} m" for t in targets)
+    pairs = max(sum(turn.pair != "sishe" for turn in shoot.turns) for shoot in performance.rounds)
+    line = (f"{performance.info.title}: {len(targets)} target(s) ({where}); {pairs} pairs; "
+            f"{len(performance.rounds)} shoots")
+    music = [shoot for shoot in performance.rounds if shoot.turns and shoot.turns[0].jie]
+    if music:
+        turn = music[0].turns[0]
+        shot = len({s.arrow for s in music[0].shots if s.turn == turn.index})
+        line += (f"; round {music[0].number} to music: {len(turn.jie)} 節 a pair "
+                 f"({len(turn.jie) - shot} heard, {shot} with one 拾 each)")
+    return line
 
 
 @click.command("archery")
@@ -20,10 +40,15 @@ __all__ = ["command"]
               default=Path("output/archery"), show_default=True,
               help="Folder for round<N>.json and round<N>.csv.")
 def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
-    """Sequence the rite (the bundled 大射 cue sheet, or CUES) and write the results of
-    誘射 and the three rounds, one JSON and one CSV per round; print the tallies. The same
-    --seed as `soundscape render` gives the rounds you hear there."""
+    """Sequence the rite (the bundled 大射 cue sheet, CUES, or --rite xiangshe) and write the
+    results of 誘射 and the three rounds, one JSON and one CSV per round; print the rite's
+    shooting (targets, pairs, 節 a pair in the round shot to music) and the tallies. The
+    same --seed as `soundscape render` gives the rounds you hear there."""
     performance = sequencing.perform(cues)
+    if not performance.rounds:
+        click.echo(f"{performance.info.title}: no shooting round in the text")
+        return
+    click.echo(structure(performance))
     for shoot in performance.rounds:
         archery.write_results(shoot, out_dir)
         shots = shoot.shots

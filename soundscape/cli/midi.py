@@ -39,8 +39,6 @@ _ENDINGS = (".mid", ".midi")
 def command(cues: Path | None, output: Path | None, split: str | None, grid: str | None,
             tuning_mode: str, place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
-    from soundscape import site
-
     name = sequencing.rite or "dashe"  # --rite ID → output/ID.mid
     output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
     steps = int(grid) if grid else None
@@ -50,7 +48,7 @@ def command(cues: Path | None, output: Path | None, split: str | None, grid: str
                           "soundscape render)")
     from soundscape.site import listeners as spatial
 
-    courtyard = site.load_site()
+    courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
     listener = None
     if place != "none":
         # ear height and facing (the duke faces west)

@@ -70,7 +70,6 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
             quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
-    from soundscape import site
     from soundscape.output import midi
     from soundscape.sound import render
     from soundscape.sound.propagation import Surroundings
@@ -78,7 +77,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
 
     file_format = _format(file_format, out)
     surroundings = Surroundings(ground=not no_reflections, hall=not no_reflections)
-    courtyard = site.load_site()
+    courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
     speakers = parse_layout(layout)  # check options before the (slower) sequencing
     if file_format != "midi":
