@@ -319,3 +319,15 @@ def test_pieces_command_describes_one_piece():
     assert "basis: surviving" in result.output
     assert "32 + 36 + 35" in result.output
     assert "呦呦鹿鳴" in result.output
+
+
+def test_every_sung_character_has_a_reading():
+    """Every lyric of every piece is read in both readings (the 瑟譜 prints 闗, 髙, 𤣥, 釡,
+    耉: read as 關, 高, 玄, 釜, 耇; without that a render of 關雎 or 無算樂 stopped)."""
+    from soundscape.text.reading import READINGS, syllable
+
+    for piece_id in list_pieces():
+        for note in load_piece(piece_id).notes:
+            if note.lyric:
+                for reading in READINGS:
+                    assert syllable(note.lyric, reading).lyric, (piece_id, note.lyric, reading)
