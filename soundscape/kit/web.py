@@ -7,9 +7,13 @@ page works from a plain local file server and from a file opened directly):
 - the courtyard plan: the named places, and each source (instrument or voice) at
   ``x, y`` with the spans of time it sounds (each event from its onset to its nominal
   end, at least ``_HOLD_S``, spans closer than ``_MERGE_S`` merged);
-- per zone and layout: the audio files a browser can play (stereo and binaural
-  loops) and the loudspeakers, each with the spans it is fed (the sources whose panning
-  gain on it passes ``_FED`` at the zone's listener, as the renderer pans them);
+- per zone and layout: the audio files a browser can play and the loudspeakers, each
+  with the spans it is fed (the sources whose panning gain on it passes ``_FED`` at the
+  zone's listener, as the renderer pans them). A browser plays stereo and binaural loops
+  as they are, and downmixes to the visitor's output a loop of at most ``_DOWNMIXED``
+  channels whose WAV channel mask names its loudspeakers (5.1, 7.1); ambisonics, rings and
+  az/el lists (mask 0) it would take for loudspeakers by their count, so they are left
+  to the venue's decoder;
 - the sections (a timeline to jump to), the steps (the passage with its gloss) and the
   captions per zone.
 """
@@ -23,7 +27,7 @@ from typing import Any
 
 from soundscape.fileio import write_text
 from soundscape.kit.captions import captions, step_gloss
-from soundscape.kit.speakers import SpeakerLayout, panner_for
+from soundscape.kit.speakers import SpeakerLayout, channel_mask, panner_for
 from soundscape.performance import Performance
 
 __all__ = ["activity", "write_page"]
@@ -32,7 +36,8 @@ _ASSETS = Path(__file__).parent / "web"
 _HOLD_S = 0.25  # a stroke lights its instrument at least this long
 _MERGE_S = 0.3  # spans closer than this are one
 _FED = 0.35  # a loudspeaker lights for a source whose gain on it passes this
-_PLAYABLE = 2  # channels a browser plays reliably
+_PLAYABLE = 2  # channels a browser plays as they are
+_DOWNMIXED = 8  # channels of a named loudspeaker layout a browser downmixes (5.1, 7.1)
 _PLACES = ("tang", "zuojie", "xijie", "zhongting", "men", "dahou", "can", "gan", "gong_wei",
            "bin_wei")
 
@@ -84,6 +89,13 @@ def _speakers(layout: Any, listener, performance: Performance,
             for index, az, el, name in placed]
 
 
+def _playable(layout: Any, result) -> bool:
+    """Whether a browser plays the loop right (see module)."""
+    channels = len(result.channel_map)
+    return len(result.files) == 1 and (
+        channels <= _PLAYABLE or (channels <= _DOWNMIXED and channel_mask(layout) != 0))
+
+
 def _programme(item) -> dict[str, Any]:
     performance = item.performance
     lit = activity(performance)
@@ -96,7 +108,7 @@ def _programme(item) -> dict[str, Any]:
             "captions": [{"start": round(c.start, 3), "end": round(c.end, 3), "text": c.text,
                           "kind": c.kind}
                          for c in captions(performance, listener_at=listener.position)]})
-        playable = len(result.files) == 1 and len(result.channel_map) <= _PLAYABLE
+        playable = _playable(job.layout, result)
         zone["renders"].append({
             "layout": layout_id, "files": [p.name for p in result.files],
             "bytes": {p.name: p.stat().st_size for p in result.files},

@@ -1,6 +1,6 @@
 """The kit page in a real browser (Debian's chromium driven by Playwright): jumping to a
-section moves playback, the lit instruments are the Performance's at that moment, and
-captions change on time."""
+section moves playback, the lit instruments are the Performance's at that moment,
+captions change on time, and a 5.1 loop plays (downmixed) where ambisonics do not."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    kit = build(tmp_path_factory.mktemp("web"), layouts=("stereo",), programme_ids=("all",)).parent
+    kit = build(tmp_path_factory.mktemp("web"), layouts=("stereo", "5.1", "foa"),
+                programme_ids=("all",)).parent
     server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=kit))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with playwright.sync_playwright() as driver, tempfile.TemporaryDirectory() as profile:
@@ -139,3 +140,27 @@ def test_screenshot_of_the_page(page, tmp_path):
     path = Path(tmp_path) / "page.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+def test_a_named_loudspeaker_loop_plays_and_ambisonics_are_left_to_the_venue(page):
+    labels = page.evaluate("[...document.querySelectorAll('#layout option')]"
+                           ".map((o) => o.textContent)")
+    assert labels == ["stereo", "5.1", "foa (venue)"]
+    try:
+        stereo = page.evaluate("document.getElementById('audio').src")
+        page.select_option("#layout", "5.1")
+        page.wait_for_function("""(old) => { const a = document.getElementById('audio');
+            return a.dataset.file.endsWith('.5.1.wav') && a.src.startsWith('blob:')
+                && a.src !== old && a.readyState >= 1; }""", arg=stereo)
+        _seek(page, 4.0)
+        page.evaluate("""() => new Promise((done) => {
+            document.getElementById('audio').play().then(() => setTimeout(done, 600)); })""")
+        state = page.evaluate("({t: document.getElementById('audio').currentTime,"
+                              " error: document.getElementById('audio').error})")
+        assert state["error"] is None and 4.2 < state["t"] < 6.0  # decoded and playing
+        page.select_option("#layout", "foa")  # not playable: the zone's stereo loop plays
+        page.wait_for_function("document.getElementById('audio').dataset.file"
+                               ".endsWith('.stereo.wav')")
+    finally:
+        page.evaluate("document.getElementById('audio').pause()")
+        page.select_option("#layout", "stereo")
