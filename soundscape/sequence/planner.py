@@ -181,9 +181,10 @@ def _rounds(sheet: CueSheet, specs: Iterable[Mapping[str, Any]]) -> dict[str, _R
         last = (ends[0] if spec.get("end") == "first" else ends[-1]) if ends else first
         span = tuple(steps[first:last + 1])
         count = None
-        if "count_at" in spec:
+        if "count_at" in spec:  # a quote, or its spellings in the editions (視筭, 視算)
+            words = [spec["count_at"]] if isinstance(spec["count_at"], str) else spec["count_at"]
             later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
-            count = next((s.id for s in later if spec["count_at"] in s.quote), None)
+            count = next((s.id for s in later if any(w in s.quote for w in words)), None)
         found[span[0].id] = _Round(spec["number"], span, count, spec.get("split_at_pair"))
     return found
 
@@ -259,8 +260,8 @@ class _Planner:
     def _arrange_start(self, cue: MusicCue, start: float, *,
                        arranged_by_shoot: bool) -> _Played:
         piece = load_piece(cue.piece)
-        # a shooting 節 where the rite's shoot is not simulated (鄉射: no rounds in
-        # data/archery.toml) is played at its length, its 節 evenly, with no arrows
+        # a shooting 節 where no shoot of the text is found (data/archery.toml, sequence.toml
+        # [[round]]) is played at its length, its 節 evenly, with no arrows
         unshot = piece.jie is not None and not arranged_by_shoot and cue.kind == "she"
         if piece.jie is not None and not arranged_by_shoot and cue.stop != STOP_LENGTH \
                 and not unshot:
