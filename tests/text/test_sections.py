@@ -69,6 +69,21 @@ def test_dashe_sections_open_with_the_rites_words(dashe):
         assert words in starts
 
 
+def test_the_print_of_the_dashe_opens_the_same_sections(dashe):
+    """Another edition (the 《四部叢刊》 print, old glyphs, pages lost): the same openings,
+    but for those on its lost pages (14a–14b holds 公又行一爵)."""
+    path = KANSEKI / "KR1d0026_007.txt"
+    if not path.exists():
+        pytest.skip(f"{path} missing")
+    chars, _, found = dashe
+    printed = text.load(path).chars
+    bundled = [chars[f:f + 6] for f in [0, *found]]
+    from_print = [printed[f:f + 6] for f in boundaries(printed)]
+    remaining = iter(bundled)  # the print's openings, in the bundled text's order
+    assert all(opening in remaining for opening in from_print)
+    assert sorted(set(bundled) - set(from_print)) == ["公又行一爵若"]
+
+
 def test_a_mark_opens_wherever_it_stands_an_opener_needs_min_chars():
     # 厥明 (a mark) opens; 司宮尊 two characters later is its first act, not a new unit.
     assert boundaries("設洗厥明司宮尊於東楹之西") == [0, 2]
