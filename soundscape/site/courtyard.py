@@ -557,8 +557,9 @@ _RITE_FOLDER = "sites"
 #: A rite's site file: flat tables merge key by key; entry tables add or replace whole
 #: entries by id; ``drop`` removes places, targets and listeners the rite has not.
 _RITE_FLAT = ("hall", "stairs", "courtyard", "spacing", "people")
-_RITE_ENTRIES: Mapping[str, tuple[str, ...] | None] = MappingProxyType({
-    "places": None, "instruments": None,
+_RITE_ENTRIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "places": (),  # x, y, z or `from`: checked where the places are built
+    "instruments": ("kind", "length", "depth", "height"),
     "targets": ("distance", "hou_zhong", "band", "bottom"),
     "listeners": ("facing", "ear"),
 })
@@ -592,7 +593,7 @@ def _merge_rite(data: dict[str, Any], rite: dict[str, Any], path: str, origin: d
         for id_, entry in _table(rite, table, path).items():
             if not isinstance(entry, dict):
                 raise SiteError(f"{path}: {table}.{id_} must be a table")
-            missing = [key for key in needed or () if key not in entry]
+            missing = [key for key in needed if key not in entry]
             if missing:
                 raise SiteError(f"{path}: {table}.{id_} needs {', '.join(missing)}")
             data[table][id_] = dict(entry)

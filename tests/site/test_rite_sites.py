@@ -115,6 +115,9 @@ def test_unknown_rite_is_named():
     ('schema = 1\n[targets.hou]\ndistance = "50 弓"\n', r"bad\.toml: targets\.hou needs "
      r"hou_zhong, band, bottom"),
     ('schema = 1\n[hall]\nroof = "1 尺"\n', r"bad\.toml: hall\.roof is unknown"),
+    ('schema = 1\n[instruments.qing]\nkind = "rack"\n', r"bad\.toml: instruments\.qing needs "
+     r"length, depth, height"),
+    ('schema = 1\n[places.x]\nname = "x"\n', r"bad\.toml: places\.x: needs x, y, z"),
     ('schema = 1\ndrop = ["wu"]\n', r"places\.wu_shang\.from: place 'wu' is unknown"),
 ])
 def test_a_bad_rite_site_file_is_named(tmp_path, monkeypatch, text, message):
