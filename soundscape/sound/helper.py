@@ -5,13 +5,17 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+from typing import TYPE_CHECKING
 
-from soundscape.sound.spatialise import HeardNote, HeardNotes, heard_bytes
+from soundscape.sound.spatialise import HeardNote, heard_bytes
+
+if TYPE_CHECKING:
+    from soundscape.sound.buses import Buses
 
 __all__ = ["NoteHelper"]
 
 
-def _serve(conn, other, heard: HeardNotes) -> None:
+def _serve(conn, other, heard: Buses) -> None:
     """The helper process: compute the notes asked for, in order, until told to stop.
 
     When the main process stops early (Ctrl-C, an error, killed) it closes its end
@@ -46,7 +50,7 @@ class NoteHelper:
     _IN_FLIGHT = 4
     _READY_BYTES = 64 << 20
 
-    def __init__(self, heard: HeardNotes) -> None:
+    def __init__(self, heard: Buses) -> None:
         context = multiprocessing.get_context("fork")
         self._conn, child = context.Pipe()
         self._process = context.Process(target=_serve, args=(child, self._conn, heard),
@@ -71,7 +75,7 @@ class NoteHelper:
             ahead = self._next
             self._next += 1
             key = self.heard.key(ahead)
-            if not (self.heard.static and (key in self.heard.cache
+            if not (self.heard.static and (self.heard.cached(key)
                                            or key in self._keys.values())):
                 self._conn.send(ahead)
                 self._in_flight += 1

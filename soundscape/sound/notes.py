@@ -28,7 +28,9 @@ __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voic
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
 #: source's instrument, the event's pitch, velocity, duration, articulation and phones (else
 #: lyric), and the rng (notes are cached by those: ``note_key``); a voice whose notes depend
-#: on more (who sings) says so with a method ``key(event, source) -> tuple``.
+#: on more (who sings) says so with a method ``key(event, source) -> tuple``; a voice whose
+#: notes may be made at a lower rate says so with ``made_at(source, sample_rate) -> int``
+#: (a whole fraction of ``sample_rate``: see ``soundscape.sound.buses``).
 Voice = Callable[..., np.ndarray]
 #: Default bound of the note caches, bytes (heard notes; dry notes get a quarter).
 CACHE_BYTES = 192 << 20
@@ -83,6 +85,13 @@ class SynthVoice:
         voice and sings each note in his own time and level: the ensemble varies him,
         and the rite has thousands of sung notes), else ``VARIANTS``."""
         return 1 if self._instrument(source.instrument).model == "voice" else VARIANTS
+
+    def made_at(self, source: Source, sample_rate: int) -> int:
+        """The rate to make ``source``'s notes at for output at ``sample_rate`` (lower for
+        the models whose sound needs less: ``synth.made_at``)."""
+        from soundscape.sound import synth
+
+        return synth.made_at(self._instrument(source.instrument), sample_rate)
 
     def _instrument(self, instrument_id: str):
         from soundscape.music.instruments import load_instrument

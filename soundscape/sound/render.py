@@ -46,14 +46,13 @@ from soundscape.sound.audiofile import (
     subtype_for,
     write_sidecar,
 )
+from soundscape.sound.buses import Buses
 from soundscape.sound.helper import NoteHelper
 from soundscape.sound.loudness import LoudnessReport
 from soundscape.sound.mastering import Mastering, master, measurement
-from soundscape.sound.mix import Accumulator
-from soundscape.sound.notes import CACHE_BYTES, DryNotes, SynthVoice, Voice
+from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
 from soundscape.sound.panning import Panner, make_panner, wav_channel_mask
 from soundscape.sound.propagation import Surroundings
-from soundscape.sound.spatialise import GUARD, HeardNotes, Spatialiser
 from soundscape.sound.staging import Staging
 
 __all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice",
@@ -95,40 +94,42 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         2: a forked helper process computes upcoming notes (same output, faster
         on two cores; the voice then also runs in the helper).
     """
-    spatialiser = Spatialiser(panner, surroundings, sample_rate)
-    heard = HeardNotes(performance, listener, spatialiser,
-                       DryNotes(voice, sample_rate, seed, cache_bytes // 4), seed, cache_bytes)
-    width = spatialiser.channels
-    buses = {name: i * width for i, name in enumerate(stems)}
-    accumulator = Accumulator(width * max(1, len(stems)), block_frames)
+    width = len(panner.channels)
+    columns = {name: i * width for i, name in enumerate(stems)}
+    buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
+                  sample_rate=sample_rate, seed=seed, voice=voice, cache_bytes=cache_bytes,
+                  channels=width * max(1, len(stems)), block_frames=block_frames)
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
-    helper = NoteHelper(heard) if workers > 1 and performance.events else None
+    helper = NoteHelper(buses) if workers > 1 and performance.events else None
+    base = 0  # output frames handed out
     try:
         with bar:
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)
-                while onset - GUARD - accumulator.base >= block_frames:
+                while onset - buses.guard - base >= block_frames:
                     if helper is not None:  # keep it busy while the blocks are metered
                         helper.schedule(index)
-                    yield accumulator.take(block_frames)
+                    yield buses.take(block_frames)
+                    base += block_frames
                 if helper is not None:
                     helper.schedule(index)
-                key = heard.key(index)
+                key = buses.key(index)
                 if helper is not None and helper.has(index):
                     note = helper.take(index)
                 else:
-                    note = heard.get(index, key)
+                    note = buses.get(index, key)
                 if note is None:  # silent: nothing to add or keep
                     continue
-                heard.keep(key, note)
-                start, signals, mix = note
-                accumulator.add(onset + start, signals, mix=mix,
-                                column=buses.get(performance.sources[event.source].instrument, 0))
+                buses.keep(key, note)
+                buses.bus(index).add(event.time, note,
+                                     columns.get(performance.sources[event.source].instrument, 0))
                 bar.update(round(event.time, 1) - bar.n)
-            total = max(accumulator.extent, math.ceil(performance.duration * sample_rate))
-            while accumulator.base < total:
-                yield accumulator.take(min(block_frames, total - accumulator.base))
+            total = max(buses.extent, math.ceil(performance.duration * sample_rate))
+            while base < total:
+                frames = min(block_frames, total - base)
+                yield buses.take(frames)
+                base += frames
     finally:
         if helper is not None:
             helper.close()

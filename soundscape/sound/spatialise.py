@@ -85,7 +85,10 @@ class Spatialiser:
         n_fft = _fft_size(length)
         grid = _grid(self.surroundings.air, n_fft, fs)
         spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
-        per_channel = any(t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
+        # one inverse FFT per channel when the head needs it, or when there are no more
+        # channels than paths (stereo: two, not three, and a smaller note to cache)
+        per_channel = self.channels <= len(arrivals) or any(
+            t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
         responses = []
         for path, terms, delays in arrivals:
             lead = float(delays.min())

@@ -12,7 +12,10 @@ A model module ``soundscape.sound.synth.<name>`` exposes
   sample files);
 - optionally ``for_pitch(params, pitch_name, *, tuning, bells) -> params``, run for
   each note: the parameters of the member of a set that sounds that pitch (a bell's
-  own B-tone in the tuning, and its tones in the chosen bell set).
+  own B-tone in the tuning, and its tones in the chosen bell set);
+- optionally ``WORKING_HZ``: the lowest sample rate its sound needs (it holds next to
+  nothing above half of it); the renderer then makes, places and mixes its notes at
+  that rate or a little more (``soundscape.sound.buses``).
 
 Whatever the model, ``render_note`` takes out what lies below hearing: a 20 Hz
 high-pass (8th-order Butterworth) keeps every note free of DC and infrasound, so
@@ -34,12 +37,13 @@ from scipy import signal
 
 from soundscape.errors import InstrumentError, TuningError
 from soundscape.music.tuning import Tuning, canonical_name, default_tuning
+from soundscape.sound.synth._common import working_rate
 from soundscape.sound.synth.modal import BELL_SETS
 
 if TYPE_CHECKING:
     from soundscape.music.instruments import Instrument
 
-__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "render_note",
+__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "render_note",
            "without_infrasound"]
 
 #: Below this, sound is infrasound: every note is high-passed here.
@@ -115,6 +119,15 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
                           duration=float(duration), articulation=articulation,
                           sample_rate=int(sample_rate), rng=rng, lyric=lyric, **who)
     return without_infrasound(audio, int(sample_rate))
+
+
+def made_at(instrument: Instrument, sample_rate: int) -> int:
+    """The rate ``instrument``'s notes are made at for output at ``sample_rate``: the lowest
+    whole fraction of it still at its model's ``WORKING_HZ`` (``sample_rate`` if it has none)."""
+    from soundscape.music.instruments import model_module
+
+    least = getattr(model_module(instrument.model), "WORKING_HZ", None)
+    return sample_rate if least is None else working_rate(sample_rate, least)[0]
 
 
 @functools.cache

@@ -105,11 +105,16 @@ def cancel_dc(out: np.ndarray, *, contact_s: float, sample_rate: int) -> np.ndar
 
 def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
     """Second-order Butterworth band-pass, clipped to the Nyquist range."""
+    return signal.sosfilt(_bandpass_sos(float(low_hz), float(high_hz), sample_rate), x)
+
+
+@functools.lru_cache(maxsize=1024)
+def _bandpass_sos(low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
+    """The band-pass's sections, designed once per band (models reuse a few bands often)."""
     nyquist = sample_rate / 2.0
     high = min(high_hz, 0.95 * nyquist)
     low = min(low_hz, 0.9 * high)
-    sos = signal.butter(2, [low, high], btype="bandpass", fs=sample_rate, output="sos")
-    return signal.sosfilt(sos, x)
+    return signal.butter(2, [low, high], btype="bandpass", fs=sample_rate, output="sos")
 
 
 def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,

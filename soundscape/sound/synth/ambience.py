@@ -59,13 +59,13 @@ from soundscape.sound.synth._common import (
 )
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["RMS", "render", "validate"]
+__all__ = ["RMS", "WORKING_HZ", "render", "validate"]
 
 #: The segment's RMS at velocity 1, before its fades (−20 dBFS: room for gusts and pops).
 RMS = 0.1
 #: The rate the layers are made at (at least): every band lies under half of it (the
 #: schema, data/models/ambience.toml, ends the bands at 7500 Hz).
-_WORKING_HZ = 16000
+WORKING_HZ = 16000
 #: Layers of sparse events, scaled by their loudest event; the others by their RMS.
 _SPARSE = ("bird_db", "knock_db", "crackle_db")
 
@@ -95,7 +95,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     row = params[articulation]
     # every layer lies under 8 kHz (its bands): made at 16 kHz or more, then upsampled,
     # since a whole rite needs many minutes of bed
-    rate, factor = working_rate(sample_rate, _WORKING_HZ)
+    rate, factor = working_rate(sample_rate, WORKING_HZ)
     frames = frames_for(duration, rate)
     layers = _layers(row, frames=frames, sample_rate=rate, rng=rng)
     out = np.zeros(frames)

@@ -47,8 +47,10 @@ from soundscape.sound.synth.params import ParamError
 from soundscape.text.hanzi import is_han
 from soundscape.text.reading import read, tone_contour
 
-__all__ = ["Traits", "render", "syllables", "traits", "validate"]
+__all__ = ["WORKING_HZ", "Traits", "render", "syllables", "traits", "validate"]
 
+#: The voice holds next to nothing above 8 kHz: made at 20 kHz or more (then upsampled).
+WORKING_HZ = 20000
 ARTICULATIONS = ("sing", "speak", "call")
 _NASAL_POLE = (270.0, 100.0)  # Klatt 1980: FNP 270 Hz; an oral sound has FNZ = FNP
 _TAIL_S = 0.06                # after the voicing stops, the tract rings out
@@ -408,8 +410,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     performer : str or None
         The singer or speaker: his own vibrato, tract length and voice quality.
     """
-    # the voice holds next to nothing above 8 kHz: made at 20 kHz or more, then upsampled
-    rate, factor = working_rate(sample_rate, 20000)
+    rate, factor = working_rate(sample_rate, WORKING_HZ)
     out = upsample(_voice(params, hz=hz, duration=duration, articulation=articulation,
                           sample_rate=rate, rng=rng, lyric=lyric, performer=performer), factor)
     if articulation == "call":

@@ -1,0 +1,180 @@
+"""Buses: notes made, heard and mixed at the rate their sound needs, then brought up together.
+
+A model whose sound holds nothing above some frequency says so (``WORKING_HZ``: the
+voice 20 kHz, the courtyard's bed 16 kHz; see ``synth.working_hz``). Its notes are
+rendered, spatialised and mixed at the lowest whole fraction of the output rate that
+is still at least that (16 kHz of a 48 kHz render), on a bus of their own, and the
+bus's mix is upsampled once, block by block, into the output. The spatialiser's
+FFTs and the heard notes of such a bus are a third of their size at 48 kHz, so more
+of them stay cached: the bed of a whole rite is a few dozen renderings, not
+thousands.
+
+The upsampler is the same polyphase Kaiser low-pass the models use
+(``synth._common.upsample``), run as a causal FIR across blocks; its delay is
+taken off where notes are placed, so a bus's onsets land where the output's do.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import signal
+
+from soundscape.errors import RenderError
+from soundscape.performance import Performance
+from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.mix import Accumulator
+from soundscape.sound.notes import DryNotes, Voice
+from soundscape.sound.panning import Panner
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
+
+__all__ = ["Bus", "Buses", "Upsampler"]
+
+#: Zero crossings of the upsampler's low-pass on each side (resample_poly's own: 10).
+_HALF_TAPS = 10
+
+
+class Upsampler:
+    """A stream of ``(frames, channels)`` blocks at ``factor`` times their rate.
+
+    A causal polyphase FIR (Kaiser β 5, ``2·10·factor + 1`` taps, as
+    ``scipy.signal.resample_poly``): each block continues the last, so the output
+    is the same whatever the blocks' sizes. It lags its input by ``delay`` input
+    samples.
+    """
+
+    delay = _HALF_TAPS
+
+    def __init__(self, factor: int, channels: int) -> None:
+        self.factor = factor
+        self._taps = (factor * signal.firwin(2 * _HALF_TAPS * factor + 1, 1.0 / factor,
+                                             window=("kaiser", 5.0))).astype(np.float32)
+        self._history = np.zeros((2 * _HALF_TAPS, channels), dtype=np.float32)
+
+    def __call__(self, block: np.ndarray) -> np.ndarray:
+        frames = len(block)
+        if not (block.any() or self._history.any()):  # silence in, silence out
+            return np.zeros((frames * self.factor, block.shape[1]), dtype=np.float32)
+        joined = np.concatenate([self._history, block])
+        self._history = joined[-len(self._history):]
+        # channel-major: upfirdn runs along contiguous rows
+        up = signal.upfirdn(self._taps, np.ascontiguousarray(joined.T), up=self.factor)
+        skip = len(self._history) * self.factor
+        return np.ascontiguousarray(up[:, skip:skip + frames * self.factor].T,
+                                    dtype=np.float32)
+
+
+class Bus:
+    """The notes of one rate: their heard notes, their mix, and the way up to the output.
+
+    Parameters
+    ----------
+    heard : HeardNotes
+        Made for this bus's rate (its spatialiser's and dry notes' ``sample_rate``).
+    factor : int >= 1
+        Output rate / this bus's rate (1: the output's own bus).
+    channels : int
+        Width of the mix (the panner's channels, times the stems).
+    block_frames : int > 0, output samples
+    """
+
+    def __init__(self, heard: HeardNotes, factor: int, channels: int,
+                 block_frames: int) -> None:
+        self.heard = heard
+        self.factor = factor
+        self.rate = heard.spatialiser.sample_rate
+        self.accumulator = Accumulator(channels, max(1, block_frames // factor))
+        self._up = Upsampler(factor, channels) if factor > 1 else None
+        self._lag = 0 if self._up is None else self._up.delay
+        self._ready = np.zeros((0, channels), dtype=np.float32)
+
+    @property
+    def guard(self) -> int:
+        """Output samples before an onset that a note of this bus may still change."""
+        return GUARD if self._up is None else (GUARD + self._lag + 2) * self.factor
+
+    @property
+    def extent(self) -> int:
+        """Output samples up to the end of the last note added."""
+        return self.accumulator.extent * self.factor
+
+    def add(self, time: float, note: HeardNote, column: int) -> None:
+        """Mix a heard note whose event starts at ``time`` seconds."""
+        start, signals, mix = note
+        onset = round(time * self.rate)
+        self.accumulator.add(onset + start - self._lag, signals, mix=mix, column=column)
+
+    def take(self, frames: int) -> np.ndarray:
+        """The next ``frames`` output samples of this bus."""
+        if self._up is None:
+            return self.accumulator.take(frames)
+        short = frames - len(self._ready)
+        if short > 0:
+            more = self._up(self.accumulator.take(math.ceil(short / self.factor)))
+            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
+        out, self._ready = self._ready[:frames], self._ready[frames:]
+        return out
+
+
+class Buses:
+    """Every bus of a render, and the bus of each event (the rate its source's notes need).
+
+    It answers for the heard notes of all buses at once (``key``, ``cached``,
+    ``compute``), so the helper process serves them all.
+    """
+
+    def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
+                 panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
+                 voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
+        self.performance = performance
+        made_at = getattr(voice, "made_at", None)
+        sounding = {event.source for event in performance.events}
+        self._rate_of = {id_: sample_rate if made_at is None
+                         else made_at(performance.sources[id_], sample_rate)
+                         for id_ in sounding}
+        self.by_rate: dict[int, Bus] = {}
+        for rate in sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True):
+            if rate <= 0 or sample_rate % rate:
+                raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
+                                  "render: a voice's made_at must be a whole fraction of it")
+            heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
+                               DryNotes(voice, rate, seed, cache_bytes // 4), seed, cache_bytes)
+            self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
+        self.static = isinstance(listener, Listener)
+        self.guard = max(bus.guard for bus in self.by_rate.values())
+
+    def bus(self, index: int) -> Bus:
+        return self.by_rate[self._rate_of[self.performance.events[index].source]]
+
+    def key(self, index: int) -> tuple:
+        """Event ``index``'s heard-note key, with its bus's rate."""
+        bus = self.bus(index)
+        return bus.rate, bus.heard.key(index)
+
+    def cached(self, key: tuple) -> bool:
+        rate, own = key
+        return self.static and own in self.by_rate[rate].heard.cache
+
+    def compute(self, index: int) -> HeardNote | None:
+        return self.bus(index).heard.compute(index)
+
+    def get(self, index: int, key: tuple) -> HeardNote | None:
+        return self.by_rate[key[0]].heard.get(index, key[1])
+
+    def keep(self, key: tuple, note: HeardNote) -> None:
+        self.by_rate[key[0]].heard.keep(key[1], note)
+
+    @property
+    def extent(self) -> int:
+        """Output samples up to the end of the last note added to any bus."""
+        return max(bus.extent for bus in self.by_rate.values())
+
+    def take(self, frames: int) -> np.ndarray:
+        """The next ``frames`` output samples: every bus, brought up to the output rate."""
+        buses = iter(self.by_rate.values())
+        out = next(buses).take(frames)  # the output's own rate comes first
+        for bus in buses:
+            out += bus.take(frames)
+        return out

@@ -1,0 +1,103 @@
+"""Buses: notes made at a lower rate land where full-rate notes land, at the same level."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from soundscape.performance import Event, Performance, Source
+from soundscape.sound.buses import Upsampler
+from soundscape.sound.notes import SynthVoice
+from soundscape.sound.panning import make_panner
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import render_blocks
+from tests.sound.test_render import FS, NORTH
+
+TONE_HZ = 1000.0
+
+
+def test_upsampler_streams_in_any_blocks_as_in_one():
+    rng = np.random.default_rng(3)
+    low = rng.normal(0.0, 0.3, (4000, 2)).astype(np.float32)
+    whole = Upsampler(3, 2)(low)
+    up = Upsampler(3, 2)
+    cuts = [0, 1, 700, 701, 2333, 4000]
+    pieces = np.concatenate([up(low[a:b]) for a, b in itertools.pairwise(cuts)])
+    assert whole.shape == (12000, 2)
+    assert np.allclose(pieces, whole, atol=1e-6)
+
+
+def test_upsampler_keeps_a_tone_and_delays_it_by_its_stated_lag():
+    low_rate, factor = 16000, 3
+    t = np.arange(8000) / low_rate
+    low = np.sin(2 * np.pi * TONE_HZ * t).astype(np.float32)[:, None]
+    out = Upsampler(factor, 1)(low)[:, 0]
+    t_out = np.arange(len(out)) / (low_rate * factor) - Upsampler.delay / low_rate
+    expected = np.sin(2 * np.pi * TONE_HZ * t_out)
+    middle = slice(2000, 20000)
+    assert np.max(np.abs(out[middle] - expected[middle])) < 2e-3  # gain 1, lag exact
+    spectrum = np.abs(np.fft.rfft(out[middle] * np.hanning(18000)))
+    freqs = np.fft.rfftfreq(18000, 1 / (low_rate * factor))
+    image = spectrum[(freqs > 8500)].max()  # the images at 15 and 17 kHz are filtered off
+    assert 20 * np.log10(image / spectrum.max()) < -40
+
+
+class _ToneVoice:
+    """A 1 kHz burst; with ``factor`` > 1 it asks for notes made at a lower rate."""
+
+    def __init__(self, factor: int) -> None:
+        self.factor = factor
+        self.rates: list[int] = []
+
+    def __call__(self, event, source, *, sample_rate, rng):
+        self.rates.append(sample_rate)
+        n = round(0.2 * sample_rate)
+        return np.sin(2 * np.pi * TONE_HZ * np.arange(n) / sample_rate) * np.hanning(n)
+
+    def made_at(self, source, sample_rate):
+        return sample_rate // self.factor
+
+
+def _render(voice, block_frames=FS):
+    sources = {"s": Source("s", "bianzhong", "鐘", "bells", "west", (-8.0, 6.0, 1.5))}
+    events = [Event(0.3, 0.2, "s", None, 0.9, "strike", "c"),
+              Event(1.7, 0.2, "s", None, 0.8, "strike", "c")]
+    perf = Performance.build(events, [], sources)
+    return np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=voice, surroundings=Surroundings(), block_frames=block_frames)))
+
+
+def _onset_ms(channel):
+    envelope = np.abs(signal.hilbert(channel))
+    return 1000 * np.argmax(envelope > 0.5 * envelope.max()) / FS
+
+
+def test_a_low_rate_note_lands_where_and_as_loud_as_a_full_rate_one():
+    full_voice, low_voice = _ToneVoice(1), _ToneVoice(3)
+    full, low = _render(full_voice), _render(low_voice)
+    assert set(full_voice.rates) == {FS} and set(low_voice.rates) == {FS // 3}
+    for ch in range(2):
+        first = slice(0, FS)  # the first note only
+        assert abs(_onset_ms(low[first, ch]) - _onset_ms(full[first, ch])) < 0.1
+        level = 20 * np.log10(np.sqrt(np.mean(low[:, ch] ** 2) / np.mean(full[:, ch] ** 2)))
+        assert abs(level) < 0.1
+    n = min(len(low), len(full))  # onsets on both grids: the same wave, sample by sample
+    assert np.max(np.abs(low[:n] - full[:n])) < 0.01 * np.max(np.abs(full))
+
+
+@pytest.mark.parametrize("block_frames", [4801, 3 * FS])
+def test_a_low_rate_bus_gives_the_same_samples_whatever_the_blocks(block_frames):
+    assert np.array_equal(_render(_ToneVoice(3), block_frames), _render(_ToneVoice(3)))
+
+
+@pytest.mark.parametrize(("instrument", "sample_rate", "rate"), [
+    ("ambience", 48000, 16000), ("voice", 48000, 24000), ("se", 48000, 48000),
+    ("ambience", 44100, 22050), ("voice", 96000, 24000)])
+def test_models_that_need_less_are_made_at_a_whole_fraction_of_the_rate(
+        instrument, sample_rate, rate):
+    source = Source("x", instrument, "x", "x", "x", (0.0, 0.0, 0.0))
+    assert SynthVoice().made_at(source, sample_rate) == rate
