@@ -5,8 +5,8 @@ as many as the text's forces say (大射 工六人四瑟: 大師, 少師 and fou
 their 瑟; 鄉飲酒 工四人二瑟: two who sing and two who play, 鄭注: 二瑟，二人鼓瑟，則二人歌也)
 and move as the text moves them: on their mats 西階上少東 for the songs, below at
 鼓北 for 管新宮, then seated 東坫之東南; the 負侯 stand at the targets where the
-text has them answer. Which placed instrument sounds a note
-of an arrangement is decided here by a few stated rules (see :func:`Players.assign`).
+text has them answer. Which placed instrument sounds a note of an arrangement is
+decided here by a few stated rules (see :func:`Players.assign`).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def _gong_split(forces: Mapping[str, int]) -> tuple[int, int]:
     return min(singers, len(_SINGERS)), se
 
 
-def sheet_forces(sheet: CueSheet) -> dict[str, int]:
+def _sheet_forces(sheet: CueSheet) -> dict[str, int]:
     """The 工 of the rite: the largest forces any of its music cues states (the text says
     工四人二瑟 once, as the 工 come in), else the 大射's six and four."""
     stated = [dict(cue.forces) for cue in sheet.music if cue.forces]
@@ -160,7 +160,7 @@ def build_players(sheet: CueSheet, site: Site) -> Players:
     where the text has them answer, the 負侯 (no source stands there silent)."""
     placed = orchestra.place(sheet.layout, site)
     sources = orchestra.sources(placed)
-    forces = sheet_forces(sheet)
+    forces = _sheet_forces(sheet)
     sources.update(_gong_sources(site, forces))
     if any(voice.actor == "fuhou" for voice in sheet.voices):
         sources.update(_fuhou_sources(site))

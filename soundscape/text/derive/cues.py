@@ -157,14 +157,13 @@ def _variant(text: Text, ji: Section, unit: Unit) -> str:
 def _after(cue: MusicCue, rite_cues: list[MusicCue], steps: _Steps) -> str:
     """The step after the rite's run of music that ``cue`` opens: the cues of its kind that
     follow it in its section (歌鹿鳴, 四牡, 皇皇者華), up to other music; else ""."""
-    run = [cue]
+    section = steps.steps[steps.index[cue.start]].section
+    last = cue
     for later in rite_cues[rite_cues.index(cue) + 1:]:
-        if later.kind != cue.kind or \
-                steps.steps[steps.index[later.start]].section != \
-                steps.steps[steps.index[cue.start]].section:
+        if later.kind != cue.kind or steps.steps[steps.index[later.start]].section != section:
             break
-        run.append(later)
-    following = steps.index[run[-1].start] + 1
+        last = later
+    following = steps.index[last.start] + 1
     return steps.steps[following].id if following < len(steps.steps) else ""
 
 
@@ -193,7 +192,7 @@ def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
         return same.start
     songs = [c for c in rite_cues if c.piece in _songs(unit.info["piece"])]
     if songs:
-        return _after(songs[-1], [songs[-1]], steps)
+        return _after(songs[-1], songs[-1:], steps)
     lead = text.chars[max(ji.span[0], unit.start - 6):unit.start]
     lead = lead.rsplit(rules()["ji"]["then"], 1)[-1]
     for size in range(min(4, len(lead)), 1, -1):
