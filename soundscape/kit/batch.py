@@ -56,6 +56,11 @@ class SharedVoice:
         model sounds different per performer), so its own caches split notes alike."""
         return self.voice.key(event, source)
 
+    def made_at(self, source: Source, sample_rate: int) -> int:
+        """The rate the wrapped voice makes ``source``'s notes at, so the renderer mixes them
+        on the same buses as ``soundscape render`` does."""
+        return self.voice.made_at(source, sample_rate)
+
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
         state = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=16).digest()

@@ -73,6 +73,11 @@ def test_shared_voice_synthesises_a_repeated_note_once(monkeypatch):
     singer = next(e for e in perf.events if e.source == "gong.dashi")
     assert SharedVoice().key(singer, perf.sources["gong.dashi"]) == \
         SynthVoice().key(singer, perf.sources["gong.dashi"])
+    # and the rate the renderer makes each source's notes at (a voice below 48 kHz)
+    rates = [(SharedVoice().made_at(s, 48000), SynthVoice().made_at(s, 48000))
+             for s in perf.sources.values()]
+    assert all(ours == theirs for ours, theirs in rates)
+    assert any(ours < 48000 for ours, _ in rates)
 
 
 def test_plan_renders_equal_soundscape_render(tmp_path, soundscape_cli):
