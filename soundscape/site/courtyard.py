@@ -556,7 +556,7 @@ def rite_site_file(rite: str) -> Path | None:
 _RITE_FOLDER = "sites"
 #: A rite's site file: flat tables merge key by key; entry tables add or replace whole
 #: entries by id; ``drop`` removes places, targets and listeners the rite has not.
-_RITE_FLAT = ("hall", "stairs", "courtyard", "spacing", "people")
+_RITE_FLAT = ("hall", "stairs", "courtyard", "spacing", "people", "performers")
 _RITE_ENTRIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "places": (),  # x, y, z or `from`: checked where the places are built
     "instruments": ("kind", "length", "depth", "height"),

@@ -134,3 +134,14 @@ def test_plan_cli_draws_one_target_at_fifty_gong(tmp_path):
     assert result.exit_code == 0, result.output
     assert "州序" in result.output and "targets: 侯 50 弓 (69.3 m)" in result.output
     assert out.is_file() and out.with_suffix(".svg").is_file()
+
+
+@pytest.mark.parametrize("rite", ["xiangshe", "yan", "xiangyinjiu"])
+def test_four_gong_stand_on_the_hall_in_the_other_rites(rite):
+    """工四人二瑟 in 鄉飲酒, 鄉射 and 燕禮 (the 大射's 工 are six): a line of four, centred."""
+    site = load_site(rite=rite)
+    assert [who for who, _ in site.performers] == ["dashi", "shaoshi", "shanggong.1",
+                                                   "shanggong.2"]
+    xs = [p.position[0] for p in site.performer_positions("ge").values()]
+    assert sum(xs) / 4 == pytest.approx(site.place("gong_xi")[0])
+    assert len(load_site().performers) == 6
