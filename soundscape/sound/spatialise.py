@@ -5,7 +5,9 @@ each propagation path (``propagation.paths``) multiplies it by its ISO 9613-1
 air magnitude at every bin, its exact (fractional) delay as a linear phase,
 and, for binaural, the Brown & Duda head-shadow response; gain-only panners
 (ambisonics, VBAP) get one inverse FFT per path and a gain matrix, the others
-one per channel.
+one per channel. These transfer functions are the same for every note of a
+source that stands still, heard by a listener who does too: they are kept, so
+a note costs one FFT and its inverse ones.
 
 A *heard note* is an event's note at the listener: ``(start, signals, mix)``
 (see ``Spatialiser.__call__``), or None when it is silent. Onsets are rounded to
@@ -29,10 +31,12 @@ from soundscape.sound.notes import ByteLru, DryNotes, stable_ints
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
-__all__ = ["GUARD", "HeardNote", "HeardNotes", "Spatialiser", "heard_bytes"]
+__all__ = ["GUARD", "RESPONSE_BYTES", "HeardNote", "HeardNotes", "Spatialiser", "heard_bytes"]
 
 #: Samples of room before and after each filtered note (zero-phase air filter).
 GUARD = 64
+#: Bound of the kept transfer functions (one per source place, listener and FFT size).
+RESPONSE_BYTES = 64 << 20
 #: (start frame relative to the onset, signals (frames, k) float32, mix (k, channels) or None).
 HeardNote = tuple[int, np.ndarray, np.ndarray | None]
 
@@ -53,6 +57,7 @@ class Spatialiser:
         self.surroundings = surroundings
         self.sample_rate = sample_rate
         self.channels = len(panner.channels)
+        self._responses = ByteLru(RESPONSE_BYTES)
 
     def __call__(self, mono: np.ndarray, source_point, listener: Listener,
                  struck_face) -> HeardNote:
@@ -68,6 +73,19 @@ class Spatialiser:
             For gain-only panners: per-path channel gains (output = signals @ mix);
             keeping k ≤ 3 paths instead of 16 channels keeps the cache small.
         """
+        start, last = self._arrivals(source_point, listener, struck_face)[1:]
+        length = len(mono) + math.ceil(last) - start + GUARD
+        n_fft = _fft_size(length)
+        response, mix = self._response(source_point, listener, struck_face, n_fft)
+        spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
+        # a compact frame-major copy: adds fast, and the cache counts all its bytes
+        out = scipy.fft.irfft(response * spectrum, n_fft, axis=1)[:, :length].T
+        return start, np.ascontiguousarray(out), mix
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 (one spatialiser a render)
+    def _arrivals(self, source_point, listener: Listener, struck_face) -> tuple:
+        """Each path with its panning terms and delays (samples) per channel; the first
+        output frame (``start``, relative to the onset) and the latest delay."""
         fs = self.sample_rate
         c = self.surroundings.air.speed_of_sound
         arrivals = []
@@ -80,38 +98,48 @@ class Spatialiser:
             arrivals.append((path, terms, delays))
         first = min(float(d.min()) for _, _, d in arrivals)
         last = max(float(d.max()) for _, _, d in arrivals)
-        start = math.floor(first) - GUARD
-        length = len(mono) + math.ceil(last) - start + GUARD
-        n_fft = _fft_size(length)
-        grid = _grid(self.surroundings.air, n_fft, fs)
-        spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
+        return arrivals, math.floor(first) - GUARD, last
+
+    def _response(self, source_point, listener: Listener, struck_face,
+                  n_fft: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The transfer functions on an ``n_fft`` grid: one row per channel (``mix`` None)
+        or per path (with ``mix``, the per-path channel gains), from the onset to ``start``.
+
+        The same for every note of a source standing still for a standing listener, so
+        it is kept (``RESPONSE_BYTES``): a note then costs one FFT and an inverse FFT
+        per row.
+        """
+        key = (source_point, listener, struck_face, n_fft)
+        kept = self._responses.get(key)
+        if kept is not None:
+            return kept
+        arrivals, start, _ = self._arrivals(source_point, listener, struck_face)
+        grid = _grid(self.surroundings.air, n_fft, self.sample_rate)
+        rows = []
+        for path, terms, delays in arrivals:
+            lead = float(delays.min())
+            air = np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
+            rows.append((air * grid.delay(lead - start), terms, delays - lead))
         # one inverse FFT per channel when the head needs it, or when there are no more
         # channels than paths (stereo: two, not three, and a smaller note to cache)
         per_channel = self.channels <= len(arrivals) or any(
             t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
-        responses = []
-        for path, terms, delays in arrivals:
-            lead = float(delays.min())
-            air = np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
-            responses.append((spectrum * air * grid.delay(lead - start),
-                              terms, delays - lead))
         if not per_channel:
-            signals = np.stack([scipy.fft.irfft(r, n_fft)[:length] for r, _, _ in responses],
-                               axis=1)
-            return (start, np.ascontiguousarray(signals),
-                    np.stack([t.gains for _, t, _ in responses]).astype(np.float32))
-        total = np.zeros((self.channels, len(spectrum)), dtype=np.complex64)
-        for response, terms, extra in responses:
-            for ch in range(self.channels):
-                channel = response * terms.gains[ch]
-                if extra[ch] > 0:
-                    channel *= grid.delay(extra[ch])
-                if terms.shadow is not None:
-                    channel *= grid.shadow(terms.shadow[ch])
-                total[ch] += channel
-        # a compact frame-major copy: adds fast, and the cache counts all its bytes
-        out = scipy.fft.irfft(total, n_fft, axis=1)[:, :length].T
-        return start, np.ascontiguousarray(out), None
+            made = (np.stack([row for row, _, _ in rows]),
+                    np.stack([t.gains for _, t, _ in rows]).astype(np.float32))
+        else:
+            total = np.zeros((self.channels, n_fft // 2 + 1), dtype=np.complex64)
+            for row, terms, extra in rows:
+                for ch in range(self.channels):
+                    channel = row * terms.gains[ch]
+                    if extra[ch] > 0:
+                        channel *= grid.delay(extra[ch])
+                    if terms.shadow is not None:
+                        channel *= grid.shadow(terms.shadow[ch])
+                    total[ch] += channel
+            made = (total, None)
+        self._responses.put(key, made, made[0].nbytes)
+        return made
 
 
 @dataclass(frozen=True)
