@@ -72,10 +72,10 @@ class Players:
         fitting = [i for i in ids if self.sources[i].instrument == note.instrument]
         if fitting:
             return tuple(fitting)
-        if any(p in self.placed for p in cue.performers):
-            return ()  # the cue says which of the hung instruments play; this one does not
         anywhere = [i for i, s in self.sources.items() if s.instrument == note.instrument
                     and i in self.placed]
+        if anywhere and any(p in self.placed for p in cue.performers):
+            return ()  # the cue says which of the hung instruments play; this one does not
         if not anywhere and not any(s.instrument == note.instrument
                                     for s in self.sources.values()):
             return ()  # the rite has no such instrument
