@@ -183,11 +183,19 @@ def _check_groups(config: ArcheryConfig) -> None:
         where = f"{config.source}: roster.group[{index}]"
         if not isinstance(group, Mapping) or "id" not in group:
             raise ArcheryError(f"{where} must be a table with an id")
-        ranks = ([a.get("rank") for a in group["archers"]] if "archers" in group
-                 else [group.get("shang"), group.get("xia")])
+        named = "archers" in group
+        needed = ("name", "archers") if named else ("count", "label", "shang", "xia")
+        missing = [key for key in needed if key not in group]
+        if missing:
+            raise ArcheryError(f"{where} ({group['id']}) needs {', '.join(missing)}")
+        archers = group["archers"] if named else []
+        if named and sorted(str(a.get("role")) for a in archers) != ["shang", "xia"]:
+            raise ArcheryError(f"{where} ({group['id']}): archers must be one 上射 (role "
+                               "\"shang\") and one 下射 (role \"xia\"), each with id, name, rank")
+        ranks = [a.get("rank") for a in archers] if named else [group["shang"], group["xia"]]
         if any(rank not in known for rank in ranks):
             raise ArcheryError(f"{where}: ranks {ranks!r}; accepted: {', '.join(sorted(known))}")
-        if "archers" not in group:
+        if not named:
             config.get("roster", group["count"])
     for group_id in config.get("roster", "first_round"):
         if group_id not in {g["id"] for g in groups}:

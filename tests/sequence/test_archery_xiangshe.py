@@ -169,3 +169,23 @@ def test_cli_reports_the_rites_shooting(tmp_path):
     assert ("鄉射禮: 1 target(s) (hou 69.3 m); 10 pairs; 4 shoots; round 3 to music: "
             "5 節 a pair (1 heard, 4 with one 拾 each)") in result.output
     assert (tmp_path / "round3.csv").is_file()
+
+
+@pytest.mark.parametrize("table, message", [
+    ('[rite.xiangshe.roster]\ngroup = [{ id = "x", count = "sanou" }]\n',
+     r"roster.group\[0\] \(x\) needs label, shang, xia"),
+    ('[[rite.xiangshe.roster.group]]\nid = "p"\nname = "P"\n'
+     'archers = [{ id = "a", name = "A", rank = "shi", role = "shang" }]\n',
+     r"\(p\): archers must be one 上射"),
+    ('[[rite.xiangshe.roster.group]]\nid = "s"\ncount = "sanou"\nlabel = "耦"\n'
+     'shang = "shi"\nxia = "moon"\n', r"ranks \['shi', 'moon'\]; accepted: dafu, gong"),
+    ('[rite.xiangshe]\nreplace = "targets"\n', r"rite.xiangshe.replace = 'targets' must be a "
+     r"list"),
+])
+def test_a_bad_rite_table_is_named(tmp_path, table, message):
+    bundled = (archery.data_dir() / "archery.toml").read_text(encoding="utf-8")
+    start = bundled.index("\n[rite.xiangshe]\n") + 1
+    path = tmp_path / "archery.toml"
+    path.write_text(bundled[:start] + table, encoding="utf-8")
+    with pytest.raises(archery.ArcheryError, match=message):
+        archery.load_config(path, rite="xiangshe")
