@@ -21,7 +21,15 @@ from soundscape.kit import KitError
 from soundscape.kit.batch import Job, run_jobs
 from soundscape.kit.captions import captions, write_srt, write_vtt
 from soundscape.kit.manifest import write_manifest
-from soundscape.kit.programmes import Programme, cut, expand, lead_in, load_programmes, spans
+from soundscape.kit.programmes import (
+    Programme,
+    cut,
+    expand,
+    first_sound,
+    lead_in,
+    load_programmes,
+    spans,
+)
 from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
 from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
 from soundscape.performance import Performance
@@ -32,8 +40,9 @@ __all__ = ["Built", "build_kit", "check_request", "layout_name"]
 @dataclass(frozen=True)
 class Built:
     """One programme as built: its part of the rite, loop length, parts on the rite's
-    clock (the first with its lead), the lead before the first part's own start, and per
-    zone and layout the job and its result."""
+    clock (the first with its lead), the lead before the first part's own start, where
+    the loop's first sound comes in (its restart), and per zone and layout the job and
+    its result."""
 
     programme: Programme
     performance: Performance
@@ -41,6 +50,7 @@ class Built:
     parts: list[tuple[float, float]]
     renders: list[tuple[str, str, Job, object]]
     lead_s: float = 0.0
+    restart_s: float = 0.0
 
 
 def layout_name(layout: str | SpeakerLayout) -> str:
@@ -64,6 +74,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         own = spans(programme, rite)
         parts = lead_in(rite, own, programme.lead_s)
         lead = own[0][0] - parts[0][0]
+        restart = first_sound(rite, parts[0][0])
         part, length = cut(rite, parts, programme.gap_s)
         renders = []
         for zone in programme.zones:
@@ -72,10 +83,10 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                 job = Job(name, out / f"{name}.wav", zone.listener(site), layout,
                           performance=part, seed=seed, options={
                               "length_s": length, "calibration_lufs": programme.calibration_lufs,
-                              "ceiling_dbtp": programme.ceiling_dbtp, "opening_s": lead})
+                              "ceiling_dbtp": programme.ceiling_dbtp, "restart_s": restart})
                 renders.append([zone.id, layout_name(layout), job, None])
                 jobs.append(job)
-        built.append(Built(programme, part, length, parts, renders, lead))
+        built.append(Built(programme, part, length, parts, renders, lead, restart))
     say(f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
     results = iter(run_jobs(jobs, executor=executor, workers=workers,
                             progress=lambda job: say(f"  {job.path.name}")))

@@ -7,7 +7,7 @@ the start, so the loop restarts into the ring of its own end, as it would in an 
 rite. Nothing is cut and nothing is faded: the seam is a sample-exact continuation.
 Where the programme begins on a sound, its part opens on a quiet lead taken from the rite
 just before it (``programmes.lead_in``), so the loop point falls where nothing starts;
-the step where the part's first sound comes in (``opening_s``) is measured beside the
+the step where the loop's first sound comes in (``restart_s``) is measured beside the
 seam's, as the *restart*.
 
 The loop is normalised to its *calibration level*: a gain puts its integrated loudness
@@ -57,8 +57,8 @@ class LoopResult:
     (file index, channel in that file from 1, name); levels of the written loop;
     ``seam_db``: the step across the seam and ``elsewhere_db`` the 95th percentile and
     the largest step between the loop's other windows (``seam_steps``); ``restart_db``:
-    the step where the programme's first part comes in after its lead (the seam's own
-    when the loop opens on it).
+    the step where the loop's first sound comes in (the seam's own when the loop opens
+    on it).
     """
 
     files: tuple[Path, ...]
@@ -85,14 +85,14 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
                 seed: int = 0, calibration_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
                 bits: str = "24", voice: Voice | None = None,
                 surroundings: Surroundings | None = None, cues: tuple[Cue, ...] = (),
-                channel_mask: int = 0, opening_s: float = 0.0) -> LoopResult:
+                channel_mask: int = 0, restart_s: float = 0.0) -> LoopResult:
     """Render ``performance`` as a loop of ``length_s`` seconds to ``path`` (see module).
 
     ``path`` is the file of a feed of ≤ 16 channels; a wider feed goes to
     ``<stem>.ch01-16.wav``, ``<stem>.ch17-….wav`` beside it, each with channel mask 0.
     ``channel_mask``: the WAVE_FORMAT_EXTENSIBLE speaker mask of the feed
-    (``speakers.channel_mask``); 0 says "no speaker positions". ``opening_s``: where the
-    programme's first part begins in the loop, after its lead (``programmes.lead_in``).
+    (``speakers.channel_mask``); 0 says "no speaker positions". ``restart_s``: where the
+    loop's first sound comes in (``programmes.first_sound``).
     """
     if not (0.5 <= length_s <= 24 * 3600):
         raise KitError(f"loop length={length_s!r} s, accepted: 0.5 s to 24 h")
@@ -116,7 +116,7 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
         files = _write(loop, path, 10 ** (gain_db / 20), sample_rate, bits, cues, channel_mask)
         seam, inside = seam_steps(loop, sample_rate) if frames >= 3 * sample_rate // 10 \
             else (0.0, np.zeros(1))
-        restart = _step_at(seam, inside, opening_s)
+        restart = _step_at(seam, inside, restart_s)
     names = panner.channels
     channel_map = tuple((f, c - group.start + 1, names[c])
                         for f, group in enumerate(channel_groups(width)) for c in group)

@@ -7,7 +7,7 @@ basis (``surviving`` with the source, or ``reconstruction`` with the rules it re
 and per zone and layout the audio files with their SHA-256, channel map (file, channel,
 name), integrated loudness (LUFS), true peak (dBTP), calibration level and the level step
 measured across the loop's seam beside the steps elsewhere in it and the step where the
-programme's first part comes in after its lead (the restart); then the
+loop's first sound comes in (the restart); then the
 captions, cue lists and performance files, each with its SHA-256.
 """
 
@@ -73,7 +73,7 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
         "id": programme.id, "title": programme.title, "description": programme.description,
         "seconds": round(item.length_s, 3),
         "parts": [[round(a, 3), round(b, 3)] for a, b in item.parts],
-        "lead_s": round(item.lead_s, 3),
+        "lead_s": round(item.lead_s, 3), "restart_s": round(item.restart_s, 3),
         "zones": [{"id": z.id, "walk": [list(w) for w in z.waypoints]} for z in programme.zones],
         "pieces": [asdict(performance.pieces[p]) for p in heard],
         "renders": renders,

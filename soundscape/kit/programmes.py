@@ -39,8 +39,8 @@ from soundscape.performance import Performance, Source
 from soundscape.resources import data_dir
 from soundscape.site.listeners import Listener, ListenerPath
 
-__all__ = ["LEAD_REACH_S", "Programme", "Zone", "cut", "default_path", "expand", "lead_in",
-           "load_programmes", "spans"]
+__all__ = ["LEAD_REACH_S", "Programme", "Zone", "cut", "default_path", "expand",
+           "first_sound", "lead_in", "load_programmes", "spans"]
 
 _KEYS = {"id", "title", "description", "from", "to", "round", "music", "excerpt_s", "gap_s",
          "lead_s", "each_music", "listeners", "walk", "calibration_lufs", "ceiling_dbtp"}
@@ -252,8 +252,7 @@ def lead_in(performance: Performance, parts: list[tuple[float, float]], quiet_s:
     if not parts or quiet_s <= 0:
         return parts
     start, stop = parts[0]
-    onsets = sorted(e.time for e in performance.events
-                    if performance.sources[e.source].group != "place")
+    onsets = _onsets(performance)
     at = bisect.bisect_left(onsets, start)
     if (onsets[at] if at < len(onsets) else math.inf) - start >= quiet_s:
         return parts
@@ -265,6 +264,20 @@ def lead_in(performance: Performance, parts: list[tuple[float, float]], quiet_s:
         if at == 0 or onsets[at - 1] < opening:
             return [(opening, stop), *parts[1:]]
         at -= 1
+
+
+def first_sound(performance: Performance, start: float) -> float:
+    """Seconds from ``start`` to the first sound of ``performance`` at or after it that is
+    not the bed (where a loop opening at ``start`` restarts); 0 when there is none."""
+    onsets = _onsets(performance)
+    at = bisect.bisect_left(onsets, start)
+    return onsets[at] - start if at < len(onsets) else 0.0
+
+
+def _onsets(performance: Performance) -> list[float]:
+    """Onsets of every sound but the bed's (sources of group ``place``), in order."""
+    return sorted(e.time for e in performance.events
+                  if performance.sources[e.source].group != "place")
 
 
 def _section(performance: Performance, name: str, where: str):

@@ -54,6 +54,8 @@ def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
     # 肆夏 begins on a stroke at 4 s: the loop opens a second earlier, on the rite's quiet
     assert music["parts"] == [[3.0, 8.0]] and music["seconds"] == 5.0
     assert music["lead_s"] == 1.0 and everything["lead_s"] == 0.0
+    # where each loop's first sound comes in: 肆夏's stroke, the 負侯's answer
+    assert music["restart_s"] == 1.0 and everything["restart_s"] == 1.0
     for programme, level in ((everything, -24.0), (music, -30.0)):
         for render in programme["renders"]:
             assert render["calibration_lufs"] == level

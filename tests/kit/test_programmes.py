@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from soundscape.kit import KitError
-from soundscape.kit.programmes import LEAD_REACH_S, cut, expand, lead_in, load_programmes, spans
+from soundscape.kit.programmes import (
+    LEAD_REACH_S,
+    cut,
+    expand,
+    first_sound,
+    lead_in,
+    load_programmes,
+    spans,
+)
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.courtyard import load_site
 from tests.kit.scenes import rite
@@ -112,6 +120,9 @@ def test_the_lead_holds_no_onset_and_takes_in_a_sound_too_close_to_skip():
     assert lead_in(_sounds(9.6, 10.0, 11.0), [(10.0, 20.0)], 1.0) == [(8.6, 20.0)]
     # the bed (group place) fades in: it may start anywhere in the lead
     assert lead_in(_sounds(10.0, bed=(9.5,)), [(10.0, 20.0)], 1.0) == [(9.0, 20.0)]
+    # where the loop opening there restarts: its first sound that is not the bed
+    assert first_sound(_sounds(10.0, bed=(9.5,)), 9.0) == 1.0
+    assert first_sound(_sounds(10.0), 12.0) == 0.0  # nothing after: the seam itself
 
 
 def test_no_lead_when_the_part_opens_quietly_or_none_can_be_found():
