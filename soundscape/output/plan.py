@@ -205,7 +205,7 @@ def _draw_detail(ax: Axes, site: Site, placed: Mapping[str, PlacedInstrument],
     ax.set_xlim(-_DETAIL_HALF_WIDTH, _DETAIL_HALF_WIDTH)
     ax.set_ylim(_DETAIL_SOUTH, site.hall.depth + _DETAIL_NORTH)
     labels = _hall(ax, site, detail=True)
-    for place_id in ("xi", "ci", "zhong", "zhongting", "bi", "gong_xia"):
+    for place_id in ("xi", "ci", "zhong", "zhongting", "bi"):
         if place_id in site.places:  # a rite's site may lack one (鄉射 has no 次)
             labels.append(_spot(ax, site, place_id))
     ear = Listener(head.position, head.facing) if head is not None else None
