@@ -278,7 +278,8 @@ class InstrumentSize:
 
 @dataclass(frozen=True, slots=True)
 class Phase:
-    """Where the 工 are during one part of the rite, in lines (see site.toml)."""
+    """Where the 工 are during one part of the rite, in lines (see site.toml); ``at``: the
+    words of the steps that move them into it, where the rite's site says (鄉射: 阼階下之東南)."""
 
     id: str
     name: str
@@ -290,6 +291,7 @@ class Phase:
     line_spacing: float
     mouth: float
     note: str = ""
+    at: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,7 +739,8 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
                          compass(p["head"], key=id_), p["per_line"],
                          length(p["spacing"], f"performers.phases.{id_}.spacing"),
                          length(p["line_spacing"], f"performers.phases.{id_}.line_spacing"),
-                         length(p["mouth"], f"performers.phases.{id_}.mouth"), p.get("note", ""))
+                         length(p["mouth"], f"performers.phases.{id_}.mouth"), p.get("note", ""),
+                         _quotes(p.get("at", []), f"performers.phases.{id_}.at"))
               for id_, p in data["performers"]["phases"].items()}
     listeners = {id_: (compass(v["facing"], key=f"listeners.{id_}"),
                        length(v["ear"], f"listeners.{id_}.ear"), v.get("note", ""))
@@ -750,6 +753,13 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
                 MappingProxyType({k: length(v, f"people.{k}") for k, v in data["people"].items()}))
     _check_places(site, origin)
     return site
+
+
+def _quotes(value: Any, key: str) -> tuple[str, ...]:
+    """A list of words of the text (non-empty strings)."""
+    if not isinstance(value, list) or not all(isinstance(q, str) and q for q in value):
+        raise SiteError(f"{key} = {validate.shown(value)} must be a list of words of the text")
+    return tuple(value)
 
 
 def _unit_of(spec: Any) -> str:

@@ -189,3 +189,20 @@ def test_a_bad_rite_table_is_named(tmp_path, table, message):
     path.write_text(bundled[:start] + table, encoding="utf-8")
     with pytest.raises(archery.ArcheryError, match=message):
         archery.load_config(path, rite="xiangshe")
+
+
+def test_the_gong_sing_zouyu_from_below(xiangshe):
+    """工遷樂于下 … 阼階下之東南, 堂前三笴 (鄭注: 當辟射也) before the shooting; 升自西階反坐
+    after it: 騶虞 is sung and played from below, east of the 阼階, not from the hall."""
+    site = load_site(rite="xiangshe")
+    below = site.performer_positions("zuo")
+    third = _round(xiangshe, 3)
+    singers = {e.source for e in xiangshe.events if e.piece == "zouyu"
+               and xiangshe.sources[e.source].group == "gong"}
+    assert singers
+    for source_id in singers:
+        source = xiangshe.sources[source_id]
+        where = [w for t, w in source.moves if t <= third.start][-1]
+        assert where == pytest.approx(below[source_id.split(".", 1)[1]].position)
+        assert where[2] < site.hall.height  # on the ground
+        assert source.moves[-1][1][2] > site.hall.height  # back on the hall afterwards
