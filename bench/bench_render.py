@@ -100,6 +100,24 @@ def _pss_kib(pid: int | str) -> int:
     return 0
 
 
+class TimedVoice:
+    """The instrument models, timed (their share of the wall time); the voice's own keys,
+    variants and rates pass through, so the render does what ``soundscape render`` does."""
+
+    def __init__(self, voice) -> None:
+        self.voice = voice
+        self.seconds = 0.0
+
+    def __call__(self, *args, **kwargs):
+        begin = time.perf_counter()
+        note = self.voice(*args, **kwargs)
+        self.seconds += time.perf_counter() - begin
+        return note
+
+    def __getattr__(self, name: str):
+        return getattr(self.voice, name)
+
+
 def run_one(args: argparse.Namespace) -> dict:
     """Render one layout in this process; return timings and peak memory."""
     from soundscape.malloc import reuse_freed_memory
@@ -114,14 +132,7 @@ def run_one(args: argparse.Namespace) -> dict:
         partial = performance.duration > fits
         if partial:
             performance = performance.between(0.0, fits)
-        synth, synth_s = SynthVoice(), [0.0]
-
-        def voice(*a, **k):  # the instrument models, timed: their share of the wall time
-            begin = time.perf_counter()
-            note = synth(*a, **k)
-            synth_s[0] += time.perf_counter() - begin
-            return note
-
+        voice = TimedVoice(SynthVoice())
         start = time.perf_counter()
         with PssSampler() as pss:
             result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
@@ -135,7 +146,7 @@ def run_one(args: argparse.Namespace) -> dict:
             "peak_pss_mib": pss.peak_mib,
             "events": len(performance.events), "lufs": result.report.output_lufs,
             "dbtp": result.report.output_peak_dbtp, "partial_for_disk": partial,
-            "synth_s": synth_s[0]}
+            "synth_s": voice.seconds}
 
 
 def run_child(args: argparse.Namespace, layout: str, seconds: float | None = None) -> dict:
