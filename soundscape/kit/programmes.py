@@ -240,7 +240,10 @@ def spans(programme: Programme, performance: Performance) -> list[tuple[float, f
         if last.end <= first.start:
             raise KitError(f"{where}: from={first.id} comes after to={last.id}")
         return [(first.start, last.end)]
-    return [(0.0, performance.duration)]
+    # the rite ends with its last section; the bed's last segments ring on past it, so
+    # the loop wraps them over its beginning instead of fading out to silence at its end
+    return [(0.0, performance.sections[-1].end if performance.sections
+             else performance.duration)]
 
 
 def lead_in(performance: Performance, parts: list[tuple[float, float]], quiet_s: float

@@ -122,3 +122,38 @@ def test_loop_length_out_of_range_is_refused(tmp_path):
     with pytest.raises(KitError, match="loop length"):
         render_loop(steady(), tmp_path / "x.wav", length_s=0.1, listener=HERE,
                     panner=make_panner("stereo"), voice=ringing_voice)
+
+
+def bed_voice(event, source, *, sample_rate, rng):
+    """Steady noise for the event's length, faded in and out over 4 s (as the bed is)."""
+    n = round(event.duration * sample_rate)
+    ramp = np.clip(np.minimum(np.arange(n), n - 1 - np.arange(n)) / (4.0 * sample_rate), 0, 1)
+    return 0.05 * rng.normal(size=n) * ramp
+
+
+def test_the_whole_rite_loops_its_bed_without_a_dip(tmp_path):
+    from soundscape.kit.programmes import Programme, cut, spans
+    from soundscape.performance import SectionSpan
+
+    # a 60 s rite with only its bed: 30 s segments every 26 s, the last ringing on past it
+    sources = {"bed": Source("bed", "ambience", "境", "bed", "place", (60.0, 60.0, 3.0))}
+    events = [Event(t, 30.0, "bed", None, 0.5, "day", "bed") for t in (0.0, 26.0, 52.0)]
+    rite = Performance.build(events, [], sources, sections=(SectionSpan("s1", "x", 0.0, 60.0),))
+    (part,) = spans(Programme("rite", "rite"), rite)
+    assert part == (0.0, 60.0) and rite.duration == 82.0
+
+    def levels(length):
+        loop, _ = cut(rite, [(0.0, length)])
+        result = render_loop(loop, tmp_path / "bed.wav", length_s=length, listener=HERE,
+                             panner=make_panner("stereo"), voice=bed_voice,
+                             surroundings=QUIET, bits="float")
+        audio = soundfile.read(result.files[0])[0].mean(axis=1)
+        half = audio[:len(audio) // FS * FS].reshape(-1, FS // 2)  # 0.5 s windows
+        db = 10 * np.log10((half**2).mean(axis=1) + 1e-20)
+        return np.concatenate([db[-4:], db[:4]]) - np.median(db)  # 2 s either side
+
+    seam = levels(60.0)
+    assert seam.min() > -3.0  # the last segment's ring fills the first one's fade-in
+    # looped at the bed's own end instead, it fades out to silence and in again
+    dip = levels(82.0)
+    assert dip.min() < -20.0
