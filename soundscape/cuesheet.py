@@ -148,7 +148,8 @@ class MusicCue:
 
     ``stop`` is a step id (music bound to the rite) or ``"length"`` (the rite
     waits for its ``repeats`` 終). ``forces`` holds player counts the text
-    gives (e.g. ``(("gong", 6), ("se", 4))``).
+    gives (e.g. ``(("gong", 6), ("se", 4))``). A 記 ``variant`` plays at its
+    ``anchor`` in the rite in place of the rite's cues it ``replaces`` (ids).
     """
 
     id: str
@@ -166,6 +167,7 @@ class MusicCue:
     line: int = field(default=0, compare=False)
     variant: str = ""
     anchor: str = ""
+    replaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,8 +287,9 @@ def performed(sheet: CueSheet, chosen: tuple[str, ...] = ()) -> CueSheet:
     """The sheet as the rite is performed: without its 記, with the ``chosen`` variants.
 
     The 記's steps are never performed (they are rules, not a second rite). A chosen
-    variant's music starts at its ``anchor`` in the rite and runs its length, replacing
-    the rite's cue of the same piece there; variants not chosen are left out.
+    variant's music starts at its ``anchor`` in the rite and runs its length, in place of
+    the rite's cue of the same piece there and of the cues it names in ``replaces``;
+    variants not chosen are left out.
 
     Raises
     ------
@@ -309,7 +312,9 @@ def performed(sheet: CueSheet, chosen: tuple[str, ...] = ()) -> CueSheet:
                                     f"{cue.variant!r} cue {cue.id!r} has no anchor in the rite")
             extra.append(dataclasses.replace(cue, start=cue.anchor, stop=STOP_LENGTH))
     replaced = {(c.start, c.piece) for c in extra}
-    music = [c for c in sheet.music if not c.variant and (c.start, c.piece) not in replaced]
+    dropped = {id_ for c in extra for id_ in c.replaces}
+    music = [c for c in sheet.music if not c.variant and (c.start, c.piece) not in replaced
+             and c.id not in dropped]
     steps = tuple(s for s in sheet.steps if s.section not in ji)
     order = {s.id: i for i, s in enumerate(steps)}
     music = sorted(music + extra, key=lambda c: order[c.start])
@@ -485,6 +490,7 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     music_checks = checkers("music")
     _unique(music_checks, "music")
     music = tuple(_music(c, info.chars, layout_ids, step_order) for c in music_checks)
+    _replaced_cues(music_checks, music)
     voice_checks = checkers("voice")
     _unique(voice_checks, "voice")
     voice_ids = {c.entry.get("id") for c in voice_checks}
@@ -561,7 +567,7 @@ def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
 
 def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> MusicCue:
     c.keys(("id", "piece", "kind", "performers", "repeats", "start", "stop", "quote", "span"),
-           ("conditions", "forces", "note", "variant", "anchor"))
+           ("conditions", "forces", "note", "variant", "anchor", "replaces"))
     words = glossary.load()
     performers = set(SINGERS) | {i for i in layout_ids if isinstance(i, str)}
     if not layout_ids:  # no 設樂 in the text: derive names the instruments it will need
@@ -584,7 +590,21 @@ def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> 
         start, stop, c.strings("conditions"), c.string("quote"), c.span(length),
         forces=tuple(forces.items()), note=c.string("note", default=""), line=c.line(),
         variant=c.string("variant", default=""),
-        anchor=c.string("anchor", default="", choices=[*steps, ""]))
+        anchor=c.string("anchor", default="", choices=[*steps, ""]),
+        replaces=c.strings("replaces"))
+
+
+def _replaced_cues(checks: list[_Checker], music: tuple[MusicCue, ...]) -> None:
+    """A variant replaces cues of the rite: ids of music cues that are no variant."""
+    rite = {m.id for m in music if not m.variant}
+    for check, cue in zip(checks, music, strict=True):
+        if cue.replaces and not cue.variant:
+            check.fail("replaces", f"{check.where()} replaces={_shown(list(cue.replaces))}: "
+                                   "only a variant (a 記 cue) replaces the rite's cues")
+        for id_ in cue.replaces:
+            if id_ not in rite:
+                check.fail("replaces", f"{check.where()} replaces {_shown(id_)}, not a music "
+                                       f"cue of the rite; accepted: {', '.join(sorted(rite))}")
 
 
 def _piece(c: _Checker, words: glossary.Glossary) -> str:
@@ -661,7 +681,7 @@ def _rows(sheet: CueSheet) -> dict[str, list[list[tuple[str, Any]]]]:
                    ("repeats", m.repeats), ("start", m.start), ("stop", m.stop),
                    *_optional(conditions=m.conditions),
                    ("quote", m.quote), ("span", m.span), *_optional(note=m.note),
-                   *_optional(variant=m.variant, anchor=m.anchor)]
+                   *_optional(variant=m.variant, anchor=m.anchor, replaces=m.replaces)]
                   for m in sheet.music],
         "voice": [[("id", v.id), ("actor", v.actor), ("what", v.what),
                    ("degree", v.degree), ("step", v.step), *_optional(place=v.place),

@@ -274,3 +274,48 @@ def test_random_edits_load_or_fail_cleanly(index, value):
         lines[index] = ""
     with contextlib.suppress(CueSheetError):  # anything else fails the test
         cuesheet.loads("\n".join(lines), source="edit")
+
+
+_VARIANT = """
+[[music]]
+id = "sixia_ji"
+piece = "sixia"
+kind = "jinzou"
+performers = ["east.shengqing"]
+repeats = 1
+start = "s01.01"
+stop = "length"
+quote = "奏肆夏"
+span = [4, 7]
+variant = "若以樂納賓"
+anchor = "s01.01"
+replaces = ["sixia"]
+"""
+
+
+def test_a_variant_plays_in_place_of_the_cues_it_replaces():
+    sheet = cuesheet.loads(VALID.replace("\n[[voice]]", _VARIANT + "\n[[voice]]", 1))
+    assert sheet.music_cue("sixia_ji").replaces == ("sixia",)
+    assert [m.id for m in cuesheet.performed(sheet).music] == ["sixia"]
+    assert [m.id for m in cuesheet.performed(sheet, ("若以樂納賓",)).music] == ["sixia_ji"]
+
+
+@pytest.mark.parametrize(("replaces", "message"), [
+    ('replaces = ["guanju"]', "music 'sixia_ji' replaces 'guanju', not a music cue of the rite; "
+                              "accepted: sixia"),
+    ('replaces = ["sixia_ji"]', "replaces 'sixia_ji', not a music cue of the rite"),
+])
+def test_a_variant_replaces_only_cues_of_the_rite(replaces, message):
+    broken = VALID.replace("\n[[voice]]", _VARIANT.replace('replaces = ["sixia"]', replaces)
+                           + "\n[[voice]]", 1)
+    with pytest.raises(CueSheetError) as caught:
+        cuesheet.loads(broken, source="v.toml")
+    assert str(caught.value).startswith(f"v.toml:{_line_of(broken, replaces)}: ")
+    assert message in str(caught.value)
+
+
+def test_only_a_variant_replaces():
+    conditions = 'conditions = ["間若一"]'
+    broken = VALID.replace(conditions, f'{conditions}\nreplaces = ["sixia"]')
+    with pytest.raises(CueSheetError, match="only a variant"):
+        cuesheet.loads(broken, source="v.toml")

@@ -206,3 +206,17 @@ def test_three_sheng_and_one_he_where_the_text_says_so(sheets):
     he = next(m for m in xiangshe.music if m.kind == "he")
     assert {i.id for i in sheng} <= set(he.performers)
     assert [i.name for i in sheets["xiangyinjiu"].layout if i.instrument == "sheng"] == ["笙"]
+
+
+def test_na_bin_replaces_the_rites_songs_up_to_the_xiang_yue(sheets):
+    """燕禮 記: 若以樂納賓…升歌鹿鳴，下管新宮，笙入三成，遂合鄉樂. 鄭注 on 大射: 歌鹿鳴三終，
+    而不歌四牡、皇皇者華; 管之入三成 (the 管 is the 笙's entry); 言遂者，不間也. So the rite's
+    工歌, 笙 and 間歌 give way; the 鄉樂 stays."""
+    yan = sheets["yan"]
+    assert yan.music_cue("luming_2").replaces == tuple(p for p, _ in GONG_GE)
+    assert yan.music_cue("xingong").replaces == tuple(p for p, _ in SHENG + JIAN_GE)
+    with_it = [m.piece for m in cuesheet.performed(yan, ("若以樂納賓",)).music]
+    assert with_it == ["sixia", "sixia", "luming", "xingong", *(p for p, _ in HE),
+                       "wusuanyue", "gaixia"]
+    without = [(m.piece, m.kind) for m in cuesheet.performed(yan).music]
+    assert without == MUSIC["yan"]

@@ -174,6 +174,19 @@ def test_xin_gong_sounds_after_lu_ming(yan_variants):
     assert min(e.time for e in yan_variants.events if e.piece == "xingong") >= piece_end - 0.5
 
 
+def test_na_bin_plays_in_place_of_the_rites_gong_ge_sheng_and_jian_ge(yan_variants):
+    """With 若以樂納賓 the 記's 升歌鹿鳴, 下管新宮 and 遂合鄉樂 replace the rite's 工歌,
+    笙 and 間歌 (鄭注: 不歌四牡皇皇者華; 言遂者，不間也); without it they are played."""
+    gone = {"simu", "huanghuangzhehua", "nangai", "baihua", "huashu", "yuli", "yougeng",
+            "nanyoujiayu", "chongqiu", "nanshanyoutai", "youyi"}
+    kept = {"luming", "guanju", "caipin", "gaixia"}
+    for performance, present in ((yan_variants, kept | {"xingong"}), (_perform("yan"), gone)):
+        heard = {e.piece for e in performance.events} | {m.piece for m in performance.music}
+        assert present <= heard
+    assert not gone & ({e.piece for e in yan_variants.events}
+                       | {m.piece for m in yan_variants.music})
+
+
 def test_shao_and_fangzhong_play_as_labelled_reconstructions(yan_variants):
     """若舞則勺 and 有房中之樂 play when asked, one after the other after the 鄉樂
     (鄭注: 既合鄉樂，萬舞而奏之), each a reconstruction with its basis; the 房中之樂 is

@@ -154,17 +154,54 @@ def _variant(text: Text, ji: Section, unit: Unit) -> str:
     return text.chars[at:then]
 
 
-def _after(cue: MusicCue, rite_cues: list[MusicCue], steps: _Steps) -> str:
-    """The step after the rite's run of music that ``cue`` opens: the cues of its kind that
-    follow it in its section (歌鹿鳴, 四牡, 皇皇者華), up to other music; else ""."""
+def _run(cue: MusicCue, rite_cues: list[MusicCue], steps: _Steps) -> list[MusicCue]:
+    """The rite's run of music that ``cue`` opens: it and the cues of its kind that follow
+    it in its section (歌鹿鳴, 四牡, 皇皇者華), up to other music."""
     section = steps.steps[steps.index[cue.start]].section
-    last = cue
+    run = [cue]
     for later in rite_cues[rite_cues.index(cue) + 1:]:
         if later.kind != cue.kind or steps.steps[steps.index[later.start]].section != section:
             break
-        last = later
-    following = steps.index[last.start] + 1
+        run.append(later)
+    return run
+
+
+def _after(cue: MusicCue, rite_cues: list[MusicCue], steps: _Steps) -> str:
+    """The step after the rite's run of music that ``cue`` opens; else ""."""
+    following = steps.index[_run(cue, rite_cues, steps)[-1].start] + 1
     return steps.steps[following].id if following < len(steps.steps) else ""
+
+
+def _replaces(text: Text, unit: Unit, anchor: str, rite_cues: list[MusicCue],
+              steps: _Steps) -> tuple[str, ...]:
+    """The rite's cues a 記 variant plays in place of (``data/derive_rules.toml`` [ji]).
+
+    1. Where the rite has the same piece (升歌鹿鳴): the rite's run that piece opens (its
+       四牡 and 皇皇者華 too: 鄭注 on 大射, 歌鹿鳴三終而不歌四牡皇皇者華).
+    2. Where the variant's words name the entry of another kind (笙入): the rite's first
+       run of that kind after the anchor (the 笙's 南陔 白華 華黍 for 下管新宮).
+    3. Where the 記 goes on with 遂 to music of a kind (遂合鄉樂; 鄭注: 言遂者，不間也):
+       the rite's music after the anchor before its first cue of that kind (the 間歌).
+    """
+    table = rules()["ji"]
+    same = next((c for c in rite_cues if c.piece == unit.info["piece"]), None)
+    if same:
+        return tuple(c.id for c in _run(same, rite_cues, steps))
+    if not anchor:
+        return ()
+    later = [c for c in rite_cues if steps.index[c.start] >= steps.index[anchor]]
+    gone: list[MusicCue] = []
+    for words, kind in table["enters"].items():
+        first = next((c for c in later if c.kind == kind), None)
+        if words in text.chars[unit.start:unit.end] and first:
+            gone += _run(first, rite_cues, steps)
+    on = unit.end + len(table["straight_on"])
+    if text.chars.startswith(table["straight_on"], unit.end):
+        kind = next((k for w, k in table["straight_to"].items()
+                     if text.chars.startswith(w, on)), None)
+        to = next((i for i, c in enumerate(later) if c.kind == kind), 0)
+        gone += later[:to]
+    return tuple(dict.fromkeys(c.id for c in rite_cues if c in gone))
 
 
 def _songs(piece: str) -> list[str]:
@@ -235,15 +272,19 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
         forces = (_forces_before(text, unit.start) if kind in ("ge", "he", "wusuan", "she")
                   else ())
         variant = anchor = ""
+        replaces: tuple[str, ...] = ()
         if section.part == "記":
+            rite_cues = [c for c in cues if not c.variant]
             variant = _variant(text, section, unit)
-            anchor = _anchor(text, section, unit, found, [c for c in cues if not c.variant])
+            anchor = _anchor(text, section, unit, found, rite_cues)
+            replaces = _replaces(text, unit, anchor, rite_cues, found)
         count[piece] += 1
         cues.append(MusicCue(
             piece if count[piece] == 1 else f"{piece}_{count[piece]}", piece, kind, performers,
             unit.info["repeats"], step.id, stop, conditions,
             text.quote(unit.start, unit.end), (unit.start, unit.end), forces=forces,
-            note=_note_after(text, note_offsets, unit.end), variant=variant, anchor=anchor))
+            note=_note_after(text, note_offsets, unit.end), variant=variant, anchor=anchor,
+            replaces=replaces))
     return cues
 
 
