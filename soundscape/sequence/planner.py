@@ -216,9 +216,6 @@ class _Planner:
         for move in self.settings["gong_move"]:
             if move["at"] in step.quote:
                 self.players.move_gong(start, move["phase"], self.site)
-        for phase in self.site.phases.values():  # moves the rite's site names (鄉射: 遷樂于下)
-            if any(words in step.quote for words in phase.at):
-                self.players.move_gong(start, phase.id, self.site)
         needed = self.stretch.get(step.id, 0.0)
         shoot = self.rounds.get(step.id)
         after = 0.0  # music-bound cues of one step play one after another, in sheet order

@@ -278,8 +278,8 @@ class InstrumentSize:
 
 @dataclass(frozen=True, slots=True)
 class Phase:
-    """Where the 工 are during one part of the rite, in lines (see site.toml); ``at``: the
-    words of the steps that move them into it, where the rite's site says (鄉射: 阼階下之東南)."""
+    """Where the 工 are during one part of the rite, in lines (see site.toml). The words
+    of the text that move them into it are ``data/sequence.toml``'s ``[[gong_move]]``."""
 
     id: str
     name: str
@@ -291,7 +291,6 @@ class Phase:
     line_spacing: float
     mouth: float
     note: str = ""
-    at: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -735,12 +734,13 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
         spec.get("note", "")) for id_, spec in data["instruments"].items()}
     performers = tuple(zip(data["performers"]["members"], data["performers"]["names"],
                            strict=True))
+    for id_, p in data["performers"]["phases"].items():
+        _phase_keys(id_, p, source)
     phases = {id_: Phase(id_, p["name"], p["place"], compass(p["facing"], key=id_),
                          compass(p["head"], key=id_), p["per_line"],
                          length(p["spacing"], f"performers.phases.{id_}.spacing"),
                          length(p["line_spacing"], f"performers.phases.{id_}.line_spacing"),
-                         length(p["mouth"], f"performers.phases.{id_}.mouth"), p.get("note", ""),
-                         _quotes(p.get("at", []), f"performers.phases.{id_}.at"))
+                         length(p["mouth"], f"performers.phases.{id_}.mouth"), p.get("note", ""))
               for id_, p in data["performers"]["phases"].items()}
     listeners = {id_: (compass(v["facing"], key=f"listeners.{id_}"),
                        length(v["ear"], f"listeners.{id_}.ear"), v.get("note", ""))
@@ -755,11 +755,21 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
     return site
 
 
-def _quotes(value: Any, key: str) -> tuple[str, ...]:
-    """A list of words of the text (non-empty strings)."""
-    if not isinstance(value, list) or not all(isinstance(q, str) and q for q in value):
-        raise SiteError(f"{key} = {validate.shown(value)} must be a list of words of the text")
-    return tuple(value)
+#: The keys of a performer phase (``[performers.phases.<id>]``).
+_PHASE_KEYS = ("name", "place", "facing", "head", "per_line", "spacing", "line_spacing",
+               "mouth", "note")
+
+
+def _phase_keys(id_: str, phase: Any, source: str) -> None:
+    """A phase says where the 工 sit, not when they move there (data/sequence.toml
+    [[gong_move]] holds the words of the text that move them)."""
+    if not isinstance(phase, dict):
+        raise SiteError(f"{source}: performers.phases.{id_} must be a table")
+    unknown = [k for k in phase if k not in _PHASE_KEYS]
+    if unknown:
+        raise SiteError(f"{source}: performers.phases.{id_}.{unknown[0]} is unknown; accepted: "
+                        f"{', '.join(_PHASE_KEYS)} (the words that move the 工 are "
+                        "sequence.toml's [[gong_move]])")
 
 
 def _unit_of(spec: Any) -> str:

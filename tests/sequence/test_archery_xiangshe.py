@@ -206,3 +206,28 @@ def test_the_gong_sing_zouyu_from_below(xiangshe):
         assert where == pytest.approx(below[source_id.split(".", 1)[1]].position)
         assert where[2] < site.hall.height  # on the ground
         assert source.moves[-1][1][2] > site.hall.height  # back on the hall afterwards
+
+
+def test_the_gong_are_moved_by_one_table_of_the_texts_words():
+    """sequence.toml [[gong_move]] is the one place words of the text move the 工 (the
+    大射's 東坫之東南, 鄉射's 阼階下之東南 and 升自西階反坐): each quotes its passage, which
+    the rite's text holds, and names a phase of that rite's site."""
+    from soundscape.fileio import read_toml
+    from soundscape.resources import data_dir
+    from soundscape.text.derive.rites import load_rite_text
+    from soundscape.text.hanzi import normalise
+
+    rite_of = {"大射儀": "dashe", "鄉射禮": "xiangshe"}
+    moves = read_toml(data_dir() / "sequence.toml")["gong_move"]
+    assert [(m["chapter"], m["at"], m["phase"]) for m in moves] == [
+        ("大射儀", "東坫之東南", "zuo"), ("鄉射禮", "阼階下之東南", "zuo"),
+        ("鄉射禮", "升自西階反坐", "ge")]
+    for move in moves:
+        rite = rite_of[move["chapter"]]
+        chars = load_rite_text(rite).chars
+        parts = ["".join(c for c in normalise(part) if c not in "，。、")
+                 for part in move["passage"].split("…")]
+        assert all(part in chars for part in parts), move
+        assert any(move["at"] in part for part in parts)
+        assert move["phase"] in load_site(rite=rite).phases
+    assert not any(hasattr(p, "at") for p in load_site(rite="xiangshe").phases.values())

@@ -119,6 +119,8 @@ def test_unknown_rite_is_named():
      r"length, depth, height"),
     ('schema = 1\n[places.x]\nname = "x"\n', r"bad\.toml: places\.x: needs x, y, z"),
     ('schema = 1\ndrop = ["wu"]\n', r"places\.wu_shang\.from: place 'wu' is unknown"),
+    ('schema = 1\n[performers.phases.zuo]\nname = "坐"\nat = ["反坐"]\n',
+     r"bad\.toml: performers\.phases\.zuo\.at is unknown; accepted: name, .*\[\[gong_move\]\]"),
 ])
 def test_a_bad_rite_site_file_is_named(tmp_path, monkeypatch, text, message):
     path = tmp_path / "bad.toml"
