@@ -227,3 +227,35 @@ def test_cli_cues_table(tmp_path):
     result = CliRunner().invoke(cli, ["cues", str(out)])
     assert result.exit_code == 0, result.output
     assert "肆夏" in result.output and "乃歌鹿鳴三終" in result.output
+
+
+def test_derive_reads_each_score_once_and_scans_the_forces_once(monkeypatch):
+    """derive stays linear in the text (bench/bench_derive.py times it): a piece's score is
+    read once however many 記 cues ask for its songs, and the statements of the forces
+    (工四人二瑟) are found in one scan, not one per music cue (both were per cue: 1M
+    characters took 7.7 s instead of 2.6 s)."""
+    import itertools
+
+    from soundscape.text.derive import cues, formulas, rites
+
+    chapter = rites.load_rite_text("yan")
+    tripled = text.parse(chapter.chars * 3, source="<yan x3>")
+    read: list[str] = []
+    real_read = cues.read_toml
+    monkeypatch.setattr(cues, "read_toml", lambda path, *a: read.append(path) or real_read(path))
+    cues._songs.cache_clear()
+    scans = itertools.count()
+    real_patterns = formulas.patterns()
+
+    class Counted(dict):
+        def __getitem__(self, key):
+            if key == "forces":
+                next(scans)
+            return real_patterns[key]
+
+    monkeypatch.setattr(cues, "patterns", lambda: Counted(real_patterns))
+    sheet = derive(tripled)
+    assert len([m for m in sheet.music if m.variant]) >= 12
+    assert len(read) == len(set(read))
+    statements = len(list(real_patterns["forces"].finditer(tripled.chars)))
+    assert statements > 0 and next(scans) <= statements + 1  # one scan, one read of each

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import functools
 
 from soundscape.cuesheet import SINGERS, STOP_LENGTH, LayoutItem, MusicCue, Section, Step, VoiceCue
 from soundscape.fileio import read_toml
@@ -131,10 +132,18 @@ def _conditions(text: Text, cue: Unit, start: Step, stop: str, steps: _Steps,
     return tuple(c for c in rules()["conditions"] if c in text.chars[begin:end])
 
 
-def _forces_before(text: Text, offset: int) -> tuple[tuple[str, int], ...]:
-    """The last statement of the 工's forces (工四人二瑟) before ``offset``."""
-    found = list(patterns()["forces"].finditer(text.chars, 0, offset))
-    return _forces(found[-1].group(0)) if found else ()
+class _Forces:
+    """The statements of the 工's forces (工四人二瑟) in the text, found in one scan."""
+
+    def __init__(self, text: Text) -> None:
+        found = list(patterns()["forces"].finditer(text.chars))
+        self.ends = [m.end() for m in found]
+        self.forces = [_forces(m.group(0)) for m in found]
+
+    def before(self, offset: int) -> tuple[tuple[str, int], ...]:
+        """The forces of the last statement that ends by ``offset``."""
+        at = bisect.bisect_right(self.ends, offset)
+        return self.forces[at - 1] if at else ()
 
 
 def scored() -> set[str]:
@@ -201,13 +210,15 @@ def _replaces(text: Text, unit: Unit, anchor: str, rite_cues: list[MusicCue],
                      if text.chars.startswith(w, on)), None)
         to = next((i for i, c in enumerate(later) if c.kind == kind), 0)
         gone += later[:to]
-    return tuple(dict.fromkeys(c.id for c in rite_cues if c in gone))
+    ids = {c.id for c in gone}
+    return tuple(c.id for c in rite_cues if c.id in ids)
 
 
-def _songs(piece: str) -> list[str]:
+@functools.cache
+def _songs(piece: str) -> frozenset[str]:
     """The songs of a selection piece (房中之樂: the 周南 and 召南), else none."""
     path = data_dir() / "pieces" / f"{piece}.toml"
-    return list(read_toml(path).get("songs", [])) if path.is_file() else []
+    return frozenset(read_toml(path).get("songs", [])) if path.is_file() else frozenset()
 
 
 def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
@@ -227,7 +238,8 @@ def _anchor(text: Text, ji: Section, unit: Unit, steps: _Steps,
     same = next((c for c in rite_cues if c.piece == unit.info["piece"]), None)
     if same:
         return same.start
-    songs = [c for c in rite_cues if c.piece in _songs(unit.info["piece"])]
+    selection = _songs(unit.info["piece"])  # read once, not once per cue
+    songs = [c for c in rite_cues if c.piece in selection]
     if songs:
         return _after(songs[-1], songs[-1:], steps)
     lead = text.chars[max(ji.span[0], unit.start - 6):unit.start]
@@ -260,6 +272,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
              "collect": sorted(found.index[found.of(u).id] for s in sections for u in units[s.id]
                                if u.role == "command" and u.info["order"] == "取矢")}
     note_offsets = [n.offset for n in text.notes]
+    stated = _Forces(text)
     cues: list[MusicCue] = []
     count: collections.Counter[str] = collections.Counter()
     for section, unit in music_units:
@@ -269,7 +282,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
                       if kind == "she" else ())
         performers, _ = _performers(kind, layout, piece, rank)
-        forces = (_forces_before(text, unit.start) if kind in ("ge", "he", "wusuan", "she")
+        forces = (stated.before(unit.start) if kind in ("ge", "he", "wusuan", "she")
                   else ())
         variant = anchor = ""
         replaces: tuple[str, ...] = ()
