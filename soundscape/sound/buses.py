@@ -135,12 +135,16 @@ class Buses:
                          else made_at(performance.sources[id_], sample_rate)
                          for id_ in sounding}
         self.by_rate: dict[int, Bus] = {}
-        for rate in sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True):
+        rates = sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True)
+        # the budget shared evenly, and half of each share for dry notes: a dry note is
+        # half a stereo heard note's bytes and saves the costlier part (the synthesis)
+        share = cache_bytes // len(rates)
+        for rate in rates:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               DryNotes(voice, rate, seed, cache_bytes // 4), seed, cache_bytes)
+                               DryNotes(voice, rate, seed, share // 2), seed, share // 2)
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self.guard = max(bus.guard for bus in self.by_rate.values())

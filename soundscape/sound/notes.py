@@ -32,8 +32,9 @@ __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voic
 #: notes may be made at a lower rate says so with ``made_at(source, sample_rate) -> int``
 #: (a whole fraction of ``sample_rate``: see ``soundscape.sound.buses``).
 Voice = Callable[..., np.ndarray]
-#: Default bound of the note caches, bytes (heard notes; dry notes get a quarter).
-CACHE_BYTES = 192 << 20
+#: Default bound of all the note caches of a render, bytes (shared by its buses, half of
+#: each share for dry notes, half for heard ones: see ``soundscape.sound.buses``).
+CACHE_BYTES = 288 << 20
 #: Renderings kept per repeated note: some variation, few syntheses.
 VARIANTS = 3
 

@@ -88,8 +88,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     progress : bool
         Show a tqdm bar (seconds of the performance).
     cache_bytes : int >= 0, bytes
-        Bound of the spatialised-note cache (the dry-note cache gets a quarter of
-        it); 0 recomputes every note (same output, slower).
+        Bound of all the note caches (dry and spatialised, shared by the buses);
+        0 recomputes every note (same output, slower).
     workers : int >= 1
         2: a forked helper process computes upcoming notes (same output, faster
         on two cores; the voice then also runs in the helper).
