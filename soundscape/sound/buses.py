@@ -24,6 +24,7 @@ from scipy import signal
 from soundscape.errors import RenderError
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound.lines import CHUNK, Lines
 from soundscape.sound.mix import Accumulator
 from soundscape.sound.notes import DryNotes, Voice
 from soundscape.sound.panning import Panner
@@ -67,7 +68,11 @@ class Upsampler:
 
 
 class Bus:
-    """The notes of one rate: their heard notes, their mix, and the way up to the output.
+    """The notes of one rate: their mix, and the way up to the output.
+
+    For a standing listener the notes are added dry to their places' lines
+    (``lines.Lines``), heard once per chunk; for a walking one each note is heard on
+    its own (``HeardNotes``) and added to the accumulator.
 
     Parameters
     ----------
@@ -86,19 +91,24 @@ class Bus:
         self.factor = factor
         self.rate = heard.spatialiser.sample_rate
         self.accumulator = Accumulator(channels, max(1, block_frames // factor))
+        self.lines = (Lines(heard.spatialiser, heard.listener, channels) if heard.static
+                      else None)
         self._up = Upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
-        self._ready = np.zeros((0, channels), dtype=np.float32)
+        self._ready = np.zeros((0, channels), dtype=np.float32)  # output frames made
+        self._heard = np.zeros((0, channels), dtype=np.float32)  # lines' frames made
 
     @property
     def guard(self) -> int:
         """Output samples before an onset that a note of this bus may still change."""
-        return GUARD if self._up is None else (GUARD + self._lag + 2) * self.factor
+        frames = GUARD + self._lag + 2 + (CHUNK if self.lines is not None else 0)
+        return frames * self.factor
 
     @property
     def extent(self) -> int:
         """Output samples up to the end of the last note added."""
-        return self.accumulator.extent * self.factor
+        lines = 0 if self.lines is None else self.lines.extent
+        return max(self.accumulator.extent, lines) * self.factor
 
     def add(self, time: float, note: HeardNote, column: int) -> None:
         """Mix a heard note whose event starts at ``time`` seconds."""
@@ -106,15 +116,30 @@ class Bus:
         onset = round(time * self.rate)
         self.accumulator.add(onset + start - self._lag, signals, mix=mix, column=column)
 
+    def add_dry(self, time: float, mono: np.ndarray, point, face, column: int) -> None:
+        """Add a dry note, sounding at ``point`` from ``time`` seconds, to its place's line."""
+        self.lines.add(round(time * self.rate) - self._lag, mono, point, face, column)
+
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples of this bus."""
         if self._up is None:
-            return self.accumulator.take(frames)
+            return self._mixed(frames)
         short = frames - len(self._ready)
         if short > 0:
-            more = self._up(self.accumulator.take(math.ceil(short / self.factor)))
+            more = self._up(self._mixed(math.ceil(short / self.factor)))
             self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
         out, self._ready = self._ready[:frames], self._ready[frames:]
+        return out
+
+    def _mixed(self, frames: int) -> np.ndarray:
+        """The next ``frames`` frames at this bus's rate: the accumulator and the lines."""
+        out = self.accumulator.take(frames)
+        if self.lines is None:
+            return out
+        while len(self._heard) < frames:
+            self._heard = np.concatenate([self._heard, self.lines.chunk()])
+        out += self._heard[:frames]
+        self._heard = self._heard[frames:]
         return out
 
 
@@ -143,8 +168,10 @@ class Buses:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
+            # a standing listener's notes are mixed dry (lines): the dry notes take it all
+            dry = share if isinstance(listener, Listener) else share // 2
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               DryNotes(voice, rate, seed, share // 2), seed, share // 2)
+                               DryNotes(voice, rate, seed, dry), seed, share - dry)
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self.guard = max(bus.guard for bus in self.by_rate.values())
@@ -153,22 +180,50 @@ class Buses:
         return self.by_rate[self._rate_of[self.performance.events[index].source]]
 
     def key(self, index: int) -> tuple:
-        """Event ``index``'s heard-note key, with its bus's rate."""
+        """Event ``index``'s note key, with its bus's rate: the dry note's (key, variant) for
+        a standing listener (its notes go to lines), else the heard note's."""
         bus = self.bus(index)
-        return bus.rate, bus.heard.key(index)
+        key = bus.heard.key(index)
+        return bus.rate, (key[:2] if self.static else key)
 
     def cached(self, key: tuple) -> bool:
         rate, own = key
-        return self.static and own in self.by_rate[rate].heard.cache
+        heard = self.by_rate[rate].heard
+        return own in (heard.dry_notes.cache if self.static else heard.cache)
 
-    def compute(self, index: int) -> HeardNote | None:
-        return self.bus(index).heard.compute(index)
+    def compute(self, index: int) -> np.ndarray | HeardNote | None:
+        """Event ``index``'s dry note (standing listener) or heard note; None if silent."""
+        heard = self.bus(index).heard
+        if not self.static:
+            return heard.compute(index)
+        event = self.performance.events[index]
+        key, variant = heard.key(index)[:2]
+        mono = heard.dry_notes(event, self.performance.sources[event.source], key, variant)
+        return mono if mono.size else None
 
-    def get(self, index: int, key: tuple) -> HeardNote | None:
+    def get(self, index: int, key: tuple) -> np.ndarray | HeardNote | None:
+        if self.static:
+            return self.compute(index)  # the dry notes keep their own cache
         return self.by_rate[key[0]].heard.get(index, key[1])
 
-    def keep(self, key: tuple, note: HeardNote) -> None:
-        self.by_rate[key[0]].heard.keep(key[1], note)
+    def keep(self, key: tuple, note) -> None:
+        """Cache a note computed elsewhere (the helper's) unless it is there."""
+        rate, own = key
+        heard = self.by_rate[rate].heard
+        if not self.static:
+            heard.keep(own, note)
+        elif own not in heard.dry_notes.cache:
+            heard.dry_notes.cache.put(own, note, note.nbytes)
+
+    def add(self, index: int, note, column: int) -> None:
+        """Mix event ``index``'s note (from ``get``, the helper, or the cache)."""
+        bus = self.bus(index)
+        event = self.performance.events[index]
+        if self.static:
+            point, face = bus.heard.key(index)[2:]
+            bus.add_dry(event.time, note, point, face, column)
+        else:
+            bus.add(event.time, note, column)
 
     @property
     def extent(self) -> int:

@@ -122,8 +122,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                 if note is None:  # silent: nothing to add or keep
                     continue
                 buses.keep(key, note)
-                buses.bus(index).add(event.time, note,
-                                     columns.get(performance.sources[event.source].instrument, 0))
+                buses.add(index, note, columns.get(performance.sources[event.source].instrument, 0))
                 bar.update(round(event.time, 1) - bar.n)
             total = max(buses.extent, math.ceil(performance.duration * sample_rate))
             while base < total:

@@ -178,9 +178,11 @@ def _grid(air: Air, n_fft: int, sample_rate: int) -> _Grid:
                  shadow_w.astype(np.complex64))
 
 
-def heard_bytes(note: HeardNote | None) -> int:
-    """Bytes a heard note holds (what the caches count)."""
-    return 0 if note is None else note[1].nbytes
+def heard_bytes(note: HeardNote | np.ndarray | None) -> int:
+    """Bytes a heard note (or a dry one) holds (what the caches count)."""
+    if note is None:
+        return 0
+    return note.nbytes if isinstance(note, np.ndarray) else note[1].nbytes
 
 
 class HeardNotes:
