@@ -31,7 +31,11 @@ from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
 
-__all__ = ["Bus", "Buses", "Upsampler"]
+__all__ = ["LONG_S", "Bus", "Buses", "Upsampler"]
+
+#: Notes at least this long (s) are heard whole, not on lines (the bed's segments: kept and
+#: added again at each repeat, where a line would filter them afresh every time).
+LONG_S = 10.0
 
 #: Zero crossings of the upsampler's low-pass on each side (resample_poly's own: 10).
 _HALF_TAPS = 10
@@ -146,8 +150,11 @@ class Bus:
 class Buses:
     """Every bus of a render, and the bus of each event (the rate its source's notes need).
 
-    It answers for the heard notes of all buses at once (``key``, ``cached``,
-    ``compute``), so the helper process serves them all.
+    It answers for the notes of all buses at once (``key``, ``cached``, ``compute``), so
+    the helper process serves them all. For a standing listener a note shorter than
+    ``LONG_S`` goes dry to its place's line (its key: the dry note's); a longer one (a
+    segment of the courtyard's bed, repeated all day) and every note of a walking
+    listener is heard on its own, and a standing listener's long heard notes are kept.
     """
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
@@ -161,17 +168,15 @@ class Buses:
                          for id_ in sounding}
         self.by_rate: dict[int, Bus] = {}
         rates = sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True)
-        # the budget shared evenly, and half of each share for dry notes: a dry note is
-        # half a stereo heard note's bytes and saves the costlier part (the synthesis)
+        # the budget shared evenly by the buses' dry notes; heard notes are kept (within as
+        # much again) only where they repeat whole: a standing listener's long notes
         share = cache_bytes // len(rates)
         for rate in rates:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
-            # a standing listener's notes are mixed dry (lines): the dry notes take it all
-            dry = share if isinstance(listener, Listener) else share // 2
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               DryNotes(voice, rate, seed, dry), seed, share - dry)
+                               DryNotes(voice, rate, seed, share), seed, share)
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self.guard = max(bus.guard for bus in self.by_rate.values())
@@ -179,22 +184,27 @@ class Buses:
     def bus(self, index: int) -> Bus:
         return self.by_rate[self._rate_of[self.performance.events[index].source]]
 
+    def lined(self, index: int) -> bool:
+        """Whether event ``index``'s note goes dry to a line."""
+        return self.static and self.performance.events[index].duration < LONG_S
+
     def key(self, index: int) -> tuple:
-        """Event ``index``'s note key, with its bus's rate: the dry note's (key, variant) for
-        a standing listener (its notes go to lines), else the heard note's."""
+        """Event ``index``'s note key: its bus's rate, whether it is lined, and the dry
+        note's (key, variant) if so, else the heard note's key."""
         bus = self.bus(index)
         key = bus.heard.key(index)
-        return bus.rate, (key[:2] if self.static else key)
+        lined = self.lined(index)
+        return bus.rate, lined, (key[:2] if lined else key)
 
     def cached(self, key: tuple) -> bool:
-        rate, own = key
+        rate, lined, own = key
         heard = self.by_rate[rate].heard
-        return own in (heard.dry_notes.cache if self.static else heard.cache)
+        return own in (heard.dry_notes.cache if lined else heard.cache)
 
     def compute(self, index: int) -> np.ndarray | HeardNote | None:
-        """Event ``index``'s dry note (standing listener) or heard note; None if silent."""
+        """Event ``index``'s dry note (lined) or heard note; None if silent."""
         heard = self.bus(index).heard
-        if not self.static:
+        if not self.lined(index):
             return heard.compute(index)
         event = self.performance.events[index]
         key, variant = heard.key(index)[:2]
@@ -202,15 +212,16 @@ class Buses:
         return mono if mono.size else None
 
     def get(self, index: int, key: tuple) -> np.ndarray | HeardNote | None:
-        if self.static:
+        rate, lined, own = key
+        if lined:
             return self.compute(index)  # the dry notes keep their own cache
-        return self.by_rate[key[0]].heard.get(index, key[1])
+        return self.by_rate[rate].heard.get(index, own)
 
     def keep(self, key: tuple, note) -> None:
         """Cache a note computed elsewhere (the helper's) unless it is there."""
-        rate, own = key
+        rate, lined, own = key
         heard = self.by_rate[rate].heard
-        if not self.static:
+        if not lined:
             heard.keep(own, note)
         elif own not in heard.dry_notes.cache:
             heard.dry_notes.cache.put(own, note, note.nbytes)
@@ -219,11 +230,17 @@ class Buses:
         """Mix event ``index``'s note (from ``get``, the helper, or the cache)."""
         bus = self.bus(index)
         event = self.performance.events[index]
-        if self.static:
+        if self.lined(index):
             point, face = bus.heard.key(index)[2:]
             bus.add_dry(event.time, note, point, face, column)
         else:
             bus.add(event.time, note, column)
+
+    def forget_in_helper(self) -> None:
+        """In the helper process: keep no notes (the main process keeps what it is sent)."""
+        for bus in self.by_rate.values():
+            bus.heard.dry_notes.cache.limit = 0
+            bus.heard.cache.limit = 0
 
     @property
     def extent(self) -> int:

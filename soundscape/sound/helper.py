@@ -23,6 +23,7 @@ def _serve(conn, other, heard: Buses) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     other.close()  # so the pipe reports EOF if the main process dies
+    heard.forget_in_helper()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
         while (index := conn.recv()) is not None:
             try:

@@ -6,12 +6,14 @@ spatialiser's transfer function). So the notes from one place are added dry, at
 their onsets, to that place's *line*, and the line is filtered once per chunk of
 ``CHUNK`` frames by overlap-save (an FFT of the chunk and one inverse FFT per
 row), whatever the number of notes on it: four 瑟 of a song cost four filters a
-chunk, not one long FFT per note, and no heard note is stored.
+chunk, not one long FFT per note, and no heard note is stored. Lines of one FFT size
+are transformed together, on two threads.
 
 The filter's impulse response is the transfer function's, on an FFT grid twice
-its length, cut ``GUARD`` samples after the last arrival with a half-Hann taper
-(the fractional delays' sinc tails; the zero-phase air filter rings within
-``GUARD`` either side of each arrival). Chunks fall on fixed frames, so the
+its length, kept past the last arrival for as long as the chunk's FFT has room
+(``TAIL`` samples at least: the fractional delays' sinc tails), the second half
+of that tail under a half-Hann taper; the zero-phase air filter rings within
+``GUARD`` before the first arrival. Chunks fall on fixed frames, so the
 output does not depend on the render's block size.
 """
 
@@ -29,6 +31,11 @@ __all__ = ["CHUNK", "Lines"]
 
 #: Frames a line is filtered at a time (at its bus's rate).
 CHUNK = 16384
+#: Samples of the response kept at least past the last arrival (sinc tails, tapered).
+TAIL = 2048
+#: Threads for the lines' FFTs (scipy.fft releases the GIL: the other core, while the
+#: helper process synthesises, is often free).
+FFT_THREADS = 2
 
 
 class _Line:
@@ -37,12 +44,16 @@ class _Line:
     def __init__(self, spatialiser: Spatialiser, point, listener: Listener, face,
                  column: int) -> None:
         _, self.start, last = spatialiser._arrivals(point, listener, face)
-        self.taps = math.ceil(last) - self.start + 2 * GUARD  # impulse response length
+        # the response runs to the last arrival, then the fractional delays' sinc tails
+        # for as long as the chunk's FFT has room (at least TAIL), tapered at the end
+        self.n_fft = _fft_size(CHUNK + math.ceil(last) - self.start + TAIL)
+        self.taps = self.n_fft - CHUNK + 1
+        self.reach = math.ceil(last) + GUARD  # frames after a dry frame that it is heard
         grid = _fft_size(2 * self.taps)
         rows, self.mix = spatialiser._response(point, listener, face, grid)
         response = scipy.fft.irfft(rows, grid, axis=1)[:, :self.taps]
-        response[:, -GUARD:] *= np.hanning(2 * GUARD)[GUARD:]
-        self.n_fft = _fft_size(CHUNK + self.taps - 1)
+        fade = (self.taps - (math.ceil(last) - self.start)) // 2
+        response[:, -fade:] *= np.hanning(2 * fade)[fade:]
         self.filter = scipy.fft.rfft(response, self.n_fft, axis=1).astype(np.complex64)
         self.column = column
         self.origin = 0
@@ -64,19 +75,20 @@ class _Line:
         self.data[onset - self.origin:stop - self.origin] += mono
         self.end = max(self.end, stop)
 
-    def heard(self, chunk_start: int) -> np.ndarray | None:
-        """The chunk from ``chunk_start`` as heard, ``(CHUNK, channels or rows)``, or None when
-        silent; then forget what no later chunk needs."""
-        first = chunk_start - self.start - self.taps + 1  # dry frames this chunk hears
+    def segment(self, chunk_start: int) -> np.ndarray | None:
+        """The dry frames the chunk from ``chunk_start`` hears (``CHUNK + taps − 1``), or None
+        when they are silent; then forget what no later chunk needs."""
+        first = chunk_start - self.start - self.taps + 1
         if first >= self.end:
             return None
         segment = self._dry(first, CHUNK + self.taps - 1)
         self._drop_before(first + CHUNK)
-        if not segment.any():
-            return None
-        spectrum = scipy.fft.rfft(segment, self.n_fft)
-        out = scipy.fft.irfft(self.filter * spectrum, self.n_fft, axis=1)
-        rows = out[:, self.taps - 1:self.taps - 1 + CHUNK].T
+        return segment if segment.any() else None
+
+    def heard(self, filtered: np.ndarray) -> np.ndarray:
+        """The chunk as heard, ``(CHUNK, channels or paths)``, from the inverse FFT of its
+        filtered segment (rows of ``n_fft``)."""
+        rows = filtered[:, self.taps - 1:self.taps - 1 + CHUNK].T
         return rows @ self.mix if self.mix is not None else rows
 
     def done(self, chunk_start: int) -> bool:
@@ -91,7 +103,7 @@ class _Line:
 
     def _drop_before(self, frame: int) -> None:
         cut = min(max(0, frame - self.origin), len(self.data))
-        if cut >= CHUNK:  # seldom: a copy only when a chunk's worth is spent
+        if cut >= max(CHUNK, len(self.data) // 2):  # a copy only when half is spent
             self.data = self.data[cut:].copy()
             self.origin += cut
 
@@ -115,17 +127,36 @@ class Lines:
             line = self._lines[key] = _Line(self.spatialiser, point, self.listener, face,
                                             column)
         line.add(onset, mono)
-        self.extent = max(self.extent, line.end + line.start + line.taps)
+        self.extent = max(self.extent, line.end + line.reach)
 
     def chunk(self) -> np.ndarray:
-        """The next chunk of every line, mixed: ``(CHUNK, channels)``."""
+        """The next chunk of every line, mixed: ``(CHUNK, channels)``.
+
+        The lines of one FFT size are transformed together, on ``FFT_THREADS`` threads
+        (each transform on one thread, so the bits do not depend on how many)."""
         out = np.zeros((CHUNK, self.channels), dtype=np.float32)
         at = self.next_chunk
+        sounding: dict[int, list[tuple[_Line, np.ndarray]]] = {}
         for key, line in list(self._lines.items()):
-            heard = line.heard(at)
-            if heard is not None:
-                out[:, line.column:line.column + heard.shape[1]] += heard
+            segment = line.segment(at)
+            if segment is not None:
+                sounding.setdefault(line.n_fft, []).append((line, segment))
             if line.done(at + CHUNK):
                 del self._lines[key]
+        for n_fft, members in sounding.items():
+            segments = np.zeros((len(members), n_fft), dtype=np.float32)
+            for i, (_, segment) in enumerate(members):
+                segments[i, :len(segment)] = segment
+            spectra = scipy.fft.rfft(segments, axis=1, workers=FFT_THREADS)
+            products = np.concatenate([line.filter * spectrum
+                                       for (line, _), spectrum in zip(members, spectra,
+                                                                      strict=True)])
+            filtered = scipy.fft.irfft(products, n_fft, axis=1, workers=FFT_THREADS)
+            row = 0
+            for line, _ in members:
+                rows = len(line.filter)
+                heard = line.heard(filtered[row:row + rows])
+                out[:, line.column:line.column + heard.shape[1]] += heard
+                row += rows
         self.next_chunk += CHUNK
         return out

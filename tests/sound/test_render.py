@@ -111,9 +111,9 @@ def test_repeated_notes_keep_some_variation_and_land_on_the_sample_grid():
     onset = round(times[0] * FS)
     first = next(i for i in range(len(out)) if out[i].any())
     renderings: list[np.ndarray] = []
-    for t in times:  # repeats are one of three renderings, to float rounding, on the grid
+    for t in times:  # repeats are one of three renderings (to -60 dB), on the grid
         segment = out[first + round(t * FS) - onset:][:FS // 4]
-        if not any(np.allclose(segment, r, rtol=0, atol=1e-6 * np.abs(r).max())
+        if not any(np.allclose(segment, r, rtol=0, atol=1e-3 * np.abs(r).max())
                    for r in renderings):
             renderings.append(segment)
     assert 2 <= len(renderings) <= 3
