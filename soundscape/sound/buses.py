@@ -17,6 +17,7 @@ taken off where notes are placed, so a bus's onsets land where the output's do.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy import signal
@@ -180,13 +181,17 @@ class Buses:
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self.guard = max(bus.guard for bus in self.by_rate.values())
+        self._pool: ThreadPoolExecutor | None = None
 
     def bus(self, index: int) -> Bus:
         return self.by_rate[self._rate_of[self.performance.events[index].source]]
 
     def lined(self, index: int) -> bool:
-        """Whether event ``index``'s note goes dry to a line."""
-        return self.static and self.performance.events[index].duration < LONG_S
+        """Whether event ``index``'s note goes dry to a line: a standing listener's note from
+        a source's own place (an action placed on its own, at a step of a walk or where an
+        arrow lands, is heard alone: its line would hold one note) shorter than LONG_S."""
+        event = self.performance.events[index]
+        return self.static and event.position is None and event.duration < LONG_S
 
     def key(self, index: int) -> tuple:
         """Event ``index``'s note key: its bus's rate, whether it is lined, and the dry
@@ -222,7 +227,8 @@ class Buses:
         rate, lined, own = key
         heard = self.by_rate[rate].heard
         if not lined:
-            heard.keep(own, note)
+            if note is not None and len(note[1]) >= LONG_S * rate:  # only whole repeats
+                heard.keep(own, note)
         elif own not in heard.dry_notes.cache:
             heard.dry_notes.cache.put(own, note, note.nbytes)
 
@@ -248,9 +254,20 @@ class Buses:
         return max(bus.extent for bus in self.by_rate.values())
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples: every bus, brought up to the output rate."""
-        buses = iter(self.by_rate.values())
-        out = next(buses).take(frames)  # the output's own rate comes first
-        for bus in buses:
-            out += bus.take(frames)
+        """The next ``frames`` output samples: every bus, brought up to the output rate.
+
+        The buses are independent, so they are mixed on threads of their own (their FFTs
+        and upsampling release the GIL); they are summed in a fixed order."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate))
+        parts = list(self._pool.map(lambda bus: bus.take(frames), self.by_rate.values()))
+        out = parts[0]  # the output's own rate comes first
+        for part in parts[1:]:
+            out += part
         return out
+
+    def close(self) -> None:
+        """Stop the buses' threads."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None

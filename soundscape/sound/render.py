@@ -130,6 +130,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                 yield buses.take(frames)
                 base += frames
     finally:
+        buses.close()
         if helper is not None:
             helper.close()
 

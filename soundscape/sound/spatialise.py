@@ -36,7 +36,7 @@ __all__ = ["GUARD", "RESPONSE_BYTES", "HeardNote", "HeardNotes", "Spatialiser", 
 #: Samples of room before and after each filtered note (zero-phase air filter).
 GUARD = 64
 #: Bound of the kept transfer functions (one per source place, listener and FFT size).
-RESPONSE_BYTES = 24 << 20
+RESPONSE_BYTES = 8 << 20
 #: (start frame relative to the onset, signals (frames, k) float32, mix (k, channels) or None).
 HeardNote = tuple[int, np.ndarray, np.ndarray | None]
 
