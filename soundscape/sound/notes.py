@@ -34,7 +34,7 @@ __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voic
 Voice = Callable[..., np.ndarray]
 #: Default bound of all the note caches of a render, bytes (shared by its buses, half of
 #: each share for dry notes, half for heard ones: see ``soundscape.sound.buses``).
-CACHE_BYTES = 256 << 20
+CACHE_BYTES = 192 << 20
 #: Renderings kept per repeated note: some variation, few syntheses.
 VARIANTS = 3
 
