@@ -25,7 +25,7 @@ import numpy as np
 import scipy.fft
 
 from soundscape.site.listeners import Listener
-from soundscape.sound.spatialise import GUARD, Spatialiser, _fft_size
+from soundscape.sound.spatialise import GUARD, Spatialiser, fft_size
 
 __all__ = ["CHUNK", "Lines"]
 
@@ -43,14 +43,14 @@ class _Line:
 
     def __init__(self, spatialiser: Spatialiser, point, listener: Listener, face,
                  column: int) -> None:
-        _, self.start, last = spatialiser._arrivals(point, listener, face)
+        _, self.start, last = spatialiser.arrivals(point, listener, face)
         # the response runs to the last arrival, then the fractional delays' sinc tails
         # for as long as the chunk's FFT has room (at least TAIL), tapered at the end
-        self.n_fft = _fft_size(CHUNK + math.ceil(last) - self.start + TAIL)
+        self.n_fft = fft_size(CHUNK + math.ceil(last) - self.start + TAIL)
         self.taps = self.n_fft - CHUNK + 1
         self.reach = math.ceil(last) + GUARD  # frames after a dry frame that it is heard
-        grid = _fft_size(2 * self.taps)
-        rows, self.mix = spatialiser._response(point, listener, face, grid)
+        grid = fft_size(2 * self.taps)
+        rows, self.mix = spatialiser.response(point, listener, face, grid)
         response = scipy.fft.irfft(rows, grid, axis=1)[:, :self.taps]
         fade = (self.taps - (math.ceil(last) - self.start)) // 2
         response[:, -fade:] *= np.hanning(2 * fade)[fade:]

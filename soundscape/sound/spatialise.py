@@ -31,7 +31,8 @@ from soundscape.sound.notes import ByteLru, DryNotes, stable_ints
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
-__all__ = ["GUARD", "RESPONSE_BYTES", "HeardNote", "HeardNotes", "Spatialiser", "heard_bytes"]
+__all__ = ["GUARD", "RESPONSE_BYTES", "HeardNote", "HeardNotes", "Spatialiser", "fft_size",
+           "heard_bytes"]
 
 #: Samples of room before and after each filtered note (zero-phase air filter).
 GUARD = 64
@@ -43,7 +44,7 @@ HeardNote = tuple[int, np.ndarray, np.ndarray | None]
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
 
 
-def _fft_size(n: int) -> int:
+def fft_size(n: int) -> int:
     """Smallest 2^k or 3·2^k ≥ n (few distinct sizes, so the air tables cache well)."""
     power = 1 << max(0, (n - 1).bit_length())
     return 3 * power // 4 if 3 * power // 4 >= n else power
@@ -73,17 +74,17 @@ class Spatialiser:
             For gain-only panners: per-path channel gains (output = signals @ mix);
             keeping k ≤ 3 paths instead of 16 channels keeps the cache small.
         """
-        start, last = self._arrivals(source_point, listener, struck_face)[1:]
+        start, last = self.arrivals(source_point, listener, struck_face)[1:]
         length = len(mono) + math.ceil(last) - start + GUARD
-        n_fft = _fft_size(length)
-        response, mix = self._response(source_point, listener, struck_face, n_fft)
+        n_fft = fft_size(length)
+        response, mix = self.response(source_point, listener, struck_face, n_fft)
         spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
         # a compact frame-major copy: adds fast, and the cache counts all its bytes
         out = scipy.fft.irfft(response * spectrum, n_fft, axis=1)[:, :length].T
         return start, np.ascontiguousarray(out), mix
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 (one spatialiser a render)
-    def _arrivals(self, source_point, listener: Listener, struck_face) -> tuple:
+    def arrivals(self, source_point, listener: Listener, struck_face) -> tuple:
         """Each path with its panning terms and delays (samples) per channel; the first
         output frame (``start``, relative to the onset) and the latest delay."""
         fs = self.sample_rate
@@ -100,7 +101,7 @@ class Spatialiser:
         last = max(float(d.max()) for _, _, d in arrivals)
         return arrivals, math.floor(first) - GUARD, last
 
-    def _response(self, source_point, listener: Listener, struck_face,
+    def response(self, source_point, listener: Listener, struck_face,
                   n_fft: int) -> tuple[np.ndarray, np.ndarray | None]:
         """The transfer functions on an ``n_fft`` grid: one row per channel (``mix`` None)
         or per path (with ``mix``, the per-path channel gains), from the onset to ``start``.
@@ -113,7 +114,7 @@ class Spatialiser:
         kept = self._responses.get(key)
         if kept is not None:
             return kept
-        arrivals, start, _ = self._arrivals(source_point, listener, struck_face)
+        arrivals, start, _ = self.arrivals(source_point, listener, struck_face)
         grid = _grid(self.surroundings.air, n_fft, self.sample_rate)
         rows = []
         for path, terms, delays in arrivals:
