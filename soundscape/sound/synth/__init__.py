@@ -19,7 +19,9 @@ A model module ``soundscape.sound.synth.<name>`` exposes
 
 Whatever the model, ``render_note`` takes out what lies below hearing: a 20 Hz
 high-pass (8th-order Butterworth) keeps every note free of DC and infrasound, so
-no mix of strokes can pile them up.
+no mix of strokes can pile them up. A model that sets ``INFRASOUND_FREE = True``
+runs that same high-pass itself (``_common.infrasound_highpass``, folded into its
+own filters to save a pass); ``render_note`` then only keeps its peak ≤ 1.
 
 There is no registry: a new model is a new module plus instrument files naming it.
 Models here: ``modal`` (bells, chimes), ``membrane`` (drums, 鼗), ``string`` (瑟),
@@ -37,7 +39,7 @@ from scipy import signal
 
 from soundscape.errors import InstrumentError, TuningError
 from soundscape.music.tuning import Tuning, canonical_name, default_tuning
-from soundscape.sound.synth._common import working_rate
+from soundscape.sound.synth._common import INFRASOUND_HZ, infrasound_highpass, working_rate
 from soundscape.sound.synth.modal import BELL_SETS
 
 if TYPE_CHECKING:
@@ -45,10 +47,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "render_note",
            "without_infrasound"]
-
-#: Below this, sound is infrasound: every note is high-passed here.
-INFRASOUND_HZ = 20.0
-
 
 def render_note(instrument: Instrument, *, hz: float | None, velocity: float, duration: float,
                 articulation: str, sample_rate: int, rng: np.random.Generator,
@@ -118,6 +116,8 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     audio = module.render(params, hz=float(frequency), velocity=float(velocity),
                           duration=float(duration), articulation=articulation,
                           sample_rate=int(sample_rate), rng=rng, lyric=lyric, **who)
+    if getattr(module, "INFRASOUND_FREE", False):
+        return _within_unit(audio)
     return without_infrasound(audio, int(sample_rate))
 
 
@@ -163,14 +163,13 @@ def _params_for(instrument: Instrument, module: object, *, hz: float, pitch: str
 
 def without_infrasound(audio: np.ndarray, sample_rate: int) -> np.ndarray:
     """The note high-passed at ``INFRASOUND_HZ`` (its peak kept within the ≤ 1 contract)."""
-    filtered = signal.sosfilt(_highpass(sample_rate), audio)
-    peak = float(np.max(np.abs(filtered)))
-    return filtered / peak if peak > 1.0 else filtered
+    return _within_unit(signal.sosfilt(infrasound_highpass(sample_rate), audio))
 
 
-@functools.cache
-def _highpass(sample_rate: int) -> np.ndarray:
-    return signal.butter(8, INFRASOUND_HZ, btype="highpass", fs=sample_rate, output="sos")
+def _within_unit(audio: np.ndarray) -> np.ndarray:
+    """``audio`` scaled down to a peak of 1 if it goes over."""
+    peak = float(np.max(np.abs(audio)))
+    return audio / peak if peak > 1.0 else audio
 
 
 def _pitch_name(instrument: Instrument, pitch: str | None, hz: float, tuning: Tuning) -> str:

@@ -14,9 +14,12 @@ from typing import Any
 import numpy as np
 from scipy import signal
 
-__all__ = ["attack_release", "bandpass", "cancel_dc", "damped_partials", "db_to_gain",
-           "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones", "noise_burst",
-           "smooth_noise"]
+__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "cancel_dc", "damped_partials",
+           "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones",
+           "infrasound_highpass", "noise_burst", "smooth_noise"]
+
+#: Below this, sound is infrasound: every note is high-passed here.
+INFRASOUND_HZ = 20.0
 
 # A partial is cut once it has decayed by 90 dB (1.5 × its T60): far below audibility,
 # and short partials then cost only their own length.
@@ -115,6 +118,13 @@ def _bandpass_sos(low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray
     high = min(high_hz, 0.95 * nyquist)
     low = min(low_hz, 0.9 * high)
     return signal.butter(2, [low, high], btype="bandpass", fs=sample_rate, output="sos")
+
+
+@functools.cache
+def infrasound_highpass(sample_rate: int) -> np.ndarray:
+    """The sections of the high-pass every note goes through: 8th-order Butterworth at
+    ``INFRASOUND_HZ``."""
+    return signal.butter(8, INFRASOUND_HZ, btype="highpass", fs=sample_rate, output="sos")
 
 
 def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,
