@@ -275,20 +275,26 @@ class TruePeakLimiter:
     the peak. Output lags input by the look-ahead; ``flush`` returns the rest.
     The same gain goes to every channel, so the spatial image is kept.
 
+    The window is 50 ms, not the few ms of a fast limiter: a gain that dips and
+    recovers within 10 ms modulates a drum stroke into sidebands reaching down to
+    0 Hz (with 5 ms, the limited 貍首 held 5 dB more energy under 20 Hz than the
+    render fed to it); a 100 ms dip keeps its sidebands within a few Hz of the
+    drum's own partials.
+
     Parameters
     ----------
     ceiling_db : float, dBTP
     sample_rate : int, Hz
     channels : int
     window_s : float, seconds
-        Attack / hold half-width (5 ms).
+        Attack / hold half-width (50 ms).
     key : callable or None
         Maps the buffer to the signal whose peak is limited (for stems: their
         sum); None → the signal itself.
     """
 
     def __init__(self, ceiling_db: float, sample_rate: int, channels: int,
-                 window_s: float = 0.005,
+                 window_s: float = 0.05,
                  key: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.ceiling = 10 ** (ceiling_db / 20)
         self._key = key or (lambda x: x)
