@@ -1,8 +1,9 @@
 """The voice's parts: Klatt's cascade filtered block by block, and the KLGLOTT88 source."""
 
 import numpy as np
+import pytest
 
-from soundscape.sound.synth import glottal
+from soundscape.sound.synth import glottal, klatt
 from soundscape.sound.synth.klatt import cascade, resonator
 
 
@@ -24,7 +25,11 @@ def direct_cascade(x, poles, zero, hop, rate):
     return out
 
 
-def test_block_cascade_is_klatts_recursion_across_changing_frames():
+@pytest.mark.parametrize("scipy_core", [True, False])
+def test_block_cascade_is_klatts_recursion_across_changing_frames(scipy_core, monkeypatch):
+    """Through scipy's section loop, and through the public sosfilt (a scipy without it)."""
+    if not scipy_core:
+        monkeypatch.setattr(klatt, "_sosfilt", None)
     rate, hop = 8000, 40
     x = np.random.default_rng(0).standard_normal((2, 800))
     frames = 20

@@ -34,16 +34,18 @@ def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_perce
     voicing of RMS about 1, the breath noise of RMS about 1 following the opening (its
     level is the caller's).
     """
-    periods = int(phase(f0, sample_rate)[-1]) + 2
+    first = phase(f0, sample_rate)  # rising: its last value is its largest
+    periods = int(first[-1]) + 2
     jitter = 1.0 + rng.normal(0.0, jitter_percent / 100.0, periods)
     shimmer = 10.0 ** (rng.normal(0.0, shimmer_db, periods) / 20.0)
-    first = phase(f0, sample_rate)
-    running = phase(f0 / jitter[np.minimum(first.astype(int), periods - 1)], sample_rate)
-    index = np.minimum(running.astype(int), periods - 1)
-    x = (running - np.floor(running)) / open_quotient
-    flow_derivative = np.where(x < 1.0, 2.0 * x - 3.0 * x * x, 0.0) * shimmer[index]
+    running = phase(f0 / jitter[first.astype(int)], sample_rate)
+    within, count = np.modf(running)
+    index = np.minimum(count.astype(int), periods - 1)
+    x = within / open_quotient
+    is_open = x < 1.0
+    flow_derivative = np.where(is_open, 2.0 * x - 3.0 * x * x, 0.0) * shimmer[index]
     voicing = tilt(flow_derivative, tilt_db, sample_rate) / math.sqrt(_mean_square(open_quotient))
-    opening = np.where(x < 1.0, 1.0, 0.5)
+    opening = np.where(is_open, 1.0, 0.5)
     breath = rng.standard_normal(f0.size) * opening
     return voicing, breath / math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
 
