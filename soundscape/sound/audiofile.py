@@ -153,13 +153,14 @@ class BlockWriter:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
         self._pending: deque[Future] = deque()
 
-    def write(self, block: np.ndarray) -> None:
-        """Queue ``block`` to be converted and written."""
+    def write(self, block) -> None:
+        """Queue ``block`` (an array, or whatever ``convert`` or ``sink`` takes) to be
+        converted and written."""
         while len(self._pending) >= self._QUEUE:
             self._pending.popleft().result()
-        self._pending.append(self._pool.submit(self._put, np.asarray(block)))
+        self._pending.append(self._pool.submit(self._put, block))
 
-    def _put(self, block: np.ndarray) -> None:
+    def _put(self, block) -> None:
         self._sink(self._convert(block))
 
     def __enter__(self) -> BlockWriter:

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.fft
 
 from soundscape.site.listeners import Listener
+from soundscape.sound.notes import ByteLru
 from soundscape.sound.spatialise import GUARD, Spatialiser, fft_size
 
 __all__ = ["CHUNK", "Lines"]
@@ -33,16 +34,17 @@ __all__ = ["CHUNK", "Lines"]
 CHUNK = 16384
 #: Samples of the response kept at least past the last arrival (sinc tails, tapered).
 TAIL = 2048
+#: Bound of the kept filters (one per place; stereo ~260 KiB each).
+FILTER_BYTES = 16 << 20
 #: Threads for the lines' FFTs (scipy.fft releases the GIL: the other core, while the
 #: helper process synthesises, is often free).
 FFT_THREADS = 2
 
 
-class _Line:
-    """One place's dry notes, from absolute frame ``origin`` on, and its filter."""
+class _Filter:
+    """A place's filter for a chunk: what ``_Line`` needs of the transfer function."""
 
-    def __init__(self, spatialiser: Spatialiser, point, listener: Listener, face,
-                 column: int) -> None:
+    def __init__(self, spatialiser: Spatialiser, point, listener: Listener, face) -> None:
         _, self.start, last = spatialiser.arrivals(point, listener, face)
         # the response runs to the last arrival, then the fractional delays' sinc tails
         # for as long as the chunk's FFT has room (at least TAIL), tapered at the end
@@ -54,7 +56,19 @@ class _Line:
         response = scipy.fft.irfft(rows, grid, axis=1)[:, :self.taps]
         fade = (self.taps - (math.ceil(last) - self.start)) // 2
         response[:, -fade:] *= np.hanning(2 * fade)[fade:]
-        self.filter = scipy.fft.rfft(response, self.n_fft, axis=1).astype(np.complex64)
+        self.spectrum = scipy.fft.rfft(response, self.n_fft, axis=1).astype(np.complex64)
+
+    @property
+    def nbytes(self) -> int:
+        return self.spectrum.nbytes + (0 if self.mix is None else self.mix.nbytes)
+
+
+class _Line:
+    """One place's dry notes, from absolute frame ``origin`` on, and its filter."""
+
+    def __init__(self, response: _Filter, column: int) -> None:
+        self.start, self.n_fft, self.taps = response.start, response.n_fft, response.taps
+        self.reach, self.mix, self.filter = response.reach, response.mix, response.spectrum
         self.column = column
         self.origin = 0
         self.data = np.zeros(0, dtype=np.float32)
@@ -116,6 +130,8 @@ class Lines:
         self.listener = listener
         self.channels = channels
         self._lines: dict[tuple, _Line] = {}
+        # a place's filter outlives its line (a line ends when its place falls silent)
+        self._filters = ByteLru(FILTER_BYTES)
         self.next_chunk = 0  # absolute frame of the next chunk to hear
         self.extent = 0
 
@@ -124,10 +140,16 @@ class Lines:
         key = (point, face, column)
         line = self._lines.get(key)
         if line is None:
-            line = self._lines[key] = _Line(self.spatialiser, point, self.listener, face,
-                                            column)
+            line = self._lines[key] = _Line(self._filter(point, face), column)
         line.add(onset, mono)
         self.extent = max(self.extent, line.end + line.reach)
+
+    def _filter(self, point, face) -> _Filter:
+        found = self._filters.get((point, face))
+        if found is None:
+            found = _Filter(self.spatialiser, point, self.listener, face)
+            self._filters.put((point, face), found, found.nbytes)
+        return found
 
     def chunk(self) -> np.ndarray:
         """The next chunk of every line, mixed: ``(CHUNK, channels)``.

@@ -23,7 +23,7 @@ from scipy.ndimage import convolve1d, maximum_filter1d, minimum_filter1d, unifor
 from scipy.signal import firwin, sosfilt
 
 __all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter", "TruePeakMeter",
-           "k_weighting", "true_peak_envelope"]
+           "integrated_loudness", "k_weighting", "sample_peak", "true_peak_envelope"]
 
 _OVERSAMPLE = 4
 _FILTER_MARGIN = 16  # base-rate samples the ×4 polyphase filter reaches on either side
@@ -93,21 +93,45 @@ class LoudnessMeter:
         self._partial = upto.partial * gain**2
         self._partial_count = upto.partial_count
 
+    def resumed(self, at: MeterSnapshot, gain: float) -> LoudnessMeter:
+        """A meter standing where this one stood at ``at``, as if fed ``gain`` × its signal,
+        but with no finished hops: it meters a stretch from there (its hops are that
+        stretch's, to be put in place of this meter's from ``at.hops`` on)."""
+        meter = LoudnessMeter.__new__(LoudnessMeter)
+        meter._used, meter.weights, meter._sos, meter._hop = (self._used, self.weights,
+                                                              self._sos, self._hop)
+        meter._state = at.state * gain
+        meter._partial = at.partial * gain**2
+        meter._partial_count = at.partial_count
+        meter._hops = []
+        return meter
+
+    @property
+    def hops(self) -> np.ndarray:
+        """Mean square of each finished 100 ms hop, ``(hops, channels)`` (K-weighted)."""
+        return np.array(self._hops).reshape(-1, len(self.weights))
+
     def integrated(self) -> float:
         """Gated integrated loudness in LUFS (−inf for silence or less than 400 ms)."""
-        if len(self._hops) < 4:
-            return -math.inf
-        hops = np.array(self._hops)
-        blocks = (hops[:-3] + hops[1:-2] + hops[2:-1] + hops[3:]) / 4  # 400 ms, 75 % overlap
-        power = blocks @ self.weights
-        with np.errstate(divide="ignore"):
-            level = -0.691 + 10 * np.log10(power)
-        above = level >= -70.0  # absolute gate
-        if not above.any():
-            return -math.inf
-        relative = -0.691 + 10 * math.log10(power[above].mean()) - 10.0
-        gated = above & (level > relative)
-        return -0.691 + 10 * math.log10(power[gated].mean())
+        return integrated_loudness(self.hops, self.weights)
+
+
+def integrated_loudness(hops: np.ndarray, weights: np.ndarray) -> float:
+    """BS.1770-4 gated loudness (LUFS) of K-weighted mean squares per 100 ms hop,
+    ``(hops, channels)``: 400 ms blocks overlapping by 75 %, the −70 LUFS absolute gate
+    and the −10 LU relative gate; −inf for silence or less than 400 ms."""
+    if len(hops) < 4:
+        return -math.inf
+    blocks = (hops[:-3] + hops[1:-2] + hops[2:-1] + hops[3:]) / 4
+    power = blocks @ weights
+    with np.errstate(divide="ignore"):
+        level = -0.691 + 10 * np.log10(power)
+    above = level >= -70.0  # absolute gate
+    if not above.any():
+        return -math.inf
+    relative = -0.691 + 10 * math.log10(power[above].mean()) - 10.0
+    gated = above & (level > relative)
+    return -0.691 + 10 * math.log10(power[gated].mean())
 
 
 # The analog prototypes whose bilinear transforms at 48 kHz give BS.1770-4's Tables 1 and 2
@@ -186,8 +210,8 @@ def _loud_true_peak(x: np.ndarray, floor: float) -> np.ndarray:
     return envelope
 
 
-def _magnitude(x: np.ndarray) -> float:
-    """max |x| (two flat reductions: cheaper than abs, which copies)."""
+def sample_peak(x: np.ndarray) -> float:
+    """max |x|, the sample peak (two flat reductions: cheaper than abs, which copies)."""
     if x.size == 0:
         return 0.0
     return max(float(x.max()), -float(x.min()))
@@ -223,7 +247,7 @@ class TruePeakMeter:
         block = np.asarray(block)
         if self._tail is None:
             self._tail = np.zeros((_FILTER_MARGIN, block.shape[1]))  # silence before
-        if 2.0 * max(_magnitude(block), _magnitude(self._tail)) <= self._peak:
+        if 2.0 * max(sample_peak(block), sample_peak(self._tail)) <= self._peak:
             # nothing here is within 6 dB of the peak (_scan would skip it all): keep
             # only the context the next block needs, without copying this one
             self._tail = np.concatenate([self._tail, block[-2 * _FILTER_MARGIN:]]
@@ -304,10 +328,25 @@ class TruePeakLimiter:
         self.gain_reduction_db = 0.0
         self.touched = False  # whether the last samples returned were turned down
 
-    def process(self, block: np.ndarray) -> np.ndarray:
-        """Feed a block; return the limited samples that are now final."""
+    @property
+    def reach(self) -> int:
+        """Samples on either side of a sample that its gain depends on (also the lag)."""
+        return self._reach
+
+    def process(self, block: np.ndarray, *, quiet: bool = False) -> np.ndarray:
+        """Feed a block; return the limited samples that are now final.
+
+        ``quiet``: the caller knows the key's sample peak over this block and the
+        ``2 × reach`` samples before it is under half the ceiling (nothing to limit:
+        skips the scan).
+        """
         self._buffer = np.concatenate([self._buffer, block])
-        return self._emit(len(self._buffer) - self._reach)
+        return self._emit(len(self._buffer) - self._reach, quiet)
+
+    def resume(self, context: np.ndarray) -> None:
+        """Start again after a gap, ``context`` being the ``reach`` samples before the next
+        block (what precedes the stream's start is silence)."""
+        self._buffer = np.asarray(context, dtype=float)[-self._reach:]
 
     def flush(self) -> np.ndarray:
         """Return the samples still held back (call once at the end)."""
@@ -316,14 +355,17 @@ class TruePeakLimiter:
         self._buffer = np.concatenate([self._buffer, silence])
         return self._emit(self._reach + pending)
 
-    def _emit(self, stop: int) -> np.ndarray:
+    def _emit(self, stop: int, quiet: bool = False) -> np.ndarray:
         start = self._reach
         if stop <= start:
             return np.zeros((0, self._buffer.shape[1]))
         x = self._buffer
-        key = self._key(x)
         self.touched = False
-        if 2.0 * _magnitude(key) < self.ceiling:
+        if quiet:
+            self._buffer = x[stop - self._reach:]
+            return x[start:stop].copy()
+        key = self._key(x)
+        if 2.0 * sample_peak(key) < self.ceiling:
             # the sample peak is 6 dB under the ceiling, so the true peak is under it too
             # (see TruePeakMeter): nothing to limit, skip the oversampling
             self._buffer = x[stop - self._reach:]

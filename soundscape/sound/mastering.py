@@ -1,13 +1,15 @@
 """Mastering: two streaming passes that bring a render to its loudness target under a ceiling.
 
-Pass 1 writes the rendered blocks to a raw float32 file while a BS.1770 meter
-and a true-peak meter run. Pass 2 reads it back in blocks, applies the gain to
-the target and a true-peak limiter, and writes the final file(s) while metering
-them (filtering only near the limiter's work and following pass 1's meter
-elsewhere, since K-weighting is linear). If the limiter took the loudness more
-than ``SETTLE_LU`` off the target, dry runs of pass 2 (measure only) correct the
-gain and the file is written again. File I/O and metering run on background
-threads beside the rendering.
+Pass 1 writes the rendered blocks to a raw float32 file while a BS.1770 meter,
+a true-peak meter and each block's sample peak are taken. Pass 2 reads it back in
+blocks, applies the gain to the target and a true-peak limiter, and writes the
+final file(s) while metering them (filtering only near the limiter's work and
+following pass 1's meter elsewhere, since K-weighting is linear). When the
+limiter has work, dry runs first measure what it takes off the loudness — reading,
+limiting and metering only around the blocks loud enough for it, and taking pass
+1's hops elsewhere — and settle the gain within ``SETTLE_LU`` of the target, so
+the file is written once. File I/O and metering run on background threads beside
+the rendering and the limiter.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from soundscape.sound.loudness import (
     MeterSnapshot,
     TruePeakLimiter,
     TruePeakMeter,
+    integrated_loudness,
+    sample_peak,
 )
 
 __all__ = ["LIMITER_MARGIN_DB", "SETTLE_LU", "Mastering", "master", "measurement",
@@ -108,15 +112,17 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
             return _pass_two(raw, how, gain, limiter_ceiling, limit=limit, write=writers,
                              reference=first, bar=bar)
 
+    if limit:
+        # What the limiter costs in loudness is known only by limiting: dry runs that
+        # limit and meter only around the loud blocks settle the gain before the one write.
+        with how.step("measuring the limiter's loudness (dry runs around the loud blocks)"):
+            def loudness_at(gain: float) -> float:
+                return _dry_run(raw, how, gain, limiter_ceiling, first)
+
+            first_try = loudness_at(gain_db)
+            if not abs(how.target_lufs - first_try) < SETTLE_LU:
+                gain_db = settle_gain(loudness_at, gain_db, how.target_lufs, first=first_try)
     output_lufs, output_peak, limited = write(gain_db)
-    if limit and not abs(how.target_lufs - output_lufs) < SETTLE_LU:
-        # The limiter took off more than the tolerance: settle the gain by dry runs
-        # (rare: limiting touches only the peaks), then write again.
-        with how.step("settling the gain under the limiter (dry runs of pass 2)"):
-            gain_db = settle_gain(lambda g: _pass_two(
-                raw, how, g, limiter_ceiling, limit=True, write=None, reference=first)[0],
-                gain_db, how.target_lufs, first=output_lufs)
-        output_lufs, output_peak, limited = write(gain_db)
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
     return LoudnessReport(measured, how.target_lufs, gain_db, output_lufs,
@@ -127,12 +133,14 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
 @dataclass(frozen=True, slots=True)
 class _PassOne:
     """What pass 1 measured: frames, the loudness meter with a snapshot after each
-    block (for pass 2 to follow), and the true-peak meter."""
+    block (for pass 2 to follow), the true-peak meter, and each block's sample peak
+    (of what the limiter looks at: where it may act, at a given gain)."""
 
     frames: int
     meter: LoudnessMeter
     snapshots: list[MeterSnapshot]
     peak: TruePeakMeter
+    peaks: np.ndarray
 
 
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
@@ -142,7 +150,7 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
     Writing and metering run on a background thread (file writes, numpy and
     the K-weighting filters release the GIL), beside the rendering.
     """
-    peak, snapshots, frames = TruePeakMeter(), [], 0
+    peak, snapshots, peaks, frames = TruePeakMeter(), [], [], 0
     with open(raw, "wb") as out:
         def keep(block: np.ndarray) -> None:
             try:
@@ -153,12 +161,13 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
             meter.add(measured)
             snapshots.append(meter.snapshot())
             peak.add(measured)
+            peaks.append(sample_peak(measured))
 
         with BlockWriter(keep) as worker:
             for block in blocks:
                 worker.write(block)
                 frames += len(block)
-    return _PassOne(frames, meter, snapshots, peak)
+    return _PassOne(frames, meter, snapshots, peak, np.array(peaks))
 
 
 def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
@@ -188,21 +197,22 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
 
 
 def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, limit: bool,
-              write: list | None, reference: _PassOne, bar: tqdm | None = None
+              write: list, reference: _PassOne, bar: tqdm | None = None
               ) -> tuple[float, float, float]:
-    """Pass 2: gain, limiter, (optional) write; returns output LUFS, true peak, limiter dB.
+    """Pass 2: gain, limiter, writing; returns output LUFS, true peak, limiter dB.
 
     Without ``limit`` only the gain is applied: loudness and true peak scale
     exactly with it, so the caller takes them from pass 1 (NaN returned here).
-    Dry runs (``write`` None) measure loudness only. The loudness meter filters
-    only around where the limiter acted; elsewhere the output is the raw signal
-    times the gain, so it follows pass 1's meter (``LoudnessMeter.follow``).
+    The loudness meter filters only around where the limiter acted; elsewhere the
+    output is the raw signal times the gain, so it follows pass 1's meter
+    (``LoudnessMeter.follow``); the limiter skips its scan where pass 1's block
+    peaks show there is nothing to limit.
     """
     gain = 10 ** (gain_db / 20)
     per_file, measure = how.per_file, how.measure
 
     def emit(block: np.ndarray) -> None:
-        for i, writer in enumerate(write or ()):
+        for i, writer in enumerate(write):
             writer.write(block[:, i * per_file:(i + 1) * per_file])
         if bar is not None:
             bar.update(len(block) / how.sample_rate)
@@ -229,17 +239,85 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
             else:
                 meter.add(measured)
                 clean += 0 if touched else len(block)
-            if write is not None:
-                peak.add(measured)
+            peak.add(measured)
             emit(block)
             index += 1
 
-    for block in _read_raw(raw, how.width, how.block_frames, scale=np.float64(gain)):
-        out = limiter.process(block)
-        finished(aligned.push(out, limiter.touched))
-    out = limiter.flush()
-    finished(aligned.push(out, limiter.touched) + aligned.rest())
+    # the limiter here, the meters and the writing on a thread beside it (both mostly in
+    # numpy and scipy, which release the GIL: two cores)
+    quiet = _quiet_blocks(reference.peaks, gain, ceiling_db, limiter.reach, how.block_frames)
+    blocks = _read_raw(raw, how.width, how.block_frames, scale=np.float64(gain))
+    with BlockWriter(finished) as worker:
+        for block, calm in zip(blocks, quiet, strict=True):
+            out = limiter.process(block, quiet=calm)
+            worker.write(aligned.push(out, limiter.touched))
+        out = limiter.flush()
+        worker.write(aligned.push(out, limiter.touched) + aligned.rest())
     return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+
+
+def _quiet_blocks(peaks: np.ndarray, gain: float, ceiling_db: float, reach: int,
+                  block_frames: int) -> np.ndarray:
+    """Per block: whether the limiter has nothing to do there at ``gain`` — the sample peak
+    of the block and of the ``2 × reach`` samples before it is under half the ceiling, so
+    the true peak is under the ceiling (see TruePeakMeter)."""
+    loud = 2.0 * gain * peaks >= 10 ** (ceiling_db / 20)
+    back = math.ceil(2 * reach / block_frames)
+    near = np.convolve(loud, np.ones(back + 1, dtype=bool))[:len(loud)] if len(loud) else loud
+    return ~near.astype(bool)
+
+
+def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
+             reference: _PassOne) -> float:
+    """Integrated loudness (LUFS) of the limited output at ``gain_db``, without writing it.
+
+    Away from the loud blocks the output is the raw signal times the gain, whose 100 ms
+    hops are pass 1's times gain²; around each run of loud blocks (with the limiter's
+    reach before and after, and the K-weighting's settling after), the raw samples are
+    read, limited and metered, and their hops put in place of pass 1's.
+    """
+    gain = 10 ** (gain_db / 20)
+    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
+    size, reach = how.block_frames, limiter.reach
+    loud = np.flatnonzero(~_quiet_blocks(reference.peaks, gain, ceiling_db, 0, size))
+    hops = reference.meter.hops * gain**2
+    if not len(loud):
+        return integrated_loudness(hops, reference.meter.weights)
+    samples = np.memmap(raw, dtype="<f4", mode="r").reshape(-1, how.width)
+    before = math.ceil(reach / size) + 1
+    after = math.ceil((reach + how.sample_rate // 2) / size) + 1
+    for first, last in _runs(loud, before, after, len(reference.peaks)):
+        lo, hi = first * size, min(last * size, reference.frames)
+        head, tail = max(0, lo - reach), min(reference.frames, hi + reach)
+        x = samples[head:tail].astype(np.float64) * gain
+        if tail - hi < reach:  # silence after the end
+            x = np.concatenate([x, np.zeros((reach - (tail - hi), how.width))])
+        limiter.resume(np.concatenate([np.zeros((reach - (lo - head), how.width)),
+                                       x[:lo - head]]))
+        meter = (reference.meter.resumed(reference.snapshots[first - 1], gain) if first
+                 else LoudnessMeter(how.sample_rate, how.weights))
+        meter.add(how.measure(limiter.process(x[lo - head:])))
+        start = reference.snapshots[first - 1].hops if first else 0
+        stretch = meter.hops[:len(hops) - start]
+        hops[start:start + len(stretch)] = stretch
+    del samples
+    return integrated_loudness(hops, reference.meter.weights)
+
+
+def _runs(indices: np.ndarray, before: int, after: int, count: int
+          ) -> Iterator[tuple[int, int]]:
+    """Merged ranges ``[index − before, index + after]`` (half-open, within 0…count)."""
+    first = last = None
+    for index in indices:
+        lo, hi = max(0, int(index) - before), min(count, int(index) + after + 1)
+        if last is not None and lo <= last:
+            last = max(last, hi)
+            continue
+        if last is not None:
+            yield first, last
+        first, last = lo, hi
+    if last is not None:
+        yield first, last
 
 
 def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float

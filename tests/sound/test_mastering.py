@@ -1,0 +1,71 @@
+"""Mastering: the dry runs measure what the write measures; skipping quiet blocks changes
+no sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter
+from soundscape.sound.mastering import Mastering, _dry_run, _pass_one, _pass_two, measurement
+
+RATE = 48000
+BLOCK = RATE // 2
+CEILING_DB = -1.1
+
+
+class _Keep:
+    """A writer that keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.blocks: list[np.ndarray] = []
+
+    def write(self, block: np.ndarray) -> None:
+        self.blocks.append(np.array(block))
+
+
+def _signal() -> np.ndarray:
+    """A quiet bed with loud strokes in the first, a middle and the last block."""
+    rng = np.random.default_rng(7)
+    x = 0.01 * rng.standard_normal((20 * RATE, 2))
+    t = np.arange(int(0.4 * RATE)) / RATE
+    stroke = (np.sin(2 * np.pi * 90 * t) * np.exp(-t / 0.08))[:, None] * [0.4, 0.3]
+    for at in (0.1, 9.3, 19.55):
+        start = int(at * RATE)
+        x[start:start + len(t)] += stroke[:len(x) - start]
+    return x.astype(np.float32)
+
+
+def _master(tmp_path):
+    x = _signal()
+    how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, -23.0, -1.0)
+    raw = tmp_path / "raw.f32"
+    first = _pass_one(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]), raw,
+                      how.measure, LoudnessMeter(RATE, how.weights))
+    return x, how, raw, first
+
+
+@pytest.mark.parametrize("gain_db", [9.0, 14.0])
+def test_a_dry_run_measures_the_loudness_the_write_measures(tmp_path, gain_db):
+    _, how, raw, first = _master(tmp_path)
+    out = _Keep()
+    written, _, reduction = _pass_two(raw, how, gain_db, CEILING_DB, limit=True, write=[out],
+                                      reference=first)
+    assert reduction > 2  # the strokes were limited
+    dry = _dry_run(raw, how, gain_db, CEILING_DB, first)
+    assert dry == pytest.approx(written, abs=1e-6)
+    unlimited = first.meter.integrated() + gain_db
+    assert abs(unlimited - written) > 0.05  # so the limiter's loss was measured, not assumed
+
+
+def test_skipping_the_scan_of_quiet_blocks_changes_no_sample(tmp_path):
+    x, how, raw, first = _master(tmp_path)
+    gain_db = 9.0
+    out = _Keep()
+    _pass_two(raw, how, gain_db, CEILING_DB, limit=True, write=[out], reference=first)
+    limiter = TruePeakLimiter(CEILING_DB, RATE, 2)
+    gain = 10 ** (gain_db / 20)
+    scaled = x.astype(np.float64) * gain
+    plain = np.concatenate([limiter.process(scaled[i:i + BLOCK])
+                            for i in range(0, len(x), BLOCK)] + [limiter.flush()])
+    assert np.array_equal(np.concatenate(out.blocks), plain)
