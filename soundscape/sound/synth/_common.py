@@ -57,28 +57,48 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
         Relative pitch raise at the onset, decaying with time constant ``glide_s``
         seconds (a drum head stretched by a hard stroke); 0 for none.
     """
+    freqs, amps, t60s = np.broadcast_arrays(*(np.asarray(v, dtype=float).ravel()
+                                              for v in (freqs, amps, t60s)))
+    keep = (freqs < 0.45 * sample_rate) & (amps != 0.0)
+    freqs, amps, t60s = freqs[keep], amps[keep], t60s[keep]
+    lengths = np.array([min(frames, frames_for(_CUT_T60S * t60, sample_rate)) for t60 in t60s],
+                       dtype=int)
+    if freqs.size == 0:
+        return np.zeros(frames)
+    if glide == 0.0:
+        return _ringing(freqs, amps, t60s, lengths, frames, sample_rate)
     out = np.zeros(frames)
-    for freq, amp, t60 in zip(freqs, amps, t60s, strict=True):
-        if freq >= 0.45 * sample_rate or amp == 0.0:
-            continue
-        n = min(frames, frames_for(_CUT_T60S * t60, sample_rate))
-        if glide == 0.0:
-            out[:n] += amp * _resonator_ring(freq, t60, n, sample_rate)
-            continue
-        t = np.arange(n) / sample_rate
-        travel = t + glide * glide_s * (1.0 - np.exp(-t / glide_s))
-        out[:n] += amp * np.exp(-_LN1000 * t / t60) * np.sin(2.0 * np.pi * freq * travel)
+    t = np.arange(int(lengths.max())) / sample_rate
+    travel = t + glide * glide_s * (1.0 - np.exp(-t / glide_s))  # the same for every partial
+    for freq, amp, t60, n in zip(freqs, amps, t60s, lengths, strict=True):
+        out[:n] += amp * np.exp(-_LN1000 * t[:n] / t60) * np.sin(2.0 * np.pi * freq * travel[:n])
     return out
 
 
-def _resonator_ring(freq: float, t60: float, frames: int, sample_rate: int) -> np.ndarray:
-    """r**n sin(n ω): a decaying sine computed by a two-pole resonator (fast, exact)."""
-    omega = 2.0 * np.pi * freq / sample_rate
-    r = math.exp(-_LN1000 / (t60 * sample_rate))
-    impulse = np.zeros(frames)
-    impulse[0] = 1.0
-    return signal.lfilter([0.0, r * math.sin(omega)], [1.0, -2.0 * r * math.cos(omega), r * r],
-                          impulse)
+#: Samples per row of ``_ringing``'s block sum (256-1024 measured fastest).
+_BLOCK = 512
+
+
+def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.ndarray,
+             frames: int, sample_rate: int) -> np.ndarray:
+    """``Σ amp · r^m sin(m ω)`` over the partials, each cut after its ``lengths`` samples.
+
+    ``r^m sin(m ω)`` is the imaginary part of ``z^m``, ``z = r e^{iω}``; with ``m = kB + j``,
+    ``z^m = z^{kB} z^j``, so the sum for all samples is one complex matrix product: rows
+    of each partial's value at the start of block ``k`` (0 once it is cut) times its first
+    ``B`` powers. The blocks that hold a partial only in part take it on their own.
+    """
+    log_pole = -_LN1000 / (t60s * sample_rate) + 2j * np.pi * freqs / sample_rate
+    starts = np.arange(-(-frames // _BLOCK))[:, None] * _BLOCK
+    whole = np.minimum(lengths // _BLOCK * _BLOCK, frames // _BLOCK * _BLOCK)
+    weights = amps * np.exp(starts * log_pole)
+    weights[starts >= whole] = 0.0
+    powers = np.exp(np.arange(_BLOCK)[:, None] * log_pole).T
+    out = (weights @ powers).imag.ravel()[:frames]
+    for amp, pole, start, n in zip(amps, log_pole, whole, lengths, strict=True):
+        if n > start:
+            out[start:n] += (amp * np.exp(np.arange(start, n) * pole)).imag
+    return out
 
 
 def noise_burst(rng: np.random.Generator, *, frames: int, decay_s: float,
