@@ -1,8 +1,9 @@
 """Notes synthesized per second, per instrument and model.
 
-Run: ``.venv/bin/python bench/bench_synth.py [--notes 40] [--sample-rate 48000]``.
+Run: ``.venv/bin/python bench/bench_synth.py [--notes 40] [--sample-rate 48000] [ids…]``.
 Each instrument plays ``--notes`` notes of 0.5 s (its first articulation, pitches
-spread over its set or range, velocity 0.8), timed with ``time.perf_counter``; a model
+spread over its set or range, velocity 0.8), timed with ``time.process_time`` (the
+CPU this process spends: steadier than the wall clock on a shared machine); a model
 whose notes are long by nature plays notes of its own length (a walk of 3 s, a pour of
 2 s, a 30 s bed segment), as many as make the same seconds of audio (at least two).
 """
@@ -45,13 +46,13 @@ def bench(instrument_id: str, *, notes: int, sample_rate: int) -> tuple[str, flo
     render_note(instrument, hz=pitches(instrument, 1)[0], velocity=0.8, duration=0.5,
                 articulation=articulation, sample_rate=sample_rate, rng=rng, lyric="鳴")
     audio_s = 0.0
-    start = time.perf_counter()
+    start = time.process_time()
     for hz in pitches(instrument, notes):
         out = render_note(instrument, hz=hz, velocity=0.8, duration=length,
                           articulation=articulation, sample_rate=sample_rate, rng=rng,
                           lyric="鳴")
         audio_s += out.size / sample_rate
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     return instrument.model, notes / elapsed, audio_s / elapsed
 
 
@@ -61,10 +62,10 @@ def main() -> None:
     parser.add_argument("--sample-rate", type=int, default=48000)
     parser.add_argument("instruments", nargs="*")
     args = parser.parse_args()
-    print(f"{'instrument':<12} {'model':<10} {'notes/s':>9} {'audio s/s':>10}")
+    print(f"{'instrument':<12} {'model':<10} {'notes/s':>9} {'ms/note':>8} {'audio s/s':>10}")
     for ident in args.instruments or list_instruments():
         model, rate, realtime = bench(ident, notes=args.notes, sample_rate=args.sample_rate)
-        print(f"{ident:<12} {model:<10} {rate:9.1f} {realtime:10.1f}")
+        print(f"{ident:<12} {model:<10} {rate:9.1f} {1000 / rate:8.2f} {realtime:10.1f}")
 
 
 if __name__ == "__main__":
