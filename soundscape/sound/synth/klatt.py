@@ -62,8 +62,9 @@ def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
     changing = np.flatnonzero(np.any(sos != sos[:1], axis=(0, 2)))
     varying = int(changing[-1]) + 1 if changing.size else 0
     out = _time_varying(signals, sos[:, :varying], hop) if varying else signals
-    if varying < sos.shape[1]:  # a time-invariant tail: state carried by sosfilt itself
-        out = signal.sosfilt(sos[0, varying:], out)
+    if varying < sos.shape[1]:  # a time-invariant tail: filtered whole, from rest
+        tail = sos[0, varying:]
+        out, _ = _filter(tail, out, np.zeros((signals.shape[0], tail.shape[0], 2)))
     return out.reshape(np.shape(x))
 
 
