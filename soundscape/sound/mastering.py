@@ -5,11 +5,12 @@ a true-peak meter and each block's sample peak are taken. Pass 2 reads it back i
 blocks, applies the gain to the target and a true-peak limiter, and writes the
 final file(s) while metering them (filtering only near the limiter's work and
 following pass 1's meter elsewhere, since K-weighting is linear). When the
-limiter has work, dry runs first measure what it takes off the loudness — reading,
-limiting and metering only around the blocks loud enough for it, and taking pass
-1's hops elsewhere — and settle the gain within ``SETTLE_LU`` of the target, so
-the file is written once. File I/O and metering run on background threads beside
-the rendering and the limiter.
+limiter has work, a dry run first measures what it takes off the loudness —
+reading, limiting and metering only around the blocks loud enough for it, and
+taking pass 1's hops elsewhere — and the gain makes up for it, so the file is
+written once (again, after settling the gain by more dry runs, in the rare case
+that it lands more than ``SETTLE_LU`` off the target). File I/O and metering run
+on background threads beside the rendering and the limiter.
 """
 
 from __future__ import annotations
@@ -113,16 +114,20 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
                              reference=first, bar=bar)
 
     if limit:
-        # What the limiter costs in loudness is known only by limiting: dry runs that
-        # limit and meter only around the loud blocks settle the gain before the one write.
-        with how.step("measuring the limiter's loudness (dry runs around the loud blocks)"):
+        # What the limiter takes off the loudness is known only by limiting: a dry run that
+        # limits and meters only around the loud blocks measures it, and the gain makes up
+        # for it (the loss changes little with the gain, so this lands within SETTLE_LU)
+        with how.step("measuring the limiter's loudness (a dry run around the loud blocks)"):
             def loudness_at(gain: float) -> float:
                 return _dry_run(raw, how, gain, limiter_ceiling, first)
 
-            first_try = loudness_at(gain_db)
-            if not abs(how.target_lufs - first_try) < SETTLE_LU:
-                gain_db = settle_gain(loudness_at, gain_db, how.target_lufs, first=first_try)
+            gain_db += how.target_lufs - loudness_at(gain_db)
     output_lufs, output_peak, limited = write(gain_db)
+    if limit and not abs(how.target_lufs - output_lufs) < SETTLE_LU:
+        # rare: the loss moved more than that with the gain; settle by dry runs, write again
+        with how.step("settling the gain under the limiter (dry runs)"):
+            gain_db = settle_gain(loudness_at, gain_db, how.target_lufs, first=output_lufs)
+        output_lufs, output_peak, limited = write(gain_db)
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
     return LoudnessReport(measured, how.target_lufs, gain_db, output_lufs,
@@ -284,12 +289,13 @@ def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
     if not len(loud):
         return integrated_loudness(hops, reference.meter.weights)
     samples = np.memmap(raw, dtype="<f4", mode="r").reshape(-1, how.width)
-    before = math.ceil(reach / size) + 1
-    after = math.ceil((reach + how.sample_rate // 2) / size) + 1
+    # the limiter reaches ``reach`` either side of a loud block; the K-weighting has
+    # forgotten the limiter's work half a second later (then pass 1's hops hold again)
+    before, after = math.ceil(reach / size), math.ceil((reach + how.sample_rate // 2) / size)
     for first, last in _runs(loud, before, after, len(reference.peaks)):
         lo, hi = first * size, min(last * size, reference.frames)
         head, tail = max(0, lo - reach), min(reference.frames, hi + reach)
-        x = samples[head:tail].astype(np.float64) * gain
+        x = np.multiply(samples[head:tail], gain, dtype=np.float64)
         if tail - hi < reach:  # silence after the end
             x = np.concatenate([x, np.zeros((reach - (tail - hi), how.width))])
         limiter.resume(np.concatenate([np.zeros((reach - (lo - head), how.width)),
@@ -328,7 +334,7 @@ def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float
         def read() -> np.ndarray:
             block = np.fromfile(f, dtype="<f4", count=block_frames * width)
             # in scale's precision whatever numpy's promotion rules (they changed in 2.0)
-            return block.reshape(-1, width).astype(type(scale), copy=False) * scale
+            return np.multiply(block.reshape(-1, width), scale, dtype=type(scale))
 
         pending = pool.submit(read)
         while (block := pending.result()).size:

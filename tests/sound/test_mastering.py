@@ -3,9 +3,12 @@ no sample."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
+from soundscape.sound import mastering
 from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter
 from soundscape.sound.mastering import Mastering, _dry_run, _pass_one, _pass_two, measurement
 
@@ -69,3 +72,29 @@ def test_skipping_the_scan_of_quiet_blocks_changes_no_sample(tmp_path):
     plain = np.concatenate([limiter.process(scaled[i:i + BLOCK])
                             for i in range(0, len(x), BLOCK)] + [limiter.flush()])
     assert np.array_equal(np.concatenate(out.blocks), plain)
+
+
+def test_a_write_that_lands_off_target_is_settled_and_written_again(tmp_path, monkeypatch):
+    """If the gain the dry run chose misses by more than SETTLE_LU, dry runs settle it and the
+    file is written again (forced here by a dry run that is 1 LU off the first time)."""
+    x = _signal()
+    how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, -14.0, -1.0)
+    honest, calls, writes = mastering._dry_run, [], []
+
+    def first_one_off(*args):
+        calls.append(args[2])
+        return honest(*args) + (1.0 if len(calls) == 1 else 0.0)
+
+    @contextlib.contextmanager
+    def outputs(frames):
+        writes.append(_Keep())
+        yield [writes[-1]]
+
+    monkeypatch.setattr(mastering, "_dry_run", first_one_off)
+    report, _ = mastering.master(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
+                                 tmp_path / "raw.f32", how, outputs)
+    assert report.limiter_db > 0 and len(writes) == 2 and len(calls) >= 2
+    assert abs(report.output_lufs - how.target_lufs) < mastering.SETTLE_LU
+    meter = LoudnessMeter(RATE, how.weights)
+    meter.add(np.concatenate(writes[-1].blocks))
+    assert meter.integrated() == pytest.approx(report.output_lufs, abs=0.01)
