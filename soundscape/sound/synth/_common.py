@@ -57,8 +57,7 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
         Relative pitch raise at the onset, decaying with time constant ``glide_s``
         seconds (a drum head stretched by a hard stroke); 0 for none.
     """
-    freqs, amps, t60s = np.broadcast_arrays(*(np.asarray(v, dtype=float).ravel()
-                                              for v in (freqs, amps, t60s)))
+    freqs, amps, t60s = (np.asarray(v, dtype=float) for v in (freqs, amps, t60s))
     keep = (freqs < 0.45 * sample_rate) & (amps != 0.0)
     freqs, amps, t60s = freqs[keep], amps[keep], t60s[keep]
     lengths = np.array([min(frames, frames_for(_CUT_T60S * t60, sample_rate)) for t60 in t60s],

@@ -86,21 +86,21 @@ def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> np.ndarray:
     frames, size = sos.shape[0], signals.shape[1]
     runs = [(first, stop) for first, stop in _runs(sos.reshape(frames, -1))
             if first * hop < (size if stop == frames else min(size, stop * hop))]
-    firsts = [first for first, _ in runs]
-    carries = _carries(sos[firsts])
+    carries = _carries(sos[[first for first, _ in runs]])
     out = np.empty_like(signals)
     state = np.zeros((signals.shape[0], sos.shape[1], 2))
     for r, (first, stop) in enumerate(runs):
         start, end = first * hop, size if stop == frames else min(size, stop * hop)
         if r:
-            state = (carries[r] @ state[..., None])[..., 0]
+            state = (carries[r - 1] @ state[..., None])[..., 0]
         out[:, start:end], state = _filter(sos[first], signals[:, start:end], state)
     return out
 
 
 def _carries(sos: np.ndarray) -> np.ndarray:
-    """Per run (sos: runs, sections, 6), the 2×2 maps taking each section's final
-    transposed-direct-form state in the run before to its first state in this one.
+    """Per run after the first (sos: runs, sections, 6), the 2×2 maps taking each
+    section's final transposed-direct-form state in the run before to its first state
+    in this one.
 
     Klatt's recursion carries the last two inputs of the zero and outputs of each pole;
     a section's state is ``M (now, before)`` with ``M = [[p, q], [q, 0]]`` (``p, q`` =
@@ -111,10 +111,7 @@ def _carries(sos: np.ndarray) -> np.ndarray:
     forward = np.stack([np.stack([p, q], -1), np.stack([q, np.zeros_like(q)], -1)], -2)
     back = np.stack([np.stack([np.zeros_like(q), 1.0 / q], -1),
                      np.stack([1.0 / q, -p / q**2], -1)], -2)
-    carries = np.empty_like(forward)
-    carries[1:] = forward[1:] @ back[:-1]
-    carries[:1] = np.eye(2)
-    return carries
+    return forward[1:] @ back[:-1]
 
 
 def _filter(sos: np.ndarray, x: np.ndarray, zi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
