@@ -288,26 +288,37 @@ def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
     hops = reference.meter.hops * gain**2
     if not len(loud):
         return integrated_loudness(hops, reference.meter.weights)
-    samples = np.memmap(raw, dtype="<f4", mode="r").reshape(-1, how.width)
     # the limiter reaches ``reach`` either side of a loud block; the K-weighting has
     # forgotten the limiter's work half a second later (then pass 1's hops hold again)
     before, after = math.ceil(reach / size), math.ceil((reach + how.sample_rate // 2) / size)
     for first, last in _runs(loud, before, after, len(reference.peaks)):
         lo, hi = first * size, min(last * size, reference.frames)
-        head, tail = max(0, lo - reach), min(reference.frames, hi + reach)
-        x = np.multiply(samples[head:tail], gain, dtype=np.float64)
-        if tail - hi < reach:  # silence after the end
-            x = np.concatenate([x, np.zeros((reach - (tail - hi), how.width))])
-        limiter.resume(np.concatenate([np.zeros((reach - (lo - head), how.width)),
-                                       x[:lo - head]]))
+        head = max(0, lo - reach)
+        context = np.multiply(_read_frames(raw, how.width, head, lo), gain, dtype=np.float64)
+        limiter.resume(np.concatenate([np.zeros((reach - (lo - head), how.width)), context]))
         meter = (reference.meter.resumed(reference.snapshots[first - 1], gain) if first
                  else LoudnessMeter(how.sample_rate, how.weights))
-        meter.add(how.measure(limiter.process(x[lo - head:])))
+        # block by block (memory stays bounded), then the limiter's look-ahead past the
+        # run (silence after the end), which makes it give out the run's last frames
+        ahead = min(reference.frames, hi + reach)
+        for start in [*range(lo, hi, size), hi]:
+            stop = min(start + size, hi) if start < hi else ahead
+            x = np.multiply(_read_frames(raw, how.width, start, stop), gain, dtype=np.float64)
+            if start == hi and stop - hi < reach:
+                x = np.concatenate([x, np.zeros((reach - (stop - hi), how.width))])
+            meter.add(how.measure(limiter.process(x)))
         start = reference.snapshots[first - 1].hops if first else 0
         stretch = meter.hops[:len(hops) - start]
         hops[start:start + len(stretch)] = stretch
-    del samples
     return integrated_loudness(hops, reference.meter.weights)
+
+
+def _read_frames(raw: Path, width: int, start: int, stop: int) -> np.ndarray:
+    """Frames ``start…stop-1`` of the raw float32 file (read, not mapped: a mapping's
+    pages would count in the render's memory)."""
+    frame_bytes = 4 * width
+    return np.fromfile(raw, dtype="<f4", count=(stop - start) * width,
+                       offset=start * frame_bytes).reshape(-1, width)
 
 
 def _runs(indices: np.ndarray, before: int, after: int, count: int
