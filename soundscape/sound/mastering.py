@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import multiprocessing
+import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from soundscape.errors import RenderError
 from soundscape.sound.audiofile import BlockWriter
 from soundscape.sound.loudness import (
     LoudnessMeter,
@@ -67,6 +70,8 @@ class Mastering:
         Show a tqdm bar for pass 2 (pass 1's is the renderer's).
     stage : callable or None
         ``stage(text)`` → a context manager around each pass (a log line per stage).
+    workers : int >= 1
+        2: pass 1's writing and metering run in a process of their own.
     """
 
     sample_rate: int
@@ -79,6 +84,7 @@ class Mastering:
     ceiling_dbtp: float
     progress: bool = False
     stage: Callable[[str], contextlib.AbstractContextManager] | None = None
+    workers: int = 1
 
     def step(self, text: str) -> contextlib.AbstractContextManager:
         return self.stage(text) if self.stage is not None else contextlib.nullcontext()
@@ -98,7 +104,7 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
     yields (one per file); returns the loudness report and the frames written."""
     with how.step("render pass 1 of 2: rendering and metering"):
         first = _pass_one(blocks, raw, how.measure,
-                          LoudnessMeter(how.sample_rate, how.weights))
+                          LoudnessMeter(how.sample_rate, how.weights), separate=how.workers > 1)
     frames, peak = first.frames, first.peak
     measured = first.meter.integrated()
     gain_db = how.target_lufs - measured if math.isfinite(measured) else 0.0
@@ -149,30 +155,137 @@ class _PassOne:
 
 
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
-              meter: LoudnessMeter) -> _PassOne:
+              meter: LoudnessMeter, *, separate: bool = False) -> _PassOne:
     """Pass 1: write the blocks as raw float32 while metering loudness and true peak.
 
-    Writing and metering run on a background thread (file writes, numpy and
-    the K-weighting filters release the GIL), beside the rendering.
+    Writing and metering run beside the rendering: on a background thread (file
+    writes, numpy and the K-weighting filters release the GIL), or with
+    ``separate`` in a forked process of their own (the rendering's process is
+    the busier one). Either way the same code meters the same blocks.
     """
-    peak, snapshots, peaks, frames = TruePeakMeter(), [], [], 0
-    with open(raw, "wb") as out:
-        def keep(block: np.ndarray) -> None:
-            try:
-                out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
-            except OSError as error:  # a file object's errors do not name it
-                raise OSError(error.errno, error.strerror, str(raw)) from None
-            measured = measure(block)
-            meter.add(measured)
-            snapshots.append(meter.snapshot())
-            peak.add(measured)
-            peaks.append(sample_peak(measured))
+    keeper = _Keeper(raw, measure, meter)
+    with (_KeepingProcess(keeper) if separate else _KeepingThread(keeper)) as worker:
+        for block in blocks:
+            worker.write(block)
+    return worker.result
 
-        with BlockWriter(keep) as worker:
-            for block in blocks:
-                worker.write(block)
-                frames += len(block)
-    return _PassOne(frames, meter, snapshots, peak, np.array(peaks))
+
+class _Keeper:
+    """Pass 1's work on each block: raw float32 samples to ``raw``, the loudness meter and
+    its snapshot, the true-peak meter and the block's sample peak."""
+
+    def __init__(self, raw: Path, measure: Callable, meter: LoudnessMeter) -> None:
+        self.raw, self.measure, self.meter = raw, measure, meter
+        self.peak, self.snapshots, self.peaks, self.frames = TruePeakMeter(), [], [], 0
+        self._out = None
+
+    def __enter__(self) -> _Keeper:
+        self._out = open(self.raw, "wb")  # closed by __exit__
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._out.close()
+
+    def keep(self, block: np.ndarray) -> None:
+        try:
+            self._out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
+        except OSError as error:  # a file object's errors do not name it
+            raise OSError(error.errno, error.strerror, str(self.raw)) from None
+        measured = self.measure(block)
+        self.meter.add(measured)
+        self.snapshots.append(self.meter.snapshot())
+        self.peak.add(measured)
+        self.peaks.append(sample_peak(measured))
+        self.frames += len(block)
+
+    def result(self) -> _PassOne:
+        return _PassOne(self.frames, self.meter, self.snapshots, self.peak,
+                        np.array(self.peaks))
+
+
+class _KeepingThread:
+    """Keeps the blocks on a background thread."""
+
+    def __init__(self, keeper: _Keeper) -> None:
+        self._keeper = keeper
+        self._stack = contextlib.ExitStack()
+        self.result: _PassOne | None = None
+
+    def __enter__(self) -> _KeepingThread:
+        self._stack.enter_context(self._keeper)
+        self._writer = self._stack.enter_context(BlockWriter(self._keeper.keep))
+        return self
+
+    def write(self, block: np.ndarray) -> None:
+        self._writer.write(block)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.__exit__(*exc_info)
+        if exc_info[0] is None:
+            self.result = self._keeper.result()
+
+
+def _keep_in_process(conn, other, keeper: _Keeper) -> None:
+    """The keeping process: keep each block received until None, then send the result.
+
+    An error is sent back (the main process raises it); when the main process stops
+    early (Ctrl-C, an error, killed) its end closes and this one just ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    other.close()  # so the pipe reports EOF if the main process dies
+    with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
+        try:
+            with keeper:
+                while (block := conn.recv()) is not None:
+                    keeper.keep(block)
+            answer = keeper.result()
+        except BaseException as error:
+            answer = error
+        conn.send(answer)
+
+
+class _KeepingProcess:
+    """Keeps the blocks in a forked process (same code, another core)."""
+
+    def __init__(self, keeper: _Keeper) -> None:
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_keep_in_process,
+                                        args=(child, self._conn, keeper), daemon=True)
+        self._process.start()
+        child.close()
+        self.result: _PassOne | None = None
+
+    def __enter__(self) -> _KeepingProcess:
+        return self
+
+    def write(self, block: np.ndarray) -> None:
+        if self._conn.poll():  # it only answers early to report an error
+            self._answer()
+        try:
+            self._conn.send(block)
+        except (BrokenPipeError, ConnectionResetError):
+            self._answer()
+
+    def _answer(self) -> _PassOne:
+        try:
+            answer = self._conn.recv()
+        except EOFError:
+            raise RenderError("pass 1's metering process ended without a word (killed?)"
+                              ) from None
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def __exit__(self, kind: type | None, *_: object) -> None:
+        try:
+            if kind is None:
+                self._conn.send(None)
+                self.result = self._answer()
+        finally:
+            self._conn.close()
+            self._process.join(timeout=5)
+            if self._process.is_alive():
+                self._process.terminate()
 
 
 def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,

@@ -226,7 +226,7 @@ def render_audio(performance: Performance, path: str | Path, *,
     check_channels(file_format, per_file)
     how = Mastering(sample_rate, per_file * max(1, len(stems)), per_file,
                     panner.loudness_weights(), measurement(per_file, len(stems)), block_frames,
-                    target_lufs, ceiling_dbtp, progress=progress, stage=stage)
+                    target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
             for m in performance.markers]
     try:

@@ -98,3 +98,27 @@ def test_a_write_that_lands_off_target_is_settled_and_written_again(tmp_path, mo
     meter = LoudnessMeter(RATE, how.weights)
     meter.add(np.concatenate(writes[-1].blocks))
     assert meter.integrated() == pytest.approx(report.output_lufs, abs=0.01)
+
+
+def _blocks():
+    x = _signal()
+    return iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)])
+
+
+def test_pass_one_in_a_process_of_its_own_keeps_what_the_thread_keeps(tmp_path):
+    thread = _pass_one(_blocks(), tmp_path / "a.f32", lambda b: b, LoudnessMeter(RATE, [1, 1]))
+    process = _pass_one(_blocks(), tmp_path / "b.f32", lambda b: b,
+                        LoudnessMeter(RATE, [1, 1]), separate=True)
+    assert (tmp_path / "a.f32").read_bytes() == (tmp_path / "b.f32").read_bytes()
+    assert process.frames == thread.frames == len(_signal())
+    assert process.meter.integrated() == thread.meter.integrated()
+    assert np.array_equal(process.meter.hops, thread.meter.hops)
+    assert [s.hops for s in process.snapshots] == [s.hops for s in thread.snapshots]
+    assert np.array_equal(process.peaks, thread.peaks)
+    assert process.peak.peak == thread.peak.peak
+
+
+def test_an_error_in_the_keeping_process_is_raised_naming_the_file(tmp_path):
+    missing = tmp_path / "gone" / "raw.f32"
+    with pytest.raises(OSError, match="gone"):
+        _pass_one(_blocks(), missing, lambda b: b, LoudnessMeter(RATE, [1, 1]), separate=True)
