@@ -5,12 +5,12 @@ a true-peak meter and each block's sample peak are taken. Pass 2 reads it back i
 blocks, applies the gain to the target and a true-peak limiter, and writes the
 final file(s) while metering them (filtering only near the limiter's work and
 following pass 1's meter elsewhere, since K-weighting is linear). When the
-limiter has work, a dry run first measures what it takes off the loudness —
+limiter has work, dry runs first measure what it takes off the loudness —
 reading, limiting and metering only around the blocks loud enough for it, and
-taking pass 1's hops elsewhere — and the gain makes up for it, so the file is
-written once (again, after settling the gain by more dry runs, in the rare case
-that it lands more than ``SETTLE_LU`` off the target). File I/O and metering run
-on background threads beside the rendering and the limiter.
+taking pass 1's hops elsewhere — and settle the gain within ``SETTLE_LU`` of the
+target, so the file is written once. File I/O and metering run on background
+threads (pass 1's, with two workers, in a process) beside the rendering and the
+limiter.
 """
 
 from __future__ import annotations
@@ -120,20 +120,15 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
                              reference=first, bar=bar)
 
     if limit:
-        # What the limiter takes off the loudness is known only by limiting: a dry run that
-        # limits and meters only around the loud blocks measures it, and the gain makes up
-        # for it (the loss changes little with the gain, so this lands within SETTLE_LU)
-        with how.step("measuring the limiter's loudness (a dry run around the loud blocks)"):
+        # What the limiter takes off the loudness is known only by limiting: dry runs that
+        # limit and meter only around the loud blocks settle the gain (the first usually
+        # suffices; a dry run measures what the write will, tested), then one write
+        with how.step("settling the gain under the limiter (dry runs around the loud blocks)"):
             def loudness_at(gain: float) -> float:
                 return _dry_run(raw, how, gain, limiter_ceiling, first)
 
-            gain_db += how.target_lufs - loudness_at(gain_db)
+            gain_db = settle_gain(loudness_at, gain_db, how.target_lufs)
     output_lufs, output_peak, limited = write(gain_db)
-    if limit and not abs(how.target_lufs - output_lufs) < SETTLE_LU:
-        # rare: the loss moved more than that with the gain; settle by dry runs, write again
-        with how.step("settling the gain under the limiter (dry runs)"):
-            gain_db = settle_gain(loudness_at, gain_db, how.target_lufs, first=output_lufs)
-        output_lufs, output_peak, limited = write(gain_db)
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
     return LoudnessReport(measured, how.target_lufs, gain_db, output_lufs,

@@ -74,9 +74,9 @@ def test_skipping_the_scan_of_quiet_blocks_changes_no_sample(tmp_path):
     assert np.array_equal(np.concatenate(out.blocks), plain)
 
 
-def test_a_write_that_lands_off_target_is_settled_and_written_again(tmp_path, monkeypatch):
-    """If the gain the dry run chose misses by more than SETTLE_LU, dry runs settle it and the
-    file is written again (forced here by a dry run that is 1 LU off the first time)."""
+def test_the_gain_is_settled_by_dry_runs_and_the_file_written_once(tmp_path, monkeypatch):
+    """A first dry run 1 LU off (forced here) is not trusted alone: more dry runs settle the
+    gain within SETTLE_LU, and the file is written once, at that gain."""
     x = _signal()
     how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, -14.0, -1.0)
     honest, calls, writes = mastering._dry_run, [], []
@@ -93,7 +93,7 @@ def test_a_write_that_lands_off_target_is_settled_and_written_again(tmp_path, mo
     monkeypatch.setattr(mastering, "_dry_run", first_one_off)
     report, _ = mastering.master(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
                                  tmp_path / "raw.f32", how, outputs)
-    assert report.limiter_db > 0 and len(writes) == 2 and len(calls) >= 2
+    assert report.limiter_db > 0 and len(writes) == 1 and len(calls) >= 2
     assert abs(report.output_lufs - how.target_lufs) < mastering.SETTLE_LU
     meter = LoudnessMeter(RATE, how.weights)
     meter.add(np.concatenate(writes[-1].blocks))

@@ -551,3 +551,26 @@ def test_the_report_says_which_reading_and_tuning_the_performance_used(tmp_path)
     result = render_audio(rite, tmp_path / "r.wav", listener=NORTH, voice=noise_voice)
     report = json.loads(result.report_file.read_text(encoding="utf-8"))
     assert (report["reading"], report["tuning"]) == ("mandarin", "三分損益")
+
+
+def test_notes_are_made_with_one_blas_thread_in_the_render_and_its_helper():
+    """OpenBLAS's idle threads spin: two of them took a third of a render's CPU."""
+    from threadpoolctl import threadpool_info
+
+    def counting_voice(event, source, *, sample_rate, rng):
+        threads = max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return np.full(round(0.05 * sample_rate), 0.01 * threads)  # the count, as a level
+
+    for workers in (1, 2):
+        blocks = list(render_blocks(scene(40, spacing=0.05, distinct=True), listener=NORTH,
+                                    panner=make_panner("stereo"), sample_rate=FS, seed=0,
+                                    voice=counting_voice, surroundings=Surroundings(),
+                                    block_frames=FS, workers=workers))
+        level = np.abs(np.concatenate(blocks)).max()
+        assert level > 0
+        # the same render with every note at the level of one thread
+        assert np.isclose(level, np.abs(np.concatenate(list(render_blocks(
+            scene(40, spacing=0.05, distinct=True), listener=NORTH,
+            panner=make_panner("stereo"), sample_rate=FS, seed=0,
+            voice=lambda e, s, *, sample_rate, rng: np.full(round(0.05 * sample_rate), 0.01),
+            surroundings=Surroundings(), block_frames=FS, workers=1)))).max())
