@@ -7,7 +7,8 @@ their onsets, to that place's *line*, and the line is filtered once per chunk of
 ``CHUNK`` frames by overlap-save (an FFT of the chunk and one inverse FFT per
 row), whatever the number of notes on it: four 瑟 of a song cost four filters a
 chunk, not one long FFT per note, and no heard note is stored. Lines of one FFT size
-are transformed together, on two threads.
+are transformed together (one thread: the buses already run on threads of their own,
+beside the helper process; two FFT threads each were ~10 % slower, measured on 貍首).
 
 The filter's impulse response is the transfer function's, on an FFT grid twice
 its length, kept past the last arrival for as long as the chunk's FFT has room
@@ -36,9 +37,6 @@ CHUNK = 16384
 TAIL = 2048
 #: Bound of the kept filters (one per place; stereo ~260 KiB each).
 FILTER_BYTES = 16 << 20
-#: Threads for the lines' FFTs (scipy.fft releases the GIL: the other core, while the
-#: helper process synthesises, is often free).
-FFT_THREADS = 2
 
 
 class _Filter:
@@ -154,8 +152,7 @@ class Lines:
     def chunk(self) -> np.ndarray:
         """The next chunk of every line, mixed: ``(CHUNK, channels)``.
 
-        The lines of one FFT size are transformed together, on ``FFT_THREADS`` threads
-        (each transform on one thread, so the bits do not depend on how many)."""
+        The lines of one FFT size are transformed together."""
         out = np.zeros((CHUNK, self.channels), dtype=np.float32)
         at = self.next_chunk
         sounding: dict[int, list[tuple[_Line, np.ndarray]]] = {}
@@ -169,11 +166,11 @@ class Lines:
             segments = np.zeros((len(members), n_fft), dtype=np.float32)
             for i, (_, segment) in enumerate(members):
                 segments[i, :len(segment)] = segment
-            spectra = scipy.fft.rfft(segments, axis=1, workers=FFT_THREADS)
+            spectra = scipy.fft.rfft(segments, axis=1)
             products = np.concatenate([line.filter * spectrum
                                        for (line, _), spectrum in zip(members, spectra,
                                                                       strict=True)])
-            filtered = scipy.fft.irfft(products, n_fft, axis=1, workers=FFT_THREADS)
+            filtered = scipy.fft.irfft(products, n_fft, axis=1)
             row = 0
             for line, _ in members:
                 rows = len(line.filter)
