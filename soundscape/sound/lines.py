@@ -4,11 +4,13 @@ For a standing listener, everything between a standing source and the ear is one
 fixed filter (each path's air, delay, panning gains and head shadow: the
 spatialiser's transfer function). So the notes from one place are added dry, at
 their onsets, to that place's *line*, and the line is filtered once per chunk of
-``CHUNK`` frames by overlap-save (an FFT of the chunk and one inverse FFT per
-row), whatever the number of notes on it: four 瑟 of a song cost four filters a
-chunk, not one long FFT per note, and no heard note is stored. Lines of one FFT size
-are transformed together (one thread: the buses already run on threads of their own,
-beside the helper process; two FFT threads each were ~10 % slower, measured on 貍首).
+``CHUNK`` frames by overlap-save (an FFT of the chunk, times the place's filter),
+whatever the number of notes on it: four 瑟 of a song cost four filters a chunk, not
+one long FFT per note, and no heard note is stored. The lines of one FFT size keep the
+same span of their inverse FFTs, so their filtered spectra are summed per output
+channel and inverted once per channel (seven lines of 貍首 in stereo: two inverse FFTs,
+not fourteen). Transforms run on one thread: the buses already run on threads of their
+own beside the helper process (two FFT threads each were ~10 % slower, measured).
 
 The filter's impulse response is the transfer function's, on an FFT grid twice
 its length, kept past the last arrival for as long as the chunk's FFT has room
@@ -97,12 +99,6 @@ class _Line:
         self._drop_before(first + CHUNK)
         return segment if segment.any() else None
 
-    def heard(self, filtered: np.ndarray) -> np.ndarray:
-        """The chunk as heard, ``(CHUNK, channels or paths)``, from the inverse FFT of its
-        filtered segment (rows of ``n_fft``)."""
-        rows = filtered[:, self.taps - 1:self.taps - 1 + CHUNK].T
-        return rows @ self.mix if self.mix is not None else rows
-
     def done(self, chunk_start: int) -> bool:
         return chunk_start - self.start - self.taps + 1 >= self.end
 
@@ -167,15 +163,20 @@ class Lines:
             for i, (_, segment) in enumerate(members):
                 segments[i, :len(segment)] = segment
             spectra = scipy.fft.rfft(segments, axis=1)
-            products = np.concatenate([line.filter * spectrum
-                                       for (line, _), spectrum in zip(members, spectra,
-                                                                      strict=True)])
-            filtered = scipy.fft.irfft(products, n_fft, axis=1)
-            row = 0
-            for line, _ in members:
-                rows = len(line.filter)
-                heard = line.heard(filtered[row:row + rows])
-                out[:, line.column:line.column + heard.shape[1]] += heard
-                row += rows
+            # the inverse FFT is linear and every line of this size keeps the same span of
+            # it, so the lines' filtered spectra are summed per output channel first: one
+            # inverse FFT per channel, not one per line and path
+            total = np.zeros((self.channels, n_fft // 2 + 1), dtype=np.complex64)
+            used = np.zeros(self.channels, dtype=bool)
+            for (line, _), spectrum in zip(members, spectra, strict=True):
+                product = line.filter * spectrum
+                if line.mix is not None:  # paths → channels
+                    product = line.mix.T @ product
+                total[line.column:line.column + len(product)] += product
+                used[line.column:line.column + len(product)] = True
+            rows = np.flatnonzero(used)
+            taps = n_fft - CHUNK + 1
+            heard = scipy.fft.irfft(total[rows], n_fft, axis=1)[:, taps - 1:taps - 1 + CHUNK]
+            out[:, rows] += heard.T
         self.next_chunk += CHUNK
         return out
