@@ -122,3 +122,66 @@ def test_an_error_in_the_keeping_process_is_raised_naming_the_file(tmp_path):
     missing = tmp_path / "gone" / "raw.f32"
     with pytest.raises(OSError, match="gone"):
         _pass_one(_blocks(), missing, lambda b: b, LoudnessMeter(RATE, [1, 1]), separate=True)
+
+
+def _long_signal() -> np.ndarray:
+    """A minute with loud strokes everywhere but a calm stretch near the middle."""
+    rng = np.random.default_rng(11)
+    x = 0.01 * rng.standard_normal((60 * RATE, 2))
+    t = np.arange(int(0.4 * RATE)) / RATE
+    stroke = (np.sin(2 * np.pi * 90 * t) * np.exp(-t / 0.08))[:, None] * [0.4, 0.3]
+    for at in [*np.arange(0.3, 24, 1.7), *np.arange(36.2, 59, 1.9)]:
+        start = int(at * RATE)
+        x[start:start + len(t)] += stroke[:len(x) - start]
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize(("file_format", "bits"), [("wav", "24"), ("flac", "16")])
+def test_pass_two_in_two_processes_writes_the_same_bytes(tmp_path, monkeypatch, file_format,
+                                                          bits):
+    from soundscape.sound.audiofile import open_writer
+
+    parts = []
+    real = mastering._LaterPart.__init__
+
+    def counted(self, *args):
+        parts.append(args[5])  # the block the second process starts at
+        real(self, *args)
+
+    monkeypatch.setattr(mastering._LaterPart, "__init__", counted)
+    x = _long_signal()
+    reports, files = [], []
+    for workers in (1, 2):
+        how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, -14.0, -1.0,
+                        workers=workers)
+        path = tmp_path / f"out{workers}.{file_format}"
+
+        @contextlib.contextmanager
+        def outputs(frames, path=path):
+            with open_writer(path, sample_rate=RATE, channels=2, file_format=file_format,
+                             bits=bits, frames=frames) as writer:
+                yield [writer]
+
+        report, _ = mastering.master(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
+                                     tmp_path / f"raw{workers}.f32", how, outputs)
+        reports.append(report)
+        files.append(path.read_bytes())
+    assert reports[0].limiter_db > 2
+    assert len(parts) == 1 and 24 * RATE < parts[0] * BLOCK < 36 * RATE  # cut, when calm
+    assert files[0] == files[1]
+    assert reports[0] == reports[1]
+
+
+def test_pass_two_is_cut_only_where_the_limiter_is_idle(tmp_path):
+    x = _long_signal()
+    how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, -14.0, -1.0, workers=2)
+    first = _pass_one(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
+                      tmp_path / "raw.f32", how.measure, LoudnessMeter(RATE, how.weights))
+    cut = mastering._split_block(first, 10 ** (6 / 20), CEILING_DB, how)
+    assert cut is not None and 24 * RATE < cut * BLOCK < 36 * RATE  # in the calm stretch
+    # a render loud everywhere has no such block: one process does it all
+    everywhere = x.copy()
+    everywhere[24 * RATE:36 * RATE] = x[:12 * RATE]
+    first = _pass_one(iter([everywhere[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
+                      tmp_path / "raw2.f32", how.measure, LoudnessMeter(RATE, how.weights))
+    assert mastering._split_block(first, 10 ** (6 / 20), CEILING_DB, how) is None
