@@ -163,17 +163,6 @@ class BlockWriter:
     def _put(self, block) -> None:
         self._sink(self._convert(block))
 
-    def convert(self, block: np.ndarray):
-        """``block`` as this writer hands it to its sink (for samples converted elsewhere,
-        e.g. in another process, then given to ``write_converted``)."""
-        return self._convert(block)
-
-    def write_converted(self, item) -> None:
-        """Queue an item ``convert`` made, to be written as it is."""
-        while len(self._pending) >= self._QUEUE:
-            self._pending.popleft().result()
-        self._pending.append(self._pool.submit(self._sink, item))
-
     def __enter__(self) -> BlockWriter:
         return self
 

@@ -54,7 +54,6 @@ class LoudnessMeter:
         self._partial = np.zeros(len(self.weights))  # sum of squares of the unfinished hop
         self._partial_count = 0
         self._hops: list[np.ndarray] = []  # mean square per finished hop, (channels,) each
-        self._before = 0  # hops finished before this meter's own (a resumed meter's)
 
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
@@ -78,7 +77,7 @@ class LoudnessMeter:
     def snapshot(self) -> MeterSnapshot:
         """Where the meter stands now (to be followed later by a scaled copy)."""
         return MeterSnapshot(self._state.copy(), self._partial.copy(), self._partial_count,
-                             self._before + len(self._hops))
+                             len(self._hops))
 
     def follow(self, reference: LoudnessMeter, upto: MeterSnapshot, gain: float) -> None:
         """Advance as if fed ``gain`` × the signal that took ``reference`` to ``upto``.
@@ -89,17 +88,15 @@ class LoudnessMeter:
         frame (it has been fed ``gain`` × the same signal long enough for the
         filter to forget any difference).
         """
-        done = self._before + len(self._hops)
-        self._hops.extend(hop * gain**2 for hop in reference._hops[done:upto.hops])
+        self._hops.extend(hop * gain**2 for hop in reference._hops[len(self._hops):upto.hops])
         self._state = upto.state * gain
         self._partial = upto.partial * gain**2
         self._partial_count = upto.partial_count
 
     def resumed(self, at: MeterSnapshot, gain: float) -> LoudnessMeter:
         """A meter standing where this one stood at ``at``, as if fed ``gain`` × its signal,
-        but with no finished hops of its own: it meters (or follows) a stretch from there,
-        and its ``hops`` are that stretch's, to be put in place of this meter's from
-        ``at.hops`` on."""
+        but with no finished hops: it meters a stretch from there (its hops are that
+        stretch's, to be put in place of this meter's from ``at.hops`` on)."""
         meter = LoudnessMeter.__new__(LoudnessMeter)
         meter._used, meter.weights, meter._sos, meter._hop = (self._used, self.weights,
                                                               self._sos, self._hop)
@@ -107,7 +104,6 @@ class LoudnessMeter:
         meter._partial = at.partial * gain**2
         meter._partial_count = at.partial_count
         meter._hops = []
-        meter._before = at.hops
         return meter
 
     @property
@@ -116,8 +112,7 @@ class LoudnessMeter:
         return np.array(self._hops).reshape(-1, len(self.weights))
 
     def integrated(self) -> float:
-        """Gated integrated loudness in LUFS (−inf for silence or less than 400 ms); of a
-        resumed meter, of its own stretch."""
+        """Gated integrated loudness in LUFS (−inf for silence or less than 400 ms)."""
         return integrated_loudness(self.hops, self.weights)
 
 
@@ -252,11 +247,8 @@ class TruePeakMeter:
     maximum. This saves most of the work on long and many-channel renders.
     """
 
-    def __init__(self, before: np.ndarray | None = None) -> None:
-        # context + frames not yet measured; ``before``: the samples before the first
-        # block (their last filter reach), when the signal starts elsewhere than at silence
-        self._tail: np.ndarray | None = (None if before is None else
-                                         np.asarray(before, dtype=float)[-_FILTER_MARGIN:])
+    def __init__(self) -> None:
+        self._tail: np.ndarray | None = None  # context + frames not yet measured
         self._peak = 0.0
 
     def add(self, block: np.ndarray) -> None:
@@ -344,12 +336,6 @@ class TruePeakLimiter:
         self._buffer = np.zeros((self._reach, channels))  # past context (silence before start)
         self.gain_reduction_db = 0.0
         self.touched = False  # whether the last samples returned were turned down
-
-    def pending(self) -> np.ndarray:
-        """The samples fed but not yet returned, as they are: only where the caller knows
-        nothing within reach of them is to be limited (at a quiet point, to stop there)."""
-        out, self._buffer = self._buffer[self._reach:].copy(), self._buffer[:self._reach]
-        return out
 
     @property
     def reach(self) -> int:

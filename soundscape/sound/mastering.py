@@ -319,13 +319,10 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     The loudness meter filters only around where the limiter acted; elsewhere the
     output is the raw signal times the gain, so it follows pass 1's meter
     (``LoudnessMeter.follow``); the limiter skips its scan where pass 1's block
-    peaks show there is nothing to limit. With two workers the blocks after a quiet
-    block near the middle are limited, metered and converted in a forked process
-    (``_split_block``: there the limiter and the meter start exactly as they stand
-    in one pass, so the bytes are the same), and appended after this process's.
+    peaks show there is nothing to limit.
     """
     gain = 10 ** (gain_db / 20)
-    per_file = how.per_file
+    per_file, measure = how.per_file, how.measure
 
     def emit(block: np.ndarray) -> None:
         for i, writer in enumerate(write):
@@ -337,46 +334,13 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
         for block in _read_raw(raw, how.width, how.block_frames, scale=np.float32(gain)):
             emit(block)
         return math.nan, math.nan, 0.0
-    split = _split_block(reference, gain, ceiling_db, how) if how.workers > 1 else None
-    if split is None:
-        meter, peak, reduction = _limit(raw, how, gain, ceiling_db, reference, 0,
-                                        len(reference.peaks), emit)
-        return meter.integrated(), peak.peak_dbtp, reduction
-    with _LaterPart(raw, how, gain, ceiling_db, reference, split, write) as later:
-        meter, peak, reduction = _limit(raw, how, gain, ceiling_db, reference, 0, split, emit)
-        hops, later_peak, later_reduction = later.append(write, bar)
-    loudness = integrated_loudness(np.concatenate([meter.hops, hops]), meter.weights)
-    top = max(peak.peak, later_peak)
-    return (loudness, 20 * math.log10(top) if top > 0 else -math.inf,
-            max(reduction, later_reduction))
-
-
-def _limit(raw: Path, how: Mastering, gain: float, ceiling_db: float, reference: _PassOne,
-           first: int, stop: int, emit: Callable[[np.ndarray], None]
-           ) -> tuple[LoudnessMeter, TruePeakMeter, float]:
-    """Blocks ``first…stop-1`` gained, limited, metered and handed to ``emit``.
-
-    A part that starts later starts as one pass stands there: the limiter with the
-    samples before it, the meter following pass 1's (the caller starts parts only
-    where the limiter is idle), the true-peak meter with its filter's reach before.
-    A part that ends early gives out the limiter's held-back samples as they are.
-    Returns the loudness meter (of this part's hops), the true-peak meter and the
-    limiter's largest gain reduction (dB).
-    """
-    size, measure = how.block_frames, how.measure
     limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=measure)
-    if first:
-        start = first * size
-        context = _read_frames(raw, how.width, max(0, start - limiter.reach), start)
-        limiter.resume(np.multiply(context, gain, dtype=np.float64))
-        meter = reference.meter.resumed(reference.snapshots[first - 1], gain)
-        peak = TruePeakMeter(before=measure(np.multiply(context, gain, dtype=np.float64)))
-    else:
-        meter, peak = LoudnessMeter(how.sample_rate, how.weights), TruePeakMeter()
+    meter = LoudnessMeter(how.sample_rate, how.weights)
+    peak = TruePeakMeter()
     settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
     clean = settle
-    aligned = _Realign(size)
-    index = first
+    aligned = _Realign(how.block_frames)
+    index = 0
 
     def finished(blocks: list[tuple[np.ndarray, bool]]) -> None:
         nonlocal clean, index
@@ -394,112 +358,15 @@ def _limit(raw: Path, how: Mastering, gain: float, ceiling_db: float, reference:
 
     # the limiter here, the meters and the writing on a thread beside it (both mostly in
     # numpy and scipy, which release the GIL: two cores)
-    quiet = _quiet_blocks(reference.peaks, gain, ceiling_db, limiter.reach, size)[first:stop]
-    blocks = _read_raw(raw, how.width, size, scale=np.float64(gain), first=first)
+    quiet = _quiet_blocks(reference.peaks, gain, ceiling_db, limiter.reach, how.block_frames)
+    blocks = _read_raw(raw, how.width, how.block_frames, scale=np.float64(gain))
     with BlockWriter(finished) as worker:
-        for block, calm in zip(blocks, quiet, strict=False):
+        for block, calm in zip(blocks, quiet, strict=True):
             out = limiter.process(block, quiet=calm)
             worker.write(aligned.push(out, limiter.touched))
-        end = limiter.flush() if stop == len(reference.peaks) else limiter.pending()
-        worker.write(aligned.push(end, limiter.touched) + aligned.rest())
-    return meter, peak, limiter.gain_reduction_db
-
-
-def _split_block(reference: _PassOne, gain: float, ceiling_db: float, how: Mastering
-                 ) -> int | None:
-    """The block nearest the middle where pass 2 can be cut in two exactly: nothing loud
-    for the limiter within its reach and the K-weighting's settling on either side (so
-    it stands idle there and the meter follows pass 1's); None if there is none, or the
-    render is short."""
-    count, size = len(reference.peaks), how.block_frames
-    reach = TruePeakLimiter(ceiling_db, how.sample_rate, how.width).reach
-    margin = math.ceil((reach + how.sample_rate // 2) / size) + 1
-    if count < 4 * margin + 4:
-        return None
-    calm = _quiet_blocks(reference.peaks, gain, ceiling_db, reach, size)
-    around = np.convolve(~calm, np.ones(2 * margin + 1, dtype=bool), mode="same")
-    ok = np.flatnonzero(~around.astype(bool))
-    ok = ok[(ok > margin) & (ok < count - margin)]
-    return int(ok[np.argmin(np.abs(ok - count / 2))]) if len(ok) else None
-
-
-class _LaterPart:
-    """Pass 2's later part (blocks ``first`` on) in a forked process: limited, metered and
-    converted by the writers' own conversion into files beside ``raw``, then appended."""
-
-    def __init__(self, raw: Path, how: Mastering, gain: float, ceiling_db: float,
-                 reference: _PassOne, first: int, write: list) -> None:
-        self._files = [raw.with_name(f"{raw.name}.part2.{i}") for i in range(len(write))]
-        context = multiprocessing.get_context("fork")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_limit_later, daemon=True, args=(
-            child, self._conn, raw, how, gain, ceiling_db, reference, first, write,
-            self._files))
-        self._process.start()
-        child.close()
-
-    def __enter__(self) -> _LaterPart:
-        return self
-
-    def append(self, write: list, bar: tqdm | None) -> tuple[np.ndarray, float, float]:
-        """Wait for the part, append its converted samples to the writers; return its
-        hops, true peak (linear) and limiter reduction (dB)."""
-        try:
-            answer = self._conn.recv()
-        except EOFError:
-            raise RenderError("pass 2's second process ended without a word (killed?)"
-                              ) from None
-        if isinstance(answer, BaseException):
-            raise answer
-        hops, peak, reduction, layouts = answer
-        for writer, path, (dtype, shape, rows) in zip(write, self._files, layouts,
-                                                      strict=True):
-            with open(path, "rb") as f:
-                for count in rows:
-                    item = np.fromfile(f, dtype=dtype, count=count * math.prod(shape))
-                    writer.write_converted(item.reshape(count, *shape))
-        if bar is not None:
-            bar.update(bar.total - bar.n)
-        return hops, peak, reduction
-
-    def __exit__(self, kind: type | None, *_: object) -> None:
-        self._conn.close()
-        if kind is not None:  # failing or Ctrl-C: its work is not wanted
-            self._process.terminate()
-        self._process.join(timeout=5)
-        if self._process.is_alive():
-            self._process.kill()
-        for path in self._files:
-            path.unlink(missing_ok=True)
-
-
-def _limit_later(conn, other, raw: Path, how: Mastering, gain: float, ceiling_db: float,
-                 reference: _PassOne, first: int, write: list, files: list[Path]) -> None:
-    """The second process of pass 2 (see ``_LaterPart``); its error goes back to be raised."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
-    other.close()
-    per_file = how.per_file
-    layouts: list[tuple[str, tuple[int, ...], list[int]]] = []
-    with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError), \
-            contextlib.ExitStack() as stack:
-        try:
-            outs = [stack.enter_context(open(path, "wb")) for path in files]
-
-            def keep(block: np.ndarray) -> None:
-                for i, (writer, out) in enumerate(zip(write, outs, strict=True)):
-                    item = np.ascontiguousarray(
-                        writer.convert(block[:, i * per_file:(i + 1) * per_file]))
-                    out.write(memoryview(item).cast("B"))
-                    if len(layouts) <= i:
-                        layouts.append((item.dtype.str, item.shape[1:], []))
-                    layouts[i][2].append(len(item))
-
-            meter, peak, reduction = _limit(raw, how, gain, ceiling_db, reference, first,
-                                            len(reference.peaks), keep)
-            answer = (meter.hops, peak.peak, reduction, layouts)
-        except BaseException as error:
-            answer = error
-        conn.send(answer)
+        out = limiter.flush()
+        worker.write(aligned.push(out, limiter.touched) + aligned.rest())
+    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
 
 
 def _quiet_blocks(peaks: np.ndarray, gain: float, ceiling_db: float, reach: int,
@@ -578,13 +445,11 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
         yield first, last
 
 
-def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float, first: int = 0
+def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float
               ) -> Iterator[np.ndarray]:
     """Pass 1's raw float32 file times ``scale`` (its type sets the output's), in pass 1's
-    blocks from block ``first`` on; the next block is read and scaled on a thread while
-    this one is used."""
+    blocks; the next block is read and scaled on a thread while this one is used."""
     with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
-        f.seek(first * block_frames * width * 4)
         def read() -> np.ndarray:
             block = np.fromfile(f, dtype="<f4", count=block_frames * width)
             # in scale's precision whatever numpy's promotion rules (they changed in 2.0)

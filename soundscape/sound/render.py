@@ -246,7 +246,7 @@ def render_audio(performance: Performance, path: str | Path, *,
             for m in performance.markers]
     try:
         with Staging(path.parent, path.stem) as staged:
-            _check_space(path, performance.duration, sample_rate, how.width, bits, workers)
+            _check_space(path, performance.duration, sample_rate, how.width, bits)
             targets = _stem_paths(staged.folder / path.name, stems) or (
                 staged.folder / path.name,)
 
@@ -297,20 +297,17 @@ def _check_numbers(*, sample_rate: int, **values: float) -> None:
                               f"{high:g}")
 
 
-def space_needed(seconds: float, sample_rate: int, channels: int, bits: str,
-                 workers: int = 1) -> int:
+def space_needed(seconds: float, sample_rate: int, channels: int, bits: str) -> int:
     """Bytes a render of ``seconds`` needs at its peak: pass 1's raw float32 samples and the
-    finished audio, both in the destination folder during pass 2 (FLAC needs less); with
-    two workers also pass 2's later part, converted apart before it is appended (at most
-    the finished audio again)."""
+    finished audio, both in the destination folder during pass 2 (FLAC needs less)."""
     frames = math.ceil((seconds + _TAIL_S) * sample_rate)
     width = {"16": 2, "24": 3, "float": 4}[str(bits)]
-    return frames * channels * (4 + width * (2 if workers > 1 else 1))
+    return frames * channels * (4 + width)
 
 
 def _check_space(path: Path, seconds: float, sample_rate: int, channels: int,
-                 bits: str, workers: int) -> None:
-    need = space_needed(seconds, sample_rate, channels, bits, workers) + _SPACE_MARGIN
+                 bits: str) -> None:
+    need = space_needed(seconds, sample_rate, channels, bits) + _SPACE_MARGIN
     free = shutil.disk_usage(path.parent).free
     if free < need:
         raise RenderError(f"{path.parent}: not enough free space for this render: it needs "

@@ -436,9 +436,6 @@ def test_too_little_free_space_is_refused_before_rendering(tmp_path, monkeypatch
     # an hour of stereo at 48 kHz, 24-bit: float32 scratch and the WAV
     assert render.space_needed(3600, 48000, 2, "24") == pytest.approx(
         (3600 + 30) * 48000 * 2 * (4 + 3))
-    # two workers: pass 2's later part is converted apart before it is appended
-    assert render.space_needed(3600, 48000, 2, "24", workers=2) == pytest.approx(
-        (3600 + 30) * 48000 * 2 * (4 + 3 + 3))
 
 
 def test_the_midi_and_the_audio_are_replaced_together(tmp_path, soundscape_cli,
