@@ -13,6 +13,7 @@ Targets (docs/sources.md A8): EBU R 128 −23 LUFS, maximum true peak −1 dBTP.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from collections.abc import Callable
@@ -97,9 +98,7 @@ class LoudnessMeter:
         """A meter standing where this one stood at ``at``, as if fed ``gain`` × its signal,
         but with no finished hops: it meters a stretch from there (its hops are that
         stretch's, to be put in place of this meter's from ``at.hops`` on)."""
-        meter = LoudnessMeter.__new__(LoudnessMeter)
-        meter._used, meter.weights, meter._sos, meter._hop = (self._used, self.weights,
-                                                              self._sos, self._hop)
+        meter = copy.copy(self)  # its filter and weights; the state is set anew below
         meter._state = at.state * gain
         meter._partial = at.partial * gain**2
         meter._partial_count = at.partial_count

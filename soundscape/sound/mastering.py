@@ -284,20 +284,17 @@ class _KeepingProcess:
 
 
 def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
-                *, tries: int = 5, tolerance: float = SETTLE_LU,
-                first: float | None = None) -> float:
+                *, tries: int = 5, tolerance: float = SETTLE_LU) -> float:
     """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
 
     Limiting makes output loudness grow more slowly than the gain, and gating
     can make it jump, so: step up by the error until the target is bracketed,
-    then bisect; return the best gain tried. ``first`` is the loudness already
-    measured at ``gain_db``, if any (saves one run).
+    then bisect; return the best gain tried.
     """
     tried: dict[float, float] = {}
     low = high = None
-    for attempt in range(tries):
-        error = target - (first if attempt == 0 and first is not None
-                          else loudness_at(gain_db))
+    for _ in range(tries):
+        error = target - loudness_at(gain_db)
         tried[gain_db] = abs(error)
         if abs(error) < tolerance or not math.isfinite(error):
             break
@@ -369,12 +366,17 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
 
 
+def _loud_blocks(peaks: np.ndarray, gain: float, ceiling_db: float) -> np.ndarray:
+    """Per block: whether, at ``gain``, its sample peak is within 6 dB of the ceiling (only
+    there can the true peak reach it: see TruePeakMeter)."""
+    return 2.0 * gain * peaks >= 10 ** (ceiling_db / 20)
+
+
 def _quiet_blocks(peaks: np.ndarray, gain: float, ceiling_db: float, reach: int,
                   block_frames: int) -> np.ndarray:
-    """Per block: whether the limiter has nothing to do there at ``gain`` — the sample peak
-    of the block and of the ``2 × reach`` samples before it is under half the ceiling, so
-    the true peak is under the ceiling (see TruePeakMeter)."""
-    loud = 2.0 * gain * peaks >= 10 ** (ceiling_db / 20)
+    """Per block: whether the limiter has nothing to do there at ``gain`` — neither the
+    block nor the ``2 × reach`` samples before it is loud (``_loud_blocks``)."""
+    loud = _loud_blocks(peaks, gain, ceiling_db)
     back = math.ceil(2 * reach / block_frames)
     near = np.convolve(loud, np.ones(back + 1, dtype=bool))[:len(loud)] if len(loud) else loud
     return ~near.astype(bool)
@@ -392,7 +394,7 @@ def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
     gain = 10 ** (gain_db / 20)
     limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
     size, reach = how.block_frames, limiter.reach
-    loud = np.flatnonzero(~_quiet_blocks(reference.peaks, gain, ceiling_db, 0, size))
+    loud = np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db))
     hops = reference.meter.hops * gain**2
     if not len(loud):
         return integrated_loudness(hops, reference.meter.weights)

@@ -95,20 +95,6 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         2: a forked helper process computes upcoming notes (same output, faster
         on two cores; the voice then also runs in the helper).
     """
-    # one BLAS thread: the products here are small and many, and OpenBLAS's idle threads
-    # spin, taking the other core from the helper process (a third of the CPU, measured)
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield from _render_blocks(performance, listener=listener, panner=panner,
-                                  sample_rate=sample_rate, seed=seed, voice=voice,
-                                  surroundings=surroundings, block_frames=block_frames,
-                                  stems=stems, progress=progress, cache_bytes=cache_bytes,
-                                  workers=workers)
-
-
-def _render_blocks(performance: Performance, *, listener: Listener | ListenerPath,
-                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
-                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...],
-                   progress: bool, cache_bytes: int, workers: int) -> Iterator[np.ndarray]:
     width = len(panner.channels)
     columns = {name: i * width for i, name in enumerate(stems)}
     buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
@@ -116,10 +102,13 @@ def _render_blocks(performance: Performance, *, listener: Listener | ListenerPat
                   channels=width * max(1, len(stems)), block_frames=block_frames)
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
-    helper = NoteHelper(buses) if workers > 1 and performance.events else None
+    helper = None
     base = 0  # output frames handed out
     try:
-        with bar:
+        # one BLAS thread (the forked helper inherits it): the products here are small and
+        # many, and OpenBLAS's idle threads spin, taking the other core from the helper
+        with bar, threadpool_limits(limits=1, user_api="blas"):
+            helper = NoteHelper(buses) if workers > 1 and performance.events else None
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)
                 while onset - buses.guard - base >= block_frames:
