@@ -40,18 +40,23 @@ LONG_S = 10.0
 
 #: Zero crossings of the upsampler's low-pass on each side (resample_poly's own: 10).
 _HALF_TAPS = 10
+#: Input samples per row of the upsampler's product.
+_GROUP = 64
 
 
 class Upsampler:
     """A stream of ``(frames, channels)`` blocks at ``factor`` times their rate.
 
     A causal polyphase FIR (Kaiser β 5, ``2·10·factor + 1`` taps, as
-    ``scipy.signal.resample_poly``): each output sample ``f·n + p`` is phase ``p``'s 21
-    taps against the input's last 21 samples, so all phases of a block are one matrix
-    product of the input's sliding windows with the taps (BLAS: 1.4–2× faster than
-    ``scipy.signal.upfirdn``). Each block continues the last; the bus feeds it blocks
-    of one size (``CHUNK``), so its bits do not depend on the render's blocks. It lags
-    its input by ``delay`` input samples.
+    ``scipy.signal.resample_poly``): output sample ``f·n + p`` is phase ``p``'s 21 taps
+    against the input's last 21 samples. The input is cut into groups of ``_GROUP``
+    samples; each group's ``_GROUP·factor`` outputs are one row of the product of the
+    groups' windows (the group and the 20 samples before it) with a banded matrix of
+    the taps. One BLAS product per block with a small inner size wins over 21 taps per
+    sample in a loop: 2.5× faster than one window per sample, which copied each input
+    sample 21 times (measured on 16 384 stereo frames × 3). Each block continues the
+    last; the bus feeds it blocks of one size (``CHUNK``), so its bits do not depend on
+    the render's blocks. It lags its input by ``delay`` input samples.
     """
 
     delay = _HALF_TAPS
@@ -60,25 +65,32 @@ class Upsampler:
         self.factor = factor
         taps = factor * signal.firwin(2 * _HALF_TAPS * factor + 1, 1.0 / factor,
                                       window=("kaiser", 5.0))
-        phases = np.zeros((2 * _HALF_TAPS + 1, factor))
+        width = 2 * _HALF_TAPS + 1
+        phases = np.zeros((width, factor))
         for phase in range(factor):
             own = taps[phase::factor]
             phases[:len(own), phase] = own
-        # row j meets input sample n − 2·HALF_TAPS + j (a window runs oldest first)
-        self._phases = np.ascontiguousarray(phases[::-1], dtype=np.float32)
-        self._history = np.zeros((2 * _HALF_TAPS, channels), dtype=np.float32)
+        # row j of a window meets input sample n − 2·HALF_TAPS + j (oldest first); output
+        # n of a group is the window's rows n…n + 2·HALF_TAPS against the reversed phases
+        band = np.zeros((_GROUP + width - 1, _GROUP * factor))
+        for n in range(_GROUP):
+            band[n:n + width, n * factor:(n + 1) * factor] = phases[::-1]
+        self._band = band.astype(np.float32)
+        self._history = np.zeros((width - 1, channels), dtype=np.float32)
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
         if not (block.any() or self._history.any()):  # silence in, silence out
             return np.zeros((frames * self.factor, channels), dtype=np.float32)
         joined = np.concatenate([self._history, block]).astype(np.float32, copy=False)
-        self._history = joined[-len(self._history):]
-        out = np.empty((frames, self.factor, channels), dtype=np.float32)
-        for channel in range(channels):
-            windows = sliding_window_view(joined[:, channel], len(self._phases))
-            out[:, :, channel] = np.ascontiguousarray(windows) @ self._phases
-        return out.reshape(frames * self.factor, channels)
+        self._history = joined[len(joined) - len(self._history):]
+        # zeros after the block only reach outputs past it (the filter is causal)
+        groups = -(-frames // _GROUP)
+        padded = np.zeros((channels, groups * _GROUP + len(self._history)), np.float32)
+        padded[:, :len(joined)] = joined.T
+        windows = sliding_window_view(padded, len(self._band), axis=1)[:, ::_GROUP]
+        out = np.ascontiguousarray(windows).reshape(-1, len(self._band)) @ self._band
+        return np.ascontiguousarray(out.reshape(channels, -1)[:, :frames * self.factor].T)
 
 
 class Bus:

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.ndimage import convolve1d, maximum_filter1d, minimum_filter1d, uniform_filter1d
-from scipy.signal import firwin, sosfilt
+from scipy.signal import firwin
+
+from soundscape.sound.iir import sosfilt_rows
 
 __all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter", "TruePeakMeter",
            "integrated_loudness", "k_weighting", "sample_peak", "true_peak_envelope"]
@@ -50,7 +52,7 @@ class LoudnessMeter:
         self._used = np.flatnonzero(weights)  # channels with weight 0 are not filtered at all
         self.weights = weights[self._used]
         self._sos = k_weighting(sample_rate)
-        self._state = np.zeros((len(self._sos), len(self.weights), 2))
+        self._state = np.zeros((len(self.weights), len(self._sos), 2))
         self._hop = round(0.1 * sample_rate)
         self._partial = np.zeros(len(self.weights))  # sum of squares of the unfinished hop
         self._partial_count = 0
@@ -58,11 +60,12 @@ class LoudnessMeter:
 
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
-        rows = np.asarray(block)[:, self._used].T.astype(float, order="C")
-        rows[:, ::2] += _DENORMAL_GUARD
-        rows[:, 1::2] -= _DENORMAL_GUARD
-        y, self._state = sosfilt(self._sos, rows, axis=1, zi=self._state)
-        squares = y * y  # (channels, frames): row sums are the fast ones
+        block = np.asarray(block)
+        rows = np.empty((len(self._used), len(block)))
+        for row, channel in zip(rows, self._used, strict=True):  # column by column: cheap
+            np.add(block[:, channel], _guard(len(block)), out=row)
+        y, self._state = sosfilt_rows(self._sos, rows, self._state, overwrite=True)
+        squares = np.square(y, out=y)  # (channels, frames): row sums are the fast ones
         head = min(self._hop - self._partial_count, squares.shape[1])
         self._partial += squares[:, :head].sum(axis=1)
         self._partial_count += head
@@ -113,6 +116,14 @@ class LoudnessMeter:
     def integrated(self) -> float:
         """Gated integrated loudness in LUFS (−inf for silence or less than 400 ms)."""
         return integrated_loudness(self.hops, self.weights)
+
+
+@functools.lru_cache(maxsize=8)
+def _guard(frames: int) -> np.ndarray:
+    """±_DENORMAL_GUARD alternating, ``frames`` long (the meter's blocks are mostly one size)."""
+    guard = np.full(frames, _DENORMAL_GUARD)
+    guard[1::2] = -_DENORMAL_GUARD
+    return guard
 
 
 def integrated_loudness(hops: np.ndarray, weights: np.ndarray) -> float:

@@ -10,7 +10,14 @@ import pytest
 
 from soundscape.sound import mastering
 from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter
-from soundscape.sound.mastering import Mastering, _dry_run, _pass_one, _pass_two, measurement
+from soundscape.sound.mastering import (
+    Mastering,
+    _dry_run,
+    _pass_one,
+    _pass_two,
+    _Slots,
+    measurement,
+)
 
 RATE = 48000
 BLOCK = RATE // 2
@@ -105,10 +112,16 @@ def _blocks():
     return iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)])
 
 
-def test_pass_one_in_a_process_of_its_own_keeps_what_the_thread_keeps(tmp_path):
-    thread = _pass_one(_blocks(), tmp_path / "a.f32", lambda b: b, LoudnessMeter(RATE, [1, 1]))
-    process = _pass_one(_blocks(), tmp_path / "b.f32", lambda b: b,
-                        LoudnessMeter(RATE, [1, 1]), separate=True)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pass_one_in_a_process_of_its_own_keeps_what_the_thread_keeps(tmp_path, dtype):
+    """Blocks through shared memory (float32, as rendered), and, when larger than a slot
+    (float64 here), whole through the pipe."""
+    def blocks():
+        return (block.astype(dtype) for block in _blocks())
+
+    thread = _pass_one(blocks(), tmp_path / "a.f32", lambda b: b, LoudnessMeter(RATE, [1, 1]))
+    process = _pass_one(blocks(), tmp_path / "b.f32", lambda b: b,
+                        LoudnessMeter(RATE, [1, 1]), separate=True, block_bytes=4 * 2 * BLOCK)
     assert (tmp_path / "a.f32").read_bytes() == (tmp_path / "b.f32").read_bytes()
     assert process.frames == thread.frames == len(_signal())
     assert process.meter.integrated() == thread.meter.integrated()
@@ -116,6 +129,17 @@ def test_pass_one_in_a_process_of_its_own_keeps_what_the_thread_keeps(tmp_path):
     assert [s.hops for s in process.snapshots] == [s.hops for s in thread.snapshots]
     assert np.array_equal(process.peaks, thread.peaks)
     assert process.peak.peak == thread.peak.peak
+
+
+def test_pass_one_waits_for_free_slots_and_keeps_every_block_in_order(tmp_path):
+    """Far more blocks than slots: each slot is refilled only once it is kept."""
+    x = _signal().astype(np.float32)
+    small = [x[i:i + 997] for i in range(0, len(x), 997)]
+    assert len(small) > 4 * _Slots.COUNT
+    process = _pass_one(iter(small), tmp_path / "b.f32", lambda b: b,
+                        LoudnessMeter(RATE, [1, 1]), separate=True, block_bytes=4 * 2 * 997)
+    assert np.array_equal(np.fromfile(tmp_path / "b.f32", "<f4").reshape(-1, 2), x)
+    assert np.array_equal(process.peaks, [np.abs(b).max() for b in small])
 
 
 def test_an_error_in_the_keeping_process_is_raised_naming_the_file(tmp_path):

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from soundscape.sound.synth import glottal, klatt
+from soundscape.sound import iir
+from soundscape.sound.synth import glottal
 from soundscape.sound.synth.klatt import cascade, resonator
 
 
@@ -29,7 +30,7 @@ def direct_cascade(x, poles, zero, hop, rate):
 def test_block_cascade_is_klatts_recursion_across_changing_frames(scipy_core, monkeypatch):
     """Through scipy's section loop, and through the public sosfilt (a scipy without it)."""
     if not scipy_core:
-        monkeypatch.setattr(klatt, "_sosfilt", None)
+        monkeypatch.setattr(iir, "_sosfilt", None)
     rate, hop = 8000, 40
     x = np.random.default_rng(0).standard_normal((2, 800))
     frames = 20

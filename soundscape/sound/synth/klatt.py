@@ -19,15 +19,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy import signal
 
-try:
-    # scipy's own section loop (in place, C-contiguous float64): ``signal.sosfilt`` spends
-    # ~0.1 ms a call on checks and axis moves, ten times the filtering of a short run, and
-    # a note is filtered in dozens of runs. The public call if a scipy moves it.
-    from scipy.signal._sosfilt import _sosfilt
-except ImportError:  # pragma: no cover - depends on the installed scipy
-    _sosfilt = None
+from soundscape.sound.iir import sosfilt_rows
 
 __all__ = ["cascade", "resonator"]
 
@@ -64,7 +57,7 @@ def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
     out = _time_varying(signals, sos[:, :varying], hop) if varying else signals
     if varying < sos.shape[1]:  # a time-invariant tail: filtered whole, from rest
         tail = sos[0, varying:]
-        out, _ = _filter(tail, out, np.zeros((signals.shape[0], tail.shape[0], 2)))
+        out, _ = sosfilt_rows(tail, out, np.zeros((signals.shape[0], tail.shape[0], 2)))
     return out.reshape(np.shape(x))
 
 
@@ -93,7 +86,7 @@ def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> np.ndarray:
         start, end = first * hop, size if stop == frames else min(size, stop * hop)
         if r:
             state = (carries[r - 1] @ state[..., None])[..., 0]
-        out[:, start:end], state = _filter(sos[first], signals[:, start:end], state)
+        out[:, start:end], state = sosfilt_rows(sos[first], signals[:, start:end], state)
     return out
 
 
@@ -112,17 +105,6 @@ def _carries(sos: np.ndarray) -> np.ndarray:
     back = np.stack([np.stack([np.zeros_like(q), 1.0 / q], -1),
                      np.stack([1.0 / q, -p / q**2], -1)], -2)
     return forward[1:] @ back[:-1]
-
-
-def _filter(sos: np.ndarray, x: np.ndarray, zi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``x`` (signals, n) through ``sos`` from states ``zi`` (signals, sections, 2)."""
-    if _sosfilt is None:
-        y, final = signal.sosfilt(sos, x, zi=np.moveaxis(zi, 1, 0))
-        return y, np.moveaxis(final, 0, 1)
-    y = np.array(x, order="C")
-    zi = np.array(zi, order="C")
-    _sosfilt(np.ascontiguousarray(sos), y, zi)
-    return y, zi
 
 
 def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
