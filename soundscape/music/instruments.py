@@ -37,9 +37,11 @@ from soundscape.resources import bundled_dir
 __all__ = ["Instrument", "list_instruments", "load_instrument", "model_module"]
 
 FAMILIES = ("bell", "chime", "drum", "rattle", "string", "pipe", "reed", "voice", "other")
-#: Ranges of an instrument file's numbers: level at 1 m, playable and default pitch.
+#: Ranges of an instrument file's numbers: level at 1 m, playable and default pitch, and
+#: the rate its notes need (a speech band's 8 kHz up to a 192 kHz render's).
 LOUDNESS_DB = (0.0, 160.0)
 HEARING_HZ = (1.0, 24000.0)
+WORKING_HZ = (8000.0, 192000.0)
 MOST_PITCHES = 128
 _MODEL = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
@@ -71,6 +73,10 @@ class Instrument:
         Lowest and highest playable frequency; None when unpitched.
     default_hz : float or None, Hz
         The instrument's own pitch, used when a note gives none (drums, calls).
+    working_hz : float or None, Hz
+        The lowest sample rate its notes need (they hold next to nothing above half of
+        it): the renderer makes, places and mixes them at that rate or a little more;
+        None: the model's own ``WORKING_HZ``, else the output's rate.
     raw_params : Mapping
         Read-only ``[params]`` as the file gives them (``file`` paths resolved),
         checked against the model's schema.
@@ -90,6 +96,7 @@ class Instrument:
     pitches: tuple[str, ...]
     range_hz: tuple[float, float] | None
     default_hz: float | None
+    working_hz: float | None
     raw_params: Mapping[str, Any]
     sources: tuple[str, ...]
     path: Path
@@ -201,6 +208,11 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         default_hz = validate.number(default_hz, key="default_hz", where=where,
                                      error=InstrumentError, low=HEARING_HZ[0],
                                      high=HEARING_HZ[1], unit="Hz")
+    working_hz = data.get("working_hz")
+    if working_hz is not None:
+        working_hz = validate.number(working_hz, key="working_hz", where=where,
+                                     error=InstrumentError, low=WORKING_HZ[0],
+                                     high=WORKING_HZ[1], unit="Hz")
     params = data.get("params", {})
     if not isinstance(params, dict):
         validate.fail(InstrumentError, where, "params", params, "a table [params]")
@@ -209,7 +221,8 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
     return Instrument(
         id=ident, name=text("name"), roman=text("roman"), family=family, model=model,
         articulations=articulations, loudness_db=loudness, pitches=pitches,
-        range_hz=range_hz, default_hz=default_hz, raw_params=_freeze(params),
+        range_hz=range_hz, default_hz=default_hz, working_hz=working_hz,
+        raw_params=_freeze(params),
         sources=sources, path=path,
     )
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
+import threading
 from typing import TYPE_CHECKING
 
+from soundscape.errors import RenderError
 from soundscape.sound.spatialise import HeardNote, heard_bytes
 
 if TYPE_CHECKING:
@@ -14,24 +16,27 @@ if TYPE_CHECKING:
 
 __all__ = ["NoteHelper"]
 
+_GONE = "the render's helper process ended without a word (killed?)"
 
-def _serve(conn, other, heard: Buses) -> None:
+
+def _serve(requests, answers, main_ends, heard: Buses) -> None:
     """The helper process: compute the notes asked for, in order, until told to stop.
 
     When the main process stops early (Ctrl-C, an error, killed) it closes its end
     while a note may be in hand: the helper then just ends, without a traceback.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
-    other.close()  # so the pipe reports EOF if the main process dies
+    for end in main_ends:  # so the pipes report EOF if the main process dies
+        end.close()
     heard.forget_in_helper()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
-        while (index := conn.recv()) is not None:
+        while (index := requests.recv()) is not None:
             try:
                 note = heard.compute(index)
             except BaseException as error:  # handed to the main process, which raises it
-                conn.send((index, error))
+                answers.send((index, error))
                 return
-            conn.send((index, note))
+            answers.send((index, note))
 
 
 class NoteHelper:
@@ -44,6 +49,10 @@ class NoteHelper:
     skipped are the main process's to compute. So both work and the main
     process seldom waits. A note is the same bits whoever computes it, so the
     output does not depend on the split.
+
+    A thread of the main process takes the finished notes off the pipe as they come:
+    a note is larger than the pipe holds, so without it the helper would wait, note
+    in hand, until the main process next looked (a third of its time, measured).
     """
 
     _LEAD = 50
@@ -53,22 +62,28 @@ class NoteHelper:
 
     def __init__(self, heard: Buses) -> None:
         context = multiprocessing.get_context("fork")
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, self._conn, heard),
-                                        daemon=True)
+        their_requests, self._requests = context.Pipe(duplex=False)
+        self._answers, their_answers = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_serve, args=(their_requests, their_answers,
+                                 (self._requests, self._answers), heard), daemon=True)
         self._process.start()
-        child.close()
+        their_requests.close()
+        their_answers.close()
         self.heard = heard
         self._next = 0
         self._in_flight = 0
         self._ready_bytes = 0
-        self._ready: dict[int, HeardNote | None] = {}
+        self._ready: dict[int, HeardNote | BaseException | None] = {}
         self._keys: dict[int, tuple] = {}  # index → key, of notes asked for, not used yet
+        self._arrived = threading.Condition()
+        self._ended = False  # the helper's pipe closed
+        self._receiver = threading.Thread(target=self._receive, name="note-receiver",
+                                          daemon=True)
+        self._receiver.start()
 
     def schedule(self, index: int) -> None:
-        """Collect finished notes; hand out the events entering the window after ``index``."""
-        while self._conn.poll():
-            self._receive()
+        """Hand out the events entering the window after ``index``."""
         stop = min(len(self.heard.performance.events), index + self._AHEAD)
         self._next = max(self._next, index + self._LEAD)  # left behind: main's to do
         while (self._next < stop and self._in_flight < self._IN_FLIGHT
@@ -78,8 +93,12 @@ class NoteHelper:
             key = self.heard.key(ahead)
             if not (self.heard.static and (self.heard.cached(key)
                                            or key in self._keys.values())):
-                self._conn.send(ahead)
-                self._in_flight += 1
+                with self._arrived:
+                    self._in_flight += 1
+                try:
+                    self._requests.send(ahead)
+                except OSError:  # BrokenPipeError and the like: it is gone
+                    raise RenderError(_GONE) from None
                 self._keys[ahead] = key
 
     def has(self, index: int) -> bool:
@@ -87,25 +106,42 @@ class NoteHelper:
 
     def take(self, index: int) -> HeardNote | None:
         """The note of event ``index`` (asked for earlier), waiting for it if needed."""
-        while index not in self._ready:
-            self._receive()
+        with self._arrived:
+            while index not in self._ready:
+                if self._ended:
+                    raise RenderError(_GONE)
+                self._arrived.wait()
+            note = self._ready.pop(index)
+            if isinstance(note, BaseException):
+                raise note
+            self._ready_bytes -= heard_bytes(note)
         del self._keys[index]
-        note = self._ready.pop(index)
-        self._ready_bytes -= heard_bytes(note)
         return note
 
     def _receive(self) -> None:
-        done, note = self._conn.recv()
-        self._in_flight -= 1
-        if isinstance(note, BaseException):
-            raise note
-        self._ready[done] = note
-        self._ready_bytes += heard_bytes(note)
+        """The receiving thread: each finished note into ``_ready``, until the pipe ends."""
+        while True:
+            try:
+                done, note = self._answers.recv()
+            except (EOFError, OSError):
+                with self._arrived:
+                    self._ended = True
+                    self._arrived.notify_all()
+                return
+            with self._arrived:
+                self._in_flight -= 1
+                self._ready[done] = note
+                if not isinstance(note, BaseException):
+                    self._ready_bytes += heard_bytes(note)
+                self._arrived.notify_all()
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
-            self._conn.send(None)
-        self._conn.close()
+            self._requests.send(None)
+        self._requests.close()
         self._process.join(timeout=5)
         if self._process.is_alive():
             self._process.terminate()
+        self._process.join()
+        self._receiver.join(timeout=5)
+        self._answers.close()

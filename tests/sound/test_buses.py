@@ -8,12 +8,15 @@ import numpy as np
 import pytest
 from scipy import signal
 
+from soundscape.music.instruments import list_instruments, load_instrument
+from soundscape.music.tuning import Tuning, parse_name
 from soundscape.performance import Event, Performance, Source
 from soundscape.sound.buses import Upsampler
 from soundscape.sound.notes import SynthVoice
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
+from soundscape.sound.synth import render_note
 from tests.sound.test_render import FS, NORTH
 
 TONE_HZ = 1000.0
@@ -96,8 +99,32 @@ def test_a_low_rate_bus_gives_the_same_samples_whatever_the_blocks(block_frames)
 
 @pytest.mark.parametrize(("instrument", "sample_rate", "rate"), [
     ("ambience", 48000, 16000), ("voice", 48000, 24000), ("se", 48000, 48000),
-    ("ambience", 44100, 22050), ("voice", 96000, 24000)])
+    ("ambience", 44100, 22050), ("voice", 96000, 24000), ("bianzhong", 48000, 24000),
+    ("jiangu", 44100, 22050)])
 def test_models_that_need_less_are_made_at_a_whole_fraction_of_the_rate(
         instrument, sample_rate, rate):
     source = Source("x", instrument, "x", "x", "x", (0.0, 0.0, 0.0))
     assert SynthVoice().made_at(source, sample_rate) == rate
+
+
+@pytest.mark.parametrize("instrument", [
+    i for i in list_instruments() if load_instrument(i).working_hz is not None])
+def test_an_instrument_made_at_a_lower_rate_holds_next_to_nothing_above_half_of_it(instrument):
+    """Its ``working_hz`` is a claim about its notes: at 48 kHz, at most −45 dB of a note's
+    energy lies above ``working_hz / 2``, for every member of a set (else its own pitch, else
+    both ends of its range), every articulation, soft and hard."""
+    found = load_instrument(instrument)
+    tuning = Tuning.sanfen_sunyi()
+    if found.pitches:
+        pitches = [(tuning.hz_of(*parse_name(name)), name) for name in found.pitches]
+    elif found.default_hz:
+        pitches = [(found.default_hz, None)]
+    else:
+        pitches = [(hz, None) for hz in found.range_hz]
+    for (hz, name), articulation, velocity in itertools.product(
+            pitches, found.articulations, (0.3, 1.0)):
+        x = render_note(found, hz=hz, velocity=velocity, duration=0.5, articulation=articulation,
+                        sample_rate=FS, rng=np.random.default_rng(0), pitch=name)
+        power = np.abs(np.fft.rfft(x)) ** 2
+        above = power[np.fft.rfftfreq(len(x), 1 / FS) > found.working_hz / 2].sum()
+        assert 10 * np.log10(above / power.sum()) < -45.0, (name or hz, articulation, velocity)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -495,6 +496,18 @@ def test_an_error_in_the_helper_process_reaches_the_caller():
         list(render_blocks(perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS,
                            seed=0, voice=failing_voice, surroundings=Surroundings(),
                            block_frames=FS, workers=2))
+
+
+def test_a_helper_process_killed_mid_render_is_an_error_not_a_hang():
+    blocks = render_blocks(scene(300, spacing=0.1, distinct=True), listener=NORTH,
+                           panner=make_panner("stereo"), sample_rate=FS, seed=0,
+                           voice=noise_voice, surroundings=Surroundings(),
+                           block_frames=FS // 10, workers=2)
+    next(blocks)
+    (helper,) = multiprocessing.active_children()
+    os.kill(helper.pid, signal.SIGKILL)
+    with pytest.raises(RenderError, match="helper process ended"):
+        list(blocks)
 
 
 def test_the_synth_voice_passes_performer_and_phones(monkeypatch):

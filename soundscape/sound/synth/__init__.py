@@ -15,7 +15,8 @@ A model module ``soundscape.sound.synth.<name>`` exposes
   own B-tone in the tuning, and its tones in the chosen bell set);
 - optionally ``WORKING_HZ``: the lowest sample rate its sound needs (it holds next to
   nothing above half of it); the renderer then makes, places and mixes its notes at
-  that rate or a little more (``soundscape.sound.buses``).
+  that rate or a little more (``soundscape.sound.buses``). An instrument file's
+  ``working_hz`` says the same of its own notes, and outranks the model's.
 
 Whatever the model, ``render_note`` takes out what lies below hearing: a 20 Hz
 high-pass (8th-order Butterworth) keeps every note free of DC and infrasound, so
@@ -123,10 +124,11 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
 
 def made_at(instrument: Instrument, sample_rate: int) -> int:
     """The rate ``instrument``'s notes are made at for output at ``sample_rate``: the lowest
-    whole fraction of it still at its model's ``WORKING_HZ`` (``sample_rate`` if it has none)."""
+    whole fraction of it still at the instrument file's ``working_hz``, else its model's
+    ``WORKING_HZ`` (``sample_rate`` if neither says)."""
     from soundscape.music.instruments import model_module
 
-    least = getattr(model_module(instrument.model), "WORKING_HZ", None)
+    least = instrument.working_hz or getattr(model_module(instrument.model), "WORKING_HZ", None)
     return sample_rate if least is None else working_rate(sample_rate, least)[0]
 
 

@@ -205,7 +205,7 @@ def working_rate(sample_rate: int, least_hz: int) -> tuple[int, int]:
     """A lower rate to make a sound at, and the whole factor up to ``sample_rate``: the
     lowest whole fraction of ``sample_rate`` still at ``least_hz`` or more (for sounds
     that hold next to nothing above ``least_hz / 2``)."""
-    factor = max(1, sample_rate // least_hz)
+    factor = max(1, int(sample_rate // least_hz))
     while factor > 1 and sample_rate % factor:
         factor -= 1
     return sample_rate // factor, factor
