@@ -352,15 +352,10 @@ class TruePeakLimiter:
         """Samples on either side of a sample that its gain depends on (also the lag)."""
         return self._reach
 
-    def process(self, block: np.ndarray, *, quiet: bool = False) -> np.ndarray:
-        """Feed a block; return the limited samples that are now final.
-
-        ``quiet``: the caller knows the key's sample peak over this block and the
-        ``2 × reach`` samples before it is under half the ceiling (nothing to limit:
-        skips the scan).
-        """
+    def process(self, block: np.ndarray) -> np.ndarray:
+        """Feed a block; return the limited samples that are now final."""
         self._buffer = np.concatenate([self._buffer, block])
-        return self._emit(len(self._buffer) - self._reach, quiet)
+        return self._emit(len(self._buffer) - self._reach)
 
     def resume(self, context: np.ndarray) -> None:
         """Start again after a gap, ``context`` being the ``reach`` samples before the next
@@ -374,15 +369,12 @@ class TruePeakLimiter:
         self._buffer = np.concatenate([self._buffer, silence])
         return self._emit(self._reach + pending)
 
-    def _emit(self, stop: int, quiet: bool = False) -> np.ndarray:
+    def _emit(self, stop: int) -> np.ndarray:
         start = self._reach
         if stop <= start:
             return np.zeros((0, self._buffer.shape[1]))
         x = self._buffer
         self.touched = False
-        if quiet:
-            self._buffer = x[stop - self._reach:]
-            return x[start:stop].copy()
         key = self._key(x)
         if 2.0 * sample_peak(key) < self.ceiling:
             # the sample peak is 6 dB under the ceiling, so the true peak is under it too

@@ -366,8 +366,9 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     exactly with it, so the caller takes them from pass 1 (NaN returned here).
     The loudness meter filters only around where the limiter acted; elsewhere the
     output is the raw signal times the gain, so it follows pass 1's meter
-    (``LoudnessMeter.follow``); the limiter skips its scan where pass 1's block
-    peaks show there is nothing to limit.
+    (``LoudnessMeter.follow``). Only the runs of blocks within the limiter's reach of
+    a block that pass 1's peaks show loud go through the limiter (resumed from the
+    samples before each run); the rest is written as it is read.
     """
     gain = 10 ** (gain_db / 20)
     per_file, measure = how.per_file, how.measure
@@ -387,7 +388,6 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     peak = TruePeakMeter()
     settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
     clean = settle
-    aligned = _Realign(how.block_frames)
     index = 0
 
     def finished(blocks: list[tuple[np.ndarray, bool]]) -> None:
@@ -404,33 +404,48 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
             emit(block)
             index += 1
 
-    # the limiter here, the meters and the writing on a thread beside it (both mostly in
-    # numpy and scipy, which release the GIL: two cores)
-    quiet = _quiet_blocks(reference.peaks, gain, ceiling_db, limiter.reach, how.block_frames)
+    # only the runs of blocks within the limiter's reach of a loud one go through it (its
+    # output elsewhere is the input, exactly); the limiter here, the meters and the writing
+    # on a thread beside it (both mostly in numpy and scipy, which release the GIL)
+    runs = dict(_runs(np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db)),
+                      *(2 * [math.ceil(limiter.reach / how.block_frames)]),
+                      len(reference.peaks)))
     blocks = _read_raw(raw, how.width, how.block_frames, scale=np.float64(gain))
     with BlockWriter(finished) as worker:
-        for block, calm in zip(blocks, quiet, strict=True):
-            out = limiter.process(block, quiet=calm)
+        last = 0
+        for i, block in enumerate(blocks):
+            if i in runs:  # a run starts: the limiter picks up from the samples before it
+                last = runs[i]
+                start, stop = i * how.block_frames, min(last * how.block_frames, reference.frames)
+                limiter.resume(_scaled(raw, how, gain, start - limiter.reach, start, reference))
+                aligned = _Realign(how.block_frames)
+            if i >= last:
+                worker.write([(block, False)])
+                continue
+            out = limiter.process(block)
             worker.write(aligned.push(out, limiter.touched))
-        out = limiter.flush()
-        worker.write(aligned.push(out, limiter.touched) + aligned.rest())
+            if i == last - 1:  # and the samples after it, for its last frames
+                out = limiter.process(
+                    _scaled(raw, how, gain, stop, stop + limiter.reach, reference))
+                worker.write(aligned.push(out, limiter.touched) + aligned.rest())
     return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+
+
+def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,
+            reference: _PassOne) -> np.ndarray:
+    """Frames ``start…stop-1`` of the raw file times ``gain``, in float64 (silence outside it)."""
+    out = np.zeros((stop - start, how.width))
+    lo, hi = max(0, start), min(stop, reference.frames)
+    if hi > lo:
+        np.multiply(_read_frames(raw, how.width, lo, hi), gain, out=out[lo - start:hi - start],
+                    dtype=np.float64)
+    return out
 
 
 def _loud_blocks(peaks: np.ndarray, gain: float, ceiling_db: float) -> np.ndarray:
     """Per block: whether, at ``gain``, its sample peak is within 6 dB of the ceiling (only
     there can the true peak reach it: see TruePeakMeter)."""
     return 2.0 * gain * peaks >= 10 ** (ceiling_db / 20)
-
-
-def _quiet_blocks(peaks: np.ndarray, gain: float, ceiling_db: float, reach: int,
-                  block_frames: int) -> np.ndarray:
-    """Per block: whether the limiter has nothing to do there at ``gain`` — neither the
-    block nor the ``2 × reach`` samples before it is loud (``_loud_blocks``)."""
-    loud = _loud_blocks(peaks, gain, ceiling_db)
-    back = math.ceil(2 * reach / block_frames)
-    near = np.convolve(loud, np.ones(back + 1, dtype=bool))[:len(loud)] if len(loud) else loud
-    return ~near.astype(bool)
 
 
 def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
@@ -454,20 +469,15 @@ def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
     before, after = math.ceil(reach / size), math.ceil((reach + how.sample_rate // 2) / size)
     for first, last in _runs(loud, before, after, len(reference.peaks)):
         lo, hi = first * size, min(last * size, reference.frames)
-        head = max(0, lo - reach)
-        context = np.multiply(_read_frames(raw, how.width, head, lo), gain, dtype=np.float64)
-        limiter.resume(np.concatenate([np.zeros((reach - (lo - head), how.width)), context]))
+        limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
         meter = (reference.meter.resumed(reference.snapshots[first - 1], gain) if first
                  else LoudnessMeter(how.sample_rate, how.weights))
         # block by block (memory stays bounded), then the limiter's look-ahead past the
         # run (silence after the end), which makes it give out the run's last frames
-        ahead = min(reference.frames, hi + reach)
         for start in [*range(lo, hi, size), hi]:
-            stop = min(start + size, hi) if start < hi else ahead
-            x = np.multiply(_read_frames(raw, how.width, start, stop), gain, dtype=np.float64)
-            if start == hi and stop - hi < reach:
-                x = np.concatenate([x, np.zeros((reach - (stop - hi), how.width))])
-            meter.add(how.measure(limiter.process(x)))
+            stop = min(start + size, hi) if start < hi else hi + reach
+            meter.add(how.measure(limiter.process(_scaled(raw, how, gain, start, stop,
+                                                          reference))))
         start = reference.snapshots[first - 1].hops if first else 0
         stretch = meter.hops[:len(hops) - start]
         hops[start:start + len(stretch)] = stretch

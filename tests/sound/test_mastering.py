@@ -68,9 +68,12 @@ def test_a_dry_run_measures_the_loudness_the_write_measures(tmp_path, gain_db):
     assert abs(unlimited - written) > 0.05  # so the limiter's loss was measured, not assumed
 
 
-def test_skipping_the_scan_of_quiet_blocks_changes_no_sample(tmp_path):
+@pytest.mark.parametrize("gain_db", [9.0, 14.0, 30.0])
+def test_writing_the_blocks_out_of_the_limiters_reach_straight_changes_no_sample(
+        tmp_path, gain_db):
+    """Only the runs of blocks near a loud one go through the limiter (some or all of them,
+    by the gain): the same samples as limiting the whole stream."""
     x, how, raw, first = _master(tmp_path)
-    gain_db = 9.0
     out = _Keep()
     _pass_two(raw, how, gain_db, CEILING_DB, limit=True, write=[out], reference=first)
     limiter = TruePeakLimiter(CEILING_DB, RATE, 2)
