@@ -342,7 +342,7 @@ class TruePeakLimiter:
         self.ceiling = 10 ** (ceiling_db / 20)
         self._key = key or (lambda x: x)
         self._width = 2 * int(window_s * sample_rate) + 1
-        self._reach = self._width + _FILTER_MARGIN  # samples of context on each side
+        self._reach = self.reach_of(sample_rate, window_s)  # samples of context on each side
         self._buffer = np.zeros((self._reach, channels))  # past context (silence before start)
         self.gain_reduction_db = 0.0
         self.touched = False  # whether the last samples returned were turned down
@@ -351,6 +351,11 @@ class TruePeakLimiter:
     def reach(self) -> int:
         """Samples on either side of a sample that its gain depends on (also the lag)."""
         return self._reach
+
+    @staticmethod
+    def reach_of(sample_rate: int, window_s: float = 0.05) -> int:
+        """``reach`` of a limiter at ``sample_rate`` with ``window_s``."""
+        return 2 * int(window_s * sample_rate) + 1 + _FILTER_MARGIN
 
     def process(self, block: np.ndarray) -> np.ndarray:
         """Feed a block; return the limited samples that are now final."""

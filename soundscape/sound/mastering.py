@@ -455,19 +455,33 @@ def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
     Away from the loud blocks the output is the raw signal times the gain, whose 100 ms
     hops are pass 1's times gain²; around each run of loud blocks (with the limiter's
     reach before and after, and the K-weighting's settling after), the raw samples are
-    read, limited and metered, and their hops put in place of pass 1's.
+    read, limited and metered, and their hops put in place of pass 1's. With two
+    workers a forked process meters half of the runs (they are independent).
     """
     gain = 10 ** (gain_db / 20)
-    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
-    size, reach = how.block_frames, limiter.reach
+    size, reach = how.block_frames, TruePeakLimiter.reach_of(how.sample_rate)
     loud = np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db))
     hops = reference.meter.hops * gain**2
-    if not len(loud):
-        return integrated_loudness(hops, reference.meter.weights)
     # the limiter reaches ``reach`` either side of a loud block; the K-weighting has
     # forgotten the limiter's work half a second later (then pass 1's hops hold again)
     before, after = math.ceil(reach / size), math.ceil((reach + how.sample_rate // 2) / size)
-    for first, last in _runs(loud, before, after, len(reference.peaks)):
+    runs = list(_runs(loud, before, after, len(reference.peaks)))
+    metered = _meter_runs_in_two if how.workers > 1 and len(runs) > 1 else _meter_runs
+    for start, stretch in metered(raw, how, gain, ceiling_db, reference, runs):
+        stretch = stretch[:len(hops) - start]
+        hops[start:start + len(stretch)] = stretch
+    return integrated_loudness(hops, reference.meter.weights)
+
+
+def _meter_runs(raw: Path, how: Mastering, gain: float, ceiling_db: float,
+                reference: _PassOne, runs: list[tuple[int, int]]
+                ) -> list[tuple[int, np.ndarray]]:
+    """For each run of blocks ``[first, last)``: the hops of its limited output (from the
+    limiter's look-ahead past it), and the index of the first."""
+    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
+    size, reach = how.block_frames, limiter.reach
+    metered = []
+    for first, last in runs:
         lo, hi = first * size, min(last * size, reference.frames)
         limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
         meter = (reference.meter.resumed(reference.snapshots[first - 1], gain) if first
@@ -478,10 +492,46 @@ def _dry_run(raw: Path, how: Mastering, gain_db: float, ceiling_db: float,
             stop = min(start + size, hi) if start < hi else hi + reach
             meter.add(how.measure(limiter.process(_scaled(raw, how, gain, start, stop,
                                                           reference))))
-        start = reference.snapshots[first - 1].hops if first else 0
-        stretch = meter.hops[:len(hops) - start]
-        hops[start:start + len(stretch)] = stretch
-    return integrated_loudness(hops, reference.meter.weights)
+        metered.append((reference.snapshots[first - 1].hops if first else 0, meter.hops))
+    return metered
+
+
+def _meter_runs_in_two(raw: Path, how: Mastering, gain: float, ceiling_db: float,
+                       reference: _PassOne, runs: list[tuple[int, int]]
+                       ) -> list[tuple[int, np.ndarray]]:
+    """``_meter_runs``, the later runs (half of the blocks) in a forked process."""
+    blocks = np.cumsum([last - first for first, last in runs])
+    half = max(1, min(len(runs) - 1, int(np.searchsorted(blocks, blocks[-1] / 2))))
+    context = multiprocessing.get_context("fork")
+    mine, theirs = context.Pipe()
+
+    def serve() -> None:
+        mine.close()
+        try:
+            answer = _meter_runs(raw, how, gain, ceiling_db, reference, runs[half:])
+        except BaseException as error:  # handed to the main process, which raises it
+            answer = error
+        with contextlib.suppress(BrokenPipeError):
+            theirs.send(answer)
+
+    process = context.Process(target=serve, daemon=True)
+    process.start()
+    theirs.close()
+    try:
+        metered = _meter_runs(raw, how, gain, ceiling_db, reference, runs[:half])
+        try:
+            later = mine.recv()
+        except EOFError:
+            raise RenderError("a dry run's helper process ended without a word (killed?)"
+                              ) from None
+        if isinstance(later, BaseException):
+            raise later
+        return metered + later
+    finally:
+        mine.close()
+        process.join(timeout=5)
+        if process.is_alive():
+            process.terminate()
 
 
 def _read_frames(raw: Path, width: int, start: int, stop: int) -> np.ndarray:

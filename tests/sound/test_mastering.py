@@ -4,10 +4,12 @@ no sample."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import numpy as np
 import pytest
 
+from soundscape.errors import RenderError
 from soundscape.sound import mastering
 from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter
 from soundscape.sound.mastering import (
@@ -66,6 +68,30 @@ def test_a_dry_run_measures_the_loudness_the_write_measures(tmp_path, gain_db):
     assert dry == pytest.approx(written, abs=1e-6)
     unlimited = first.meter.integrated() + gain_db
     assert abs(unlimited - written) > 0.05  # so the limiter's loss was measured, not assumed
+
+
+def test_a_dry_run_in_two_processes_measures_what_one_does(tmp_path):
+    _, how, raw, first = _master(tmp_path)
+    two = dataclasses.replace(how, workers=2)
+    runs = list(mastering._runs(np.flatnonzero(mastering._loud_blocks(
+        first.peaks, 10 ** (14.0 / 20), CEILING_DB)), 1, 2, len(first.peaks)))
+    assert len(runs) == 3  # split between the processes
+    assert _dry_run(raw, two, 14.0, CEILING_DB, first) == _dry_run(raw, how, 14.0, CEILING_DB,
+                                                                   first)
+
+
+def test_an_error_in_a_dry_runs_helper_process_reaches_the_caller(tmp_path, monkeypatch):
+    _, how, raw, first = _master(tmp_path)
+    honest = mastering._meter_runs
+
+    def fails_late(raw, how, gain, ceiling_db, reference, runs):
+        if runs[0][0] > 0:  # the later runs: the helper's
+            raise RenderError("the helper's runs failed")
+        return honest(raw, how, gain, ceiling_db, reference, runs)
+
+    monkeypatch.setattr(mastering, "_meter_runs", fails_late)
+    with pytest.raises(RenderError, match="helper's runs failed"):
+        _dry_run(raw, dataclasses.replace(how, workers=2), 14.0, CEILING_DB, first)
 
 
 @pytest.mark.parametrize("gain_db", [9.0, 14.0, 30.0])
