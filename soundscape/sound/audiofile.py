@@ -130,12 +130,14 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
 
 
 class BlockWriter:
-    """Converts and writes blocks on a background thread, beside the caller's work.
+    """Converts and writes blocks on background threads, beside the caller's work.
 
-    numpy (on large arrays), file writes and cffi calls release the GIL, so
-    the conversion and the disk run on another core. The caller must not
-    change a block after handing it over. At most two blocks wait; errors
-    surface at the next ``write`` or at the end.
+    numpy (on large arrays), file writes and cffi calls release the GIL, so the
+    conversion and the disk run on other cores: with a ``convert``, one thread
+    converts the next block while another writes this one (packing 24-bit samples
+    and the kernel's copy of a whole rite each take seconds). The caller must not
+    change a block after handing it over. At most three blocks wait; errors surface
+    at the next ``write`` or at the end.
 
     Parameters
     ----------
@@ -145,12 +147,14 @@ class BlockWriter:
         Block → what ``sink`` takes; None hands the block over as it is.
     """
 
-    _QUEUE = 2
+    _QUEUE = 3
 
     def __init__(self, sink: Callable[[np.ndarray], object],
                  convert: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
-        self._sink, self._convert = sink, convert or (lambda block: block)
+        self._sink, self._convert = sink, convert
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
+        self._converter = (ThreadPoolExecutor(1, thread_name_prefix="audio-converter")
+                           if convert is not None else None)
         self._pending: deque[Future] = deque()
 
     def write(self, block) -> None:
@@ -158,10 +162,14 @@ class BlockWriter:
         converted and written."""
         while len(self._pending) >= self._QUEUE:
             self._pending.popleft().result()
-        self._pending.append(self._pool.submit(self._put, block))
+        if self._converter is None:
+            self._pending.append(self._pool.submit(self._put, block))
+        else:  # written in order: one writing thread, each waiting for its conversion
+            converted = self._converter.submit(self._convert, block)
+            self._pending.append(self._pool.submit(lambda: self._put(converted.result())))
 
-    def _put(self, block) -> None:
-        self._sink(self._convert(block))
+    def _put(self, converted) -> None:
+        self._sink(converted)
 
     def __enter__(self) -> BlockWriter:
         return self
@@ -176,6 +184,8 @@ class BlockWriter:
                     future.exception()
         finally:
             self._pool.shutdown(cancel_futures=True)
+            if self._converter is not None:
+                self._converter.shutdown(cancel_futures=True)
 
 
 def sample_writer(out: soundfile.SoundFile, subtype: str) -> BlockWriter:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -125,6 +126,26 @@ def test_writer_thread_errors_surface_but_never_mask_the_callers():
     with pytest.raises(KeyboardInterrupt), BlockWriter(full_disk) as w:
         w.write(np.zeros(3))
         raise KeyboardInterrupt
+
+
+def test_a_writer_converting_on_its_own_thread_writes_in_order_and_raises_its_errors():
+    from soundscape.sound.audiofile import BlockWriter
+
+    written = []
+
+    def slow_first(block):  # the first conversion finishes last
+        if block[0] == 0:
+            time.sleep(0.2)
+        if block[0] == 99:
+            raise ValueError("cannot convert block 99")
+        return block * 2
+
+    with BlockWriter(written.append, slow_first) as w:
+        for i in range(10):
+            w.write(np.full(3, i))
+    assert [int(b[0]) for b in written] == [2 * i for i in range(10)]
+    with pytest.raises(ValueError, match="block 99"), BlockWriter(written.append, slow_first) as w:
+        w.write(np.full(3, 99))
 
 
 def test_soundfile_private_names_the_writer_uses_are_there(tmp_path):
