@@ -27,7 +27,7 @@ from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.lines import CHUNK, Lines
 from soundscape.sound.mix import Accumulator
-from soundscape.sound.notes import DryNotes, Voice
+from soundscape.sound.notes import ByteLru, DryNotes, Voice
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
@@ -192,17 +192,23 @@ class Buses:
                          for id_ in sounding}
         self.by_rate: dict[int, Bus] = {}
         rates = sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True)
-        # the budget shared evenly by the buses' dry notes; heard notes are kept (within as
-        # much again) only where they repeat whole: a standing listener's long notes
-        share = cache_bytes // len(rates)
+        # one cache for all: the dry notes of every bus, and the heard notes a standing
+        # listener keeps (those that repeat whole: the long ones). The courtyard's bed
+        # needs ~80 MiB of it (six places × three renderings of its 30 s segments): with a
+        # fixed half of a bus's share it was made and heard again 223 times in a whole
+        # rite instead of 85
+        static = isinstance(listener, Listener)
+        kept = ByteLru(cache_bytes)
         for rate in rates:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
+            dry = DryNotes(voice, rate, seed, 0, cache=kept.part(("dry", rate)))
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               DryNotes(voice, rate, seed, share), seed, share)
+                               dry, seed, 0,
+                               cache=kept.part(("heard", rate)) if static else None)
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
-        self.static = isinstance(listener, Listener)
+        self.static = static
         self.guard = max(bus.guard for bus in self.by_rate.values())
         self._pool: ThreadPoolExecutor | None = None
 

@@ -21,8 +21,8 @@ import numpy as np
 from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
 
-__all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voice", "note_key",
-           "stable_ints"]
+__all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice", "Voice",
+           "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -32,9 +32,9 @@ __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "SynthVoice", "Voic
 #: notes may be made at a lower rate says so with ``made_at(source, sample_rate) -> int``
 #: (a whole fraction of ``sample_rate``: see ``soundscape.sound.buses``).
 Voice = Callable[..., np.ndarray]
-#: Default bound of all the note caches of a render, bytes (shared by its buses, half of
-#: each share for dry notes, half for heard ones: see ``soundscape.sound.buses``).
-CACHE_BYTES = 192 << 20
+#: Default bound of all the notes kept in a render, bytes: one cache for the dry notes of
+#: every bus and the heard notes a standing listener keeps (see ``soundscape.sound.buses``).
+CACHE_BYTES = 256 << 20
 #: Renderings kept per repeated note: some variation, few syntheses.
 VARIANTS = 3
 
@@ -139,6 +139,35 @@ class ByteLru:
             _, (_, dropped) = self._items.popitem(last=False)
             self.size -= dropped
 
+    def part(self, name: Hashable) -> LruPart:
+        """A view of this cache whose keys are its own (``(name, key)`` here): users that
+        share the bytes and the order of use, and cannot take each other's values."""
+        return LruPart(self, name)
+
+
+class LruPart:
+    """Part of a ``ByteLru`` (see ``ByteLru.part``)."""
+
+    def __init__(self, whole: ByteLru, name: Hashable) -> None:
+        self.whole, self.name = whole, name
+
+    def __contains__(self, key: Hashable) -> bool:
+        return (self.name, key) in self.whole
+
+    def get(self, key: Hashable):
+        return self.whole.get((self.name, key))
+
+    def put(self, key: Hashable, value: object, nbytes: int) -> None:
+        self.whole.put((self.name, key), value, nbytes)
+
+    @property
+    def limit(self) -> int:
+        return self.whole.limit
+
+    @limit.setter
+    def limit(self, limit_bytes: int) -> None:
+        self.whole.limit = limit_bytes
+
 
 def stable_ints(*parts: object) -> list[int]:
     """Four 32-bit words from a hash of ``repr(parts)`` (stable across runs, unlike hash())."""
@@ -159,11 +188,12 @@ def note_key(event: Event, source: Source, *, performer: str | None = None) -> t
 class DryNotes:
     """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant."""
 
-    def __init__(self, voice: Voice, sample_rate: int, seed: int, cache_bytes: int) -> None:
+    def __init__(self, voice: Voice, sample_rate: int, seed: int, cache_bytes: int, *,
+                 cache: ByteLru | LruPart | None = None) -> None:
         self.voice = voice
         self.sample_rate = sample_rate
         self.seed = seed
-        self.cache = ByteLru(cache_bytes)
+        self.cache = ByteLru(cache_bytes) if cache is None else cache
 
     def key(self, event: Event, source: Source) -> tuple:
         """The voice's key of this note (``note_key`` unless the voice has its own)."""

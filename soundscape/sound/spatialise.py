@@ -27,7 +27,7 @@ import scipy.fft
 
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.notes import ByteLru, DryNotes, stable_ints
+from soundscape.sound.notes import ByteLru, DryNotes, LruPart, stable_ints
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
@@ -195,14 +195,15 @@ class HeardNotes:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath,
                  spatialiser: Spatialiser, dry_notes: DryNotes, seed: int,
-                 cache_bytes: int) -> None:
+                 cache_bytes: int, *, cache: ByteLru | LruPart | None = None) -> None:
         self.performance = performance
         self.listener = listener
         self.spatialiser = spatialiser
         self.dry_notes = dry_notes
         self.seed = seed
         self.static = isinstance(listener, Listener)
-        self.cache = ByteLru(cache_bytes if self.static else 0)
+        self.cache = (ByteLru(cache_bytes if self.static else 0) if cache is None
+                      else cache)
 
     def key(self, index: int) -> tuple:
         """What event ``index``'s heard note depends on: note key, variant, source point,
