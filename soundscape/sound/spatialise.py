@@ -40,6 +40,8 @@ GUARD = 64
 RESPONSE_BYTES = 8 << 20
 #: (start frame relative to the onset, signals (frames, k) float32, mix (k, channels) or None).
 HeardNote = tuple[int, np.ndarray, np.ndarray | None]
+#: Events whose heard-note keys are kept (the helper works at most a few hundred ahead).
+_KEYS_KEPT = 2048
 
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
 
@@ -204,10 +206,20 @@ class HeardNotes:
         self.static = isinstance(listener, Listener)
         self.cache = (ByteLru(cache_bytes if self.static else 0) if cache is None
                       else cache)
+        self._keys: dict[int, tuple] = {}
 
     def key(self, index: int) -> tuple:
         """What event ``index``'s heard note depends on: note key, variant, source point,
-        struck face."""
+        struck face (worked out once per event: the render asks up to three times, within
+        the few hundred events its helper works ahead)."""
+        found = self._keys.get(index)
+        if found is None:
+            found = self._keys[index] = self._key(index)
+            if len(self._keys) > _KEYS_KEPT:
+                del self._keys[next(iter(self._keys))]  # the oldest asked for
+        return found
+
+    def _key(self, index: int) -> tuple:
         event = self.performance.events[index]
         source = self.performance.sources[event.source]
         variant = stable_ints(self.seed, index)[0] % self.dry_notes.variants(source)

@@ -240,3 +240,22 @@ def test_rf64_carries_the_channel_mask_too(tmp_path, monkeypatch):
         out.write(np.zeros((9600, 8)))
     assert soundfile.info(path).format == "RF64"
     assert audiofile.read_wav_channel_mask(path) == 0x63F
+
+
+@pytest.mark.parametrize("byteorder", ["little", "big"])
+def test_24_bit_packing_rounds_half_to_even_and_clips_as_the_plain_way(byteorder, monkeypatch):
+    """The float trick (little-endian machines) and the plain int32 way (others) give the
+    same bytes, ties and clipping included."""
+    from soundscape.sound import audiofile
+
+    monkeypatch.setattr(audiofile.sys, "byteorder", byteorder)
+    x = np.random.default_rng(3).uniform(-1.2, 1.2, (1000, 2))
+    x[:6, 0] = np.array([0.5, 1.5, -0.5, -2.5, 2**23 - 0.5, -(2**23) - 3]) / 2**23
+    plain = audiofile._steps(x, 24).astype("<i4").reshape(-1).view(np.uint8).reshape(-1, 4)
+    packed = audiofile._pack24(x)
+    assert np.array_equal(packed, plain[:, :3])
+    first = packed[0::2][:6]  # channel 0's samples
+    values = (first[:, 0].astype(int) | first[:, 1].astype(int) << 8
+              | first[:, 2].astype(int) << 16)
+    values = np.where(values >= 2**23, values - 2**24, values)
+    assert values.tolist() == [0, 2, 0, -2, 2**23 - 1, -(2**23)]
