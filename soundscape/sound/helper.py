@@ -58,7 +58,7 @@ class NoteHelper:
     _LEAD = 50
     _AHEAD = 400
     _IN_FLIGHT = 4
-    _READY_BYTES = 48 << 20
+    _READY_BYTES = 32 << 20
 
     def __init__(self, heard: Buses) -> None:
         context = multiprocessing.get_context("fork")

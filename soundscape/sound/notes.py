@@ -34,7 +34,7 @@ __all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVo
 Voice = Callable[..., np.ndarray]
 #: Default bound of all the notes kept in a render, bytes: one cache for the dry notes of
 #: every bus and the heard notes a standing listener keeps (see ``soundscape.sound.buses``).
-CACHE_BYTES = 224 << 20
+CACHE_BYTES = 192 << 20
 #: Renderings kept per repeated note: some variation, few syntheses.
 VARIANTS = 3
 
