@@ -52,7 +52,8 @@ class NoteHelper:
 
     A thread of the main process takes the finished notes off the pipe as they come:
     a note is larger than the pipe holds, so without it the helper would wait, note
-    in hand, until the main process next looked (a third of its time, measured).
+    in hand, until the main process next looked (on a 3 000 s cut it was busy 63 % of
+    the render then, 77 % with the thread).
     """
 
     _LEAD = 50

@@ -251,7 +251,8 @@ def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots) -> None:
 
 class _Slots:
     """Blocks handed to a forked process through shared memory, not pickled through a pipe
-    (the copies and pickling of 3.5 GB of stereo cost the rendering process ~10 s).
+    (one copy of a whole rite's 3.5 GB of stereo instead of pickling, the pipe's two
+    copies and unpickling).
 
     Slots are used in turn; ``free`` counts the slots kept and not yet refilled, and
     since blocks are kept in order, the slot taken after waiting on it is free.
