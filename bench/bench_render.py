@@ -16,12 +16,11 @@ Each render runs in its own process (so peak memory is its own)::
 
 Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
-Measured 2026-11-29 (shared 2-core machine; whole rite, 9 084 s of audio,
-``--jobs 2``, ``--short 600``, one run): stereo 61.4 s wall = 0.89x FluidSynth's
-69.1 s, binaural 54.7 s = 0.79x, hoa3 145.8 s = 2.11x; the render and its helper
-together peak at 858 MiB PSS (stereo) and 938 MiB (hoa3). Two earlier runs of
-nearly the same code: 0.73 / 0.83, 0.68 / 0.75, 1.93 / 2.24. Details and the
-history: docs/render.md, "Benchmark".
+Measured 2026-11-30, evening (2-core machine whose speed drifted over the runs; whole
+rite, 9 078 s of audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, four
+runs): stereo 95.8 s against FluidSynth's 78.4 s (1.22x), then 1.29x, 1.37x, 1.34x;
+the render and its helpers peak at 997–1049 MiB PSS. Still short of "faster than
+FluidSynth". Details and the history: docs/render.md, "Benchmark".
 """
 
 from __future__ import annotations
