@@ -17,9 +17,10 @@ Each render runs in its own process (so peak memory is its own)::
 Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
 Measured 2026-11-30, evening (2-core machine whose speed drifted over the runs; whole
-rite, 9 078 s of audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, four
-runs): stereo 95.8 s against FluidSynth's 78.4 s (1.22x), then 1.29x, 1.37x, 1.34x;
-the render and its helpers peak at 997–1049 MiB PSS. Still short of "faster than
+rite, 9 078 s of audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, five
+runs): stereo 95.8 s against FluidSynth's 78.4 s (1.22x), then 1.29x, 1.37x, 1.34x,
+1.23x; the render and its helpers peak at 965–1049 MiB PSS (965 and 997 MiB with the
+default caches). Still short of "faster than
 FluidSynth". Details and the history: docs/render.md, "Benchmark".
 """
 
