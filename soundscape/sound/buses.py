@@ -197,18 +197,16 @@ class Buses:
         # needs ~80 MiB of it (six places × three renderings of its 30 s segments): with a
         # fixed half of a bus's share it was made and heard again 223 times in a whole
         # rite instead of 85
-        static = isinstance(listener, Listener)
         kept = ByteLru(cache_bytes)
         for rate in rates:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
-            dry = DryNotes(voice, rate, seed, 0, cache=kept.part(("dry", rate)))
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               dry, seed, 0,
-                               cache=kept.part(("heard", rate)) if static else None)
+                               DryNotes(voice, rate, seed, kept.part(("dry", rate))), seed,
+                               kept.part(("heard", rate)))
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
-        self.static = static
+        self.static = isinstance(listener, Listener)
         self.guard = max(bus.guard for bus in self.by_rate.values())
         self._pool: ThreadPoolExecutor | None = None
 

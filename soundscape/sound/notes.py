@@ -188,12 +188,12 @@ def note_key(event: Event, source: Source, *, performer: str | None = None) -> t
 class DryNotes:
     """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant."""
 
-    def __init__(self, voice: Voice, sample_rate: int, seed: int, cache_bytes: int, *,
-                 cache: ByteLru | LruPart | None = None) -> None:
+    def __init__(self, voice: Voice, sample_rate: int, seed: int,
+                 cache: ByteLru | LruPart) -> None:
         self.voice = voice
         self.sample_rate = sample_rate
         self.seed = seed
-        self.cache = ByteLru(cache_bytes) if cache is None else cache
+        self.cache = cache
 
     def key(self, event: Event, source: Source) -> tuple:
         """The voice's key of this note (``note_key`` unless the voice has its own)."""

@@ -197,15 +197,14 @@ class HeardNotes:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath,
                  spatialiser: Spatialiser, dry_notes: DryNotes, seed: int,
-                 cache_bytes: int, *, cache: ByteLru | LruPart | None = None) -> None:
+                 cache: ByteLru | LruPart) -> None:
         self.performance = performance
         self.listener = listener
         self.spatialiser = spatialiser
         self.dry_notes = dry_notes
         self.seed = seed
         self.static = isinstance(listener, Listener)
-        self.cache = (ByteLru(cache_bytes if self.static else 0) if cache is None
-                      else cache)
+        self.cache = cache if self.static else ByteLru(0)  # a walker hears nothing twice
         self._keys: dict[int, tuple] = {}
 
     def key(self, index: int) -> tuple:
