@@ -33,6 +33,17 @@ def test_upsampler_streams_in_any_blocks_as_in_one():
     assert np.allclose(pieces, whole, atol=1e-6)
 
 
+@pytest.mark.parametrize("factor", [2, 3])
+def test_upsampler_is_the_polyphase_filter_it_states(factor):
+    """Sample for sample scipy's upfirdn with resample_poly's Kaiser taps: the same causal
+    filter, so the same lag (float32 rounding apart)."""
+    low = np.random.default_rng(4).normal(0.0, 1.0, (1000, 2)).astype(np.float32)
+    taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
+    want = signal.upfirdn(taps, low.astype(float), up=factor, axis=0)[:len(low) * factor]
+    got = Upsampler(factor, 2)(low)
+    assert np.max(np.abs(got - want)) < 2e-5
+
+
 def test_upsampler_keeps_a_tone_and_delays_it_by_its_stated_lag():
     low_rate, factor = 16000, 3
     t = np.arange(8000) / low_rate
