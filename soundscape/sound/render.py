@@ -23,6 +23,7 @@ recomputed one).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import shutil
@@ -120,7 +121,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                     helper.schedule(index)
                 key = buses.key(index)
                 if helper is not None and helper.has(index):
-                    note = helper.take(index)
+                    note = helper.take(index, functools.partial(buses.get, index, key))
                 else:
                     note = buses.get(index, key)
                 if note is None:  # silent: nothing to add or keep

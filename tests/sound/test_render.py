@@ -484,6 +484,32 @@ def test_a_helper_process_changes_nothing_but_the_speed(listener):
     assert np.array_equal(alone, helped)
 
 
+@pytest.mark.parametrize("slow", ["helper", "main"])
+def test_a_note_goes_to_whoever_claims_it_first_and_the_bytes_stay(monkeypatch, slow):
+    """A slow helper leaves the notes it has not started to the main process, which makes
+    them itself; a slow main process gets them all from the helper. Same bytes either way."""
+    from soundscape.sound import helper
+
+    claim, taken = helper._Claims.claim, []
+
+    def slow_claim(self, index, who):
+        if who == (helper._HELPER if slow == "helper" else helper._MAIN):
+            time.sleep(0.02)
+        won = claim(self, index, who)
+        if won and who == helper._MAIN:
+            taken.append(index)
+        return won
+
+    monkeypatch.setattr(helper._Claims, "claim", slow_claim)  # the fork inherits it
+    perf = scene(120, spacing=0.05, distinct=True)  # the helper starts 50 events ahead
+    alone = blocks_of(perf, listener=NORTH)
+    helped = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=FS, workers=2)))
+    assert np.array_equal(alone, helped)
+    assert (len(taken) > 0) == (slow == "helper")
+
+
 def failing_voice(event, source, *, sample_rate, rng):
     if event.velocity < 0.88:
         raise RenderError("this note cannot be played")
