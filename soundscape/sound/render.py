@@ -23,7 +23,6 @@ recomputed one).
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
 import shutil
@@ -121,7 +120,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                     helper.schedule(index)
                 key = buses.key(index)
                 if helper is not None and helper.has(index):
-                    note = helper.take(index, functools.partial(buses.get, index, key))
+                    note = helper.take(index)
                 else:
                     note = buses.get(index, key)
                 if note is None:  # silent: nothing to add or keep
