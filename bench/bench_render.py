@@ -1,12 +1,14 @@
 """Benchmark the spatial renderer on the whole rite, beside FluidSynth on our MIDI of it.
 
 Reports, for stereo, binaural and third-order ambisonics: audio seconds rendered
-per wall second, the peak resident memory of the rendering process (and of its
-helper process with ``--jobs 2``) and the peak of their summed PSS; then the
-wall time of ``fluidsynth -ni -F`` rendering ``midi.write_midi`` of the same
-performance with FluidR3_GM, and the ratio of the wall times. A short part of
-the rite is rendered too, so the two peak memories show whether memory grows
-with length.
+per wall second and the peak resident memory of the rendering process (and of its
+helper process with ``--jobs 2``); then the wall time of ``fluidsynth -ni -F``
+rendering ``midi.write_midi`` of the same performance with FluidR3_GM, right after,
+and the ratio of the wall times; then each render again, for the peak of the summed
+PSS of the render and its helpers (sampled every 0.2 s: reading a process's PSS walks
+its page tables under its memory lock, ~40 ms for the three processes, which would
+slow the timed run). A short part of the rite is rendered too, so the two peak
+memories show whether memory grows with length.
 
 Each render runs in its own process (so peak memory is its own)::
 
@@ -27,6 +29,7 @@ FluidSynth". Details and the history: docs/render.md, "Benchmark".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -134,7 +137,7 @@ def run_one(args: argparse.Namespace) -> dict:
             performance = performance.between(0.0, fits)
         voice = TimedVoice(SynthVoice())
         start = time.perf_counter()
-        with PssSampler() as pss:
+        with PssSampler() if args.pss else contextlib.nullcontext() as pss:
             result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
                                   layout=args.one, sample_rate=48000, seed=0, voice=voice,
                                   workers=args.jobs)
@@ -143,14 +146,15 @@ def run_one(args: argparse.Namespace) -> dict:
     helper_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall,
             "speed": result.seconds / wall, "peak_mib": peak_mib, "helper_peak_mib": helper_mib,
-            "peak_pss_mib": pss.peak_mib,
+            "peak_pss_mib": pss.peak_mib if args.pss else None,
             "events": len(performance.events), "lufs": result.report.output_lufs,
             "dbtp": result.report.output_peak_dbtp, "partial_for_disk": partial,
             "synth_s": voice.seconds}
 
 
-def run_child(args: argparse.Namespace, layout: str, seconds: float | None = None) -> dict:
-    command = [sys.executable, __file__, "--one", layout]
+def run_child(args: argparse.Namespace, layout: str, seconds: float | None = None, *,
+              pss: bool = False) -> dict:
+    command = [sys.executable, __file__, "--one", layout, *(["--pss"] if pss else [])]
     if args.from_section:
         command += ["--from", args.from_section]
     if args.to_section:
@@ -201,23 +205,25 @@ def main() -> None:
                         "time is not in the synthesis share).")
     parser.add_argument("--json", type=Path, default=None, help="Also write results here.")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--pss", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(run_one(args)))
         return
     results = {"layouts": [], "short": None, "fluidsynth": None}
-    for layout in filter(None, args.layouts.split(",")):
+    # timed runs first, FluidSynth right after them (the machine's speed drifts); then the
+    # same renders again for their memory: reading a process's PSS (smaps_rollup) walks
+    # its page tables under its memory lock, ~40 ms for the three processes, so sampling
+    # it every 0.2 s slows the render it measures
+    layouts = list(filter(None, args.layouts.split(",")))
+    for layout in layouts:
         row = run_child(args, layout)
         results["layouts"].append(row)
         print(f"{layout:9s} {row['audio_s']:8.1f} s audio in {row['wall_s']:7.1f} s wall: "
               f"{row['speed']:6.1f}x real time, peak RSS {row['peak_mib']:4.0f} MiB "
-              f"(+ helper {row['helper_peak_mib']:.0f}), both PSS {row['peak_pss_mib']:4.0f} MiB "
-              f"({row['lufs']:.1f} LUFS, {row['dbtp']:.1f} dBTP; synthesis "
-              f"{row['synth_s']:.0f} s of the wall time)", flush=True)
-    short = run_child(args, "stereo", seconds=args.short)
-    results["short"] = short
-    print(f"memory: stereo {short['audio_s']:.0f} s → peak RSS {short['peak_mib']:.0f} MiB, "
-          f"both PSS {short['peak_pss_mib']:.0f} MiB", flush=True)
+              f"(+ helper {row['helper_peak_mib']:.0f}) ({row['lufs']:.1f} LUFS, "
+              f"{row['dbtp']:.1f} dBTP; synthesis {row['synth_s']:.0f} s of the wall time)",
+              flush=True)
     fluid = run_fluidsynth(args)
     results["fluidsynth"] = fluid
     if "error" in fluid:
@@ -232,7 +238,18 @@ def main() -> None:
             row["vs_fluidsynth"] = ratio
             how = ("per audio second (prefix: disk)" if row["partial_for_disk"]
                    else "wall / fluidsynth wall")
-            print(f"  {row['layout']:9s} {how} = {ratio:5.2f}")
+            print(f"  {row['layout']:9s} {how} = {ratio:5.2f}", flush=True)
+    for row in results["layouts"]:
+        memory = run_child(args, row["layout"], pss=True)
+        row["peak_pss_mib"], row["wall_with_pss_sampler_s"] = (memory["peak_pss_mib"],
+                                                               memory["wall_s"])
+        print(f"memory: {row['layout']:9s} peak PSS of the render and its helpers "
+              f"{row['peak_pss_mib']:4.0f} MiB (that run, sampled: {memory['wall_s']:.1f} s)",
+              flush=True)
+    short = run_child(args, "stereo", seconds=args.short, pss=True)
+    results["short"] = short
+    print(f"memory: stereo {short['audio_s']:.0f} s → peak RSS {short['peak_mib']:.0f} MiB, "
+          f"both PSS {short['peak_pss_mib']:.0f} MiB", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
 
