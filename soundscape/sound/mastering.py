@@ -16,6 +16,7 @@ limiter.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import mmap
 import multiprocessing
@@ -40,8 +41,8 @@ from soundscape.sound.loudness import (
     sample_peak,
 )
 
-__all__ = ["LIMITER_MARGIN_DB", "SETTLE_LU", "Mastering", "master", "measurement",
-           "settle_gain"]
+__all__ = ["LIMITER_MARGIN_DB", "SETTLE_LU", "Mastering", "likely_gain", "master",
+           "measurement", "settle_gain"]
 
 #: The limiter aims this far under the ceiling (gain ripple), dB.
 LIMITER_MARGIN_DB = 0.1
@@ -129,7 +130,8 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
             def loudness_at(gain: float) -> float:
                 return _dry_run(raw, how, gain, limiter_ceiling, first)
 
-            gain_db = settle_gain(loudness_at, gain_db, how.target_lufs)
+            gain_db = settle_gain(loudness_at, likely_gain(first, gain_db, how.target_lufs,
+                                                           limiter_ceiling), how.target_lufs)
     output_lufs, output_peak, limited = write(gain_db)
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
@@ -356,6 +358,38 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
             high = gain_db
         gain_db = (low + high) / 2 if low is not None and high is not None else gain_db + error
     return min(tried, key=tried.get)
+
+
+def likely_gain(reference: _PassOne, gain_db: float, target: float, ceiling_db: float,
+                *, steps: int = 4) -> float:
+    """A first guess (dB) of the gain whose limited output lands on ``target`` LUFS, from
+    pass 1's measurements alone, for the dry runs to start from.
+
+    At a gain, each block whose sample peak tops the ceiling has its loudest 100 ms hop
+    turned down by as much as the peak tops it (the limiter's dip around a peak lasts
+    about one hop); the gain is stepped by the error of that estimate. On the whole rite
+    it estimated −23.37 and −23.00 LUFS at +14.7 and +15.1 dB where the dry runs measured
+    about −23.4 and −23.03, so the first dry run usually settles the gain and the second
+    is saved (the dry runs still decide: this only picks where they start).
+    """
+    hops, weights = reference.meter.hops, reference.meter.weights
+    edges = [0, *(snapshot.hops for snapshot in reference.snapshots)]
+    power = hops @ weights
+    loudest = [first + int(np.argmax(power[first:last])) if last > first else -1
+               for first, last in itertools.pairwise(edges)]
+    for _ in range(steps):
+        gain = 10 ** (gain_db / 20)
+        turned = np.minimum(1.0, 10 ** (ceiling_db / 20) / np.maximum(
+            reference.peaks * gain, 1e-30))
+        scaled = power * gain**2
+        for block in np.flatnonzero(turned < 1.0):
+            if loudest[block] >= 0:
+                scaled[loudest[block]] *= turned[block] ** 2
+        estimate = integrated_loudness(scaled[:, None], np.ones(1))
+        if not math.isfinite(estimate) or abs(target - estimate) < 0.01:
+            break
+        gain_db += target - estimate
+    return gain_db
 
 
 def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, limit: bool,

@@ -127,6 +127,8 @@ def test_the_gain_is_settled_by_dry_runs_and_the_file_written_once(tmp_path, mon
         yield [writes[-1]]
 
     monkeypatch.setattr(mastering, "_dry_run", first_one_off)
+    # from the gain that ignores the limiter (the first guess is tested on its own below)
+    monkeypatch.setattr(mastering, "likely_gain", lambda first, gain_db, *_: gain_db)
     report, _ = mastering.master(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
                                  tmp_path / "raw.f32", how, outputs)
     assert report.limiter_db > 0 and len(writes) == 1 and len(calls) >= 2
@@ -134,6 +136,22 @@ def test_the_gain_is_settled_by_dry_runs_and_the_file_written_once(tmp_path, mon
     meter = LoudnessMeter(RATE, how.weights)
     meter.add(np.concatenate(writes[-1].blocks))
     assert meter.integrated() == pytest.approx(report.output_lufs, abs=0.01)
+
+
+@pytest.mark.parametrize(("target", "settled"), [(-23.0, True), (-14.0, False)])
+def test_the_first_guess_lands_nearer_the_target_than_the_unlimited_gain(tmp_path, target,
+                                                                          settled):
+    """likely_gain, from pass 1's measurements alone, starts the dry runs nearer the target
+    than the gain that ignores the limiter: within SETTLE_LU where the limiter takes 2 dB
+    (one dry run suffices), not where it takes 12 (its one-hop dip is too short a model)."""
+    _, how, raw, first = _master(tmp_path)
+    naive = target - first.meter.integrated()
+    guess = mastering.likely_gain(first, naive, target, CEILING_DB)
+    naive_error = abs(_dry_run(raw, how, naive, CEILING_DB, first) - target)
+    guess_error = abs(_dry_run(raw, how, guess, CEILING_DB, first) - target)
+    assert naive_error > mastering.SETTLE_LU  # the limiter takes enough to matter
+    assert guess_error < naive_error / 2
+    assert (guess_error < mastering.SETTLE_LU) == settled
 
 
 def _blocks():
