@@ -5,10 +5,11 @@ a true-peak meter and each block's sample peak are taken. Pass 2 reads it back i
 blocks, applies the gain to the target and a true-peak limiter, and writes the
 final file(s) while metering them (filtering only near the limiter's work and
 following pass 1's meter elsewhere, since K-weighting is linear). When the
-limiter has work, dry runs first measure what it takes off the loudness —
-reading, limiting and metering only around the blocks loud enough for it, and
-taking pass 1's hops elsewhere — and settle the gain within ``SETTLE_LU`` of the
-target, so the file is written once. File I/O and metering run on background
+limiter has work, what it takes off the loudness is guessed from pass 1's
+measurements (``likely_gain``) and the file written at that gain; if it misses the
+target by ``SETTLE_LU``, dry runs — reading, limiting and metering only around the
+blocks loud enough for it, and taking pass 1's hops elsewhere — settle the gain
+and the file is written again. File I/O and metering run on background
 threads (pass 1's, with two workers, in a process) beside the rendering and the
 limiter.
 """
@@ -122,19 +123,30 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
             return _pass_two(raw, how, gain, limiter_ceiling, limit=limit, write=writers,
                              reference=first, bar=bar)
 
-    if limit:
-        # What the limiter takes off the loudness is known only by limiting: dry runs that
-        # limit and meter only around the loud blocks settle the gain (the first usually
-        # suffices; a dry run measures what the write will, tested), then one write
-        with how.step("settling the gain under the limiter (dry runs around the loud blocks)"):
-            def loudness_at(gain: float) -> float:
-                return _dry_run(raw, how, gain, limiter_ceiling, first)
-
-            gain_db = settle_gain(loudness_at, likely_gain(first, gain_db, how.target_lufs,
-                                                           limiter_ceiling), how.target_lufs)
-    output_lufs, output_peak, limited = write(gain_db)
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
+        _, _, limited = write(gain_db)
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
+    else:
+        # What the limiter takes off the loudness is known only by limiting: the file is
+        # written at a first guess, metered as it is written; only if that misses the
+        # target do dry runs, limiting and metering around the loud blocks alone (a dry
+        # run measures what the write does, tested), settle the gain for a second write
+        gain_db = likely_gain(first, gain_db, how.target_lufs, limiter_ceiling)
+        output_lufs, output_peak, limited = write(gain_db)
+        if abs(output_lufs - how.target_lufs) >= SETTLE_LU:
+            with how.step("settling the gain under the limiter (dry runs around the loud "
+                          "blocks)"):
+                written = {gain_db: output_lufs}
+
+                def loudness_at(gain: float) -> float:
+                    if gain in written:
+                        return written[gain]
+                    return _dry_run(raw, how, gain, limiter_ceiling, first)
+
+                settled = settle_gain(loudness_at, gain_db, how.target_lufs)
+            if settled != gain_db:
+                gain_db = settled
+                output_lufs, output_peak, limited = write(gain_db)
     return LoudnessReport(measured, how.target_lufs, gain_db, output_lufs,
                           peak.peak_dbtp + gain_db, output_peak, how.ceiling_dbtp,
                           limited), frames

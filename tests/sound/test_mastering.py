@@ -110,32 +110,45 @@ def test_writing_the_blocks_out_of_the_limiters_reach_straight_changes_no_sample
     assert np.array_equal(np.concatenate(out.blocks), plain)
 
 
-def test_the_gain_is_settled_by_dry_runs_and_the_file_written_once(tmp_path, monkeypatch):
-    """A first dry run 1 LU off (forced here) is not trusted alone: more dry runs settle the
-    gain within SETTLE_LU, and the file is written once, at that gain."""
+def _master_with(tmp_path, monkeypatch, target, *, guess=True):
+    """``master`` on the signal: its report, the gains of its dry runs and its writes."""
     x = _signal()
-    how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, -14.0, -1.0)
+    how = Mastering(RATE, 2, 2, np.ones(2), measurement(2, 0), BLOCK, target, -1.0)
     honest, calls, writes = mastering._dry_run, [], []
 
-    def first_one_off(*args):
+    def counted(*args):
         calls.append(args[2])
-        return honest(*args) + (1.0 if len(calls) == 1 else 0.0)
+        return honest(*args)
 
     @contextlib.contextmanager
     def outputs(frames):
         writes.append(_Keep())
         yield [writes[-1]]
 
-    monkeypatch.setattr(mastering, "_dry_run", first_one_off)
-    # from the gain that ignores the limiter (the first guess is tested on its own below)
-    monkeypatch.setattr(mastering, "likely_gain", lambda first, gain_db, *_: gain_db)
+    monkeypatch.setattr(mastering, "_dry_run", counted)
+    if not guess:  # from the gain that ignores the limiter
+        monkeypatch.setattr(mastering, "likely_gain", lambda first, gain_db, *_: gain_db)
     report, _ = mastering.master(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
                                  tmp_path / "raw.f32", how, outputs)
-    assert report.limiter_db > 0 and len(writes) == 1 and len(calls) >= 2
-    assert abs(report.output_lufs - how.target_lufs) < mastering.SETTLE_LU
     meter = LoudnessMeter(RATE, how.weights)
     meter.add(np.concatenate(writes[-1].blocks))
     assert meter.integrated() == pytest.approx(report.output_lufs, abs=0.01)
+    return report, calls, writes
+
+
+def test_a_write_that_misses_the_target_is_settled_by_dry_runs_and_written_again(
+        tmp_path, monkeypatch):
+    """Written first at the gain that ignores the limiter (2.3 LU short: 12 dB of limiting),
+    then dry runs settle the gain within SETTLE_LU, and the file is written again."""
+    report, calls, writes = _master_with(tmp_path, monkeypatch, -14.0, guess=False)
+    assert report.limiter_db > 0 and len(writes) == 2 and len(calls) >= 2
+    assert abs(report.output_lufs - report.target_lufs) < mastering.SETTLE_LU
+
+
+def test_a_write_at_a_first_guess_that_lands_needs_no_dry_run(tmp_path, monkeypatch):
+    report, calls, writes = _master_with(tmp_path, monkeypatch, -23.0)
+    assert report.limiter_db > 0 and len(writes) == 1 and not calls
+    assert abs(report.output_lufs - report.target_lufs) < mastering.SETTLE_LU
 
 
 @pytest.mark.parametrize(("target", "settled"), [(-23.0, True), (-14.0, False)])
