@@ -18,12 +18,11 @@ Each render runs in its own process (so peak memory is its own)::
 
 Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
-Measured 2026-11-30, evening (2-core machine whose speed drifted over the runs; whole
-rite, 9 078 s of audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, five
-runs): stereo 95.8 s against FluidSynth's 78.4 s (1.22x), then 1.29x, 1.37x, 1.34x,
-1.23x; the render and its helpers peak at 965–1049 MiB PSS (965 and 997 MiB with the
-default caches). Still short of "faster than
-FluidSynth". Details and the history: docs/render.md, "Benchmark".
+Measured 2026-11-30, last session (2-core machine whose speed drifts; whole rite, 9 078 s
+of audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, the final code, two
+runs): stereo 86.9 s against FluidSynth's 95.3 s (0.91x) and 87.3 s against 88.5 s
+(0.99x); the render and its helpers peak at 1006 and 987 MiB PSS. Details and the
+history: docs/render.md, "Benchmark".
 """
 
 from __future__ import annotations
