@@ -109,7 +109,6 @@ class NoteHelper:
         self._ready_bytes = 0
         self._ready: dict[int, HeardNote | BaseException | None] = {}
         self._keys: dict[int, tuple] = {}  # index → key, of notes asked for, not used yet
-        self._made: set[int] = set()  # of those, the ones this process made while waiting
         self._arrived = threading.Condition()
         self._ended = False  # the helper's pipe closed
         self._receiver = threading.Thread(target=self._receive, name="note-receiver",
@@ -144,7 +143,6 @@ class NoteHelper:
         it, this process makes the latest note asked for that the helper has not started,
         rather than wait."""
         key = self._keys.pop(index)
-        self._made.discard(index)
         if index not in self._ready and self._claims.claim(index, _MAIN):
             return self.heard.get(index, key)
         while self._waiting_for(index) and self._make_a_later_note():
@@ -168,12 +166,11 @@ class NoteHelper:
         """Make the latest note asked for that no one has started; False if there is none
         (the helper works in order: once it has started one, it has all those before)."""
         for later in reversed(self._keys):
-            if later in self._made:
+            if later in self._ready:  # made (here or by the helper), waiting to be taken
                 continue
             if not self._claims.claim(later, _MAIN):
                 return False
             note = self.heard.get(later, self._keys[later])
-            self._made.add(later)
             with self._arrived:
                 self._ready[later] = note
                 self._ready_bytes += heard_bytes(note)

@@ -34,8 +34,9 @@ from soundscape.sound.spatialise import GUARD, Spatialiser, fft_size
 __all__ = ["CHUNK", "Lines"]
 
 #: Frames a line is filtered at a time (at its bus's rate): 2^16 less 8192, so a response of up
-#: to 8192 taps (every place of the courtyard, heard from any seat) fills a 65 536-point FFT
-#: (2^16: 21 % less FFT time per output frame than 16 384 frames in 24 576 points, measured).
+#: to 8192 taps (every place of the whole rite heard from the duke's seat, measured; longer
+#: ones take a larger FFT) fills a 65 536-point FFT (21 % less FFT time per output frame than
+#: 16 384 frames in 24 576 points, measured).
 CHUNK = 57344
 #: Samples of the response kept at least past the last arrival (sinc tails, tapered).
 TAIL = 2048

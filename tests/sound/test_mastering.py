@@ -151,12 +151,11 @@ def test_a_write_at_a_first_guess_that_lands_needs_no_dry_run(tmp_path, monkeypa
     assert abs(report.output_lufs - report.target_lufs) < mastering.SETTLE_LU
 
 
-@pytest.mark.parametrize(("target", "settled"), [(-23.0, True), (-14.0, False)])
-def test_the_first_guess_lands_nearer_the_target_than_the_unlimited_gain(tmp_path, target,
-                                                                          settled):
-    """likely_gain, from pass 1's measurements alone, starts the dry runs nearer the target
-    than the gain that ignores the limiter: within SETTLE_LU where the limiter takes 2 dB
-    (one dry run suffices), not where it takes 12 (its one-hop dip is too short a model)."""
+@pytest.mark.parametrize("target", [-23.0, -14.0])
+def test_the_first_guess_lands_nearer_the_target_than_the_unlimited_gain(tmp_path, target):
+    """likely_gain, from pass 1's measurements alone, lands nearer the target than the gain
+    that ignores the limiter (at 2 dB and at 12 dB of limiting), and within SETTLE_LU at 2 dB
+    (the file is then written once, with no dry run)."""
     _, how, raw, first = _master(tmp_path)
     naive = target - first.meter.integrated()
     guess = mastering.likely_gain(first, naive, target, CEILING_DB)
@@ -164,7 +163,8 @@ def test_the_first_guess_lands_nearer_the_target_than_the_unlimited_gain(tmp_pat
     guess_error = abs(_dry_run(raw, how, guess, CEILING_DB, first) - target)
     assert naive_error > mastering.SETTLE_LU  # the limiter takes enough to matter
     assert guess_error < naive_error / 2
-    assert (guess_error < mastering.SETTLE_LU) == settled
+    if target == -23.0:
+        assert guess_error < mastering.SETTLE_LU
 
 
 def _blocks():

@@ -512,6 +512,36 @@ def test_a_note_goes_to_whoever_claims_it_first_and_the_bytes_stay(monkeypatch, 
         assert taken
 
 
+def test_the_main_process_makes_later_notes_while_the_helper_makes_the_one_it_needs(
+        monkeypatch):
+    """A helper slow at making notes: the main process, waiting for the one in hand, makes
+    the last notes queued (the helper skips them). Same bytes as one process."""
+    from soundscape.sound import buses, helper
+
+    main_pid, compute, made_ahead = os.getpid(), buses.Buses.compute, []
+    make_a_later_note = helper.NoteHelper._make_a_later_note
+
+    def slow_in_the_helper(self, index):
+        if os.getpid() != main_pid:
+            time.sleep(0.03)
+        return compute(self, index)
+
+    def counted(self):
+        made = make_a_later_note(self)
+        made_ahead.append(made)
+        return made
+
+    monkeypatch.setattr(buses.Buses, "compute", slow_in_the_helper)  # the fork inherits it
+    monkeypatch.setattr(helper.NoteHelper, "_make_a_later_note", counted)
+    perf = scene(120, spacing=0.05, distinct=True)
+    alone = blocks_of(perf, listener=NORTH)
+    helped = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=FS, workers=2)))
+    assert np.array_equal(alone, helped)
+    assert any(made_ahead)
+
+
 def failing_voice(event, source, *, sample_rate, rng):
     if event.velocity < 0.88:
         raise RenderError("this note cannot be played")
