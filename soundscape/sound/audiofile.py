@@ -36,9 +36,10 @@ import soundfile
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
-__all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "append_wav_cues",
-           "check_channels", "open_writer", "read_wav_channel_mask", "read_wav_cues",
-           "sample_writer", "set_wav_channel_mask", "subtype_for", "write_sidecar"]
+__all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
+           "append_wav_cues", "check_channels", "open_writer", "read_wav_channel_mask",
+           "read_wav_cues", "sample_writer", "set_wav_channel_mask", "subtype_for",
+           "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
@@ -107,8 +108,9 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
 
     Yields
     ------
-    BlockWriter
-        Call ``.write(block)`` with float arrays ``(frames, channels)`` in [-1, 1].
+    SampleWriter
+        Call ``.write(block)`` with float arrays ``(frames, channels)`` in [-1, 1], or
+        ``.write(block, scale)`` to write them times ``scale``.
     """
     subtype = subtype_for(file_format, bits)
     check_channels(file_format, channels)
@@ -189,8 +191,21 @@ class BlockWriter:
                 self._converter.shutdown(cancel_futures=True)
 
 
-def sample_writer(out: soundfile.SoundFile, subtype: str) -> BlockWriter:
-    """A ``BlockWriter`` of float samples in [-1, 1] to an open ``soundfile.SoundFile``.
+class SampleWriter(BlockWriter):
+    """A ``BlockWriter`` of float samples: ``write(block, scale)`` writes ``block × scale``.
+
+    The product is taken in float64 by the conversion, on its thread, in the same pass
+    as the conversion's own scaling: a float32 block read back from a file need not be
+    scaled first (a pass over the block less), and the samples are those of scaling it
+    in float64 and then converting (the conversions scale by powers of two, which are
+    exact)."""
+
+    def write(self, block: np.ndarray, scale: float = 1.0) -> None:
+        super().write((block, scale))
+
+
+def sample_writer(out: soundfile.SoundFile, subtype: str) -> SampleWriter:
+    """A ``SampleWriter`` of float samples in [-1, 1] to an open ``soundfile.SoundFile``.
 
     Integer samples are rounded to the nearest step and clipped to full scale
     (libsndfile's own float conversion rounds WAV samples down, a −½ step bias;
@@ -209,11 +224,13 @@ def sample_writer(out: soundfile.SoundFile, subtype: str) -> BlockWriter:
     packable = out.format in ("WAV", "WAVEX") or (out.format == "RF64" and subtype != "FLOAT")
     raw = _raw_writer(out) if packable else None
     if raw is None:
-        return BlockWriter(out.write, _CONVERTERS[subtype])
+        convert = _CONVERTERS[subtype]
+        return SampleWriter(out.write, lambda scaled: convert(*scaled))
     if subtype == "FLOAT":
         soundfile._snd.sf_command(out._file, _SFC_SET_ADD_PEAK_CHUNK, soundfile._ffi.NULL,
                                   _SF_FALSE)
-    return BlockWriter(raw, _PACKERS[subtype])
+    pack = _PACKERS[subtype]
+    return SampleWriter(raw, lambda scaled: pack(*scaled))
 
 
 def _raw_writer(out: soundfile.SoundFile) -> Callable[[np.ndarray], None] | None:
@@ -232,20 +249,22 @@ def _raw_writer(out: soundfile.SoundFile) -> Callable[[np.ndarray], None] | None
     return write
 
 
-def _steps(block: np.ndarray, bits: int) -> np.ndarray:
-    """Samples as whole ``bits``-bit steps (float), rounded and clipped to full scale."""
+def _steps(block: np.ndarray, bits: int, scale: float = 1.0) -> np.ndarray:
+    """Samples times ``scale`` as whole ``bits``-bit steps (float), rounded and clipped to
+    full scale (float64, or the block's float type when ``scale`` is 1)."""
     if not np.issubdtype(block.dtype, np.floating):
         block = block.astype(float)
-    scale = 2.0 ** (bits - 1)
-    y = block * block.dtype.type(scale)
-    np.clip(y, -scale, scale - 1, out=y)
+    full = 2.0 ** (bits - 1)
+    y = (block * block.dtype.type(full) if scale == 1.0 else
+         np.multiply(block, scale * full, dtype=np.float64))
+    np.clip(y, -full, full - 1, out=y)
     return np.rint(y, out=y)
 
 
-def _to_int(block: np.ndarray, bits: int, dtype: type) -> np.ndarray:
+def _to_int(block: np.ndarray, bits: int, dtype: type, scale: float = 1.0) -> np.ndarray:
     """Whole steps left-justified in ``dtype``: libsndfile takes integers as full-scale
     values of their own width (an int32 written to a 24-bit file keeps its top 24 bits)."""
-    y = _steps(block, bits)
+    y = _steps(block, bits, scale)
     shift = 8 * np.dtype(dtype).itemsize - bits
     if shift:
         y *= y.dtype.type(2**shift)
@@ -257,19 +276,20 @@ def _to_int(block: np.ndarray, bits: int, dtype: type) -> np.ndarray:
 _INT_IN_FLOAT = 1.5 * 2.0**52
 
 
-def _pack24(block: np.ndarray) -> np.ndarray:
-    """Little-endian 3-byte samples, interleaved, as a ``(samples, 3)`` uint8 array.
+def _pack24(block: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """``block × scale`` as little-endian 3-byte samples, interleaved, as a ``(samples, 3)``
+    uint8 array.
 
     Rounded and clipped as ``_steps`` does (IEEE round-half-even, as ``np.rint``), in
     float64, where the rounding is one addition (``_INT_IN_FLOAT``) that also leaves the
     integer's bytes in place: no ``rint`` and no cast to int32 (two passes of four). On a
     big-endian machine, the plain way."""
     if sys.byteorder != "little":
-        four = _steps(block, 24).astype("<i4").reshape(-1).view(np.uint8).reshape(-1, 4)
+        four = _steps(block, 24, scale).astype("<i4").reshape(-1).view(np.uint8).reshape(-1, 4)
         return np.ascontiguousarray(four[:, :3])
-    scale = 2.0**23
-    y = np.multiply(block, scale, dtype=np.float64)
-    np.clip(y, -scale, scale - 1, out=y)
+    full = 2.0**23
+    y = np.multiply(block, scale * full, dtype=np.float64)
+    np.clip(y, -full, full - 1, out=y)
     y += _INT_IN_FLOAT
     eight = y.reshape(-1).view(np.uint8).reshape(-1, 8)
     three = np.empty((len(eight), 3), dtype=np.uint8)
@@ -278,15 +298,20 @@ def _pack24(block: np.ndarray) -> np.ndarray:
     return three
 
 
+def _scaled(block: np.ndarray, scale: float) -> np.ndarray:
+    return block if scale == 1.0 else np.multiply(block, scale, dtype=np.float64)
+
+
+#: Block, scale → what libsndfile's write (converters) or sf_write_raw (packers) takes.
 _CONVERTERS = {
-    "PCM_16": lambda block: _to_int(block, 16, np.int16),
-    "PCM_24": lambda block: _to_int(block, 24, np.int32),
-    "FLOAT": lambda block: np.asarray(block, dtype=np.float32),
+    "PCM_16": lambda block, scale: _to_int(block, 16, np.int16, scale),
+    "PCM_24": lambda block, scale: _to_int(block, 24, np.int32, scale),
+    "FLOAT": lambda block, scale: np.asarray(_scaled(block, scale), dtype=np.float32),
 }
 _PACKERS = {
-    "PCM_16": lambda block: _steps(block, 16).astype("<i2"),
+    "PCM_16": lambda block, scale: _steps(block, 16, scale).astype("<i2"),
     "PCM_24": _pack24,
-    "FLOAT": lambda block: np.ascontiguousarray(block, dtype="<f4"),
+    "FLOAT": lambda block, scale: np.ascontiguousarray(_scaled(block, scale), dtype="<f4"),
 }
 _SFC_SET_ADD_PEAK_CHUNK = 0x1050  # sndfile.h
 _SF_FALSE = 0

@@ -116,7 +116,11 @@ class NoteHelper:
         self._receiver.start()
 
     def schedule(self, index: int) -> None:
-        """Hand out the events entering the window after ``index``."""
+        """Hand out the events entering the window after ``index``; a helper gone before
+        it was told to stop is an error (the main process may need none of its notes, but
+        a render whose helper died, e.g. killed for memory, is not to be trusted)."""
+        if self._ended:
+            raise RenderError(_GONE)
         stop = min(len(self.heard.performance.events), index + self._AHEAD)
         self._next = max(self._next, index + self._LEAD)  # left behind: main's to do
         while (self._next < stop and self._in_flight < self._IN_FLIGHT

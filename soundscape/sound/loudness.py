@@ -243,6 +243,13 @@ def _polyphase() -> tuple[np.ndarray, ...]:
     return tuple(taps[p::_OVERSAMPLE] for p in range(_OVERSAMPLE))
 
 
+def _times(block: np.ndarray, scale: float) -> np.ndarray:
+    """``block × scale`` in float64 (no copy of a float64 block when ``scale`` is 1)."""
+    if scale == 1.0:
+        return np.asarray(block, dtype=float)
+    return np.multiply(block, scale, dtype=float)
+
+
 class TruePeakMeter:
     """Maximum true peak of a signal fed in blocks.
 
@@ -261,18 +268,25 @@ class TruePeakMeter:
         self._tail: np.ndarray | None = None  # context + frames not yet measured
         self._peak = 0.0
 
-    def add(self, block: np.ndarray) -> None:
-        """Feed the next ``(frames, channels)`` block."""
+    def add(self, block: np.ndarray, *, scale: float = 1.0, bound: float | None = None
+            ) -> None:
+        """Feed the next ``(frames, channels)`` block, times ``scale`` (in float64).
+
+        ``bound``, if known (pass 1 measured each block), is at least the sample peak of
+        the scaled block: it spares looking for it.
+        """
         block = np.asarray(block)
         if self._tail is None:
             self._tail = np.zeros((_FILTER_MARGIN, block.shape[1]))  # silence before
-        if 2.0 * max(sample_peak(block), sample_peak(self._tail)) <= self._peak:
+        if bound is None:
+            bound = sample_peak(block) * abs(scale)
+        if 2.0 * max(bound, sample_peak(self._tail)) <= self._peak:
             # nothing here is within 6 dB of the peak (_scan would skip it all): keep
             # only the context the next block needs, without copying this one
-            self._tail = np.concatenate([self._tail, block[-2 * _FILTER_MARGIN:]]
-                                        )[-2 * _FILTER_MARGIN:].astype(float)
+            self._tail = np.concatenate([self._tail, _times(block[-2 * _FILTER_MARGIN:], scale)]
+                                        )[-2 * _FILTER_MARGIN:]
             return
-        x = np.concatenate([self._tail, np.asarray(block, dtype=float)])
+        x = np.concatenate([self._tail, _times(block, scale)])
         final = len(x) - _FILTER_MARGIN  # later frames need the next block's samples
         if final > _FILTER_MARGIN:
             self._scan(x, _FILTER_MARGIN, final)

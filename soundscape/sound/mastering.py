@@ -420,15 +420,15 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     gain = 10 ** (gain_db / 20)
     per_file, measure = how.per_file, how.measure
 
-    def emit(block: np.ndarray) -> None:
+    def emit(block: np.ndarray, scale: float) -> None:
         for i, writer in enumerate(write):
-            writer.write(block[:, i * per_file:(i + 1) * per_file])
+            writer.write(block[:, i * per_file:(i + 1) * per_file], scale)
         if bar is not None:
             bar.update(len(block) / how.sample_rate)
 
-    if not limit:
-        for block in _read_raw(raw, how.width, how.block_frames, scale=np.float32(gain)):
-            emit(block)
+    if not limit:  # the writers scale the raw samples as they convert them
+        for block in _read_raw(raw, how.width, how.block_frames):
+            emit(block, gain)
         return math.nan, math.nan, 0.0
     limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=measure)
     meter = LoudnessMeter(how.sample_rate, how.weights)
@@ -437,18 +437,26 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     clean = settle
     index = 0
 
-    def finished(blocks: list[tuple[np.ndarray, bool]]) -> None:
+    def finished(blocks: list[tuple[np.ndarray, bool, float]]) -> None:
+        """Meter and write each (block, whether the limiter touched it, its scale): a
+        raw block comes as read, with the gain as its scale, and is scaled only where the
+        meters need its samples."""
         nonlocal clean, index
-        for block, touched in blocks:
-            measured = measure(block)
+        for block, touched, scale in blocks:
+            # the limiter only turns down, so pass 1's sample peak times the gain bounds
+            # the block's (the margin covers the stems' sum, taken in float32 there)
+            bound = float(reference.peaks[index]) * gain * (1.0 + 1e-6)
             clean = 0 if touched else clean
             if clean >= settle:
                 meter.follow(reference.meter, reference.snapshots[index], gain)
+                peak.add(measure(block), scale=scale, bound=bound)
             else:
+                measured = measure(block if scale == 1.0 else
+                                   np.multiply(block, scale, dtype=np.float64))
                 meter.add(measured)
                 clean += 0 if touched else len(block)
-            peak.add(measured)
-            emit(block)
+                peak.add(measured, bound=bound)
+            emit(block, scale)
             index += 1
 
     # only the runs of blocks within the limiter's reach of a loud one go through it (its
@@ -457,25 +465,29 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     runs = dict(_runs(np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db)),
                       *(2 * [math.ceil(limiter.reach / how.block_frames)]),
                       len(reference.peaks)))
-    blocks = _read_raw(raw, how.width, how.block_frames, scale=np.float64(gain))
     with BlockWriter(finished) as worker:
         last = 0
-        for i, block in enumerate(blocks):
+        for i, block in enumerate(_read_raw(raw, how.width, how.block_frames)):
             if i in runs:  # a run starts: the limiter picks up from the samples before it
                 last = runs[i]
                 start, stop = i * how.block_frames, min(last * how.block_frames, reference.frames)
                 limiter.resume(_scaled(raw, how, gain, start - limiter.reach, start, reference))
                 aligned = _Realign(how.block_frames)
             if i >= last:
-                worker.write([(block, False)])
+                worker.write([(block, False, gain)])
                 continue
-            out = limiter.process(block)
-            worker.write(aligned.push(out, limiter.touched))
+            out = limiter.process(np.multiply(block, gain, dtype=np.float64))
+            worker.write(_as_scaled(aligned.push(out, limiter.touched)))
             if i == last - 1:  # and the samples after it, for its last frames
                 out = limiter.process(
                     _scaled(raw, how, gain, stop, stop + limiter.reach, reference))
-                worker.write(aligned.push(out, limiter.touched) + aligned.rest())
+                worker.write(_as_scaled(aligned.push(out, limiter.touched) + aligned.rest()))
     return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+
+
+def _as_scaled(blocks: list[tuple[np.ndarray, bool]]) -> list[tuple[np.ndarray, bool, float]]:
+    """The limiter's blocks for ``finished``: their samples are scaled already."""
+    return [(block, touched, 1.0) for block, touched in blocks]
 
 
 def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,
@@ -605,15 +617,12 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
         yield first, last
 
 
-def _read_raw(raw: Path, width: int, block_frames: int, *, scale: float
-              ) -> Iterator[np.ndarray]:
-    """Pass 1's raw float32 file times ``scale`` (its type sets the output's), in pass 1's
-    blocks; the next block is read and scaled on a thread while this one is used."""
+def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[np.ndarray]:
+    """Pass 1's raw float32 file in pass 1's blocks; the next block is read on a thread
+    while this one is used."""
     with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
         def read() -> np.ndarray:
-            block = np.fromfile(f, dtype="<f4", count=block_frames * width)
-            # in scale's precision whatever numpy's promotion rules (they changed in 2.0)
-            return np.multiply(block.reshape(-1, width), scale, dtype=type(scale))
+            return np.fromfile(f, dtype="<f4", count=block_frames * width).reshape(-1, width)
 
         pending = pool.submit(read)
         while (block := pending.result()).size:

@@ -259,3 +259,27 @@ def test_24_bit_packing_rounds_half_to_even_and_clips_as_the_plain_way(byteorder
               | first[:, 2].astype(int) << 16)
     values = np.where(values >= 2**23, values - 2**24, values)
     assert values.tolist() == [0, 2, 0, -2, 2**23 - 1, -(2**23)]
+
+
+@pytest.mark.parametrize(("file_format", "bits"), [("wav", "16"), ("wav", "24"),
+                                                   ("wav", "float"), ("flac", "16"),
+                                                   ("flac", "24")])
+def test_a_float32_block_written_with_a_scale_is_the_float64_product_written(
+        tmp_path, file_format, bits):
+    """Pass 2 hands the writers pass 1's float32 samples and the gain: the bytes are those
+    of scaling them in float64 first (the conversions' own scaling is by powers of two)."""
+    raw = np.random.default_rng(5).uniform(-0.3, 0.3, (4801, 2)).astype(np.float32)
+    gain = 10 ** (15.1 / 20)
+    scaled, product = tmp_path / f"s.{file_format}", tmp_path / f"p.{file_format}"
+    for path, write in ((scaled, lambda out: out.write(raw, gain)),
+                        (product, lambda out: out.write(np.multiply(raw, gain,
+                                                                    dtype=np.float64)))):
+        with open_writer(path, sample_rate=48000, channels=2, file_format=file_format,
+                         bits=bits) as out:
+            write(out)
+    assert np.array_equal(soundfile.read(scaled, dtype="float64")[0],
+                          soundfile.read(product, dtype="float64")[0])
+    if file_format == "wav":
+        assert scaled.read_bytes() == product.read_bytes()
+    clipped = soundfile.read(scaled, dtype="float64")[0]
+    assert np.abs(clipped).max() > 0.9  # the gain reached the file (0.3 x 5.7 clips)

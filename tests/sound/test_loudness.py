@@ -112,6 +112,26 @@ def test_streaming_true_peak_equals_the_whole_signal_peak():
     assert meter.peak == pytest.approx(whole, rel=1e-9)
 
 
+@pytest.mark.parametrize("bounded", [False, True])
+def test_true_peak_of_float32_blocks_with_a_scale_is_that_of_the_scaled_blocks(bounded):
+    """Pass 2 feeds pass 1's float32 blocks with the gain as their scale, and each block's
+    sample peak from pass 1 as a bound: the same peak as the float64 products."""
+    rng = np.random.default_rng(4)
+    x = (rng.normal(0, 0.01, (3 * FS, 2)) * np.exp(-np.arange(3 * FS) / FS)[:, None])
+    n = np.arange(400)
+    x[2 * FS:2 * FS + 400, 1] += 0.05 * np.sin(np.pi / 2 * n + np.pi / 4)  # late, intersample
+    x = x.astype(np.float32)
+    gain = 10 ** (15.1 / 20)
+    plain, scaled = TruePeakMeter(), TruePeakMeter()
+    for start in range(0, len(x), 4800):
+        block = x[start:start + 4800]
+        plain.add(np.multiply(block, gain, dtype=np.float64))
+        bound = float(np.abs(block).max()) * gain * (1 + 1e-6) if bounded else None
+        scaled.add(block, scale=gain, bound=bound)
+    assert scaled.peak == plain.peak
+    assert 0.05 * gain <= plain.peak <= 0.06 * gain  # the late sine's (plus noise), scaled
+
+
 def test_limiter_holds_ceiling_and_leaves_quiet_parts_alone():
     rng = np.random.default_rng(0)
     x = rng.normal(0, 0.05, (FS * 3, 2))

@@ -27,13 +27,13 @@ CEILING_DB = -1.1
 
 
 class _Keep:
-    """A writer that keeps what it is given."""
+    """A writer that keeps what it is given (times its scale, as the sample writers do)."""
 
     def __init__(self) -> None:
         self.blocks: list[np.ndarray] = []
 
-    def write(self, block: np.ndarray) -> None:
-        self.blocks.append(np.array(block))
+    def write(self, block: np.ndarray, scale: float = 1.0) -> None:
+        self.blocks.append(np.multiply(block, scale, dtype=np.float64))
 
 
 def _signal() -> np.ndarray:
