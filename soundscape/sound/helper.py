@@ -7,6 +7,7 @@ import mmap
 import multiprocessing
 import signal
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from soundscape.errors import RenderError
@@ -22,6 +23,17 @@ _GONE = "the render's helper process ended without a word (killed?)"
 _FREE, _HELPER, _MAIN = 0, 1, 2
 #: The helper's answer for a note the main process took back before it was started.
 _TAKEN_BACK = "taken back"
+
+
+def _widen(end) -> None:
+    """Give a pipe the largest buffer an unprivileged process may (Linux: 1 MiB, not 64 KiB),
+    so the helper hands over a note of a few hundred KiB in one write instead of waiting,
+    64 KiB at a time, for the main process's receiving thread to get the GIL and read."""
+    with contextlib.suppress(ImportError, AttributeError, OSError, ValueError):  # elsewhere:
+        import fcntl  # as it is
+
+        size = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        fcntl.fcntl(end.fileno(), fcntl.F_SETPIPE_SZ, size)
 
 
 class _Claims:
@@ -95,6 +107,7 @@ class NoteHelper:
         context = multiprocessing.get_context("fork")
         their_requests, self._requests = context.Pipe(duplex=False)
         self._answers, their_answers = context.Pipe(duplex=False)
+        _widen(their_answers)
         self._claims = _Claims(context, len(heard.performance.events))
         self._process = context.Process(
             target=_serve, args=(their_requests, their_answers,
