@@ -44,6 +44,8 @@ HeardNote = tuple[int, np.ndarray, np.ndarray | None]
 _KEYS_KEPT = 2048
 
 _DB_TO_NEPER = math.log(10) / 20  # amplitude dB → natural log
+#: Bins of the fine table of a phase ramp (``_Grid.delay``).
+_FINE = 256
 
 
 def fft_size(n: int) -> int:
@@ -118,25 +120,22 @@ class Spatialiser:
             return kept
         arrivals, start, _ = self.arrivals(source_point, listener, struck_face)
         grid = _grid(self.surroundings.air, n_fft, self.sample_rate)
-        rows = []
-        for path, terms, delays in arrivals:
-            lead = float(delays.min())
-            air = np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
-            rows.append((air * grid.delay(lead - start), terms, delays - lead))
         # one inverse FFT per channel when the head needs it, or when there are no more
         # channels than paths (stereo: two, not three, and a smaller note to cache)
         per_channel = self.channels <= len(arrivals) or any(
             t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
-        if not per_channel:
-            made = (np.stack([row for row, _, _ in rows]),
-                    np.stack([t.gains for _, t, _ in rows]).astype(np.float32))
-        else:
+        airs = [np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
+                for path, _, _ in arrivals]
+        if not per_channel:  # a path's delay is its nearest channel's (gain-only: all one)
+            made = (np.stack([air * grid.delay(float(delays.min()) - start)
+                              for air, (_, _, delays) in zip(airs, arrivals, strict=True)]),
+                    np.stack([t.gains for _, t, _ in arrivals]).astype(np.float32))
+        else:  # each channel of each path delayed by its own arrival, in one phase ramp
             total = np.zeros((self.channels, n_fft // 2 + 1), dtype=np.complex64)
-            for row, terms, extra in rows:
+            for air, (_, terms, delays) in zip(airs, arrivals, strict=True):
                 for ch in range(self.channels):
-                    channel = row * terms.gains[ch]
-                    if extra[ch] > 0:
-                        channel *= grid.delay(extra[ch])
+                    channel = air * grid.delay(float(delays[ch]) - start)
+                    channel *= np.float32(terms.gains[ch])
                     if terms.shadow is not None:
                         channel *= grid.shadow(terms.shadow[ch])
                     total[ch] += channel
@@ -147,23 +146,27 @@ class Spatialiser:
 
 @dataclass(frozen=True)
 class _Grid:
-    """Per-FFT-size tables: air absorption α (dB/m), ω (rad/sample), the head-shadow pieces."""
+    """Per-FFT-size tables: air absorption α (dB/m) and the head-shadow pieces per bin."""
 
     alpha: np.ndarray
-    omega: np.ndarray
     shadow_w: np.ndarray
     shadow_pole: np.ndarray
+    n_fft: int
 
     def delay(self, samples: float) -> np.ndarray:
         """e^(−jωd): a delay of ``samples`` (fractional) as a linear phase.
 
-        Built from cos and sin, which are vectorised; numpy's complex exp is ~20× slower.
-        """
-        angle = self.omega * np.float32(samples)
-        out = np.empty(len(angle), dtype=np.complex64)
-        out.real = np.cos(angle)
-        out.imag = -np.sin(angle)
-        return out
+        Bin k = q·B + r has the phase of r plus that of q·B: a table of ``B`` fine and
+        one of ``len/B`` coarse phases (each a short complex exponential in float64), and
+        one complex64 product per bin. A note whose source stands where no other did needs
+        its own response, one phase ramp per path and channel: cos and sin of every bin
+        took most of a whole rite's ~6 s of responses. Exact to float32 rounding (the
+        angle of a far bin is taken in float64, not float32)."""
+        bins = self.n_fft // 2 + 1
+        step = -2.0 * np.pi * float(samples) / self.n_fft
+        fine = np.exp(1j * step * np.arange(_FINE)).astype(np.complex64)
+        coarse = np.exp(1j * (step * _FINE) * np.arange(-(-bins // _FINE)))
+        return np.multiply.outer(coarse.astype(np.complex64), fine).reshape(-1)[:bins]
 
     def shadow(self, alpha: float) -> np.ndarray:
         """Brown & Duda head shadow (1 + jαw)/(1 + jw) on this grid (see ``head_shadow``)."""
@@ -173,12 +176,10 @@ class _Grid:
 @functools.lru_cache(maxsize=32)
 def _grid(air: Air, n_fft: int, sample_rate: int) -> _Grid:
     freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
-    omega = 2 * np.pi * np.arange(len(freqs)) / n_fft
     shadow_w = head_shadow(0.0, freqs, speed_of_sound=air.speed_of_sound)  # 1/(1 + jw), α = 0 …
     w = (1 / shadow_w - 1).imag  # … gives back w = ω/(2ω0)
     return _Grid(absorption_on_grid(air, n_fft, sample_rate).astype(np.float32),
-                 omega.astype(np.float32), w.astype(np.float32),
-                 shadow_w.astype(np.complex64))
+                 w.astype(np.float32), shadow_w.astype(np.complex64), n_fft)
 
 
 def heard_bytes(note: HeardNote | np.ndarray | None) -> int:

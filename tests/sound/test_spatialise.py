@@ -79,6 +79,20 @@ def test_delay_is_distance_over_c_within_one_sample(distance):
     assert abs(arrival - expected) <= 1.0, f"arrival {arrival} vs {expected:.2f}"
 
 
+@pytest.mark.parametrize("n_fft", [6144, 1 << 21])
+@pytest.mark.parametrize("samples", [0.37, 2417.8])
+def test_a_delays_phase_ramp_is_exact_to_float32_in_every_bin(n_fft, samples):
+    """The ramp from a fine and a coarse table: e^(−jωd) to float32 rounding up to the last
+    bin, even two million bins and 2 400 samples (about 17 m) out."""
+    from soundscape.sound.spatialise import _grid
+
+    ramp = _grid(Air(), n_fft, 48000).delay(samples)
+    k = np.arange(n_fft // 2 + 1)
+    exact = np.exp(-2j * np.pi * k * samples / n_fft)
+    assert ramp.dtype == np.complex64 and ramp.shape == exact.shape
+    assert np.abs(ramp - exact).max() < 1e-6
+
+
 def test_call_from_dahou_arrives_late_and_duller():
     near = render(one_event((0.0, 10.0, 1.5)), "foa", noise_voice(0.5))[:, 0]
     far = render(one_event((0.0, 125.0, 1.5)), "foa", noise_voice(0.5))[:, 0]
