@@ -21,6 +21,7 @@ import itertools
 import math
 import mmap
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -619,15 +620,31 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
 
 def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[np.ndarray]:
     """Pass 1's raw float32 file in pass 1's blocks; the next block is read on a thread
-    while this one is used."""
+    while this one is used, and the pages read are let go behind it (``_let_go``)."""
     with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
         def read() -> np.ndarray:
+            done = f.tell()
+            if done >= _LET_GO_BYTES and done % _LET_GO_BYTES < 4 * width * block_frames:
+                _let_go(f, done - done % _LET_GO_BYTES - _LET_GO_BYTES, _LET_GO_BYTES)
             return np.fromfile(f, dtype="<f4", count=block_frames * width).reshape(-1, width)
 
         pending = pool.submit(read)
         while (block := pending.result()).size:
             pending = pool.submit(read)
             yield block
+
+
+#: Pass 2 lets go of the raw file's pages this many bytes at a time.
+_LET_GO_BYTES = 64 << 20
+
+
+def _let_go(f, start: int, length: int) -> None:
+    """Tell the kernel the raw file's pages in ``start…start+length`` are done with (a dry
+    run or a second write reads them again from the disk). Pass 1 leaves gigabytes of them in the
+    page cache, dirty; with them still there, writing the output file took the kernel
+    4-5 s instead of 2 (2.6 GB after 3.5 GB, measured), pages being found for it."""
+    with contextlib.suppress(AttributeError, OSError):  # not everywhere: then as it is
+        os.posix_fadvise(f.fileno(), start, length, os.POSIX_FADV_DONTNEED)
 
 
 class _Realign:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import mmap
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -206,3 +210,62 @@ def test_an_error_in_the_keeping_process_is_raised_naming_the_file(tmp_path):
     missing = tmp_path / "gone" / "raw.f32"
     with pytest.raises(OSError, match="gone"):
         _pass_one(_blocks(), missing, lambda b: b, LoudnessMeter(RATE, [1, 1]), separate=True)
+
+
+
+def _resident_pages(path) -> np.ndarray:
+    """Per page of ``path``: whether it is in the page cache (Linux ``mincore``)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    size, page = path.stat().st_size, mmap.PAGESIZE
+    vec = (ctypes.c_ubyte * -(-size // page))()
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        base = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if base in (None, ctypes.c_void_p(-1).value):
+            pytest.skip("mmap failed")
+        try:
+            failed = libc.mincore(base, size, vec)
+        finally:
+            libc.munmap(base, size)
+    finally:
+        os.close(fd)
+    if failed:
+        pytest.skip(f"mincore failed (errno {ctypes.get_errno()})")
+    return np.frombuffer(bytes(vec), dtype=np.uint8) & 1
+
+
+def _on_tmpfs(path) -> bool:
+    mounts = [line.split() for line in Path("/proc/mounts").read_text().splitlines()]
+    best = max((m for m in mounts if str(path).startswith(m[1])), key=lambda m: len(m[1]))
+    return best[2] == "tmpfs"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the page cache (mincore)")
+def test_pass_two_lets_go_of_the_raw_files_pages_behind_it(tmp_path, monkeypatch):
+    """Pages of pass 1's raw file that pass 2 has read leave the page cache (with them there,
+    the kernel took twice as long writing the output). Pass 1's pages are written back by
+    then in a long render, as fsync makes them here; a second write reads them again."""
+    if _on_tmpfs(tmp_path):
+        pytest.skip("tmpfs pages stay in memory")
+    _, how, raw, first = _master(tmp_path)
+    with open(raw, "rb+") as f:
+        os.fsync(f.fileno())
+    window = 1 << 20
+    monkeypatch.setattr(mastering, "_LET_GO_BYTES", window)
+    assert _resident_pages(raw).all()
+    written = []
+    for _ in range(2):  # and again, from the disk: the same samples
+        out = _Keep()
+        _pass_two(raw, how, 9.0, CEILING_DB, limit=True, write=[out], reference=first)
+        written.append(np.concatenate(out.blocks))
+    read = raw.stat().st_size
+    let_go = (read // window - 1) * window // mmap.PAGESIZE  # all but the last window
+    assert let_go > 0 and not _resident_pages(raw)[:let_go].any()
+    assert np.array_equal(written[0], written[1])
