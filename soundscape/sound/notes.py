@@ -218,5 +218,7 @@ class DryNotes:
 
 def _trim_tail(mono: np.ndarray) -> np.ndarray:
     """Drop the ring below −100 dB of the note's peak (under any 16-bit floor): less to filter."""
-    loud = np.flatnonzero(np.abs(mono) > _TAIL_FLOOR * np.abs(mono).max(initial=0.0))
-    return mono[:loud[-1] + 1] if loud.size else mono[:0]
+    magnitude = np.abs(mono)
+    loud = magnitude > _TAIL_FLOOR * magnitude.max(initial=0.0)
+    end = loud.size - int(np.argmax(loud[::-1])) if loud.size else 0  # after the last loud one
+    return mono[:end] if end and loud[end - 1] else mono[:0]
