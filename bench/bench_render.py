@@ -18,11 +18,11 @@ Each render runs in its own process (so peak memory is its own)::
 
 Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
-Measured 2026-11-30, last session (2-core machine whose speed drifts; whole rite, 9 078 s
-of audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, the final code, three
-runs): stereo 86.9 s against FluidSynth's 95.3 s (0.91x), 87.3 s against 88.5 s (0.99x),
-89.4 s against 86.9 s (1.03x); the render and its helpers peak at 987–1006 MiB PSS. At
-parity, not yet reliably faster. Details and the history: docs/render.md, "Benchmark".
+Measured 2026-11-30, night (2-core machine whose speed drifts; whole rite, 9 078 s of
+audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, the final code, three
+runs): stereo 65.2 s against FluidSynth's 72.2 s (0.90x), 60.6 s against 71.5 s (0.85x),
+62.9 s against 72.8 s (0.86x); the render and its helpers peak at 956–972 MiB PSS.
+Details and the history: docs/render.md, "Benchmark".
 """
 
 from __future__ import annotations
