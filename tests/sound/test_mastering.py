@@ -212,7 +212,6 @@ def test_an_error_in_the_keeping_process_is_raised_naming_the_file(tmp_path):
         _pass_one(_blocks(), missing, lambda b: b, LoudnessMeter(RATE, [1, 1]), separate=True)
 
 
-
 def _resident_pages(path) -> np.ndarray:
     """Per page of ``path``: whether it is in the page cache (Linux ``mincore``)."""
     import ctypes

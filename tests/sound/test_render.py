@@ -580,7 +580,17 @@ def test_an_error_in_the_helper_process_reaches_the_caller():
                            block_frames=FS, workers=2))
 
 
-def test_a_helper_process_killed_mid_render_is_an_error_not_a_hang():
+@pytest.mark.parametrize("helper_makes", [True, False])
+def test_a_helper_process_killed_mid_render_is_an_error_not_a_hang(monkeypatch, helper_makes):
+    """Killed while it makes notes the main process waits for, or while the main process
+    claims every note itself and needs none of the helper's: an error either way."""
+    from soundscape.sound import helper as helper_module
+
+    if not helper_makes:
+        claim = helper_module._Claims.claim
+        monkeypatch.setattr(helper_module._Claims, "claim",  # the fork inherits it
+                            lambda self, index, who: who == helper_module._MAIN
+                            and claim(self, index, who))
     blocks = render_blocks(scene(300, spacing=0.1, distinct=True), listener=NORTH,
                            panner=make_panner("stereo"), sample_rate=FS, seed=0,
                            voice=noise_voice, surroundings=Surroundings(),
