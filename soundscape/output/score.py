@@ -384,6 +384,25 @@ def _cents_in_alter(root: ET.Element, spelled: dict) -> None:
             alter = ET.Element("alter")
             pitch.insert(1, alter)
         alter.text = f"{whole + cents / 100:.4f}".rstrip("0").rstrip(".")
+        if note.find("accidental") is None:
+            _hidden_accidental(note, whole)
+
+
+#: Elements a <note> may hold after <accidental> (MusicXML 4.0 order).
+_AFTER_ACCIDENTAL = ("time-modification", "stem", "notehead", "notehead-text", "staff",
+                     "beam", "notations", "lyric", "play", "listen")
+
+
+def _hidden_accidental(note: ET.Element, whole: int) -> None:
+    """The written semitone's accidental, not printed: a decimal <alter> alone is no
+    accidental music21 knows ("incorrect accidental 0.0587"); with one it keeps the
+    decimal as the pitch's alter, and a reader that prints accidentals shows none."""
+    accidental = ET.Element("accidental", {"print-object": "no"})
+    accidental.text = {0: "natural", 1: "sharp", -1: "flat"}[whole]
+    children = list(note)
+    at = next((i for i, child in enumerate(children) if child.tag in _AFTER_ACCIDENTAL),
+              len(children))
+    note.insert(at, accidental)
 
 
 def _music21_xml(score: music21.stream.Score) -> bytes:

@@ -75,6 +75,13 @@ def test_cents_in_alter_for_tuning_aware_readers(tmp_path):
         cents = (pitch.midi - round(pitch.midi)) * 100
         assert alter - round(alter) == pytest.approx(cents / 100, abs=1e-4), name
     assert _alters(path)[2] == pytest.approx(1.117, abs=1e-3)
+    # music21 reads it back (a bare decimal <alter> it refused: "incorrect accidental"),
+    # keeping each note's cents, and only the sharp is printed
+    notes = list(music21.converter.parse(path).flatten().notes)
+    assert [n.pitch.alter for n in notes] == pytest.approx(_alters(path), abs=1e-4)
+    root = ET.parse(path).getroot()
+    shown = [a.text for a in root.iter("accidental") if a.get("print-object") != "no"]
+    assert shown == ["sharp"]
 
 
 def test_credits_title_basis_and_layout(tmp_path):
