@@ -21,8 +21,6 @@ from typing import Any
 
 from soundscape.performance import Event, Source
 from soundscape.physics import speed_of_sound
-from soundscape.text import prosody
-from soundscape.text.reading import checked, read
 from soundscape.sequence.archery import (
     ArcheryConfig,
     ArcheryError,
@@ -31,6 +29,8 @@ from soundscape.sequence.archery import (
     place_of,
     release_point,
 )
+from soundscape.text import prosody
+from soundscape.text.reading import checked, read
 
 __all__ = ["CUE_ROLES", "archery_sources", "count_events", "round_events", "source_ids"]
 

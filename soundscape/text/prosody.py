@@ -16,6 +16,7 @@ Numbers and sources: ``soundscape/data/prosody.toml``.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -123,9 +124,7 @@ def _targets(bounds: np.ndarray, contours: Sequence[Sequence[int] | None]):
             yield t0, t1, (letters[0], letters[0])
             continue
         edges = np.linspace(t0, t1, len(letters))
-        for a, b, pair in zip(edges[:-1], edges[1:], zip(letters[:-1], letters[1:],
-                                                         strict=True), strict=True):
-            yield a, b, pair
+        yield from zip(edges[:-1], edges[1:], itertools.pairwise(letters), strict=True)
 
 
 def _coefficients(slope: float, height: float, state, rate: float):

@@ -45,8 +45,8 @@ from soundscape.sound.synth._common import (
     working_rate,
 )
 from soundscape.sound.synth.params import ParamError
-from soundscape.text.hanzi import is_han
 from soundscape.text import prosody
+from soundscape.text.hanzi import is_han
 from soundscape.text.reading import phrase_contours, read
 
 __all__ = ["WORKING_HZ", "Traits", "render", "speech_slots", "syllables", "traits", "validate"]
