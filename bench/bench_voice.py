@@ -75,21 +75,25 @@ def sung_line(reading: str, characters: int = 8) -> tuple[np.ndarray, list[tuple
 
 
 def spoken(reading: str) -> tuple[np.ndarray, list[tuple[float, str]]]:
-    """「請射于公」 spoken (1.4 s), a pause, then called (1.6 s)."""
+    """「請射于公」 spoken, a pause, then called, each as long as its syllables take
+    (``text.prosody``)."""
+    from soundscape.text import prosody
+    from soundscape.text.reading import checked, phrase_contours
+
     syllables = read("請射于公", reading)
-    lyric = " | ".join(f"{s.lyric} {''.join(map(str, _contour(s)))}" for s in syllables)
-    said = note(lyric, 120.0, duration=1.4, articulation="speak", performer="binzhe")
-    called = note(lyric, 196.0, duration=1.6, articulation="call", performer="binzhe")
+    lyric = " | ".join(f"{s.lyric} {''.join(map(str, c))}"
+                       for s, c in zip(syllables, phrase_contours(syllables), strict=True))
+    stops = [checked(s) for s in syllables]
+    said = note(lyric, 120.0, duration=prosody.phrase_seconds(stops, "speak"),
+                articulation="speak", performer="binzhe")
+    called = note(lyric, 120.0, duration=prosody.phrase_seconds(stops, "call"),
+                  articulation="call", performer="binzhe")
     gap = np.zeros(int(0.4 * RATE))
-    labels = [(0.35 * i, f"{s.character} [{s.ipa}]") for i, s in enumerate(syllables)]
+    bounds = model.speech_slots(model.syllables(load_instrument("voice").params, lyric),
+                                prosody.phrase_seconds(stops, "speak"), "speak")
+    labels = [(t, f"{s.character} [{s.ipa}]") for t, s in zip(bounds, syllables, strict=False)]
     labels.append((said.size / RATE + 0.4, "called"))
     return np.concatenate([said, gap, called]), labels
-
-
-def _contour(syl):
-    from soundscape.text.reading import tone_contour
-
-    return tone_contour(syl)
 
 
 def strongest_peak_share(audio: np.ndarray, size: int = 4096) -> float:
@@ -310,10 +314,15 @@ def main() -> None:
                         help="also the whole rite's speech and its pictures")
     parser.add_argument("--suffix", default="", help="appended to the rite pictures' names")
     parser.add_argument("--rite-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--speech-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rite or args.rite_only:
         rite_speech(args.out, args.suffix)
-    if args.rite_only:
+    if args.speech_only:
+        speech, labels = spoken(args.reading)
+        spectrogram(speech, labels, f"「請射于公」 spoken, then called (binzhe), {args.reading}",
+                    args.out / "voice_speech.png")
+    if args.rite_only or args.speech_only:
         return
     measure()
     line, labels = sung_line(args.reading)
