@@ -73,9 +73,9 @@ from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
     ReadingError,
+    phrase_contours,
     read,
     syllable,
-    tone_contour,
 )
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
@@ -567,8 +567,10 @@ def _pronounced(events: list[Event], reading: str) -> list[Event]:
     phones: dict[str, str | None] = {}
     for lyric in {e.lyric for e in events if e.lyric}:
         try:
+            said = read(lyric, reading)  # a phrase's tones as said together (3 3 → 2 3)
             phones[lyric] = syllable(lyric, reading).lyric if len(lyric) == 1 else " | ".join(
-                f"{s.lyric} {''.join(map(str, tone_contour(s)))}" for s in read(lyric, reading))
+                f"{s.lyric} {''.join(map(str, c))}"
+                for s, c in zip(said, phrase_contours(said), strict=True))
         except ReadingError:
             phones[lyric] = None
     return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from soundscape import validate
 from soundscape.cuesheet import SpeechCue
 from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
@@ -31,6 +32,7 @@ from soundscape.geometry import Vec3
 from soundscape.music.tuning import Tuning
 from soundscape.performance import Event, Marker, Shot, Source
 from soundscape.resources import data_dir
+from soundscape.sequence.archery import MISS_OUTCOMES
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import gloss, glossary, prosody
@@ -46,8 +48,16 @@ PHRASED = ("speak", "call")
 
 @functools.cache
 def _report() -> dict[str, Any]:
-    """``data/speech.toml [outcome]``: words that report an arrow, and when."""
-    return dict(read_toml(data_dir() / "speech.toml", CueSheetError).get("outcome", {}))
+    """``data/speech.toml [outcome]``: words that report an arrow, and when; each word's
+    outcome must be one of the archery's misses."""
+    path = data_dir() / "speech.toml"
+    report = dict(read_toml(path, CueSheetError).get("outcome", {}))
+    for word, outcome in report.get("words", {}).items():
+        validate.choice(outcome, MISS_OUTCOMES, key=f"outcome.words.{word}", where=str(path),
+                        error=CueSheetError)
+    validate.number(report.get("reaction_s", 0.0), key="outcome.reaction_s", where=str(path),
+                    error=CueSheetError, low=0.0, high=10.0, unit="seconds")
+    return report
 
 
 def _outcomes() -> dict[str, str]:
@@ -127,7 +137,7 @@ def _planned(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
     """When each phrase is wanted: at its step (after the walk and a pause), or, for words
     that report an arrow, once each arrow of the one spoken to has landed."""
     outcomes = _outcomes()
-    reaction = float(_report()["reaction_s"])
+    reaction = float(_report().get("reaction_s", 0.0))
     out = []
     reported: set[str] = set()
     for cue in cues:

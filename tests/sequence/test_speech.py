@@ -4,7 +4,11 @@ import itertools
 import math
 from types import SimpleNamespace
 
+import pytest
+
+from soundscape.errors import CueSheetError
 from soundscape.music.tuning import default_tuning
+from soundscape.sequence import speech
 from soundscape.sequence.planner import _settings
 from soundscape.sequence.speech import speech_events
 from soundscape.sequence.timeline import TimedStep
@@ -83,6 +87,18 @@ def test_the_tally_is_announced_as_one_phrase(rite):
         assert len(said) == 1 and said[0].articulation == "call"
         rate = len(shoot.announcement) / said[0].duration
         assert 2.5 < rate < 4.0, rate  # a call: slower than formal speech's ~4 a second
+
+
+def test_a_report_word_for_an_unknown_outcome_is_named(monkeypatch):
+    monkeypatch.setattr(speech, "read_toml", lambda path, error: {
+        "outcome": {"reaction_s": 0.8, "words": {"留": "short"}}})
+    speech._report.cache_clear()
+    try:
+        with pytest.raises(CueSheetError, match=r"speech\.toml.*outcome\.words\.留.*short.*"
+                                                 r"liu, yang, fang"):
+            speech._outcomes()
+    finally:
+        speech._report.cache_clear()
 
 
 def _shot(archer_name, outcome, arrival):
