@@ -78,6 +78,20 @@ def test_the_report_said_is_the_one_that_fits_the_arrow(sheet, site):
         ("留", 110.0), ("方", 130.0), ("揚", 140.0)]
 
 
+def test_in_the_rite_the_reports_are_the_dukes_misses(rite):
+    """Never 留, 揚 and 方 together: one word per missed arrow of the duke in the second
+    round (seed 7: his four arrows strike his 侯, so none), each after its arrow lands."""
+    shoot = next(r for r in rite.rounds if r.number == 2)
+    misses = [(s.outcome, s.arrival) for s in shoot.shots
+              if s.archer_name == "公" and s.outcome in ("liu", "yang", "fang")]
+    reports = sorted(((e.lyric, e.time) for e in said(rite) if e.lyric in OFFERED),
+                     key=lambda r: r[1])
+    word = {"liu": "留", "yang": "揚", "fang": "方"}
+    assert [w for w, _ in reports] == [word[o] for o, _ in sorted(misses, key=lambda m: m[1])]
+    assert all(t > a for (_, t), (_, a) in zip(reports, sorted(misses, key=lambda m: m[1]),
+                                               strict=True))
+
+
 def test_the_tally_is_announced_as_one_phrase(rite):
     for shoot in rite.rounds:
         if shoot.announcement is None:
