@@ -10,7 +10,9 @@ WAV you rendered: ``--wav``), and prints
   of one note (singers and 瑟 of 鹿鳴, the goal: tens of milliseconds, none closer
   than 1 ms);
 - the energy below 20 Hz against the whole mix's (goal ≤ −40 dB);
-- the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``;
+- the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``, and the
+  rite's speech: syllables a second and Praat's f0 range per phrase, and phrases one
+  person says at once (goal 0);
 
 and draws a spectrogram of one minute between two pieces (``--png``)::
 
@@ -167,7 +169,9 @@ def main() -> None:
     print(f"energy below 20 Hz: {figures['below_20hz_db']:.1f} dB of the total  (goal ≤ −40)")
     if not args.no_voice:
         print("the voice (bench_voice.py):")
-        runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))["measure"]()
+        voice = runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))
+        voice["measure"]()
+        voice["speech_report"](whole)  # speech rate, f0 range per phrase, overlaps
 
 
 if __name__ == "__main__":
