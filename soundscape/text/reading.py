@@ -12,8 +12,10 @@ Two readings, each a published scheme stated in its data file under
   readings of polyphones) and a stated pinyin → IPA table (``mandarin.toml``).
 
 ``syllable(char, reading)`` reads one character, ``read(text, reading)`` a phrase (its Han
-characters only). A character the reading cannot read raises ``ReadingError`` naming it:
-there is no silent fallback.
+characters only). A character with several senses is read by its sense where it stands, in
+both readings (``text.senses``: 樂 music in 「請以樂」, joy in 「和樂且湛」; a lone
+character gets its default). A character the reading cannot read raises ``ReadingError``
+naming it: there is no silent fallback.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from soundscape.errors import TextError
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text.hanzi import is_han, normalise_char
+from soundscape.text.senses import choose
 
 __all__ = ["DEFAULT_READING", "READINGS", "ReadingError", "Syllable", "checked",
            "phrase_contours", "read", "scheme", "syllable", "tone_contour"]
@@ -74,7 +77,7 @@ def syllable(character: str, reading: str = DEFAULT_READING) -> Syllable:
         raise ReadingError(f"reading {reading}: {character!r} is not one Han character")
     if reading == "mandarin":
         return _mandarin(character, character)[0]
-    return _middle_chinese(character)
+    return _middle_chinese(character, _chosen(character)[0])
 
 
 def read(text: str, reading: str = DEFAULT_READING) -> tuple[Syllable, ...]:
@@ -83,7 +86,7 @@ def read(text: str, reading: str = DEFAULT_READING) -> tuple[Syllable, ...]:
     han = "".join(c for c in text if is_han(c))
     if reading == "mandarin":
         return _mandarin(han, text)
-    return tuple(_middle_chinese(c) for c in han)
+    return tuple(_middle_chinese(c, chosen) for c, chosen in zip(han, _chosen(han), strict=True))
 
 
 def scheme(reading: str = DEFAULT_READING) -> str:
@@ -136,6 +139,11 @@ def _choices() -> dict:
     return read_toml(data_dir() / "readings" / "choices.toml", error=ReadingError)
 
 
+def _chosen(han: str) -> list[str | None]:
+    """Per character: the 音韻地位 its sense there takes (``text.senses``), else None."""
+    return [None if sense is None else sense.position for sense in choose(han)]
+
+
 # -- Mandarin -------------------------------------------------------------------------------
 def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
     from pypinyin import Style, pinyin
@@ -150,6 +158,9 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
         while at >= 0:
             toned[at:at + len(phrase)] = row["pinyin"]
             at = standard.find(phrase, at + 1)
+    for at, sense in enumerate(choose(standard)):  # read by its sense there
+        if sense is not None:
+            toned[at] = sense.pinyin
     out = []
     for char, syllable_pinyin in zip(han, toned, strict=True):
         initial = to_initials(syllable_pinyin, strict=True)
@@ -169,8 +180,12 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
 
 # -- Middle Chinese -------------------------------------------------------------------------
 @functools.cache
-def _middle_chinese(character: str) -> Syllable:
-    position = _position(character)
+def _middle_chinese(character: str, chosen: str | None = None) -> Syllable:
+    """The syllable of ``character`` at the 音韻地位 ``chosen`` (a tshet-uinh 描述), or
+    where none is chosen at its reading from the choices table or the first listed."""
+    import tshet_uinh
+
+    position = _position(character) if chosen is None else tshet_uinh.音韻地位.from描述(chosen)
     table = _table("middle-chinese")
     rhyme = table["merge"].get(position.韻, position.韻)
     found = [(vowel, cells.index(rhyme)) for vowel, cells in table["nuclei"].items()
