@@ -147,9 +147,8 @@ def _chosen(han: str) -> list[str | None]:
 # -- Mandarin -------------------------------------------------------------------------------
 def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
     from pypinyin import Style, pinyin
-    from pypinyin.contrib.tone_convert import to_finals, to_initials
 
-    table, choices = _table("mandarin"), _choices()
+    choices = _choices()
     standard = "".join(choices["variants"].get(c, c) for c in han)
     toned = [p[0] for p in pinyin(standard, style=Style.TONE3, strict=True,
                                   neutral_tone_with_five=True, errors=lambda s: [""] * len(s))]
@@ -161,21 +160,27 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
     for at, sense in enumerate(choose(standard)):  # read by its sense there
         if sense is not None:
             toned[at] = sense.pinyin
-    out = []
-    for char, syllable_pinyin in zip(han, toned, strict=True):
-        initial = to_initials(syllable_pinyin, strict=True)
-        final = to_finals(syllable_pinyin, strict=True)
-        if final not in table["finals"] or not syllable_pinyin[-1:].isdigit():
-            raise ReadingError(f"reading mandarin: pypinyin has no reading of {char!r} "
-                               f"(in {where!r})")
-        medial, nucleus, coda = table["finals"][final]
-        if final == "i" and initial in table["apical"]["initials"]:
-            nucleus = table["apical"]["vowel"]
-        onset = table["initials"].get(initial, "")
-        phones = tuple(p for p in (onset, medial, nucleus, coda) if p)
-        out.append(Syllable(char, "mandarin", onset, medial, nucleus, coda,
-                            syllable_pinyin[-1], phones))
-    return tuple(out)
+    return tuple(_from_pinyin(char, said, where)
+                 for char, said in zip(han, toned, strict=True))
+
+
+def _from_pinyin(char: str, syllable_pinyin: str, where: str) -> Syllable:
+    """The Mandarin syllable of ``char`` said as ``syllable_pinyin`` (tone digit)."""
+    from pypinyin.contrib.tone_convert import to_finals, to_initials
+
+    table = _table("mandarin")
+    initial = to_initials(syllable_pinyin, strict=True)
+    final = to_finals(syllable_pinyin, strict=True)
+    if final not in table["finals"] or not syllable_pinyin[-1:].isdigit():
+        raise ReadingError(f"reading mandarin: pypinyin has no reading of {char!r} "
+                           f"(in {where!r})")
+    medial, nucleus, coda = table["finals"][final]
+    if final == "i" and initial in table["apical"]["initials"]:
+        nucleus = table["apical"]["vowel"]
+    onset = table["initials"].get(initial, "")
+    phones = tuple(p for p in (onset, medial, nucleus, coda) if p)
+    return Syllable(char, "mandarin", onset, medial, nucleus, coda, syllable_pinyin[-1],
+                    phones)
 
 
 # -- Middle Chinese -------------------------------------------------------------------------
