@@ -205,3 +205,27 @@ def test_a_bad_table_is_named_at_its_key(table_of, body, named):
     senses = table_of(body)
     with pytest.raises(TextError, match=named):
         senses.table()
+
+
+def test_the_planner_reads_sung_characters_in_their_line_and_spoken_phrases_whole():
+    """Sung: one character per note, read in the words of its voice's line (樂 of 和樂 is
+    joy though 樂 alone is music); spoken: the phrase read whole (請以樂: music)."""
+    from soundscape.performance import Event
+    from soundscape.sequence.planner import _pronounced
+
+    def sung(source, t, char):
+        return Event(t, 0.5, source, None, 0.7, "sing", "luming", "luming", char)
+
+    line = "和樂且湛"
+    events = [sung(s, 0.1 * k + (0.01 if s == "b" else 0), c)
+              for k, c in enumerate(line) for s in ("a", "b")]
+    events.append(Event(9.0, 1.0, "sishe", None, 0.8, "call", "x", None, "請以樂"))
+    events.append(Event(9.0, 1.0, "yue", None, 0.8, "sing", "shao", "shao", "樂"))  # alone
+    said = _pronounced(events, "middle-chinese")
+    joy = [e.phones for e in said if e.lyric == "樂" and e.piece == "luming"]
+    assert joy == ["l ɑ k", "l ɑ k"]                 # 盧各切, both singers
+    assert [e.phones for e in said if e.lyric == "湛"] == ["t ɒ m"] * 2   # 丁含切
+    assert said[-2].phones.split(" | ")[2].startswith("ŋ ɔ k")   # 五角切, music
+    assert said[-1].phones == "ŋ ɔ k"                # a lone character: the default
+    mandarin = _pronounced(events, "mandarin")
+    assert [e.phones for e in mandarin if e.lyric == "湛"] == ["t a n"] * 2   # dān
