@@ -28,7 +28,7 @@ from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.source import Text
 
-__all__ = ["speech_cues"]
+__all__ = ["answer_starts", "speech_cues"]
 
 
 @functools.cache
@@ -97,6 +97,19 @@ def _next_said() -> re.Pattern:
                             reverse=True))
     return re.compile(rf"(?:(?:{names})(?:及|與)?)*(?:(?:告於|告于|命|謂)(?:{names}))?"
                       rf"[皆又亦興]*[對應]?曰")
+
+
+def answer_starts(chars: str) -> list[int]:
+    """Where someone the steps do not name as an actor answers (「弟子自西方應曰」, 「相者
+    對曰」): derive opens a step there, so the answer is said after the words it answers."""
+    return [m.start() for m in _answer_pattern().finditer(chars)]
+
+
+@functools.cache
+def _answer_pattern() -> re.Pattern:
+    actors = set(glossary.load().term_index("actor"))
+    others = sorted((n for n in _rules()["speakers"] if n not in actors), key=len, reverse=True)
+    return re.compile(rf"(?:{'|'.join(map(re.escape, others))})(?:自[^曰]{{1,3}})?[皆興]*[對應]曰")
 
 
 # ------------------------------------------------------------------ 曰
