@@ -89,6 +89,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     forces and rules. A sheet that would not sequence is written, but derive says why
     and exits with an error.
     """
+    recognised = ""
     if source is None and rite_id is not None:
         loaded, text_id = rites.load_rite_text(rite_id), rite_id
         title = rites.rite(rite_id).title
@@ -99,7 +100,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     else:
         loaded, text_id, title = text.load(source), source.stem, source.stem
         target = output or source.with_suffix(".toml")
-        rite_id = _which_rite(loaded, rite_id)
+        rite_id, recognised = _which_rite(loaded, rite_id)
         if rite_id is not None:
             text_id, title = rite_id, rites.rite(rite_id).title
     for line in set_aside_report(loaded):
@@ -109,7 +110,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         click.echo(f"note: {loaded.source}:{line}: {quote} names piece {piece!r}, which has "
                    "no score in the repertoire: not cued", err=True)
     header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}.\n"
-              "Format: docs/cuesheet.md. Spans index the text's normalised characters.")
+              "Format: docs/cuesheet.md. Spans index the text's normalised characters."
+              + (f"\n{recognised}" if recognised else ""))
     cuesheet.save(sheet, target, header=header)
     click.echo(f"{target}: {len(sheet.sections)} sections, {len(sheet.steps)} steps, "
                f"{len(sheet.layout)} layout entries, {len(sheet.music)} music cues, "
@@ -129,9 +131,10 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
             + f"\n{advice}")
 
 
-def _which_rite(loaded: text.Text, forced: str | None) -> str | None:
+def _which_rite(loaded: text.Text, forced: str | None) -> tuple[str | None, str]:
     """The bundled rite of a user's text: ``forced`` (checked against the text's content,
-    a mismatch noted), else the one recognised; say which and how sure."""
+    a mismatch noted), else the one recognised; say which and how sure. Returns the rite
+    and the line the sheet's header keeps."""
     from soundscape.text.derive.recognise import recognise
 
     found = recognise(loaded)
@@ -139,12 +142,12 @@ def _which_rite(loaded: text.Text, forced: str | None) -> str | None:
         tail = ("; its site, layout, forces and rules are used (--rite ID chooses another)"
                 if found.rite else "; derived with no rite's data (--rite ID forces one)")
         click.echo(f"note: {loaded.source}: {found.describe()}{tail}", err=True)
-        return found.rite
+        return found.rite, f"By its content the text is {found.describe()}."
     rites.rite(forced)  # an unknown id is refused with the known ones
     if found.rite != forced:
         click.echo(f"note: {loaded.source}: --rite {forced} forced; by its content the text "
                    f"is {found.describe()}", err=True)
-    return forced
+    return forced, f"Rite {forced} forced (--rite); by its content the text is {found.describe()}."
 
 
 def unplayable(path: Path) -> list[str]:

@@ -109,6 +109,7 @@ def test_gai_of_a_dafu_is_the_drum_alone_in_the_other_edition(rite, tmp_path):
     path.write_text(second_edition(rite), encoding="utf-8")
     out = tmp_path / "e.toml"
     assert CliRunner().invoke(cli, ["derive", str(path), "-o", str(out)]).exit_code == 0
+    assert "# By its content the text is recognised" in out.read_text(encoding="utf-8")
     gai = next(m for m in cuesheet.load(out).music if m.piece == "gaixia")
     layout = {i.id: i.instrument for i in cuesheet.load(out).layout}
     assert [layout[p] for p in gai.performers] == ["jiangu"]
@@ -122,6 +123,8 @@ def test_rite_forced_on_a_text_and_a_passage(tmp_path):
     result = CliRunner().invoke(cli, ["derive", str(path), "--rite", "yan", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "--rite yan forced" in result.output
+    assert "# Rite yan forced (--rite); by its content the text is not a bundled rite" in (
+        out.read_text(encoding="utf-8"))
     sheet = cuesheet.load(out)
     assert sheet.text.id == "yan" and len(sheet.layout) == 14
     # the 設樂 passage is not in the excerpt: the entries say which passage they rest on
