@@ -93,15 +93,22 @@ class Sequencing:
         return load_site(rite=self.site_rite(cues))
 
     def site_rite(self, cues: Path | None) -> str | None:
-        """The bundled rite whose site a run uses (see :meth:`site`), or None."""
+        """The bundled rite whose site a run uses (see :meth:`site`), or None: ``--rite``, the
+        cue sheet's ``[text] id``, or the one a saved ``--performance`` was sequenced from."""
         if self.rite is not None:
             return self.rite
-        if cues is None:
-            return None
-        from soundscape.cuesheet import load
         from soundscape.text.derive.rites import rite_ids
 
-        text_id = load(cues).text.id
+        if cues is None and self.performance is not None:  # the rite it was sequenced from
+            from soundscape.performance import Performance
+
+            text_id = Performance.load_json(self.performance).info.text
+        elif cues is None:
+            return None
+        else:
+            from soundscape.cuesheet import load
+
+            text_id = load(cues).text.id
         return text_id if text_id in rite_ids() else None
 
     def _saved(self, cues: Path | None):
