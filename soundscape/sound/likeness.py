@@ -48,7 +48,7 @@ def pair_correlations(notes: list[np.ndarray], *, band: tuple[float, float],
     rows = np.zeros((len(notes), frames))
     for row, note in zip(rows, notes, strict=True):
         part = note[:frames]
-        row[:part.size] = signal.sosfiltfilt(sos, np.pad(part, (0, frames - part.size)))
+        row[:] = signal.sosfiltfilt(sos, np.pad(part, (0, frames - part.size)))
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     rows = rows / np.where(norms > 0, norms, 1.0)
     matrix = rows @ rows.T
@@ -60,9 +60,9 @@ def highest_correlation(notes: list[np.ndarray], *, band: tuple[float, float],
                         sample_rate: int, window_s: float = 1.0) -> float:
     """The highest correlation of any two of ``notes`` (see ``pair_correlations``)."""
     if len(notes) < 2:
-        return 0.0
-    return float(np.max(pair_correlations(notes, band=band, sample_rate=sample_rate,
-                                          window_s=window_s)))
+        raise ValueError("highest_correlation needs two notes or more")
+    matrix = pair_correlations(notes, band=band, sample_rate=sample_rate, window_s=window_s)
+    return float(np.max(matrix[np.triu_indices(len(notes), 1)]))
 
 
 def share_above(note: np.ndarray, *, hz: float, sample_rate: int) -> float:

@@ -132,8 +132,10 @@ def test_an_instrument_made_at_a_lower_rate_holds_next_to_nothing_above_half_of_
         pitches = [(found.default_hz, None)]
     else:
         pitches = [(hz, None) for hz in found.range_hz]
+    # A bell's side stroke is a B stroke of another bell of the set (tested as B).
+    articulations = [a for a in found.articulations if a != "side"]
     for (hz, name), articulation, velocity in itertools.product(
-            pitches, found.articulations, (0.3, 1.0)):
+            pitches, articulations, (0.3, 1.0)):
         x = render_note(found, hz=hz, velocity=velocity, duration=0.5, articulation=articulation,
                         sample_rate=FS, rng=np.random.default_rng(0), pitch=name)
         power = np.abs(np.fft.rfft(x)) ** 2

@@ -64,4 +64,6 @@ def test_the_glide_sums_the_same_sines():
     frames = frames_for(1.0, RATE)
     expected = plain_partials(freqs, amps, t60s, frames, glide=0.2)
     got = damped_partials(freqs, amps, t60s, frames=frames, sample_rate=RATE, glide=0.2)
-    assert np.max(np.abs(got - expected)) <= 1e-9 * np.max(np.abs(expected))
+    # Once the glide has moved every phase to within 1e-6 rad of its end, the partials
+    # ring on as poles: the sum is the same to that phase (−120 dB).
+    assert np.max(np.abs(got - expected)) <= 2e-6 * np.sum(amps)

@@ -66,11 +66,12 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
         return np.zeros(frames)
     if glide == 0.0:
         return _ringing(freqs, amps, t60s, lengths, frames, sample_rate)
-    # The glide is over after _GLIDE_SPANS time constants (e^-8: what is left of it moves a
-    # 300 Hz partial's phase by 0.004 rad at a 10 % glide): sines sample by sample until
-    # then, then the partials ring on from there as poles, each with the phase the glide
-    # left it.
-    head = min(int(lengths.max()), frames_for(_GLIDE_SPANS * glide_s, sample_rate))
+    # Sines sample by sample while the glide lasts, then the partials ring on as poles,
+    # each with the phase the glide left it: the glide counts as over once what is left
+    # of it moves no partial's phase by more than _GLIDE_RAD (−120 dB of its amplitude).
+    left = 2.0 * np.pi * float(freqs.max()) * glide * glide_s / _GLIDE_RAD
+    head = min(int(lengths.max()),
+               frames_for(max(1.0, math.log(max(left, 1.0))) * glide_s, sample_rate))
     out = np.zeros(frames)
     t = np.arange(head) / sample_rate
     travel = t + glide * glide_s * (1.0 - np.exp(-t / glide_s))  # the same for every partial
@@ -87,8 +88,8 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
     return out
 
 
-#: Time constants after which a glide counts as over (``damped_partials``).
-_GLIDE_SPANS = 8.0
+#: The phase (rad) a glide may still move a partial when it counts as over.
+_GLIDE_RAD = 1e-6
 
 
 #: Samples per row of ``_ringing``'s block sum (256-1024 measured fastest).

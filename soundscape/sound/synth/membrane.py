@@ -58,7 +58,7 @@ from soundscape.sound.synth._common import (
     noise_burst,
 )
 
-__all__ = ["render"]
+__all__ = ["Stroke", "own_tuning", "render", "render_stroke"]
 
 
 def mode_table(params: Mapping[str, Any], *, hz: float,
@@ -96,7 +96,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     if articulation == "shake":
         return _shake(params, hz=hz, velocity=velocity, duration=duration,
                       sample_rate=sample_rate, rng=rng)
-    return _stroke(params, hz=hz, velocity=velocity, articulation=articulation,
+    return render_stroke(params, hz=hz, velocity=velocity, articulation=articulation,
                    sample_rate=sample_rate, rng=rng, min_s=duration,
                    stroke=Stroke.drawn(params, velocity, articulation, rng))
 
@@ -134,9 +134,11 @@ class Stroke:
         return cls(force, radius, 0.5 * (low + high), float(rng.uniform(0.0, 2.0 * np.pi)))
 
 
-def _stroke(params: Mapping[str, Any], *, hz: float, velocity: float, articulation: str,
-            sample_rate: int, rng: np.random.Generator, min_s: float = 0.0,
-            stroke: Stroke | None = None) -> np.ndarray:
+def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
+                  articulation: str, sample_rate: int, rng: np.random.Generator,
+                  min_s: float = 0.0, stroke: Stroke | None = None) -> np.ndarray:
+    """One stroke as ``stroke`` plays it (None: the file's levels at ``velocity``), ringing
+    at least ``min_s`` seconds."""
     stroke = stroke or Stroke(velocity, None, None)
     freqs, amps, t60s = mode_table(params, hz=hz, articulation=articulation)
     thud = db_to_gain(params["thud_db"])
@@ -198,8 +200,8 @@ def _shake(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # Pellets on a twisted drum strike harder mid-twist: ±1.5 dB at the twist rate (EST §3.3).
     levels = levels * db_to_gain(1.5 * np.sin(np.pi * rate / 4.0 * times))
     levels = levels / max(1.0, float(np.max(levels)))
-    ring = _stroke(params, hz=hz, velocity=1.0, articulation="strike", sample_rate=sample_rate,
-                   rng=rng)
+    ring = render_stroke(params, hz=hz, velocity=1.0, articulation="strike",
+                         sample_rate=sample_rate, rng=rng)
     train = np.zeros(frames_for(float(times.max()), sample_rate) + 1)
     np.add.at(train, np.round(times * sample_rate).astype(int), levels)
     out = signal.fftconvolve(train, ring)
