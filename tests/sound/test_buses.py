@@ -111,7 +111,7 @@ def test_a_low_rate_bus_gives_the_same_samples_whatever_the_blocks(block_frames)
 @pytest.mark.parametrize(("instrument", "sample_rate", "rate"), [
     ("ambience", 48000, 16000), ("voice", 48000, 24000), ("se", 48000, 48000),
     ("ambience", 44100, 22050), ("voice", 96000, 24000), ("bianzhong", 48000, 24000),
-    ("jiangu", 44100, 22050)])
+    ("jiangu", 44100, 14700), ("jiangu", 48000, 12000)])
 def test_models_that_need_less_are_made_at_a_whole_fraction_of_the_rate(
         instrument, sample_rate, rate):
     source = Source("x", instrument, "x", "x", "x", (0.0, 0.0, 0.0))
