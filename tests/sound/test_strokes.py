@@ -28,9 +28,10 @@ RATE = 22050
 #: The instruments whose sounds are strikes, plucks, steps and releases (one-shots).
 ONE_SHOTS = ("jiangu", "pi", "tao", "bianzhong", "bo", "bianqing", "se", "bow", "tally",
              "target", "footstep", "shafts", "pu", "robe", "vessel", "pour")
-#: Their instruments whose files keep many renderings of every repeated note (the 瑟 plays
-#: 230 different notes: three renderings each already make 612 sounds of its class).
-MANY = tuple(i for i in ONE_SHOTS if i != "se")
+#: Their instruments whose files keep many renderings of every repeated note: the others
+#: play many different notes (the 瑟 230, footsteps 197 walks), three renderings each
+#: already make hundreds of sounds of their class.
+MANY = ("jiangu", "pi", "tao", "bianzhong", "bo", "bianqing", "bow", "tally", "target", "pu")
 
 
 def peak(audio: np.ndarray, near_hz: float, *, start_s: float = 0.0, length_s: float = 1.0,
@@ -105,7 +106,7 @@ def test_every_one_shot_class_of_the_rite_sounds_16_renderings_or_more():
 
 
 def test_every_drum_bell_and_stone_stroke_is_its_own_rendering():
-    for instrument_id in ("jiangu", "pi", "bianzhong", "bo", "bianqing"):
+    for instrument_id in ("jiangu", "bianzhong", "bo", "bianqing"):
         source = Source("x", instrument_id, "x", "x", "east", (0.0, 0.0, 0.0))
         assert SynthVoice().variants(source) == EVERY_EVENT == 1 << 32
 
