@@ -80,8 +80,8 @@ def test_one_shot_instruments_keep_many_renderings_of_a_repeated_note(instrument
 def test_every_one_shot_class_of_the_rite_sounds_16_renderings_or_more():
     """Per (instrument, articulation) of the rite: the different renderings the render
     makes (note keys × the variants their events pick): at least 16 in every class of 32
-    strokes or more, and 16 to pick from in every class (before: 172 bow releases were 3
-    sounds, 117 tally sounds 9)."""
+    strokes or more, and 16 to pick from in every class of 16 or more (before: 172 bow
+    releases were 3 sounds, 117 tally sounds 9)."""
     from soundscape.sound.notes import stable_ints
 
     performance = whole_rite()
@@ -100,9 +100,10 @@ def test_every_one_shot_class_of_the_rite_sounds_16_renderings_or_more():
     for group, found in kinds.items():
         if counts[group] >= 32:
             assert len(found) >= 16, (group, len(found), counts[group])
-        keys = {key for key, _ in found}
-        source = next(s for s in performance.sources.values() if s.instrument == group[0])
-        assert len(keys) * voice.variants(source) >= 16, group
+        if counts[group] >= 16:
+            keys = {key for key, _ in found}
+            source = next(s for s in performance.sources.values() if s.instrument == group[0])
+            assert len(keys) * voice.variants(source) >= 16, group
 
 
 def test_every_drum_bell_and_stone_stroke_is_its_own_rendering():
