@@ -97,8 +97,8 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         return _shake(params, hz=hz, velocity=velocity, duration=duration,
                       sample_rate=sample_rate, rng=rng)
     return render_stroke(params, hz=hz, velocity=velocity, articulation=articulation,
-                   sample_rate=sample_rate, rng=rng, min_s=duration,
-                   stroke=Stroke.drawn(params, velocity, articulation, rng))
+                         sample_rate=sample_rate, rng=rng, min_s=duration,
+                         stroke=Stroke.drawn(params, velocity, articulation, rng))
 
 
 def own_tuning(params: Mapping[str, Any], performer: str | None) -> float:
@@ -114,7 +114,8 @@ def own_tuning(params: Mapping[str, Any], performer: str | None) -> float:
 @dataclass(frozen=True, slots=True)
 class Stroke:
     """One stroke as played: force (velocity units), striking radius (fraction of the
-    head's), and whether it has a scatter at all (``radius`` None: the file's levels)."""
+    head's; None: the file's levels, no scatter), the radius the file's levels hold at,
+    and the angle (rad) from the direction the note is heard in."""
 
     force: float
     radius: float | None
