@@ -82,6 +82,65 @@ def onset_spread(performance, cue: str = "luming") -> tuple[float, float]:
     return spread, closest
 
 
+#: One-shot classes measured for likeness: (instrument, articulation) → the band (Hz) a
+#: listener tells its strokes apart in (the modes or noise band the model sounds in).
+ONE_SHOT_BANDS = {
+    ("jiangu", "strike"): (30.0, 300.0), ("pi", "strike"): (100.0, 1500.0),
+    ("bianzhong", "A"): (100.0, 8000.0), ("bianzhong", "side"): (100.0, 8000.0),
+    ("bo", "A"): (100.0, 8000.0), ("bianqing", "strike"): (100.0, 8000.0),
+    ("bow", "release"): (40.0, 6000.0), ("tally", "lay"): (1000.0, 10000.0),
+    ("tally", "count"): (1000.0, 10000.0), ("target", "cloth"): (40.0, 1500.0),
+    ("target", "leather"): (40.0, 2500.0), ("footstep", "earth"): (50.0, 6000.0),
+}
+#: The most strokes of one class compared (every two of them): the first ones of the rite.
+MOST_STROKES = 400
+
+
+def stroke_likeness(performance, *, cue: str | None = None, seed: int = 0, sample_rate: int = 24000,
+                    most: int | None = MOST_STROKES
+                    ) -> dict[tuple[str, str], tuple[int, int, float, float]]:
+    """Per one-shot class (``ONE_SHOT_BANDS``): how many strokes, how many different
+    renderings among them, the highest correlation of any two of their dry notes as the
+    render makes them (in the class's band, onsets aligned, the first second), and the
+    share of pairs above 0.9; ``cue`` keeps one cue's, ``most`` the first so many (None:
+    all)."""
+    from soundscape.sound.likeness import dry_strokes, pair_correlations
+
+    out = {}
+    for (instrument, articulation), band in ONE_SHOT_BANDS.items():
+        indexes = [i for i, e in enumerate(performance.events)
+                   if performance.sources[e.source].instrument == instrument
+                   and e.articulation == articulation and (cue is None or e.cue == cue)]
+        indexes = indexes[:most]
+        if len(indexes) < 2:
+            continue
+        notes = dry_strokes(performance, indexes, seed=seed, sample_rate=sample_rate)
+        matrix = pair_correlations(notes, band=band, sample_rate=sample_rate)
+        pairs = matrix[np.triu_indices(len(notes), 1)]
+        renderings = len({hash(n.tobytes()) for n in notes})
+        out[(instrument, articulation)] = (len(notes), renderings, float(pairs.max()),
+                                           float(np.mean(pairs > 0.9)))
+    return out
+
+
+def bell_brightness(performance, *, seed: int = 0, sample_rate: int = 48000,
+                    above_hz: float = 2000.0) -> dict[str, tuple[int, float]]:
+    """Per bell and stone instrument: how many strokes, and the median share (dB) of a
+    stroke's energy above ``above_hz``."""
+    from soundscape.sound.likeness import dry_strokes, share_above
+
+    out = {}
+    for instrument in ("bianzhong", "bo", "bianqing"):
+        indexes = [i for i, e in enumerate(performance.events)
+                   if performance.sources[e.source].instrument == instrument][:MOST_STROKES]
+        if not indexes:
+            continue
+        notes = dry_strokes(performance, indexes, seed=seed, sample_rate=sample_rate)
+        shares = [share_above(n, hz=above_hz, sample_rate=sample_rate) for n in notes]
+        out[instrument] = (len(notes), 10 * float(np.log10(max(np.median(shares), 1e-30))))
+    return out
+
+
 def audio_figures(path: Path) -> dict[str, float]:
     """Zero samples, quiet frames and infrasound, read block by block."""
     info = sf.info(str(path))
@@ -167,6 +226,19 @@ def main() -> None:
     print(f"鹿鳴 onset spread: median {spread:.1f} ms per note, closest two players "
           f"{closest:.2f} ms  (goal: tens of ms, ≥ 1 ms)")
     print(f"energy below 20 Hz: {figures['below_20hz_db']:.1f} dB of the total  (goal ≤ −40)")
+    print("highest stroke-to-stroke correlation per one-shot class (dry notes as rendered, "
+          "class band, first second; share of pairs above 0.9):")
+    likeness = stroke_likeness(whole)
+    for (instrument, articulation), (count, kinds, highest, share) in likeness.items():
+        print(f"  {instrument} {articulation}: {count} strokes, {kinds} renderings, highest "
+              f"{highest:.3f}, {100 * share:.1f} % of pairs above 0.9")
+    lishou = stroke_likeness(whole, cue="lishou", most=None).get(("jiangu", "strike"))
+    if lishou:
+        print(f"  建鼓 of 貍首: {lishou[0]} strokes, {lishou[1]} renderings, highest "
+              f"{lishou[2]:.3f}, {100 * lishou[3]:.1f} % of pairs above 0.9  (goal: highest < 0.9)")
+    print("energy above 2 kHz of bell and stone strokes (median of the strokes):")
+    for instrument, (count, level) in bell_brightness(whole).items():
+        print(f"  {instrument}: {count} strokes, {level:.1f} dB of the stroke's energy")
     if not args.no_voice:
         print("the voice (bench_voice.py):")
         voice = runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))
