@@ -31,7 +31,7 @@ from soundscape.site.listeners import Listener
 from soundscape.sound.notes import ByteLru
 from soundscape.sound.spatialise import GUARD, Spatialiser, fft_size
 
-__all__ = ["CHUNK", "Lines"]
+__all__ = ["CHUNK", "Lines", "impulse_filter"]
 
 #: Frames a line is filtered at a time (at its bus's rate): 2^16 less 8192, so a response of up
 #: to 8192 taps (every place of the whole rite heard from the duke's seat, measured; longer
@@ -64,6 +64,19 @@ class _Filter:
     @property
     def nbytes(self) -> int:
         return self.spectrum.nbytes + (0 if self.mix is None else self.mix.nbytes)
+
+
+def impulse_filter(rows: np.ndarray, start: int) -> _Filter:
+    """A line's filter from an impulse response: ``rows`` (channels, taps), its first tap
+    ``start`` samples after the dry frame (the court's late tail, ``sound.tail``)."""
+    made = _Filter.__new__(_Filter)
+    made.start = start
+    made.n_fft = fft_size(CHUNK + rows.shape[1])
+    made.taps = made.n_fft - CHUNK + 1
+    made.reach = start + rows.shape[1]
+    made.mix = None
+    made.spectrum = scipy.fft.rfft(rows, made.n_fft, axis=1).astype(np.complex64)
+    return made
 
 
 class _Line:
@@ -119,8 +132,10 @@ class _Line:
 class Lines:
     """The lines of one bus, for a standing listener; output in chunks of ``CHUNK`` frames."""
 
-    def __init__(self, spatialiser: Spatialiser, listener: Listener, channels: int) -> None:
+    def __init__(self, spatialiser: Spatialiser | None, listener: Listener, channels: int,
+                 make_filter=None) -> None:
         self.spatialiser = spatialiser
+        self._make_filter = make_filter  # (point, face) → _Filter, instead of the spatialiser
         self.listener = listener
         self.channels = channels
         self._lines: dict[tuple, _Line] = {}
@@ -141,7 +156,8 @@ class Lines:
     def _filter(self, point, face) -> _Filter:
         found = self._filters.get((point, face))
         if found is None:
-            found = _Filter(self.spatialiser, point, self.listener, face)
+            found = (self._make_filter(point, face) if self._make_filter is not None
+                     else _Filter(self.spatialiser, point, self.listener, face))
             self._filters.put((point, face), found, found.nbytes)
         return found
 
