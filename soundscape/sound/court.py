@@ -142,7 +142,7 @@ def load_court(site: Site, hypothesis: str | None = None) -> Court:
 def source_point(site: Site, place: str, height: float | None = None) -> Vec3:
     """Where a sound made at ``place`` is: on its floor (the hall's, or the ground: a place's
     own z may be a target's middle), ``height`` above it (None: a standing mouth's)."""
-    x, y, z = site.place(place)
+    x, y, _ = site.place(place)
     floor = site.hall.height if site.on_hall(x, y) else 0.0
     above = site.people.get("standing_mouth", 1.5) if height is None else height
     return (float(x), float(y), float(floor + above))
