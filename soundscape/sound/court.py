@@ -388,6 +388,9 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
             fine = np.fft.rfft(train, n_fft * _FINE)[:n_fft // 2 + 1]
             spectrum += masks[band] * fine
         out[:, channel] = np.fft.irfft(spectrum, n_fft)[:frames] * math.sqrt(weight)
+    # the tail ends at length_s, 30–45 dB down in a bare court: faded, not cut
+    fade = min(frames, round(_FADE_S * rate))
+    out[frames - fade:] *= np.hanning(2 * fade)[fade:, None]
     return out
 
 
@@ -395,6 +398,8 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
 _PULSES = 8
 #: How much finer than a sample the pulses are placed (``tail``).
 _FINE = 8
+#: The tail's last seconds, faded out.
+_FADE_S = 0.5
 #: Arrivals closer than this (ms) join one cluster (``_clusters``) …
 GAP_MS = 1.0
 #: … which is cut where it grows longer than this (ms).
