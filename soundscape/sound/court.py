@@ -287,10 +287,10 @@ class Court:
                 & (images.distance - direct <= self.model.early_ms * 1e-3 * speed))
 
     def late(self, source, listener, *, alpha_db_per_m: np.ndarray, speed: float
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The late images (every one not an early path) within ``tail_s``: arrival times (s),
-        pressure at the listener per band (amplitude at 1 m = 1, air included), pair ids; and
-        the early paths' arrival times."""
+        pressure at the listener per band (amplitude at 1 m = 1, air included), pair ids; the
+        early paths' arrival times; and where the late images stand (n, 3)."""
         images = self.images(source, listener, reach_m=self.model.tail_s * speed)
         late = ~self.split(images, speed)
         d = images.distance[late]
@@ -298,7 +298,8 @@ class Court:
         # the strong images of low order count with the early paths in ``tail`` (same sign)
         strong = late & (images.order <= self.model.coherent_order)
         return (d / speed, amp / np.maximum(d, 0.5)[:, None], images.pair[late],
-                np.concatenate([images.distance[~late], images.distance[strong]]) / speed)
+                np.concatenate([images.distance[~late], images.distance[strong]]) / speed,
+                images.points[late])
 
     def zone(self, point) -> tuple[str, Vec3]:
         """The zone (send bus) nearest ``point``."""
@@ -326,9 +327,9 @@ def band_masks(n_fft: int, rate: int) -> np.ndarray:
     return masks
 
 
-def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.ndarray, *,
-         rate: int, length_s: float, weights: np.ndarray, diffusion_ms: float, seed: int
-         ) -> np.ndarray:
+def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.ndarray,
+         points: np.ndarray, *, rate: int, length_s: float, weights: np.ndarray,
+         diffusion_ms: float, seed: int, pan=None) -> np.ndarray:
     """The late tail, one column per output channel: every late image a pulse, each band's
     pulses through ``band_masks``, summed.
 
@@ -336,14 +337,15 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
     add as they do in the image model (an image and its floor bounce, an image and its mirror
     for a listener on a wall, the many of a flutter's return), so every channel carries the
     model's energy envelope; each cluster's sign is drawn anew per channel, so the channels
-    are decorrelated beyond it (a diffuse tail, not one more mono source). A cluster that
-    joins the early paths keeps their sign.
+    are decorrelated beyond it (a diffuse tail, not one more mono source). The clusters that
+    join the early paths or hold a strong image (``coherent_order``) keep their signs and are
+    panned from where their images stand (``pan``): they are the court's distinct echoes.
     Where the hypothesis scatters (``diffusion_ms`` > 0), each cluster is ``_PULSES`` pulses of
     random sign spread over that time after it (its energy kept).
 
     Parameters
     ----------
-    times, pressure, pairs, early : from ``Court.late``
+    times, pressure, pairs, early, points : from ``Court.late``
     rate : int, Hz
     length_s : float, seconds
     weights : ndarray (channels,)
@@ -351,6 +353,9 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
         panner's mean squared gain over all directions).
     diffusion_ms : float
     seed : int
+    pan : callable or None
+        ``pan(point) -> gains`` (channels,): an image's gain per channel from where it stands;
+        None: ``√weights`` (every channel alike).
 
     Returns
     -------
@@ -365,8 +370,14 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
     spread = diffusion_ms * 1e-3 * rate
     pulses = 1 if spread == 0 else _PULSES
     out = np.zeros((frames, len(weights)))
+    held = fixed[cluster_of]
+    gains = np.tile(np.sqrt(weights), (len(times), 1))
+    if pan is not None:
+        for i in np.flatnonzero(held):
+            gains[i] = pan(points[i])
     for channel, weight in enumerate(weights):
-        signs = np.where(fixed, 1.0, rng.choice((-1.0, 1.0), clusters))[cluster_of]
+        signs = np.where(held, gains[:, channel], math.sqrt(weight) * rng.choice(
+            (-1.0, 1.0), clusters)[cluster_of])
         if pulses == 1:
             at = np.round(times * rate * _FINE).astype(int)[:, None]
             sign = signs[:, None]
@@ -387,7 +398,7 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
                                 minlength=frames * _FINE)
             fine = np.fft.rfft(train, n_fft * _FINE)[:n_fft // 2 + 1]
             spectrum += masks[band] * fine
-        out[:, channel] = np.fft.irfft(spectrum, n_fft)[:frames] * math.sqrt(weight)
+        out[:, channel] = np.fft.irfft(spectrum, n_fft)[:frames]
     # the tail ends at length_s, 30–45 dB down in a bare court: faded, not cut
     fade = min(frames, round(_FADE_S * rate))
     out[frames - fade:] *= np.hanning(2 * fade)[fade:, None]

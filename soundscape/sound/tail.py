@@ -24,7 +24,7 @@ from scipy import signal
 from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
-from soundscape.sound.lines import CHUNK, Lines, impulse_filter
+from soundscape.sound.lines import Lines, impulse_filter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air
 
@@ -37,6 +37,9 @@ _LEVEL_S = 1.5
 _KHZ = BANDS.index(1000.0)
 #: Zero crossings of the decimator's low-pass on each side (resample_poly's own: 10).
 _HALF_TAPS = 10
+#: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
+#: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
+TAIL_CHUNK = 28672
 
 
 def diffuse_weights(panner: Panner) -> np.ndarray:
@@ -85,8 +88,9 @@ class Tail:
         self.speed = air.speed_of_sound
         self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
         self.weights = diffuse_weights(panner)
+        self.panner = panner
         self.seed = seed
-        self.lines = Lines(None, listener, channels, make_filter=self._filter)
+        self.lines = Lines(None, listener, channels, make_filter=self._filter, chunk=TAIL_CHUNK)
         self._up = Upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
@@ -105,15 +109,20 @@ class Tail:
                                speed=self.speed)
         ir = tail(*late, rate=self.rate, length_s=self.court.model.tail_s,
                   weights=self.weights, diffusion_ms=self.court.hypothesis.diffusion_ms,
-                  seed=stable_seed(self.seed, zone, self.listener.position))
+                  seed=stable_seed(self.seed, zone, self.listener.position), pan=self._pan)
         heard = np.flatnonzero(np.abs(ir).max(axis=1) > 0)
         first = int(heard[0]) if len(heard) else 0
         return first, ir[first:]
 
+    def _pan(self, point) -> np.ndarray:
+        """An image's gains per channel (the panner's, from where it stands; gain-only)."""
+        azimuth, elevation, _ = self.listener.direction_to(point)
+        return self.panner.terms(azimuth, elevation).gains
+
     def _filter(self, zone, face):
         del face  # the tail is omnidirectional
         first, ir = self.response(zone)
-        return impulse_filter(ir.T.astype(np.float32), first)
+        return impulse_filter(ir.T.astype(np.float32), first, TAIL_CHUNK)
 
     def _late_energy(self, point) -> float:
         found = self._energy.get(point)
@@ -179,7 +188,7 @@ class Tail:
         its zone's point is sent early)."""
         width, depth = self.court.enclosure.size
         lead = math.hypot(width, depth) / self.speed
-        return ((self._lag + 2 + 2 * CHUNK + _HALF_TAPS + 1) * self.factor
+        return ((self._lag + 2 + 2 * TAIL_CHUNK + _HALF_TAPS + 1) * self.factor
                 + math.ceil(lead * self.output_rate))
 
     @property
@@ -192,7 +201,7 @@ class Tail:
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples of the tail."""
         while len(self._ready) < frames:
-            self._flush(self.lines.next_chunk + self._lag + CHUNK)
+            self._flush(self.lines.next_chunk + self._lag + TAIL_CHUNK)
             block = self.lines.chunk()
             more = block if self._up is None else self._up(block)
             self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
