@@ -15,7 +15,13 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, court_option, place_id, surroundings_for
+from soundscape.cli._common import (
+    SEATS_HELP,
+    SEED_MAX,
+    court_option,
+    place_id,
+    surroundings_for,
+)
 
 __all__ = ["command"]
 
@@ -39,7 +45,7 @@ __all__ = ["command"]
               help="A bundled rite: the response in its own site (鄉射: the 序; 燕禮: the 寢).")
 @click.option("--sample-rate", "--rate", "rate", type=click.Choice(("44100", "48000", "96000")),
               default="48000", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True,
               help="Seed of the late tail's decorrelation (as `render --seed`).")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("output/impulse.wav"), show_default=True, help="The WAV to write.")
