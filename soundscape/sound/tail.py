@@ -229,8 +229,9 @@ class _Pending:
             self.data = np.concatenate([np.zeros(self.origin - onset, np.float32), self.data])
             self.origin = onset
         stop = onset + len(mono)
-        if stop - self.origin > len(self.data):
-            grown = np.zeros(max(stop - self.origin, 2 * len(self.data)), dtype=np.float32)
+        if stop - self.origin > len(self.data):  # grown by a quarter: these are held long
+            grown = np.zeros(max(stop - self.origin, len(self.data) + len(self.data) // 4),
+                             dtype=np.float32)
             grown[:len(self.data)] = self.data
             self.data = grown
         self.data[onset - self.origin:stop - self.origin] += mono
