@@ -269,3 +269,20 @@ def test_clarity_of_a_known_response():
     ir[100 + REF_FS // 10] = 0.5
     assert iso3382.clarity(ir, REF_FS) == pytest.approx(10 * math.log10(1 / 0.25))
     assert iso3382.definition(ir, REF_FS) == pytest.approx(0.8)
+
+
+def test_sends_are_brought_down_as_resample_poly_does():
+    """The tail's decimator, fed notes in pieces and read in uneven stretches, gives what
+    ``scipy.signal.resample_poly`` gives on the whole (its low-pass, zero phase)."""
+    from scipy import signal
+
+    from soundscape.sound.tail import _Pending
+
+    x = np.random.default_rng(0).standard_normal(120000).astype(np.float32)
+    pending = _Pending(6)
+    for start in range(0, len(x), 7000):
+        pending.add(start, x[start:start + 7000])
+    low = np.concatenate([pending.take(a, b) for a, b in ((0, 3000), (3000, 11000),
+                                                           (11000, 19000))])
+    expected = signal.resample_poly(x.astype(float), 1, 6)[:19000]
+    assert np.max(np.abs(low[20:18900] - expected[20:18900])) < 1e-5
