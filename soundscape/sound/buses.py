@@ -210,7 +210,7 @@ class Buses:
         self.static = isinstance(listener, Listener)
         # the court's late sound: a send bus for the notes on lines (a standing listener's)
         self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
-                          surroundings.air, seed, tuple(self.by_rate))
+                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
                      if surroundings.court is not None and self.static else None)
         self.guard = max([bus.guard for bus in self.by_rate.values()]
                          + ([self.tail.guard] if self.tail is not None else []))

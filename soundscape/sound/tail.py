@@ -69,12 +69,13 @@ class Tail:
     seed : int
     rates : tuple of int
         The rates of the buses that send to it (each a whole multiple of the tail's).
+    upsampler : type
+        ``buses.Upsampler`` (given, not imported: the buses import this module).
     """
 
     def __init__(self, court: Court, listener: Listener, panner: Panner, channels: int,
-                 sample_rate: int, air: Air, seed: int, rates: tuple[int, ...] = ()) -> None:
-        from soundscape.sound.buses import Upsampler  # buses imports this module
-
+                 sample_rate: int, air: Air, seed: int, rates: tuple[int, ...] = (), *,
+                 upsampler) -> None:
         # the tail's rate: a whole fraction of every bus's, near tail_rate_hz
         step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
         factor = max(step, round(sample_rate / court.model.tail_rate_hz / step) * step)
@@ -91,7 +92,7 @@ class Tail:
         self.panner = panner
         self.seed = seed
         self.lines = Lines(None, listener, channels, make_filter=self._filter, chunk=TAIL_CHUNK)
-        self._up = Upsampler(factor, channels) if factor > 1 else None
+        self._up = upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
         self._routes: dict[tuple, tuple] = {}
