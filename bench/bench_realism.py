@@ -13,6 +13,8 @@ WAV you rendered: ``--wav``), and prints
 - the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``, and the
   rite's speech: syllables a second and Praat's f0 range per phrase, and phrases one
   person says at once (goal 0);
+- the court: EDT, T20, C80, D50 and the gate↔hall echo period from the singers' place to
+  the duke's seat, the middle of the court and the gate (``court_figures``), per hypothesis;
 
 and draws a spectrogram of one minute between two pieces (``--png``)::
 
@@ -198,6 +200,33 @@ def draw_minute(path: Path, start: float, png: Path) -> None:
     figure.savefig(png, dpi=100)
 
 
+#: The places the court's figures are heard at, from the singers' place on the hall.
+COURT_PLACES = ("gong_wei", "zhongting", "men")
+
+
+def court_figures(court: str = "bare") -> dict[str, dict[str, float]]:
+    """EDT, T20, C80, D50 and the gate↔hall echo period (ISO 3382-1, 500 Hz–1 kHz) of the
+    court's impulse responses from the 工's mats (gong_xi) to the duke's seat, the middle of
+    the court and the gate, as ``soundscape impulse`` makes them (W of first-order
+    ambisonics: an omnidirectional microphone)."""
+    from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import Listener
+    from soundscape.sound import iso3382
+    from soundscape.sound.court import load_court, source_point
+    from soundscape.sound.impulse import impulse_response
+    from soundscape.sound.propagation import Surroundings
+
+    site = load_site()
+    surroundings = Surroundings(court=load_court(site, court))
+    out = {}
+    for place in COURT_PLACES:
+        seat = site.listener(place)
+        ir = impulse_response(source_point(site, "gong_xi"), Listener(seat.position, seat.facing),
+                              surroundings=surroundings, layout="foa", sample_rate=48000)
+        out[place] = iso3382.measure(ir[:, 0], 48000).as_dict()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wav", type=Path, help="measure this render (stereo, whole rite)")
@@ -239,6 +268,11 @@ def main() -> None:
     print("energy above 2 kHz of bell and stone strokes (median of the strokes):")
     for instrument, (count, level) in bell_brightness(whole).items():
         print(f"  {instrument}: {count} strokes, {level:.1f} dB of the stroke's energy")
+    for court in ("bare", "damped"):
+        for place, f in court_figures(court).items():
+            print(f"court {court}, gong_xi → {place}: EDT {f['edt']:.2f} s, T20 {f['t20']:.2f} s, "
+                  f"C80 {f['c80']:+.1f} dB, D50 {f['d50']:.2f}, echo {f['echo']:.2f} s  "
+                  "(measured courtyard theatres: EDT 0.6–0.96 s, T30 ≈ 0.7 s)")
     if not args.no_voice:
         print("the voice (bench_voice.py):")
         voice = runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))
