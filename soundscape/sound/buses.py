@@ -254,9 +254,10 @@ class Buses:
         rate, lined, own = key
         heard = self.by_rate[rate].heard
         if not lined:
-            if note is not None and len(note[1]) >= LONG_S * rate:  # only whole repeats
+            if (note is not None and len(note[1]) >= LONG_S * rate  # only whole repeats
+                    and heard.dry_notes.kept(own[0])):
                 heard.keep(own, note)
-        elif own not in heard.dry_notes.cache:
+        elif own not in heard.dry_notes.cache and heard.dry_notes.kept(own[0]):
             heard.dry_notes.cache.put(own, note, note.nbytes)
 
     def add(self, index: int, note, column: int) -> None:
