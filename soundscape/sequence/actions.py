@@ -37,8 +37,6 @@ from soundscape.text import glossary
 __all__ = ["ActionSounds", "load_actions"]
 
 _UP = (0.0, 0.0, 1.0)
-#: Where a species is silent, how often to look again whether its hour has come (s).
-_HOUR_STEP_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -173,12 +171,17 @@ class ActionSounds:
             spots = table[species["spots"]]
             short, long = species["seconds"]
             soft, loud = species["velocity"]
-            # the hours' stretches: a call is drawn at each stretch's own rate
+            # a Poisson process whose rate follows the hour (thinning: candidates at the
+            # highest rate, each kept with the odds of its own hour's rate)
+            most = max(float(v) for v in species["per_min"].values()) / 60.0
+            if most <= 0:
+                continue
             t, k = 0.0, 0
-            while t < end:
-                rate = float(species["per_min"][self._hour(t, night)]) / 60.0
-                t += rng.exponential(1.0 / rate) if rate > 0 else _HOUR_STEP_S
-                if rate <= 0 or t >= end:
+            while True:
+                t += rng.exponential(1.0 / most)
+                if t >= end:
+                    break
+                if rng.uniform() * most >= float(species["per_min"][self._hour(t, night)]) / 60:
                     continue
                 spot = int(rng.integers(len(spots)))
                 x, y, z = (float(v) for v in spots[spot])
