@@ -120,7 +120,7 @@ def quiet_minute(performance) -> float:
     return 0.0
 
 
-def draw_minute(path: Path, start: float, png: Path) -> None:
+def draw_minute(path: Path, start: float, png: Path, title: str | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -133,10 +133,12 @@ def draw_minute(path: Path, start: float, png: Path) -> None:
     figure, ax = plt.subplots(figsize=(12, 4.5))
     mesh = ax.pcolormesh(t, f, 10 * np.log10(power + 1e-14), shading="auto", vmin=-140,
                          vmax=-40, cmap="magma")
-    ax.set_ylim(0, 12000)
+    ax.set_ylim(0, min(20000, rate / 2))  # the bed reaches 16 kHz
     ax.set_xlabel(f"seconds from {start / 60:.1f} min (no music: the rite's actions and "
                   "the place)")
     ax.set_ylabel("Hz")
+    if title:
+        ax.set_title(title)
     figure.colorbar(mesh, label="dB (power)")
     figure.tight_layout()
     figure.savefig(png, dpi=100)

@@ -68,18 +68,20 @@ REPEATS = False
 #: The segment's RMS at velocity 1, before its fades (−20 dBFS: room for gusts and pops).
 RMS = 0.1
 #: The rate the layers are made at (at least): every band lies under half of it (the
-#: schema, data/models/ambience.toml, ends the bands at 3600 Hz). What the place holds
-#: above (leaves near at hand, insects, birds) are the creatures' calls, made at the
-#: full rate; the bed itself is a low murmur, and at 8 kHz it costs a sixth of 48 kHz.
-WORKING_HZ = 8000
+#: schema, data/models/ambience.toml, ends the bands at 7500 Hz). What the place holds
+#: above (leaves near at hand, insects, birds' harmonics) are the creatures' calls, made
+#: at the full rate; at 8 kHz the bed's cut at 4 kHz showed as a cliff under the calls.
+WORKING_HZ = 16000
 #: Noise is shaped with the 20 Hz high-pass's magnitude folded in (``noise_shape``).
 INFRASOUND_FREE = True
 #: Envelopes are computed every this many samples and held (a step of < 0.5 %).
 _STEP = 16
+#: Leaves fall ~3 dB an octave above their low edge (a rustle's spectrum: EST).
+_TILT = {"leaves_db": -3.0}
 _LIFE_BAND = (150.0, 1200.0)
 _FLAME_BAND = (80.0, 1000.0)
 _KNOCK_BAND = (300.0, 1500.0)  # far off: the highs are gone
-_CRACKLE_BAND = (800.0, 3600.0)
+_CRACKLE_BAND = (800.0, 7000.0)
 #: Layers of sparse events, scaled by their loudest event; the others by their RMS.
 _SPARSE = ("knock_db", "crackle_db")
 
@@ -107,7 +109,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     ``rng`` alone.
     """
     row = params[articulation]
-    # every layer lies under 4 kHz (its bands): made at 8 kHz or more, then upsampled
+    # every layer lies under 8 kHz (its bands): made at 16 kHz or more, then upsampled
     # if the caller asked for more (the render asks for its bus's rate: WORKING_HZ)
     rate, factor = working_rate(sample_rate, WORKING_HZ)
     frames = frames_for(duration, rate)
@@ -149,7 +151,8 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     spectra, sparse = [], []
     if dense:
         white = complex_noise(rng, n)
-        spectra += [white * noise_shape(band, n, sample_rate) for _, band in dense]
+        spectra += [white * noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
+                    for key, band in dense]
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
         bursts = make(row, rng, frames, sample_rate) if row[key] > -120.0 else None

@@ -46,6 +46,10 @@ REPEATS = False
 #: Noise is shaped with the 20 Hz high-pass's magnitude folded in (``_shape``); the
 #: tonal calls start at 450 Hz under smooth envelopes.
 INFRASOUND_FREE = True
+#: Nothing is made above this (Hz): partials fade out as they near it, noise falls 190 dB
+#: an octave past it, so the instrument's ``working_hz`` of 36 kHz holds (next to
+#: nothing above 18 kHz: tests/sound/test_buses.py).
+TOP_HZ = 16500.0
 #: Envelopes are computed every this many samples and held (a step of < 0.2 %).
 _STEP = 32
 
@@ -108,7 +112,7 @@ def _shape(band: tuple[float, float], tilt_db: float, n: int, sample_rate: int) 
     high = min(high, 0.45 * sample_rate)
     f[0] = 1e-3  # DC: every factor below is ~0 there
     gain = 1.0 / np.sqrt((1.0 + (low / f) ** 8) * (1.0 + (f / high) ** 8)
-                         * (1.0 + (INFRASOUND_HZ / f) ** 16))
+                         * (1.0 + (INFRASOUND_HZ / f) ** 16) * (1.0 + (f / TOP_HZ) ** 64))
     gain *= (np.maximum(f, low) / low) ** (tilt_db / (20 * np.log10(2)))
     return gain.astype(np.float32)
 
@@ -158,6 +162,13 @@ def _rise_fall(frames: int, sample_rate: int, rise_s: float, fall_s: float) -> n
     return _held(np.sin(0.5 * np.pi * rise) ** 2 * np.sin(0.5 * np.pi * fall) ** 2, frames)
 
 
+def _under_top(hz, sample_rate: int):
+    """A partial's gain at ``hz``: 1 well under ``TOP_HZ`` (and Nyquist), smoothly to 0
+    near it (a sweep crossing it fades, it does not click off)."""
+    top = min(TOP_HZ, 0.45 * sample_rate)
+    return 1.0 / (1.0 + (np.asarray(hz) / top) ** 32)
+
+
 def _whistle(row, *, frames, sample_rate, rng):
     out = np.zeros(frames)
     low, high = row["band"]
@@ -176,8 +187,7 @@ def _whistle(row, *, frames, sample_rate, rng):
         phase = 2.0 * np.pi * np.cumsum(track) / sample_rate + rng.uniform(0, 2 * np.pi)
         tone = np.zeros(n)
         for k, amp in enumerate(harmonics, start=1):
-            ok = track * k < 0.45 * sample_rate
-            tone += amp * np.sin(k * phase) * ok
+            tone += amp * np.sin(k * phase) * _under_top(track * k, sample_rate)
         envelope = np.sin(np.pi * (t + 0.5 / sample_rate) / length) ** 2
         syllable = tone / max(np.sqrt(np.mean(tone**2)), 1e-12)
         if row["noise"] > 0:
@@ -217,8 +227,8 @@ def _chirps(row, *, frames, sample_rate, rng):
             break
         f = carrier * rng.uniform(0.99, 1.01)
         phase = 2.0 * np.pi * f * t + rng.uniform(0, 2 * np.pi)
-        tone = sum(amp * np.sin(k * phase) for k, amp in enumerate(harmonics, start=1)
-                   if k * f < 0.45 * sample_rate)
+        tone = sum(amp * _under_top(k * f, sample_rate) * np.sin(k * phase)
+                   for k, amp in enumerate(harmonics, start=1))
         out[at:at + n] += pulse * tone * rng.uniform(0.8, 1.0)
         start += period * rng.uniform(0.95, 1.05)
     return out
