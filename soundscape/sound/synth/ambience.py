@@ -76,6 +76,10 @@ WORKING_HZ = 16000
 INFRASOUND_FREE = True
 #: Envelopes are computed every this many samples and held (a step of < 0.5 %).
 _STEP = 16
+#: The layers that share an envelope (one inverse FFT for them): the air's.
+_ROW = {"wind_db": "air", "life_db": "air"}
+#: Variance of a uniform signed byte (``complex_noise``'s parts).
+_BYTE_VARIANCE = (256.0**2 - 1.0) / 12.0
 #: Leaves fall ~3 dB an octave above their low edge (a rustle's spectrum: EST).
 _TILT = {"leaves_db": -3.0}
 _LIFE_BAND = (150.0, 1200.0)
@@ -151,8 +155,17 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     spectra, sparse = [], []
     if dense:
         white = complex_noise(rng, n)
-        spectra += [white * noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
-                    for key, band in dense]
+        # one row per envelope: the air and the far-off life swell together with the
+        # gusts (it is the wind that carries them), the leaves and a flame on their own
+        rows: dict[str, np.ndarray] = {}
+        for key, band in dense:
+            shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
+            # each band at RMS 1 before its level: the shape's power sets the noise's
+            scaled = shape * np.float32(db_to_gain(row[key]) / _rms_of(shape, n))
+            row_key = _ROW.get(key, key)
+            rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
+        dense = list(rows)
+        spectra += [white * rows[key] for key in dense]
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
         bursts = make(row, rng, frames, sample_rate) if row[key] > -120.0 else None
@@ -163,26 +176,31 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     if not spectra:
         return np.zeros(frames)
     # complex64 throughout: half the inverse FFT's time of complex128
-    rows = scipy.fft.irfft(np.stack(spectra), n, axis=1)[:, :frames]
+    layers = scipy.fft.irfft(np.stack(spectra), n, axis=1)[:, :frames]
     envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
-    out = np.zeros(frames)
-    for (key, _), layer in zip(dense, rows, strict=False):
-        scale = float(np.sqrt(np.mean(layer**2)))
-        if scale > 0:
-            out += layer * envelopes[key] * (db_to_gain(row[key]) / scale)
-    for key, layer in zip(sparse, rows[len(dense):], strict=True):
+    out = np.zeros(frames, dtype=np.float32)
+    for key, layer in zip(dense, layers, strict=False):
+        out += layer * envelopes[key]
+    for key, layer in zip(sparse, layers[len(dense):], strict=True):
         scale = float(np.max(np.abs(layer)))
         if scale > 0:
-            out += layer * (db_to_gain(row[key]) / scale)
-    return out
+            out += layer * np.float32(db_to_gain(row[key]) / scale)
+    return out.astype(np.float64)
+
+
+def _rms_of(shape: np.ndarray, n: int) -> float:
+    """The RMS of ``complex_noise`` (bytes: variance 1/12 of 256² a part) shaped by
+    ``shape`` and inverse-transformed on ``n`` points (Parseval)."""
+    power = 2.0 * float(np.sum(shape.astype(np.float64) ** 2)) - float(shape[0]) ** 2
+    return float(np.sqrt(power * 2 * _BYTE_VARIANCE)) / n
 
 
 def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
                rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Each dense layer's slow envelope, computed every ``_STEP`` samples and held.
 
-    air: the gusts, a smooth random walk, lognormal around 1; leaves: the gusts squared
-    (they only stir when the air moves) with a quick flutter; life: a slow swell; flame:
+    air (and far-off life): the gusts, a smooth random walk, lognormal around 1; leaves:
+    the gusts squared (they only stir when the air moves) with a quick flutter; flame:
     its ~10 Hz flicker, fanned by the gusts."""
     coarse = -(-frames // _STEP)
     rate = sample_rate / _STEP
@@ -191,12 +209,13 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
         return smooth_noise(rng, frames=coarse, rate_hz=rate_hz, sample_rate=rate)
 
     gusts = np.exp(row["gust_depth"] * 0.5 * walk(row["gust_rate_hz"]))
-    shapes = {"wind_db": lambda: gusts,
+    shapes = {"air": lambda: gusts,
               "leaves_db": lambda: gusts**2 * (1.0 + 0.3 * walk(8.0)),
-              "life_db": lambda: np.exp(0.8 * walk(0.2)),
               "flame_db": lambda: np.exp(0.5 * walk(10.0)) * gusts}
-    return {key: np.repeat(make(), _STEP)[:frames] for key, make in shapes.items()
-            if row[key] > -120.0}
+    present = {_ROW.get(key, key) for key in ("wind_db", "leaves_db", "life_db", "flame_db")
+               if row[key] > -120.0}
+    return {key: np.repeat(make().astype(np.float32), _STEP)[:frames]
+            for key, make in shapes.items() if key in present}
 
 
 def _knocks(row, rng, frames, sample_rate):
