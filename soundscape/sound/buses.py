@@ -5,9 +5,9 @@ voice 20 kHz, the courtyard's bed 16 kHz; see ``synth.working_hz``). Its notes a
 rendered, spatialised and mixed at the lowest whole fraction of the output rate that
 is still at least that (16 kHz of a 48 kHz render), on a bus of their own, and the
 bus's mix is upsampled once, block by block, into the output. The spatialiser's
-FFTs and the heard notes of such a bus are a third of their size at 48 kHz, so more
-of them stay cached: the bed of a whole rite is a few dozen renderings, not
-thousands.
+FFTs and the heard notes of such a bus are a third of their size at 48 kHz. Notes a
+model says never repeat (``REPEATS = False``: the bed's segments and the calls, each its
+own rendering) are not kept.
 
 The upsampler is the same polyphase Kaiser low-pass the models use
 (``synth._common.upsample``), run as a causal FIR across blocks; its delay is
@@ -194,10 +194,8 @@ class Buses:
         self.by_rate: dict[int, Bus] = {}
         rates = sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True)
         # one cache for all: the dry notes of every bus, and the heard notes a standing
-        # listener keeps (those that repeat whole: the long ones). The courtyard's bed
-        # needs ~80 MiB of it (six places × three renderings of its 30 s segments): with a
-        # fixed half of a bus's share it was made and heard again 223 times in a whole
-        # rite instead of 85
+        # listener keeps (those that repeat whole: the long ones); none of the notes that
+        # never repeat (the place's: DryNotes.kept)
         kept = ByteLru(cache_bytes)
         for rate in rates:
             if rate <= 0 or sample_rate % rate:
@@ -260,9 +258,10 @@ class Buses:
         rate, lined, own = key
         heard = self.by_rate[rate].heard
         if not lined:
-            if note is not None and len(note[1]) >= LONG_S * rate:  # only whole repeats
+            if (note is not None and len(note[1]) >= LONG_S * rate  # only whole repeats
+                    and heard.dry_notes.kept(own[0])):
                 heard.keep(own, note)
-        elif own not in heard.dry_notes.cache:
+        elif own not in heard.dry_notes.cache and heard.dry_notes.kept(own[0]):
             heard.dry_notes.cache.put(own, note, note.nbytes)
 
     def add(self, index: int, note, column: int) -> None:

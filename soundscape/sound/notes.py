@@ -101,6 +101,14 @@ class SynthVoice:
             return EACH
         return VARIANTS if instrument.renderings is None else int(instrument.renderings)
 
+    def repeats(self, instrument_id: str) -> bool:
+        """Whether notes of ``instrument_id`` may repeat (worth keeping): False for a model
+        that says ``REPEATS = False`` (the place's bed and calls: every note its own)."""
+        from soundscape.music.instruments import model_module
+
+        model = model_module(self._instrument(instrument_id).model)
+        return getattr(model, "REPEATS", True)
+
     def made_at(self, source: Source, sample_rate: int) -> int:
         """The rate to make ``source``'s notes at for output at ``sample_rate`` (lower for
         the models whose sound needs less: ``synth.made_at``)."""
@@ -219,6 +227,13 @@ class DryNotes:
         own = getattr(self.voice, "variants", None)
         return VARIANTS if own is None else own(source)
 
+    def kept(self, key: tuple) -> bool:
+        """Whether the note of ``key`` is worth keeping: not when the voice says its
+        instrument's notes never repeat (``repeats``; the key's first item is the
+        instrument), which would only push out notes that do."""
+        own = getattr(self.voice, "repeats", None)
+        return own is None or own(key[0])
+
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
         if mono is None:
@@ -226,7 +241,8 @@ class DryNotes:
             raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
                              dtype=float)
             mono = _trim_tail(raw).astype(np.float32)
-            self.cache.put((key, variant), mono, mono.nbytes)
+            if self.kept(key):
+                self.cache.put((key, variant), mono, mono.nbytes)
         return mono
 
 
