@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from soundscape import validate
 from soundscape.fileio import read_json, write_text
 from soundscape.kit import KitError
 from soundscape.sound.panning import (
@@ -66,12 +68,14 @@ class Speaker:
 
 @dataclass(frozen=True, slots=True)
 class SpeakerLayout:
-    """A named set of loudspeakers; real ones carry distinct channels 1…N."""
+    """A named set of loudspeakers; real ones carry distinct channels 1…N. The name is an
+    id (``validate.ID``): the kit names files after it, so it is never a path."""
 
     name: str
     speakers: tuple[Speaker, ...]
 
     def __post_init__(self) -> None:
+        validate.ident(self.name, key="layout name", where="--layout", error=KitError)
         real = [s.channel for s in self.speakers if not s.imaginary]
         if len(real) < 2:
             raise KitError(f"layout {self.name!r}: {len(real)} real loudspeakers; need ≥ 2")
@@ -229,8 +233,20 @@ def read_iem(path: str | Path) -> SpeakerLayout:
     for i, entry in enumerate(layout["Loudspeakers"]):
         where = f"{path}: LoudspeakerLayout.Loudspeakers[{i}]"
         speakers.append(_entry(entry, where))
-    return SpeakerLayout(str(layout.get("Name") or data.get("Name") or path.stem),
+    return SpeakerLayout(_name_id(layout.get("Name") or data.get("Name"), path.stem),
                          tuple(speakers))
+
+
+def _name_id(name: Any, stem: str) -> str:
+    """An IEM ``Name`` (free text: ``IEM CUBE``, or a hostile ``/../../x``) as an id: lower
+    case, other characters run together as ``-``, cut to 64; else the file's stem, else
+    ``layout``."""
+    for text in (name, stem):
+        if isinstance(text, str):
+            slug = re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-._")[:64].rstrip("-._")
+            if slug:
+                return slug
+    return "layout"
 
 
 def _entry(entry: Any, where: str) -> Speaker:

@@ -125,3 +125,21 @@ def test_a_layout_file_carries_no_speaker_positions(tmp_path):
     # a 5.1 read back from an IEM file has no channel names: its speakers are not known
     write_iem(layout_from_text("5.1"), tmp_path / "5.1.json")
     assert channel_mask(read_iem(tmp_path / "5.1.json")) == 0
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("/../../PWNED_REL", "pwned_rel"), ("..", "hall"), ("", "hall"), ("IEM CUBE", "iem-cube"),
+    ("../x/./y", "x-.-y"), ("7.0.4", "7.0.4"), ("鐘磬", "hall"), ("a" * 300, "a" * 64)])
+def test_a_layout_files_name_becomes_an_id(tmp_path, name, expected):
+    """The name a layout gives its files (loops, its copy in ``layouts/``) is an id: never a
+    path, never empty; the file's stem when its ``Name`` holds nothing usable."""
+    path = tmp_path / "hall.json"
+    path.write_text(json.dumps({"LoudspeakerLayout": {"Name": name, "Loudspeakers": [
+        {"Azimuth": 30, "Elevation": 0, "Channel": 1},
+        {"Azimuth": -30, "Elevation": 0, "Channel": 2}]}}), encoding="utf-8")
+    assert read_iem(path).name == expected
+
+
+def test_a_layout_of_no_id_is_refused():
+    with pytest.raises(KitError, match=r"layout name='\.\./x' must be an id"):
+        SpeakerLayout("../x", (Speaker(30, channel=1), Speaker(-30, channel=2)))
