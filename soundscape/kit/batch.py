@@ -14,14 +14,23 @@ renderer's note key: instrument, pitch, velocity, duration, articulation, phones
 lyric, and the performer for models that sound different per performer; the sample
 rate and the state of the note's seeded generator), so a worker rendering the same music
 from three places or in four layouts synthesises each note once.
+
+A pool worker dies with the process that made the pool (a ``kit`` or ``batch`` killed,
+even by SIGKILL): Linux's ``PR_SET_PDEATHSIG`` sends it SIGTERM, elsewhere a thread
+watching its parent does; a job in hand is unwound first, so its temporary file goes too.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import hashlib
 import multiprocessing
+import os
+import signal
 import socket
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -125,6 +134,47 @@ def _run(job: Job) -> Any:
     return job()
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_in_job = False  # whether this pool worker is running a job (then a signal unwinds it)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool worker initializer: SIGTERM this worker when ``parent`` dies, and on SIGTERM
+    end (unwinding a job in hand, so its temporary files are removed)."""
+    signal.signal(signal.SIGTERM, _on_term)
+    try:
+        asked = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (AttributeError, OSError):  # no prctl (not Linux): watch instead
+        asked = -1
+    if asked != 0:
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(128 + signal.SIGTERM)
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _on_term(signum: int, _frame: Any) -> None:
+    if _in_job:
+        raise SystemExit(128 + signum)  # caught in _run_in_worker, after the job unwound
+    os._exit(128 + signum)
+
+
+def _run_in_worker(job: Job) -> Any:
+    global _in_job
+    _in_job = True
+    try:
+        return job()
+    except SystemExit as stop:  # told to end: the job's `finally`s have run
+        os._exit(stop.code if isinstance(stop.code, int) else 1)
+    finally:
+        _in_job = False
+
+
 def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
              progress: Callable[[Job], None] | None = None) -> list[Any]:
     """Run ``jobs``; results in the order of ``jobs``."""
@@ -138,8 +188,10 @@ def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
         return results
     if executor == "local":
         context = multiprocessing.get_context("fork")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = {pool.submit(_run, jobs[i]): i for i in order}
+        with concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=context, initializer=_die_with_parent,
+                initargs=(os.getpid(),)) as pool:
+            futures = {pool.submit(_run_in_worker, jobs[i]): i for i in order}
             for future in concurrent.futures.as_completed(futures):
                 results[futures[future]] = future.result()
                 if progress:

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from soundscape.kit import KitError
@@ -114,3 +122,71 @@ def test_bad_plans_are_refused_naming_file_entry_and_key(tmp_path, body, message
     with pytest.raises(KitError, match=message) as caught:
         load_plan(plan, load_site())
     assert str(plan) in str(caught.value)
+
+
+# -- a killed kit or batch takes its pool workers with it -------------------------------------
+_STUCK = """
+import os, sys, time
+from pathlib import Path
+from soundscape.fileio import atomic_path
+from soundscape.kit.batch import run_jobs
+
+folder = Path(sys.argv[1])
+
+
+class Stuck:
+    '''A job that starts writing a file (as a render does), says so, and never finishes.'''
+
+    def __init__(self, i):
+        self.i = i
+
+    def size(self):
+        return 1
+
+    def __call__(self):
+        with atomic_path(folder / f"loop{self.i}.wav") as tmp:
+            tmp.write_bytes(b"half a loop")
+            (folder / f"{os.getpid()}.pid").write_text("started")
+            time.sleep(3600)
+
+
+run_jobs([Stuck(0), Stuck(1)], executor="local", workers=2)
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for whoever adopted it to reap it does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _wait_for(state, what: str, limit_s: float = 60.0) -> None:
+    """Poll until ``state()`` holds; ``limit_s`` only bounds a failure, never a pass."""
+    deadline = time.monotonic() + limit_s
+    while not state():
+        assert time.monotonic() < deadline, f"still waiting for {what} after {limit_s} s"
+        time.sleep(0.05)
+
+
+def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
+    script = tmp_path / "stuck.py"
+    script.write_text(_STUCK, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env)
+    try:
+        _wait_for(lambda: len(list(tmp_path.glob("*.pid"))) == 2, "two workers to start")
+        workers = [int(p.stem) for p in tmp_path.glob("*.pid")]
+        assert all(_alive(pid) for pid in workers)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        _wait_for(lambda: not any(_alive(pid) for pid in workers), "the workers to end")
+        # each worker unwound its render: no half-written file, hidden or not
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["stuck.py", *(f"{pid}.pid" for pid in workers)])
+    finally:
+        parent.kill()
+        for pid in [int(p.stem) for p in tmp_path.glob("*.pid")]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
