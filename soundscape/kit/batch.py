@@ -65,6 +65,11 @@ class SharedVoice:
         model sounds different per performer), so its own caches split notes alike."""
         return self.voice.key(event, source)
 
+    def variants(self, source: Source) -> int:
+        """The renderings per note key of the wrapped voice (one for a singer), so the
+        renderer picks the same rendering of each note as ``soundscape render`` does."""
+        return self.voice.variants(source)
+
     def made_at(self, source: Source, sample_rate: int) -> int:
         """The rate the wrapped voice makes ``source``'s notes at, so the renderer mixes them
         on the same buses as ``soundscape render`` does."""
