@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -207,6 +208,44 @@ def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
     raise KitError(f"--executor {executor!r}, accepted: local, serial, dask://HOST:PORT")
 
 
+_GREETING_S = 5.0  # a scheduler greets a new connection at once
+_GREETING_MAX = 64 << 10  # its handshake is about 60 bytes
+
+
+def _greets_like_dask(host: str, port: int) -> None:
+    """Raise OSError unless the peer greets a new connection as a Dask comm does: at once,
+    with one small message (an 8-byte total length, a frame count, the frames' lengths,
+    then the frames). ``distributed`` itself would read a stranger's first bytes as a
+    length and allocate it (exabytes) or wait for ever on a silent one."""
+    with socket.create_connection((host, port), timeout=_GREETING_S) as conn:
+        deadline = time.monotonic() + _GREETING_S
+        size = struct.unpack("<Q", _receive(conn, 8, deadline))[0]
+        if not 16 <= size <= _GREETING_MAX:
+            raise OSError(f"its first message claims {size} bytes: no Dask handshake")
+        body = _receive(conn, size, deadline)
+        frames = struct.unpack("<Q", body[:8])[0]
+        if not 1 <= frames <= 16 or 8 + 8 * frames > size or sum(struct.unpack(
+                f"<{frames}Q", body[8:8 + 8 * frames])) != size - 8 - 8 * frames:
+            raise OSError("its first message is no Dask handshake")
+
+
+def _receive(conn: socket.socket, count: int, deadline: float) -> bytes:
+    data = b""
+    while len(data) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"it said nothing Dask-like within {_GREETING_S:g} s")
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(count - len(data))
+        except TimeoutError:  # socket.timeout
+            raise TimeoutError(f"it said nothing Dask-like within {_GREETING_S:g} s") from None
+        if not chunk:
+            raise OSError("it closed the connection without a Dask handshake")
+        data += chunk
+    return data
+
+
 def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
               progress: Callable[[Job], None] | None) -> list[Any]:
     try:
@@ -217,13 +256,14 @@ def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
     results: list[Any] = [None] * len(jobs)
     host, _, port = address.rpartition(":")
     try:
-        if not port.isdigit():
+        if not port.isdigit() or not 0 < int(port) < 65536:
             raise OSError("the address is not HOST:PORT")
-        socket.create_connection((host, int(port)), timeout=5).close()  # fail fast
+        _greets_like_dask(host, int(port))
         client = Client(f"tcp://{address}", timeout="10s")
-    except OSError as error:
+    except OSError as error:  # TimeoutError and socket.timeout too
         raise KitError(f"--executor dask://{address}: no Dask scheduler answers "
-                       f"({error})") from None
+                       f"({error}); accepted: the address of a running Dask scheduler"
+                       ) from None
     with client:
         futures = {client.submit(_run, jobs[i], pure=False, key=f"{jobs[i].name}-{i}"): i
                    for i in order}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -214,3 +216,62 @@ def test_batch_renders_s18s_singing_as_render_does(tmp_path):
     alone = render_audio(part, tmp_path / "render.wav", listener=listener,
                          voice=SynthVoice())
     assert batch.files[0].read_bytes() == alone.files[0].read_bytes()
+
+
+# -- a peer that is no Dask scheduler -------------------------------------------------------
+@contextlib.contextmanager
+def _peer(greeting: bytes | None):
+    """A TCP server on 127.0.0.1 that greets each connection with ``greeting`` (None: says
+    nothing) and then holds it open until the test ends; yields its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+    held = []
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not done.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            held.append(conn)
+            if greeting is not None:
+                conn.sendall(greeting)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        done.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+@pytest.mark.parametrize("greeting", [
+    b"\xff" * 64,                                     # a length of 2**64 - 1: an exabyte
+    b"HTTP/1.1 400 Bad Request\r\n\r\n",              # a web server
+    b"\x10\x00\x00\x00\x00\x00\x00\x00" + b"\x00" * 16,  # a small length, frames that lie
+    None,                                             # silence
+], ids=["garbage", "http", "lying frames", "silent"])
+def test_a_peer_that_is_no_dask_scheduler_is_a_clear_error(tmp_path, greeting):
+    pytest.importorskip("distributed")
+    outcome: dict[str, BaseException | str] = {}
+
+    def run(port: int) -> None:
+        try:
+            run_jobs(jobs(tmp_path)[:2], executor=f"dask://127.0.0.1:{port}")
+            outcome["result"] = "ran"
+        except BaseException as error:  # handed to the test thread
+            outcome["result"] = error
+
+    with _peer(greeting) as port:
+        caller = threading.Thread(target=run, args=(port,), daemon=True)
+        caller.start()
+        caller.join(90.0)  # bounds a failure only: the refusal itself takes seconds
+        assert not caller.is_alive(), "run_jobs still waits on a peer that is no scheduler"
+    error = outcome["result"]
+    assert isinstance(error, KitError), repr(error)
+    assert f"--executor dask://127.0.0.1:{port}: no Dask scheduler answers" in str(error)
