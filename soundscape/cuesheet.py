@@ -491,6 +491,7 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     _unique(music_checks, "music")
     music = tuple(_music(c, info.chars, layout_ids, step_order) for c in music_checks)
     _replaced_cues(music_checks, music)
+    _ji_steps(music_checks, music, sections, steps)
     voice_checks = checkers("voice")
     _unique(voice_checks, "voice")
     voice_ids = {c.entry.get("id") for c in voice_checks}
@@ -605,6 +606,22 @@ def _replaced_cues(checks: list[_Checker], music: tuple[MusicCue, ...]) -> None:
             if id_ not in rite:
                 check.fail("replaces", f"{check.where()} replaces {_shown(id_)}, not a music "
                                        f"cue of the rite; accepted: {', '.join(sorted(rite))}")
+
+
+def _ji_steps(checks: list[_Checker], music: tuple[MusicCue, ...],
+              sections: tuple[Section, ...], steps: tuple[Step, ...]) -> None:
+    """The 記's steps are never performed (``performed``): a cue of the rite starts and
+    stops at steps of the rite, and a variant is anchored at one."""
+    ji = {s.section for s in steps} & {s.id for s in sections if s.part == "記"}
+    in_ji = {s.id: s.section for s in steps if s.section in ji}
+    for check, cue in zip(checks, music, strict=True):
+        keys = (("anchor", cue.anchor),) if cue.variant else (("start", cue.start),
+                                                              ("stop", cue.stop))
+        for key, step in keys:
+            if step in in_ji:
+                check.fail(key, f"{check.where()} {key}={_shown(step)} is a step of the 記 "
+                                f"(section {in_ji[step]}), which is never performed; accepted: "
+                                "a step of the rite (a 記 line plays as a variant at its anchor)")
 
 
 def _piece(c: _Checker, words: glossary.Glossary) -> str:
