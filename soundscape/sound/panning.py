@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy.spatial import ConvexHull
+from scipy.spatial import ConvexHull, QhullError
 
 from soundscape.errors import RenderError
 from soundscape.sound.ambisonics import acn_channels, sn3d_gains
@@ -201,6 +201,8 @@ class Vbap:
 
     def __post_init__(self) -> None:
         _check_speakers(self.azimuths_deg, self.elevations_deg, self.names, self.silent)
+        if self.elevations_deg is not None and any(self.elevations_deg):
+            _ = self._triangles  # a layout with no 3-D hull is refused now, not mid-render
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -224,7 +226,14 @@ class Vbap:
         if not any(self._elevation(i) > 10.0 for i in live if i >= 0):
             # likewise overhead: else the hull's top face passes through the listener
             live, vectors = [*live, -1], [*vectors, _unit(0.0, 90.0)]
-        hull = ConvexHull(np.array(vectors))
+        try:
+            hull = ConvexHull(np.array(vectors))
+        except QhullError:  # all in one plane through the listener: no triangles around
+            raise RenderError(
+                f"loudspeaker layout {', '.join(f'{a:g}' for a in self.azimuths_deg[:8])}: "
+                "elevated speakers that span no space around the listener (all in one "
+                "plane with the zenith and nadir); accepted: speakers in more than one "
+                "direction around, or all on the horizon") from None
         bases = [np.array([vectors[k] for k in tri]) for tri in hull.simplices]
         return [(tuple(live[k] for k in tri), np.linalg.inv(base))
                 for tri, base in zip(hull.simplices, bases, strict=True)
