@@ -78,3 +78,31 @@ def test_a_rite_cue_at_a_step_of_the_ji_is_refused_at_its_line(old, new, key):
     line = _line_of(text, new.split("\n")[0])
     assert message.startswith(f"yan.toml:{line}: "), message
     assert re.search(rf"{key}=.*s30\.\d+.* 記 .*never performed", message), message
+
+
+# -- bounds on what a sheet may ask for ------------------------------------------------------
+def test_a_sheet_of_thousands_of_music_cues_is_refused_at_load():
+    """One music cue copied 5,000 times once sequenced for 147 s and 10.8 GB into a
+    238-hour Performance; the sheet is refused at the first cue past the bound."""
+    text = _YAN.read_text(encoding="utf-8")
+    start = text.index("[[music]]")
+    cue = text[start:text.index("[[music]]", start + 1)]
+    copies = "".join(cue.replace('id = "', f'id = "c{i}', 1) for i in range(5000))
+    big = text + "\n" + copies
+    with pytest.raises(CueSheetError) as caught:
+        cuesheet.loads(big, source="big.toml")
+    headers = [i + 1 for i, line in enumerate(big.splitlines()) if line == "[[music]]"]
+    assert str(caught.value) == (
+        f"big.toml:{headers[cuesheet.MOST['music']]}: [[music]] entry 201 of "
+        f"{len(headers)}: a sheet holds at most 200 [[music]] entries")
+
+
+def test_the_longest_sequenced_rite_is_bounded(sheet, site, monkeypatch):
+    """A rite whose steps run past the bound is refused when its steps are timed, naming
+    the step where the clock passes it (before its sounds are made)."""
+    from soundscape.sequence import planner
+
+    monkeypatch.setattr(planner, "MAX_RITE_S", 600.0)
+    with pytest.raises(CueSheetError, match=r"dashe.toml:\d+: step 's\d+\.\d+' ends at "
+                                            r"\d+ s, past the 600 s a rite may run"):
+        perform(sheet, site=site, tuning=default_tuning(), seed=0)
