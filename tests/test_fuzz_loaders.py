@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from soundscape.errors import SoundscapeError
@@ -282,3 +282,79 @@ def test_the_fuzz_documents_are_valid(tmp_path):
     assert len(load_schedule(tmp_path / "schedule.toml", {"rite", "music"})) == 2
     assert len(load_cues(tmp_path / "cues.json")) == 2
     assert len(load_plan(tmp_path / "plan.toml", site)[1]) == 2
+
+
+# -- cue sheets, through sequencing and rendering -------------------------------------------
+@functools.cache
+def _sheet() -> dict[str, Any]:
+    import tomlkit
+
+    from tests.test_hostile_numbers import _SHEET
+
+    return tomlkit.parse(_SHEET).unwrap()
+
+
+@st.composite
+def _plausible(draw: Any, document: dict[str, Any]) -> str:
+    """A hand edit as a user makes one: one to three values of an entry replaced by the
+    same key's value in another entry of its table (another step as a cue's start, another
+    piece, other performers …), or a number scaled."""
+    import copy
+
+    import tomlkit
+
+    data = copy.deepcopy(document)
+    tables = [k for k, v in data.items() if isinstance(v, list) and v]
+    for _ in range(draw(st.integers(1, 3))):
+        entries = data[draw(st.sampled_from(tables))]
+        entry = draw(st.sampled_from(entries))
+        key = draw(st.sampled_from(sorted(entry)))
+        if key == "id":
+            continue
+        others = [e[key] for e in entries if key in e]
+        value = draw(st.sampled_from(others))
+        if isinstance(value, int | float) and not isinstance(value, bool) and draw(st.booleans()):
+            value = type(value)(value * draw(st.sampled_from([0, 2, 3, 12, 13])))
+        entry[key] = value
+    return tomlkit.dumps(data)
+
+
+_THROUGH = settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+@_THROUGH
+@given(data=st.data())
+def test_fuzzed_cue_sheets_sequence_and_render_or_fail_cleanly(tmp_path_factory, data):
+    """What loads, sequences (or is refused naming the sheet), and its first seconds render
+    to finite samples."""
+    from soundscape import cuesheet
+    from soundscape.music.tuning import default_tuning
+    from soundscape.sequence.planner import SequenceOptions, perform
+    from soundscape.site.listeners import Listener
+    from soundscape.sound.render import render_audio
+    from tests.sound.test_render import noise_voice
+
+    text = data.draw(st.one_of(_mutated(_sheet()), _plausible(_sheet())))
+    try:
+        sheet = cuesheet.loads(text, source="fuzzed.toml")
+        done = perform(sheet, site=_site(), tuning=default_tuning(), seed=0,
+                       options=SequenceOptions(soundscape=False))
+    except SoundscapeError as error:
+        assert "fuzzed.toml" in str(error) or "seed" in str(error), str(error)
+        event("refused")
+        return
+    event("sequenced")
+    assert _finite(done.events) and math.isfinite(done.duration)
+    assert done.duration < 24 * 3600
+    part = done.between(0.0, 3.0)
+    if not part.events:
+        return
+    event("rendered")
+    out = tmp_path_factory.mktemp("fuzz") / "part.wav"
+    result = render_audio(part, out, listener=Listener((0.0, -10.0, 1.6)), voice=noise_voice,
+                          bits="float")
+    import soundfile
+
+    audio, _ = soundfile.read(result.files[0])
+    assert np.isfinite(audio).all()
