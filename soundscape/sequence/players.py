@@ -174,8 +174,8 @@ def _gong_needed(sheet: CueSheet, forces: Mapping[str, int], site: Site) -> tupl
     members = {who for who, _ in site.performers}
     seats = (sum(who in members for who in _SINGERS), sum(who in members for who in _SE_PLAYERS))
     needed = _gong_split(forces)
-    for cue in sheet.music:
-        split = _gong_split({**forces, **dict(cue.forces)})
+    for cue in sorted(sheet.music, key=lambda c: not c.forces):  # a cue stating forces is
+        split = _gong_split({**forces, **dict(cue.forces)})  # named before those given them
         # gong counts the whole 工 (singers and 瑟 players), se the 瑟 players
         for key, asked, most, over in (("gong", split[0] + split[1], seats[0] + split[1],
                                         split[0] > seats[0]),
