@@ -10,7 +10,11 @@ WAV you rendered: ``--wav``), and prints
   of one note (singers and 瑟 of 鹿鳴, the goal: tens of milliseconds, none closer
   than 1 ms);
 - the energy below 20 Hz against the whole mix's (goal ≤ −40 dB);
-- the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``;
+- the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``, and the
+  rite's speech: syllables a second and Praat's f0 range per phrase, and phrases one
+  person says at once (goal 0);
+- the court: EDT, T20, C80, D50 and the gate↔hall echo period from the singers' place to
+  the duke's seat, the middle of the court and the gate (``court_figures``), per hypothesis;
 
 and draws a spectrogram of one minute between two pieces (``--png``)::
 
@@ -80,6 +84,65 @@ def onset_spread(performance, cue: str = "luming") -> tuple[float, float]:
     return spread, closest
 
 
+#: One-shot classes measured for likeness: (instrument, articulation) → the band (Hz) a
+#: listener tells its strokes apart in (the modes or noise band the model sounds in).
+ONE_SHOT_BANDS = {
+    ("jiangu", "strike"): (30.0, 300.0), ("pi", "strike"): (100.0, 1500.0),
+    ("bianzhong", "A"): (100.0, 8000.0), ("bianzhong", "side"): (100.0, 8000.0),
+    ("bo", "A"): (100.0, 8000.0), ("bianqing", "strike"): (100.0, 8000.0),
+    ("bow", "release"): (40.0, 6000.0), ("tally", "lay"): (1000.0, 10000.0),
+    ("tally", "count"): (1000.0, 10000.0), ("target", "cloth"): (40.0, 1500.0),
+    ("target", "leather"): (40.0, 2500.0), ("footstep", "earth"): (50.0, 6000.0),
+}
+#: The most strokes of one class compared (every two of them): the first ones of the rite.
+MOST_STROKES = 400
+
+
+def stroke_likeness(performance, *, cue: str | None = None, seed: int = 0, sample_rate: int = 24000,
+                    most: int | None = MOST_STROKES
+                    ) -> dict[tuple[str, str], tuple[int, int, float, float]]:
+    """Per one-shot class (``ONE_SHOT_BANDS``): how many strokes, how many different
+    renderings among them, the highest correlation of any two of their dry notes as the
+    render makes them (in the class's band, onsets aligned, the first second), and the
+    share of pairs above 0.9; ``cue`` keeps one cue's, ``most`` the first so many (None:
+    all)."""
+    from soundscape.sound.likeness import dry_strokes, pair_correlations
+
+    out = {}
+    for (instrument, articulation), band in ONE_SHOT_BANDS.items():
+        indexes = [i for i, e in enumerate(performance.events)
+                   if performance.sources[e.source].instrument == instrument
+                   and e.articulation == articulation and (cue is None or e.cue == cue)]
+        indexes = indexes[:most]
+        if len(indexes) < 2:
+            continue
+        notes = dry_strokes(performance, indexes, seed=seed, sample_rate=sample_rate)
+        matrix = pair_correlations(notes, band=band, sample_rate=sample_rate)
+        pairs = matrix[np.triu_indices(len(notes), 1)]
+        renderings = len({hash(n.tobytes()) for n in notes})
+        out[(instrument, articulation)] = (len(notes), renderings, float(pairs.max()),
+                                           float(np.mean(pairs > 0.9)))
+    return out
+
+
+def bell_brightness(performance, *, seed: int = 0, sample_rate: int = 48000,
+                    above_hz: float = 2000.0) -> dict[str, tuple[int, float]]:
+    """Per bell and stone instrument: how many strokes, and the median share (dB) of a
+    stroke's energy above ``above_hz``."""
+    from soundscape.sound.likeness import dry_strokes, share_above
+
+    out = {}
+    for instrument in ("bianzhong", "bo", "bianqing"):
+        indexes = [i for i, e in enumerate(performance.events)
+                   if performance.sources[e.source].instrument == instrument][:MOST_STROKES]
+        if not indexes:
+            continue
+        notes = dry_strokes(performance, indexes, seed=seed, sample_rate=sample_rate)
+        shares = [share_above(n, hz=above_hz, sample_rate=sample_rate) for n in notes]
+        out[instrument] = (len(notes), 10 * float(np.log10(max(np.median(shares), 1e-30))))
+    return out
+
+
 def audio_figures(path: Path) -> dict[str, float]:
     """Zero samples, quiet frames and infrasound, read block by block."""
     info = sf.info(str(path))
@@ -137,6 +200,33 @@ def draw_minute(path: Path, start: float, png: Path) -> None:
     figure.savefig(png, dpi=100)
 
 
+#: The places the court's figures are heard at, from the singers' place on the hall.
+COURT_PLACES = ("gong_wei", "zhongting", "men")
+
+
+def court_figures(court: str = "bare") -> dict[str, dict[str, float]]:
+    """EDT, T20, C80, D50 and the gate↔hall echo period (ISO 3382-1, 500 Hz–1 kHz) of the
+    court's impulse responses from the 工's mats (gong_xi) to the duke's seat, the middle of
+    the court and the gate, as ``soundscape impulse`` makes them (W of first-order
+    ambisonics: an omnidirectional microphone)."""
+    from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import Listener
+    from soundscape.sound import iso3382
+    from soundscape.sound.court import load_court, source_point
+    from soundscape.sound.impulse import impulse_response
+    from soundscape.sound.propagation import Surroundings
+
+    site = load_site()
+    surroundings = Surroundings(court=load_court(site, court))
+    out = {}
+    for place in COURT_PLACES:
+        seat = site.listener(place)
+        ir = impulse_response(source_point(site, "gong_xi"), Listener(seat.position, seat.facing),
+                              surroundings=surroundings, layout="foa", sample_rate=48000)
+        out[place] = iso3382.measure(ir[:, 0], 48000).as_dict()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wav", type=Path, help="measure this render (stereo, whole rite)")
@@ -165,9 +255,29 @@ def main() -> None:
     print(f"鹿鳴 onset spread: median {spread:.1f} ms per note, closest two players "
           f"{closest:.2f} ms  (goal: tens of ms, ≥ 1 ms)")
     print(f"energy below 20 Hz: {figures['below_20hz_db']:.1f} dB of the total  (goal ≤ −40)")
+    print("highest stroke-to-stroke correlation per one-shot class (dry notes as rendered, "
+          "class band, first second; share of pairs above 0.9):")
+    likeness = stroke_likeness(whole)
+    for (instrument, articulation), (count, kinds, highest, share) in likeness.items():
+        print(f"  {instrument} {articulation}: {count} strokes, {kinds} renderings, highest "
+              f"{highest:.3f}, {100 * share:.1f} % of pairs above 0.9")
+    lishou = stroke_likeness(whole, cue="lishou", most=None).get(("jiangu", "strike"))
+    if lishou:
+        print(f"  建鼓 of 貍首: {lishou[0]} strokes, {lishou[1]} renderings, highest "
+              f"{lishou[2]:.3f}, {100 * lishou[3]:.1f} % of pairs above 0.9  (goal: highest < 0.9)")
+    print("energy above 2 kHz of bell and stone strokes (median of the strokes):")
+    for instrument, (count, level) in bell_brightness(whole).items():
+        print(f"  {instrument}: {count} strokes, {level:.1f} dB of the stroke's energy")
+    for court in ("bare", "damped"):
+        for place, f in court_figures(court).items():
+            print(f"court {court}, gong_xi → {place}: EDT {f['edt']:.2f} s, T20 {f['t20']:.2f} s, "
+                  f"C80 {f['c80']:+.1f} dB, D50 {f['d50']:.2f}, echo {f['echo']:.2f} s  "
+                  "(measured courtyard theatres: EDT 0.6–0.96 s, T30 ≈ 0.7 s)")
     if not args.no_voice:
         print("the voice (bench_voice.py):")
-        runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))["measure"]()
+        voice = runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))
+        voice["measure"]()
+        voice["speech_report"](whole)  # speech rate, f0 range per phrase, overlaps
 
 
 if __name__ == "__main__":

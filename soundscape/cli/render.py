@@ -14,7 +14,15 @@ from pathlib import Path
 import click
 
 from soundscape import validate
-from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options, stage
+from soundscape.cli._common import (
+    SEATS_HELP,
+    Sequencing,
+    court_option,
+    place_id,
+    sequencing_options,
+    stage,
+    surroundings_for,
+)
 from soundscape.errors import RenderError, SoundscapeError
 from soundscape.fileio import read_toml
 from soundscape.site.listeners import Listener, ListenerPath
@@ -55,7 +63,9 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
               callback=lambda _ctx, _param, value: _finite(value, "--target", -70.0, 0.0),
               help="Integrated loudness in LUFS, -70 to 0 (EBU R 128: -23).")
-@click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no hall).")
+@click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no walls, "
+              "no tail).")
+@court_option
 @click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
@@ -68,18 +78,18 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 def command(cues: Path | None, sequencing: Sequencing, place: str,
             facing: str | None, walk: Path | None, layout: str, file_format: str | None,
             bits: str,
-            rate: str, target_lufs: float, no_reflections: bool, jobs: int,
+            rate: str, target_lufs: float, no_reflections: bool, court: str, jobs: int,
             quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
     from soundscape.output import midi
     from soundscape.sound import render
-    from soundscape.sound.propagation import Surroundings
     from soundscape.sound.staging import Staging
 
     file_format = _format(file_format, out)
-    surroundings = Surroundings(ground=not no_reflections, hall=not no_reflections)
     courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
+    surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
+                                    reflections=not no_reflections)
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
     speakers = parse_layout(layout)  # check options before the (slower) sequencing
     if file_format != "midi":

@@ -59,7 +59,12 @@ from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
-from soundscape.sequence.speech import speech_events, speech_markers
+from soundscape.sequence.speech import (
+    one_at_a_time,
+    speech_events,
+    speech_markers,
+    step_speech_seconds,
+)
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
 from soundscape.text import gloss
@@ -68,9 +73,9 @@ from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
     ReadingError,
+    phrase_contours,
     read,
     syllable,
-    tone_contour,
 )
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
@@ -375,6 +380,11 @@ class _Planner:
             ids["announce"] = shoot.count_step
         return ids
 
+    def shots_at(self) -> dict[str, tuple]:
+        """Step id → the arrows of the simulated round that step narrates."""
+        return {step.id: shoot.result.shots for shoot in self.rounds.values()
+                if shoot.result is not None for step in shoot.steps}
+
     def _gong(self) -> str:
         return self.settings["timing"]["mode_gong"]
 
@@ -506,8 +516,11 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     players = _placed(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
     preparation = _preparation_steps(sheet, planner.settings["preparation"])
+    talk = step_speech_seconds(sheet.speech, options.reading, planner.settings["speech"]) \
+        if options.soundscape else {}
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
-                       place_of=_place_of(site), hold=planner.hold, wait=planner.wait)
+                       place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
+                       speak=lambda step: talk.get(step.id, 0.0))
     _within_bound(sheet, timed)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
@@ -522,11 +535,14 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         made, sounds, track = load_actions().events(
             sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end)
         speakers, said = speech_events(sheet.speech, times, track, site=site,
-                                       settings=planner.settings["speech"], tuning=tuning)
+                                       settings=planner.settings["speech"], tuning=tuning,
+                                       reading=options.reading, shots=planner.shots_at())
         sources.update(made)
         sources.update(speakers)
         events += sounds + _pronounced(said, options.reading)
-        markers += speech_markers(sheet.speech, said)
+    events = one_at_a_time(events, sources)  # one phrase at a time, whoever speaks
+    if options.soundscape:
+        markers += speech_markers(sheet.speech, [e for e in events if e.source in speakers])
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
     info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,
@@ -563,15 +579,44 @@ def _placed(sheet: CueSheet, site: Site) -> Players:
 def _pronounced(events: list[Event], reading: str) -> list[Event]:
     """Every sung character or spoken phrase with its phones in ``reading`` (a phrase's
     syllables separated by ``|``, each with its tone as Chao digits); words the reading
-    cannot read keep none, and the voice reads the characters itself."""
+    cannot read keep none, and the voice reads the characters itself. A sung character
+    is read in its song's words (``_sung``): 樂 is joy in 「和樂且湛」."""
+    sung = _sung(events, reading)
     phones: dict[str, str | None] = {}
     for lyric in {e.lyric for e in events if e.lyric}:
         try:
+            said = read(lyric, reading)  # a phrase's tones as said together (3 3 → 2 3)
             phones[lyric] = syllable(lyric, reading).lyric if len(lyric) == 1 else " | ".join(
-                f"{s.lyric} {''.join(map(str, tone_contour(s)))}" for s in read(lyric, reading))
+                f"{s.lyric} {''.join(map(str, c))}"
+                for s, c in zip(said, phrase_contours(said), strict=True))
         except ReadingError:
             phones[lyric] = None
-    return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]
+    return [replace(e, phones=sung[i] if i in sung else phones[e.lyric]) if e.lyric else e
+            for i, e in enumerate(events)]
+
+
+def _sung(events: list[Event], reading: str) -> dict[int, str]:
+    """Event index → phones of each sung character, read in the words of its line: one
+    voice's characters in a piece's cue, in time order, read as one text, so each
+    character's sense comes from the words around it (``text.senses``)."""
+    lines: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(events):
+        if e.piece and e.articulation == "sing" and e.lyric and len(e.lyric) == 1:
+            lines.setdefault((e.cue, e.source), []).append(i)
+    read_as: dict[str, tuple | None] = {}
+    out = {}
+    for line in lines.values():
+        line.sort(key=lambda i: events[i].time)
+        text = "".join(events[i].lyric for i in line)
+        if text not in read_as:
+            try:
+                read_as[text] = read(text, reading)
+            except ReadingError:  # each character is then read alone, as before
+                read_as[text] = None
+        said = read_as[text]
+        if said is not None and len(said) == len(line):
+            out.update((i, s.lyric) for i, s in zip(line, said, strict=True))
+    return out
 
 
 def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:

@@ -31,6 +31,7 @@ from soundscape.sound.notes import ByteLru, DryNotes, Voice
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
+from soundscape.sound.tail import Tail
 
 __all__ = ["LONG_S", "Bus", "Buses", "Upsampler"]
 
@@ -207,7 +208,12 @@ class Buses:
                                kept.part(("heard", rate)))
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
-        self.guard = max(bus.guard for bus in self.by_rate.values())
+        # the court's late sound: a send bus for the notes on lines (a standing listener's)
+        self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
+                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
+                     if surroundings.court is not None and self.static else None)
+        self.guard = max([bus.guard for bus in self.by_rate.values()]
+                         + ([self.tail.guard] if self.tail is not None else []))
         self._pool: ThreadPoolExecutor | None = None
 
     def bus(self, index: int) -> Bus:
@@ -266,6 +272,8 @@ class Buses:
         if self.lined(index):
             point, face = bus.heard.key(index)[2:]
             bus.add_dry(event.time, note, point, face, column)
+            if self.tail is not None:
+                self.tail.send(bus.rate, event.time, note, point, column)
         else:
             bus.add(event.time, note, column)
 
@@ -278,7 +286,8 @@ class Buses:
     @property
     def extent(self) -> int:
         """Output samples up to the end of the last note added to any bus."""
-        return max(bus.extent for bus in self.by_rate.values())
+        return max([bus.extent for bus in self.by_rate.values()]
+                   + ([self.tail.extent] if self.tail is not None else []))
 
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples: every bus, brought up to the output rate.
@@ -286,8 +295,9 @@ class Buses:
         The buses are independent, so they are mixed on threads of their own (their FFTs
         and upsampling release the GIL); they are summed in a fixed order."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate))
-        parts = list(self._pool.map(lambda bus: bus.take(frames), self.by_rate.values()))
+            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate) + 1)
+        takers = [*self.by_rate.values(), *([self.tail] if self.tail is not None else [])]
+        parts = list(self._pool.map(lambda bus: bus.take(frames), takers))
         out = parts[0]  # the output's own rate comes first
         for part in parts[1:]:
             out += part

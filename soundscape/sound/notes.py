@@ -3,10 +3,13 @@
 Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
 velocity), so they are cached. A note is keyed by its instrument, pitch,
 velocity, duration, articulation and lyric (``note_key``), plus a *variant* in
-0…``VARIANTS``−1 picked by a stable hash of (seed, event index): repeats keep
-some natural variation, and each variant's generator is seeded by a stable hash
-of (seed, key, variant). The caches are LRU bounded in bytes (``ByteLru``), so
-memory stays flat; a cached note is bit-identical to a recomputed one.
+0…n−1 picked by a stable hash of (seed, event index), n the instrument file's
+``renderings`` (``VARIANTS`` if it gives none; ``"each"``: ``EACH``, 2³², so every
+event is its own rendering: no two strokes of a drum, bell or stone alike), and each
+variant's generator is seeded by a stable hash of (seed, key, variant): repeats
+differ as the model's own scatter (force, striking point) makes them. The caches are
+LRU bounded in bytes (``ByteLru``), so memory stays flat; a cached note is
+bit-identical to a recomputed one.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import numpy as np
 from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
 
-__all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice", "Voice",
-           "note_key", "stable_ints"]
+__all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice",
+           "Voice", "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -35,8 +38,11 @@ Voice = Callable[..., np.ndarray]
 #: Default bound of all the notes kept in a render, bytes: one cache for the dry notes of
 #: every bus and the heard notes a standing listener keeps (see ``soundscape.sound.buses``).
 CACHE_BYTES = 192 << 20
-#: Renderings kept per repeated note: some variation, few syntheses.
+#: Renderings kept per repeated note unless its instrument file says (``renderings``).
 VARIANTS = 3
+#: Variants of an instrument whose every event is its own rendering: the hash that picks
+#: a variant is 32 bits, so each event has its own (and its own generator).
+EACH = 1 << 32
 
 _TAIL_FLOOR = 1e-5  # −100 dB
 
@@ -84,8 +90,16 @@ class SynthVoice:
     def variants(self, source: Source) -> int:
         """How many renderings a note key gets: one for a voice (each singer is his own
         voice and sings each note in his own time and level: the ensemble varies him,
-        and the rite has thousands of sung notes), else ``VARIANTS``."""
-        return 1 if self._instrument(source.instrument).model == "voice" else VARIANTS
+        and the rite has thousands of sung notes), else the instrument file's
+        ``renderings`` (``EACH`` for ``"each"``), else ``VARIANTS``."""
+        from soundscape.music.instruments import EACH as EACH_WORD
+
+        instrument = self._instrument(source.instrument)
+        if instrument.model == "voice":
+            return 1
+        if instrument.renderings == EACH_WORD:
+            return EACH
+        return VARIANTS if instrument.renderings is None else int(instrument.renderings)
 
     def made_at(self, source: Source, sample_rate: int) -> int:
         """The rate to make ``source``'s notes at for output at ``sample_rate`` (lower for
