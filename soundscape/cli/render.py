@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from soundscape import validate
 from soundscape.cli._common import (
     SEATS_HELP,
     Sequencing,
@@ -28,6 +29,7 @@ from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
 from soundscape.sound.render import SAMPLE_RATES
+from soundscape.validate import shown
 
 __all__ = ["command"]
 
@@ -167,37 +169,57 @@ def _listener(place: str, facing: str | None, courtyard) -> Listener:
         except ValueError:
             raise RenderError(f"--listener {place!r}: coordinates must be x,y,z in metres"
                               ) from None
-        return Listener((x, y, z), _facing(facing) if facing else "north")
+        try:
+            return Listener((x, y, z), _facing(facing) if facing else "north")
+        except RenderError as error:
+            raise RenderError(f"--listener {place!r}: {error}") from None
     seat = courtyard.listener(place_id(courtyard, place))
     return Listener(seat.position, _facing(facing) if facing else seat.facing)
 
 
+#: Most waypoints a walk may have (a visitor's route is a few dozen).
+_MAX_WAYPOINTS = 10_000
+#: Latest (and before 0, earliest) waypoint time, seconds (the whole rite is about 9,000 s).
+_MAX_TIME_S = 1e6
+
+
 def _walk(path: Path, courtyard) -> ListenerPath:
-    """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``."""
+    """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``,
+    and optional ``facing``; every error names the file, the waypoint and the key."""
     data = read_toml(path, RenderError)
-    points = []
-    for i, entry in enumerate(data.get("waypoint", [])):
+    entries = data.get("waypoint")
+    if not isinstance(entries, list) or not entries:
+        raise RenderError(f"{path}: waypoint={shown(entries)}: give [[waypoint]] entries "
+                          "(time, place or position, facing)")
+    validate.size(entries, key="waypoint", where=str(path), error=RenderError, kind=list,
+                  least=1, most=_MAX_WAYPOINTS)
+    points: list[tuple] = []
+    for i, entry in enumerate(entries):
         key = f"{path}: waypoint[{i}]"
-        if "time" not in entry or ("place" not in entry) == ("position" not in entry):
-            raise RenderError(f"{key}: needs time and one of place or position; got "
-                              f"{sorted(entry)}")
-        time = entry["time"]
-        if isinstance(time, bool) or not isinstance(time, int | float):
-            raise RenderError(f"{key}: time = {time!r}, accepted: seconds as a number")
+        if not isinstance(entry, dict):
+            raise RenderError(f"{key}: {shown(entry)} must be a table with time and one of "
+                              "place or position")
+        unknown = sorted(set(entry) - {"time", "place", "position", "facing"})
+        if unknown or "time" not in entry or ("place" in entry) == ("position" in entry):
+            raise RenderError(f"{key}: keys {sorted(entry)}; accepted: time and one of place "
+                              "or position, and optionally facing")
+        time = validate.number(entry["time"], key="time", where=key, error=RenderError,
+                               low=-_MAX_TIME_S, high=_MAX_TIME_S, unit="s")
         if points and not time > points[-1][0]:
             raise RenderError(f"{key}: time = {time!r} is not after waypoint[{i - 1}]'s "
                               f"{points[-1][0]!r}; times must be strictly increasing")
-        points.append((float(time), *_waypoint(entry, courtyard, key)))
-    if not points:
-        raise RenderError(f"{path}: no [[waypoint]] entries (time, place or position, facing)")
+        points.append((time, *_waypoint(entry, courtyard, key)))
     return ListenerPath(tuple(points))
 
 
 def _waypoint(entry: dict, courtyard, key: str) -> tuple:
     """Position and facing of one waypoint; errors name ``key`` (file and index) and the field."""
     if "place" in entry:
+        place = entry["place"]
+        if not isinstance(place, str):
+            raise RenderError(f"{key}: place={shown(place)}, accepted: a place id or name")
         try:
-            seat = courtyard.listener(entry["place"])
+            seat = courtyard.listener(place)
         except SoundscapeError as error:
             raise RenderError(f"{key}: place: {error}") from None
         position, facing = seat.position, seat.facing
@@ -205,7 +227,8 @@ def _waypoint(entry: dict, courtyard, key: str) -> tuple:
         position, facing = entry["position"], "north"
         if not isinstance(position, list) or len(position) != 3 or not all(
                 isinstance(v, int | float) and not isinstance(v, bool) for v in position):
-            raise RenderError(f"{key}: position = {position!r}, accepted: [x, y, z] in metres")
+            raise RenderError(f"{key}: position = {shown(position)}, accepted: [x, y, z] in "
+                              "metres")
     try:
         listener = Listener(position, entry.get("facing", facing))
     except SoundscapeError as error:

@@ -84,6 +84,10 @@ __all__ = ["SequenceOptions", "perform", "perform_from_file"]
 _GONG_PHASE = {"ge": "ge", "guan": "guan"}
 
 
+#: The longest a sequenced rite may run, seconds: a day (the 大射 runs about 2½ hours);
+#: beyond it a sheet asks for more than any rite, and its Performance for more than a
+#: render can hold.
+MAX_RITE_S = 24 * 3600.0
 #: How long 無算樂 may be asked to play (seconds): up to ten hours.
 WUSUAN_SECONDS = (1.0, 36000.0)
 
@@ -517,6 +521,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
                        place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
                        speak=lambda step: talk.get(step.id, 0.0))
+    _within_bound(sheet, timed)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
     events = _pronounced(planner.music_events() + planner.archery_events()
@@ -545,6 +550,17 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     return Performance.build(events, markers, sources, pieces=pieces, info=info,
                              sections=_sections(sheet, times), music=_music(planner),
                              rounds=_rounds_shot(planner))
+
+
+def _within_bound(sheet: CueSheet, timed: list[TimedStep]) -> None:
+    """Refuse a rite whose steps run past ``MAX_RITE_S``, naming the step that passes it
+    (before the sounds of its actions and words are made)."""
+    late = next((t for t in timed if t.end > MAX_RITE_S), None)
+    if late is not None:
+        raise CueSheetError(
+            f"{sheet.path or 'the cue sheet'}:{sheet.step(late.id).line}: step {late.id!r} "
+            f"ends at {late.end:.0f} s, past the {MAX_RITE_S:.0f} s a rite may run "
+            f"(accepted: a rite of at most {MAX_RITE_S / 3600:g} hours; the 大射 runs 2½)")
 
 
 def _placed(sheet: CueSheet, site: Site) -> Players:
