@@ -185,6 +185,9 @@ class Buses:
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
         self.performance = performance
+        bind = getattr(voice, "bind", None)
+        if bind is not None:  # notes that depend on the events around them: sung lines
+            voice = bind(performance, seed)
         made_at = getattr(voice, "made_at", None)
         sounding = {event.source for event in performance.events}
         self._rate_of = {id_: sample_rate if made_at is None
