@@ -122,16 +122,16 @@ class DryLines:
         return out
 
 
-def rite_line(perf, who: str = "gong.dashi", cue: str = "luming", lines: int = 2,
+def rite_line(perf, who: str = "gong.dashi", cue: str = "luming", count: int = 8,
               rate: int = RATE):
-    """The first ``lines`` lines ``who`` sings of ``cue`` in the rite, made as the render makes
-    them (his breaths too, where the performance has them): (audio, labels, targets) with
-    labels (s, lyric) and targets (start s, end s, Hz) from the first onset less 0.6 s."""
+    """The first ``count`` notes ``who`` sings of ``cue`` in the rite (8: the first two lines
+    of 鹿鳴), made as the render makes them (his breaths too, where the performance has them):
+    (audio, labels, targets) with labels (s, lyric) and targets (start s, end s, Hz) from the
+    first onset less 0.6 s."""
     from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
 
-    notes = [n for n in sung(perf)[who] if n[1].cue == cue]
-    chosen = [e for line in itertools.islice(lines_of(notes), lines) for _, e in line]
-    start, end = chosen[0].time - 0.6, max(e.end for e in chosen) + 0.4
+    chosen = [e for _, e in sung(perf)[who] if e.cue == cue][:count]
+    start, end = chosen[0].time - 0.6, chosen[-1].end + 0.4
     voice = SynthVoice()
     bind = getattr(voice, "bind", None)
     dry = DryNotes(bind(perf, 0) if bind else voice, rate, 0, ByteLru(64 << 20))

@@ -11,7 +11,8 @@ hears each part from where he stands at its onset, hears no click at the seams).
 sample still belongs to the event (and cue) that caused it.
 
 A line is made once (its few latest are kept) and seeded by the render's seed, the singer and
-the line's onset: each 終, each singer, a new performance.
+the line's onset on the whole rite's clock: each 終, each singer, a new performance, and a
+part of the rite (``Performance.between``) sings it as the whole rite does.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class SungLines:
                 line.append(event)
             self._add(line)
         self._made: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        # where this clock's 0 stands on the whole rite's: a part of the rite sings its lines
+        # as the whole does (the line's seed is its onset on the rite's clock)
+        self.offset = float(performance.info.offset) if performance.info else 0.0
 
     def _add(self, line: list[Event]) -> None:
         for k, event in enumerate(line):
@@ -78,7 +82,7 @@ class SungLines:
         start = line[0].time
         notes = tuple((round(e.time - start, 9), float(e.duration), float(e.pitch.hz),
                        float(e.velocity), e.phones or e.lyric) for e in line)
-        return ("line", event.source, float(start), notes, k)
+        return ("line", event.source, round(start + self.offset, 6), notes, k)
 
     @staticmethod
     def notes(line: tuple[Event, ...]) -> list[SungNote]:

@@ -167,3 +167,29 @@ def test_a_lines_parts_add_up_to_the_line_exactly():
     assert np.allclose(mixed[:audio.size], audio, atol=1e-12)
     # each 終 its own line: a line at another time is another key
     assert lines.key(line[0]) != lines.key(lines.lines[1][0])
+
+
+def test_the_bound_voice_sings_each_zhong_anew_and_a_part_of_the_rite_as_the_whole():
+    from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice
+
+    def line(at):
+        return [Event(at + k, 1.0, "gong.dashi", Pitch("黃鍾", 0, 196.0 * 2 ** (k / 12)), 0.7,
+                      "sing", "luming", None, "呦", phones="j ə w") for k in range(3)]
+
+    whole = performance_of(line(2.0) + line(20.0))
+
+    def sung(performance, first):
+        dry = DryNotes(SynthVoice().bind(performance, 0), RATE, 0, ByteLru(1 << 26))
+        events = [e for e in performance.events if first <= e.time < first + 3]
+        out = np.zeros(round(4.5 * RATE))
+        for event in events:
+            source = performance.sources[event.source]
+            mono = dry(event, source, dry.key(event, source), 0)
+            at = round(event.time * RATE) - round(first * RATE)
+            out[at:at + mono.size] += mono[:out.size - at]
+        return out
+
+    one, two = sung(whole, 2.0), sung(whole, 20.0)
+    assert np.corrcoef(one, two)[0, 1] < 0.9  # the same line, sung again: a new performance
+    part = whole.between(15.0, 40.0)
+    assert np.array_equal(sung(part, 5.0), two)  # a part of the rite sings it as the whole does
