@@ -9,11 +9,11 @@ so a note the old voice shared between 終 is shared here too), and measures it 
 - breaths per minute of singing (the singers' ``inhale`` events over their sung minutes);
 - pitch-transition times by interval: 10–90 % of the move between the medians of the f0
   before and after each note change of 3 semitones or more (smaller ones hide in the
-  vibrato);
+  vibrato) that is voiced throughout (a change inside a voiceless consonant is not seen);
 - intonation error: each note's median f0 over its held middle against its target, cents;
 - vibrato: per cycle (peak to peak) rate and extent; their spread within a note and across
   notes;
-- correlation between the same line of the three 終 of 鹿鳴, per singer (goal < 0.9).
+- correlation between the same note of successive 終 of 鹿鳴, per singer (goal < 0.9).
 
 Run (the whole rite; ``--cue luming`` for 鹿鳴 alone)::
 
@@ -184,6 +184,10 @@ def measure_line(line, audio: np.ndarray, rate: int, found: dict) -> None:
         if abs(interval) < 2.5:
             continue
         ref = 1200 * np.log2(hz / before.pitch.hz)
+        around = ref[(times >= a - 0.25) & (times < a + 0.25)]
+        if not np.all(np.isfinite(around)):  # the change falls in a voiceless consonant
+            found["voiceless"] = found.get("voiceless", 0) + 1
+            continue
         pre = ref[(times >= a - 0.45) & (times < a - 0.15)]
         post = ref[(times >= a + 0.2) & (times < a + 0.5)]
         pre, post = pre[np.isfinite(pre)], post[np.isfinite(post)]
@@ -268,11 +272,13 @@ def report(cue: str | None, rate: int, every: int = 1) -> dict:
     q = np.percentile(np.abs(errors), [50, 90])
     print(f"  intonation error: median |error| {q[0]:.1f} cents, 90th percentile {q[1]:.1f}; "
           f"mean {errors.mean():+.1f}, SD {errors.std():.1f} cents")
+    print(f"  pitch transitions of 3 semitones or more in voicing ({found.get('voiceless', 0)} "
+          "others fall in a voiceless consonant or a closure, where f0 is not seen):")
     for name, low, high in (("3-4", 2.5, 4.5), ("5-7", 4.5, 7.5), ("8 or more", 7.5, 99)):
         times = [ms for d, ms in found["transition"] if low <= d < high]
         if times:
             p = np.percentile(times, [10, 50, 90])
-            print(f"  transitions of {name} semitones: {len(times)}, 10-90 % time "
+            print(f"    {name} semitones: {len(times)}, 10-90 % time "
                   f"median {p[1]:.0f} ms (10th-90th percentile {p[0]:.0f}-{p[2]:.0f} ms)")
     if found["vibrato"]:
         within_rate = np.median([np.std(r) for r, _ in found["vibrato"]])

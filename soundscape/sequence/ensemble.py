@@ -153,10 +153,11 @@ def load_ensemble(path: Any = None) -> Ensemble:
         if not 0.0 <= dynamics.get(name, -1.0) <= 6.0:
             raise CueSheetError(f"{path}: dynamics.{name}={dynamics.get(name)!r} must be "
                                 "in [0, 6]")
-    for name in ("low_s", "high_s", "min_note_s"):
-        if not 0.0 < breath.get(name, -1.0) <= 2.0:
+    for name, most in (("low_s", 2.0), ("high_s", 2.0), ("min_note_s", 2.0),
+                       ("max_group_s", 30.0)):
+        if not 0.0 < breath.get(name, -1.0) <= most:
             raise CueSheetError(f"{path}: breath.{name}={breath.get(name)!r} must be "
-                                "seconds in (0, 2]")
+                                f"seconds in (0, {most:g}]")
     if breath["low_s"] > breath["high_s"] or not 0.0 < breath.get("velocity", -1.0) <= 1.0:
         raise CueSheetError(f"{path}: breath: low_s <= high_s and velocity in (0, 1] "
                             f"needed; got {breath!r}")

@@ -7,10 +7,12 @@ notes are joined as a singer joins them:
 - inside a phrase the voice goes on to the next note when it starts (legato: a note is held
   until the next one's onset, never past it); the glide between them is the voice model's
   (``soundscape.sound.synth.sung_line``);
-- the line is planned in phrases: before each phrase the singer inhales. The breath takes
-  its time from the rest before the phrase; where the rest is shorter than the breath
-  (a song's lines follow each other without one), the phrase's last note gives up the time,
-  as singers shorten a note to breathe. The breath is an event of its own (articulation
+- the line is planned in phrases: the singer inhales before a phrase when there is a rest
+  before it, or when his breath would not last to its end (the time since his last breath
+  would pass ``max_group_s``); else he sings on into it. The breath takes its time from the
+  rest before the phrase; where the rest is shorter than the breath (a song's lines follow
+  each other without one), the phrase's last note gives up the time, as singers shorten a
+  note to breathe. The breath is an event of its own (articulation
   ``inhale``, no pitch), traced to the music cue like the notes.
 
 The breath's length is drawn per breath (seeded by the cue, the singer and the phrase), so
@@ -43,8 +45,9 @@ def join_lines(notes: Sequence[tuple[Event, int]], breath: Mapping[str, float], 
         The sung events of one piece (any singers), each with the index of the phrase it
         belongs to (``TimedNote.phrase``).
     breath : mapping
-        ``seconds`` ([low, high] as two keys ``low_s``, ``high_s``), ``velocity`` and
-        ``min_note_s`` (a note keeps at least this much when it gives time to a breath).
+        ``low_s`` and ``high_s`` (a breath's length is drawn between them), ``velocity``,
+        ``min_note_s`` (a note keeps at least this much when it gives time to a breath) and
+        ``max_group_s`` (the longest he sings on one breath, when no rest lets him breathe).
     seed : int
         The rite's seed.
 
@@ -66,17 +69,26 @@ def join_lines(notes: Sequence[tuple[Event, int]], breath: Mapping[str, float], 
 def _one_line(singer: str, line: list[tuple[Event, int]], breath: Mapping[str, float],
               seed: int) -> list[Event]:
     notes = [event for event, _ in line]
+    ends = {}  # each phrase's end: its last note's
+    for event, phrase in line:
+        ends[phrase] = max(ends.get(phrase, 0.0), event.end)
     breaths: list[Event] = []
     first = notes[0]
     rng = np.random.default_rng([seed, 0xB7, zlib.crc32(f"{first.cue}/{singer}".encode())])
+    group = first.time  # when the singer last breathed in
     for k, (event, phrase) in enumerate(line):
         after = line[k + 1] if k + 1 < len(line) else None
         if after is None:
             continue
         onset = after[0].time
-        if after[1] == phrase:  # legato: held up to the next note's onset, never past it
+        rest = onset - event.end
+        if after[1] == phrase or (rest < breath["low_s"]
+                                  and ends[after[1]] - group <= breath["max_group_s"]):
+            # legato: held up to the next note's onset, never past it (inside a phrase, or
+            # on into a short next phrase that his breath still lasts for)
             notes[k] = replace(event, duration=max(onset - event.time, 1e-3))
             continue
+        group = onset
         seconds = float(rng.uniform(breath["low_s"], breath["high_s"]))
         end = min(event.end, onset - seconds)  # the breath's time: from the rest, or the note
         end = max(end, event.time + min(breath["min_note_s"], onset - event.time))

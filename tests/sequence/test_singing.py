@@ -8,7 +8,7 @@ from soundscape.performance import Event
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.singing import INHALE, join_lines
 
-BREATH = {"low_s": 0.35, "high_s": 0.6, "min_note_s": 0.4, "velocity": 0.7}
+BREATH = {"low_s": 0.35, "high_s": 0.6, "min_note_s": 0.4, "velocity": 0.7, "max_group_s": 4.0}
 
 
 def sung(time, duration, who="gong.dashi", lyric="鹿"):
@@ -44,6 +44,19 @@ def test_overlapping_takes_become_a_legato_line_with_breaths_between_phrases():
     assert sounding[2].end < 15.4 - BREATH["low_s"] + 1e-9
     # a rest before phrase 2: the note keeps its length, the breath lies in the rest
     assert sounding[4].duration == pytest.approx(1.2)
+
+
+def test_a_short_phrase_is_sung_on_the_same_breath():
+    """No rest, and the next phrase ends within max_group_s of the last breath: no breath."""
+    notes = [(sung(10.0, 1.0), 0), (sung(11.0, 1.0), 0), (sung(12.0, 1.0), 1),
+             (sung(13.0, 1.0), 2), (sung(14.0, 1.0), 2)]
+    out = by_singer(join_lines(notes, BREATH, seed=0))["gong.dashi"]
+    breaths = [e.end for e in out if e.articulation == INHALE]
+    # before phrase 0 (the start); phrase 1 ends at 13 s, 3 s on one breath: sung on;
+    # phrase 2 would end at 15 s, 5 s > 4 s: a breath before it
+    assert breaths == pytest.approx([10.0, 13.0])
+    legato = [e for e in out if e.articulation == "sing"]
+    assert legato[1].end == pytest.approx(12.0)
 
 
 def test_each_singer_breathes_on_his_own():
