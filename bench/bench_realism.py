@@ -11,8 +11,10 @@ WAV you rendered: ``--wav``), and prints
   than 1 ms);
 - the energy below 20 Hz against the whole mix's (goal ≤ −40 dB);
 - the singers: overlapping notes per voice (goal 0) and breaths per minute of singing, by
-  ``sung_lines.py`` (its ``--rite`` run measures glides, intonation, vibrato and the 終);
-- the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``;
+  ``sung_lines.py`` (it also measures glides, intonation, vibrato and the 終 with Praat);
+- the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``, and the
+  rite's speech: syllables a second and Praat's f0 range per phrase, and phrases one
+  person says at once (goal 0);
 
 and draws a spectrogram of one minute between two pieces (``--png``)::
 
@@ -180,7 +182,9 @@ def main() -> None:
     print(f"energy below 20 Hz: {figures['below_20hz_db']:.1f} dB of the total  (goal ≤ −40)")
     if not args.no_voice:
         print("the voice (bench_voice.py):")
-        runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))["measure"]()
+        voice = runpy.run_path(str(Path(__file__).with_name("bench_voice.py")))
+        voice["measure"]()
+        voice["speech_report"](whole)  # speech rate, f0 range per phrase, overlaps
 
 
 if __name__ == "__main__":

@@ -1,15 +1,23 @@
 """The voice measured: harmonics, formants, vibrato, consonant noise, speed; spectrograms;
 and the singing of the whole rite (``sung_lines.py``).
 
-Run: ``.venv/bin/python bench/bench_voice.py [--out docs] [--reading middle-chinese]
-[--rite | --rite-cue luming]``. Prints the figures docs/voice.md quotes and writes
-``voice_luming.png`` (the first line of 鹿鳴, 呦呦鹿鳴 食野之苹, sung by a tenor of the 工 an
-octave below the notation, as ``soundscape.music.register`` places it),
-``voice_luming_line.png`` (the first two lines 大師 sings of 鹿鳴 in the rite, made as the
-render makes them, with Praat's f0 over the notes' targets: ``--line-png`` names it) and
-``voice_speech.png`` (「請射于公」 spoken, and called across the courtyard) into ``--out``.
-Formants and shimmer are measured with Praat (praat-parselmouth) against published tables of
-men's vowels: Peterson & Barney (1952) and Hillenbrand et al. (1995).
+Run: ``.venv/bin/python bench/bench_voice.py [--out docs] [--reading middle-chinese]``.
+Prints the figures docs/voice.md quotes and writes ``voice_luming.png`` (the first line
+of 鹿鳴, 呦呦鹿鳴 食野之苹, sung by a tenor of the 工 an octave below the notation, as
+``soundscape.music.register`` places it), ``voice_luming_line.png`` (the first two lines
+大師 sings of 鹿鳴 in the rite, made as the render makes them, with Praat's f0 over the notes'
+targets: ``--line-png`` names it) and ``voice_speech.png`` (「請射于公」 spoken, and called
+across the courtyard) into ``--out``. Formants and shimmer are measured with Praat
+(praat-parselmouth) against published tables of men's vowels: Peterson & Barney (1952) and
+Hillenbrand et al. (1995). ``--singing`` also measures the singing of the whole rite
+(``sung_lines.py``; ``--singing-cue luming`` for one cue).
+
+``--rite`` also sequences the whole rite (seed 0) and reports its speech
+(``speech_report``): syllables a second and Praat's f0 range of every phrase, phrases one
+person says at once; and draws the 釋獲者's tally announcement and the 司射's 為政請射 …
+大夫與大夫 as the rite has them, spectrogram over Praat's pitch track
+(``voice_tally.png``, ``voice_request.png``; ``--suffix _before`` names them for a run
+of older code: ``PYTHONPATH=<old checkout> python bench/bench_voice.py --rite …``).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import time
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -82,21 +91,25 @@ def sung_line(reading: str, characters: int = 8) -> tuple[np.ndarray, list[tuple
 
 
 def spoken(reading: str) -> tuple[np.ndarray, list[tuple[float, str]]]:
-    """「請射于公」 spoken (1.4 s), a pause, then called (1.6 s)."""
+    """「請射于公」 spoken, a pause, then called, each as long as its syllables take
+    (``text.prosody``)."""
+    from soundscape.text import prosody
+    from soundscape.text.reading import checked, phrase_contours
+
     syllables = read("請射于公", reading)
-    lyric = " | ".join(f"{s.lyric} {''.join(map(str, _contour(s)))}" for s in syllables)
-    said = note(lyric, 120.0, duration=1.4, articulation="speak", performer="binzhe")
-    called = note(lyric, 196.0, duration=1.6, articulation="call", performer="binzhe")
+    lyric = " | ".join(f"{s.lyric} {''.join(map(str, c))}"
+                       for s, c in zip(syllables, phrase_contours(syllables), strict=True))
+    stops = [checked(s) for s in syllables]
+    said = note(lyric, 120.0, duration=prosody.phrase_seconds(stops, "speak"),
+                articulation="speak", performer="binzhe")
+    called = note(lyric, 120.0, duration=prosody.phrase_seconds(stops, "call"),
+                  articulation="call", performer="binzhe")
     gap = np.zeros(int(0.4 * RATE))
-    labels = [(0.35 * i, f"{s.character} [{s.ipa}]") for i, s in enumerate(syllables)]
+    bounds = model.speech_slots(model.syllables(load_instrument("voice").params, lyric),
+                                prosody.phrase_seconds(stops, "speak"), "speak")
+    labels = [(t, f"{s.character} [{s.ipa}]") for t, s in zip(bounds, syllables, strict=False)]
     labels.append((said.size / RATE + 0.4, "called"))
     return np.concatenate([said, gap, called]), labels
-
-
-def _contour(syl):
-    from soundscape.text.reading import tone_contour
-
-    return tone_contour(syl)
 
 
 def strongest_peak_share(audio: np.ndarray, size: int = 4096) -> float:
@@ -230,16 +243,166 @@ def line_picture(audio: np.ndarray, labels, targets, title: str, path: Path,
     plt.close(fig)
 
 
+# -- the rite's speech ---------------------------------------------------------------------
+def _phrases(performance):
+    """Every phrase (speech or call) of the rite, with the person who says it."""
+    return [(performance.sources[e.source].name, e) for e in performance.events
+            if performance.sources[e.source].instrument == "voice"
+            and e.articulation in ("speak", "call")]
+
+
+def _render_event(event, rate: int = 16000) -> np.ndarray:
+    """One event as the renderer makes it (its phones, pitch, length, performer)."""
+    return synth.render_note(load_instrument("voice"), hz=event.pitch.hz,
+                             velocity=event.velocity, duration=event.duration,
+                             articulation=event.articulation, sample_rate=rate,
+                             rng=np.random.default_rng(0), lyric=event.phones or event.lyric,
+                             performer=event.source)
+
+
+def praat_f0(audio: np.ndarray, rate: int, step: float = 0.01):
+    """Praat's autocorrelation pitch (parselmouth): times (s) and Hz, NaN where unvoiced."""
+    import parselmouth
+
+    pitch = parselmouth.Sound(audio, rate).to_pitch(time_step=step, pitch_floor=60.0,
+                                                    pitch_ceiling=500.0)
+    hz = pitch.selected_array["frequency"]
+    return pitch.xs(), np.where(hz > 0, hz, np.nan)
+
+
+def speech_report(performance) -> dict:
+    """Speech rate and f0 range per phrase, and phrases a person says at once (goal 0)."""
+    phrases = _phrases(performance)
+    overlaps = []
+    by_person: dict[str, list] = {}
+    for who, event in phrases:
+        by_person.setdefault(who, []).append(event)
+    for who, events in by_person.items():
+        events.sort(key=lambda e: e.time)
+        for i, a in enumerate(events):
+            overlaps += [(who, a, b) for b in events[i + 1:] if b.time < a.end - 1e-9]
+    rates: dict[str, list[float]] = {"speak": [], "call": []}
+    ranges: dict[str, list[float]] = {"speak": [], "call": []}
+    for _, event in phrases:
+        syllables = sum(1 for c in event.lyric or "" if "\u4e00" <= c <= "\u9fff")
+        if syllables < 2:   # a single 獲 or 諾 is a call on a degree, not a phrase
+            continue
+        rates[event.articulation].append(syllables / event.duration)
+        _, hz = praat_f0(_render_event(event), 16000)
+        semis = 12.0 * np.log2(hz[np.isfinite(hz)] / np.nanmedian(hz))
+        ranges[event.articulation].append(float(np.percentile(semis, 95)
+                                                - np.percentile(semis, 5)))
+    print(f"speech of the whole rite ({len(phrases)} phrases and calls, "
+          f"{sum(map(len, rates.values()))} of two syllables or more):")
+    for how in ("speak", "call"):
+        if rates[how]:
+            r, f = np.array(rates[how]), np.array(ranges[how])
+            print(f"  {how}: {r.size} phrases, {np.median(r):.2f} syllables/s (median; "
+                  f"{r.min():.2f}-{r.max():.2f}); Praat f0 range per phrase (5-95 %) median "
+                  f"{np.median(f):.1f} semitones ({f.min():.1f}-{f.max():.1f})")
+    print(f"  phrases one person says at the same time: {len(overlaps)} pairs (goal 0)")
+    for who, a, b in overlaps[:10]:
+        print(f"    {who}: {a.lyric} at {a.time:.1f} s and {b.lyric} at {b.time:.1f} s")
+    return {"rates": rates, "ranges": ranges, "overlaps": overlaps}
+
+
+def _window(performance, person: str, words: str, seconds: float):
+    """``person``'s events from the first that begins ``words`` (said as one phrase, or a
+    call per character as older code did), for ``seconds``."""
+    mine = sorted((e for who, e in _phrases(performance) if who == person),
+                  key=lambda e: e.time)
+    start = next(e.time for i, e in enumerate(mine)
+                 if "".join(x.lyric or "" for x in mine[i:i + len(words)]).startswith(words))
+    return [e for e in mine if start - 1e-9 <= e.time < start + seconds]
+
+
+def phrase_picture(events, title: str, path: Path, rate: int = 22050) -> None:
+    """Spectrogram (0-5 kHz) over Praat's pitch track of ``events`` mixed on their clock."""
+    start = min(e.time for e in events)
+    parts = [(e, _render_event(e, rate)) for e in events]
+    length = max(round((e.time - start) * rate) + a.size for e, a in parts)
+    mix = np.zeros(length)
+    for e, audio in parts:
+        at = round((e.time - start) * rate)
+        mix[at:at + audio.size] += audio
+    t, hz = praat_f0(mix, rate)
+    plt.rcParams["font.family"] = families()
+    fig, (top, low) = plt.subplots(2, 1, figsize=(12, 6), dpi=100, sharex=True,
+                                   gridspec_kw={"height_ratios": [3, 2]})
+    top.specgram(mix + 1e-9, NFFT=1024, Fs=rate, noverlap=896, cmap="magma", vmin=-120)
+    top.set_ylim(0, 5000)
+    top.set_ylabel("frequency (Hz)")
+    top.set_title(title)
+    low.plot(t, hz, ".", ms=3, color="tab:blue")
+    low.set_yscale("log")
+    low.set_ylim(70, 400)
+    low.set_yticks([80, 100, 125, 160, 200, 250, 315])
+    low.set_yticklabels(["80", "100", "125", "160", "200", "250", "315"])
+    low.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    low.set_ylabel("f0, Praat (Hz)")
+    low.set_xlabel("time (s)")
+    low.grid(alpha=0.3)
+    for e in events:
+        for ax in (top, low):
+            ax.axvline(e.time - start, color="white" if ax is top else "grey", lw=0.6)
+        for at, text in _syllable_labels(e):
+            top.text(e.time - start + at + 0.01, 4650, text, color="white", fontsize=9)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
+
+
+def _syllable_labels(event) -> list[tuple[float, str]]:
+    """Each character at its syllable's start, where the voice lays syllables out by the
+    prosody (``voice.speech_slots``); else the lyric at the event's start."""
+    chars = [c for c in event.lyric or "" if not c.isspace()]
+    if len(chars) < 2 or not hasattr(model, "speech_slots"):
+        return [(0.0, event.lyric or "")]
+    sylls = model.syllables(load_instrument("voice").params, event.phones or event.lyric)
+    bounds = model.speech_slots(sylls, event.duration, event.articulation)
+    return list(zip(bounds[:-1], chars, strict=True))
+
+
+def rite_speech(out: Path, suffix: str = "") -> None:
+    """``speech_report`` of the whole rite (seed 0) and its two pictures."""
+    from soundscape.sequence.planner import perform_from_file
+
+    performance = perform_from_file(seed=0)
+    speech_report(performance)
+    shoot = next(r for r in performance.rounds if r.announcement)
+    tally = _window(performance, "釋獲者", shoot.announcement, 4.0)
+    phrase_picture(tally, f"the 釋獲者's announcement 「{shoot.announcement}」 (seed 0)",
+                   out / f"voice_tally{suffix}.png")
+    request = _window(performance, "司射", "為政請射", 5.0)
+    phrase_picture(request, "the 司射: 「為政請射」 to the duke, 「大夫與大夫」 (one step)",
+                   out / f"voice_request{suffix}.png")
+    print(f"wrote {out / f'voice_tally{suffix}.png'} and {out / f'voice_request{suffix}.png'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs"))
     parser.add_argument("--reading", default="middle-chinese")
     parser.add_argument("--line-png", default="voice_luming_line.png",
                         help="file name (in --out) of the rite's sung line and its f0")
-    parser.add_argument("--rite", action="store_true",
+    parser.add_argument("--singing", action="store_true",
                         help="also measure the singing of the whole rite (minutes)")
-    parser.add_argument("--rite-cue", help="measure the singing of one music cue (luming)")
+    parser.add_argument("--singing-cue", help="measure the singing of one music cue (luming)")
+    parser.add_argument("--rite", action="store_true",
+                        help="also the whole rite's speech and its pictures")
+    parser.add_argument("--suffix", default="", help="appended to the rite pictures' names")
+    parser.add_argument("--rite-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--speech-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rite or args.rite_only:
+        rite_speech(args.out, args.suffix)
+    if args.speech_only:
+        speech, labels = spoken(args.reading)
+        spectrogram(speech, labels, f"「請射于公」 spoken, then called (binzhe), {args.reading}",
+                    args.out / "voice_speech.png")
+    if args.rite_only or args.speech_only:
+        return
     import sung_lines
 
     perf = sung_lines.performance("luming")
@@ -248,8 +411,8 @@ def main() -> None:
                  "lines, dry, as the render makes them; f0 by Praat", args.out / args.line_png,
                  sung_lines.RATE)
     print(f"wrote {args.out / args.line_png}")
-    if args.rite or args.rite_cue:
-        sung_lines.report(args.rite_cue, sung_lines.RATE)
+    if args.singing or args.singing_cue:
+        sung_lines.report(args.singing_cue, sung_lines.RATE)
     measure()
     line, labels = sung_line(args.reading)
     print(f"the sung line: median share of a frame's energy in its strongest peak "

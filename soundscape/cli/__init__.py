@@ -37,6 +37,7 @@ VERBS = {
     "render": "The rite heard from a place: spatial audio and MIDI.",
     "scala": "The tuning as Scala .scl and .kbm files.",
     "score": "A piece, or part of the performed rite, as MusicXML.",
+    "sections": "The performed sections: ids, names, times and the music in each.",
     "sequence": "The timed Performance (JSON) and a timeline picture.",
     "show": "Play a kit programme's cues in real time as OSC messages.",
 }

@@ -23,7 +23,10 @@ __all__ = ["command"]
               type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Programme file (default: the bundled soundscape/data/programmes.toml).")
 @click.option("--programme", "programme_ids", multiple=True,
-              help="Programme id (repeatable; default: every programme).")
+              help="Programme id (repeatable; default: every programme of at most 20 "
+                   "minutes; --list shows them all).")
+@click.option("--list", "list_only", is_flag=True,
+              help="List the programmes (id, title, zones, length) and build nothing.")
 @click.option("--layout", "layouts", multiple=True,
               help="stereo, binaural, foa, hoa3, 5.1, ring8, an IEM AllRADecoder .json "
               "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo).")
@@ -35,7 +38,8 @@ __all__ = ["command"]
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
 def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple[str, ...],
-            layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int) -> None:
+            layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int,
+            list_only: bool) -> None:
     """Build the museum installation kit (docs/kit.md)."""
     from soundscape.kit.build import build_kit, check_request
     from soundscape.kit.programmes import load_programmes
@@ -43,11 +47,30 @@ def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple
     from soundscape.site.courtyard import load_site
 
     site = load_site()
-    check_request(load_programmes(programme_file, places=set(site.places)), programme_ids,
-                  layouts)
+    programmes = load_programmes(programme_file, places=set(site.places))
+    check_request(programmes, programme_ids, layouts)
     rite = perform_from_file(cues, seed=seed, site=site)
+    if list_only:
+        _list(programmes, rite)
+        return
     manifest = build_kit(out, rite=rite, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
                          seed=seed, executor=executor, workers=jobs,
                          say=lambda text: click.echo(text, err=True))
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
+
+
+def _list(programmes, rite) -> None:
+    """Print every programme (``each_music`` ones expanded) with its zones and length."""
+    from soundscape.cli._common import table
+    from soundscape.kit.build import LONG_S, lengths
+    from soundscape.kit.programmes import expand
+
+    rows = [["id", "title", "zones", "length", ""]]
+    for programme, length in lengths(expand(programmes, rite), rite):
+        minutes, seconds = divmod(round(length), 60)
+        rows.append([programme.id, programme.title,
+                     ", ".join(zone.id for zone in programme.zones),
+                     f"{minutes}:{seconds:02d}",
+                     "long: only with --programme" if length > LONG_S else ""])
+    click.echo(table(rows))

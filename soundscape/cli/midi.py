@@ -32,12 +32,17 @@ _ENDINGS = (".mid", ".midi")
 @click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
               show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
               "12tet: nearest key (rehearsal).")
+@click.option("--ports", type=click.Choice(midi.PORTS), default="one", show_default=True,
+              help="one: a single MIDI port, channels shared by GM program, so every track "
+              "sounds with its own instrument in players that ignore ports (FluidSynth); "
+              "many: every track its own channel, over several ports (for DAWs; always with "
+              "--tuning mpe).")
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help=f"Where the listener sits (pan and volume from there, as `soundscape "
               f"render` hears it): {SEATS_HELP}; none: no pan or volume.")
 @sequencing_options
 def command(cues: Path | None, output: Path | None, split: str | None, grid: str | None,
-            tuning_mode: str, place: str, sequencing: Sequencing) -> None:
+            tuning_mode: str, ports: str, place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
     name = sequencing.rite or "dashe"  # --rite ID → output/ID.mid
     output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
@@ -57,9 +62,21 @@ def command(cues: Path | None, output: Path | None, split: str | None, grid: str
     performance = sequencing.perform(cues, site=courtyard)
     if split is None:
         path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode,
-                               grid=steps)
-        click.echo(f"wrote {path} ({len(performance.events)} notes, {tuning_mode})")
+                               grid=steps, ports=ports)
+        click.echo(f"wrote {path} ({midi.note_count(path)} notes, {tuning_mode}, "
+                   f"{_tracks(path)})")
         return
     paths = midi.write_split(performance, output, by=split, listener=listener,
-                             tuning_mode=tuning_mode, grid=steps)
-    click.echo(f"wrote {len(paths)} files into {output} (one per {split}, {tuning_mode})")
+                             tuning_mode=tuning_mode, grid=steps, ports=ports)
+    notes = sum(midi.note_count(path) for path in paths)
+    click.echo(f"wrote {len(paths)} files into {output} (one per {split}, "
+               f"{notes} notes, {tuning_mode})")
+
+
+def _tracks(path: Path) -> str:
+    """"N tracks on P port(s)" of a written file, read back from it."""
+    import mido
+
+    tracks = mido.MidiFile(path).tracks
+    ports = {m.port for t in tracks for m in t if m.type == "midi_port"} or {0}
+    return f"{len(tracks) - 1} tracks on {len(ports)} port{'s' if len(ports) > 1 else ''}"

@@ -34,7 +34,11 @@ from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
 from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
 from soundscape.performance import Performance
 
-__all__ = ["Built", "build_kit", "check_request", "layout_name"]
+__all__ = ["LONG_S", "Built", "build_kit", "check_request", "layout_name", "lengths"]
+
+#: A programme longer than this (s) is built only when asked for by id: the whole rite
+#: alone is 2½ hours of audio per zone and layout.
+LONG_S = 20 * 60.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,13 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
     out = Path(out)
     programmes = expand(load_programmes(programme_file, places=set(site.places)), rite)
     programmes = _chosen(programmes, programme_ids)
+    if not programme_ids:
+        long = {p.id: length for p, length in lengths(programmes, rite) if length > LONG_S}
+        if long:
+            say(f"left out the long programmes ({len(long)}, over {LONG_S / 60:.0f} min): "
+                + ", ".join(f"{pid} ({length / 60:.0f} min)" for pid, length in long.items())
+                + "; build one with --programme ID (`soundscape kit --list` lists them)")
+        programmes = [p for p in programmes if p.id not in long]
     speaker_layouts = [layout_from_text(text) for text in layouts]
     names = [layout_name(x) for x in speaker_layouts]
     if len(set(names)) != len(names):
@@ -114,6 +125,16 @@ def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
                            known=known | {f"{f}<cue>" for f in families})
     for text in layouts:
         layout_from_text(text)
+
+
+def lengths(programmes, rite: Performance) -> list[tuple[Programme, float]]:
+    """Each programme with its loop's length in seconds (lead and gaps included)."""
+    out = []
+    for programme in programmes:
+        parts = lead_in(rite, spans(programme, rite), programme.lead_s)
+        gaps = programme.gap_s * (len(parts) - 1)
+        out.append((programme, sum(stop - start for start, stop in parts) + gaps))
+    return out
 
 
 def _chosen(programmes: tuple[Programme, ...], ids: Sequence[str]) -> list[Programme]:

@@ -11,15 +11,20 @@ Layout of the file:
   note) for sung notes. Each track sets up its own channel(s) at its start: program,
   tuning (MTS scale/octave for its channel, or the pitch-bend range), pan and volume;
   no track relies on another's set-up.
-- Channels: every track has channels of its own (channel 10 is never used: drums are
-  pitched tracks, see ``data/midi_programs.toml``, so each keeps its own pan). With
-  ``mts`` and ``12tet`` a track has one channel; with ``mpe`` it spreads its notes over
-  as many channels as it sounds different bends at once (one pitch bend per channel).
-  When the 15 channels of a port run out, tracks go on to further MIDI ports, named by
-  the ``midi_port`` meta event (FF 21) at each track's start: DAWs and multi-port
-  players keep them apart; a single-port player (FluidSynth 2.3) plays tracks that
-  share a channel number with one program. A section or a piece (``--split``) fits one
-  port.
+- Channels (channel 10 is never used: drums are pitched tracks, see
+  ``data/midi_programs.toml``). By default (``ports="one"``) the file is one port, so it
+  plays right in players that ignore ports (FluidSynth among them): tracks of one GM
+  program share a channel (the tuning is the same on every channel), and the channels
+  left over split the groups whose tracks stand farthest apart, left from right, so pan
+  survives where it can. A channel that several tracks share keeps one pan (their
+  median) and full CC7 volume; each note's distance goes into its velocity instead
+  (the GM curves of both are 40·log10(x/127) dB, so the level is the same). A track
+  alone on its channel sends pan and volume as they change. With ``ports="many"``
+  (always with ``mpe``) every track has channels of its own: one with ``mts`` and
+  ``12tet``; with ``mpe`` as many as it sounds different bends at once (one pitch bend
+  per channel); when the 15 channels of a port run out, tracks go on to further MIDI
+  ports, named by the ``midi_port`` meta event (FF 21) at each track's start, which
+  DAWs and multi-port players keep apart.
 - Pan (CC10) from the source's azimuth as the listener hears it,
   ``64 − 63·sin(azimuth)`` (sources behind fold to the front); volume (CC7)
   from distance, inverse-distance law relative to ``REFERENCE_DISTANCE_M``
@@ -33,7 +38,9 @@ absolute time (never deltas), so the error stays below half a tick over any leng
 from __future__ import annotations
 
 import collections
+import itertools
 import math
+import statistics
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -51,6 +58,7 @@ from soundscape.resources import data_dir
 __all__ = [
     "CHANNELS_PER_PORT",
     "GRIDS",
+    "PORTS",
     "REFERENCE_DISTANCE_M",
     "SPLITS",
     "TICKS_PER_BEAT",
@@ -60,6 +68,7 @@ __all__ = [
     "load_programs",
     "marker_text",
     "midi_file",
+    "note_count",
     "pan_value",
     "parts",
     "program_for",
@@ -73,6 +82,7 @@ __all__ = [
 TUNING_MODES = ("mts", "mpe", "12tet")
 GRIDS = (1, 2, 4, 8, 16)  # steps per beat a notation file's notes may be moved onto
 SPLITS = ("piece", "section")
+PORTS = ("one", "many")  # one port, channels shared by program; or channels of its own each
 REFERENCE_DISTANCE_M = 2.0  # full volume at or nearer than this
 RING_S = 1.5  # mpe: a channel counts as busy this long after a note-off (bells ring on)
 _MELODIC_CHANNELS = tuple(c for c in range(16) if c != 9)
@@ -165,7 +175,7 @@ class _Note:
 
 
 def write_midi(performance: Performance, path: str | Path, *, listener,
-               tuning_mode: str = "mts", grid: int | None = None) -> Path:
+               tuning_mode: str = "mts", grid: int | None = None, ports: str = "one") -> Path:
     """Write ``performance`` as a type-1 MIDI file, atomically.
 
     Parameters
@@ -185,25 +195,32 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
         For notation: every note's start and end moved to the nearest 1/``grid`` of the
         beat of the tempo map (``GRIDS``), at least one step long. None (the default)
         keeps every time exact.
+    ports : {'one', 'many'}
+        ``one`` (the default): one MIDI port, channels shared by GM program, for players
+        that ignore ports; ``many``: every track its own channels, over as many ports as
+        that takes (``mpe`` always). See the module docstring.
 
     Returns
     -------
     Path
     """
-    midi = midi_file(performance, listener=listener, tuning_mode=tuning_mode, grid=grid)
+    midi = midi_file(performance, listener=listener, tuning_mode=tuning_mode, grid=grid,
+                     ports=ports)
     with atomic_path(path) as tmp:
         midi.save(tmp)
     return Path(path)
 
 
 def write_split(performance: Performance, folder: str | Path, *, by: str, listener,
-                tuning_mode: str = "mts", grid: int | None = None) -> list[Path]:
+                tuning_mode: str = "mts", grid: int | None = None, ports: str = "one"
+                ) -> list[Path]:
     """Write one MIDI file per piece or per section into ``folder`` (see :func:`parts`).
 
     Every file is made before any is written, and each is written atomically, so an
     error leaves no file of the set.
     """
-    made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid))
+    made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid,
+                             ports=ports))
             for name, part in parts(performance, by)]
     written = []
     for name, midi in made:
@@ -216,7 +233,8 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
 def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:
     """``(file name, Performance)`` per piece played (``by="piece"``: the cue's notes,
     ``NN-CUE.mid`` in playing order) or per section (``by="section"``: everything from its
-    start to the next section's, ``SECTION.mid``), each on its own clock."""
+    start to the next section's, ``SECTION.mid``; a section that takes no time on the day,
+    such as the preparations s01–s04, has none), each on its own clock."""
     if by == "piece":
         return [(f"{n:02d}-{span.cue}.mid",
                  _only_cue(performance.between(span.start, span.end), span.cue))
@@ -225,7 +243,7 @@ def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:
         sections = sorted(performance.sections, key=lambda s: s.start)
         stops = [s.start for s in sections[1:]] + [performance.duration + 1.0]
         return [(f"{s.id}.mid", performance.between(s.start, stop))
-                for s, stop in zip(sections, stops, strict=True)]
+                for s, stop in zip(sections, stops, strict=True) if stop > s.start]
     raise RenderError(f"split by {by!r}; accepted: {', '.join(SPLITS)}")
 
 
@@ -250,10 +268,12 @@ def _only_cue(performance: Performance, cue: str) -> Performance:
 
 
 def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts",
-              grid: int | None = None) -> mido.MidiFile:
+              grid: int | None = None, ports: str = "one") -> mido.MidiFile:
     """The MIDI file of ``performance`` (see the module docstring and :func:`write_midi`)."""
     if tuning_mode not in TUNING_MODES:
         raise RenderError(f"tuning_mode={tuning_mode!r}, accepted: {', '.join(TUNING_MODES)}")
+    if ports not in PORTS:
+        raise RenderError(f"ports={ports!r}, accepted: {', '.join(PORTS)}")
     if grid is not None and grid not in GRIDS:
         raise RenderError(f"grid={grid!r}, accepted: {', '.join(map(str, GRIDS))}")
     programs = load_programs()
@@ -277,7 +297,10 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts",
         _assign_channels(notes, _MELODIC_CHANNELS if tuning_mode == "mpe"
                          else _MELODIC_CHANNELS[:1])
         planned.append((source, program, notes))
-    places = _pack([len({n.channel for n in notes}) for _, _, notes in planned])
+    if ports == "one" and tuning_mode != "mpe":
+        places = _share(planned)
+    else:
+        places = _pack([len({n.channel for n in notes}) for _, _, notes in planned])
     multiport = any(port for port, _ in places)
     midi = mido.MidiFile(type=1, ticks_per_beat=TICKS_PER_BEAT, charset="utf-8")
     midi.tracks.append(_conductor(performance, tmap))
@@ -289,6 +312,105 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts",
                              tuning_mode)
         midi.tracks.append(_to_track([*setup, *_note_messages(notes)], tmap))
     return midi
+
+
+def _share(planned: list[tuple[Source, Program, list[_Note]]]
+           ) -> list[tuple[int, tuple[int, ...]]]:
+    """``(0, (channel,))`` per track of a one-port file (see module): one channel per GM
+    program; spare channels first part tracks that would sound one key at once on a
+    channel (a channel sounds a key once: the four 瑟 in unison), then split the groups
+    of widest pan. The notes of a shared channel take its one pan and carry their volume
+    in their velocity; a note still sounding when another track starts its key there is
+    cut just before."""
+    groups: dict[int, list[int]] = {}
+    for i, (_, program, _) in enumerate(planned):
+        groups.setdefault(program.program, []).append(i)
+    if len(groups) > len(_MELODIC_CHANNELS):
+        raise RenderError(f"{len(groups)} GM programs do not fit the "
+                          f"{len(_MELODIC_CHANNELS)} channels of one MIDI port; write "
+                          "ports='many' (soundscape midi --ports many)")
+    notes = [n for _, _, n in planned]
+    pans = [_median_pan(n) for n in notes]
+    channels = [sorted(g, key=lambda i: (pans[i], i)) for g in groups.values()]
+    while 0 < len(channels) < len(_MELODIC_CHANNELS):
+        clashes = [_clashes([notes[i] for i in g], g) for g in channels]
+        worst = max(range(len(channels)), key=lambda k: (sum(clashes[k].values()), -k))
+        if sum(clashes[worst].values()):
+            alone = max(clashes[worst], key=lambda i: (clashes[worst][i], -i))
+            channels[worst] = [i for i in channels[worst] if i != alone]
+            channels.append([alone])
+            continue
+        widest = max(channels, key=lambda g: (pans[g[-1]] - pans[g[0]], -g[0]))
+        if pans[widest[-1]] == pans[widest[0]]:
+            break
+        gaps = [pans[b] - pans[a] for a, b in itertools.pairwise(widest)]
+        cut = gaps.index(max(gaps)) + 1
+        channels.remove(widest)
+        channels += [widest[:cut], widest[cut:]]
+    channels.sort(key=min)  # channels in the order their first track comes
+    places: list[tuple[int, tuple[int, ...]]] = [(0, ())] * len(planned)
+    for channel, members in zip(_MELODIC_CHANNELS, channels, strict=False):
+        pan = round(statistics.median(pans[i] for i in members))
+        for i in members:
+            places[i] = (0, (channel,))
+            if len(members) > 1:
+                _fold_volume(notes[i], pan)
+        if len(members) > 1:
+            _cut_before_restrikes([notes[i] for i in members])
+    return places
+
+
+def _by_key(tracks: list[list[_Note]], ids: list[int]) -> dict[int, list[tuple]]:
+    """``(time, id, note)`` per key, in time order, over several tracks' notes."""
+    found: dict[int, list[tuple]] = collections.defaultdict(list)
+    for track, ident in zip(tracks, ids, strict=True):
+        for note in track:
+            found[note.key].append((note.time, ident, note))
+    for rows in found.values():
+        rows.sort(key=lambda row: row[:2])
+    return found
+
+
+def _clashes(tracks: list[list[_Note]], ids: list[int]) -> collections.Counter:
+    """Per track id: its notes that start while another track's note on the same key still
+    sounds (or starts with it)."""
+    count: collections.Counter = collections.Counter()
+    for rows in _by_key(tracks, ids).values():
+        ends: dict[int, float] = {}
+        for time, ident, note in rows:
+            if any(end > time for other, end in ends.items() if other != ident):
+                count[ident] += 1
+            ends[ident] = max(ends.get(ident, -math.inf), note.end)
+    return count
+
+
+#: A note cut for another track's strike of its key on a shared channel ends this long
+#: before it (≥ 1 tick at every tempo of the map), so every player reads off before on.
+_RESTRIKE_GAP_S = 0.001
+
+
+def _cut_before_restrikes(tracks: list[list[_Note]]) -> None:
+    """On a shared channel, end a note just before a later note of another track on its key
+    (notes starting together stay: the channel sounds that key once)."""
+    for rows in _by_key(tracks, list(range(len(tracks)))).values():
+        for (time, ident, note), (later, other, _) in itertools.pairwise(rows):
+            if other != ident and later > time and note.end > later - _RESTRIKE_GAP_S:
+                note.end = max(time, later - _RESTRIKE_GAP_S)
+
+
+def _median_pan(notes: list[_Note]) -> float:
+    pans = [n.state[0] for n in notes if n.state[0] is not None]
+    return statistics.median(pans) if pans else 64.0
+
+
+def _fold_volume(notes: list[_Note], pan: int) -> None:
+    """A shared channel's notes: its one pan, full volume, their own volume in velocity."""
+    for note in notes:
+        _, volume, bend = note.state
+        if volume is None:
+            continue
+        note.velocity = max(1, round(note.velocity * volume / 127))
+        note.state = (pan, 127, bend)
 
 
 def _snap(notes: list[_Note], tmap: tempo_map.TempoMap, grid: int) -> None:
@@ -581,6 +703,12 @@ def _control(msg: mido.Message, port: int, pan: dict, volume: dict, rpn: dict,
         rpn[(ch, control)] = value
     elif control == 6 and rpn.get((ch, 101)) == 0 and rpn.get((ch, 100)) == 0:
         bend_range[ch] = value
+
+
+def note_count(path: str | Path) -> int:
+    """Notes (note-ons of velocity > 0) in a MIDI file."""
+    return sum(1 for track in mido.MidiFile(path).tracks for message in track
+               if message.type == "note_on" and message.velocity > 0)
 
 
 def read_markers(path: str | Path) -> list[tuple[float, str]]:

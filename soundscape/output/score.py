@@ -30,7 +30,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import music21
@@ -45,8 +45,11 @@ from soundscape.performance import Performance
 
 __all__ = [
     "QUANTUM_S",
+    "Bar",
     "Credits",
+    "bars",
     "basis_line",
+    "lu_letter",
     "wrap",
     "write_performance_score",
     "write_piece_score",
@@ -131,8 +134,10 @@ def _gongche(pitch: Pitch) -> str | None:
 
 
 def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None,
-          spelled: dict) -> music21.note.GeneralNote:
-    """A music21 note (or unpitched stroke) with its lyric lines; records the spelled cents."""
+          spelled: dict, *, full: bool = True) -> music21.note.GeneralNote:
+    """A music21 note (or unpitched stroke) with its lines under it: the sung character,
+    its 律 (``lu_letter``), its 工尺 (``full`` only) and its cents from 12-TET, whole
+    (``+12``); records the spelled cents."""
     if pitch is None:
         note = music21.note.Unpitched(quarterLength=beats)
         if lyric:
@@ -146,44 +151,176 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
     where = (note.pitch.step, int(note.pitch.alter), note.pitch.octave)
     if abs(spelled.setdefault(where, cents) - cents) > 0.05:
         raise RenderError(f"{pitch.name} and another pitch are both spelled {note.nameWithOctave}")
-    lines = [lyric or "", pitch.name, _gongche(pitch) or "", f"{cents:+.1f}¢"]
+    lines = [lyric or "", lu_letter(pitch.name), (_gongche(pitch) or "") if full else "",
+             f"{cents:+.0f}"]
     for number, text in enumerate(lines, start=1):
         if text:
             note.addLyric(text, lyricNumber=number)
     return note
 
 
+#: Octave prefixes of a 律's name: 清 an octave up, 倍 an octave down.
+_OCTAVE_WORDS = ("清", "倍")
+
+
+def lu_letter(name: str) -> str:
+    """The 律 as the 詩譜 print it, by its first character (黃 南 蕤 …), with 清 or 倍
+    before it for the octave: 清太簇 → 清太, 林鍾 → 林, 倍黃鍾 → 倍黃. One or two characters,
+    so neighbouring notes' names stay apart on the page."""
+    octave = name[0] if name[:1] in _OCTAVE_WORDS else ""
+    return octave + name[len(octave):len(octave) + 1]
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A bar of a piece's score, in beats from the piece's start: one phrase of its melody
+    (the 鼗 and 鼙 before the music are a bar of their own), and the stanza it opens."""
+
+    start: float
+    beats: float
+    stanza: str | None = None
+
+
+def bars(arrangement, piece) -> list[Bar]:
+    """The bars of one 終 of ``arrangement``: each phrase a bar of its own length (5-beat
+    phrases are 5/4, not forced into 4/4), the first bar of each stanza labelled."""
+    beat = arrangement.tempo_bpm / 60.0
+    found: list[Bar] = []
+    if arrangement.music_start > 0:
+        found.append(Bar(0.0, _beats(arrangement.music_start * beat)))
+    phrases = [p for p in arrangement.phrases if p.zhong == 0]
+    seen: set[int] = set()
+    for index, phrase in enumerate(phrases):
+        stop = phrases[index + 1].start if index + 1 < len(phrases) else phrase.end
+        label = None
+        if phrase.stanza not in seen:
+            seen.add(phrase.stanza)
+            labels = piece.stanza_labels
+            label = labels[phrase.stanza] if phrase.stanza < len(labels) else None
+        found.append(Bar(_beats(phrase.start * beat), _beats((stop - phrase.start) * beat),
+                         label))
+    return found
+
+
+def _beats(value: float) -> float:
+    """Beats on a 1/8-beat grid (the arrangement's times are whole beats and halves)."""
+    return round(value * 8) / 8
+
+
 def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
                       cents_in_alter: bool = False) -> Path:
-    """Write one piece as MusicXML (``.mxl``: compressed).
+    """Write one 終 of a piece, every part of it, as MusicXML (``.mxl``: compressed).
+
+    Parts as the arrangement plays them (肆夏: bells, 鑮, 建鼓, 鼗, 朔鼙, 應鼙, stones),
+    barred by phrase, stanzas marked; under each pitched note its 律 and its cents from
+    12-TET (``_note``), the words and 工尺 under the first melody part.
 
     Parameters
     ----------
     piece : soundscape.music.repertoire.Piece
-        Uses ``id``, ``title``, ``roman``, ``mode``, ``basis``, ``basis_note``,
-        ``tempo_bpm`` and ``notes`` (``PieceNote(name, beats, lyric)``).
     path : path-like
     tuning : Tuning
     cents_in_alter : bool
         Write decimal ``<alter>`` (for tuning-aware readers; MuseScore 3 rejects it).
     """
-    pitches = [tuning.pitch(n.name) for n in piece.notes]
+    from soundscape.music.arrange import arrange
+
+    arrangement = arrange(piece, tuning=tuning, repeats=1)
+    layout = bars(arrangement, piece)
+    pitches = [n.pitch for part in arrangement.parts.values() for n in part if n.pitch]
     keys = mts.key_map(pitches)
     spelled: dict = {}
-    part = music21.stream.Part(id=piece.id)
-    part.partName = f"{piece.title} {piece.mode}"
-    melody = next(p.instrument for p in piece.parts if p.role == "melody")
-    part.insert(0, _instrument(melody, load_programs(), part.partName))
-    part.append(music21.tempo.MetronomeMark(number=piece.tempo_bpm))
-    for note, pitch in zip(piece.notes, pitches, strict=True):
-        part.append(_note(pitch, float(note.beats), keys, note.lyric, spelled))
-    score = music21.stream.Score([part])
+    programs = load_programs()
+    lead = next(p.id for p in piece.parts if p.role == "melody")
+    words = iter(n.lyric for n in piece.notes)
+    parts = []
+    for spec in piece.parts:
+        notes = [n for n in arrangement.parts[spec.id] if n.time < arrangement.zhong[0][1]]
+        if not notes:
+            continue
+        if spec.id == lead:  # the words go under the first melody part, note by note
+            notes = [replace(n, lyric=n.lyric or next(words, None)) for n in notes]
+        part = _piece_part(spec, notes, layout, arrangement.tempo_bpm / 60.0, keys, spelled,
+                           programs, full=spec.id == lead, marks=not parts)
+        if not parts:
+            part.measure(1).insert(0, music21.tempo.MetronomeMark(number=piece.tempo_bpm))
+        parts.append(part)
     credits = Credits(
         title=f"{piece.title} {getattr(piece, 'roman', '')}".strip(),
         subtitle=f"{piece.mode}; {tuning.name}, 黃鍾 = {tuning.huangzhong_hz:.2f} Hz; "
-                 "cents from 12-TET under each note",
+                 "under the notes: words, 律, 工尺, cents from 12-TET",
         basis=basis_line(piece.basis, piece.basis_note), notes=((piece.title, piece.basis_note),))
-    return _export(score, path, credits, spelled if cents_in_alter else None)
+    return _export(music21.stream.Score(parts), path, credits,
+                   spelled if cents_in_alter else None)
+
+
+def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled: dict,
+                programs, *, full: bool, marks: bool) -> music21.stream.Part:
+    """One part of a piece's score: a measure per bar, a time signature where the bar's
+    length changes, a double bar line at each stanza and (``marks``: the top part) its
+    rehearsal mark; a percussion clef for strokes, else the clef that suits the range."""
+    part = music21.stream.Part(id=spec.id)
+    name = _INSTRUMENT_NAMES.get(spec.instrument, spec.instrument)
+    part.partName, part.partAbbreviation = f"{name} {spec.id}", name
+    part.insert(0, _instrument(spec.instrument, programs, part.partName))
+    metre = None
+    for number, bar in enumerate(layout, start=1):
+        measure = music21.stream.Measure(number=number)
+        if bar.beats != metre:
+            metre = bar.beats
+            measure.timeSignature = _metre(bar.beats)
+        if bar.stanza and number > 1:
+            measure.leftBarline = music21.bar.Barline("light-light")
+        if bar.stanza and marks:
+            measure.insert(0, music21.expressions.RehearsalMark(bar.stanza))
+        inside = [n for n in notes if bar.start <= _beats(n.time * per_second)
+                  < bar.start + bar.beats]
+        _fill(measure, inside, bar, per_second, keys, spelled, full)
+        part.append(measure)
+    first = part.getElementsByClass(music21.stream.Measure).first()
+    if all(n.pitch is None for n in notes):
+        first.insert(0, music21.clef.PercussionClef())
+    else:
+        first.insert(0, music21.clef.bestClef(part, recurse=True))
+    return part
+
+
+def _metre(beats: float) -> music21.meter.TimeSignature:
+    """n/4 for whole beats, n/8 for half beats (a phrase of 4½ beats is 9/8)."""
+    if beats == int(beats):
+        return music21.meter.TimeSignature(f"{int(beats)}/4")
+    return music21.meter.TimeSignature(f"{round(beats * 2)}/8")
+
+
+def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
+          full: bool) -> None:
+    """The bar's notes at their beats (held at most to the next onset or the bar line),
+    simultaneous ones a chord, rests between."""
+    onsets: dict[float, list] = {}
+    for note in notes:
+        onsets.setdefault(_beats(note.time * per_second) - bar.start, []).append(note)
+    at = 0.0
+    times = sorted(onsets)
+    for index, onset in enumerate(times):
+        if onset > at:
+            measure.insert(at, music21.note.Rest(quarterLength=onset - at))
+        stop = times[index + 1] if index + 1 < len(times) else bar.beats
+        group = onsets[onset]
+        length = min(max(_beats(max(n.duration for n in group) * per_second), 0.125),
+                     stop - onset)
+        made = [_note(n.pitch, length, keys, n.lyric if full else None, spelled,
+                      full=full) for n in group]
+        pitched = all(n.pitch is not None for n in group) and len(made) > 1
+        measure.insert(onset, music21.chord.Chord(made) if pitched else made[0])
+        at = onset + length
+    if at < bar.beats:
+        measure.insert(at, music21.note.Rest(quarterLength=bar.beats - at))
+
+
+#: The instruments' names on the parts (as the text names them).
+_INSTRUMENT_NAMES = {"bianzhong": "編鐘", "bo": "鑮", "bianqing": "編磬", "jiangu": "建鼓",
+                     "pi": "鼙", "tao": "鼗", "se": "瑟", "guan": "管", "sheng": "笙",
+                     "voice": "歌"}
 
 
 def write_performance_score(performance: Performance, path: str | Path, *,
@@ -385,6 +522,25 @@ def _cents_in_alter(root: ET.Element, spelled: dict) -> None:
             alter = ET.Element("alter")
             pitch.insert(1, alter)
         alter.text = f"{whole + cents / 100:.4f}".rstrip("0").rstrip(".")
+        if note.find("accidental") is None:
+            _hidden_accidental(note, whole)
+
+
+#: Elements a <note> may hold after <accidental> (MusicXML 4.0 order).
+_AFTER_ACCIDENTAL = ("time-modification", "stem", "notehead", "notehead-text", "staff",
+                     "beam", "notations", "lyric", "play", "listen")
+
+
+def _hidden_accidental(note: ET.Element, whole: int) -> None:
+    """The written semitone's accidental, not printed: a decimal <alter> alone is no
+    accidental music21 knows ("incorrect accidental 0.0587"); with one it keeps the
+    decimal as the pitch's alter, and a reader that prints accidentals shows none."""
+    accidental = ET.Element("accidental", {"print-object": "no"})
+    accidental.text = {0: "natural", 1: "sharp", -1: "flat"}[whole]
+    children = list(note)
+    at = next((i for i, child in enumerate(children) if child.tag in _AFTER_ACCIDENTAL),
+              len(children))
+    note.insert(at, accidental)
 
 
 def _music21_xml(score: music21.stream.Score) -> bytes:

@@ -29,6 +29,8 @@ from soundscape.sequence.archery import (
     place_of,
     release_point,
 )
+from soundscape.text import prosody
+from soundscape.text.reading import checked, read
 
 __all__ = ["CUE_ROLES", "archery_sources", "count_events", "round_events", "source_ids"]
 
@@ -141,7 +143,8 @@ def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: 
     ids = source_ids(config)
     gong_pitch = tuning.degree(gong=gong, degree="宮")
     shang_pitch = tuning.degree(gong=gong, degree="商")
-    events = _command(result, config, cues["command"], gong_pitch, ids["sishe"])
+    events = _command(result, config, cues["command"], _spoken(tuning, gong, config),
+                      ids["sishe"])
     sound_speed = speed_of_sound()
     zhong = _need(sources, ids["tally"]).position
     velocity = config.get("velocity")
@@ -179,15 +182,28 @@ def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: 
 
 def _command(result: RoundResult, config: ArcheryConfig, cue: str, pitch: Any,
              source: str) -> list[Event]:
+    """The 司射's command before the round: one phrase, called."""
     if result.round_no == 0:
         return []
     words = config.get("commands", str(result.round_no))
     first = min(s.release for s in result.shots)
-    step = config.number("calls", "char_s")
     start = max(0.0, first - config.number("calls", "command_lead_s"))
-    return [Event(start + i * step, step, source, pitch,
-                  config.number("calls", "command_velocity"), "call", cue, lyric=char)
-            for i, char in enumerate(words)]
+    return [Event(start, _called_seconds(words), source, pitch,
+                  config.number("calls", "command_velocity"), "call", cue, lyric=words)]
+
+
+def _called_seconds(words: str) -> float:
+    """How long a called phrase lasts: its syllables by the prosody's rules (the default
+    reading's checked syllables short, the last lengthened; ``text.prosody``)."""
+    return prosody.phrase_seconds([checked(s) for s in read(words)], "call")
+
+
+def _spoken(tuning: Any, gong: str, config: ArcheryConfig) -> Any:
+    """宮 in the octave nearest the speaking voice (``calls.speaking_hz``): a phrase called
+    on it is raised above it by the voice, as any called phrase is."""
+    near = config.number("calls", "speaking_hz")
+    octave = round(math.log2(near / tuning.degree(gong=gong, degree="宮").hz))
+    return tuning.degree(gong=gong, degree="宮", octave=octave)
 
 
 def _flight(shot: Any, source: str, velocity: float, cue: str, segments: int) -> list[Event]:
@@ -224,7 +240,7 @@ def count_events(result: RoundResult, *, start: float, sources: Mapping[str, Sou
                  tuning: Any, cue_ids: Mapping[str, str], config: ArcheryConfig | None = None,
                  gong: str = "黃鍾") -> list[Event]:
     """視算 after a counted round: one click per 純 (and 奇) taken into the hand, right
-    side then left, then the 釋獲者's announcement at 阼階下, one call per character.
+    side then left, then the 釋獲者's announcement at 阼階下, one called phrase.
 
     ``start`` is the time (s) the 釋獲者 begins to count; the events come back sorted.
     """
@@ -243,10 +259,8 @@ def count_events(result: RoundResult, *, start: float, sources: Mapping[str, Sou
                                 velocity, "count", cues["tally"]))
             time += step
         time += 2 * step                 # 興自前適左, 東面坐: he moves to the left side
-    pitch = tuning.degree(gong=gong, degree="宮")
-    char = config.number("calls", "char_s")
-    for i, word in enumerate(result.announcement):
-        events.append(Event(time + i * char, char, _need(sources, ids["shihuozhe"]).id, pitch,
-                            config.number("calls", "command_velocity"), "call",
-                            cues["announce"], lyric=word))
+    events.append(Event(time, _called_seconds(result.announcement),
+                        _need(sources, ids["shihuozhe"]).id, _spoken(tuning, gong, config),
+                        config.number("calls", "command_velocity"), "call",
+                        cues["announce"], lyric=result.announcement))
     return events

@@ -60,7 +60,12 @@ from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
 from soundscape.sequence.singing import join_lines
-from soundscape.sequence.speech import speech_events, speech_markers
+from soundscape.sequence.speech import (
+    one_at_a_time,
+    speech_events,
+    speech_markers,
+    step_speech_seconds,
+)
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site
 from soundscape.text import gloss
@@ -69,9 +74,9 @@ from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
     ReadingError,
+    phrase_contours,
     read,
     syllable,
-    tone_contour,
 )
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
@@ -372,6 +377,11 @@ class _Planner:
             ids["announce"] = shoot.count_step
         return ids
 
+    def shots_at(self) -> dict[str, tuple]:
+        """Step id → the arrows of the simulated round that step narrates."""
+        return {step.id: shoot.result.shots for shoot in self.rounds.values()
+                if shoot.result is not None for step in shoot.steps}
+
     def _gong(self) -> str:
         return self.settings["timing"]["mode_gong"]
 
@@ -509,8 +519,11 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     players = _placed(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
     preparation = _preparation_steps(sheet, planner.settings["preparation"])
+    talk = step_speech_seconds(sheet.speech, options.reading, planner.settings["speech"]) \
+        if options.soundscape else {}
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
-                       place_of=_place_of(site), hold=planner.hold, wait=planner.wait)
+                       place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
+                       speak=lambda step: talk.get(step.id, 0.0))
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
     events = _pronounced(planner.music_events() + planner.archery_events()
@@ -524,11 +537,14 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         made, sounds, track = load_actions().events(
             sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end)
         speakers, said = speech_events(sheet.speech, times, track, site=site,
-                                       settings=planner.settings["speech"], tuning=tuning)
+                                       settings=planner.settings["speech"], tuning=tuning,
+                                       reading=options.reading, shots=planner.shots_at())
         sources.update(made)
         sources.update(speakers)
         events += sounds + _pronounced(said, options.reading)
-        markers += speech_markers(sheet.speech, said)
+    events = one_at_a_time(events, sources)  # one phrase at a time, whoever speaks
+    if options.soundscape:
+        markers += speech_markers(sheet.speech, [e for e in events if e.source in speakers])
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
                                     p.piece.basis_note) for p in planner.played.values()}
     info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,
@@ -558,8 +574,10 @@ def _pronounced(events: list[Event], reading: str) -> list[Event]:
     phones: dict[str, str | None] = {}
     for lyric in {e.lyric for e in events if e.lyric}:
         try:
+            said = read(lyric, reading)  # a phrase's tones as said together (3 3 → 2 3)
             phones[lyric] = syllable(lyric, reading).lyric if len(lyric) == 1 else " | ".join(
-                f"{s.lyric} {''.join(map(str, tone_contour(s)))}" for s in read(lyric, reading))
+                f"{s.lyric} {''.join(map(str, c))}"
+                for s, c in zip(said, phrase_contours(said), strict=True))
         except ReadingError:
             phones[lyric] = None
     return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]

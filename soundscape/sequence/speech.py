@@ -5,50 +5,118 @@ chosen reading), said when its step begins and the speaker has reached the step'
 place. It is spoken, or called out (a raised voice: higher, louder, slower) when the
 one spoken to stands further than ``[speech] call_beyond_m`` away, or when no one is
 named and the words command or announce (the voice model raises the pitch of a call).
+A phrase lasts what its syllables do by the prosody's rules (``text.prosody``: checked
+syllables short, the last lengthened, a call slower).
+
+One person says one phrase at a time: a phrase waits until the same speaker's last one
+has ended and he has taken a breath (``one_at_a_time``). Where the text offers words as
+alternatives for what an arrow did (大射正: 下曰留 上曰揚 左右曰方, ``data/speech.toml
+[outcome]``), the one that fits each simulated arrow of the one spoken to is said, after
+it lands; an arrow in the 侯 needs no report (鄭注: 若不中, 使君當知而改其度).
 Numbers: ``data/sequence.toml [speech]``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
+from soundscape import validate
 from soundscape.cuesheet import SpeechCue
+from soundscape.errors import CueSheetError
+from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
 from soundscape.music.tuning import Tuning
-from soundscape.performance import Event, Marker, Source
+from soundscape.performance import Event, Marker, Shot, Source
+from soundscape.resources import data_dir
+from soundscape.sequence.archery import MISS_OUTCOMES
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
-from soundscape.text import gloss, glossary
+from soundscape.text import gloss, glossary, prosody
+from soundscape.text.reading import ReadingError, checked, read
 
-__all__ = ["speech_events", "speech_markers"]
+__all__ = ["PHRASED", "one_at_a_time", "phrase_seconds", "speech_events", "speech_markers",
+           "step_speech_seconds"]
 
 _RAISED_UNNAMED = ("command", "announce")
+#: Articulations that are a person's speech (a sung note is not a phrase).
+PHRASED = ("speak", "call")
+
+
+@functools.cache
+def _report() -> dict[str, Any]:
+    """``data/speech.toml [outcome]``: words that report an arrow, and when; each word's
+    outcome must be one of the archery's misses."""
+    path = data_dir() / "speech.toml"
+    report = dict(read_toml(path, CueSheetError).get("outcome", {}))
+    for word, outcome in report.get("words", {}).items():
+        validate.choice(outcome, MISS_OUTCOMES, key=f"outcome.words.{word}", where=str(path),
+                        error=CueSheetError)
+    validate.number(report.get("reaction_s", 0.0), key="outcome.reaction_s", where=str(path),
+                    error=CueSheetError, low=0.0, high=10.0, unit="seconds")
+    return report
+
+
+def _outcomes() -> dict[str, str]:
+    """Word → the arrow's outcome it reports (``archery.MISS_OUTCOMES``)."""
+    return dict(_report().get("words", {}))
+
+
+def phrase_seconds(words: str, reading: str, *, raised: bool) -> float:
+    """How long ``words`` take said in ``reading`` (spoken, or called when ``raised``);
+    characters the reading cannot read count as open syllables."""
+    try:
+        stops = [checked(s) for s in read(words, reading)]
+    except ReadingError:
+        stops = []
+    stops = stops or [False] * max(1, sum(1 for c in words if not c.isspace()))
+    return prosody.phrase_seconds(stops, "call" if raised else "speak")
+
+
+def step_speech_seconds(cues: Iterable[SpeechCue], reading: str,
+                        settings: Mapping[str, Any]) -> dict[str, float]:
+    """Step id → the least time its words need once the speaker is there: the pause, then
+    each phrase said in turn (as a call, the slower way, since who stands where is known
+    only later). Words said on an arrow's outcome are left to the arrows."""
+    out: dict[str, float] = {}
+    gap = prosody.gap_seconds()
+    for cue in cues:
+        if cue.quote in _outcomes():
+            continue
+        before = out.get(cue.step, settings["pause_s"] - gap)
+        out[cue.step] = before + gap + phrase_seconds(cue.quote, reading, raised=True)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    cue: SpeechCue
+    time: float
+    words: str
 
 
 def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
                   track: Sequence[tuple[float, str, Vec3]], *, site: Site,
-                  settings: Mapping[str, Any], tuning: Tuning
+                  settings: Mapping[str, Any], tuning: Tuning, reading: str,
+                  shots: Mapping[str, Sequence[Shot]] | None = None
                   ) -> tuple[dict[str, Source], list[Event]]:
     """The sources (one per speaker) and events (one per phrase) of ``cues``; a phrase is
     pitched on the 律 of ``tuning`` nearest the speaking voice (a call is raised above
-    it by the voice model)."""
+    it by the voice model). ``shots`` (step id → the arrows of the round that step
+    narrates) choose among words offered as alternatives."""
     words = glossary.load()
     sources: dict[str, Source] = {}
     events = []
     mouth = site.people["standing_mouth"]
-    for cue in cues:
-        timed = times.get(cue.step)
-        if timed is None:
-            continue
-        start = timed.start + timed.walk + settings["pause_s"]
-        here = _where(track, cue.speaker, start, site)
-        there = _where(track, cue.to, start, site) if cue.to else None
+    for said in _planned(cues, times, shots or {}, settings):
+        cue = said.cue
+        here = _where(track, cue.speaker, said.time, site)
+        there = _where(track, cue.to, said.time, site) if cue.to else None
         raised = (math.dist(here[:2], there[:2]) > settings["call_beyond_m"] if there
                   else cue.kind in _RAISED_UNNAMED)
-        syllables = sum(1 for c in cue.quote if not c.isspace())
-        length = syllables * settings["call_syllable_s" if raised else "syllable_s"]
         who = words.id_of("actor", cue.speaker) or "u" + "_".join(
             f"{ord(c):x}" for c in cue.speaker)
         source = f"speech.{who}"
@@ -56,27 +124,78 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         sources.setdefault(source, Source(source, "voice", cue.speaker, f"{who} (speaking)",
                                           "speech", point, (0.0, 1.0, 0.0), cue=cue.id))
         pitch, _ = tuning.nearest(settings["hz"])  # the voice model raises a call
-        events.append(Event(start, length, source, pitch,
+        events.append(Event(said.time, phrase_seconds(said.words, reading, raised=raised),
+                            source, pitch,
                             settings["call_velocity" if raised else "velocity"],
-                            "call" if raised else "speak", cue.id, lyric=cue.quote,
+                            "call" if raised else "speak", cue.id, lyric=said.words,
                             position=point))
-    return sources, events
+    return sources, one_at_a_time(events, sources)
+
+
+def _planned(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
+             shots: Mapping[str, Sequence[Shot]], settings: Mapping[str, Any]) -> list[_Said]:
+    """When each phrase is wanted: at its step (after the walk and a pause), or, for words
+    that report an arrow, once each arrow of the one spoken to has landed."""
+    outcomes = _outcomes()
+    reaction = float(_report().get("reaction_s", 0.0))
+    out = []
+    reported: set[str] = set()
+    for cue in cues:
+        timed = times.get(cue.step)
+        if timed is None:
+            continue
+        if cue.quote not in outcomes:
+            out.append(_Said(cue, timed.start + timed.walk + settings["pause_s"], cue.quote))
+            continue
+        if cue.step in reported:
+            continue
+        reported.add(cue.step)
+        offered = {outcomes[c.quote]: c for c in cues
+                   if c.step == cue.step and c.quote in outcomes}
+        for shot in shots.get(cue.step, ()):
+            if shot.archer_name == cue.to and shot.outcome in offered:
+                chosen = offered[shot.outcome]
+                out.append(_Said(chosen, shot.arrival + reaction,
+                                 chosen.quote))
+    return sorted(out, key=lambda s: s.time)
+
+
+def one_at_a_time(events: Iterable[Event], sources: Mapping[str, Source]) -> list[Event]:
+    """``events`` with every phrase (speech or a call) of one person starting only after his
+    previous phrase has ended and he has paused (``prosody.gap_seconds``); the person is
+    the source's name (司射 speaks from his own place and in the rounds alike)."""
+    gap = prosody.gap_seconds()
+    free: dict[str, float] = {}
+    out = []
+    for event in sorted(events, key=lambda e: e.time):
+        source = sources.get(event.source)
+        if source is None or source.instrument != "voice" or \
+                event.articulation not in PHRASED:
+            out.append(event)
+            continue
+        start = max(event.time, free.get(source.name, -math.inf))
+        if start > event.time:
+            event = replace(event, time=start)
+        free[source.name] = event.end + gap
+        out.append(event)
+    return sorted(out, key=lambda e: e.time)
 
 
 def speech_markers(cues: Iterable[SpeechCue], events: Iterable[Event]) -> list[Marker]:
     """A marker where each phrase is said: ``speaker：words`` and an English line saying
-    who speaks to whom (the words themselves are the text's; no translation is offered)."""
+    who speaks to whom (the words themselves are the text's; no translation is offered).
+    A report said once per arrow has a marker each time."""
     english = gloss.load()
-    said = {e.cue: e for e in events}
+    by_id = {cue.id: cue for cue in cues}
 
     def who(term: str) -> str:
         name = english.actors.get(term, ("", False))[0]
         return f"{name} ({term})" if name else term
 
     markers = []
-    for cue in cues:
-        event = said.get(cue.id)
-        if event is None:
+    for event in sorted(events, key=lambda e: e.time):
+        cue = by_id.get(event.cue)
+        if cue is None:
             continue
         how = "calls out" if event.articulation == "call" else "says"
         to = f" to {who(cue.to)}" if cue.to else ""

@@ -3,7 +3,8 @@
 A step's own duration comes from the editable table ``data/durations.toml``
 (seconds per action, repeated once per participant where the text says the
 action goes round: 辯, 皆 …) plus the time its actor needs to walk to the
-step's place at a documented pace. Music and archery can hold the clock: the
+step's place at a documented pace, and no less than its words take (``speak``). Music
+and archery can hold the clock: the
 caller passes ``hold(step, start)``, the least time a step must take (the rite
 waits for a song of three 終), and ``wait(step, start)``, the earliest time a
 step may begin (樂闋 falls on a phrase end).
@@ -192,6 +193,7 @@ def time_steps(
     hold: Callable[[StepLike, float], float] = _no_hold,
     wait: Callable[[StepLike, float], float] = _no_hold,
     scale: Mapping[str, float] | None = None,
+    speak: Callable[[StepLike], float] = lambda step: 0.0,
 ) -> tuple[TimedStep, ...]:
     """Put the steps on one clock, in order.
 
@@ -209,6 +211,9 @@ def time_steps(
         The earliest time the step may start (a piece must reach its phrase end first).
     scale : mapping of step id → factor, optional
         Stretch particular steps (for tests and what-if timing).
+    speak : callable, step → seconds
+        How long the step's words take once its actor has arrived (the step lasts at
+        least its walk and then that long, so its speaker ends before the next step).
     """
     walkers = _Walkers(place_of)
     clock = 0.0
@@ -218,6 +223,7 @@ def time_steps(
         walk = walkers.seconds(step, durations)
         own = durations.step_seconds(step) * (scale or {}).get(step.id, 1.0)
         needed = hold(step, start)
+        own = max(own, speak(step))
         duration = max(own + walk, needed)
         timed.append(TimedStep(step.id, step.section, start, duration, walk, needed > own + walk))
         clock = start + duration

@@ -26,8 +26,8 @@ from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text.hanzi import is_han, normalise_char
 
-__all__ = ["DEFAULT_READING", "READINGS", "ReadingError", "Syllable", "read", "scheme",
-           "syllable", "tone_contour"]
+__all__ = ["DEFAULT_READING", "READINGS", "ReadingError", "Syllable", "checked",
+           "phrase_contours", "read", "scheme", "syllable", "tone_contour"]
 
 READINGS = ("middle-chinese", "mandarin")
 DEFAULT_READING = "middle-chinese"
@@ -95,6 +95,30 @@ def scheme(reading: str = DEFAULT_READING) -> str:
 def tone_contour(syl: Syllable) -> tuple[int, ...]:
     """The tone as Chao tone letters (1 lowest … 5 highest), from the reading's table."""
     return tuple(_table(syl.reading)["tones"][syl.tone])
+
+
+def phrase_contours(syllables: tuple[Syllable, ...] | list[Syllable]
+                    ) -> list[tuple[int, ...]]:
+    """The tones of a phrase's syllables as said together, in Chao letters: the reading's
+    ``[context]`` rules (Mandarin: 3 before 3 is said 2, a non-final 3 as 21) over
+    ``tone_contour``; a reading without them keeps each syllable's own."""
+    out = []
+    for i, syl in enumerate(syllables):
+        context = _table(syl.reading).get("context", {})
+        tone = syl.tone
+        after = syllables[i + 1].tone if i + 1 < len(syllables) else None
+        tone = context.get("before", {}).get(tone, {}).get(after, tone)
+        tones = _table(syl.reading)["tones"]
+        contour = tuple(tones[tone])
+        if after is not None and tone in context.get("not_final", {}):
+            contour = tuple(context["not_final"][tone])
+        out.append(contour)
+    return out
+
+
+def checked(syl: Syllable) -> bool:
+    """Whether the syllable ends in a stop (-p -t -k: the 入聲's checked syllable)."""
+    return syl.coda in ("p", "t", "k")
 
 
 def _check(reading: str) -> None:

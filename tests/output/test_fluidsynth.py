@@ -131,3 +131,46 @@ def test_section_of_the_rite_renders_in_time(tmp_path):
     heard = _onsets(audio)
     missed = [t for t in strokes if np.min(np.abs(heard - t)) > 0.020]
     assert len(strokes) > 20 and len(missed) <= 0.1 * len(strokes), f"no onset near {missed}"
+
+
+def _crowd() -> Performance:
+    """A stone chime, 15 drums and one more drum: in a many-port file the last drum takes
+    port 1 channel 0, the stone's channel number on port 0."""
+    sources = {"stone": Source("stone", "bianqing", "東縣 笙磬", "stones", "east",
+                               (4.0, 8.0, 1.5))}
+    for i in range(16):
+        sources[f"d{i}"] = Source(f"d{i}", "jiangu", f"建鼓{i}", f"drum {i}", "drums",
+                                  (-4.0 - i, 8.0, 1.0))
+    events = [Event(0.2, 2.5, "stone", TUNING.pitch("黃鍾"), 0.9, "strike", "m")]
+    events += [Event(3.0 + 0.05 * i, 0.3, f"d{i}", None, 0.9, "strike", "m") for i in range(16)]
+    return Performance.build(events, [], sources)
+
+
+def _stone_segment(audio: np.ndarray) -> tuple[float, float]:
+    """Level (dB) and spectral centroid (Hz) of the stone's note, before any drum."""
+    segment = audio[int(0.3 * RATE): int(2.6 * RATE)]
+    spectrum = np.abs(np.fft.rfft(segment))
+    freqs = np.fft.rfftfreq(segment.size, 1 / RATE)
+    level = 10 * math.log10(float((segment ** 2).mean()) + 1e-20)
+    return level, float((freqs * spectrum).sum() / spectrum.sum())
+
+
+def _play(performance: Performance, tmp_path: Path, name: str, ports: str) -> np.ndarray:
+    path = midi.write_midi(performance, tmp_path / f"{name}.mid", listener=FACING_NORTH,
+                           ports=ports)
+    wav = tmp_path / f"{name}.wav"
+    subprocess.run(["fluidsynth", "-ni", "-F", str(wav), "-r", str(RATE), str(SOUNDFONT),
+                    str(path)], capture_output=True, text=True, timeout=60, check=True)
+    return soundfile.read(wav)[0].mean(axis=1)
+
+
+def test_the_default_file_plays_every_track_with_its_own_instrument_in_fluidsynth(tmp_path):
+    # FluidSynth ignores MIDI ports: the default one-port file must still give the stone
+    # its marimba, as the stone alone does; the many-port file hands it the drum's program
+    crowd = _crowd()
+    alone = replace(crowd, events=crowd.events[:1])
+    reference = _stone_segment(_play(alone, tmp_path, "alone", "one"))
+    default = _stone_segment(_play(crowd, tmp_path, "one", "one"))
+    many = _stone_segment(_play(crowd, tmp_path, "many", "many"))
+    assert abs(default[0] - reference[0]) < 0.5 and abs(default[1] / reference[1] - 1) < 0.02
+    assert abs(many[0] - reference[0]) > 3 or abs(many[1] / reference[1] - 1) > 0.1

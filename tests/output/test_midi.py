@@ -5,11 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import mido
 import music21
 import pytest
 
+from soundscape import sequence
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import midi
@@ -157,10 +159,10 @@ def test_same_bytes_twice(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
-def _many(n: int) -> tuple[dict, Performance]:
+def _many(n: int, length: float = 0.5) -> tuple[dict, Performance]:
     sources = {f"s{i}": Source(f"s{i}", "bianqing" if i % 2 else "jiangu", f"磬{i}", f"qing {i}",
                                "east", (float(i), 5.0, 1.0)) for i in range(n)}
-    events = [Event(0.1 * i + d, 0.5, f"s{i}", TUNING.pitch(name), 0.5, "strike", "m")
+    events = [Event(0.1 * i + d, length, f"s{i}", TUNING.pitch(name), 0.5, "strike", "m")
               for i in range(n) for d, name in ((0.0, "林鍾"), (0.2, "黃鍾"))]
     return sources, Performance.build(events, [], sources)
 
@@ -183,9 +185,9 @@ def _setup_by_track(path) -> list[dict]:
     return found
 
 
-def test_every_track_its_own_channel_and_program(tmp_path):
+def test_many_ports_every_track_its_own_channel_and_program(tmp_path):
     sources, performance = _many(30)
-    path = midi.write_midi(performance, tmp_path / "m.mid", listener=LISTENER)
+    path = midi.write_midi(performance, tmp_path / "m.mid", listener=LISTENER, ports="many")
     tracks = _setup_by_track(path)
     assert len(tracks) == 30
     assert all(len(t["channels"]) == 1 and t["channels"] == t["programs"] for t in tracks)
@@ -201,9 +203,101 @@ def test_every_track_its_own_channel_and_program(tmp_path):
         assert note.pan == midi.pan_value(LISTENER.direction_to(source.position)[0])
 
 
+def _as_one_port_player_hears(path) -> list[tuple[str, int, int]]:
+    """(track name, program the note is played with, program its track set) per note, as a
+    player that ignores ports plays the file: every track merged in time, each channel
+    playing with the last program any track set on it (ties in track order)."""
+    rows = []
+    for number, track in enumerate(mido.MidiFile(path).tracks):
+        tick, name, own = 0, "", None
+        for order, message in enumerate(track):
+            tick += message.time
+            if message.type == "track_name":
+                name = message.name
+            if message.type == "program_change":
+                own = message.program
+            if message.type in ("program_change", "note_on"):
+                rows.append((tick, number, order, name, own, message))
+    playing: dict[int, int] = {}
+    heard = []
+    for _, _, _, name, own, message in sorted(rows, key=lambda r: r[:3]):
+        if message.type == "program_change":
+            playing[message.channel] = message.program
+        elif message.velocity > 0:
+            heard.append((name, playing[message.channel], own))
+    return heard
+
+
+def test_one_port_shares_channels_by_program_and_keeps_pan_where_channels_allow(tmp_path):
+    sources, performance = _many(30)
+    path = midi.write_midi(performance, tmp_path / "m.mid", listener=LISTENER)
+    file = mido.MidiFile(path)
+    assert not any(m.type == "midi_port" for t in file.tracks for m in t)
+    heard = _as_one_port_player_hears(path)
+    assert len(heard) == 60 and all(played == own for _, played, own in heard)
+    tracks = _setup_by_track(path)
+    used = {c for t in tracks for c in t["channels"]}
+    assert len(used) == 15 and 9 not in used  # every channel of the port, never the drums'
+    notes = midi.read_events(path)
+    by_channel: dict[int, set] = {}
+    for note in notes:
+        by_channel.setdefault(note.channel, set()).add(note.pan)
+    assert all(len(pans) == 1 for pans in by_channel.values())  # one pan per channel
+    for note in notes:  # a channel's pan lies among its own sources' pans
+        mine = [midi.pan_value(LISTENER.direction_to(sources[n.track.split()[0].replace(
+            "磬", "s")].position)[0]) for n in notes if n.channel == note.channel]
+        assert min(mine) <= note.pan <= max(mine)
+
+
+def test_a_shared_channel_carries_distance_in_velocity(tmp_path):
+    _, performance = _many(30, length=0.05)  # no key sounds twice at once
+    one = midi.read_events(midi.write_midi(performance, tmp_path / "a.mid", listener=LISTENER))
+    many = midi.read_events(midi.write_midi(performance, tmp_path / "b.mid", listener=LISTENER,
+                                            ports="many"))
+    shared = {n.channel for n in one if sum(m.channel == n.channel for m in one) > 4}
+    assert shared
+    for a, b in zip(sorted(one, key=lambda n: (n.time, n.track)),
+                    sorted(many, key=lambda n: (n.time, n.track)), strict=True):
+        if a.channel in shared:
+            # GM: velocity and CC7 both 40·log10(x/127) dB, so level = velocity × volume
+            assert a.volume == 127
+            assert abs(a.velocity - b.velocity * b.volume / 127) <= 0.5 / 127
+
+
+def test_one_port_gives_unison_tracks_channels_of_their_own_first(tmp_path):
+    # four 瑟 in unison beside a far and a near drum: a channel sounds a key once, so the
+    # spare channels part the 瑟 before they split the drums by pan
+    sources = {f"se{i}": Source(f"se{i}", "se", f"瑟{i}", f"se {i}", "gong", (-6.0, 2.0, 0.8))
+               for i in range(4)}
+    sources |= {f"d{i}": Source(f"d{i}", "jiangu", f"鼓{i}", f"drum {i}", "drums",
+                                (x, 5.0, 1.0)) for i, x in enumerate((-20.0, 20.0))}
+    events = [Event(t, 0.9, f"se{i}", TUNING.pitch(name), 0.5, "pluck", "m")
+              for t, name in ((0.0, "林鍾"), (1.0, "黃鍾")) for i in range(4)]
+    events += [Event(2.0 + i, 0.3, f"d{i}", None, 0.5, "strike", "m") for i in range(2)]
+    path = midi.write_midi(Performance.build(events, [], sources), tmp_path / "u.mid",
+                           listener=LISTENER)
+    notes = midi.read_events(path)
+    assert len(notes) == 10  # every note read back: no key sounded twice on one channel
+    se = {n.channel for n in notes if n.track.startswith("瑟")}
+    drums = {n.channel for n in notes if n.track.startswith("鼓")}
+    assert len(se) == 4 and len(drums) == 2 and not se & drums
+
+
+def test_a_note_still_ringing_is_cut_just_before_another_track_strikes_its_key(tmp_path):
+    _, performance = _many(30)  # 0.5 s notes 0.1 s apart: keys overlap on channels
+    notes = midi.read_events(midi.write_midi(performance, tmp_path / "m.mid",
+                                             listener=LISTENER))
+    assert len(notes) == 60  # every note on, every note off, nothing lost in the reading
+    ringing: dict[tuple[int, int], float] = {}
+    for note in notes:
+        assert ringing.get((note.channel, note.key), -1.0) <= note.time
+        ringing[(note.channel, note.key)] = note.time + note.duration
+
+
 def test_one_port_for_fifteen_tracks_or_fewer(tmp_path):
     _, performance = _many(15)
-    file = mido.MidiFile(midi.write_midi(performance, tmp_path / "m.mid", listener=None))
+    file = mido.MidiFile(midi.write_midi(performance, tmp_path / "m.mid", listener=None,
+                                         ports="many"))
     assert not any(m.type == "midi_port" for t in file.tracks for m in t)
     assert len({c for t in _setup_by_track(tmp_path / "m.mid") for c in t["channels"]}) == 15
 
@@ -370,6 +464,31 @@ def test_cli_midi_split_by_section(tmp_path, soundscape_cli):
     assert midi.read_events(tmp_path / "parts" / "s18.mid")
     assert not midi.read_events(tmp_path / "parts" / "s19.mid")
     assert midi.read_markers(tmp_path / "parts" / "s19.mid")
+
+
+def test_split_by_section_writes_no_file_for_the_preparations(tmp_path):
+    # s01–s04 are done before the day and take no time on it: no file (docs/midi.md)
+    part = sequence.perform_from_file(seed=0, to_section="s06")
+    files = midi.write_split(part, tmp_path, by="section", listener=None)
+    assert [f.name for f in files] == ["s05.mid", "s06.mid"]
+
+
+def test_the_default_whole_rite_file_plays_right_in_a_player_that_ignores_ports(tmp_path):
+    # what FluidSynth does: every track merged, a channel plays with the last program set
+    rite = sequence.perform_from_file(seed=0)
+    one = midi.write_midi(rite, tmp_path / "one.mid", listener=None)
+    heard = _as_one_port_player_hears(one)
+    assert heard and all(played == own for _, played, own in heard)
+    many = midi.write_midi(rite, tmp_path / "many.mid", listener=None, ports="many")
+    assert sum(played != own for _, played, own in _as_one_port_player_hears(many)) > 1000
+    # the figures docs/midi.md gives for this file are the file's own
+    doc = (Path(__file__).parents[2] / "docs" / "midi.md").read_text(encoding="utf-8")
+    tracks = len(mido.MidiFile(one).tracks) - 1
+    channels = len({n.channel for n in midi.read_events(one)})
+    notes = f"{midi.note_count(one):,}".replace(",", " ")
+    claim = (f"the whole rite (seed 0) is {tracks} tracks on one port and {channels} "
+             f"channels, {notes} notes")
+    assert claim in " ".join(doc.split()), claim
 
 
 def test_the_sounds_of_actions_place_and_speech_are_left_to_the_audio(tmp_path):

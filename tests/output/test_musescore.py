@@ -63,11 +63,21 @@ def test_piece_notes_as_musescore_plays_them(tmp_path):
     source = score.write_piece_score(piece, tmp_path / "luming.musicxml", tuning=TUNING)
     said = mscore(source, tmp_path / "luming.mid")
     assert import_errors(said) == []
-    pitches = [TUNING.pitch(n.name) for n in piece.notes]
-    keys = mts.key_map(pitches)
-    expected = [keys.key(p) for p in pitches]
+    assert note_numbers(tmp_path / "luming.mid") == _every_part(piece)
+
+
+def _every_part(piece) -> list[int]:
+    """The keys of every part of one 終 of ``piece`` (song, 瑟, stones …), in time order
+    (ties by key), as the score writes them."""
+    from soundscape.music.arrange import arrange
+
+    played = arrange(piece, tuning=TUNING, repeats=1)
+    notes = [n for part in played.parts.values() for n in part if n.pitch is not None]
+    keys = mts.key_map([n.pitch for n in notes])
+    expected = [keys.key(n.pitch) for n in sorted(notes, key=lambda n: (
+        round(n.time * played.tempo_bpm / 60 * 8), keys.key(n.pitch)))]
     assert 66 in expected  # 蕤賓: F♯ (+11.7¢) on 黃鍾 = C
-    assert note_numbers(tmp_path / "luming.mid") == expected
+    return expected
 
 
 def test_compressed_score_opens(tmp_path):
@@ -75,7 +85,29 @@ def test_compressed_score_opens(tmp_path):
     source = score.write_piece_score(piece, tmp_path / "luming.mxl", tuning=TUNING)
     said = mscore(source, tmp_path / "luming.mid")
     assert import_errors(said) == []
-    assert len(note_numbers(tmp_path / "luming.mid")) == len(piece.notes)
+    assert len(note_numbers(tmp_path / "luming.mid")) == len(_every_part(piece))
+
+
+@pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs poppler-utils")
+def test_every_notes_letter_and_cents_stand_apart_on_the_page(tmp_path):
+    # 肆夏, seven parts: each pitched note's 律 letter and cents are words of their own in
+    # MuseScore's PDF (three-character names and "+5.9¢" ran together: 清太簇清黃鍾)
+    piece = repertoire.load_piece("sixia")
+    source = score.write_piece_score(piece, tmp_path / "sixia.musicxml", tuning=TUNING)
+    mscore(source, tmp_path / "sixia.pdf")
+    words = _all_words(tmp_path / "sixia.pdf")
+    pitched = source.read_text(encoding="utf-8").count('<lyric name="4" number="4">')
+    assert pitched > 100
+    assert len([w for w in words if re.fullmatch(r"[+-]\d+", w)]) == pitched
+    lu = re.compile(r"(清|倍)?[黃大太夾姑仲蕤林夷南無應]")
+    assert not [w for w in words if re.fullmatch(f"(?:{lu.pattern}){{2,}}", w)]
+
+
+def _all_words(pdf: Path) -> list[str]:
+    """Every word of every page of ``pdf`` (pdftotext)."""
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+                          timeout=60, check=True).stdout
+    return [unicodedata.normalize("NFKC", w) for w in text.split()]
 
 
 def _words(pdf: Path) -> tuple[tuple[float, float], list[tuple[str, tuple[float, ...]]]]:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import music21
 import pytest
 
 from soundscape import sequence
+from soundscape.music import repertoire
 from soundscape.music.tuning import Tuning
 from soundscape.output import midi, score
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
@@ -23,14 +25,42 @@ NAMES = ["清黃鍾", "南呂", "蕤賓", "姑洗", "林鍾", "太簇", "應鍾"
 LYRICS = "呦呦鹿鳴食野之苹"
 
 
+_PIECE = """id = "luming"
+title = "鹿鳴"
+roman = "Lu ming (The Deer Cry)"
+mode = "黃鍾清宮"
+basis = "surviving"
+basis_note = "Surviving melody: the 風雅十二詩譜 score of 鹿鳴 (小雅, 黃鍾清宮)."
+tempo_bpm = 44
+intro_beats = 0
+
+[zhong]
+reading = "song"
+readings = ["song"]
+count = 1
+rest_beats = 2
+
+[parts.song]
+role = "melody"
+instrument = "voice"
+articulation = "sing"
+velocity = 0.7
+lyrics = true
+
+[[phrase]]
+stanza = 1
+notes = ["清黃鍾", "南呂", "蕤賓", "姑洗", "林鍾", "太簇", "應鍾", "黃鍾"]
+beats = [1, 1, 2, 1, 1, 1, 1, 1]
+lyrics = "呦呦鹿鳴食野之苹"
+"""
+
+
+@functools.cache
 def _piece():
-    notes = [SimpleNamespace(name=n, beats=2.0 if i == 2 else 1.0, lyric=LYRICS[i])
-             for i, n in enumerate(NAMES)]
-    return SimpleNamespace(id="luming", title="鹿鳴", roman="Lu ming (The Deer Cry)",
-                           mode="黃鍾清宮", basis="surviving",
-                           basis_note="Surviving melody: the 風雅十二詩譜 score of 鹿鳴 (小雅, "
-                           "黃鍾清宮), as 熊朋來《瑟譜》 prints it.", tempo_bpm=44, notes=notes,
-                           parts=[SimpleNamespace(role="melody", instrument="voice")])
+    """A one-phrase piece of eight notes, sung (a piece file as the repertoire's)."""
+    folder = Path(tempfile.mkdtemp(prefix="piece"))
+    (folder / "luming.toml").write_text(_PIECE, encoding="utf-8")
+    return repertoire.load_piece_file(folder / "luming.toml")
 
 
 def _performance() -> Performance:
@@ -64,7 +94,7 @@ def test_piece_alters_are_whole_semitones_and_cents_in_a_lyric_line(tmp_path):
     # Only the sharp is marked: no naturals on keys that need none.
     assert [a.text for a in root.iter("accidental")] == ["sharp"]
     cents = [n.findtext("lyric[@number='4']/text") for n in root.iter("note")]
-    assert cents[2] == f"{(TUNING.pitch('蕤賓').midi - 66) * 100:+.1f}¢" == "+11.7¢"
+    assert cents[2] == f"{(TUNING.pitch('蕤賓').midi - 66) * 100:+.0f}" == "+12"  # whole cents
 
 
 def test_cents_in_alter_for_tuning_aware_readers(tmp_path):
@@ -75,6 +105,13 @@ def test_cents_in_alter_for_tuning_aware_readers(tmp_path):
         cents = (pitch.midi - round(pitch.midi)) * 100
         assert alter - round(alter) == pytest.approx(cents / 100, abs=1e-4), name
     assert _alters(path)[2] == pytest.approx(1.117, abs=1e-3)
+    # music21 reads it back (a bare decimal <alter> it refused: "incorrect accidental"),
+    # keeping each note's cents, and only the sharp is printed
+    notes = list(music21.converter.parse(path).flatten().notes)
+    assert [n.pitch.alter for n in notes] == pytest.approx(_alters(path), abs=1e-4)
+    root = ET.parse(path).getroot()
+    shown = [a.text for a in root.iter("accidental") if a.get("print-object") != "no"]
+    assert shown == ["sharp"]
 
 
 def test_credits_title_basis_and_layout(tmp_path):
@@ -139,10 +176,10 @@ def test_piece_text_lyrics_and_credits(tmp_path):
     reloaded = music21.converter.parse(path)
     notes = list(reloaded.flatten().notes)
     assert "".join(n.lyrics[0].text for n in notes) == LYRICS
-    assert [n.lyrics[1].text for n in notes] == NAMES
+    assert [n.lyrics[1].text for n in notes] == [score.lu_letter(n) for n in NAMES]
     assert notes[0].lyrics[2].text == "六" and notes[-1].lyrics[2].text == "合"
-    assert notes[6].lyrics[3].text == "+9.8¢"
-    assert reloaded.parts[0].partName.startswith("鹿鳴")
+    assert notes[6].lyrics[3].text == "+10"
+    assert [p.partName for p in reloaded.parts] == ["歌 song"]
     credits = " ".join(c.text or "" for c in ET.parse(path).getroot().iter("credit-words"))
     assert "surviving" in credits and "風雅十二詩譜" in credits
 
@@ -255,8 +292,9 @@ def test_cli_bad_arguments_exit_2(tmp_path, soundscape_cli, args, message):
 def test_cli_piece(tmp_path, soundscape_cli):
     code, err = soundscape_cli("score", "鹿鳴", cwd=tmp_path)
     assert (code, err) == (0, "")
-    reloaded = music21.converter.parse(tmp_path / "output" / "luming.musicxml")
-    assert reloaded.parts[0].partName.startswith("鹿鳴")
+    reloaded = music21.converter.parse(tmp_path / "output" / "luming.musicxml", forceSource=True)
+    # every part of 鹿鳴 as the rite plays it: the song, its 瑟, the 頌磬 at phrase ends
+    assert [p.partName for p in reloaded.parts] == ["歌 song", "瑟 se", "編磬 songqing"]
 
 
 def test_more_parts_than_midi_channels_write_quietly(tmp_path, capfd):
@@ -303,3 +341,45 @@ def test_notes_too_long_for_the_page_are_pointed_to():
     lines = score._note_lines(notes)
     assert len(lines) <= 3 and "<miscellaneous>" in " ".join(lines)
     assert score._note_lines(notes[:1]) == score.wrap(notes[0][1], score._NOTE_WIDTH)
+
+
+def test_a_piece_score_holds_every_part_barred_by_phrase_with_its_stanzas_marked(tmp_path):
+    from soundscape.music.arrange import arrange
+
+    piece = repertoire.load_piece("sixia")
+    path = score.write_piece_score(piece, tmp_path / "sixia.musicxml", tuning=TUNING)
+    reloaded = music21.converter.parse(path)
+    assert len(reloaded.parts) == 7  # bells, 鑮, 建鼓, 鼗, 朔鼙, 應鼙, stones
+    played = arrange(piece, tuning=TUNING, repeats=1)
+    for part, spec in zip(reloaded.parts, piece.parts, strict=True):
+        assert part.partName.endswith(spec.id)
+        strokes = [n for n in part.flatten().notesAndRests if not n.isRest]
+        assert len(strokes) == len(played.parts[spec.id])
+    # a bar per phrase: its length is the phrase's (the 4- and 5-beat phrases of 肆夏)
+    lengths = [m.barDuration.quarterLength for m in reloaded.parts[0].getElementsByClass(
+        music21.stream.Measure)]
+    beats = [sum(n.beats for n in phrase) for phrase in piece.phrases]
+    assert lengths[1:] == pytest.approx(beats)
+    assert lengths[0] == pytest.approx(played.music_start * piece.tempo_bpm / 60)  # 鼗, 鼙
+    assert {5.0, 6.0} <= set(lengths)  # not forced into 4/4
+
+
+def test_stanzas_are_marked_in_the_top_part_only(tmp_path):
+    piece = repertoire.load_piece("luming")
+    path = score.write_piece_score(piece, tmp_path / "luming.musicxml", tuning=TUNING)
+    root = ET.parse(path).getroot()
+    marks = [[w.text for w in part.iter("rehearsal")] for part in root.iter("part")]
+    assert marks[0] == list(piece.stanza_labels) and not any(marks[1:])
+    first = root.find("part")
+    starts = [m.get("number") for m in first.iter("measure") if m.find(".//rehearsal")
+              is not None]
+    doubles = [m.get("number") for m in first.iter("measure")
+               if any(b.findtext("bar-style") == "light-light" for b in m.iter("barline"))]
+    assert doubles == starts[1:]  # a double bar line before each stanza but the first
+
+
+@pytest.mark.parametrize(("name", "letter"), [
+    ("清太簇", "清太"), ("林鍾", "林"), ("倍黃鍾", "倍黃"),
+    ("蕤賓", "蕤"), ("黃鍾", "黃")])
+def test_lu_letters_as_the_scores_print_them(name, letter):
+    assert score.lu_letter(name) == letter

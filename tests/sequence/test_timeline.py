@@ -55,6 +55,19 @@ def test_walking_time_is_distance_over_pace(durations):
     assert timed[2].walk == 0
 
 
+def test_a_step_lasts_its_walk_and_then_its_words(durations):
+    """The words are said once the speaker has arrived: walk + words, when they outlast
+    the action; the action's own time when it is longer."""
+    places = {"xi": (0.0, -10.0, 0.0), "xijie": (-6.0, -2.0, 0.0)}
+    steps = [step("a", "立", actor="司射", place="xi"),
+             step("b", "命", actor="司射", place="xijie"), step("c", "揖")]
+    talk = {"b": 30.0, "c": 0.01}
+    timed = time_steps(steps, durations, place_of=places.get,
+                       speak=lambda s: talk.get(s.id, 0.0))
+    assert timed[1].duration == pytest.approx(10.0 / durations.walk + 30.0)
+    assert timed[2].duration == durations.action_seconds("揖")
+
+
 def test_an_action_that_goes_round_repeats_per_participant(durations):
     timed = time_steps([step("a", "獻", quote="主人獻大夫辯")], durations)
     assert timed[0].duration == pytest.approx(

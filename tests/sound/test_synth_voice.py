@@ -17,6 +17,7 @@ from soundscape.music.instruments import load_instrument
 from soundscape.music.model_params import check_params
 from soundscape.sound.synth import render_note
 from soundscape.sound.synth import voice as model
+from soundscape.text import prosody
 
 RATE = 16000
 
@@ -203,13 +204,72 @@ def test_speech_follows_the_tone(lyric, falls):
     assert (change < -3.0) if falls else (change > 1.5)
 
 
-def test_speech_shares_its_duration_among_the_syllables():
-    """Syllable-timed: four syllables in 1.6 s, the closures of their stops 0.4 s apart."""
-    audio = sing("p a 33 | p a 33 | p a 33 | p a 33", 130.0, duration=1.6, articulation="speak")
-    level = np.array([rms_db(audio[i:i + 80]) for i in range(0, int(1.6 * RATE), 80)])
+def test_spoken_syllables_last_as_the_prosody_says():
+    """Four open syllables: the three non-final ones equal, the last lengthened (Klatt's
+    rule), the closures of their stops where the prosody puts the syllables' starts."""
+    audio = sing("p a 33 | p a 33 | p a 33 | p a 33", 130.0, duration=1.0, articulation="speak")
+    level = np.array([rms_db(audio[i:i + 80]) for i in range(0, int(1.0 * RATE), 80)])
     closed = level < level.max() - 30.0
     starts = np.flatnonzero(np.diff(closed.astype(int)) == 1) * 80 / RATE
-    assert np.allclose(starts, [0.4, 0.8, 1.2], atol=0.08), starts
+    expected = np.cumsum(prosody.syllable_seconds([False] * 4))[:3]  # 0.234 s apart
+    assert np.allclose(starts, expected, atol=0.03), (starts, expected)
+
+
+def _parselmouth_f0(audio: np.ndarray, rate: int = RATE) -> tuple[np.ndarray, np.ndarray]:
+    """Praat's f0 track (times s, Hz; unvoiced frames dropped)."""
+    import parselmouth
+
+    pitch = parselmouth.Sound(audio, rate).to_pitch(time_step=0.005, pitch_floor=60.0,
+                                                    pitch_ceiling=400.0)
+    hz = pitch.selected_array["frequency"]
+    return pitch.xs()[hz > 0], hz[hz > 0]
+
+
+@pytest.mark.parametrize(("lyric", "shape"), [
+    ("ɣ j u 33", "level"),     # 平 (潘 & 張 2013: 33)
+    ("ts ɑ 35", "rise"),       # 上 35
+    ("dʑʱ j a 51", "fall"),    # 去 51
+    ("k ʊ ŋ 55", "level"),     # Mandarin 1
+    ("j u 35", "rise"),        # Mandarin 2
+    ("ʂ ɤ 51", "fall"),        # Mandarin 4
+    ("m a 214", "dip"),        # Mandarin 3, phrase-final
+])
+def test_a_spoken_syllable_follows_its_tone_in_praats_f0(lyric, shape):
+    """The middle syllable of a phrase between two level 33s, its f0 by Praat over its
+    second half (the first carries over from 33: qTA): a rise or a fall of more than 1.5
+    semitones the tone's way, a level within 1, a dip down then up."""
+    audio = sing(f"a 33 | {lyric} | a 33", 120.0, duration=1.2, articulation="speak")
+    bounds = model.speech_slots(model.syllables(load_instrument("voice").params,
+                                                f"a 33 | {lyric} | a 33"), 1.2, "speak")
+    t, hz = _parselmouth_f0(audio)
+    start = bounds[1] + (0.04 if shape == "dip" else 0.5 * (bounds[2] - bounds[1]))
+    semis = 12.0 * np.log2(hz[(t > start) & (t < bounds[2] - 0.03)] / 120.0)
+    first, last = np.median(semis[:3]), np.median(semis[-3:])  # past any octave slip
+    if shape == "rise":
+        assert last - first > 1.5, semis
+    elif shape == "fall":
+        assert last - first < -1.5, semis
+    elif shape == "level":
+        assert abs(last - first) < 1.0, semis
+    else:
+        low = np.min(semis)
+        assert first - low > 1.0 and last - low > 2.0, semis
+
+
+def test_a_checked_syllable_is_shorter_than_an_open_one():
+    """入聲: 鹿 l u k against 龍 l u ŋ in the same place of a phrase, voicing measured."""
+    def voiced_s(middle):
+        audio = sing(f"a 33 | {middle} | a 33", 120.0, articulation="speak",
+                     duration=prosody.phrase_seconds([False, middle.endswith("k 3"), False]))
+        t, _ = _parselmouth_f0(audio)
+        return t
+
+    closed, opened = voiced_s("l u k 3"), voiced_s("l u ŋ 33")
+    assert closed[-1] < opened[-1] - 0.04  # the whole phrase is shorter by the short syllable
+    params = load_instrument("voice").params
+    short = model.speech_slots(model.syllables(params, "a 33 | l u k 3 | a 33"), 1.0, "speak")
+    long = model.speech_slots(model.syllables(params, "a 33 | l u ŋ 33 | a 33"), 1.0, "speak")
+    assert np.diff(short)[1] < 0.85 * np.diff(long)[1]
 
 
 def test_a_call_is_louder_and_brighter_than_song():

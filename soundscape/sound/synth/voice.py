@@ -13,7 +13,8 @@ letters (``"m j ɐ ŋ 33"``); several syllables are separated by ``|``. A lyric 
 characters is read in ``reading.DEFAULT_READING``. None sings [a].
 
 Articulations: ``sing`` (held song with vibrato that sets in after a delay), ``speak``
-(speech: the syllables share the duration, each on its tone contour, the phrase falling),
+(speech: each syllable as long as the prosody says — checked short, the last lengthened —
+its tone a pitch target approached as in qTA, over a falling phrase line: ``text.prosody``),
 ``call`` (a raised voice across the courtyard: pressed phonation, brighter, louder, quick
 attack, a scoop up into the pitch; a phrase is spoken on the call's pitch).
 
@@ -44,10 +45,11 @@ from soundscape.sound.synth._common import (
     working_rate,
 )
 from soundscape.sound.synth.params import ParamError
+from soundscape.text import prosody
 from soundscape.text.hanzi import is_han
-from soundscape.text.reading import read, tone_contour
+from soundscape.text.reading import phrase_contours, read
 
-__all__ = ["WORKING_HZ", "Traits", "render", "syllables", "traits", "validate"]
+__all__ = ["WORKING_HZ", "Traits", "render", "speech_slots", "syllables", "traits", "validate"]
 
 #: The voice holds next to nothing above 8 kHz: made at 20 kHz or more (then upsampled).
 WORKING_HZ = 20000
@@ -142,7 +144,9 @@ def syllables(params: Mapping[str, Any], lyric: str | None) -> list[_Syllable]:
     if lyric is None or not lyric.strip():
         return [_Syllable((), (), "a", (), None)]
     if all(is_han(c) or not c.isalnum() for c in lyric) and any(is_han(c) for c in lyric):
-        return [_split(params, syl.phones, tone_contour(syl), lyric) for syl in read(lyric)]
+        said = read(lyric)
+        return [_split(params, syl.phones, contour, lyric)
+                for syl, contour in zip(said, phrase_contours(said), strict=True)]
     out = []
     for part in lyric.split("|"):
         tokens = part.split()
@@ -370,7 +374,7 @@ def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Trai
     cents = 2.0 * smooth_noise(rng, frames=frames, rate_hz=4.0, sample_rate=sample_rate)
     speaking = articulation == "speak" or (articulation == "call" and len(sylls) > 1)
     if speaking:  # on his own habitual pitch, around the one given
-        cents = cents + 100.0 * (_intonation(params["speech"], sylls, slots, t)
+        cents = cents + 100.0 * (prosody.pitch_semitones(t, slots, [s.tone for s in sylls])
                                  + singer.speech_semitones)
     elif articulation == "sing":
         depth = singer.vibrato_cents * np.clip((t - singer.vibrato_delay_s) / 0.25, 0.0, 1.0)
@@ -383,17 +387,13 @@ def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Trai
     return hz * np.exp2(cents / 1200.0)  # exp2: the same to an ulp as 2.0 ** x, twice as fast
 
 
-def _intonation(speech: Mapping[str, Any], sylls: list[_Syllable], slots: np.ndarray,
-                t: np.ndarray) -> np.ndarray:
-    """Semitones: each syllable's tone contour around the pitch, the phrase falling."""
-    semitones = np.zeros_like(t)
-    for syl, t0, t1 in zip(sylls, slots[:-1], slots[1:], strict=True):
-        contour = syl.tone or (3,)
-        inside = (t >= t0) & (t < t1)
-        where = np.linspace(0.0, 1.0, len(contour)) if len(contour) > 1 else np.zeros(1)
-        levels = np.interp((t[inside] - t0) / (t1 - t0), where, contour)
-        semitones[inside] = (levels - 3.0) * speech["semitones_per_level"]
-    return semitones - speech["declination_semitones_per_s"] * (t - 0.5 * slots[-1])
+def speech_slots(sylls: list[_Syllable], duration: float, articulation: str) -> np.ndarray:
+    """Where each spoken syllable begins, and the last ends (s): their lengths by the
+    prosody's rules (checked syllables short, the last lengthened; ``text.prosody``),
+    scaled to fill ``duration``."""
+    checked = [bool(s.coda) and s.coda[0] in ("p", "t", "k") for s in sylls]
+    lengths = prosody.syllable_seconds(checked, "call" if articulation == "call" else "speak")
+    return np.concatenate([[0.0], np.cumsum(lengths)]) * (duration / float(np.sum(lengths)))
 
 
 # -- render -----------------------------------------------------------------------------------
@@ -433,10 +433,9 @@ def _voice(params: Mapping[str, Any], *, hz: float, duration: float, articulatio
     frames = frames_for(duration + params["release_s"] + _TAIL_S, sample_rate)
     plan = _Plan(params, frames_for(frames / sample_rate, round(1.0 / params["frame_s"])),
                  singer.tract_scale, params["vowels"][sylls[0].nucleus])
-    slots = np.linspace(0.0, duration, len(sylls) + 1)
+    slots = speech_slots(sylls, duration, articulation) if speaking \
+        else np.linspace(0.0, duration, len(sylls) + 1)
     for syl, t0, t1 in zip(sylls, slots[:-1], slots[1:], strict=True):
-        if speaking and syl.coda and syl.tone is not None and len(syl.tone) == 1:
-            t1 = t0 + params["speech"]["checked_share"] * (t1 - t0)  # 入聲: short
         _syllable(plan, syl, t0, t1, 0.8 if speaking else 1.0)
     plan.hold_after(duration)
     f0 = _pitch(params, hz, articulation, singer, sylls, slots, frames, sample_rate, rng)
