@@ -176,7 +176,7 @@ def measure_line(line, audio: np.ndarray, rate: int, found: dict) -> None:
         held = held[np.isfinite(held) & (np.abs(held) < 300)]
         if held.size >= 20:
             found["error"].append(float(np.median(held)))
-        _vibrato(times, cents, a + 0.35, b - 0.1, found)
+        _vibrato(times, cents, a + 0.35, b - 0.1, found, event.source)
         if k == 0:
             continue
         before = events[k - 1]
@@ -207,7 +207,7 @@ def measure_line(line, audio: np.ndarray, rate: int, found: dict) -> None:
             found["transition"].append((abs(interval), 1000 * (t90 - t10)))
 
 
-def _vibrato(times, cents, a, b, found) -> None:
+def _vibrato(times, cents, a, b, found, who: str) -> None:
     """The vibrato cycles of one note's held part: per cycle (from one upward crossing of
     the detrended f0 to the next) its rate and its extent (half its peak to trough)."""
     inside = (times >= a) & (times < b)
@@ -223,7 +223,7 @@ def _vibrato(times, cents, a, b, found) -> None:
     extents = np.array([np.ptp(c[i:j]) / 2 for i, j in itertools.pairwise(up)])
     keep = (periods > 1 / 9) & (periods < 1 / 3)
     if keep.sum() >= 2:
-        found["vibrato"].append((1 / periods[keep], extents[keep]))
+        found["vibrato"].append((1 / periods[keep], extents[keep], who))
 
 
 def zhong_correlation(perf, make: DryLines) -> list[float]:
@@ -281,15 +281,21 @@ def report(cue: str | None, rate: int, every: int = 1) -> dict:
             print(f"    {name} semitones: {len(times)}, 10-90 % time "
                   f"median {p[1]:.0f} ms (10th-90th percentile {p[0]:.0f}-{p[2]:.0f} ms)")
     if found["vibrato"]:
-        within_rate = np.median([np.std(r) for r, _ in found["vibrato"]])
-        within_depth = np.median([np.std(d) for _, d in found["vibrato"]])
-        mean_rates = np.array([np.median(r) for r, _ in found["vibrato"]])
-        mean_depths = np.array([np.median(d) for _, d in found["vibrato"]])
-        print(f"  vibrato ({len(found['vibrato'])} notes): rate {np.median(mean_rates):.2f} Hz, "
-              f"SD across notes {_robust_sd(mean_rates):.2f} Hz, within a note (median SD) "
-              f"{within_rate:.2f} Hz; extent ±{np.median(mean_depths):.1f} cents, SD across "
-              f"notes {_robust_sd(mean_depths):.1f}, within a note {within_depth:.1f} cents "
-              "(SD across notes: IQR / 1.35)")
+        notes = found["vibrato"]
+        within_rate = np.median([np.std(r) for r, _, _ in notes])
+        within_depth = np.median([np.std(d) for _, d, _ in notes])
+        rise = np.median([np.mean(r[-2:]) - np.mean(r[:2]) for r, _, _ in notes if r.size >= 4])
+        singers = sorted({w for _, _, w in notes})
+        across_rate = np.mean([_robust_sd(np.array([np.median(r) for r, _, w in notes
+                                                    if w == who])) for who in singers])
+        across_depth = np.mean([_robust_sd(np.array([np.median(d) for _, d, w in notes
+                                                     if w == who])) for who in singers])
+        print(f"  vibrato ({len(notes)} notes), per cycle: rate "
+              f"{np.median([np.median(r) for r, _, _ in notes]):.2f} Hz, extent "
+              f"±{np.median([np.median(d) for _, d, _ in notes]):.1f} cents; within a note "
+              f"(median SD) {within_rate:.2f} Hz and {within_depth:.1f} cents, its last two "
+              f"cycles {rise:+.2f} Hz on its first two; across one singer's notes (IQR/1.35, "
+              f"mean of the singers) {across_rate:.2f} Hz and {across_depth:.1f} cents")
     correlations = zhong_correlation(perf, make)
     if correlations:
         c = np.array(correlations)

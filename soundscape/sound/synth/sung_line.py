@@ -24,7 +24,8 @@ one vocal tract, so:
 - **the vibrato wanders**: each note's vibrato sets in after the singer's delay (with its own
   scatter) and ramps in; its rate and depth wander slowly within the note and differ from
   note to note around the singer's own (E. Prame, "Measurements of the vibrato rate of ten
-  singers", JASA 96(4):1979–1984, 1994: rate 5.5–6.5 Hz, varying within and between notes;
+  singers", JASA 96(4):1979–1984, 1994: rate 5.5–6.5 Hz, varying between notes and rising
+  toward a note's end;
   "Vibrato extent and intonation in professional Western lyric singing", JASA 102(1):616–621,
   1997: extent varying along a note); the phase runs on through the line, and a note's
   vibrato fades as the voice leaves it, so the pitch never jumps.
@@ -153,6 +154,11 @@ def _control_track(line, singer, notes, frames, sample_rate, rng, performer):
     delays = np.maximum(0.05, singer.vibrato_delay_s
                         + rng.normal(0.0, line["vibrato_delay_sd_s"], len(notes)))
     rate = np.interp(t, [n.start for n in notes], rates)
+    for k, note in enumerate(notes):  # the rate quickens into the end of a note (Prame 1994)
+        end = min(leaving[k], note.end)
+        a, b = round(note.start * sample_rate), min(frames, round(end * sample_rate))
+        rate[a:b] += line["vibrato_end_rise_hz"] * np.clip(
+            (t[a:b] - (end - 0.5)) / 0.5, 0.0, 1.0)
     rate *= 1.0 + line["vibrato_rate_wander"] * smooth_noise(
         rng, frames=frames, rate_hz=2.0, sample_rate=sample_rate)
     ramp = line["vibrato_ramp_s"]
