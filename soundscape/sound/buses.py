@@ -259,7 +259,7 @@ class Buses:
         if not lined:
             if note is not None and len(note[1]) >= LONG_S * rate:  # only whole repeats
                 heard.keep(own, note)
-        elif own not in heard.dry_notes.cache:
+        elif own not in heard.dry_notes.cache and heard.dry_notes.keeps(own[0]):
             heard.dry_notes.cache.put(own, note, note.nbytes)
 
     def add(self, index: int, note, column: int) -> None:

@@ -115,6 +115,11 @@ class SynthVoice:
         audio = synth.without_infrasound(audio, sample_rate)
         return audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
+    def keeps(self, key: tuple) -> bool:
+        """A sung line's part is made once and never again (each 終 is sung anew): it is not
+        kept, so the notes that do repeat keep their place in the cache."""
+        return not (self.lines is not None and key[:1] == ("line",))
+
     def key(self, event: Event, source: Source) -> tuple:
         """``note_key``, with the performer for models whose notes depend on who plays; a
         sung line's part: the whole line and the event's place in it."""
@@ -247,6 +252,11 @@ class DryNotes:
         own = getattr(self.voice, "variants", None)
         return VARIANTS if own is None else own(source)
 
+    def keeps(self, key: tuple) -> bool:
+        """Whether notes of ``key`` are worth keeping (a voice may say they never repeat)."""
+        own = getattr(self.voice, "keeps", None)
+        return True if own is None else own(key)
+
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
         if mono is None:
@@ -254,7 +264,8 @@ class DryNotes:
             raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
                              dtype=float)
             mono = _trim_tail(raw).astype(np.float32)
-            self.cache.put((key, variant), mono, mono.nbytes)
+            if self.keeps(key):
+                self.cache.put((key, variant), mono, mono.nbytes)
         return mono
 
 

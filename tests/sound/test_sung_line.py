@@ -190,6 +190,10 @@ def test_the_bound_voice_sings_each_zhong_anew_and_a_part_of_the_rite_as_the_who
         return out
 
     one, two = sung(whole, 2.0), sung(whole, 20.0)
+    kept = DryNotes(SynthVoice().bind(whole, 0), RATE, 0, ByteLru(1 << 26))
+    event = whole.events[0]
+    kept(event, whole.sources[event.source], kept.key(event, whole.sources[event.source]), 0)
+    assert kept.cache.size == 0  # a line's part is never made again: not kept
     assert np.corrcoef(one, two)[0, 1] < 0.9  # the same line, sung again: a new performance
     part = whole.between(15.0, 40.0)
     assert np.array_equal(sung(part, 5.0), two)  # a part of the rite sings it as the whole does
