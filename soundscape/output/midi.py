@@ -68,12 +68,14 @@ __all__ = [
     "load_programs",
     "marker_text",
     "midi_file",
+    "music_only",
     "note_count",
     "pan_value",
     "parts",
     "program_for",
     "read_events",
     "read_markers",
+    "tempo_map_of",
     "volume_value",
     "write_midi",
     "write_split",
@@ -257,7 +259,7 @@ NOT_PLAYED = ("action", "place", "speech")
 NOT_NOTES = ("inhale",)
 
 
-def _music_only(performance: Performance) -> Performance:
+def music_only(performance: Performance) -> Performance:
     return replace(performance, events=tuple(
         e for e in performance.events if performance.sources[e.source].group not in NOT_PLAYED
         and e.articulation not in NOT_NOTES))
@@ -277,13 +279,13 @@ def midi_file(performance: Performance, *, listener, tuning_mode: str = "mts",
     if grid is not None and grid not in GRIDS:
         raise RenderError(f"grid={grid!r}, accepted: {', '.join(map(str, GRIDS))}")
     programs = load_programs()
-    performance = _music_only(performance)
+    performance = music_only(performance)
     sounding = {e.source for e in performance.events}
     sources = [s for s in performance.sources.values() if s.id in sounding]
     pitches = {e.pitch for e in performance.events if e.pitch is not None}
     keys = mts.key_map(pitches)
     offsets = mts.pitch_class_offsets(pitches, keys) if tuning_mode == "mts" else None
-    tmap = _tempo_map(performance)
+    tmap = tempo_map_of(performance)
     by_source: dict[str, list[Event]] = {s.id: [] for s in sources}
     for event in performance.events:
         by_source[event.source].append(event)
@@ -432,8 +434,9 @@ def _pack(needs: list[int]) -> list[tuple[int, tuple[int, ...]]]:
     return places
 
 
-def _tempo_map(performance: Performance) -> tempo_map.TempoMap:
-    """Each piece played at its repertoire tempo; pieces the repertoire lacks on the clock."""
+def tempo_map_of(performance: Performance) -> tempo_map.TempoMap:
+    """Each piece played at its repertoire tempo; pieces the repertoire lacks on the clock
+    (the map the MIDI file and the performance score share)."""
     from soundscape.music import repertoire
 
     def bpm(piece: str) -> float | None:

@@ -40,11 +40,12 @@ from soundscape.fileio import write_bytes
 from soundscape.music.pitch import Pitch
 from soundscape.music.tuning import Tuning, to_gongche
 from soundscape.output import mts
-from soundscape.output.midi import load_programs, program_for
+from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
+from soundscape.output.tempo_map import TICKS_PER_BEAT
 from soundscape.performance import Performance
 
 __all__ = [
-    "QUANTUM_S",
+    "QUANTUM_BEATS",
     "Bar",
     "Credits",
     "bars",
@@ -55,7 +56,10 @@ __all__ = [
     "write_piece_score",
 ]
 
-QUANTUM_S = 0.25  # performance scores: onsets and lengths on a 1/4 s grid (♩ = 60)
+#: Performance scores: onsets and lengths on a grid of half a beat, eighth notes (the
+#: pieces lay their notes on beats and halves; the players' own lags, tens of milliseconds,
+#: fall within it).
+QUANTUM_BEATS = 0.5
 
 # A4 in tenths at music21's scaling (7 mm per 40 tenths), margins 15 mm.
 _PAGE_W, _PAGE_H, _MARGIN = 1200, 1697, 85
@@ -325,12 +329,23 @@ _INSTRUMENT_NAMES = {"bianzhong": "編鐘", "bo": "鑮", "bianqing": "編磬", "
 
 def write_performance_score(performance: Performance, path: str | Path, *,
                             cents_in_alter: bool = False) -> Path:
-    """Write a performance as MusicXML: a part per sounding source, rehearsal marks at markers.
+    """Write a performance as MusicXML: a part per source that plays music (the sounds of
+    the actions, the place and the spoken words are left to the audio), rehearsal marks
+    at the ritual markers.
 
-    Times are placed on a ``QUANTUM_S`` grid at ♩ = 60 (a quarter note is a
-    second); a note is held at most until the next onset in its part, and
-    simultaneous notes of one part form a chord. Rehearsal marks read ``中文 | English``.
+    Times are in beats of the MIDI file's tempo map (``midi.tempo_map_of``: each piece in
+    its own tempo, the rite's clock between, a tempo mark at each change), onsets and
+    lengths on a ``QUANTUM_BEATS`` grid, so a piece's notes read as the beats they were
+    laid on; a note is held at most until the next onset in its part, and simultaneous
+    notes of one part form a chord. Rehearsal marks read ``中文 | English``.
     """
+    markers = performance.markers
+    performance = music_only(performance)
+    tmap = tempo_map_of(performance)
+
+    def beats(seconds: float) -> float:
+        return _on_grid(tmap.tick(seconds) / TICKS_PER_BEAT)
+
     pitches = [e.pitch for e in performance.events if e.pitch is not None]
     keys = mts.key_map(pitches)
     spelled: dict = {}
@@ -345,14 +360,16 @@ def write_performance_score(performance: Performance, path: str | Path, *,
         part.partName = f"{source.name} {source.roman}"
         part.insert(0, _instrument(source.instrument, programs, source.roman))
         if not parts:
-            part.insert(0, music21.tempo.MetronomeMark(number=60))
-            for marker in performance.markers:
-                part.insert(_grid(marker.time), music21.expressions.RehearsalMark(
+            for segment in tmap.segments:
+                part.insert(segment.tick / TICKS_PER_BEAT,
+                            music21.tempo.MetronomeMark(number=round(6e7 / segment.tempo, 1)))
+            for marker in markers:
+                part.insert(beats(marker.time), music21.expressions.RehearsalMark(
                     "\n".join(wrap(f"{marker.text} | {marker.gloss}", _MARK_WIDTH))))
-        groups = _chords(events)
+        groups = _chords(events, beats)
         for index, (onset, group) in enumerate(groups):
             stop = groups[index + 1][0] if index + 1 < len(groups) else None
-            length = max(_grid(max(e.duration for e in group)), QUANTUM_S)
+            length = max(beats(max(e.end for e in group)) - onset, QUANTUM_BEATS)
             if stop is not None:
                 length = min(length, stop - onset)
             notes = [_note(e.pitch, length, keys, e.lyric, spelled) for e in group]
@@ -385,18 +402,16 @@ def _instrument(instrument: str, programs, name: str) -> music21.instrument.Inst
     return found
 
 
-def _grid(seconds: float) -> float:
-    return round(seconds / QUANTUM_S) * QUANTUM_S
+def _on_grid(beats: float) -> float:
+    return round(beats / QUANTUM_BEATS) * QUANTUM_BEATS
 
 
-def _chords(events: Sequence) -> list[tuple[float, list]]:
+def _chords(events: Sequence, beats) -> list[tuple[float, list]]:
+    """The events by onset on the grid (``beats(seconds)``), in time order."""
     groups: dict[float, list] = {}
     for event in events:
-        groups.setdefault(_grid(event.time), []).append(event)
+        groups.setdefault(beats(event.time), []).append(event)
     return sorted(groups.items())
-
-
-# -- the exported XML ------------------------------------------------------------------
 
 
 def _make_deterministic(root: ET.Element) -> None:

@@ -570,7 +570,9 @@ def _placed(sheet: CueSheet, site: Site) -> Players:
 def _pronounced(events: list[Event], reading: str) -> list[Event]:
     """Every sung character or spoken phrase with its phones in ``reading`` (a phrase's
     syllables separated by ``|``, each with its tone as Chao digits); words the reading
-    cannot read keep none, and the voice reads the characters itself."""
+    cannot read keep none, and the voice reads the characters itself. A sung character
+    is read in its song's words (``_sung``): 樂 is joy in 「和樂且湛」."""
+    sung = _sung(events, reading)
     phones: dict[str, str | None] = {}
     for lyric in {e.lyric for e in events if e.lyric}:
         try:
@@ -580,7 +582,32 @@ def _pronounced(events: list[Event], reading: str) -> list[Event]:
                 for s, c in zip(said, phrase_contours(said), strict=True))
         except ReadingError:
             phones[lyric] = None
-    return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]
+    return [replace(e, phones=sung[i] if i in sung else phones[e.lyric]) if e.lyric else e
+            for i, e in enumerate(events)]
+
+
+def _sung(events: list[Event], reading: str) -> dict[int, str]:
+    """Event index → phones of each sung character, read in the words of its line: one
+    voice's characters in a piece's cue, in time order, read as one text, so each
+    character's sense comes from the words around it (``text.senses``)."""
+    lines: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(events):
+        if e.piece and e.articulation == "sing" and e.lyric and len(e.lyric) == 1:
+            lines.setdefault((e.cue, e.source), []).append(i)
+    read_as: dict[str, tuple | None] = {}
+    out = {}
+    for line in lines.values():
+        line.sort(key=lambda i: events[i].time)
+        text = "".join(events[i].lyric for i in line)
+        if text not in read_as:
+            try:
+                read_as[text] = read(text, reading)
+            except ReadingError:  # each character is then read alone, as before
+                read_as[text] = None
+        said = read_as[text]
+        if said is not None and len(said) == len(line):
+            out.update((i, s.lyric) for i, s in zip(line, said, strict=True))
+    return out
 
 
 def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:

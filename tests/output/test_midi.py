@@ -68,7 +68,7 @@ def test_round_trip_equals_performance_within_a_tick(tmp_path, mode):
     path = midi.write_midi(performance, tmp_path / "a.mid", listener=LISTENER, tuning_mode=mode)
     notes = midi.read_events(path)
     assert len(notes) == len(performance.events)
-    tick = 2 * midi._tempo_map(performance).max_error_s()
+    tick = 2 * midi.tempo_map_of(performance).max_error_s()
     expected = sorted(performance.events,
                       key=lambda e: (e.time, _track_name(performance.sources[e.source])))
     got = sorted(notes, key=lambda n: (n.time, n.track))
@@ -513,7 +513,7 @@ def test_grid_moves_notes_onto_the_beat_and_keeps_them_sounding(tmp_path):
     jittered = replace(performance, events=tuple(
         replace(e, time=e.time + (0.05 if i % 2 else -0.04)) for i, e in
         enumerate(performance.events)))
-    tmap = midi._tempo_map(jittered)
+    tmap = midi.tempo_map_of(jittered)
     path = midi.write_midi(jittered, tmp_path / "g.mid", listener=None, grid=4)
     file = mido.MidiFile(path)
     step = midi.TICKS_PER_BEAT // 4
