@@ -352,8 +352,7 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     programs = load_programs()
     parts = []
     for source in performance.sources.values():
-        events = [e for e in performance.events if e.source == source.id
-                  and e.articulation != "inhale"]  # a singer's breath is no note
+        events = [e for e in performance.events if e.source == source.id]
         if not events:
             continue
         part = music21.stream.Part(id=source.id)
