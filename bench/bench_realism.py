@@ -10,6 +10,8 @@ WAV you rendered: ``--wav``), and prints
   of one note (singers and 瑟 of 鹿鳴, the goal: tens of milliseconds, none closer
   than 1 ms);
 - the energy below 20 Hz against the whole mix's (goal ≤ −40 dB);
+- the singers: overlapping notes per voice (goal 0) and breaths per minute of singing, by
+  ``sung_lines.py`` (it also measures glides, intonation, vibrato and the 終 with Praat);
 - the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``, and the
   rite's speech: syllables a second and Praat's f0 range per phrase, and phrases one
   person says at once (goal 0);
@@ -146,6 +148,16 @@ def bell_brightness(performance, *, seed: int = 0, sample_rate: int = 48000,
         shares = [share_above(n, hz=above_hz, sample_rate=sample_rate) for n in notes]
         out[instrument] = (len(notes), 10 * float(np.log10(max(np.median(shares), 1e-30))))
     return out
+
+
+def singing(performance) -> str:
+    """The singers' lines: overlapping notes per voice and breaths per minute of singing."""
+    lines = runpy.run_path(str(Path(__file__).with_name("sung_lines.py")))
+    found = lines["overlaps"](performance)
+    overlapping = ", ".join(f"{who} {count} of {notes}" for who, (count, notes, _) in
+                            sorted(found.items()))
+    return (f"singers: overlapping successive notes {overlapping}  (goal 0); "
+            f"{lines['breaths_per_minute'](performance):.1f} breaths per minute of singing")
 
 
 def audio_figures(path: Path) -> dict[str, float]:
@@ -411,6 +423,7 @@ def main() -> None:
           f"without the place's bed: {people:.1f} s at {people_at / 60:.1f} min")
     print(f"鹿鳴 onset spread: median {spread:.1f} ms per note, closest two players "
           f"{closest:.2f} ms  (goal: tens of ms, ≥ 1 ms)")
+    print(singing(whole))
     print(f"energy below 20 Hz: {figures['below_20hz_db']:.1f} dB of the total  (goal ≤ −40)")
     print("highest stroke-to-stroke correlation per one-shot class (dry notes as rendered, "
           "class band, first second; share of pairs above 0.9):")

@@ -76,6 +76,17 @@ class SharedVoice:
         on the same buses as ``soundscape render`` does."""
         return self.voice.made_at(source, sample_rate)
 
+    def bind(self, performance, seed: int) -> SharedVoice:
+        """The wrapped voice bound to one render, as ``soundscape render`` binds it (a
+        singer's notes made as lines: ``soundscape.sound.sung``)."""
+        bound = SharedVoice(self.reference_db)
+        bound.voice = self.voice.bind(performance, seed)
+        return bound
+
+    def keeps(self, key: tuple) -> bool:
+        """Whether the renderer's note cache keeps notes of ``key`` (the wrapped voice's say)."""
+        return self.voice.keeps(key)
+
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
         state = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=16).digest()

@@ -59,6 +59,7 @@ from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
+from soundscape.sequence.singing import join_lines
 from soundscape.sequence.speech import (
     one_at_a_time,
     speech_events,
@@ -401,17 +402,23 @@ class _Planner:
                 played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
                 cue=played.cue.id, sources=[s for _, group in notes for s in group])
             shift = self._sung_octaves(played)
+            sung = []  # the singers' notes, with their phrases: joined into lines below
             for (note, _), group in zip(notes, takes, strict=True):
                 for take in group:
                     voice = self.players.sources[take.source].instrument == "voice"
                     pitch = note.pitch
                     if voice and pitch is not None:
                         pitch = sung_pitch(pitch, self._singers(), shift=shift)
-                    events.append(Event(
+                    event = Event(
                         played.start + take.time, take.duration, take.source, pitch,
                         take.velocity, note.articulation, played.cue.id, played.piece.id,
                         note.lyric if voice else None,
-                        self.players.position(take.source, note)))
+                        self.players.position(take.source, note))
+                    if voice and note.articulation == "sing":
+                        sung.append((event, note.phrase))
+                    else:
+                        events.append(event)
+            events += join_lines(sung, self.ensemble.breath, seed=self.seed)
         return events
 
     def _singers(self) -> str:

@@ -186,6 +186,9 @@ class Buses:
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
         self.performance = performance
+        bind = getattr(voice, "bind", None)
+        if bind is not None:  # notes that depend on the events around them: sung lines
+            voice = bind(performance, seed)
         made_at = getattr(voice, "made_at", None)
         sounding = {event.source for event in performance.events}
         self._rate_of = {id_: sample_rate if made_at is None
@@ -259,9 +262,9 @@ class Buses:
         heard = self.by_rate[rate].heard
         if not lined:
             if (note is not None and len(note[1]) >= LONG_S * rate  # only whole repeats
-                    and heard.dry_notes.kept(own[0])):
+                    and heard.dry_notes.keeps(own[0])):
                 heard.keep(own, note)
-        elif own not in heard.dry_notes.cache and heard.dry_notes.kept(own[0]):
+        elif own not in heard.dry_notes.cache and heard.dry_notes.keeps(own[0]):
             heard.dry_notes.cache.put(own, note, note.nbytes)
 
     def add(self, index: int, note, column: int) -> None:

@@ -67,12 +67,38 @@ class SynthVoice:
         self.bells = bells
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
+        self.lines = None  # the performance's sung lines, once bound (``bind``)
+        self.seed = 0
+
+    def bind(self, performance, seed: int) -> SynthVoice:
+        """This voice for one render of ``performance``: a singer's legato notes are made
+        as lines (``soundscape.sound.sung``), each seeded by ``seed``, the singer and its
+        onset."""
+        from soundscape.sound.sung import SungLines
+
+        bound = SynthVoice(self.reference_db, self.bells)
+        bound.seed = seed
+        bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
+        return bound
+
+    def _sings_lines(self, source: Source) -> bool:
+        return self._instrument(source.instrument).model == "voice"
 
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
         from soundscape.sound import synth
 
         instrument = self._instrument(source.instrument)
+        if instrument.model == "voice" and event.articulation == "inhale":
+            from soundscape.sound.synth import sung_line
+
+            note = sung_line.inhale(instrument.params, duration=event.duration,
+                                    velocity=event.velocity, sample_rate=sample_rate, rng=rng,
+                                    performer=source.id)
+            return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        if self.lines is not None and self.lines.find(event) is not None:
+            return self.lines.part(event, sample_rate,
+                                   lambda line: self._line(line, source, sample_rate))
         note = synth.render_note(
             instrument, hz=None if event.pitch is None else event.pitch.hz,
             velocity=event.velocity, duration=event.duration,
@@ -82,8 +108,33 @@ class SynthVoice:
             bells=self.bells)
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
+    def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
+        """A sung line, mono from its first onset, at 1 m (seeded by the render's seed, the
+        singer and the line's onset and notes: each 終 and each singer sings it anew)."""
+        from soundscape.sound import synth
+        from soundscape.sound.synth import sung_line
+
+        instrument = self._instrument(source.instrument)
+        rng = np.random.default_rng(stable_ints(self.seed, self.lines.key(line[0])[:4]))
+        audio = sung_line.render_line(instrument.params, self.lines.notes(line),
+                                      sample_rate=sample_rate, rng=rng, performer=source.id)
+        audio = synth.without_infrasound(audio, sample_rate)
+        return audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+
+    def keeps(self, key: tuple) -> bool:
+        """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and
+        never again: each 終 is sung anew), nor a note of a model that says its notes never
+        repeat (``repeats``: the place's bed and calls), so the notes that do repeat keep
+        their place in the cache. The key's first item is the instrument."""
+        if self.lines is not None and key[:1] == ("line",):
+            return False
+        return self.repeats(key[0])
+
     def key(self, event: Event, source: Source) -> tuple:
-        """``note_key``, with the performer for models whose notes depend on who plays."""
+        """``note_key``, with the performer for models whose notes depend on who plays; a
+        sung line's part: the whole line and the event's place in it."""
+        if self.lines is not None and self.lines.find(event) is not None:
+            return self.lines.key(event)
         return note_key(event, source,
                         performer=source.id if self._by_performer(source.instrument) else None)
 
@@ -227,12 +278,12 @@ class DryNotes:
         own = getattr(self.voice, "variants", None)
         return VARIANTS if own is None else own(source)
 
-    def kept(self, key: tuple) -> bool:
-        """Whether the note of ``key`` is worth keeping: not when the voice says its
-        instrument's notes never repeat (``repeats``; the key's first item is the
-        instrument), which would only push out notes that do."""
-        own = getattr(self.voice, "repeats", None)
-        return own is None or own(key[0])
+    def keeps(self, key: tuple) -> bool:
+        """Whether notes of ``key`` are worth keeping: not when the voice says they never
+        repeat (a sung line's part, the place's bed and calls), which would only push out
+        notes that do."""
+        own = getattr(self.voice, "keeps", None)
+        return True if own is None else own(key)
 
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
@@ -241,7 +292,7 @@ class DryNotes:
             raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
                              dtype=float)
             mono = _trim_tail(raw).astype(np.float32)
-            if self.kept(key):
+            if self.keeps(key):
                 self.cache.put((key, variant), mono, mono.nbytes)
         return mono
 

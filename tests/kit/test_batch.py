@@ -88,6 +88,11 @@ def test_shared_voice_synthesises_a_repeated_note_once(monkeypatch):
              for s in perf.sources.values()]
     assert all(ours == theirs for ours, theirs in rates)
     assert any(ours < 48000 for ours, _ in rates)
+    # bound to a render as the renderer binds it: a singer's notes keyed as his lines
+    shared, own = SharedVoice().bind(perf, 0), SynthVoice().bind(perf, 0)
+    assert shared.key(singer, perf.sources["gong.dashi"]) == \
+        own.key(singer, perf.sources["gong.dashi"])
+    assert shared.key(singer, perf.sources["gong.dashi"])[0] == "line"
 
 
 def test_plan_renders_equal_soundscape_render(tmp_path, soundscape_cli):
