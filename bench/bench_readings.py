@@ -10,9 +10,9 @@ changed (what a singer hears: the melody sets the pitch), character by character
 
 Run on two checkouts (the old first-reading code has no ``read`` in the line):
 
-    PYTHONPATH=/work/main python bench/bench_readings.py dump --alone /tmp/old.json
-    PYTHONPATH=$PWD python bench/bench_readings.py dump /tmp/new.json
-    python bench/bench_readings.py compare /tmp/old.json /tmp/new.json
+    PYTHONPATH=OLD_CHECKOUT python bench/bench_readings.py dump --alone old.json
+    PYTHONPATH=$PWD python bench/bench_readings.py dump new.json
+    python bench/bench_readings.py compare old.json new.json
     PYTHONPATH=$PWD python bench/bench_readings.py time
 """
 

@@ -87,6 +87,10 @@ class SharedVoice:
         """Whether the renderer's note cache keeps notes of ``key`` (the wrapped voice's say)."""
         return self.voice.keeps(key)
 
+    def repeats(self, instrument_id: str) -> bool:
+        """Whether notes of ``instrument_id`` may repeat (the wrapped voice's say)."""
+        return self.voice.repeats(instrument_id)
+
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
         state = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=16).digest()

@@ -92,7 +92,8 @@ def write_manifest(out: Path, rite: Performance, built: list) -> Path:
                        "stopped the gain first (at_calibration false): see docs/kit.md.",
         "programmes": [programme_entry(out, item) for item in built],
         "page": [_file(out, out / name) for name in ("index.html", "web/kit.js",
-                                                      "web/kit.css", "web/data.js")],
+                                                      "web/kit.css", "web/data.js",
+                                                      "web/cjk.otf", "web/cjk-OFL.txt")],
         "layouts": [_file(out, path) for path in sorted((out / "layouts").glob("*.json"))],
     }
     return write_text(out / "manifest.json",

@@ -34,7 +34,12 @@ def test_real_programmes_loop_with_seams_within_their_own_steps(manifest):
         assert 0.9 <= programme["lead_s"] <= 1.0  # the part opens on its music's stroke
         (render,) = programme["renders"]
         assert render["seam_step_db"] <= render["other_steps_db"]["p95"]
-        assert render["at_calibration"] and render["true_peak_dbtp"] <= -1.0
+        # at the calibration, or (a loud stroke's peak, as docs/kit.md says) the gain
+        # stopped at the true-peak ceiling within 1 LU of it: 肆夏's bells (−23.5 LUFS)
+        stopped = (render["true_peak_dbtp"] == pytest.approx(-1.0, abs=0.05)
+                   and render["output_lufs"] > render["calibration_lufs"] - 1.0)
+        assert render["at_calibration"] or stopped
+        assert render["true_peak_dbtp"] <= -1.0
 
 
 def test_the_lead_is_the_rites_own_time_before_the_music(manifest):
