@@ -7,7 +7,7 @@ limits (``MAX_OBJECTS`` objects, ``MAX_CHANNELS`` − the bed's channels), stand
 merged with their nearest standing neighbour until they fit, each merged object naming its
 members. The listener's frame: azimuth 0 is the listener place's facing, positive to the
 left, elevation up (docs/architecture.md, which is also ADM's polar convention); distance is
-normalised by ``MAX_DISTANCE_M`` and clipped at 1.
+normalised by ``MAX_DISTANCE_M`` (the loudspeakers' radius) and clipped at 1: see there.
 
 Positions over time: a block per move of the source (``Source.moves``) and per event whose own
 position (a walker's step) lies more than ``MOVE_M`` from where the object stands; a rack's
@@ -43,9 +43,13 @@ MAX_OBJECTS = 118
 #: The courtyard's ambience goes in a third-order AmbiX bed, not in objects.
 BED_INSTRUMENTS = ("ambience",)
 BED_ORDER = 3
-#: Distance 1 in the file: the court from the hall to the gate is 138.6 m (site.toml), and
-#: no listener place is farther than this from a source.
-MAX_DISTANCE_M = 200.0
+#: Distance 1 in the file (the loudspeakers' radius; ``absoluteDistance`` of every pack). A
+#: BS.2127 renderer widens a source nearer than 1 over the listener ("distance-based extent":
+#: EBU ``ear`` played a source at 30°, distance 0.05, loudest in the surrounds), so sources
+#: farther than this are points on the array, their distance in their level and delay, and
+#: only one nearer than 2 m, around the listener as in the court, spreads. Metres per block in
+#: the ``.adm.json``.
+MAX_DISTANCE_M = 2.0
 #: An event's own position farther than this from the object's place moves the object.
 MOVE_M = 2.5
 PROGRAMME_NAME = "大射儀 The Great Archery Rite (Yili)"
@@ -56,12 +60,13 @@ BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
 @dataclass(frozen=True, slots=True)
 class AdmBlock:
     """An object's place from ``time`` (s) on: azimuth and elevation (degrees, listener's
-    frame), distance (0–1 of ``MAX_DISTANCE_M``)."""
+    frame), distance (0–1 of ``MAX_DISTANCE_M``) and metres."""
 
     time: float
     azimuth: float
     elevation: float
     distance: float
+    metres: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +153,8 @@ def _blocks(places: list[tuple[float, tuple]], listener: Listener) -> tuple[AdmB
     for when, point in places:
         azimuth, elevation, distance = listener.direction_to(point)
         block = AdmBlock(round(when, 5), round(float(azimuth), 3), round(float(elevation), 3),
-                         round(min(1.0, float(distance) / MAX_DISTANCE_M), 5))
+                         round(min(1.0, float(distance) / MAX_DISTANCE_M), 5),
+                         round(float(distance), 3))
         if blocks and block.time == blocks[-1].time:
             blocks[-1] = block
         elif not blocks or _place(block) != _place(blocks[-1]):
@@ -204,7 +210,8 @@ def _object_xml(obj: AdmObject, seconds: float) -> tuple[str, str, str]:
                f'<audioTrackUIDRef>{uid}</audioTrackUIDRef></audioObject>')
     formats = (
         f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName={quoteattr(label)} '
-        f'typeLabel="0003" typeDefinition="Objects"><audioChannelFormatIDRef>{channel}'
+        f'typeLabel="0003" typeDefinition="Objects" absoluteDistance="{MAX_DISTANCE_M:g}">'
+        f'<audioChannelFormatIDRef>{channel}'
         f'</audioChannelFormatIDRef></audioPackFormat>'
         f'<audioChannelFormat audioChannelFormatID="{channel}" audioChannelFormatName='
         f'{quoteattr(label)} typeLabel="0003" typeDefinition="Objects">{"".join(blocks)}'

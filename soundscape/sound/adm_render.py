@@ -139,7 +139,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             with _bw64(target, channels=width, sample_rate=sample_rate, head=head) as writer:
                 yield [writer]
 
-        report, frames = master(_side_by_side(streams, [len(objects), bed_width]),
+        report, frames = master(_side_by_side(streams, [len(objects), bed_width][:len(streams)]),
                                 staged.scratch / "raw.f32", how, open_outputs)
         _finish(target, [
             (b"axml", adm.axml(objects, bed=bed, seconds=frames / sample_rate,
