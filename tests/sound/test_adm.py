@@ -233,3 +233,12 @@ def test_ear_reads_the_bed_and_the_cues_survive(master, tmp_path):
                    capture_output=True)
     audio, rate = soundfile.read(out)
     assert rate == 48000 and audio.shape[1] == 10 and np.abs(audio).max() > 0.01
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--format", "flac"), "48 kHz WAV"), (("--rate", "44100"), "48 kHz WAV")])
+def test_cli_refuses_what_an_adm_master_cannot_be_before_sequencing(tmp_path, soundscape_cli,
+                                                                    args, message):
+    code, err = soundscape_cli("render", "--layout", "adm", *args, "--from", "s18", "--to", "s18",
+                               cwd=tmp_path)
+    assert code != 0 and message in err and "sequencing" not in err
