@@ -41,7 +41,7 @@ from soundscape.site.listeners import Listener
 from soundscape.sound import adm
 from soundscape.sound.audiofile import Cue, SampleWriter, _pack24, write_sidecar
 from soundscape.sound.mastering import Mastering, master
-from soundscape.sound.notes import SynthVoice, Voice
+from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
 from soundscape.sound.panning import Ambisonic, ChannelTerms
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import RenderResult, _check_space, render_blocks
@@ -51,6 +51,9 @@ __all__ = ["ObjectTrack", "render_adm"]
 
 _BEXT_LEVELS = struct.calcsize("<256s32s32s10s8sQH64s")  # offset of LoudnessValue in bext
 _RIFF_MAX = 0xFFFFFFFF
+#: The bed's share of the render's note cache (its segments are long and repeat whole): the
+#: two streams together keep what one render keeps (s18: 1.36 GB peak with a cache each).
+_BED_CACHE_BYTES = 48 << 20
 
 
 class ObjectTrack:
@@ -120,13 +123,15 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
             surroundings=replace(surroundings, hall=False), block_frames=block_frames,
             stems=tuple(f"object.{o.number}" for o in objects), stem_of=lambda s: stem.get(s.id),
-            progress=progress, workers=workers)]
+            progress=progress, workers=workers,
+            cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES)]
         if bed:
             ambisonic = Ambisonic(adm.BED_ORDER)
             streams.append(render_blocks(
                 performance, listener=listener, panner=ambisonic, sample_rate=sample_rate,
                 seed=seed, voice=_Only(voice, lambda s: s.id in is_bed),
-                surroundings=surroundings, block_frames=block_frames))
+                surroundings=surroundings, block_frames=block_frames,
+                cache_bytes=_BED_CACHE_BYTES))  # a few dozen long segments: no helper
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
                     f"{' and a 3rd-order ambisonic bed' if bed else ''}; seed {seed}",
