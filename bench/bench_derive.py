@@ -19,6 +19,15 @@ Run: ``.venv/bin/python bench/bench_derive.py [--max 1000000] [--list]``.
    against the headings carried over to it by aligning the two texts (``difflib``).
 3. **The other chapters** (``--list``): the sections the rule finds in 鄉飲酒禮, 鄉射禮 and
    燕禮 (no headings in the Kanseki transcription), each with its first and last words.
+4. **Speech** (``--speech``, or ``--only speech``): per bundled rite, the recall and the
+   exactness of the derived speech cues against the hand-checked list
+   ``tests/text/speech_gold.toml`` (words exactly, by the right speaker), and the entries
+   not exactly right.
+5. **Recognising the rite** (``--recognise``, or ``--only recognise``): each bundled rite in
+   a second edition (tests/text/test_derive_editions.py: notes, punctuation and headings
+   stripped, glyphs swapped), the Kanseki 大射 and a passage of the 燕禮: the score of every
+   rite (soundscape.text.derive.recognise), the one recognised and the per-feature
+   similarities.
 """
 
 from __future__ import annotations
@@ -118,17 +127,77 @@ def other_chapters() -> None:
             print(f"  {a:>5} {b - a:>4}  {chars[a:min(b, a + 14)]} … {chars[max(a, b - 10):b]}")
 
 
+def speech() -> None:
+    """Recall and exactness of the speech cues per rite (tests/text/speech_gold.toml)."""
+    from soundscape.text.derive import rites
+    from tests.text.speech_gold import score
+
+    print("\nspeech against the hand-checked list (tests/text/speech_gold.toml)")
+    print(f"  {'rite':<12} {'listed':>6} {'recall':>7} {'exact':>7}")
+    wrong = []
+    for rite in rites.rite_ids():
+        loaded = rites.load_rite_text(rite)
+        result = score(rite, loaded, derive(loaded, text_id=rite, rite=rite))
+        print(f"  {rite:<12} {result.listed:>6} {result.recall:>7.2f} {result.exactness:>7.2f}")
+        wrong += result.wrong
+    for line in wrong:
+        print(f"    not exact: {line}")
+
+
+def recognition() -> None:
+    """The recognition scores of each rite in a second edition, and of two other texts."""
+    import tempfile
+    from pathlib import Path
+
+    from soundscape.text.derive import rites
+    from soundscape.text.derive.recognise import recognise
+    from tests.text.test_derive_editions import second_edition
+
+    print("\nrecognising the rite (scores of dashe, xiangyinjiu, xiangshe, yan)")
+    with tempfile.TemporaryDirectory() as folder:
+        cases = []
+        for rite in rites.rite_ids():
+            path = Path(folder) / f"{rite}.txt"
+            path.write_text(second_edition(rite), encoding="utf-8")
+            cases.append((f"{rite} (second edition)", path))
+        cases.append(("KR1d0026_007 (大射, 四部叢刊)",
+                      data_dir() / "texts" / "kanseki" / "KR1d0026_007.txt"))
+        passage = second_edition("yan").replace("\n", "")
+        at = passage.index("工四人")
+        path = Path(folder) / "passage.txt"
+        path.write_text(passage[at - 30:at + 600], encoding="utf-8")
+        cases.append(("燕禮 passage (630 characters)", path))
+        for name, path in cases:
+            found = recognise(text.load(path))
+            scores = " ".join(f"{s:.2f}" for _, s in sorted(found.scores,
+                                                               key=lambda s: rites.rite_ids()
+                                                               .index(s[0])))
+            print(f"  {name:<32} {scores}  → {found.rite or 'none'}")
+            print(f"  {'':<32} {', '.join(f'{k} {v:.2f}' for k, v in found.features.items())}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max", type=int, default=1_000_000,
                         help="largest size in characters (default 1000000)")
     parser.add_argument("--list", action="store_true",
                         help="list the sections found in the other three chapters")
+    parser.add_argument("--speech", action="store_true",
+                        help="also score the speech cues against the hand-checked list")
+    parser.add_argument("--recognise", action="store_true",
+                        help="also show how each rite is recognised in a second edition")
+    parser.add_argument("--only", choices=("speech", "recognise"),
+                        help="run only this part")
     args = parser.parse_args()
-    sections()
-    if args.list:
-        other_chapters()
-    timing(args.max)
+    if args.only is None:
+        sections()
+        if args.list:
+            other_chapters()
+        timing(args.max)
+    if args.speech or args.only == "speech":
+        speech()
+    if args.recognise or args.only == "recognise":
+        recognition()
 
 
 if __name__ == "__main__":

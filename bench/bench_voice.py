@@ -1,10 +1,16 @@
-"""The voice measured: harmonics, formants, vibrato, consonant noise, speed; spectrograms.
+"""The voice measured: harmonics, formants, vibrato, consonant noise, speed; spectrograms;
+and the singing of the whole rite (``sung_lines.py``).
 
 Run: ``.venv/bin/python bench/bench_voice.py [--out docs] [--reading middle-chinese]``.
 Prints the figures docs/voice.md quotes and writes ``voice_luming.png`` (the first line
 of 鹿鳴, 呦呦鹿鳴 食野之苹, sung by a tenor of the 工 an octave below the notation, as
-``soundscape.music.register`` places it) and ``voice_speech.png`` (「請射于公」 spoken, and
-called across the courtyard) into ``--out``.
+``soundscape.music.register`` places it), ``voice_luming_line.png`` (the first two lines
+大師 sings of 鹿鳴 in the rite, made as the render makes them, with Praat's f0 over the notes'
+targets: ``--line-png`` names it) and ``voice_speech.png`` (「請射于公」 spoken, and called
+across the courtyard) into ``--out``. Formants and shimmer are measured with Praat
+(praat-parselmouth) against published tables of men's vowels: Peterson & Barney (1952) and
+Hillenbrand et al. (1995). ``--singing`` also measures the singing of the whole rite
+(``sung_lines.py``; ``--singing-cue luming`` for one cue).
 
 ``--rite`` also sequences the whole rite (seed 0) and reports its speech
 (``speech_report``): syllables a second and Praat's f0 range of every phrase, phrases one
@@ -29,6 +35,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import load_instrument
@@ -47,6 +54,15 @@ from tests.sound.test_synth_voice import (
 )
 
 RATE = 22050
+
+#: Men's vowels, F1-F3 (Hz): G. E. Peterson & H. L. Barney, JASA 24:175-184 (1952), Table II;
+#: e and o (not in it): J. Hillenbrand et al., JASA 97(5):3099-3111 (1995), Table V.
+MALE_VOWELS = {
+    "i": (270, 2290, 3010, "P&B"), "ɪ": (390, 1990, 2550, "P&B"), "ɛ": (530, 1840, 2480, "P&B"),
+    "æ": (660, 1720, 2410, "P&B"), "ɑ": (730, 1090, 2440, "P&B"), "ɔ": (570, 840, 2410, "P&B"),
+    "ʊ": (440, 1020, 2240, "P&B"), "u": (300, 870, 2240, "P&B"), "ʌ": (640, 1190, 2390, "P&B"),
+    "e": (476, 2089, 2691, "Hillenbrand"), "o": (497, 910, 2459, "Hillenbrand"),
+}
 
 
 def note(lyric, hz, *, duration=1.0, articulation="sing", performer=None, seed=0, rate=RATE):
@@ -126,8 +142,36 @@ def spectrogram(audio: np.ndarray, labels, title: str, path: Path) -> None:
     plt.close(fig)
 
 
+def praat_vowels(performer: str = "gong.dashi") -> list[tuple[str, list[float], tuple, float]]:
+    """Sustained sung vowels on 110 Hz measured with Praat: (vowel, F1-F3 by Burg, the
+    published men's values, local shimmer %)."""
+    import parselmouth
+    from parselmouth.praat import call
+
+    found = []
+    for vowel, published in MALE_VOWELS.items():
+        audio = note(vowel, 110.0, duration=2.0, performer=performer)[int(0.3 * RATE):
+                                                                      int(1.9 * RATE)]
+        sound = parselmouth.Sound(audio, RATE)
+        formant = sound.to_formant_burg(max_number_of_formants=5, maximum_formant=5000)
+        times = np.linspace(0.2, 1.4, 25)
+        values = [float(np.nanmedian([formant.get_value_at_time(i, t) for t in times]))
+                  for i in (1, 2, 3)]
+        points = call(sound, "To PointProcess (periodic, cc)", 75, 500)
+        shimmer = call([sound, points], "Get shimmer (local)", 0, 0, 0.0001, 0.02, 1.3, 1.6)
+        found.append((vowel, values, published, 100 * shimmer))
+    return found
+
+
 def measure() -> None:
     params = load_instrument("voice").params
+    print("men's vowels sung on 110 Hz, Praat (Burg) F1-F3 against the published table, "
+          "and local shimmer (normal < 3.81 %):")
+    for vowel, values, published, shimmer in praat_vowels():
+        off = [100 * (v / p - 1) for v, p in zip(values, published[:3], strict=True)]
+        print(f"  [{vowel}] {[round(v) for v in values]} against {list(published[:3])} "
+              f"({published[3]}): {', '.join(f'{o:+.0f}' for o in off)} %; shimmer "
+              f"{shimmer:.1f} %")
     print("harmonics, sung, dB against the fundamental (H2 H3 H4):")
     for vowel, hz in (("i", 262.0), ("a", 262.0), ("a", 131.0), ("u", 196.0)):
         seg = note(vowel, hz)[int(0.3 * RATE):int(0.8 * RATE)]
@@ -167,6 +211,36 @@ def measure() -> None:
                           sample_rate=48000, rng=np.random.default_rng(i), lyric="m j ɐ ŋ")
     print(f"speed: {20 / (time.perf_counter() - start):.1f} one-second sung notes a second "
           "at 48 kHz")
+
+
+def line_picture(audio: np.ndarray, labels, targets, title: str, path: Path,
+                 rate: int) -> None:
+    """Spectrogram (0-5 kHz) with Praat's f0 track (cyan) over the notes' targets (white)."""
+    from sung_lines import f0_cents
+
+    plt.rcParams["font.family"] = families()
+    fig, (ax, pitch) = plt.subplots(2, 1, figsize=(12, 7), dpi=100, sharex=True,
+                                    gridspec_kw={"height_ratios": [3, 2]})
+    ax.specgram(audio + 1e-9, NFFT=1024, Fs=rate, noverlap=896, cmap="magma", vmin=-130)
+    ax.set_ylim(0, 5000)
+    ax.set_ylabel("frequency (Hz)")
+    ax.set_title(title)
+    for t, text in labels:
+        ax.axvline(t, color="white", lw=0.5, alpha=0.6)
+        ax.text(t + 0.03, 4700, text, color="white", fontsize=10)
+    times, hz = f0_cents(audio, rate)
+    for start, end, target in targets:
+        pitch.plot([start, end], [target, target], color="0.6", lw=3, solid_capstyle="butt")
+    pitch.plot(times, hz, ".", color="tab:blue", ms=2)
+    pitch.set_yscale("log")
+    low, high = min(t[2] for t in targets), max(t[2] for t in targets)
+    pitch.set_ylim(low / 1.15, high * 1.15)
+    pitch.set_ylabel("f0 (Hz, Praat) over the notes' targets")
+    pitch.set_xlabel("time (s)")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    plt.close(fig)
 
 
 # -- the rite's speech ---------------------------------------------------------------------
@@ -310,6 +384,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs"))
     parser.add_argument("--reading", default="middle-chinese")
+    parser.add_argument("--line-png", default="voice_luming_line.png",
+                        help="file name (in --out) of the rite's sung line and its f0")
+    parser.add_argument("--singing", action="store_true",
+                        help="also measure the singing of the whole rite (minutes)")
+    parser.add_argument("--singing-cue", help="measure the singing of one music cue (luming)")
     parser.add_argument("--rite", action="store_true",
                         help="also the whole rite's speech and its pictures")
     parser.add_argument("--suffix", default="", help="appended to the rite pictures' names")
@@ -324,6 +403,16 @@ def main() -> None:
                     args.out / "voice_speech.png")
     if args.rite_only or args.speech_only:
         return
+    import sung_lines
+
+    perf = sung_lines.performance("luming")
+    audio, labels, targets = sung_lines.rite_line(perf)
+    line_picture(audio, labels, targets, "鹿鳴 in the rite, 大師 (gong.dashi): its first two "
+                 "lines, dry, as the render makes them; f0 by Praat", args.out / args.line_png,
+                 sung_lines.RATE)
+    print(f"wrote {args.out / args.line_png}")
+    if args.singing or args.singing_cue:
+        sung_lines.report(args.singing_cue, sung_lines.RATE)
     measure()
     line, labels = sung_line(args.reading)
     print(f"the sung line: median share of a frame's energy in its strongest peak "

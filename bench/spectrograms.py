@@ -4,8 +4,9 @@
 
 Writes ``footsteps.png`` (a walk over the courtyard's earth, up the stone steps, across
 the hall's floor, then 趨 on it), ``vessel.png`` (a 爵 set down on the 豐, then a 觶 into
-the 篚) and ``ambience.png`` (30 s of the day bed above, 30 s of the evening bed below),
-all at 48 kHz with seed 0. Not a test: run it after changing a model or its data, and
+the 篚) and ``ambience.png`` (30 s of the place by day above, 30 s of it at night below:
+the bed with the calls of its hour, each source at its distance from the listener), all
+at 48 kHz with seed 0. Not a test: run it after changing a model or its data, and
 look at the pictures.
 """
 
@@ -41,6 +42,27 @@ def sequence(instrument_id: str, parts: list[tuple[str, float, float]], *,
     for start, note in notes:
         out[start:start + note.size] += note
     return out
+
+
+def place(hour: str, calls: list[tuple[str, float, float, float]], *, seed: int = 0
+          ) -> np.ndarray:
+    """30 s of the bed of ``hour`` (four sources 20 m off) and the calls (articulation,
+    onset s, duration s, distance m), each at its level at 1 m over its distance (SPL, as
+    the render's voice scales them; no air or ground here)."""
+    rng = np.random.default_rng(seed)
+    bed, calls_ = load_instrument("ambience"), load_instrument("creatures")
+    out = np.zeros(30 * RATE)
+    for k in range(5):  # overlapping segments, each its own
+        note = render_note(bed, hz=None, velocity=1.0, duration=8.19, articulation=hour,
+                           sample_rate=RATE, rng=rng) * 10 ** (bed.loudness_db / 20) * 2 / 20
+        at = round(k * 6.69 * RATE)
+        out[at:at + note.size] += note[:out.size - at]
+    for articulation, onset, duration, metres in calls:
+        note = render_note(calls_, hz=None, velocity=0.8, duration=duration,
+                           articulation=articulation, sample_rate=RATE, rng=rng)
+        at = round(onset * RATE)
+        out[at:at + note.size] += note[:out.size - at] * 10 ** (calls_.loudness_db / 20) / metres
+    return out / 10 ** (94 / 20)
 
 
 def draw(panels: list[tuple[str, np.ndarray, int, float]], path: Path,
@@ -80,12 +102,19 @@ def main() -> None:
     cups = sequence("vessel", [("jue_wood", 0.0, 0.3), ("zhi_basket", 1.2, 0.3)])
     draw([("a 爵 set down on the 豐 (three legs), then a 觶 into the bamboo 篚", cups, 1024,
            14000.0)], out / "vessel.png", [[(0.02, "jue on wood"), (1.22, "zhi in basket")]])
-    day = sequence("ambience", [("day", 0.0, 30.0)])
-    evening = sequence("ambience", [("evening", 0.0, 30.0)], seed=1)
-    draw([("30 s of the day bed: air and gusts, leaves, birds, distant life", day, 2048,
-           8000.0),
-          ("30 s of the evening bed: the wind drops, crickets at 4.2-5 kHz", evening, 2048,
-           8000.0)], out / "ambience.png", [[], []])
+    day = place("day", [("cicada", 2.0, 8.0, 40.0), ("sparrow", 11.0, 2.0, 35.0),
+                        ("magpie", 14.0, 1.5, 45.0), ("rustle", 17.0, 5.0, 35.0),
+                        ("oriole", 23.0, 1.5, 40.0), ("dove", 26.0, 2.5, 50.0)])
+    night = place("night", [("cricket", 0.5, 9.5, 25.0), ("cricket", 10.0, 9.5, 25.0),
+                            ("cricket", 4.0, 9.0, 45.0), ("cricket", 19.5, 9.5, 25.0),
+                            ("rustle", 14.0, 4.0, 35.0)])
+    draw([("30 s of the place by day: the bed (air, leaves, distant life) and calls: a cicada, "
+           "a sparrow, a magpie, a gust in a tree, an oriole, a dove", day, 2048, 20000.0),
+          ("30 s of the place at night: a still bed, crickets at 4.3-4.9 kHz (2.5 chirps/s "
+           "of 4 pulses at 30/s) and their harmonics, a gust", night, 2048, 20000.0)],
+         out / "ambience.png", [[(2.1, "cicada"), (11.1, "sparrow"), (14.1, "magpie"),
+                                 (17.1, "rustle"), (23.1, "oriole"), (26.1, "dove")],
+                                [(0.6, "crickets"), (14.1, "rustle")]])
     print(f"wrote {out}/footsteps.png, vessel.png, ambience.png")
 
 

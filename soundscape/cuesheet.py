@@ -16,7 +16,9 @@ equality and is not saved.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -71,6 +73,11 @@ SINGERS = ("gong", "se")
 REPEATS = (1, 12)
 FORCES = (1, 64)
 CHARS = (1, 10_000_000)
+#: Most entries of each table a sheet may hold: far above any rite's (the 大射 has 45
+#: sections, 558 steps, 8 music cues; 燕禮 26 music cues; the sheet derived from a whole
+#: annotated Yili of 1.4 MB has 35,083 steps), far below what would run for days.
+MOST = {"section": 5_000, "step": 100_000, "layout": 500, "music": 200, "voice": 10_000,
+        "speech": 50_000}
 
 Span = tuple[int, int]
 
@@ -333,7 +340,8 @@ def bundled_path() -> Path:
 # --------------------------------------------------------------------- loading
 
 class _Locator:
-    """Line numbers of ``[[table]]`` entries and their keys in the raw TOML."""
+    """Line numbers of ``[[table]]`` entries and their keys in the raw TOML (each found by
+    bisection in the sorted header lines: loading stays linear in the sheet's length)."""
 
     def __init__(self, raw: str) -> None:
         self.lines = raw.splitlines()
@@ -342,19 +350,18 @@ class _Locator:
             match = re.match(r"\s*\[\[?\s*([A-Za-z_]+)\s*\]\]?", line)
             if match:
                 self.headers.setdefault(match.group(1), []).append(number)
+        self.every = sorted(n for numbers in self.headers.values() for n in numbers)
 
     def line(self, table: str, index: int | None = None, key: str | None = None) -> int:
         if index is None:
-            start, end = 1, len(self.lines) + 1
-            for numbers in self.headers.values():
-                end = min([end, *numbers])
+            start, end = 1, (self.every[0] if self.every else len(self.lines) + 1)
         else:
             numbers = self.headers.get(table, [])
             if index >= len(numbers):
                 return 1
             start = numbers[index]
-            later = [n for ns in self.headers.values() for n in ns if n > start]
-            end = min(later, default=len(self.lines) + 1)
+            after = bisect.bisect_right(self.every, start)
+            end = self.every[after] if after < len(self.every) else len(self.lines) + 1
         if key is not None:
             pattern = re.compile(rf"\s*\"?{re.escape(key)}\"?\s*=")
             for number in range(start, end):
@@ -408,7 +415,9 @@ class _Checker:
         value = self.entry[key]
         if value == "" and (empty_ok or default == ""):
             return value
-        validate.text(value, key=f"{self.where()} {key}", where=self.at(key), error=CueSheetError)
+        if not (isinstance(value, str) and value and len(value) <= 100_000):  # the line is
+            validate.text(value, key=f"{self.where()} {key}", where=self.at(key),  # looked up
+                          error=CueSheetError)  # only for a value that fails
         if choices is not None and value not in choices:
             shown = ", ".join(sorted(choices)) if len(choices) <= 40 else \
                 f"one of {len(choices)} known values (see docs/cuesheet.md)"
@@ -417,7 +426,10 @@ class _Checker:
         return value
 
     def integer(self, key: str, bounds: tuple[int, int]) -> int:
-        return validate.whole(self.entry[key], key=f"{self.where()} {key}", where=self.at(key),
+        value = self.entry[key]
+        if type(value) is int and bounds[0] <= value <= bounds[1]:
+            return value
+        return validate.whole(value, key=f"{self.where()} {key}", where=self.at(key),
                               error=CueSheetError, low=bounds[0], high=bounds[1])
 
     def strings(self, key: str, *, choices: Any = None) -> tuple[str, ...]:
@@ -473,6 +485,12 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
             top.fail(key, f"{key} must be an array of tables [[{key}]], not {_shown(data[key])}")
     info = _text_info(_Checker(source, locator, "text", 0, data["text"]))
 
+    for table, most in MOST.items():  # bound what a sheet may ask for, before any work
+        if len(data.get(table, [])) > most:
+            _Checker(source, locator, table, most, {}).fail(
+                None, f"[[{table}]] entry {most + 1} of {len(data[table])}: a sheet holds at "
+                      f"most {most} [[{table}]] entries")
+
     def checkers(table: str) -> list[_Checker]:
         return [_Checker(source, locator, table, i, e) for i, e in enumerate(data.get(table, []))]
 
@@ -491,6 +509,7 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     _unique(music_checks, "music")
     music = tuple(_music(c, info.chars, layout_ids, step_order) for c in music_checks)
     _replaced_cues(music_checks, music)
+    _ji_steps(music_checks, music, sections, steps)
     voice_checks = checkers("voice")
     _unique(voice_checks, "voice")
     voice_ids = {c.entry.get("id") for c in voice_checks}
@@ -531,10 +550,20 @@ def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
     if actor and normalise(actor) not in words.term_index("actor"):
         c.fail("actor", f"step {_shown(c.entry['id'])} actor={_shown(actor)} is not a known actor; "
                         "accepted: a term of the glossary's [actor] table or \"\"")
-    actions = {words.name("action", i) for i in words.ids("action")}
-    return Step(c.string("id"), section, actor, c.string("action", choices=actions),
-                c.string("place", default="", choices=set(words.ids("place"))),
+    return Step(c.string("id"), section, actor, c.string("action", choices=_actions(words)),
+                c.string("place", default="", choices=_places(words)),
                 c.string("quote"), c.span(length, sections[section]), line=c.line())
+
+
+@functools.cache
+def _actions(words: glossary.Glossary) -> frozenset[str]:
+    """The action names of the glossary (once, not per step: sheets have 35,000 steps)."""
+    return frozenset(words.name("action", i) for i in words.ids("action"))
+
+
+@functools.cache
+def _places(words: glossary.Glossary) -> frozenset[str]:
+    return frozenset(words.ids("place"))
 
 
 def _layout(c: _Checker, length: int, layout_ids: set) -> LayoutItem:
@@ -605,6 +634,22 @@ def _replaced_cues(checks: list[_Checker], music: tuple[MusicCue, ...]) -> None:
             if id_ not in rite:
                 check.fail("replaces", f"{check.where()} replaces {_shown(id_)}, not a music "
                                        f"cue of the rite; accepted: {', '.join(sorted(rite))}")
+
+
+def _ji_steps(checks: list[_Checker], music: tuple[MusicCue, ...],
+              sections: tuple[Section, ...], steps: tuple[Step, ...]) -> None:
+    """The 記's steps are never performed (``performed``): a cue of the rite starts and
+    stops at steps of the rite, and a variant is anchored at one."""
+    ji = {s.section for s in steps} & {s.id for s in sections if s.part == "記"}
+    in_ji = {s.id: s.section for s in steps if s.section in ji}
+    for check, cue in zip(checks, music, strict=True):
+        keys = (("anchor", cue.anchor),) if cue.variant else (("start", cue.start),
+                                                              ("stop", cue.stop))
+        for key, step in keys:
+            if step in in_ji:
+                check.fail(key, f"{check.where()} {key}={_shown(step)} is a step of the 記 "
+                                f"(section {in_ji[step]}), which is never performed; accepted: "
+                                "a step of the rite (a 記 line plays as a variant at its anchor)")
 
 
 def _piece(c: _Checker, words: glossary.Glossary) -> str:

@@ -4,8 +4,10 @@ Every loader reads a user's file through :func:`read_bytes`, :func:`read_text` o
 :func:`read_toml`: only regular files are opened (a FIFO or a device is refused at
 once instead of blocking forever), a file larger than its kind's limit is refused
 before it is read, and TOML nested deeper than :data:`MAX_DEPTH` is refused instead
-of exhausting the parser's stack. Files handed to a library that opens them itself
-(a sample to soundfile) are checked with :func:`regular_file` first.
+of exhausting the parser's stack. An integer longer than Python reads from text (4,300
+digits) is refused with its line, in TOML and JSON alike. Files handed to a library
+that opens them itself (a sample to soundfile) are checked with :func:`regular_file`
+first.
 
 An output goes to a temporary file beside the target and is then renamed, so a
 failure or an interrupt never leaves a half-written file at the destination.
@@ -18,11 +20,12 @@ import json
 import os
 import re
 import stat
+import sys
 import tempfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from soundscape.errors import SoundscapeError
 
@@ -149,11 +152,14 @@ def read_toml(path: str | os.PathLike[str],
 def read_json(path: str | os.PathLike[str],
               error: type[SoundscapeError] = SoundscapeError) -> Any:
     """Parse the JSON file ``path``; problems raise ``error`` as ``FILE:LINE: …``."""
+    raw = read_text(path, error)
     try:
-        data = json.loads(read_text(path, error))
+        data = json.loads(raw)
         too_deep = _depth(data) > MAX_DEPTH
     except json.JSONDecodeError as problem:
         raise error(f"{path}:{problem.lineno}: not valid JSON: {problem.msg}") from None
+    except ValueError:  # only int() raises a plain ValueError here: too many digits
+        _too_long(raw, str(path), error)
     except RecursionError:
         too_deep = True
     if too_deep:
@@ -171,12 +177,24 @@ def parse_toml(raw: str, source: str,
         line = re.search(r"line (\d+)", str(problem))
         raise error(f"{source}:{line.group(1) if line else 1}: not valid TOML: "
                     f"{problem}") from problem
+    except ValueError:  # only int() raises a plain ValueError here: too many digits
+        _too_long(raw, source, error)
     except RecursionError:
         data = None
     if data is None or _depth(data) > MAX_DEPTH:
         raise error(f"{source}:{_deep_line(raw)}: arrays or tables nested more than "
                     f"{MAX_DEPTH} deep (accepted: up to {MAX_DEPTH} levels)")
     return data
+
+
+def _too_long(raw: str, source: str, error: type[SoundscapeError]) -> NoReturn:
+    """Raise ``error`` at the line of the first integer past Python's digit limit."""
+    limit = sys.get_int_max_str_digits()
+    found = re.search(rf"\d[\d_]{{{limit},}}", raw)
+    line = raw.count("\n", 0, found.start()) + 1 if found else 1
+    digits = len(found.group().replace("_", "")) if found else limit + 1
+    raise error(f"{source}:{line}: a {digits}-digit integer is too long to read "
+                f"(accepted: integers of at most {limit} digits)")
 
 
 def _depth(value: Any) -> int:

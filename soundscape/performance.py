@@ -11,17 +11,23 @@ performance; renderers convert at their own file edge.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import math
-from collections.abc import Iterable, Mapping
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from soundscape import validate
 from soundscape.errors import PerformanceError
 from soundscape.fileio import read_json, write_text
 from soundscape.geometry import Vec3
 from soundscape.music.pitch import Pitch
+from soundscape.validate import shown
 
 __all__ = ["Event", "Info", "Marker", "MusicSpan", "Performance", "PieceInfo", "Round",
            "SectionSpan", "Shot", "SideCount", "Source", "Turn", "TurnTally", "Vec3"]
@@ -435,23 +441,38 @@ class Performance:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Performance:
-        """Rebuild a Performance from ``to_dict`` output."""
-        if data.get("schema") != SCHEMA_VERSION:
-            raise PerformanceError(
-                f"performance schema={data.get('schema')!r}, accepted: {SCHEMA_VERSION}")
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "performance"
+                  ) -> Performance:
+        """Rebuild a Performance from ``to_dict`` output, checking every field (type, finite
+        and bounded number, list lengths, span order); errors name ``source`` and the field."""
+        if not isinstance(data, Mapping) or data.get("schema") != SCHEMA_VERSION:
+            schema = data.get("schema") if isinstance(data, Mapping) else data
+            raise PerformanceError(f"{source}: performance schema={shown(schema)}, accepted: "
+                                   f"{SCHEMA_VERSION}")
+        fields = {"events": tuple[Event, ...], "markers": tuple[Marker, ...],
+                  "sources": dict[str, Source], "pieces": dict[str, PieceInfo], "info": Info,
+                  "sections": tuple[SectionSpan, ...], "music": tuple[MusicSpan, ...],
+                  "rounds": tuple[Round, ...]}
+        missing = sorted(set(fields) - set(data))
+        if missing:
+            raise PerformanceError(f"{source}: no {missing[0]!r}; a performance holds "
+                                   f"{', '.join(fields)}")
         try:
-            return cls(
-                tuple(_event(e) for e in data["events"]),
-                tuple(Marker(**m) for m in data["markers"]),
-                {k: _source(v) for k, v in data["sources"].items()},
-                {k: PieceInfo(**v) for k, v in data["pieces"].items()},
-                Info(**data["info"]),
-                tuple(SectionSpan(**s) for s in data["sections"]),
-                tuple(MusicSpan(**m) for m in data["music"]),
-                tuple(_round(r) for r in data["rounds"]))
-        except (KeyError, TypeError) as error:
-            raise PerformanceError(f"performance JSON is malformed: {error}") from error
+            parts = {key: _typed(hint, data[key], key) for key, hint in fields.items()}
+            for name in ("sections", "music", "rounds"):
+                for i, span in enumerate(parts[name]):
+                    if span.start > span.end:
+                        raise PerformanceError(f"{name}[{i}]: start={span.start!r} must not "
+                                               f"be after end={span.end!r}")
+            for key, item in parts["sources"].items():
+                times = [t for t, _ in item.moves]
+                if times != sorted(times):
+                    raise PerformanceError(f"sources[{key!r}].moves: times {times} must "
+                                           "increase")
+            return cls(**parts)
+        except (PerformanceError, ValueError) as error:  # Pitch raises ValueError
+            where = str(error).removeprefix(": ")  # validate's WHERE is the key path here
+            raise PerformanceError(f"{source}: {where}") from None
 
     def save_json(self, path: str | Path) -> Path:
         """Write the performance as JSON, atomically."""
@@ -464,39 +485,114 @@ class Performance:
         if not isinstance(data, dict):
             raise PerformanceError(f"{path}: not a performance (a JSON object written by "
                                    "`soundscape sequence -o`)")
+        return cls.from_dict(data, source=str(path))
+
+
+#: Largest magnitude of any number in a saved Performance (seconds, metres, Hz …): the
+#: whole rite is 9,000 s in a courtyard of 100 m; far beyond, arithmetic overflows.
+MAX_NUMBER = 1e7
+_LONGEST = 100_000  # characters of any text in it
+
+
+def _typed(hint: Any, value: Any, key: str) -> Any:
+    """``value`` (parsed JSON) as the type ``hint`` (a field's annotation), checked; errors
+    name ``key`` (``events[3].position``) with the value and what is accepted. The first
+    pass names nothing (``key`` None: no strings made for 400,000 values); a value that
+    fails is found again by a second pass that names it."""
+    check = _checker(hint)
+    try:
+        return check(value, None)
+    except (PerformanceError, ValueError):
+        return check(value, key)
+
+
+@functools.cache
+def _checker(hint: Any) -> Callable[[Any, str | None], Any]:
+    """A function checking and converting values of the annotation ``hint``, made once per
+    type (a whole rite's Performance has 400,000 values): the fast path is a type test,
+    messages are made only for a value that fails."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = _checker(next(a for a in args if a is not type(None)))
+        return lambda value, key: None if value is None else inner(value, key)
+    if hint is float:
+        def number(value: Any, key: Any) -> float:
+            if type(value) in (float, int) and -MAX_NUMBER <= value <= MAX_NUMBER:
+                return float(value)  # NaN and inf fail the comparison
+            return validate.number(value, key=key, where="", error=PerformanceError,
+                                   low=-MAX_NUMBER, high=MAX_NUMBER)
+        return number
+    if hint is int:
+        return lambda value, key: validate.whole(value, key=key, where="", low=-2**63,
+                                                 high=2**63, error=PerformanceError)
+    if hint is bool:
+        def flag(value: Any, key: Any) -> bool:
+            if type(value) is not bool:
+                validate.fail(PerformanceError, "", key, value, "true or false")
+            return value
+        return flag
+    if hint is str:
+        def text(value: Any, key: Any) -> str:
+            if type(value) is str and len(value) <= _LONGEST:
+                return value
+            return validate.text(value, key=key, where="", error=PerformanceError,
+                                 empty_ok=True, longest=_LONGEST)
+        return text
+    if origin is tuple:
+        return _sequence_checker(args)
+    if origin is dict:
+        item = _checker(args[1])
+
+        def table(value: Any, key: Any) -> dict[str, Any]:
+            if type(value) is not dict:
+                validate.fail(PerformanceError, "", key, value, "a table")
+            return {name: item(v, key and f"{key}[{name!r}]") for name, v in value.items()}
+        return table
+    return _record_checker(hint)
+
+
+def _sequence_checker(args: tuple[Any, ...]) -> Callable[[Any, str | None], tuple]:
+    """A list of any length of one type (``tuple[X, ...]``) or of fixed types (a Vec3)."""
+    if len(args) == 2 and args[1] is Ellipsis:
+        item = _checker(args[0])
+
+        def sequence(value: Any, key: Any) -> tuple:
+            if type(value) is not list:
+                validate.fail(PerformanceError, "", key, value, "a list")
+            if key is None:
+                return tuple(item(v, None) for v in value)
+            return tuple(item(v, f"{key}[{i}]") for i, v in enumerate(value))
+        return sequence
+    items = [_checker(a) for a in args]
+
+    def fixed(value: Any, key: Any) -> tuple:
+        if type(value) is not list or len(value) != len(items):
+            validate.fail(PerformanceError, "", key, value, f"a list of {len(items)} items")
+        return tuple(check(v, key and f"{key}[{i}]")
+                     for i, (check, v) in enumerate(zip(items, value, strict=True)))
+    return fixed
+
+
+def _record_checker(cls: type) -> Callable[[Any, str | None], Any]:
+    """A dataclass from a JSON object: known keys only, each typed, the required ones there."""
+    hints = typing.get_type_hints(cls)
+    checks = {name: _checker(hint) for name, hint in hints.items()}
+    required = {f.name for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+
+    def record(value: Any, key: Any) -> Any:
+        if type(value) is not dict:
+            validate.fail(PerformanceError, "", key, value, "a table")
+        if not value.keys() <= checks.keys():
+            name = next(n for n in value if n not in checks)
+            validate.fail(PerformanceError, key, name, value[name], "a known key",
+                          ", ".join(hints))
+        if not required <= value.keys():
+            name = sorted(required - value.keys())[0]
+            raise PerformanceError(f"{key}: no {name!r}; accepted keys: {', '.join(hints)}")
+        fields = {name: checks[name](v, key and f"{key}.{name}") for name, v in value.items()}
         try:
-            return cls.from_dict(data)
-        except (ValueError, AttributeError) as error:  # a table or value of the wrong kind
-            raise PerformanceError(f"{path}: not a performance as `soundscape sequence -o` "
-                                   f"writes it: {error}") from None
-
-
-def _vec(value: Any) -> Vec3 | None:
-    return None if value is None else (float(value[0]), float(value[1]), float(value[2]))
-
-
-def _source(data: Mapping[str, Any]) -> Source:
-    moves = tuple((float(t), _vec(p)) for t, p in data.get("moves", ()))
-    return Source(**{**data, "position": _vec(data["position"]), "facing": _vec(data["facing"]),
-                     "struck_face": _vec(data.get("struck_face")), "moves": moves})
-
-
-def _event(data: Mapping[str, Any]) -> Event:
-    pitch = data.get("pitch")
-    return Event(**{**data, "pitch": None if pitch is None else Pitch(**pitch),
-                    "position": _vec(data.get("position"))})
-
-
-def _round(data: Mapping[str, Any]) -> Round:
-    def side(value):
-        return None if value is None else SideCount(**value)
-
-    def shot(value):
-        return Shot(**{**value, "origin": _vec(value["origin"]), "impact": _vec(value["impact"])})
-
-    return Round(**{
-        **data, "turns": tuple(Turn(**{**t, "jie": tuple(t["jie"]),
-                                       "strokes": tuple(t["strokes"])}) for t in data["turns"]),
-        "shots": tuple(shot(s) for s in data["shots"]),
-        "tallies": tuple(TurnTally(**t) for t in data["tallies"]),
-        "right": side(data["right"]), "left": side(data["left"]), "jie": tuple(data["jie"])})
+            return cls(**fields)
+        except ValueError as error:  # its own checks (a pitch's Hz, an event's velocity)
+            raise PerformanceError(f"{key}: {error}") from None
+    return record

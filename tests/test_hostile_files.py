@@ -231,3 +231,46 @@ def test_a_fifo_named_pyproject_does_not_block_finding_the_project(tmp_path):
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
         pytest.fail("project_dir blocked on a FIFO named pyproject.toml")
     assert outcome["dir"] != tmp_path
+
+
+# -- numbers too long for Python to read --------------------------------------------------------
+_LONG = "9" * 5000  # past Python's 4,300-digit limit on reading an int from text
+
+
+def _walk_file(path: Path) -> object:
+    from soundscape.cli.render import _walk
+    return _walk(path, load_site())
+
+
+def _kit_plan(path: Path) -> object:
+    from soundscape.kit.plan import load_plan
+    return load_plan(path, load_site())
+
+
+@pytest.mark.parametrize(("load", "error", "suffix"), [
+    (cuesheet.load, CueSheetError, "toml"),
+    (lambda path: load_site(overrides=path), SiteError, "toml"),
+    (Durations.load, CueSheetError, "toml"),
+    (load_instrument, InstrumentError, "toml"),
+    (load_piece_file, RepertoireError, "toml"),
+    (Performance.load_json, PerformanceError, "json"),
+    (read_iem, KitError, "json"),
+    (load_cues, KitError, "json"),
+    (lambda path: __import__("soundscape.kit.programmes").kit.programmes.load_programmes(path),
+     KitError, "toml"),
+    (lambda path: __import__("soundscape.kit.showcontrol").kit.showcontrol.load_schedule(
+        path, {"a"}), KitError, "toml"),
+    (_kit_plan, KitError, "toml"),
+    (_walk_file, SoundscapeError, "toml"),
+    (lambda path: __import__("soundscape.sequence.archery").sequence.archery.load_config(path),
+     SoundscapeError, "toml"),
+], ids=["cue sheet", "site override", "durations", "instrument", "piece", "performance",
+        "speaker layout", "show cue list", "programmes", "schedule", "batch plan", "walk",
+        "archery"])
+def test_an_integer_of_thousands_of_digits_is_a_clear_error(tmp_path, load, error, suffix):
+    path = tmp_path / f"long.{suffix}"
+    body = f'\n\nx = {_LONG}\n' if suffix == "toml" else f'{{\n\n"x": {_LONG}}}'
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(error, match=r"long\.(toml|json):3: a 5000-digit integer is too "
+                                    r"long .* at most 4300 digits"):
+        load(path)

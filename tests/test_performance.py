@@ -1,5 +1,7 @@
 """The Performance contract: validation, ordering, slicing, JSON round trip."""
 
+import json
+
 import pytest
 
 from soundscape.errors import PerformanceError
@@ -83,3 +85,62 @@ def test_pitch_names_and_midi():
     assert Pitch("林鍾", -1, 100.0).name == "倍林鍾"
     note, cents = Pitch("黃鍾", 0, 440.0 * 2 ** (3.5 / 12)).nearest_midi()
     assert (note, round(cents)) in {(72, 50), (73, -50)}
+
+
+# -- a saved Performance is checked field by field as it loads ---------------------------------
+def _saved(tmp_path, edit):
+    """``_perf()`` with sections and music, saved, edited as JSON (``edit(data)``)."""
+    from dataclasses import replace
+
+    from soundscape.performance import MusicSpan, SectionSpan
+
+    perf = replace(_perf(), sections=(SectionSpan("s1", "右納賓", 0.0, 3.0),),
+                   music=(MusicSpan("cue.luming", "luming", 1.0, 3.0, "music"),))
+    data = perf.to_dict()
+    edit(data)
+    path = tmp_path / "perf.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def _set(path: str, value):
+    """An edit putting ``value`` at ``path`` (keys and indices separated by '/')."""
+    def edit(data):
+        *route, last = [int(p) if p.isdigit() else p for p in path.split("/")]
+        for step in route:
+            data = data[step]
+        data[last] = value
+    return edit
+
+
+@pytest.mark.parametrize(("where", "value", "message"), [
+    ("sources/bell/position", [1.0, 2.0], r"sources\['bell'\].position=\[1.0, 2.0\] must be "
+                                          r"a list of 3"),
+    ("events/0/position", [1.0, 2.0], r"events\[0\].position=\[1.0, 2.0\] must be a list of 3"),
+    ("sections/0/start", "zero", r"sections\[0\].start='zero' must be a finite number"),
+    ("sections/0/end", -1.0, r"sections\[0\]: start=0.0 must not be after end=-1.0"),
+    ("music/0/end", 0.5, r"music\[0\]: start=1.0 must not be after end=0.5"),
+    ("events/0/time", 1e300, r"events\[0\].time=1e\+300 must be a finite number ≥ -1e\+07 and "
+                             r"≤ 1e\+07"),
+    ("events/0/velocity", True, r"events\[0\].velocity=True must be a finite number"),
+    ("events/0/pitch", {"lu": "黃鍾", "octave": 1.5, "hz": 523.25},
+     r"events\[0\].pitch.octave=1.5 must be a whole number"),
+    ("events/0/surprise", 1, r"events\[0\]: surprise=1 must be a known key"),
+    ("sources/bell/moves", [[30.0, [1, 2, 3]], [10.0, [1, 2, 3]]],
+     r"sources\['bell'\].moves: times \[30.0, 10.0\] must increase"),
+    ("info/seed", "seven", r"info.seed='seven' must be a whole number"),
+    ("markers", {"a": 1}, r"markers=\{'a': 1\} must be a list"),
+    ("sources", [], r"sources=\[\] must be a table"),
+])
+def test_a_saved_performance_is_checked_as_it_loads(tmp_path, where, value, message):
+    path = _saved(tmp_path, _set(where, value))
+    with pytest.raises(PerformanceError, match=message) as caught:
+        Performance.load_json(path)
+    assert str(caught.value).startswith(f"{path}: "), str(caught.value)
+
+
+def test_what_loads_can_be_cut(tmp_path):
+    """Once a section start of "zero" loaded and the cut then failed with a TypeError."""
+    perf = Performance.load_json(_saved(tmp_path, lambda data: None))
+    part = perf.between(perf.sections[0].start, perf.sections[0].end)
+    assert [e.time for e in part.events] == [1.0, 2.0]

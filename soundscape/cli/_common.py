@@ -17,8 +17,8 @@ import click
 
 from soundscape.resources import bundled_dir
 
-__all__ = ["SEATS_HELP", "Sequencing", "data_line", "piece_id", "place_id", "say_data",
-           "sequencing_options", "stage", "table"]
+__all__ = ["SEATS_HELP", "Sequencing", "court_option", "data_line", "piece_id", "place_id",
+           "say_data", "sequencing_options", "stage", "surroundings_for", "table"]
 
 
 def data_line(*, cues: Path | None = None, overrides: Path | None = None,
@@ -93,15 +93,22 @@ class Sequencing:
         return load_site(rite=self.site_rite(cues))
 
     def site_rite(self, cues: Path | None) -> str | None:
-        """The bundled rite whose site a run uses (see :meth:`site`), or None."""
+        """The bundled rite whose site a run uses (see :meth:`site`), or None: ``--rite``, the
+        cue sheet's ``[text] id``, or the one a saved ``--performance`` was sequenced from."""
         if self.rite is not None:
             return self.rite
-        if cues is None:
-            return None
-        from soundscape.cuesheet import load
         from soundscape.text.derive.rites import rite_ids
 
-        text_id = load(cues).text.id
+        if cues is None and self.performance is not None:  # the rite it was sequenced from
+            from soundscape.performance import Performance
+
+            text_id = Performance.load_json(self.performance).info.text
+        elif cues is None:
+            return None
+        else:
+            from soundscape.cuesheet import load
+
+            text_id = load(cues).text.id
         return text_id if text_id in rite_ids() else None
 
     def _saved(self, cues: Path | None):
@@ -249,6 +256,27 @@ def place_id(courtyard, name: str) -> str:
             return place.id
     known = ", ".join(f"{p.id} {p.name}" for p in courtyard.places.values())
     raise SiteError(f"place {name!r} is unknown; known: {known}")
+
+
+def court_option(command: Callable) -> Callable:
+    """``--court NAME``: the hypothesis of the court's walls (soundscape/data/court.toml), or
+    ``none`` (the floor and the hall's front only, as before the walls)."""
+    return click.option(
+        "--court", default="bare", show_default=True,
+        help="The court's walls and echoes: a hypothesis of soundscape/data/court.toml (bare: "
+             "rammed earth; damped: people, robes, scattering), or none (floor and hall front "
+             "only). Named in the report; docs/site.md.")(command)
+
+
+def surroundings_for(courtyard, court: str, *, reflections: bool = True):
+    """The air and surfaces of a render: the site's walled court under hypothesis ``court``,
+    or (``none``) the floor and hall reflections alone; neither with ``reflections`` off."""
+    from soundscape.sound.court import load_court
+    from soundscape.sound.propagation import Surroundings
+
+    if court == "none" or not reflections:
+        return Surroundings(ground=reflections, hall=reflections)
+    return Surroundings(court=load_court(courtyard, court))
 
 
 def _width(s: str) -> int:

@@ -31,7 +31,7 @@ __all__ = ["command", "demo_notes", "render_demo", "spectrogram_figure", "write_
 
 #: Sounds of actions and of the place: how long each articulation is auditioned, by model.
 _ACTION_SECONDS = {"footstep": 3.0, "cloth": 1.5, "vessel": 0.4, "liquid": 2.5,
-                   "clatter": 1.5, "ambience": 12.0}
+                   "clatter": 1.5, "ambience": 12.0, "creatures": 6.0}
 #: Largest --seed (numpy seeds are unsigned; 63 bits keep it an ordinary integer).
 
 

@@ -11,7 +11,7 @@ from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text.derive import derive, rites, unscored_music
 
-__all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report"]
+__all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report", "unplayable"]
 
 # Relative to the project folder, so an installed package is never written.
 DEFAULT_OUTPUT = Path("cues") / "dashe.toml"
@@ -73,8 +73,10 @@ def set_aside_report(loaded: text.Text) -> list[str]:
               help="Cue sheet to write (default: cues/dashe.toml under the current folder "
                    "for the bundled text, else the text's name with .toml beside it).")
 @click.option("--rite", "rite_id", default=None, metavar="ID",
-              help="Derive a bundled rite (see `soundscape rites`) from its text, with its "
-                   "default layout; writes cues/ID.toml in the project folder.")
+              help="The bundled rite (see `soundscape rites`) the text is: its site, layout, "
+                   "forces and rules are used. Without TEXT, derive that rite from its own "
+                   "text into cues/ID.toml in the project folder; with TEXT, force it "
+                   "(else derive recognises the rite by the text's content).")
 def command(source: Path | None, output: Path | None, rite_id: str | None) -> None:
     """Derive a cue sheet (sections, steps, layout, music, voices) from TEXT.
 
@@ -82,11 +84,13 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     in the project folder (a checkout, or a folder with a soundscape.toml; never the
     copy inside an installed package). Outside a project, the current folder becomes
     one (a soundscape.toml is written), so that `render` and the other verbs read the
-    derived sheet.
+    derived sheet. A TEXT that is a bundled rite in any edition is recognised by its
+    content (title line, incipit, steps and music) and takes that rite's site, layout,
+    forces and rules. A sheet that would not sequence is written, but derive says why
+    and exits with an error.
     """
-    if rite_id is not None:
-        if source is not None:
-            raise click.UsageError("give a TEXT or --rite, not both")
+    recognised = ""
+    if source is None and rite_id is not None:
         loaded, text_id = rites.load_rite_text(rite_id), rite_id
         title = rites.rite(rite_id).title
         target = output or _project_output().with_name(f"{rite_id}.toml")
@@ -96,6 +100,9 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     else:
         loaded, text_id, title = text.load(source), source.stem, source.stem
         target = output or source.with_suffix(".toml")
+        rite_id, recognised = _which_rite(loaded, rite_id)
+        if rite_id is not None:
+            text_id, title = rite_id, rites.rite(rite_id).title
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)
@@ -103,12 +110,64 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         click.echo(f"note: {loaded.source}:{line}: {quote} names piece {piece!r}, which has "
                    "no score in the repertoire: not cued", err=True)
     header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}.\n"
-              "Format: docs/cuesheet.md. Spans index the text's normalised characters.")
+              "Format: docs/cuesheet.md. Spans index the text's normalised characters."
+              + (f"\n{recognised}" if recognised else ""))
     cuesheet.save(sheet, target, header=header)
     click.echo(f"{target}: {len(sheet.sections)} sections, {len(sheet.steps)} steps, "
                f"{len(sheet.layout)} layout entries, {len(sheet.music)} music cues, "
-               f"{len(sheet.voices)} voice cues")
+               f"{len(sheet.voices)} voice cues, {len(sheet.speech)} speech cues")
     if not sheet.music:
         click.echo(f"note: no music found in {loaded.source}: none of the formulas "
                    "(奏X, 歌X, 管X, 笙入, 間歌, 合樂, 無算樂, 入驁) occurs; the sheet has "
                    "no music cues", err=True)
+    problems = unplayable(target)
+    if problems:
+        advice = ("pass --rite ID if the text is one of the bundled rites "
+                  f"({', '.join(rites.rite_ids())}; see `soundscape rites`), or add "
+                  "[[layout]] entries for these performers (docs/cuesheet.md)")
+        raise click.ClickException(
+            f"{target} was written but will not sequence:\n  " + "\n  ".join(problems[:8])
+            + (f"\n  … {len(problems) - 8} more" if len(problems) > 8 else "")
+            + f"\n{advice}")
+
+
+def _which_rite(loaded: text.Text, forced: str | None) -> tuple[str | None, str]:
+    """The bundled rite of a user's text: ``forced`` (checked against the text's content,
+    a mismatch noted), else the one recognised; say which and how sure. Returns the rite
+    and the line the sheet's header keeps."""
+    from soundscape.text.derive.recognise import recognise
+
+    found = recognise(loaded)
+    if forced is None:
+        tail = ("; its site, layout, forces and rules are used (--rite ID chooses another)"
+                if found.rite else "; derived with no rite's data (--rite ID forces one)")
+        click.echo(f"note: {loaded.source}: {found.describe()}{tail}", err=True)
+        return found.rite, f"By its content the text is {found.describe()}."
+    rites.rite(forced)  # an unknown id is refused with the known ones
+    if found.rite != forced:
+        click.echo(f"note: {loaded.source}: --rite {forced} forced; by its content the text "
+                   f"is {found.describe()}", err=True)
+    return forced, f"Rite {forced} forced (--rite); by its content the text is {found.describe()}."
+
+
+def unplayable(path: Path) -> list[str]:
+    """Why the sheet at ``path`` would not sequence (``FILE:LINE: …`` each), or []: every
+    music cue's performer must be a layout entry placed on the rite's site, or the 工."""
+    from soundscape.errors import SoundscapeError
+    from soundscape.sequence.players import build_players
+    from soundscape.site.courtyard import load_site
+
+    sheet = cuesheet.load(path)
+    try:
+        site = load_site(rite=sheet.text.id if sheet.text.id in rites.rite_ids() else None)
+        players = build_players(sheet, site)
+    except SoundscapeError as error:
+        return [str(error)]
+    missing: dict[str, list] = {}
+    for cue in sheet.music:
+        for who in cue.performers:
+            if who not in ("gong", "se") and who not in players.sources:
+                missing.setdefault(who, []).append(cue)
+    return [f"{path}:{cues[0].line}: music {cues[0].piece!r}: performer {who!r} is neither a "
+            f"layout id nor gong/se" + (f" (and {len(cues) - 1} more cues)" if len(cues) > 1
+                                        else "") for who, cues in missing.items()]

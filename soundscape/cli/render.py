@@ -13,13 +13,23 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options, stage
+from soundscape import validate
+from soundscape.cli._common import (
+    SEATS_HELP,
+    Sequencing,
+    court_option,
+    place_id,
+    sequencing_options,
+    stage,
+    surroundings_for,
+)
 from soundscape.errors import RenderError, SoundscapeError
 from soundscape.fileio import read_toml
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
 from soundscape.sound.render import SAMPLE_RATES
+from soundscape.validate import shown
 
 __all__ = ["command"]
 
@@ -55,7 +65,9 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
               callback=lambda _ctx, _param, value: _finite(value, "--target", -70.0, 0.0),
               help="Integrated loudness in LUFS, -70 to 0 (EBU R 128: -23).")
-@click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no hall).")
+@click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no walls, "
+              "no tail).")
+@court_option
 @click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
@@ -68,18 +80,18 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 def command(cues: Path | None, sequencing: Sequencing, place: str,
             facing: str | None, walk: Path | None, layout: str, file_format: str | None,
             bits: str,
-            rate: str, target_lufs: float, no_reflections: bool, jobs: int,
+            rate: str, target_lufs: float, no_reflections: bool, court: str, jobs: int,
             quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
     from soundscape.output import midi
     from soundscape.sound import render
-    from soundscape.sound.propagation import Surroundings
     from soundscape.sound.staging import Staging
 
     file_format = _format(file_format, out)
-    surroundings = Surroundings(ground=not no_reflections, hall=not no_reflections)
     courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
+    surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
+                                    reflections=not no_reflections)
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
     speakers = layout if layout == "adm" else parse_layout(layout)  # check before sequencing
     if layout == "adm" and (file_format != "wav" or walk or rate != "48000"):
@@ -175,37 +187,57 @@ def _listener(place: str, facing: str | None, courtyard) -> Listener:
         except ValueError:
             raise RenderError(f"--listener {place!r}: coordinates must be x,y,z in metres"
                               ) from None
-        return Listener((x, y, z), _facing(facing) if facing else "north")
+        try:
+            return Listener((x, y, z), _facing(facing) if facing else "north")
+        except RenderError as error:
+            raise RenderError(f"--listener {place!r}: {error}") from None
     seat = courtyard.listener(place_id(courtyard, place))
     return Listener(seat.position, _facing(facing) if facing else seat.facing)
 
 
+#: Most waypoints a walk may have (a visitor's route is a few dozen).
+_MAX_WAYPOINTS = 10_000
+#: Latest (and before 0, earliest) waypoint time, seconds (the whole rite is about 9,000 s).
+_MAX_TIME_S = 1e6
+
+
 def _walk(path: Path, courtyard) -> ListenerPath:
-    """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``."""
+    """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``,
+    and optional ``facing``; every error names the file, the waypoint and the key."""
     data = read_toml(path, RenderError)
-    points = []
-    for i, entry in enumerate(data.get("waypoint", [])):
+    entries = data.get("waypoint")
+    if not isinstance(entries, list) or not entries:
+        raise RenderError(f"{path}: waypoint={shown(entries)}: give [[waypoint]] entries "
+                          "(time, place or position, facing)")
+    validate.size(entries, key="waypoint", where=str(path), error=RenderError, kind=list,
+                  least=1, most=_MAX_WAYPOINTS)
+    points: list[tuple] = []
+    for i, entry in enumerate(entries):
         key = f"{path}: waypoint[{i}]"
-        if "time" not in entry or ("place" not in entry) == ("position" not in entry):
-            raise RenderError(f"{key}: needs time and one of place or position; got "
-                              f"{sorted(entry)}")
-        time = entry["time"]
-        if isinstance(time, bool) or not isinstance(time, int | float):
-            raise RenderError(f"{key}: time = {time!r}, accepted: seconds as a number")
+        if not isinstance(entry, dict):
+            raise RenderError(f"{key}: {shown(entry)} must be a table with time and one of "
+                              "place or position")
+        unknown = sorted(set(entry) - {"time", "place", "position", "facing"})
+        if unknown or "time" not in entry or ("place" in entry) == ("position" in entry):
+            raise RenderError(f"{key}: keys {sorted(entry)}; accepted: time and one of place "
+                              "or position, and optionally facing")
+        time = validate.number(entry["time"], key="time", where=key, error=RenderError,
+                               low=-_MAX_TIME_S, high=_MAX_TIME_S, unit="s")
         if points and not time > points[-1][0]:
             raise RenderError(f"{key}: time = {time!r} is not after waypoint[{i - 1}]'s "
                               f"{points[-1][0]!r}; times must be strictly increasing")
-        points.append((float(time), *_waypoint(entry, courtyard, key)))
-    if not points:
-        raise RenderError(f"{path}: no [[waypoint]] entries (time, place or position, facing)")
+        points.append((time, *_waypoint(entry, courtyard, key)))
     return ListenerPath(tuple(points))
 
 
 def _waypoint(entry: dict, courtyard, key: str) -> tuple:
     """Position and facing of one waypoint; errors name ``key`` (file and index) and the field."""
     if "place" in entry:
+        place = entry["place"]
+        if not isinstance(place, str):
+            raise RenderError(f"{key}: place={shown(place)}, accepted: a place id or name")
         try:
-            seat = courtyard.listener(entry["place"])
+            seat = courtyard.listener(place)
         except SoundscapeError as error:
             raise RenderError(f"{key}: place: {error}") from None
         position, facing = seat.position, seat.facing
@@ -213,7 +245,8 @@ def _waypoint(entry: dict, courtyard, key: str) -> tuple:
         position, facing = entry["position"], "north"
         if not isinstance(position, list) or len(position) != 3 or not all(
                 isinstance(v, int | float) and not isinstance(v, bool) for v in position):
-            raise RenderError(f"{key}: position = {position!r}, accepted: [x, y, z] in metres")
+            raise RenderError(f"{key}: position = {shown(position)}, accepted: [x, y, z] in "
+                              "metres")
     try:
         listener = Listener(position, entry.get("facing", facing))
     except SoundscapeError as error:

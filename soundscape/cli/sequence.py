@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from soundscape.cli._common import Sequencing, sequencing_options
-from soundscape.output.timeline_plot import write_timeline
+from soundscape.errors import SoundscapeError
+from soundscape.output.timeline_plot import PICTURES, write_timeline
 
 __all__ = ["command"]
 
@@ -29,6 +30,9 @@ def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
     name = sequencing.rite or "dashe"
     out = out or Path(f"output/{name}.performance.json")
     plot = plot or Path(f"output/{name}.timeline.png")
+    if plot.suffix.lower() not in PICTURES:  # refused before the (slow) sequencing
+        raise SoundscapeError(f"--plot {str(plot)!r}: ending {plot.suffix!r} is no picture "
+                              f"format written; accepted: {', '.join(PICTURES)}")
     performance = sequencing.perform(cues)
     performance.save_json(out)
     write_timeline(performance, plot)

@@ -14,14 +14,24 @@ renderer's note key: instrument, pitch, velocity, duration, articulation, phones
 lyric, and the performer for models that sound different per performer; the sample
 rate and the state of the note's seeded generator), so a worker rendering the same music
 from three places or in four layouts synthesises each note once.
+
+A pool worker dies with the process that made the pool (a ``kit`` or ``batch`` killed,
+even by SIGKILL): Linux's ``PR_SET_PDEATHSIG`` sends it SIGTERM, elsewhere a thread
+watching its parent does; a job in hand is unwound first, so its temporary file goes too.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import ctypes
 import hashlib
 import multiprocessing
+import os
+import signal
 import socket
+import struct
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -56,10 +66,26 @@ class SharedVoice:
         model sounds different per performer), so its own caches split notes alike."""
         return self.voice.key(event, source)
 
+    def variants(self, source: Source) -> int:
+        """The renderings per note key of the wrapped voice (one for a singer), so the
+        renderer picks the same rendering of each note as ``soundscape render`` does."""
+        return self.voice.variants(source)
+
     def made_at(self, source: Source, sample_rate: int) -> int:
         """The rate the wrapped voice makes ``source``'s notes at, so the renderer mixes them
         on the same buses as ``soundscape render`` does."""
         return self.voice.made_at(source, sample_rate)
+
+    def bind(self, performance, seed: int) -> SharedVoice:
+        """The wrapped voice bound to one render, as ``soundscape render`` binds it (a
+        singer's notes made as lines: ``soundscape.sound.sung``)."""
+        bound = SharedVoice(self.reference_db)
+        bound.voice = self.voice.bind(performance, seed)
+        return bound
+
+    def keeps(self, key: tuple) -> bool:
+        """Whether the renderer's note cache keeps notes of ``key`` (the wrapped voice's say)."""
+        return self.voice.keeps(key)
 
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
@@ -125,6 +151,47 @@ def _run(job: Job) -> Any:
     return job()
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_in_job = False  # whether this pool worker is running a job (then a signal unwinds it)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool worker initializer: SIGTERM this worker when ``parent`` dies, and on SIGTERM
+    end (unwinding a job in hand, so its temporary files are removed)."""
+    signal.signal(signal.SIGTERM, _on_term)
+    try:
+        asked = ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (AttributeError, OSError):  # no prctl (not Linux): watch instead
+        asked = -1
+    if asked != 0:
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(128 + signal.SIGTERM)
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _on_term(signum: int, _frame: Any) -> None:
+    if _in_job:
+        raise SystemExit(128 + signum)  # caught in _run_in_worker, after the job unwound
+    os._exit(128 + signum)
+
+
+def _run_in_worker(job: Job) -> Any:
+    global _in_job
+    _in_job = True
+    try:
+        return job()
+    except SystemExit as stop:  # told to end: the job's `finally`s have run
+        os._exit(stop.code if isinstance(stop.code, int) else 1)
+    finally:
+        _in_job = False
+
+
 def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
              progress: Callable[[Job], None] | None = None) -> list[Any]:
     """Run ``jobs``; results in the order of ``jobs``."""
@@ -138,8 +205,10 @@ def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
         return results
     if executor == "local":
         context = multiprocessing.get_context("fork")
-        with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = {pool.submit(_run, jobs[i]): i for i in order}
+        with concurrent.futures.ProcessPoolExecutor(
+                workers, mp_context=context, initializer=_die_with_parent,
+                initargs=(os.getpid(),)) as pool:
+            futures = {pool.submit(_run_in_worker, jobs[i]): i for i in order}
             for future in concurrent.futures.as_completed(futures):
                 results[futures[future]] = future.result()
                 if progress:
@@ -148,6 +217,44 @@ def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
     if executor.startswith("dask://"):
         return _run_dask(jobs, order, executor.removeprefix("dask://"), progress)
     raise KitError(f"--executor {executor!r}, accepted: local, serial, dask://HOST:PORT")
+
+
+_GREETING_S = 5.0  # a scheduler greets a new connection at once
+_GREETING_MAX = 64 << 10  # its handshake is about 60 bytes
+
+
+def _greets_like_dask(host: str, port: int) -> None:
+    """Raise OSError unless the peer greets a new connection as a Dask comm does: at once,
+    with one small message (an 8-byte total length, a frame count, the frames' lengths,
+    then the frames). ``distributed`` itself would read a stranger's first bytes as a
+    length and allocate it (exabytes) or wait for ever on a silent one."""
+    with socket.create_connection((host, port), timeout=_GREETING_S) as conn:
+        deadline = time.monotonic() + _GREETING_S
+        size = struct.unpack("<Q", _receive(conn, 8, deadline))[0]
+        if not 16 <= size <= _GREETING_MAX:
+            raise OSError(f"its first message claims {size} bytes: no Dask handshake")
+        body = _receive(conn, size, deadline)
+        frames = struct.unpack("<Q", body[:8])[0]
+        if not 1 <= frames <= 16 or 8 + 8 * frames > size or sum(struct.unpack(
+                f"<{frames}Q", body[8:8 + 8 * frames])) != size - 8 - 8 * frames:
+            raise OSError("its first message is no Dask handshake")
+
+
+def _receive(conn: socket.socket, count: int, deadline: float) -> bytes:
+    data = b""
+    while len(data) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"it said nothing Dask-like within {_GREETING_S:g} s")
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(count - len(data))
+        except TimeoutError:  # socket.timeout
+            raise TimeoutError(f"it said nothing Dask-like within {_GREETING_S:g} s") from None
+        if not chunk:
+            raise OSError("it closed the connection without a Dask handshake")
+        data += chunk
+    return data
 
 
 def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
@@ -160,13 +267,14 @@ def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
     results: list[Any] = [None] * len(jobs)
     host, _, port = address.rpartition(":")
     try:
-        if not port.isdigit():
+        if not port.isdigit() or not 0 < int(port) < 65536:
             raise OSError("the address is not HOST:PORT")
-        socket.create_connection((host, int(port)), timeout=5).close()  # fail fast
+        _greets_like_dask(host, int(port))
         client = Client(f"tcp://{address}", timeout="10s")
-    except OSError as error:
+    except OSError as error:  # TimeoutError and socket.timeout too
         raise KitError(f"--executor dask://{address}: no Dask scheduler answers "
-                       f"({error})") from None
+                       f"({error}); accepted: the address of a running Dask scheduler"
+                       ) from None
     with client:
         futures = {client.submit(_run, jobs[i], pure=False, key=f"{jobs[i].name}-{i}"): i
                    for i in order}

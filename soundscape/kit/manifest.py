@@ -38,6 +38,7 @@ def sha256(path: Path) -> str:
 
 
 def _level(value: float) -> float | None:
+    """A level in dB to 0.01, or None (JSON null) for silence's −inf or a NaN."""
     return round(value, 2) if math.isfinite(value) else None
 
 
@@ -56,16 +57,16 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
             "files": [_file(out, p) for p in result.files],
             "channels": [{"file": f, "channel": c, "name": n} for f, c, n in result.channel_map],
             "sample_rate": job.sample_rate, "seconds": round(result.seconds, 3),
-            "measured_lufs": _level(result.measured_lufs), "gain_db": round(result.gain_db, 2),
+            "measured_lufs": _level(result.measured_lufs), "gain_db": _level(result.gain_db),
             "output_lufs": _level(result.output_lufs),
             "true_peak_dbtp": _level(result.output_peak_dbtp),
             "calibration_lufs": result.calibration_lufs, "ceiling_dbtp": result.ceiling_dbtp,
             "at_calibration": abs(result.output_lufs - result.calibration_lufs) < 0.05,
-            "seam_step_db": round(result.seam_db, 2),
-            "other_steps_db": {"p95": round(result.elsewhere_db[0], 2),
-                               "max": round(result.elsewhere_db[1], 2)},
+            "seam_step_db": _level(result.seam_db),
+            "other_steps_db": {"p95": _level(result.elsewhere_db[0]),
+                               "max": _level(result.elsewhere_db[1])},
             "seam_within_p95": result.seam_db <= result.elsewhere_db[0],
-            "restart_step_db": round(result.restart_db, 2)})
+            "restart_step_db": _level(result.restart_db)})
     names = [f"{programme.id}.{z.id}.{ext}" for z in programme.zones for ext in ("vtt", "srt")]
     names += [f"{programme.id}.cues.{ext}" for ext in ("json", "csv")]
     names.append(f"{programme.id}.performance.json")
@@ -95,4 +96,5 @@ def write_manifest(out: Path, rite: Performance, built: list) -> Path:
         "layouts": [_file(out, path) for path in sorted((out / "layouts").glob("*.json"))],
     }
     return write_text(out / "manifest.json",
-                      json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+                      json.dumps(data, ensure_ascii=False, indent=1,
+                                 allow_nan=False) + "\n")  # NaN is no JSON

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from soundscape import validate
+from soundscape.errors import RenderError
 from soundscape.fileio import read_json, write_text
 from soundscape.kit import KitError
 from soundscape.sound.panning import (
@@ -45,6 +48,7 @@ __all__ = ["Speaker", "SpeakerLayout", "channel_mask", "layout_from_text", "pann
 FORMAT_LAYOUTS = ("stereo", "binaural", "foa", "hoa3")
 _MAX_CHANNEL = 256
 _MAX_RADIUS_M = 100.0
+_SAME_DIRECTION = math.cos(math.radians(1.0))  # closer than 1°: the same direction
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +70,14 @@ class Speaker:
 
 @dataclass(frozen=True, slots=True)
 class SpeakerLayout:
-    """A named set of loudspeakers; real ones carry distinct channels 1…N."""
+    """A named set of loudspeakers; real ones carry distinct channels 1…N. The name is an
+    id (``validate.ID``): the kit names files after it, so it is never a path."""
 
     name: str
     speakers: tuple[Speaker, ...]
 
     def __post_init__(self) -> None:
+        validate.ident(self.name, key="layout name", where="--layout", error=KitError)
         real = [s.channel for s in self.speakers if not s.imaginary]
         if len(real) < 2:
             raise KitError(f"layout {self.name!r}: {len(real)} real loudspeakers; need ≥ 2")
@@ -143,7 +149,14 @@ def panner_for(layout: str | SpeakerLayout) -> Panner:
     ``soundscape.sound.panning.Vbap`` (2-D on a horizontal ring, 3-D otherwise)."""
     if isinstance(layout, str):
         return make_panner(layout)
-    panned = [s for s in layout.speakers if s.name != "LFE"]
+    panned: list[Speaker] = []
+    for s in layout.speakers:  # a later speaker in an earlier one's direction takes no
+        # panned signal: the LFE of a 5.1 read back from a file (IEM files name no channel)
+        if s.name != "LFE" and not any(
+                float(s.vector() @ t.vector()) > _SAME_DIRECTION for t in panned):
+            panned.append(s)
+    if len(panned) < 2:  # nothing to pan over: let Vbap name the speakers that coincide
+        panned = [s for s in layout.speakers if s.name != "LFE"]
     elevations = tuple(s.elevation for s in panned)
     inner = Vbap(tuple(s.azimuth for s in panned), tuple(f"s{i}" for i in range(len(panned))),
                  elevations_deg=elevations if any(elevations) else None)
@@ -199,7 +212,19 @@ def layout_from_text(text: str) -> str | SpeakerLayout:
                 "an IEM AllRADecoder .json file, or az[:el] degrees like 30:0,-30:0,0:90"
             ) from None
         speakers.append(_checked(az, el, 1.0, i + 1, 1.0, f"--layout item {i + 1}"))
-    return SpeakerLayout("custom", tuple(speakers))
+    return _pannable(lambda: SpeakerLayout("custom", tuple(speakers)), f"--layout {text!r}")
+
+
+def _pannable(make, where: str) -> SpeakerLayout:
+    """The layout ``make()`` builds, refused (naming ``where``) unless VBAP can pan over
+    it: at least two real speakers on their own channels, in distinct directions, with a
+    hull around the listener when some are elevated."""
+    try:
+        layout = make()
+        panner_for(layout)
+    except (KitError, RenderError) as error:
+        raise KitError(f"{where}: {error}") from None
+    return layout
 
 
 def _checked(az: float, el: float, radius: float, channel: int, gain: float, where: str,
@@ -229,8 +254,21 @@ def read_iem(path: str | Path) -> SpeakerLayout:
     for i, entry in enumerate(layout["Loudspeakers"]):
         where = f"{path}: LoudspeakerLayout.Loudspeakers[{i}]"
         speakers.append(_entry(entry, where))
-    return SpeakerLayout(str(layout.get("Name") or data.get("Name") or path.stem),
-                         tuple(speakers))
+    return _pannable(lambda: SpeakerLayout(
+        _name_id(layout.get("Name") or data.get("Name"), path.stem), tuple(speakers)),
+        str(path))
+
+
+def _name_id(name: Any, stem: str) -> str:
+    """An IEM ``Name`` (free text: ``IEM CUBE``, or a hostile ``/../../x``) as an id: lower
+    case, other characters run together as ``-``, cut to 64; else the file's stem, else
+    ``layout``."""
+    for text in (name, stem):
+        if isinstance(text, str):
+            slug = re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-._")[:64].rstrip("-._")
+            if slug:
+                return slug
+    return "layout"
 
 
 def _entry(entry: Any, where: str) -> Speaker:

@@ -1,12 +1,15 @@
 """The kit's static web page: plays a programme and shows what sounds.
 
-``index.html`` with ``web/kit.js`` and ``web/kit.css`` (copied from the package, nothing
-fetched from outside) and ``web/data.js``, the programmes' data as one script (so the
+``index.html`` with ``web/kit.js``, ``web/kit.css`` and ``web/cjk.otf`` (copied from the
+package: the bundled CJK subset, so the Chinese reads right on a machine without a CJK
+font; nothing fetched from outside) and ``web/data.js``, the programmes' data as one script (so the
 page works from a plain local file server and from a file opened directly):
 
-- the courtyard plan: the named places, and each source (instrument or voice) at
-  ``x, y`` with the spans of time it sounds (each event from its onset to its nominal
-  end, at least ``_HOLD_S``, spans closer than ``_MERGE_S`` merged);
+- the courtyard plan: its outline (the walls and the gate, the hall with its stairs and
+  pillars, the targets), the named places in Chinese and English, and each source
+  (instrument or voice, its name in both) at ``x, y`` with the spans of time it sounds
+  (each event from its onset to its nominal end, at least ``_HOLD_S``, spans closer than
+  ``_MERGE_S`` merged);
 - per zone and layout: the audio files a browser can play and the loudspeakers, each
   with the spans it is fed (the sources whose panning gain on it passes ``_FED`` at the
   zone's listener, as the renderer pans them). A browser plays stereo and binaural loops
@@ -30,7 +33,7 @@ from soundscape.kit.captions import captions, step_gloss
 from soundscape.kit.speakers import SpeakerLayout, channel_mask, panner_for
 from soundscape.performance import Performance
 
-__all__ = ["activity", "write_page"]
+__all__ = ["activity", "outline", "write_page"]
 
 _ASSETS = Path(__file__).parent / "web"
 _HOLD_S = 0.25  # a stroke lights its instrument at least this long
@@ -114,7 +117,8 @@ def _programme(item) -> dict[str, Any]:
             "bytes": {p.name: p.stat().st_size for p in result.files},
             "playable": playable, "speakers": _speakers(job.layout, job.listener, performance,
                                                         lit)})
-    sources = [{"id": s.id, "name": s.name, "instrument": s.instrument, "group": s.group,
+    sources = [{"id": s.id, "name": s.name, "roman": _english(s.roman),
+                "instrument": s.instrument, "group": s.group,
                 "x": round(s.position[0], 3), "y": round(s.position[1], 3),
                 "active": lit.get(s.id, [])}
                for s in performance.sources.values() if s.id in lit]
@@ -132,18 +136,67 @@ def _programme(item) -> dict[str, Any]:
     }
 
 
+def _english(roman: str) -> str:
+    """The English of a romanised name (``zhong ting, mid-court`` → ``mid-court``)."""
+    return roman.split(",", 1)[-1].strip()
+
+
+def _rect(x: float, y: float, w: float, h: float) -> list[float]:
+    return [round(v, 3) for v in (x, y, w, h)]
+
+
+def outline(site) -> dict[str, Any]:
+    """The court as the plan draws it, in metres (x east, y north): the walls with the gate's
+    opening (``output.plan`` draws the same), the hall, its stairs and pillars, and the
+    targets as lines ``[x0, x1, y]`` with their names."""
+    hall = site.hall
+    half, gate = site.courtyard_width / 2, site.gate_y
+    north = hall.total_depth + site.stairs[1]
+    opening = site.metres(2, "弓")
+    stairs = []
+    for stair in ("zuojie", "xijie", "beijie"):
+        if stair in site.places and site.place_info(stair).size:
+            spot = site.place_info(stair)
+            (x, y, _), (width, run) = spot.position, spot.size
+            stairs.append(_rect(x - width / 2, y - run / 2, width, run))
+    targets = []
+    for target_id, target in site.targets.items():
+        x, y, _ = site.place(target_id)
+        width = target.hou_zhong + 2 * target.band
+        info = site.place_info(target_id)
+        targets.append({"id": target_id, "name": info.name, "roman": _english(info.roman),
+                        "line": [round(x - width / 2, 3), round(x + width / 2, 3), round(y, 3)]})
+    return {
+        "walls": [[round(a, 3), round(b, 3)] for a, b in (
+            (-opening, gate), (-half, gate), (-half, north), (half, north), (half, gate),
+            (opening, gate))],
+        "hall": _rect(-hall.width / 2, 0.0, hall.width, hall.total_depth),
+        "stairs": stairs,
+        "pillars": [[round(v, 3) for v in site.place(p)[:2]] for p in ("dongying", "xiying")
+                    if p in site.places],
+        "targets": targets,
+    }
+
+
 def write_page(out: str | Path, built: list, site=None) -> Path:
-    """Write ``index.html``, ``web/kit.js``, ``web/kit.css`` and ``web/data.js`` in ``out``."""
+    """Write ``index.html``, ``web/kit.js``, ``web/kit.css``, ``web/cjk.otf`` and
+    ``web/data.js`` in ``out``."""
+    from soundscape.resources import data_dir
     from soundscape.site.courtyard import load_site
 
     out = Path(out)
     site = site or load_site()
-    places = [{"id": p, "x": site.place(p)[0], "y": site.place(p)[1]} for p in _PLACES
+    places = [{"id": p, "name": site.place_info(p).name,
+               "roman": _english(site.place_info(p).roman),
+               "x": site.place(p)[0], "y": site.place(p)[1]} for p in _PLACES
               if p in site.places]
-    data = {"places": places, "programmes": [_programme(item) for item in built]}
+    data = {"places": places, "outline": outline(site),
+            "programmes": [_programme(item) for item in built]}
     (out / "web").mkdir(parents=True, exist_ok=True)
     for name in ("kit.js", "kit.css"):
         shutil.copyfile(_ASSETS / name, out / "web" / name)
+    shutil.copyfile(data_dir() / "fonts" / "SoundscapeCJK-Regular.otf", out / "web" / "cjk.otf")
+    shutil.copyfile(data_dir() / "fonts" / "OFL.txt", out / "web" / "cjk-OFL.txt")
     write_text(out / "web" / "data.js",
                "window.KIT = " + json.dumps(data, ensure_ascii=False) + ";\n")
     return write_text(out / "index.html", (_ASSETS / "index.html").read_text(encoding="utf-8"))

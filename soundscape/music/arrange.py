@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from soundscape.errors import RepertoireError
 from soundscape.music.pitch import Pitch
 from soundscape.music.repertoire import Part, Piece, PieceNote
-from soundscape.music.tuning import Tuning
+from soundscape.music.tuning import LU, Tuning
 
 __all__ = ["Arrangement", "PlayedPhrase", "TimedNote", "arrange"]
 
@@ -278,11 +278,13 @@ def _part_notes(part: Part, piece: Piece, clock: _Clock, played: list[PlayedPhra
     if part.role in ("start", "call", "answer"):
         yield replace(stroke, time=part.at * beat)
     elif part.role == "melody":
+        side = _side_lu(part, piece, tuning)
         for k, notes in enumerate(timed):
             for time, note in notes:
-                yield replace(stroke, time=time, duration=note.beats * beat,
-                              pitch=_pitch(tuning, note.name, part.octave),
-                              lyric=note.lyric if part.lyrics else None, phrase=k)
+                pitch = _pitch(tuning, note.name, part.octave)
+                yield replace(stroke, time=time, duration=note.beats * beat, pitch=pitch,
+                              lyric=note.lyric if part.lyrics else None, phrase=k,
+                              articulation="side" if pitch.lu in side else stroke.articulation)
     elif part.role == "phrase_end":
         for k, notes in enumerate(timed):
             time, note = notes[-1]
@@ -311,6 +313,19 @@ def _pattern(part: Part, piece: Piece, clock: _Clock, played: list[PlayedPhrase]
             if symbol == part.symbol:
                 yield replace(stroke, time=time - (len(strokes) - i) * clock.beat,
                               phrase=last_phrase[zhong])
+
+
+def _side_lu(part: Part, piece: Piece, tuning: Tuning) -> frozenset[str]:
+    """The 律 a melody part takes on a bell's 側鼓: its ``side`` 聲 of the piece's mode
+    (the 宮 is the 律 the mode's name starts with: 黃鍾清宮 → 黃鍾)."""
+    if not part.side:
+        return frozenset()
+    gong = next((lu for lu in LU if piece.mode.startswith(lu)), None)
+    if gong is None:
+        raise RepertoireError(f"piece {piece.id!r}: part {part.id!r} takes {'、'.join(part.side)} "
+                              f"on the 側鼓, but its mode {piece.mode!r} names no 宮 律 first; "
+                              f"accepted: a mode starting with one of {' '.join(LU)}")
+    return frozenset(tuning.degree(gong=gong, degree=d).lu for d in part.side)
 
 
 def _pitch(tuning: Tuning, name: str, octave: int) -> Pitch:

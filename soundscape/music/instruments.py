@@ -43,6 +43,10 @@ LOUDNESS_DB = (0.0, 160.0)
 HEARING_HZ = (1.0, 24000.0)
 WORKING_HZ = (8000.0, 192000.0)
 MOST_PITCHES = 128
+#: ``renderings = "each"``: every event its own rendering (no two strokes alike).
+EACH = "each"
+#: The most renderings a repeated note may keep when not ``each``.
+MOST_RENDERINGS = 1024
 _MODEL = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
@@ -77,6 +81,10 @@ class Instrument:
         The lowest sample rate its notes need (they hold next to nothing above half of
         it): the renderer makes, places and mixes them at that rate or a little more;
         None: the model's own ``WORKING_HZ``, else the output's rate.
+    renderings : int, str or None
+        How many renderings a repeated note gets (each event picks one by a stable hash):
+        a number, ``"each"`` (every event its own: strokes of drums, bells, stones), or
+        None (the renderer's default).
     raw_params : Mapping
         Read-only ``[params]`` as the file gives them (``file`` paths resolved),
         checked against the model's schema.
@@ -100,6 +108,7 @@ class Instrument:
     raw_params: Mapping[str, Any]
     sources: tuple[str, ...]
     path: Path
+    renderings: int | str | None = None
     _prepared: list = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -213,6 +222,13 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         working_hz = validate.number(working_hz, key="working_hz", where=where,
                                      error=InstrumentError, low=WORKING_HZ[0],
                                      high=WORKING_HZ[1], unit="Hz")
+    renderings = data.get("renderings")
+    if isinstance(renderings, str) and renderings != EACH:
+        validate.fail(InstrumentError, where, "renderings", renderings,
+                      f"a whole number 1…{MOST_RENDERINGS} or {EACH!r}")
+    if renderings is not None and renderings != EACH:
+        renderings = validate.whole(renderings, key="renderings", where=where,
+                                    error=InstrumentError, low=1, high=MOST_RENDERINGS)
     params = data.get("params", {})
     if not isinstance(params, dict):
         validate.fail(InstrumentError, where, "params", params, "a table [params]")
@@ -223,7 +239,7 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         articulations=articulations, loudness_db=loudness, pitches=pitches,
         range_hz=range_hz, default_hz=default_hz, working_hz=working_hz,
         raw_params=_freeze(params),
-        sources=sources, path=path,
+        sources=sources, path=path, renderings=renderings,
     )
 
 

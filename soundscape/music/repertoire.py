@@ -22,7 +22,7 @@ from typing import Any
 from soundscape import validate
 from soundscape.errors import RepertoireError, TuningError
 from soundscape.fileio import read_toml
-from soundscape.music.tuning import parse_name
+from soundscape.music.tuning import canonical_degree, parse_name
 from soundscape.resources import data_dir
 
 __all__ = [
@@ -103,6 +103,10 @@ class Part:
         Pattern parts: the drum-pattern symbol it plays (``○`` or ``□``).
     length : float > 0, beats
         Nominal duration of a stroke (not used by melody parts, whose notes have beats).
+    side : tuple of str
+        Melody parts of two-tone bells: the 聲 of the piece's mode (``角`` …) taken on a
+        bell's 側鼓 (its B-tone, articulation ``side``) instead of on the bell whose
+        正鼓 sounds it (docs/repertoire.md, "Bells struck on the side").
     """
 
     id: str
@@ -117,6 +121,7 @@ class Part:
     at: float = 0.0
     symbol: str | None = None
     length: float = 1.0
+    side: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,10 +426,25 @@ def _parts(table: _Table) -> tuple[Part, ...]:
             at=row.number("at", 0.0, low=BEATS[0], high=BEATS[1]),
             symbol=row.get("symbol", str, None) if role == "pattern" else None,
             length=row.number("length", 1.0, low=BEATS[0], high=BEATS[1], low_open=True),
+            side=_side(row) if role == "melody" else (),
         ))
         if role == "pattern" and parts[-1].symbol is None:
             row.get("symbol", str)
     return tuple(parts)
+
+
+def _side(row: _Table) -> tuple[str, ...]:
+    """A melody part's ``side``: 聲 names (canonical), each once."""
+    names = row.get("side", list, [])
+    out = []
+    for name in names:
+        try:
+            out.append(canonical_degree(str(name)))
+        except TuningError as error:
+            row.fail("side", name, f"a 聲 name ({error})")
+    if len(set(out)) != len(out):
+        row.fail("side", names, "each 聲 once")
+    return tuple(out)
 
 
 def _phrases(table: _Table) -> tuple[tuple[tuple[PieceNote, ...], ...], tuple[int, ...]]:

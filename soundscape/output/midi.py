@@ -255,9 +255,14 @@ def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:
 NOT_PLAYED = ("action", "place", "speech")
 
 
+#: Articulations that are no notes: a singer's breath between phrases (sequence.singing).
+NOT_NOTES = ("inhale",)
+
+
 def music_only(performance: Performance) -> Performance:
     return replace(performance, events=tuple(
-        e for e in performance.events if performance.sources[e.source].group not in NOT_PLAYED))
+        e for e in performance.events if performance.sources[e.source].group not in NOT_PLAYED
+        and e.articulation not in NOT_NOTES))
 
 
 def _only_cue(performance: Performance, cue: str) -> Performance:

@@ -18,11 +18,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from soundscape.errors import SoundscapeError
 from soundscape.fileio import atomic_path
 from soundscape.output.fonts import families
 from soundscape.performance import Performance
 
-__all__ = ["spread", "timeline_figure", "write_timeline"]
+__all__ = ["PICTURES", "spread", "timeline_figure", "write_timeline"]
+
+#: The picture formats written, by file ending.
+PICTURES = (".png", ".svg")
 
 _BASIS_COLOUR = {"surviving": "#2e7d32", "reconstruction": "#e07b00"}
 _ROUND_COLOUR = "#6d4c41"
@@ -168,9 +172,13 @@ def _draw_round(ax: Axes, performance: Performance, shoot) -> None:
 
 
 def write_timeline(performance: Performance, out: str | Path) -> Path:
-    """Draw the timeline to ``out`` (PNG or SVG by suffix), atomically."""
+    """Draw the timeline to ``out`` (PNG or SVG by suffix, :data:`PICTURES`), atomically."""
+    kind = Path(out).suffix.lower()
+    if kind not in PICTURES:
+        raise SoundscapeError(f"{out}: ending {Path(out).suffix!r} is no picture format "
+                              f"written; accepted: {', '.join(PICTURES)}")
     figure = timeline_figure(performance)
     with atomic_path(out) as tmp:
-        figure.savefig(tmp, dpi=110, metadata={"Software": None} if
-                       Path(out).suffix == ".png" else None)
+        figure.savefig(tmp, dpi=110, format=kind[1:],
+                       metadata={"Software": None} if kind == ".png" else None)
     return Path(out)

@@ -6,9 +6,11 @@ footsteps on the floor under them, cut into short pieces so the sound moves;
 then the action makes the sounds ``data/actions.toml`` gives it (a bow's robe,
 a cup set down, wine poured, arrows gathered), at the actor's place and the
 height the table says, once per participant where the step goes round (辯).
-The place is a diffuse bed (air, trees, birds, distant life; crickets at
-night) from sources beyond the courtyard's corners, and torches burn from the
-step that lights them. Every sound is traced to its step (``Event.cue``).
+The place is a diffuse bed (air, trees, distant life) from sources beyond the
+courtyard's corners, birds, cicadas and crickets calling from trees and walls around
+it by the hour, and torches that burn from the step that lights them; every segment
+and call is its own rendering, so the place never repeats. Every sound is traced to
+its step (``Event.cue``).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class ActionSounds:
     by_word: Mapping[str, _Sound]
     bed: Mapping[str, Any]
     torch: Mapping[str, Any]
+    creatures: Mapping[str, Any]
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
                durations: Durations, seed: int, end: float
@@ -82,7 +85,7 @@ class ActionSounds:
             own = durations.step_seconds(step)
             self._act(made, step, actor, there, timed.start + timed.walk, own,
                       durations.repeats(step), rng)
-        self._place_bed(made, steps, times, site, end)
+        self._place_bed(made, steps, times, site, end, seed)
         return made.sources, made.events, track
 
     # -- people ------------------------------------------------------------------------
@@ -121,7 +124,7 @@ class ActionSounds:
 
     # -- the place -----------------------------------------------------------------------
     def _place_bed(self, made, steps: Iterable[Step], times: Mapping[str, TimedStep],
-                   site: Site, end: float) -> None:
+                   site: Site, end: float, seed: int) -> None:
         bed, steps = self.bed, list(steps)
         lit = [s for s in steps if bed["night_from"] in s.quote and s.id in times]
         night = min((times[s.id].start for s in lit), default=math.inf)
@@ -134,14 +137,17 @@ class ActionSounds:
             fade = float(ambience.raw_params[self._hour(0.0, night)]["fade_s"])
             length = fade + (bed["segment_s"] - fade) * corner / len(corners) \
                 if corner else bed["segment_s"]
-            t = 0.0
+            t, k = 0.0, 0
             while t < end:
                 hour = self._hour(t, night)
                 fade = float(ambience.raw_params[hour]["fade_s"])
+                # every segment its own tag, so its own rendering: the bed never repeats
                 made.add_place(f"place.bed.{corner}", "bed", bed["instrument"], t, length,
-                               hour, bed["velocity"], point, tag=f"bed.{corner}.{hour}")
+                               hour, bed["velocity"][hour], point,
+                               tag=f"bed.{corner}.{hour}.{k}")
                 t += length - fade
-                length = bed["segment_s"]
+                length, k = bed["segment_s"], k + 1
+        self._place_creatures(made, night, end, seed)
         torch = self.torch
         fade = float(ambience.raw_params[torch["articulation"]]["fade_s"])
         for step in lit:
@@ -149,12 +155,41 @@ class ActionSounds:
                 if words not in step.quote:
                     continue
                 x, y, z = site.place(place)
-                t = times[step.id].start
+                t, k = times[step.id].start, 0
                 while t < end:
                     made.add_place(f"place.torch.{place}", step.id, torch["instrument"], t,
                                    bed["segment_s"], torch["articulation"], torch["velocity"],
-                                   (x, y, z + torch["height"]), tag=f"torch.{place}")
-                    t += bed["segment_s"] - fade
+                                   (x, y, z + torch["height"]), tag=f"torch.{place}.{k}")
+                    t, k = t + bed["segment_s"] - fade, k + 1
+
+    def _place_creatures(self, made, night: float, end: float, seed: int) -> None:
+        """Each species' calls, a Poisson process by the hour, each at a random spot of its
+        kind, with its own length and velocity; every call its own tag (own rendering)."""
+        table = self.creatures
+        rng = np.random.default_rng([seed, 11])
+        for species in table["species"]:
+            spots = table[species["spots"]]
+            short, long = species["seconds"]
+            soft, loud = species["velocity"]
+            # a Poisson process whose rate follows the hour (thinning: candidates at the
+            # highest rate, each kept with the odds of its own hour's rate)
+            most = max(float(v) for v in species["per_min"].values()) / 60.0
+            if most <= 0:
+                continue
+            t, k = 0.0, 0
+            while True:
+                t += rng.exponential(1.0 / most)
+                if t >= end:
+                    break
+                if rng.uniform() * most >= float(species["per_min"][self._hour(t, night)]) / 60:
+                    continue
+                spot = int(rng.integers(len(spots)))
+                x, y, z = (float(v) for v in spots[spot])
+                made.add_place(f"place.{species['spots']}.{spot}", "place",
+                               table["instrument"], t, float(rng.uniform(short, long)),
+                               species["articulation"], float(rng.uniform(soft, loud)),
+                               (x, y, z), tag=f"{species['articulation']}.{k}")
+                k += 1
 
     def _hour(self, t: float, night: float) -> str:
         bed = self.bed
@@ -223,7 +258,7 @@ def load_actions(path: Any = None) -> ActionSounds:
         by_word = {row["word"]: _sound(row) for row in data.get("cue_word", [])}
         return ActionSounds(dict(data["walk"]), dict(data["start"]),
                             {k: tuple(v) for k, v in by_action.items()}, by_word,
-                            dict(data["bed"]), dict(data["torch"]))
+                            dict(data["bed"]), dict(data["torch"]), dict(data["creatures"]))
     except (KeyError, TypeError, ValueError) as error:
         raise CueSheetError(f"{path}: missing or malformed key: {error}") from error
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,7 @@ class Ensemble:
     leaders: Mapping[str, tuple[str, ...]]
     timing: Mapping[str, float]
     dynamics: Mapping[str, float]
+    breath: Mapping[str, float] = field(default_factory=dict)  # singers' breaths: [breath]
 
     def leader(self, kind: str, sources: Sequence[str]) -> str | None:
         """The source that leads music of ``kind`` among ``sources``."""
@@ -139,6 +140,7 @@ def load_ensemble(path: Any = None) -> Ensemble:
         timing = {k: float(v) for k, v in data["timing"].items()}
         dynamics = {k: float(v) for k, v in data["dynamics"].items()}
         leaders = {k: tuple(v) for k, v in data["leader"].items()}
+        breath = {k: float(v) for k, v in data["breath"].items()}
     except (KeyError, TypeError, ValueError) as error:
         raise CueSheetError(f"{path}: missing or malformed key: {error}") from error
     if not 0.0 <= lean < 0.5:
@@ -151,5 +153,13 @@ def load_ensemble(path: Any = None) -> Ensemble:
         if not 0.0 <= dynamics.get(name, -1.0) <= 6.0:
             raise CueSheetError(f"{path}: dynamics.{name}={dynamics.get(name)!r} must be "
                                 "in [0, 6]")
-    return Ensemble(lean, leaders, timing, dynamics)
+    for name, most in (("low_s", 2.0), ("high_s", 2.0), ("min_note_s", 2.0),
+                       ("max_group_s", 30.0)):
+        if not 0.0 < breath.get(name, -1.0) <= most:
+            raise CueSheetError(f"{path}: breath.{name}={breath.get(name)!r} must be "
+                                f"seconds in (0, {most:g}]")
+    if breath["low_s"] > breath["high_s"] or not 0.0 < breath.get("velocity", -1.0) <= 1.0:
+        raise CueSheetError(f"{path}: breath: low_s <= high_s and velocity in (0, 1] "
+                            f"needed; got {breath!r}")
+    return Ensemble(lean, leaders, timing, dynamics, breath)
 

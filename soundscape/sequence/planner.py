@@ -59,6 +59,7 @@ from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players
+from soundscape.sequence.singing import join_lines
 from soundscape.sequence.speech import (
     one_at_a_time,
     speech_events,
@@ -84,6 +85,10 @@ __all__ = ["SequenceOptions", "perform", "perform_from_file"]
 _GONG_PHASE = {"ge": "ge", "guan": "guan"}
 
 
+#: The longest a sequenced rite may run, seconds: a day (the 大射 runs about 2½ hours);
+#: beyond it a sheet asks for more than any rite, and its Performance for more than a
+#: render can hold.
+MAX_RITE_S = 24 * 3600.0
 #: How long 無算樂 may be asked to play (seconds): up to ten hours.
 WUSUAN_SECONDS = (1.0, 36000.0)
 
@@ -397,17 +402,23 @@ class _Planner:
                 played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
                 cue=played.cue.id, sources=[s for _, group in notes for s in group])
             shift = self._sung_octaves(played)
+            sung = []  # the singers' notes, with their phrases: joined into lines below
             for (note, _), group in zip(notes, takes, strict=True):
                 for take in group:
                     voice = self.players.sources[take.source].instrument == "voice"
                     pitch = note.pitch
                     if voice and pitch is not None:
                         pitch = sung_pitch(pitch, self._singers(), shift=shift)
-                    events.append(Event(
+                    event = Event(
                         played.start + take.time, take.duration, take.source, pitch,
                         take.velocity, note.articulation, played.cue.id, played.piece.id,
                         note.lyric if voice else None,
-                        self.players.position(take.source, note)))
+                        self.players.position(take.source, note))
+                    if voice and note.articulation == "sing":
+                        sung.append((event, note.phrase))
+                    else:
+                        events.append(event)
+            events += join_lines(sung, self.ensemble.breath, seed=self.seed)
         return events
 
     def _singers(self) -> str:
@@ -517,6 +528,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
                        place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
                        speak=lambda step: talk.get(step.id, 0.0))
+    _within_bound(sheet, timed)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
     events = _pronounced(planner.music_events() + planner.archery_events()
@@ -547,6 +559,17 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
                              rounds=_rounds_shot(planner))
 
 
+def _within_bound(sheet: CueSheet, timed: list[TimedStep]) -> None:
+    """Refuse a rite whose steps run past ``MAX_RITE_S``, naming the step that passes it
+    (before the sounds of its actions and words are made)."""
+    late = next((t for t in timed if t.end > MAX_RITE_S), None)
+    if late is not None:
+        raise CueSheetError(
+            f"{sheet.path or 'the cue sheet'}:{sheet.step(late.id).line}: step {late.id!r} "
+            f"ends at {late.end:.0f} s, past the {MAX_RITE_S:.0f} s a rite may run "
+            f"(accepted: a rite of at most {MAX_RITE_S / 3600:g} hours; the 大射 runs 2½)")
+
+
 def _placed(sheet: CueSheet, site: Site) -> Players:
     """The orchestra placed by the sheet's 設樂; a layout entry the site cannot hold is
     named at its line in the sheet."""
@@ -563,7 +586,9 @@ def _placed(sheet: CueSheet, site: Site) -> Players:
 def _pronounced(events: list[Event], reading: str) -> list[Event]:
     """Every sung character or spoken phrase with its phones in ``reading`` (a phrase's
     syllables separated by ``|``, each with its tone as Chao digits); words the reading
-    cannot read keep none, and the voice reads the characters itself."""
+    cannot read keep none, and the voice reads the characters itself. A sung character
+    is read in its song's words (``_sung``): 樂 is joy in 「和樂且湛」."""
+    sung = _sung(events, reading)
     phones: dict[str, str | None] = {}
     for lyric in {e.lyric for e in events if e.lyric}:
         try:
@@ -573,7 +598,32 @@ def _pronounced(events: list[Event], reading: str) -> list[Event]:
                 for s, c in zip(said, phrase_contours(said), strict=True))
         except ReadingError:
             phones[lyric] = None
-    return [replace(e, phones=phones[e.lyric]) if e.lyric else e for e in events]
+    return [replace(e, phones=sung[i] if i in sung else phones[e.lyric]) if e.lyric else e
+            for i, e in enumerate(events)]
+
+
+def _sung(events: list[Event], reading: str) -> dict[int, str]:
+    """Event index → phones of each sung character, read in the words of its line: one
+    voice's characters in a piece's cue, in time order, read as one text, so each
+    character's sense comes from the words around it (``text.senses``)."""
+    lines: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(events):
+        if e.piece and e.articulation == "sing" and e.lyric and len(e.lyric) == 1:
+            lines.setdefault((e.cue, e.source), []).append(i)
+    read_as: dict[str, tuple | None] = {}
+    out = {}
+    for line in lines.values():
+        line.sort(key=lambda i: events[i].time)
+        text = "".join(events[i].lyric for i in line)
+        if text not in read_as:
+            try:
+                read_as[text] = read(text, reading)
+            except ReadingError:  # each character is then read alone, as before
+                read_as[text] = None
+        said = read_as[text]
+        if said is not None and len(said) == len(line):
+            out.update((i, s.lyric) for i, s in zip(line, said, strict=True))
+    return out
 
 
 def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:

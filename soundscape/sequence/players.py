@@ -161,14 +161,36 @@ def build_players(sheet: CueSheet, site: Site) -> Players:
     placed = orchestra.place(sheet.layout, site)
     sources = orchestra.sources(placed)
     forces = _sheet_forces(sheet)
-    sources.update(_gong_sources(site, forces))
+    sources.update(_gong_sources(site, _gong_needed(sheet, forces, site)))
     if any(voice.actor == "fuhou" for voice in sheet.voices):
         sources.update(_fuhou_sources(site))
     return Players(sources, placed, forces)
 
 
-def _gong_sources(site: Site, forces: Mapping[str, int]) -> dict[str, Source]:
-    singers, se = _gong_split(forces)
+def _gong_needed(sheet: CueSheet, forces: Mapping[str, int], site: Site) -> tuple[int, int]:
+    """(singers, 瑟 players) enough for every cue: a cue may state more than the rest
+    (one song with four 瑟 where the others have two), and each plays as it states; a cue
+    asking more than the site seats (燕禮's 寢: 工四人二瑟) is refused at its line."""
+    members = {who for who, _ in site.performers}
+    seats = (sum(who in members for who in _SINGERS), sum(who in members for who in _SE_PLAYERS))
+    needed = _gong_split(forces)
+    for cue in sorted(sheet.music, key=lambda c: not c.forces):  # a cue stating forces is
+        split = _gong_split({**forces, **dict(cue.forces)})  # named before those given them
+        # gong counts the whole 工 (singers and 瑟 players), se the 瑟 players
+        for key, asked, most, over in (("gong", split[0] + split[1], seats[0] + split[1],
+                                        split[0] > seats[0]),
+                                       ("se", split[1], seats[1], split[1] > seats[1])):
+            if over:
+                raise CueSheetError(
+                    f"{sheet.path or 'the cue sheet'}:{cue.line}: music {cue.id!r} forces."
+                    f"{key}={dict(cue.forces).get(key, asked)} must be ≤ {most} (the site "
+                    f"seats {seats[0]} singers and {seats[1]} 瑟 players of the 工)")
+        needed = (max(needed[0], split[0]), max(needed[1], split[1]))
+    return needed
+
+
+def _gong_sources(site: Site, needed: tuple[int, int]) -> dict[str, Source]:
+    singers, se = needed
     made = {}
     for who in _SINGERS[:singers] + _SE_PLAYERS[:se]:
         where = site.performer_position(who, "ge")

@@ -34,7 +34,9 @@ from soundscape.resources import data_dir
 __all__ = [
     "CHI_M",
     "COMPASS",
+    "ENCLOSURE_KEYS",
     "UNITS",
+    "Enclosure",
     "Hall",
     "InstrumentSize",
     "LayoutOverride",
@@ -222,6 +224,38 @@ class Hall:
     xu_x: float
 
 
+#: The heights of the walls that close the 庭 (``[enclosure]`` of site.toml).
+ENCLOSURE_KEYS = ("side_wall_height", "gate_height", "hall_wall_height", "xu_height")
+
+
+@dataclass(frozen=True, slots=True)
+class Enclosure:
+    """The walls around the 庭 (metres): where they stand and how high their tops are.
+
+    The court is the box ``west ≤ x ≤ east``, ``gate ≤ y ≤ north`` with an open sky; its
+    floor is the ground (z = 0). ``north`` is the hall's back wall (the 室 and 房), whose top
+    is ``north_top`` above the ground (the hall's height and the wall's); the 序 stand at
+    ``±xu_x`` on the hall, from its front edge (y = 0) to ``north``, from the hall floor
+    (``hall_floor``) to ``xu_top``.
+    """
+
+    west: float
+    east: float
+    gate: float
+    north: float
+    side_top: float
+    gate_top: float
+    north_top: float
+    xu_x: float
+    hall_floor: float
+    xu_top: float
+
+    @property
+    def size(self) -> tuple[float, float]:
+        """East-west and north-south extent of the court, metres."""
+        return self.east - self.west, self.north - self.gate
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """A 侯 and its measures (metres): 侯道, 侯中 side, 躬+舌 band, height of the lower rope.
@@ -335,6 +369,8 @@ class Site:
         What the site is, as the data names it (``射宮``, ``州序`` …).
     rite : str
         The rite whose site file was read over the 大射's, or ``""``.
+    enclosure : Enclosure or None
+        The walls around the 庭 (``[enclosure]``), for the court's echoes.
     """
 
     chi_m: float
@@ -355,6 +391,7 @@ class Site:
     people: Mapping[str, float] = field(default_factory=dict)
     name: str = ""
     rite: str = ""
+    enclosure: Enclosure | None = None
 
     # Units -------------------------------------------------------------
 
@@ -557,7 +594,7 @@ def rite_site_file(rite: str) -> Path | None:
 _RITE_FOLDER = "sites"
 #: A rite's site file: flat tables merge key by key; entry tables add or replace whole
 #: entries by id; ``drop`` removes places, targets and listeners the rite has not.
-_RITE_FLAT = ("hall", "stairs", "courtyard", "spacing", "people", "performers")
+_RITE_FLAT = ("hall", "stairs", "courtyard", "spacing", "people", "performers", "enclosure")
 _RITE_ENTRIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "places": (),  # x, y, z or `from`: checked where the places are built
     "instruments": ("kind", "length", "depth", "height"),
@@ -613,7 +650,7 @@ def _table(data: Mapping[str, Any], name: str, path: str) -> Mapping[str, Any]:
 
 
 _MERGEABLE = ("places", "targets", "instruments")
-_FLAT = ("spacing", "hall", "stairs", "courtyard")
+_FLAT = ("spacing", "hall", "stairs", "courtyard", "enclosure")
 _PLACE_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing")
 _LAYOUT_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing", "struck_face")
 _KINDS = ("rack", "drum", "thing")
@@ -625,7 +662,7 @@ _AT_LEAST: Mapping[tuple[str, str | None], tuple[float, bool]] = MappingProxyTyp
     ("spacing", "gap"): (0.0, False), ("spacing", "hall_clearance"): (0.0, True),
     ("spacing", "lean"): (0.0, True),
     ("hall", None): (0.0, False), ("stairs", None): (0.0, False),
-    ("courtyard", None): (0.0, False),
+    ("courtyard", None): (0.0, False), ("enclosure", None): (0.0, False),
     ("instruments", "length"): (0.0, False), ("instruments", "depth"): (0.0, False),
     ("instruments", "height"): (0.0, True),
     ("targets", "hou_zhong"): (0.0, False), ("targets", "band"): (0.0, True),
@@ -751,8 +788,26 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
                 MappingProxyType(listeners), MappingProxyType(dict(data["groups"])),
                 MappingProxyType(layout), source, MappingProxyType(set_by),
                 MappingProxyType({k: length(v, f"people.{k}") for k, v in data["people"].items()}))
+    site = replace(site, enclosure=_enclosure(site, data.get("enclosure", {}), length, data_path))
     _check_places(site, origin)
     return site
+
+
+def _enclosure(site: Site, raw: Mapping[str, Any], length, data_path: str) -> Enclosure:
+    """The walls of the 庭: where from the site's measures, how high from ``[enclosure]``."""
+    missing = [key for key in ENCLOSURE_KEYS if key not in raw]
+    if missing:
+        raise SiteError(f"{data_path}: [enclosure] needs {', '.join(missing)}")
+    unknown = [key for key in raw if key not in ENCLOSURE_KEYS]
+    if unknown:
+        raise SiteError(f"{data_path}: enclosure.{unknown[0]} is unknown; accepted: "
+                        f"{', '.join(ENCLOSURE_KEYS)}")
+    top = {key: length(raw[key], f"enclosure.{key}") for key in ENCLOSURE_KEYS}
+    half = site.courtyard_width / 2
+    hall = site.hall
+    return Enclosure(-half, half, site.gate_y, hall.depth, top["side_wall_height"],
+                     top["gate_height"], hall.height + top["hall_wall_height"], hall.xu_x,
+                     hall.height, hall.height + top["xu_height"])
 
 
 #: The keys of a performer phase (``[performers.phases.<id>]``).

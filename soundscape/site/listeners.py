@@ -19,9 +19,15 @@ from dataclasses import dataclass
 
 from soundscape.errors import RenderError
 from soundscape.geometry import Vec3
+from soundscape.validate import shown
 
-__all__ = ["COMPASS", "Listener", "ListenerPath", "facing_vector"]
+__all__ = ["COMPASS", "MAX_METRES", "Listener", "ListenerPath", "facing_vector"]
 
+
+#: Farthest a listener may stand from the origin on any axis, metres: a courtyard is
+#: about a hundred metres across, and nothing of the rite carries a kilometre (far beyond
+#: it, squared distances overflow).
+MAX_METRES = 1000.0
 
 #: Compass words (as used in cue sheets and site data) to horizontal unit vectors.
 COMPASS: dict[str, Vec3] = {
@@ -46,20 +52,26 @@ def facing_vector(facing: str | float | Sequence[float]) -> Vec3:
     tuple of 3 floats
         Unit vector with z = 0.
     """
+    accepted = (f"accepted: {', '.join(COMPASS)}, a finite bearing in degrees or a finite "
+                "x,y vector")
     if isinstance(facing, str):
         try:
             return COMPASS[facing.strip().lower()]
         except KeyError:
-            raise RenderError(
-                f"facing={facing!r}, accepted: {', '.join(COMPASS)}, a bearing in degrees "
-                "or an x,y vector") from None
-    if isinstance(facing, int | float):
+            raise RenderError(f"facing={shown(facing)}, {accepted}") from None
+    if isinstance(facing, int | float) and not isinstance(facing, bool):
+        if not math.isfinite(facing) or abs(facing) > 1e6:  # sin() of 1e300 is noise
+            raise RenderError(f"facing={shown(facing)}, {accepted}")
         bearing = math.radians(float(facing))
         return (math.sin(bearing), math.cos(bearing), 0.0)
+    if not (isinstance(facing, Sequence) and len(facing) in (2, 3) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in facing)):
+        raise RenderError(f"facing={shown(facing)}, {accepted}")
     x, y = float(facing[0]), float(facing[1])
     norm = math.hypot(x, y)
     if not (norm > 0 and math.isfinite(norm)):
-        raise RenderError(f"facing={tuple(facing)!r} has no horizontal direction")
+        raise RenderError(f"facing={shown(tuple(facing))} has no finite horizontal direction; "
+                          f"{accepted}")
     return (x / norm, y / norm, 0.0)
 
 
@@ -80,9 +92,13 @@ class Listener:
     facing: Vec3 | str | float = (0.0, 1.0, 0.0)
 
     def __post_init__(self) -> None:
-        position = tuple(float(v) for v in self.position)
-        if len(position) != 3 or not all(math.isfinite(v) for v in position):
-            raise RenderError(f"listener position={self.position!r} must be 3 finite metres")
+        numbers = isinstance(self.position, Sequence) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in self.position)
+        position = tuple(float(v) for v in self.position) if numbers else ()
+        if len(position) != 3 or not all(math.isfinite(v) and abs(v) <= MAX_METRES
+                                         for v in position):
+            raise RenderError(f"listener position={shown(self.position)} must be 3 finite "
+                              f"metres within {MAX_METRES:g} m of the hall (x, y, z)")
         object.__setattr__(self, "position", position)
         object.__setattr__(self, "facing", facing_vector(self.facing))
 
@@ -135,6 +151,8 @@ class ListenerPath:
             raise RenderError("listener path has no waypoints; give at least one place and time")
         points = tuple((float(t), Listener(p, f)) for t, p, f in self.waypoints)
         times = [t for t, _ in points]
+        if not all(math.isfinite(t) for t in times):
+            raise RenderError(f"listener path times {times} must be finite seconds")
         if times != sorted(times) or len(set(times)) != len(times):
             raise RenderError(f"listener path times {times} must be strictly increasing")
         object.__setattr__(self, "waypoints",

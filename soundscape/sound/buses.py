@@ -5,9 +5,9 @@ voice 20 kHz, the courtyard's bed 16 kHz; see ``synth.working_hz``). Its notes a
 rendered, spatialised and mixed at the lowest whole fraction of the output rate that
 is still at least that (16 kHz of a 48 kHz render), on a bus of their own, and the
 bus's mix is upsampled once, block by block, into the output. The spatialiser's
-FFTs and the heard notes of such a bus are a third of their size at 48 kHz, so more
-of them stay cached: the bed of a whole rite is a few dozen renderings, not
-thousands.
+FFTs and the heard notes of such a bus are a third of their size at 48 kHz. Notes a
+model says never repeat (``REPEATS = False``: the bed's segments and the calls, each its
+own rendering) are not kept.
 
 The upsampler is the same polyphase Kaiser low-pass the models use
 (``synth._common.upsample``), run as a causal FIR across blocks; its delay is
@@ -31,6 +31,7 @@ from soundscape.sound.notes import ByteLru, DryNotes, Voice
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
+from soundscape.sound.tail import Tail
 
 __all__ = ["LONG_S", "Bus", "Buses", "Upsampler"]
 
@@ -185,6 +186,9 @@ class Buses:
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
         self.performance = performance
+        bind = getattr(voice, "bind", None)
+        if bind is not None:  # notes that depend on the events around them: sung lines
+            voice = bind(performance, seed)
         made_at = getattr(voice, "made_at", None)
         sounding = {event.source for event in performance.events}
         self._rate_of = {id_: sample_rate if made_at is None
@@ -193,10 +197,8 @@ class Buses:
         self.by_rate: dict[int, Bus] = {}
         rates = sorted(set(self._rate_of.values()) | {sample_rate}, reverse=True)
         # one cache for all: the dry notes of every bus, and the heard notes a standing
-        # listener keeps (those that repeat whole: the long ones). The courtyard's bed
-        # needs ~80 MiB of it (six places × three renderings of its 30 s segments): with a
-        # fixed half of a bus's share it was made and heard again 223 times in a whole
-        # rite instead of 85
+        # listener keeps (those that repeat whole: the long ones); none of the notes that
+        # never repeat (the place's: DryNotes.kept)
         kept = ByteLru(cache_bytes)
         for rate in rates:
             if rate <= 0 or sample_rate % rate:
@@ -207,7 +209,12 @@ class Buses:
                                kept.part(("heard", rate)))
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
-        self.guard = max(bus.guard for bus in self.by_rate.values())
+        # the court's late sound: a send bus for the notes on lines (a standing listener's)
+        self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
+                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
+                     if surroundings.court is not None and self.static else None)
+        self.guard = max([bus.guard for bus in self.by_rate.values()]
+                         + ([self.tail.guard] if self.tail is not None else []))
         self._pool: ThreadPoolExecutor | None = None
 
     def bus(self, index: int) -> Bus:
@@ -254,9 +261,10 @@ class Buses:
         rate, lined, own = key
         heard = self.by_rate[rate].heard
         if not lined:
-            if note is not None and len(note[1]) >= LONG_S * rate:  # only whole repeats
+            if (note is not None and len(note[1]) >= LONG_S * rate  # only whole repeats
+                    and heard.dry_notes.keeps(own[0])):
                 heard.keep(own, note)
-        elif own not in heard.dry_notes.cache:
+        elif own not in heard.dry_notes.cache and heard.dry_notes.keeps(own[0]):
             heard.dry_notes.cache.put(own, note, note.nbytes)
 
     def add(self, index: int, note, column: int) -> None:
@@ -266,6 +274,8 @@ class Buses:
         if self.lined(index):
             point, face = bus.heard.key(index)[2:]
             bus.add_dry(event.time, note, point, face, column)
+            if self.tail is not None:
+                self.tail.send(bus.rate, event.time, note, point, column)
         else:
             bus.add(event.time, note, column)
 
@@ -278,7 +288,8 @@ class Buses:
     @property
     def extent(self) -> int:
         """Output samples up to the end of the last note added to any bus."""
-        return max(bus.extent for bus in self.by_rate.values())
+        return max([bus.extent for bus in self.by_rate.values()]
+                   + ([self.tail.extent] if self.tail is not None else []))
 
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples: every bus, brought up to the output rate.
@@ -286,8 +297,9 @@ class Buses:
         The buses are independent, so they are mixed on threads of their own (their FFTs
         and upsampling release the GIL); they are summed in a fixed order."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate))
-        parts = list(self._pool.map(lambda bus: bus.take(frames), self.by_rate.values()))
+            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate) + 1)
+        takers = [*self.by_rate.values(), *([self.tail] if self.tail is not None else [])]
+        parts = list(self._pool.map(lambda bus: bus.take(frames), takers))
         out = parts[0]  # the output's own rate comes first
         for part in parts[1:]:
             out += part

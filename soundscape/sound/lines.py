@@ -31,7 +31,7 @@ from soundscape.site.listeners import Listener
 from soundscape.sound.notes import ByteLru
 from soundscape.sound.spatialise import GUARD, Spatialiser, fft_size
 
-__all__ = ["CHUNK", "Lines"]
+__all__ = ["CHUNK", "Lines", "impulse_filter"]
 
 #: Frames a line is filtered at a time (at its bus's rate): 2^16 less 8192, so a response of up
 #: to 8192 taps (every place of the whole rite heard from the duke's seat, measured; longer
@@ -66,10 +66,25 @@ class _Filter:
         return self.spectrum.nbytes + (0 if self.mix is None else self.mix.nbytes)
 
 
+def impulse_filter(rows: np.ndarray, start: int, chunk: int = CHUNK) -> _Filter:
+    """A line's filter from an impulse response: ``rows`` (channels, taps), its first tap
+    ``start`` samples after the dry frame (the court's late tail, ``sound.tail``), for lines
+    heard ``chunk`` frames at a time."""
+    made = _Filter.__new__(_Filter)
+    made.start = start
+    made.n_fft = fft_size(chunk + rows.shape[1])
+    made.taps = made.n_fft - chunk + 1
+    made.reach = start + rows.shape[1]
+    made.mix = None
+    made.spectrum = scipy.fft.rfft(rows, made.n_fft, axis=1).astype(np.complex64)
+    return made
+
+
 class _Line:
     """One place's dry notes, from absolute frame ``origin`` on, and its filter."""
 
-    def __init__(self, response: _Filter, column: int) -> None:
+    def __init__(self, response: _Filter, column: int, chunk: int = CHUNK) -> None:
+        self.chunk = chunk
         self.start, self.n_fft, self.taps = response.start, response.n_fft, response.taps
         self.reach, self.mix, self.filter = response.reach, response.mix, response.spectrum
         self.column = column
@@ -100,10 +115,10 @@ class _Line:
         if first >= self.end:
             return None
         lo = max(first, self.origin)
-        hi = min(first + CHUNK + self.taps - 1, self.origin + len(self.data))
+        hi = min(first + self.chunk + self.taps - 1, self.origin + len(self.data))
         kept = self.data[lo - self.origin:max(lo, hi) - self.origin]
         heard = (lo - first, kept) if kept.any() else None
-        self._drop_before(first + CHUNK)  # copies what it keeps: ``kept`` stays as it was
+        self._drop_before(first + self.chunk)  # copies what it keeps: ``kept`` stays as it was
         return heard
 
     def done(self, chunk_start: int) -> bool:
@@ -111,7 +126,7 @@ class _Line:
 
     def _drop_before(self, frame: int) -> None:
         cut = min(max(0, frame - self.origin), len(self.data))
-        if cut >= max(CHUNK, len(self.data) // 2):  # a copy only when half is spent
+        if cut >= max(self.chunk, len(self.data) // 2):  # a copy only when half is spent
             self.data = self.data[cut:].copy()
             self.origin += cut
 
@@ -119,8 +134,11 @@ class _Line:
 class Lines:
     """The lines of one bus, for a standing listener; output in chunks of ``CHUNK`` frames."""
 
-    def __init__(self, spatialiser: Spatialiser, listener: Listener, channels: int) -> None:
+    def __init__(self, spatialiser: Spatialiser | None, listener: Listener, channels: int,
+                 make_filter=None, chunk: int = CHUNK) -> None:
+        self.size = chunk  # frames heard at a time (another than CHUNK: make_filter's own)
         self.spatialiser = spatialiser
+        self._make_filter = make_filter  # (point, face) → _Filter, instead of the spatialiser
         self.listener = listener
         self.channels = channels
         self._lines: dict[tuple, _Line] = {}
@@ -134,14 +152,15 @@ class Lines:
         key = (point, face, column)
         line = self._lines.get(key)
         if line is None:
-            line = self._lines[key] = _Line(self._filter(point, face), column)
+            line = self._lines[key] = _Line(self._filter(point, face), column, self.size)
         line.add(onset, mono)
         self.extent = max(self.extent, line.end + line.reach)
 
     def _filter(self, point, face) -> _Filter:
         found = self._filters.get((point, face))
         if found is None:
-            found = _Filter(self.spatialiser, point, self.listener, face)
+            found = (self._make_filter(point, face) if self._make_filter is not None
+                     else _Filter(self.spatialiser, point, self.listener, face))
             self._filters.put((point, face), found, found.nbytes)
         return found
 
@@ -149,14 +168,15 @@ class Lines:
         """The next chunk of every line, mixed: ``(CHUNK, channels)``.
 
         The lines of one FFT size are transformed together."""
-        out = np.zeros((CHUNK, self.channels), dtype=np.float32)
+        size = self.size
+        out = np.zeros((size, self.channels), dtype=np.float32)
         at = self.next_chunk
         sounding: dict[int, list[tuple[_Line, np.ndarray]]] = {}
         for key, line in list(self._lines.items()):
             segment = line.segment(at)
             if segment is not None:
                 sounding.setdefault(line.n_fft, []).append((line, segment))
-            if line.done(at + CHUNK):
+            if line.done(at + size):
                 del self._lines[key]
         for n_fft, members in sounding.items():
             segments = np.zeros((len(members), n_fft), dtype=np.float32)
@@ -175,8 +195,8 @@ class Lines:
                 total[line.column:line.column + len(product)] += product
                 used[line.column:line.column + len(product)] = True
             rows = np.flatnonzero(used)
-            taps = n_fft - CHUNK + 1
-            heard = scipy.fft.irfft(total[rows], n_fft, axis=1)[:, taps - 1:taps - 1 + CHUNK]
+            taps = n_fft - size + 1
+            heard = scipy.fft.irfft(total[rows], n_fft, axis=1)[:, taps - 1:taps - 1 + size]
             out[:, rows] += heard.T
-        self.next_chunk += CHUNK
+        self.next_chunk += size
         return out

@@ -3,10 +3,13 @@
 Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
 velocity), so they are cached. A note is keyed by its instrument, pitch,
 velocity, duration, articulation and lyric (``note_key``), plus a *variant* in
-0…``VARIANTS``−1 picked by a stable hash of (seed, event index): repeats keep
-some natural variation, and each variant's generator is seeded by a stable hash
-of (seed, key, variant). The caches are LRU bounded in bytes (``ByteLru``), so
-memory stays flat; a cached note is bit-identical to a recomputed one.
+0…n−1 picked by a stable hash of (seed, event index), n the instrument file's
+``renderings`` (``VARIANTS`` if it gives none; ``"each"``: ``EACH``, 2³², so every
+event is its own rendering: no two strokes of a drum, bell or stone alike), and each
+variant's generator is seeded by a stable hash of (seed, key, variant): repeats
+differ as the model's own scatter (force, striking point) makes them. The caches are
+LRU bounded in bytes (``ByteLru``), so memory stays flat; a cached note is
+bit-identical to a recomputed one.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ import numpy as np
 from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
 
-__all__ = ["CACHE_BYTES", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice", "Voice",
-           "note_key", "stable_ints"]
+__all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice",
+           "Voice", "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -35,8 +38,11 @@ Voice = Callable[..., np.ndarray]
 #: Default bound of all the notes kept in a render, bytes: one cache for the dry notes of
 #: every bus and the heard notes a standing listener keeps (see ``soundscape.sound.buses``).
 CACHE_BYTES = 192 << 20
-#: Renderings kept per repeated note: some variation, few syntheses.
+#: Renderings kept per repeated note unless its instrument file says (``renderings``).
 VARIANTS = 3
+#: Variants of an instrument whose every event is its own rendering: the hash that picks
+#: a variant is 32 bits, so each event has its own (and its own generator).
+EACH = 1 << 32
 
 _TAIL_FLOOR = 1e-5  # −100 dB
 
@@ -61,12 +67,38 @@ class SynthVoice:
         self.bells = bells
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
+        self.lines = None  # the performance's sung lines, once bound (``bind``)
+        self.seed = 0
+
+    def bind(self, performance, seed: int) -> SynthVoice:
+        """This voice for one render of ``performance``: a singer's legato notes are made
+        as lines (``soundscape.sound.sung``), each seeded by ``seed``, the singer and its
+        onset."""
+        from soundscape.sound.sung import SungLines
+
+        bound = SynthVoice(self.reference_db, self.bells)
+        bound.seed = seed
+        bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
+        return bound
+
+    def _sings_lines(self, source: Source) -> bool:
+        return self._instrument(source.instrument).model == "voice"
 
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
         from soundscape.sound import synth
 
         instrument = self._instrument(source.instrument)
+        if instrument.model == "voice" and event.articulation == "inhale":
+            from soundscape.sound.synth import sung_line
+
+            note = sung_line.inhale(instrument.params, duration=event.duration,
+                                    velocity=event.velocity, sample_rate=sample_rate, rng=rng,
+                                    performer=source.id)
+            return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        if self.lines is not None and self.lines.find(event) is not None:
+            return self.lines.part(event, sample_rate,
+                                   lambda line: self._line(line, source, sample_rate))
         note = synth.render_note(
             instrument, hz=None if event.pitch is None else event.pitch.hz,
             velocity=event.velocity, duration=event.duration,
@@ -76,16 +108,57 @@ class SynthVoice:
             bells=self.bells)
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
+    def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
+        """A sung line, mono from its first onset, at 1 m (seeded by the render's seed, the
+        singer and the line's onset and notes: each 終 and each singer sings it anew)."""
+        from soundscape.sound import synth
+        from soundscape.sound.synth import sung_line
+
+        instrument = self._instrument(source.instrument)
+        rng = np.random.default_rng(stable_ints(self.seed, self.lines.key(line[0])[:4]))
+        audio = sung_line.render_line(instrument.params, self.lines.notes(line),
+                                      sample_rate=sample_rate, rng=rng, performer=source.id)
+        audio = synth.without_infrasound(audio, sample_rate)
+        return audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+
+    def keeps(self, key: tuple) -> bool:
+        """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and
+        never again: each 終 is sung anew), nor a note of a model that says its notes never
+        repeat (``repeats``: the place's bed and calls), so the notes that do repeat keep
+        their place in the cache. The key's first item is the instrument."""
+        if self.lines is not None and key[:1] == ("line",):
+            return False
+        return self.repeats(key[0])
+
     def key(self, event: Event, source: Source) -> tuple:
-        """``note_key``, with the performer for models whose notes depend on who plays."""
+        """``note_key``, with the performer for models whose notes depend on who plays; a
+        sung line's part: the whole line and the event's place in it."""
+        if self.lines is not None and self.lines.find(event) is not None:
+            return self.lines.key(event)
         return note_key(event, source,
                         performer=source.id if self._by_performer(source.instrument) else None)
 
     def variants(self, source: Source) -> int:
         """How many renderings a note key gets: one for a voice (each singer is his own
         voice and sings each note in his own time and level: the ensemble varies him,
-        and the rite has thousands of sung notes), else ``VARIANTS``."""
-        return 1 if self._instrument(source.instrument).model == "voice" else VARIANTS
+        and the rite has thousands of sung notes), else the instrument file's
+        ``renderings`` (``EACH`` for ``"each"``), else ``VARIANTS``."""
+        from soundscape.music.instruments import EACH as EACH_WORD
+
+        instrument = self._instrument(source.instrument)
+        if instrument.model == "voice":
+            return 1
+        if instrument.renderings == EACH_WORD:
+            return EACH
+        return VARIANTS if instrument.renderings is None else int(instrument.renderings)
+
+    def repeats(self, instrument_id: str) -> bool:
+        """Whether notes of ``instrument_id`` may repeat (worth keeping): False for a model
+        that says ``REPEATS = False`` (the place's bed and calls: every note its own)."""
+        from soundscape.music.instruments import model_module
+
+        model = model_module(self._instrument(instrument_id).model)
+        return getattr(model, "REPEATS", True)
 
     def made_at(self, source: Source, sample_rate: int) -> int:
         """The rate to make ``source``'s notes at for output at ``sample_rate`` (lower for
@@ -205,6 +278,13 @@ class DryNotes:
         own = getattr(self.voice, "variants", None)
         return VARIANTS if own is None else own(source)
 
+    def keeps(self, key: tuple) -> bool:
+        """Whether notes of ``key`` are worth keeping: not when the voice says they never
+        repeat (a sung line's part, the place's bed and calls), which would only push out
+        notes that do."""
+        own = getattr(self.voice, "keeps", None)
+        return True if own is None else own(key)
+
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
         if mono is None:
@@ -212,7 +292,8 @@ class DryNotes:
             raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
                              dtype=float)
             mono = _trim_tail(raw).astype(np.float32)
-            self.cache.put((key, variant), mono, mono.nbytes)
+            if self.keeps(key):
+                self.cache.put((key, variant), mono, mono.nbytes)
         return mono
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from scipy.spatial import ConvexHull
+from scipy.spatial import ConvexHull, QhullError
 
 from soundscape.errors import RenderError
 from soundscape.sound.ambisonics import acn_channels, sn3d_gains
@@ -201,6 +201,8 @@ class Vbap:
 
     def __post_init__(self) -> None:
         _check_speakers(self.azimuths_deg, self.elevations_deg, self.names, self.silent)
+        if self.elevations_deg is not None and any(self.elevations_deg):
+            _ = self._triangles  # a layout with no 3-D hull is refused now, not mid-render
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -221,9 +223,21 @@ class Vbap:
         vectors = [_unit(self.azimuths_deg[i], self._elevation(i)) for i in live]
         if not any(self._elevation(i) < -10.0 for i in live):
             live, vectors = [*live, -1], [*vectors, _unit(0.0, -90.0)]
-        hull = ConvexHull(np.array(vectors))
-        return [(tuple(live[k] for k in tri), np.linalg.inv(np.array([vectors[k] for k in tri])))
-                for tri in hull.simplices]
+        if not any(self._elevation(i) > 10.0 for i in live if i >= 0):
+            # likewise overhead: else the hull's top face passes through the listener
+            live, vectors = [*live, -1], [*vectors, _unit(0.0, 90.0)]
+        try:
+            hull = ConvexHull(np.array(vectors))
+        except QhullError:  # all in one plane through the listener: no triangles around
+            raise RenderError(
+                f"loudspeaker layout {', '.join(f'{a:g}' for a in self.azimuths_deg[:8])}: "
+                "elevated speakers that span no space around the listener (all in one "
+                "plane with the zenith and nadir); accepted: speakers in more than one "
+                "direction around, or all on the horizon") from None
+        bases = [np.array([vectors[k] for k in tri]) for tri in hull.simplices]
+        return [(tuple(live[k] for k in tri), np.linalg.inv(base))
+                for tri, base in zip(hull.simplices, bases, strict=True)
+                if abs(np.linalg.det(base)) > 1e-9]
 
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
         if self.elevations_deg is not None and any(self.elevations_deg):
@@ -231,8 +245,13 @@ class Vbap:
         p = np.array([math.cos(math.radians(azimuth_deg)), math.sin(math.radians(azimuth_deg))])
         ring = self._active()
         gains = np.zeros(len(self.names))
+        across = self._across_gap(azimuth_deg, ring, gains)
+        if across is not None:
+            return across
         best = None
         for a, b in zip(ring, ring[1:] + ring[:1], strict=True):
+            if (self.azimuths_deg[b] - self.azimuths_deg[a]) % 360.0 >= 180.0:
+                continue  # a gap no pair can pan across (handled above)
             base = np.array([[math.cos(math.radians(self.azimuths_deg[i])),
                               math.sin(math.radians(self.azimuths_deg[i]))] for i in (a, b)])
             if abs(np.linalg.det(base)) < 1e-9:
@@ -246,6 +265,22 @@ class Vbap:
         gains[a] += g[0]
         gains[b] += g[1]
         return ChannelTerms(gains)
+
+    def _across_gap(self, azimuth_deg: float, ring: list[int], gains: np.ndarray
+                    ) -> ChannelTerms | None:
+        """Over a gap of 180° or more between ring neighbours (a pair 30,-30 seen from
+        behind), pairwise VBAP has no solution: fade from the gap's first speaker to its last
+        at constant power, by the angle travelled across it; None when not in such a gap."""
+        here = azimuth_deg % 360.0
+        for a, b in zip(ring, ring[1:] + ring[:1], strict=True):
+            arc = (self.azimuths_deg[b] - self.azimuths_deg[a]) % 360.0
+            travelled = (here - self.azimuths_deg[a]) % 360.0
+            if arc >= 180.0 and travelled <= arc:
+                t = travelled / arc * math.pi / 2
+                gains[a] += math.cos(t)
+                gains[b] += math.sin(t)
+                return ChannelTerms(gains)
+        return None
 
     def _terms_3d(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
         p = _unit(azimuth_deg, elevation_deg)

@@ -18,6 +18,7 @@ import numpy as np
 from soundscape.errors import RenderError
 from soundscape.geometry import Vec3
 from soundscape.physics import speed_of_sound
+from soundscape.sound.court import Court
 
 __all__ = ["REFERENCE_DB", "Air", "Path", "Surroundings", "absorption_on_grid",
            "drum_directivity", "paths"]
@@ -108,6 +109,10 @@ class Surroundings:
         EST 0.5: the 堂 front is a raised base, open between pillars, with the
         walls behind; only part of the sound comes back (rammed-earth walls
         reflect ≈ 0.9, docs/sources.md A7.4).
+    court : soundscape.sound.court.Court or None
+        The walled court: when given, its early image sources replace the floor and hall
+        reflections above (``ground``, ``hall`` and their coefficients are then unused), and
+        the render adds its late tail (``sound.tail``).
     """
 
     air: Air = field(default_factory=Air)
@@ -118,6 +123,7 @@ class Surroundings:
     hall: bool = True
     hall_front_y: float = 0.0
     hall_coefficient: float = 0.5
+    court: Court | None = None
 
     def __post_init__(self) -> None:
         if not self.near_field_m > 0:
@@ -141,7 +147,7 @@ class Path:
     gain : float
         Spreading × reflection coefficient × directivity (amplitude, 1 at 1 m).
     kind : str
-        ``direct``, ``ground`` or ``hall``.
+        ``direct``, ``ground`` or ``hall``; in a court ``image<n>`` (n bounces).
     """
 
     point: Vec3
@@ -192,6 +198,8 @@ def paths(source: Vec3, listener: Vec3, *, surroundings: Surroundings,
     """
     s = np.asarray(source, dtype=float)
     ear = np.asarray(listener, dtype=float)
+    if surroundings.court is not None:
+        return _court_paths(s, ear, surroundings, struck_face)
     out = [_path(s, s, ear, surroundings, struck_face, 1.0, "direct", None)]
     if surroundings.ground and s[2] > 0 and ear[2] > 0:
         image = s * np.array([1.0, 1.0, -1.0])
@@ -206,12 +214,35 @@ def paths(source: Vec3, listener: Vec3, *, surroundings: Surroundings,
     return out
 
 
+#: The octave band whose reflection factor an early path carries (the spatialiser's paths
+#: have one gain; air absorption is applied per bin on top).
+_PATH_BAND = 3  # 1 kHz
+
+
+def _court_paths(s: np.ndarray, ear: np.ndarray, surroundings: Surroundings,
+                 struck_face: Vec3 | None) -> list[Path]:
+    """The direct sound and the court's early images (``Court.split``), direct first."""
+    court = surroundings.court
+    speed = surroundings.air.speed_of_sound
+    reach = float(np.linalg.norm(ear - s)) + court.model.early_ms * 1e-3 * speed + 1e-6
+    images = court.images(s, ear, reach_m=reach)
+    early = np.flatnonzero(court.split(images, speed))
+    early = early[np.argsort(images.distance[early], kind="stable")]
+    return [_path(s, images.points[i], ear, surroundings, struck_face,
+                  float(images.amplitude[i, _PATH_BAND]),
+                  "direct" if images.order[i] == 0 else f"image{images.order[i]}",
+                  images.signs[i]) for i in early]
+
+
 def _path(source: np.ndarray, image: np.ndarray, ear: np.ndarray, surroundings: Surroundings,
-          struck_face: Vec3 | None, coefficient: float, kind: str, axis: int | None) -> Path:
+          struck_face: Vec3 | None, coefficient: float, kind: str,
+          axis: int | np.ndarray | None) -> Path:
     arrival = ear - image
     distance = float(np.linalg.norm(arrival))
     leaving = arrival.copy()  # the ray as it leaves the real source: the arrival, mirrored back
-    if axis is not None:
+    if isinstance(axis, np.ndarray):  # per-axis signs of a many-bounce image
+        leaving *= axis
+    elif axis is not None:
         leaving[axis] = -leaving[axis]
     spread = 1.0 / max(distance, surroundings.near_field_m)  # p ∝ 1/r (docs/sources.md A7.2)
     directivity = drum_directivity(struck_face, leaving) if distance > 0 else 1.0

@@ -262,6 +262,7 @@ def render_audio(performance: Performance, path: str | Path, *,
                 {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),
                  "sample_rate": sample_rate, "seed": seed, "seconds": frames / sample_rate,
                  "reading": performance.info.reading, "tuning": performance.info.tuning,
+                 "court": _court_report(surroundings),
                  "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
     except OSError as error:  # name the output, not the hidden file it was being written as
         raise OSError(error.errno, error.strerror, str(path)) from None
@@ -306,6 +307,15 @@ def _check_space(path: Path, seconds: float, sample_rate: int, channels: int,
         raise RenderError(f"{path.parent}: not enough free space for this render: it needs "
                           f"about {_size(need)} (temporary samples and the finished audio), "
                           f"{_size(free)} free; free some space or write elsewhere")
+
+
+def _court_report(surroundings: Surroundings) -> dict | None:
+    """The court hypothesis a render was heard in (its report names it), or None."""
+    court = surroundings.court
+    if court is None:
+        return None
+    return {"hypothesis": court.name, "name": court.hypothesis.name,
+            "note": court.hypothesis.note}
 
 
 def _size(nbytes: float) -> str:

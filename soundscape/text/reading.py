@@ -12,8 +12,10 @@ Two readings, each a published scheme stated in its data file under
   readings of polyphones) and a stated pinyin → IPA table (``mandarin.toml``).
 
 ``syllable(char, reading)`` reads one character, ``read(text, reading)`` a phrase (its Han
-characters only). A character the reading cannot read raises ``ReadingError`` naming it:
-there is no silent fallback.
+characters only). A character with several senses is read by its sense where it stands, in
+both readings (``text.senses``: 樂 music in 「請以樂」, joy in 「和樂且湛」; a lone
+character gets its default). A character the reading cannot read raises ``ReadingError``
+naming it: there is no silent fallback.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from soundscape.errors import TextError
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text.hanzi import is_han, normalise_char
+from soundscape.text.senses import choose
 
 __all__ = ["DEFAULT_READING", "READINGS", "ReadingError", "Syllable", "checked",
            "phrase_contours", "read", "scheme", "syllable", "tone_contour"]
@@ -74,7 +77,7 @@ def syllable(character: str, reading: str = DEFAULT_READING) -> Syllable:
         raise ReadingError(f"reading {reading}: {character!r} is not one Han character")
     if reading == "mandarin":
         return _mandarin(character, character)[0]
-    return _middle_chinese(character)
+    return _middle_chinese(character, _chosen(character)[0])
 
 
 def read(text: str, reading: str = DEFAULT_READING) -> tuple[Syllable, ...]:
@@ -83,7 +86,7 @@ def read(text: str, reading: str = DEFAULT_READING) -> tuple[Syllable, ...]:
     han = "".join(c for c in text if is_han(c))
     if reading == "mandarin":
         return _mandarin(han, text)
-    return tuple(_middle_chinese(c) for c in han)
+    return tuple(_middle_chinese(c, chosen) for c, chosen in zip(han, _chosen(han), strict=True))
 
 
 def scheme(reading: str = DEFAULT_READING) -> str:
@@ -136,12 +139,16 @@ def _choices() -> dict:
     return read_toml(data_dir() / "readings" / "choices.toml", error=ReadingError)
 
 
+def _chosen(han: str) -> list[str | None]:
+    """Per character: the 音韻地位 its sense there takes (``text.senses``), else None."""
+    return [None if sense is None else sense.position for sense in choose(han)]
+
+
 # -- Mandarin -------------------------------------------------------------------------------
 def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
     from pypinyin import Style, pinyin
-    from pypinyin.contrib.tone_convert import to_finals, to_initials
 
-    table, choices = _table("mandarin"), _choices()
+    choices = _choices()
     standard = "".join(choices["variants"].get(c, c) for c in han)
     toned = [p[0] for p in pinyin(standard, style=Style.TONE3, strict=True,
                                   neutral_tone_with_five=True, errors=lambda s: [""] * len(s))]
@@ -150,27 +157,40 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
         while at >= 0:
             toned[at:at + len(phrase)] = row["pinyin"]
             at = standard.find(phrase, at + 1)
-    out = []
-    for char, syllable_pinyin in zip(han, toned, strict=True):
-        initial = to_initials(syllable_pinyin, strict=True)
-        final = to_finals(syllable_pinyin, strict=True)
-        if final not in table["finals"] or not syllable_pinyin[-1:].isdigit():
-            raise ReadingError(f"reading mandarin: pypinyin has no reading of {char!r} "
-                               f"(in {where!r})")
-        medial, nucleus, coda = table["finals"][final]
-        if final == "i" and initial in table["apical"]["initials"]:
-            nucleus = table["apical"]["vowel"]
-        onset = table["initials"].get(initial, "")
-        phones = tuple(p for p in (onset, medial, nucleus, coda) if p)
-        out.append(Syllable(char, "mandarin", onset, medial, nucleus, coda,
-                            syllable_pinyin[-1], phones))
-    return tuple(out)
+    for at, sense in enumerate(choose(standard)):  # read by its sense there
+        if sense is not None:
+            toned[at] = sense.pinyin
+    return tuple(_from_pinyin(char, said, where)
+                 for char, said in zip(han, toned, strict=True))
+
+
+def _from_pinyin(char: str, syllable_pinyin: str, where: str) -> Syllable:
+    """The Mandarin syllable of ``char`` said as ``syllable_pinyin`` (tone digit)."""
+    from pypinyin.contrib.tone_convert import to_finals, to_initials
+
+    table = _table("mandarin")
+    initial = to_initials(syllable_pinyin, strict=True)
+    final = to_finals(syllable_pinyin, strict=True)
+    if final not in table["finals"] or not syllable_pinyin[-1:].isdigit():
+        raise ReadingError(f"reading mandarin: pypinyin has no reading of {char!r} "
+                           f"(in {where!r})")
+    medial, nucleus, coda = table["finals"][final]
+    if final == "i" and initial in table["apical"]["initials"]:
+        nucleus = table["apical"]["vowel"]
+    onset = table["initials"].get(initial, "")
+    phones = tuple(p for p in (onset, medial, nucleus, coda) if p)
+    return Syllable(char, "mandarin", onset, medial, nucleus, coda, syllable_pinyin[-1],
+                    phones)
 
 
 # -- Middle Chinese -------------------------------------------------------------------------
 @functools.cache
-def _middle_chinese(character: str) -> Syllable:
-    position = _position(character)
+def _middle_chinese(character: str, chosen: str | None = None) -> Syllable:
+    """The syllable of ``character`` at the 音韻地位 ``chosen`` (a tshet-uinh 描述), or
+    where none is chosen at its reading from the choices table or the first listed."""
+    import tshet_uinh
+
+    position = _position(character) if chosen is None else tshet_uinh.音韻地位.from描述(chosen)
     table = _table("middle-chinese")
     rhyme = table["merge"].get(position.韻, position.韻)
     found = [(vowel, cells.index(rhyme)) for vowel, cells in table["nuclei"].items()

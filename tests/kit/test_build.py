@@ -112,3 +112,23 @@ def test_kit_page_and_sidecars_exist(kit):
     assert (kit / "web" / "data.js").read_text().startswith("window.KIT = ")
     vtt = (kit / "music.gong_wei.vtt").read_text()
     assert "[bells, drums and voices: 肆夏 (reconstruction), from the" in vtt
+
+
+def test_a_layout_files_name_never_leaves_the_kit(tmp_path):
+    """An IEM file's ``Name`` is the user's text: the files named after it stay in the kit.
+    (The name climbs relatively, so that on code without the check the test's files stay
+    in its own folder; ``tests/kit/test_speakers.py`` checks names from the root.)"""
+    layout = tmp_path / "hall.json"
+    layout.write_text(json.dumps({"Name": "../../../PWNED_REL", "LoudspeakerLayout": {
+        "Name": "../../../PWNED_REL", "Loudspeakers": [
+            {"Azimuth": 30, "Elevation": 0, "Channel": 1},
+            {"Azimuth": -30, "Elevation": 0, "Channel": 2},
+            {"Azimuth": 180, "Elevation": 0, "Channel": 3}]}}), encoding="utf-8")
+    deep = tmp_path / "a" / "b"
+    build(deep, layouts=(str(layout),), programme_ids=("music",))
+    written = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}
+    outside = {p for p in written if not p.is_relative_to(Path("a/b/kit"))} - {
+        Path("hall.json"), Path("a/b/programmes.toml")}
+    assert not outside, outside
+    assert (deep / "kit" / "layouts" / "pwned_rel.json").is_file()
+    assert (deep / "kit" / "music.gong_wei.pwned_rel.wav").is_file()

@@ -125,3 +125,44 @@ def test_a_layout_file_carries_no_speaker_positions(tmp_path):
     # a 5.1 read back from an IEM file has no channel names: its speakers are not known
     write_iem(layout_from_text("5.1"), tmp_path / "5.1.json")
     assert channel_mask(read_iem(tmp_path / "5.1.json")) == 0
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("/../../PWNED_REL", "pwned_rel"), ("..", "hall"), ("", "hall"), ("IEM CUBE", "iem-cube"),
+    ("../x/./y", "x-.-y"), ("7.0.4", "7.0.4"), ("鐘磬", "hall"), ("a" * 300, "a" * 64)])
+def test_a_layout_files_name_becomes_an_id(tmp_path, name, expected):
+    """The name a layout gives its files (loops, its copy in ``layouts/``) is an id: never a
+    path, never empty; the file's stem when its ``Name`` holds nothing usable."""
+    path = tmp_path / "hall.json"
+    path.write_text(json.dumps({"LoudspeakerLayout": {"Name": name, "Loudspeakers": [
+        {"Azimuth": 30, "Elevation": 0, "Channel": 1},
+        {"Azimuth": -30, "Elevation": 0, "Channel": 2}]}}), encoding="utf-8")
+    assert read_iem(path).name == expected
+
+
+def test_a_layout_of_no_id_is_refused():
+    with pytest.raises(KitError, match=r"layout name='\.\./x' must be an id"):
+        SpeakerLayout("../x", (Speaker(30, channel=1), Speaker(-30, channel=2)))
+
+
+def test_a_5_1_read_back_from_its_file_pans_as_the_preset(tmp_path):
+    """The file names no channel, so its LFE stands where the centre does: a later speaker
+    in an earlier one's direction takes no panned signal (before, two speakers in one
+    direction were refused when the first sound was panned)."""
+    write_iem(layout_from_text("5.1"), tmp_path / "5.1.json")
+    again, preset = panner_for(read_iem(tmp_path / "5.1.json")), panner_for(
+        layout_from_text("5.1"))
+    for azimuth in (0.0, 20.0, 90.0, 180.0, -120.0):
+        np.testing.assert_allclose(again.terms(azimuth, 0.0).gains,
+                                   preset.terms(azimuth, 0.0).gains, atol=1e-12)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("0,0", "--layout '0,0': loudspeaker layout 0, 0: speakers 1 and 2 stand in the same"),
+    ("0:0,0:1", "--layout '0:0,0:1': loudspeaker layout 0, 0: elevated speakers that span no "
+                "space"),
+])
+def test_a_layout_vbap_cannot_pan_is_refused_as_it_is_read(text, message):
+    with pytest.raises(KitError) as caught:
+        layout_from_text(text)
+    assert str(caught.value).startswith(message), str(caught.value)

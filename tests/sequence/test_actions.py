@@ -17,7 +17,8 @@ def kind(rite, group):
 
 def test_every_instrument_the_table_names_exists():
     table = load_actions()
-    names = {table.walk["instrument"], table.bed["instrument"], table.torch["instrument"]}
+    names = {table.walk["instrument"], table.bed["instrument"], table.torch["instrument"],
+             table.creatures["instrument"]}
     names |= {s.instrument for sounds in table.by_action.values() for s, _ in sounds}
     names |= {s.instrument for s in table.by_word.values()}
     for name in names:
@@ -75,3 +76,69 @@ def test_music_only_leaves_the_actions_and_the_place_out(sheet, site):
     music = perform(sheet, site=site, tuning=default_tuning(), seed=5,
                     options=SequenceOptions(soundscape=False))
     assert not {s.group for s in music.sources.values()} & {"action", "place"}
+
+
+def test_no_two_sounds_of_the_place_share_a_rendering(rite):
+    """Every bed segment, torch stretch and call has its own note key (its own tag): the
+    render makes each its own (the old bed gave a source one tag an hour, so 2,093
+    segments were 99 renderings and the bed repeated every 26 s)."""
+    from soundscape.sound.notes import note_key
+
+    place = kind(rite, "place")
+    keys = {note_key(e, rite.sources[e.source]) for e in place}
+    assert len(place) > 2000 and len(keys) == len(place)
+
+
+def test_the_bed_heard_through_the_render_never_repeats(rite):
+    """Two sources' segments over the first 400 s, made as the render makes them (their
+    keys, variants and seeds: DryNotes) and laid on the clock: the autocorrelation stays
+    under 0.05 at every lag of 1-300 s (the old bed: 0.33-0.41 at 26, 52, 78 s)."""
+    import numpy as np
+
+    from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
+
+    rate, stop = 16000, 400.0
+    notes = DryNotes(SynthVoice(), rate, 7, ByteLru(256 << 20))
+    mix = np.zeros(round((stop + 10) * rate))
+    for index, event in enumerate(rite.events):
+        if event.source in ("place.bed.0", "place.bed.1") and event.time < stop:
+            source = rite.sources[event.source]
+            variant = stable_ints(7, index)[0] % notes.variants(source)
+            mono = notes(event, source, notes.key(event, source), variant)
+            at = round(event.time * rate)
+            mix[at:at + mono.size] += mono[:mix.size - at]
+    x = mix[:round(stop * rate)] - mix[:round(stop * rate)].mean()
+    size = 1 << (2 * x.size - 1).bit_length()
+    spectrum = np.fft.rfft(x, size)
+    r = np.fft.irfft(spectrum * np.conj(spectrum), size)[:x.size]
+    r /= r[0]
+    assert np.max(np.abs(r[rate:300 * rate])) < 0.05
+
+
+def test_the_creatures_call_by_the_hour_from_their_trees_and_walls(rite):
+    """Dawn holds the most bird calls a minute; cicadas sing by day, never at dawn;
+    crickets from evening on, none by day; each call comes from a spot of its kind."""
+    table = load_actions()
+    calls = [e for e in kind(rite, "place") if rite.sources[e.source].instrument
+             == table.creatures["instrument"]]
+    first = [e for e in calls if e.time < table.bed["day_after_s"]]
+    later = [e for e in calls if e.time >= table.bed["day_after_s"]]
+    birds = ("sparrow", "magpie", "dove", "oriole")
+
+    def per_min(events, names):
+        span = max(e.time for e in events) - min(e.time for e in events)
+        return sum(e.articulation in names for e in events) / span * 60
+
+    assert per_min(first, birds) > 2 * per_min(later, birds)
+    assert not [e for e in first if e.articulation == "cicada"]
+    assert [e for e in later if e.articulation == "cicada"]
+    lit = min(e.time for e in kind(rite, "place") if e.articulation == "torch")
+    day = [e for e in later if e.time < lit - table.bed["evening_before_night_s"]]
+    assert day and not [e for e in day if e.articulation == "cricket"]
+    assert [e for e in calls if e.time >= lit and e.articulation == "cricket"]
+    spots = {"trees": {tuple(p) for p in table.creatures["trees"]},
+             "walls": {tuple(p) for p in table.creatures["walls"]}}
+    of = {s["articulation"]: s["spots"] for s in table.creatures["species"]}
+    for event in calls:
+        assert rite.sources[event.source].position in spots[of[event.articulation]]
+        assert event.duration < 10.0  # lined: one filter a chunk, however many calls

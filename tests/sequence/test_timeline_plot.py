@@ -82,3 +82,20 @@ def test_a_one_section_cut_names_it_once_and_shows_only_what_it_holds(whole):
     ax = figure.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["reconstructed melody"]
     assert not any("arrow releases" in t.get_text() for t in ax.texts)
+
+
+@pytest.mark.parametrize("name", ["x.xyz", "x", "x.PNG.bak"])
+def test_the_sequence_command_refuses_a_picture_it_cannot_write(tmp_path, soundscape_cli,
+                                                                 monkeypatch, name):
+    """Refused before the (slow) sequencing, with the formats it writes; nothing written."""
+    from soundscape.cli._common import Sequencing
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("a bad --plot must be refused before sequencing")
+
+    monkeypatch.setattr(Sequencing, "perform", never)
+    code, err = soundscape_cli("sequence", "--plot", str(tmp_path / name), "-o",
+                               str(tmp_path / "p.json"), cwd=tmp_path)
+    assert code == 2, err
+    assert f"--plot {str(tmp_path / name)!r}" in err and "accepted: .png, .svg" in err, err
+    assert list(tmp_path.iterdir()) == []

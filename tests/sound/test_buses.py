@@ -111,7 +111,7 @@ def test_a_low_rate_bus_gives_the_same_samples_whatever_the_blocks(block_frames)
 @pytest.mark.parametrize(("instrument", "sample_rate", "rate"), [
     ("ambience", 48000, 16000), ("voice", 48000, 24000), ("se", 48000, 48000),
     ("ambience", 44100, 22050), ("voice", 96000, 24000), ("bianzhong", 48000, 24000),
-    ("jiangu", 44100, 22050)])
+    ("jiangu", 44100, 14700), ("jiangu", 48000, 12000)])
 def test_models_that_need_less_are_made_at_a_whole_fraction_of_the_rate(
         instrument, sample_rate, rate):
     source = Source("x", instrument, "x", "x", "x", (0.0, 0.0, 0.0))
@@ -132,8 +132,10 @@ def test_an_instrument_made_at_a_lower_rate_holds_next_to_nothing_above_half_of_
         pitches = [(found.default_hz, None)]
     else:
         pitches = [(hz, None) for hz in found.range_hz]
+    # A bell's side stroke is a B stroke of another bell of the set (tested as B).
+    articulations = [a for a in found.articulations if a != "side"]
     for (hz, name), articulation, velocity in itertools.product(
-            pitches, found.articulations, (0.3, 1.0)):
+            pitches, articulations, (0.3, 1.0)):
         x = render_note(found, hz=hz, velocity=velocity, duration=0.5, articulation=articulation,
                         sample_rate=FS, rng=np.random.default_rng(0), pitch=name)
         power = np.abs(np.fft.rfft(x)) ** 2

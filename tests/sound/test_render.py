@@ -236,12 +236,19 @@ def test_killed_render_leaves_no_output_file(tmp_path):
 
 
 def test_ctrl_c_with_a_helper_process_prints_no_traceback_and_leaves_nothing(tmp_path):
+    """The child sets its own Ctrl-C handling: started from a background job, it inherits
+    SIGINT ignored (and Python then installs no KeyboardInterrupt), which once made this
+    test fail wherever the suite ran in the background."""
+    made = tmp_path.parent / f"{tmp_path.name}.notes"  # who made each note (pids), outside
     script = textwrap.dedent(f"""
-        import time, sys
+        import os, signal, time, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever we inherited
         sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
         from tests.sound.test_render import scene, noise_voice, NORTH
         from soundscape.sound.render import render_audio
         def slow(event, source, *, sample_rate, rng):
+            with open({str(made)!r}, "a") as log:
+                log.write(f"{{os.getpid()}}\\n")
             time.sleep(0.1)
             return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
         try:
@@ -252,11 +259,15 @@ def test_ctrl_c_with_a_helper_process_prints_no_traceback_and_leaves_nothing(tmp
     """)
     proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    deadline = time.monotonic() + 30
-    while not any(p.name.startswith(".out.render-") for p in tmp_path.iterdir()):
-        assert proc.poll() is None and time.monotonic() < deadline, "render never started"
+
+    def helper_at_work() -> bool:  # a note made by a process other than the main one
+        pids = made.read_text().split() if made.exists() else []
+        return any(pid != str(proc.pid) for pid in pids)
+
+    deadline = time.monotonic() + 60  # bounds a failure only
+    while not helper_at_work():
+        assert proc.poll() is None and time.monotonic() < deadline, "helper never started"
         time.sleep(0.05)
-    time.sleep(1.0)  # the helper is computing notes
     os.killpg(proc.pid, signal.SIGINT)  # as Ctrl-C does: the whole process group
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130

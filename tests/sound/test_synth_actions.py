@@ -159,7 +159,9 @@ def test_every_action_is_deterministic_unclipped_and_seeded(instrument_id):
     ("footstep", "steps_per_s = 1.6", "steps_per_s = 99", r"params\.earth\.steps_per_s=99"),
     ("vessel", "contacts = 3", "contacts = 0", r"params\.jue_wood\.contacts=0"),
     ("pour", "radius_mm = [1.0, 4.0]", "radius_mm = [1.0]", r"params\.cup\.radius_mm="),
-    ("ambience", "crickets = 6", "crickets = -1", r"params\.evening\.crickets=-1")])
+    ("ambience", "knocks_per_min = 1.0", "knocks_per_min = -1",
+     r"params\.evening\.knocks_per_min=-1"),
+    ("creatures", "pulses = 4", "pulses = 0", r"params\.cricket\.pulses=0")])
 def test_a_bad_value_is_refused_naming_the_file_and_key(tmp_path, instrument_id, old, new,
                                                          message):
     from soundscape.errors import InstrumentError

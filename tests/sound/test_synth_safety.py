@@ -12,7 +12,8 @@ from soundscape.sound.synth import render_note
 RATE = 22050
 # The instruments of docs/architecture.md (others, e.g. archery sounds, test themselves).
 OURS = ("bianzhong", "bo", "bianqing", "jiangu", "pi", "tao", "se", "guan", "sheng", "voice")
-CASES = [(i, a) for i in OURS for a in load_instrument(i).articulations]
+# A bell's side stroke needs a note some bell has as its B-tone (tests/sound/test_strokes.py).
+CASES = [(i, a) for i in OURS for a in load_instrument(i).articulations if a != "side"]
 
 
 def pitches_to_try(instrument) -> list[float | None]:

@@ -182,7 +182,10 @@ def test_cli_warns_about_what_it_set_aside(tmp_path):
     source = tmp_path / "modern.txt"
     source.write_text(SEED_000, encoding="utf-8")
     result = CliRunner().invoke(cli, ["derive", str(source), "-o", str(tmp_path / "m.toml")])
-    assert result.exit_code == 0, result.output
+    # an excerpt of the 大射 (10 steps): not recognised, no layout: derive says it will
+    # not sequence, and what to pass
+    assert result.exit_code == 1 and "will not sequence" in result.output, result.output
+    assert "best 大射儀 (dashe)" in result.stderr
     assert "set aside modern translation (譯文): 1 passage(s)" in result.stderr
     assert "set aside introduction (題解)" in result.stderr
     assert "set aside" not in result.stdout

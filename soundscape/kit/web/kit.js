@@ -47,11 +47,12 @@
     if (h < least) { y0 -= (least - h) / 2; h = least; }
     svg.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
     const unit = Math.max(w, h) / 100;  // drawing unit: 1 % of the plan
+    drawOutline(svg, unit);
     for (const p of places) {
       el("circle", { cx: p.x, cy: -p.y, r: unit * 0.4, class: "place" }, svg);
-      const t = el("text", { x: p.x + unit, y: -p.y, class: "place",
-                             "font-size": unit * 1.3 }, svg);
-      t.textContent = p.id;
+      const t = el("text", { x: p.x + unit, y: -p.y + unit * 0.5, class: "place",
+                             "font-size": unit * 1.8 }, svg);
+      t.textContent = `${p.name} ${p.roman}`;
     }
     for (const s of programme.sources) {
       const g = el("g", { class: "source", "data-source": s.id }, svg);
@@ -59,10 +60,10 @@
       if (s.group !== "place") {
         const t = el("text", { x: s.x + unit * 1.3, y: -s.y + unit * 0.5,
                                "font-size": unit * 1.4 }, g);
-        t.textContent = s.name;
+        t.textContent = `${s.name} ${s.roman}`;
       }
       const title = el("title", {}, g);
-      title.textContent = `${s.name} (${s.instrument})`;
+      title.textContent = `${s.name}: ${s.roman} (${s.instrument})`;
     }
     el("circle", { cx: zone.x, cy: -zone.y, r: unit * 1.2, class: "listener" }, svg);
     const facing = Math.atan2(zone.facing[1], zone.facing[0]);
@@ -75,6 +76,35 @@
       const t = el("title", {}, g);
       t.textContent = `${sp.name}: ${sp.azimuth}° / ${sp.elevation}°`;
     }
+  }
+
+  // The court under everything: walls and gate, the hall, its stairs and pillars, targets.
+  function drawOutline(svg, unit) {
+    const o = KIT.outline;
+    const g = el("g", { class: "outline" }, svg);
+    el("polyline", { points: o.walls.map(([x, y]) => `${x},${-y}`).join(" "),
+                     class: "wall" }, g);
+    const [hx, hy, hw, hh] = o.hall;
+    el("rect", { x: hx, y: -(hy + hh), width: hw, height: hh, class: "hall" }, g);
+    const label = el("text", { x: hx + hw / 2, y: -(hy + hh) + unit * 2.2, class: "hall-name",
+                               "font-size": unit * 1.5, "text-anchor": "middle" }, g);
+    label.textContent = "堂 hall";
+    for (const [x, y, sw, sh] of o.stairs) {
+      el("rect", { x, y: -(y + sh), width: sw, height: sh, class: "stair" }, g);
+    }
+    for (const [x, y] of o.pillars) el("circle", { cx: x, cy: -y, r: unit * 0.5, class: "pillar" }, g);
+    for (const t of o.targets) {
+      const [a, b, y] = t.line;
+      el("line", { x1: a, x2: b, y1: -y, y2: -y, class: "target" }, g);
+      const name = el("text", { x: b + unit, y: -y + unit * 0.5, class: "target-name",
+                                "font-size": unit * 1.4 }, g);
+      name.textContent = `${t.name} ${t.roman}`;
+    }
+    const gate = o.walls[0], opening = o.walls[o.walls.length - 1];
+    const gx = (gate[0] + opening[0]) / 2, gy = gate[1];
+    const door = el("text", { x: gx, y: -gy + unit * 2, class: "hall-name",
+                              "font-size": unit * 1.5, "text-anchor": "middle" }, g);
+    door.textContent = "門 gate";
   }
 
   function drawTimeline() {

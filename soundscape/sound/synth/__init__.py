@@ -67,7 +67,8 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     duration : float > 0, seconds
         How long the note is held; struck and plucked sounds ring on after it.
     articulation : str
-        One of ``instrument.articulations``.
+        One of ``instrument.articulations``; for two-tone bells ``side`` sounds ``hz``
+        (``pitch``) as the B-tone (側鼓) of the bell whose B-tone it is.
     sample_rate : int, Hz
     rng : numpy.random.Generator
         The only source of randomness (same seed, same samples).
@@ -111,6 +112,9 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
         raise InstrumentError(f"{instrument.id}: bells={bells!r} not accepted; accepted: "
                               f"{', '.join(BELL_SETS)}")
     module = model_module(instrument.model)
+    if articulation == "side":  # the note's pitch as the B-tone of the bell that has it
+        frequency, pitch, articulation = _side_stroke(instrument, module, float(frequency),
+                                                      pitch, tuning or _default_tuning())
     params = _params_for(instrument, module, hz=float(frequency), pitch=pitch,
                          tuning=tuning or _default_tuning(), bells=bells)
     who = {"performer": performer} if _takes_performer(module) else {}
@@ -161,6 +165,19 @@ def _params_for(instrument: Instrument, module: object, *, hz: float, pitch: str
         return instrument.params
     return module.for_pitch(instrument.params, _pitch_name(instrument, pitch, hz, tuning),
                             tuning=tuning, bells=bells)
+
+
+def _side_stroke(instrument: Instrument, module: object, hz: float, pitch: str | None,
+                 tuning: Tuning) -> tuple[float, str, str]:
+    """A ``side`` stroke as the ``B`` stroke of the bell whose B-tone is the note: that
+    bell's A-tone (Hz, in the note's tuning and octave), its 律 name, and ``B``."""
+    name = _pitch_name(instrument, pitch, hz, tuning)
+    finder = getattr(module, "side_bell", None)
+    bell = None if finder is None else finder(instrument.params, name, tuning=tuning)
+    if bell is None:
+        raise InstrumentError(f"{instrument.id}: no bell of the set has {name} as its B-tone "
+                              "(側鼓); a side stroke needs one (b_steps)")
+    return hz * tuning.pitch(bell).hz / tuning.pitch(name).hz, bell, "B"
 
 
 def without_infrasound(audio: np.ndarray, sample_rate: int) -> np.ndarray:

@@ -1,43 +1,43 @@
-"""The place: long beds of air, wind in the trees, birds, crickets, distant life; torches.
+"""The place's bed: air, wind in the trees, distant life; torches.
 
 A note is one *segment* of a bed, ``duration`` seconds long, for the hour its
 articulation names (``morning``, ``day``, ``evening``, ``night``) or a ``torch``
-(a burning torch, a point source). Layers, each with its level in dB against the
-others (``-120`` leaves it out):
+(a burning torch, a point source). The bed is what is everywhere and nowhere; the
+court's living sources (birds, cicadas, crickets, a gust in one tree) are calls of
+their own, placed by the sequencer (``synth.creatures``). Layers, each with its
+level in dB against the others (``-120`` leaves it out):
 
-- air: noise low-passed to ``wind_band`` Hz, swelling with slow gusts
-  (``gust_rate_hz``, ``gust_depth``: a smooth random walk, a few a minute);
+- air: noise in ``wind_band`` Hz, swelling with slow gusts (``gust_rate_hz``,
+  ``gust_depth``: a smooth random walk, a few a minute);
 - leaves: the trees' rustle, band ``leaves_band`` Hz, following the gusts more
   steeply (leaves only stir when the air moves) with a quick flutter;
-- birds: ``birds_per_min`` calls, each a few syllables of a frequency-swept
-  whistle in ``bird_band`` Hz (a sparse, seeded scatter; distant, so soft);
 - life: far-off activity, a murmur in 150–1200 Hz swelling slowly, and
   ``knocks_per_min`` distant wooden knocks;
-- crickets: ``crickets`` singers, each with its own carrier in ``cricket_band``
-  Hz, chirping ``chirps_per_s`` times a second in chirps of ``pulses`` pulses at
-  ``pulse_hz`` (field crickets: a 4–5 kHz carrier, pulses of ~30/s grouped in
-  chirps; chirp rate rises with warmth, Dolbear 1897);
 - flame: a torch's roar (noise 80–1000 Hz flickering at ~10 Hz) and its
   ``crackle_per_s`` pops, heavy-tailed in level (a few loud ones, many small).
+
+The dense layers are Gaussian noise made in the frequency domain (one inverse FFT
+each, the bands' shapes computed once per length: ``creatures.shaped_noise``), so a
+segment costs a few milliseconds and every segment can be its own.
 
 **Segment contract** (for the sequencer): a segment is exactly ``duration``
 seconds, fades in over the articulation's ``fade_s`` with sin(½π t/F) and out
 with cos, equal-power shapes: placed ``duration − fade_s`` apart, consecutive
 segments overlap by ``fade_s`` and, being independent noise, sum to constant
 power (no dip, no click). A segment shorter than ``2 × fade_s`` fades over half
-its length (then it joins others only with that overlap). Each
-segment must get its own note key, or the render's note cache repeats it: the
-render keys a model that takes ``performer`` (this one) by its source, so sources
-never share a segment; within one source, give every segment event its own
-``lyric`` tag (e.g. ``bed.ne.12``), which the model does not sing. Its randomness
-comes only from ``rng``. Several sources placed round the listener are mutually
-decorrelated, so the bed is diffuse.
+its length (then it joins others only with that overlap). Each segment must get
+its own note key, or the render's note cache repeats it (the bed looped every
+26 s when a source's segments of one hour shared one): give every segment event
+its own ``lyric`` tag (e.g. ``bed.ne.day.12``), which the model does not sing. Its
+randomness comes only from ``rng``. Several sources placed round the listener are
+mutually decorrelated, so the bed is diffuse. Every segment is its own rendering, so
+the render keeps none of them (``REPEATS = False``).
 
-Levels: each dense layer (air, leaves, life, crickets, flame) is scaled to RMS 1,
-each sparse one (birds, knocks, crackle) so that its loudest event peaks at 1,
-then by its ``*_db``; the segment's RMS is then ``velocity × 0.1`` (−20 dB under
-full scale) before the fades, so the bed's RMS at 1 m is the instrument's
-``loudness_db`` − 20 dB; the rare peaks over full scale are softened (tanh).
+Levels: each dense layer (air, leaves, life, flame) is scaled to RMS 1, each sparse
+one (knocks, crackle) so that its loudest event peaks at 1, then by its ``*_db``;
+the segment's RMS is then ``velocity × 0.1`` (−20 dB under full scale) before the
+fades, so the bed's RMS at 1 m is the instrument's ``loudness_db`` − 20 dB; the rare
+peaks over full scale are softened (tanh).
 """
 
 from __future__ import annotations
@@ -46,10 +46,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from scipy import signal
+import scipy.fft
 
 from soundscape.sound.synth._common import (
-    bandpass,
     db_to_gain,
     frames_for,
     noise_burst,
@@ -57,19 +56,40 @@ from soundscape.sound.synth._common import (
     upsample,
     working_rate,
 )
+from soundscape.sound.synth.creatures import complex_noise, fft_length, noise_shape
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["RMS", "WORKING_HZ", "render", "validate"]
+__all__ = ["REPEATS", "RMS", "WORKING_HZ", "render", "validate"]
+
+#: Every note is its own rendering (a tagged segment, a torch's stretch): the render
+#: keeps none (``SynthVoice.repeats``), so they take no room from notes that repeat.
+REPEATS = False
 
 #: The segment's RMS at velocity 1, before its fades (−20 dBFS: room for gusts and pops).
 RMS = 0.1
 #: The rate the layers are made at (at least): every band lies under half of it (the
-#: schema, data/models/ambience.toml, ends the bands at 7500 Hz).
+#: schema, data/models/ambience.toml, ends the bands at 7500 Hz). What the place holds
+#: above (leaves near at hand, insects, birds' harmonics) are the creatures' calls, made
+#: at the full rate; at 8 kHz the bed's cut at 4 kHz showed as a cliff under the calls.
 WORKING_HZ = 16000
+#: Noise is shaped with the 20 Hz high-pass's magnitude folded in (``noise_shape``).
+INFRASOUND_FREE = True
+#: Envelopes are computed every this many samples and held (a step of < 0.5 %).
+_STEP = 16
+#: The layers that share an envelope (one inverse FFT for them): the air's.
+_ROW = {"wind_db": "air", "life_db": "air"}
+#: Variance of a uniform signed byte (``complex_noise``'s parts).
+_BYTE_VARIANCE = (256.0**2 - 1.0) / 12.0
+#: Leaves fall ~3 dB an octave above their low edge (a rustle's spectrum: EST).
+_TILT = {"leaves_db": -3.0}
+_LIFE_BAND = (150.0, 1200.0)
+_FLAME_BAND = (80.0, 1000.0)
+_KNOCK_BAND = (300.0, 1500.0)  # far off: the highs are gone
+_CRACKLE_BAND = (800.0, 7000.0)
 #: Layers of sparse events, scaled by their loudest event; the others by their RMS.
-_SPARSE = ("bird_db", "knock_db", "crackle_db")
+_SPARSE = ("knock_db", "crackle_db")
 
-_BANDS = ("wind_band", "leaves_band", "bird_band", "cricket_band")
+_BANDS = ("wind_band", "leaves_band")
 
 
 def validate(params: Mapping[str, Any]) -> None:
@@ -93,22 +113,17 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     ``rng`` alone.
     """
     row = params[articulation]
-    # every layer lies under 8 kHz (its bands): made at 16 kHz or more, then upsampled,
-    # since a whole rite needs many minutes of bed
+    # every layer lies under 8 kHz (its bands): made at 16 kHz or more, then upsampled
+    # if the caller asked for more (the render asks for its bus's rate: WORKING_HZ)
     rate, factor = working_rate(sample_rate, WORKING_HZ)
     frames = frames_for(duration, rate)
-    layers = _layers(row, frames=frames, sample_rate=rate, rng=rng)
-    out = np.zeros(frames)
-    for key, layer in layers.items():
-        scale = float(np.max(np.abs(layer)) if key in _SPARSE else np.sqrt(np.mean(layer**2)))
-        if scale > 0:
-            out += layer * (db_to_gain(row[key]) / scale)
+    out = _layers(row, frames=frames, sample_rate=rate, rng=rng)
     rms = float(np.sqrt(np.mean(out**2)))
     out *= velocity * RMS / rms if rms > 0 else 0.0
     out = upsample(out, factor)[:frames_for(duration, sample_rate)]
     out *= _fades(len(out), fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
     peak = float(np.max(np.abs(out)))
-    # A loud crackle or a near bird may top full scale: soften only those peaks.
+    # A loud crackle may top full scale: soften only those peaks.
     return np.tanh(out) if peak > 1.0 else out
 
 
@@ -124,113 +139,100 @@ def _fades(frames: int, *, fade: int) -> np.ndarray:
 
 
 def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
-            rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Each audible layer of the articulation, at its own (arbitrary) scale."""
-    makers = {"wind_db": _wind, "leaves_db": _leaves, "bird_db": _birds, "life_db": _life,
-              "knock_db": _knocks, "cricket_db": _crickets, "flame_db": _flame,
-              "crackle_db": _crackle}
-    gusts = _gusts(row, frames=frames, sample_rate=sample_rate, rng=rng)
-    return {key: make(row, frames=frames, sample_rate=sample_rate, rng=rng, gusts=gusts)
-            for key, make in makers.items() if row[key] > -120.0}
+            rng: np.random.Generator) -> np.ndarray:
+    """The audible layers of the articulation, summed at their levels.
+
+    Every layer is shaped in the frequency domain and all are brought back with one
+    batched inverse FFT. The dense ones (noise in a band under an envelope) share one
+    white spectrum: its bins are independent, so layers whose bands do not overlap are
+    too. The sparse ones (bursts) are transformed and shaped. Each layer is then
+    scaled (dense: RMS 1, sparse: peak 1), by its ``*_db``, and by its envelope."""
+    n = fft_length(frames)
+    dense = [(key, band) for key, band in (("wind_db", row["wind_band"]),
+                                           ("leaves_db", row["leaves_band"]),
+                                           ("life_db", _LIFE_BAND), ("flame_db", _FLAME_BAND))
+             if row[key] > -120.0]
+    spectra, sparse = [], []
+    if dense:
+        white = complex_noise(rng, n)
+        # one row per envelope: the air and the far-off life swell together with the
+        # gusts (it is the wind that carries them), the leaves and a flame on their own
+        rows: dict[str, np.ndarray] = {}
+        for key, band in dense:
+            shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
+            # each band at RMS 1 before its level: the shape's power sets the noise's
+            scaled = shape * np.float32(db_to_gain(row[key]) / _rms_of(shape, n))
+            row_key = _ROW.get(key, key)
+            rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
+        dense = list(rows)
+        spectra += [white * rows[key] for key in dense]
+    for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
+                            ("crackle_db", _crackle, _CRACKLE_BAND)):
+        bursts = make(row, rng, frames, sample_rate) if row[key] > -120.0 else None
+        if bursts is not None and bursts.any():  # most segments hear no knock: no row
+            spectra.append(scipy.fft.rfft(bursts.astype(np.float32), n)
+                           * noise_shape(band, n, sample_rate))
+            sparse.append(key)
+    if not spectra:
+        return np.zeros(frames)
+    # complex64 throughout: half the inverse FFT's time of complex128
+    layers = scipy.fft.irfft(np.stack(spectra), n, axis=1)[:, :frames]
+    envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
+    out = np.zeros(frames, dtype=np.float32)
+    for key, layer in zip(dense, layers, strict=False):
+        out += layer * envelopes[key]
+    for key, layer in zip(sparse, layers[len(dense):], strict=True):
+        scale = float(np.max(np.abs(layer)))
+        if scale > 0:
+            out += layer * np.float32(db_to_gain(row[key]) / scale)
+    return out.astype(np.float64)
 
 
-def _gusts(row: Mapping[str, Any], *, frames: int, sample_rate: int,
-           rng: np.random.Generator) -> np.ndarray:
-    """The wind's strength: a smooth random walk, lognormal around 1."""
-    walk = smooth_noise(rng, frames=frames, rate_hz=row["gust_rate_hz"], sample_rate=sample_rate)
-    return np.exp(row["gust_depth"] * 0.5 * walk)
+def _rms_of(shape: np.ndarray, n: int) -> float:
+    """The RMS of ``complex_noise`` (bytes: variance 1/12 of 256² a part) shaped by
+    ``shape`` and inverse-transformed on ``n`` points (Parseval)."""
+    power = 2.0 * float(np.sum(shape.astype(np.float64) ** 2)) - float(shape[0]) ** 2
+    return float(np.sqrt(power * 2 * _BYTE_VARIANCE)) / n
 
 
-def _lowpassed_noise(rng: np.random.Generator, frames: int, band: list[float],
-                     sample_rate: int) -> np.ndarray:
-    # 24 dB an octave outside the band: the wind's rumble must not reach below 20 Hz
-    # (a 12 dB skirt left the whole mix's energy under 20 Hz only 38 dB down)
-    sos = signal.butter(4, band, btype="bandpass", fs=sample_rate, output="sos")
-    return signal.sosfilt(sos, rng.standard_normal(frames))
+def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
+               rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Each dense layer's slow envelope, computed every ``_STEP`` samples and held.
+
+    air (and far-off life): the gusts, a smooth random walk, lognormal around 1; leaves:
+    the gusts squared (they only stir when the air moves) with a quick flutter; flame:
+    its ~10 Hz flicker, fanned by the gusts."""
+    coarse = -(-frames // _STEP)
+    rate = sample_rate / _STEP
+
+    def walk(rate_hz: float) -> np.ndarray:
+        return smooth_noise(rng, frames=coarse, rate_hz=rate_hz, sample_rate=rate)
+
+    gusts = np.exp(row["gust_depth"] * 0.5 * walk(row["gust_rate_hz"]))
+    shapes = {"air": lambda: gusts,
+              "leaves_db": lambda: gusts**2 * (1.0 + 0.3 * walk(8.0)),
+              "flame_db": lambda: np.exp(0.5 * walk(10.0)) * gusts}
+    present = {_ROW.get(key, key) for key in ("wind_db", "leaves_db", "life_db", "flame_db")
+               if row[key] > -120.0}
+    return {key: np.repeat(make().astype(np.float32), _STEP)[:frames]
+            for key, make in shapes.items() if key in present}
 
 
-def _wind(row, *, frames, sample_rate, rng, gusts):
-    return _lowpassed_noise(rng, frames, row["wind_band"], sample_rate) * gusts
-
-
-def _leaves(row, *, frames, sample_rate, rng, gusts):
-    flutter = 1.0 + 0.3 * smooth_noise(rng, frames=frames, rate_hz=8.0, sample_rate=sample_rate)
-    return _lowpassed_noise(rng, frames, row["leaves_band"], sample_rate) * gusts**2 * flutter
-
-
-def _birds(row, *, frames, sample_rate, rng, gusts):
-    out = np.zeros(frames)
-    seconds = frames / sample_rate
-    low, high = row["bird_band"]
-    for start in rng.uniform(0.0, seconds, rng.poisson(row["birds_per_min"] * seconds / 60)):
-        call = _bird_call(rng, low=low, high=high, sample_rate=sample_rate)
-        at = round(start * sample_rate)
-        out[at:at + call.size] += call[:frames - at] * rng.uniform(0.2, 1.0)
-    return out
-
-
-def _bird_call(rng: np.random.Generator, *, low: float, high: float,
-               sample_rate: int) -> np.ndarray:
-    """A call of 1–6 syllables: whistles swept up or down, 40–150 ms, with gaps."""
-    pieces = []
-    centre = np.exp(rng.uniform(np.log(low), np.log(high)))
-    for _ in range(int(rng.integers(1, 7))):
-        length = rng.uniform(0.04, 0.15)
-        n = frames_for(length, sample_rate)
-        t = np.arange(n) / sample_rate
-        sweep = centre * (1.0 + rng.uniform(-0.35, 0.35) * t / length)
-        phase = 2.0 * np.pi * np.cumsum(np.minimum(sweep, 0.45 * sample_rate)) / sample_rate
-        envelope = np.sin(np.pi * t / length) ** 2
-        pieces += [envelope * (np.sin(phase) + 0.15 * np.sin(2.0 * phase)),
-                   np.zeros(frames_for(rng.uniform(0.03, 0.12), sample_rate))]
-    return np.concatenate(pieces)
-
-
-def _life(row, *, frames, sample_rate, rng, gusts):
-    swell = np.exp(0.8 * smooth_noise(rng, frames=frames, rate_hz=0.2, sample_rate=sample_rate))
-    return _lowpassed_noise(rng, frames, [150.0, 1200.0], sample_rate) * swell
-
-
-def _knocks(row, *, frames, sample_rate, rng, gusts):
+def _knocks(row, rng, frames, sample_rate):
+    """Distant wooden knocks (far off: only their middle band reaches the court)."""
     seconds = frames / sample_rate
     starts = rng.uniform(0.0, seconds, rng.poisson(row["knocks_per_min"] * seconds / 60))
-    bursts = _bursts(rng, starts, rng.uniform(0.3, 1.0, starts.size), lambda: 0.04,
-                     frames=frames, sample_rate=sample_rate)
-    return bandpass(bursts, 300.0, 1500.0, sample_rate)  # far off: the highs are gone
+    return _bursts(rng, starts, rng.uniform(0.3, 1.0, starts.size), lambda: 0.04,
+                   frames=frames, sample_rate=sample_rate)
 
 
-def _crickets(row, *, frames, sample_rate, rng, gusts):
-    """Each cricket: one chirp (its carrier under ``pulses`` sin² pulses), repeated at its
-    own rate with a little jitter."""
-    out = np.zeros(frames)
-    low, high = row["cricket_band"]
-    n = frames_for(row["pulses"] / row["pulse_hz"], sample_rate)
-    t = np.arange(n) / sample_rate
-    pulse = np.sin(np.pi * ((t * row["pulse_hz"]) % 1.0)) ** 2
-    for _ in range(int(row["crickets"])):
-        chirp = pulse * np.sin(2.0 * np.pi * rng.uniform(low, high) * t) * rng.uniform(0.3, 1.0)
-        period = 1.0 / (row["chirps_per_s"] * rng.uniform(0.85, 1.15))
-        starts = np.arange(rng.uniform(0.0, period), frames / sample_rate, period)
-        starts += rng.uniform(-0.05, 0.05, starts.size) * period
-        for at in np.round(np.clip(starts, 0.0, None) * sample_rate).astype(int):
-            if at < frames:
-                out[at:at + n] += chirp[:frames - at]
-    return out
-
-
-def _flame(row, *, frames, sample_rate, rng, gusts):
-    flicker = np.exp(0.5 * smooth_noise(rng, frames=frames, rate_hz=10.0,
-                                        sample_rate=sample_rate))
-    return _lowpassed_noise(rng, frames, [80.0, 1000.0], sample_rate) * flicker * gusts
-
-
-def _crackle(row, *, frames, sample_rate, rng, gusts):
+def _crackle(row, rng, frames, sample_rate):
+    """A torch's pops: heavy-tailed in size (a few loud ones, many small)."""
     seconds = frames / sample_rate
     count = rng.poisson(row["crackle_per_s"] * seconds)
-    sizes = np.minimum(rng.pareto(1.5, count) + 0.1, 20.0)  # heavy tail: a few loud pops
-    bursts = _bursts(rng, rng.uniform(0.0, seconds, count), sizes,
-                     lambda: rng.uniform(0.002, 0.01), frames=frames, sample_rate=sample_rate)
-    return bandpass(bursts, 800.0, 10000.0, sample_rate)
+    sizes = np.minimum(rng.pareto(1.5, count) + 0.1, 20.0)
+    return _bursts(rng, rng.uniform(0.0, seconds, count), sizes,
+                   lambda: rng.uniform(0.002, 0.01), frames=frames, sample_rate=sample_rate)
 
 
 def _bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,

@@ -6,6 +6,11 @@ impact and the tearing or scattering of what it hits. Each articulation is a
 table under ``[params.<articulation>]``: ``modes`` (ratios), ``t60_s``,
 ``noise_db``, ``noise_s``, ``noise_high_hz``, ``contact_s`` (how long the
 arrow's push lasts: it cancels the impact's DC, see ``_common.cancel_dc``).
+
+No two hits alike (``[params.scatter]``, optional): an arrow lands anywhere on the
+target, so each mode is excited by its shape there (a level scattered normally by
+``level_db``), and the hanging cloth or skin is tauter in some places than others (all
+modes moved together, uniformly within ±``detune``).
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     row = params[articulation]
     ratios = np.asarray(row["modes"], dtype=float)
     amps = 1.0 / np.arange(1, ratios.size + 1)
+    scatter = params.get("scatter")
+    if scatter is not None:
+        ratios = ratios * (1.0 + float(rng.uniform(-1.0, 1.0)) * scatter["detune"])
+        amps = amps * db_to_gain(rng.normal(0.0, scatter["level_db"], amps.size))
     t60s = row["t60_s"] / np.sqrt(ratios)
     noise = db_to_gain(row["noise_db"])
     scale = velocity / (float(np.sum(amps)) + noise)

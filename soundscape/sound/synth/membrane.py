@@ -17,15 +17,37 @@ Articulations: ``strike`` (near the centre), ``rim`` (near the edge: each mode
 shifted by its ``rim_db``, a brighter, shorter sound), and ``shake`` for pellet
 drums: ``pellet_rate_hz`` impacts per second with jittered times and levels
 (docs/sources.md A3.3), each a short stroke of the same modes.
+
+No two strokes alike (``[params.scatter]``, optional). A player's strokes scatter:
+
+- the force, normal in dB about the note's velocity (``force_db``);
+- the striking point, anywhere (uniform by area) in the ring ``strike_radius`` (or
+  ``rim_radius``, fractions of the head's radius) at any angle θ: a mode
+  ``shape = [m, n]``, ``J_m(j_mn ρ) cos mθ`` on an ideal membrane (docs/sources.md
+  A3.1), is excited in proportion to its shape there, and the note (the sound in one
+  direction, θ = 0) has it with that sign and size, against its level in the file,
+  which holds at the middle of the ring, θ = 0 (a stroke left of the centre sets the
+  (1,1) modes swinging the other way from one right of it);
+- the stick's contact time, ``contact_s`` at velocity 1 and ∝ force^(−1/5) as a
+  Hertzian contact gives (Fletcher & Rossing §18.2; docs/sources.md A3.4): each mode is
+  excited as a half-sine pulse of that length drives it, so a harder stroke is brighter;
+- the head's tension rise: the glide grows with the square of the lowest mode's
+  amplitude (tension modulation), so force and striking point move the pitch track.
+
+And every drum is its own: a performer's drum sounds ``tuning_spread`` (relative,
+uniform, by a stable hash of who plays it) from the nominal pitch (hides differ).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import signal
+from scipy import signal, special
 
 from soundscape.sound.synth._common import (
     bandpass,
@@ -36,12 +58,13 @@ from soundscape.sound.synth._common import (
     noise_burst,
 )
 
-__all__ = ["render"]
+__all__ = ["Stroke", "own_tuning", "render", "render_stroke"]
 
 
 def mode_table(params: Mapping[str, Any], *, hz: float,
                articulation: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Frequencies (Hz), linear levels and T60s (s) of the modes of one stroke."""
+    """Frequencies (Hz), linear levels and T60s (s) of the modes of one stroke at the
+    file's levels (the middle of the striking range, velocity 1)."""
     rows = params["modes"]
     ratios = np.array([row["ratio"] for row in rows])
     levels = np.array([row["amp_db"] + (row.get("rim_db", 0.0) if articulation == "rim" else 0.0)
@@ -55,37 +78,117 @@ def mode_table(params: Mapping[str, Any], *, hz: float,
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
-           lyric: str | None = None) -> np.ndarray:
+           lyric: str | None = None, performer: str | None = None) -> np.ndarray:
     """One drum stroke (``strike``, ``rim``) or a pellet-drum shake lasting ``duration``.
 
     Parameters
     ----------
     hz : float > 0, Hz
-        The lowest mode of the head.
+        The lowest mode of the head (of the nominal drum: ``performer``'s own is
+        ``tuning_spread`` from it).
     velocity : float in (0, 1]
     duration : float > 0, seconds
         The least length of a stroke (it rings out), the length of a ``shake``.
+    performer : str or None
+        Who plays (which drum): each drum its own tuning.
     """
+    hz = hz * own_tuning(params, performer)
     if articulation == "shake":
         return _shake(params, hz=hz, velocity=velocity, duration=duration,
                       sample_rate=sample_rate, rng=rng)
-    return _stroke(params, hz=hz, velocity=velocity, articulation=articulation,
-                   sample_rate=sample_rate, rng=rng, min_s=duration)
+    return render_stroke(params, hz=hz, velocity=velocity, articulation=articulation,
+                         sample_rate=sample_rate, rng=rng, min_s=duration,
+                         stroke=Stroke.drawn(params, velocity, articulation, rng))
 
 
-def _stroke(params: Mapping[str, Any], *, hz: float, velocity: float, articulation: str,
-            sample_rate: int, rng: np.random.Generator, min_s: float = 0.0) -> np.ndarray:
+def own_tuning(params: Mapping[str, Any], performer: str | None) -> float:
+    """The factor of ``performer``'s drum on the nominal pitch (1 for none, or no spread)."""
+    spread = params.get("scatter", {}).get("tuning_spread", 0.0)
+    if performer is None or spread == 0.0:
+        return 1.0
+    word = int.from_bytes(hashlib.blake2b(performer.encode("utf-8"), digest_size=4).digest(),
+                          "little")
+    return 1.0 + spread * (2.0 * word / 0xFFFFFFFF - 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Stroke:
+    """One stroke as played: force (velocity units), striking radius (fraction of the
+    head's; None: the file's levels, no scatter), the radius the file's levels hold at,
+    and the angle (rad) from the direction the note is heard in."""
+
+    force: float
+    radius: float | None
+    reference: float | None
+    angle: float = 0.0
+
+    @classmethod
+    def drawn(cls, params: Mapping[str, Any], velocity: float, articulation: str,
+              rng: np.random.Generator) -> Stroke:
+        """The stroke a player makes for ``velocity``, drawn from ``[params.scatter]``."""
+        scatter = params.get("scatter")
+        if scatter is None:
+            return cls(velocity, None, None)
+        low, high = scatter["rim_radius" if articulation == "rim" else "strike_radius"]
+        force = velocity * float(db_to_gain(rng.normal(0.0, scatter["force_db"])))
+        radius = float(np.sqrt(rng.uniform(low * low, high * high)))  # uniform by area
+        return cls(force, radius, 0.5 * (low + high), float(rng.uniform(0.0, 2.0 * np.pi)))
+
+
+def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
+                  articulation: str, sample_rate: int, rng: np.random.Generator,
+                  min_s: float = 0.0, stroke: Stroke | None = None) -> np.ndarray:
+    """One stroke as ``stroke`` plays it (None: the file's levels at ``velocity``), ringing
+    at least ``min_s`` seconds."""
+    stroke = stroke or Stroke(velocity, None, None)
     freqs, amps, t60s = mode_table(params, hz=hz, articulation=articulation)
     thud = db_to_gain(params["thud_db"])
-    scale = velocity / (float(np.sum(amps)) + thud)
+    scale = velocity / (float(np.sum(amps)) + thud)  # the file's stroke peaks ≤ velocity
+    contact, lowest = params["contact_s"], 1.0
+    if stroke.radius is not None:
+        shapes = _shape_levels(params, stroke.radius, stroke.reference, stroke.angle)
+        contact = params["contact_s"] * min(stroke.force, 1.5) ** -0.2
+        amps = amps * shapes * _pulse(freqs, contact) / _pulse(freqs, params["contact_s"])
+        lowest = abs(float(shapes[0]))
+        scale *= stroke.force / velocity
     frames = frames_for(max(min_s, 1.5 * float(np.max(t60s))), sample_rate)
     out = damped_partials(freqs, amps * scale, t60s, frames=frames, sample_rate=sample_rate,
-                          glide=params.get("glide", 0.0) * velocity**2,
+                          glide=params.get("glide", 0.0) * (stroke.force * lowest) ** 2,
                           glide_s=params.get("glide_s", 0.05))
     noise = noise_burst(rng, frames=frames, decay_s=params["thud_s"], sample_rate=sample_rate)
-    out[:noise.size] += bandpass(noise, params["thud_low_hz"], params["thud_high_hz"],
-                                 sample_rate) * (thud * scale)
-    return cancel_dc(out, contact_s=params["contact_s"], sample_rate=sample_rate)
+    high = params["thud_high_hz"] * params["contact_s"] / contact  # shorter contact, brighter
+    out[:noise.size] += bandpass(noise, params["thud_low_hz"], high, sample_rate) * (thud * scale)
+    return cancel_dc(out, contact_s=contact, sample_rate=sample_rate)
+
+
+def _shape_levels(params: Mapping[str, Any], radius: float, reference: float,
+                  angle: float) -> np.ndarray:
+    """Each mode's excitation at (``radius``, ``angle``) against at (``reference``, 0): its
+    shape ``J_m(j_mn ρ) cos mθ``, signed (rows without ``shape`` keep their level)."""
+    out = []
+    for row in params["modes"]:
+        if "shape" not in row:
+            out.append(1.0)
+            continue
+        m, n = (int(v) for v in row["shape"])
+        zero = _bessel_zero(m, n)
+        out.append(float(special.jv(m, zero * radius)) * np.cos(m * angle)
+                   / max(abs(float(special.jv(m, zero * reference))), 1e-3))
+    return np.array(out)
+
+
+@functools.cache
+def _bessel_zero(m: int, n: int) -> float:
+    """The n-th zero of J_m."""
+    return float(special.jn_zeros(m, n)[-1])
+
+
+def _pulse(freqs: np.ndarray, contact_s: float) -> np.ndarray:
+    """The spectrum of a half-sine force pulse lasting ``contact_s``, 1 at 0 Hz."""
+    x = 2.0 * freqs * contact_s
+    near = np.abs(1.0 - x * x) < 1e-6
+    return np.where(near, np.pi / 4.0,
+                    np.abs(np.cos(np.pi * x / 2.0)) / np.where(near, 1.0, np.abs(1.0 - x * x)))
 
 
 def _shake(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -98,8 +201,8 @@ def _shake(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # Pellets on a twisted drum strike harder mid-twist: ±1.5 dB at the twist rate (EST §3.3).
     levels = levels * db_to_gain(1.5 * np.sin(np.pi * rate / 4.0 * times))
     levels = levels / max(1.0, float(np.max(levels)))
-    ring = _stroke(params, hz=hz, velocity=1.0, articulation="strike", sample_rate=sample_rate,
-                   rng=rng)
+    ring = render_stroke(params, hz=hz, velocity=1.0, articulation="strike",
+                         sample_rate=sample_rate, rng=rng)
     train = np.zeros(frames_for(float(times.max()), sample_rate) + 1)
     np.add.at(train, np.round(times * sample_rate).astype(int), levels)
     out = signal.fftconvolve(train, ring)

@@ -22,6 +22,14 @@ die first; docs/sources.md A1.4, A2), times its own ``t60_scale``.
 A short decaying noise burst (``strike_noise_db``, ``strike_noise_s``), band-
 passed above the A-tone, gives the metallic or stony click of the mallet.
 
+No two strokes alike (``[params.scatter]``, optional): each stroke's force scatters
+normally about the note's velocity (``force_db``), moving its level and, through
+``brightness``, its upper modes; and the mallet lands a little off the marked spot
+(正鼓 or 側鼓), so each mode, whose nodal lines pass near or far from where it lands,
+is excited a little more or less: each partial's level scatters normally by
+``strike_db`` (the other family's too, so how much of the other tone a stroke wakes
+varies). Each drawn from the stroke's generator.
+
 Bell sets (``bells``): ``ideal`` sounds every tone on the tuning; ``zeng`` moves
 each tone of each bell by the deviations Braun measured on the Marquis Yi of
 Zeng bells (``[params.zeng]``: the mean deviation from equal temperament of the
@@ -47,8 +55,8 @@ from soundscape.sound.synth._common import (
 )
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["BELL_SETS", "for_pitch", "mode_table", "prepare", "render", "tone_cents",
-           "validate"]
+__all__ = ["BELL_SETS", "for_pitch", "mode_table", "prepare", "render", "side_bell",
+           "tone_cents", "validate"]
 
 #: The bell-set choices: every tone on the tuning, or scattered as the Zeng bells measure.
 BELL_SETS = ("ideal", "zeng")
@@ -109,6 +117,15 @@ def for_pitch(params: Mapping[str, Any], pitch_name: str, *, tuning: Tuning,
     b_cents = tone_cents(params["zeng"], b_name, bell=pitch_name, tone="B")
     return {**params, "b_ratio": b_ratio * 2.0 ** ((b_cents - a_cents) / 1200.0),
             "detune": 2.0 ** (a_cents / 1200.0)}
+
+
+def side_bell(params: Mapping[str, Any], pitch_name: str, *, tuning: Tuning) -> str | None:
+    """The bell of a ``b_steps`` set whose B-tone is ``pitch_name`` (its canonical 律 name),
+    the lowest if two have it; None if none has."""
+    for bell, steps in params.get("b_steps", {}).items():
+        if tuning.step(tuning.pitch(bell), steps).name == pitch_name:
+            return bell
+    return None
 
 
 def tone_cents(zeng: Mapping[str, Any], pitch_name: str, *, bell: str, tone: str) -> float:
@@ -184,16 +201,22 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         ``A`` (正鼓) or ``B`` (側鼓) for two-tone bells; anything else strikes ``A``.
     """
     freqs, amps, t60s = mode_table(params, hz=hz, articulation=articulation)
-    amps = amps * velocity ** (params.get("brightness", 0.0) * np.maximum(np.log2(freqs / hz), 0))
+    force = velocity
+    scatter = params.get("scatter")
+    if scatter is not None:
+        force = min(1.0, velocity * float(db_to_gain(rng.normal(0.0, scatter["force_db"]))))
+        amps = amps * db_to_gain(rng.normal(0.0, scatter["strike_db"], amps.size))
+    amps = amps * force ** (params.get("brightness", 0.0) * np.maximum(np.log2(freqs / hz), 0))
     noise_gain = db_to_gain(params["strike_noise_db"])
-    # Sum of amplitudes bounds the peak: at velocity 1 the stroke never exceeds 1.
-    scale = velocity / (float(np.sum(db_to_gain(_levels(params)))) + noise_gain)
+    # Sum of amplitudes bounds the peak: at velocity 1 the stroke never exceeds 1 (the
+    # scatter may lift a partial over its file level: render_note keeps the peak ≤ 1).
+    scale = force / (float(np.sum(db_to_gain(_levels(params)))) + noise_gain)
     frames = frames_for(max(duration, 1.5 * float(np.max(t60s))), sample_rate)
     out = damped_partials(freqs, amps * scale, t60s, frames=frames, sample_rate=sample_rate)
     click = noise_burst(rng, frames=frames, decay_s=params["strike_noise_s"],
                         sample_rate=sample_rate)
     out[:click.size] += bandpass(click, 2.0 * hz, 16.0 * hz, sample_rate) \
-        * (noise_gain * scale * velocity)
+        * (noise_gain * scale * force)
     return out
 
 

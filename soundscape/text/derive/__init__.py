@@ -25,7 +25,7 @@ from soundscape.text.derive.cues import music_cues, voice_cues
 from soundscape.text.derive.formulas import Unit, alternation, find_units, rules
 from soundscape.text.derive.layout import derive_layout, with_sheng_forces
 from soundscape.text.derive.sections import sections_of
-from soundscape.text.derive.speech import speech_cues
+from soundscape.text.derive.speech import answer_starts, speech_cues
 from soundscape.text.source import Text
 
 __all__ = ["derive", "sections_of", "unscored_music"]
@@ -61,7 +61,7 @@ def _cuts(chars: str, base: int, units: list[Unit],
           actor_starts: list[tuple[int, int, str]]) -> list[int]:
     """Offsets (in ``chars``) where a new step begins, 0 included."""
     actors = {start: end for start, end, _ in actor_starts}
-    cuts = sorted(set(actors) | {0})
+    cuts = sorted(set(actors) | {0} | set(answer_starts(chars)))
     particles = rules()["particles"]
     for unit in units:
         if unit.role == "mark":

@@ -72,13 +72,37 @@ def load_rite_text(rite_id: str) -> Text:
                 text.headings, notes, text.asides, text.hidden, text.gaps)
 
 
-def _span(text: Text, quote: str, rite_id: str) -> tuple[int, int]:
+def _span(text: Text, quote: str, rite_id: str) -> tuple[int, int] | None:
+    """Where ``quote`` stands in ``text``; in another edition (other glyphs the normaliser
+    does not unify, a word more or less) the longest run of it, of at least
+    ``_LEAST`` characters, that the text has; None where the text lacks it (an excerpt
+    derived with --rite)."""
     wanted = normalise(quote)
     at = text.chars.find(wanted)
-    if at < 0:
-        raise TextError(f"{data_dir() / 'rites.toml'}: rite {rite_id!r} layout quote "
-                        f"{quote!r} is not in {text.source}; accepted: a passage of the text")
-    return at, at + len(wanted)
+    if at >= 0:
+        return at, at + len(wanted)
+    for size in range(len(wanted) - 1, _LEAST - 1, -1):
+        for start in range(len(wanted) - size + 1):
+            at = text.chars.find(wanted[start:start + size])
+            if at >= 0:
+                return at, at + size
+    return None
+
+
+_LEAST = 3  # characters of a layout quote that identify its passage in another edition
+
+
+def _placed(text: Text, quote: str, rite_id: str, note: str) -> tuple[str, tuple[int, int], str]:
+    """(quote, span, note) of a layout entry in ``text``: where the text lacks the rite's
+    passage, the entry is kept (the rite is forced) at the text's first character, and the
+    note says which passage of the rite's own text it rests on."""
+    span = _span(text, quote, rite_id)
+    if span is not None:
+        return text.quote(*span), span, note
+    if not text.chars:
+        raise TextError(f"{text.source}: holds no text to place rite {rite_id!r}'s layout in")
+    lacks = f"not in this text: the rite's own text says 「{quote}」"
+    return text.quote(0, 1), (0, 1), f"{note} ({lacks})" if note else lacks
 
 
 def default_layout(rite_id: str, text: Text, derived: list[LayoutItem],
@@ -90,20 +114,19 @@ def default_layout(rite_id: str, text: Text, derived: list[LayoutItem],
     table = rite(rite_id).table
     items = list(derived)
     if lord is not None and not items:
-        span = _span(text, table["layout_quote"], rite_id)
+        quote, span, note = _placed(text, table["layout_quote"], rite_id, table["layout_note"])
         items = [LayoutItem(i.id, i.name, i.instrument, i.group, i.relation, i.of,
-                            text.quote(*span), span, side=i.side, facing=i.facing,
-                            struck_face=i.struck_face, note=table["layout_note"])
+                            quote, span, side=i.side, facing=i.facing,
+                            struck_face=i.struck_face, note=note)
                  for i in lord]
     have = {i.id for i in items}
     for entry in table.get("layout", []):
         if entry["id"] in have:
             continue
-        span = _span(text, entry["quote"], rite_id)
+        quote, span, note = _placed(text, entry["quote"], rite_id, entry.get("note", ""))
         of = tuple(entry["of"]) if isinstance(entry["of"], list) else entry["of"]
         items.append(LayoutItem(entry["id"], entry["name"], entry["instrument"], entry["group"],
-                                entry["relation"], of, text.quote(*span), span,
+                                entry["relation"], of, quote, span,
                                 facing=entry.get("facing", ""),
-                                struck_face=entry.get("struck_face", ""),
-                                note=entry.get("note", "")))
+                                struck_face=entry.get("struck_face", ""), note=note))
     return items

@@ -1,17 +1,24 @@
 """Speech cues: the words the text gives people to say, found by ``data/speech.toml``.
 
-The 經文 reports speech without marks: 「司射…告于公曰為政請射」. A step's words
-follow 曰 and end where the narration resumes (a narrative verb) or before the
-subject of the next 曰; 請X is a request, 許諾 the reply 諾. The speaker is the
-step's actor; the addressee is the one named after 告/命/請 (告於公曰 → 公).
-Words the archery speaks itself, with its own timing and the real tally, are left
-to it. Every cue quotes its words and gives their offsets.
+The 經文 reports speech without marks: 「司射…告于公曰為政請射」. Each 曰 opens words
+that end where the narration resumes: a narrative word, someone else named acting
+(「取矢不索弟子自西方應」), or the next 曰 and its subject (「以我安卿大夫皆對曰」). The
+speaker of each 曰 is the one named just before it (「卿大夫皆對曰」, 「君曰」), else the
+subject of its clause, not one spoken to (告於公, 命上射), else the previous speaker of
+the step (下曰留上曰揚: the same 大射正), else the step's actor. A request the narration
+reports (「擯者請賓」) is the words 請X; the one asked (請射於公) is its addressee. 許諾 is
+the answer 諾. Words offered as alternatives (留/揚/方) are a cue each in one step; the
+sequencer chooses among them by the outcome (``[outcome]``). Words the archery speaks
+itself, with its own timing and the real tally, are left to it. Every cue quotes its
+words and gives their offsets.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from soundscape.cuesheet import SpeechCue, Step
@@ -21,7 +28,7 @@ from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.source import Text
 
-__all__ = ["speech_cues"]
+__all__ = ["answer_starts", "speech_cues"]
 
 
 @functools.cache
@@ -29,76 +36,157 @@ def _rules() -> dict[str, Any]:
     return read_toml(data_dir() / "speech.toml", CueSheetError)
 
 
+@dataclass(frozen=True, slots=True)
+class _Words:
+    start: int  # offsets in the step's characters
+    end: int
+    kind: str
+    speaker: str
+    to: str
+
+
 def speech_cues(text: Text, steps: Iterable[Step]) -> list[SpeechCue]:
     """The speech cues of ``steps`` (in text order), ids ``speech_001`` …"""
-    found: list[tuple[Step, int, int, str, str]] = []
+    rules = _rules()
+    cues: list[SpeechCue] = []
     for step in steps:
         start, end = step.span
-        chars = text.chars[start:end]
-        found += [(step, start + a, start + b, kind, to) for a, b, kind, to in _said(chars)]
-        found += [(step, start + a, start + b, kind, to) for a, b, kind, to in
-                  _asked(chars, step)]
-    rules = _rules()
-    cues = []
-    for step, a, b, kind, to in sorted(found, key=lambda f: f[1]):
-        words = text.chars[a:b]
-        if words in rules["skip"]["words"] or any(w in text.chars[step.span[0]:step.span[1]]
-                                                   for w in rules["skip"]["containing"]):
+        if any(w in text.chars[start:end] for w in rules["skip"]["containing"]):
             continue
-        speaker = _speaker(text.chars[step.span[0]:a]) or step.actor
-        if not speaker:
-            continue  # words nobody is named to say (若命曰…): not placed
-        cues.append(SpeechCue(f"speech_{len(cues) + 1:03d}", speaker, kind, step.id,
-                              text.quote(a, b), (a, b), to))
+        # words may run on past the step (the steps are cut at every actor who acts, and
+        # words name actors: 「大夫與大夫士御於大夫」); only those begun in it are its own
+        chars = text.chars[start:end + rules["reach"]]
+        found = _said(chars, step.actor, end - start)
+        found += _asked(chars, step.actor, found, end - start)
+        for words in sorted(found, key=lambda w: w.start):
+            said = chars[words.start:words.end]
+            if said in rules["skip"]["words"] or not words.speaker:
+                continue  # the archery's own words; words nobody is named to say
+            a, b = start + words.start, start + words.end
+            cues.append(SpeechCue(f"speech_{len(cues) + 1:03d}", words.speaker, words.kind,
+                                  step.id, text.quote(a, b), (a, b), words.to))
     return cues
 
 
-def _said(chars: str) -> list[tuple[int, int, str, str]]:
-    """Words after 曰 in one step's characters: (start, end, kind, addressee)."""
+# ------------------------------------------------------------------ names
+
+@functools.cache
+def _names() -> dict[str, str]:
+    """Every name a speaker goes by → the name a cue gives him (the glossary's actors,
+    then ``[speakers]``)."""
+    words = glossary.load()
+    names = {t: words.name("actor", words.id_of("actor", t)) for t in words.term_index("actor")}
+    names.update(_rules()["speakers"])
+    return names
+
+
+@functools.cache
+def _name_pattern() -> re.Pattern:
+    return re.compile("|".join(sorted(map(re.escape, _names()), key=len, reverse=True)))
+
+
+def _named(chars: str) -> list[tuple[int, int, str]]:
+    """(start, end, term) of each name in ``chars``, longest first, left to right."""
+    return [(m.start(), m.end(), m.group(0)) for m in _name_pattern().finditer(chars)]
+
+
+@functools.cache
+def _next_said() -> re.Pattern:
+    """The next 曰 with whoever says it or is told (命下射曰, 卿大夫皆對曰, 上曰)."""
+    names = "|".join(sorted(map(re.escape, [*_names(), *_rules()["subjects"]]), key=len,
+                            reverse=True))
+    return re.compile(rf"(?:(?:{names})(?:及|與)?)*(?:(?:告於|告于|命|謂)(?:{names}))?"
+                      rf"[皆又亦興]*[對應]?曰")
+
+
+def answer_starts(chars: str) -> list[int]:
+    """Where someone the steps do not name as an actor answers (「弟子自西方應曰」, 「相者
+    對曰」): derive opens a step there, so the answer is said after the words it answers."""
+    return [m.start() for m in _answer_pattern().finditer(chars)]
+
+
+@functools.cache
+def _answer_pattern() -> re.Pattern:
+    actors = set(glossary.load().term_index("actor"))
+    others = sorted((n for n in _rules()["speakers"] if n not in actors), key=len, reverse=True)
+    return re.compile(rf"(?:{'|'.join(map(re.escape, others))})(?:自[^曰]{{1,3}})?[皆興]*[對應]曰")
+
+
+# ------------------------------------------------------------------ 曰
+
+_OBJECT = ("命", "告於", "告于", "於", "于", "謂", "之", "與", "及", "作", "比")
+
+
+def _said(chars: str, actor: str, own: int) -> list[_Words]:
+    """The words after each 曰 in the first ``own`` characters (the step's), with who
+    says them to whom."""
     rules = _rules()
-    marks = [i for i, c in enumerate(chars) if c in rules["said"]]
-    out = []
-    for n, mark in enumerate(marks):
-        start = mark + 1
-        stop = marks[n + 1] if n + 1 < len(marks) else len(chars)
-        if n + 1 < len(marks):  # leave the next 曰's subject to it
-            stop -= next((len(s) for s in rules["subjects"]
-                          if chars[start:stop].endswith(s) and stop - len(s) > start), 0)
-        stop = _cut(chars, start, stop, rules["ends"], rules["min_chars"])
-        if stop > start:
-            before = chars[:mark]
-            out.append((start, stop, _kind(before), _addressee(before)))
+    out: list[_Words] = []
+    clause = 0  # where the narration before the next 曰 begins
+    for mark in (i for i, c in enumerate(chars[:own]) if c in rules["said"]):
+        if mark < clause:
+            continue
+        before = chars[clause:mark]
+        named = _speaker(before)
+        speaker = named or (out[-1].speaker if out else "") or actor
+        to = _addressee(before) or (out[-1].to if out and not named else "")
+        kind = _kind(before) if named or not out else out[-1].kind  # 下曰留上曰揚: as 留
+        stop = _end(chars, mark + 1)
+        if stop > mark + 1:
+            out.append(_Words(mark + 1, stop, kind, speaker, "" if to == speaker else to))
+        clause = stop
     return out
 
 
-def _asked(chars: str, step: Step) -> list[tuple[int, int, str, str]]:
-    """請X (a request, when the step says no 曰) and 許諾 (the reply 諾)."""
+def _end(chars: str, start: int) -> int:
+    """Where words beginning at ``start`` end."""
     rules = _rules()
-    out = []
-    request = rules["request"]
-    at = chars.find(request["word"])
-    if at >= 0 and "曰" not in chars:
-        stop = _cut(chars, at + 1, min(len(chars), at + 1 + request["max_chars"]),
-                    request["ends"], 1)
-        if stop > at + 1:
-            out.append((at, stop, "request", _addressee(chars[:at])))
-    reply = rules["reply"]
-    if step.actor not in reply["skip_actors"]:
-        for word in reply["words"]:
-            at = chars.find(word)
-            if at >= 0:
-                say = at + word.index(reply["say"])
-                out.append((say, say + len(reply["say"]), "reply", ""))
-    return out
-
-
-def _cut(chars: str, start: int, stop: int, ends: list[str], least: int) -> int:
-    """Where the words from ``start`` end: before the first of ``ends`` at least
-    ``least`` characters in, or at ``stop``."""
-    for i in range(start + least, stop):
-        if any(chars.startswith(end, i) for end in ends):
+    ends = [(e, rules["min_chars"]) for e in rules["ends"]] + [
+        (e, 2) for e in rules["ends_late"]]
+    stop = len(chars)
+    nxt = _next_said().search(chars, start)
+    if nxt is not None:
+        stop = nxt.start()
+    for at, _, term in _named(chars[start:stop]):
+        after = chars[start + at + len(term):start + at + len(term) + 1]
+        told = chars[:start + at].endswith(_OBJECT)  # 御於大夫遂: 大夫 does not act
+        if at and after and after in rules["acting"] and not told:
+            stop = start + at
+            break
+    for i in range(start + 1, stop):
+        if chars[i - 1] == rules["request"]["word"]:
+            continue  # 請坐, 請降: the verb of a request is not narration
+        if any(chars.startswith(e, i) and i - start >= least for e, least in ends):
+            return i
+        if chars[i - 1] in rules["ends_after"]:
             return i
     return stop
+
+
+def _speaker(before: str) -> str:
+    """Who says the words after ``before`` (the narration since the last words): the one
+    named right before 曰 (卿大夫皆對曰), else the last one named not as spoken to."""
+    names = _names()
+    found = _named(before)
+    if not found:
+        return ""
+    start, end, term = found[-1]
+    told = before[:start].endswith(_OBJECT) and not (
+        before[:start].endswith("命") and term in _rules()["never_told"])
+    if re.fullmatch(r"[皆又亦興]*[對應]?", before[end:]) and not told:
+        return names[term]
+    subjects = [(s, t) for s, e, t in found
+                if not before[:s].endswith(_OBJECT) and not before.startswith("之", e)]
+    return names[subjects[-1][1]] if subjects else ""
+
+
+def _addressee(before: str) -> str:
+    """The one spoken to: named right after the last 告於/命/請於/謂 of ``before``."""
+    best = None
+    for start, _, term in _named(before):
+        if before[:start].endswith(("告於", "告于", "命", "請於", "請于", "謂")):
+            best = term
+    return _names()[best] if best else ""
 
 
 def _kind(before: str) -> str:
@@ -108,53 +196,57 @@ def _kind(before: str) -> str:
     return max(found)[1] if found else "say"
 
 
-# An actor named right after these is spoken to, a place (立於公後) or a companion
-# (司射與司馬交於階前), not the speaker.
-_NOT_SPEAKING = ("命", "告", "於", "于", "謂", "之", "與")
+# ------------------------------------------------------------------ 請 and 許諾
 
-
-def _speaker(before: str) -> str:
-    """The one who speaks: the last actor named before the one spoken to (告於X曰,
-    命X曰) or before 曰 itself; "" when the step names none."""
-    words = glossary.load()
-    lead = _lead(before)
-    head = before[:lead[0]] if lead else before
-    found = [(i + len(t), len(t), t) for t in words.term_index("actor") for i in _all(head, t)
-             if not head[:i].endswith(_NOT_SPEAKING)]
-    if not found:
-        return ""
-    return words.name("actor", words.id_of("actor", max(found)[2]))
-
-
-def _all(text: str, term: str) -> list[int]:
-    out, at = [], text.find(term)
-    while at >= 0:
-        out.append(at)
-        at = text.find(term, at + 1)
+def _asked(chars: str, actor: str, said: list[_Words], own: int) -> list[_Words]:
+    """請X the narration reports (outside any words said) and 許諾 (the answer 諾), in
+    the first ``own`` characters."""
+    rules = _rules()
+    inside = [(w.start, w.end) for w in said]
+    out = []
+    request = rules["request"]
+    for at in (i for i, c in enumerate(chars[:own]) if c == request["word"]):
+        if any(a <= at < b for a, b in inside):
+            continue
+        stop, to = _request_end(chars, at)
+        if stop > at + 1:
+            before = chars[:at]
+            out.append(_Words(at, stop, "request", _speaker(before) or actor,
+                              to or _addressee(before)))
+    reply = rules["reply"]
+    if actor not in reply["skip_actors"]:
+        for word in reply["words"]:
+            at = chars.find(word, 0, own)
+            if at >= 0 and not any(b == at for _, b in inside):  # 對曰…許諾: one answer
+                say = at + word.index(reply["say"])
+                out.append(_Words(say, say + len(reply["say"]), "reply", actor, ""))
     return out
 
 
-_LEADS = ("告於", "告于", "請於", "請于", "命", "謂")
+def _request_end(chars: str, at: int) -> tuple[int, str]:
+    """Where a request 請X ends, and the one asked (請射於公公許 → 請射, 公)."""
+    request = _rules()["request"]
+    acting = _rules()["acting"]
+    limit = min(len(chars), at + 1 + request["max_chars"])
+    names = _names()
+    for i in range(at + 2, limit + 1):
+        rest = chars[i:]
+        if i == len(chars) or any(rest.startswith(e) for e in request["ends"]):
+            return i, ""
+        if rest[:1] in request["to_marks"]:
+            hit = _name_pattern().match(rest, 1)
+            if hit and (hit.end() == len(rest) or rest[hit.end()] in request["after_to"]
+                        or _acts(rest, hit.end())):
+                return i, names[hit.group(0)]
+        hit = _name_pattern().match(rest)
+        if hit and hit.end() < len(rest) and rest[hit.end()] in acting:
+            return i, ""
+        if rest[:1] in request["numerals"] and _name_pattern().match(rest, 1):
+            return i, ""  # 請媵爵者，二大夫媵爵
+    return limit, ""
 
 
-def _lead(before: str) -> tuple[int, str] | None:
-    """The last verb that names the one spoken to, with that one's actor term."""
-    words = glossary.load()
-    best = None
-    for lead in _LEADS:
-        at = before.rfind(lead)
-        rest = before[at + len(lead):] if at >= 0 else ""
-        term = max((t for t in words.term_index("actor") if rest.startswith(t)), key=len,
-                   default="")
-        if term and (best is None or at > best[0]):
-            best = (at, term)
-    return best
-
-
-def _addressee(before: str) -> str:
-    """The one spoken to: the actor named right after the last 告於/命/請於/謂."""
-    lead = _lead(before)
-    if lead is None:
-        return ""
-    words = glossary.load()
-    return words.name("actor", words.id_of("actor", lead[1]))
+def _acts(rest: str, at: int) -> bool:
+    """Whether someone named at ``at`` of ``rest`` acts there (公許, 賓禮辭)."""
+    hit = _name_pattern().match(rest, at)
+    return bool(hit) and rest[hit.end():hit.end() + 1] in _rules()["request"]["after_to"]

@@ -1,0 +1,112 @@
+"""``soundscape impulse``: the court's impulse response between two places, as a WAV file.
+
+A click at the source place, heard at the listener place through the render's own path
+(direct and early paths, the court's late tail), written as 32-bit float WAV (time 0 = the
+click; 1.0 = 94 dB SPL at 1 m from the source), with a JSON report beside it naming the
+court hypothesis and giving the ISO 3382-1 figures of its omnidirectional channel (W of an
+ambisonic layout; for other layouts, of a W rendered alongside). Acousticians can measure
+it with their own tools; a museum can convolve its own dry recordings with it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from soundscape.cli._common import (
+    SEATS_HELP,
+    SEED_MAX,
+    court_option,
+    place_id,
+    surroundings_for,
+)
+
+__all__ = ["command"]
+
+
+@click.command("impulse")
+@click.option("--source", "source", required=True,
+              help="Where the click is made: any place by id or Chinese name (gong_xi, "
+                   "zhongting, men …); or x,y,z in metres.")
+@click.option("--height", type=click.FloatRange(0.0, 10.0), default=None,
+              help="Height of the click above its place's floor, metres (default: a standing "
+                   "mouth's, 1.5 m).")
+@click.option("--listener", "place", default="gong_wei", show_default=True,
+              help=f"Where the listener is: {SEATS_HELP}; or x,y,z in metres.")
+@click.option("--facing", default=None,
+              help="north/south/east/west, a bearing in degrees or x,y (default: the place's).")
+@click.option("--layout", default="stereo", show_default=True,
+              help="A layout of `soundscape render` (stereo, binaural, foa, hoa3, 5.1 …, or "
+                   "azimuths).")
+@court_option
+@click.option("--rite", metavar="ID", default=None,
+              help="A bundled rite: the response in its own site (鄉射: the 序; 燕禮: the 寢).")
+@click.option("--sample-rate", "--rate", "rate", type=click.Choice(("44100", "48000", "96000")),
+              default="48000", show_default=True)
+@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True,
+              help="Seed of the late tail's decorrelation (as `render --seed`).")
+@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("output/impulse.wav"), show_default=True, help="The WAV to write.")
+def command(source: str, height: float | None, place: str, facing: str | None, layout: str,
+            court: str, rite: str | None, rate: str, seed: int, out: Path) -> None:
+    """The court's impulse response from one place to another (WAV and a JSON report)."""
+    import numpy as np
+    import soundfile
+
+    from soundscape.cli.render import _listener
+    from soundscape.errors import RenderError
+    from soundscape.fileio import atomic_path, write_text
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound import iso3382
+    from soundscape.sound.impulse import impulse_response
+    from soundscape.sound.panning import parse_layout
+
+    if out.suffix.lower() != ".wav":
+        raise RenderError(f"--out {str(out)!r}: the response is written as WAV; give a .wav "
+                          "ending")
+    site = load_site(rite=rite)
+    point = _point(site, source, height)
+    listener = _listener(place, facing, site)
+    surroundings = surroundings_for(site, court)
+    speakers = parse_layout(layout)
+    response = impulse_response(point, listener, surroundings=surroundings, layout=speakers,
+                                sample_rate=int(rate), seed=seed)
+    omni = (response[:, 0] if isinstance(speakers, str) and speakers in ("foa", "hoa3")
+            else impulse_response(point, listener, surroundings=surroundings, layout="foa",
+                                  sample_rate=int(rate), seed=seed)[:, 0])
+    try:
+        figures = iso3382.measure(omni, int(rate)).as_dict()
+    except RenderError as error:  # a response too short or too dry to measure
+        figures = {"error": str(error)}
+    with atomic_path(out) as tmp:
+        soundfile.write(tmp, response.astype(np.float32), int(rate), subtype="FLOAT",
+                        format="WAV")
+    report = {"source": source, "source_point": list(point), "listener": place,
+              "listener_point": list(listener.position), "layout": layout,
+              "sample_rate": int(rate), "seconds": len(response) / int(rate),
+              "court": court, "court_name": (surroundings.court.hypothesis.name
+                                             if surroundings.court is not None else "none"),
+              "site": site.name, "iso3382_mid": figures}
+    write_text(out.with_name(out.name + ".json"), json.dumps(report, indent=1,
+                                                             ensure_ascii=False))
+    click.echo(f"wrote {out} ({len(response) / int(rate):.2f} s, {response.shape[1]} channels; "
+               f"court {court})")
+    if "edt" in figures:
+        click.echo("EDT {edt:.2f} s, T20 {t20:.2f} s, C80 {c80:+.1f} dB, D50 {d50:.2f}, "
+                   "echo period {echo:.2f} s (500 Hz–1 kHz)".format(**figures))
+
+
+def _point(site, source: str, height: float | None) -> tuple[float, float, float]:
+    from soundscape.errors import RenderError
+    from soundscape.sound.court import source_point
+
+    if "," in source:
+        try:
+            x, y, z = (float(v) for v in source.split(","))
+        except ValueError:
+            raise RenderError(f"--source {source!r}: coordinates must be x,y,z in metres"
+                              ) from None
+        return (x, y, z)
+    return source_point(site, place_id(site, source), height)

@@ -1,0 +1,242 @@
+"""The court's living sources: one bird call, one cicada's song, one cricket's bout, one rustle.
+
+A note is one *call* (a bird's phrase of syllables, a cicada's bout, a cricket's run of
+chirps, a gust through one tree's leaves), ``duration`` seconds long at most, from the
+articulation's species. The sequencer (``sequence.actions``) places the calls around
+the court by the hour, each its own rendering (its own tag, so its own seed): no call
+repeats another.
+
+Kinds (``kind`` of the articulation):
+
+- ``whistle``: ``syllables`` tonal syllables (fundamental in ``band`` Hz, swept by up to
+  ``sweep`` of itself, ``harmonics_db`` above it), each ``syllable_s`` long, ``gap_s``
+  apart; ``noise`` of each syllable's energy is noise in the same band (a harsh call:
+  a magpie's chatter is mostly noise, a dove's coo none);
+- ``buzz``: a cicada's song: noise band-passed to ``band`` and ringing at the tymbal's
+  pulse rate ``pulse_hz`` (a comb of its harmonics), swelling in and fading out;
+- ``chirps``: a cricket: chirps ``1 / chirps_per_s`` apart of ``pulses`` sin² pulses at
+  ``pulse_hz`` on a carrier in ``band`` (with ``harmonics_db``), each chirp's carrier at
+  its own phase (real chirps do not repeat a waveform);
+- ``rustle``: leaves in a gust: noise in ``band`` tilted by ``tilt_db`` an octave, under a
+  rise and fall.
+
+Level: the loudest 50 ms of a call has RMS ``velocity × 10^(level_db/20)``, so the
+instrument's ``loudness_db + level_db`` is the call's loudest short-term level at 1 m
+(dB SPL). Every band lies under 18 kHz: the instrument's ``working_hz`` asks for a rate
+that carries it (``synth.made_at``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import scipy.fft
+
+from soundscape.sound.synth._common import INFRASOUND_HZ, db_to_gain, frames_for
+from soundscape.sound.synth.params import ParamError
+
+__all__ = ["KINDS", "PEAK_WINDOW_S", "REPEATS", "complex_noise", "fft_length", "noise_shape",
+           "render", "shaped_noise", "validate"]
+
+#: Every call is its own rendering: the render keeps none (``SynthVoice.repeats``).
+REPEATS = False
+#: Noise is shaped with the 20 Hz high-pass's magnitude folded in (``_shape``); the
+#: tonal calls start at 450 Hz under smooth envelopes.
+INFRASOUND_FREE = True
+#: Nothing is made above this (Hz): partials fade out as they near it, noise falls 190 dB
+#: an octave past it, so the instrument's ``working_hz`` of 36 kHz holds (next to
+#: nothing above 18 kHz: tests/sound/test_buses.py).
+TOP_HZ = 16500.0
+#: Envelopes are computed every this many samples and held (a step of < 0.2 %).
+_STEP = 32
+
+#: The window of a call's loudest level (``level_db``), seconds.
+PEAK_WINDOW_S = 0.05
+#: The keys each kind needs (the schema, data/models/creatures.toml, marks them optional).
+KINDS = {"whistle": ("harmonics_db", "syllables", "syllable_s", "gap_s", "sweep", "noise"),
+         "buzz": ("pulse_hz", "tilt_db", "rise_s", "fall_s"),
+         "chirps": ("harmonics_db", "pulse_hz", "pulses", "chirps_per_s"),
+         "rustle": ("tilt_db", "rise_s", "fall_s")}
+
+
+def validate(params: Mapping[str, Any]) -> None:
+    """Each kind's own keys are given; each band's low end lies under its high end."""
+    for name, row in params.items():
+        if not isinstance(row, Mapping):
+            continue
+        for key in KINDS.get(row.get("kind"), ()):
+            if key not in row:
+                raise ParamError(f"{name}.{key}", f"is missing: a {row['kind']!r} call needs "
+                                 f"{', '.join(KINDS[row['kind']])}")
+        band = row.get("band")
+        if isinstance(band, list) and len(band) == 2 and band[0] >= band[1]:
+            raise ParamError(f"{name}.band", f"= {band!r} must be [low, high] Hz with "
+                             "low < high")
+
+
+def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
+           articulation: str, sample_rate: int, rng: np.random.Generator,
+           lyric: str | None = None) -> np.ndarray:
+    """One call of at most ``duration`` seconds (``hz`` unused; ``lyric`` only tags it)."""
+    row = params[articulation]
+    frames = frames_for(duration, sample_rate)
+    maker = {"whistle": _whistle, "buzz": _buzz, "chirps": _chirps, "rustle": _rustle}
+    out = maker[row["kind"]](row, frames=frames, sample_rate=sample_rate, rng=rng)
+    loudest = _loudest_rms(out, sample_rate)
+    if loudest <= 0:
+        return out
+    out *= velocity * float(db_to_gain(row["level_db"])) / loudest
+    peak = float(np.max(np.abs(out)))
+    return out / peak if peak > 1.0 else out
+
+
+def _loudest_rms(audio: np.ndarray, sample_rate: int) -> float:
+    n = frames_for(PEAK_WINDOW_S, sample_rate)
+    whole = len(audio) // n * n
+    if whole == 0:
+        return float(np.sqrt(np.mean(audio**2)))
+    return float(np.sqrt(np.max(np.mean(audio[:whole].reshape(-1, n) ** 2, axis=1))))
+
+
+@functools.lru_cache(maxsize=64)
+def _shape(band: tuple[float, float], tilt_db: float, n: int, sample_rate: int) -> np.ndarray:
+    """Magnitude on an ``n``-point rfft grid: a 4th-order Butterworth band-pass's
+    (24 dB an octave outside ``band``), tilted by ``tilt_db`` an octave from its low end,
+    times the magnitude of ``render_note``'s 20 Hz high-pass (8th-order Butterworth:
+    ``INFRASOUND_FREE``)."""
+    f = np.fft.rfftfreq(n, 1.0 / sample_rate)
+    low, high = band
+    high = min(high, 0.45 * sample_rate)
+    f[0] = 1e-3  # DC: every factor below is ~0 there
+    gain = 1.0 / np.sqrt((1.0 + (low / f) ** 8) * (1.0 + (f / high) ** 8)
+                         * (1.0 + (INFRASOUND_HZ / f) ** 16) * (1.0 + (f / TOP_HZ) ** 64))
+    gain *= (np.maximum(f, low) / low) ** (tilt_db / (20 * np.log10(2)))
+    return gain.astype(np.float32)
+
+
+def fft_length(frames: int) -> int:
+    """Smallest 2^k or 3·2^k ≥ ``frames``: few lengths, so the shapes are made once."""
+    power = 1 << max(0, (frames - 1).bit_length())
+    return 3 * power // 4 if 3 * power // 4 >= frames else power
+
+
+def shaped_noise(rng: np.random.Generator, frames: int, band: tuple[float, float],
+                 sample_rate: int, tilt_db: float = 0.0) -> np.ndarray:
+    """Gaussian noise in ``band`` made in the frequency domain: one inverse FFT on a
+    grid of few lengths, whose shape is computed once (cheaper than filtering white
+    noise); the noise of a longer grid, cut, is still stationary."""
+    n = fft_length(frames)
+    shaped = complex_noise(rng, n) * noise_shape(band, n, sample_rate, tilt_db)
+    return scipy.fft.irfft(shaped, n)[:frames].astype(np.float64)
+
+
+def complex_noise(rng: np.random.Generator, n: int) -> np.ndarray:
+    """White noise's spectrum on an ``n``-point rfft grid (complex64): real and imaginary
+    parts uniform bytes (each time sample sums thousands of bins, so it is Gaussian all
+    the same, and the spectrum flat), a tenth of the time of Gaussian draws."""
+    return np.frombuffer(rng.bytes(2 * (n // 2 + 1)), dtype=np.int8).astype(
+        np.float32).view(np.complex64)
+
+
+def noise_shape(band, n: int, sample_rate: int, tilt_db: float = 0.0) -> np.ndarray:
+    """``_shape`` of ``band`` (any sequence of two Hz), kept per band and length."""
+    return _shape((float(band[0]), float(band[1])), float(tilt_db), n, int(sample_rate))
+
+
+def _coarse(frames: int, sample_rate: int) -> np.ndarray:
+    """The times (s) of an envelope's held values, one every ``_STEP`` samples."""
+    return np.arange(0, frames, _STEP) / sample_rate
+
+
+def _held(values: np.ndarray, frames: int) -> np.ndarray:
+    return np.repeat(values, _STEP)[:frames]
+
+
+def _rise_fall(frames: int, sample_rate: int, rise_s: float, fall_s: float) -> np.ndarray:
+    t = _coarse(frames, sample_rate)
+    rise = np.clip(t / max(rise_s, 1e-3), 0.0, 1.0)
+    fall = np.clip((frames / sample_rate - t) / max(fall_s, 1e-3), 0.0, 1.0)
+    return _held(np.sin(0.5 * np.pi * rise) ** 2 * np.sin(0.5 * np.pi * fall) ** 2, frames)
+
+
+def _under_top(hz, sample_rate: int):
+    """A partial's gain at ``hz``: 1 well under ``TOP_HZ`` (and Nyquist), smoothly to 0
+    near it (a sweep crossing it fades, it does not click off)."""
+    top = min(TOP_HZ, 0.45 * sample_rate)
+    return 1.0 / (1.0 + (np.asarray(hz) / top) ** 32)
+
+
+def _whistle(row, *, frames, sample_rate, rng):
+    out = np.zeros(frames)
+    low, high = row["band"]
+    centre = np.exp(rng.uniform(np.log(low), np.log(high)))  # this bird's own pitch
+    harmonics = db_to_gain(np.asarray(row["harmonics_db"], dtype=float))
+    at = 0
+    count = max(1, round(row["syllables"] * rng.uniform(0.6, 1.4)))
+    for _ in range(count):
+        length = row["syllable_s"] * rng.uniform(0.7, 1.3)
+        n = frames_for(length, sample_rate)
+        if at + n > frames:
+            break
+        t = np.arange(n) / sample_rate
+        start = centre * rng.uniform(0.9, 1.1)
+        track = start * (1.0 + rng.uniform(-1.0, 1.0) * row["sweep"] * t / length)
+        phase = 2.0 * np.pi * np.cumsum(track) / sample_rate + rng.uniform(0, 2 * np.pi)
+        tone = np.zeros(n)
+        for k, amp in enumerate(harmonics, start=1):
+            tone += amp * np.sin(k * phase) * _under_top(track * k, sample_rate)
+        envelope = np.sin(np.pi * (t + 0.5 / sample_rate) / length) ** 2
+        syllable = tone / max(np.sqrt(np.mean(tone**2)), 1e-12)
+        if row["noise"] > 0:
+            # the species' band (not this syllable's): one shape for all its calls
+            hiss = shaped_noise(rng, n, (0.6 * low, min(2.5 * high, 0.45 * sample_rate)),
+                                sample_rate)
+            hiss /= max(np.sqrt(np.mean(hiss**2)), 1e-12)
+            syllable = np.sqrt(1 - row["noise"]) * syllable + np.sqrt(row["noise"]) * hiss
+        out[at:at + n] += syllable * envelope * rng.uniform(0.7, 1.0)
+        at += n + frames_for(row["gap_s"] * rng.uniform(0.6, 1.4), sample_rate)
+    return out
+
+
+def _buzz(row, *, frames, sample_rate, rng):
+    noise = shaped_noise(rng, frames, tuple(row["band"]), sample_rate, row["tilt_db"])
+    # the tymbal's clicks: one period of a sharp pulse (cos⁴), repeated at this cicada's
+    # own rate (a whole number of samples: tiling is a copy, not a cosine per sample)
+    period = max(2, round(sample_rate / (row["pulse_hz"] * rng.uniform(0.9, 1.1))))
+    click = np.cos(np.pi * (np.arange(period) / period - 0.5)) ** 4
+    tymbal = np.resize(np.roll(click, int(rng.integers(period))), frames)
+    return noise * tymbal * _rise_fall(frames, sample_rate, row["rise_s"], row["fall_s"])
+
+
+def _chirps(row, *, frames, sample_rate, rng):
+    out = np.zeros(frames)
+    low, high = row["band"]
+    carrier = rng.uniform(low, high)
+    harmonics = db_to_gain(np.asarray(row["harmonics_db"], dtype=float))
+    n = frames_for(row["pulses"] / row["pulse_hz"], sample_rate)
+    t = np.arange(n) / sample_rate
+    pulse = np.sin(np.pi * ((t * row["pulse_hz"]) % 1.0)) ** 2
+    period = 1.0 / (row["chirps_per_s"] * rng.uniform(0.9, 1.1))
+    start = rng.uniform(0.0, period)
+    while True:
+        at = round(start * sample_rate)
+        if at + n > frames:
+            break
+        f = carrier * rng.uniform(0.99, 1.01)
+        phase = 2.0 * np.pi * f * t + rng.uniform(0, 2 * np.pi)
+        tone = sum(amp * _under_top(k * f, sample_rate) * np.sin(k * phase)
+                   for k, amp in enumerate(harmonics, start=1))
+        out[at:at + n] += pulse * tone * rng.uniform(0.8, 1.0)
+        start += period * rng.uniform(0.95, 1.05)
+    return out
+
+
+def _rustle(row, *, frames, sample_rate, rng):
+    noise = shaped_noise(rng, frames, tuple(row["band"]), sample_rate, row["tilt_db"])
+    t = _coarse(frames, sample_rate)
+    flutter = np.exp(0.4 * np.interp(t, np.linspace(0, t[-1], 40), rng.standard_normal(40)))
+    return noise * _held(flutter, frames) * _rise_fall(frames, sample_rate, row["rise_s"],
+                                                        row["fall_s"])

@@ -1,0 +1,274 @@
+"""The court's late tail as a send bus: the sources' dry notes, convolved once per render.
+
+Every note a standing listener hears from a standing source (a note on a line, ``lines``)
+is also sent, dry, to the tail of the court zone nearest its source (``Court.zone``: the
+hall, the court by the hall, its middle, the targets): scaled to the late energy its own
+place sends the listener (over the zone's, in the 1 kHz band) and shifted by the difference
+of their direct paths. Each zone's sends are one line whose filter is the zone's late tail
+at the listener (``court.tail``: decorrelated per output channel), so the whole late sound
+of a render costs one forward FFT per zone and one inverse per channel per chunk, whatever
+the number of notes. It runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or
+more of air, docs/site.md) and is brought up to the output's rate like a bus.
+
+The early paths (up to ``early_ms``) are the spatialiser's; the tail holds the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import signal
+
+from soundscape.errors import RenderError
+from soundscape.site.listeners import Listener
+from soundscape.sound.court import BANDS, Court, stable_seed, tail
+from soundscape.sound.lines import Lines, impulse_filter
+from soundscape.sound.panning import Panner
+from soundscape.sound.propagation import Air
+
+__all__ = ["Tail", "diffuse_weights"]
+
+#: Directions averaged for a layout's diffuse-field weights (``diffuse_weights``).
+_DIRECTIONS = 512
+#: How far (s) the late energy that sets a source's send level is summed (most of it).
+_LEVEL_S = 1.5
+_KHZ = BANDS.index(1000.0)
+#: Zero crossings of the decimator's low-pass on each side (resample_poly's own: 10).
+_HALF_TAPS = 10
+#: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
+#: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
+TAIL_CHUNK = 28672
+
+
+def diffuse_weights(panner: Panner) -> np.ndarray:
+    """Each channel's share of a diffuse field's energy: its squared gain averaged over
+    directions spread evenly on the sphere (a Fibonacci lattice)."""
+    i = np.arange(_DIRECTIONS) + 0.5
+    elevation = np.degrees(np.arcsin(1 - 2 * i / _DIRECTIONS))
+    azimuth = np.degrees(np.pi * (1 + 5 ** 0.5) * i) % 360 - 180
+    gains = np.array([panner.terms(float(a), float(e)).gains
+                      for a, e in zip(azimuth, elevation, strict=True)])
+    return (gains ** 2).mean(axis=0)
+
+
+class Tail:
+    """The late tail of a render heard by a standing listener (see the module docstring).
+
+    Parameters
+    ----------
+    court : Court
+    listener : Listener
+    panner : Panner
+    channels : int
+        Width of the mix (the panner's channels, times the stems).
+    sample_rate : int, Hz
+        The output's.
+    air : Air
+    seed : int
+    rates : tuple of int
+        The rates of the buses that send to it (each a whole multiple of the tail's).
+    upsampler : type
+        ``buses.Upsampler`` (given, not imported: the buses import this module).
+    """
+
+    def __init__(self, court: Court, listener: Listener, panner: Panner, channels: int,
+                 sample_rate: int, air: Air, seed: int, rates: tuple[int, ...] = (), *,
+                 upsampler) -> None:
+        # the tail's rate: a whole fraction of every bus's, near tail_rate_hz
+        step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
+        factor = max(step, round(sample_rate / court.model.tail_rate_hz / step) * step)
+        if sample_rate % factor:
+            raise RenderError(f"a {sample_rate} Hz render has no tail rate near "
+                              f"{court.model.tail_rate_hz} Hz that its buses divide")
+        self.factor = factor
+        self.rate = sample_rate // factor
+        self.court = court
+        self.listener = listener
+        self.speed = air.speed_of_sound
+        self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
+        self.weights = diffuse_weights(panner)
+        self.panner = panner
+        self.seed = seed
+        self.lines = Lines(None, listener, channels, make_filter=self._filter, chunk=TAIL_CHUNK)
+        self._up = upsampler(factor, channels) if factor > 1 else None
+        self._lag = 0 if self._up is None else self._up.delay
+        self._ready = np.zeros((0, channels), dtype=np.float32)
+        self._routes: dict[tuple, tuple] = {}
+        self._pending: dict[tuple, _Pending] = {}
+        self._flushed = 0  # tail-rate frame up to which the sends are brought down
+        self.output_rate = sample_rate
+        self._energy: dict[tuple, float] = {}
+
+    # What a source sends ------------------------------------------------------
+
+    def response(self, zone) -> tuple[int, np.ndarray]:
+        """The zone's tail at the listener: (first sample, (frames, width) from it) at
+        ``rate``, for a sound made at the zone's point at sample 0."""
+        late = self.court.late(zone, self.listener.position, alpha_db_per_m=self.alpha,
+                               speed=self.speed)
+        ir = tail(*late, rate=self.rate, length_s=self.court.model.tail_s,
+                  weights=self.weights, diffusion_ms=self.court.hypothesis.diffusion_ms,
+                  seed=stable_seed(self.seed, zone, self.listener.position), pan=self._pan)
+        heard = np.flatnonzero(np.abs(ir).max(axis=1) > 0)
+        first = int(heard[0]) if len(heard) else 0
+        return first, ir[first:]
+
+    def _pan(self, point) -> np.ndarray:
+        """An image's gains per channel (the panner's, from where it stands; gain-only)."""
+        azimuth, elevation, _ = self.listener.direction_to(point)
+        return self.panner.terms(azimuth, elevation).gains
+
+    def _filter(self, zone, face):
+        del face  # the tail is omnidirectional
+        first, ir = self.response(zone)
+        return impulse_filter(ir.T.astype(np.float32), first, TAIL_CHUNK)
+
+    def _late_energy(self, point) -> float:
+        found = self._energy.get(point)
+        if found is None:
+            images = self.court.images(point, self.listener.position,
+                                       reach_m=_LEVEL_S * self.speed)
+            late = ~self.court.split(images, self.speed)
+            d = images.distance[late]
+            p = images.amplitude[late, _KHZ] * 10.0 ** (-self.alpha[_KHZ] * d / 20) / d
+            found = self._energy[point] = float((p ** 2).sum())
+        return found
+
+    def route(self, point) -> tuple[tuple, float, float]:
+        """Where a note from ``point`` goes: its zone's point, its send gain and delay (s)."""
+        found = self._routes.get(point)
+        if found is None:
+            _, zone = self.court.zone(point)
+            ear = np.asarray(self.listener.position)
+            own, theirs = self._late_energy(tuple(point)), self._late_energy(zone)
+            gain = math.sqrt(own / theirs) if theirs > 0 else 0.0
+            delay = (np.linalg.norm(np.subtract(point, ear))
+                     - np.linalg.norm(np.subtract(zone, ear))) / self.speed
+            found = self._routes[point] = (zone, gain, float(delay))
+        return found
+
+    def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
+        """Send a dry note (at ``rate``, sounding at ``point`` from ``time`` s) to its zone.
+
+        It is added at its own rate to the zone's pending sends, which are brought down to
+        the tail's rate a chunk at a time (``_flush``): one filter per chunk and zone, not
+        one per note (per note, the decimation took a fifth of a section's render)."""
+        zone, gain, delay = self.route(point)
+        if gain == 0 or not mono.size:
+            return
+        key = (zone, column, rate)
+        pending = self._pending.get(key)
+        if pending is None:
+            pending = self._pending[key] = _Pending(self.factor // self._ratio(rate))
+        pending.add(round((time + delay) * rate), mono * np.float32(gain))
+
+    def _ratio(self, rate: int) -> int:
+        if (self.factor * rate) % self.output_rate:
+            raise RenderError(f"notes made at {rate} Hz cannot be sent to a {self.rate} Hz tail")
+        return self.output_rate // rate
+
+    def _flush(self, until: int) -> None:
+        """Bring every zone's pending sends down to the tail's rate up to frame ``until``."""
+        start = self._flushed
+        if until <= start:
+            return
+        for (zone, column, _), pending in list(self._pending.items()):
+            low = pending.take(start, until)
+            if low is not None:
+                self.lines.add(start - self._lag, low, zone, None, column)
+        self._flushed = until
+
+    # What it gives back -------------------------------------------------------
+
+    @property
+    def guard(self) -> int:
+        """Output samples before an onset that a send may still change: the chunks made
+        ahead, the decimator's reach, and a send's lead (a source nearer the listener than
+        its zone's point is sent early)."""
+        width, depth = self.court.enclosure.size
+        lead = math.hypot(width, depth) / self.speed
+        return ((self._lag + 2 + 2 * TAIL_CHUNK + _HALF_TAPS + 1) * self.factor
+                + math.ceil(lead * self.output_rate))
+
+    @property
+    def extent(self) -> int:
+        """Output samples up to the end of the last send's tail."""
+        pending = max((p.end for p in self._pending.values()), default=0)
+        return max(self.lines.extent, pending + round(self.court.model.tail_s * self.rate)
+                   ) * self.factor
+
+    def take(self, frames: int) -> np.ndarray:
+        """The next ``frames`` output samples of the tail."""
+        while len(self._ready) < frames:
+            self._flush(self.lines.next_chunk + self._lag + TAIL_CHUNK)
+            block = self.lines.chunk()
+            more = block if self._up is None else self._up(block)
+            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
+        out, self._ready = self._ready[:frames], self._ready[frames:]
+        return out
+
+
+class _Pending:
+    """One zone's sends from one bus, at that bus's rate, until they are brought down by
+    ``down`` (a zero-phase Kaiser low-pass as ``scipy.signal.resample_poly``'s, applied to
+    each stretch with ``_HALF_TAPS`` low-rate samples of context on each side)."""
+
+    def __init__(self, down: int) -> None:
+        self.down = down
+        self.band = _band(down) if down > 1 else None
+        self.origin = 0
+        self.data = np.zeros(0, dtype=np.float32)
+        self.end = 0  # tail-rate frame after the last send's last sample
+
+    def add(self, onset: int, mono: np.ndarray) -> None:
+        """Add ``mono`` from frame ``onset`` (this bus's rate)."""
+        if not self.data.size:
+            self.origin = onset
+        elif onset < self.origin:
+            self.data = np.concatenate([np.zeros(self.origin - onset, np.float32), self.data])
+            self.origin = onset
+        stop = onset + len(mono)
+        if stop - self.origin > len(self.data):  # grown by a quarter: these are held long
+            grown = np.zeros(max(stop - self.origin, len(self.data) + len(self.data) // 4),
+                             dtype=np.float32)
+            grown[:len(self.data)] = self.data
+            self.data = grown
+        self.data[onset - self.origin:stop - self.origin] += mono
+        self.end = max(self.end, -(-stop // self.down) + _HALF_TAPS)
+
+    def take(self, start: int, until: int) -> np.ndarray | None:
+        """Tail-rate frames ``start``…``until`` (None when silent); forget what is spent."""
+        d = self.down
+        lo, hi = (start - _HALF_TAPS) * d, (until + _HALF_TAPS) * d
+        segment = np.zeros(hi - lo, dtype=np.float32)
+        a, b = max(lo, self.origin), min(hi, self.origin + len(self.data))
+        if b > a:
+            segment[a - lo:b - lo] = self.data[a - self.origin:b - self.origin]
+        cut = (until - _HALF_TAPS) * d - self.origin  # what later stretches still need
+        if cut > 0:
+            self.data = self.data[cut:].copy() if cut < len(self.data) else self.data[:0]
+            self.origin += cut
+        if not segment.any():
+            return None
+        if self.band is None:
+            return segment[_HALF_TAPS:_HALF_TAPS + until - start]
+        # polyphase: output m is Σ_p Σ_j phases[j, p] · segment[(m + j)·d + p], one short
+        # correlation per phase (scipy's upfirdn took 28 ms a chunk, a banded BLAS product 20)
+        frames = until - start
+        phases = np.ascontiguousarray(segment[:(frames + 2 * _HALF_TAPS) * d].reshape(-1, d).T)
+        out = np.correlate(phases[0], self.band[:, 0], "valid")
+        for p in range(1, d):
+            out += np.correlate(phases[p], self.band[:, p], "valid")
+        return out
+
+
+@functools.lru_cache(maxsize=8)
+def _band(down: int) -> np.ndarray:
+    """The decimator's taps (resample_poly's: Kaiser β 5, 2·HALF_TAPS·down + 1 of them) by
+    polyphase: row j holds taps for the samples j·down … j·down + down − 1 of a window."""
+    taps = signal.firwin(2 * _HALF_TAPS * down + 1, 1.0 / down, window=("kaiser", 5.0))
+    reversed_taps = np.zeros((2 * _HALF_TAPS + 1) * down, dtype=np.float32)
+    reversed_taps[:len(taps)] = taps[::-1]
+    return reversed_taps.reshape(-1, down)

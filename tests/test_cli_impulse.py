@@ -1,0 +1,64 @@
+"""``soundscape impulse``: the court's response between two places, a WAV and its report;
+``render`` names the court hypothesis in its loudness report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import soundfile
+
+from soundscape.performance import Event, Performance, Source
+from soundscape.site.courtyard import load_site
+from soundscape.site.listeners import Listener
+from soundscape.sound.court import load_court
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import render_audio
+
+
+def test_impulse_writes_the_response_and_names_the_court(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("impulse", "--source", "gong_xi", "--listener", "中庭",
+                               "--layout", "foa", "--court", "damped", "-o", "ir.wav",
+                               cwd=tmp_path)
+    assert code == 0, err
+    audio, rate = soundfile.read(tmp_path / "ir.wav")
+    assert rate == 48000 and audio.shape[1] == 4
+    assert audio.shape[0] / rate > 4  # the late tail: seconds, not the dry click
+    report = json.loads((tmp_path / "ir.wav.json").read_text())
+    assert report["court"] == "damped" and report["court_name"].startswith("damped")
+    assert 3 < report["iso3382_mid"]["t20"] < 7
+    # the direct sound arrives when the distance says (at 343.2 m/s, 20 °C)
+    first = np.argmax(np.abs(audio[:, 0]) > 0.5 * np.abs(audio[:, 0]).max())
+    distance = np.linalg.norm(np.subtract(report["source_point"], report["listener_point"]))
+    assert abs(first / rate - distance / 343.2) < 0.001
+
+
+def test_no_court_is_the_floor_and_hall_alone(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("impulse", "--source", "gong_xi", "--listener", "men",
+                               "--court", "none", "-o", "ir.wav", cwd=tmp_path)
+    assert code == 0, err
+    audio, rate = soundfile.read(tmp_path / "ir.wav")
+    assert audio.shape[0] / rate < 1.0  # no tail
+    assert json.loads((tmp_path / "ir.wav.json").read_text())["court"] == "none"
+
+
+def test_unknown_court_is_one_line_exit_2(tmp_path, soundscape_cli):
+    code, err = soundscape_cli("impulse", "--source", "gong_xi", "--court", "marble",
+                               "-o", "ir.wav", cwd=tmp_path)
+    assert code == 2
+    assert "marble" in err and "bare" in err and "damped" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_render_report_names_the_court(tmp_path):
+    site = load_site()
+    seat = site.listener("gong_wei")
+    source = Source("s", "jiangu", "鼓", "drum", "drums", (0.0, -10.0, 1.5))
+    performance = Performance.build([Event(0.1, 0.2, "s", None, 0.8, "strike", "c")], [],
+                                    {"s": source})
+    result = render_audio(performance, tmp_path / "x.wav",
+                          listener=Listener(seat.position, seat.facing),
+                          surroundings=Surroundings(court=load_court(site, "bare")))
+    report = json.loads(result.report_file.read_text())
+    assert report["court"]["hypothesis"] == "bare"
+    assert result.seconds > 4  # the court's tail rings past the stroke
