@@ -7,8 +7,10 @@ and its floor reflection (which arrives from below the source, a few degrees off
 renderers apply no distance gain (``distance`` in the metadata only places the object), so a
 dry source at 1 m would play every source as loud as if it stood at 1 m; this way the ADM
 rendered to loudspeakers matches the project's own render of that layout (tested with EBU
-``ear-render``). The hall's reflection is left out of the objects (it comes from the hall, not
-the source); the court's reverberation, when the renderer has one, belongs in a second bed.
+``ear-render``). The hall's reflection and the court's echoes (``Surroundings.court``:
+early images from the walls, the late tail) are left out of the objects (they come from
+the walls, not the source); the bed, the ambience, is heard in the court as given. The
+sources' court reverberation belongs in a second bed (``ACO_1003``), not written yet.
 
 Two streams are rendered side by side through ``render.render_blocks``: the objects (one
 mono stem per object) and the bed (AmbiX of the ambience sources only); each stream's voice
@@ -121,7 +123,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         streams = [render_blocks(
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
-            surroundings=replace(surroundings, hall=False), block_frames=block_frames,
+            surroundings=replace(surroundings, hall=False, court=None), block_frames=block_frames,
             stems=tuple(f"object.{o.number}" for o in objects), stem_of=lambda s: stem.get(s.id),
             progress=progress, workers=workers,
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES)]
