@@ -50,9 +50,11 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               default=None, help="TOML file of [[waypoint]] time/place(/facing): a walking "
               "listener (overrides --listener).")
 @click.option("--layout", default="stereo", show_default=True,
-              help=f"A layout: {', '.join(LAYOUTS)}; or 2 to {MAX_SPEAKERS} loudspeaker "
+              help=f"A layout: {', '.join(LAYOUTS)}, adm; or 2 to {MAX_SPEAKERS} loudspeaker "
               "azimuths in degrees like 30,-30,0,110,-110 (names are read first: 7.1 is the "
-              "layout). WAVs carry the layout's channel mask.")
+              "layout). WAVs carry the layout's channel mask. adm: an ADM BWF master, an "
+              "object per source and the ambience as a bed (docs/render.md; use --target -18 "
+              "for Dolby Atmos).")
 @click.option("--format", "file_format", type=click.Choice(_FORMATS), default=None,
               help="Audio format (MIDI is written beside it), or MIDI only "
               "(default: from the --out ending, else wav).")
@@ -91,8 +93,12 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
     listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
-    speakers = parse_layout(layout)  # check options before the (slower) sequencing
-    if file_format != "midi":
+    speakers = layout if layout == "adm" else parse_layout(layout)  # check before sequencing
+    if layout == "adm" and (file_format != "wav" or walk or rate != "48000"):
+        raise RenderError("--layout adm writes a 48 kHz WAV (ADM BWF) heard from a standing "
+                          "--listener: drop --format/--sample-rate/--path, or pick another "
+                          "layout")
+    if file_format != "midi" and layout != "adm":
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
     performance = sequencing.perform(cues, site=courtyard)
@@ -105,7 +111,13 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         with Staging(out.parent, out.stem) as staged:
             midi_path = midi.write_midi(performance, staged.folder / f"{out.stem}.mid",
                                         listener=listener)
-            result = None if file_format == "midi" else render.render_audio(
+            result = None if file_format == "midi" else _render_adm(
+                performance, staged.folder / out.name, listener=listener, seed=sequencing.seed,
+                target_lufs=target_lufs, surroundings=surroundings,
+                voice=render.SynthVoice(surroundings.reference_db, bells=bells),
+                progress=not quiet and terminal, workers=jobs,
+                stage=None if quiet or terminal else stage,
+            ) if layout == "adm" else render.render_audio(
                 performance, staged.folder / out.name, listener=listener, layout=speakers,
                 sample_rate=int(rate), seed=sequencing.seed, file_format=file_format,
                 bits=bits, target_lufs=target_lufs,
@@ -124,6 +136,12 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     say(result.report.text())
     say(f"markers: {staged.final(result.sidecar)}; loudness report: "
         f"{staged.final(result.report_file)}")
+
+
+def _render_adm(*args, **kwargs):
+    from soundscape.sound.adm_render import render_adm
+
+    return render_adm(*args, **kwargs)
 
 
 def _format(file_format: str | None, out: Path | None) -> str:

@@ -37,7 +37,7 @@ from tqdm import tqdm
 
 from soundscape.errors import RenderError
 from soundscape.fileio import write_text
-from soundscape.performance import Performance
+from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import (
     FORMATS,
@@ -65,8 +65,8 @@ SAMPLE_RATES = (44100, 48000, 96000)
 def render_blocks(performance: Performance, *, listener: Listener | ListenerPath,
                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
-                  progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1
-                  ) -> Iterator[np.ndarray]:
+                  progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
+                  stem_of: Callable[[Source], str] | None = None) -> Iterator[np.ndarray]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
     Parameters
@@ -91,6 +91,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     cache_bytes : int >= 0, bytes
         Bound of all the note caches (dry and spatialised, shared by the buses);
         0 recomputes every note (same output, slower).
+    stem_of : callable or None
+        Source → the stem its notes go to (None: its instrument); the ADM master's objects.
     workers : int >= 1
         2: a forked helper process computes upcoming notes (same output, faster
         on two cores; the voice then also runs in the helper).
@@ -126,7 +128,9 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                 if note is None:  # silent: nothing to add or keep
                     continue
                 buses.keep(key, note)
-                buses.add(index, note, columns.get(performance.sources[event.source].instrument, 0))
+                source = performance.sources[event.source]
+                stem = source.instrument if stem_of is None else stem_of(source)
+                buses.add(index, note, columns.get(stem, 0))
                 bar.update(round(event.time, 1) - bar.n)
             total = max(buses.extent, math.ceil(performance.duration * sample_rate))
             while base < total:

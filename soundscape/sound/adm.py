@@ -1,0 +1,340 @@
+"""ADM: the rite's sources as audio objects, their metadata (ITU-R BS.2076) and the chunks of an
+ADM BWF (ITU-R BS.2088 / EBU Tech 3285 ``bext``, BS.2076 ``axml`` and ``chna``).
+
+The plan (``plan_objects``) turns a Performance heard by a standing listener into
+``AdmObject``s: one per placed source that sounds, or, when there would be more than the
+limits (``MAX_OBJECTS`` objects, ``MAX_CHANNELS`` − the bed's channels), standing sources
+merged with their nearest standing neighbour until they fit, each merged object naming its
+members. The listener's frame: azimuth 0 is the listener place's facing, positive to the
+left, elevation up (docs/architecture.md, which is also ADM's polar convention); distance is
+normalised by ``MAX_DISTANCE_M`` (the loudspeakers' radius) and clipped at 1: see there.
+
+Positions over time: a block per move of the source (``Source.moves``) and per event whose own
+position (a walker's step) lies more than ``MOVE_M`` from where the object stands; a rack's
+members (within a metre or two of it) stay on the rack's place. Each block jumps to its place
+(``jumpPosition``, interpolation 0), as the renderer's sources do.
+
+``chunks`` gives the bytes: ``bext`` (description, originator ``soundscape``, a date and time
+from ``SOURCE_DATE_EPOCH`` or the epoch, never the wall clock, so same inputs give same bytes;
+time reference: where the part starts on the whole rite's clock), ``chna`` and ``axml``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from xml.sax.saxutils import escape, quoteattr
+
+from soundscape.errors import RenderError
+from soundscape.performance import Performance
+from soundscape.site.listeners import Listener
+
+__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS",
+           "MOVE_M", "AdmBlock", "AdmObject", "axml", "bext", "chna", "hoa_channels",
+           "plan_objects"]
+
+#: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
+MAX_CHANNELS = 128
+MAX_OBJECTS = 118
+#: The courtyard's ambience goes in a third-order AmbiX bed, not in objects.
+BED_INSTRUMENTS = ("ambience",)
+BED_ORDER = 3
+#: Distance 1 in the file (the loudspeakers' radius; ``absoluteDistance`` of every pack). A
+#: BS.2127 renderer widens a source nearer than 1 over the listener ("distance-based extent":
+#: EBU ``ear`` played a source at 30°, distance 0.05, loudest in the surrounds), so sources
+#: farther than this are points on the array, their distance in their level and delay, and
+#: only one nearer than 2 m, around the listener as in the court, spreads. Metres per block in
+#: the ``.adm.json``.
+MAX_DISTANCE_M = 2.0
+#: An event's own position farther than this from the object's place moves the object.
+MOVE_M = 2.5
+PROGRAMME_NAME = "大射儀 The Great Archery Rite (Yili)"
+OBJECTS_CONTENT = "禮樂之聲 The sounds of the rite (objects)"
+BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
+
+
+@dataclass(frozen=True, slots=True)
+class AdmBlock:
+    """An object's place from ``time`` (s) on: azimuth and elevation (degrees, listener's
+    frame), distance (0–1 of ``MAX_DISTANCE_M``) and metres."""
+
+    time: float
+    azimuth: float
+    elevation: float
+    distance: float
+    metres: float
+
+
+@dataclass(frozen=True, slots=True)
+class AdmObject:
+    """One audio object: its number (1 …, its track), Chinese and English names, the sources
+    it carries (more than one when grouped) and its blocks (the first at 0 s)."""
+
+    number: int
+    name: str
+    roman: str
+    sources: tuple[str, ...]
+    blocks: tuple[AdmBlock, ...]
+
+
+def hoa_channels(order: int = BED_ORDER) -> int:
+    return (order + 1) ** 2
+
+
+def plan_objects(performance: Performance, listener: Listener, *,
+                 max_objects: int = MAX_OBJECTS,
+                 max_channels: int = MAX_CHANNELS - hoa_channels()) -> tuple[AdmObject, ...]:
+    """The objects of ``performance`` heard by ``listener`` (see the module)."""
+    if not isinstance(listener, Listener):
+        raise RenderError("layout adm: objects are placed in a standing listener's frame; a "
+                          "walking listener (--path) has none: give --listener")
+    limit = min(max_objects, max_channels)
+    tracks = _tracks(performance)
+    groups = _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
+                    tracks, limit)
+    objects = []
+    for number, members in enumerate(groups, start=1):
+        sources = [performance.sources[sid] for sid in members]
+        places = (tracks[members[0]] if len(members) == 1 else
+                  [(0.0, _centroid([tracks[m][0][1] for m in members]))])
+        blocks = _blocks(places, listener)
+        name = " + ".join(s.name for s in sources)
+        roman = " + ".join(s.roman for s in sources)
+        objects.append(AdmObject(number, name, roman, tuple(members), blocks))
+    return tuple(objects)
+
+
+def _is_bed(performance: Performance, source_id: str) -> bool:
+    return performance.sources[source_id].instrument in BED_INSTRUMENTS
+
+
+def _tracks(performance: Performance) -> dict[str, list[tuple[float, tuple]]]:
+    """Each sounding source's places: (time, point) from 0 s, a new one per move or far step."""
+    tracks: dict[str, list[tuple[float, tuple]]] = {}
+    moves = {sid: list(s.moves) for sid, s in performance.sources.items()}
+    for event in performance.events:
+        source = performance.sources[event.source]
+        track = tracks.setdefault(event.source, [(0.0, tuple(source.position))])
+        while moves[event.source] and moves[event.source][0][0] <= event.time:
+            when, point = moves[event.source].pop(0)
+            track.append((max(when, track[-1][0]), tuple(point)))
+        if event.position is not None and _distance(event.position, track[-1][1]) > MOVE_M:
+            track.append((event.time, tuple(event.position)))
+    for sid, track in tracks.items():  # moves after the last event still move the object
+        track.extend((max(when, track[-1][0]), tuple(point)) for when, point in moves[sid])
+    return tracks
+
+
+def _group(groups: list[list[str]], tracks: dict, limit: int) -> list[list[str]]:
+    """Merge the two nearest standing groups until ``limit`` remain (deterministic: ties go
+    to the first pair in id order)."""
+    if limit < 1:
+        raise RenderError(f"layout adm: room for {limit} objects; need ≥ 1")
+    while len(groups) > limit:
+        standing = [i for i, g in enumerate(groups) if all(len(tracks[s]) == 1 for s in g)]
+        if len(standing) < 2:
+            raise RenderError(f"layout adm: {len(groups)} moving objects, more than the "
+                              f"{limit} a file may hold")
+        best = min(((_distance(_centroid([tracks[s][0][1] for s in groups[i]]),
+                               _centroid([tracks[s][0][1] for s in groups[j]])), i, j)
+                    for k, i in enumerate(standing) for j in standing[k + 1:]))
+        _, i, j = best
+        groups[i] = groups[i] + groups[j]
+        del groups[j]
+    return groups
+
+
+def _blocks(places: list[tuple[float, tuple]], listener: Listener) -> tuple[AdmBlock, ...]:
+    blocks: list[AdmBlock] = []
+    for when, point in places:
+        azimuth, elevation, distance = listener.direction_to(point)
+        block = AdmBlock(round(when, 5), round(float(azimuth), 3), round(float(elevation), 3),
+                         round(min(1.0, float(distance) / MAX_DISTANCE_M), 5),
+                         round(float(distance), 3))
+        if blocks and block.time == blocks[-1].time:
+            blocks[-1] = block
+        elif not blocks or _place(block) != _place(blocks[-1]):
+            blocks.append(block)
+    return tuple(blocks)
+
+
+def _place(block: AdmBlock) -> tuple[float, float, float]:
+    return block.azimuth, block.elevation, block.distance
+
+
+def _distance(a: Sequence[float], b: Sequence[float]) -> float:
+    return math.dist(tuple(a), tuple(b))
+
+
+def _centroid(points: list[tuple]) -> tuple:
+    return tuple(sum(p[k] for p in points) / len(points) for k in range(3))
+
+
+# ---- the chunks ----------------------------------------------------------------------------
+
+def _time(seconds: float) -> str:
+    """BS.2076 timecode hh:mm:ss.zzzzz."""
+    total = round(seconds * 100000)
+    hours, rest = divmod(total, 3600 * 100000)
+    minutes, rest = divmod(rest, 60 * 100000)
+    return f"{hours:02d}:{minutes:02d}:{rest // 100000:02d}.{rest % 100000:05d}"
+
+
+def _object_xml(obj: AdmObject, seconds: float) -> tuple[str, str, str]:
+    """(audioObject, its formats, its track UID) elements."""
+    n = obj.number
+    pack, channel = f"AP_0003{0x1000 + n:04X}", f"AC_0003{0x1000 + n:04X}"
+    stream, track, uid = f"AS_0003{0x1000 + n:04X}", f"AT_0003{0x1000 + n:04X}_01", \
+        f"ATU_{n:08X}"
+    label = f"{obj.name} | {obj.roman}"
+    members = "" if len(obj.sources) == 1 else (
+        f"<!-- grouped: {escape(', '.join(obj.sources))} -->")
+    blocks = []
+    for k, block in enumerate(obj.blocks):
+        end = obj.blocks[k + 1].time if k + 1 < len(obj.blocks) else seconds
+        timing = (f' rtime="{_time(block.time)}" duration="{_time(max(0.0, end - block.time))}"'
+                  if len(obj.blocks) > 1 else "")
+        blocks.append(
+            f'<audioBlockFormat audioBlockFormatID="AB_0003{0x1000 + n:04X}_{k + 1:08X}"'
+            f'{timing}><position coordinate="azimuth">{block.azimuth:g}</position>'
+            f'<position coordinate="elevation">{block.elevation:g}</position>'
+            f'<position coordinate="distance">{block.distance:g}</position>'
+            f'<jumpPosition interpolationLength="0">1</jumpPosition></audioBlockFormat>')
+    obj_xml = (f'<audioObject audioObjectID="AO_{0x1000 + n:04X}" audioObjectName='
+               f'{quoteattr(label)} start="00:00:00.00000" duration="{_time(seconds)}">'
+               f'{members}<audioPackFormatIDRef>{pack}</audioPackFormatIDRef>'
+               f'<audioTrackUIDRef>{uid}</audioTrackUIDRef></audioObject>')
+    formats = (
+        f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName={quoteattr(label)} '
+        f'typeLabel="0003" typeDefinition="Objects" absoluteDistance="{MAX_DISTANCE_M:g}">'
+        f'<audioChannelFormatIDRef>{channel}'
+        f'</audioChannelFormatIDRef></audioPackFormat>'
+        f'<audioChannelFormat audioChannelFormatID="{channel}" audioChannelFormatName='
+        f'{quoteattr(label)} typeLabel="0003" typeDefinition="Objects">{"".join(blocks)}'
+        f'</audioChannelFormat>'
+        + _stream_xml(stream, channel, track, label))
+    return obj_xml, formats, _uid_xml(uid, track, pack)
+
+
+def _stream_xml(stream: str, channel: str, track: str, label: str) -> str:
+    return (f'<audioStreamFormat audioStreamFormatID="{stream}" audioStreamFormatName='
+            f'{quoteattr(label)} formatLabel="0001" formatDefinition="PCM">'
+            f'<audioChannelFormatIDRef>{channel}</audioChannelFormatIDRef>'
+            f'<audioTrackFormatIDRef>{track}</audioTrackFormatIDRef></audioStreamFormat>'
+            f'<audioTrackFormat audioTrackFormatID="{track}" audioTrackFormatName='
+            f'{quoteattr(label)} formatLabel="0001" formatDefinition="PCM">'
+            f'<audioStreamFormatIDRef>{stream}</audioStreamFormatIDRef></audioTrackFormat>')
+
+
+def _uid_xml(uid: str, track: str, pack: str, sample_rate: int = 48000) -> str:
+    return (f'<audioTrackUID UID="{uid}" sampleRate="{sample_rate}" bitDepth="24">'
+            f'<audioTrackFormatIDRef>{track}</audioTrackFormatIDRef>'
+            f'<audioPackFormatIDRef>{pack}</audioPackFormatIDRef></audioTrackUID>')
+
+
+def _bed_xml(first_track: int, seconds: float) -> tuple[str, str, str]:
+    """The AmbiX bed (ACN order, SN3D): one pack, ``hoa_channels()`` channels."""
+    pack = "AP_00041001"
+    channels, formats, uids = [], [], []
+    for acn in range(hoa_channels()):
+        order = math.isqrt(acn)
+        degree = acn - order * order - order
+        channel, stream = f"AC_0004{0x1001 + acn:04X}", f"AS_0004{0x1001 + acn:04X}"
+        track, uid = f"AT_0004{0x1001 + acn:04X}_01", f"ATU_{first_track + acn:08X}"
+        label = f"ACN{acn}"
+        channels.append(f"<audioChannelFormatIDRef>{channel}</audioChannelFormatIDRef>")
+        formats.append(
+            f'<audioChannelFormat audioChannelFormatID="{channel}" audioChannelFormatName='
+            f'"{label}" typeLabel="0004" typeDefinition="HOA"><audioBlockFormat '
+            f'audioBlockFormatID="AB_0004{0x1001 + acn:04X}_00000001"><order>{order}</order>'
+            f'<degree>{degree}</degree><normalization>SN3D</normalization></audioBlockFormat>'
+            f'</audioChannelFormat>' + _stream_xml(stream, channel, track, label))
+        uids.append(_uid_xml(uid, track, pack))
+    pack_xml = (f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName='
+                f'"AmbiX order {BED_ORDER}" typeLabel="0004" typeDefinition="HOA">'
+                f'{"".join(channels)}</audioPackFormat>')
+    obj = (f'<audioObject audioObjectID="AO_{0x1000 + first_track:04X}" audioObjectName='
+           f'{quoteattr(BED_CONTENT)} start="00:00:00.00000" duration="{_time(seconds)}">'
+           f'<audioPackFormatIDRef>{pack}</audioPackFormatIDRef>'
+           + "".join(f"<audioTrackUIDRef>ATU_{first_track + k:08X}</audioTrackUIDRef>"
+                     for k in range(hoa_channels())) + "</audioObject>")
+    return obj, pack_xml + "".join(formats), "".join(uids)
+
+
+def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float,
+         loudness_lufs: float | None = None, true_peak_dbtp: float | None = None) -> bytes:
+    """The ``axml`` chunk's body: the EBU Core document holding the audioFormatExtended."""
+    parts = [_object_xml(obj, seconds) for obj in objects]
+    bed_parts = _bed_xml(len(objects) + 1, seconds) if bed else None
+    contents = [("ACO_1001", OBJECTS_CONTENT, [f"AO_{0x1000 + o.number:04X}" for o in objects])]
+    if bed_parts:
+        contents.append(("ACO_1002", BED_CONTENT, [f"AO_{0x1000 + len(objects) + 1:04X}"]))
+    # the court's reverberation, when the renderer has one, goes in ACO_1003 (a second bed)
+    loudness = "" if loudness_lufs is None else (
+        f'<loudnessMetadata loudnessMethod="ITU-R BS.1770"><integratedLoudness>'
+        f'{loudness_lufs:.1f}</integratedLoudness>'
+        + ("" if true_peak_dbtp is None else f"<maxTruePeak>{true_peak_dbtp:.1f}</maxTruePeak>")
+        + "</loudnessMetadata>")
+    programme = (f'<audioProgramme audioProgrammeID="APR_1001" audioProgrammeName='
+                 f'{quoteattr(PROGRAMME_NAME)} audioProgrammeLanguage="zh" '
+                 f'start="00:00:00.00000" end="{_time(seconds)}">{loudness}'
+                 + "".join(f"<audioContentIDRef>{c}</audioContentIDRef>" for c, _, _ in contents)
+                 + "</audioProgramme>")
+    content_xml = "".join(
+        f'<audioContent audioContentID="{cid}" audioContentName={quoteattr(name)} '
+        f'audioContentLanguage="zh">'
+        + "".join(f"<audioObjectIDRef>{o}</audioObjectIDRef>" for o in refs) + "</audioContent>"
+        for cid, name, refs in contents)
+    frame = (f"<!-- listener frame: azimuth 0 = the listener place's facing, positive to the "
+             f"left; elevation up; distance 1 = {MAX_DISTANCE_M:g} m. Objects carry the direct "
+             f"sound at the listener (distance, air and floor applied). -->")
+    body = (programme + content_xml + "".join(p[0] for p in parts)
+            + (bed_parts[0] if bed_parts else "") + "".join(p[1] for p in parts)
+            + (bed_parts[1] if bed_parts else "") + "".join(p[2] for p in parts)
+            + (bed_parts[2] if bed_parts else ""))
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<ebuCoreMain xmlns="urn:ebu:metadata-schema:ebuCore_2016" '
+            'xmlns:dc="http://purl.org/dc/elements/1.1/" xml:lang="en"><coreMetadata><format>'
+            f'<audioFormatExtended version="ITU-R_BS.2076-2">{frame}{body}'
+            '</audioFormatExtended></format></coreMetadata></ebuCoreMain>\n').encode()
+
+
+def chna(objects: Sequence[AdmObject], *, bed: bool) -> bytes:
+    """The ``chna`` chunk's body: each track's UID, track format and pack format."""
+    rows = [(o.number, f"ATU_{o.number:08X}", f"AT_0003{0x1000 + o.number:04X}_01",
+             f"AP_0003{0x1000 + o.number:04X}") for o in objects]
+    if bed:
+        first = len(objects) + 1
+        rows += [(first + k, f"ATU_{first + k:08X}", f"AT_0004{0x1001 + k:04X}_01",
+                  "AP_00041001") for k in range(hoa_channels())]
+    body = struct.pack("<HH", len(rows), len(rows))
+    for index, uid, track, pack in rows:
+        body += struct.pack("<H12s14s11sx", index, uid.encode(), track.encode(), pack.encode())
+    return body
+
+
+def bext(description: str, *, time_reference: int, loudness_lufs: float | None = None,
+         true_peak_dbtp: float | None = None, coding_history: str = "") -> bytes:
+    """The ``bext`` chunk's body (EBU Tech 3285 v2). Date and time: ``SOURCE_DATE_EPOCH``
+    (the reproducible-builds convention) if set, else 1970-01-01 00:00:00: never the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "0")
+    try:
+        stamp = time.gmtime(int(epoch))
+    except (ValueError, OverflowError):
+        raise RenderError(f"SOURCE_DATE_EPOCH={epoch!r}, accepted: whole seconds since "
+                          "1970-01-01") from None
+
+    def level(value: float | None) -> int:
+        return 0x7FFF if value is None else round(value * 100)
+
+    return struct.pack(
+        "<256s32s32s10s8sQH64s5h180s",
+        description.encode("ascii", "replace")[:256], b"soundscape", b"",
+        time.strftime("%Y-%m-%d", stamp).encode(),
+        time.strftime("%H:%M:%S", stamp).encode(), time_reference, 2, b"",
+        level(loudness_lufs), 0x7FFF, level(true_peak_dbtp), 0x7FFF, 0x7FFF, b""
+    ) + coding_history.encode()

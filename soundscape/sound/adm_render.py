@@ -1,0 +1,259 @@
+"""The ADM BWF master: each object's sound in a track of its own, the courtyard's ambience in a
+third-order ambisonic bed, with the ADM metadata (``soundscape.sound.adm``).
+
+Objects carry the *direct sound as heard at the listener*: the dry note along its direct path
+and its floor reflection (which arrives from below the source, a few degrees off), with the
+1/r spreading, the air's absorption and the delay applied, but not panned. EBU's and Dolby's
+renderers apply no distance gain (``distance`` in the metadata only places the object), so a
+dry source at 1 m would play every source as loud as if it stood at 1 m; this way the ADM
+rendered to loudspeakers matches the project's own render of that layout (tested with EBU
+``ear-render``). The hall's reflection and the court's echoes (``Surroundings.court``:
+early images from the walls, the late tail) are left out of the objects (they come from
+the walls, not the source); the bed, the ambience, is heard in the court as given. The
+sources' court reverberation belongs in a second bed (``ACO_1003``), not written yet.
+
+Two streams are rendered side by side through ``render.render_blocks``: the objects (one
+mono stem per object) and the bed (AmbiX of the ambience sources only); each stream's voice
+keeps only its own sources, so every event keeps its index, and its variant, as in the
+project's other renders. Both are mastered together to a loudness target (BS.1770 of the
+objects' tracks, each weight 1, plus the bed's W: what a constant-power renderer's
+loudspeakers add up to for sources that do not cohere), with a true-peak limiter on every
+track.
+
+The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``chna``,
+``data``, ``axml``, and the ``cue``/``labl`` markers as ``render`` writes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import numpy as np
+
+from soundscape.errors import RenderError
+from soundscape.fileio import atomic_path, write_text
+from soundscape.performance import Performance, Source
+from soundscape.site.listeners import Listener
+from soundscape.sound import adm
+from soundscape.sound.audiofile import Cue, SampleWriter, _pack24, write_sidecar
+from soundscape.sound.mastering import Mastering, master
+from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
+from soundscape.sound.panning import Ambisonic, ChannelTerms
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import RenderResult, _check_space, render_blocks
+from soundscape.sound.staging import Staging
+
+__all__ = ["ObjectTrack", "render_adm"]
+
+_BEXT_LEVELS = struct.calcsize("<256s32s32s10s8sQH64s")  # offset of LoudnessValue in bext
+_RIFF_MAX = 0xFFFFFFFF
+#: The bed's share of the render's note cache (its segments are long and repeat whole): the
+#: two streams together keep what one render keeps (s18: 1.36 GB peak with a cache each).
+_BED_CACHE_BYTES = 48 << 20
+
+
+class ObjectTrack:
+    """A one-channel 'panner': every path of a note goes into the object's own track."""
+
+    channels = ("object",)
+
+    def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms:
+        return ChannelTerms(np.ones(1))
+
+    def loudness_weights(self) -> np.ndarray:
+        return np.ones(1)
+
+
+class _Only:
+    """A voice that sounds only the sources ``keep`` accepts (silence, no work, for the rest);
+    the inner voice's ``key`` and ``made_at`` show through."""
+
+    def __init__(self, voice: Voice, keep: Callable[[Source], bool]) -> None:
+        self._voice, self._keep = voice, keep
+
+    def __call__(self, event, source: Source, **kwargs) -> np.ndarray:
+        return self._voice(event, source, **kwargs) if self._keep(source) else np.zeros(0)
+
+    def __getattr__(self, name: str):
+        return getattr(self._voice, name)
+
+
+def render_adm(performance: Performance, path: str | Path, *, listener: Listener,
+               sample_rate: int = 48000, seed: int = 0, voice: Voice | None = None,
+               surroundings: Surroundings | None = None, target_lufs: float = -18.0,
+               ceiling_dbtp: float = -1.0, block_s: float = 1.0, progress: bool = False,
+               workers: int = 1, stage: Callable[[str], contextlib.AbstractContextManager]
+               | None = None) -> RenderResult:
+    """Render ``performance`` heard by ``listener`` as an ADM BWF at ``path`` (24-bit WAV),
+    with its markers, loudness report and ``<path>.adm.json`` (the objects and their blocks,
+    read by ``show --adm-osc``). Arguments as ``render.render_audio``'s."""
+    if sample_rate != 48000:
+        raise RenderError(f"layout adm: sample rate {sample_rate}, accepted: 48000 (ADM BWF "
+                          "deliveries are 48 kHz)")
+    path = Path(path)
+    if path.suffix.lower() != ".wav":
+        raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
+    surroundings = surroundings or Surroundings()
+    voice = voice or SynthVoice(surroundings.reference_db)
+    objects = adm.plan_objects(performance, listener)
+    if not objects:
+        raise RenderError("layout adm: nothing sounds in this part of the rite")
+    stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
+    is_bed = {sid for sid, s in performance.sources.items()
+              if s.instrument in adm.BED_INSTRUMENTS}
+    bed = any(e.source in is_bed for e in performance.events)
+    bed_width = adm.hoa_channels() if bed else 0
+    width = len(objects) + bed_width
+    block_frames = max(1, round(block_s * sample_rate))
+    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel()])
+    how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
+                    target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
+    cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
+            for m in performance.markers]
+    seconds = performance.duration
+    with Staging(path.parent, path.stem) as staged:
+        _check_space(path, seconds, sample_rate, width, "24")
+        target = staged.folder / path.name
+        streams = [render_blocks(
+            performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
+            seed=seed, voice=_Only(voice, lambda s: s.id in stem),
+            surroundings=replace(surroundings, hall=False, court=None), block_frames=block_frames,
+            stems=tuple(f"object.{o.number}" for o in objects), stem_of=lambda s: stem.get(s.id),
+            progress=progress, workers=workers,
+            cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES)]
+        if bed:
+            ambisonic = Ambisonic(adm.BED_ORDER)
+            streams.append(render_blocks(
+                performance, listener=listener, panner=ambisonic, sample_rate=sample_rate,
+                seed=seed, voice=_Only(voice, lambda s: s.id in is_bed),
+                surroundings=surroundings, block_frames=block_frames,
+                cache_bytes=_BED_CACHE_BYTES))  # a few dozen long segments: no helper
+        head = [(b"bext", adm.bext(
+                    f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
+                    f"{' and a 3rd-order ambisonic bed' if bed else ''}; seed {seed}",
+                    time_reference=round(performance.info.offset * sample_rate),
+                    coding_history=f"A=PCM,F={sample_rate},W=24,M=ADM,T=soundscape\r\n")),
+                (b"chna", adm.chna(objects, bed=bed))]
+
+        @contextlib.contextmanager
+        def open_outputs(frames: int) -> Iterator[list]:
+            with _bw64(target, channels=width, sample_rate=sample_rate, head=head) as writer:
+                yield [writer]
+
+        report, frames = master(_side_by_side(streams, [len(objects), bed_width][:len(streams)]),
+                                staged.scratch / "raw.f32", how, open_outputs)
+        _finish(target, [
+            (b"axml", adm.axml(objects, bed=bed, seconds=frames / sample_rate,
+                               loudness_lufs=report.output_lufs,
+                               true_peak_dbtp=report.output_peak_dbtp)),
+            *_cue_chunks(cues)], loudness=(report.output_lufs, report.output_peak_dbtp))
+        sidecar = write_sidecar(target, cues, sample_rate=sample_rate)
+        plan = write_text(staged.folder / f"{path.name}.adm.json", json.dumps(
+            {"frame": "azimuth 0 = the listener's facing, positive left; elevation up; "
+                      f"distance 1 = {adm.MAX_DISTANCE_M:g} m",
+             "max_distance_m": adm.MAX_DISTANCE_M, "bed": "AmbiX order 3" if bed else None,
+             "objects": [asdict(o) for o in objects]}, indent=1, ensure_ascii=False))
+        report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
+            {**asdict(report), "layout": "adm", "sample_rate": sample_rate, "seed": seed,
+             "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
+             "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
+    names = tuple(f"object {o.number}" for o in objects) + tuple(
+        f"ACN{k}" for k in range(bed_width))
+    return RenderResult((staged.final(target),), staged.final(sidecar),
+                        staged.final(report_file), report, frames / sample_rate, names)
+
+
+def _side_by_side(streams: list[Iterator[np.ndarray]], widths: list[int]
+                  ) -> Iterator[np.ndarray]:
+    """The streams' blocks as one, columns in order; a stream that ends first is silent."""
+    for blocks in itertools.zip_longest(*streams):
+        frames = max(len(b) for b in blocks if b is not None)
+        out = np.zeros((frames, sum(widths)), dtype=np.float32)
+        column = 0
+        for block, width in zip(blocks, widths, strict=True):
+            if block is not None:
+                out[:len(block), column:column + width] = block
+            column += width
+        yield out
+
+
+def _chunk(tag: bytes, body: bytes) -> bytes:
+    return tag + struct.pack("<I", len(body)) + body + (b"\0" if len(body) % 2 else b"")
+
+
+@contextlib.contextmanager
+def _bw64(path: Path, *, channels: int, sample_rate: int,
+          head: list[tuple[bytes, bytes]]) -> Iterator[SampleWriter]:
+    """Write the header (RIFF, a JUNK chunk the size of a ds64, fmt, ``head``) and stream
+    24-bit samples into ``data``; ``_finish`` adds the chunks after it and the sizes."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        f.write(b"RIFF\0\0\0\0WAVE" + _chunk(b"JUNK", bytes(28)))
+        f.write(_chunk(b"fmt ", struct.pack("<HHIIHH", 1, channels, sample_rate,
+                                            sample_rate * channels * 3, channels * 3, 24)))
+        for tag, body in head:
+            f.write(_chunk(tag, body))
+        f.write(b"data\0\0\0\0")
+        with SampleWriter(f.write, lambda scaled: _pack24(*scaled)) as writer:
+            yield writer
+
+
+def _finish(path: Path, tail: list[tuple[bytes, bytes]], *,
+            loudness: tuple[float, float]) -> None:
+    """Size the data chunk, append ``tail`` after it, fill the bext levels, and size the
+    file: RIFF, or BW64 with a ds64 (in the JUNK's room) past 4 GiB."""
+    with open(path, "r+b") as f:
+        chunks = _chunk_offsets(f)
+        data_at, data_size = chunks[b"data"][0], f.seek(0, 2) - chunks[b"data"][0] - 8
+        if data_size % 2:
+            f.write(b"\0")
+        for tag, body in tail:
+            f.write(_chunk(tag, body))
+        riff_size = f.tell() - 8
+        f.seek(chunks[b"bext"][0] + 8 + _BEXT_LEVELS)
+        f.write(struct.pack("<hhh", round(loudness[0] * 100), 0x7FFF, round(loudness[1] * 100)))
+        if riff_size <= _RIFF_MAX and data_size <= _RIFF_MAX:
+            f.seek(4)
+            f.write(struct.pack("<I", riff_size))
+            f.seek(data_at + 4)
+            f.write(struct.pack("<I", data_size))
+            return
+        frames = data_size // struct.unpack("<H", _read_at(f, chunks[b"fmt "][0] + 20, 2))[0]
+        f.seek(0)
+        f.write(b"BW64" + struct.pack("<I", _RIFF_MAX))
+        f.seek(chunks[b"JUNK"][0])
+        f.write(b"ds64" + struct.pack("<IQQQI", 28, riff_size, data_size, frames, 0))
+        f.seek(data_at + 4)
+        f.write(struct.pack("<I", _RIFF_MAX))
+
+
+def _read_at(f, offset: int, size: int) -> bytes:
+    f.seek(offset)
+    return f.read(size)
+
+
+def _chunk_offsets(f) -> dict[bytes, tuple[int, int]]:
+    """The header's chunks up to ``data``: tag → (offset, size)."""
+    found, pos = {}, 12
+    while True:
+        tag, size = struct.unpack("<4sI", _read_at(f, pos, 8))
+        found[tag] = (pos, size)
+        if tag == b"data":
+            return found
+        pos += 8 + size + size % 2
+
+
+def _cue_chunks(cues: list[Cue]) -> list[tuple[bytes, bytes]]:
+    """``cue `` and ``LIST``/``adtl``/``labl`` as ``audiofile.append_wav_cues`` writes them."""
+    if not cues:
+        return []
+    points = b"".join(struct.pack("<II4sIII", i + 1, c.frame, b"data", 0, 0, c.frame)
+                      for i, c in enumerate(cues))
+    labels = b"".join(_chunk(b"labl", struct.pack("<I", i + 1) + c.label.encode() + b"\0")
+                      for i, c in enumerate(cues))
+    return [(b"cue ", struct.pack("<I", len(cues)) + points), (b"LIST", b"adtl" + labels)]

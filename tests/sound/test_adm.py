@@ -1,0 +1,244 @@
+"""The ADM BWF master: its objects, its chunks read back, and EBU's renderer against ours."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape.errors import RenderError
+from soundscape.performance import Event, Marker, Performance, Source
+from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound import adm
+from soundscape.sound.adm_render import render_adm
+from soundscape.sound.audiofile import read_wav_cues
+from soundscape.sound.panning import Vbap
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import render_blocks
+
+FS = 48000
+NORTH = Listener((0.0, 0.0, 1.5), "north")
+DRY = Surroundings(ground=False, hall=False)
+NS = "{urn:ebu:metadata-schema:ebuCore_2016}"
+
+
+def noise_voice(event, source, *, sample_rate, rng):
+    n = round(0.4 * sample_rate)
+    return rng.normal(0, 0.2, n) * np.exp(-np.arange(n) / (0.15 * sample_rate))
+
+
+def scene(*, bed=False, walker=True, where=None) -> Performance:
+    """West (left, 90°), north-east (ahead right, −45°) and up north (ahead, 35° up); a
+    walker who moves at 1 s; with ``bed``, an ambience source."""
+    where = where or {"w": (-10.0, 0.0, 1.5), "ne": (10.0, 10.0, 1.5),
+                      "up": (0.0, 10.0, 8.5)}
+    sources = {sid: Source(sid, "bianzhong", f"鐘{sid}", f"bells {sid}", "east", point)
+               for sid, point in where.items()}
+    if walker:
+        sources["walk"] = Source("walk", "footstep", "步", "steps", "action", (0.0, -10.0, 0.0),
+                                 moves=((1.0, (10.0, 0.0, 0.0)),))
+    if bed:
+        sources["amb"] = Source("amb", "ambience", "境", "bed", "place", (-16.0, 2.0, 4.0))
+    names = sorted(sources)
+    events = [Event(0.1 + 0.25 * i, 0.3, names[i % len(names)], None, 0.9, "strike", "c")
+              for i in range(4 * len(names))]
+    markers = [Marker(0.0, "section", "右設樂", "she yue", "s1"),
+               Marker(0.5, "music", "奏肆夏", "zou sixia", "m1")]
+    return Performance.build(events, markers, sources)
+
+
+def chunks(path: Path) -> dict[bytes, bytes]:
+    """A RIFF/BW64 file's chunks, read with our own parser (tag → body)."""
+    data = path.read_bytes()
+    assert data[:4] in (b"RIFF", b"BW64") and data[8:12] == b"WAVE"
+    found, pos = {}, 12
+    while pos + 8 <= len(data):
+        tag, size = struct.unpack("<4sI", data[pos:pos + 8])
+        found[tag] = data[pos + 8:pos + 8 + size]
+        pos += 8 + size + size % 2
+    return found
+
+
+def test_one_object_per_sounding_source_in_the_listeners_frame():
+    objects = adm.plan_objects(scene(), NORTH)
+    by_source = {o.sources[0]: o for o in objects}
+    assert len(objects) == 4 and all(len(o.sources) == 1 for o in objects)
+    west = by_source["w"].blocks
+    assert len(west) == 1 and west[0].azimuth == pytest.approx(90.0)  # left is positive
+    assert west[0].distance == 1.0 and west[0].metres == pytest.approx(10.0)  # a point
+    assert by_source["ne"].blocks[0].azimuth == pytest.approx(-45.0)
+    walker = by_source["walk"].blocks
+    assert [b.time for b in walker] == [0.0, 1.0]  # a block per move
+    assert walker[0].azimuth == pytest.approx(180.0, abs=1.0)  # behind, then right
+    assert walker[1].azimuth == pytest.approx(-90.0, abs=10.0)
+
+
+def test_past_the_limit_the_nearest_standing_sources_are_grouped_and_named():
+    where = {"a": (-10.0, 0.0, 1.5), "b": (-10.0, 1.0, 1.5), "c": (10.0, 0.0, 1.5)}
+    objects = adm.plan_objects(scene(where=where), NORTH, max_objects=3)
+    grouped = [o for o in objects if len(o.sources) > 1]
+    assert [o.sources for o in grouped] == [("a", "b")]
+    assert grouped[0].name == "鐘a + 鐘b"
+    assert grouped[0].blocks[0].azimuth == pytest.approx(90.0 - 2.86, abs=0.1)  # centroid
+    moving = [(0.0, (0.0, 0.0, 0.0)), (1.0, (1.0, 0.0, 0.0))]
+    with pytest.raises(RenderError, match="moving objects"):
+        adm._group([["p"], ["q"]], {"p": moving, "q": moving}, 1)
+
+
+def test_a_walking_listener_is_refused():
+    walk = ListenerPath(((0.0, (0.0, 0.0, 1.5), "north"), (5.0, (5.0, 0.0, 1.5), "north")))
+    with pytest.raises(RenderError, match="standing listener"):
+        adm.plan_objects(scene(), walk)
+
+
+@pytest.fixture(scope="module")
+def master(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("adm")
+    result = render_adm(scene(bed=True), folder / "scene.wav", listener=NORTH,
+                        voice=noise_voice, target_lufs=-18.0)
+    return result
+
+
+def test_the_file_is_an_adm_bwf_with_bext_chna_axml_and_cues(master):
+    path = master.files[0]
+    found = chunks(path)
+    assert {b"fmt ", b"bext", b"chna", b"data", b"axml", b"cue ", b"LIST"} <= set(found)
+    fmt = struct.unpack("<HHIIHH", found[b"fmt "][:16])
+    assert fmt == (1, 4 + 16, 48000, 48000 * 20 * 3, 60, 24)  # 4 objects + an order-3 bed
+    bext = found[b"bext"]
+    assert bext[256:288].rstrip(b"\0") == b"soundscape"
+    assert bext[320:338] == b"1970-01-0100:00:00"  # no wall clock
+    assert struct.unpack("<QH", bext[338:348]) == (0, 2)  # time reference, version 2
+    loudness, _, peak = struct.unpack("<hhh", bext[412:418])
+    assert loudness == pytest.approx(-1800, abs=30) and peak <= -100
+    tracks, uids = struct.unpack("<HH", found[b"chna"][:4])
+    assert tracks == uids == 20
+    root = ET.fromstring(found[b"axml"])
+    programme = root.find(f".//{NS}audioProgramme")
+    assert "大射儀" in programme.get("audioProgrammeName")
+    assert "Archery" in programme.get("audioProgrammeName")
+    assert len(root.findall(f".//{NS}audioObject")) == 5
+    hoa = root.findall(f".//{NS}audioChannelFormat[@typeDefinition='HOA']")
+    assert len(hoa) == 16 and hoa[15].find(f".//{NS}order").text == "3"
+    assert [c.label for c in read_wav_cues(path)] == ["右設樂 | she yue", "奏肆夏 | zou sixia"]
+    audio, rate = soundfile.read(path)
+    assert rate == 48000 and audio.shape[1] == 20
+    assert np.abs(audio[:, :4]).max(axis=0).min() > 0.01  # every object sounds
+    assert np.abs(audio[:, 4]).max() > 0.01  # the bed's W
+
+
+def test_same_inputs_same_bytes(master, tmp_path, monkeypatch):
+    again = render_adm(scene(bed=True), tmp_path / "scene.wav", listener=NORTH,
+                       voice=noise_voice, target_lufs=-18.0)
+    assert again.files[0].read_bytes() == master.files[0].read_bytes()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")
+    dated = render_adm(scene(bed=True), tmp_path / "dated.wav", listener=NORTH,
+                       voice=noise_voice, target_lufs=-18.0)
+    assert chunks(dated.files[0])[b"bext"][320:338] == b"2025-12-0100:00:00"
+
+
+def test_bad_requests_are_refused(tmp_path):
+    with pytest.raises(RenderError, match="48000"):
+        render_adm(scene(), tmp_path / "x.wav", listener=NORTH, sample_rate=44100)
+    with pytest.raises(RenderError, match=r"\.wav"):
+        render_adm(scene(), tmp_path / "x.flac", listener=NORTH)
+
+
+# ---- EBU's renderer against ours -------------------------------------------------------------
+
+def ear_render() -> str | None:
+    found = os.environ.get("SOUNDSCAPE_EAR_RENDER") or shutil.which("ear-render")
+    local = Path(__file__).resolve().parents[2] / ".venv-ear" / "bin" / "ear-render"
+    return found or (str(local) if local.exists() else None)
+
+
+needs_ear = pytest.mark.skipif(ear_render() is None, reason="EBU ear-render not installed "
+                               "(SOUNDSCAPE_EAR_RENDER, PATH or .venv-ear)")
+
+#: BS.2051 systems B (0+5+0) and D (4+5+0) as our VBAP's loudspeakers, in ear's channel order.
+SYSTEMS = {
+    "0+5+0": Vbap((30.0, -30.0, 0.0, 0.0, 110.0, -110.0), ("L", "R", "C", "LFE", "Ls", "Rs"),
+                  silent=("LFE",)),
+    "4+5+0": Vbap((30.0, -30.0, 0.0, 0.0, 110.0, -110.0, 30.0, -30.0, 110.0, -110.0),
+                  ("L", "R", "C", "LFE", "Ls", "Rs", "Ltf", "Rtf", "Ltr", "Rtr"),
+                  silent=("LFE",), elevations_deg=(0.0,) * 6 + (30.0,) * 4),
+}
+
+
+def _toward(azimuth: float, elevation: float = 0.0, distance: float = 10.0) -> tuple:
+    """The point ``distance`` m from NORTH's ear in that direction (its frame: 0° north,
+    positive west)."""
+    az, el = np.radians(azimuth), np.radians(elevation)
+    return (float(-distance * np.cos(el) * np.sin(az)), float(distance * np.cos(el) * np.cos(az)),
+            float(1.5 + distance * np.sin(el)))
+
+
+#: A scene both renderers pan alike: sources on a loudspeaker, and midway between two (a
+#: constant-power pair gives each −3 dB whatever its pan law).
+WHERE = {"0+5+0": {"l": _toward(30.0), "rside": _toward(-70.0), "back": _toward(180.0)},
+         "4+5+0": {"l": _toward(30.0), "rside": _toward(-70.0), "up": _toward(-30.0, 30.0)}}
+
+
+def _levels_db(audio: np.ndarray) -> np.ndarray:
+    return 10 * np.log10(np.mean(np.square(audio, dtype=float), axis=0) + 1e-20)
+
+
+@needs_ear
+@pytest.mark.parametrize("system", list(SYSTEMS))
+def test_ear_renders_the_master_as_our_renderer_renders_the_layout(tmp_path, system):
+    perf = scene(walker=False, where=WHERE[system])
+    result = render_adm(perf, tmp_path / "scene.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=DRY, target_lufs=-30.0)
+    assert result.report.limiter_db == 0.0
+    out = tmp_path / f"{system}.wav"
+    subprocess.run([ear_render(), "-s", system, str(result.files[0]), str(out)], check=True,
+                   capture_output=True)
+    theirs, _ = soundfile.read(out)
+    theirs /= 10 ** (result.report.gain_db / 20)  # back to the raw render's scale
+    ours = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=SYSTEMS[system], sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=DRY, block_frames=FS)))
+    live = [i for i, n in enumerate(SYSTEMS[system].names) if n != "LFE"]
+    a, b = _levels_db(theirs)[live], _levels_db(ours)[live]
+    loud = b > b.max() - 30  # channels that carry a source
+    assert np.all(np.abs(a - b)[loud] < 1.0), (a.round(1), b.round(1))
+    assert np.all(a[~loud] < b.max() - 20)
+
+
+@needs_ear
+def test_a_source_to_the_left_is_loudest_in_the_left_channels(tmp_path):
+    perf = scene(walker=False, where={"w": (-10.0, 2.0, 1.5)})
+    result = render_adm(perf, tmp_path / "left.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=DRY)
+    out = tmp_path / "left.0+5+0.wav"
+    subprocess.run([ear_render(), "-s", "0+5+0", str(result.files[0]), str(out)], check=True,
+                   capture_output=True)
+    level = dict(zip(("L", "R", "C", "LFE", "Ls", "Rs"), _levels_db(soundfile.read(out)[0]),
+                     strict=True))
+    assert max(level, key=level.get) in ("L", "Ls")
+    assert min(level["L"], level["Ls"]) > max(level["R"], level["Rs"]) + 20
+
+
+@needs_ear
+def test_ear_reads_the_bed_and_the_cues_survive(master, tmp_path):
+    out = tmp_path / "bed.wav"
+    subprocess.run([ear_render(), "-s", "4+5+0", str(master.files[0]), str(out)], check=True,
+                   capture_output=True)
+    audio, rate = soundfile.read(out)
+    assert rate == 48000 and audio.shape[1] == 10 and np.abs(audio).max() > 0.01
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--format", "flac"), "48 kHz WAV"), (("--rate", "44100"), "48 kHz WAV")])
+def test_cli_refuses_what_an_adm_master_cannot_be_before_sequencing(tmp_path, soundscape_cli,
+                                                                    args, message):
+    code, err = soundscape_cli("render", "--layout", "adm", *args, "--from", "s18", "--to", "s18",
+                               cwd=tmp_path)
+    assert code != 0 and message in err and "sequencing" not in err
