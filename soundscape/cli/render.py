@@ -127,7 +127,8 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 stage=None if quiet or terminal else stage)
     except OSError as error:  # name the output, not the hidden folder it was staged in
         raise OSError(error.errno, error.strerror, str(out)) from None
-    click.echo(f"wrote {staged.final(midi_path)} ({len(performance.events)} notes)")
+    written = midi_path if midi_path.exists() else staged.final(midi_path)
+    click.echo(f"wrote {staged.final(midi_path)} ({midi.note_count(written)} notes)")
     if result is None:
         return
     for path in result.files:
