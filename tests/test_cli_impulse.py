@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import soundfile
 
 from soundscape.performance import Event, Performance, Source
@@ -62,3 +63,11 @@ def test_render_report_names_the_court(tmp_path):
     report = json.loads(result.report_file.read_text())
     assert report["court"]["hypothesis"] == "bare"
     assert result.seconds > 4  # the court's tail rings past the stroke
+
+
+@pytest.mark.parametrize("source", ["1e308,0,1", "nan,0,1", "a,b,c", "1,2"])
+def test_a_source_point_out_of_reach_is_one_line_exit_2(tmp_path, soundscape_cli, source):
+    # it crashed (a NaN or an overflowing delay cast to an integer)
+    code, err = soundscape_cli("impulse", "--source", source, "-o", "ir.wav", cwd=tmp_path)
+    assert code == 2 and f"--source '{source}'" in err and "within 1000 m" in err
+    assert not (tmp_path / "ir.wav").exists()

@@ -103,10 +103,11 @@ def _point(site, source: str, height: float | None) -> tuple[float, float, float
     from soundscape.sound.court import source_point
 
     if "," in source:
+        from soundscape.site.listeners import MAX_METRES, checked_position
+
         try:
-            x, y, z = (float(v) for v in source.split(","))
-        except ValueError:
-            raise RenderError(f"--source {source!r}: coordinates must be x,y,z in metres"
-                              ) from None
-        return (x, y, z)
+            return checked_position(tuple(float(v) for v in source.split(",")), "--source")
+        except ValueError:  # not numbers, or not three finite metres near the hall
+            raise RenderError(f"--source {source!r}: coordinates must be x,y,z in metres "
+                              f"within {MAX_METRES:g} m of the hall") from None
     return source_point(site, place_id(site, source), height)

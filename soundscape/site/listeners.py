@@ -21,7 +21,8 @@ from soundscape.errors import RenderError
 from soundscape.geometry import Vec3
 from soundscape.validate import shown
 
-__all__ = ["COMPASS", "MAX_METRES", "Listener", "ListenerPath", "facing_vector"]
+__all__ = ["COMPASS", "MAX_METRES", "Listener", "ListenerPath", "checked_position",
+           "facing_vector"]
 
 
 #: Farthest a listener may stand from the origin on any axis, metres: a courtyard is
@@ -75,6 +76,18 @@ def facing_vector(facing: str | float | Sequence[float]) -> Vec3:
     return (x / norm, y / norm, 0.0)
 
 
+def checked_position(position, what: str) -> Vec3:
+    """``position`` as 3 floats, each finite and within ``MAX_METRES`` of the hall; a
+    RenderError naming ``what`` (listener, source …) otherwise."""
+    numbers = isinstance(position, Sequence) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in position)
+    found = tuple(float(v) for v in position) if numbers else ()
+    if len(found) != 3 or not all(math.isfinite(v) and abs(v) <= MAX_METRES for v in found):
+        raise RenderError(f"{what} position={shown(position)} must be 3 finite "
+                          f"metres within {MAX_METRES:g} m of the hall (x, y, z)")
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Listener:
     """A listener's head: position of the centre of the head and where the nose points.
@@ -92,14 +105,7 @@ class Listener:
     facing: Vec3 | str | float = (0.0, 1.0, 0.0)
 
     def __post_init__(self) -> None:
-        numbers = isinstance(self.position, Sequence) and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in self.position)
-        position = tuple(float(v) for v in self.position) if numbers else ()
-        if len(position) != 3 or not all(math.isfinite(v) and abs(v) <= MAX_METRES
-                                         for v in position):
-            raise RenderError(f"listener position={shown(self.position)} must be 3 finite "
-                              f"metres within {MAX_METRES:g} m of the hall (x, y, z)")
-        object.__setattr__(self, "position", position)
+        object.__setattr__(self, "position", checked_position(self.position, "listener"))
         object.__setattr__(self, "facing", facing_vector(self.facing))
 
     def at(self, time: float) -> Listener:
