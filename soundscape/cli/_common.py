@@ -100,9 +100,7 @@ class Sequencing:
         from soundscape.text.derive.rites import rite_ids
 
         if cues is None and self.performance is not None:  # the rite it was sequenced from
-            from soundscape.performance import Performance
-
-            text_id = Performance.load_json(self.performance).info.text
+            text_id = _saved_performance(self.performance).info.text
         elif cues is None:
             return None
         else:
@@ -112,7 +110,6 @@ class Sequencing:
         return text_id if text_id in rite_ids() else None
 
     def _saved(self, cues: Path | None):
-        from soundscape.performance import Performance
 
         given = [name for name, value in (("cue sheet", cues), ("--durations", self.durations),
                                           ("--zhong", self.zhong),
@@ -122,7 +119,7 @@ class Sequencing:
         if given:
             raise click.UsageError(f"--performance {self.performance} is already sequenced: "
                                    f"drop {', '.join(given)}")
-        performance = Performance.load_json(self.performance)
+        performance = _saved_performance(self.performance)
         if self.from_section is None and self.to_section is None:
             return performance
         first = _span(performance, self.from_section or performance.sections[0].id)
@@ -131,6 +128,20 @@ class Sequencing:
             raise click.UsageError(f"--from {self.from_section} comes after --to "
                                    f"{self.to_section}")
         return performance.between(first.start, last.end)
+
+
+def _saved_performance(path: Path):
+    """A saved Performance, read once while the file is unchanged (the site and the cut
+    both need it; a whole rite takes over a second to load and check)."""
+    stat = Path(path).stat()
+    return _loaded(Path(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=1)
+def _loaded(path: Path, mtime_ns: int, size: int):
+    from soundscape.performance import Performance
+
+    return Performance.load_json(path)
 
 
 def _span(performance, section: str):
