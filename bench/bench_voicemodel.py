@@ -178,10 +178,14 @@ def _pulse_envelope() -> np.ndarray:
 _PULSE = _pulse_envelope()
 
 
+_WORLD_ENVELOPE_CPU: list[float] = []  # the envelope's share of each WORLD run
+
+
 def engine_world(parts: Parts, rng: np.random.Generator, frame_ms: float = 5.0) -> np.ndarray:
     """WORLD's synthesis on the same f0 and the same tract (see the module's docstring)."""
     import pyworld
 
+    start = time.process_time()
     params, source, singer = parts.params, parts.source, parts.singer
     size = parts.f0.size
     fft = pyworld.get_cheaptrick_fft_size(RATE)
@@ -208,6 +212,7 @@ def engine_world(parts: Parts, rng: np.random.Generator, frame_ms: float = 5.0) 
     sp = periodic + noise + 1e-16
     ap = np.sqrt(np.clip(noise / sp, 1e-6, 1.0))
     voiced = av > 0.05
+    _WORLD_ENVELOPE_CPU.append(time.process_time() - start)
     out = pyworld.synthesize(np.where(voiced, f0, 0.0), np.ascontiguousarray(sp),
                              np.ascontiguousarray(ap), RATE, frame_ms)
     return np.pad(out, (0, max(0, size - out.size)))[:size]
@@ -261,6 +266,8 @@ def engine_klattgrid(parts: Parts, rng: np.random.Generator) -> np.ndarray:
         call(grid, "Add breathiness amplitude point", float(t),
              90.0 + breath + 20 * math.log10(max(av, 1e-4)))
     call(grid, "Add open phase point", 0.0, source["open_quotient"] + singer.open_quotient)
+    call(grid, "Add power1 point", 0.0, 2.0)  # flow x^2 - x^3: KLGLOTT88 (Praat's default 3, 4)
+    call(grid, "Add power2 point", 0.0, 3.0)
     # no tilt point: Praat's own tilt (6 dB at 3 kHz) took F3's peak down so far that Burg
     # found no F3 (1.6 kHz for [ɑ], against 2.45 kHz without it)
     call(grid, "Add flutter point", 0.0, 0.25)  # Klatt & Klatt 1990's FL: a slow f0 wander
@@ -451,6 +458,10 @@ def main() -> None:
             med, p95, share = praat_f0_error(audio, parts)
             hnr = praat_hnr(audio, parts)
             seconds = audio.size / RATE
+            if engine == "world":
+                print(f"  (world: of which the envelope and aperiodicity "
+                      f"{1000 * min(_WORLD_ENVELOPE_CPU[-3:]) / seconds:.0f} ms per second, "
+                      "pyworld.synthesize the rest)")
             print(f"  {engine:9s} {name:6s}: f0 off its track median {med:.1f} cents, 95th "
                   f"pct {p95:.1f}; voiced {100 * share:.0f} % of the fully voiced frames; HNR "
                   f"{hnr:.1f} dB; engine CPU {1000 * min(cpus) / seconds:.0f} ms per second "
