@@ -24,6 +24,7 @@ second of voice of the engine alone.
 
 Run: ``.venv/bin/python bench/bench_voicemodel.py [--out docs] [--engines klatt,world]``
 (writes ``voicemodel_line.png`` and ``voicemodel_speech.png``; needs ``pyworld`` for world).
+``--flutter`` measures the speaking voice's f0 wander without and with Klatt & Klatt's flutter.
 """
 
 from __future__ import annotations
@@ -394,9 +395,9 @@ def spectrogram(panels, path: Path) -> None:
     import parselmouth
 
     plt.rcParams["font.family"] = families()
-    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 3.4 * len(panels)), dpi=100)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(12, 3.4 * len(panels)), dpi=90)
     for ax, (title, audio, labels) in zip(np.atleast_1d(axes), panels, strict=True):
-        ax.specgram(audio + 1e-9, NFFT=1024, Fs=RATE, noverlap=896, cmap="magma", vmin=-130)
+        ax.specgram(audio + 1e-9, NFFT=1024, Fs=RATE, noverlap=768, cmap="magma", vmin=-120)
         ax.set_ylim(0, 8000)
         ax.set_ylabel("Hz")
         ax.set_title(title, fontsize=10)
@@ -418,30 +419,26 @@ def spectrogram(panels, path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("docs"))
-    parser.add_argument("--engines", default="klatt,world,klattgrid")
-    parser.add_argument("--no-png", action="store_true")
-    args = parser.parse_args()
-    engines = args.engines.split(",")
+def vowels(engine: str) -> None:
     print("sustained vowels sung on 110 Hz by 大師 (one-note line, seed 0), Praat:")
-    for engine in engines:
-        rows = {v: sustained(engine, v) for v in MALE_VOWELS}
-        worst = max(abs(f / p - 1) for v, r in rows.items()
-                    for f, p in zip(r["formants"], MALE_VOWELS[v], strict=True))
-        print(f"  {engine}: worst F1-F3 off the table {100 * worst:.1f} %")
-        for v, r in rows.items():
-            off = [f"{100 * (f / p - 1):+.0f}" for f, p in zip(r["formants"], MALE_VOWELS[v],
-                                                               strict=True)]
-            print(f"    [{v}] F1-F3 {[round(f) for f in r['formants']]} ({', '.join(off)} %)  "
-                  f"jitter {r['jitter']:.2f} %  shimmer {r['shimmer']:.2f} %  "
-                  f"HNR {r['hnr']:.1f} dB  H1-H2 {r['h1h2']:+.1f} dB  H1-A3 {r['h1a3']:+.1f} dB"
-                  f"  CPU {1000 * r['cpu_per_s']:.0f} ms/s")
-        for key in ("jitter", "shimmer", "hnr", "h1h2", "h1a3"):
-            values = [r[key] for r in rows.values()]
-            print(f"    {key}: median {np.median(values):.2f} (range {min(values):.2f}–"
-                  f"{max(values):.2f})")
+    rows = {v: sustained(engine, v) for v in MALE_VOWELS}
+    worst = max(abs(f / p - 1) for v, r in rows.items()
+                for f, p in zip(r["formants"], MALE_VOWELS[v], strict=True))
+    print(f"  {engine}: worst F1-F3 off the table {100 * worst:.1f} %")
+    for v, r in rows.items():
+        off = [f"{100 * (f / p - 1):+.0f}" for f, p in zip(r["formants"], MALE_VOWELS[v],
+                                                           strict=True)]
+        print(f"    [{v}] F1-F3 {[round(f) for f in r['formants']]} ({', '.join(off)} %)  "
+              f"jitter {r['jitter']:.2f} %  shimmer {r['shimmer']:.2f} %  "
+              f"HNR {r['hnr']:.1f} dB  H1-H2 {r['h1h2']:+.1f} dB  H1-A3 {r['h1a3']:+.1f} dB"
+              f"  CPU {1000 * r['cpu_per_s']:.0f} ms/s")
+    for key in ("jitter", "shimmer", "hnr", "h1h2", "h1a3"):
+        values = [r[key] for r in rows.values()]
+        print(f"    {key}: median {np.median(values):.2f} (range {min(values):.2f}–"
+              f"{max(values):.2f})")
+
+
+def line_and_speech(engines: list[str], out: Path | None) -> None:
     notes, line_labels = luming_notes()
     lyric, duration, speech_labels = request_lyric()
     panels_line, panels_speech = [], []
@@ -467,10 +464,62 @@ def main() -> None:
                   f"{hnr:.1f} dB; engine CPU {1000 * min(cpus) / seconds:.0f} ms per second "
                   f"of voice ({seconds:.1f} s)")
             panels.append((f"{engine}: {name}", audio, labels))
-    if not args.no_png:
-        spectrogram(panels_line, args.out / "voicemodel_line.png")
-        spectrogram(panels_speech, args.out / "voicemodel_speech.png")
-        print(f"wrote {args.out / 'voicemodel_line.png'}, {args.out / 'voicemodel_speech.png'}")
+    if out is not None:
+        spectrogram(panels_line, out / "voicemodel_line.png")
+        spectrogram(panels_speech, out / "voicemodel_speech.png")
+        print(f"wrote {out / 'voicemodel_line.png'}, {out / 'voicemodel_speech.png'}")
+
+
+def flutter_report(seeds: int = 8, rate: int = 16000) -> None:
+    """Praat's f0 wander (detrended by a parabola, SD in cents) of the held 公 of 「請射于公」
+    and of a held spoken [a 33], without and with the flutter (median over seeds)."""
+    import parselmouth
+
+    base = load_instrument("voice").params
+    lyric, duration, labels = request_lyric()
+
+    def wander(audio: np.ndarray, t0: float, t1: float) -> float:
+        pitch = parselmouth.Sound(audio, rate).to_pitch_cc(time_step=0.005, pitch_floor=70,
+                                                          pitch_ceiling=400)
+        hz, x = pitch.selected_array["frequency"], pitch.xs()
+        keep = (x > t0) & (x < t1) & (hz > 0)
+        cents = 1200 * np.log2(hz[keep])
+        return float(np.std(cents - np.polyval(np.polyfit(x[keep], cents, 2), x[keep])))
+
+    for flutter in (0.0, 25.0):
+        params = dict(base)
+        params["source"] = {k: dict(v) for k, v in base["source"].items()}
+        for articulation in ("speak", "call"):
+            params["source"][articulation]["flutter_percent"] = flutter
+        gong, held = [], []
+        for seed in range(seeds):
+            def say(text, seconds, seed=seed, params=params):
+                return voice.render(params, hz=120.0, velocity=0.8, duration=seconds,
+                                    articulation="speak", sample_rate=rate,
+                                    rng=np.random.default_rng(seed), lyric=text,
+                                    performer=SPEAKER)
+            gong.append(wander(say(lyric, duration), labels[3][0] + 0.08, duration - 0.05))
+            held.append(wander(say("a 33", 1.5), 0.2, 1.4))
+        print(f"flutter {flutter:.0f} %: 公 f0 wander {np.median(gong):.1f} cents, a held "
+              f"spoken [a] {np.median(held):.1f} cents (detrended SD, median of {seeds})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("docs"))
+    parser.add_argument("--engines", default="klatt,world,klattgrid")
+    parser.add_argument("--no-png", action="store_true")
+    parser.add_argument("--no-vowels", action="store_true", help="only the line and speech")
+    parser.add_argument("--flutter", action="store_true",
+                        help="only the speech's f0 wander without and with the flutter")
+    args = parser.parse_args()
+    if args.flutter:
+        flutter_report()
+        return
+    engines = args.engines.split(",")
+    for engine in [] if args.no_vowels else engines:
+        vowels(engine)
+    line_and_speech(engines, None if args.no_png else args.out)
 
 
 if __name__ == "__main__":
