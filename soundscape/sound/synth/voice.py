@@ -397,9 +397,12 @@ def flutter_cents(t: np.ndarray, percent: float, rng: np.random.Generator) -> np
     ΔF0/F0 = FL/5000 · Σ sin(2π f t + φ) over three slow sines (12.7, 7.1, 4.7 Hz), FL the
     ``percent``; the phases are drawn, so each phrase wanders its own way."""
     phases = rng.uniform(0.0, 2.0 * math.pi, len(_FLUTTER_HZ))
-    wander = sum(np.sin(2.0 * math.pi * hz * t + phase)
+    # it moves slowly (12.7 Hz at most): worked out every millisecond, then interpolated
+    every = max(1, round(0.001 / (t[1] - t[0]))) if t.size > 1 else 1
+    coarse = t[::every] if t[-1] == t[::every][-1] else np.append(t[::every], t[-1])
+    wander = sum(np.sin(2.0 * math.pi * hz * coarse + phase)
                  for hz, phase in zip(_FLUTTER_HZ, phases, strict=True))
-    return 1200.0 * np.log2(1.0 + percent / 5000.0 * wander)
+    return np.interp(t, coarse, 1200.0 * np.log2(1.0 + percent / 5000.0 * wander))
 
 
 def speech_slots(sylls: list[_Syllable], duration: float, articulation: str) -> np.ndarray:
