@@ -15,6 +15,10 @@ same spoken request (「請射于公」, 賓者) are made by
   Praat; praat-parselmouth) given the same formant, bandwidth, pitch, voicing, aspiration,
   breathiness, open-phase and tilt tracks.
 
+and, as prosody modifiers of the only voice there is (the Klatt voice made on one pitch, the
+track's median), ``psola`` (Praat's Manipulation, overlap-add) and ``world-resynth`` (WORLD's
+DIO + StoneMask, CheapTrick and D4C analysis, then synthesis on the track).
+
 Consonant bursts and frication are the project's in all three (added after the engine), so
 the comparison is of the voice source and its synthesis. Measured with Praat
 (parselmouth): F1-F3 of six sustained vowels against Peterson & Barney (1952) and
@@ -22,7 +26,7 @@ Hillenbrand et al. (1995) (men), local jitter and shimmer, HNR (cc), H1-H2 and H
 how far Praat's f0 is from the track the engine was given (cents), and the CPU seconds per
 second of voice of the engine alone.
 
-Run: ``.venv/bin/python bench/bench_voicemodel.py [--out docs] [--engines klatt,world]``
+Run: ``.venv/bin/python bench/bench_voicemodel.py [--out docs] [--engines klatt,world,…]``
 (writes ``voicemodel_line.png`` and ``voicemodel_speech.png``; needs ``pyworld`` for world).
 ``--flutter`` measures the speaking voice's f0 wander without and with Klatt & Klatt's flutter.
 """
@@ -279,7 +283,48 @@ def engine_klattgrid(parts: Parts, rng: np.random.Generator) -> np.ndarray:
     return np.pad(out, (0, max(0, size - out.size)))[:size]
 
 
-ENGINES = {"klatt": engine_klatt, "world": engine_world, "klattgrid": engine_klattgrid}
+def _monotone(parts: Parts, rng: np.random.Generator) -> np.ndarray:
+    """The Klatt voice on one pitch (the track's median): the "recording" a resynthesis
+    would start from."""
+    flat = Parts(**{**parts.__dict__, "f0": np.full_like(parts.f0, np.median(parts.f0))})
+    return _finish(flat, engine_klatt(flat, rng), rng)
+
+
+def engine_psola(parts: Parts, rng: np.random.Generator) -> np.ndarray:
+    """Praat's PSOLA (Manipulation, overlap-add) putting the track on the monotone voice."""
+    import parselmouth
+    from parselmouth.praat import call
+
+    sound = parselmouth.Sound(_monotone(parts, rng), RATE)
+    manipulation = call(sound, "To Manipulation", 0.01, 75, 600)
+    end = parts.f0.size / RATE
+    tier = call("Create PitchTier", "f0", 0.0, end)
+    for t in np.arange(0.0, end, 0.005):
+        call(tier, "Add point", float(t), float(parts.f0[min(parts.f0.size - 1, int(t * RATE))]))
+    call([tier, manipulation], "Replace pitch tier")
+    out = call(manipulation, "Get resynthesis (overlap-add)").values[0]
+    return np.pad(out, (0, max(0, parts.f0.size - out.size)))[:parts.f0.size]
+
+
+def engine_world_resynth(parts: Parts, rng: np.random.Generator,
+                         frame_ms: float = 5.0) -> np.ndarray:
+    """WORLD's analysis (DIO + StoneMask, CheapTrick, D4C) of the monotone voice and its
+    synthesis on the track: WORLD as a prosody modifier."""
+    import pyworld
+
+    x = _monotone(parts, rng).astype(np.float64)
+    f0, times = pyworld.dio(x, RATE, frame_period=frame_ms, f0_floor=70.0, f0_ceil=600.0)
+    f0 = pyworld.stonemask(x, f0, times, RATE)
+    sp = pyworld.cheaptrick(x, f0, times, RATE)
+    ap = pyworld.d4c(x, f0, times, RATE)
+    at = np.minimum((times * RATE).astype(int), parts.f0.size - 1)
+    target = np.where(f0 > 0, parts.f0[at], 0.0)
+    out = pyworld.synthesize(target, sp, ap, RATE, frame_ms)
+    return np.pad(out, (0, max(0, parts.f0.size - out.size)))[:parts.f0.size]
+
+
+ENGINES = {"klatt": engine_klatt, "world": engine_world, "klattgrid": engine_klattgrid,
+           "psola": engine_psola, "world-resynth": engine_world_resynth}
 
 
 def make(engine: str, parts_of, seed: int) -> tuple[np.ndarray, Parts, float]:
