@@ -59,6 +59,21 @@ def test_speech_has_klatt_and_klatts_flutter(params):
     assert in_peaks > 0.8 * spectrum[low].sum()
 
 
+def test_the_flutter_is_the_seeds():
+    """The same seed, the same bytes; another seed, another wander."""
+    voice_ = load_instrument("voice")
+
+    def say(seed):
+        return voice.render(voice_.params, hz=120.0, velocity=0.8, duration=1.0,
+                            articulation="speak", sample_rate=RATE,
+                            rng=np.random.default_rng(seed), lyric="a 33", performer="binzhe")
+
+    assert say(4).tobytes() == say(4).tobytes()
+    one = voice.flutter_cents(np.arange(RATE) / RATE, 25.0, np.random.default_rng(1))
+    two = voice.flutter_cents(np.arange(RATE) / RATE, 25.0, np.random.default_rng(2))
+    assert np.sqrt(np.mean((one - two) ** 2)) > 5.0
+
+
 def test_song_has_no_klatt_flutter(params):
     """A sung note keeps its own pitch model (vibrato; a line's wander): no flutter row."""
     assert params["source"]["sing"].get("flutter_percent", 0.0) == 0.0
