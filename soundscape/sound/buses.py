@@ -153,6 +153,13 @@ class Bus:
         """Add a dry note, sounding at ``point`` from ``time`` seconds, to its place's line."""
         self.lines.add(round(time * self.rate) - self._lag, mono, point, face, column)
 
+    def busy(self, frames: int) -> bool:
+        """Whether taking ``frames`` makes frames (hears a chunk of the lines, brings one up),
+        rather than handing out frames made before."""
+        if self._up is not None:
+            return len(self._ready) < frames
+        return self.lines is not None and len(self._heard) < frames
+
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples of this bus."""
         if self._up is None:
@@ -307,12 +314,22 @@ class Buses:
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples: every bus, brought up to the output rate.
 
-        The buses are independent, so they are mixed on threads of their own (their FFTs
-        and upsampling release the GIL); they are summed in a fixed order."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate) + 1)
+        The buses are independent, so those that have frames to make are mixed on threads
+        of their own (their FFTs and upsampling release the GIL), the rest hand out what
+        they made before here (most blocks: a low bus makes 3.6 s at a time), and a lone
+        busy one works here too: each trip to a thread costs GIL handovers (the main
+        thread spent 5 % of a whole rite in ``submit``, py-spy). They are summed in a fixed
+        order."""
         takers = [*self.by_rate.values(), *([self.tail] if self.tail is not None else [])]
-        parts = list(self._pool.map(lambda bus: bus.take(frames), takers))
+        busy = [taker for taker in takers if taker.busy(frames)]
+        made = {}
+        if len(busy) > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(takers))
+            made = dict(zip(map(id, busy), self._pool.map(lambda bus: bus.take(frames), busy),
+                            strict=True))
+        parts = [made[id(taker)] if id(taker) in made else taker.take(frames)
+                 for taker in takers]
         out = parts[0]  # the output's own rate comes first
         for part in parts[1:]:
             out += part

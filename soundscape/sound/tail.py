@@ -202,6 +202,10 @@ class Tail:
         return max(self.lines.extent, pending + round(self.court.model.tail_s * self.rate)
                    ) * self.factor
 
+    def busy(self, frames: int) -> bool:
+        """Whether taking ``frames`` hears a chunk (else it hands out frames made before)."""
+        return len(self._ready) < frames
+
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples of the tail."""
         while len(self._ready) < frames:
