@@ -119,15 +119,7 @@ class Sequencing:
         if given:
             raise click.UsageError(f"--performance {self.performance} is already sequenced: "
                                    f"drop {', '.join(given)}")
-        performance = _saved_performance(self.performance)
-        if self.from_section is None and self.to_section is None:
-            return performance
-        first = _span(performance, self.from_section or performance.sections[0].id)
-        last = _span(performance, self.to_section or performance.sections[-1].id)
-        if first.start > last.start:
-            raise click.UsageError(f"--from {self.from_section} comes after --to "
-                                   f"{self.to_section}")
-        return performance.between(first.start, last.end)
+        return _saved_performance(self.performance).cut(self.from_section, self.to_section)
 
 
 def _saved_performance(path: Path):
@@ -142,14 +134,6 @@ def _loaded(path: Path, mtime_ns: int, size: int):
     from soundscape.performance import Performance
 
     return Performance.load_json(path)
-
-
-def _span(performance, section: str):
-    """The span of a performed section named by id (s18) or name (樂賓 or 右樂賓)."""
-    for span in performance.sections:
-        if section in (span.id, span.name, span.name.removeprefix("右")):
-            return span
-    return performance.section(section)  # raises, listing the performed sections
 
 
 #: The largest seed a verb takes (a signed 64-bit whole number).

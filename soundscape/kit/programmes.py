@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from soundscape import validate
+from soundscape.errors import PerformanceError
 from soundscape.fileio import read_toml
 from soundscape.kit import KitError
 from soundscape.performance import Performance, Source
@@ -284,11 +285,10 @@ def _onsets(performance: Performance) -> list[float]:
 
 
 def _section(performance: Performance, name: str, where: str):
-    for span in performance.sections:
-        if name in (span.id, span.name):
-            return span
-    known = ", ".join(f"{s.id} {s.name}" for s in performance.sections)
-    raise KitError(f"{where}: section {name!r} is not performed; known: {known}")
+    try:
+        return performance.section(name)
+    except PerformanceError as error:
+        raise KitError(f"{where}: {error}") from None
 
 
 def cut(performance: Performance, parts: list[tuple[float, float]], gap_s: float = 0.0

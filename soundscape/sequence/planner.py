@@ -58,6 +58,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
+from soundscape.sequence.people import standing_where_heard
 from soundscape.sequence.players import Players, build_players
 from soundscape.sequence.singing import join_lines
 from soundscape.sequence.speech import (
@@ -548,6 +549,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         sources.update(speakers)
         events += sounds + _pronounced(said, options.reading)
     events = one_at_a_time(events, sources)  # one phrase at a time, whoever speaks
+    sources = standing_where_heard(sources, events)  # a cut starts each where he stands
     if options.soundscape:
         markers += speech_markers(sheet.speech, [e for e in events if e.source in speakers])
     pieces = {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
@@ -713,8 +715,9 @@ def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
                       options: SequenceOptions | None = None) -> Performance:
     """Load a cue sheet (None → the bundled 大射 sheet) and sequence it.
 
-    ``from_section`` / ``to_section`` (section id like ``s18`` or name like 樂賓)
-    cut the performance to those sections, times shifted so the first starts at 0.
+    ``from_section`` / ``to_section`` (section id like ``s18``, name like 樂賓 or heading
+    like 右樂賓) cut the performance to those sections (:meth:`Performance.cut`), times
+    shifted so the first starts at 0.
     """
     sheet = performed(load(cues if cues is not None else bundled_path()),
                       options.variants if options else ())
@@ -722,25 +725,4 @@ def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
     performance = perform(sheet, site=site or load_site(rite=rite),
                           tuning=tuning or default_tuning(),
                           seed=seed, options=options)
-    if from_section is None and to_section is None:
-        return performance
-    return cut(performance, sheet, from_section, to_section)
-
-
-def cut(performance: Performance, sheet: CueSheet, from_section: str | None,
-        to_section: str | None) -> Performance:
-    """The part of ``performance`` from the start of one section to the end of another."""
-    first = _section_id(sheet, from_section) if from_section else sheet.sections[0].id
-    last = _section_id(sheet, to_section) if to_section else sheet.sections[-1].id
-    if sheet.sections.index(sheet.section(first)) > sheet.sections.index(sheet.section(last)):
-        raise CueSheetError(f"--from {from_section!r} comes after --to {to_section!r}")
-    return performance.between(performance.section(first).start,
-                               performance.section(last).end)
-
-
-def _section_id(sheet: CueSheet, name: str) -> str:
-    try:
-        return sheet.section(name).id
-    except (KeyError, CueSheetError):
-        known = ", ".join(f"{s.id} {s.name}" for s in sheet.sections)
-        raise CueSheetError(f"section {name!r} is not in the cue sheet; known: {known}") from None
+    return performance.cut(from_section, to_section)
