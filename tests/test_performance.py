@@ -165,7 +165,7 @@ def test_a_cut_names_sections_by_id_name_or_heading(tmp_path):
     with pytest.raises(PerformanceError, match="section '右樂賓' is not in this performance; "
                                                "performed: s1 右納賓, s2 右射"):
         perf.cut("右樂賓")
-    with pytest.raises(PerformanceError, match="section 's2' .* comes after 's1'"):
+    with pytest.raises(PerformanceError, match=r"section 's2' .* comes after 's1'"):
         perf.cut("s2", "s1")
 
 

@@ -378,5 +378,5 @@ def test_a_section_is_named_by_id_name_or_heading_the_same_way_everywhere(rite, 
     with pytest.raises(PerformanceError, match=r"section 'nowhere' is not in this "
                                                r"performance; performed: s01 戒百官, "):
         Sequencing("nowhere", None, 0, None, None, None, None, path).perform(None)
-    with pytest.raises(PerformanceError, match="section 's20' .* comes after 's18'"):
+    with pytest.raises(PerformanceError, match=r"section 's20' .* comes after 's18'"):
         rite.cut("s20", "s18")
