@@ -17,8 +17,8 @@ import click
 
 from soundscape.resources import bundled_dir
 
-__all__ = ["SEATS_HELP", "Sequencing", "court_option", "data_line", "piece_id", "place_id",
-           "say_data", "sequencing_options", "stage", "surroundings_for", "table"]
+__all__ = ["SEATS_HELP", "Sequencing", "court_option", "data_line", "say_data",
+           "sequencing_options", "stage", "surroundings_for", "table"]
 
 
 def data_line(*, cues: Path | None = None, overrides: Path | None = None,
@@ -218,39 +218,9 @@ def stage(what: str) -> Iterator[None]:
         click.echo(f"\r{what}: done in {time.monotonic() - began:.1f} s", err=True)
 
 
-def piece_id(name: str) -> str:
-    """The id of a piece named by id (luming) or by its Chinese title (鹿鳴, 《鹿鳴》)."""
-    from soundscape.errors import RepertoireError
-    from soundscape.music.repertoire import list_pieces, load_piece
-
-    known = list_pieces()
-    if name in known:
-        return name
-    title = name.strip("《》 ")
-    pieces = [load_piece(piece) for piece in known]
-    for piece in pieces:
-        if title in (piece.title, piece.title.strip("《》")):
-            return piece.id
-    listed = ", ".join(f"{p.id} {p.title}" for p in pieces)
-    raise RepertoireError(f"piece {name!r} unknown; known: {listed}")
-
-
 #: The seats with a listener's facing and ear height in the site data, for --help.
 SEATS_HELP = ("gong_wei 公席 (the duke), bin_wei 賓席, zhongting 中庭, men 門, "
               "fa_dahou 大侯之乏, tang_edge 堂廉, or any place by id or Chinese name")
-
-
-def place_id(courtyard, name: str) -> str:
-    """The id of a place named by id (gong_wei) or by its Chinese name (公席)."""
-    from soundscape.errors import SiteError
-
-    if name in courtyard.places:
-        return name
-    for place in courtyard.places.values():
-        if name == place.name:
-            return place.id
-    known = ", ".join(f"{p.id} {p.name}" for p in courtyard.places.values())
-    raise SiteError(f"place {name!r} is unknown; known: {known}")
 
 
 def court_option(command: Callable) -> Callable:

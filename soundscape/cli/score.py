@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, piece_id, sequencing_options, stage
+from soundscape.cli._common import Sequencing, sequencing_options, stage
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
@@ -74,7 +74,7 @@ def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
     if sequencing != _UNSEQUENCED:
         raise click.UsageError("--from, --to, --seed, --durations, --reading and "
                                "--wusuan-seconds shape the rite: use them with --performance")
-    found = repertoire.load_piece(piece_id(piece))
+    found = repertoire.load_piece(repertoire.piece_id(piece))
     return score.write_piece_score(found, output or Path(f"output/{found.id}.musicxml"),
                                    tuning=tuning, cents_in_alter=cents_in_alter)
 
