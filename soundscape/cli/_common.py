@@ -17,7 +17,7 @@ import click
 
 from soundscape.resources import bundled_dir
 
-__all__ = ["SEATS_HELP", "Sequencing", "court_option", "data_line", "say_data",
+__all__ = ["SEATS_HELP", "Sequencing", "court_option", "cue_sheet_option", "data_line", "say_data",
            "sequencing_options", "stage", "surroundings_for", "table"]
 
 
@@ -190,6 +190,25 @@ def sequencing_options(command: Callable | None = None, *, saved: bool = True) -
     for option in reversed(_OPTIONS if saved else _OPTIONS[:-1]):
         run = option(run)
     return run
+
+
+_CUES = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def cue_sheet_option(command: Callable) -> Callable:
+    """The cue sheet as the verb's optional CUES argument or as ``--cues FILE`` (the form
+    ``render`` and ``plan`` take): one meaning, either spelling; the verb receives ``cues``."""
+    @functools.wraps(command)
+    def run(*args, cues=None, cues_option=None, **kwargs):
+        if cues is not None and cues_option is not None and cues != cues_option:
+            raise click.UsageError(f"give the cue sheet once: CUES {cues} or --cues "
+                                   f"{cues_option}, not both")
+        return command(*args, cues=cues if cues is not None else cues_option, **kwargs)
+
+    run = click.option("--cues", "cues_option", type=_CUES, default=None, metavar="FILE",
+                       help="Cue sheet (the same as the CUES argument; default: the "
+                            "bundled 大射 sheet, or --rite's).")(run)
+    return click.argument("cues", required=False, type=_CUES)(run)
 
 
 @contextlib.contextmanager

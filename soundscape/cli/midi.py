@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, Sequencing, sequencing_options
+from soundscape.cli._common import SEATS_HELP, Sequencing, cue_sheet_option, sequencing_options
 from soundscape.errors import RenderError
 from soundscape.output import midi
 
@@ -16,8 +16,7 @@ _ENDINGS = (".mid", ".midi")
 
 
 @click.command("midi")
-@click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
-                                                        path_type=Path))
+@cue_sheet_option
 @click.option("-o", "--out", "output", type=click.Path(path_type=Path), default=None,
               help="MIDI file to write, ending .mid or .midi (default output/dashe.mid); "
               "with --split, the folder (default output/dashe.pieces or output/dashe.sections).")
