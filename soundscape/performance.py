@@ -36,6 +36,8 @@ SCHEMA_VERSION = 2
 
 BASES = ("surviving", "reconstruction")
 MARKER_KINDS = ("section", "step", "music", "voice", "shot", "speech")
+#: The fastest tempo a music span may say it was played at (beats a minute).
+MAX_BPM = 1000.0
 #: What holds the clock of a music span: the rite (until a step) or the music (its length).
 BOUNDS = ("rite", "music")
 SIDES = ("right", "left")
@@ -232,14 +234,21 @@ class SectionSpan:
 
 @dataclass(frozen=True, slots=True)
 class MusicSpan:
-    """A music cue as played: when it starts and stops, and what holds the clock
-    (``rite``: it plays until a step, 樂闋; ``music``: the rite waits for it)."""
+    """A music cue as played: when it starts and stops, what holds the clock (``rite``: it
+    plays until a step, 樂闋; ``music``: the rite waits for it), and the tempo it was
+    played at (beats a minute; None in a Performance saved before it was kept)."""
 
     cue: str
     piece: str
     start: float
     end: float
     bound: str
+    tempo_bpm: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tempo_bpm is not None and not 0 < self.tempo_bpm <= MAX_BPM:
+            raise PerformanceError(f"music {self.cue!r}: tempo_bpm={self.tempo_bpm!r} must be "
+                                   f"> 0 and ≤ {MAX_BPM:g}")
 
 
 @dataclass(frozen=True, slots=True)

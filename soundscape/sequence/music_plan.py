@@ -120,9 +120,10 @@ class MusicPlan:
 
     # -- what was decided ------------------------------------------------------------
     def spans(self) -> tuple[MusicSpan, ...]:
-        """Each cue that sounded, as played."""
+        """Each cue that sounded, as played, with the tempo it was arranged at."""
         return tuple(MusicSpan(p.cue.id, p.piece.id, p.start, p.start + p.end,
-                               "rite" if p.cue.stop != STOP_LENGTH else "music")
+                               "rite" if p.cue.stop != STOP_LENGTH else "music",
+                               p.arrangement.tempo_bpm)
                      for p in self.played.values() if p.end is not None)
 
     def pieces(self) -> dict[str, PieceInfo]:

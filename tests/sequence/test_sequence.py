@@ -380,3 +380,11 @@ def test_a_section_is_named_by_id_name_or_heading_the_same_way_everywhere(rite, 
         Sequencing("nowhere", None, 0, None, None, None, None, path).perform(None)
     with pytest.raises(PerformanceError, match=r"section 's20' .* comes after 's18'"):
         rite.cut("s20", "s18")
+
+
+def test_every_music_span_keeps_the_tempo_it_was_played_at(rite):
+    """The MIDI writer reads each piece's tempo here, not in the repertoire."""
+    assert rite.music
+    for span in rite.music:
+        piece = load_piece(span.piece)
+        assert span.tempo_bpm == piece.tempo_bpm, span
