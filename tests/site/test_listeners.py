@@ -68,7 +68,7 @@ def test_listener_at_a_place_by_id_or_name_or_at_coordinates():
     assert listener_at(site, "1,2,1.5").position == (1.0, 2.0, 1.5)
     with pytest.raises(SiteError, match=r"place 'nowhere' is unknown; known: .*gong_wei"):
         listener_at(site, "nowhere")
-    with pytest.raises(RenderError, match="--facing 400.0, accepted: a finite number from "
+    with pytest.raises(RenderError, match=r"--facing 400\.0, accepted: a finite number from "
                                           "-360 to 360"):
         listener_at(site, "gong_wei", "400")
 
