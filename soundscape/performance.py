@@ -414,7 +414,8 @@ class Performance:
 
     def _check_references(self) -> None:
         """Every key names its own item, every music span a known piece and a bound the
-        sequencer gives, and the sections stand once each, in the order of the clock."""
+        sequencer gives, every arrow and tally a turn of its round, and the sections stand
+        once each, in the order of the clock."""
         for name, table in (("sources", self.sources), ("pieces", self.pieces)):
             for key, item in table.items():
                 if item.id != key:
@@ -427,6 +428,14 @@ class Performance:
             if span.bound not in BOUNDS:
                 raise PerformanceError(f"music[{i}]: bound={span.bound!r}, accepted: "
                                        f"{', '.join(BOUNDS)}")
+        for i, shoot in enumerate(self.rounds):
+            turns = {turn.index for turn in shoot.turns}
+            stray = next((x for x in (*shoot.shots, *shoot.tallies) if x.turn not in turns),
+                         None)
+            if stray is not None:
+                raise PerformanceError(f"rounds[{i}]: turn={stray.turn!r} of a shot or tally "
+                                       f"is not among the round's turns "
+                                       f"{sorted(turns) or 'none'}")
         seen: set[str] = set()
         for i, span in enumerate(self.sections):
             if span.id in seen:

@@ -181,3 +181,24 @@ def test_a_shot_with_an_unknown_outcome_or_side_is_refused():
         Shot(**{**args, "outcome": "bullseye"})
     with pytest.raises(PerformanceError, match="side='middle', accepted: right, left"):
         Shot(**{**args, "side": "middle"})
+
+
+def test_a_shot_of_no_turn_of_its_round_is_refused(tmp_path):
+    """A saved round's arrows and tallies name turns the round has (they loaded before)."""
+    from dataclasses import replace
+
+    from soundscape.performance import Round, Shot, Turn
+
+    shot = Shot(turn=1, pair="p", archer="a", archer_name="甲", role="shang", arrow=1,
+                target="dahou", release=1.0, origin=(0, 0, 0), impact=(0, 1, 0), distance=1.0,
+                flight=1.0, arrival=2.0, outcome="hu", called=True, bound=False, stroke=None,
+                offset=None, on_beat=None, counted=True, side="right")
+    shoot = Round(1, "初射", 0.0, 3.0, 0.1, (Turn(1, "p", "甲乙", 0.5),), (shot,))
+    path = replace(_perf(), rounds=(shoot,)).save_json(tmp_path / "ok.json")
+    assert Performance.load_json(path).rounds == (shoot,)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["rounds"][0]["shots"][0]["turn"] = 7
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(PerformanceError, match=r"rounds\[0\]: turn=7 of a shot or tally is "
+                                               r"not among the round's turns \[1\]"):
+        Performance.load_json(path)
