@@ -141,9 +141,9 @@ SEED_MAX = 2**63 - 1
 
 _OPTIONS = (
     click.option("--from", "from_section", metavar="SECTION", default=None,
-                 help="First section: id like s18 or name like 樂賓."),
+                 help="First section: id like s18, name like 樂賓 or heading like 右樂賓."),
     click.option("--to", "to_section", metavar="SECTION", default=None,
-                 help="Last section (id or name)."),
+                 help="Last section (id, name or heading)."),
     click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0,
                  show_default=True,
                  help="Seed of the archery simulation (and of the sound): same seed, "
