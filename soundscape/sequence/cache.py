@@ -75,8 +75,9 @@ def performance_key(cues: Path, durations: Path | None, **options: object) -> st
     """The cache key of sequencing ``cues`` with ``durations`` and ``options`` (their repr,
     sorted by name): a hex SHA-256."""
     digest = hashlib.sha256(_package_digest())
-    for path in (cues, durations):
-        digest.update(b"\0file\0" + (Path(path).read_bytes() if path is not None else b""))
+    for path in (cues, durations):  # a file (its length, then its bytes) or none
+        data = Path(path).read_bytes() if path is not None else None
+        digest.update(b"\0none\0" if data is None else b"\0file %d\0" % len(data) + data)
     digest.update(repr(sorted(options.items())).encode())
     return digest.hexdigest()
 

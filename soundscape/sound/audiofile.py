@@ -37,9 +37,9 @@ from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
 __all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
-           "append_wav_cues", "check_channels", "open_writer", "read_wav_channel_mask",
-           "pack_samples", "read_wav_cues", "sample_writer", "set_wav_channel_mask", "subtype_for",
-           "write_sidecar"]
+           "append_wav_cues", "check_channels", "open_writer", "pack_samples",
+           "read_wav_channel_mask", "read_wav_cues", "sample_writer", "set_wav_channel_mask",
+           "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks

@@ -222,11 +222,20 @@ def cue_time(performance: Performance, name: str) -> float:
     for span in performance.sections:
         if name in (span.id, span.name, span.name.removeprefix("右")):
             return span.start
-    steps = [m.ref for m in performance.markers if m.kind == "step"]
-    music = ", ".join(f"{s.cue} {performance.pieces[s.piece].title}"
-                      if s.piece in performance.pieces else s.cue for s in performance.music)
-    raise PerformanceError(
-        f"cue {name!r} is not in the part played; known: sections "
-        f"{', '.join(f'{s.id} {s.name}' for s in performance.sections) or 'none'}; music "
-        f"{music or 'none'}; steps {steps[0] + '…' + steps[-1] if steps else 'none'} (or "
-        "their words, as `soundscape cues` and the render's markers show them)")
+    raise PerformanceError(f"cue {name!r} is not in the part played; known: "
+                           f"{_known_cues(performance)} (or their words, as `soundscape "
+                           "cues` and a render's markers show them)")
+
+
+def _known_cues(performance: Performance) -> str:
+    """The cues of a Performance, short: its sections and music by id and words, and the
+    range of its steps."""
+    shown: dict[str, dict[str, str]] = {"section": {}, "music": {}, "step": {}}
+    for marker in performance.markers:
+        if marker.kind in shown:
+            shown[marker.kind].setdefault(marker.ref, marker.text)
+    steps = list(shown["step"])
+    return "; ".join([
+        *(f"{kind} {', '.join(f'{ref} {text}' for ref, text in shown[kind].items())}"
+          for kind in ("section", "music") if shown[kind]),
+        *([f"steps {steps[0]}…{steps[-1]}"] if steps else [])]) or "none"
