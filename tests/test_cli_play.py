@@ -162,6 +162,62 @@ def test_the_first_block_comes_before_the_later_notes_are_made():
     blocks.close()
 
 
+class _Slow:
+    """A voice whose notes are made at 16 kHz (as the voices and the bed are), recording
+    the onsets it was asked for."""
+
+    def __init__(self) -> None:
+        self.made: list[float] = []
+
+    def __call__(self, event, source, *, sample_rate, rng):
+        self.made.append(event.time)
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    def made_at(self, source, sample_rate):
+        return sample_rate // 3
+
+
+def _court_render(perf, voice, block_frames):
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.court import load_court
+
+    surroundings = Surroundings(court=load_court(load_site(), "bare"))
+    return render_blocks(perf, listener=Listener((0.0, -20.0, 1.5), "north"),
+                         panner=make_panner("stereo",
+                                            speed_of_sound=surroundings.air.speed_of_sound),
+                         sample_rate=FS, seed=0, voice=voice, surroundings=surroundings,
+                         block_frames=block_frames)
+
+
+def test_first_chunks_are_short_and_make_one_chunk():
+    from soundscape.sound.lines import CHUNK, first_chunks
+    from soundscape.sound.tail import TAIL_CHUNK
+
+    for chunk in (CHUNK, TAIL_CHUNK):
+        sizes = first_chunks(chunk)
+        assert sum(sizes) == chunk and sizes[0] == 1024
+        assert list(sizes) == sorted(sizes) and all(size % 64 == 0 for size in sizes)
+
+
+def test_the_first_block_of_a_court_render_waits_for_a_second_of_notes_not_seven():
+    """A 16 kHz bus and the court's 8 kHz tail used to hand out nothing before the notes
+    of 7.2 s were made (two whole chunks); their first chunk is now heard in short pieces."""
+    voice = _Slow()
+    perf = strokes(times=tuple(0.25 * i for i in range(1, 80)))
+    blocks = _court_render(perf, voice, 4800)
+    next(blocks)
+    assert max(voice.made) < 1.5
+    blocks.close()
+
+
+def test_short_first_chunks_leave_the_frames_independent_of_the_block_size():
+    perf = strokes(times=tuple(0.3 + 0.41 * i for i in range(30)))
+    small = np.concatenate(list(_court_render(perf, _Slow(), 4800)))
+    large = np.concatenate(list(_court_render(perf, _Slow(), 3 * FS)))
+    assert np.abs(small).max() > 0
+    assert np.array_equal(small, large)
+
+
 # --- the command line -------------------------------------------------------------------
 
 @pytest.fixture

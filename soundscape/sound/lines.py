@@ -56,7 +56,7 @@ def first_chunks(chunk: int, first: int = FIRST_CHUNK) -> tuple[int, ...]:
     """The sizes the first ``chunk`` frames are heard in: ``first``, doubling, and the rest
     (never shorter than the piece before it), summing to ``chunk``."""
     sizes, size = [], first
-    while sum(sizes) + 3 * size <= chunk:  # room for this piece and a longer last one
+    while sum(sizes) + 2 * size <= chunk:  # room for this piece and a last one as long
         sizes.append(size)
         size *= 2
     return (*sizes, chunk - sum(sizes))

@@ -189,7 +189,7 @@ class Tail:
         point is sent early)."""
         width, depth = self.court.enclosure.size
         lead = math.ceil(math.hypot(width, depth) / self.speed * self.output_rate)
-        at = (frame + lead) // self.factor + self._lag + _HALF_TAPS + 3
+        at = frame // self.factor + self._lag + _HALF_TAPS + 3
         size = self.lines.size_at(at)
         chunks = size + self.lines.size_at(at + size)
         return (self._lag + 2 + chunks + _HALF_TAPS + 1) * self.factor + lead
