@@ -29,8 +29,9 @@ from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
 
-#: Seconds of audio per streamed block (a player gets the first after this much is made).
-BLOCK_S = 0.1
+#: Seconds of audio per streamed block: longer than the limiter's look-ahead (0.1 s), so the
+#: first block already gives sound.
+BLOCK_S = 0.125
 #: Largest gain a stream may be given, dB (a render's gains are tens of dB at most).
 MAX_GAIN_DB = 70.0
 
@@ -95,6 +96,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     from soundscape.sound.panning import make_panner, parse_layout, wav_channel_mask
     from soundscape.sound.stream import cue_time, parse_time, played
 
+    _import_models()
     began = time.perf_counter()  # imports done: the clock of the first audio starts
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     offset = parse_time(start) if start is not None else 0.0
@@ -170,6 +172,18 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     say(f"played {seconds:.1f} s in {busy:.1f} s of work ({seconds / max(busy, 1e-9):.1f}x "
         f"real time); limiter "
         f"{'off' if limiter is None else f'{limiter.gain_reduction_db:.1f} dB at most'}")
+
+
+def _import_models() -> None:
+    """Import the synthesis models now (each is imported when its first note is made), so
+    the clock of the first audio starts after every import."""
+    import importlib
+    import pkgutil
+
+    from soundscape.sound import synth
+
+    for module in pkgutil.iter_modules(synth.__path__):
+        importlib.import_module(f"{synth.__name__}.{module.name}")
 
 
 def _finite(value: float, option: str, low: float, high: float) -> float:
