@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -88,14 +89,18 @@ def command(section: str, at: str | None, seconds: float, cache: Path) -> None:
     audio = got / 6 / 48000
     print(f"  first audio bytes {first:.2f} s after the command started (imports included)")
     print(f"  its own report: {line}")
+    cpu = float(err.rsplit("cpu ", 1)[1])
     print(f"  {audio:.1f} s of audio in {done - first:.2f} s after the first: "
           f"{audio / (done - first):.1f}x real time")
+    print(f"  its CPU seconds (its processes, all of the run): {cpu:.2f} s: "
+          f"{audio / cpu:.1f} s of audio per CPU second, imports and start included")
 
 
 def _read(args: list[str], env: dict, want: int) -> tuple[float, float, int, str]:
     """Run the command, read ``want`` bytes of its stream as fast as they come, close the
     pipe (it stops): seconds to the first audio byte, to the last, bytes read, stderr."""
     started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE) as process:
         process.stdout.read(44 + 6)  # the header, then one frame
@@ -106,7 +111,9 @@ def _read(args: list[str], env: dict, want: int) -> tuple[float, float, int, str
         done = time.perf_counter() - started
         process.stdout.close()
         err = process.stderr.read().decode()
-    return first, done, got, err
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return first, done, got, err + f"\ncpu {cpu}"
 
 
 def main() -> None:
