@@ -154,12 +154,14 @@ def test_the_first_block_comes_before_the_later_notes_are_made():
         made.append(event.time)
         return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
 
-    perf = strokes(times=tuple(0.5 * i for i in range(1, 240)))  # two minutes of strokes
+    perf = strokes(times=tuple(0.05 + 0.5 * i for i in range(240)))  # two minutes of strokes
     blocks = played(rendered(perf, block_frames=4800, voice=recording), gain_db=0.0)
-    first = next(blocks)
+    try:
+        first = next(blocks)
+    finally:
+        blocks.close()  # a render left open would hold its one-BLAS-thread limit until GC
     assert first.shape == (4800, 2)
     assert made and max(made) < 10.0 < perf.duration - 60.0
-    blocks.close()
 
 
 class _Slow:
@@ -205,9 +207,11 @@ def test_the_first_block_of_a_court_render_waits_for_a_second_of_notes_not_seven
     voice = _Slow()
     perf = strokes(times=tuple(0.25 * i for i in range(1, 80)))
     blocks = _court_render(perf, voice, 4800)
-    next(blocks)
+    try:
+        next(blocks)
+    finally:
+        blocks.close()
     assert max(voice.made) < 1.5
-    blocks.close()
 
 
 def test_short_first_chunks_leave_the_frames_independent_of_the_block_size():
@@ -216,6 +220,41 @@ def test_short_first_chunks_leave_the_frames_independent_of_the_block_size():
     large = np.concatenate(list(_court_render(perf, _Slow(), 3 * FS)))
     assert np.abs(small).max() > 0
     assert np.array_equal(small, large)
+
+
+def test_cues_are_found_by_id_by_words_and_by_piece_in_chinese():
+    from soundscape.performance import MusicSpan, PieceInfo, SectionSpan
+    from soundscape.sound.stream import cue_time
+
+    perf = Performance(
+        (), (Marker(0.0, "section", "右樂賓", "music for the guests", "s18"),
+             Marker(88.0, "step", "乃歌鹿鳴三終", "they sing", "s18.09"),
+             Marker(88.0, "music", "乃歌鹿鳴三終", "Lu ming begins", "luming"),
+             Marker(699.5, "step", "乃管新宮三終", "they play the pipes", "s18.18")),
+        {}, {"luming": PieceInfo("luming", "鹿鳴", "surviving", "")},
+        sections=(SectionSpan("s18", "樂賓", 0.0, 873.0),),
+        music=(MusicSpan("luming", "luming", 88.0, 618.5, "music"),))
+    for name, expected in (("s18", 0.0), ("樂賓", 0.0), ("右樂賓", 0.0), ("s18.09", 88.0),
+                           ("乃歌鹿鳴三終", 88.0), ("luming", 88.0), ("鹿鳴", 88.0),
+                           ("《鹿鳴》", 88.0), ("乃管新宮三終", 699.5)):
+        assert cue_time(perf, name) == expected, name
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90", 90.0), ("90.5", 90.5), ("1:30", 90.0),
+                                                ("1:02:30", 3750.0), ("0:00.25", 0.25)])
+def test_start_times_read_as_seconds_or_clock(text, seconds):
+    from soundscape.sound.stream import parse_time
+
+    assert parse_time(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["-1", "1:60", "1:60:00", "inf", "", "abc", "1e999", "1::2"])
+def test_bad_start_times_are_refused(text):
+    from soundscape.errors import RenderError
+    from soundscape.sound.stream import parse_time
+
+    with pytest.raises(RenderError, match="accepted: seconds not below 0"):
+        parse_time(text)
 
 
 # --- the command line -------------------------------------------------------------------
