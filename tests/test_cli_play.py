@@ -337,6 +337,43 @@ def test_no_sound_card_is_a_clear_error(scene_cli, monkeypatch):
     assert "no sound card output here" in err and "-o - | ffplay -" in err
 
 
+def test_the_sound_card_gets_the_same_frames_as_float32(scene_cli, monkeypatch, tmp_path):
+    """Through sounddevice (a stand-in here: this machine has no sound card), the frames
+    go to the device as float32 at the rate and width asked, the same as the file's."""
+    import types
+
+    opened: list[dict] = []
+    written: list[np.ndarray] = []
+
+    class OutputStream:
+        def __init__(self, **kwargs):
+            opened.append(kwargs)
+
+        def start(self):
+            pass
+
+        def write(self, data):
+            written.append(data.copy())
+
+        def stop(self):
+            pass
+
+        def close(self):
+            pass
+
+    fake = types.SimpleNamespace(OutputStream=OutputStream, PortAudioError=OSError)
+    monkeypatch.setitem(sys.modules, "sounddevice", fake)
+    code, err = scene_cli("--gain", "0")
+    assert code == 0, err
+    assert opened == [{"samplerate": FS, "channels": 2, "dtype": "float32", "device": None}]
+    card = np.concatenate(written)
+    assert card.dtype == np.float32
+    code, err = scene_cli("--gain", "0", "--bits", "float", "-o", str(tmp_path / "f.wav"))
+    assert code == 0, err
+    wav, _ = soundfile.read(tmp_path / "f.wav", dtype="float32")
+    assert np.array_equal(card, wav)
+
+
 def test_a_section_streams_through_a_pipe_while_it_renders(tmp_path):
     """The real rite through a real pipe: the header and the first block are read while the
     command still runs (it cannot end: the rest of the section does not fit in the pipe);
