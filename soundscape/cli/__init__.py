@@ -33,6 +33,7 @@ VERBS = {
     "kit": "The museum kit: loops, captions, show control, a web page.",
     "midi": "The rite as MIDI in its historical tuning, with markers.",
     "pieces": "The repertoire with each piece's basis, or one piece.",
+    "play": "Hear the rite from a section or a cue as it renders.",
     "plan": "Draw the courtyard, targets and orchestra (SVG, PNG).",
     "render": "The rite heard from a place: spatial audio and MIDI.",
     "scala": "The tuning as Scala .scl and .kbm files.",

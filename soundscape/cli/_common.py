@@ -63,6 +63,27 @@ class Sequencing:
         say_data(cues=cues, durations=self.durations, performance=self.performance)
         if self.performance is not None:
             return self._saved(cues)
+        return self._sequenced(cues, site, tuning)
+
+    def perform_cached(self, cues: Path | None, *, site=None):
+        """``perform``, kept in the user's cache keyed by everything it is made from
+        (``soundscape.sequence.cache``) and taken from there while nothing changed; ``site``
+        must be the rite's own (:meth:`site`). Returns the Performance and whether it came
+        from the cache (None: a saved ``--performance``, read as ``perform`` reads it)."""
+        cues = self.cue_sheet(cues)
+        if self.performance is not None:
+            return self.perform(cues, site=site), None
+        from soundscape.sequence.cache import cached_performance, performance_key
+
+        say_data(cues=cues, durations=self.durations)
+        key = performance_key(
+            cues if cues is not None else bundled_dir("cues") / "dashe.toml", self.durations,
+            seed=self.seed, from_section=self.from_section, to_section=self.to_section,
+            zhong=self.zhong, reading=self.reading, wusuan_seconds=self.wusuan_seconds,
+            variants=self.variants)
+        return cached_performance(key, lambda: self._sequenced(cues, site))
+
+    def _sequenced(self, cues: Path | None, site=None, tuning=None):
         from soundscape.sequence.planner import SequenceOptions, perform_from_file
         from soundscape.sequence.timeline import Durations
 

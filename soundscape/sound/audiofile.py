@@ -37,9 +37,9 @@ from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
 __all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
-           "append_wav_cues", "check_channels", "open_writer", "read_wav_channel_mask",
-           "read_wav_cues", "sample_writer", "set_wav_channel_mask", "subtype_for",
-           "write_sidecar"]
+           "append_wav_cues", "check_channels", "open_writer", "pack_samples",
+           "read_wav_channel_mask", "read_wav_cues", "sample_writer", "set_wav_channel_mask",
+           "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
@@ -313,6 +313,14 @@ _PACKERS = {
     "PCM_24": _pack24,
     "FLOAT": lambda block, scale: np.ascontiguousarray(_scaled(block, scale), dtype="<f4"),
 }
+
+
+def pack_samples(block: np.ndarray, bits: str, scale: float = 1.0) -> np.ndarray:
+    """``block × scale`` as a WAV's little-endian sample bytes (``bits`` 16, 24 or float),
+    rounded and clipped exactly as the files of a render are written (a stream's frames)."""
+    return _PACKERS[SUBTYPES[("wav", str(bits))]](block, scale)
+
+
 _SFC_SET_ADD_PEAK_CHUNK = 0x1050  # sndfile.h
 _SF_FALSE = 0
 

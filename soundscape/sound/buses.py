@@ -130,11 +130,14 @@ class Bus:
         self._ready = np.zeros((0, channels), dtype=np.float32)  # output frames made
         self._heard = np.zeros((0, channels), dtype=np.float32)  # lines' frames made
 
-    @property
-    def guard(self) -> int:
-        """Output samples before an onset that a note of this bus may still change."""
-        frames = (GUARD + self._lag + 2 + (CHUNK if self.lines is not None else 0)
-                  + (CHUNK if self._up is not None else 0))
+    def guard(self, frame: int) -> int:
+        """Output samples before an onset that a note of this bus may still change, when the
+        output is taken up to ``frame`` (near the start the chunks are short: ``lines``)."""
+        at = frame // self.factor + self._lag + GUARD + 2
+        size = self.lines.size_at(at) if self.lines is not None else CHUNK
+        after = self.lines.size_at(at + size) if self.lines is not None else CHUNK
+        frames = (GUARD + self._lag + 2 + (size if self.lines is not None else 0)
+                  + (after if self._up is not None else 0))
         return frames * self.factor
 
     @property
@@ -165,7 +168,7 @@ class Bus:
         if self._up is None:
             return self._mixed(frames)
         while len(self._ready) < frames:
-            more = self._up(self._mixed(CHUNK))
+            more = self._up(self._mixed(CHUNK if self.lines is None else self.lines.next_size()))
             self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
         out, self._ready = self._ready[:frames], self._ready[frames:]
         return out
@@ -231,9 +234,13 @@ class Buses:
         self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
                           surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
                      if surroundings.court is not None and self.static else None)
-        self.guard = max([bus.guard for bus in self.by_rate.values()]
-                         + ([self.tail.guard] if self.tail is not None else []))
         self._pool: ThreadPoolExecutor | None = None
+
+    def guard(self, frame: int) -> int:
+        """Output samples before an onset that a note may still change, when the output is
+        taken up to ``frame`` (every bus's, and the tail's)."""
+        return max([bus.guard(frame) for bus in self.by_rate.values()]
+                   + ([self.tail.guard(frame)] if self.tail is not None else []))
 
     def bus(self, index: int) -> Bus:
         return self.by_rate[self._rate_of[self.performance.events[index].source]]

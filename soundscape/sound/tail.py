@@ -185,15 +185,17 @@ class Tail:
 
     # What it gives back -------------------------------------------------------
 
-    @property
-    def guard(self) -> int:
-        """Output samples before an onset that a send may still change: the chunks made
-        ahead, the decimator's reach, and a send's lead (a source nearer the listener than
-        its zone's point is sent early)."""
+    def guard(self, frame: int) -> int:
+        """Output samples before an onset that a send may still change, when the output is
+        taken up to ``frame``: the chunks made ahead (short near the start: ``lines``), the
+        decimator's reach, and a send's lead (a source nearer the listener than its zone's
+        point is sent early)."""
         width, depth = self.court.enclosure.size
-        lead = math.hypot(width, depth) / self.speed
-        return ((self._lag + 4 + 2 * TAIL_CHUNK + 1) * self.factor
-                + math.ceil(lead * self.output_rate))
+        lead = math.ceil(math.hypot(width, depth) / self.speed * self.output_rate)
+        at = frame // self.factor + self._lag + 8  # the tail frame the take reaches, and more
+        size = self.lines.size_at(at)
+        chunks = size + self.lines.size_at(at + size)  # 2 × TAIL_CHUNK after the first
+        return (self._lag + 4 + chunks + 1) * self.factor + lead
 
     @property
     def extent(self) -> int:
@@ -209,7 +211,7 @@ class Tail:
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples of the tail."""
         while len(self._ready) < frames:
-            self._flush(self.lines.next_chunk + self._lag + TAIL_CHUNK)
+            self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
             block = self.lines.chunk()
             more = block if self._up is None else self._up(block)
             self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
