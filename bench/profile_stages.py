@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--from", dest="from_section")
     parser.add_argument("--to", dest="to_section")
     parser.add_argument("--rate", type=float, default=50.0, help="Samples a second.")
+    parser.add_argument("--layout", default="stereo")
     parser.add_argument("--raw", type=Path, help="Sum this py-spy raw file instead.")
     args = parser.parse_args()
     raw = args.raw
@@ -73,7 +74,7 @@ def main() -> None:
         spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         folder = Path(tempfile.mkdtemp(prefix="profile-"))
         raw = folder / "raw.txt"
-        command = [sys.executable, "-m", "soundscape", "render", "--quiet",
+        command = [sys.executable, "-m", "soundscape", "render", "--quiet", "--layout", args.layout,
                    "-o", str(folder / "render.wav")]
         for flag, value in (("--from", args.from_section), ("--to", args.to_section)):
             if value:
