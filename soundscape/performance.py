@@ -606,8 +606,10 @@ def _checker(hint: Any) -> Callable[[Any, str | None], Any]:
                                    low=-MAX_NUMBER, high=MAX_NUMBER)
         return number
     if hint is int:
-        return lambda value, key: validate.whole(value, key=key, where="", low=-2**63,
-                                                 high=2**63, error=PerformanceError)
+        def integer(value: Any, key: Any) -> int:
+            return validate.whole(value, key=key, where="", low=-2**63, high=2**63,
+                                  error=PerformanceError)
+        return integer
     if hint is bool:
         def flag(value: Any, key: Any) -> bool:
             if type(value) is not bool:

@@ -38,12 +38,19 @@ _TABLES = ("schema", "action", "pace", "repeat", "participants")
 class StepLike(Protocol):
     """What the clock reads of a cue-sheet step."""
 
-    id: str
-    section: str
-    actor: str
-    action: str
-    place: str | None
-    quote: str
+    # read-only (properties): a frozen cue-sheet Step is one
+    @property
+    def id(self) -> str: ...
+    @property
+    def section(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def place(self) -> str | None: ...
+    @property
+    def quote(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
