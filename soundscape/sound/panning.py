@@ -64,7 +64,8 @@ class ChannelTerms:
 class Panner(Protocol):
     """A spatial layout: channel names, loudness weights and the terms for a direction."""
 
-    channels: tuple[str, ...]
+    @property
+    def channels(self) -> tuple[str, ...]: ...
 
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms: ...
 
