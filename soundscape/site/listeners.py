@@ -103,7 +103,7 @@ class Listener:
     """
 
     position: Vec3
-    facing: Vec3 | str | float = (0.0, 1.0, 0.0)
+    facing: str | float | Sequence[float] = (0.0, 1.0, 0.0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "position", checked_position(self.position, "listener"))
