@@ -260,6 +260,10 @@ class Vbap:
             g = p @ np.linalg.inv(base)  # g = pᵀ·L12⁻¹
             if best is None or g.min() > best[2].min():
                 best = (a, b, g)
+        if best is None:  # every pair coincides or leaves a gap: nothing pans here
+            shown = ", ".join(f"{x:g}" for x in self.azimuths_deg[:8])
+            raise RenderError(f"loudspeaker layout {shown}: no pair of speakers pans to "
+                              f"azimuth {azimuth_deg:g}°")
         a, b, g = best
         g = np.clip(g, 0.0, None)
         g = g / math.sqrt(float(g @ g))  # constant power
