@@ -154,7 +154,7 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
                                   neutral_tone_with_five=True,
                                   # pypinyin takes a list too (one reading per character);
                                   # its bundled stubs say str only
-                                  errors=lambda s: [""] * len(s))]  # type: ignore[arg-type,return-value]
+                                  errors=lambda s: [""] * len(s))]  # type: ignore[arg-type, return-value, unused-ignore]
     for phrase, row in choices["mandarin"].items():  # readings pypinyin gets wrong here
         at = standard.find(phrase)
         while at >= 0:

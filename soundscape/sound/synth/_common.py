@@ -271,7 +271,7 @@ def upsample(audio: np.ndarray, factor: int) -> np.ndarray:
     """``audio`` at ``factor`` times its rate (polyphase, Kaiser low-pass)."""
     # scipy takes the FIR taps as the window (its documentation); scipy-stubs lists only
     # window names and tuples
-    return audio if factor == 1 else signal.resample_poly(  # type: ignore[call-overload]
+    return audio if factor == 1 else signal.resample_poly(  # type: ignore[call-overload, unused-ignore]
         audio, factor, 1, window=_upsampler(factor))
 
 
