@@ -61,7 +61,7 @@ class Zone:
         if not self.waypoints:
             return listener_at(site, self.id)
         seated = [(time, listener_at(site, place)) for time, place in self.waypoints]
-        return ListenerPath(tuple((time, ear.position, ear.facing) for time, ear in seated))
+        return ListenerPath(tuple((time, ear.position, ear.direction) for time, ear in seated))
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,6 +109,11 @@ class Listener:
         object.__setattr__(self, "position", checked_position(self.position, "listener"))
         object.__setattr__(self, "facing", facing_vector(self.facing))
 
+    @property
+    def direction(self) -> Vec3:
+        """Where the nose points: the unit vector ``facing`` was made into."""
+        return cast(Vec3, self.facing)
+
     def at(self, time: float) -> Listener:
         """The listener at ``time`` seconds (a standing listener does not move)."""
         return self
@@ -131,7 +136,7 @@ class Listener:
         dx = point[0] - self.position[0]
         dy = point[1] - self.position[1]
         dz = point[2] - self.position[2]
-        fx, fy, _ = cast(Vec3, self.facing)  # __post_init__ made it a unit vector
+        fx, fy, _ = self.direction
         ahead = dx * fx + dy * fy
         left = -dx * fy + dy * fx  # (z × facing) · d
         horizontal = math.hypot(ahead, left)
