@@ -120,6 +120,7 @@ class Sequencing:
         if given:
             raise click.UsageError(f"--performance {self.performance} is already sequenced: "
                                    f"drop {', '.join(given)}")
+        assert self.performance is not None  # _saved is for a saved Performance
         return _saved_performance(self.performance).cut(self.from_section, self.to_section)
 
 
