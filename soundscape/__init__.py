@@ -128,7 +128,8 @@ def perform(cues: CueSheet | str | Path | None = None, *, seed: int = 0,
     seed : int >= 0
         The same seed gives the same Performance.
     from_section, to_section : str or None
-        Cut to these sections (``s18`` or its name, 樂賓), shifted to start at 0.
+        Cut to these sections (``s18``, its name 樂賓 or heading 右樂賓), shifted to start
+        at 0 (``Performance.cut``).
 
     Examples
     --------
@@ -144,16 +145,14 @@ def perform(cues: CueSheet | str | Path | None = None, *, seed: int = 0,
     """
     from soundscape.cuesheet import CueSheet
     from soundscape.music.tuning import default_tuning
-    from soundscape.sequence.planner import cut, perform
+    from soundscape.sequence.planner import perform
     from soundscape.site.courtyard import load_site
     from soundscape.text.derive.rites import rite_ids
 
     sheet = cues if isinstance(cues, CueSheet) else load_cues(cues)
     rite = sheet.text.id if sheet.text.id in rite_ids() else None  # its site: 鄉射 in the 序
     performance = perform(sheet, site=load_site(rite=rite), tuning=default_tuning(), seed=seed)
-    if from_section is None and to_section is None:
-        return performance
-    return cut(performance, sheet, from_section, to_section)
+    return performance.cut(from_section, to_section)
 
 
 def render(performance: Performance, path: str | Path, *,
@@ -166,8 +165,9 @@ def render(performance: Performance, path: str | Path, *,
     Parameters
     ----------
     listener : str, Listener or ListenerPath
-        A place of the rite's site (``gong_wei``, the duke's seat; ``soundscape plan``
-        shows them) or a listener standing or walking anywhere.
+        A place of the rite's site by id or Chinese name (``gong_wei`` or 公席, the duke's
+        seat; ``soundscape plan`` shows them), ``x,y,z`` in metres, or a listener standing
+        or walking anywhere.
     layout : str
         ``stereo``, ``binaural``, ``foa``, ``hoa3``, ``5.1``, ``7.1``, ``7.1.4`` …
         (``soundscape.sound.render.render_audio``).
@@ -193,7 +193,7 @@ def render(performance: Performance, path: str | Path, *,
     -23.0
     """
     from soundscape.site.courtyard import load_site
-    from soundscape.site.listeners import Listener
+    from soundscape.site.listeners import listener_at
     from soundscape.sound.court import load_court
     from soundscape.sound.propagation import Surroundings
     from soundscape.sound.render import SynthVoice, render_audio
@@ -202,8 +202,7 @@ def render(performance: Performance, path: str | Path, *,
     rite = performance.info.text if performance.info.text in rite_ids() else None
     site = load_site(rite=rite)
     if isinstance(listener, str):
-        seat = site.listener(listener)
-        listener = Listener(seat.position, seat.facing)
+        listener = listener_at(site, listener)
     surroundings = (Surroundings() if court == "none"
                     else Surroundings(court=load_court(site, court)))
     options.setdefault("voice", SynthVoice(surroundings.reference_db))
