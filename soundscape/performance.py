@@ -430,19 +430,20 @@ class Performance:
                                        f"{', '.join(BOUNDS)}")
         for i, shoot in enumerate(self.rounds):
             turns = {turn.index for turn in shoot.turns}
-            stray = next((x for x in (*shoot.shots, *shoot.tallies) if x.turn not in turns),
-                         None)
+            stray = next((turn for turn in (*(s.turn for s in shoot.shots),
+                                            *(t.turn for t in shoot.tallies))
+                          if turn not in turns), None)
             if stray is not None:
-                raise PerformanceError(f"rounds[{i}]: turn={stray.turn!r} of a shot or tally "
+                raise PerformanceError(f"rounds[{i}]: turn={stray!r} of a shot or tally "
                                        f"is not among the round's turns "
                                        f"{sorted(turns) or 'none'}")
         seen: set[str] = set()
-        for i, span in enumerate(self.sections):
-            if span.id in seen:
-                raise PerformanceError(f"sections[{i}]: id={span.id!r} stands twice")
-            seen.add(span.id)
-            if i and span.start < self.sections[i - 1].start:
-                raise PerformanceError(f"sections[{i}]: start={span.start!r} is before the "
+        for i, section in enumerate(self.sections):
+            if section.id in seen:
+                raise PerformanceError(f"sections[{i}]: id={section.id!r} stands twice")
+            seen.add(section.id)
+            if i and section.start < self.sections[i - 1].start:
+                raise PerformanceError(f"sections[{i}]: start={section.start!r} is before the "
                                        f"start of {self.sections[i - 1].id!r}; accepted: "
                                        "sections in the order of the clock")
 
@@ -606,8 +607,10 @@ def _checker(hint: Any) -> Callable[[Any, str | None], Any]:
                                    low=-MAX_NUMBER, high=MAX_NUMBER)
         return number
     if hint is int:
-        return lambda value, key: validate.whole(value, key=key, where="", low=-2**63,
-                                                 high=2**63, error=PerformanceError)
+        def integer(value: Any, key: Any) -> int:
+            return validate.whole(value, key=key, where="", low=-2**63, high=2**63,
+                                  error=PerformanceError)
+        return integer
     if hint is bool:
         def flag(value: Any, key: Any) -> bool:
             if type(value) is not bool:

@@ -119,7 +119,7 @@ def os_problem(error: OSError) -> str:
     elif error.errno == errno.EEXIST and where and Path(where).is_file():
         what = "is a file, where a folder is needed"  # mkdir met a file
     else:
-        what = _OS_PROBLEMS.get(error.errno, error.strerror or str(error))
+        what = _OS_PROBLEMS.get(error.errno or 0, error.strerror or str(error))
     return f"{where}: {what}" if where else what
 
 

@@ -10,7 +10,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -89,8 +89,9 @@ class Sequencing:
 
         options = SequenceOptions(durations=Durations.load(self.durations),
                                   zhong=self.zhong, wusuan_seconds=self.wusuan_seconds,
-                                  variants=self.variants,
-                                  **({"reading": self.reading} if self.reading else {}))
+                                  variants=self.variants)
+        if self.reading:
+            options = replace(options, reading=self.reading)
         with stage("sequencing the rite"):
             return perform_from_file(cues, seed=self.seed, from_section=self.from_section,
                                      to_section=self.to_section, site=site, tuning=tuning,
@@ -140,6 +141,7 @@ class Sequencing:
         if given:
             raise click.UsageError(f"--performance {self.performance} is already sequenced: "
                                    f"drop {', '.join(given)}")
+        assert self.performance is not None  # _saved is for a saved Performance
         return _saved_performance(self.performance).cut(self.from_section, self.to_section)
 
 

@@ -75,8 +75,11 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     omni = (response[:, 0] if isinstance(speakers, str) and speakers in ("foa", "hoa3")
             else impulse_response(point, listener, surroundings=surroundings, layout="foa",
                                   sample_rate=int(rate), seed=seed)[:, 0])
+    measured: dict[str, float] = {}
+    figures: dict[str, float | str]
     try:
-        figures = iso3382.measure(omni, int(rate)).as_dict()
+        measured = iso3382.measure(omni, int(rate)).as_dict()
+        figures = dict(measured)
     except RenderError as error:  # a response too short or too dry to measure
         figures = {"error": str(error)}
     with atomic_path(out) as tmp:
@@ -92,9 +95,9 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
                                                              ensure_ascii=False))
     click.echo(f"wrote {out} ({len(response) / int(rate):.2f} s, {response.shape[1]} channels; "
                f"court {court})")
-    if "edt" in figures:
+    if "edt" in measured:
         click.echo("EDT {edt:.2f} s, T20 {t20:.2f} s, C80 {c80:+.1f} dB, D50 {d50:.2f}, "
-                   "echo period {echo:.2f} s (500 Hz–1 kHz)".format(**figures))
+                   "echo period {echo:.2f} s (500 Hz–1 kHz)".format(**measured))
 
 
 def _point(site, source: str, height: float | None) -> tuple[float, float, float]:

@@ -54,11 +54,11 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
     site = load_site()  # the programmes' places are the 大射's (data/programmes.toml)
     programmes = load_programmes(programme_file, places=set(site.places))
     check_request(programmes, programme_ids, layouts)
-    rite = perform_from_file(cues, seed=seed, site=site)
+    performance = perform_from_file(cues, seed=seed, site=site)
     if list_only:
-        _list(programmes, rite)
+        _list(programmes, performance)
         return
-    manifest = build_kit(out, rite=rite, site=site, programme_file=programme_file,
+    manifest = build_kit(out, rite=performance, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
                          seed=seed, executor=executor, workers=jobs,
                          say=lambda text: click.echo(text, err=True))

@@ -27,7 +27,7 @@ Each render is what ``soundscape render`` writes for the same options (same byte
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +70,12 @@ class Sequencing:
         from soundscape.sequence.planner import SequenceOptions, perform_from_file
 
         make = Tuning.equal if self.tuning == "equal" else Tuning.sanfen_sunyi
-        chosen = {k: v for k, v in (("zhong", self.zhong), ("reading", self.reading)) if v}
+        options = SequenceOptions(zhong=self.zhong or None)
+        if self.reading:
+            options = replace(options, reading=self.reading)
         return perform_from_file(self.cues, seed=self.seed, from_section=self.from_section,
                                  to_section=self.to_section, tuning=make(self.huangzhong_hz),
-                                 options=SequenceOptions(**chosen))
+                                 options=options)
 
 
 @functools.lru_cache(maxsize=4)
@@ -147,4 +149,4 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
                              error=KitError, low=-70.0, high=0.0, unit="LUFS")
     return Job(rid, out / f"{rid}.wav", listener_at(site, place), layout,
                kind="render", seed=seed, options={"target_lufs": target},
-               make=Sequencing(cues, seed, *sections, tuning, hz, zhong, reading))
+               make=Sequencing(cues, seed, sections[0], sections[1], tuning, hz, zhong, reading))

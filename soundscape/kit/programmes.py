@@ -61,7 +61,7 @@ class Zone:
         if not self.waypoints:
             return listener_at(site, self.id)
         seated = [(time, listener_at(site, place)) for time, place in self.waypoints]
-        return ListenerPath(tuple((time, ear.position, ear.facing) for time, ear in seated))
+        return ListenerPath(tuple((time, ear.position, ear.direction) for time, ear in seated))
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +173,7 @@ def _zones(entry: dict, where: str, places: set[str] | None) -> tuple[Zone, ...]
     if "walk" in entry:
         walk = validate.size(entry["walk"], key="walk", where=where, error=KitError,
                              kind=list, least=1, most=1000)
-        points = []
+        points: list[tuple[float, str]] = []
         for i, point in enumerate(walk):
             key = f"walk[{i}]"
             validate.size(point, key=key, where=where, error=KitError, kind=dict, least=2)

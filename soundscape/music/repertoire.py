@@ -467,7 +467,8 @@ def _phrases(table: _Table) -> tuple[tuple[tuple[PieceNote, ...], ...], tuple[in
     rows = table.get("phrase", list)
     if not rows:
         table.fail("phrase", rows, "at least one [[phrase]] table")
-    phrases, sizes = [], []
+    phrases: list[tuple[PieceNote, ...]] = []
+    sizes: list[int] = []
     for i, raw in enumerate(rows):
         row = table.sub(f"phrase[{i}]", raw)
         names = row.get("notes", list, check=bool, accepted="a non-empty list of 律 names")

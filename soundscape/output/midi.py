@@ -665,7 +665,11 @@ def read_events(path: str | Path) -> list[NoteRecord]:
              for i, t in enumerate(midi.tracks)}
     tuning: dict = collections.defaultdict(lambda: (0.0,) * 12)
     program, bend = collections.defaultdict(int), collections.defaultdict(int)
-    pan, volume, bend_range, rpn = {}, {}, {}, {}
+    # keyed by (port, channel); rpn by ((port, channel), controller)
+    pan: dict[tuple[int, int], int] = {}
+    volume: dict[tuple[int, int], int] = {}
+    bend_range: dict[tuple[int, int], int] = {}
+    rpn: dict[tuple[tuple[int, int], int], int] = {}
     lyric: dict[tuple[int, int], str] = {}
     open_notes: dict[tuple[int, int, int], tuple] = {}
     found = []

@@ -593,7 +593,10 @@ def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequenc
     tolerance = config.number("music", "tolerance_s")
     shots = [_shoot(round_no, turn, planned, site, rng, config, tolerance)
              for turn in turns for planned in turn.shots]
-    tallies, right, left, words = (), None, None, None
+    tallies: tuple[TurnTally, ...] = ()
+    right: SideCount | None = None
+    left: SideCount | None = None
+    words: str | None = None
     if round_no >= 2:
         tallies = tuple(_turn_tally(turn, shots, config) for turn in turns)
         right = count_side(sum(t.right for t in tallies))

@@ -36,6 +36,13 @@ class Played:
     arrangement: Arrangement | None = None
     end: float | None = None  # seconds from start where the music stops
 
+    def arranged(self) -> tuple[Arrangement, float]:
+        """Its arrangement and where the music stops, once both are decided."""
+        if self.arrangement is None or self.end is None:
+            raise CueSheetError(f"line {self.cue.line}: music {self.cue.id!r} never stops "
+                                f"(its stop {self.cue.stop!r} was never reached)")
+        return self.arrangement, self.end
+
 
 class MusicPlan:
     """The music cues started so far, in the order they started (see the module)."""
@@ -86,7 +93,7 @@ class MusicPlan:
         for played in self.played.values():
             if played.cue.stop == step.id and played.end is None:
                 self._fill(played, clock - played.start)
-                earliest = max(earliest, played.start + played.end)
+                earliest = max(earliest, played.start + played.arranged()[1])
         return earliest
 
     def to_shoot(self, played: Played, repeats: int) -> tuple[float, ...]:
@@ -123,7 +130,7 @@ class MusicPlan:
         """Each cue that sounded, as played, with the tempo it was arranged at."""
         return tuple(MusicSpan(p.cue.id, p.piece.id, p.start, p.start + p.end,
                                "rite" if p.cue.stop != STOP_LENGTH else "music",
-                               p.arrangement.tempo_bpm)
+                               p.arranged()[0].tempo_bpm)
                      for p in self.played.values() if p.end is not None)
 
     def pieces(self) -> dict[str, PieceInfo]:
@@ -165,7 +172,7 @@ class MusicPlan:
 
     def _sung_octaves(self, played: Played) -> int:
         """The octaves the 工 move a piece's song by to sing it in their register."""
-        sung = [n.pitch for n in played.arrangement.notes()
+        sung = [n.pitch for n in played.arranged()[0].notes()
                 if n.instrument == "voice" and n.pitch is not None]
         return octave_shift(sung, self.singers) if sung else 0
 
@@ -173,7 +180,7 @@ class MusicPlan:
 def _with_sheng(played: Played) -> Iterator:
     """The arrangement's notes; in a 合樂 the 笙 also play the 瑟's line (鄉飲酒禮: 乃合樂
     周南關雎…, 鄭注: 合樂謂歌樂與衆聲俱作: song, 瑟 and 笙 together)."""
-    for note in played.arrangement.notes():
+    for note in played.arranged()[0].notes():
         yield note
         if played.cue.kind == "he" and note.instrument == "se":
             yield replace(note, part="sheng", instrument="sheng", articulation="blow")
@@ -182,6 +189,7 @@ def _with_sheng(played: Played) -> Iterator:
 def _sounds(played: Played, note) -> bool:
     """Whether an arranged note is played: everything before the music stops, and the
     closing 節 stroke on it."""
-    if note.time >= played.end - 1e-9 and note.role != "jie":
+    end = played.arranged()[1]
+    if note.time >= end - 1e-9 and note.role != "jie":
         return False
-    return note.time <= played.end + 1e-9
+    return note.time <= end + 1e-9

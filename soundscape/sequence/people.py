@@ -53,8 +53,9 @@ def _walked(source: Source, events: list[Event]) -> Source:
             moves.append(own[i])
             here = own[i][1]
             i += 1
-        if math.dist(here, event.position) > STEP_M:
-            here = tuple(event.position)
+        point = event.position  # standing_where_heard passes only events with one
+        if point is not None and math.dist(here, point) > STEP_M:
+            here = (point[0], point[1], point[2])
             moves.append((event.time, here))
     moves += own[i:]
     return replace(source, moves=tuple(moves)) if len(moves) != len(own) else source

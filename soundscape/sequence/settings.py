@@ -165,9 +165,8 @@ def parse(data: Mapping[str, Any], where: str) -> SequenceSettings:
                       pause_s=(0.0, 60.0), hz=(20.0, 2000.0), velocity=(0.01, 1.0),
                       call_velocity=(0.01, 1.0), call_beyond_m=(0.0, 1000.0))
     register = _table(data.get("register"), f"{where}: register", ("singers",))
-    timing = data.get("timing")
-    _table(timing, f"{where}: timing", ("after_round_s", "voice_call_s", "voice_walk_call_s",
-                                       "mode_gong"))
+    timing = _table(data.get("timing"), f"{where}: timing",
+                    ("after_round_s", "voice_call_s", "voice_walk_call_s", "mode_gong"))
     seconds = _numbers({k: v for k, v in timing.items() if k != "mode_gong"},
                        f"{where}: timing", dict, after_round_s=(0.0, 3600.0),
                        voice_call_s=(0.01, 60.0), voice_walk_call_s=(0.01, 60.0))

@@ -45,6 +45,12 @@ class Shoot:
     def number(self) -> int:
         return self.spec.number
 
+    def shot(self) -> Round:
+        """The round as shot (the shoot has been shot: see ``Shooting.shot``)."""
+        if self.round is None:
+            raise PerformanceError(f"round {self.number} was never shot")
+        return self.round
+
     def parts(self) -> list[tuple[Step, ...]]:
         """The shoot's steps by section, in order."""
         sections: dict[str, list[Step]] = {}
@@ -194,11 +200,11 @@ class Shooting:
 
     def shots_at(self) -> dict[str, tuple[Shot, ...]]:
         """Step id → the arrows of the simulated round that step narrates."""
-        return {step.id: shoot.round.shots for shoot in self.shot() for step in shoot.steps}
+        return {step.id: shoot.shot().shots for shoot in self.shot() for step in shoot.steps}
 
     def rounds(self) -> tuple[Round, ...]:
         """The rounds as shot, each with the 節 of the music it was shot to."""
-        return tuple(replace(s.round, jie=tuple(s.music.start + t
+        return tuple(replace(s.shot(), jie=tuple(s.music.start + t
                                                 for t in s.music.arrangement.jie)
                              if s.music and s.music.arrangement else ())
                      for s in self.shot())
@@ -208,7 +214,7 @@ class Shooting:
         events = list(self.count_events)
         for shoot in self.shot():
             sounds = archery_events.round_events(
-                shoot.round, sources=self.sources, tuning=self.music.tuning,
+                shoot.shot(), sources=self.sources, tuning=self.music.tuning,
                 cue_ids=self._cue_ids(shoot), config=self.config,
                 gong=self.settings.timing.mode_gong)
             if shoot.split is not None:
@@ -219,14 +225,14 @@ class Shooting:
 
     def _extra_strokes(self, shoot: Shoot) -> list[Event]:
         """Drum strokes the shooters loose on that the arrangement does not already sound."""
-        if shoot.music is None or shoot.music.arrangement is None:
-            return []
         played = shoot.music
+        if played is None or played.arrangement is None:
+            return []
         drums = [n for n in played.arrangement.notes() if n.instrument == "jiangu"]
         heard = [played.start + n.time for n in drums]
         model = drums[-1]
         source = self.players.assign(played.cue, model)[0]
-        extra = [t for t in shoot.round.strokes if min(abs(t - h) for h in heard) > 0.03]
+        extra = [t for t in shoot.shot().strokes if min(abs(t - h) for h in heard) > 0.03]
         return [Event(t, model.duration, source, None, model.velocity, model.articulation,
                       played.cue.id, played.piece.id) for t in extra]
 

@@ -16,6 +16,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from soundscape.errors import RenderError, SiteError
 from soundscape.geometry import Vec3
@@ -102,11 +103,16 @@ class Listener:
     """
 
     position: Vec3
-    facing: Vec3 | str | float = (0.0, 1.0, 0.0)
+    facing: str | float | Sequence[float] = (0.0, 1.0, 0.0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "position", checked_position(self.position, "listener"))
         object.__setattr__(self, "facing", facing_vector(self.facing))
+
+    @property
+    def direction(self) -> Vec3:
+        """Where the nose points: the unit vector ``facing`` was made into."""
+        return cast(Vec3, self.facing)
 
     def at(self, time: float) -> Listener:
         """The listener at ``time`` seconds (a standing listener does not move)."""
@@ -130,7 +136,7 @@ class Listener:
         dx = point[0] - self.position[0]
         dy = point[1] - self.position[1]
         dz = point[2] - self.position[2]
-        fx, fy, _ = self.facing
+        fx, fy, _ = self.direction
         ahead = dx * fx + dy * fy
         left = -dx * fy + dy * fx  # (z × facing) · d
         horizontal = math.hypot(ahead, left)
@@ -172,7 +178,8 @@ class ListenerPath:
         for (t0, p0, f0), (t1, p1, f1) in itertools.pairwise(points):
             if time < t1:
                 w = (time - t0) / (t1 - t0)
-                position = tuple(a + w * (b - a) for a, b in zip(p0, p1, strict=True))
+                position = (p0[0] + w * (p1[0] - p0[0]), p0[1] + w * (p1[1] - p0[1]),
+                            p0[2] + w * (p1[2] - p0[2]))
                 a0, a1 = math.atan2(f0[1], f0[0]), math.atan2(f1[1], f1[0])
                 turn = (a1 - a0 + math.pi) % (2 * math.pi) - math.pi
                 angle = a0 + w * turn

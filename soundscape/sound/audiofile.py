@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Self
 
 import mutagen.flac
 import numpy as np
@@ -152,8 +153,8 @@ class BlockWriter:
 
     _QUEUE = 3
 
-    def __init__(self, sink: Callable[[np.ndarray], object],
-                 convert: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+    def __init__(self, sink: Callable[[Any], object],
+                 convert: Callable[[Any], Any] | None = None) -> None:
         self._sink, self._convert = sink, convert
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
         self._converter = (ThreadPoolExecutor(1, thread_name_prefix="audio-converter")
@@ -165,7 +166,7 @@ class BlockWriter:
         converted and written."""
         while len(self._pending) >= self._QUEUE:
             self._pending.popleft().result()
-        if self._converter is None:
+        if self._converter is None or self._convert is None:
             self._pending.append(self._pool.submit(self._put, block))
         else:  # written in order: one writing thread, each waiting for its conversion
             converted = self._converter.submit(self._convert, block)
@@ -174,7 +175,7 @@ class BlockWriter:
     def _put(self, converted) -> None:
         self._sink(converted)
 
-    def __enter__(self) -> BlockWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind: type | None, *_: object) -> None:

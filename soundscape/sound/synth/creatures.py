@@ -67,7 +67,7 @@ def validate(params: Mapping[str, Any]) -> None:
     for name, row in params.items():
         if not isinstance(row, Mapping):
             continue
-        for key in KINDS.get(row.get("kind"), ()):
+        for key in KINDS.get(row.get("kind", ""), ()):
             if key not in row:
                 raise ParamError(f"{name}.{key}", f"is missing: a {row['kind']!r} call needs "
                                  f"{', '.join(KINDS[row['kind']])}")
