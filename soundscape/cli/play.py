@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
@@ -90,7 +91,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
             device: str | None, quiet: bool) -> None:
     """Play the rite from a section or a cue as it renders: first audio in a fraction of a
     second, at a finished render's gain (no loudness pass)."""
-    from soundscape.cli.render import _listener
+    from soundscape.site.listeners import listener_at
     from soundscape.sound import render
     from soundscape.sound.loudness import TruePeakLimiter
     from soundscape.sound.panning import make_panner, parse_layout, wav_channel_mask
@@ -113,7 +114,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     courtyard = sequencing.site(cues)
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
-    listener = _listener(place, facing, courtyard)
+    listener = listener_at(courtyard, place, facing)
     panner = make_panner(parse_layout(layout), speed_of_sound=surroundings.air.speed_of_sound)
     sample_rate = int(rate)
     ready = time.perf_counter()
@@ -245,8 +246,8 @@ def _sink(kind: str, out: str | None, *, channels: int, sample_rate: int, bits: 
             card.close()
         return
     with contextlib.ExitStack() as stack:
-        target = (sys.stdout.buffer if kind == "stdout"
-                  else stack.enter_context(open(out, "wb")))
+        target: BinaryIO = (sys.stdout.buffer if kind == "stdout"
+                            else stack.enter_context(open(str(out), "wb")))
         stream = WavStream(target, channels=channels, sample_rate=sample_rate, bits=bits,
                            channel_mask=mask)
         yield stream

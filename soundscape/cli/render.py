@@ -98,7 +98,8 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     if file_format != "midi" and layout != "adm":
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
-    performance = sequencing.perform(cues, site=courtyard)
+    # kept in the user's cache while its inputs are unchanged (a re-render skips sequencing)
+    performance, _ = sequencing.perform_cached(cues, site=courtyard)
     name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
     out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))

@@ -27,7 +27,7 @@ makes the Performance from what they decided.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -143,7 +143,7 @@ class _Planner:
             shot_to = shoot is not None and cue.kind == "she"
             played = self.music.start(cue, start + after, arranged_by_shoot=shot_to)
             self.people.music_starts(cue.kind, played.start)
-            if shot_to:
+            if shoot is not None and shot_to:
                 shoot.music = played
             elif played.end is not None:
                 after += played.end
@@ -214,7 +214,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
                              rounds=shooting.rounds())
 
 
-def _within_bound(sheet: CueSheet, timed: list[TimedStep]) -> None:
+def _within_bound(sheet: CueSheet, timed: Sequence[TimedStep]) -> None:
     """Refuse a rite whose steps run past ``MAX_RITE_S``, naming the step that passes it
     (before the sounds of its actions and words are made)."""
     late = next((t for t in timed if t.end > MAX_RITE_S), None)
@@ -266,10 +266,10 @@ def _sung(events: list[Event], reading: str) -> dict[int, str]:
         if e.piece and e.articulation == "sing" and e.lyric and len(e.lyric) == 1:
             lines.setdefault((e.cue, e.source), []).append(i)
     read_as: dict[str, tuple | None] = {}
-    out = {}
+    out: dict[int, str] = {}
     for line in lines.values():
         line.sort(key=lambda i: events[i].time)
-        text = "".join(events[i].lyric for i in line)
+        text = "".join(events[i].lyric or "" for i in line)
         if text not in read_as:
             try:
                 read_as[text] = read(text, reading)

@@ -30,7 +30,7 @@ import contextlib
 import itertools
 import json
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -170,7 +170,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                         staged.final(report_file), report, frames / sample_rate, names)
 
 
-def _side_by_side(streams: list[Iterator[np.ndarray]], widths: list[int]
+def _side_by_side(streams: Sequence[Iterator[np.ndarray]], widths: list[int]
                   ) -> Iterator[np.ndarray]:
     """The streams' blocks as one, columns in order; a stream that ends first is silent."""
     for blocks in itertools.zip_longest(*streams):

@@ -123,8 +123,8 @@ class Bus:
         # a low bus is mixed and brought up CHUNK frames at a time, whatever the blocks
         self.accumulator = Accumulator(channels, CHUNK if factor > 1
                                        else max(1, block_frames // factor))
-        self.lines = (Lines(heard.spatialiser, heard.listener, channels) if heard.static
-                      else None)
+        self.lines = (Lines(heard.spatialiser, heard.listener, channels)
+                      if isinstance(heard.listener, Listener) else None)
         self._up = Upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)  # output frames made
@@ -154,6 +154,7 @@ class Bus:
 
     def add_dry(self, time: float, mono: np.ndarray, point, face, column: int) -> None:
         """Add a dry note, sounding at ``point`` from ``time`` seconds, to its place's line."""
+        assert self.lines is not None, "a standing listener's bus"
         self.lines.add(round(time * self.rate) - self._lag, mono, point, face, column)
 
     def busy(self, frames: int) -> bool:
@@ -233,7 +234,8 @@ class Buses:
         # the court's late sound: a send bus for the notes on lines (a standing listener's)
         self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
                           surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
-                     if surroundings.court is not None and self.static else None)
+                     if surroundings.court is not None and isinstance(listener, Listener)
+                     else None)
         self._pool: ThreadPoolExecutor | None = None
 
     def guard(self, frame: int) -> int:
@@ -327,7 +329,8 @@ class Buses:
         busy one works here too: each trip to a thread costs GIL handovers (the main
         thread spent 5 % of a whole rite in ``submit``, py-spy). They are summed in a fixed
         order."""
-        takers = [*self.by_rate.values(), *([self.tail] if self.tail is not None else [])]
+        takers: list[Bus | Tail] = [*self.by_rate.values(),
+                                    *([self.tail] if self.tail is not None else [])]
         busy = [taker for taker in takers if taker.busy(frames)]
         made = {}
         if len(busy) > 1:

@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from soundscape.errors import RenderError
 from soundscape.sound.spatialise import HeardNote, heard_bytes
 
@@ -166,7 +168,7 @@ class NoteHelper:
         self._next = 0
         self._in_flight = 0
         self._ready_bytes = 0
-        self._ready: dict[int, HeardNote | BaseException | None] = {}
+        self._ready: dict[int, np.ndarray | HeardNote | BaseException | None] = {}
         self._keys: dict[int, tuple] = {}  # index → key, of notes asked for, not used yet
         self._arrived = threading.Condition()
         self._ended = False  # the helper's pipe closed
@@ -200,7 +202,7 @@ class NoteHelper:
     def has(self, index: int) -> bool:
         return index in self._keys
 
-    def take(self, index: int) -> HeardNote | None:
+    def take(self, index: int) -> np.ndarray | HeardNote | None:
         """The note of event ``index`` (asked for earlier): made here if the helper has not
         started it (it then skips it), else the helper's. While the helper is still making
         it, this process makes the latest note asked for that the helper has not started,

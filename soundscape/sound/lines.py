@@ -55,7 +55,8 @@ FIRST_CHUNK = 1024
 def first_chunks(chunk: int, first: int = FIRST_CHUNK) -> tuple[int, ...]:
     """The sizes the first ``chunk`` frames are heard in: ``first``, doubling, and the rest
     (never shorter than the piece before it), summing to ``chunk``."""
-    sizes, size = [], first
+    sizes: list[int] = []
+    size = first
     while sum(sizes) + 2 * size <= chunk:  # room for this piece and a last one as long
         sizes.append(size)
         size *= 2
@@ -195,8 +196,11 @@ class Lines:
     def _filter(self, point, face) -> _Filter:
         found = self._filters.get((point, face))
         if found is None:
-            found = (self._make_filter(point, face) if self._make_filter is not None
-                     else _Filter(self.spatialiser, point, self.listener, face))
+            if self._make_filter is not None:
+                found = self._make_filter(point, face)
+            else:
+                assert self.spatialiser is not None, "lines without a filter maker hear paths"
+                found = _Filter(self.spatialiser, point, self.listener, face)
             self._filters.put((point, face), found, found.nbytes)
         return found
 
@@ -207,7 +211,7 @@ class Lines:
         size, following = self.next_size(), self.next_size(1)
         out = np.zeros((size, self.channels), dtype=np.float32)
         at = self.next_chunk
-        sounding: dict[int, list[tuple[_Line, np.ndarray]]] = {}
+        sounding: dict[int, list[tuple[_Line, tuple[int, np.ndarray]]]] = {}
         for key, line in list(self._lines.items()):
             segment = line.segment(at, size)
             if segment is not None:

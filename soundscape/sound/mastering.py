@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
 
 import numpy as np
 from tqdm import tqdm
@@ -182,6 +184,7 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
           ) as worker:
         for block in blocks:
             worker.write(block)
+    assert worker.result is not None, "set when the worker's with block ends without error"
     return worker.result
 
 
@@ -191,19 +194,23 @@ class _Keeper:
 
     def __init__(self, raw: Path, measure: Callable, meter: LoudnessMeter) -> None:
         self.raw, self.measure, self.meter = raw, measure, meter
-        self.peak, self.snapshots, self.peaks, self.frames = TruePeakMeter(), [], [], 0
-        self._out = None
+        self.peak, self.frames = TruePeakMeter(), 0
+        self.snapshots: list[MeterSnapshot] = []
+        self.peaks: list[float] = []
+        self._out: BinaryIO | None = None
 
     def __enter__(self) -> _Keeper:
         self._out = open(self.raw, "wb")  # closed by __exit__
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._out.close()
+        if self._out is not None:
+            self._out.close()
 
     def keep(self, block: np.ndarray) -> None:
+        assert self._out is not None, "keep() inside the keeper's with block"
         try:
-            self._out.write(memoryview(np.ascontiguousarray(block, dtype="<f4")))
+            self._out.write(np.ascontiguousarray(block, dtype="<f4").data)
         except OSError as error:  # a file object's errors do not name it
             raise OSError(error.errno, error.strerror, str(self.raw)) from None
         measured = self.measure(block)
@@ -234,9 +241,10 @@ class _KeepingThread:
     def write(self, block: np.ndarray) -> None:
         self._writer.write(block)
 
-    def __exit__(self, *exc_info: object) -> None:
-        self._stack.__exit__(*exc_info)
-        if exc_info[0] is None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._stack.__exit__(kind, error, trace)
+        if kind is None:
             self.result = self._keeper.result()
 
 
@@ -258,7 +266,7 @@ def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots) -> None:
                     else:
                         keeper.keep(slots.view(*message))
                         slots.free.release()
-            answer = keeper.result()
+            answer: _PassOne | BaseException = keeper.result()
         except BaseException as error:
             answer = error
         conn.send(answer)
@@ -370,7 +378,7 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
         else:
             high = gain_db
         gain_db = (low + high) / 2 if low is not None and high is not None else gain_db + error
-    return min(tried, key=tried.get)
+    return min(tried, key=lambda gain: tried[gain])
 
 
 def likely_gain(reference: _PassOne, gain_db: float, target: float, ceiling_db: float,
@@ -463,9 +471,9 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     # only the runs of blocks within the limiter's reach of a loud one go through it (its
     # output elsewhere is the input, exactly); the limiter here, the meters and the writing
     # on a thread beside it (both mostly in numpy and scipy, which release the GIL)
+    reach = math.ceil(limiter.reach / how.block_frames)
     runs = dict(_runs(np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db)),
-                      *(2 * [math.ceil(limiter.reach / how.block_frames)]),
-                      len(reference.peaks)))
+                      reach, reach, len(reference.peaks)))
     with BlockWriter(finished) as worker:
         last = 0
         for i, block in enumerate(_read_raw(raw, how.width, how.block_frames)):
@@ -568,7 +576,8 @@ def _meter_runs_in_two(raw: Path, how: Mastering, gain: float, ceiling_db: float
     def serve() -> None:
         mine.close()
         try:
-            answer = _meter_runs(raw, how, gain, ceiling_db, reference, runs[half:])
+            answer: list[tuple[int, np.ndarray]] | BaseException = _meter_runs(
+                raw, how, gain, ceiling_db, reference, runs[half:])
         except BaseException as error:  # handed to the main process, which raises it
             answer = error
         with contextlib.suppress(BrokenPipeError):
@@ -605,17 +614,17 @@ def _read_frames(raw: Path, width: int, start: int, stop: int) -> np.ndarray:
 def _runs(indices: np.ndarray, before: int, after: int, count: int
           ) -> Iterator[tuple[int, int]]:
     """Merged ranges ``[index − before, index + after]`` (half-open, within 0…count)."""
-    first = last = None
+    run: tuple[int, int] | None = None
     for index in indices:
         lo, hi = max(0, int(index) - before), min(count, int(index) + after + 1)
-        if last is not None and lo <= last:
-            last = max(last, hi)
+        if run is not None and lo <= run[1]:
+            run = (run[0], max(run[1], hi))
             continue
-        if last is not None:
-            yield first, last
-        first, last = lo, hi
-    if last is not None:
-        yield first, last
+        if run is not None:
+            yield run
+        run = (lo, hi)
+    if run is not None:
+        yield run
 
 
 def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[np.ndarray]:

@@ -18,11 +18,15 @@ import hashlib
 import inspect
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
+
+if TYPE_CHECKING:
+    from soundscape.sound.sung import SungLines
 
 __all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice",
            "Voice", "note_key", "stable_ints"]
@@ -67,7 +71,7 @@ class SynthVoice:
         self.bells = bells
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
-        self.lines = None  # the performance's sung lines, once bound (``bind``)
+        self.lines: SungLines | None = None  # the performance's sung lines (``bind``)
         self.seed = 0
 
     def bind(self, performance, seed: int) -> SynthVoice:
@@ -116,8 +120,10 @@ class SynthVoice:
         from soundscape.sound.synth import sung_line
 
         instrument = self._instrument(source.instrument)
-        rng = np.random.default_rng(stable_ints(self.seed, self.lines.key(line[0])[:4]))
-        audio = sung_line.render_line(instrument.params, self.lines.notes(line),
+        lines = self.lines
+        assert lines is not None, "a sung line is made by a bound voice (``bind``)"
+        rng = np.random.default_rng(stable_ints(self.seed, lines.key(line[0])[:4]))
+        audio = sung_line.render_line(instrument.params, lines.notes(line),
                                       sample_rate=sample_rate, rng=rng, performer=source.id)
         audio = synth.without_infrasound(audio, sample_rate)
         return audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)

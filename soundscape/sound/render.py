@@ -26,7 +26,7 @@ import contextlib
 import json
 import math
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -54,6 +54,7 @@ from soundscape.sound.mastering import Mastering, master, measurement
 from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
 from soundscape.sound.panning import Panner, make_panner, wav_channel_mask
 from soundscape.sound.propagation import Surroundings
+from soundscape.sound.spatialise import HeardNote
 from soundscape.sound.staging import Staging
 
 __all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice",
@@ -66,7 +67,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
-                  stem_of: Callable[[Source], str] | None = None) -> Iterator[np.ndarray]:
+                  stem_of: Callable[[Source], str] | None = None
+                  ) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
     Parameters
@@ -121,6 +123,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                 if helper is not None:
                     helper.schedule(index)
                 key = buses.key(index)
+                note: np.ndarray | HeardNote | None
                 if helper is not None and helper.has(index):
                     note = helper.take(index)
                 else:

@@ -126,6 +126,7 @@ class Spatialiser:
             t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
         airs = [np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
                 for path, _, _ in arrivals]
+        made: tuple[np.ndarray, np.ndarray | None]
         if not per_channel:  # a path's delay is its nearest channel's (gain-only: all one)
             made = (np.stack([air * grid.delay(float(delays.min()) - start)
                               for air, (_, _, delays) in zip(airs, arrivals, strict=True)]),

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -147,7 +147,7 @@ class SoundCard:
 
 
 def played(blocks: Iterable[np.ndarray], *, gain_db: float,
-           limiter: TruePeakLimiter | None = None) -> Iterator[np.ndarray]:
+           limiter: TruePeakLimiter | None = None) -> Generator[np.ndarray, None, None]:
     """The blocks as a render's pass 2 makes them: float32 (what pass 1 keeps) times the
     gain in float64, then the limiter (None: none; its look-ahead held back and given out
     at the end)."""
@@ -219,9 +219,9 @@ def cue_time(performance: Performance, name: str) -> float:
         piece = performance.pieces.get(span.piece)
         if title in (span.cue, span.piece) or (piece and title == piece.title.strip("《》")):
             return span.start
-    for span in performance.sections:
-        if name in (span.id, span.name, span.name.removeprefix("右")):
-            return span.start
+    for section in performance.sections:
+        if name in (section.id, section.name, section.name.removeprefix("右")):
+            return section.start
     raise PerformanceError(f"cue {name!r} is not in the part played; known: "
                            f"{_known_cues(performance)} (or their words, as `soundscape "
                            "cues` and a render's markers show them)")

@@ -228,8 +228,11 @@ class _Pending:
 
     def __init__(self, down: int) -> None:
         self.down = down
-        self.sos, self.lead = _decimator(down) if down > 1 else (None, 0)
-        self.state = None if self.sos is None else np.zeros((len(self.sos), 2))
+        self.sos: np.ndarray | None = None
+        self.lead = 0
+        if down > 1:
+            self.sos, self.lead = _decimator(down)
+        self.state = np.zeros((0 if self.sos is None else len(self.sos), 2))
         self.origin = 0
         self.data = np.zeros(0, dtype=np.float32)
         self.end = 0  # tail-rate frame after the last send's last sample (and the ring)
