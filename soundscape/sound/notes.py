@@ -68,6 +68,7 @@ class SynthVoice:
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
         self.lines = None  # the performance's sung lines, once bound (``bind``)
+        self.places: dict[tuple[str, float], tuple[float, float]] = {}  # strokes' points
         self.seed = 0
 
     def bind(self, performance, seed: int) -> SynthVoice:
@@ -79,7 +80,34 @@ class SynthVoice:
         bound = SynthVoice(self.reference_db, self.bells)
         bound.seed = seed
         bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
+        bound.places = self._places(performance, seed)
         return bound
+
+    def _places(self, performance, seed: int) -> dict[tuple[str, float], tuple[float, float]]:
+        """Where each stroke of a drum that places its strokes lands, by (source, onset):
+        the drum's strokes in order along its own seeded sequence (``strike_places``), so
+        neighbouring strokes differ. Only for instruments whose every event is its own
+        rendering (the point is then the event's, not a cached note's)."""
+        from soundscape.music.instruments import EACH as EACH_WORD
+        from soundscape.music.instruments import model_module
+        from soundscape.sound import synth
+        from soundscape.sound.synth.membrane import strike_places
+
+        placed = {}
+        for source in performance.sources.values():
+            instrument = self._instrument(source.instrument)
+            placed[source.id] = (instrument.renderings == EACH_WORD
+                                 and synth.takes_place(model_module(instrument.model)))
+        onsets: dict[str, list[float]] = {}
+        for event in performance.events:
+            if placed[event.source]:
+                onsets.setdefault(event.source, []).append(event.time)
+        out = {}
+        for who, times in onsets.items():
+            offset = np.array(stable_ints(seed, "places", who)[:2]) / 2.0 ** 32
+            for time, place in zip(sorted(times), strike_places(len(times), offset), strict=True):
+                out[(who, time)] = (float(place[0]), float(place[1]))
+        return out
 
     def _sings_lines(self, source: Source) -> bool:
         return self._instrument(source.instrument).model == "voice"
@@ -105,7 +133,7 @@ class SynthVoice:
             articulation=event.articulation, sample_rate=sample_rate, rng=rng,
             lyric=event.phones or event.lyric,
             pitch=None if event.pitch is None else event.pitch.name, performer=source.id,
-            bells=self.bells)
+            bells=self.bells, place=self.places.get((event.source, event.time)))
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
     def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
