@@ -151,9 +151,15 @@ JIANGU = load_instrument("jiangu").params
 HZ = 45.0
 
 
-def stroke(radius: float, angle: float = 0.0, force: float = 0.2) -> np.ndarray:
+#: The 建鼓 with its (m,1) and (0,1) modes alone: the (0,2) and (1,2) stand within 120 cents
+#: of the (0,1) antiparallel and (2,1) modes, too near to read each level apart.
+FIRST_RING = {**JIANGU, "modes": [row for row in JIANGU["modes"] if row["shape"][1] == 1]}
+
+
+def stroke(radius: float, angle: float = 0.0, force: float = 0.2,
+           params=FIRST_RING) -> np.ndarray:
     """A soft 建鼓 stroke (next to no glide) at a chosen point, the noise seeded alike."""
-    return render_stroke(JIANGU, hz=HZ, velocity=force, articulation="strike",
+    return render_stroke(params, hz=HZ, velocity=force, articulation="strike",
                          sample_rate=RATE, rng=np.random.default_rng(7),
                          stroke=Stroke(force, radius, 0.325, angle))
 

@@ -21,8 +21,9 @@ drums: ``pellet_rate_hz`` impacts per second with jittered times and levels
 No two strokes alike (``[params.scatter]``, optional). A player's strokes scatter:
 
 - the force, normal in dB about the note's velocity (``force_db``);
-- the striking point, anywhere (uniform by area) in the ring ``strike_radius`` (or
-  ``rim_radius``, fractions of the head's radius) at any angle θ: a mode
+- the striking point, anywhere in the ring ``strike_radius`` (or ``rim_radius``,
+  fractions of the head's radius; each band of radius alike: the player aims near the
+  centre) at any angle θ: a mode
   ``shape = [m, n]``, ``J_m(j_mn ρ) cos mθ`` on an ideal membrane (docs/sources.md
   A3.1), is excited in proportion to its shape there, and the note (the sound in one
   direction, θ = 0) has it with that sign and size, against its level in the file,
@@ -38,7 +39,7 @@ Where a drum's strokes land follows the player, not chance: a player spreads his
 over the playing zone and does not strike the same spot twice running. Given the stroke's
 ``place`` in the unit square (``strike_places``: a seeded low-discrepancy sequence over
 one drum's strokes in order, golden ratio and R2; docs/sources.md A3.4), the radius is its first
-coordinate by area over the ring and the angle its second, so neighbouring strokes land
+coordinate (linear over the ring) and the angle its second, so neighbouring strokes land
 far apart and a run of strokes covers the head evenly; without one the point is drawn.
 
 And every drum is its own: a performer's drum sounds ``tuning_spread`` (relative,
@@ -150,7 +151,7 @@ class Stroke:
     def drawn(cls, params: Mapping[str, Any], velocity: float, articulation: str,
               rng: np.random.Generator, place: tuple[float, float] | None = None) -> Stroke:
         """The stroke a player makes for ``velocity``: the force drawn from
-        ``[params.scatter]``, the point at ``place`` (u, v in [0, 1): radius by area over
+        ``[params.scatter]``, the point at ``place`` (u, v in [0, 1): radius linear over
         the ring, angle) or, without one, drawn too."""
         scatter = params.get("scatter")
         if scatter is None:
@@ -158,7 +159,7 @@ class Stroke:
         low, high = scatter["rim_radius" if articulation == "rim" else "strike_radius"]
         force = velocity * float(db_to_gain(rng.normal(0.0, scatter["force_db"])))
         u, v = (rng.uniform(), rng.uniform()) if place is None else place
-        radius = float(low + u * (high - low))  # EST: every band of radius alike (aimed near the centre)
+        radius = float(low + u * (high - low))  # EST: each band of radius alike
         return cls(force, radius, 0.5 * (low + high), float(2.0 * np.pi * v))
 
 
