@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEED_MAX
+from soundscape.cli._common import SEED_MAX, court_option
 
 __all__ = ["command"]
 
@@ -37,11 +37,13 @@ __all__ = ["command"]
               help="local (a process pool), serial, or dask://HOST:PORT.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
+@court_option
 def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple[str, ...],
             layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int,
-            list_only: bool) -> None:
+            list_only: bool, court: str) -> None:
     """Build the museum installation kit (docs/kit.md)."""
     from soundscape.kit.build import build_kit, check_request
+    from soundscape.kit.manifest import check_court
     from soundscape.kit.programmes import load_programmes
     from soundscape.sequence.planner import perform_from_file
     from soundscape.site.courtyard import load_site
@@ -49,6 +51,7 @@ def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple
     site = load_site()
     programmes = load_programmes(programme_file, places=set(site.places))
     check_request(programmes, programme_ids, layouts)
+    check_court(court)
     rite = perform_from_file(cues, seed=seed, site=site)
     if list_only:
         _list(programmes, rite)
@@ -56,7 +59,7 @@ def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple
     manifest = build_kit(out, rite=rite, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
                          seed=seed, executor=executor, workers=jobs,
-                         say=lambda text: click.echo(text, err=True))
+                         say=lambda text: click.echo(text, err=True), court=court)
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
 
 
