@@ -44,6 +44,11 @@ VARIANTS = 3
 #: a variant is 32 bits, so each event has its own (and its own generator).
 EACH = 1 << 32
 
+#: Takes of one call (a voice's ``call`` of one pitch and word): the 獲 after every hit,
+#: one take, came back sample for sample every 18 s of the shooting (the mix's
+#: autocorrelation 0.17 at 18 s over the longest stretch without music).
+CALL_TAKES = 12
+
 _TAIL_FLOOR = 1e-5  # −100 dB
 
 
@@ -163,8 +168,11 @@ class SynthVoice:
         sung line's part: the whole line and the event's place in it."""
         if self.lines is not None and self.lines.find(event) is not None:
             return self.lines.key(event)
-        return note_key(event, source,
-                        performer=source.id if self._by_performer(source.instrument) else None)
+        key = note_key(event, source,
+                       performer=source.id if self._by_performer(source.instrument) else None)
+        if event.articulation == "call":  # a call is shouted anew: one of CALL_TAKES takes
+            key = (*key, "take", stable_ints(self.seed, event.source, event.time)[0] % CALL_TAKES)
+        return key
 
     def variants(self, source: Source) -> int:
         """How many renderings a note key gets: one for a voice (each singer is his own
