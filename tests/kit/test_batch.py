@@ -222,7 +222,8 @@ def test_batch_renders_s18s_singing_as_render_does(tmp_path):
               performance=part)
     [batch] = run_jobs([job], executor="serial")
     alone = render_audio(part, tmp_path / "render.wav", listener=listener,
-                         voice=SynthVoice())
+                         voice=SynthVoice(), surroundings=Surroundings(court=load_court(
+                             load_site())))  # render's default court, as the job's
     assert batch.files[0].read_bytes() == alone.files[0].read_bytes()
 
 
