@@ -98,11 +98,11 @@ class SynthVoice:
         from soundscape.sound import synth
         from soundscape.sound.synth.membrane import strike_places
 
-        placed = {}
-        for source in performance.sources.values():
-            instrument = self._instrument(source.instrument)
-            placed[source.id] = (instrument.renderings == EACH_WORD
-                                 and synth.takes_place(model_module(instrument.model)))
+        placed = {}  # only the sources that sound (no instrument file read for the others)
+        for who in {event.source for event in performance.events}:
+            instrument = self._instrument(performance.sources[who].instrument)
+            placed[who] = (instrument.renderings == EACH_WORD
+                           and synth.takes_place(model_module(instrument.model)))
         onsets: dict[str, list[float]] = {}
         for event in performance.events:
             if placed[event.source]:
