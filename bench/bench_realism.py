@@ -15,6 +15,9 @@ WAV you rendered: ``--wav``), and prints
 - the voice: harmonics, formants, frication and vibrato, by ``bench_voice.py``, and the
   rite's speech: syllables a second and Praat's f0 range per phrase, and phrases one
   person says at once (goal 0);
+- the one-shots: per class the highest correlation of two strokes' dry notes, the share
+  of pairs above 0.9 and the highest of two in a row of one player (``stroke_likeness``;
+  the 建鼓 of 貍首 in full: goal, any two under 0.9);
 - the court: EDT, T20, C80, D50 and the gate↔hall echo period from the singers' place to
   the duke's seat, the middle of the court and the gate (``court_figures``), per hypothesis;
 - with ``--balance`` (three more renders: the bed, the speech and the rest, apart): the
@@ -107,12 +110,12 @@ MOST_STROKES = 400
 
 def stroke_likeness(performance, *, cue: str | None = None, seed: int = 0, sample_rate: int = 24000,
                     most: int | None = MOST_STROKES
-                    ) -> dict[tuple[str, str], tuple[int, int, float, float]]:
+                    ) -> dict[tuple[str, str], tuple[int, int, float, float, float]]:
     """Per one-shot class (``ONE_SHOT_BANDS``): how many strokes, how many different
     renderings among them, the highest correlation of any two of their dry notes as the
-    render makes them (in the class's band, onsets aligned, the first second), and the
-    share of pairs above 0.9; ``cue`` keeps one cue's, ``most`` the first so many (None:
-    all)."""
+    render makes them (in the class's band, onsets aligned, the first second), the
+    share of pairs above 0.9, and the highest of two successive strokes of one player;
+    ``cue`` keeps one cue's, ``most`` the first so many (None: all)."""
     from soundscape.sound.likeness import dry_strokes, pair_correlations
 
     out = {}
@@ -127,8 +130,22 @@ def stroke_likeness(performance, *, cue: str | None = None, seed: int = 0, sampl
         matrix = pair_correlations(notes, band=band, sample_rate=sample_rate)
         pairs = matrix[np.triu_indices(len(notes), 1)]
         renderings = len({hash(n.tobytes()) for n in notes})
+        players = [performance.events[i].source for i in indexes]
+        successive = [matrix[a, b] for a, b in _successive(players)]
         out[(instrument, articulation)] = (len(notes), renderings, float(pairs.max()),
-                                           float(np.mean(pairs > 0.9)))
+                                           float(np.mean(pairs > 0.9)),
+                                           max(successive, default=float("nan")))
+    return out
+
+
+def _successive(players: list[str]) -> list[tuple[int, int]]:
+    """Index pairs of each player's successive strokes (the list is in time order)."""
+    last: dict[str, int] = {}
+    out = []
+    for k, who in enumerate(players):
+        if who in last:
+            out.append((last[who], k))
+        last[who] = k
     return out
 
 
@@ -428,13 +445,15 @@ def main() -> None:
     print("highest stroke-to-stroke correlation per one-shot class (dry notes as rendered, "
           "class band, first second; share of pairs above 0.9):")
     likeness = stroke_likeness(whole)
-    for (instrument, articulation), (count, kinds, highest, share) in likeness.items():
+    for (instrument, articulation), (count, kinds, highest, share, row) in likeness.items():
         print(f"  {instrument} {articulation}: {count} strokes, {kinds} renderings, highest "
-              f"{highest:.3f}, {100 * share:.1f} % of pairs above 0.9")
+              f"{highest:.3f}, {100 * share:.1f} % of pairs above 0.9, two in a row of one "
+              f"player at most {row:.3f}")
     lishou = stroke_likeness(whole, cue="lishou", most=None).get(("jiangu", "strike"))
     if lishou:
         print(f"  建鼓 of 貍首: {lishou[0]} strokes, {lishou[1]} renderings, highest "
-              f"{lishou[2]:.3f}, {100 * lishou[3]:.1f} % of pairs above 0.9  (goal: highest < 0.9)")
+              f"{lishou[2]:.3f}, {100 * lishou[3]:.1f} % of pairs above 0.9, two in a row of "
+              f"one drum at most {lishou[4]:.3f}  (goal: highest < 0.9)")
     print("energy above 2 kHz of bell and stone strokes (median of the strokes):")
     for instrument, (count, level) in bell_brightness(whole).items():
         print(f"  {instrument}: {count} strokes, {level:.1f} dB of the stroke's energy")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import court_option
+
 __all__ = ["command"]
 
 
@@ -19,13 +21,16 @@ __all__ = ["command"]
               "pip install 'soundscape[dask]').")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
-def command(plan: Path, executor: str, jobs: int) -> None:
+@court_option
+def command(plan: Path, executor: str, jobs: int, court: str) -> None:
     """Render every [[render]] of a batch plan (format: docs/kit.md)."""
     from soundscape.kit.batch import run_jobs
+    from soundscape.kit.manifest import check_court
     from soundscape.kit.plan import load_plan
     from soundscape.site.courtyard import load_site
 
-    out, work = load_plan(plan, load_site())
+    check_court(court)
+    out, work = load_plan(plan, load_site(), court=court)
     click.echo(f"{len(work)} renders into {out} ({executor})", err=True)
     results = run_jobs(work, executor=executor, workers=jobs,
                        progress=lambda job: click.echo(f"  done {job.name}", err=True))

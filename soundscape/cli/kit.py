@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEED_MAX
+from soundscape.cli._common import SEED_MAX, court_option
 
 __all__ = ["command"]
 
@@ -41,11 +41,14 @@ __all__ = ["command"]
               help="local (a process pool), serial, or dask://HOST:PORT.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
+@court_option
 def command(cues: Path | None, rite: str | None, programme_file: Path | None,
             programme_ids: tuple[str, ...], layouts: tuple[str, ...], out: Path, seed: int,
-            executor: str, jobs: int, list_only: bool) -> None:
+            executor: str, jobs: int, list_only: bool,
+            court: str) -> None:
     """Build the museum installation kit (docs/kit.md)."""
     from soundscape.kit.build import build_kit, check_request
+    from soundscape.kit.manifest import check_court
     from soundscape.kit.programmes import load_programmes
     from soundscape.sequence.planner import perform_from_file
     from soundscape.site.courtyard import load_site
@@ -54,6 +57,7 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
     site = load_site()  # the programmes' places are the 大射's (data/programmes.toml)
     programmes = load_programmes(programme_file, places=set(site.places))
     check_request(programmes, programme_ids, layouts)
+    check_court(court)
     performance = perform_from_file(cues, seed=seed, site=site)
     if list_only:
         _list(programmes, performance)
@@ -61,7 +65,7 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
     manifest = build_kit(out, rite=performance, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
                          seed=seed, executor=executor, workers=jobs,
-                         say=lambda text: click.echo(text, err=True))
+                         say=lambda text: click.echo(text, err=True), court=court)
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
 
 

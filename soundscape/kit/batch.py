@@ -117,7 +117,9 @@ class Job:
     ``kind``: ``loop`` (``loop.render_loop``, for the kit) or ``render``
     (``render.render_audio``, what ``soundscape render`` writes). ``options`` go to
     that function (levels, bits …). ``performance`` may instead be ``make``, a picklable
-    callable that sequences it in the worker (tuning and reading hypotheses).
+    callable that sequences it in the worker (tuning and reading hypotheses). ``court``: the
+    hypothesis of the court's walls it is heard in (``soundscape/data/court.toml``, or
+    ``none``), as ``render --court``; the bundled site's court.
     """
 
     name: str
@@ -130,6 +132,7 @@ class Job:
     seed: int = 0
     sample_rate: int = 48000
     options: dict[str, Any] = field(default_factory=dict)
+    court: str = "bare"
 
     def size(self) -> int:
         return len(self.performance.events) if self.performance is not None else 0
@@ -144,16 +147,29 @@ class Job:
         else:
             raise KitError(f"job {self.name}: give it a performance or a make() for one")
         voice = SharedVoice()
+        surroundings = surroundings_of(self.court)
         if self.kind == "loop":
             from soundscape.kit.loop import render_loop
             return render_loop(performance, self.path, listener=self.listener,
                                panner=panner_for(self.layout), sample_rate=self.sample_rate,
                                seed=self.seed, voice=voice,
-                               channel_mask=channel_mask(self.layout), **self.options)
+                               channel_mask=channel_mask(self.layout),
+                               surroundings=surroundings, **self.options)
         from soundscape.sound.render import render_audio
         return render_audio(performance, self.path, listener=self.listener, layout=self.layout,
                             sample_rate=self.sample_rate, seed=self.seed, voice=voice,
-                            **self.options)
+                            surroundings=surroundings, **self.options)
+
+
+def surroundings_of(court: str):
+    """The air and surfaces of a job: the bundled site's walled court under hypothesis
+    ``court``, or (``none``) the floor and the hall's front alone (``render --court``)."""
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.court import load_court
+    from soundscape.sound.propagation import Surroundings
+
+    return Surroundings() if court == "none" else Surroundings(court=load_court(load_site(),
+                                                                               court))
 
 
 def _run(job: Job) -> Any:

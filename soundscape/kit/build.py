@@ -65,8 +65,10 @@ def layout_name(layout: str | SpeakerLayout) -> str:
 def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str | Path | None =
               None, programme_ids: Sequence[str] = (), layouts: Sequence[str] = ("stereo",),
               seed: int = 0, executor: str = "local", workers: int = 2,
-              say: Callable[[str], None] = lambda text: None) -> Path:
-    """Build the kit into ``out`` and return the manifest's path (see module)."""
+              say: Callable[[str], None] = lambda text: None, court: str = "bare") -> Path:
+    """Build the kit into ``out`` and return the manifest's path (see module); every loop
+    is heard in the court hypothesis ``court`` (``render --court``), which the manifest
+    names."""
     out = Path(out)
     programmes = _chosen(expand(load_programmes(programme_file, places=set(site.places)), rite),
                          programme_ids)
@@ -94,7 +96,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
             for layout in speaker_layouts:
                 name = f"{programme.id}.{zone.id}.{layout_name(layout)}"
                 job = Job(name, out / f"{name}.wav", zone.listener(site), layout,
-                          performance=part, seed=seed, options={
+                          performance=part, seed=seed, court=court, options={
                               "length_s": length, "calibration_lufs": programme.calibration_lufs,
                               "ceiling_dbtp": programme.ceiling_dbtp, "restart_s": restart})
                 renders.append((zone.id, layout_name(layout), job, None))
@@ -112,7 +114,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
             write_iem(layout, out / "layouts" / f"{layout.name}.json")
     from soundscape.kit.web import write_page
     write_page(out, built, site)
-    return write_manifest(out, rite, built)
+    return write_manifest(out, rite, built, court=court)
 
 
 def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],

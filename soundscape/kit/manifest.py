@@ -82,11 +82,35 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
     }
 
 
-def write_manifest(out: Path, rite: Performance, built: list) -> Path:
-    """Write ``manifest.json`` in ``out`` for the built programmes."""
+def check_court(court: str) -> None:
+    """Refuse a court hypothesis that ``soundscape/data/court.toml`` does not hold."""
+    from soundscape.kit import KitError
+    from soundscape.sound.court import hypotheses
+
+    if court != "none" and court not in hypotheses():
+        raise KitError(f"--court {court!r} is unknown; accepted: {', '.join(hypotheses())}, "
+                       "none")
+
+
+def court_entry(court: str) -> dict[str, str]:
+    """The court hypothesis the loops are heard in, as the render's report names it."""
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.court import load_court
+
+    if court == "none":
+        return {"hypothesis": "none", "note": "no walls: the floor and the hall's front only"}
+    found = load_court(load_site(), court)
+    return {"hypothesis": found.name, "name": found.hypothesis.name,
+            "note": found.hypothesis.note}
+
+
+def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare") -> Path:
+    """Write ``manifest.json`` in ``out`` for the built programmes (heard in the court
+    hypothesis ``court``)."""
     data = {
         "manifest": MANIFEST_VERSION, "soundscape": __version__,
         "rite": {**asdict(rite.info), "seconds": round(rite.duration, 3)},
+        "court": court_entry(court),
         "calibration": "Each loop's integrated loudness (ITU-R BS.1770-4; ambisonics: of W) "
                        "is its programme's calibration_lufs unless the true-peak ceiling "
                        "stopped the gain first (at_calibration false): see docs/kit.md.",

@@ -20,6 +20,7 @@ A plan is TOML (format in docs/kit.md)::
     reading = "mandarin"          # how the words are pronounced: middle-chinese, mandarin
     listener = "zhongting"
     layout = "binaural"
+    court = "damped"              # the court's walls: bare, damped, none (default: --court)
 
 Each render is what ``soundscape render`` writes for the same options (same bytes).
 """
@@ -38,12 +39,13 @@ from soundscape.kit.batch import Job
 from soundscape.music.tuning import HUANGZHONG_HZ
 from soundscape.performance import Performance
 from soundscape.site.listeners import listener_at
+from soundscape.sound.court import hypotheses
 from soundscape.text.reading import READINGS
 
 __all__ = ["Sequencing", "load_plan"]
 
 _KEYS = {"id", "cues", "from", "to", "seed", "tuning", "huangzhong_hz", "zhong", "reading",
-         "listener", "layout", "target_lufs"}
+         "listener", "layout", "target_lufs", "court"}
 _TUNINGS = ("sanfen_sunyi", "equal")
 _ZHONG = ("song", "stanza")
 _LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1")
@@ -85,8 +87,9 @@ def _sequenced(recipe: Sequencing) -> Performance:
     return recipe.make()
 
 
-def load_plan(path: str | Path, site) -> tuple[Path, list[Job]]:
-    """The output folder and the jobs of a plan file (checked)."""
+def load_plan(path: str | Path, site, court: str = "bare") -> tuple[Path, list[Job]]:
+    """The output folder and the jobs of a plan file (checked); ``court`` is the court
+    hypothesis of renders that name none."""
     path = Path(path)
     data = read_toml(path, KitError)
     where = str(path)
@@ -102,8 +105,8 @@ def load_plan(path: str | Path, site) -> tuple[Path, list[Job]]:
     jobs = []
     for i, entry in enumerate(renders):
         validate.size(entry, key="render", where=where, error=KitError, kind=dict, least=1)
-        jobs.append(_job({**defaults, **entry}, f"{path}: [[render]] {i + 1}", out, path.parent,
-                         site))
+        jobs.append(_job({"court": court, **defaults, **entry}, f"{path}: [[render]] {i + 1}",
+                         out, path.parent, site))
     names = [j.name for j in jobs]
     for name in names:
         if names.count(name) > 1:
@@ -147,6 +150,9 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
                              error=KitError)
     target = validate.number(entry.get("target_lufs", -23.0), key="target_lufs", where=where,
                              error=KitError, low=-70.0, high=0.0, unit="LUFS")
+    court = validate.choice(entry["court"], (*hypotheses(), "none"), key="court", where=where,
+                            error=KitError)
     return Job(rid, out / f"{rid}.wav", listener_at(site, place), layout,
-               kind="render", seed=seed, options={"target_lufs": target},
-               make=Sequencing(cues, seed, sections[0], sections[1], tuning, hz, zhong, reading))
+               kind="render", seed=seed, options={"target_lufs": target}, court=court,
+               make=Sequencing(cues, seed, sections[0], sections[1], tuning, hz, zhong,
+                                reading))

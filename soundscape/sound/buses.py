@@ -231,11 +231,11 @@ class Buses:
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self._recurring = _recurring_places(performance)
-        # the court's late sound: a send bus for the notes on lines (a standing listener's)
+        # the court's late sound: a send bus for every note (a walker's: from where he is)
         self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
-                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
-                     if surroundings.court is not None and isinstance(listener, Listener)
-                     else None)
+                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler,
+                          surroundings=surroundings)
+                     if surroundings.court is not None else None)
         self._pool: ThreadPoolExecutor | None = None
 
     def guard(self, frame: int) -> int:
@@ -307,6 +307,9 @@ class Buses:
                 self.tail.send(bus.rate, event.time, note, point, column)
         else:
             bus.add(event.time, note, column)
+            if self.tail is not None:  # heard on its own: its own place, or a walker's
+                self.tail.send_heard(bus.rate, event.time, note, bus.heard.key(index)[2],
+                                     column)
 
     def forget_in_helper(self) -> None:
         """In the helper process: keep no notes (the main process keeps what it is sent)."""

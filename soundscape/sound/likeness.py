@@ -26,7 +26,7 @@ def dry_strokes(performance: Performance, indexes: Iterable[int], *, seed: int =
                 sample_rate: int = 24000, bells: str = "ideal") -> list[np.ndarray]:
     """The dry notes (mono, at 1 m) of events ``indexes``, as ``render_audio`` makes them
     with ``seed`` (``spatialise.HeardNotes`` picks the variant the same way)."""
-    voice = SynthVoice(bells=bells)
+    voice = SynthVoice(bells=bells).bind(performance, seed)  # where each stroke lands
     notes = DryNotes(voice, sample_rate, seed, ByteLru(256 << 20))
     out = []
     for index in indexes:

@@ -7,8 +7,14 @@ place sends the listener (over the zone's, in the 1 kHz band) and shifted by the
 of their direct paths. Each zone's sends are one line whose filter is the zone's late tail
 at the listener (``court.tail``: decorrelated per output channel), so the whole late sound
 of a render costs one forward FFT per zone and one inverse per channel per chunk, whatever
-the number of notes. It runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or
-more of air, docs/site.md) and is brought up to the output's rate like a bus.
+the number of notes. A note heard on its own (an event with its own position, a walking
+listener's every note: ``send_heard``) is sent too: its heard channels projected on the
+direct sound's panning gains give the source's sound at the ear, brought back to 1 m and
+to its onset. A walking listener hears each zone's tail from where he is when the note is
+sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a zone's
+tail per cell it is heard from (a late field changes slowly across a court of 140 m). It
+runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
+docs/site.md) and is brought up to the output's rate like a bus.
 
 The early paths (up to ``early_ms``) are the spatialiser's; the tail holds the rest.
 """
@@ -22,13 +28,13 @@ import numpy as np
 from scipy import signal
 
 from soundscape.errors import RenderError
-from soundscape.site.listeners import Listener
+from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
 from soundscape.sound.lines import Lines, impulse_filter
 from soundscape.sound.panning import Panner
-from soundscape.sound.propagation import Air
+from soundscape.sound.propagation import Air, Surroundings, paths
 
-__all__ = ["Tail", "diffuse_weights"]
+__all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights"]
 
 #: Directions averaged for a layout's diffuse-field weights (``diffuse_weights``).
 _DIRECTIONS = 512
@@ -43,6 +49,11 @@ _RING = 48
 #: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
 #: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
 TAIL_CHUNK = 28672
+#: Paths that reach the ear within this (s) of the direct sound add to it in phase.
+_COHERENT_S = 0.001
+#: A walking listener's grid (m) and facing step (degrees) for the tail he hears.
+WALK_CELL_M = 10.0
+WALK_TURN_DEG = 30.0
 
 
 def diffuse_weights(panner: Panner) -> np.ndarray:
@@ -62,7 +73,8 @@ class Tail:
     Parameters
     ----------
     court : Court
-    listener : Listener
+    listener : Listener or ListenerPath
+        A walker hears the tail from his grid cell at each send (``WALK_CELL_M``).
     panner : Panner
     channels : int
         Width of the mix (the panner's channels, times the stems).
@@ -74,11 +86,15 @@ class Tail:
         The rates of the buses that send to it (each a whole multiple of the tail's).
     upsampler : type
         ``buses.Upsampler`` (given, not imported: the buses import this module).
+    surroundings : Surroundings or None
+        The render's (the spatialiser's paths): a note heard on its own is sent at the
+        energy of its dry sound (``send_heard``); None: the court's own and ``air``.
     """
 
-    def __init__(self, court: Court, listener: Listener, panner: Panner, channels: int,
-                 sample_rate: int, air: Air, seed: int, rates: tuple[int, ...] = (), *,
-                 upsampler) -> None:
+    def __init__(self, court: Court, listener: Listener | ListenerPath, panner: Panner,
+                 channels: int, sample_rate: int, air: Air, seed: int,
+                 rates: tuple[int, ...] = (), *,
+                 upsampler, surroundings: Surroundings | None = None) -> None:
         # the tail's rate: a whole fraction of every bus's, near tail_rate_hz
         step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
         factor = max(step, round(sample_rate / court.model.tail_rate_hz / step) * step)
@@ -88,13 +104,20 @@ class Tail:
         self.factor = factor
         self.rate = sample_rate // factor
         self.court = court
-        self.listener = listener
+        self.surroundings = surroundings or Surroundings(air=air, court=court)
+        self.walk: ListenerPath | None = None
+        self.listener: Listener
+        if isinstance(listener, Listener):
+            self.listener = listener
+        else:
+            self.walk, self.listener = listener, listener.at(0.0)
         self.speed = air.speed_of_sound
         self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
         self.weights = diffuse_weights(panner)
         self.panner = panner
         self.seed = seed
-        self.lines = Lines(None, listener, channels, make_filter=self._filter, chunk=TAIL_CHUNK)
+        self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
+                           chunk=TAIL_CHUNK)
         self._up = upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
@@ -103,53 +126,73 @@ class Tail:
         self._flushed = 0  # tail-rate frame up to which the sends are brought down
         self.output_rate = sample_rate
         self._energy: dict[tuple, float] = {}
+        self._projections: dict[tuple, tuple] = {}
 
     # What a source sends ------------------------------------------------------
 
-    def response(self, zone) -> tuple[int, np.ndarray]:
-        """The zone's tail at the listener: (first sample, (frames, width) from it) at
-        ``rate``, for a sound made at the zone's point at sample 0."""
-        late = self.court.late(zone, self.listener.position, alpha_db_per_m=self.alpha,
+    def response(self, zone, ear: Listener | None = None) -> tuple[int, np.ndarray]:
+        """The zone's tail at the listener (``ear``: a walker's, where he is): (first
+        sample, (frames, width) from it) at ``rate``, for a sound made at the zone's point
+        at sample 0."""
+        ear = ear or self.listener
+        late = self.court.late(zone, ear.position, alpha_db_per_m=self.alpha,
                                speed=self.speed)
         ir = tail(*late, rate=self.rate, length_s=self.court.model.tail_s,
                   weights=self.weights, diffusion_ms=self.court.hypothesis.diffusion_ms,
-                  seed=stable_seed(self.seed, zone, self.listener.position), pan=self._pan)
+                  seed=stable_seed(self.seed, zone, ear.position),
+                  pan=functools.partial(self._pan, ear))
         heard = np.flatnonzero(np.abs(ir).max(axis=1) > 0)
         first = int(heard[0]) if len(heard) else 0
         return first, ir[first:]
 
-    def _pan(self, point) -> np.ndarray:
+    def _pan(self, ear: Listener, point) -> np.ndarray:
         """An image's gains per channel (the panner's, from where it stands; gain-only)."""
-        azimuth, elevation, _ = self.listener.direction_to(point)
+        azimuth, elevation, _ = ear.direction_to(point)
         return self.panner.terms(azimuth, elevation).gains
 
-    def _filter(self, zone, face):
+    def _filter(self, heard, face):
         del face  # the tail is omnidirectional
-        first, ir = self.response(zone)
+        zone, ear = heard
+        first, ir = self.response(zone, ear)
         return impulse_filter(ir.T.astype(np.float32), first, TAIL_CHUNK)
 
-    def _late_energy(self, point) -> float:
-        found = self._energy.get(point)
+    def ear(self, time: float) -> Listener:
+        """Where the tail is heard from at ``time``: the listener, or a walker's grid cell
+        and facing step then."""
+        if self.walk is None:
+            return self.listener
+        here = self.walk.at(time)
+        x, y, z = here.position
+        turn = math.radians(WALK_TURN_DEG)
+        facing = round(math.atan2(here.direction[1], here.direction[0]) / turn) * turn
+        return Listener((round(x / WALK_CELL_M) * WALK_CELL_M,
+                         round(y / WALK_CELL_M) * WALK_CELL_M, z),
+                        (math.cos(facing), math.sin(facing), 0.0))
+
+    def _late_energy(self, point, ear: Listener) -> float:
+        found = self._energy.get((point, ear.position))
         if found is None:
-            images = self.court.images(point, self.listener.position,
+            images = self.court.images(point, ear.position,
                                        reach_m=_LEVEL_S * self.speed)
             late = ~self.court.split(images, self.speed)
             d = images.distance[late]
             p = images.amplitude[late, _KHZ] * 10.0 ** (-self.alpha[_KHZ] * d / 20) / d
-            found = self._energy[point] = float((p ** 2).sum())
+            found = self._energy[(point, ear.position)] = float((p ** 2).sum())
         return found
 
-    def route(self, point) -> tuple[tuple, float, float]:
-        """Where a note from ``point`` goes: its zone's point, its send gain and delay (s)."""
-        found = self._routes.get(point)
+    def route(self, point, ear: Listener | None = None) -> tuple[tuple, float, float]:
+        """Where a note from ``point`` goes: its zone's point, its send gain and delay (s)
+        (heard from ``ear``: the listener unless a walker's)."""
+        ear = ear or self.listener
+        found = self._routes.get((point, ear))
         if found is None:
             _, zone = self.court.zone(point)
-            ear = np.asarray(self.listener.position)
-            own, theirs = self._late_energy(tuple(point)), self._late_energy(zone)
+            at = np.asarray(ear.position)
+            own, theirs = self._late_energy(tuple(point), ear), self._late_energy(zone, ear)
             gain = math.sqrt(own / theirs) if theirs > 0 else 0.0
-            delay = (np.linalg.norm(np.subtract(point, ear))
-                     - np.linalg.norm(np.subtract(zone, ear))) / self.speed
-            found = self._routes[point] = (zone, gain, float(delay))
+            delay = (np.linalg.norm(np.subtract(point, at))
+                     - np.linalg.norm(np.subtract(zone, at))) / self.speed
+            found = self._routes[(point, ear)] = (zone, gain, float(delay))
         return found
 
     def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
@@ -158,14 +201,55 @@ class Tail:
         It is added at its own rate to the zone's pending sends, which are brought down to
         the tail's rate a chunk at a time (``_flush``): one filter per chunk and zone, not
         one per note (per note, the decimation took a fifth of a section's render)."""
-        zone, gain, delay = self.route(point)
+        ear = self.ear(time)
+        zone, gain, delay = self.route(point, ear)
         if gain == 0 or not mono.size:
             return
-        key = (zone, column, rate)
+        key = ((zone, ear), column, rate)
         pending = self._pending.get(key)
         if pending is None:
             pending = self._pending[key] = _Pending(self.factor // self._ratio(rate))
         pending.add(round((time + delay) * rate), mono * np.float32(gain))
+
+    def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
+        """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
+        ``time`` s, from ``point``): what reaches the ear along the direct sound's panning
+        gains (the heard channels projected on them: the direct sound whole, the early
+        reflections in part), at 1 m and back at its onset."""
+        start, signals, mix = note
+        ear = self.walk.at(time) if self.walk is not None else self.listener
+        gains, scale, distance = self._along(tuple(point), ear)
+        if scale == 0 or not len(signals):
+            return
+        along = (mix @ gains if mix is not None else gains) * np.float32(scale)
+        mono = signals @ along.astype(np.float32)
+        self.send(rate, time + start / rate - distance / self.speed, mono, point, column)
+
+    def _along(self, point, ear: Listener) -> tuple[np.ndarray, float, float]:
+        """The direct sound's panning gains, the factor that brings the heard channels
+        projected on them back to the dry sound's energy (the paths' projected amplitudes,
+        summed in energy: the direct sound and the early reflections near its direction),
+        and the direct path's length (m)."""
+        found = self._projections.get((point, ear))
+        if found is None:
+            ways = paths(point, ear.position, surroundings=self.surroundings)
+            gains = self._pan(ear, ways[0].point).astype(np.float32)
+            norm = float(gains @ gains)
+            # paths within _COHERENT_S of the direct sound add in phase (a floor bounce far
+            # off: its lag is under a period of most of the sound), the others in energy
+            near = far = 0.0
+            for way in ways if norm > 0 else ():
+                part = way.gain * float(self._pan(ear, way.point) @ gains) / norm
+                if (way.distance - ways[0].distance) / self.speed < _COHERENT_S:
+                    near += part
+                else:
+                    far += part * part
+            heard = near * near + far
+            scale = 1.0 / (math.sqrt(heard) * norm) if heard > 0 else 0.0
+            found = (gains, scale, float(ways[0].distance))
+            if self.walk is None:  # a walker is never twice at one place
+                self._projections[(point, ear)] = found
+        return found
 
     def _ratio(self, rate: int) -> int:
         if (self.factor * rate) % self.output_rate:
@@ -181,6 +265,8 @@ class Tail:
             low = pending.take(start, until)
             if low is not None:
                 self.lines.add(start - self._lag, low, zone, None, column)
+            elif not pending.data.size and self.walk is not None:
+                del self._pending[(zone, column, _)]  # a cell the walker has left
         self._flushed = until
 
     # What it gives back -------------------------------------------------------

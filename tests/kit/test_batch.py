@@ -20,6 +20,8 @@ from soundscape.kit.plan import load_plan
 from soundscape.sequence.planner import perform_from_file
 from soundscape.site.courtyard import load_site
 from soundscape.site.listeners import Listener
+from soundscape.sound.court import load_court
+from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import SynthVoice, render_audio
 from tests.kit.scenes import rite
 
@@ -104,11 +106,12 @@ def test_plan_renders_equal_soundscape_render(tmp_path, soundscape_cli):
                     encoding="utf-8")
     code, err = soundscape_cli("batch", str(plan), "--jobs", "2", cwd=tmp_path)
     assert code == 0, err
-    # what `soundscape render --from s10 --to s10` renders, by the function it calls
+    # what `soundscape render --from s10 --to s10` renders (--court bare, its default), by
+    # the function it calls
     seat = load_site().listener("gong_wei")
     alone = render_audio(perform_from_file(from_section="s10", to_section="s10"),
                          tmp_path / "alone.wav", listener=Listener(seat.position, seat.facing),
-                         workers=2)
+                         workers=2, surroundings=Surroundings(court=load_court(load_site())))
     c4 = (tmp_path / "batch" / "c4.wav").read_bytes()
     assert c4 == alone.files[0].read_bytes()
     assert (tmp_path / "batch" / "zeng-equal.wav").read_bytes() != c4
@@ -219,7 +222,8 @@ def test_batch_renders_s18s_singing_as_render_does(tmp_path):
               performance=part)
     [batch] = run_jobs([job], executor="serial")
     alone = render_audio(part, tmp_path / "render.wav", listener=listener,
-                         voice=SynthVoice())
+                         voice=SynthVoice(), surroundings=Surroundings(court=load_court(
+                             load_site())))  # render's default court, as the job's
     assert batch.files[0].read_bytes() == alone.files[0].read_bytes()
 
 

@@ -87,6 +87,7 @@ def test_every_programme_zone_and_layout_is_a_loop_at_its_level(kit):
 def test_manifest_names_pieces_with_their_basis_rite_and_checksums(kit):
     data = json.loads((kit / "manifest.json").read_text())
     assert data["rite"]["tuning"] == "三分損益" and data["rite"]["seed"] == 0
+    assert data["court"]["hypothesis"] == "bare"  # the court the loops are heard in
     music = data["programmes"][1]
     assert music["pieces"] == [{"id": "sixia", "title": "肆夏", "basis": "reconstruction",
                                 "note": "lost; rebuilt by rule"}]

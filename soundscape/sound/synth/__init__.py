@@ -49,13 +49,14 @@ if TYPE_CHECKING:
     from soundscape.music.instruments import Instrument
 
 __all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "render_note",
-           "without_infrasound"]
+           "takes_place", "without_infrasound"]
 
 def render_note(instrument: Instrument, *, hz: float | None, velocity: float, duration: float,
                 articulation: str, sample_rate: int, rng: np.random.Generator,
                 lyric: str | None = None, pitch: str | None = None,
                 tuning: Tuning | None = None, bells: str = "ideal",
-                performer: str | None = None) -> np.ndarray:
+                performer: str | None = None,
+                place: tuple[float, float] | None = None) -> np.ndarray:
     """Render one note of ``instrument`` with its model.
 
     Parameters
@@ -89,6 +90,9 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     performer : str or None
         Who plays or sings (a performer id): passed to models that take it (each
         singer's own voice); the others ignore it.
+    place : (u, v) in [0, 1)² or None
+        Where a stroke lands in its player's sequence (``membrane.strike_places``), for
+        the models that take it (``takes_place``); the others ignore it. None: drawn.
 
     Returns
     -------
@@ -119,7 +123,9 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
                                                       pitch, tuning or _default_tuning())
     params = _params_for(instrument, module, hz=float(frequency), pitch=pitch,
                          tuning=tuning or _default_tuning(), bells=bells)
-    who = {"performer": performer} if _takes_performer(module) else {}
+    who: dict[str, object] = {"performer": performer} if _takes_performer(module) else {}
+    if place is not None and takes_place(module):
+        who["place"] = place
     audio = module.render(params, hz=float(frequency), velocity=float(velocity),
                           duration=float(duration), articulation=articulation,
                           sample_rate=int(sample_rate), rng=rng, lyric=lyric, **who)
@@ -141,6 +147,12 @@ def made_at(instrument: Instrument, sample_rate: int) -> int:
 @functools.cache
 def _takes_performer(module: ModuleType) -> bool:
     return "performer" in inspect.signature(module.render).parameters
+
+
+@functools.cache
+def takes_place(module: ModuleType) -> bool:
+    """Whether a model places its strokes by a sequence (``render(..., place=)``)."""
+    return "place" in inspect.signature(module.render).parameters
 
 
 def bell_tones(instrument: Instrument, *, hz: float, pitch: str | None = None,

@@ -21,8 +21,9 @@ drums: ``pellet_rate_hz`` impacts per second with jittered times and levels
 No two strokes alike (``[params.scatter]``, optional). A player's strokes scatter:
 
 - the force, normal in dB about the note's velocity (``force_db``);
-- the striking point, anywhere (uniform by area) in the ring ``strike_radius`` (or
-  ``rim_radius``, fractions of the head's radius) at any angle θ: a mode
+- the striking point, anywhere in the ring ``strike_radius`` (or ``rim_radius``,
+  fractions of the head's radius; each band of radius alike: the player aims near the
+  centre) at any angle θ: a mode
   ``shape = [m, n]``, ``J_m(j_mn ρ) cos mθ`` on an ideal membrane (docs/sources.md
   A3.1), is excited in proportion to its shape there, and the note (the sound in one
   direction, θ = 0) has it with that sign and size, against its level in the file,
@@ -33,6 +34,13 @@ No two strokes alike (``[params.scatter]``, optional). A player's strokes scatte
   excited as a half-sine pulse of that length drives it, so a harder stroke is brighter;
 - the head's tension rise: the glide grows with the square of the lowest mode's
   amplitude (tension modulation), so force and striking point move the pitch track.
+
+Where a drum's strokes land follows the player, not chance: a player spreads his strokes
+over the playing zone and does not strike the same spot twice running. Given the stroke's
+``place`` in the unit square (``strike_places``: a seeded low-discrepancy sequence over
+one drum's strokes in order, golden ratio and R2; docs/sources.md A3.4), the radius is its first
+coordinate (linear over the ring) and the angle its second, so neighbouring strokes land
+far apart and a run of strokes covers the head evenly; without one the point is drawn.
 
 And every drum is its own: a performer's drum sounds ``tuning_spread`` (relative,
 uniform, by a stable hash of who plays it) from the nominal pitch (hides differ).
@@ -58,7 +66,7 @@ from soundscape.sound.synth._common import (
     noise_burst,
 )
 
-__all__ = ["Stroke", "own_tuning", "render", "render_stroke"]
+__all__ = ["Stroke", "own_tuning", "render", "render_stroke", "strike_places"]
 
 
 def mode_table(params: Mapping[str, Any], *, hz: float,
@@ -78,7 +86,8 @@ def mode_table(params: Mapping[str, Any], *, hz: float,
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
-           lyric: str | None = None, performer: str | None = None) -> np.ndarray:
+           lyric: str | None = None, performer: str | None = None,
+           place: tuple[float, float] | None = None) -> np.ndarray:
     """One drum stroke (``strike``, ``rim``) or a pellet-drum shake lasting ``duration``.
 
     Parameters
@@ -91,6 +100,8 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         The least length of a stroke (it rings out), the length of a ``shake``.
     performer : str or None
         Who plays (which drum): each drum its own tuning.
+    place : (u, v) in [0, 1)² or None
+        Where the stroke lands in the drum's sequence (``strike_places``); None: drawn.
     """
     hz = hz * own_tuning(params, performer)
     if articulation == "shake":
@@ -98,7 +109,21 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
                       sample_rate=sample_rate, rng=rng)
     return render_stroke(params, hz=hz, velocity=velocity, articulation=articulation,
                          sample_rate=sample_rate, rng=rng, min_s=duration,
-                         stroke=Stroke.drawn(params, velocity, articulation, rng))
+                         stroke=Stroke.drawn(params, velocity, articulation, rng, place))
+
+
+#: The steps of the sequence: the radius (what moves a stroke's sound most) by the golden
+#: ratio, whose points k and k + n lie farthest apart for every n of any 1-D sequence
+#: (the three-distance theorem); the angle by the second step of Roberts' R2 (1/g², g the
+#: plastic number, g³ = g + 1; Roberts 2018), so the points also cover the square evenly.
+_STEPS = np.array([2.0 / (1.0 + np.sqrt(5.0)), 1.0 / 1.324717957244746 ** 2])
+
+
+def strike_places(count: int, offset: tuple[float, float] = (0.5, 0.5)) -> np.ndarray:
+    """Where ``count`` successive strokes of one drum land: a Weyl sequence (``_STEPS``)
+    from ``offset`` (one drum's seed), rows (u, v) in [0, 1)² for ``Stroke.drawn``."""
+    k = np.arange(1, count + 1)[:, None]
+    return (np.asarray(offset, dtype=float) + k * _STEPS) % 1.0
 
 
 def own_tuning(params: Mapping[str, Any], performer: str | None) -> float:
@@ -124,15 +149,18 @@ class Stroke:
 
     @classmethod
     def drawn(cls, params: Mapping[str, Any], velocity: float, articulation: str,
-              rng: np.random.Generator) -> Stroke:
-        """The stroke a player makes for ``velocity``, drawn from ``[params.scatter]``."""
+              rng: np.random.Generator, place: tuple[float, float] | None = None) -> Stroke:
+        """The stroke a player makes for ``velocity``: the force drawn from
+        ``[params.scatter]``, the point at ``place`` (u, v in [0, 1): radius linear over
+        the ring, angle) or, without one, drawn too."""
         scatter = params.get("scatter")
         if scatter is None:
             return cls(velocity, None, None)
         low, high = scatter["rim_radius" if articulation == "rim" else "strike_radius"]
         force = velocity * float(db_to_gain(rng.normal(0.0, scatter["force_db"])))
-        radius = float(np.sqrt(rng.uniform(low * low, high * high)))  # uniform by area
-        return cls(force, radius, 0.5 * (low + high), float(rng.uniform(0.0, 2.0 * np.pi)))
+        u, v = (rng.uniform(), rng.uniform()) if place is None else place
+        radius = float(low + u * (high - low))  # EST: each band of radius alike
+        return cls(force, radius, 0.5 * (low + high), float(2.0 * np.pi * v))
 
 
 def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
