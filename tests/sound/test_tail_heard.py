@@ -76,8 +76,8 @@ def test_a_positioned_sound_has_the_courts_tail(site, place):
 
 def test_a_walking_listener_hears_the_courts_tail(site):
     """A walker standing still where a seated listener sits hears the click's tail as the
-    seated one does, from his 10 m cell (EDT within 15 %: the cell's centre is 1.7 m off
-    the seat, another draw of the tail; late energy within 2 dB); a
+    seated one does, from his 10 m cell (T20 within 10 %, EDT within 25 %: the cell's centre
+    is 1.7 m off the seat, another draw of the tail; late energy within 2 dB); a
     walker who crosses the court hears it all the way (before: no tail at all)."""
     point = source_point(site, "gong_xi")
     seat = _seat(site, "zhongting")
@@ -87,7 +87,11 @@ def test_a_walking_listener_hears_the_courts_tail(site):
     seated = impulse_response(point, seat, surroundings=court, layout="foa", sample_rate=FS)[:, 0]
     n = min(len(walked), len(seated))
     a, b = iso3382.measure(walked[:n], FS), iso3382.measure(seated[:n], FS)
-    assert a.edt == pytest.approx(b.edt, rel=0.15)
+    assert a.t20 == pytest.approx(b.t20, rel=0.1)
+    # the direct sound leads here (C80 ~9 dB): the first 10 dB of decay end at its knee, so
+    # EDT moves with any detail of the tail's draw (1.21 s with the FIR decimator, 1.09 s
+    # with the IIR, the energy envelopes the same within 0.1 dB in every 100 ms)
+    assert a.edt == pytest.approx(b.edt, rel=0.25)
     assert _late_db(walked) == pytest.approx(_late_db(seated), abs=2.0)
     gate = _seat(site, "men")
     crossing = ListenerPath(((0.0, seat.position, seat.facing), (4.0, gate.position, seat.facing)))
