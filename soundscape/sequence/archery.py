@@ -383,8 +383,8 @@ def even_jie_times(start: float, n_turns: int, *, config: ArcheryConfig,
 
 
 def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig,
-                  start: float = 0.0, jie_times: Sequence[float] | None = None
-                  ) -> tuple[TurnPlan, ...]:
+                  start: float = 0.0, jie_times: Sequence[float] | None = None,
+                  rng: np.random.Generator | None = None) -> tuple[TurnPlan, ...]:
     """Who shoots when: the turns of a round with each arrow's intended release.
 
     Parameters
@@ -398,6 +398,9 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         When the round begins (rounds 0–2): the first release comes
         ``timing.first_release_s`` later, then one every ``shot_interval_s``
         (拾發), and ``changeover_s`` between pairs.
+    rng : numpy.random.Generator or None
+        Spreads each interval of rounds 0–2 by ``timing.shot_interval_spread`` (optional,
+        0 to 0.5; None or 0: the mean every time).
     jie_times : sequence of float, seconds
         Round 3 only, required: the drum 節 of the music (貍首, 騶虞), sorted, ``heard_jie
         + shot_jie`` (大射 7, 鄉射 5) per turn in turn order; each time is the drum that closes
@@ -420,16 +423,29 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         raise ArcheryError(f"round {round_no}: jie_times given, but only round 3 is shot "
                            "to music")
     turns, time = [], start + config.number("timing", "first_release_s")
-    step = config.number("timing", "shot_interval_s")
     for index, pair in enumerate(chosen):
         shots = []
+        aim = time
         for k, (archer, role) in enumerate(_order(pair) * 4):
-            shots.append(PlannedShot(archer, role, k // 2 + 1, pair.target, time + k * step,
-                                     bound=False))
+            if k:
+                aim += _interval(config, rng)
+            shots.append(PlannedShot(archer, role, k // 2 + 1, pair.target, aim, bound=False))
         turn_start = start if index == 0 else time - config.number("timing", "changeover_s")
         turns.append(TurnPlan(index, pair, turn_start, tuple(shots)))
         time = shots[-1].aim_time + config.number("timing", "changeover_s")
     return tuple(turns)
+
+
+def _interval(config: ArcheryConfig, rng: np.random.Generator | None) -> float:
+    """From one release to the partner's: ``shot_interval_s``, spread by
+    ``shot_interval_spread`` (a normal factor, kept within 0.5–1.5) when ``rng`` is given."""
+    step = config.number("timing", "shot_interval_s")
+    timing = config.get("timing")
+    if rng is None or "shot_interval_spread" not in timing:
+        return step
+    spread = validate.number(timing["shot_interval_spread"], key="timing.shot_interval_spread",
+                             where=config.source, error=ArcheryError, low=0.0, high=0.5)
+    return step * float(np.clip(1.0 + spread * rng.standard_normal(), 0.5, 1.5))
 
 
 def _order(pair: Pair) -> tuple[tuple[Archer, str], tuple[Archer, str]]:
@@ -589,7 +605,9 @@ def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequenc
     start : float >= 0, seconds
         Start of rounds 0–2 (round 3 takes its times from ``jie_times``).
     """
-    turns = lay_out_turns(round_no, archers, config=config, start=start, jie_times=jie_times)
+    # the intervals from a generator of their own: the arrows' flights draw as before
+    turns = lay_out_turns(round_no, archers, config=config, start=start, jie_times=jie_times,
+                          rng=rng.spawn(1)[0])
     tolerance = config.number("music", "tolerance_s")
     shots = [_shoot(round_no, turn, planned, site, rng, config, tolerance)
              for turn in turns for planned in turn.shots]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -262,3 +263,21 @@ def test_cli_writes_results_and_prints_announcements(tmp_path):
     for n in (2, 3):
         said = json.loads((out / f"round{n}.json").read_text(encoding="utf-8"))["announcement"]
         assert said in run.output
+
+
+def test_releases_of_rounds_without_music_keep_no_metronome():
+    """From one release to the partner's: 9 s on average, never the same twice in a turn
+    (at exactly 9 s the shooting repeated every 18 s in the mix), within 0.5–1.5 of it;
+    without a generator, the mean every time."""
+    rng = np.random.default_rng(3)
+    roster = archery.build_roster(config=CONFIG, rng=rng)
+    turns = archery.lay_out_turns(2, roster, config=CONFIG, start=10.0,
+                                  rng=np.random.default_rng(5))
+    step = CONFIG.number("timing", "shot_interval_s")
+    gaps = np.concatenate([np.diff([s.aim_time for s in t.shots]) for t in turns])
+    assert len(set(np.round(gaps, 6))) == len(gaps)
+    assert np.all((gaps >= 0.5 * step) & (gaps <= 1.5 * step))
+    assert abs(np.mean(gaps) / step - 1) < 0.1
+    plain = archery.lay_out_turns(2, roster, config=CONFIG, start=10.0)
+    assert {round(b - a, 9) for t in plain for a, b in itertools.pairwise(
+        [s.aim_time for s in t.shots])} == {step}
