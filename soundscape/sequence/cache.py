@@ -59,9 +59,9 @@ def _package_digest() -> bytes:
     and bytes (about 3 MB: tens of milliseconds, once per process)."""
     import numpy
 
-    from soundscape import __version__
-
-    digest = hashlib.sha256(f"{__version__} {sys.version} numpy {numpy.__version__}".encode())
+    # the package's files are hashed below (its version with them): importing the package's
+    # top would import the render's layer from the sequencer's
+    digest = hashlib.sha256(f"{sys.version} numpy {numpy.__version__}".encode())
     package = Path(__file__).resolve().parents[1]
     for root in (package, bundled_dir("instruments")):
         for path in sorted(root.rglob("*")):
