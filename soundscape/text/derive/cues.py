@@ -41,7 +41,11 @@ class _Steps:
 
     def of(self, unit: Unit) -> Step:
         """The step whose span holds the unit's first character."""
-        return self.steps[bisect.bisect_right(self.starts, unit.start) - 1]
+        return self.at(unit.start)
+
+    def at(self, offset: int) -> Step:
+        """The step whose span holds the character at ``offset``."""
+        return self.steps[bisect.bisect_right(self.starts, offset) - 1]
 
 
 def _rank(layout: list[LayoutItem], rank: str) -> str:
@@ -277,7 +281,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
     count: collections.Counter[str] = collections.Counter()
     for section, unit in music_units:
         kind, piece = unit.info["kind"], unit.info["piece"]
-        step = found.of(unit)
+        step = found.at(unit.info.get("at", unit.start))  # an order's music: after its 諾
         stop = _stop(unit, step, found, marks)
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
                       if kind == "she" else ())
