@@ -9,9 +9,9 @@ A page is missing when the edition's own numbering skips it, or when its marker 
 by no character of text before the next marker. An edition that numbers leaves and sides
 (1a, 1b, 2a …) skips a page when a side is passed over; one that marks only one side of
 every leaf (the Kanseki Repository's 《禮記》 `tls` edition marks one page per passage: 1a,
-2a … 13a) numbers its pages by leaf, and skips one only when a leaf number is passed over. Missing pages
-after the last character of text are the book's blank end, not a gap. The marks are
-configured in ``data/editions.toml`` (``[print]``).
+2a … 13a) numbers its pages by leaf, and skips one only when a leaf number is passed over.
+Missing pages after the last character of text are the book's blank end, not a gap. The
+marks are configured in ``data/editions.toml`` (``[print]``).
 """
 
 from __future__ import annotations
