@@ -166,7 +166,7 @@ def unplayable(path: Path) -> list[str]:
     missing: dict[str, list] = {}
     for cue in sheet.music:
         for who in cue.performers:
-            if who not in ("gong", "se") and who not in players.sources:
+            if not players.plays(who):
                 missing.setdefault(who, []).append(cue)
     return [f"{path}:{cues[0].line}: music {cues[0].piece!r}: performer {who!r} is neither a "
             f"layout id nor gong/se" + (f" (and {len(cues) - 1} more cues)" if len(cues) > 1

@@ -20,6 +20,7 @@ from soundscape.music.arrange import TimedNote
 from soundscape.performance import Source, Vec3
 from soundscape.site import orchestra
 from soundscape.site.courtyard import Site
+from soundscape.text.derive.generic import by_family, is_placeable
 
 __all__ = ["Players", "build_players"]
 
@@ -111,6 +112,13 @@ class Players:
             return None
         return rack.member_for(note.pitch.name)
 
+    def plays(self, performer: str) -> bool:
+        """Whether ``performer`` (a layout id, an instrument id, gong or se) has sources."""
+        try:
+            return bool(self._performer_sources(performer, self.forces))
+        except CueSheetError:
+            return False
+
     def _performer_sources(self, performer: str, forces: Mapping[str, int]) -> list[str]:
         """The sources of a performer; the forces the text gives choose how many: of
         工四人二瑟 two play the 瑟 and two sing (鄭注 on 鄉飲酒禮: 二瑟，二人鼓瑟，則二人歌也)."""
@@ -121,7 +129,12 @@ class Players:
             return [f"gong.{who}" for who in _SE_PLAYERS[:se]]
         if performer in self.sources:
             return [performer]
-        raise CueSheetError(f"performer {performer!r} is neither a layout id nor gong/se")
+        hung = [i for i, s in self.sources.items()
+                if s.instrument == performer and i in self.placed]
+        if hung:  # an instrument id: the layout's instruments of it (a sheet with no 設樂)
+            return hung
+        raise CueSheetError(f"performer {performer!r} is neither a layout id, an instrument "
+                            "id nor gong/se")
 
     def move_gong(self, time: float, phase: str, site: Site) -> None:
         """From ``time`` on, the 工 stand as in ``phase`` (ge, guan, zuo)."""
@@ -158,13 +171,32 @@ def _sheet_forces(sheet: CueSheet) -> dict[str, int]:
 def build_players(sheet: CueSheet, site: Site) -> Players:
     """Place the orchestra of ``sheet`` on ``site`` and add the 工 its forces name and,
     where the text has them answer, the 負侯 (no source stands there silent)."""
-    placed = orchestra.place(sheet.layout, site)
+    placed = orchestra.place([*sheet.layout, *_by_rule(sheet)], site)
     sources = orchestra.sources(placed)
     forces = _sheet_forces(sheet)
     sources.update(_gong_sources(site, _gong_needed(sheet, forces, site)))
     if any(voice.actor == "fuhou" for voice in sheet.voices):
         sources.update(_fuhou_sources(site))
     return Players(sources, placed, forces)
+
+
+def _by_rule(sheet: CueSheet) -> list:
+    """Layout entries for the instruments the sheet's music names by id (``bianzhong``,
+    ``sheng``) that its 設樂 does not hang: each placed by its family's rule
+    (``text.derive.generic``, ``data/generic_layout.toml``), quoting the music that needs
+    it, so that a sheet without a 設樂 sounds instead of stopping."""
+    hung = {item.instrument for item in sheet.layout}
+    ids = {item.id for item in sheet.layout}
+    rows: dict[str, str] = {}
+    added = []
+    for cue in sheet.music:
+        for performer in cue.performers:
+            if (performer not in ids and performer not in hung and is_placeable(performer)):
+                added.append(by_family(performer, cue.quote, cue.span,
+                                       f"music {cue.id!r} names it; the sheet does not hang it",
+                                       rows))
+                hung.add(performer)
+    return added
 
 
 def _gong_needed(sheet: CueSheet, forces: Mapping[str, int], site: Site) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.source import Text
 
-__all__ = ["generic_layout"]
+__all__ = ["by_family", "generic_layout", "is_placeable"]
 
 
 @functools.cache
@@ -65,15 +65,35 @@ def generic_layout(text: Text, music: list[MusicCue]) -> list[LayoutItem]:
                 note = table["not_named"].format(kind=kinds.name("kind", cue.kind),
                                                  kind_id=cue.kind)
                 wanted[performer] = (cue.span, note)
-    items = []
-    words = glossary.load()
+    placed: list[LayoutItem] = []
+    rows: dict[str, str] = {}
     for instrument, (span, why) in sorted(wanted.items(), key=lambda w: w[1][0]):
-        family = _family(instrument)
-        of = tuple(family["of"]) if isinstance(family["of"], list) else family["of"]
-        name = words.name("instrument", instrument)
-        items.append(LayoutItem(
-            f"{family['group']}.{instrument}", name, instrument, family["group"],
-            family["relation"], of, text.quote(*span), span,
-            facing=family.get("facing", ""), struck_face=family.get("struck_face", ""),
-            note=f"generic layout ({why}): {family['rule']}"))
-    return items
+        placed.append(by_family(instrument, text.quote(*span), span, why, rows))
+    return placed
+
+
+def is_placeable(instrument: str) -> bool:
+    """Whether a family rule places ``instrument`` (the 工's 瑟 and voices are seated)."""
+    return _family(instrument) is not None
+
+
+def by_family(instrument: str, quote: str, span: tuple[int, int], why: str,
+              rows: dict[str, str]) -> LayoutItem:
+    """``instrument`` placed by its family's rule. ``rows`` (anchor → the last entry placed
+    at it, updated) makes one whose anchor is taken stand south of the last entry there
+    (皆南陳: the 設樂's racks stand in a row southward)."""
+    family = _family(instrument)
+    if family is None:
+        raise KeyError(instrument)
+    of = tuple(family["of"]) if isinstance(family["of"], list) else family["of"]
+    anchor = family["relation"] + ":" + ("|".join(of) if isinstance(of, tuple) else of)
+    relation, rule = family["relation"], family["rule"]
+    if anchor in rows:
+        relation, of = "south_of", rows[anchor]
+        rule += "; south of the entry already there (皆南陳)"
+    id_ = f"{family['group']}.{instrument}"
+    rows[anchor] = id_
+    return LayoutItem(id_, glossary.load().name("instrument", instrument), instrument,
+                      family["group"], relation, of, quote, span,
+                      facing=family.get("facing", ""), struck_face=family.get("struck_face", ""),
+                      note=f"generic layout ({why}): {rule}")
