@@ -160,7 +160,8 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
         layout = rites.default_layout(rite, text, layout, _layout_of(lord) if lord else None)
         rank = rites.rite(rite).rank
     if rite is None and not layout:  # no 設樂, no rite's data: the family rules place them
-        layout = generic_layout(text, music_cues(text, sections, steps, units_by_section, []))
+        layout = generic_layout(text, [u for found in units_by_section.values() for u in found
+                                       if u.role == "music"])
     layout = with_sheng_forces(text, layout)
     music = music_cues(text, sections, steps, units_by_section, layout, rank)
     voices = voice_cues(text, steps, units_by_section)

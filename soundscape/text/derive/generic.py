@@ -14,10 +14,11 @@ from __future__ import annotations
 import functools
 import re
 
-from soundscape.cuesheet import LayoutItem, MusicCue
+from soundscape.cuesheet import LayoutItem
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text import glossary
+from soundscape.text.derive.formulas import Unit, rules
 from soundscape.text.source import Text
 
 __all__ = ["by_family", "generic_layout", "is_placeable"]
@@ -49,9 +50,9 @@ def _word_patterns() -> dict[str, re.Pattern]:
     return found
 
 
-def generic_layout(text: Text, music: list[MusicCue]) -> list[LayoutItem]:
-    """The layout of ``text`` by family rules: the instruments it names, then those its
-    ``music`` (derived with no layout: performers are instrument ids) needs."""
+def generic_layout(text: Text, music: list[Unit]) -> list[LayoutItem]:
+    """The layout of ``text`` by family rules: the instruments it names, then those the
+    kinds of its ``music`` formulas need (``derive_rules.toml [kind.*] instruments``)."""
     table = _table()
     kinds = glossary.load()
     wanted: dict[str, tuple[tuple[int, int], str]] = {}
@@ -59,12 +60,12 @@ def generic_layout(text: Text, music: list[MusicCue]) -> list[LayoutItem]:
         m = pattern.search(text.chars)
         if m and _family(instrument):
             wanted[instrument] = ((m.start(), m.end()), "named by the text here")
-    for cue in music:
-        for performer in cue.performers:
-            if performer not in wanted and _family(performer):
-                note = table["not_named"].format(kind=kinds.name("kind", cue.kind),
-                                                 kind_id=cue.kind)
-                wanted[performer] = (cue.span, note)
+    for unit in music:
+        kind = unit.info["kind"]
+        for instrument in rules()["kind"][kind]["instruments"]:
+            if instrument not in wanted and _family(instrument):
+                note = table["not_named"].format(kind=kinds.name("kind", kind), kind_id=kind)
+                wanted[instrument] = ((unit.start, unit.end), note)
     placed: list[LayoutItem] = []
     rows: dict[str, str] = {}
     for instrument, (span, why) in sorted(wanted.items(), key=lambda w: w[1][0]):
