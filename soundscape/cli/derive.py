@@ -155,11 +155,11 @@ def unplayable(path: Path) -> list[str]:
     music cue's performer must be a layout entry placed on the rite's site, or the 工."""
     from soundscape.errors import SoundscapeError
     from soundscape.sequence.players import build_players
-    from soundscape.site.courtyard import load_site
+    from soundscape.site.courtyard import load_site, site_of
 
     sheet = cuesheet.load(path)
     try:
-        site = load_site(rite=sheet.text.id if sheet.text.id in rites.rite_ids() else None)
+        site = load_site(rite=site_of(sheet.text.id, sheet.layout))
         players = build_players(sheet, site)
     except SoundscapeError as error:
         return [str(error)]

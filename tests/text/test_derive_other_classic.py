@@ -21,6 +21,7 @@ from soundscape import cuesheet, text
 from soundscape.cli import cli
 from soundscape.performance import Performance
 from soundscape.sequence.planner import perform_from_file
+from soundscape.site.courtyard import GENERIC, load_site, site_of
 from soundscape.site.listeners import Listener
 from soundscape.sound.render import render_audio
 from soundscape.text.derive import derive
@@ -102,6 +103,16 @@ def test_the_exchange_is_said_in_turn_and_the_count_is_spoken(sheet, performance
     assert len({round(e.time, 3) for e in exchange}) == len(exchange)
     assert all(b.time >= a.time + a.duration for a, b in zip(exchange, exchange[1:]))
     assert any("賢於" in (e.lyric or "") and "純" in e.lyric for e in said)
+
+
+def test_it_is_held_in_a_hall_and_court_of_its_own(sheet_path):
+    """Not the 射宮 with its targets: the generic site (a hall and its court)."""
+    sheet = cuesheet.load(sheet_path)
+    assert site_of(sheet.text.id, sheet.layout) == GENERIC
+    site = load_site(rite=GENERIC)
+    assert site.name == "堂與庭" and not site.targets
+    assert {"zuojie", "xijie", "tang", "men"} <= set(site.places)
+    assert "dahou" not in site.places
 
 
 def test_it_sounds(sheet_path, performance, tmp_path):

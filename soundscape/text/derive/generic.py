@@ -21,7 +21,10 @@ from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, rules
 from soundscape.text.source import Text
 
-__all__ = ["by_family", "generic_layout", "is_placeable"]
+__all__ = ["NOTE", "by_family", "generic_layout", "is_placeable"]
+
+#: How a layout entry placed by a family rule begins its ``note`` (the site chooser reads it).
+NOTE = "generic layout"
 
 
 @functools.cache
@@ -97,4 +100,4 @@ def by_family(instrument: str, quote: str, span: tuple[int, int], why: str,
     return LayoutItem(id_, glossary.load().name("instrument", instrument), instrument,
                       family["group"], relation, of, quote, span,
                       facing=family.get("facing", ""), struck_face=family.get("struck_face", ""),
-                      note=f"generic layout ({why}): {rule}")
+                      note=f"{NOTE} ({why}): {rule}")
