@@ -58,7 +58,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
-from soundscape.sequence.players import Players, build_players
+from soundscape.sequence.players import Players, build_players, wusuan_turn
 from soundscape.sequence.singing import join_lines
 from soundscape.sequence.speech import (
     one_at_a_time,
@@ -396,7 +396,8 @@ class _Planner:
                 continue
             with self._about(played.cue):
                 notes = [(note, self.players.assign(played.cue, note))
-                         for note in _with_sheng(played) if _sounds(played, note)]
+                         for note in _with_sheng(played, self.players.names(played.cue, "sheng"))
+                         if _sounds(played, note)]
             takes = self.ensemble.perform(
                 played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
                 cue=played.cue.id, sources=[s for _, group in notes for s in group])
@@ -476,12 +477,15 @@ class _Planner:
         return events
 
 
-def _with_sheng(played: _Played) -> Iterator:
+def _with_sheng(played: _Played, sheng: bool = False) -> Iterator:
     """The arrangement's notes; in a 合樂 the 笙 also play the 瑟's line (鄉飲酒禮: 乃合樂
-    周南關雎…, 鄭注: 合樂謂歌樂與衆聲俱作: song, 瑟 and 笙 together)."""
+    周南關雎…, 鄭注: 合樂謂歌樂與衆聲俱作: song, 瑟 and 笙 together); in 無算樂, where the cue
+    names 笙 (``sheng``), each stanza is 合 or 間 (``players.wusuan_turn``)."""
     for note in played.arrangement.notes():
-        yield note
-        if played.cue.kind == "he" and note.instrument == "se":
+        turn = wusuan_turn(played.cue, played.arrangement, note, sheng)
+        if turn != "間" or note.instrument not in ("voice", "se"):
+            yield note
+        if (played.cue.kind == "he" or turn) and note.instrument == "se":
             yield replace(note, part="sheng", instrument="sheng", articulation="blow")
 
 

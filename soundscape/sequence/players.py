@@ -22,7 +22,7 @@ from soundscape.site import orchestra
 from soundscape.site.courtyard import Site
 from soundscape.text.derive.generic import by_family, is_placeable
 
-__all__ = ["Players", "build_players"]
+__all__ = ["Players", "build_players", "wusuan_turn"]
 
 # The 工 of the text (工六人四瑟): the two masters sing, the four 上工 play 瑟.
 _SINGERS = ("dashi", "shaoshi")
@@ -112,6 +112,11 @@ class Players:
             return None
         return rack.member_for(note.pitch.name)
 
+    def names(self, cue: MusicCue, instrument: str) -> bool:
+        """Whether ``cue`` names among its performers a source of ``instrument``."""
+        return any(p in self.sources and self.sources[p].instrument == instrument
+                   for p in cue.performers)
+
     def plays(self, performer: str) -> bool:
         """Whether ``performer`` (a layout id, an instrument id, gong or se) has sources."""
         try:
@@ -145,6 +150,19 @@ class Players:
             where = site.performer_position(who, phase).position
             moves = (*(m for m in source.moves if m[0] < time), (time, where))
             self.sources[id_] = _with_moves(source, moves)
+
+
+def wusuan_turn(cue: MusicCue, arrangement, note: TimedNote, sheng: bool) -> str:
+    """Who takes a stanza of 無算樂 where the rite has 笙 (``sheng``): ``合`` (song, 瑟 and
+    笙 together), ``間`` (the 笙 alone, the song and 瑟 resting), else "" (no 笙). The ways
+    are the cue's conditions, read by derive from the 鄭注 on 無算樂 (鄉飲酒禮: 或間或合; 燕禮,
+    大射儀: 升歌間合; 鄉射禮: 合鄉樂, 合 alone); with both, stanzas take turns, 合 first (the
+    order is ours: 鄭注 says only 或間或合, 無次數)."""
+    ways = [w for w in ("合", "間") if w in cue.conditions] if cue.kind == "wusuan" else []
+    if not sheng or not ways or note.phrase < 0:
+        return ""
+    stanza = arrangement.phrases[note.phrase].stanza
+    return ways[stanza % len(ways)]
 
 
 def _with_moves(source: Source, moves: tuple[tuple[float, Vec3], ...]) -> Source:

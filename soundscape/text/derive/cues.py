@@ -285,6 +285,9 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
         stop = _stop(unit, step, found, marks)
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
                       if kind == "she" else ())
+        note = _note_after(text, note_offsets, unit.end)
+        if kind == "wusuan":  # 間 and 合 as the 鄭注 on 無算樂 says
+            conditions = tuple(w for w in rules()["kind"]["wusuan"]["wusuan_ways"] if w in note)
         performers, _ = _performers(kind, layout, piece, rank)
         forces = (stated.before(unit.start) if kind in ("ge", "he", "wusuan", "she")
                   else ())
@@ -300,7 +303,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
             piece if count[piece] == 1 else f"{piece}_{count[piece]}", piece, kind, performers,
             unit.info["repeats"], step.id, stop, conditions,
             text.quote(unit.start, unit.end), (unit.start, unit.end), forces=forces,
-            note=_note_after(text, note_offsets, unit.end), variant=variant, anchor=anchor,
+            note=note, variant=variant, anchor=anchor,
             replaces=replaces))
     return cues
 
