@@ -260,3 +260,36 @@ def test_wusuan_with_the_sheng_as_zheng_says(xiangyinjiu, yan_fangzhong):
     assert "sheng" in _instruments_of(xiangshe, "wusuanyue")
     assert _sheng_alone(xiangshe) < 0.05
     assert "sheng" not in _instruments_of(_perform("dashe"), "wusuanyue")
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yan"])
+def test_gai_lasts_the_guests_walk_to_the_gate(rite):
+    """陔 is the rhythm of the guest's going out (鄭注: 陔之言戒也 … 以陔為節): it sounds from his
+    going out (鄉飲酒 賓出奏陔: not after he has left) to the end of his walk to the gate,
+    heard in footsteps (it was 10.7 s in every rite, the exit silent underfoot)."""
+    from soundscape import cuesheet
+
+    sheet = cuesheet.load(bundled_dir("cues") / f"{rite}.toml")
+    performance = perform_from_file(bundled_dir("cues") / f"{rite}.toml")
+    gai = _span(performance, "gaixia")
+    cue = next(c for c in sheet.music if c.piece == "gaixia" and not c.variant)
+    out = next(s for s in sheet.steps[[s.id for s in sheet.steps].index(cue.start):]
+               if s.action == "出")
+    assert out.place == "men" and out.actor == "賓"
+    assert gai.end - gai.start > 30.0
+    instrument = {s.id: s.instrument for s in performance.sources.values()}
+    feet = [e for e in performance.events if instrument.get(e.source) == "footstep"
+            and gai.start <= e.time < gai.end]
+    assert len(feet) >= 5
+    if rite == "xiangyinjiu":
+        assert cue.start == out.id  # 賓出奏陔: from his going out
+
+
+def test_the_guest_and_the_other_guests_go_out_in_two_steps():
+    """鄉射禮 「賓出衆賓皆出」: 賓出 and 衆賓皆出, not 賓出衆 and 賓皆出."""
+    from soundscape import cuesheet
+
+    sheet = cuesheet.load(bundled_dir("cues") / "xiangshe.toml")
+    at = next(i for i, s in enumerate(sheet.steps) if "陔作" in s.quote)
+    following = [(s.actor, s.quote) for s in sheet.steps[at + 1:at + 3]]
+    assert following == [("賓", "賔出"), ("衆賓", "衆賔皆出")]

@@ -14,6 +14,7 @@ to exactly one step.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import re
@@ -21,7 +22,7 @@ import re
 from soundscape.cuesheet import SCHEMA_VERSION, CueSheet, Section, Step, TextInfo
 from soundscape.text import glossary
 from soundscape.text.derive import rites
-from soundscape.text.derive.cues import music_cues, voice_cues
+from soundscape.text.derive.cues import _Steps, music_cues, voice_cues, walked_out
 from soundscape.text.derive.formulas import Unit, alternation, find_units, played_orders, rules
 from soundscape.text.derive.generic import generic_layout
 from soundscape.text.derive.layout import derive_layout, with_sheng_forces
@@ -164,11 +165,28 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
                                        if u.role == "music"])
     layout = with_sheng_forces(text, layout)
     music = music_cues(text, sections, steps, units_by_section, layout, rank)
+    steps = _to_the_gate(steps, music)
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps)
     info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
                     tuple(music), tuple(voices), speech=tuple(speech))
+
+
+def _to_the_gate(steps: list[Step], music) -> list[Step]:
+    """``steps`` with the going out of walking music's walker (賓出, 遂出) given the gate
+    where it names no place: the music lasts his walk there (``[walking]``)."""
+    walking = rules()["walking"]
+    ids = {s.id: i for i, s in enumerate(steps)}
+    out = list(steps)
+    for cue in music:
+        if cue.piece not in walking["pieces"] or cue.variant:
+            continue
+        found = _Steps(out)
+        gone = walked_out(out[ids[cue.start]], found)
+        if gone is not None and not gone.place:
+            out[ids[gone.id]] = dataclasses.replace(gone, place=walking["gate"])
+    return out
 
 
 def _layout_of(rite_id: str) -> list:

@@ -106,10 +106,13 @@ def _stop(cue: Unit, start: Step, steps: _Steps, marks: dict[str, list[int]]) ->
     """
     kind, index, total = cue.info["kind"], steps.index[start.id], len(steps.steps)
     if cue.info["piece"] in rules()["walking"]["pieces"]:
-        last = min(total, index + 1 + rules()["walking"]["within_steps"])
-        out = next((s for s in steps.steps[index + 1:last]
-                    if any(w in s.quote for w in rules()["walking"]["out"])), None)
-        return out.id if out else STOP_LENGTH
+        out = walked_out(start, steps)
+        if out is None:
+            return STOP_LENGTH
+        after = steps.index[out.id] + 1
+        if after < total and steps.steps[after].span[0] <= cue.start < steps.steps[after].span[1]:
+            after += 1  # 賓出奏陔: the music's own words come after his going out
+        return steps.steps[after].id if after < total else STOP_LENGTH
     if kind == "jinzou":
         later_music = _upper(index, marks["starts"], total)
         first = _upper(index, marks["stops"], total)
@@ -123,6 +126,29 @@ def _stop(cue: Unit, start: Step, steps: _Steps, marks: dict[str, list[int]]) ->
         last = steps.index[steps.by_section[start.section][-1].id]
         return steps.steps[max(index, min(last, _upper(index, marks["starts"], total) - 1))].id
     return STOP_LENGTH
+
+
+def walking_start(step: Step, steps: _Steps) -> Step:
+    """Where music that is the rhythm of a walk begins: at its step, or at the going out
+    that the text names just before it (鄉飲酒禮 賓出奏陔: 鄭注 quotes 鄉射禮 賓降及階陔作賓出 —
+    the 陔 sounds as he goes)."""
+    index = steps.index[step.id]
+    before = steps.steps[index - 1] if index else None
+    walking = rules()["walking"]
+    if before is not None and before.section == step.section and before.action in walking[
+            "out_actions"]:
+        return before
+    return step
+
+
+def walked_out(start: Step, steps: _Steps) -> Step | None:
+    """The step where the walker of walking music goes out (its action 出), from ``start``
+    within ``[walking] within_steps``; the music lasts to its end (the walk to the gate)."""
+    walking = rules()["walking"]
+    index = steps.index[start.id]
+    last = min(len(steps.steps), index + 1 + walking["within_steps"])
+    return next((s for s in steps.steps[index:last] if s.action in walking["out_actions"]),
+                None)
 
 
 def _conditions(text: Text, cue: Unit, start: Step, stop: str, steps: _Steps,
@@ -282,6 +308,8 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
     for section, unit in music_units:
         kind, piece = unit.info["kind"], unit.info["piece"]
         step = found.at(unit.info.get("at", unit.start))  # an order's music: after its 諾
+        if piece in rules()["walking"]["pieces"]:
+            step = walking_start(step, found)
         stop = _stop(unit, step, found, marks)
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
                       if kind == "she" else ())
