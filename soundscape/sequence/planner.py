@@ -58,7 +58,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
-from soundscape.sequence.players import Players, build_players, wusuan_turn
+from soundscape.sequence.players import Players, build_players, printed_pattern, wusuan_turn
 from soundscape.sequence.singing import join_lines
 from soundscape.sequence.speech import (
     one_at_a_time,
@@ -268,7 +268,7 @@ class _Planner:
 
     def _arrange_start(self, cue: MusicCue, start: float, *,
                        arranged_by_shoot: bool) -> _Played:
-        piece = load_piece(cue.piece)
+        piece = printed_pattern(load_piece(cue.piece), cue)  # a pattern the edition prints
         # a shooting 節 where no shoot of the text is found (data/archery.toml, sequence.toml
         # [[round]]) is played at its length, its 節 evenly, with no arrows
         unshot = piece.jie is not None and not arranged_by_shoot and cue.kind == "she"

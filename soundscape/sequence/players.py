@@ -12,17 +12,19 @@ decided here by a few stated rules (see :func:`Players.assign`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from soundscape.cuesheet import CueSheet, MusicCue
 from soundscape.errors import CueSheetError
 from soundscape.music.arrange import TimedNote
+from soundscape.music.repertoire import Piece
 from soundscape.performance import Source, Vec3
 from soundscape.site import orchestra
 from soundscape.site.courtyard import Site
+from soundscape.text.derive.formulas import rules as derive_rules
 from soundscape.text.derive.generic import by_family, is_placeable
 
-__all__ = ["Players", "build_players", "wusuan_turn"]
+__all__ = ["Players", "build_players", "printed_pattern", "wusuan_turn"]
 
 # The 工 of the text (工六人四瑟): the two masters sing, the four 上工 play 瑟.
 _SINGERS = ("dashi", "shaoshi")
@@ -150,6 +152,23 @@ class Players:
             where = site.performer_position(who, phase).position
             moves = (*(m for m in source.moves if m[0] < time), (time, where))
             self.sources[id_] = _with_moves(source, moves)
+
+
+def printed_pattern(piece: Piece, cue: MusicCue) -> Piece:
+    """``piece`` with the drum pattern its cue read from the edition's print (a condition
+    ``鼓節:LABEL:○□…``, ``text.derive.notation``) in place of its own, else as it is: ○
+    the 鼙, □ the 鼓 (鄭注: 圜者擊鼙，方者擊鼓), the 半 kept as the pattern's half."""
+    table = derive_rules()["notation"]
+    printed = next((c for c in cue.conditions if c.startswith(table["condition"])), None)
+    if printed is None or piece.jie is None:
+        return piece
+    label, symbols = printed[len(table["condition"]):].split(":", 1)
+    own = piece.jie.pattern
+    half = symbols.find(table["half"])
+    pattern = replace(own, id="printed", name=label, strokes=symbols.replace(table["half"], ""),
+                      half=half if half >= 0 else len(symbols),
+                      caution="read from the edition the cue sheet was derived from")
+    return replace(piece, jie=replace(piece.jie, pattern=pattern))
 
 
 def wusuan_turn(cue: MusicCue, arrangement, note: TimedNote, sheng: bool) -> str:

@@ -142,3 +142,30 @@ def test_a_sheet_without_a_layout_places_what_its_music_names(sheet_path, tmp_pa
               if s.group in ("east", "drums", "pipes")}
     assert {"bianzhong", "sheng", "jiangu"} <= set(placed)
     assert placed["bianzhong"][0] > placed["jiangu"][0]  # bells east of the 阼階, drum west
+
+
+ZHUSHU = Path(__file__).parent / "editions" / "KR1d0053_058_touhu.txt"
+
+
+def test_the_printed_drum_pattern_goes_with_the_shooting_measure(tmp_path):
+    """The 注疏 print gives the 魯鼓 in ○ (鼙) and □ (鼓): the 射節 cue carries the first
+    printed pattern, and the drums play it in each 節."""
+    out = tmp_path / "zhushu.toml"
+    result = CliRunner().invoke(cli, ["derive", str(ZHUSHU), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    sheet = cuesheet.load(out)
+    (music,) = sheet.music
+    assert music.kind == "she" and "間若一" in music.conditions
+    assert "鼓節:魯鼓:○□○○□□○□○○□半○□○□○○○□□○□○" in music.conditions
+    assert {i.instrument for i in sheet.layout} == {"jiangu", "pi"}
+    # another printed pattern (the 薛鼓) in its place: the drums follow the print
+    xue = "○□○○○□□○□○○□□○□○○□□○半○□○○○□□○"
+    raw = out.read_text(encoding="utf-8")
+    out.write_text(re.sub(r"鼓節:魯鼓:[○□半]+", f"鼓節:薛鼓:{xue}", raw), encoding="utf-8")
+    performance = perform_from_file(out)
+    instrument = {s.id: s.instrument for s in performance.sources.values()}
+    strokes = "".join("○" if instrument[e.source] == "pi" else "□"
+                      for e in sorted(performance.events, key=lambda e: e.time)
+                      if e.piece == "lishou" and instrument[e.source] in ("pi", "jiangu"))
+    each = xue.replace("半", "") + "□"  # the pattern, then the stroke that closes the 節
+    assert strokes.startswith(each * 3)

@@ -23,6 +23,7 @@ from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, patterns, rules
+from soundscape.text.derive.notation import pattern_condition
 from soundscape.text.source import Text
 
 __all__ = ["music_cues", "voice_cues"]
@@ -303,6 +304,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
                                if u.role == "command" and u.info["order"] == "取矢")}
     note_offsets = [n.offset for n in text.notes]
     stated = _Forces(text)
+    printed = pattern_condition(text)  # a drum pattern the edition prints, for the 射節
     cues: list[MusicCue] = []
     count: collections.Counter[str] = collections.Counter()
     for section, unit in music_units:
@@ -312,7 +314,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
             step = walking_start(step, found)
         stop = _stop(unit, step, found, marks)
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
-                      if kind == "she" else ())
+                      + printed if kind == "she" else ())
         note = _note_after(text, note_offsets, unit.end)
         if kind == "wusuan":  # 間 and 合 as the 鄭注 on 無算樂 says
             conditions = tuple(w for w in rules()["kind"]["wusuan"]["wusuan_ways"] if w in note)
