@@ -9,6 +9,7 @@ paragraphs, and marks one page per passage (1a … 13a).
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def test_the_exchange_is_said_in_turn_and_the_count_is_spoken(sheet, performance
     exchange = max(by_step.values(), key=len)
     assert len(exchange) >= 5
     assert len({round(e.time, 3) for e in exchange}) == len(exchange)
-    assert all(b.time >= a.time + a.duration for a, b in zip(exchange, exchange[1:]))
+    assert all(b.time >= a.time + a.duration for a, b in itertools.pairwise(exchange))
     assert any("賢於" in (e.lyric or "") and "純" in e.lyric for e in said)
 
 

@@ -86,7 +86,7 @@ def test_xiangshe_request_for_music_is_cut_at_its_addressee(derived):
     asked, who answers 諾 in the next step); then 「命樂正曰請以樂樂于賓」: told to the 樂正, the
     words keep 于賓 (the 賓 is not there: 鄭注 傳尊者之命於賤者). Checked against the doubt that
     the first cut was short: it is the request and its addressee, as the list has it."""
-    text, sheet = derived["xiangshe"]
+    _, sheet = derived["xiangshe"]
     asked = [c for c in sheet.speech if normalise(c.quote).startswith("請以樂樂")]
     assert [(normalise(c.quote), c.speaker, c.to) for c in asked] == [
         ("請以樂樂", "司射", "賓"), ("請以樂樂於賓", "司射", "樂正")]

@@ -250,9 +250,9 @@ def _sheng_alone(performance) -> float:
 
 
 def test_wusuan_with_the_sheng_as_zheng_says(xiangyinjiu, yan_fangzhong):
-    """無算樂 with the 笙: 鄉飲酒 and 燕禮 alternate 間 (the 笙 alone) and 合 (all together) stanza
-    by stanza (鄭注: 或間或合; 升歌間合); 鄉射 is 合 only (鄭注: 合鄉樂無次數); the 大射, with no 笙,
-    is sung with the 瑟 as before."""
+    """無算樂 with the 笙: 鄉飲酒 and 燕禮 alternate 間 (the 笙 alone) and 合 (all together)
+    stanza by stanza (鄭注: 或間或合; 升歌間合); 鄉射 is 合 only (鄭注: 合鄉樂無次數); the 大射,
+    with no 笙, is sung with the 瑟 as before."""
     for performance in (xiangyinjiu, yan_fangzhong):
         assert 0.3 < _sheng_alone(performance) < 0.7
         assert "voice" in _instruments_of(performance, "wusuanyue")

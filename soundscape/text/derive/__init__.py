@@ -22,7 +22,13 @@ import re
 from soundscape.cuesheet import SCHEMA_VERSION, CueSheet, Section, Step, TextInfo
 from soundscape.text import glossary
 from soundscape.text.derive import rites
-from soundscape.text.derive.cues import _Steps, music_cues, voice_cues, walked_out
+from soundscape.text.derive.cues import (
+    _Steps,
+    music_cues,
+    voice_cues,
+    walked_out,
+    wusuan_ways,
+)
 from soundscape.text.derive.formulas import Unit, alternation, find_units, played_orders, rules
 from soundscape.text.derive.generic import generic_layout
 from soundscape.text.derive.layout import derive_layout, with_sheng_forces
@@ -165,6 +171,9 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
                                        if u.role == "music"])
     layout = with_sheng_forces(text, layout)
     music = music_cues(text, sections, steps, units_by_section, layout, rank)
+    if rite is not None:  # an edition without the 鄭注: the rite's own note on 無算樂
+        music = [dataclasses.replace(m, conditions=wusuan_ways(rites.note_after(rite, "無算樂")))
+                 if m.kind == "wusuan" and not m.conditions and not m.note else m for m in music]
     steps = _to_the_gate(steps, music)
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps)

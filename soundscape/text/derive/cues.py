@@ -152,6 +152,11 @@ def walked_out(start: Step, steps: _Steps) -> Step | None:
                 None)
 
 
+def wusuan_ways(note: str) -> tuple[str, ...]:
+    """How 無算樂 is played by the 鄭注 on it: 間 (the 笙 alone in turn) and/or 合."""
+    return tuple(w for w in rules()["kind"]["wusuan"]["wusuan_ways"] if w in note)
+
+
 def _conditions(text: Text, cue: Unit, start: Step, stop: str, steps: _Steps,
                 collect: list[int]) -> tuple[str, ...]:
     """Conditions of shooting to music stated between the last collection of arrows and
@@ -317,7 +322,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
                       + printed if kind == "she" else ())
         note = _note_after(text, note_offsets, unit.end)
         if kind == "wusuan":  # 間 and 合 as the 鄭注 on 無算樂 says
-            conditions = tuple(w for w in rules()["kind"]["wusuan"]["wusuan_ways"] if w in note)
+            conditions = wusuan_ways(note)
         performers, _ = _performers(kind, layout, piece, rank)
         forces = (stated.before(unit.start) if kind in ("ge", "he", "wusuan", "she")
                   else ())
