@@ -59,7 +59,7 @@ from soundscape.sequence import archery, archery_events
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.ensemble import load_ensemble
 from soundscape.sequence.players import Players, build_players, printed_pattern, wusuan_turn
-from soundscape.sequence.singing import join_lines
+from soundscape.sequence.singing import join_lines, one_throat
 from soundscape.sequence.speech import (
     one_at_a_time,
     speech_events,
@@ -419,7 +419,7 @@ class _Planner:
                     else:
                         events.append(event)
             events += join_lines(sung, self.ensemble.breath, seed=self.seed)
-        return events
+        return one_throat(events)  # across pieces too: songs that follow without a rest
 
     def _singers(self) -> str:
         return self.settings["register"]["singers"]
