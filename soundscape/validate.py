@@ -123,7 +123,8 @@ def choice(value: Any, choices: Collection[Any], *, key: str, where: str,
 def size(value: Any, *, key: str, where: str, error: type[SoundscapeError], kind: type,
          least: int = 0, most: int | None = None) -> Any:
     """A ``kind`` (list, str, dict …) with between ``least`` and ``most`` items."""
-    name = {list: "list", str: "string", dict: "table"}.get(kind, kind.__name__)
+    names: dict[type, str] = {list: "list", str: "string", dict: "table"}
+    name = names.get(kind, kind.__name__)
     if not isinstance(value, kind) or not isinstance(value, Sized):
         fail(error, where, key, value, f"a {name}")
     count = len(value)

@@ -33,6 +33,7 @@ VERBS = {
     "kit": "The museum kit: loops, captions, show control, a web page.",
     "midi": "The rite as MIDI in its historical tuning, with markers.",
     "pieces": "The repertoire with each piece's basis, or one piece.",
+    "play": "Hear the rite from a section or a cue as it renders.",
     "plan": "Draw the courtyard, targets and orchestra (SVG, PNG).",
     "render": "The rite heard from a place: spatial audio and MIDI.",
     "scala": "The tuning as Scala .scl and .kbm files.",
@@ -118,7 +119,7 @@ def os_problem(error: OSError) -> str:
     elif error.errno == errno.EEXIST and where and Path(where).is_file():
         what = "is a file, where a folder is needed"  # mkdir met a file
     else:
-        what = _OS_PROBLEMS.get(error.errno, error.strerror or str(error))
+        what = _OS_PROBLEMS.get(error.errno or 0, error.strerror or str(error))
     return f"{where}: {what}" if where else what
 
 

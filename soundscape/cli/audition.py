@@ -195,7 +195,7 @@ def spectrogram_figure(audio: np.ndarray, *, sample_rate: int, title: str,
         detail.set_title("the first 4 s in detail")
         bar = figure.colorbar(image, ax=[whole, detail], shrink=0.6, pad=0.01)
         bar.set_label("level (dB below the loudest spectral peak)")
-        bar.set_ticks(np.arange(top - 90, top + 1, 10.0), labels=[
+        bar.set_ticks(np.arange(top - 90, top + 1, 10.0).tolist(), labels=[
             f"{round(value)}" for value in np.arange(-90, 1, 10.0)])
     return figure
 
@@ -247,7 +247,7 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
             tuning_name: str, huangzhong: str, gong: str, bells: str) -> None:
     """Write each INSTRUMENT's audition to OUT/NAME.wav with a spectrogram OUT/NAME.png
     (all bundled instruments when none is named)."""
-    sample_rate = int(sample_rate)
+    rate = int(sample_rate)
     reference = float(huangzhong) if _is_number(huangzhong) else huangzhong
     make = Tuning.sanfen_sunyi if tuning_name == "sanfen" else Tuning.equal
     tuning = make(reference)
@@ -255,15 +255,15 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
     for ident in instruments or list_instruments():
         instrument = load_instrument(ident)
         notes = demo_notes(instrument, tuning=tuning, gong=gong)
-        audio = render_demo(instrument, notes, sample_rate=sample_rate, seed=seed,
+        audio = render_demo(instrument, notes, sample_rate=rate, seed=seed,
                             tuning=tuning, bells=bells)
         wav = out_dir / f"{instrument.id}.wav"
         with atomic_path(wav) as tmp:
-            soundfile.write(tmp, audio, sample_rate, subtype="PCM_24")
-        write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=sample_rate, notes=notes,
+            soundfile.write(tmp, audio, rate, subtype="PCM_24")
+        write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=rate, notes=notes,
                           title=f"{instrument.name} {instrument.roman}: audition, tuned "
                                 f"{tuning.name}, 黃鍾 = {tuning.pitch('黃鍾').hz:.1f} Hz")
-        click.echo(f"{wav}  {len(notes)} notes, {audio.size / sample_rate:.1f} s")
+        click.echo(f"{wav}  {len(notes)} notes, {audio.size / rate:.1f} s")
 
 
 def _is_number(text: str) -> bool:

@@ -106,8 +106,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)
-    for piece, line, quote in unscored_music(loaded):
-        click.echo(f"note: {loaded.source}:{line}: {quote} names piece {piece!r}, which has "
+    for piece, number, quote in unscored_music(loaded):
+        click.echo(f"note: {loaded.source}:{number}: {quote} names piece {piece!r}, which has "
                    "no score in the repertoire: not cued", err=True)
     header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters."

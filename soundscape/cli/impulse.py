@@ -19,7 +19,6 @@ from soundscape.cli._common import (
     SEATS_HELP,
     SEED_MAX,
     court_option,
-    place_id,
     surroundings_for,
 )
 
@@ -55,10 +54,10 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     import numpy as np
     import soundfile
 
-    from soundscape.cli.render import _listener
     from soundscape.errors import RenderError
     from soundscape.fileio import atomic_path, write_text
     from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import listener_at
     from soundscape.sound import iso3382
     from soundscape.sound.impulse import impulse_response
     from soundscape.sound.panning import parse_layout
@@ -68,7 +67,7 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
                           "ending")
     site = load_site(rite=rite)
     point = _point(site, source, height)
-    listener = _listener(place, facing, site)
+    listener = listener_at(site, place, facing)
     surroundings = surroundings_for(site, court)
     speakers = parse_layout(layout)
     response = impulse_response(point, listener, surroundings=surroundings, layout=speakers,
@@ -76,8 +75,11 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     omni = (response[:, 0] if isinstance(speakers, str) and speakers in ("foa", "hoa3")
             else impulse_response(point, listener, surroundings=surroundings, layout="foa",
                                   sample_rate=int(rate), seed=seed)[:, 0])
+    measured: dict[str, float] = {}
+    figures: dict[str, float | str]
     try:
-        figures = iso3382.measure(omni, int(rate)).as_dict()
+        measured = iso3382.measure(omni, int(rate)).as_dict()
+        figures = dict(measured)
     except RenderError as error:  # a response too short or too dry to measure
         figures = {"error": str(error)}
     with atomic_path(out) as tmp:
@@ -93,13 +95,14 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
                                                              ensure_ascii=False))
     click.echo(f"wrote {out} ({len(response) / int(rate):.2f} s, {response.shape[1]} channels; "
                f"court {court})")
-    if "edt" in figures:
+    if "edt" in measured:
         click.echo("EDT {edt:.2f} s, T20 {t20:.2f} s, C80 {c80:+.1f} dB, D50 {d50:.2f}, "
-                   "echo period {echo:.2f} s (500 Hz–1 kHz)".format(**figures))
+                   "echo period {echo:.2f} s (500 Hz–1 kHz)".format(**measured))
 
 
 def _point(site, source: str, height: float | None) -> tuple[float, float, float]:
     from soundscape.errors import RenderError
+    from soundscape.site.listeners import place_id
     from soundscape.sound.court import source_point
 
     if "," in source:

@@ -10,7 +10,9 @@ objects live; ``--adm`` names the master's ``.adm.json`` (``render --layout adm`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -44,7 +46,8 @@ def command(target: str | None, adm_target: str | None, adm_file: Path | None,
     if target is None and adm_target is None:
         raise KitError("soundscape show: give --osc HOST:PORT (cues), --adm-osc HOST:PORT "
                        "(ADM objects) or both")
-    items, senders = [], {}
+    items: list[Any] = []  # cues and ADM-OSC messages, each with its .time
+    senders: dict[str, Callable[[Any], None]] = {}
     if target is not None:
         host, port = parse_target(target)
         cues = load_cues(kit_dir / f"{programme}.cues.json")

@@ -137,7 +137,12 @@ class Job:
     def __call__(self) -> Any:
         from soundscape.kit.speakers import channel_mask, panner_for
 
-        performance = self.performance if self.performance is not None else self.make()
+        if self.performance is not None:
+            performance = self.performance
+        elif self.make is not None:
+            performance = self.make()
+        else:
+            raise KitError(f"job {self.name}: give it a performance or a make() for one")
         voice = SharedVoice()
         if self.kind == "loop":
             from soundscape.kit.loop import render_loop

@@ -20,6 +20,7 @@ from soundscape import validate
 from soundscape.kit import KitError
 from soundscape.kit.batch import Job, run_jobs
 from soundscape.kit.captions import captions, write_srt, write_vtt
+from soundscape.kit.loop import LoopResult
 from soundscape.kit.manifest import write_manifest
 from soundscape.kit.programmes import (
     Programme,
@@ -52,7 +53,7 @@ class Built:
     performance: Performance
     length_s: float
     parts: list[tuple[float, float]]
-    renders: list[tuple[str, str, Job, object]]
+    renders: list[tuple[str, str, Job, LoopResult | None]]
     lead_s: float = 0.0
     restart_s: float = 0.0
 
@@ -67,8 +68,8 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
               say: Callable[[str], None] = lambda text: None) -> Path:
     """Build the kit into ``out`` and return the manifest's path (see module)."""
     out = Path(out)
-    programmes = expand(load_programmes(programme_file, places=set(site.places)), rite)
-    programmes = _chosen(programmes, programme_ids)
+    programmes = _chosen(expand(load_programmes(programme_file, places=set(site.places)), rite),
+                         programme_ids)
     if not programme_ids:
         long = {p.id: length for p, length in lengths(programmes, rite) if length > LONG_S}
         if long:
@@ -80,14 +81,15 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
     names = [layout_name(x) for x in speaker_layouts]
     if len(set(names)) != len(names):
         raise KitError(f"--layout {', '.join(layouts)}: two layouts have the same name")
-    built, jobs = [], []
+    built: list[Built] = []
+    jobs: list[Job] = []
     for programme in programmes:
         own = spans(programme, rite)
         parts = lead_in(rite, own, programme.lead_s)
         lead = own[0][0] - parts[0][0]
         restart = first_sound(rite, parts[0][0])
         part, length = cut(rite, parts, programme.gap_s)
-        renders = []
+        renders: list[tuple[str, str, Job, LoopResult | None]] = []
         for zone in programme.zones:
             for layout in speaker_layouts:
                 name = f"{programme.id}.{zone.id}.{layout_name(layout)}"
@@ -95,15 +97,15 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                           performance=part, seed=seed, options={
                               "length_s": length, "calibration_lufs": programme.calibration_lufs,
                               "ceiling_dbtp": programme.ceiling_dbtp, "restart_s": restart})
-                renders.append([zone.id, layout_name(layout), job, None])
+                renders.append((zone.id, layout_name(layout), job, None))
                 jobs.append(job)
         built.append(Built(programme, part, length, parts, renders, lead, restart))
     say(f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
     results = iter(run_jobs(jobs, executor=executor, workers=workers,
                             progress=lambda job: say(f"  {job.path.name}")))
     for item in built:
-        for render in item.renders:
-            render[3] = next(results)
+        item.renders[:] = [(zone, layout, job, next(results))
+                           for zone, layout, job, _ in item.renders]
         _sidecars(out, item, site, _section_at(rite, item.parts[0][0]))
     for layout in speaker_layouts:
         if isinstance(layout, SpeakerLayout):
@@ -161,7 +163,8 @@ def _sidecars(out: Path, item: Built, site, section: str) -> None:
         write_vtt(found, out / f"{programme.id}.{zone.id}.vtt")
         write_srt(found, out / f"{programme.id}.{zone.id}.srt")
     cues = cue_list(performance, section)
-    audio = [f.name for _, _, _, result in item.renders for f in result.files]
+    audio = [f.name for _, _, _, result in item.renders if result is not None
+             for f in result.files]
     write_cue_json(cues, out / f"{programme.id}.cues.json", programme=programme.id, audio=audio)
     write_cue_csv(cues, out / f"{programme.id}.cues.csv")
     performance.save_json(out / f"{programme.id}.performance.json")

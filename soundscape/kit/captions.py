@@ -126,7 +126,9 @@ def _family(instrument: str) -> str:
 
 
 def _centre(points: list[Vec3]) -> Vec3:
-    return tuple(sum(p[i] for p in points) / len(points) for i in range(3))
+    n = len(points)
+    return (sum(p[0] for p in points) / n, sum(p[1] for p in points) / n,
+            sum(p[2] for p in points) / n)
 
 
 def _directions(points: list[Vec3], centre: Vec3) -> list[str]:
@@ -154,7 +156,8 @@ def _words(performance: Performance) -> list[Caption]:
             continue  # captioned from its speech marker, a phrase at a time
         if event.lyric and event.articulation in ("sing", "call"):
             heard.setdefault((round(event.time, 2), event.articulation), event)
-    out, line = [], []
+    out: list[Caption] = []
+    line: list[Event] = []
     for (_, how), event in sorted(heard.items()):
         if how == "call":
             who = performance.sources[event.source].name.split()[0]
@@ -171,7 +174,7 @@ def _words(performance: Performance) -> list[Caption]:
 
 
 def _sung(line: list[Event]) -> Caption:
-    return Caption(line[0].time, line[-1].end, "♪ " + "".join(e.lyric for e in line) + " ♪",
+    return Caption(line[0].time, line[-1].end, "♪ " + "".join(e.lyric or "" for e in line) + " ♪",
                    "sung")
 
 

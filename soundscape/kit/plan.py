@@ -27,7 +27,7 @@ Each render is what ``soundscape render`` writes for the same options (same byte
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from soundscape.kit import KitError
 from soundscape.kit.batch import Job
 from soundscape.music.tuning import HUANGZHONG_HZ
 from soundscape.performance import Performance
-from soundscape.site.listeners import Listener
+from soundscape.site.listeners import listener_at
 from soundscape.text.reading import READINGS
 
 __all__ = ["Sequencing", "load_plan"]
@@ -70,10 +70,12 @@ class Sequencing:
         from soundscape.sequence.planner import SequenceOptions, perform_from_file
 
         make = Tuning.equal if self.tuning == "equal" else Tuning.sanfen_sunyi
-        chosen = {k: v for k, v in (("zhong", self.zhong), ("reading", self.reading)) if v}
+        options = SequenceOptions(zhong=self.zhong or None)
+        if self.reading:
+            options = replace(options, reading=self.reading)
         return perform_from_file(self.cues, seed=self.seed, from_section=self.from_section,
                                  to_section=self.to_section, tuning=make(self.huangzhong_hz),
-                                 options=SequenceOptions(**chosen))
+                                 options=options)
 
 
 @functools.lru_cache(maxsize=4)
@@ -141,11 +143,10 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
                 if k in entry else None for k in ("from", "to")]
     place = validate.ident(entry.get("listener", "gong_wei"), key="listener", where=where,
                            error=KitError, known=set(site.places))
-    seat = site.listener(place)
     layout = validate.choice(entry.get("layout", "stereo"), _LAYOUTS, key="layout", where=where,
                              error=KitError)
     target = validate.number(entry.get("target_lufs", -23.0), key="target_lufs", where=where,
                              error=KitError, low=-70.0, high=0.0, unit="LUFS")
-    return Job(rid, out / f"{rid}.wav", Listener(seat.position, seat.facing), layout,
+    return Job(rid, out / f"{rid}.wav", listener_at(site, place), layout,
                kind="render", seed=seed, options={"target_lufs": target},
-               make=Sequencing(cues, seed, *sections, tuning, hz, zhong, reading))
+               make=Sequencing(cues, seed, sections[0], sections[1], tuning, hz, zhong, reading))

@@ -24,8 +24,9 @@ def load_cues(path: str | Path) -> list[ShowCue]:
     path = Path(path)
     data = read_json(path, KitError)
     rows = data.get("cues") if isinstance(data, dict) else None
-    validate.size(rows, key="cues", where=str(path), error=KitError, kind=list, most=100_000)
-    cues = []
+    rows = validate.size(rows, key="cues", where=str(path), error=KitError, kind=list,
+                         most=100_000)
+    cues: list[ShowCue] = []
     for i, row in enumerate(rows):
         where = f"{path}: cues[{i}]"
         validate.size(row, key="cue", where=where, error=KitError, kind=dict, least=2)

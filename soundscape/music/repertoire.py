@@ -39,6 +39,7 @@ __all__ = [
     "load_drum_pattern",
     "load_piece",
     "load_piece_file",
+    "piece_id",
     "pieces_dir",
 ]
 
@@ -287,6 +288,21 @@ def load_piece(piece_id: str, *, directory: Path | None = None) -> Piece:
     return load_piece_file(folder / f"{piece_id}.toml")
 
 
+def piece_id(name: str) -> str:
+    """The id of a bundled piece named by id (``luming``) or by its Chinese title (鹿鳴,
+    《鹿鳴》); RepertoireError listing ids and titles otherwise."""
+    known = list_pieces()
+    if name in known:
+        return name
+    title = name.strip("《》 ")
+    pieces = [load_piece(piece) for piece in known]
+    for piece in pieces:
+        if title in (piece.title, piece.title.strip("《》")):
+            return piece.id
+    listed = ", ".join(f"{p.id} {p.title}" for p in pieces)
+    raise RepertoireError(f"piece {name!r} unknown; known: {listed}")
+
+
 def load_piece_file(path: str | Path) -> Piece:
     """Load and validate one piece file (a selection loads the pieces it lists beside it)."""
     path = Path(path)
@@ -451,7 +467,8 @@ def _phrases(table: _Table) -> tuple[tuple[tuple[PieceNote, ...], ...], tuple[in
     rows = table.get("phrase", list)
     if not rows:
         table.fail("phrase", rows, "at least one [[phrase]] table")
-    phrases, sizes = [], []
+    phrases: list[tuple[PieceNote, ...]] = []
+    sizes: list[int] = []
     for i, raw in enumerate(rows):
         row = table.sub(f"phrase[{i}]", raw)
         names = row.get("notes", list, check=bool, accepted="a non-empty list of 律 names")

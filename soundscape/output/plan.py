@@ -241,6 +241,8 @@ def _hall(ax: Axes, site: Site, *, detail: bool) -> list:
         ax.plot([sign * hall.xu_x] * 2, [0, hall.depth], color="0.5", lw=0.8, ls="--")
     for stair in ("zuojie", "xijie", "beijie"):
         spot = site.place_info(stair)
+        if spot.size is None:  # a site whose stairs have no footprint: nothing to draw
+            continue
         width, run = spot.size
         ax.add_patch(Rectangle((spot.position[0] - width / 2, spot.position[1] - run / 2),
                                width, run, facecolor="#d9cfb8", edgecolor="0.3", hatch="---"))
@@ -310,6 +312,7 @@ def _footprint(item: PlacedInstrument) -> list[tuple[float, float]]:
 
 
 def _struck_face(ax: Axes, item: PlacedInstrument) -> None:
+    assert item.struck_face is not None  # drawn only for an item that has one
     nx, ny, _ = item.struck_face
     reach = abs(nx) * item.half_extent[0] + abs(ny) * item.half_extent[1]
     fx, fy = item.position[0] + nx * reach, item.position[1] + ny * reach

@@ -137,16 +137,36 @@ def _gongche(pitch: Pitch) -> str | None:
         return None
 
 
+def _first_bar(part: music21.stream.Part) -> music21.stream.Measure:
+    first = part.getElementsByClass(music21.stream.Measure).first()
+    if first is None:
+        raise RenderError(f"score part {part.id!r} has no bars")
+    return first
+
+
+def _chord(notes: list[music21.note.GeneralNote]) -> music21.chord.Chord:
+    """A chord of pitched notes (the callers make one only when every note has a pitch)."""
+    return music21.chord.Chord([n for n in notes if isinstance(n, music21.note.Note)])
+
+
+def _child(parent: ET.Element, path: str) -> ET.Element:
+    """``parent``'s element at ``path``, which the MusicXML music21 writes has."""
+    found = parent.find(path)
+    if found is None:
+        raise RenderError(f"the MusicXML that music21 wrote has no <{path}> in <{parent.tag}>")
+    return found
+
+
 def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None,
           spelled: dict, *, full: bool = True) -> music21.note.GeneralNote:
     """A music21 note (or unpitched stroke) with its lines under it: the sung character,
     its 律 (``lu_letter``), its 工尺 (``full`` only) and its cents from 12-TET, whole
     (``+12``); records the spelled cents."""
     if pitch is None:
-        note = music21.note.Unpitched(quarterLength=beats)
+        stroke = music21.note.Unpitched(quarterLength=beats)
         if lyric:
-            note.addLyric(lyric)
-        return note
+            stroke.addLyric(lyric)
+        return stroke
     key = keys.key(pitch)
     note = music21.note.Note(key, quarterLength=beats)
     if note.pitch.alter == 0:
@@ -237,7 +257,7 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
     programs = load_programs()
     lead = next(p.id for p in piece.parts if p.role == "melody")
     words = iter(n.lyric for n in piece.notes)
-    parts = []
+    parts: list[music21.stream.Part] = []
     for spec in piece.parts:
         notes = [n for n in arrangement.parts[spec.id] if n.time < arrangement.zhong[0][1]]
         if not notes:
@@ -247,7 +267,7 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
         part = _piece_part(spec, notes, layout, arrangement.tempo_bpm / 60.0, keys, spelled,
                            programs, full=spec.id == lead, marks=not parts)
         if not parts:
-            part.measure(1).insert(0, music21.tempo.MetronomeMark(number=piece.tempo_bpm))
+            _first_bar(part).insert(0, music21.tempo.MetronomeMark(number=piece.tempo_bpm))
         parts.append(part)
     credits = Credits(
         title=f"{piece.title} {getattr(piece, 'roman', '')}".strip(),
@@ -281,7 +301,7 @@ def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled
                   < bar.start + bar.beats]
         _fill(measure, inside, bar, per_second, keys, spelled, full)
         part.append(measure)
-    first = part.getElementsByClass(music21.stream.Measure).first()
+    first = _first_bar(part)
     if all(n.pitch is None for n in notes):
         first.insert(0, music21.clef.PercussionClef())
     else:
@@ -315,7 +335,7 @@ def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
         made = [_note(n.pitch, length, keys, n.lyric if full else None, spelled,
                       full=full) for n in group]
         pitched = all(n.pitch is not None for n in group) and len(made) > 1
-        measure.insert(onset, music21.chord.Chord(made) if pitched else made[0])
+        measure.insert(onset, _chord(made) if pitched else made[0])
         at = onset + length
     if at < bar.beats:
         measure.insert(at, music21.note.Rest(quarterLength=bar.beats - at))
@@ -350,7 +370,7 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     keys = mts.key_map(pitches)
     spelled: dict = {}
     programs = load_programs()
-    parts = []
+    parts: list[music21.stream.Part] = []
     for source in performance.sources.values():
         events = [e for e in performance.events if e.source == source.id]
         if not events:
@@ -373,7 +393,7 @@ def write_performance_score(performance: Performance, path: str | Path, *,
                 length = min(length, stop - onset)
             notes = [_note(e.pitch, length, keys, e.lyric, spelled) for e in group]
             part.insert(onset, notes[0] if len(notes) == 1 or any(e.pitch is None for e in group)
-                        else music21.chord.Chord(notes))
+                        else _chord(notes))
         parts.append(part)
     score = music21.stream.Score(parts)
     return _export(score, path, _performance_credits(performance),
@@ -469,9 +489,9 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
     """Title, page layout, credits and creator, replacing what music21 wrote."""
     for old in root.findall("credit"):
         root.remove(old)
-    root.find("work/work-title").text = credits.title
-    root.find("movement-title").text = credits.title
-    identification = root.find("identification")
+    _child(root, "work/work-title").text = credits.title
+    _child(root, "movement-title").text = credits.title
+    identification = _child(root, "identification")
     for creator in identification.findall("creator"):
         identification.remove(creator)
     creator = ET.Element("creator", type="composer")
@@ -481,19 +501,19 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
         fields = ET.SubElement(identification, "miscellaneous")
         for label, note in credits.notes:
             ET.SubElement(fields, "miscellaneous-field", name=f"basis of {label}").text = note
-    defaults = root.find("defaults")
+    defaults = _child(root, "defaults")
     layout = ET.Element("page-layout")
     ET.SubElement(layout, "page-height").text = str(_PAGE_H)
     ET.SubElement(layout, "page-width").text = str(_PAGE_W)
     margins = ET.SubElement(layout, "page-margins", type="both")
     for side in ("left", "right", "top", "bottom"):
         ET.SubElement(margins, f"{side}-margin").text = str(_MARGIN)
-    defaults.insert(list(defaults).index(defaults.find("scaling")) + 1, layout)
-    basis, note = wrap(credits.basis, _BASIS_WIDTH), _note_lines(credits.notes)
+    defaults.insert(list(defaults).index(_child(defaults, "scaling")) + 1, layout)
+    basis, note_lines = wrap(credits.basis, _BASIS_WIDTH), _note_lines(credits.notes)
     # MuseScore 3 hangs composer and lyricist text from the bottom of the title frame and
     # sizes the frame by the credits' lowest default-y: both go at the block's foot.
     top = _PAGE_H - _MARGIN
-    foot = top - _TITLE_TENTHS - max(len(basis) * 25, len(note) * 20)
+    foot = top - _TITLE_TENTHS - max(len(basis) * 25, len(note_lines) * 20)
     made = [
         _credit("title", _PAGE_W // 2, top, "center",
                 [(credits.title, 20), ("\n" + credits.subtitle, 11)]),
@@ -501,8 +521,8 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
     if credits.basis:
         made.append(_credit("composer", _PAGE_W - _MARGIN, foot, "right",
                             [("\n".join(basis), 10)]))
-    if note:
-        made.append(_credit("lyricist", _MARGIN, foot, "left", [("\n".join(note), 8)]))
+    if note_lines:
+        made.append(_credit("lyricist", _MARGIN, foot, "left", [("\n".join(note_lines), 8)]))
     at = list(root).index(defaults) + 1
     root[at:at] = made
 
@@ -526,9 +546,9 @@ def _cents_in_alter(root: ET.Element, spelled: dict) -> None:
         pitch = note.find("pitch")
         if pitch is None:
             continue
-        step, octave = pitch.findtext("step"), int(pitch.findtext("octave"))
+        step, octave = _child(pitch, "step").text, int(_child(pitch, "octave").text or "")
         alter = pitch.find("alter")
-        whole = round(float(alter.text)) if alter is not None else 0
+        whole = round(float(alter.text or "")) if alter is not None else 0
         cents = spelled.get((step, whole, octave))
         if cents is None or abs(cents) < 0.005:
             continue

@@ -75,7 +75,8 @@ class Ensemble:
                 for s in sorted({s for _, group in notes for s in group})}
         phrases = [(p.start, p.end) for p in arrangement.phrases]
         beat_jitter: dict[float, float] = {}
-        takes, together = [], {}
+        takes: list[list[Take]] = []
+        together: dict[float, list[tuple[int, int]]] = {}
         for note, group in notes:
             if note.role in _FIXED_ROLES:
                 takes.append([Take(s, note.time, note.duration, note.velocity) for s in group])

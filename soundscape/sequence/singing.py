@@ -70,7 +70,7 @@ def join_lines(notes: Sequence[tuple[Event, int]], breath: Mapping[str, float], 
 def _one_line(singer: str, line: list[tuple[Event, int]], breath: Mapping[str, float],
               seed: int) -> list[Event]:
     notes = [event for event, _ in line]
-    ends = {}  # each phrase's end: its last note's
+    ends: dict[int, float] = {}  # each phrase's end: its last note's
     for event, phrase in line:
         ends[phrase] = max(ends.get(phrase, 0.0), event.end)
     breaths: list[Event] = []

@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from soundscape import validate
 from soundscape.errors import CueSheetError
@@ -38,12 +38,19 @@ _TABLES = ("schema", "action", "pace", "repeat", "participants")
 class StepLike(Protocol):
     """What the clock reads of a cue-sheet step."""
 
-    id: str
-    section: str
-    actor: str
-    action: str
-    place: str | None
-    quote: str
+    # read-only (properties): a frozen cue-sheet Step is one
+    @property
+    def id(self) -> str: ...
+    @property
+    def section(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
+    @property
+    def action(self) -> str: ...
+    @property
+    def place(self) -> str | None: ...
+    @property
+    def quote(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,15 +192,19 @@ def _no_hold(step: StepLike, start: float) -> float:
     return 0.0
 
 
+#: The caller's own step type: its ``hold``, ``wait`` and ``speak`` take the steps it gives.
+_Step = TypeVar("_Step", bound=StepLike)
+
+
 def time_steps(
-    steps: Iterable[StepLike],
+    steps: Iterable[_Step],
     durations: Durations,
     *,
     place_of: Callable[[str], Vec3 | None] = lambda place: None,
-    hold: Callable[[StepLike, float], float] = _no_hold,
-    wait: Callable[[StepLike, float], float] = _no_hold,
+    hold: Callable[[_Step, float], float] = _no_hold,
+    wait: Callable[[_Step, float], float] = _no_hold,
     scale: Mapping[str, float] | None = None,
-    speak: Callable[[StepLike], float] = lambda step: 0.0,
+    speak: Callable[[_Step], float] = lambda step: 0.0,
 ) -> tuple[TimedStep, ...]:
     """Put the steps on one clock, in order.
 

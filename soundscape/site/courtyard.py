@@ -562,7 +562,7 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None,
         source = f"{source} + {overrides}"
     site = _build(data, origin, {**defined, **set_by}, layout, chi_m, source, str(data_path))
     return replace(site, overridden=MappingProxyType(set_by), name=str(data.get("name", "")),
-                   rite=rite if rite_file is not None else "")
+                   rite=rite if rite is not None and rite_file is not None else "")
 
 
 #: The site of a rite with no site of its own: a hall and its court (``sites/generic.toml``).
@@ -763,8 +763,9 @@ def _layout_override(id_: str, entry: Any, path: str, chi_m: float) -> LayoutOve
             compass(entry[name], key=f"{path}: {key}.{name}")
     absolute = {axis: parse_length(entry[axis], chi_m=chi_m, key=f"{path}: {key}.{axis}")
                 for axis in ("x", "y", "z") if axis in entry}
-    shift = tuple(parse_length(entry.get(f"d{axis}", "0 m"), chi_m=chi_m,
+    dx, dy, dz = (parse_length(entry.get(f"d{axis}", "0 m"), chi_m=chi_m,
                                key=f"{path}: {key}.d{axis}") for axis in "xyz")
+    shift = (dx, dy, dz)
     return LayoutOverride(id_, path, MappingProxyType(absolute), shift,
                           entry.get("facing"), entry.get("struck_face"))
 
@@ -783,15 +784,19 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
     stairs = (length(data["stairs"]["width"], "stairs.width"),
               length(data["stairs"]["run"], "stairs.run"))
     spacing = {k: length(v, f"spacing.{k}") for k, v in data["spacing"].items()}
-    targets = {id_: Target(id_, *(length(t[k], f"targets.{id_}.{k}")
-                                  for k in ("distance", "hou_zhong", "band", "bottom")),
-                           _unit_of(t["distance"]))
-               for id_, t in data["targets"].items()}
+    def target(id_: str, t: dict[str, Any]) -> Target:
+        distance, hou_zhong, band, bottom = (
+            length(t[k], f"targets.{id_}.{k}") for k in ("distance", "hou_zhong", "band", "bottom"))
+        return Target(id_, distance, hou_zhong, band, bottom, _unit_of(t["distance"]))
+
+    def instrument(id_: str, spec: dict[str, Any]) -> InstrumentSize:
+        long, deep, high = (length(spec[k], f"instruments.{id_}.{k}")
+                            for k in ("length", "depth", "height"))
+        return InstrumentSize(spec["kind"], long, deep, high, spec.get("note", ""))
+
+    targets = {id_: target(id_, t) for id_, t in data["targets"].items()}
     places = _build_places(data["places"], targets, origin, chi_m)
-    instruments = {id_: InstrumentSize(
-        spec["kind"],
-        *(length(spec[k], f"instruments.{id_}.{k}") for k in ("length", "depth", "height")),
-        spec.get("note", "")) for id_, spec in data["instruments"].items()}
+    instruments = {id_: instrument(id_, spec) for id_, spec in data["instruments"].items()}
     performers = tuple(zip(data["performers"]["members"], data["performers"]["names"],
                            strict=True))
     for id_, p in data["performers"]["phases"].items():
@@ -882,7 +887,7 @@ def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
         entry = raw[id_]
         key = f"{origin[f'places.{id_}']}: places.{id_}"
 
-        def length(name: str, default: float | None = None) -> float | None:
+        def length(name: str, default: float) -> float:
             if name not in entry:
                 return default
             return parse_length(entry[name], chi_m=chi_m, key=f"{key}.{name}")
@@ -892,7 +897,7 @@ def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
                 raise SiteError(f"{key}.from: place {entry['from']!r} is unknown")
             bx, by, bz = build(entry["from"], (*chain, id_)).position
             position = (bx + length("dx", 0.0), by + length("dy", 0.0),
-                        length("z", None) if "z" in entry else bz + length("dz", 0.0))
+                        length("z", 0.0) if "z" in entry else bz + length("dz", 0.0))
         elif id_ in targets:
             target = targets[id_]
             position = (length("x", 0.0), length("y", -target.distance),
@@ -901,13 +906,15 @@ def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
             missing = [axis for axis in "xyz" if axis not in entry]
             if missing:
                 raise SiteError(f"{key}: needs {', '.join(missing)} (or 'from')")
-            position = (length("x"), length("y"), length("z"))
+            position = (length("x", 0.0), length("y", 0.0), length("z", 0.0))
         size = entry.get("size")
+        if size is not None and (not isinstance(size, list) or len(size) != 2):
+            raise SiteError(f"{key}.size = {size!r} must be [east-west, north-south] lengths")
         place = Place(
             id_, entry.get("name", id_), entry.get("roman", id_), position,
             compass(entry["facing"], key=f"{key}.facing") if "facing" in entry else None,
-            None if size is None else tuple(
-                parse_length(v, chi_m=chi_m, key=f"{key}.size") for v in size),
+            None if size is None else (parse_length(size[0], chi_m=chi_m, key=f"{key}.size"),
+                                       parse_length(size[1], chi_m=chi_m, key=f"{key}.size")),
             entry.get("note", ""))
         places[id_] = place
         return place

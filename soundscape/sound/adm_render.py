@@ -124,7 +124,8 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
             surroundings=replace(surroundings, hall=False, court=None), block_frames=block_frames,
-            stems=tuple(f"object.{o.number}" for o in objects), stem_of=lambda s: stem.get(s.id),
+            stems=tuple(f"object.{o.number}" for o in objects),
+            stem_of=lambda s: stem.get(s.id, ""),
             progress=progress, workers=workers,
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES)]
         if bed:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Self
 
 import mutagen.flac
 import numpy as np
@@ -37,9 +38,9 @@ from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
 
 __all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
-           "append_wav_cues", "check_channels", "open_writer", "read_wav_channel_mask",
-           "read_wav_cues", "sample_writer", "set_wav_channel_mask", "subtype_for",
-           "write_sidecar"]
+           "append_wav_cues", "check_channels", "open_writer", "pack_samples",
+           "read_wav_channel_mask", "read_wav_cues", "sample_writer", "set_wav_channel_mask",
+           "subtype_for", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
@@ -152,8 +153,8 @@ class BlockWriter:
 
     _QUEUE = 3
 
-    def __init__(self, sink: Callable[[np.ndarray], object],
-                 convert: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+    def __init__(self, sink: Callable[[Any], object],
+                 convert: Callable[[Any], Any] | None = None) -> None:
         self._sink, self._convert = sink, convert
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
         self._converter = (ThreadPoolExecutor(1, thread_name_prefix="audio-converter")
@@ -165,7 +166,7 @@ class BlockWriter:
         converted and written."""
         while len(self._pending) >= self._QUEUE:
             self._pending.popleft().result()
-        if self._converter is None:
+        if self._converter is None or self._convert is None:
             self._pending.append(self._pool.submit(self._put, block))
         else:  # written in order: one writing thread, each waiting for its conversion
             converted = self._converter.submit(self._convert, block)
@@ -174,7 +175,7 @@ class BlockWriter:
     def _put(self, converted) -> None:
         self._sink(converted)
 
-    def __enter__(self) -> BlockWriter:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind: type | None, *_: object) -> None:
@@ -313,6 +314,14 @@ _PACKERS = {
     "PCM_24": _pack24,
     "FLOAT": lambda block, scale: np.ascontiguousarray(_scaled(block, scale), dtype="<f4"),
 }
+
+
+def pack_samples(block: np.ndarray, bits: str, scale: float = 1.0) -> np.ndarray:
+    """``block × scale`` as a WAV's little-endian sample bytes (``bits`` 16, 24 or float),
+    rounded and clipped exactly as the files of a render are written (a stream's frames)."""
+    return _PACKERS[SUBTYPES[("wav", str(bits))]](block, scale)
+
+
 _SFC_SET_ADD_PEAK_CHUNK = 0x1050  # sndfile.h
 _SF_FALSE = 0
 

@@ -14,7 +14,7 @@ from scipy import signal
 try:
     from scipy.signal._sosfilt import _sosfilt
 except ImportError:  # pragma: no cover - depends on the installed scipy
-    _sosfilt = None
+    _sosfilt = None  # type: ignore[assignment, unused-ignore]  # a scipy without it: the public call
 
 __all__ = ["sosfilt_rows"]
 

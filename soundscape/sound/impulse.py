@@ -36,7 +36,8 @@ class Click:
 
 def click_source(point: Vec3) -> Source:
     """The click's source, standing at ``point``."""
-    return Source(CLICK_SOURCE, "click", "脈衝", "click", "click", tuple(point))
+    return Source(CLICK_SOURCE, "click", "脈衝", "click", "click",
+                  (float(point[0]), float(point[1]), float(point[2])))
 
 
 def click_event(time: float) -> Event:

@@ -18,6 +18,12 @@ its length, kept past the last arrival for as long as the chunk's FFT has room
 of that tail under a half-Hann taper; the zero-phase air filter rings within
 ``GUARD`` before the first arrival. Chunks fall on fixed frames, so the
 output does not depend on the render's block size.
+
+The first chunk is heard in pieces (``first_chunks``: 1024 frames, then doubling, summing to
+one ``CHUNK``), each with the same FFT (the last ``size`` of its outputs are valid whatever
+the size): the first sound of a render then waits for the notes of a fraction of a second,
+not of a whole chunk (``soundscape play``), and every later chunk falls on the frames, and
+has the bits, it has without them.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from soundscape.site.listeners import Listener
 from soundscape.sound.notes import ByteLru
 from soundscape.sound.spatialise import GUARD, Spatialiser, fft_size
 
-__all__ = ["CHUNK", "Lines", "impulse_filter"]
+__all__ = ["CHUNK", "FIRST_CHUNK", "Lines", "first_chunks", "impulse_filter"]
 
 #: Frames a line is filtered at a time (at its bus's rate): 2^16 less 8192, so a response of up
 #: to 8192 taps (every place of the whole rite heard from the duke's seat, measured; longer
@@ -42,6 +48,18 @@ CHUNK = 57344
 TAIL = 2048
 #: Bound of the kept filters (one per place; stereo ~260 KiB each).
 FILTER_BYTES = 16 << 20
+#: Frames of the first piece of the first chunk (a multiple of the upsampler's group, 64).
+FIRST_CHUNK = 1024
+
+
+def first_chunks(chunk: int, first: int = FIRST_CHUNK) -> tuple[int, ...]:
+    """The sizes the first ``chunk`` frames are heard in: ``first``, doubling, and the rest
+    (never shorter than the piece before it), summing to ``chunk``."""
+    sizes, size = [], first
+    while sum(sizes) + 2 * size <= chunk:  # room for this piece and a last one as long
+        sizes.append(size)
+        size *= 2
+    return (*sizes, chunk - sum(sizes))
 
 
 class _Filter:
@@ -107,22 +125,23 @@ class _Line:
         self.data[onset - self.origin:stop - self.origin] += mono
         self.end = max(self.end, stop)
 
-    def segment(self, chunk_start: int) -> tuple[int, np.ndarray] | None:
-        """The dry frames the chunk from ``chunk_start`` hears (``CHUNK + taps − 1`` of them,
-        silence where none are kept): (offset of the first kept one, the kept ones), or None
-        when they are silent; then forget what no later chunk needs."""
-        first = chunk_start - self.start - self.taps + 1
+    def segment(self, chunk_start: int, size: int) -> tuple[int, np.ndarray] | None:
+        """The dry frames the chunk of ``size`` frames from ``chunk_start`` hears (the
+        ``n_fft`` before its end: ``CHUNK + taps − 1`` for a whole chunk), silence where
+        none are kept: (offset of the first kept one, the kept ones), or None when they are
+        silent; then forget what no later chunk (as long or longer) needs."""
+        first = chunk_start - self.start - (self.n_fft - size)
         if first >= self.end:
             return None
         lo = max(first, self.origin)
-        hi = min(first + self.chunk + self.taps - 1, self.origin + len(self.data))
+        hi = min(first + self.n_fft, self.origin + len(self.data))
         kept = self.data[lo - self.origin:max(lo, hi) - self.origin]
         heard = (lo - first, kept) if kept.any() else None
-        self._drop_before(first + self.chunk)  # copies what it keeps: ``kept`` stays as it was
+        self._drop_before(first + size)  # copies what it keeps: ``kept`` stays as it was
         return heard
 
-    def done(self, chunk_start: int) -> bool:
-        return chunk_start - self.start - self.taps + 1 >= self.end
+    def done(self, chunk_start: int, size: int) -> bool:
+        return chunk_start - self.start - (self.n_fft - size) >= self.end
 
     def _drop_before(self, frame: int) -> None:
         cut = min(max(0, frame - self.origin), len(self.data))
@@ -144,8 +163,25 @@ class Lines:
         self._lines: dict[tuple, _Line] = {}
         # a place's filter outlives its line (a line ends when its place falls silent)
         self._filters = ByteLru(FILTER_BYTES)
+        self._first = first_chunks(chunk)  # the first chunk's pieces
+        self._heard = 0  # chunks (pieces) heard
         self.next_chunk = 0  # absolute frame of the next chunk to hear
         self.extent = 0
+
+    def next_size(self, ahead: int = 0) -> int:
+        """Frames of the chunk after the next ``ahead`` ones (a piece of the first, or
+        ``size``)."""
+        index = self._heard + ahead
+        return self._first[index] if index < len(self._first) else self.size
+
+    def size_at(self, frame: int) -> int:
+        """Frames of the chunk that holds ``frame`` (a piece of the first, or ``size``)."""
+        start = 0
+        for size in self._first:
+            start += size
+            if frame < start:
+                return size
+        return self.size
 
     def add(self, onset: int, mono: np.ndarray, point, face, column: int) -> None:
         """Add a dry note at absolute frame ``onset`` to the line of its place."""
@@ -165,18 +201,18 @@ class Lines:
         return found
 
     def chunk(self) -> np.ndarray:
-        """The next chunk of every line, mixed: ``(CHUNK, channels)``.
+        """The next chunk of every line, mixed: ``(next_size(), channels)``.
 
         The lines of one FFT size are transformed together."""
-        size = self.size
+        size, following = self.next_size(), self.next_size(1)
         out = np.zeros((size, self.channels), dtype=np.float32)
         at = self.next_chunk
         sounding: dict[int, list[tuple[_Line, np.ndarray]]] = {}
         for key, line in list(self._lines.items()):
-            segment = line.segment(at)
+            segment = line.segment(at, size)
             if segment is not None:
                 sounding.setdefault(line.n_fft, []).append((line, segment))
-            if line.done(at + size):
+            if line.done(at + size, following):
                 del self._lines[key]
         for n_fft, members in sounding.items():
             segments = np.zeros((len(members), n_fft), dtype=np.float32)
@@ -195,8 +231,9 @@ class Lines:
                 total[line.column:line.column + len(product)] += product
                 used[line.column:line.column + len(product)] = True
             rows = np.flatnonzero(used)
-            taps = n_fft - size + 1
-            heard = scipy.fft.irfft(total[rows], n_fft, axis=1)[:, taps - 1:taps - 1 + size]
+            # the last ``size`` outputs are free of the circular wrap (size ≤ n_fft − taps + 1)
+            heard = scipy.fft.irfft(total[rows], n_fft, axis=1)[:, n_fft - size:]
             out[:, rows] += heard.T
         self.next_chunk += size
+        self._heard += 1
         return out

@@ -77,6 +77,7 @@ class SynthVoice:
         from soundscape.sound.sung import SungLines
 
         bound = SynthVoice(self.reference_db, self.bells)
+        bound._instruments = self._instruments  # loaded once (the lines' test loads them)
         bound.seed = seed
         bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
         return bound

@@ -64,7 +64,8 @@ class ChannelTerms:
 class Panner(Protocol):
     """A spatial layout: channel names, loudness weights and the terms for a direction."""
 
-    channels: tuple[str, ...]
+    @property
+    def channels(self) -> tuple[str, ...]: ...
 
     def terms(self, azimuth_deg: float, elevation_deg: float) -> ChannelTerms: ...
 
@@ -259,6 +260,10 @@ class Vbap:
             g = p @ np.linalg.inv(base)  # g = pᵀ·L12⁻¹
             if best is None or g.min() > best[2].min():
                 best = (a, b, g)
+        if best is None:  # every pair coincides or leaves a gap: nothing pans here
+            shown = ", ".join(f"{x:g}" for x in self.azimuths_deg[:8])
+            raise RenderError(f"loudspeaker layout {shown}: no pair of speakers pans to "
+                              f"azimuth {azimuth_deg:g}°")
         a, b, g = best
         g = np.clip(g, 0.0, None)
         g = g / math.sqrt(float(g @ g))  # constant power

@@ -175,7 +175,7 @@ def drum_directivity(struck_face: Vec3 | None, toward: np.ndarray) -> float:
     if struck_face is None:
         return 1.0
     normal = np.asarray(struck_face, dtype=float)
-    cos_theta = float(normal @ toward) / (np.linalg.norm(normal) * np.linalg.norm(toward))
+    cos_theta = float(normal @ toward) / float(np.linalg.norm(normal) * np.linalg.norm(toward))
     return 0.7 + 0.3 * cos_theta
 
 
@@ -199,7 +199,7 @@ def paths(source: Vec3, listener: Vec3, *, surroundings: Surroundings,
     s = np.asarray(source, dtype=float)
     ear = np.asarray(listener, dtype=float)
     if surroundings.court is not None:
-        return _court_paths(s, ear, surroundings, struck_face)
+        return _court_paths(s, ear, surroundings, surroundings.court, struck_face)
     out = [_path(s, s, ear, surroundings, struck_face, 1.0, "direct", None)]
     if surroundings.ground and s[2] > 0 and ear[2] > 0:
         image = s * np.array([1.0, 1.0, -1.0])
@@ -219,10 +219,9 @@ def paths(source: Vec3, listener: Vec3, *, surroundings: Surroundings,
 _PATH_BAND = 3  # 1 kHz
 
 
-def _court_paths(s: np.ndarray, ear: np.ndarray, surroundings: Surroundings,
+def _court_paths(s: np.ndarray, ear: np.ndarray, surroundings: Surroundings, court: Court,
                  struck_face: Vec3 | None) -> list[Path]:
     """The direct sound and the court's early images (``Court.split``), direct first."""
-    court = surroundings.court
     speed = surroundings.air.speed_of_sound
     reach = float(np.linalg.norm(ear - s)) + court.model.early_ms * 1e-3 * speed + 1e-6
     images = court.images(s, ear, reach_m=reach)

@@ -113,7 +113,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
             helper = NoteHelper(buses) if workers > 1 and performance.events else None
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)
-                while onset - buses.guard - base >= block_frames:
+                while onset - buses.guard(base + block_frames) - base >= block_frames:
                     if helper is not None:  # keep it busy while the blocks are metered
                         helper.schedule(index)
                     yield buses.take(block_frames)

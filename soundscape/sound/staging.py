@@ -30,7 +30,7 @@ _PATTERN = re.compile(r"^\..+\.render-(\d+)-[0-9a-f]{8}$")
 
 def remove_stale(folder: Path) -> list[Path]:
     """Remove the staging folders in ``folder`` left by dead processes; return them."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except FileNotFoundError:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from soundscape.errors import RenderError
 from soundscape.performance import Event, Performance, Source
 from soundscape.sound.synth.sung_line import SungNote
 
@@ -80,7 +81,7 @@ class SungLines:
         number, k = self._where[(event.source, event.time)]
         line = self.lines[number]
         start = line[0].time
-        notes = tuple((round(e.time - start, 9), float(e.duration), float(e.pitch.hz),
+        notes = tuple((round(e.time - start, 9), float(e.duration), float(_hz(e)),
                        float(e.velocity), e.phones or e.lyric) for e in line)
         return ("line", event.source, round(start + self.offset, 6), notes, k)
 
@@ -88,7 +89,7 @@ class SungLines:
     def notes(line: tuple[Event, ...]) -> list[SungNote]:
         """The line's events as the model's notes, in seconds from its first onset."""
         start = line[0].time
-        return [SungNote(e.time - start, e.end - start, e.pitch.hz, e.velocity,
+        return [SungNote(e.time - start, e.end - start, _hz(e), e.velocity,
                          e.phones or e.lyric) for e in line]
 
     def part(self, event: Event, sample_rate: int,
@@ -119,3 +120,10 @@ class SungLines:
             head = part[:fade]
             head *= np.sin(0.5 * np.pi * (np.arange(head.size) + 0.5) / fade) ** 2
         return part
+
+
+def _hz(event: Event) -> float:
+    """The pitch of a sung event (the sequencer gives every sung note one)."""
+    if event.pitch is None:
+        raise RenderError(f"the sung event of {event.source} at {event.time:g} s has no pitch")
+    return event.pitch.hz

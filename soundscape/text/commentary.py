@@ -153,6 +153,7 @@ def _run_on_note(original: str, paragraph: tuple[int, int], lemma: str) -> int |
     if any(c in rules()["notes"]["brackets"] for c in text):
         return None  # the edition brackets its notes: nothing runs on
     match = _LEMMA.match(lemma)
+    assert match is not None  # every part of the pattern is optional: it always matches
     first, last, note_first = (match.group(i) for i in (1, 2, 3))
     positions = [i for i, c in enumerate(normalise(text)) if is_han(c)]
     chars = _han(text)

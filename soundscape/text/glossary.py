@@ -47,6 +47,14 @@ class Glossary:
         """The id whose terms include ``term`` (compared normalised), or None."""
         return self.term_index(category).get(normalise(term))
 
+    def known_id(self, category: str, term: str) -> str:
+        """The id of ``term``, a term of ``category`` (matched by a pattern made of the
+        category's own terms); KeyError naming it if it is none of them."""
+        found = self.id_of(category, term)
+        if found is None:
+            raise KeyError(f"{term!r} is no term of the glossary's {category!r}")
+        return found
+
     def term_index(self, category: str) -> MappingProxyType:
         """Every normalised term of ``category`` mapped to its id (first id wins)."""
         return _term_index(self, category)

@@ -151,7 +151,10 @@ def _mandarin(han: str, where: str) -> tuple[Syllable, ...]:
     choices = _choices()
     standard = "".join(choices["variants"].get(c, c) for c in han)
     toned = [p[0] for p in pinyin(standard, style=Style.TONE3, strict=True,
-                                  neutral_tone_with_five=True, errors=lambda s: [""] * len(s))]
+                                  neutral_tone_with_five=True,
+                                  # pypinyin takes a list too (one reading per character);
+                                  # its bundled stubs say str only
+                                  errors=lambda s: [""] * len(s))]  # type: ignore[arg-type, return-value, unused-ignore]
     for phrase, row in choices["mandarin"].items():  # readings pypinyin gets wrong here
         at = standard.find(phrase)
         while at >= 0:

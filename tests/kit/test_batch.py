@@ -280,3 +280,10 @@ def test_a_peer_that_is_no_dask_scheduler_is_a_clear_error(tmp_path, greeting):
     error = outcome["result"]
     assert isinstance(error, KitError), repr(error)
     assert f"--executor dask://127.0.0.1:{port}: no Dask scheduler answers" in str(error)
+
+
+def test_a_job_with_nothing_to_render_is_refused_by_name(tmp_path):
+    # neither a Performance nor a make(): was "'NoneType' object is not callable"
+    job = Job("empty", tmp_path / "empty.wav", Listener((0.0, -10.0, 1.5)), "stereo")
+    with pytest.raises(KitError, match="job empty: give it a performance or a make"):
+        job()

@@ -125,3 +125,21 @@ def test_out_may_name_the_svg_or_the_png(tmp_path):
     assert plan.output_paths(str(tmp_path / "p.png")) == both
     with pytest.raises(RenderError, match=r"p\.pdf"):
         plan.write_plan(None, tmp_path / "p.pdf")
+
+
+
+def _stairs(figure) -> list[int]:
+    """The hatched stair footprints of each of the figure's axes."""
+    return [sum(p.get_hatch() == "---" for p in ax.patches) for ax in figure.axes]
+
+
+def test_a_stair_without_a_footprint_is_drawn_without_one(drawn):
+    # a rite's site may give a stair no size: the plan unpacked None (TypeError)
+    from dataclasses import replace
+
+    site, placed, _, figure = drawn
+    places = dict(site.places)
+    places["xijie"] = replace(places["xijie"], size=None)
+    without = _stairs(plan.plan_figure(replace(site, places=places), placed))
+    assert [a - b for a, b in zip(_stairs(figure), without, strict=True)] in (
+        [1, 0], [0, 1], [1, 1])  # that stair, in each view that draws the stairs

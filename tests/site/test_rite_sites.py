@@ -118,6 +118,11 @@ def test_unknown_rite_is_named():
     ('schema = 1\n[instruments.qing]\nkind = "rack"\n', r"bad\.toml: instruments\.qing needs "
      r"length, depth, height"),
     ('schema = 1\n[places.x]\nname = "x"\n', r"bad\.toml: places\.x: needs x, y, z"),
+    # a footprint is two lengths (east-west, north-south); one or three were taken as they came
+    ('schema = 1\n[places.x]\nx = "0 m"\ny = "-9 m"\nz = "0 m"\nsize = ["6 尺"]\n',
+     r"bad\.toml: places\.x\.size = \['6 尺'\] must be \[east-west, north-south\]"),
+    ('schema = 1\n[places.x]\nx = "0 m"\ny = "-9 m"\nz = "0 m"\nsize = "6 尺"\n',
+     r"bad\.toml: places\.x\.size = '6 尺' must be \[east-west, north-south\]"),
     ('schema = 1\ndrop = ["wu"]\n', r"places\.wu_shang\.from: place 'wu' is unknown"),
     ('schema = 1\n[performers.phases.zuo]\nname = "坐"\nat = ["反坐"]\n',
      r"bad\.toml: performers\.phases\.zuo\.at is unknown; accepted: name, .*\[\[gong_move\]\]"),

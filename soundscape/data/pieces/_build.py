@@ -78,7 +78,8 @@ def modes(path: Path = TSV) -> dict[str, str]:
                 for row in csv.DictReader(handle, delimiter="\t")}
 
 
-def cut_lines(notes: Sequence[tuple[str, str]], lengths: Sequence[int], where: str) -> list[Line]:
+def cut_lines(notes: Sequence[tuple[str, str | None]], lengths: Sequence[int],
+              where: str) -> list[Line]:
     """Cut a stanza's notes into lines of the given lengths."""
     if sum(lengths) != len(notes):
         raise SystemExit(f"{where}: lines {list(lengths)} sum to {sum(lengths)}, "
@@ -210,8 +211,8 @@ def _render(stanzas: list[list[Line]], line_end_beats: float) -> str:
             out += ["", "[[phrase]]", f"stanza = {number}",
                     "notes = [" + ", ".join(f'"{name}"' for name, _ in line) + "]",
                     "beats = [" + ", ".join(f"{b:g}" for b in beats) + "]"]
-            chars = [c for _, c in line]
-            if all(chars):
+            chars = [c for _, c in line if c]
+            if len(chars) == len(line):
                 out.append(f'lyrics = "{"".join(chars)}"')
     return "\n".join(out) + "\n"
 

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import signal
@@ -137,7 +139,7 @@ def made_at(instrument: Instrument, sample_rate: int) -> int:
 
 
 @functools.cache
-def _takes_performer(module: object) -> bool:
+def _takes_performer(module: ModuleType) -> bool:
     return "performer" in inspect.signature(module.render).parameters
 
 
@@ -158,8 +160,8 @@ def bell_tones(instrument: Instrument, *, hz: float, pitch: str | None = None,
     return a_hz, a_hz * params.get("b_ratio", 1.0)
 
 
-def _params_for(instrument: Instrument, module: object, *, hz: float, pitch: str | None,
-                tuning: Tuning, bells: str) -> object:
+def _params_for(instrument: Instrument, module: ModuleType, *, hz: float, pitch: str | None,
+                tuning: Tuning, bells: str) -> Mapping[str, Any]:
     """The parameters of the member of the set that sounds the note."""
     if not hasattr(module, "for_pitch"):
         return instrument.params
@@ -167,7 +169,7 @@ def _params_for(instrument: Instrument, module: object, *, hz: float, pitch: str
                             tuning=tuning, bells=bells)
 
 
-def _side_stroke(instrument: Instrument, module: object, hz: float, pitch: str | None,
+def _side_stroke(instrument: Instrument, module: ModuleType, hz: float, pitch: str | None,
                  tuning: Tuning) -> tuple[float, str, str]:
     """A ``side`` stroke as the ``B`` stroke of the bell whose B-tone is the note: that
     bell's A-tone (Hz, in the note's tuning and octave), its 律 name, and ``B``."""

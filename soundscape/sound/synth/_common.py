@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from scipy import signal
@@ -27,6 +27,10 @@ _CUT_T60S = 1.5
 _LN1000 = math.log(1000.0)  # 60 dB of amplitude decay
 
 
+@overload
+def db_to_gain(level_db: float) -> float: ...
+@overload
+def db_to_gain(level_db: np.ndarray) -> np.ndarray: ...
 def db_to_gain(level_db: float | np.ndarray) -> float | np.ndarray:
     """Amplitude gain of a level in dB."""
     return 10.0 ** (np.asarray(level_db, dtype=float) / 20.0)
@@ -232,7 +236,7 @@ def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,
 
 
 def smooth_noise(rng: np.random.Generator, *, frames: int, rate_hz: float,
-                 sample_rate: int) -> np.ndarray:
+                 sample_rate: float) -> np.ndarray:
     """Slowly wandering noise of unit deviation, with about ``rate_hz`` new values a second."""
     knots = max(2, math.ceil(frames / sample_rate * rate_hz) + 2)
     values = rng.standard_normal(knots)
@@ -253,7 +257,7 @@ def harmonic_levels(params: Mapping[str, Any], key: str = "harmonics_db") -> np.
     return np.asarray(db_to_gain(np.asarray(params[key], dtype=float)))
 
 
-def working_rate(sample_rate: int, least_hz: int) -> tuple[int, int]:
+def working_rate(sample_rate: int, least_hz: float) -> tuple[int, int]:
     """A lower rate to make a sound at, and the whole factor up to ``sample_rate``: the
     lowest whole fraction of ``sample_rate`` still at ``least_hz`` or more (for sounds
     that hold next to nothing above ``least_hz / 2``)."""
@@ -265,8 +269,10 @@ def working_rate(sample_rate: int, least_hz: int) -> tuple[int, int]:
 
 def upsample(audio: np.ndarray, factor: int) -> np.ndarray:
     """``audio`` at ``factor`` times its rate (polyphase, Kaiser low-pass)."""
-    return audio if factor == 1 else signal.resample_poly(audio, factor, 1,
-                                                         window=_upsampler(factor))
+    # scipy takes the FIR taps as the window (its documentation); scipy-stubs lists only
+    # window names and tuples
+    return audio if factor == 1 else signal.resample_poly(  # type: ignore[call-overload, unused-ignore]
+        audio, factor, 1, window=_upsampler(factor))
 
 
 @functools.cache

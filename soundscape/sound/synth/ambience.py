@@ -152,20 +152,20 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
                                            ("leaves_db", row["leaves_band"]),
                                            ("life_db", _LIFE_BAND), ("flame_db", _FLAME_BAND))
              if row[key] > -120.0]
-    spectra, sparse = [], []
+    spectra: list[np.ndarray] = []
+    sparse: list[str] = []
+    rows: dict[str, np.ndarray] = {}
     if dense:
         white = complex_noise(rng, n)
         # one row per envelope: the air and the far-off life swell together with the
         # gusts (it is the wind that carries them), the leaves and a flame on their own
-        rows: dict[str, np.ndarray] = {}
         for key, band in dense:
             shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
             # each band at RMS 1 before its level: the shape's power sets the noise's
             scaled = shape * np.float32(db_to_gain(row[key]) / _rms_of(shape, n))
             row_key = _ROW.get(key, key)
             rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
-        dense = list(rows)
-        spectra += [white * rows[key] for key in dense]
+        spectra += [white * rows[key] for key in rows]
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
         bursts = make(row, rng, frames, sample_rate) if row[key] > -120.0 else None
@@ -179,9 +179,9 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     layers = scipy.fft.irfft(np.stack(spectra), n, axis=1)[:, :frames]
     envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
     out = np.zeros(frames, dtype=np.float32)
-    for key, layer in zip(dense, layers, strict=False):
+    for key, layer in zip(rows, layers, strict=False):
         out += layer * envelopes[key]
-    for key, layer in zip(sparse, layers[len(dense):], strict=True):
+    for key, layer in zip(sparse, layers[len(rows):], strict=True):
         scale = float(np.max(np.abs(layer)))
         if scale > 0:
             out += layer * np.float32(db_to_gain(row[key]) / scale)

@@ -67,7 +67,7 @@ def validate(params: Mapping[str, Any]) -> None:
     for name, row in params.items():
         if not isinstance(row, Mapping):
             continue
-        for key in KINDS.get(row.get("kind"), ()):
+        for key in KINDS.get(row.get("kind", ""), ()):
             if key not in row:
                 raise ParamError(f"{name}.{key}", f"is missing: a {row['kind']!r} call needs "
                                  f"{', '.join(KINDS[row['kind']])}")
@@ -166,7 +166,10 @@ def _under_top(hz, sample_rate: int):
     """A partial's gain at ``hz``: 1 well under ``TOP_HZ`` (and Nyquist), smoothly to 0
     near it (a sweep crossing it fades, it does not click off)."""
     top = min(TOP_HZ, 0.45 * sample_rate)
-    return 1.0 / (1.0 + (np.asarray(hz) / top) ** 32)
+    ratio = np.asarray(hz) / top
+    for _ in range(5):  # the 32nd power by squaring: a tenth of the time of ``** 32``
+        ratio = ratio * ratio
+    return 1.0 / (1.0 + ratio)
 
 
 def _whistle(row, *, frames, sample_rate, rng):

@@ -145,7 +145,7 @@ def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
     thud = db_to_gain(params["thud_db"])
     scale = velocity / (float(np.sum(amps)) + thud)  # the file's stroke peaks ≤ velocity
     contact, lowest = params["contact_s"], 1.0
-    if stroke.radius is not None:
+    if stroke.radius is not None and stroke.reference is not None:
         shapes = _shape_levels(params, stroke.radius, stroke.reference, stroke.angle)
         contact = params["contact_s"] * min(stroke.force, 1.5) ** -0.2
         amps = amps * shapes * _pulse(freqs, contact) / _pulse(freqs, params["contact_s"])

@@ -147,7 +147,11 @@ def body_filter(rows: tuple[tuple[float, float, float], ...], sample_rate: int) 
     lose half the digits; they are taken instead as the eigenvalues of the parallel
     sum's state-space form ``A − B C / D`` (the same filter to ~1e-12, not 1e-7).
     """
-    blocks, inputs, outputs, direct, total, poles = [], [], [], 1.0, 1.0, []
+    blocks: list[np.ndarray] = []
+    inputs: list[np.ndarray] = []
+    outputs: list[np.ndarray] = []
+    poles: list[complex] = []
+    direct, total = 1.0, 1.0
     for hz, q, gain_db in rows:
         b, a = signal.iirpeak(hz, q, fs=sample_rate)
         gain = float(db_to_gain(gain_db))

@@ -102,7 +102,7 @@ def _action(chars: str, unit: Unit | None) -> str:
     words = glossary.load()
     if unit is not None:
         if unit.role == "music":
-            return _FIXED_ACTIONS["music"].get(unit.info.get("kind"), "奏")
+            return _FIXED_ACTIONS["music"].get(unit.info.get("kind", ""), "奏")
         if unit.role == "voice" and unit.info.get("what") in _FIXED_ACTIONS["voice"]:
             return _FIXED_ACTIONS["voice"][unit.info["what"]]
         if unit.role in _ROLE_ACTIONS:
@@ -112,13 +112,13 @@ def _action(chars: str, unit: Unit | None) -> str:
     negations = rules()["negations"]
     for match in _term_pattern("action").finditer(blanked):
         if not match.start() or blanked[match.start() - 1] not in negations:
-            return words.name("action", words.id_of("action", match.group(0)))
+            return words.name("action", words.known_id("action", match.group(0)))
     return "other"
 
 
 def _place(chars: str) -> str:
     match = _place_pattern().search(chars)
-    return glossary.load().id_of("place", match.group(1)) if match else ""
+    return glossary.load().known_id("place", match.group(1)) if match else ""
 
 
 def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
@@ -128,16 +128,16 @@ def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
     cuts = [*_cuts(chars, start, units, actor_starts), len(chars)]
     actor_at = {s: term for s, _, term in actor_starts}
     unit_at: dict[int, Unit] = {}  # step index → its first formula (not a 如初 mark)
-    for unit in units:
-        if _cuts_step(unit):
-            unit_at.setdefault(bisect.bisect_right(cuts, unit.start - start) - 1, unit)
+    for formula in units:
+        if _cuts_step(formula):
+            unit_at.setdefault(bisect.bisect_right(cuts, formula.start - start) - 1, formula)
     words = glossary.load()
     steps, actor = [], ""
     for number, (a, b) in enumerate(itertools.pairwise(cuts), start=1):
         unit = unit_at.get(number - 1)
         piece = chars[a:b]
         if a in actor_at:
-            actor = words.name("actor", words.id_of("actor", actor_at[a]))
+            actor = words.name("actor", words.known_id("actor", actor_at[a]))
         named = actor if a in actor_at or unit is None or unit.role != "music" else ""
         steps.append(Step(f"{section.id}.{number:02d}", section.id, named,
                           _action(piece, unit), _place(piece), text.quote(start + a, start + b),

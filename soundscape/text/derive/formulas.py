@@ -87,7 +87,7 @@ def _pieces_after(chars: str, position: int) -> list[tuple[int, int, str]]:
     """Consecutive piece names from ``position`` (fillers like 周南 allowed between)."""
     words = glossary.load()
     fillers = rules()["list_fillers"]
-    found = []
+    found: list[tuple[int, int, str]] = []
     while True:
         filler = next((f for f in fillers if chars.startswith(f, position)), None)
         while filler:  # 鄉樂周南 …: any number of fillers, in any order
@@ -96,7 +96,7 @@ def _pieces_after(chars: str, position: int) -> list[tuple[int, int, str]]:
         match = patterns()["piece"].match(chars, position)
         if not match:
             return found
-        found.append((match.start(), match.end(), words.id_of("piece", match.group(0))))
+        found.append((match.start(), match.end(), words.known_id("piece", match.group(0))))
         position = match.end()
 
 
@@ -154,7 +154,7 @@ def find_units(chars: str, base: int) -> list[Unit]:
         if take(m.start(), m.end()):  # an order to play, not the playing (played_orders)
             units.append(Unit(m.start(), m.end(), "order", _order(chars, m)))
     for m in p["she"].finditer(chars):
-        add([_music("she", words.id_of("piece", m.group(1)), m.start(), m.end())])
+        add([_music("she", words.known_id("piece", m.group(1)), m.start(), m.end())])
     for m in p["he"].finditer(chars):  # before 笙入: 笙入立于縣中西面乃合樂 is one 合樂
         add(_list_units("he", m.start(), chars, m.end()))
     for m in p["sheng_in"].finditer(chars):
@@ -166,17 +166,17 @@ def find_units(chars: str, base: int) -> list[Unit]:
             add(_list_units("ge", m.start(), chars, m.end()))
     for m in p["guan"].finditer(chars):
         repeats = rules()["numerals"].get(m.group(2) or m.group(3) or "一")
-        add([_music("guan", words.id_of("piece", m.group(1)), m.start(), m.end(), repeats)])
+        add([_music("guan", words.known_id("piece", m.group(1)), m.start(), m.end(), repeats)])
     for m in p["zou"].finditer(chars):
-        piece = words.id_of("piece", m.group(1))
+        piece = words.known_id("piece", m.group(1))
         add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
     for m in p["begins"].finditer(chars):  # 陔作: the music ordered (命奏陔) begins
-        piece = words.id_of("piece", m.group(1))
+        piece = words.known_id("piece", m.group(1))
         add([_music(rules()["zou_kind"].get(piece, "jinzou"), piece, m.start(), m.end())])
     for m in p["dance"].finditer(chars):  # 若舞則勺: a 頌 sung to the dance (鄭注)
-        add([_music("ge", words.id_of("piece", m.group(1)), m.start(), m.end())])
+        add([_music("ge", words.known_id("piece", m.group(1)), m.start(), m.end())])
     for m in p["has"].finditer(chars):  # 有房中之樂: music the rite may have (記)
-        add([_music(rules()["ji"]["has_kind"], words.id_of("piece", m.group(1)), m.start(),
+        add([_music(rules()["ji"]["has_kind"], words.known_id("piece", m.group(1)), m.start(),
                     m.end())])
     for m in p["wusuan"].finditer(chars):
         add([_music("wusuan", "wusuanyue", m.start(), m.end())])
@@ -237,7 +237,8 @@ def played_orders(units: dict[str, list[Unit]]) -> dict[str, list[Unit]]:
 
 def _alternating(chars: str, start: int, position: int) -> list[Unit]:
     """間歌: 歌 and 笙 take turns, one piece each (間歌魚麗笙由庚歌南有嘉魚 …)."""
-    units, kind, head = [], "ge", start
+    units: list[Unit] = []
+    kind, head = "ge", start
     words = glossary.load()
     while True:
         if chars.startswith("笙", position):
@@ -247,5 +248,5 @@ def _alternating(chars: str, start: int, position: int) -> list[Unit]:
         match = patterns()["piece"].match(chars, position)
         if not match:
             return units
-        units.append(_music(kind, words.id_of("piece", match.group(0)), head, match.end()))
+        units.append(_music(kind, words.known_id("piece", match.group(0)), head, match.end()))
         position = head = match.end()

@@ -64,9 +64,9 @@ class _Reader:
     def add(self, name: str, span: tuple[int, int], relation: str, of, *, side_hint: str,
             facing: str = "", struck: str = "", side: str = "") -> None:
         words = self.words
-        instrument = words.id_of("instrument", name)
+        instrument = words.known_id("instrument", name)
         group = _GROUP_OF_INSTRUMENT.get(instrument, side_hint or "drums")
-        base = f"{side_hint or group}.{words.id_of('layout_name', name)}"
+        base = f"{side_hint or group}.{words.known_id('layout_name', name)}"
         id_, n = base, 2
         while id_ in self.sides:
             id_, n = f"{base}_{n}", n + 1
@@ -88,7 +88,7 @@ class _Reader:
         prev = self.items[-1] if self.items else None
         face = {"鼓": "struck", "面": "facing"}
         if kind == "anchor":
-            self.anchor = (words.id_of("place", g[0]), g[1])
+            self.anchor = (words.known_id("place", g[0]), g[1])
         elif kind == "facing" and self.anchor:
             place, direction = self.anchor
             self.add(g[0], span, f"{_DIRECTION[direction]}_of", place,
@@ -98,11 +98,11 @@ class _Reader:
             self.add(g[1], span, f"{_DIRECTION[g[0]]}_of", prev.id, side_hint=self.sides[prev.id],
                      facing=prev.facing if prev.group not in ("drums", "pipes") else "")
         elif kind in ("at_prev", "at_place") and (prev or kind == "at_place"):
-            if kind == "at_prev":
+            if kind == "at_prev" and prev is not None:
                 of, direction, extra = prev.id, g[1], g[2:]
                 side_hint = self.sides[prev.id]
             else:
-                of, direction, extra = words.id_of("place", g[1]), g[2], g[3:]
+                of, direction, extra = words.known_id("place", g[1]), g[2], g[3:]
                 side_hint = _SIDE_OF_PLACE.get(of, "")
             where = face.get(extra[1] or "", "")
             self.add(g[0], span, f"{_DIRECTION[direction]}_of", of, side_hint=side_hint,

@@ -95,7 +95,7 @@ def _actors(chars: str) -> tuple[str, ...]:
     from soundscape.text.derive import _actor_starts
 
     words = glossary.load()
-    return tuple(words.id_of("actor", term) for _, _, term in _actor_starts(chars))
+    return tuple(words.known_id("actor", term) for _, _, term in _actor_starts(chars))
 
 
 @functools.cache

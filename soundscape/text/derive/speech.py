@@ -77,7 +77,7 @@ def _names() -> dict[str, str]:
     """Every name a speaker goes by → the name a cue gives him (the glossary's actors,
     then ``[speakers]``)."""
     words = glossary.load()
-    names = {t: words.name("actor", words.id_of("actor", t)) for t in words.term_index("actor")}
+    names = {t: words.name("actor", words.known_id("actor", t)) for t in words.term_index("actor")}
     names.update(_rules()["speakers"])
     return names
 
@@ -251,4 +251,4 @@ def _request_end(chars: str, at: int) -> tuple[int, str]:
 def _acts(rest: str, at: int) -> bool:
     """Whether someone named at ``at`` of ``rest`` acts there (公許, 賓禮辭)."""
     hit = _name_pattern().match(rest, at)
-    return bool(hit) and rest[hit.end():hit.end() + 1] in _rules()["request"]["after_to"]
+    return hit is not None and rest[hit.end():hit.end() + 1] in _rules()["request"]["after_to"]

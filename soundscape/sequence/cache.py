@@ -1,0 +1,124 @@
+"""A persistent cache of sequenced Performances, so a verb that must start fast (``play``)
+does not sequence the rite again (seconds for the whole rite) when nothing it reads changed.
+
+An entry is keyed by a SHA-256 of everything sequencing reads: the cue sheet's bytes, the
+durations table's, the package's own files (its code and ``soundscape/data``), the
+instrument files, the options (seed, sections, variants …), and the versions of the
+package, Python and numpy (whose generators the simulation draws from). Any change gives
+a new key; old entries are pruned, the least recently used first.
+
+The folder is ``soundscape/performances`` under the user's cache folder (``platformdirs``
+where installed, else ``$XDG_CACHE_HOME`` or ``~/.cache``; ``~/Library/Caches`` on macOS,
+``%LOCALAPPDATA%`` on Windows). Entries are pickles: the user's own cache, written by this
+module (as trusted as the user's other files); a file that does not start with its key's
+header, or does not unpickle to a Performance, is a miss and is written anew.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from soundscape.fileio import write_bytes
+from soundscape.performance import Performance
+from soundscape.resources import bundled_dir
+
+__all__ = ["MAX_ENTRIES", "cache_dir", "cached_performance", "performance_key"]
+
+#: Entries kept (a whole rite is ~20 MB pickled; a section far less).
+MAX_ENTRIES = 24
+_MAGIC = b"soundscape performance cache 1\n"
+
+
+def cache_dir() -> Path:
+    """``…/soundscape/performances`` under the user's cache folder (see the module)."""
+    try:
+        from platformdirs import user_cache_dir
+    except ImportError:
+        user_cache_dir = None
+    if user_cache_dir is not None:
+        root = Path(user_cache_dir("soundscape", appauthor=False))
+    elif sys.platform == "darwin":
+        root = Path.home() / "Library" / "Caches" / "soundscape"
+    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        root = Path(os.environ["LOCALAPPDATA"]) / "soundscape" / "Cache"
+    else:
+        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "soundscape"
+    return root / "performances"
+
+
+@functools.cache
+def _package_digest() -> bytes:
+    """SHA-256 of the package's files (code and data) and the bundled instruments, by path
+    and bytes (about 3 MB: tens of milliseconds, once per process)."""
+    import numpy
+
+    from soundscape import __version__
+
+    digest = hashlib.sha256(f"{__version__} {sys.version} numpy {numpy.__version__}".encode())
+    package = Path(__file__).resolve().parents[1]
+    for root in (package, bundled_dir("instruments")):
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.digest()
+
+
+def performance_key(cues: Path, durations: Path | None, **options: object) -> str:
+    """The cache key of sequencing ``cues`` with ``durations`` and ``options`` (their repr,
+    sorted by name): a hex SHA-256."""
+    digest = hashlib.sha256(_package_digest())
+    for path in (cues, durations):  # a file (its length, then its bytes) or none
+        data = Path(path).read_bytes() if path is not None else None
+        digest.update(b"\0none\0" if data is None else b"\0file %d\0" % len(data) + data)
+    digest.update(repr(sorted(options.items())).encode())
+    return digest.hexdigest()
+
+
+def cached_performance(key: str, make: Callable[[], Performance], *,
+                       folder: Path | None = None) -> tuple[Performance, bool]:
+    """The Performance stored under ``key``, or ``make()``'s, stored; and whether it was
+    found. A cache that cannot be written (read-only, full) is skipped silently: the
+    Performance is the same either way."""
+    folder = folder or cache_dir()
+    path = folder / f"{key}.pickle"
+    header = _MAGIC + key.encode() + b"\n"
+    found = _load(path, header)
+    if found is not None:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: pruned last
+        return found, True
+    performance = make()
+    with contextlib.suppress(OSError):
+        write_bytes(path, header + pickle.dumps(performance, protocol=pickle.HIGHEST_PROTOCOL))
+        _prune(folder)
+    return performance, False
+
+
+def _load(path: Path, header: bytes) -> Performance | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(header):
+        return None
+    try:
+        found = pickle.loads(data[len(header):])
+    except Exception:  # a truncated or foreign file: a miss, written anew
+        return None
+    return found if isinstance(found, Performance) else None
+
+
+def _prune(folder: Path) -> None:
+    """Keep the ``MAX_ENTRIES`` most recently used entries."""
+    entries = sorted(folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in entries[MAX_ENTRIES:]:
+        with contextlib.suppress(OSError):
+            old.unlink()

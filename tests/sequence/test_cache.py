@@ -1,0 +1,79 @@
+"""The persistent cache of sequenced Performances: keyed by all the inputs, a hit is the same
+Performance, a damaged entry is a miss, and it stays bounded."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from soundscape.performance import Event, Marker, Performance, Source
+from soundscape.sequence import cache
+from soundscape.sequence.cache import cache_dir, cached_performance, performance_key
+
+
+def _performance(velocity: float = 0.5) -> Performance:
+    sources = {"e": Source("e", "jiangu", "建鼓", "drum", "east", (10.0, 0.0, 1.5))}
+    return Performance.build([Event(1.0, 0.25, "e", None, velocity, "strike", "m1")],
+                             [Marker(0.0, "section", "右設樂", "she yue", "s1")], sources)
+
+
+def test_the_cache_folder_is_soundscape_performances_under_the_users_cache(monkeypatch,
+                                                                           tmp_path):
+    monkeypatch.setattr(cache.sys, "platform", "linux")
+    monkeypatch.setitem(__import__("sys").modules, "platformdirs", None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "soundscape" / "performances"
+
+
+def test_the_key_follows_the_cue_sheet_bytes_the_durations_and_the_options(tmp_path):
+    sheet, durations = tmp_path / "a.toml", tmp_path / "d.toml"
+    sheet.write_bytes(b"[text]\nid = 'x'\n")
+    durations.write_bytes(b"")
+    key = performance_key(sheet, None, seed=0, from_section="s18")
+    assert performance_key(sheet, None, seed=0, from_section="s18") == key
+    assert performance_key(sheet, None, seed=1, from_section="s18") != key
+    assert performance_key(sheet, None, seed=0, from_section="s19") != key
+    assert performance_key(sheet, durations, seed=0, from_section="s18") != key
+    sheet.write_bytes(b"[text]\nid = 'y'\n")
+    assert performance_key(sheet, None, seed=0, from_section="s18") != key
+
+
+def test_a_hit_is_the_same_performance_without_making_it_again(tmp_path):
+    made = []
+
+    def make():
+        made.append(1)
+        return _performance()
+
+    first, found = cached_performance("k1", make, folder=tmp_path)
+    assert not found
+    second, found = cached_performance("k1", make, folder=tmp_path)
+    assert found and len(made) == 1
+    assert second.to_dict() == first.to_dict()
+
+
+@pytest.mark.parametrize("damage", [b"", b"junk", b"soundscape performance cache 1\nk1\nxx",
+                                    b"soundscape performance cache 1\nk2\n"])
+def test_a_damaged_or_foreign_entry_is_a_miss_and_is_written_anew(tmp_path, damage):
+    (tmp_path / "k1.pickle").write_bytes(damage)
+    found_perf, found = cached_performance("k1", lambda: _performance(0.7), folder=tmp_path)
+    assert not found and found_perf.events[0].velocity == 0.7
+    again, found = cached_performance("k1", lambda: _performance(0.1), folder=tmp_path)
+    assert found and again.events[0].velocity == 0.7
+
+
+def test_the_cache_keeps_the_most_recently_used_entries(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    for i in range(5):
+        cached_performance(f"k{i}", _performance, folder=tmp_path)
+        os.utime(tmp_path / f"k{i}.pickle", (i, i))  # the order they were used in
+    cached_performance("k0", _performance, folder=tmp_path)  # made again: now the newest
+    assert sorted(p.stem for p in tmp_path.glob("*.pickle")) == ["k0", "k3", "k4"]
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_performance(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    performance, found = cached_performance("k1", _performance, folder=blocker / "sub")
+    assert not found and performance.events[0].velocity == 0.5

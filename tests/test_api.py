@@ -1,0 +1,57 @@
+"""The public API at the top of the package: its docstrings' examples run (doctest), it
+survives the imports of the packages beneath it, it stays light to import, and the
+package says it is typed (PEP 561)."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import soundscape
+
+_FINDER = doctest.DocTestFinder(exclude_empty=True)
+_EXAMPLES = [t for t in _FINDER.find(soundscape, "soundscape") if t.examples]
+
+
+def test_every_public_function_shows_an_example() -> None:
+    shown = {t.name.rsplit(".", 1)[-1] for t in _EXAMPLES}
+    assert {"soundscape", "derive", "load_cues", "perform", "render"} <= shown
+
+
+@pytest.mark.parametrize("test", _EXAMPLES, ids=lambda t: t.name)
+def test_the_docstring_examples_run_as_shown(test: doctest.DocTest) -> None:
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    report: list[str] = []
+    runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
+    assert runner.tries == len(test.examples)
+
+
+def test_perform_is_not_hidden_by_the_sequence_package() -> None:
+    import soundscape.sequence.planner  # binds soundscape.sequence (the package)
+
+    assert callable(soundscape.perform) and soundscape.perform.__module__ == "soundscape"
+    assert soundscape.Performance is soundscape.performance.Performance
+    assert soundscape.CueSheet is soundscape.cuesheet.CueSheet
+    with pytest.raises(AttributeError, match="no attribute 'Perfomance'"):
+        soundscape.Perfomance  # noqa: B018
+
+
+def test_importing_the_package_loads_none_of_the_heavy_parts() -> None:
+    probe = ("import sys, soundscape; "
+             "print(sorted(m for m in ('numpy', 'scipy', 'music21', 'matplotlib', "
+             "'soundscape.sound', 'soundscape.sequence') if m in sys.modules))")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           check=True, cwd=Path(soundscape.__file__).parents[1])
+    assert found.stdout.strip() == "[]"
+
+
+def test_the_package_says_it_is_typed() -> None:
+    # PEP 561: type checkers read the package's own annotations only when this file is
+    # in the installed package (the wheel takes every file under soundscape/)
+    marker = Path(soundscape.__file__).with_name("py.typed")
+    assert marker.is_file() and marker.read_text() == ""
