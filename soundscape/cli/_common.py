@@ -119,17 +119,16 @@ class Sequencing:
         cue sheet's ``[text] id``, or the one a saved ``--performance`` was sequenced from."""
         if self.rite is not None:
             return self.rite
-        from soundscape.text.derive.rites import rite_ids
+        from soundscape.site.courtyard import site_of
 
         if cues is None and self.performance is not None:  # the rite it was sequenced from
-            text_id = _saved_performance(self.performance).info.text
-        elif cues is None:
+            return site_of(_saved_performance(self.performance).info.text)
+        if cues is None:
             return None
-        else:
-            from soundscape.cuesheet import load
+        from soundscape.cuesheet import load
 
-            text_id = load(cues).text.id
-        return text_id if text_id in rite_ids() else None
+        sheet = load(cues)
+        return site_of(sheet.text.id, sheet.layout)  # a rite with no data: the generic site
 
     def _saved(self, cues: Path | None):
 

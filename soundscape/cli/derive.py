@@ -155,18 +155,18 @@ def unplayable(path: Path) -> list[str]:
     music cue's performer must be a layout entry placed on the rite's site, or the 工."""
     from soundscape.errors import SoundscapeError
     from soundscape.sequence.players import build_players
-    from soundscape.site.courtyard import load_site
+    from soundscape.site.courtyard import load_site, site_of
 
     sheet = cuesheet.load(path)
     try:
-        site = load_site(rite=sheet.text.id if sheet.text.id in rites.rite_ids() else None)
+        site = load_site(rite=site_of(sheet.text.id, sheet.layout))
         players = build_players(sheet, site)
     except SoundscapeError as error:
         return [str(error)]
     missing: dict[str, list] = {}
     for cue in sheet.music:
         for who in cue.performers:
-            if who not in ("gong", "se") and who not in players.sources:
+            if not players.plays(who):
                 missing.setdefault(who, []).append(cue)
     return [f"{path}:{cues[0].line}: music {cues[0].piece!r}: performer {who!r} is neither a "
             f"layout id nor gong/se" + (f" (and {len(cues) - 1} more cues)" if len(cues) > 1

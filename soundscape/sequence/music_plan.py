@@ -20,8 +20,8 @@ from soundscape.music.repertoire import Piece, load_piece
 from soundscape.music.tuning import Tuning
 from soundscape.performance import Event, MusicSpan, PieceInfo
 from soundscape.sequence.ensemble import load_ensemble
-from soundscape.sequence.players import Players
-from soundscape.sequence.singing import join_lines
+from soundscape.sequence.players import Players, printed_pattern, wusuan_turn
+from soundscape.sequence.singing import join_lines, one_throat
 
 __all__ = ["MusicPlan", "Played"]
 
@@ -60,7 +60,7 @@ class MusicPlan:
         is then ``end``), a rite-bound one when its stop step comes, a shooting piece
         ``arranged_by_shoot`` by the shoot (:meth:`to_shoot`)."""
         with self.about(cue):
-            piece = load_piece(cue.piece)
+            piece = printed_pattern(load_piece(cue.piece), cue)  # a pattern the edition prints
             # a shooting 節 where no shoot of the text is found (data/archery.toml,
             # sequence.toml [[round]]) is played at its length, its 節 evenly, no arrows
             unshot = piece.jie is not None and not arranged_by_shoot and cue.kind == "she"
@@ -146,7 +146,8 @@ class MusicPlan:
                 continue
             with self.about(played.cue):
                 notes = [(note, self.players.assign(played.cue, note))
-                         for note in _with_sheng(played) if _sounds(played, note)]
+                         for note in _with_sheng(played, self.players.names(played.cue, "sheng"))
+                         if _sounds(played, note)]
             takes = self.ensemble.perform(
                 played.arrangement, notes, kind=played.cue.kind, seed=self.seed,
                 cue=played.cue.id, sources=[s for _, group in notes for s in group])
@@ -168,7 +169,7 @@ class MusicPlan:
                     else:
                         events.append(event)
             events += join_lines(sung, self.ensemble.breath, seed=self.seed)
-        return events
+        return one_throat(events)  # across pieces too: songs that follow without a rest
 
     def _sung_octaves(self, played: Played) -> int:
         """The octaves the 工 move a piece's song by to sing it in their register."""
@@ -177,12 +178,16 @@ class MusicPlan:
         return octave_shift(sung, self.singers) if sung else 0
 
 
-def _with_sheng(played: Played) -> Iterator:
+def _with_sheng(played: Played, sheng: bool = False) -> Iterator:
     """The arrangement's notes; in a 合樂 the 笙 also play the 瑟's line (鄉飲酒禮: 乃合樂
-    周南關雎…, 鄭注: 合樂謂歌樂與衆聲俱作: song, 瑟 and 笙 together)."""
-    for note in played.arranged()[0].notes():
-        yield note
-        if played.cue.kind == "he" and note.instrument == "se":
+    周南關雎…, 鄭注: 合樂謂歌樂與衆聲俱作: song, 瑟 and 笙 together); in 無算樂, where the cue
+    names 笙 (``sheng``), each stanza is 合 or 間 (``players.wusuan_turn``)."""
+    arrangement = played.arranged()[0]
+    for note in arrangement.notes():
+        turn = wusuan_turn(played.cue, arrangement, note, sheng)
+        if turn != "間" or note.instrument not in ("voice", "se"):
+            yield note
+        if (played.cue.kind == "he" or turn) and note.instrument == "se":
             yield replace(note, part="sheng", instrument="sheng", articulation="blow")
 
 

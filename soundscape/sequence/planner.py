@@ -50,9 +50,8 @@ from soundscape.sequence.speech import (
     step_speech_seconds,
 )
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
-from soundscape.site.courtyard import Site, load_site
+from soundscape.site.courtyard import Site, load_site, site_of
 from soundscape.text import gloss
-from soundscape.text.derive.rites import rite_ids
 from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
@@ -361,7 +360,7 @@ def perform_from_file(cues: str | Path | None = None, *, seed: int = 0,
     """
     sheet = performed(load(cues if cues is not None else bundled_path()),
                       options.variants if options else ())
-    rite = sheet.text.id if sheet.text.id in rite_ids() else None  # its site: 鄉射 in the 序
+    rite = site_of(sheet.text.id, sheet.layout)  # its site: 鄉射 in the 序, else generic
     performance = perform(sheet, site=site or load_site(rite=rite),
                           tuning=tuning or default_tuning(),
                           seed=seed, options=options)

@@ -12,16 +12,19 @@ decided here by a few stated rules (see :func:`Players.assign`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from soundscape.cuesheet import CueSheet, MusicCue
 from soundscape.errors import CueSheetError
 from soundscape.music.arrange import TimedNote
+from soundscape.music.repertoire import Piece
 from soundscape.performance import Source, Vec3
 from soundscape.site import orchestra
 from soundscape.site.courtyard import Site
+from soundscape.text.derive.formulas import rules as derive_rules
+from soundscape.text.derive.generic import by_family, is_placeable
 
-__all__ = ["Players", "build_players"]
+__all__ = ["Players", "build_players", "printed_pattern", "wusuan_turn"]
 
 # The 工 of the text (工六人四瑟): the two masters sing, the four 上工 play 瑟.
 _SINGERS = ("dashi", "shaoshi")
@@ -111,6 +114,18 @@ class Players:
             return None
         return rack.member_for(note.pitch.name)
 
+    def names(self, cue: MusicCue, instrument: str) -> bool:
+        """Whether ``cue`` names among its performers a source of ``instrument``."""
+        return any(p in self.sources and self.sources[p].instrument == instrument
+                   for p in cue.performers)
+
+    def plays(self, performer: str) -> bool:
+        """Whether ``performer`` (a layout id, an instrument id, gong or se) has sources."""
+        try:
+            return bool(self._performer_sources(performer, self.forces))
+        except CueSheetError:
+            return False
+
     def _performer_sources(self, performer: str, forces: Mapping[str, int]) -> list[str]:
         """The sources of a performer; the forces the text gives choose how many: of
         工四人二瑟 two play the 瑟 and two sing (鄭注 on 鄉飲酒禮: 二瑟，二人鼓瑟，則二人歌也)."""
@@ -121,7 +136,12 @@ class Players:
             return [f"gong.{who}" for who in _SE_PLAYERS[:se]]
         if performer in self.sources:
             return [performer]
-        raise CueSheetError(f"performer {performer!r} is neither a layout id nor gong/se")
+        hung = [i for i, s in self.sources.items()
+                if s.instrument == performer and i in self.placed]
+        if hung:  # an instrument id: the layout's instruments of it (a sheet with no 設樂)
+            return hung
+        raise CueSheetError(f"performer {performer!r} is neither a layout id, an instrument "
+                            "id nor gong/se")
 
     def move_gong(self, time: float, phase: str, site: Site) -> None:
         """From ``time`` on, the 工 stand as in ``phase`` (ge, guan, zuo)."""
@@ -132,6 +152,36 @@ class Players:
             where = site.performer_position(who, phase).position
             moves = (*(m for m in source.moves if m[0] < time), (time, where))
             self.sources[id_] = _with_moves(source, moves)
+
+
+def printed_pattern(piece: Piece, cue: MusicCue) -> Piece:
+    """``piece`` with the drum pattern its cue read from the edition's print (a condition
+    ``鼓節:LABEL:○□…``, ``text.derive.notation``) in place of its own, else as it is: ○
+    the 鼙, □ the 鼓 (鄭注: 圜者擊鼙，方者擊鼓), the 半 kept as the pattern's half."""
+    table = derive_rules()["notation"]
+    printed = next((c for c in cue.conditions if c.startswith(table["condition"])), None)
+    if printed is None or piece.jie is None:
+        return piece
+    label, symbols = printed[len(table["condition"]):].split(":", 1)
+    own = piece.jie.pattern
+    half = symbols.find(table["half"])
+    pattern = replace(own, id="printed", name=label, strokes=symbols.replace(table["half"], ""),
+                      half=half if half >= 0 else len(symbols),
+                      caution="read from the edition the cue sheet was derived from")
+    return replace(piece, jie=replace(piece.jie, pattern=pattern))
+
+
+def wusuan_turn(cue: MusicCue, arrangement, note: TimedNote, sheng: bool) -> str:
+    """Who takes a stanza of 無算樂 where the rite has 笙 (``sheng``): ``合`` (song, 瑟 and
+    笙 together), ``間`` (the 笙 alone, the song and 瑟 resting), else "" (no 笙). The ways
+    are the cue's conditions, read by derive from the 鄭注 on 無算樂 (鄉飲酒禮: 或間或合; 燕禮,
+    大射儀: 升歌間合; 鄉射禮: 合鄉樂, 合 alone); with both, stanzas take turns, 合 first (the
+    order is ours: 鄭注 says only 或間或合, 無次數)."""
+    ways = [w for w in ("合", "間") if w in cue.conditions] if cue.kind == "wusuan" else []
+    if not sheng or not ways or note.phrase < 0:
+        return ""
+    stanza = arrangement.phrases[note.phrase].stanza
+    return ways[stanza % len(ways)]
 
 
 def _with_moves(source: Source, moves: tuple[tuple[float, Vec3], ...]) -> Source:
@@ -158,13 +208,32 @@ def _sheet_forces(sheet: CueSheet) -> dict[str, int]:
 def build_players(sheet: CueSheet, site: Site) -> Players:
     """Place the orchestra of ``sheet`` on ``site`` and add the 工 its forces name and,
     where the text has them answer, the 負侯 (no source stands there silent)."""
-    placed = orchestra.place(sheet.layout, site)
+    placed = orchestra.place([*sheet.layout, *_by_rule(sheet)], site)
     sources = orchestra.sources(placed)
     forces = _sheet_forces(sheet)
     sources.update(_gong_sources(site, _gong_needed(sheet, forces, site)))
     if any(voice.actor == "fuhou" for voice in sheet.voices):
         sources.update(_fuhou_sources(site))
     return Players(sources, placed, forces)
+
+
+def _by_rule(sheet: CueSheet) -> list:
+    """Layout entries for the instruments the sheet's music names by id (``bianzhong``,
+    ``sheng``) that its 設樂 does not hang: each placed by its family's rule
+    (``text.derive.generic``, ``data/generic_layout.toml``), quoting the music that needs
+    it, so that a sheet without a 設樂 sounds instead of stopping."""
+    hung = {item.instrument for item in sheet.layout}
+    ids = {item.id for item in sheet.layout}
+    rows: dict[str, str] = {}
+    added = []
+    for cue in sheet.music:
+        for performer in cue.performers:
+            if (performer not in ids and performer not in hung and is_placeable(performer)):
+                added.append(by_family(performer, cue.quote, cue.span,
+                                       f"music {cue.id!r} names it; the sheet does not hang it",
+                                       rows))
+                hung.add(performer)
+    return added
 
 
 def _gong_needed(sheet: CueSheet, forces: Mapping[str, int], site: Site) -> tuple[int, int]:

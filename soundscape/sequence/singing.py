@@ -21,6 +21,7 @@ every 終 and every singer breathes anew. Figures in ``data/ensemble.toml`` ``[b
 
 from __future__ import annotations
 
+import itertools
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -29,7 +30,7 @@ import numpy as np
 
 from soundscape.performance import Event
 
-__all__ = ["INHALE", "join_lines"]
+__all__ = ["INHALE", "join_lines", "one_throat"]
 
 #: The articulation of a breath taken between phrases.
 INHALE = "inhale"
@@ -106,3 +107,22 @@ def _breath(before: Event, start: float, end: float, breath: Mapping[str, float]
     """An inhalation from ``start`` to ``end``, just before the note ``before``."""
     return Event(start, end - start, before.source, None, breath["velocity"], INHALE,
                  before.cue, before.piece)
+
+
+#: The least a sung note keeps when the next piece's entry cuts it (seconds).
+_LEAST_NOTE_S = 0.05
+
+
+def one_throat(events: Sequence[Event]) -> list[Event]:
+    """``events`` with each singer's last sound of a piece ending where his first of the next
+    piece begins: ``join_lines`` joins one piece's notes, and where songs follow each other
+    without a rest (合樂's 關雎, 葛覃, 卷耳 …) the ensemble's lags can carry a held last note
+    past the next song's first (a throat sounds one pitch at a time)."""
+    sung = sorted((i for i, e in enumerate(events) if e.articulation in ("sing", INHALE)),
+                  key=lambda i: (events[i].source, events[i].time))
+    out = list(events)
+    for a, b in itertools.pairwise(sung):
+        first, then = out[a], out[b]
+        if first.source == then.source and first.cue != then.cue and first.end > then.time:
+            out[a] = replace(first, duration=max(_LEAST_NOTE_S, then.time - first.time))
+    return out

@@ -9,10 +9,13 @@ A phrase lasts what its syllables do by the prosody's rules (``text.prosody``: c
 syllables short, the last lengthened, a call slower).
 
 One person says one phrase at a time: a phrase waits until the same speaker's last one
-has ended and he has taken a breath (``one_at_a_time``). Where the text offers words as
-alternatives for what an arrow did (大射正: 下曰留 上曰揚 左右曰方, ``data/speech.toml
-[outcome]``), the one that fits each simulated arrow of the one spoken to is said, after
-it lands; an arrow in the 侯 needs no report (鄭注: 若不中, 使君當知而改其度).
+has ended and he has taken a breath (``one_at_a_time``); and the phrases of one step are
+said in turn, in the text's order, each after the last has ended and a pause (禮記·投壺's
+主人 and 賓 exchange five phrases in one step: request, refusal, request … consent).
+Where the text offers words as alternatives for what an arrow did (大射正: 下曰留 上曰揚
+左右曰方, ``data/speech.toml [outcome]``), the one that fits each simulated arrow of the
+one spoken to is said, after it lands; an arrow in the 侯 needs no report (鄭注: 若不中,
+使君當知而改其度).
 Numbers: ``data/sequence.toml [speech]``.
 """
 
@@ -112,6 +115,9 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
     sources: dict[str, Source] = {}
     events = []
     mouth = site.people["standing_mouth"]
+    outcomes = _outcomes()
+    gap = prosody.gap_seconds()
+    turn: dict[str, float] = {}  # step id → when its last phrase ends and a pause passed
     for said in _planned(cues, times, shots or {}, settings):
         cue = said.cue
         here = _where(track, cue.speaker, said.time, site)
@@ -125,7 +131,12 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         sources.setdefault(source, Source(source, "voice", cue.speaker, f"{who} (speaking)",
                                           "speech", point, (0.0, 1.0, 0.0), cue=cue.id))
         pitch, _ = tuning.nearest(settings.hz)  # the voice model raises a call
-        events.append(Event(said.time, phrase_seconds(said.words, reading, raised=raised),
+        length = phrase_seconds(said.words, reading, raised=raised)
+        time = said.time
+        if cue.quote not in outcomes:  # one step's words in turn: an answer after its question
+            time = max(time, turn.get(cue.step, -math.inf))
+            turn[cue.step] = time + length + gap
+        events.append(Event(time, length,
                             source, pitch,
                             settings.call_velocity if raised else settings.velocity,
                             "call" if raised else "speak", cue.id, lyric=said.words,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
@@ -35,6 +35,7 @@ __all__ = [
     "CHI_M",
     "COMPASS",
     "ENCLOSURE_KEYS",
+    "GENERIC",
     "UNITS",
     "Enclosure",
     "Hall",
@@ -49,6 +50,7 @@ __all__ = [
     "load_site",
     "parse_length",
     "rite_site_file",
+    "site_of",
     "to_metres",
 ]
 
@@ -563,6 +565,25 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None,
                    rite=rite if rite is not None and rite_file is not None else "")
 
 
+#: The site of a rite with no site of its own: a hall and its court (``sites/generic.toml``).
+GENERIC = "generic"
+
+
+def site_of(text_id: str, layout: Iterable[Any] = ()) -> str | None:
+    """The site a cue sheet is played on, for ``load_site(rite=…)``: its bundled rite's
+    (the sheet's ``[text] id``); the generic hall and court (:data:`GENERIC`) for a sheet
+    whose layout derive placed by family rules (a rite with no data of its own); else None,
+    the 大射's."""
+    from soundscape.text.derive.generic import NOTE
+    from soundscape.text.derive.rites import rite_ids
+
+    if text_id in rite_ids():
+        return text_id
+    if any(str(getattr(item, "note", "")).startswith(NOTE) for item in layout):
+        return GENERIC
+    return None
+
+
 def rite_site_file(rite: str) -> Path | None:
     """The site file of bundled rite ``rite`` (its ``site`` key in ``data/rites.toml``), or
     None when the rite is held on the 大射's site.
@@ -576,6 +597,8 @@ def rite_site_file(rite: str) -> Path | None:
     from soundscape.errors import TextError
     from soundscape.text.derive.rites import rite as bundled_rite
 
+    if rite == GENERIC:
+        return data_dir() / _RITE_FOLDER / f"{GENERIC}.toml"
     try:
         entry = bundled_rite(rite).table.get("site")
     except TextError as error:

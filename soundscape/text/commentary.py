@@ -17,6 +17,9 @@ it knows are in ``data/editions.toml``:
   marked, so a few 經文 lines there may be set aside with the 疏;
 - title lines of the book (``儀禮卷第四``, ``鄕飮酒禮第四　儀禮　鄭氏注``, the count of
   characters ending a 卷), kind 卷題;
+- an edition's apparatus (``[apparatus]``): comment lines (``# src: LIJI 40.01.01 …``, the
+  Kanseki Repository's 禮記), outline headings (``** 41 投壺``, kind 卷題: a title line) and
+  paragraph numbers at a line's start (``41.6``), kind 版記;
 - 鄭注 run on after the 經文 in the same paragraph (注疏 editions without
   brackets). The 疏 that follows the paragraph names what it explains by first
   and last characters: 「"A"至"B"。○注"C"至"D"」. The paragraph from C (else
@@ -215,12 +218,37 @@ def _titles(original: str, lines: list[tuple[int, int]], first_line: int) -> lis
             if pattern.fullmatch(original[a:b].replace(line_end, "").strip())]
 
 
+@functools.cache
+def _apparatus_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    table = rules()["apparatus"]
+    return (re.compile(table["comment"]), re.compile(table["outline"]),
+            re.compile(table["paragraph_number"]))
+
+
+def _apparatus(original: str, lines: list[tuple[int, int]], first_line: int) -> list[Aside]:
+    """The edition's own apparatus: comment lines (版記), outline headings (卷題) and the
+    paragraph numbers that open a line (版記). None of it is the rite's."""
+    comment, outline, number = _apparatus_patterns()
+    found = []
+    for index, (a, b) in enumerate(lines):
+        line = original[a:b]
+        if comment.match(line):
+            found.append(Aside("版記", a, b, first_line + index))
+        elif outline.match(line):
+            found.append(Aside("卷題", a, b, first_line + index))
+        elif (m := number.match(line)) and m.end() > m.start():
+            found.append(Aside("版記", a + m.start(), a + m.end(), first_line + index))
+    return found
+
+
 def find_asides(original: str, start: int = 0) -> list[Aside]:
     """The asides of ``original`` from offset ``start`` (after the header), in order."""
     lines = _lines(original, start)
     first_line = original.count("\n", 0, start) + 1
     blocks = _blocks(original, lines, first_line)
     asides = blocks + _commentaries(original, lines, first_line, blocks)
+    asides += [t for t in _apparatus(original, lines, first_line)
+               if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _titles(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in blocks)]
     return sorted(asides, key=lambda a: a.start)

@@ -5,10 +5,13 @@ page markers (``<pb:KR1d0026_SBCK_004-1a>``) and end every printed line with ``�
 are the book's, not the rite's: they are left out of the passage and of quotes, so a
 sentence broken across lines or pages reads as one.
 
-A page is missing when the sequence of leaves and sides (1a, 1b, 2a …) skips it, or when
-its marker is followed by no character of text before the next marker. Missing pages
-after the last character of text are the book's blank end, not a gap. The marks are
-configured in ``data/editions.toml`` (``[print]``).
+A page is missing when the edition's own numbering skips it, or when its marker is followed
+by no character of text before the next marker. An edition that numbers leaves and sides
+(1a, 1b, 2a …) skips a page when a side is passed over; one that marks only one side of
+every leaf (the Kanseki Repository's 《禮記》 `tls` edition marks one page per passage: 1a,
+2a … 13a) numbers its pages by leaf, and skips one only when a leaf number is passed over.
+Missing pages after the last character of text are the book's blank end, not a gap. The
+marks are configured in ``data/editions.toml`` (``[print]``).
 """
 
 from __future__ import annotations
@@ -85,10 +88,12 @@ def _gaps(original: str, markers: list[re.Match]) -> list[Gap]:
     gaps: list[Gap] = []
     missing: list[str] = []
     previous = None
+    # an edition that marks one side of each leaf only numbers its pages by leaf
+    stride = 1 if len({m.group(2) for m in markers}) > 1 else 2
     for index, m in enumerate(markers):
         ordinal = (int(m.group(1)) - 1) * 2 + (m.group(2) == "b")
-        if previous is not None and ordinal > previous + 1:
-            missing += [_page_name(o) for o in range(previous + 1, ordinal)]
+        if previous is not None and ordinal > previous + stride:
+            missing += [_page_name(o) for o in range(previous + stride, ordinal, stride)]
         previous = max(ordinal, previous if previous is not None else ordinal)
         end = markers[index + 1].start() if index + 1 < len(markers) else len(original)
         if not _has_text(original[m.end():end]):

@@ -86,3 +86,34 @@ def test_in_the_rite_no_singer_sounds_two_notes_at_once_and_breathes_each_phrase
         breaths = sum(e.articulation == INHALE for e in luming)
         # 鹿鳴 three times: 24 lines a 終, a breath before each
         assert breaths == 72
+
+
+def test_one_throat_across_songs_that_follow_without_a_rest():
+    """合樂's songs follow each other: the ensemble's lag once carried 葛覃's held last note
+    (3 s) 0.12 s past 卷耳's first, and the render stopped (a sung line must not overlap)."""
+    from dataclasses import replace
+
+    from soundscape.sequence.singing import one_throat
+
+    last = replace(sung(256.235, 3.0, lyric="母"), cue="getan", piece="getan")
+    first = replace(sung(259.116, 0.8, lyric="采"), cue="juaner", piece="juaner")
+    other = replace(sung(256.0, 4.0, who="gong.shaoshi"), cue="getan", piece="getan")
+    out = one_throat([last, first, other])
+    assert out[0].end == pytest.approx(first.time) and out[1] == first
+    assert out[2] == other  # another singer's note is his own
+    assert one_throat([sung(1.0, 1.0), sung(1.5, 1.0)]) == [sung(1.0, 1.0), sung(1.5, 1.0)]
+
+
+def test_no_singer_sounds_two_notes_at_once_in_the_he_yue():
+    """鄉飲酒's 合樂 (six songs without a rest between), as sequenced: every singer's notes
+    and breaths in turn."""
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence.planner import SequenceOptions, perform_from_file
+
+    performance = perform_from_file(bundled_dir("cues") / "xiangyinjiu.toml",
+                                    from_section="s15", to_section="s15",
+                                    options=SequenceOptions(soundscape=False))
+    for singer, events in by_singer(e for e in performance.events
+                                    if e.articulation in ("sing", INHALE)).items():
+        for a, b in itertools.pairwise(events):
+            assert b.time >= a.end - 1e-9, (singer, a, b)

@@ -152,3 +152,19 @@ def test_four_gong_stand_on_the_hall_in_the_other_rites(rite):
     xs = [p.position[0] for p in site.performer_positions("ge").values()]
     assert sum(xs) / 4 == pytest.approx(site.place("gong_xi")[0])
     assert len(load_site().performers) == 6
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe"])
+def test_the_gai_drum_stands_where_zheng_puts_it(rite):
+    """鄭注 on 鄉飲酒禮 奏陔: 大夫士鼓而已，蓋建於阼階之西，南鼓 — west of the 阼階 (between it and
+    the middle of the hall's front), struck on its south face (it stood by the 磬 before)."""
+    from soundscape import cuesheet
+    from soundscape.resources import bundled_dir
+    from soundscape.site import orchestra
+
+    site = load_site(rite=rite)
+    placed = orchestra.place(cuesheet.load(bundled_dir("cues") / f"{rite}.toml").layout, site)
+    gu, zuojie = placed["gu"], site.place("zuojie")
+    assert 0.0 < gu.position[0] < zuojie[0]
+    assert gu.position[1] < zuojie[1]
+    assert gu.struck_face is not None and gu.struck_face[1] < -0.99  # the south face

@@ -79,3 +79,17 @@ def test_answers_are_said_by_the_one_addressed(derived):
 @pytest.mark.parametrize("rite", list(EXACT))
 def test_committed_sheets_carry_this_speech(rite, derived):
     assert cuesheet.load(bundled_dir("cues") / f"{rite}.toml").speech == derived[rite][1].speech
+
+
+def test_xiangshe_request_for_music_is_cut_at_its_addressee(derived):
+    """鄉射禮 「司射…升請以樂樂于賓賓許諾」: the 司射 asks the 賓 「請以樂樂」 (于賓 names the one
+    asked, who answers 諾 in the next step); then 「命樂正曰請以樂樂于賓」: told to the 樂正, the
+    words keep 于賓 (the 賓 is not there: 鄭注 傳尊者之命於賤者). Checked against the doubt that
+    the first cut was short: it is the request and its addressee, as the list has it."""
+    _, sheet = derived["xiangshe"]
+    asked = [c for c in sheet.speech if normalise(c.quote).startswith("請以樂樂")]
+    assert [(normalise(c.quote), c.speaker, c.to) for c in asked] == [
+        ("請以樂樂", "司射", "賓"), ("請以樂樂於賓", "司射", "樂正")]
+    steps = [s.id for s in sheet.steps]
+    answer = sheet.steps[steps.index(asked[0].step) + 1]
+    assert normalise(answer.quote) == "賓許諾" and answer.actor == "賓"

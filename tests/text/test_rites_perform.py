@@ -212,3 +212,84 @@ def test_three_sheng_and_a_he_play_the_he_yue_together(xiangshe):
     events = [e for e in xiangshe.events if e.piece == "guanju" and e.source in names]
     first = min(e.time for e in events)
     assert {e.source for e in events if e.time < first + 0.2} == set(names)  # in unison
+
+
+@pytest.fixture(scope="module")
+def yan_fangzhong():
+    return _perform("yan", variants=("記:有房中之樂",))
+
+
+def _instruments_of(performance, piece):
+    instrument = {s.id: s.instrument for s in performance.sources.values()}
+    return [instrument[e.source] for e in performance.events if e.piece == piece]
+
+
+@pytest.mark.parametrize("piece", ["luming", "simu", "huanghuangzhehua", "yuli", "nanyoujiayu",
+                                   "nanshanyoutai", "guanju", "getan", "juaner", "quechao",
+                                   "caifan", "caipin"])
+def test_the_stones_answer_every_song(xiangyinjiu, yan_fangzhong, piece):
+    """頌磬 (the 鄉 rites' one 磬) answers each line of every song the 工 sing, not only the
+    first (鹿鳴 alone had it: issue 28); the 房中之樂 is sung without them (鄭注: 弦歌周南召南之
+    詩，而不用鍾磬之節也)."""
+    for performance in (xiangyinjiu, yan_fangzhong):
+        played = _instruments_of(performance, piece)
+        assert "voice" in played and played.count("bianqing") >= 10, piece
+    assert "bianqing" not in _instruments_of(yan_fangzhong, "fangzhong")
+    assert "voice" in _instruments_of(yan_fangzhong, "fangzhong")
+
+
+def _sheng_alone(performance) -> float:
+    """The share of the 無算樂's 笙 notes sounding while no singer sounds (間)."""
+    instrument = {s.id: s.instrument for s in performance.sources.values()}
+    events = [e for e in performance.events if e.piece == "wusuanyue"]
+    sung = sorted((e.time, e.time + e.duration) for e in events
+                  if instrument[e.source] == "voice")
+    sheng = [e.time for e in events if instrument[e.source] == "sheng"]
+    alone = sum(not any(a - 0.5 <= t <= b + 0.5 for a, b in sung) for t in sheng)
+    return alone / len(sheng) if sheng else float("nan")
+
+
+def test_wusuan_with_the_sheng_as_zheng_says(xiangyinjiu, yan_fangzhong):
+    """無算樂 with the 笙: 鄉飲酒 and 燕禮 alternate 間 (the 笙 alone) and 合 (all together)
+    stanza by stanza (鄭注: 或間或合; 升歌間合); 鄉射 is 合 only (鄭注: 合鄉樂無次數); the 大射,
+    with no 笙, is sung with the 瑟 as before."""
+    for performance in (xiangyinjiu, yan_fangzhong):
+        assert 0.3 < _sheng_alone(performance) < 0.7
+        assert "voice" in _instruments_of(performance, "wusuanyue")
+    xiangshe = _perform("xiangshe")
+    assert "sheng" in _instruments_of(xiangshe, "wusuanyue")
+    assert _sheng_alone(xiangshe) < 0.05
+    assert "sheng" not in _instruments_of(_perform("dashe"), "wusuanyue")
+
+
+@pytest.mark.parametrize("rite", ["xiangyinjiu", "xiangshe", "yan"])
+def test_gai_lasts_the_guests_walk_to_the_gate(rite):
+    """陔 is the rhythm of the guest's going out (鄭注: 陔之言戒也 … 以陔為節): it sounds from his
+    going out (鄉飲酒 賓出奏陔: not after he has left) to the end of his walk to the gate,
+    heard in footsteps (it was 10.7 s in every rite, the exit silent underfoot)."""
+    from soundscape import cuesheet
+
+    sheet = cuesheet.load(bundled_dir("cues") / f"{rite}.toml")
+    performance = perform_from_file(bundled_dir("cues") / f"{rite}.toml")
+    gai = _span(performance, "gaixia")
+    cue = next(c for c in sheet.music if c.piece == "gaixia" and not c.variant)
+    out = next(s for s in sheet.steps[[s.id for s in sheet.steps].index(cue.start):]
+               if s.action == "出")
+    assert out.place == "men" and out.actor == "賓"
+    assert gai.end - gai.start > 30.0
+    instrument = {s.id: s.instrument for s in performance.sources.values()}
+    feet = [e for e in performance.events if instrument.get(e.source) == "footstep"
+            and gai.start <= e.time < gai.end]
+    assert len(feet) >= 5
+    if rite == "xiangyinjiu":
+        assert cue.start == out.id  # 賓出奏陔: from his going out
+
+
+def test_the_guest_and_the_other_guests_go_out_in_two_steps():
+    """鄉射禮 「賓出衆賓皆出」: 賓出 and 衆賓皆出, not 賓出衆 and 賓皆出."""
+    from soundscape import cuesheet
+
+    sheet = cuesheet.load(bundled_dir("cues") / "xiangshe.toml")
+    at = next(i for i, s in enumerate(sheet.steps) if "陔作" in s.quote)
+    following = [(s.actor, s.quote) for s in sheet.steps[at + 1:at + 3]]
+    assert following == [("賓", "賔出"), ("衆賓", "衆賔皆出")]

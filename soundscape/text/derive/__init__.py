@@ -14,6 +14,7 @@ to exactly one step.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import itertools
 import re
@@ -21,8 +22,15 @@ import re
 from soundscape.cuesheet import SCHEMA_VERSION, CueSheet, Section, Step, TextInfo
 from soundscape.text import glossary
 from soundscape.text.derive import rites
-from soundscape.text.derive.cues import music_cues, voice_cues
-from soundscape.text.derive.formulas import Unit, alternation, find_units, rules
+from soundscape.text.derive.cues import (
+    _Steps,
+    music_cues,
+    voice_cues,
+    walked_out,
+    wusuan_ways,
+)
+from soundscape.text.derive.formulas import Unit, alternation, find_units, played_orders, rules
+from soundscape.text.derive.generic import generic_layout
 from soundscape.text.derive.layout import derive_layout, with_sheng_forces
 from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import answer_starts, speech_cues
@@ -64,7 +72,7 @@ def _cuts(chars: str, base: int, units: list[Unit],
     cuts = sorted(set(actors) | {0} | set(answer_starts(chars)))
     particles = rules()["particles"]
     for unit in units:
-        if unit.role == "mark":
+        if not _cuts_step(unit):
             continue
         start = unit.start - base
         before = bisect.bisect_left(cuts, start)
@@ -76,6 +84,12 @@ def _cuts(chars: str, base: int, units: list[Unit],
             if at == len(cuts) or cuts[at] != cut:
                 cuts.insert(at, cut)
     return [c for c in cuts if c < len(chars)]
+
+
+def _cuts_step(unit: Unit) -> bool:
+    """Whether a formula is a step of its own: not a 如初 mark, nor an order to play (said
+    within someone's words: 命弦者曰請奏貍首), nor the music such an order is."""
+    return unit.role not in ("mark", "order") and not unit.info.get("ordered")
 
 
 _FIXED_ACTIONS = {"music": {"ge": "歌", "he": "歌", "sheng": "奏", "guan": "管"},
@@ -115,7 +129,7 @@ def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
     actor_at = {s: term for s, _, term in actor_starts}
     unit_at: dict[int, Unit] = {}  # step index → its first formula (not a 如初 mark)
     for formula in units:
-        if formula.role != "mark":
+        if _cuts_step(formula):
             unit_at.setdefault(bisect.bisect_right(cuts, formula.start - start) - 1, formula)
     words = glossary.load()
     steps, actor = [], ""
@@ -138,11 +152,13 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
     """The cue sheet of ``text``: sections, steps, layout, music and voice cues.
 
     ``rite`` (a bundled rite id, :mod:`soundscape.text.derive.rites`) completes the 設樂
-    with the rite's default layout where the text does not set it out.
+    with the rite's default layout where the text does not set it out; a text with neither
+    a 設樂 nor a rite has its instruments placed by family rules
+    (:mod:`soundscape.text.derive.generic`).
     """
     sections = sections_of(text)
-    units_by_section = {s.id: find_units(text.chars[s.span[0]:s.span[1]], s.span[0])
-                        for s in sections}
+    units_by_section = played_orders({
+        s.id: find_units(text.chars[s.span[0]:s.span[1]], s.span[0]) for s in sections})
     steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id])]
     layout = derive_layout(text, sections)
     rank = ""
@@ -150,13 +166,36 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
         lord = rites.rite(rite).table.get("layout_as")
         layout = rites.default_layout(rite, text, layout, _layout_of(lord) if lord else None)
         rank = rites.rite(rite).rank
+    if rite is None and not layout:  # no 設樂, no rite's data: the family rules place them
+        layout = generic_layout(text, [u for found in units_by_section.values() for u in found
+                                       if u.role == "music"])
     layout = with_sheng_forces(text, layout)
     music = music_cues(text, sections, steps, units_by_section, layout, rank)
+    if rite is not None:  # an edition without the 鄭注: the rite's own note on 無算樂
+        music = [dataclasses.replace(m, conditions=wusuan_ways(rites.note_after(rite, "無算樂")))
+                 if m.kind == "wusuan" and not m.conditions and not m.note else m for m in music]
+    steps = _to_the_gate(steps, music)
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps)
     info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
                     tuple(music), tuple(voices), speech=tuple(speech))
+
+
+def _to_the_gate(steps: list[Step], music) -> list[Step]:
+    """``steps`` with the going out of walking music's walker (賓出, 遂出) given the gate
+    where it names no place: the music lasts his walk there (``[walking]``)."""
+    walking = rules()["walking"]
+    ids = {s.id: i for i, s in enumerate(steps)}
+    out = list(steps)
+    for cue in music:
+        if cue.piece not in walking["pieces"] or cue.variant:
+            continue
+        found = _Steps(out)
+        gone = walked_out(out[ids[cue.start]], found)
+        if gone is not None and not gone.place:
+            out[ids[gone.id]] = dataclasses.replace(gone, place=walking["gate"])
+    return out
 
 
 def _layout_of(rite_id: str) -> list:

@@ -23,6 +23,7 @@ from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.derive.formulas import Unit, patterns, rules
+from soundscape.text.derive.notation import pattern_condition
 from soundscape.text.source import Text
 
 __all__ = ["music_cues", "voice_cues"]
@@ -41,7 +42,11 @@ class _Steps:
 
     def of(self, unit: Unit) -> Step:
         """The step whose span holds the unit's first character."""
-        return self.steps[bisect.bisect_right(self.starts, unit.start) - 1]
+        return self.at(unit.start)
+
+    def at(self, offset: int) -> Step:
+        """The step whose span holds the character at ``offset``."""
+        return self.steps[bisect.bisect_right(self.starts, offset) - 1]
 
 
 def _rank(layout: list[LayoutItem], rank: str) -> str:
@@ -102,10 +107,13 @@ def _stop(cue: Unit, start: Step, steps: _Steps, marks: dict[str, list[int]]) ->
     """
     kind, index, total = cue.info["kind"], steps.index[start.id], len(steps.steps)
     if cue.info["piece"] in rules()["walking"]["pieces"]:
-        last = min(total, index + 1 + rules()["walking"]["within_steps"])
-        out = next((s for s in steps.steps[index + 1:last]
-                    if any(w in s.quote for w in rules()["walking"]["out"])), None)
-        return out.id if out else STOP_LENGTH
+        out = walked_out(start, steps)
+        if out is None:
+            return STOP_LENGTH
+        after = steps.index[out.id] + 1
+        if after < total and steps.steps[after].span[0] <= cue.start < steps.steps[after].span[1]:
+            after += 1  # 賓出奏陔: the music's own words come after his going out
+        return steps.steps[after].id if after < total else STOP_LENGTH
     if kind == "jinzou":
         later_music = _upper(index, marks["starts"], total)
         first = _upper(index, marks["stops"], total)
@@ -119,6 +127,34 @@ def _stop(cue: Unit, start: Step, steps: _Steps, marks: dict[str, list[int]]) ->
         last = steps.index[steps.by_section[start.section][-1].id]
         return steps.steps[max(index, min(last, _upper(index, marks["starts"], total) - 1))].id
     return STOP_LENGTH
+
+
+def walking_start(step: Step, steps: _Steps) -> Step:
+    """Where music that is the rhythm of a walk begins: at its step, or at the going out
+    that the text names just before it (鄉飲酒禮 賓出奏陔: 鄭注 quotes 鄉射禮 賓降及階陔作賓出 —
+    the 陔 sounds as he goes)."""
+    index = steps.index[step.id]
+    before = steps.steps[index - 1] if index else None
+    walking = rules()["walking"]
+    if before is not None and before.section == step.section and before.action in walking[
+            "out_actions"]:
+        return before
+    return step
+
+
+def walked_out(start: Step, steps: _Steps) -> Step | None:
+    """The step where the walker of walking music goes out (its action 出), from ``start``
+    within ``[walking] within_steps``; the music lasts to its end (the walk to the gate)."""
+    walking = rules()["walking"]
+    index = steps.index[start.id]
+    last = min(len(steps.steps), index + 1 + walking["within_steps"])
+    return next((s for s in steps.steps[index:last] if s.action in walking["out_actions"]),
+                None)
+
+
+def wusuan_ways(note: str) -> tuple[str, ...]:
+    """How 無算樂 is played by the 鄭注 on it: 間 (the 笙 alone in turn) and/or 合."""
+    return tuple(w for w in rules()["kind"]["wusuan"]["wusuan_ways"] if w in note)
 
 
 def _conditions(text: Text, cue: Unit, start: Step, stop: str, steps: _Steps,
@@ -273,14 +309,20 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
                                if u.role == "command" and u.info["order"] == "取矢")}
     note_offsets = [n.offset for n in text.notes]
     stated = _Forces(text)
+    printed = pattern_condition(text)  # a drum pattern the edition prints, for the 射節
     cues: list[MusicCue] = []
     count: collections.Counter[str] = collections.Counter()
     for section, unit in music_units:
         kind, piece = unit.info["kind"], unit.info["piece"]
-        step = found.of(unit)
+        step = found.at(unit.info.get("at", unit.start))  # an order's music: after its 諾
+        if piece in rules()["walking"]["pieces"]:
+            step = walking_start(step, found)
         stop = _stop(unit, step, found, marks)
         conditions = (_conditions(text, unit, step, stop, found, marks["collect"])
-                      if kind == "she" else ())
+                      + printed if kind == "she" else ())
+        note = _note_after(text, note_offsets, unit.end)
+        if kind == "wusuan":  # 間 and 合 as the 鄭注 on 無算樂 says
+            conditions = wusuan_ways(note)
         performers, _ = _performers(kind, layout, piece, rank)
         forces = (stated.before(unit.start) if kind in ("ge", "he", "wusuan", "she")
                   else ())
@@ -296,7 +338,7 @@ def music_cues(text: Text, sections: list[Section], steps: list[Step],
             piece if count[piece] == 1 else f"{piece}_{count[piece]}", piece, kind, performers,
             unit.info["repeats"], step.id, stop, conditions,
             text.quote(unit.start, unit.end), (unit.start, unit.end), forces=forces,
-            note=_note_after(text, note_offsets, unit.end), variant=variant, anchor=anchor,
+            note=note, variant=variant, anchor=anchor,
             replaces=replaces))
     return cues
 

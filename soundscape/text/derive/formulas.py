@@ -19,7 +19,7 @@ from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text import glossary
 
-__all__ = ["Unit", "alternation", "find_units", "patterns", "rules"]
+__all__ = ["Unit", "alternation", "find_units", "patterns", "played_orders", "rules"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +27,9 @@ class Unit:
     """A formula found in a section: its span (in ``Text.chars``), kind and details.
 
     ``role`` is ``music``, ``stop`` (樂闋), ``voice``, ``command`` (命去侯 …),
-    ``implied`` (負侯許諾 without a degree) or ``mark`` (a 如初 of shooting,
-    which does not cut a step).
+    ``implied`` (負侯許諾 without a degree), ``mark`` (a 如初 of shooting,
+    which does not cut a step) or ``order`` (曰奏X, an order to play: neither cuts a
+    step; :func:`played_orders` makes it the playing where the text plays X nowhere after).
     """
 
     start: int
@@ -55,7 +56,7 @@ def patterns() -> dict[str, re.Pattern]:
     numeral = "".join(rules()["numerals"])
     return {
         "piece": re.compile(piece),
-        "command_zou": re.compile(rf"(?:曰|命)奏({piece})(間若一)?"),
+        "command_zou": re.compile(rf"(?<=[曰命])(?:請)?奏({piece})(間若一)?"),
         "begins": re.compile(rf"({piece})作"),
         "she": re.compile(rf"(?:乃)?奏({piece})以射"),
         "zou": re.compile(rf"(?:乃)?奏({piece})"),
@@ -150,7 +151,8 @@ def find_units(chars: str, base: int) -> list[Unit]:
                 units.append(unit)
 
     for m in p["command_zou"].finditer(chars):
-        take(m.start(), m.end())  # an order to play, not the playing
+        if take(m.start(), m.end()):  # an order to play, not the playing (played_orders)
+            units.append(Unit(m.start(), m.end(), "order", _order(chars, m)))
     for m in p["she"].finditer(chars):
         add([_music("she", words.known_id("piece", m.group(1)), m.start(), m.end())])
     for m in p["he"].finditer(chars):  # before 笙入: 笙入立于縣中西面乃合樂 is one 合樂
@@ -194,6 +196,43 @@ def find_units(chars: str, base: int) -> list[Unit]:
         units.append(Unit(m.start(), m.end(), "mark"))
     units.sort(key=lambda u: u.start)
     return [Unit(u.start + base, u.end + base, u.role, u.info) for u in units]
+
+
+def _order(chars: str, m: re.Match) -> dict:
+    """What an order to play says: the piece, its kind by the order's own words (the 射節
+    where it says 間若一; the strings where it is given to them, 命弦者; else as 奏X is),
+    and where the music begins (after the answer 諾 that follows, if one does)."""
+    table = rules()["orders"]
+    piece = glossary.load().id_of("piece", m.group(1))
+    told = chars[max(0, m.start() - table["told_reach"]):m.start()]
+    if m.group(2):
+        kind = table["evenly"]
+    elif any(f"命{who}" in told for who in table["strings"]):
+        kind = table["strings_kind"]
+    else:
+        kind = rules()["zou_kind"].get(piece, "jinzou")
+    answer = chars.find(table["answer"], m.end(), m.end() + table["answer_reach"])
+    return {"kind": kind, "piece": piece, "repeats": 1,
+            "at": answer + len(table["answer"]) if answer >= 0 else m.start()}
+
+
+def played_orders(units: dict[str, list[Unit]]) -> dict[str, list[Unit]]:
+    """``units`` (per section, in text order) with each order to play that the text never
+    follows by the playing of its piece (投壺: 命弦者曰請奏貍首間若一 大師曰諾, and the
+    throwing begins) made the music itself; an order followed by the playing (大射: 命大師曰
+    奏貍首間若一 … 乃奏貍首以射) stays an order."""
+    ordered = [u for section in units.values() for u in section]
+    out: dict[str, list[Unit]] = {}
+    for section, found in units.items():
+        kept = []
+        for unit in found:
+            if unit.role == "order" and not any(
+                    u.role == "music" and u.info["piece"] == unit.info["piece"]
+                    and u.start > unit.start for u in ordered):
+                unit = Unit(unit.start, unit.end, "music", {**unit.info, "ordered": True})
+            kept.append(unit)
+        out[section] = kept
+    return out
 
 
 def _alternating(chars: str, start: int, position: int) -> list[Unit]:

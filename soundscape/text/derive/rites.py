@@ -20,7 +20,7 @@ from soundscape.resources import data_dir
 from soundscape.text.hanzi import normalise
 from soundscape.text.source import Note, Text, load
 
-__all__ = ["Rite", "default_layout", "load_rite_text", "rite", "rite_ids"]
+__all__ = ["Rite", "default_layout", "load_rite_text", "note_after", "rite", "rite_ids"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,17 @@ def load_rite_text(rite_id: str) -> Text:
     notes = tuple(Note(n["offset"], n["text"], n["after"]) for n in raw["note"])
     return Text(f"bundled:{rite_id}", text.header, text.original, text.chars, text.origin,
                 text.headings, notes, text.asides, text.hidden, text.gaps)
+
+
+@functools.cache
+def note_after(rite_id: str, words: str) -> str:
+    """The note (鄭注) the rite's own text sets right after the first ``words``, else ""."""
+    text = load_rite_text(rite_id)
+    at = text.chars.find(normalise(words))
+    if at < 0:
+        return ""
+    end = at + len(normalise(words))
+    return next((n.text for n in text.notes if end <= n.offset <= end + 1), "")
 
 
 def _span(text: Text, quote: str, rite_id: str) -> tuple[int, int] | None:

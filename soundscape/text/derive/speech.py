@@ -51,8 +51,10 @@ def speech_cues(text: Text, steps: Iterable[Step]) -> list[SpeechCue]:
     cues: list[SpeechCue] = []
     for step in steps:
         start, end = step.span
-        if any(w in text.chars[start:end] for w in rules["skip"]["containing"]):
-            continue
+        own = text.chars[start:end]
+        if any(w in own for w in rules["skip"]["containing"]) and any(
+                who in own for who in rules["skip"]["by"]):
+            continue  # the archery speaks the tally it simulates
         # words may run on past the step (the steps are cut at every actor who acts, and
         # words name actors: 「大夫與大夫士御於大夫」); only those begun in it are its own
         chars = text.chars[start:end + rules["reach"]]
