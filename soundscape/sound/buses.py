@@ -16,6 +16,7 @@ taken off where notes are placed, so a bus's onsets land where the output's do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -184,7 +185,8 @@ class Buses:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
-                 voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
+                 voice: Voice, cache_bytes: int, channels: int, block_frames: int,
+                 tail: Callable[[tuple[int, ...]], Tail] | None = None) -> None:
         self.performance = performance
         bind = getattr(voice, "bind", None)
         if bind is not None:  # notes that depend on the events around them: sung lines
@@ -210,7 +212,9 @@ class Buses:
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         # the court's late sound: a send bus for the notes on lines (a standing listener's)
-        self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
+        # (or ``tail``'s, given the buses' rates: the ADM master's court bed)
+        self.tail = (tail(tuple(self.by_rate)) if tail is not None else
+                     Tail(surroundings.court, listener, panner, channels, sample_rate,
                           surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
                      if surroundings.court is not None and self.static else None)
         self.guard = max([bus.guard for bus in self.by_rate.values()]
