@@ -7,6 +7,8 @@ Files in the kit folder (``<p>`` programme id, ``<z>`` zone, ``<l>`` layout):
 - ``<p>.<z>.vtt`` / ``.srt``, captions; ``<p>.cues.json`` / ``.csv``, the cue list;
 - ``<p>.performance.json``, what the programme plays (every sound traced to its cue);
 - ``layouts/<l>.json``, loudspeaker layouts in the IEM AllRADecoder format;
+- ``<p>.listen/stem.NN.flac`` and ``listen/ir.<zone>.<spot>.flac``, what the page renders
+  live from wherever the visitor stands (``kit.listen``; programmes up to ``LISTEN_S``);
 - ``index.html`` and ``web/``, the page; ``manifest.json``.
 """
 
@@ -64,7 +66,7 @@ def layout_name(layout: str | SpeakerLayout) -> str:
 def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str | Path | None =
               None, programme_ids: Sequence[str] = (), layouts: Sequence[str] = ("stereo",),
               seed: int = 0, executor: str = "local", workers: int = 2,
-              say: Callable[[str], None] = lambda text: None) -> Path:
+              say: Callable[[str], None] = lambda text: None, listen: bool = True) -> Path:
     """Build the kit into ``out`` and return the manifest's path (see module)."""
     out = Path(out)
     programmes = expand(load_programmes(programme_file, places=set(site.places)), rite)
@@ -109,8 +111,30 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         if isinstance(layout, SpeakerLayout):
             write_iem(layout, out / "layouts" / f"{layout.name}.json")
     from soundscape.kit.web import write_page
-    write_page(out, built, site)
+    write_page(out, built, site, listen=_listen(out, built, site, seed, say) if listen else None)
     return write_manifest(out, rite, built)
+
+
+def _listen(out: Path, built: list[Built], site, seed: int,
+            say: Callable[[str], None]) -> dict:
+    """The page's live listening: the court's responses and each short programme's stems."""
+    from soundscape.kit.listen import LISTEN_S, court_responses, write_stems
+    from soundscape.sound.court import load_court
+
+    court = load_court(site)
+    say(f"court responses for the page ({court.name} court)")
+    found = {"court": court.name, "responses": court_responses(out / "listen", court, seed=seed),
+             "programmes": {}}
+    for item in built:
+        if item.length_s > LISTEN_S:
+            say(f"  {item.programme.id}: no stems (over {LISTEN_S / 60:.0f} min)")
+            continue
+        say(f"  {item.programme.id}.listen: stems")
+        first = item.programme.zones[0].listener(site).at(0.0).position
+        found["programmes"][item.programme.id] = write_stems(
+            out / f"{item.programme.id}.listen", item.performance, court=court,
+            listen_at=first, seed=seed, calibration_lufs=item.programme.calibration_lufs)
+    return found
 
 
 def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],

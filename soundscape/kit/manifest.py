@@ -91,7 +91,7 @@ def write_manifest(out: Path, rite: Performance, built: list) -> Path:
                        "is its programme's calibration_lufs unless the true-peak ceiling "
                        "stopped the gain first (at_calibration false): see docs/kit.md.",
         "programmes": [programme_entry(out, item) for item in built],
-        "page": [_file(out, out / name) for name in ("index.html", "web/kit.js",
+        "page": [_file(out, out / name) for name in ("index.html", "web/kit.js", "web/listen.js",
                                                       "web/kit.css", "web/data.js",
                                                       "web/cjk.otf", "web/cjk-OFL.txt")],
         "layouts": [_file(out, path) for path in sorted((out / "layouts").glob("*.json"))],

@@ -34,8 +34,8 @@ from soundscape.performance import Performance
 from soundscape.site.listeners import Listener
 
 __all__ = ["BED_INSTRUMENTS", "BED_ORDER", "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS",
-           "MOVE_M", "AdmBlock", "AdmObject", "axml", "bed_tracks", "bext", "chna", "hoa_channels",
-           "plan_objects"]
+           "MOVE_M", "AdmBlock", "AdmObject", "axml", "bed_tracks", "bext", "chna", "group_sources",
+           "hoa_channels", "plan_objects", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -93,10 +93,8 @@ def plan_objects(performance: Performance, listener: Listener, *,
     if not isinstance(listener, Listener):
         raise RenderError("layout adm: objects are placed in a standing listener's frame; a "
                           "walking listener (--path) has none: give --listener")
-    limit = min(max_objects, max_channels)
     tracks = _tracks(performance)
-    groups = _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
-                    tracks, limit)
+    groups = group_sources(performance, min(max_objects, max_channels))
     objects = []
     for number, members in enumerate(groups, start=1):
         sources = [performance.sources[sid] for sid in members]
@@ -107,6 +105,20 @@ def plan_objects(performance: Performance, listener: Listener, *,
         roman = " + ".join(s.roman for s in sources)
         objects.append(AdmObject(number, name, roman, tuple(members), blocks))
     return tuple(objects)
+
+
+def source_tracks(performance: Performance) -> dict[str, list[tuple[float, tuple]]]:
+    """Each sounding source's places in metres: (time, point) from 0 s, a new one per move
+    or far step (the objects' blocks, before the listener's frame; the kit page's stems)."""
+    return _tracks(performance)
+
+
+def group_sources(performance: Performance, limit: int) -> list[list[str]]:
+    """The sounding sources other than the bed, grouped to at most ``limit`` as the objects
+    are (the nearest standing ones merged first)."""
+    tracks = _tracks(performance)
+    return _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
+                  tracks, limit)
 
 
 def _is_bed(performance: Performance, source_id: str) -> bool:
