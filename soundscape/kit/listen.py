@@ -17,7 +17,9 @@
   (the early reflections belong to one source's and one ear's places, not to a zone's; the
   page's panner makes the direct sound and no early reflections), faded in over
   ``_FADE_S``, at ``IR_RATE`` and no longer than ``IR_S``. The page sends each stem to its zone's
-  convolver holding the response at the spot nearest the visitor.
+  convolver holding the response at the spot nearest the visitor, at the gain the render's
+  own late tail sends it with (``Tail.route``: the late energy its first place sends the
+  spot over the zone's point's; ``sends`` per spot).
 - **The air**: the page's distance filter is fitted to the project's own air
   (``propagation.Air``): its absorption at ``AIR_HZ`` per metre.
 """
@@ -90,6 +92,23 @@ def _dry_stems(performance: Performance, groups: list[list[str]], *, voice: Voic
     return out
 
 
+def _sends(court, points: list[tuple], seed: int) -> list[dict[str, float]]:
+    """Per point, per listening spot, the send gain of the render's late tail (``Tail.route``)."""
+    from soundscape.site.listeners import Listener
+    from soundscape.sound.buses import Upsampler
+    from soundscape.sound.panning import make_panner
+    from soundscape.sound.tail import Tail
+
+    found: list[dict[str, float]] = [{} for _ in points]
+    air = Air()
+    for spot, (x, y, _) in court.zones:
+        tail = Tail(court, Listener((x, y, EAR_M), "north"), make_panner("stereo"), 2, IR_RATE,
+                    air, seed, upsampler=Upsampler)
+        for k, point in enumerate(points):
+            found[k][spot] = round(tail.route(tuple(float(v) for v in point))[1], 4)
+    return found
+
+
 def write_stems(folder: Path, performance: Performance, *, court, listen_at, seed: int,
                 calibration_lufs: float, voice: Voice | None = None) -> dict[str, Any]:
     """Write the programme's stems into ``folder`` and return their description for the page
@@ -114,6 +133,10 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
             "roman": " + ".join(s.roman for s in sources),
             "track": [[round(t, 3), *(round(float(v), 3) for v in p)] for t, p in places],
             "zone": court.zone(places[0][1])[0] if court is not None else None})
+    if court is not None:
+        for stem, sends in zip(stems, _sends(court, [s["track"][0][1:] for s in stems], seed),
+                               strict=True):
+            stem["sends"] = sends
     # the page's overall gain: the dry stems heard at 1/r from the first listening place
     # measure ``calibration_lufs`` (BS.1770; the direct sound only, the court adds to it)
     heard = sum(audio[:, k] / max(1.0, math.dist(listen_at, s["track"][0][1:]))

@@ -2,7 +2,8 @@
 // web/data.js KIT.listen) where the visitor clicks on the plan, or along the zone's walk.
 // Per stem: its gain back to pressure at 1 m → a low-pass fitted to the project's air
 // absorption at that distance → an HRTF PannerNode (inverse distance, reference 1 m, rolloff 1:
-// the 1/r of the project's spreading) → the master; and a send to its court zone's
+// the 1/r of the project's spreading) → the master; and a send (the render's own late-tail
+// send gain for its place and the spot) to its court zone's
 // ConvolverNode, which holds that zone's late response (the project's own impulse response
 // from the court's early_ms after the direct sound on) at the listening spot nearest the
 // visitor.
@@ -108,7 +109,10 @@
         panningModel: "HRTF", distanceModel: "inverse", refDistance: 1, rolloffFactor: 1,
         maxDistance: 100000, coneInnerAngle: 360, coneOuterAngle: 360 });
       source.connect(dry).connect(air).connect(panner).connect(master);
-      if (convolvers[stem.zone]) dry.connect(convolvers[stem.zone]);
+      if (convolvers[stem.zone]) {
+        const send = new GainNode(context, { gain: (stem.sends || {})[spot] ?? 1 });
+        dry.connect(send).connect(convolvers[stem.zone]);
+      }
       stems.push({ stem, source, air, panner });
     }
     const g = { context, master, ears, stems, spot, x, y };
