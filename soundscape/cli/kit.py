@@ -29,7 +29,11 @@ __all__ = ["command"]
               help="List the programmes (id, title, zones, length) and build nothing.")
 @click.option("--layout", "layouts", multiple=True,
               help="stereo, binaural, foa, hoa3, 5.1, ring8, an IEM AllRADecoder .json "
-              "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo).")
+              "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo); "
+              "adm: an ADM BWF master per programme and standing zone (-18 LUFS).")
+@click.option("--listen/--no-listen", default=True, show_default=True,
+              help="Write the object stems and court responses the page renders live from "
+                   "(programmes up to 10 minutes).")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
 @click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True)
@@ -39,7 +43,7 @@ __all__ = ["command"]
               help="Processes of the local pool.")
 def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple[str, ...],
             layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int,
-            list_only: bool) -> None:
+            list_only: bool, listen: bool) -> None:
     """Build the museum installation kit (docs/kit.md)."""
     from soundscape.kit.build import build_kit, check_request
     from soundscape.kit.programmes import load_programmes
@@ -56,7 +60,7 @@ def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple
     manifest = build_kit(out, rite=rite, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
                          seed=seed, executor=executor, workers=jobs,
-                         say=lambda text: click.echo(text, err=True))
+                         say=lambda text: click.echo(text, err=True), listen=listen)
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
 
 

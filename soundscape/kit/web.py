@@ -104,20 +104,28 @@ def _programme(item) -> dict[str, Any]:
     performance = item.performance
     lit = activity(performance)
     zones: dict[str, dict[str, Any]] = {}
-    for zone_id, layout_id, job, result in item.renders:
+
+    def zone_entry(zone_id: str, job) -> dict[str, Any]:
+        if zone_id in zones:
+            return zones[zone_id]
         listener = job.listener.at(0.0)
-        zone = zones.setdefault(zone_id, {
+        return zones.setdefault(zone_id, {
             "id": zone_id, "x": listener.position[0], "y": listener.position[1],
             "facing": listener.facing[:2], "renders": [], "walk": _walk(job.listener),
             "captions": [{"start": round(c.start, 3), "end": round(c.end, 3), "text": c.text,
                           "kind": c.kind}
                          for c in captions(performance, listener_at=listener.position)]})
+
+    for zone_id, layout_id, job, result in item.renders:
+        zone = zone_entry(zone_id, job)
         playable = _playable(job.layout, result)
         zone["renders"].append({
             "layout": layout_id, "files": [p.name for p in result.files],
             "bytes": {p.name: p.stat().st_size for p in result.files},
             "playable": playable, "speakers": _speakers(job.layout, job.listener, performance,
                                                         lit)})
+    for zone_id, job, _ in getattr(item, "masters", []):  # a kit of ADM masters alone
+        zone_entry(zone_id, job)
     sources = [{"id": s.id, "name": s.name, "roman": _english(s.roman),
                 "instrument": s.instrument, "group": s.group,
                 "x": round(s.position[0], 3), "y": round(s.position[1], 3),

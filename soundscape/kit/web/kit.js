@@ -145,7 +145,8 @@
   }
 
   function chooseRender() {
-    render = zone.renders.find((r) => r.layout === $("layout").value) || zone.renders[0];
+    render = zone.renders.find((r) => r.layout === $("layout").value) || zone.renders[0]
+      || { layout: "", files: [], bytes: {}, playable: false, speakers: [] };  // ADM alone
     const file = render.playable ? render.files[0] : null;
     const playable = zone.renders.find((r) => r.playable);
     load(file || (playable ? playable.files[0] : ""));
