@@ -127,16 +127,17 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
-    objects = adm.plan_objects(performance, listener)
-    if not objects:
-        raise RenderError("layout adm: nothing sounds in this part of the rite")
-    stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
     is_bed = {sid for sid, s in performance.sources.items()
               if s.instrument in adm.BED_INSTRUMENTS}
     bed = any(e.source in is_bed for e in performance.events)
     bed_width = adm.hoa_channels() if bed else 0
     court = surroundings.court is not None
     court_width = adm.hoa_channels() if court else 0
+    objects = adm.plan_objects(performance, listener,
+                               max_channels=adm.MAX_CHANNELS - bed_width - court_width)
+    if not objects:
+        raise RenderError("layout adm: nothing sounds in this part of the rite")
+    stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
     width = len(objects) + bed_width + court_width
     block_frames = max(1, round(block_s * sample_rate))
     weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel(),
