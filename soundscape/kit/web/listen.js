@@ -181,13 +181,14 @@
     else place(graph, x, y, time());
   }
 
+  function off() {
+    stop(); kit.player = null; kit.listen.state = "off";
+    $("livebutton").setAttribute("aria-pressed", "false");
+  }
+
   async function toggle() {
     const button = $("livebutton");
-    if (kit.player) {
-      stop(); kit.player = null; kit.listen.state = "off";
-      button.setAttribute("aria-pressed", "false");
-      return;
-    }
+    if (kit.player) { off(); return; }
     if (!mine()) return;
     ctx = ctx || new AudioContext({ latencyHint: "playback" });
     await ctx.resume();
@@ -215,11 +216,13 @@
     $("livenote").textContent = available ? "" : "no stems for this programme (too long)";
     const z = kit.zone();
     $("followbox").hidden = !(z && z.walk);
-    if (graph && kit.player) start(0);
+    if (kit.player && available) start(0);
+    else if (kit.player) off();
     drawHere();
   }
 
   $("livebutton").addEventListener("click", toggle);
+  kit.audio.addEventListener("play", () => { if (kit.player) off(); });  // the loop instead
   $("follow").addEventListener("change", (e) => { follow = e.target.checked; });
   $("plan").addEventListener("click", (e) => {
     const svg = $("plan"), m = svg.getScreenCTM();
