@@ -36,6 +36,13 @@ SCHEMA_VERSION = 2
 
 BASES = ("surviving", "reconstruction")
 MARKER_KINDS = ("section", "step", "music", "voice", "shot", "speech")
+#: The fastest tempo a music span may say it was played at (beats a minute).
+MAX_BPM = 1000.0
+#: What holds the clock of a music span: the rite (until a step) or the music (its length).
+BOUNDS = ("rite", "music")
+SIDES = ("right", "left")
+#: Where an arrow lands: in the 鵠, on the 侯 cloth, or short, over or beside (a miss).
+OUTCOMES = ("hu", "hou", "liu", "yang", "fang")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,13 @@ class Source:
     struck_face: Vec3 | None = None
     moves: tuple[tuple[float, Vec3], ...] = ()
     cue: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("facing", "struck_face"):
+            vector = getattr(self, name)
+            if vector is not None and not math.hypot(*vector) > 1e-9:
+                raise PerformanceError(f"source {self.id!r}: {name}={vector!r} must be a "
+                                       "direction (a vector longer than 0)")
 
     def position_at(self, time: float) -> Vec3:
         """Where the source stands at ``time`` seconds."""
@@ -220,14 +234,21 @@ class SectionSpan:
 
 @dataclass(frozen=True, slots=True)
 class MusicSpan:
-    """A music cue as played: when it starts and stops, and what holds the clock
-    (``rite``: it plays until a step, 樂闋; ``music``: the rite waits for it)."""
+    """A music cue as played: when it starts and stops, what holds the clock (``rite``: it
+    plays until a step, 樂闋; ``music``: the rite waits for it), and the tempo it was
+    played at (beats a minute; None in a Performance saved before it was kept)."""
 
     cue: str
     piece: str
     start: float
     end: float
     bound: str
+    tempo_bpm: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tempo_bpm is not None and not 0 < self.tempo_bpm <= MAX_BPM:
+            raise PerformanceError(f"music {self.cue!r}: tempo_bpm={self.tempo_bpm!r} must be "
+                                   f"> 0 and ≤ {MAX_BPM:g}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +283,14 @@ class Shot:
     on_beat: bool | None
     counted: bool
     side: str
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise PerformanceError(f"shot {self.turn}.{self.arrow}: outcome={self.outcome!r}, "
+                                   f"accepted: {', '.join(OUTCOMES)}")
+        if self.side not in SIDES:
+            raise PerformanceError(f"shot {self.turn}.{self.arrow}: side={self.side!r}, "
+                                   f"accepted: {', '.join(SIDES)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +410,41 @@ class Performance:
             raise PerformanceError("events must be sorted by time")
         if [m.time for m in self.markers] != sorted(m.time for m in self.markers):
             raise PerformanceError("markers must be sorted by time")
+        self._check_references()
+
+    def _check_references(self) -> None:
+        """Every key names its own item, every music span a known piece and a bound the
+        sequencer gives, every arrow and tally a turn of its round, and the sections stand
+        once each, in the order of the clock."""
+        for name, table in (("sources", self.sources), ("pieces", self.pieces)):
+            for key, item in table.items():
+                if item.id != key:
+                    raise PerformanceError(f"{name}[{key!r}]: id={item.id!r} must be its key "
+                                           f"{key!r}")
+        for i, span in enumerate(self.music):
+            if span.piece not in self.pieces:
+                raise PerformanceError(f"music[{i}]: piece={span.piece!r} is not among the "
+                                       f"pieces; known: {', '.join(self.pieces) or 'none'}")
+            if span.bound not in BOUNDS:
+                raise PerformanceError(f"music[{i}]: bound={span.bound!r}, accepted: "
+                                       f"{', '.join(BOUNDS)}")
+        for i, shoot in enumerate(self.rounds):
+            turns = {turn.index for turn in shoot.turns}
+            stray = next((x for x in (*shoot.shots, *shoot.tallies) if x.turn not in turns),
+                         None)
+            if stray is not None:
+                raise PerformanceError(f"rounds[{i}]: turn={stray.turn!r} of a shot or tally "
+                                       f"is not among the round's turns "
+                                       f"{sorted(turns) or 'none'}")
+        seen: set[str] = set()
+        for i, span in enumerate(self.sections):
+            if span.id in seen:
+                raise PerformanceError(f"sections[{i}]: id={span.id!r} stands twice")
+            seen.add(span.id)
+            if i and span.start < self.sections[i - 1].start:
+                raise PerformanceError(f"sections[{i}]: start={span.start!r} is before the "
+                                       f"start of {self.sections[i - 1].id!r}; accepted: "
+                                       "sections in the order of the clock")
 
     @classmethod
     def build(cls, events: Iterable[Event], markers: Iterable[Marker],
@@ -395,13 +459,32 @@ class Performance:
         ends = [e.end for e in self.events] + [m.time for m in self.markers]
         return max(ends, default=0.0)
 
-    def section(self, id_: str) -> SectionSpan:
-        """The span of section ``id_``; PerformanceError if it was not performed."""
+    def section(self, name: str) -> SectionSpan:
+        """The span of a performed section named by id (``s18``), name (``樂賓``) or heading
+        (``右樂賓``); PerformanceError naming the performed sections (id and name) if none."""
+        heading = name.removeprefix("右")  # 右樂賓 names the section 樂賓, and the reverse
         for span in self.sections:
-            if span.id == id_:
+            if name == span.id or heading == span.name.removeprefix("右"):
                 return span
-        raise PerformanceError(f"section {id_!r} is not in this performance; performed: "
-                               f"{', '.join(s.id for s in self.sections) or 'none'}")
+        performed = ", ".join(f"{s.id} {s.name}" for s in self.sections) or "none"
+        raise PerformanceError(f"section {name!r} is not in this performance; performed: "
+                               f"{performed}")
+
+    def cut(self, first: str | None = None, last: str | None = None) -> Performance:
+        """The part from the start of section ``first`` to the end of section ``last``
+        (each an id, name or heading, see :meth:`section`; None: the first or last
+        performed), on its own clock: the one place a rite is cut by its sections."""
+        if first is None and last is None:
+            return self
+        if not self.sections:
+            raise PerformanceError("this performance has no sections to cut by")
+        begin = self.section(first) if first is not None else self.sections[0]
+        end = self.section(last) if last is not None else self.sections[-1]
+        if self.sections.index(begin) > self.sections.index(end):
+            raise PerformanceError(f"section {first!r} ({begin.id}) comes after {last!r} "
+                                   f"({end.id}); accepted: a first section at or before the "
+                                   "last")
+        return self.between(begin.start, end.end)
 
     def between(self, start: float, stop: float) -> Performance:
         """The part in ``[start, stop)`` on its own clock (``start`` becomes 0): events,

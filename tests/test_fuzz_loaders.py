@@ -82,7 +82,7 @@ _WALK = {"waypoint": [{"time": 0.0, "place": "men"},
 @_CHEAP
 @given(_mutated(_WALK))
 def test_fuzzed_walk_files_load_and_place_a_listener_or_name_the_file(text):
-    from soundscape.cli.render import _walk
+    from soundscape.site.walks import load_walk as _walk
 
     walk = _load(text, "walk.toml", lambda path: _walk(path, _site()))
     if walk is None:
@@ -266,8 +266,8 @@ def test_fuzzed_batch_plans_load_or_name_the_file(text):
 
 def test_the_fuzz_documents_are_valid(tmp_path):
     """The valid documents the fuzzing starts from load (else it tests only refusals)."""
-    from soundscape.cli.render import _walk
     from soundscape.kit.plan import load_plan
+    from soundscape.site.walks import load_walk as _walk
 
     site = _site()
     files = {"walk.toml": _WALK, "layout.json": _IEM, "schedule.toml": _SCHEDULE,

@@ -238,7 +238,7 @@ _LONG = "9" * 5000  # past Python's 4,300-digit limit on reading an int from tex
 
 
 def _walk_file(path: Path) -> object:
-    from soundscape.cli.render import _walk
+    from soundscape.site.walks import load_walk as _walk
     return _walk(path, load_site())
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from soundscape.cli.render import _walk
 from soundscape.errors import RenderError
 from soundscape.site.courtyard import load_site
 from soundscape.site.listeners import Listener, facing_vector
+from soundscape.site.walks import load_walk as _walk
 
 _BAD_WALKS = {
     "a number": "waypoint = 5\n",

@@ -94,7 +94,8 @@ def _saved(tmp_path, edit):
 
     from soundscape.performance import MusicSpan, SectionSpan
 
-    perf = replace(_perf(), sections=(SectionSpan("s1", "右納賓", 0.0, 3.0),),
+    perf = replace(_perf(), sections=(SectionSpan("s1", "右納賓", 0.0, 3.0),
+                                      SectionSpan("s2", "右射", 3.0, 4.0)),
                    music=(MusicSpan("cue.luming", "luming", 1.0, 3.0, "music"),))
     data = perf.to_dict()
     edit(data)
@@ -131,6 +132,16 @@ def _set(path: str, value):
     ("info/seed", "seven", r"info.seed='seven' must be a whole number"),
     ("markers", {"a": 1}, r"markers=\{'a': 1\} must be a list"),
     ("sources", [], r"sources=\[\] must be a table"),
+    # references and orders that loaded before (issue 29, item 9)
+    ("sources/bell/id", "drum", r"sources\['bell'\]: id='drum' must be its key 'bell'"),
+    ("pieces/luming/id", "sixia", r"pieces\['luming'\]: id='sixia' must be its key"),
+    ("music/0/piece", "sixia", r"music\[0\]: piece='sixia' is not among the pieces; known: "
+                               r"luming"),
+    ("music/0/bound", "tide", r"music\[0\]: bound='tide', accepted: rite, music"),
+    ("sections/1/id", "s1", r"sections\[1\]: id='s1' stands twice"),
+    ("sections/1/start", -1.0, r"sections\[1\]: start=-1.0 is before the start of 's1'"),
+    ("sources/bell/facing", [0, 0, 0], r"source 'bell': facing=\(0.0, 0.0, 0.0\) must be a "
+                                       r"direction"),
 ])
 def test_a_saved_performance_is_checked_as_it_loads(tmp_path, where, value, message):
     path = _saved(tmp_path, _set(where, value))
@@ -144,3 +155,50 @@ def test_what_loads_can_be_cut(tmp_path):
     perf = Performance.load_json(_saved(tmp_path, lambda data: None))
     part = perf.between(perf.sections[0].start, perf.sections[0].end)
     assert [e.time for e in part.events] == [1.0, 2.0]
+
+
+def test_a_cut_names_sections_by_id_name_or_heading(tmp_path):
+    """The heading form 右納賓 the docs promise cut like the id and the name did."""
+    perf = Performance.load_json(_saved(tmp_path, lambda data: None))
+    assert perf.cut("右納賓", "s1") == perf.cut("s1", "納賓") == perf.between(0.0, 3.0)
+    assert perf.cut("射") == perf.between(3.0, 4.0)
+    with pytest.raises(PerformanceError, match="section '右樂賓' is not in this performance; "
+                                               "performed: s1 右納賓, s2 右射"):
+        perf.cut("右樂賓")
+    with pytest.raises(PerformanceError, match=r"section 's2' .* comes after 's1'"):
+        perf.cut("s2", "s1")
+
+
+def test_a_shot_with_an_unknown_outcome_or_side_is_refused():
+    from soundscape.performance import Shot
+
+    args = dict(turn=1, pair="p", archer="a", archer_name="甲", role="shang", arrow=1,
+                target="dahou", release=1.0, origin=(0, 0, 0), impact=(0, 1, 0), distance=1.0,
+                flight=1.0, arrival=2.0, outcome="hu", called=True, bound=False, stroke=None,
+                offset=None, on_beat=None, counted=True, side="right")
+    Shot(**args)
+    with pytest.raises(PerformanceError, match="outcome='bullseye', accepted: hu, hou"):
+        Shot(**{**args, "outcome": "bullseye"})
+    with pytest.raises(PerformanceError, match="side='middle', accepted: right, left"):
+        Shot(**{**args, "side": "middle"})
+
+
+def test_a_shot_of_no_turn_of_its_round_is_refused(tmp_path):
+    """A saved round's arrows and tallies name turns the round has (they loaded before)."""
+    from dataclasses import replace
+
+    from soundscape.performance import Round, Shot, Turn
+
+    shot = Shot(turn=1, pair="p", archer="a", archer_name="甲", role="shang", arrow=1,
+                target="dahou", release=1.0, origin=(0, 0, 0), impact=(0, 1, 0), distance=1.0,
+                flight=1.0, arrival=2.0, outcome="hu", called=True, bound=False, stroke=None,
+                offset=None, on_beat=None, counted=True, side="right")
+    shoot = Round(1, "初射", 0.0, 3.0, 0.1, (Turn(1, "p", "甲乙", 0.5),), (shot,))
+    path = replace(_perf(), rounds=(shoot,)).save_json(tmp_path / "ok.json")
+    assert Performance.load_json(path).rounds == (shoot,)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["rounds"][0]["shots"][0]["turn"] = 7
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(PerformanceError, match=r"rounds\[0\]: turn=7 of a shot or tally is "
+                                               r"not among the round's turns \[1\]"):
+        Performance.load_json(path)

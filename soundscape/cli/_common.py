@@ -17,8 +17,8 @@ import click
 
 from soundscape.resources import bundled_dir
 
-__all__ = ["SEATS_HELP", "Sequencing", "court_option", "data_line", "piece_id", "place_id",
-           "say_data", "sequencing_options", "stage", "surroundings_for", "table"]
+__all__ = ["SEATS_HELP", "Sequencing", "court_option", "cue_sheet_option", "data_line", "say_data",
+           "sequencing_options", "stage", "surroundings_for", "table"]
 
 
 def data_line(*, cues: Path | None = None, overrides: Path | None = None,
@@ -119,15 +119,7 @@ class Sequencing:
         if given:
             raise click.UsageError(f"--performance {self.performance} is already sequenced: "
                                    f"drop {', '.join(given)}")
-        performance = _saved_performance(self.performance)
-        if self.from_section is None and self.to_section is None:
-            return performance
-        first = _span(performance, self.from_section or performance.sections[0].id)
-        last = _span(performance, self.to_section or performance.sections[-1].id)
-        if first.start > last.start:
-            raise click.UsageError(f"--from {self.from_section} comes after --to "
-                                   f"{self.to_section}")
-        return performance.between(first.start, last.end)
+        return _saved_performance(self.performance).cut(self.from_section, self.to_section)
 
 
 def _saved_performance(path: Path):
@@ -144,22 +136,14 @@ def _loaded(path: Path, mtime_ns: int, size: int):
     return Performance.load_json(path)
 
 
-def _span(performance, section: str):
-    """The span of a performed section named by id (s18) or name (樂賓 or 右樂賓)."""
-    for span in performance.sections:
-        if section in (span.id, span.name, span.name.removeprefix("右")):
-            return span
-    return performance.section(section)  # raises, listing the performed sections
-
-
 #: The largest seed a verb takes (a signed 64-bit whole number).
 SEED_MAX = 2**63 - 1
 
 _OPTIONS = (
     click.option("--from", "from_section", metavar="SECTION", default=None,
-                 help="First section: id like s18 or name like 樂賓."),
+                 help="First section: id like s18, name like 樂賓 or heading like 右樂賓."),
     click.option("--to", "to_section", metavar="SECTION", default=None,
-                 help="Last section (id or name)."),
+                 help="Last section (id, name or heading)."),
     click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0,
                  show_default=True,
                  help="Seed of the archery simulation (and of the sound): same seed, "
@@ -208,6 +192,25 @@ def sequencing_options(command: Callable | None = None, *, saved: bool = True) -
     return run
 
 
+_CUES = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def cue_sheet_option(command: Callable) -> Callable:
+    """The cue sheet as the verb's optional CUES argument or as ``--cues FILE`` (the form
+    ``render`` and ``plan`` take): one meaning, either spelling; the verb receives ``cues``."""
+    @functools.wraps(command)
+    def run(*args, cues=None, cues_option=None, **kwargs):
+        if cues is not None and cues_option is not None and cues != cues_option:
+            raise click.UsageError(f"give the cue sheet once: CUES {cues} or --cues "
+                                   f"{cues_option}, not both")
+        return command(*args, cues=cues if cues is not None else cues_option, **kwargs)
+
+    run = click.option("--cues", "cues_option", type=_CUES, default=None, metavar="FILE",
+                       help="Cue sheet (the same as the CUES argument; default: the "
+                            "bundled 大射 sheet, or --rite's).")(run)
+    return click.argument("cues", required=False, type=_CUES)(run)
+
+
 @contextlib.contextmanager
 def stage(what: str) -> Iterator[None]:
     """Report a long stage on stderr: on a terminal a line with a running clock, else a
@@ -234,39 +237,9 @@ def stage(what: str) -> Iterator[None]:
         click.echo(f"\r{what}: done in {time.monotonic() - began:.1f} s", err=True)
 
 
-def piece_id(name: str) -> str:
-    """The id of a piece named by id (luming) or by its Chinese title (鹿鳴, 《鹿鳴》)."""
-    from soundscape.errors import RepertoireError
-    from soundscape.music.repertoire import list_pieces, load_piece
-
-    known = list_pieces()
-    if name in known:
-        return name
-    title = name.strip("《》 ")
-    pieces = [load_piece(piece) for piece in known]
-    for piece in pieces:
-        if title in (piece.title, piece.title.strip("《》")):
-            return piece.id
-    listed = ", ".join(f"{p.id} {p.title}" for p in pieces)
-    raise RepertoireError(f"piece {name!r} unknown; known: {listed}")
-
-
 #: The seats with a listener's facing and ear height in the site data, for --help.
 SEATS_HELP = ("gong_wei 公席 (the duke), bin_wei 賓席, zhongting 中庭, men 門, "
               "fa_dahou 大侯之乏, tang_edge 堂廉, or any place by id or Chinese name")
-
-
-def place_id(courtyard, name: str) -> str:
-    """The id of a place named by id (gong_wei) or by its Chinese name (公席)."""
-    from soundscape.errors import SiteError
-
-    if name in courtyard.places:
-        return name
-    for place in courtyard.places.values():
-        if name == place.name:
-            return place.id
-    known = ", ".join(f"{p.id} {p.name}" for p in courtyard.places.values())
-    raise SiteError(f"place {name!r} is unknown; known: {known}")
 
 
 def court_option(command: Callable) -> Callable:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, sequencing_options
+from soundscape.cli._common import Sequencing, cue_sheet_option, sequencing_options
 from soundscape.sequence import archery
 
 __all__ = ["command", "structure"]
@@ -33,8 +33,7 @@ def structure(performance) -> str:
 
 
 @click.command("archery")
-@click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
-                                                        path_type=Path))
+@cue_sheet_option
 @sequencing_options
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/archery"), show_default=True,

@@ -19,7 +19,6 @@ from soundscape.cli._common import (
     SEATS_HELP,
     SEED_MAX,
     court_option,
-    place_id,
     surroundings_for,
 )
 
@@ -55,10 +54,10 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     import numpy as np
     import soundfile
 
-    from soundscape.cli.render import _listener
     from soundscape.errors import RenderError
     from soundscape.fileio import atomic_path, write_text
     from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import listener_at
     from soundscape.sound import iso3382
     from soundscape.sound.impulse import impulse_response
     from soundscape.sound.panning import parse_layout
@@ -68,7 +67,7 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
                           "ending")
     site = load_site(rite=rite)
     point = _point(site, source, height)
-    listener = _listener(place, facing, site)
+    listener = listener_at(site, place, facing)
     surroundings = surroundings_for(site, court)
     speakers = parse_layout(layout)
     response = impulse_response(point, listener, surroundings=surroundings, layout=speakers,
@@ -100,6 +99,7 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
 
 def _point(site, source: str, height: float | None) -> tuple[float, float, float]:
     from soundscape.errors import RenderError
+    from soundscape.site.listeners import place_id
     from soundscape.sound.court import source_point
 
     if "," in source:

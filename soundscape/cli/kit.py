@@ -17,8 +17,12 @@ __all__ = ["command"]
 
 
 @click.command("kit")
-@click.option("--rite", "cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="Cue sheet of the rite (default: the bundled 大射 sheet).")
+@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help="Cue sheet of the rite (default: the bundled 大射 sheet, or --rite's).")
+@click.option("--rite", "rite", metavar="ID", default=None,
+              help="A bundled rite instead of a cue-sheet path: dashe, xiangyinjiu, xiangshe, "
+                   "yan (see `soundscape rites`).")
 @click.option("--programmes", "programme_file",
               type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Programme file (default: the bundled soundscape/data/programmes.toml).")
@@ -41,16 +45,17 @@ __all__ = ["command"]
               help="local (a process pool), serial, or dask://HOST:PORT.")
 @click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
-def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple[str, ...],
-            layouts: tuple[str, ...], out: Path, seed: int, executor: str, jobs: int,
-            list_only: bool, listen: bool) -> None:
+def command(cues: Path | None, rite: str | None, programme_file: Path | None,
+            programme_ids: tuple[str, ...], layouts: tuple[str, ...], out: Path, seed: int,
+            executor: str, jobs: int, list_only: bool, listen: bool) -> None:
     """Build the museum installation kit (docs/kit.md)."""
     from soundscape.kit.build import build_kit, check_request
     from soundscape.kit.programmes import load_programmes
     from soundscape.sequence.planner import perform_from_file
     from soundscape.site.courtyard import load_site
 
-    site = load_site()
+    cues = _cue_sheet(cues, rite)
+    site = load_site()  # the programmes' places are the 大射's (data/programmes.toml)
     programmes = load_programmes(programme_file, places=set(site.places))
     check_request(programmes, programme_ids, layouts)
     rite = perform_from_file(cues, seed=seed, site=site)
@@ -62,6 +67,27 @@ def command(cues: Path | None, programme_file: Path | None, programme_ids: tuple
                          seed=seed, executor=executor, workers=jobs,
                          say=lambda text: click.echo(text, err=True), listen=listen)
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
+
+
+def _cue_sheet(cues: Path | None, rite: str | None) -> Path | None:
+    """The cue sheet of ``--cues FILE`` or ``--rite ID`` (a bundled rite, as in the other
+    verbs); ``--rite FILE`` (a cue sheet: the old meaning) still works, with a warning."""
+    from soundscape.resources import bundled_dir
+    from soundscape.text.derive.rites import rite as bundled_rite
+    from soundscape.text.derive.rites import rite_ids
+
+    if rite is not None and rite not in rite_ids() and Path(rite).is_file():
+        click.echo(f"warning: kit --rite FILE is deprecated: give the cue sheet as --cues "
+                   f"{rite} (--rite takes a bundled rite id: {', '.join(rite_ids())})",
+                   err=True)
+        if cues is not None:
+            raise click.UsageError(f"give one cue sheet: --cues {cues} or --rite {rite}")
+        return Path(rite)
+    if rite is None:
+        return cues
+    if cues is not None:
+        raise click.UsageError(f"give a cue sheet or --rite {rite}, not both")
+    return bundled_dir("cues") / f"{bundled_rite(rite).id}.toml"
 
 
 def _list(programmes, rite) -> None:

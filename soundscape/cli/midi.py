@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, Sequencing, place_id, sequencing_options
+from soundscape.cli._common import SEATS_HELP, Sequencing, cue_sheet_option, sequencing_options
 from soundscape.errors import RenderError
 from soundscape.output import midi
 
@@ -16,8 +16,7 @@ _ENDINGS = (".mid", ".midi")
 
 
 @click.command("midi")
-@click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
-                                                        path_type=Path))
+@cue_sheet_option
 @click.option("-o", "--out", "output", type=click.Path(path_type=Path), default=None,
               help="MIDI file to write, ending .mid or .midi (default output/dashe.mid); "
               "with --split, the folder (default output/dashe.pieces or output/dashe.sections).")
@@ -51,14 +50,11 @@ def command(cues: Path | None, output: Path | None, split: str | None, grid: str
         raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a MIDI "
                           f"file; give an --out ending {' or '.join(_ENDINGS)} (audio files: "
                           "soundscape render)")
-    from soundscape.site import listeners as spatial
+    from soundscape.site.listeners import listener_at
 
     courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
-    listener = None
-    if place != "none":
-        # ear height and facing (the duke faces west)
-        seat = courtyard.listener(place_id(courtyard, place))
-        listener = spatial.Listener(seat.position, seat.facing)
+    # ear height and facing (the duke faces west)
+    listener = None if place == "none" else listener_at(courtyard, place)
     performance = sequencing.perform(cues, site=courtyard)
     if split is None:
         path = midi.write_midi(performance, output, listener=listener, tuning_mode=tuning_mode,

@@ -6,8 +6,8 @@ import textwrap
 
 import click
 
-from soundscape.cli._common import piece_id, table
-from soundscape.music.repertoire import list_pieces, load_piece
+from soundscape.cli._common import table
+from soundscape.music.repertoire import list_pieces, load_piece, piece_id
 
 __all__ = ["command"]
 

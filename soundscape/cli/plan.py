@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, place_id, say_data
+from soundscape.cli._common import SEATS_HELP, say_data
 from soundscape.resources import bundled_dir
 
 __all__ = ["command"]
@@ -57,6 +57,7 @@ def command(out: Path, place: str | None, cues: Path | None, rite: str | None,
     from soundscape import cuesheet, site
     from soundscape.output import plan
     from soundscape.site import orchestra
+    from soundscape.site.listeners import place_id
     from soundscape.text.derive.rites import rite_ids
 
     if rite is not None and cues is None:
@@ -68,7 +69,7 @@ def command(out: Path, place: str | None, cues: Path | None, rite: str | None,
     courtyard = site.load_site(chi_m=site.CHI_M if chi_m is None else chi_m,
                                overrides=overrides, rite=rite)
     if place is not None:
-        place = place_id(courtyard, place)
+        place = place_id(courtyard, place)  # id or Chinese name
     placed = orchestra.place(sheet.layout, courtyard)
     svg, png = plan.draw_plan(courtyard, placed, out, listener=place)
     targets = ", ".join(f"{courtyard.place_info(t.id).name} "

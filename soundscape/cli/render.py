@@ -13,23 +13,20 @@ from pathlib import Path
 
 import click
 
-from soundscape import validate
 from soundscape.cli._common import (
     SEATS_HELP,
     Sequencing,
     court_option,
-    place_id,
     sequencing_options,
     stage,
     surroundings_for,
 )
-from soundscape.errors import RenderError, SoundscapeError
-from soundscape.fileio import read_toml
-from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.errors import RenderError
+from soundscape.site.listeners import listener_at
+from soundscape.site.walks import load_walk
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
 from soundscape.sound.render import SAMPLE_RATES
-from soundscape.validate import shown
 
 __all__ = ["command"]
 
@@ -92,7 +89,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
-    listener = _walk(walk, courtyard) if walk else _listener(place, facing, courtyard)
+    listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
     speakers = layout if layout == "adm" else parse_layout(layout)  # check before sequencing
     if layout == "adm" and (file_format != "wav" or walk or rate != "48000"):
         raise RenderError("--layout adm writes a 48 kHz WAV (ADM BWF) heard from a standing "
@@ -165,91 +162,3 @@ def _finite(value: float, option: str, low: float, high: float) -> float:
         raise RenderError(f"{option} {value!r}, accepted: a finite number from {low:g} to "
                           f"{high:g}")
     return value
-
-
-def _facing(text: str) -> str | float | tuple[float, float]:
-    parts = text.split(",")
-    try:
-        numbers = tuple(float(part) for part in parts)
-    except ValueError:
-        return text  # a compass word; Listener checks it
-    if len(numbers) not in (1, 2) or not all(math.isfinite(n) for n in numbers):
-        raise RenderError(f"--facing {text!r}, accepted: north, south, east, west, a finite "
-                          "bearing in degrees or a finite direction x,y")
-    if len(numbers) == 1:
-        return _finite(numbers[0], "--facing", -360.0, 360.0)
-    return numbers
-
-
-def _listener(place: str, facing: str | None, courtyard) -> Listener:
-    if "," in place:
-        try:
-            x, y, z = (float(v) for v in place.split(","))
-        except ValueError:
-            raise RenderError(f"--listener {place!r}: coordinates must be x,y,z in metres"
-                              ) from None
-        try:
-            return Listener((x, y, z), _facing(facing) if facing else "north")
-        except RenderError as error:
-            raise RenderError(f"--listener {place!r}: {error}") from None
-    seat = courtyard.listener(place_id(courtyard, place))
-    return Listener(seat.position, _facing(facing) if facing else seat.facing)
-
-
-#: Most waypoints a walk may have (a visitor's route is a few dozen).
-_MAX_WAYPOINTS = 10_000
-#: Latest (and before 0, earliest) waypoint time, seconds (the whole rite is about 9,000 s).
-_MAX_TIME_S = 1e6
-
-
-def _walk(path: Path, courtyard) -> ListenerPath:
-    """Waypoints from TOML: ``[[waypoint]]`` with ``time`` (s), ``place`` or ``position``,
-    and optional ``facing``; every error names the file, the waypoint and the key."""
-    data = read_toml(path, RenderError)
-    entries = data.get("waypoint")
-    if not isinstance(entries, list) or not entries:
-        raise RenderError(f"{path}: waypoint={shown(entries)}: give [[waypoint]] entries "
-                          "(time, place or position, facing)")
-    validate.size(entries, key="waypoint", where=str(path), error=RenderError, kind=list,
-                  least=1, most=_MAX_WAYPOINTS)
-    points: list[tuple] = []
-    for i, entry in enumerate(entries):
-        key = f"{path}: waypoint[{i}]"
-        if not isinstance(entry, dict):
-            raise RenderError(f"{key}: {shown(entry)} must be a table with time and one of "
-                              "place or position")
-        unknown = sorted(set(entry) - {"time", "place", "position", "facing"})
-        if unknown or "time" not in entry or ("place" in entry) == ("position" in entry):
-            raise RenderError(f"{key}: keys {sorted(entry)}; accepted: time and one of place "
-                              "or position, and optionally facing")
-        time = validate.number(entry["time"], key="time", where=key, error=RenderError,
-                               low=-_MAX_TIME_S, high=_MAX_TIME_S, unit="s")
-        if points and not time > points[-1][0]:
-            raise RenderError(f"{key}: time = {time!r} is not after waypoint[{i - 1}]'s "
-                              f"{points[-1][0]!r}; times must be strictly increasing")
-        points.append((time, *_waypoint(entry, courtyard, key)))
-    return ListenerPath(tuple(points))
-
-
-def _waypoint(entry: dict, courtyard, key: str) -> tuple:
-    """Position and facing of one waypoint; errors name ``key`` (file and index) and the field."""
-    if "place" in entry:
-        place = entry["place"]
-        if not isinstance(place, str):
-            raise RenderError(f"{key}: place={shown(place)}, accepted: a place id or name")
-        try:
-            seat = courtyard.listener(place)
-        except SoundscapeError as error:
-            raise RenderError(f"{key}: place: {error}") from None
-        position, facing = seat.position, seat.facing
-    else:
-        position, facing = entry["position"], "north"
-        if not isinstance(position, list) or len(position) != 3 or not all(
-                isinstance(v, int | float) and not isinstance(v, bool) for v in position):
-            raise RenderError(f"{key}: position = {shown(position)}, accepted: [x, y, z] in "
-                              "metres")
-    try:
-        listener = Listener(position, entry.get("facing", facing))
-    except SoundscapeError as error:
-        raise RenderError(f"{key}: {error}") from None
-    return listener.position, listener.facing

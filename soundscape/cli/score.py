@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, piece_id, sequencing_options, stage
+from soundscape.cli._common import Sequencing, sequencing_options, stage
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
@@ -30,6 +30,9 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
               "Performance JSON saved by `soundscape sequence`) instead of a piece. The whole "
               "rite takes ~11 minutes and 1.5 GB (music21 lays out "
               "every part's bars): use --from/--to for a section.")
+@click.option("--cues", "cues_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help="With --performance: the cue sheet (the same as the CUES argument).")
 @sequencing_options(saved=False)
 @click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
               default=None,
@@ -40,8 +43,9 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 @click.option("--cents-in-alter", is_flag=True,
               help="Also write each note's cents as a decimal <alter> (MuseScore 4 and Dorico "
               "read it as tuning; MuseScore 3 rejects it). The cents are always in lyric line 4.")
-def command(target: str | None, performance: bool, sequencing: Sequencing,
-            output: Path | None, huangzhong: str, cents_in_alter: bool) -> None:
+def command(target: str | None, performance: bool, cues_file: Path | None,
+            sequencing: Sequencing, output: Path | None, huangzhong: str,
+            cents_in_alter: bool) -> None:
     """Write PIECE (an id like luming or a title like 鹿鳴) as MusicXML, or with
     --performance the rite; the options from --from to --wusuan-seconds shape the rite.
 
@@ -50,6 +54,11 @@ def command(target: str | None, performance: bool, sequencing: Sequencing,
     soundscape score --performance --from s18 --to s18 -o output/yuebin.musicxml
     soundscape score --performance output/dashe.performance.json --from 樂賓 --to 樂賓
     """
+    if cues_file is not None:
+        if not performance or (target is not None and Path(target) != cues_file):
+            raise click.UsageError("--cues FILE is the rite's cue sheet: give it with "
+                                   "--performance, and not besides a CUES argument")
+        target = str(cues_file)
     try:
         reference: float | str = float(huangzhong)
     except ValueError:
@@ -74,7 +83,7 @@ def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
     if sequencing != _UNSEQUENCED:
         raise click.UsageError("--from, --to, --seed, --durations, --reading and "
                                "--wusuan-seconds shape the rite: use them with --performance")
-    found = repertoire.load_piece(piece_id(piece))
+    found = repertoire.load_piece(repertoire.piece_id(piece))
     return score.write_piece_score(found, output or Path(f"output/{found.id}.musicxml"),
                                    tuning=tuning, cents_in_alter=cents_in_alter)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, sequencing_options, table
+from soundscape.cli._common import Sequencing, cue_sheet_option, sequencing_options, table
 
 __all__ = ["command"]
 
@@ -40,8 +40,7 @@ def _title(performance, piece: str) -> str:
 
 
 @click.command("sections")
-@click.argument("cues", required=False, metavar="[CUES]",
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@cue_sheet_option
 @sequencing_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def command(cues: Path | None, sequencing: Sequencing, as_json: bool) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, sequencing_options
+from soundscape.cli._common import Sequencing, cue_sheet_option, sequencing_options
 from soundscape.errors import SoundscapeError
 from soundscape.output.timeline_plot import PICTURES, write_timeline
 
@@ -14,8 +14,7 @@ __all__ = ["command"]
 
 
 @click.command("sequence")
-@click.argument("cues", required=False, type=click.Path(exists=True, dir_okay=False,
-                                                        path_type=Path))
+@cue_sheet_option
 @sequencing_options
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where the Performance JSON goes (default output/dashe.performance.json, "

@@ -37,7 +37,7 @@ from soundscape.kit import KitError
 from soundscape.kit.batch import Job
 from soundscape.music.tuning import HUANGZHONG_HZ
 from soundscape.performance import Performance
-from soundscape.site.listeners import Listener
+from soundscape.site.listeners import listener_at
 from soundscape.text.reading import READINGS
 
 __all__ = ["Sequencing", "load_plan"]
@@ -141,11 +141,10 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
                 if k in entry else None for k in ("from", "to")]
     place = validate.ident(entry.get("listener", "gong_wei"), key="listener", where=where,
                            error=KitError, known=set(site.places))
-    seat = site.listener(place)
     layout = validate.choice(entry.get("layout", "stereo"), _LAYOUTS, key="layout", where=where,
                              error=KitError)
     target = validate.number(entry.get("target_lufs", -23.0), key="target_lufs", where=where,
                              error=KitError, low=-70.0, high=0.0, unit="LUFS")
-    return Job(rid, out / f"{rid}.wav", Listener(seat.position, seat.facing), layout,
+    return Job(rid, out / f"{rid}.wav", listener_at(site, place), layout,
                kind="render", seed=seed, options={"target_lufs": target},
                make=Sequencing(cues, seed, *sections, tuning, hz, zhong, reading))

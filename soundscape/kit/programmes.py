@@ -33,11 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from soundscape import validate
+from soundscape.errors import PerformanceError
 from soundscape.fileio import read_toml
 from soundscape.kit import KitError
 from soundscape.performance import Performance, Source
 from soundscape.resources import data_dir
-from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.site.listeners import Listener, ListenerPath, listener_at
 
 __all__ = ["LEAD_REACH_S", "Programme", "Zone", "cut", "default_path", "expand",
            "first_sound", "lead_in", "load_programmes", "spans"]
@@ -58,13 +59,9 @@ class Zone:
 
     def listener(self, site) -> Listener | ListenerPath:
         if not self.waypoints:
-            seat = site.listener(self.id)
-            return Listener(seat.position, seat.facing)
-        points = []
-        for time, place in self.waypoints:
-            seat = site.listener(place)
-            points.append((time, seat.position, Listener(seat.position, seat.facing).facing))
-        return ListenerPath(tuple(points))
+            return listener_at(site, self.id)
+        seated = [(time, listener_at(site, place)) for time, place in self.waypoints]
+        return ListenerPath(tuple((time, ear.position, ear.facing) for time, ear in seated))
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,11 +281,10 @@ def _onsets(performance: Performance) -> list[float]:
 
 
 def _section(performance: Performance, name: str, where: str):
-    for span in performance.sections:
-        if name in (span.id, span.name):
-            return span
-    known = ", ".join(f"{s.id} {s.name}" for s in performance.sections)
-    raise KitError(f"{where}: section {name!r} is not performed; known: {known}")
+    try:
+        return performance.section(name)
+    except PerformanceError as error:
+        raise KitError(f"{where}: {error}") from None
 
 
 def cut(performance: Performance, parts: list[tuple[float, float]], gap_s: float = 0.0

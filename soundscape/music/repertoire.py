@@ -39,6 +39,7 @@ __all__ = [
     "load_drum_pattern",
     "load_piece",
     "load_piece_file",
+    "piece_id",
     "pieces_dir",
 ]
 
@@ -285,6 +286,21 @@ def load_piece(piece_id: str, *, directory: Path | None = None) -> Piece:
         raise RepertoireError(
             f"piece {validate.shown(piece_id)} unknown; known: {', '.join(known) or 'none'}")
     return load_piece_file(folder / f"{piece_id}.toml")
+
+
+def piece_id(name: str) -> str:
+    """The id of a bundled piece named by id (``luming``) or by its Chinese title (鹿鳴,
+    《鹿鳴》); RepertoireError listing ids and titles otherwise."""
+    known = list_pieces()
+    if name in known:
+        return name
+    title = name.strip("《》 ")
+    pieces = [load_piece(piece) for piece in known]
+    for piece in pieces:
+        if title in (piece.title, piece.title.strip("《》")):
+            return piece.id
+    listed = ", ".join(f"{p.id} {p.title}" for p in pieces)
+    raise RepertoireError(f"piece {name!r} unknown; known: {listed}")
 
 
 def load_piece_file(path: str | Path) -> Piece:

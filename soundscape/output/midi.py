@@ -435,8 +435,9 @@ def _pack(needs: list[int]) -> list[tuple[int, tuple[int, ...]]]:
 
 
 def tempo_map_of(performance: Performance) -> tempo_map.TempoMap:
-    """Each piece played at its repertoire tempo; pieces the repertoire lacks on the clock
-    (the map the MIDI file and the performance score share)."""
+    """Each piece at the tempo the Performance says it was played at (the map the MIDI file
+    and the performance score share); a Performance saved before it kept tempos gives the
+    repertoire's, and pieces the repertoire lacks stay on the clock."""
     from soundscape.music import repertoire
 
     def bpm(piece: str) -> float | None:
@@ -444,8 +445,9 @@ def tempo_map_of(performance: Performance) -> tempo_map.TempoMap:
             return repertoire.load_piece(piece).tempo_bpm
         except (RepertoireError, OSError):
             return None
-    tempos = {m.piece: bpm(m.piece) for m in performance.music}
-    return tempo_map.build([(m.start, m.end, tempos[m.piece], m.piece)
+    tempos = {m.piece: bpm(m.piece) for m in performance.music if m.tempo_bpm is None}
+    return tempo_map.build([(m.start, m.end, m.tempo_bpm if m.tempo_bpm is not None
+                             else tempos[m.piece], m.piece)
                             for m in performance.music], performance.duration)
 
 

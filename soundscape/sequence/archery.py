@@ -52,7 +52,6 @@ __all__ = [
     "ArcheryError",
     "Pair",
     "PlannedShot",
-    "RoundResult",
     "Shot",
     "SideCount",
     "TurnPlan",
@@ -537,38 +536,6 @@ def hu_probability(archer: Archer, distance: float, target: str, *, config: Arch
 
 
 # -- results ---------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class RoundResult:
-    """A simulated round: its shots, turns, tally (rounds 2–3) and announcement."""
-
-    round_no: int
-    name: str
-    start: float
-    end: float
-    turns: tuple[TurnPlan, ...]
-    shots: tuple[Shot, ...]
-    tallies: tuple[TurnTally, ...]
-    right: SideCount | None
-    left: SideCount | None
-    announcement: str | None
-    tolerance_s: float
-
-    @property
-    def strokes(self) -> tuple[float, ...]:
-        """Every drum stroke a release may sit on (round 3), for the drum part."""
-        return tuple(s for turn in self.turns for s in turn.strokes)
-
-    def record(self, jie: Sequence[float] = ()) -> Round:
-        """The round as the Performance keeps it (turns without their plans), with the
-        節 of the music it was shot to."""
-        turns = tuple(Turn(t.index, t.pair.id if t.pair else "sishe",
-                           t.pair.name if t.pair else "司射", t.start, tuple(t.jie),
-                           tuple(t.strokes)) for t in self.turns)
-        return Round(self.round_no, self.name, self.start, self.end, self.tolerance_s, turns,
-                     self.shots, self.tallies, self.right, self.left, self.announcement,
-                     tuple(jie))
-
-
 def count_side(total: int) -> SideCount:
     """Count a side's 算 as the text does: 二算為純, 一算為奇, 十純則縮而委之."""
     chun, qi = divmod(total, 2)
@@ -600,8 +567,10 @@ def announcement(right: int, left: int) -> str:
 # -- simulation ------------------------------------------------------------------------------
 def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequence[float] | None
                    = None, site: Any, rng: np.random.Generator, config: ArcheryConfig,
-                   start: float = 0.0) -> RoundResult:
-    """Simulate one round.
+                   start: float = 0.0) -> Round:
+    """Simulate one round: the round as the Performance keeps it (its turns name their
+    pairs; :func:`lay_out_turns` gives the plans they were shot from). ``Round.jie``, the
+    節 of the music it is shot to, is the sequencer's to add.
 
     Parameters
     ----------
@@ -631,8 +600,10 @@ def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequenc
         left = count_side(sum(t.left for t in tallies))
         words = announcement(right.total, left.total)
     end = max(s.arrival for s in shots)
-    return RoundResult(round_no, ROUND_NAMES[round_no], min(start, turns[0].start), end, turns,
-                       tuple(shots), tallies, right, left, words, tolerance)
+    kept = tuple(Turn(t.index, t.pair.id if t.pair else "sishe", t.pair.name if t.pair else "司射",
+                      t.start, tuple(t.jie), tuple(t.strokes)) for t in turns)
+    return Round(round_no, ROUND_NAMES[round_no], min(start, turns[0].start), end, tolerance,
+                 kept, tuple(shots), tallies, right, left, words)
 
 
 def _shoot(round_no: int, turn: TurnPlan, planned: PlannedShot, site: Any,

@@ -19,12 +19,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from soundscape.performance import Event, Source
+from soundscape.performance import Event, Round, Source
 from soundscape.physics import speed_of_sound
 from soundscape.sequence.archery import (
     ArcheryConfig,
     ArcheryError,
-    RoundResult,
     load_config,
     place_of,
     release_point,
@@ -118,14 +117,14 @@ def _need(sources: Mapping[str, Source], source_id: str) -> Source:
     return sources[source_id]
 
 
-def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: Any,
+def round_events(result: Round, *, sources: Mapping[str, Source], tuning: Any,
                  cue_ids: Mapping[str, str], config: ArcheryConfig | None = None,
                  gong: str = "黃鍾") -> list[Event]:
     """The sound events of a simulated round, sorted by time.
 
     Parameters
     ----------
-    result : RoundResult
+    result : Round
         From :func:`soundscape.sequence.archery.simulate_round`.
     sources : mapping of id → Source
         From :func:`archery_sources` (merged into the performance's sources).
@@ -180,12 +179,12 @@ def round_events(result: RoundResult, *, sources: Mapping[str, Source], tuning: 
     return sorted(events, key=lambda e: e.time)
 
 
-def _command(result: RoundResult, config: ArcheryConfig, cue: str, pitch: Any,
+def _command(result: Round, config: ArcheryConfig, cue: str, pitch: Any,
              source: str) -> list[Event]:
     """The 司射's command before the round: one phrase, called."""
-    if result.round_no == 0:
+    if result.number == 0:
         return []
-    words = config.get("commands", str(result.round_no))
+    words = config.get("commands", str(result.number))
     first = min(s.release for s in result.shots)
     start = max(0.0, first - config.number("calls", "command_lead_s"))
     return [Event(start, _called_seconds(words), source, pitch,
@@ -221,7 +220,7 @@ def _flight(shot: Any, source: str, velocity: float, cue: str, segments: int) ->
     return out
 
 
-def _take_and_return(result: RoundResult, lays: Mapping[int, list[float]], source: str,
+def _take_and_return(result: Round, lays: Mapping[int, list[float]], source: str,
                      velocity: float, cue: str, config: ArcheryConfig) -> list[Event]:
     out = []
     for tally in result.tallies:
@@ -236,7 +235,7 @@ def _take_and_return(result: RoundResult, lays: Mapping[int, list[float]], sourc
     return out
 
 
-def count_events(result: RoundResult, *, start: float, sources: Mapping[str, Source],
+def count_events(result: Round, *, start: float, sources: Mapping[str, Source],
                  tuning: Any, cue_ids: Mapping[str, str], config: ArcheryConfig | None = None,
                  gong: str = "黃鍾") -> list[Event]:
     """視算 after a counted round: one click per 純 (and 奇) taken into the hand, right
@@ -245,7 +244,7 @@ def count_events(result: RoundResult, *, start: float, sources: Mapping[str, Sou
     ``start`` is the time (s) the 釋獲者 begins to count; the events come back sorted.
     """
     if result.right is None or result.left is None or result.announcement is None:
-        raise ArcheryError(f"round {result.round_no} has no tally to count (rounds 2 and 3)")
+        raise ArcheryError(f"round {result.number} has no tally to count (rounds 2 and 3)")
     config = config or load_config()
     cues = _cues(cue_ids)
     ids = source_ids(config)

@@ -33,6 +33,7 @@ from soundscape.music.tuning import Tuning
 from soundscape.performance import Event, Marker, Shot, Source
 from soundscape.resources import data_dir
 from soundscape.sequence.archery import MISS_OUTCOMES
+from soundscape.sequence.settings import SpeechSettings
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import gloss, glossary, prosody
@@ -77,7 +78,7 @@ def phrase_seconds(words: str, reading: str, *, raised: bool) -> float:
 
 
 def step_speech_seconds(cues: Iterable[SpeechCue], reading: str,
-                        settings: Mapping[str, Any]) -> dict[str, float]:
+                        settings: SpeechSettings) -> dict[str, float]:
     """Step id → the least time its words need once the speaker is there: the pause, then
     each phrase said in turn (as a call, the slower way, since who stands where is known
     only later). Words said on an arrow's outcome are left to the arrows."""
@@ -86,7 +87,7 @@ def step_speech_seconds(cues: Iterable[SpeechCue], reading: str,
     for cue in cues:
         if cue.quote in _outcomes():
             continue
-        before = out.get(cue.step, settings["pause_s"] - gap)
+        before = out.get(cue.step, settings.pause_s - gap)
         out[cue.step] = before + gap + phrase_seconds(cue.quote, reading, raised=True)
     return out
 
@@ -100,7 +101,7 @@ class _Said:
 
 def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
                   track: Sequence[tuple[float, str, Vec3]], *, site: Site,
-                  settings: Mapping[str, Any], tuning: Tuning, reading: str,
+                  settings: SpeechSettings, tuning: Tuning, reading: str,
                   shots: Mapping[str, Sequence[Shot]] | None = None
                   ) -> tuple[dict[str, Source], list[Event]]:
     """The sources (one per speaker) and events (one per phrase) of ``cues``; a phrase is
@@ -115,7 +116,7 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         cue = said.cue
         here = _where(track, cue.speaker, said.time, site)
         there = _where(track, cue.to, said.time, site) if cue.to else None
-        raised = (math.dist(here[:2], there[:2]) > settings["call_beyond_m"] if there
+        raised = (math.dist(here[:2], there[:2]) > settings.call_beyond_m if there
                   else cue.kind in _RAISED_UNNAMED)
         who = words.id_of("actor", cue.speaker) or "u" + "_".join(
             f"{ord(c):x}" for c in cue.speaker)
@@ -123,17 +124,17 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         point = (here[0], here[1], here[2] + mouth)
         sources.setdefault(source, Source(source, "voice", cue.speaker, f"{who} (speaking)",
                                           "speech", point, (0.0, 1.0, 0.0), cue=cue.id))
-        pitch, _ = tuning.nearest(settings["hz"])  # the voice model raises a call
+        pitch, _ = tuning.nearest(settings.hz)  # the voice model raises a call
         events.append(Event(said.time, phrase_seconds(said.words, reading, raised=raised),
                             source, pitch,
-                            settings["call_velocity" if raised else "velocity"],
+                            settings.call_velocity if raised else settings.velocity,
                             "call" if raised else "speak", cue.id, lyric=said.words,
                             position=point))
     return sources, one_at_a_time(events, sources)
 
 
 def _planned(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
-             shots: Mapping[str, Sequence[Shot]], settings: Mapping[str, Any]) -> list[_Said]:
+             shots: Mapping[str, Sequence[Shot]], settings: SpeechSettings) -> list[_Said]:
     """When each phrase is wanted: at its step (after the walk and a pause), or, for words
     that report an arrow, once each arrow of the one spoken to has landed."""
     outcomes = _outcomes()
@@ -145,7 +146,7 @@ def _planned(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         if timed is None:
             continue
         if cue.quote not in outcomes:
-            out.append(_Said(cue, timed.start + timed.walk + settings["pause_s"], cue.quote))
+            out.append(_Said(cue, timed.start + timed.walk + settings.pause_s, cue.quote))
             continue
         if cue.step in reported:
             continue

@@ -17,12 +17,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from soundscape.errors import RenderError
+from soundscape.errors import RenderError, SiteError
 from soundscape.geometry import Vec3
 from soundscape.validate import shown
 
 __all__ = ["COMPASS", "MAX_METRES", "Listener", "ListenerPath", "checked_position",
-           "facing_vector"]
+           "facing_vector", "listener_at", "parse_facing", "place_id"]
 
 
 #: Farthest a listener may stand from the origin on any axis, metres: a courtyard is
@@ -178,3 +178,52 @@ class ListenerPath:
                 angle = a0 + w * turn
                 return Listener(position, (math.cos(angle), math.sin(angle), 0.0))
         return Listener(points[-1][1], points[-1][2])
+
+
+def place_id(site, name: str) -> str:
+    """The id of a place of ``site`` named by id (``gong_wei``) or Chinese name (公席)."""
+    if name in site.places:
+        return name
+    for place in site.places.values():
+        if name == place.name:
+            return place.id
+    known = ", ".join(f"{p.id} {p.name}" for p in site.places.values())
+    raise SiteError(f"place {name!r} is unknown; known: {known}")
+
+
+def parse_facing(text: str) -> str | float | tuple[float, ...]:
+    """A facing as written on a command line: a compass word, a bearing in degrees (``-90``)
+    or a direction ``x,y``; :func:`facing_vector` checks it."""
+    parts = text.split(",")
+    try:
+        numbers = tuple(float(part) for part in parts)
+    except ValueError:
+        return text  # a compass word; facing_vector checks it
+    if len(numbers) not in (1, 2) or not all(math.isfinite(n) for n in numbers):
+        raise RenderError(f"--facing {text!r}, accepted: north, south, east, west, a finite "
+                          "bearing in degrees or a finite direction x,y")
+    if len(numbers) == 1:
+        if abs(numbers[0]) > 360.0:
+            raise RenderError(f"--facing {numbers[0]!r}, accepted: a finite number from -360 "
+                              "to 360")
+        return numbers[0]
+    return numbers
+
+
+def listener_at(site, name: str, facing: str | None = None) -> Listener:
+    """The listener at a place of ``site`` named by id or Chinese name (its ear height and
+    facing: the duke seated at ``gong_wei`` faces west), or at ``x,y,z`` metres (facing
+    north); ``facing`` (as :func:`parse_facing` reads it) turns him. The one way every verb
+    and the kit seat a listener."""
+    if "," in name:
+        try:
+            x, y, z = (float(v) for v in name.split(","))
+        except ValueError:
+            raise RenderError(f"--listener {name!r}: coordinates must be x,y,z in metres"
+                              ) from None
+        try:
+            return Listener((x, y, z), parse_facing(facing) if facing else "north")
+        except RenderError as error:
+            raise RenderError(f"--listener {name!r}: {error}") from None
+    seat = site.listener(place_id(site, name))
+    return Listener(seat.position, parse_facing(facing) if facing else seat.facing)

@@ -16,6 +16,7 @@ taken off where notes are placed, so a bus's onsets land where the output's do.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,8 +43,10 @@ LONG_S = 10.0
 
 #: Zero crossings of the upsampler's low-pass on each side (resample_poly's own: 10).
 _HALF_TAPS = 10
-#: Input samples per row of the upsampler's product.
-_GROUP = 64
+#: Input samples per row of the upsampler's product: 32 wastes less of the banded matrix than
+#: 64 (52 products an output sample, not 84): 2.9 against 3.5 ms CPU per 57 344 stereo frames
+#: × 3, min of 25 (16: 2.9, 128: 5.0).
+_GROUP = 32
 
 
 class Upsampler:
@@ -151,6 +154,13 @@ class Bus:
         """Add a dry note, sounding at ``point`` from ``time`` seconds, to its place's line."""
         self.lines.add(round(time * self.rate) - self._lag, mono, point, face, column)
 
+    def busy(self, frames: int) -> bool:
+        """Whether taking ``frames`` makes frames (hears a chunk of the lines, brings one up),
+        rather than handing out frames made before."""
+        if self._up is not None:
+            return len(self._ready) < frames
+        return self.lines is not None and len(self._heard) < frames
+
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples of this bus."""
         if self._up is None:
@@ -171,6 +181,13 @@ class Bus:
         out += self._heard[:frames]
         self._heard = self._heard[frames:]
         return out
+
+
+def _recurring_places(performance: Performance) -> frozenset:
+    """The events' own positions that more than one event sounds from (a rack's members)."""
+    counts = Counter(event.position for event in performance.events
+                     if event.position is not None)
+    return frozenset(place for place, count in counts.items() if count > 1)
 
 
 class Buses:
@@ -211,6 +228,7 @@ class Buses:
                                kept.part(("heard", rate)))
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
+        self._recurring = _recurring_places(performance)
         # the court's late sound: a send bus for the notes on lines (a standing listener's)
         # (or ``tail``'s, given the buses' rates: the ADM master's court bed)
         self.tail = (tail(tuple(self.by_rate)) if tail is not None else
@@ -225,11 +243,13 @@ class Buses:
         return self.by_rate[self._rate_of[self.performance.events[index].source]]
 
     def lined(self, index: int) -> bool:
-        """Whether event ``index``'s note goes dry to a line: a standing listener's note from
-        a source's own place (an action placed on its own, at a step of a walk or where an
-        arrow lands, is heard alone: its line would hold one note) shorter than LONG_S."""
+        """Whether event ``index``'s note goes dry to a line: a standing listener's note,
+        shorter than LONG_S, from a source's own place or from a place heard again (a stone
+        or bell of a rack); an action placed on its own, at a step of a walk or where an
+        arrow lands, is heard alone: its line would hold one note."""
         event = self.performance.events[index]
-        return self.static and event.position is None and event.duration < LONG_S
+        return self.static and event.duration < LONG_S and (
+            event.position is None or event.position in self._recurring)
 
     def key(self, index: int) -> tuple:
         """Event ``index``'s note key: its bus's rate, whether it is lined, and the dry
@@ -298,12 +318,22 @@ class Buses:
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples: every bus, brought up to the output rate.
 
-        The buses are independent, so they are mixed on threads of their own (their FFTs
-        and upsampling release the GIL); they are summed in a fixed order."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=len(self.by_rate) + 1)
+        The buses are independent, so those that have frames to make are mixed on threads
+        of their own (their FFTs and upsampling release the GIL), the rest hand out what
+        they made before here (most blocks: a low bus makes 3.6 s at a time), and a lone
+        busy one works here too: each trip to a thread costs GIL handovers (the main
+        thread spent 5 % of a whole rite in ``submit``, py-spy). They are summed in a fixed
+        order."""
         takers = [*self.by_rate.values(), *([self.tail] if self.tail is not None else [])]
-        parts = list(self._pool.map(lambda bus: bus.take(frames), takers))
+        busy = [taker for taker in takers if taker.busy(frames)]
+        made = {}
+        if len(busy) > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=len(takers))
+            made = dict(zip(map(id, busy), self._pool.map(lambda bus: bus.take(frames), busy),
+                            strict=True))
+        parts = [made[id(taker)] if id(taker) in made else taker.take(frames)
+                 for taker in takers]
         out = parts[0]  # the output's own rate comes first
         for part in parts[1:]:
             out += part

@@ -63,7 +63,8 @@ def test_spans_of_sections_music_and_the_whole(tmp_path):
     assert spans(_one(tmp_path, "")[0], perf) == [(0.0, perf.sections[-1].end)]
     assert spans(_one(tmp_path, 'from = "奏樂"\n')[0], perf) == [(4.0, 8.0)]
     assert spans(_one(tmp_path, 'music = "sixia"\nexcerpt_s = 10\n')[0], perf) == [(4.0, 7.5)]
-    with pytest.raises(KitError, match="section 's9' is not performed; known: s1 設樂"):
+    with pytest.raises(KitError, match="section 's9' is not in this performance; "
+                                       "performed: s1 設樂"):
         spans(_one(tmp_path, 'from = "s9"\n')[0], perf)
     with pytest.raises(KitError, match="round=2 was not shot"):
         spans(_one(tmp_path, "round = 2\n")[0], perf)

@@ -416,6 +416,23 @@ def test_each_piece_in_its_own_tempo_on_bar_lines(tmp_path):
         assert ticks and all((t - segments[index][0]) % beat == 0 for t in ticks)
 
 
+def test_each_piece_at_the_tempo_the_performance_played_it(tmp_path):
+    """The tempo comes from the Performance, not the repertoire: 鹿鳴 played at 50 bpm (not
+    the repertoire's 44) is written at 50, on its beats."""
+    two = _two_pieces()
+    beat = 60 / 50
+    sung = [e for e in two.events if e.cue == "m1"]
+    events = [replace(e, time=2.3 + k * beat, duration=beat * 0.9) for k, e in enumerate(sung)]
+    events += [e for e in two.events if e.cue != "m1"]
+    music = (replace(two.music[0], end=2.3 + 13 * beat, tempo_bpm=50.0),
+             replace(two.music[1], tempo_bpm=72.0))
+    performance = Performance.build(events, two.markers, two.sources, pieces=two.pieces,
+                                    music=music, sections=two.sections)
+    file = mido.MidiFile(midi.write_midi(performance, tmp_path / "t.mid", listener=None))
+    tempos = [m.tempo for m in file.tracks[0] if m.type == "set_tempo"]
+    assert tempos[1] == round(6e7 / 50) and tempos[3] == round(6e7 / 72)
+
+
 def _note_ticks(file: mido.MidiFile, piece: str, performance: Performance) -> list[int]:
     """Ticks of the note-ons at the onsets of ``piece``'s events."""
     times = [e.time for e in performance.events if e.piece == piece]

@@ -50,9 +50,25 @@ def test_round3_counts_only_hits_on_a_drum_stroke(round3s):
     assert off_beat_hits > 0, "the seeds never produced an off-beat hit: the test proves nothing"
 
 
-def test_round3_shoots_one_shi_per_jie_on_the_last_four(round3s):
+def _plans(round_no: int, seed: int = 7):
+    """The turns a round of ``_round`` was shot from (who, and each arrow's aimed time)."""
+    rng = np.random.default_rng(seed)
+    roster = archery.build_roster(config=CONFIG, rng=rng)
+    jie = archery.even_jie_times(50.0, len(roster), config=CONFIG) if round_no == 3 else None
+    return archery.lay_out_turns(round_no, roster, config=CONFIG, start=10.0, jie_times=jie)
+
+
+def test_a_round_keeps_the_turns_it_was_shot_from():
+    """One round type: the simulation gives the Round the Performance keeps."""
+    result, plans = _round(3, 0), _plans(3, 0)
+    assert isinstance(result, archery.Round) and result.jie == ()
+    assert [(t.index, t.pair, t.start, t.jie, t.strokes) for t in result.turns] == [
+        (p.index, p.pair.id, p.start, tuple(p.jie), tuple(p.strokes)) for p in plans]
+
+
+def test_round3_shoots_one_shi_per_jie_on_the_last_four():
     heard = int(CONFIG.number("music", "heard_jie"))
-    for turn in round3s[0].turns:
+    for turn in _plans(3, 0):
         releases = sorted(s.aim_time for s in turn.shots)
         assert len(turn.jie) == 7 and len(releases) == 8
         assert min(releases) > turn.jie[heard - 1], "an arrow during the 3 heard 節"
@@ -111,7 +127,7 @@ def test_round_rules_induce_first_and_second():
 
 def test_turns_alternate_and_targets_follow_rank():
     result = _round(2)
-    for turn in result.turns:
+    for turn in _plans(2):
         shots = [s for s in result.shots if s.turn == turn.index]
         roles = [s.role for s in sorted(shots, key=lambda s: s.release)]
         first = "xia" if turn.pair.duke_first else "shang"
@@ -140,8 +156,8 @@ def test_hit_probability_falls_with_distance_and_matches_the_simulation():
 
 
 def test_same_seed_same_results():
-    assert _round(3, 11).record() == _round(3, 11).record()
-    assert _round(3, 11).record() != _round(3, 12).record()
+    assert _round(3, 11) == _round(3, 11)
+    assert _round(3, 11) != _round(3, 12)
 
 
 def _events(result):
@@ -229,7 +245,7 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
 
 
 def test_results_files(tmp_path):
-    result = _round(3).record()
+    result = _round(3)
     json_path, csv_path = archery.write_results(result, tmp_path)
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert data["announcement"] == result.announcement

@@ -11,7 +11,7 @@ from soundscape.music.repertoire import load_piece
 from soundscape.music.tuning import default_tuning
 from soundscape.performance import Performance
 from soundscape.sequence import archery
-from soundscape.sequence.planner import SequenceOptions, cut, perform, perform_from_file
+from soundscape.sequence.planner import SequenceOptions, perform, perform_from_file
 from soundscape.sequence.timeline import Durations
 
 
@@ -192,7 +192,8 @@ def test_sections_cut_with_from_and_to(sheet):
     assert part.rounds == ()
     assert {e.cue for e in part.events} >= {"luming", "xingong"}
     assert "sixia" not in {e.cue for e in part.events}
-    with pytest.raises(CueSheetError, match="section 'nowhere' is not in the cue sheet"):
+    with pytest.raises(PerformanceError, match="section 'nowhere' is not in this performance; "
+                       "performed: s01 戒百官, s02 張侯"):
         perform_from_file(seed=7, from_section="nowhere")
 
 
@@ -246,7 +247,7 @@ def test_every_section_cut_places_and_times_every_sound_as_the_whole_rite(rite, 
     """A part of the rite is the whole rite seen through a window: the same sounds, at the
     same places, shifted by the section's start (every section, one at a time)."""
     for section in rite.sections:
-        part = cut(rite, sheet, section.id, section.id)
+        part = rite.cut(section.id, section.id)
         whole = [e for e in rite.events if section.start <= e.time < section.end]
         assert len(part.events) == len(whole), section.id
         for mine, theirs in zip(part.events, whole, strict=True):
@@ -323,3 +324,67 @@ def test_the_gong_sing_in_their_register(rite):
         # the 瑟 keep the notated octave: the song sits whole octaves under it
         ratio = np.median([e.pitch.hz for e in played]) / np.median([e.pitch.hz for e in sung])
         assert math.log2(ratio) == pytest.approx(round(math.log2(ratio)), abs=0.01)
+
+
+def test_a_voice_stands_where_it_is_heard(rite):
+    """The 負侯 answer 商 from the 乏 and a speaker talks at his step's place: from each such
+    sound on, the voice's source stands there (once it stood at its first place all rite)."""
+    voices = [e for e in rite.events
+              if e.position is not None and rite.sources[e.source].instrument == "voice"]
+    assert {e.source for e in voices} >= {"voice.fuhou.dahou", "voice.fuhou.gan"}
+    for event in voices:
+        assert math.dist(rite.sources[event.source].position_at(event.time),
+                         event.position) < 0.01, event
+
+
+@pytest.mark.parametrize("section", ["s27", "s32"])
+def test_a_cut_starts_the_fuhou_where_the_whole_rite_has_them(rite, site, section):
+    """In --from s27 and --from s32 the 負侯 stood at their 侯, 13.9 m east of the 乏 where
+    their last answer (又諾以商 至乏聲止) left them in the whole rite."""
+    from soundscape.sound.adm import _tracks
+
+    start = rite.section(section).start
+    part = rite.cut(section)
+    tracks = _tracks(part)
+    for target in site.targets.values():
+        key = f"voice.fuhou.{target.id}"
+        last = [e.position for e in rite.events if e.source == key and e.time < start][-1]
+        fa = site.place(target.fa)
+        assert last[:2] == fa[:2]
+        assert part.sources[key].position_at(0.0) == rite.sources[key].position_at(start) == last
+        assert tracks[key][0][1] == last  # the ADM object starts at the 乏 too
+
+
+def test_every_person_stands_at_a_cut_where_the_whole_rite_has_him(rite):
+    """Every source (the 工, the 負侯, the speakers …) at the start and middle of every
+    section's cut stands where the whole rite has it at that time."""
+    for span in rite.sections:
+        part = rite.cut(span.id, span.id)
+        for key, source in part.sources.items():
+            for t in (0.0, (span.end - span.start) / 2):
+                assert source.position_at(t) == rite.sources[key].position_at(span.start + t)
+
+
+def test_a_section_is_named_by_id_name_or_heading_the_same_way_everywhere(rite, tmp_path):
+    """--from s18, 樂賓 and 右樂賓 (the heading, as the docs promise) cut the same part, the
+    sequenced rite and a saved one alike; an unknown name lists ids with names."""
+    from soundscape.cli._common import Sequencing
+
+    path = rite.save_json(tmp_path / "rite.json")
+    parts = [rite.cut(name, name) for name in ("s18", "樂賓", "右樂賓")]
+    saved = Sequencing("右樂賓", "右樂賓", 0, None, None, None, None, path).perform(None)
+    assert parts[0] == parts[1] == parts[2]
+    assert saved.events == parts[0].events and saved.info.offset == parts[0].info.offset
+    with pytest.raises(PerformanceError, match=r"section 'nowhere' is not in this "
+                                               r"performance; performed: s01 戒百官, "):
+        Sequencing("nowhere", None, 0, None, None, None, None, path).perform(None)
+    with pytest.raises(PerformanceError, match=r"section 's20' .* comes after 's18'"):
+        rite.cut("s20", "s18")
+
+
+def test_every_music_span_keeps_the_tempo_it_was_played_at(rite):
+    """The MIDI writer reads each piece's tempo here, not in the repertoire."""
+    assert rite.music
+    for span in rite.music:
+        piece = load_piece(span.piece)
+        assert span.tempo_bpm == piece.tempo_bpm, span

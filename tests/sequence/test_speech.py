@@ -9,7 +9,7 @@ import pytest
 from soundscape.errors import CueSheetError
 from soundscape.music.tuning import default_tuning
 from soundscape.sequence import speech
-from soundscape.sequence.planner import _settings
+from soundscape.sequence.settings import load_settings
 from soundscape.sequence.speech import speech_events
 from soundscape.sequence.timeline import TimedStep
 
@@ -72,7 +72,7 @@ def test_the_report_said_is_the_one_that_fits_the_arrow(sheet, site):
     arrows = [_shot("公", "liu", 110.0), _shot("公", "hu", 120.0), _shot("賓", "yang", 125.0),
               _shot("公", "fang", 130.0), _shot("公", "yang", 140.0)]
     _, events = speech_events(sheet.speech, times, [], site=site,
-                              settings=_settings()["speech"], tuning=default_tuning(),
+                              settings=load_settings().speech, tuning=default_tuning(),
                               reading="middle-chinese", shots={step: arrows})
     assert [(e.lyric, round(e.time - 0.8, 6)) for e in events] == [
         ("留", 110.0), ("方", 130.0), ("揚", 140.0)]

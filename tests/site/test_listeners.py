@@ -48,3 +48,41 @@ def test_path_interpolates_position_and_turns_short_way():
 def test_path_times_must_increase():
     with pytest.raises(RenderError, match="strictly increasing"):
         ListenerPath(((1.0, (0, 0, 0), "north"), (1.0, (1, 0, 0), "north")))
+
+
+# -- one way to seat a listener (issue 29, item 11) --------------------------------------------
+def test_listener_at_a_place_by_id_or_name_or_at_coordinates():
+    from soundscape.errors import SiteError
+    from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import listener_at, place_id
+
+    site = load_site()
+    duke = listener_at(site, "gong_wei")
+    seat = site.listener("gong_wei")
+    assert (duke.position, duke.facing) == (seat.position, seat.facing)
+    assert duke.facing == pytest.approx((-1.0, 0.0, 0.0))  # the duke faces west
+    name = site.places["gong_wei"].name
+    assert place_id(site, name) == "gong_wei" and listener_at(site, name) == duke
+    turned = listener_at(site, "gong_wei", "90")
+    assert turned.position == duke.position and turned.facing == pytest.approx((1, 0, 0))
+    assert listener_at(site, "1,2,1.5").position == (1.0, 2.0, 1.5)
+    with pytest.raises(SiteError, match=r"place 'nowhere' is unknown; known: .*gong_wei"):
+        listener_at(site, "nowhere")
+    with pytest.raises(RenderError, match=r"--facing 400\.0, accepted: a finite number from "
+                                          "-360 to 360"):
+        listener_at(site, "gong_wei", "400")
+
+
+def test_a_walk_goes_through_places_named_by_id_or_chinese_name(tmp_path):
+    from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import listener_at
+    from soundscape.site.walks import load_walk
+
+    site = load_site()
+    name = site.places["zhongting"].name
+    path = tmp_path / "walk.toml"
+    path.write_text(f'[[waypoint]]\ntime = 0\nplace = "gong_wei"\n'
+                    f'[[waypoint]]\ntime = 10\nplace = "{name}"\n', encoding="utf-8")
+    walk = load_walk(path, site)
+    assert walk.at(20.0) == listener_at(site, "zhongting")
+    assert walk.at(0.0) == listener_at(site, "gong_wei")

@@ -271,12 +271,12 @@ def test_clarity_of_a_known_response():
     assert iso3382.definition(ir, REF_FS) == pytest.approx(0.8)
 
 
-def test_sends_are_brought_down_as_resample_poly_does():
-    """The tail's decimator, fed notes in pieces and read in uneven stretches, gives what
-    ``scipy.signal.resample_poly`` gives on the whole (its low-pass, zero phase)."""
+def test_sends_are_brought_down_as_one_stream_of_the_decimator():
+    """The tail's decimator, fed notes in pieces and read in uneven stretches, gives what its
+    low-pass gives on the whole signal, every sixth sample: the stretches join seamlessly."""
     from scipy import signal
 
-    from soundscape.sound.tail import _Pending
+    from soundscape.sound.tail import _decimator, _Pending
 
     x = np.random.default_rng(0).standard_normal(120000).astype(np.float32)
     pending = _Pending(6)
@@ -284,5 +284,23 @@ def test_sends_are_brought_down_as_resample_poly_does():
         pending.add(start, x[start:start + 7000])
     low = np.concatenate([pending.take(a, b) for a, b in ((0, 3000), (3000, 11000),
                                                            (11000, 19000))])
-    expected = signal.resample_poly(x.astype(float), 1, 6)[:19000]
-    assert np.max(np.abs(low[20:18900] - expected[20:18900])) < 1e-5
+    sos, lead = _decimator(6)
+    expected = signal.sosfilt(sos, np.r_[x[lead:], np.zeros(lead)].astype(float))[::6][:19000]
+    assert np.max(np.abs(low - expected)) < 1e-5
+
+
+@pytest.mark.parametrize(("hz", "low_db", "high_db"), [(1000.0, -0.2, 0.2), (3000.0, -0.2, 0.2),
+                                                      (5000.0, -200.0, -60.0),
+                                                      (9000.0, -200.0, -60.0)])
+def test_decimator_passes_the_tail_band_and_keeps_out_what_would_alias(hz, low_db, high_db):
+    """A tone of the tail's band (8 kHz rate: up to 3.6 kHz) comes down whole; one that would
+    fold into it (5 and 9 kHz, from 48 kHz) stays 60 dB under."""
+    from soundscape.sound.tail import _Pending
+
+    rate, down = 48000, 6
+    t = np.arange(rate) / rate
+    pending = _Pending(down)
+    pending.add(0, np.sin(2 * np.pi * hz * t).astype(np.float32))
+    low = pending.take(0, rate // down)[2000:]  # past the filter's start
+    level_db = 20 * np.log10(np.sqrt(2) * np.sqrt(np.mean(low.astype(float) ** 2)))
+    assert low_db <= level_db <= high_db

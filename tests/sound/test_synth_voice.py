@@ -319,6 +319,8 @@ def test_made_at_half_rate_and_brought_up_to_48_khz():
     (lambda p: p["glides"].update(j="q"), r"glides\.j"),
     (lambda p: p["vowels"].update(a=[[650, 80]]), r"vowels\.a"),
     (lambda p: p["source"]["call"].update(open_quotient=2.0), r"source\.call\.open_quotient"),
+    (lambda p: p["source"]["speak"].update(flutter_percent=150.0),
+     r"source\.speak\.flutter_percent"),
 ])
 def test_bad_parameters_name_their_key(edit, key):
     """Refused, naming the key, by the checks a voice file's [params] meet when it loads (the

@@ -166,7 +166,10 @@ def _under_top(hz, sample_rate: int):
     """A partial's gain at ``hz``: 1 well under ``TOP_HZ`` (and Nyquist), smoothly to 0
     near it (a sweep crossing it fades, it does not click off)."""
     top = min(TOP_HZ, 0.45 * sample_rate)
-    return 1.0 / (1.0 + (np.asarray(hz) / top) ** 32)
+    ratio = np.asarray(hz) / top
+    for _ in range(5):  # the 32nd power by squaring: a tenth of the time of ``** 32``
+        ratio = ratio * ratio
+    return 1.0 / (1.0 + ratio)
 
 
 def _whistle(row, *, frames, sample_rate, rng):

@@ -49,13 +49,15 @@ from soundscape.text import prosody
 from soundscape.text.hanzi import is_han
 from soundscape.text.reading import phrase_contours, read
 
-__all__ = ["WORKING_HZ", "Traits", "render", "speech_slots", "syllables", "traits", "validate"]
+__all__ = ["WORKING_HZ", "Traits", "flutter_cents", "render", "speech_slots", "syllables", "traits",
+           "validate"]
 
 #: The voice holds next to nothing above 8 kHz: made at 20 kHz or more (then upsampled).
 WORKING_HZ = 20000
 ARTICULATIONS = ("sing", "speak", "call")
 _NASAL_POLE = (270.0, 100.0)  # Klatt 1980: FNP 270 Hz; an oral sound has FNZ = FNP
 _TAIL_S = 0.06                # after the voicing stops, the tract rings out
+_FLUTTER_HZ = (12.7, 7.1, 4.7)  # Klatt & Klatt 1990: the three sines of f0 flutter
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -384,7 +386,23 @@ def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Trai
         cents = cents - params["call_scoop_cents"] * np.exp(-t / params["call_scoop_s"])
         if speaking:  # a phrase called out is raised above the speaking pitch it is given
             cents = cents + 100.0 * params["call_raise_semitones"]
+    flutter = params["source"][articulation].get("flutter_percent", 0.0)
+    if flutter > 0.0:
+        cents = cents + flutter_cents(t, flutter, rng)
     return hz * np.exp2(cents / 1200.0)  # exp2: the same to an ulp as 2.0 ** x, twice as fast
+
+
+def flutter_cents(t: np.ndarray, percent: float, rng: np.random.Generator) -> np.ndarray:
+    """Klatt & Klatt (1990)'s f0 flutter at times ``t`` (s), in cents: f0 wanders by
+    ΔF0/F0 = FL/5000 · Σ sin(2π f t + φ) over three slow sines (12.7, 7.1, 4.7 Hz), FL the
+    ``percent``; the phases are drawn, so each phrase wanders its own way."""
+    phases = rng.uniform(0.0, 2.0 * math.pi, len(_FLUTTER_HZ))
+    # it moves slowly (12.7 Hz at most): worked out every millisecond, then interpolated
+    every = max(1, round(0.001 / (t[1] - t[0]))) if t.size > 1 else 1
+    coarse = t[::every] if t[-1] == t[::every][-1] else np.append(t[::every], t[-1])
+    wander = sum(np.sin(2.0 * math.pi * hz * coarse + phase)
+                 for hz, phase in zip(_FLUTTER_HZ, phases, strict=True))
+    return np.interp(t, coarse, 1200.0 * np.log2(1.0 + percent / 5000.0 * wander))
 
 
 def speech_slots(sylls: list[_Syllable], duration: float, articulation: str) -> np.ndarray:

@@ -1,0 +1,238 @@
+"""The shoots of the rite on its clock: where each stands in the text (``Shoot``), the
+round simulated when its first step comes (:func:`soundscape.sequence.archery
+.simulate_round`: a :class:`~soundscape.performance.Round`), the steps that narrate it
+stretched over it, the 算 counted at its count step, and its sounds.
+
+In the third round the 節 of 貍首 (騶虞 in the 鄉射) fall evenly (間若一) and every
+counted arrow leaves on a drum (不鼓不釋), except the duke's (不以樂志).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from soundscape.cuesheet import CueSheet, Step
+from soundscape.errors import PerformanceError
+from soundscape.performance import Event, Round, Shot, Source
+from soundscape.sequence import archery, archery_events
+from soundscape.sequence.music_plan import MusicPlan, Played
+from soundscape.sequence.players import Players
+from soundscape.sequence.settings import RoundSpec, SequenceSettings, round_specs
+from soundscape.sequence.timeline import Durations
+from soundscape.site.courtyard import Site
+
+__all__ = ["Shoot", "Shooting", "find_shoots"]
+
+
+@dataclass
+class Shoot:
+    """A shoot laid on the text: the steps that narrate it, where its 算 are counted, and
+    once shot, when it started, where its later section begins, the round as shot and the
+    music it was shot to."""
+
+    spec: RoundSpec
+    steps: tuple[Step, ...]
+    count_step: str | None
+    start: float = 0.0
+    split: float | None = None  # when the later section of a two-section round begins
+    round: Round | None = None
+    music: Played | None = None
+
+    @property
+    def number(self) -> int:
+        return self.spec.number
+
+    def parts(self) -> list[tuple[Step, ...]]:
+        """The shoot's steps by section, in order."""
+        sections: dict[str, list[Step]] = {}
+        for step in self.steps:
+            sections.setdefault(step.section, []).append(step)
+        return [tuple(steps) for steps in sections.values()]
+
+
+def find_shoots(sheet: CueSheet, specs: Iterable[RoundSpec]) -> dict[str, Shoot]:
+    """The shoots found in the text, keyed by the step where each starts (see
+    :class:`~soundscape.sequence.settings.RoundSpec`)."""
+    found = {}
+    for spec in specs:
+        steps = [s for sec in sheet.sections if any(n in sec.name for n in spec.sections)
+                 for s in sheet.steps_in(sec.id)] if spec.sections is not None \
+            else list(sheet.steps)
+        begin = next((i for i, s in enumerate(steps) if spec.after in s.quote), None)
+        starts = [i for i, s in enumerate(steps) if spec.at in s.quote
+                  and begin is not None and i >= begin]
+        if not starts:
+            continue
+        first = starts[0]
+        ends = [i for i, s in enumerate(steps) if spec.until in s.quote and i >= first]
+        last = (ends[0] if spec.end == "first" else ends[-1]) if ends else first
+        span = tuple(steps[first:last + 1])
+        count = None
+        if spec.count_at:  # a quote, or its spellings in the editions (視筭, 視算)
+            later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
+            count = next((s.id for s in later if any(w in s.quote for w in spec.count_at)),
+                         None)
+        found[span[0].id] = Shoot(spec, span, count)
+    return found
+
+
+class Shooting:
+    """The rite's archery (鄉射: one 侯, its pairs, 騶虞's 五節) and its shoots."""
+
+    def __init__(self, sheet: CueSheet, site: Site, *, seed: int, settings: SequenceSettings,
+                 durations: Durations, music: MusicPlan, players: Players,
+                 config: archery.ArcheryConfig | None = None,
+                 roster: Mapping[str, int] | None = None) -> None:
+        self.sheet, self.site, self.seed, self.settings = sheet, site, seed, settings
+        self.durations, self.music, self.players = durations, music, players
+        self.config = config or archery.load_config(rite=sheet.text.id)
+        self.roster = archery.build_roster(config=self.config, counts=roster,
+                                           rng=np.random.default_rng([seed, 0]))
+        specs = (round_specs(self.config.data["round"], str(self.config.source))
+                 if "round" in self.config.data else settings.rounds)
+        self.shoots = find_shoots(sheet, specs)
+        self.counts = {s.count_step: s for s in self.shoots.values() if s.count_step}
+        self.stretch: dict[str, float] = {}
+        self.count_events: list[Event] = []
+        self.sources: dict[str, Source] = (
+            archery_events.archery_sources(site, config=self.config) if self.shoots else {})
+
+    # -- the clock -------------------------------------------------------------------
+    def shoot_at(self, step: Step) -> Shoot | None:
+        """The shoot that starts at ``step``, if any."""
+        return self.shoots.get(step.id)
+
+    def stretched(self, step: Step) -> float:
+        """How long a step that narrates a shoot must last (0: as long as it takes)."""
+        return self.stretch.get(step.id, 0.0)
+
+    def at_step(self, step: Step, start: float) -> float:
+        """Shoot the round that starts at ``step``, or count the 算 of the round whose count
+        step it is; how long the step must then last (0 if neither)."""
+        needed = 0.0
+        shoot = self.shoots.get(step.id)
+        if shoot is not None:
+            needed = max(needed, self._shoot(shoot, start))
+        if step.id in self.counts:
+            needed = max(needed, self._count(self.counts[step.id], start))
+        return needed
+
+    def _shoot(self, shoot: Shoot, start: float) -> float:
+        """Simulate the shoot from ``start``; stretch its narrating steps over it."""
+        shoot.start = start
+        rng = np.random.default_rng([self.seed, 1, shoot.number])
+        jie = self._jie(shoot, start) if shoot.number == 3 else None
+        shoot.round = archery.simulate_round(shoot.number, archers=self.roster,
+                                             jie_times=jie, site=self.site, rng=rng,
+                                             config=self.config, start=start)
+        music_end = start + shoot.music.end if shoot.music and shoot.music.end else start
+        end = max(shoot.round.end, music_end) + self.settings.timing.after_round_s
+        parts = shoot.parts()
+        split = next((t.start for t in shoot.round.turns
+                      if t.pair == shoot.spec.split_at_pair), None)
+        if split is not None and len(parts) > 1:
+            # the first section narrates the turns before that pair, the rest the others
+            shoot.split = split
+            self._spread([s for part in parts[:-1] for s in part], split - start)
+            self._spread(parts[-1], end - split)
+        else:
+            self._spread(shoot.steps, end - start)
+        return self.stretch[shoot.steps[0].id]
+
+    def _spread(self, steps: Iterable[Step], length: float) -> None:
+        """Stretch ``steps`` (never shrink them) so that together they last ``length`` s."""
+        steps = list(steps)
+        own = [self.durations.step_seconds(s) for s in steps]
+        factor = max(1.0, length / max(sum(own), 1e-9))
+        for step, seconds in zip(steps, own, strict=True):
+            self.stretch[step.id] = seconds * factor
+
+    def _jie(self, shoot: Shoot, start: float) -> list[float]:
+        """The drum 節 of round three, evenly spaced: 貍首 played on, 7 節 a pair (大射);
+        騶虞, 5 (鄉射). The piece's own heard 節 must be the rite's."""
+        heard = int(self.config.number("music", "heard_jie"))
+        per_turn = heard + int(self.config.number("music", "shot_jie"))
+        turns = len(self.roster)
+        if shoot.music is None:
+            return list(archery.even_jie_times(start, turns, config=self.config))
+        played = shoot.music
+        if played.piece.jie is not None and played.piece.jie.heard != heard:
+            raise PerformanceError(
+                f"{self.config.source}: music.heard_jie = {heard}, but piece "
+                f"{played.piece.id!r} hears {played.piece.jie.heard} 節 first; accepted: the same")
+        return [start + t for t in self.music.to_shoot(played, per_turn * turns)]
+
+    def _count(self, shoot: Shoot, start: float) -> float:
+        if shoot.round is None:
+            return 0.0
+        events = archery_events.count_events(
+            shoot.round, start=start, sources=self.sources, tuning=self.music.tuning,
+            cue_ids=self._cue_ids(shoot), config=self.config,
+            gong=self.settings.timing.mode_gong)
+        self.count_events += events
+        return max((e.end for e in events), default=start) - start
+
+    def _cue_ids(self, shoot: Shoot, part: int = 0) -> dict[str, str]:
+        """Which cue-sheet entries the sounds of one section of the shoot trace to."""
+        steps = shoot.parts()[part]
+        ids = {"shoot": steps[0].id, "tally": steps[0].id}
+        sections = {s.section for s in steps}
+        for voice in self.sheet.voices:
+            if voice.actor == "huozhe" and self.sheet.step(voice.step).section in sections:
+                ids.setdefault(voice.what, voice.id)
+        if shoot.count_step:
+            ids["announce"] = shoot.count_step
+        return ids
+
+    # -- what was decided ------------------------------------------------------------
+    def shot(self) -> list[Shoot]:
+        """The shoots that were shot, in the order of the text."""
+        return [s for s in self.shoots.values() if s.round is not None]
+
+    def shots_at(self) -> dict[str, tuple[Shot, ...]]:
+        """Step id → the arrows of the simulated round that step narrates."""
+        return {step.id: shoot.round.shots for shoot in self.shot() for step in shoot.steps}
+
+    def rounds(self) -> tuple[Round, ...]:
+        """The rounds as shot, each with the 節 of the music it was shot to."""
+        return tuple(replace(s.round, jie=tuple(s.music.start + t
+                                                for t in s.music.arrangement.jie)
+                             if s.music and s.music.arrangement else ())
+                     for s in self.shot())
+
+    def events(self) -> list[Event]:
+        """The arrows, calls, flags and tallies of every round, and the counts."""
+        events = list(self.count_events)
+        for shoot in self.shot():
+            sounds = archery_events.round_events(
+                shoot.round, sources=self.sources, tuning=self.music.tuning,
+                cue_ids=self._cue_ids(shoot), config=self.config,
+                gong=self.settings.timing.mode_gong)
+            if shoot.split is not None:
+                sounds = _retrace(sounds, shoot.split, self._cue_ids(shoot),
+                                  self._cue_ids(shoot, -1))
+            events += sounds + self._extra_strokes(shoot)
+        return events
+
+    def _extra_strokes(self, shoot: Shoot) -> list[Event]:
+        """Drum strokes the shooters loose on that the arrangement does not already sound."""
+        if shoot.music is None or shoot.music.arrangement is None:
+            return []
+        played = shoot.music
+        drums = [n for n in played.arrangement.notes() if n.instrument == "jiangu"]
+        heard = [played.start + n.time for n in drums]
+        model = drums[-1]
+        source = self.players.assign(played.cue, model)[0]
+        extra = [t for t in shoot.round.strokes if min(abs(t - h) for h in heard) > 0.03]
+        return [Event(t, model.duration, source, None, model.velocity, model.articulation,
+                      played.cue.id, played.piece.id) for t in extra]
+
+
+def _retrace(events: list[Event], split: float, before: Mapping[str, str],
+             after: Mapping[str, str]) -> list[Event]:
+    """Credit the sounds made from ``split`` on to the later section's cues."""
+    moved = {before[role]: after[role] for role in before if role in after}
+    return [replace(e, cue=moved.get(e.cue, e.cue)) if e.time >= split else e for e in events]
