@@ -33,7 +33,11 @@ __all__ = ["command"]
               help="List the programmes (id, title, zones, length) and build nothing.")
 @click.option("--layout", "layouts", multiple=True,
               help="stereo, binaural, foa, hoa3, 5.1, ring8, an IEM AllRADecoder .json "
-              "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo).")
+              "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo); "
+              "adm: an ADM BWF master per programme and standing zone (-18 LUFS).")
+@click.option("--listen/--no-listen", default=True, show_default=True,
+              help="Write the object stems and court responses the page renders live from "
+                   "(programmes up to 10 minutes).")
 @click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
 @click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True)
@@ -44,8 +48,8 @@ __all__ = ["command"]
 @court_option
 def command(cues: Path | None, rite: str | None, programme_file: Path | None,
             programme_ids: tuple[str, ...], layouts: tuple[str, ...], out: Path, seed: int,
-            executor: str, jobs: int, list_only: bool,
-            court: str) -> None:
+            executor: str, jobs: int, list_only: bool, court: str,
+            listen: bool) -> None:
     """Build the museum installation kit (docs/kit.md)."""
     from soundscape.kit.build import build_kit, check_request
     from soundscape.kit.manifest import check_court
@@ -65,7 +69,8 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
     manifest = build_kit(out, rite=performance, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
                          seed=seed, executor=executor, workers=jobs,
-                         say=lambda text: click.echo(text, err=True), court=court)
+                         say=lambda text: click.echo(text, err=True), court=court,
+                         listen=listen)
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
 
 

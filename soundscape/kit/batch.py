@@ -114,8 +114,9 @@ class SharedVoice:
 class Job:
     """One render: a Performance heard by a listener in a layout, to ``path``.
 
-    ``kind``: ``loop`` (``loop.render_loop``, for the kit) or ``render``
-    (``render.render_audio``, what ``soundscape render`` writes). ``options`` go to
+    ``kind``: ``loop`` (``loop.render_loop``, for the kit), ``render``
+    (``render.render_audio``, what ``soundscape render`` writes) or ``adm``
+    (``adm_render.render_adm``, the ADM BWF master). ``options`` go to
     that function (levels, bits …). ``performance`` may instead be ``make``, a picklable
     callable that sequences it in the worker (tuning and reading hypotheses). ``court``: the
     hypothesis of the court's walls it is heard in (``soundscape/data/court.toml``, or
@@ -155,6 +156,13 @@ class Job:
                                seed=self.seed, voice=voice,
                                channel_mask=channel_mask(self.layout),
                                surroundings=surroundings, **self.options)
+        if self.kind == "adm":
+            from soundscape.sound.adm_render import render_adm
+            if not isinstance(self.listener, Listener):
+                raise KitError(f"job {self.name}: an ADM master is heard from a standing "
+                               "listener (its objects need one frame), not a walk")
+            return render_adm(performance, self.path, listener=self.listener, seed=self.seed,
+                              voice=voice, **self.options)
         from soundscape.sound.render import render_audio
         return render_audio(performance, self.path, listener=self.listener, layout=self.layout,
                             sample_rate=self.sample_rate, seed=self.seed, voice=voice,

@@ -4,17 +4,24 @@ cue lists, layout files, the web page and the manifest (``soundscape kit``).
 Files in the kit folder (``<p>`` programme id, ``<z>`` zone, ``<l>`` layout):
 
 - ``<p>.<z>.<l>.wav`` (or ``….chNN-MM.wav`` when split), the loops;
+- ``<p>.<z>.adm.wav`` with ``--layout adm``: the programme's ADM BWF master heard from each
+  standing zone (``adm_render.render_adm``, as ``soundscape render --layout adm``: objects,
+  the ambience and the bare court's reverberation as HOA beds, at ``ADM_TARGET_LUFS``; a
+  walking zone has no listener's frame to place objects in, so it gets none);
 - ``<p>.<z>.vtt`` / ``.srt``, captions; ``<p>.cues.json`` / ``.csv``, the cue list;
 - ``<p>.performance.json``, what the programme plays (every sound traced to its cue);
 - ``layouts/<l>.json``, loudspeaker layouts in the IEM AllRADecoder format;
+- ``<p>.listen/stem.NN.flac`` and ``listen/ir.<zone>.<spot>.flac``, what the page renders
+  live from wherever the visitor stands (``kit.listen``; programmes up to ``LISTEN_S``);
 - ``index.html`` and ``web/``, the page; ``manifest.json``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from soundscape import validate
 from soundscape.kit import KitError
@@ -35,11 +42,14 @@ from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
 from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
 from soundscape.performance import Performance
 
-__all__ = ["LONG_S", "Built", "build_kit", "check_request", "layout_name", "lengths"]
+__all__ = ["ADM_TARGET_LUFS", "LONG_S", "Built", "build_kit", "check_request", "layout_name",
+           "lengths"]
 
 #: A programme longer than this (s) is built only when asked for by id: the whole rite
 #: alone is 2½ hours of audio per zone and layout.
 LONG_S = 20 * 60.0
+#: The ADM masters' loudness: the Dolby Atmos delivery's −18 LKFS (docs/render.md).
+ADM_TARGET_LUFS = -18.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class Built:
     renders: list[tuple[str, str, Job, LoopResult | None]]
     lead_s: float = 0.0
     restart_s: float = 0.0
+    masters: list[list] = field(default_factory=list)  # [zone, job, result] (--layout adm)
 
 
 def layout_name(layout: str | SpeakerLayout) -> str:
@@ -65,7 +76,8 @@ def layout_name(layout: str | SpeakerLayout) -> str:
 def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str | Path | None =
               None, programme_ids: Sequence[str] = (), layouts: Sequence[str] = ("stereo",),
               seed: int = 0, executor: str = "local", workers: int = 2,
-              say: Callable[[str], None] = lambda text: None, court: str = "bare") -> Path:
+              say: Callable[[str], None] = lambda text: None, court: str = "bare",
+              listen: bool = True) -> Path:
     """Build the kit into ``out`` and return the manifest's path (see module); every loop
     is heard in the court hypothesis ``court`` (``render --court``), which the manifest
     names."""
@@ -79,7 +91,8 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                 + ", ".join(f"{pid} ({length / 60:.0f} min)" for pid, length in long.items())
                 + "; build one with --programme ID (`soundscape kit --list` lists them)")
         programmes = [p for p in programmes if p.id not in long]
-    speaker_layouts = [layout_from_text(text) for text in layouts]
+    adm = "adm" in layouts
+    speaker_layouts = [layout_from_text(text) for text in layouts if text != "adm"]
     names = [layout_name(x) for x in speaker_layouts]
     if len(set(names)) != len(names):
         raise KitError(f"--layout {', '.join(layouts)}: two layouts have the same name")
@@ -101,20 +114,71 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                               "ceiling_dbtp": programme.ceiling_dbtp, "restart_s": restart})
                 renders.append((zone.id, layout_name(layout), job, None))
                 jobs.append(job)
-        built.append(Built(programme, part, length, parts, renders, lead, restart))
+        masters = _masters(out, programme, part, site, seed, say, court) if adm else []
+        jobs.extend(job for _, job, _ in masters)
+        built.append(Built(programme, part, length, parts, renders, lead, restart, masters))
     say(f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
     results = iter(run_jobs(jobs, executor=executor, workers=workers,
                             progress=lambda job: say(f"  {job.path.name}")))
     for item in built:
         item.renders[:] = [(zone, layout, job, next(results))
                            for zone, layout, job, _ in item.renders]
+        for found in item.masters:
+            found[2] = next(results)
         _sidecars(out, item, site, _section_at(rite, item.parts[0][0]))
     for layout in speaker_layouts:
         if isinstance(layout, SpeakerLayout):
             write_iem(layout, out / "layouts" / f"{layout.name}.json")
     from soundscape.kit.web import write_page
-    write_page(out, built, site)
+    write_page(out, built, site,
+               listen=_listen(out, built, site, seed, say) if listen else None)
     return write_manifest(out, rite, built, court=court)
+
+
+def _masters(out: Path, programme: Programme, part: Performance, site, seed: int,
+             say: Callable[[str], None], court: str) -> list[list]:
+    """The programme's ADM master jobs, one per standing zone (see the module)."""
+    from soundscape.sound.court import load_court
+    from soundscape.sound.propagation import Surroundings
+
+    surroundings = (Surroundings() if court == "none"
+                    else Surroundings(court=load_court(site, court)))
+    masters = []
+    for zone in programme.zones:
+        if zone.waypoints:
+            say(f"  {programme.id}.{zone.id}: a walk, no ADM master (objects need a standing "
+                "listener's frame)")
+            continue
+        name = f"{programme.id}.{zone.id}.adm"
+        masters.append([zone.id, Job(name, out / f"{name}.wav", zone.listener(site), "adm",
+                                     kind="adm", performance=part, seed=seed, options={
+                                         "surroundings": surroundings,
+                                         "target_lufs": ADM_TARGET_LUFS,
+                                         "ceiling_dbtp": programme.ceiling_dbtp}), None])
+    return masters
+
+
+def _listen(out: Path, built: list[Built], site, seed: int,
+            say: Callable[[str], None]) -> dict:
+    """The page's live listening: the court's responses and each short programme's stems."""
+    from soundscape.kit.listen import LISTEN_S, court_responses, write_stems
+    from soundscape.sound.court import load_court
+
+    court = load_court(site)
+    say(f"court responses for the page ({court.name} court)")
+    found: dict[str, Any] = {
+        "court": court.name, "programmes": {},
+        "responses": court_responses(out / "listen", court, seed=seed)}
+    for item in built:
+        if item.length_s > LISTEN_S:
+            say(f"  {item.programme.id}: no stems (over {LISTEN_S / 60:.0f} min)")
+            continue
+        say(f"  {item.programme.id}.listen: stems")
+        first = item.programme.zones[0].listener(site).at(0.0).position
+        found["programmes"][item.programme.id] = write_stems(
+            out / f"{item.programme.id}.listen", item.performance, court=court,
+            listen_at=first, seed=seed, calibration_lufs=item.programme.calibration_lufs)
+    return found
 
 
 def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
@@ -128,7 +192,8 @@ def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
             validate.ident(pid, key="--programme", where="soundscape kit", error=KitError,
                            known=known | {f"{f}<cue>" for f in families})
     for text in layouts:
-        layout_from_text(text)
+        if text != "adm":
+            layout_from_text(text)
 
 
 def lengths(programmes, rite: Performance) -> list[tuple[Programme, float]]:

@@ -78,6 +78,12 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
         "zones": [{"id": z.id, "walk": [list(w) for w in z.waypoints]} for z in programme.zones],
         "pieces": [asdict(performance.pieces[p]) for p in heard],
         "renders": renders,
+        "adm_masters": [{"zone": zone, **_file(out, result.files[0]),
+                         "objects": sum(c.startswith("object") for c in result.channels),
+                         "channels": len(result.channels),
+                         "output_lufs": _level(result.report.output_lufs),
+                         "true_peak_dbtp": _level(result.report.output_peak_dbtp)}
+                        for zone, _, result in item.masters],
         "files": [_file(out, out / name) for name in names],
     }
 
@@ -115,10 +121,12 @@ def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare
                        "is its programme's calibration_lufs unless the true-peak ceiling "
                        "stopped the gain first (at_calibration false): see docs/kit.md.",
         "programmes": [programme_entry(out, item) for item in built],
-        "page": [_file(out, out / name) for name in ("index.html", "web/kit.js",
+        "page": [_file(out, out / name) for name in ("index.html", "web/kit.js", "web/listen.js",
                                                       "web/kit.css", "web/data.js",
                                                       "web/cjk.otf", "web/cjk-OFL.txt")],
         "layouts": [_file(out, path) for path in sorted((out / "layouts").glob("*.json"))],
+        "listen": [_file(out, path) for path in sorted([*out.glob("listen/*.flac"),
+                                                        *out.glob("*.listen/*.flac")])],
     }
     return write_text(out / "manifest.json",
                       json.dumps(data, ensure_ascii=False, indent=1,

@@ -1,6 +1,7 @@
 """The kit's static web page: plays a programme and shows what sounds.
 
-``index.html`` with ``web/kit.js``, ``web/kit.css`` and ``web/cjk.otf`` (copied from the
+``index.html`` with ``web/kit.js``, ``web/listen.js`` (listening live from any place:
+``kit.listen``), ``web/kit.css`` and ``web/cjk.otf`` (copied from the
 package: the bundled CJK subset, so the Chinese reads right on a machine without a CJK
 font; nothing fetched from outside) and ``web/data.js``, the programmes' data as one script (so the
 page works from a plain local file server and from a file opened directly):
@@ -103,20 +104,28 @@ def _programme(item) -> dict[str, Any]:
     performance = item.performance
     lit = activity(performance)
     zones: dict[str, dict[str, Any]] = {}
-    for zone_id, layout_id, job, result in item.renders:
+
+    def zone_entry(zone_id: str, job) -> dict[str, Any]:
+        if zone_id in zones:
+            return zones[zone_id]
         listener = job.listener.at(0.0)
-        zone = zones.setdefault(zone_id, {
+        return zones.setdefault(zone_id, {
             "id": zone_id, "x": listener.position[0], "y": listener.position[1],
-            "facing": listener.facing[:2], "renders": [],
+            "facing": listener.facing[:2], "renders": [], "walk": _walk(job.listener),
             "captions": [{"start": round(c.start, 3), "end": round(c.end, 3), "text": c.text,
                           "kind": c.kind}
                          for c in captions(performance, listener_at=listener.position)]})
+
+    for zone_id, layout_id, job, result in item.renders:
+        zone = zone_entry(zone_id, job)
         playable = _playable(job.layout, result)
         zone["renders"].append({
             "layout": layout_id, "files": [p.name for p in result.files],
             "bytes": {p.name: p.stat().st_size for p in result.files},
             "playable": playable, "speakers": _speakers(job.layout, job.listener, performance,
                                                         lit)})
+    for zone_id, job, _ in getattr(item, "masters", []):  # a kit of ADM masters alone
+        zone_entry(zone_id, job)
     sources = [{"id": s.id, "name": s.name, "roman": _english(s.roman),
                 "instrument": s.instrument, "group": s.group,
                 "x": round(s.position[0], 3), "y": round(s.position[1], 3),
@@ -134,6 +143,13 @@ def _programme(item) -> dict[str, Any]:
                    if any(e.piece == k for e in performance.events)},
         "sources": sources, "zones": list(zones.values()),
     }
+
+
+def _walk(listener) -> list[list[float]] | None:
+    """A walking zone's waypoints ``[t, x, y]`` (None for a standing one)."""
+    points = getattr(listener, "waypoints", None)
+    return None if points is None else [[round(t, 3), round(p[0], 3), round(p[1], 3)]
+                                        for t, p, _ in points]
 
 
 def _english(roman: str) -> str:
@@ -178,9 +194,10 @@ def outline(site) -> dict[str, Any]:
     }
 
 
-def write_page(out: str | Path, built: list, site=None) -> Path:
+def write_page(out: str | Path, built: list, site=None, listen: dict | None = None) -> Path:
     """Write ``index.html``, ``web/kit.js``, ``web/kit.css``, ``web/cjk.otf`` and
-    ``web/data.js`` in ``out``."""
+    ``web/data.js`` in ``out``; ``listen``: the stems and court responses the page renders
+    live from (``kit.listen``; the listening panel is hidden without them)."""
     from soundscape.resources import data_dir
     from soundscape.site.courtyard import load_site
 
@@ -191,9 +208,9 @@ def write_page(out: str | Path, built: list, site=None) -> Path:
                "x": site.place(p)[0], "y": site.place(p)[1]} for p in _PLACES
               if p in site.places]
     data = {"places": places, "outline": outline(site),
-            "programmes": [_programme(item) for item in built]}
+            "programmes": [_programme(item) for item in built], "listen": listen}
     (out / "web").mkdir(parents=True, exist_ok=True)
-    for name in ("kit.js", "kit.css"):
+    for name in ("kit.js", "listen.js", "kit.css"):
         shutil.copyfile(_ASSETS / name, out / "web" / name)
     shutil.copyfile(data_dir() / "fonts" / "SoundscapeCJK-Regular.otf", out / "web" / "cjk.otf")
     shutil.copyfile(data_dir() / "fonts" / "OFL.txt", out / "web" / "cjk-OFL.txt")

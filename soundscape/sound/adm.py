@@ -34,8 +34,8 @@ from soundscape.performance import Performance
 from soundscape.site.listeners import Listener
 
 __all__ = ["BED_INSTRUMENTS", "BED_ORDER", "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS",
-           "MOVE_M", "AdmBlock", "AdmObject", "axml", "bext", "chna", "hoa_channels",
-           "plan_objects"]
+           "MOVE_M", "AdmBlock", "AdmObject", "axml", "bed_tracks", "bext", "chna", "group_sources",
+           "hoa_channels", "plan_objects", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -55,6 +55,7 @@ MOVE_M = 2.5
 PROGRAMME_NAME = "大射儀 The Great Archery Rite (Yili)"
 OBJECTS_CONTENT = "禮樂之聲 The sounds of the rite (objects)"
 BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
+COURT_CONTENT = "庭之響 The court's reverberation (HOA bed)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +93,8 @@ def plan_objects(performance: Performance, listener: Listener, *,
     if not isinstance(listener, Listener):
         raise RenderError("layout adm: objects are placed in a standing listener's frame; a "
                           "walking listener (--path) has none: give --listener")
-    limit = min(max_objects, max_channels)
     tracks = _tracks(performance)
-    groups = _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
-                    tracks, limit)
+    groups = group_sources(performance, min(max_objects, max_channels))
     objects = []
     for number, members in enumerate(groups, start=1):
         sources = [performance.sources[sid] for sid in members]
@@ -106,6 +105,20 @@ def plan_objects(performance: Performance, listener: Listener, *,
         roman = " + ".join(s.roman for s in sources)
         objects.append(AdmObject(number, name, roman, tuple(members), blocks))
     return tuple(objects)
+
+
+def source_tracks(performance: Performance) -> dict[str, list[tuple[float, tuple]]]:
+    """Each sounding source's places in metres: (time, point) from 0 s, a new one per move
+    or far step (the objects' blocks, before the listener's frame; the kit page's stems)."""
+    return _tracks(performance)
+
+
+def group_sources(performance: Performance, limit: int) -> list[list[str]]:
+    """The sounding sources other than the bed, grouped to at most ``limit`` as the objects
+    are (the nearest standing ones merged first)."""
+    tracks = _tracks(performance)
+    return _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
+                  tracks, limit)
 
 
 def _is_bed(performance: Performance, source_id: str) -> bool:
@@ -236,16 +249,15 @@ def _uid_xml(uid: str, track: str, pack: str, sample_rate: int = 48000) -> str:
             f'<audioPackFormatIDRef>{pack}</audioPackFormatIDRef></audioTrackUID>')
 
 
-def _bed_xml(first_track: int, seconds: float) -> tuple[str, str, str]:
-    """The AmbiX bed (ACN order, SN3D): one pack, ``hoa_channels()`` channels."""
+def _hoa_formats() -> str:
+    """The AmbiX pack (ACN order, SN3D): ``hoa_channels()`` channels, shared by the beds."""
     pack = "AP_00041001"
-    channels, formats, uids = [], [], []
+    channels, formats = [], []
     for acn in range(hoa_channels()):
         order = math.isqrt(acn)
         degree = acn - order * order - order
         channel, stream = f"AC_0004{0x1001 + acn:04X}", f"AS_0004{0x1001 + acn:04X}"
-        track, uid = f"AT_0004{0x1001 + acn:04X}_01", f"ATU_{first_track + acn:08X}"
-        label = f"ACN{acn}"
+        track, label = f"AT_0004{0x1001 + acn:04X}_01", f"ACN{acn}"
         channels.append(f"<audioChannelFormatIDRef>{channel}</audioChannelFormatIDRef>")
         formats.append(
             f'<audioChannelFormat audioChannelFormatID="{channel}" audioChannelFormatName='
@@ -253,27 +265,43 @@ def _bed_xml(first_track: int, seconds: float) -> tuple[str, str, str]:
             f'audioBlockFormatID="AB_0004{0x1001 + acn:04X}_00000001"><order>{order}</order>'
             f'<degree>{degree}</degree><normalization>SN3D</normalization></audioBlockFormat>'
             f'</audioChannelFormat>' + _stream_xml(stream, channel, track, label))
-        uids.append(_uid_xml(uid, track, pack))
-    pack_xml = (f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName='
-                f'"AmbiX order {BED_ORDER}" typeLabel="0004" typeDefinition="HOA">'
-                f'{"".join(channels)}</audioPackFormat>')
+    return (f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName='
+            f'"AmbiX order {BED_ORDER}" typeLabel="0004" typeDefinition="HOA">'
+            f'{"".join(channels)}</audioPackFormat>' + "".join(formats))
+
+
+def _bed_xml(first_track: int, seconds: float, name: str) -> tuple[str, str]:
+    """A bed named ``name`` on tracks ``first_track`` …: (its audioObject, its track UIDs)."""
+    pack = "AP_00041001"
+    uids = "".join(_uid_xml(f"ATU_{first_track + acn:08X}", f"AT_0004{0x1001 + acn:04X}_01",
+                            pack) for acn in range(hoa_channels()))
     obj = (f'<audioObject audioObjectID="AO_{0x1000 + first_track:04X}" audioObjectName='
-           f'{quoteattr(BED_CONTENT)} start="00:00:00.00000" duration="{_time(seconds)}">'
+           f'{quoteattr(name)} start="00:00:00.00000" duration="{_time(seconds)}">'
            f'<audioPackFormatIDRef>{pack}</audioPackFormatIDRef>'
            + "".join(f"<audioTrackUIDRef>ATU_{first_track + k:08X}</audioTrackUIDRef>"
                      for k in range(hoa_channels())) + "</audioObject>")
-    return obj, pack_xml + "".join(formats), "".join(uids)
+    return obj, uids
 
 
-def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float,
+def bed_tracks(objects: int, *, bed: bool, court: bool) -> dict[str, int]:
+    """The first track (1 …) of each bed present: the ambience's, then the court's."""
+    found, first = {}, objects + 1
+    for key, present in (("bed", bed), ("court", court)):
+        if present:
+            found[key], first = first, first + hoa_channels()
+    return found
+
+
+def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool = False,
          loudness_lufs: float | None = None, true_peak_dbtp: float | None = None) -> bytes:
-    """The ``axml`` chunk's body: the EBU Core document holding the audioFormatExtended."""
+    """The ``axml`` chunk's body: the EBU Core document holding the audioFormatExtended;
+    ``court``: the court's reverberation as a second bed (``ACO_1003``)."""
     parts = [_object_xml(obj, seconds) for obj in objects]
-    bed_parts = _bed_xml(len(objects) + 1, seconds) if bed else None
+    firsts = bed_tracks(len(objects), bed=bed, court=court)
+    names = {"bed": ("ACO_1002", BED_CONTENT), "court": ("ACO_1003", COURT_CONTENT)}
+    beds = {key: _bed_xml(first, seconds, names[key][1]) for key, first in firsts.items()}
     contents = [("ACO_1001", OBJECTS_CONTENT, [f"AO_{0x1000 + o.number:04X}" for o in objects])]
-    if bed_parts:
-        contents.append(("ACO_1002", BED_CONTENT, [f"AO_{0x1000 + len(objects) + 1:04X}"]))
-    # the court's reverberation, when the renderer has one, goes in ACO_1003 (a second bed)
+    contents += [(*names[key], [f"AO_{0x1000 + first:04X}"]) for key, first in firsts.items()]
     loudness = "" if loudness_lufs is None else (
         f'<loudnessMetadata loudnessMethod="ITU-R BS.1770"><integratedLoudness>'
         f'{loudness_lufs:.1f}</integratedLoudness>'
@@ -293,9 +321,9 @@ def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float,
              f"left; elevation up; distance 1 = {MAX_DISTANCE_M:g} m. Objects carry the direct "
              f"sound at the listener (distance, air and floor applied). -->")
     body = (programme + content_xml + "".join(p[0] for p in parts)
-            + (bed_parts[0] if bed_parts else "") + "".join(p[1] for p in parts)
-            + (bed_parts[1] if bed_parts else "") + "".join(p[2] for p in parts)
-            + (bed_parts[2] if bed_parts else ""))
+            + "".join(b[0] for b in beds.values()) + "".join(p[1] for p in parts)
+            + (_hoa_formats() if beds else "") + "".join(p[2] for p in parts)
+            + "".join(b[1] for b in beds.values()))
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             '<ebuCoreMain xmlns="urn:ebu:metadata-schema:ebuCore_2016" '
             'xmlns:dc="http://purl.org/dc/elements/1.1/" xml:lang="en"><coreMetadata><format>'
@@ -303,12 +331,11 @@ def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float,
             '</audioFormatExtended></format></coreMetadata></ebuCoreMain>\n').encode()
 
 
-def chna(objects: Sequence[AdmObject], *, bed: bool) -> bytes:
+def chna(objects: Sequence[AdmObject], *, bed: bool, court: bool = False) -> bytes:
     """The ``chna`` chunk's body: each track's UID, track format and pack format."""
     rows = [(o.number, f"ATU_{o.number:08X}", f"AT_0003{0x1000 + o.number:04X}_01",
              f"AP_0003{0x1000 + o.number:04X}") for o in objects]
-    if bed:
-        first = len(objects) + 1
+    for first in bed_tracks(len(objects), bed=bed, court=court).values():
         rows += [(first + k, f"ATU_{first + k:08X}", f"AT_0004{0x1001 + k:04X}_01",
                   "AP_00041001") for k in range(hoa_channels())]
     body = struct.pack("<HH", len(rows), len(rows))

@@ -10,7 +10,10 @@ rendered to loudspeakers matches the project's own render of that layout (tested
 ``ear-render``). The hall's reflection and the court's echoes (``Surroundings.court``:
 early images from the walls, the late tail) are left out of the objects (they come from
 the walls, not the source); the bed, the ambience, is heard in the court as given. The
-sources' court reverberation belongs in a second bed (``ACO_1003``), not written yet.
+sources' late court reverberation (``tail.Tail``: every lined note sent to its court zone's
+late tail at the listener) is a second third-order AmbiX bed (``ACO_1003``, ``_CourtBed``),
+made in the objects' stream from the same dry notes, so it costs the tail's convolutions
+and no second synthesis; the court's early images (up to ``early_ms``) are in neither.
 
 Two streams are rendered side by side through ``render.render_blocks``: the objects (one
 mono stem per object) and the bed (AmbiX of the ambience sources only); each stream's voice
@@ -48,6 +51,7 @@ from soundscape.sound.panning import Ambisonic, ChannelTerms
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import RenderResult, _check_space, render_blocks
 from soundscape.sound.staging import Staging
+from soundscape.sound.tail import Tail
 
 __all__ = ["ObjectTrack", "render_adm"]
 
@@ -84,6 +88,29 @@ class _Only:
         return getattr(self._voice, name)
 
 
+class _CourtBed(Tail):
+    """The court's late tail in AmbiX, written to the last ``hoa_channels()`` columns of a
+    stream ``width`` wide, whatever the column (object) a note is sent from."""
+
+    def __init__(self, surroundings: Surroundings, listener: Listener, sample_rate: int,
+                 seed: int, rates: tuple[int, ...], width: int) -> None:
+        from soundscape.sound.buses import Upsampler  # the buses import the tail
+
+        assert surroundings.court is not None, "a court bed needs a court"
+        super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
+                         adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
+                         upsampler=Upsampler, surroundings=surroundings)
+        self.width = width
+
+    def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
+        super().send(rate, time, mono, point, 0)
+
+    def take(self, frames: int) -> np.ndarray:
+        out = np.zeros((frames, self.width), dtype=np.float32)
+        out[:, self.width - adm.hoa_channels():] = super().take(frames)
+        return out
+
+
 def render_adm(performance: Performance, path: str | Path, *, listener: Listener,
                sample_rate: int = 48000, seed: int = 0, voice: Voice | None = None,
                surroundings: Surroundings | None = None, target_lufs: float = -18.0,
@@ -101,17 +128,23 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
-    objects = adm.plan_objects(performance, listener)
-    if not objects:
-        raise RenderError("layout adm: nothing sounds in this part of the rite")
-    stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
     is_bed = {sid for sid, s in performance.sources.items()
               if s.instrument in adm.BED_INSTRUMENTS}
     bed = any(e.source in is_bed for e in performance.events)
     bed_width = adm.hoa_channels() if bed else 0
-    width = len(objects) + bed_width
+    court = surroundings.court is not None
+    court_width = adm.hoa_channels() if court else 0
+    objects = adm.plan_objects(performance, listener,
+                               max_channels=adm.MAX_CHANNELS - bed_width - court_width)
+    if not objects:
+        raise RenderError("layout adm: nothing sounds in this part of the rite")
+    stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
+    width = len(objects) + bed_width + court_width
     block_frames = max(1, round(block_s * sample_rate))
-    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel()])
+    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel(),
+                              np.eye(1, court_width).ravel()])
+    object_stems = tuple(f"object.{o.number}" for o in objects)
+    court_stems = tuple(f"court.{k}" for k in range(court_width))  # the tail's columns
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
                     target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
@@ -124,10 +157,11 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
             surroundings=replace(surroundings, hall=False, court=None), block_frames=block_frames,
-            stems=tuple(f"object.{o.number}" for o in objects),
-            stem_of=lambda s: stem.get(s.id, ""),
+            stems=object_stems + court_stems, stem_of=lambda s: stem.get(s.id, ""),
             progress=progress, workers=workers,
-            cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES)]
+            cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
+            tail=(lambda rates: _CourtBed(surroundings, listener, sample_rate, seed, rates,
+                                          len(object_stems) + court_width)) if court else None)]
         if bed:
             ambisonic = Ambisonic(adm.BED_ORDER)
             streams.append(render_blocks(
@@ -137,20 +171,24 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 cache_bytes=_BED_CACHE_BYTES))  # a few dozen long segments: no helper
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
-                    f"{' and a 3rd-order ambisonic bed' if bed else ''}; seed {seed}",
+                    f"{' and a 3rd-order ambisonic bed' if bed else ''}"
+                    f"{' and the court reverberation bed' if court else ''}; seed {seed}",
                     time_reference=round(performance.info.offset * sample_rate),
                     coding_history=f"A=PCM,F={sample_rate},W=24,M=ADM,T=soundscape\r\n")),
-                (b"chna", adm.chna(objects, bed=bed))]
+                (b"chna", adm.chna(objects, bed=bed, court=court))]
 
         @contextlib.contextmanager
         def open_outputs(frames: int) -> Iterator[list]:
             with _bw64(target, channels=width, sample_rate=sample_rate, head=head) as writer:
                 yield [writer]
 
-        report, frames = master(_side_by_side(streams, [len(objects), bed_width][:len(streams)]),
-                                staged.scratch / "raw.f32", how, open_outputs)
+        blocks = _side_by_side(streams, [len(objects) + court_width, bed_width][:len(streams)])
+        if bed and court:  # the streams' order (objects and court, ambience) to the file's
+            blocks = _columns(blocks, np.r_[0:len(objects), len(objects) + court_width:width,
+                                            len(objects):len(objects) + court_width])
+        report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
         _finish(target, [
-            (b"axml", adm.axml(objects, bed=bed, seconds=frames / sample_rate,
+            (b"axml", adm.axml(objects, bed=bed, court=court, seconds=frames / sample_rate,
                                loudness_lufs=report.output_lufs,
                                true_peak_dbtp=report.output_peak_dbtp)),
             *_cue_chunks(cues)], loudness=(report.output_lufs, report.output_peak_dbtp))
@@ -159,13 +197,15 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             {"frame": "azimuth 0 = the listener's facing, positive left; elevation up; "
                       f"distance 1 = {adm.MAX_DISTANCE_M:g} m",
              "max_distance_m": adm.MAX_DISTANCE_M, "bed": "AmbiX order 3" if bed else None,
+             "court_bed": "AmbiX order 3" if court else None,
              "objects": [asdict(o) for o in objects]}, indent=1, ensure_ascii=False))
         report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
             {**asdict(report), "layout": "adm", "sample_rate": sample_rate, "seed": seed,
              "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
+             "court_bed_channels": court_width,
              "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
     names = tuple(f"object {o.number}" for o in objects) + tuple(
-        f"ACN{k}" for k in range(bed_width))
+        f"ACN{k}" for k in range(bed_width)) + tuple(f"court ACN{k}" for k in range(court_width))
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
 
@@ -182,6 +222,11 @@ def _side_by_side(streams: Sequence[Iterator[np.ndarray]], widths: list[int]
                 out[:len(block), column:column + width] = block
             column += width
         yield out
+
+
+def _columns(blocks: Iterator[np.ndarray], order: np.ndarray) -> Iterator[np.ndarray]:
+    for block in blocks:
+        yield block[:, order]
 
 
 def _chunk(tag: bytes, body: bytes) -> bytes:

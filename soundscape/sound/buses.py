@@ -17,6 +17,7 @@ taken off where notes are placed, so a bus's onsets land where the output's do.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -205,7 +206,8 @@ class Buses:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
-                 voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
+                 voice: Voice, cache_bytes: int, channels: int, block_frames: int,
+                 tail: Callable[[tuple[int, ...]], Tail] | None = None) -> None:
         self.performance = performance
         bind = getattr(voice, "bind", None)
         if bind is not None:  # notes that depend on the events around them: sung lines
@@ -231,8 +233,10 @@ class Buses:
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self._recurring = _recurring_places(performance)
-        # the court's late sound: a send bus for every note (a walker's: from where he is)
-        self.tail = (Tail(surroundings.court, listener, panner, channels, sample_rate,
+        # the court's late sound: a send bus for every note (a walker's: from where he is), or
+        # ``tail``'s, given the buses' rates (the ADM master's court bed)
+        self.tail = (tail(tuple(self.by_rate)) if tail is not None else
+                     Tail(surroundings.court, listener, panner, channels, sample_rate,
                           surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler,
                           surroundings=surroundings)
                      if surroundings.court is not None else None)

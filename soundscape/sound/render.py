@@ -56,6 +56,7 @@ from soundscape.sound.panning import Panner, make_panner, wav_channel_mask
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import HeardNote
 from soundscape.sound.staging import Staging
+from soundscape.sound.tail import Tail
 
 __all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice",
            "render_audio", "render_blocks", "space_needed"]
@@ -67,7 +68,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
-                  stem_of: Callable[[Source], str] | None = None
+                  stem_of: Callable[[Source], str] | None = None,
+                  tail: Callable[[tuple[int, ...]], Tail] | None = None
                   ) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
@@ -95,6 +97,9 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         0 recomputes every note (same output, slower).
     stem_of : callable or None
         Source → the stem its notes go to (None: its instrument); the ADM master's objects.
+    tail : callable or None
+        The buses' rates → the late tail the lined notes are sent to, instead of the
+        court's own (the ADM master's court bed: ``adm_render``).
     workers : int >= 1
         2: a forked helper process computes upcoming notes (same output, faster
         on two cores; the voice then also runs in the helper).
@@ -103,7 +108,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     columns = {name: i * width for i, name in enumerate(stems)}
     buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
                   sample_rate=sample_rate, seed=seed, voice=voice, cache_bytes=cache_bytes,
-                  channels=width * max(1, len(stems)), block_frames=block_frames)
+                  channels=width * max(1, len(stems)), block_frames=block_frames, tail=tail)
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
     helper = None

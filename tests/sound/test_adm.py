@@ -242,3 +242,65 @@ def test_cli_refuses_what_an_adm_master_cannot_be_before_sequencing(tmp_path, so
     code, err = soundscape_cli("render", "--layout", "adm", *args, "--from", "s18", "--to", "s18",
                                cwd=tmp_path)
     assert code != 0 and message in err and "sequencing" not in err
+
+
+# ---- the court's reverberation as a second bed ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def court():
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.court import load_court
+
+    return Surroundings(court=load_court(load_site()))
+
+
+def _short(where=None) -> Performance:
+    """Two strokes from the scene's west and north-east sources, done by 1.1 s."""
+    perf = scene(walker=False, where=where or {"w": (-10.0, 8.0, 1.5), "ne": (10.0, 18.0, 1.5)})
+    return Performance.build([e for e in perf.events if e.time < 0.7], list(perf.markers),
+                             dict(perf.sources))
+
+
+def test_the_courts_late_tail_is_a_second_hoa_bed_named_in_both_languages(tmp_path, court):
+    perf = _short()
+    result = render_adm(perf, tmp_path / "court.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=court, target_lufs=-30.0)
+    assert result.report.limiter_db == 0.0
+    found = chunks(result.files[0])
+    root = ET.fromstring(found[b"axml"])
+    contents = {c.get("audioContentID"): c.get("audioContentName")
+                for c in root.findall(f".//{NS}audioContent")}
+    assert set(contents) == {"ACO_1001", "ACO_1003"}  # no ambience here: no ACO_1002
+    assert "庭" in contents["ACO_1003"] and "reverberation" in contents["ACO_1003"]
+    assert struct.unpack("<HH", found[b"chna"][:4]) == (2 + 16, 2 + 16)
+    assert len(root.findall(f".//{NS}audioPackFormat[@typeDefinition='HOA']")) == 1
+    audio, _ = soundfile.read(result.files[0])
+    assert audio.shape[1] == 2 + 16
+    audio /= 10 ** (result.report.gain_db / 20)
+    # the bed is the project's own late tail: past the notes and the early window, the
+    # project's hoa3 render of the same scene is its tail alone, and its W is the bed's W
+    from soundscape.sound.panning import Ambisonic
+    ours = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=Ambisonic(3), sample_rate=FS, seed=0, voice=noise_voice,
+        surroundings=court, block_frames=FS)))
+    late = slice(round(1.4 * FS), round(2.4 * FS))
+    bed_w, own_w = audio[late, 2], ours[late, 0]
+    assert np.mean(bed_w ** 2) > 1e-8
+    assert 10 * np.log10(np.mean(bed_w ** 2) / np.mean(own_w ** 2)) == pytest.approx(0, abs=0.5)
+    assert np.corrcoef(bed_w, own_w)[0, 1] > 0.95
+    # the objects carry no court: silent once their notes and floor bounce are over
+    assert np.abs(audio[late, :2]).max() < 1e-4
+
+
+@needs_ear
+def test_ear_renders_the_court_bed_all_round(tmp_path, court):
+    result = render_adm(_short(), tmp_path / "court.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=court, target_lufs=-30.0)
+    out = tmp_path / "court.0+5+0.wav"
+    subprocess.run([ear_render(), "-s", "0+5+0", str(result.files[0]), str(out)], check=True,
+                   capture_output=True)
+    theirs, _ = soundfile.read(out)
+    levels = _levels_db(theirs[round(1.4 * FS):round(2.4 * FS)])[[0, 1, 2, 4, 5]]
+    # the late sound comes from all round: every loudspeaker within 10 dB of the loudest
+    assert levels.max() - levels.min() < 10.0, levels.round(1)
+    assert levels.min() > -90.0

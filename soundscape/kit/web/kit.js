@@ -131,14 +131,22 @@
     }
   }
 
+  // The clock: the loop's <audio>, or the live player (web/listen.js) while it plays.
+  function now() { return window.kit.player ? window.kit.player.time() : audio.currentTime; }
+
   function jump(t) {
-    audio.currentTime = t;
+    if (window.kit.player) {
+      window.kit.player.seek(t);
+    } else {
+      audio.currentTime = t;
+      if (audio.paused) audio.play().catch(() => {});
+    }
     show(t);
-    if (audio.paused) audio.play().catch(() => {});
   }
 
   function chooseRender() {
-    render = zone.renders.find((r) => r.layout === $("layout").value) || zone.renders[0];
+    render = zone.renders.find((r) => r.layout === $("layout").value) || zone.renders[0]
+      || { layout: "", files: [], bytes: {}, playable: false, speakers: [] };  // ADM alone
     const file = render.playable ? render.files[0] : null;
     const playable = zone.renders.find((r) => r.playable);
     load(file || (playable ? playable.files[0] : ""));
@@ -168,7 +176,8 @@
     for (const r of zone.renders) option(layout, r.layout, r.layout + (r.playable ? "" : " (venue)"));
     chooseRender();
     drawPlan();
-    show(audio.currentTime || 0);
+    document.dispatchEvent(new CustomEvent("kit:plan"));
+    show(now() || 0);
   }
 
   function chooseProgramme() {
@@ -180,6 +189,7 @@
     for (const z of programme.zones) option(zones, z.id, z.id);
     drawTimeline();
     chooseZone();
+    document.dispatchEvent(new CustomEvent("kit:programme", { detail: programme }));
   }
 
   function last(items, t, key) {
@@ -226,16 +236,19 @@
   }
 
   function tick() {
-    if (programme) show(audio.currentTime);
+    if (programme) show(now());
     requestAnimationFrame(tick);
   }
 
-  window.kit = { show: (t) => { show(t); return window.kit.last; }, jump, last: null };
+  window.kit = { show: (t) => { show(t); return window.kit.last; }, jump, last: null,
+                 player: null, programme: () => programme, zone: () => zone, audio };
   for (const p of KIT.programmes) option($("programme"), p.id, p.title);
   $("programme").addEventListener("change", chooseProgramme);
   $("zone").addEventListener("change", chooseZone);
-  $("layout").addEventListener("change", () => { chooseRender(); drawPlan(); });
-  audio.addEventListener("seeked", () => show(audio.currentTime));
+  $("layout").addEventListener("change", () => {
+    chooseRender(); drawPlan(); document.dispatchEvent(new CustomEvent("kit:plan"));
+  });
+  audio.addEventListener("seeked", () => show(now()));
   chooseProgramme();
   requestAnimationFrame(tick);
 }());

@@ -1,0 +1,187 @@
+"""What the kit page needs to render a programme live from wherever the visitor stands.
+
+- **Object stems** (``<p>.listen/stem.NN.flac``): the programme's sounding sources as at
+  most ``MAX_STEMS`` mono stems, *dry at 1 m* (the voice's own notes, the same note keys,
+  variants and sung lines as ``soundscape render``, summed at their onsets; no distance,
+  air, floor or court), standing sources grouped with their nearest neighbour past the
+  limit as the ADM master groups them (``adm.group_sources``), each stem with its places
+  over time in metres (``adm.source_tracks``: a point per move or far step) and the court
+  zone it sends to. A browser decodes stems whole (32-bit floats at its own rate: a
+  programme's frames × stems × 4 bytes), so they are written for programmes of at most
+  ``LISTEN_S``.
+- **The court's reverberation** (``listen/ir.<zone>.<spot>.flac``): per court zone
+  (``Court.zones``, the late tail's send buses) and per listening spot (the same zones'
+  points, 1.5 m up, facing north), the response to a click at the zone heard at the spot
+  in stereo, made by ``impulse.impulse_response`` (the render's own paths, court images and
+  late tail), its late part only: from the court's ``early_ms`` after the direct sound on
+  (the early reflections belong to one source's and one ear's places, not to a zone's; the
+  page's panner makes the direct sound and no early reflections), faded in over
+  ``_FADE_S``, at ``IR_RATE`` and no longer than ``IR_S``. The page sends each stem to its zone's
+  convolver holding the response at the spot nearest the visitor, at the gain the render's
+  own late tail sends it with (``Tail.route``: the late energy its first place sends the
+  spot over the zone's point's; ``sends`` per spot).
+- **The air**: the page's distance filter is fitted to the project's own air
+  (``propagation.Air``): its absorption at ``AIR_HZ`` per metre.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile
+from scipy import signal
+
+from soundscape.performance import Performance
+from soundscape.sound import adm
+from soundscape.sound.loudness import LoudnessMeter
+from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, Voice, stable_ints
+from soundscape.sound.propagation import Air, Surroundings
+
+__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_STEMS", "court_responses",
+           "write_stems"]
+
+#: Stems a page mixes live (each an HRTF panner: a convolution per ear per stem).
+MAX_STEMS = 16
+#: Programmes up to this long (s) get stems (a 10-minute programme of 16 stems decodes to
+#: 1.8 GB at 48 kHz; longer ones keep their loops only).
+LISTEN_S = 10 * 60.0
+RATE = 48000
+#: The shipped responses' rate and length: the late tail is made at 8 kHz (docs/site.md),
+#: and by ``IR_S`` it has decayed some 40 dB in the bare court (the render's own tail, 4.5 s,
+#: ends at −40 dB or less; measured: 40.7 dB from the zhongting zone at the gong_xi spot).
+IR_RATE = 16000
+IR_S = 3.0
+#: The frequency the page's air filter matches the project's air at.
+AIR_HZ = 8000.0
+#: A listening spot's ear height (m) and where its response is cut (s after the direct).
+EAR_M = 1.5
+_FADE_S = 0.005
+
+
+def _dry_stems(performance: Performance, groups: list[list[str]], *, voice: Voice,
+               seed: int) -> np.ndarray:
+    """(frames, stems) float32: every event's dry note at its onset in its group's stem."""
+    stem_of = {sid: k for k, members in enumerate(groups) for sid in members}
+    bind = getattr(voice, "bind", None)
+    voice = bind(performance, seed) if bind is not None else voice
+    notes: dict[int, DryNotes] = {}
+    out = np.zeros((math.ceil(performance.duration * RATE) + RATE, len(groups)), np.float32)
+    for index, event in enumerate(performance.events):
+        if event.source not in stem_of:
+            continue
+        source = performance.sources[event.source]
+        made_at = getattr(voice, "made_at", lambda s, r: r)(source, RATE)
+        dry = notes.get(made_at) or notes.setdefault(
+            made_at, DryNotes(voice, made_at, seed, ByteLru(64 << 20)))
+        key = dry.key(event, source)
+        variant = stable_ints(seed, index)[0] % dry.variants(source)  # as HeardNotes picks
+        mono = dry(event, source, key, variant)
+        if not mono.size:
+            continue
+        if made_at != RATE:
+            mono = signal.resample_poly(mono, RATE // made_at, 1).astype(np.float32)
+        onset = round(event.time * RATE)
+        if onset + len(mono) > len(out):
+            out = np.concatenate([out, np.zeros((onset + len(mono) - len(out), len(groups)),
+                                                np.float32)])
+        out[onset:onset + len(mono), stem_of[event.source]] += mono
+    return out
+
+
+def _sends(court, points: list[tuple], seed: int) -> list[dict[str, float]]:
+    """Per point, per listening spot, the send gain of the render's late tail (``Tail.route``)."""
+    from soundscape.site.listeners import Listener
+    from soundscape.sound.buses import Upsampler
+    from soundscape.sound.panning import make_panner
+    from soundscape.sound.tail import Tail
+
+    found: list[dict[str, float]] = [{} for _ in points]
+    air = Air()
+    for spot, (x, y, _) in court.zones:
+        tail = Tail(court, Listener((x, y, EAR_M), "north"), make_panner("stereo"), 2, IR_RATE,
+                    air, seed, upsampler=Upsampler)
+        for k, point in enumerate(points):
+            found[k][spot] = round(tail.route(tuple(float(v) for v in point))[1], 4)
+    return found
+
+
+def write_stems(folder: Path, performance: Performance, *, court, listen_at, seed: int,
+                calibration_lufs: float, voice: Voice | None = None) -> dict[str, Any]:
+    """Write the programme's stems into ``folder`` and return their description for the page
+    (files relative to the kit folder, ``folder``'s parent): see the module."""
+    folder.mkdir(parents=True, exist_ok=True)
+    air = Air()
+    groups = adm.group_sources(performance, MAX_STEMS)
+    tracks = adm.source_tracks(performance)
+    audio = _dry_stems(performance, groups, voice=voice or SynthVoice(), seed=seed)
+    peak = float(np.abs(audio).max()) or 1.0
+    scale = 0.5 / peak  # one gain for all: the stems keep their levels at 1 m
+    stems: list[dict[str, Any]] = []
+    for k, members in enumerate(groups):
+        name = folder / f"stem.{k + 1:02d}.flac"
+        soundfile.write(name, audio[:, k] * scale, RATE, subtype="PCM_24")
+        places = (tracks[members[0]] if len(members) == 1 else
+                  [(0.0, tuple(np.mean([tracks[m][0][1] for m in members], axis=0)))])
+        sources = [performance.sources[m] for m in members]
+        stems.append({
+            "file": f"{folder.name}/{name.name}", "sources": members,
+            "name": " + ".join(s.name for s in sources),
+            "roman": " + ".join(s.roman for s in sources),
+            "track": [[round(t, 3), *(round(float(v), 3) for v in p)] for t, p in places],
+            "zone": court.zone(places[0][1])[0] if court is not None else None})
+    if court is not None:
+        for stem, sends in zip(stems, _sends(court, [s["track"][0][1:] for s in stems], seed),
+                               strict=True):
+            stem["sends"] = sends
+    # the page's overall gain: the dry stems heard at 1/r from the first listening place
+    # measure ``calibration_lufs`` (BS.1770; the direct sound only, the court adds to it)
+    heard = sum(audio[:, k] / max(1.0, math.dist(listen_at, s["track"][0][1:]))
+                for k, s in enumerate(stems))
+    meter = LoudnessMeter(RATE, np.ones(1))
+    meter.add(np.asarray(heard, dtype=float)[:, None])
+    loudness = meter.integrated()
+    gain_db = calibration_lufs - loudness if math.isfinite(loudness) else 0.0
+    return {"rate": RATE, "scale": 1 / scale, "gain_db": round(gain_db, 2),
+            "air": {"hz": AIR_HZ,
+                    "db_per_m": float(air.absorption_db_per_m(np.asarray([AIR_HZ]))[0])},
+            "stems": stems}
+
+
+def court_responses(folder: Path, court, *, seed: int) -> list[dict[str, Any]]:
+    """Write each court zone's response at each listening spot into ``folder`` (see the
+    module) and return them for the page: zone, spot ``[x, y]``, file, gain."""
+    folder.mkdir(parents=True, exist_ok=True)
+    found = []
+    for zone, point in court.zones:
+        for spot, (x, y, _) in court.zones:
+            ir, gain = _response(court, tuple(point), (x, y, EAR_M), seed)
+            name = folder / f"ir.{zone}.{spot}.flac"
+            soundfile.write(name, ir, IR_RATE, subtype="PCM_24")
+            found.append({"zone": zone, "spot": spot, "x": round(x, 3), "y": round(y, 3),
+                          "file": f"{folder.name}/{name.name}", "gain": gain, "rate": IR_RATE})
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _response(court, source: tuple, ear: tuple, seed: int) -> tuple[np.ndarray, float]:
+    """The stereo response's late part (see the module), rendered at ``IR_RATE`` (what is
+    left of it, the late tail, is made at 8 kHz), peak 0.9, and the
+    gain that restores its level (a click of 1 at 1 m)."""
+    from soundscape.site.listeners import Listener
+    from soundscape.sound.impulse import impulse_response
+
+    surroundings = Surroundings(court=court)
+    ir = impulse_response(source, Listener(ear, "north"), surroundings=surroundings,
+                          layout="stereo", sample_rate=IR_RATE, seed=seed)
+    direct = math.dist(source, ear) / surroundings.air.speed_of_sound
+    cut, fade = (round((direct + court.model.early_ms * 1e-3) * IR_RATE),
+                 round(_FADE_S * IR_RATE))
+    ir[:cut] = 0.0
+    ir[cut:cut + fade] *= np.sin(np.linspace(0, np.pi / 2, fade))[:len(ir) - cut, None] ** 2
+    low = ir[:round(IR_S * IR_RATE)]
+    peak = float(np.abs(low).max()) or 1.0
+    return (low * (0.9 / peak)).astype(np.float32), peak / 0.9

@@ -1,0 +1,257 @@
+// Listening from any place: the programme rendered live from its object stems (dry at 1 m,
+// web/data.js KIT.listen) where the visitor clicks on the plan, or along the zone's walk.
+// Per stem: its gain back to pressure at 1 m → a low-pass fitted to the project's air
+// absorption at that distance → an HRTF PannerNode (inverse distance, reference 1 m, rolloff 1:
+// the 1/r of the project's spreading) → the master; and a send (the render's own late-tail
+// send gain for its place and the spot) to its court zone's
+// ConvolverNode, which holds that zone's late response (the project's own impulse response
+// from the court's early_ms after the direct sound on) at the listening spot nearest the
+// visitor.
+// Web Audio's frame: X east, Y up, Z south (the listener faces north, −Z).
+"use strict";
+(function () {
+  const KIT = window.KIT, kit = window.kit;
+  const $ = (id) => document.getElementById(id);
+  const L = KIT.listen;
+  const box = $("live");
+  if (!L || !box) return;
+  const SVG = "http://www.w3.org/2000/svg";
+  const decoded = new Map();  // file → AudioBuffer (decoded at the live context's rate)
+  let ctx = null, graph = null, here = null, offset = 0, startedAt = 0, follow = false;
+  box.hidden = false;
+
+  const mine = () => L.programmes[kit.programme().id];
+
+  // The stem's place at t: the last point of its track at or before t.
+  function placeAt(stem, t) {
+    let found = stem.track[0];
+    for (const p of stem.track) { if (p[0] <= t) found = p; else break; }
+    return found.slice(1);
+  }
+
+  // The listener at t along a walk [[t, x, y], ...], straight between waypoints.
+  function walkAt(walk, t) {
+    if (t <= walk[0][0]) return walk[0].slice(1);
+    for (let i = 1; i < walk.length; i++) {
+      if (t < walk[i][0]) {
+        const [t0, x0, y0] = walk[i - 1], [t1, x1, y1] = walk[i], w = (t - t0) / (t1 - t0);
+        return [x0 + w * (x1 - x0), y0 + w * (y1 - y0)];
+      }
+    }
+    return walk[walk.length - 1].slice(1);
+  }
+
+  // A Butterworth low-pass whose loss at the air's frequency is the air's over d metres.
+  function airCutoff(d, rate) {
+    const loss = L.programmes && mine() ? mine().air.db_per_m * d : 0;
+    const ratio = Math.pow(Math.pow(10, loss / 10) - 1, 0.25);
+    const top = 0.45 * rate;
+    return ratio > 0 ? Math.min(top, mine().air.hz / ratio) : top;
+  }
+
+  function spotNear(x, y) {
+    let best = null;
+    for (const r of L.responses) {
+      const d = Math.hypot(r.x - x, r.y - y);
+      if (best === null || d < best.d) best = { spot: r.spot, d };
+    }
+    return best ? best.spot : null;
+  }
+
+  async function decode(context, file) {
+    const key = file + "@" + context.sampleRate;
+    if (!decoded.has(key)) {
+      decoded.set(key, fetch(file).then((r) => (r.ok ? r.arrayBuffer() : Promise.reject(
+        new Error(`${file}: ${r.status}`)))).then((bytes) => context.decodeAudioData(bytes)));
+    }
+    return decoded.get(key);
+  }
+
+  // The graph in `context` (live or offline) for the listener at [x, y] at time t.
+  async function build(context, { x, y, t, solo = null, reverb = true }) {
+    const p = mine();
+    const master = context.createGain();
+    master.gain.value = Math.pow(10, p.gain_db / 20);
+    const splitter = context.createChannelSplitter(2);
+    master.connect(context.destination);
+    master.connect(splitter);
+    const ears = [0, 1].map((k) => {
+      const a = context.createAnalyser();
+      a.fftSize = 2048;
+      splitter.connect(a, k);
+      return a;
+    });
+    const l = context.listener;
+    const set = (param, v) => { param.setValueAtTime(v, context.currentTime); };
+    set(l.positionX, x); set(l.positionY, 1.5); set(l.positionZ, -y);
+    set(l.forwardX, 0); set(l.forwardY, 0); set(l.forwardZ, -1);
+    set(l.upX, 0); set(l.upY, 1); set(l.upZ, 0);
+    const spot = spotNear(x, y);
+    const convolvers = {};
+    if (reverb) {
+      for (const r of L.responses.filter((r) => r.spot === spot)) {
+        const c = new ConvolverNode(context, { disableNormalization: true });
+        c.buffer = await decode(context, r.file);
+        const g = context.createGain();
+        g.gain.value = r.gain;  // decoded at the context's rate, sample values kept
+        c.connect(g).connect(master);
+        convolvers[r.zone] = c;
+      }
+    }
+    const stems = [];
+    const chosen = p.stems.filter((s) => solo === null || s.sources.includes(solo));
+    for (const stem of chosen) {
+      const buffer = await decode(context, stem.file);
+      const source = new AudioBufferSourceNode(context, { buffer });
+      const dry = new GainNode(context, { gain: p.scale });
+      const air = new BiquadFilterNode(context, { type: "lowpass", Q: -3.0103 });
+      const panner = new PannerNode(context, {
+        panningModel: "HRTF", distanceModel: "inverse", refDistance: 1, rolloffFactor: 1,
+        maxDistance: 100000, coneInnerAngle: 360, coneOuterAngle: 360 });
+      source.connect(dry).connect(air).connect(panner).connect(master);
+      if (convolvers[stem.zone]) {
+        const send = new GainNode(context, { gain: (stem.sends || {})[spot] ?? 1 });
+        dry.connect(send).connect(convolvers[stem.zone]);
+      }
+      stems.push({ stem, source, air, panner });
+    }
+    const g = { context, master, ears, stems, spot, x, y };
+    place(g, x, y, t);
+    return g;
+  }
+
+  // Move the stems and the listener to time t and place [x, y].
+  function place(g, x, y, t) {
+    const c = g.context, now = c.currentTime, l = c.listener;
+    l.positionX.setValueAtTime(x, now); l.positionZ.setValueAtTime(-y, now);
+    for (const s of g.stems) {
+      const [sx, sy, sz] = placeAt(s.stem, t);
+      s.panner.positionX.setValueAtTime(sx, now);
+      s.panner.positionY.setValueAtTime(sz, now);
+      s.panner.positionZ.setValueAtTime(-sy, now);
+      const d = Math.hypot(sx - x, sy - y, sz - 1.5);
+      s.air.frequency.setValueAtTime(airCutoff(d, c.sampleRate), now);
+    }
+    g.x = x; g.y = y;
+  }
+
+  function stop() {
+    if (!graph) return;
+    for (const s of graph.stems) { try { s.source.stop(); } catch (e) { /* not started */ } }
+    graph.master.disconnect();
+    graph = null;
+  }
+
+  async function start(t) {
+    stop();
+    offset = Math.max(0, Math.min(t, kit.programme().seconds));
+    const g = await build(ctx, { x: here[0], y: here[1], t: offset });
+    if (graph) return;  // another start won the race
+    graph = g;
+    startedAt = ctx.currentTime;
+    for (const s of g.stems) s.source.start(startedAt, offset);
+    kit.listen.state = "playing";
+  }
+
+  function time() {
+    if (!ctx || !graph) return offset;
+    return Math.min(offset + ctx.currentTime - startedAt, kit.programme().seconds);
+  }
+
+  function drawHere() {
+    const svg = $("plan");
+    let dot = svg.querySelector("circle.here");
+    if (!here) { if (dot) dot.remove(); return; }
+    if (!dot) {
+      dot = document.createElementNS(SVG, "circle");
+      dot.setAttribute("class", "here");
+      svg.appendChild(dot);
+    }
+    const vb = svg.viewBox.baseVal;
+    dot.setAttribute("cx", here[0]); dot.setAttribute("cy", -here[1]);
+    dot.setAttribute("r", Math.max(vb.width, vb.height) / 100 * 1.4);
+  }
+
+  // Stand at [x, y] (metres): the live graph follows at once; a new spot swaps the court.
+  async function moveTo(x, y) {
+    here = [x, y];
+    drawHere();
+    if (!graph) return;
+    if (spotNear(x, y) !== graph.spot) await start(time());
+    else place(graph, x, y, time());
+  }
+
+  function off() {
+    stop(); kit.player = null; kit.listen.state = "off";
+    $("livebutton").setAttribute("aria-pressed", "false");
+  }
+
+  async function toggle() {
+    const button = $("livebutton");
+    if (kit.player) { off(); return; }
+    if (!mine()) return;
+    ctx = ctx || new AudioContext({ latencyHint: "playback" });
+    await ctx.resume();
+    kit.audio.pause();
+    here = here || [kit.zone().x, kit.zone().y];
+    drawHere();
+    kit.listen.state = "loading";
+    kit.player = { time, seek: (t) => { start(t); } };
+    button.setAttribute("aria-pressed", "true");
+    await start(kit.audio.currentTime || 0);
+  }
+
+  function tick() {
+    if (graph) {
+      const z = kit.zone();
+      if (follow && z.walk) { const [x, y] = walkAt(z.walk, time()); here = [x, y]; drawHere(); }
+      place(graph, here[0], here[1], time());
+    }
+    requestAnimationFrame(tick);
+  }
+
+  function refresh() {
+    const available = Boolean(mine());
+    $("livebutton").disabled = !available;
+    $("livenote").textContent = available ? "" : "no stems for this programme (too long)";
+    const z = kit.zone();
+    $("followbox").hidden = !(z && z.walk);
+    if (kit.player && available) start(0);
+    else if (kit.player) off();
+    drawHere();
+  }
+
+  $("livebutton").addEventListener("click", toggle);
+  kit.audio.addEventListener("play", () => { if (kit.player) off(); });  // the loop instead
+  $("follow").addEventListener("change", (e) => { follow = e.target.checked; });
+  $("plan").addEventListener("click", (e) => {
+    const svg = $("plan"), m = svg.getScreenCTM();
+    if (!m) return;
+    const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
+    moveTo(p.x, -p.y);
+  });
+  document.addEventListener("kit:plan", drawHere);
+  document.addEventListener("kit:programme", refresh);
+
+  // For tests and kiosks: render `seconds` from time t heard at [x, y] offline (the same
+  // graph), and give each ear's RMS level in dB.
+  async function measure({ x, y, t = 0, seconds = 1, solo = null, reverb = true }) {
+    const rate = 48000;
+    const off = new OfflineAudioContext(2, Math.round(seconds * rate), rate);
+    const g = await build(off, { x, y, t, solo, reverb });
+    for (const s of g.stems) s.source.start(0, t);
+    const out = await off.startRendering();
+    const db = [0, 1].map((k) => {
+      const a = out.getChannelData(k);
+      let sum = 0;
+      for (const v of a) sum += v * v;
+      return 10 * Math.log10(sum / a.length + 1e-30);
+    });
+    return { left_db: db[0], right_db: db[1], stems: g.stems.length, spot: g.spot };
+  }
+
+  kit.listen = { state: "off", toggle, moveTo, measure, time, here: () => here,
+                 graph: () => graph };
+  refresh();
+  requestAnimationFrame(tick);
+}());

@@ -1,0 +1,118 @@
+"""What the kit page renders live from: dry stems at 1 m with their places, and the court's
+late responses per zone and listening spot."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import soundfile
+
+from soundscape.kit import listen
+from soundscape.performance import Event, Performance, Source
+from soundscape.site.courtyard import load_site
+from soundscape.sound.court import load_court
+from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
+from tests.kit.scenes import rite, tone_voice
+
+
+@pytest.fixture(scope="module")
+def court():
+    return load_court(load_site())
+
+
+def test_stems_are_the_voices_dry_notes_at_their_onsets_with_their_places(tmp_path, court):
+    perf = rite()
+    found = listen.write_stems(tmp_path / "p.listen", perf, court=court, listen_at=(0, 0, 1.5),
+                               seed=3, calibration_lufs=-24.0, voice=tone_voice)
+    stems = {s["sources"][0]: s for s in found["stems"]}
+    assert set(stems) == {e.source for e in perf.events}  # one per source: under the limit
+    bells = stems["east.bells"]
+    assert bells["track"] == [[0.0, 8.0, 0.0, 1.2]] and bells["zone"] == court.zone(
+        (8.0, 0.0, 1.2))[0]
+    audio, rate = soundfile.read(tmp_path / bells["file"])
+    assert rate == 48000
+    # back to pressure at 1 m: the events' own dry notes (same keys and variants as a render)
+    audio *= found["scale"]
+    dry = DryNotes(tone_voice, rate, 3, ByteLru(0))
+    expected = np.zeros_like(audio)
+    for index, event in enumerate(perf.events):
+        if event.source == "east.bells":
+            source = perf.sources[event.source]
+            key = dry.key(event, source)
+            note = dry(event, source, key, stable_ints(3, index)[0] % dry.variants(source))
+            at = round(event.time * rate)
+            expected[at:at + len(note)] += note[:len(audio) - at]
+    assert np.abs(audio - expected).max() < 2e-6 * found["scale"]  # 24-bit rounding
+    assert found["air"]["hz"] == listen.AIR_HZ and 0.05 < found["air"]["db_per_m"] < 0.3
+
+
+def test_past_the_limit_standing_sources_share_a_stem_at_their_centroid(tmp_path, court):
+    sources = {f"s{k}": Source(f"s{k}", "bianzhong", f"鐘{k}", f"bell {k}", "east",
+                               (float(k), 10.0, 1.0)) for k in range(listen.MAX_STEMS + 2)}
+    events = [Event(0.1 * k, 0.2, sid, None, 0.8, "strike", "c")
+              for k, sid in enumerate(sources)]
+    found = listen.write_stems(tmp_path / "q.listen", Performance.build(events, [], sources),
+                               court=court, listen_at=(0, 0, 1.5), seed=0,
+                               calibration_lufs=-24.0, voice=tone_voice)
+    assert len(found["stems"]) == listen.MAX_STEMS
+    grouped = [s for s in found["stems"] if len(s["sources"]) > 1]
+    assert grouped and all(" + " in s["name"] for s in grouped)
+    for stem in grouped:
+        xs = [float(sid[1:]) for sid in stem["sources"]]
+        assert stem["track"][0][1] == pytest.approx(sum(xs) / len(xs))
+
+
+def test_a_zones_response_is_the_courts_late_sound_only(court):
+    point = court.zones[1][1]
+    spot = (court.zones[0][1][0], court.zones[0][1][1], listen.EAR_M)
+    ir, gain = listen._response(court, tuple(point), spot, 0)
+    assert ir.shape == (round(listen.IR_S * listen.IR_RATE), 2)
+    direct = math.dist(point, spot) / 343.0
+    first = np.flatnonzero(np.abs(ir).max(axis=1) > 0)[0] / listen.IR_RATE
+    # nothing before the court's early window has passed (the direct and early paths are
+    # the page's panner's, or left out); the late tail from there on
+    assert first == pytest.approx(direct + court.model.early_ms / 1000, abs=0.002)
+    energy = np.convolve((ir.astype(float) ** 2).sum(axis=1), np.ones(1600), "same")
+    late = energy[round((direct + 0.15) * listen.IR_RATE):]
+    # it decays: 35 dB or more from its strongest 0.1 s to its last (the render's own tail
+    # ends at −40 dB)
+    assert 10 * np.log10(late.max() / energy[-800]) > 35.0
+    assert 0 < gain < 1  # a click of 1 at 1 m heard metres away, through the court
+
+
+def test_synth_voice_stems_default(tmp_path, court):
+    """The default voice is the project's synthesis (a real instrument sounds)."""
+    perf = rite()
+    few = Performance.build([replace(e, piece=None) for e in perf.events
+                             if e.source == "east.bells"][:2], [],
+                            {"east.bells": perf.sources["east.bells"]})
+    found = listen.write_stems(tmp_path / "r.listen", few, court=court, listen_at=(0, 0, 1.5),
+                               seed=0, calibration_lufs=-24.0, voice=SynthVoice())
+    audio, _ = soundfile.read(tmp_path / found["stems"][0]["file"])
+    assert np.abs(audio).max() > 0.1 and math.isfinite(found["gain_db"])
+
+
+def test_kit_layout_adm_writes_an_adm_bwf_master_per_standing_zone(tmp_path):
+    import json
+
+    from tests.kit.test_build import build
+    from tests.sound.test_adm import NS, chunks
+
+    kit = build(tmp_path, layouts=("adm",), programme_ids=("music",), listen=False).parent
+    entry = json.loads((kit / "manifest.json").read_text())["programmes"][0]
+    assert entry["renders"] == [] and [m["zone"] for m in entry["adm_masters"]] == ["gong_wei"]
+    master = entry["adm_masters"][0]
+    found = chunks(kit / master["file"])
+    assert {b"bext", b"chna", b"axml"} <= set(found)
+    import xml.etree.ElementTree as ET
+    names = [c.get("audioContentName")
+             for c in ET.fromstring(found[b"axml"]).findall(f".//{NS}audioContent")]
+    assert any("庭之響" in n for n in names)  # the court's reverberation bed
+    assert master["output_lufs"] == pytest.approx(-18.0, abs=0.1) or (
+        master["true_peak_dbtp"] >= -1.01)
+    assert master["channels"] == master["objects"] + 16 * (len(names) - 1)
+    # the page still has the programme's zone (no loops: nothing for the <audio> to play)
+    assert "gong_wei" in (kit / "web" / "data.js").read_text()

@@ -1,0 +1,136 @@
+"""Listening from any place in the kit page (Debian's chromium driven by Playwright, on a
+machine without CJK fonts): the page renders the programme live from its object stems, and
+what it renders is measured from its own audio graph (an OfflineAudioContext of the same
+graph): a source east of the listener is louder in the right ear and west of it in the
+left, and its level falls as 1/r; jumping to a section moves live playback; the Chinese of
+the listening controls is drawn by the page's own font."""
+
+from __future__ import annotations
+
+import functools
+import math
+import shutil
+import tempfile
+import threading
+from http.server import ThreadingHTTPServer
+
+import pytest
+
+from tests.kit.test_build import build
+from tests.kit.test_web_fonts import _TOFU, ARGS, CHROMIUM, LATIN_ONLY, _Quiet
+
+playwright = pytest.importorskip("playwright.sync_api")
+pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None or not LATIN_ONLY.is_dir(),
+                                reason="needs Debian's chromium and fonts-dejavu-core")
+
+#: The placed source: the east bells (east.bells at x 8 m, y 0 m in tests.kit.scenes).
+BELLS = "east.bells"
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    root = tmp_path_factory.mktemp("listen")
+    kit = build(root, layouts=("stereo",), programme_ids=("all",)).parent
+    conf = root / "fonts.conf"
+    conf.write_text(f"""<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig><dir>{LATIN_ONLY}</dir><cachedir>{root / 'fc-cache'}</cachedir></fontconfig>
+""", encoding="utf-8")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=kit))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    with playwright.sync_playwright() as driver, tempfile.TemporaryDirectory() as profile:
+        context = driver.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True,
+            args=[*ARGS, "--autoplay-policy=no-user-gesture-required"],
+            env={"FONTCONFIG_FILE": str(conf), "HOME": str(root)},
+            viewport={"width": 1400, "height": 900})
+        try:
+            tab = context.new_page()
+            base = f"http://127.0.0.1:{server.server_address[1]}/"
+            outside = []
+            tab.on("request", lambda r: None if r.url.startswith((base, "blob:", "data:"))
+                   else outside.append(r.url))
+            tab.goto(base + "index.html")
+            tab.wait_for_function("window.kit && window.kit.listen && window.kit.last !== null")
+            tab.evaluate("document.fonts.ready")
+            yield tab
+            assert outside == []  # nothing fetched from outside
+        finally:
+            context.close()
+            server.shutdown()
+            server.server_close()
+
+
+def _bells_start(page) -> float:
+    return page.evaluate(f"""() => window.kit.programme().sources
+        .find((s) => s.id === {BELLS!r}).active[0][0]""")
+
+
+def _measure(page, x: float, y: float, **options) -> dict:
+    options = {"t": max(0.0, _bells_start(page) - 0.05), "seconds": 1.5, "solo": BELLS,
+               **options}
+    return page.evaluate("(o) => window.kit.listen.measure(o)", {"x": x, "y": y, **options})
+
+
+def _ild(found: dict) -> float:
+    return found["right_db"] - found["left_db"]
+
+
+def test_moving_from_west_to_east_of_the_source_moves_its_level_difference_across(page):
+    # the bells stand at x 8 m; the listener faces north (the hall), the court's echoes on.
+    # Bells sound low (their ILD at 90° is a few dB: the head shadows little below 1 kHz)
+    west = _measure(page, -12.0, 0.0, reverb=False)
+    east = _measure(page, 24.0, 0.0, reverb=False)
+    assert west["stems"] == east["stems"] == 1
+    assert _ild(west) > 2.0, west  # east of the listener: the right ear
+    assert _ild(east) < -2.0, east  # west of the listener: the left ear
+    # at mirrored places: mirrored differences (the HRTF panner, nothing else, pans)
+    mirrored = [_ild(_measure(page, 8.0 + dx, 0.0, reverb=False)) for dx in (-8.0, 8.0)]
+    assert mirrored[0] > 2.0 and mirrored[0] == pytest.approx(-mirrored[1], abs=0.1)
+    # with the court's late sound (from all round, nearly alike in both ears): still moved
+    wet = [_ild(_measure(page, x, 0.0)) for x in (-12.0, 24.0)]
+    assert wet[0] - wet[1] > 1.0, wet
+    # all the stems together: the same way round (the bells carry this stretch)
+    both = [_measure(page, x, 0.0, solo=None) for x in (-12.0, 24.0)]
+    assert both[0]["right_db"] - both[0]["left_db"] > both[1]["right_db"] - both[1]["left_db"]
+
+
+def test_the_direct_sound_falls_as_one_over_r(page):
+    # straight south of the bells at 4 m and at 16 m: the same direction, so the HRTF is
+    # the same; 1/r is 12.0 dB, the air's loss at these distances a few tenths at most
+    near = _measure(page, 8.0, -4.0, reverb=False)
+    far = _measure(page, 8.0, -16.0, reverb=False)
+    drop = (near["left_db"] + near["right_db"]) / 2 - (far["left_db"] + far["right_db"]) / 2
+    assert drop == pytest.approx(20 * math.log10(16.0 / 4.0), abs=1.0)
+    # and the court's response adds to it (the reverberant sound at 16 m)
+    wet = _measure(page, 8.0, -16.0, reverb=True)
+    assert wet["left_db"] > far["left_db"] + 0.5
+
+
+def test_live_playback_from_a_clicked_place_follows_a_jump_to_a_section(page):
+    page.click("#livebutton")
+    page.wait_for_function("window.kit.listen.state === 'playing'")
+    # click the plan 10 m west of the hall's front middle: the listener stands there
+    point = page.evaluate("""() => {
+        const svg = document.getElementById('plan'), m = svg.getScreenCTM();
+        const p = new DOMPoint(-10, 0).matrixTransform(m);
+        return [p.x, p.y]; }""")
+    page.mouse.click(*point)
+    page.wait_for_function("window.kit.listen.here() && window.kit.listen.here()[0] < -9")
+    here = page.evaluate("window.kit.listen.here()")
+    assert here == pytest.approx([-10.0, 0.0], abs=0.2)
+    assert page.evaluate("window.kit.listen.graph().x") == pytest.approx(-10.0, abs=0.2)
+    sections = page.evaluate("window.kit.programme().sections")
+    last = sections[-1]
+    page.click(f'#timeline button[data-section="{last["id"]}"]')
+    page.wait_for_function(f"window.kit.listen.time() >= {last['start']}"
+                           f" && window.kit.last.section === {last['id']!r}")
+    started = page.evaluate("window.kit.listen.time()")
+    assert started < last["start"] + 2.0
+    page.wait_for_function(f"window.kit.listen.time() > {started} + 0.2")  # it plays on
+    assert page.evaluate("document.getElementById('audio').paused")  # the loop is silent
+
+
+def test_the_listening_controls_chinese_is_drawn_without_a_cjk_font(page):
+    assert page.is_visible("#livebutton") and "隨處而聽" in page.inner_text("#live")
+    found = page.evaluate(_TOFU, None)
+    assert found["missing"] == [] and found["checked"] > 30
