@@ -201,7 +201,8 @@ class Buses:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
-                 voice: Voice, cache_bytes: int, channels: int, block_frames: int) -> None:
+                 voice: Voice, cache_bytes: int, channels: int, block_frames: int,
+                 store=None) -> None:
         self.performance = performance
         bind = getattr(voice, "bind", None)
         if bind is not None:  # notes that depend on the events around them: sung lines
@@ -222,7 +223,7 @@ class Buses:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               DryNotes(voice, rate, seed, kept.part(("dry", rate))), seed,
+                               DryNotes(voice, rate, seed, kept.part(("dry", rate)), store), seed,
                                kept.part(("heard", rate)))
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)

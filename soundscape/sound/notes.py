@@ -17,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -69,6 +70,8 @@ class SynthVoice:
         self._by_performer_cache: dict[str, bool] = {}
         self.lines = None  # the performance's sung lines, once bound (``bind``)
         self.seed = 0
+        self.store = None  # the disk cache of its sung lines (set by ``DryNotes``)
+        self._files: dict[str, str] = {}
 
     def bind(self, performance, seed: int) -> SynthVoice:
         """This voice for one render of ``performance``: a singer's legato notes are made
@@ -115,11 +118,37 @@ class SynthVoice:
         from soundscape.sound.synth import sung_line
 
         instrument = self._instrument(source.instrument)
-        rng = np.random.default_rng(stable_ints(self.seed, self.lines.key(line[0])[:4]))
+        whole = self.lines.key(line[0])[:4]  # the line, not the event's place in it
+        name = None if self.store is None else self.store.name(
+            "line", self.stored_as(source, whole), sample_rate, self.seed, whole)
+        kept = None if name is None else self.store.get(name)
+        if kept is not None:
+            return kept.astype(float)  # stored as made (float32 · level, below)
+        rng = np.random.default_rng(stable_ints(self.seed, whole))
         audio = sung_line.render_line(instrument.params, self.lines.notes(line),
                                       sample_rate=sample_rate, rng=rng, performer=source.id)
         audio = synth.without_infrasound(audio, sample_rate)
-        return audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        audio = (audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+                 ).astype(np.float32)
+        if name is not None:
+            self.store.put(name, audio)
+        return audio.astype(float)
+
+    def stored_as(self, source: Source, key: tuple) -> tuple | None:
+        """What a note of ``key`` depends on besides its key, rate, seed and variant: the
+        instrument file's contents (and any sample file it names), this voice's level and
+        bells; None for a sung line's part (its line is kept whole: a part's bounds fall
+        on the render's sample grid)."""
+        if key[:1] == ("line",) and len(key) > 4:
+            return None
+        found = self._files.get(source.instrument)
+        if found is None:
+            instrument = self._instrument(source.instrument)
+            digest = hashlib.blake2b(Path(instrument.path).read_bytes(), digest_size=16)
+            for file in sorted(_files_named(instrument.raw_params)):
+                digest.update(Path(file).read_bytes())
+            found = self._files[source.instrument] = digest.hexdigest()
+        return (source.instrument, found, float(self.reference_db), self.bells)
 
     def keeps(self, key: tuple) -> bool:
         """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and
@@ -183,6 +212,16 @@ class SynthVoice:
             self._by_performer_cache[instrument_id] = (
                 "performer" in inspect.signature(module.render).parameters)
         return self._by_performer_cache[instrument_id]
+
+
+def _files_named(params) -> list[str]:
+    """The files an instrument's ``[params]`` name (its samples: key ``file``, at any depth)."""
+    if isinstance(params, Mapping):
+        return [found for key, value in params.items()
+                for found in ([str(value)] if key == "file" else _files_named(value))]
+    if isinstance(params, list | tuple):
+        return [found for value in params for found in _files_named(value)]
+    return []
 
 
 class ByteLru:
@@ -259,14 +298,22 @@ def note_key(event: Event, source: Source, *, performer: str | None = None) -> t
 
 
 class DryNotes:
-    """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant."""
+    """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant.
+
+    With a ``store`` (``diskcache.NoteStore``) a note the memory cache lacks is read from
+    disk, and a note made is written there, when the voice can name everything it depends
+    on (``stored_as``: a ``SynthVoice``'s notes, but not a sung line's parts, whose line
+    it keeps itself)."""
 
     def __init__(self, voice: Voice, sample_rate: int, seed: int,
-                 cache: ByteLru | LruPart) -> None:
+                 cache: ByteLru | LruPart, store=None) -> None:
         self.voice = voice
         self.sample_rate = sample_rate
         self.seed = seed
         self.cache = cache
+        self.store = store
+        if store is not None and hasattr(voice, "store"):
+            voice.store = store  # the voice keeps its sung lines there
 
     def key(self, event: Event, source: Source) -> tuple:
         """The voice's key of this note (``note_key`` unless the voice has its own)."""
@@ -288,13 +335,29 @@ class DryNotes:
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
         if mono is None:
-            rng = np.random.default_rng(stable_ints(self.seed, key, variant))
-            raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
-                             dtype=float)
-            mono = _trim_tail(raw).astype(np.float32)
+            name = self._stored_as(source, key, variant)
+            mono = None if name is None else self.store.get(name)
+            if mono is None:
+                rng = np.random.default_rng(stable_ints(self.seed, key, variant))
+                raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate,
+                                            rng=rng), dtype=float)
+                mono = _trim_tail(raw).astype(np.float32)
+                if name is not None:
+                    self.store.put(name, mono)
             if self.keeps(key):
                 self.cache.put((key, variant), mono, mono.nbytes)
         return mono
+
+
+    def _stored_as(self, source: Source, key: tuple, variant: int) -> str | None:
+        """The note's name on disk (None: not kept there): the voice's own account of what
+        it depends on besides the key, the rate, the seed and the variant."""
+        own = getattr(self.voice, "stored_as", None)
+        if self.store is None or own is None:
+            return None
+        voicing = own(source, key)
+        return None if voicing is None else self.store.name(
+            "note", voicing, self.sample_rate, self.seed, key, variant)
 
 
 def _trim_tail(mono: np.ndarray) -> np.ndarray:
