@@ -3,7 +3,8 @@
 Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
 velocity), so they are cached. A note is keyed by its instrument, pitch,
 velocity, duration, articulation and lyric (``note_key``), plus a *variant* in
-0…n−1 picked by a stable hash of (seed, event index), n the instrument file's
+0…n−1 picked by a stable hash of (seed, source, cue, key, its count in the cue:
+``event_variants``), n the instrument file's
 ``renderings`` (``VARIANTS`` if it gives none; ``"each"``: ``EACH``, 2³², so every
 event is its own rendering: no two strokes of a drum, bell or stone alike), and each
 variant's generator is seeded by a stable hash of (seed, key, variant): repeats
@@ -26,7 +27,7 @@ from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
 
 __all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice",
-           "Voice", "note_key", "stable_ints"]
+           "Voice", "event_variants", "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -113,7 +114,8 @@ class SynthVoice:
 
     def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
         """A sung line, mono from its first onset, at 1 m (seeded by the render's seed, the
-        singer and the line's onset and notes: each 終 and each singer sings it anew)."""
+        singer, the line's cue, its place among his lines there, and its notes: each 終 and
+        each singer sings it anew; kept on disk whole when there is a ``store``)."""
         from soundscape.sound import synth
         from soundscape.sound.synth import sung_line
 
@@ -285,6 +287,29 @@ def stable_ints(*parts: object) -> list[int]:
     """Four 32-bit words from a hash of ``repr(parts)`` (stable across runs, unlike hash())."""
     digest = hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).digest()
     return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+
+
+def event_variants(performance, notes: DryNotes, seed: int) -> list[int]:
+    """Each event's variant in 0…n−1 (n: ``notes.variants``): a stable hash of the seed, the
+    event's source and cue, its note key and how many notes of that key the source sounded
+    before in that cue. Not the event's place in the performance: an edit of another cue
+    (a step made longer, an event more) or a cut at the rite's sections leaves it as it was,
+    so the notes it picks are still those kept on disk (``diskcache``)."""
+    out: list[int] = []
+    seen: dict[tuple, int] = {}
+    counts: dict[str, int] = {}
+    for event in performance.events:
+        n = counts.get(event.source)
+        if n is None:
+            n = counts[event.source] = notes.variants(performance.sources[event.source])
+        if n == 1:  # nothing to pick (a voice: one rendering)
+            out.append(0)
+            continue
+        key = notes.key(event, performance.sources[event.source])
+        own = (event.source, event.cue, key)
+        nth = seen[own] = seen.get(own, -1) + 1
+        out.append(stable_ints(seed, event.source, event.cue, key, nth)[0] % n)
+    return out
 
 
 def note_key(event: Event, source: Source, *, performer: str | None = None) -> tuple:
