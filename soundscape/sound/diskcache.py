@@ -10,7 +10,8 @@ remade notes (the float32 samples themselves).
 Where: ``$SOUNDSCAPE_CACHE_DIR`` if set, else the user's cache folder
 (``$XDG_CACHE_HOME/soundscape``, ``~/.cache/soundscape``; ``~/Library/Caches`` on macOS,
 ``%LOCALAPPDATA%`` on Windows), subfolder ``notes/``. How big: ``$SOUNDSCAPE_CACHE``, a size
-(``2G``, ``500M``; default 2 GiB), or ``off``; the least recently used entries go first.
+(``8G``, ``500M``; default 8 GiB: a whole rite's notes fit), or ``off``; the least recently
+used entries go first.
 
 Files are untrusted: each is a small header (magic, the entry's own digest, its length,
 a BLAKE2b checksum of the samples) and the raw float32 samples; nothing is unpickled, and
@@ -45,7 +46,7 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_ENV", "DEFAULT_BYTES", "NoteStore", "cache_ro
 CACHE_ENV = "SOUNDSCAPE_CACHE"
 #: The cache's folder instead of the user's cache folder (the tests point it elsewhere).
 CACHE_DIR_ENV = "SOUNDSCAPE_CACHE_DIR"
-DEFAULT_BYTES = 2 << 30
+DEFAULT_BYTES = 8 << 30
 #: Header: magic, digest of the entry's name (16 bytes), sample count, checksum (16 bytes).
 _MAGIC = b"SSNOTE1\0"
 _HEADER = struct.Struct("<8s16sQ16s")
