@@ -11,6 +11,8 @@ Copies the cue sheet and makes one step take another action (by default step ``s
 3. **cold**: the edited sheet, into another empty cache;
 4. **uncached**: the edited sheet with ``--no-cache`` (what a render cost before the cache).
 
+``--quick`` runs 1 and 2 only (a whole rite: two renders, not four).
+
 Prints each run's wall and CPU time (the render and its helper) and the notes read and
 made, the ratio warm/cold, and whether the warm and cold WAVs are the same bytes (they
 must be). ``--profile FILE`` writes a cProfile of the warm run's main process::
@@ -83,15 +85,24 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, default=None,
                         help="cProfile of the warm run's main process")
     parser.add_argument("--skip-uncached", action="store_true")
+    parser.add_argument("--quick", action="store_true",
+                        help="prime and warm only: the ratio warm/prime (a whole rite in two "
+                             "renders; no byte check)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep the warm cache in this folder (reused if it exists)")
     args = parser.parse_args()
     span = ["--from", args.first, "--to", args.last]
     with tempfile.TemporaryDirectory(prefix="bench-edit-") as folder:
         tmp = Path(folder)
         sheet = ROOT / "cues" / "dashe.toml"
         edited = edited_sheet(sheet, args.step, args.action, tmp / "edited.toml")
-        warm_cache, cold_cache = tmp / "warm", tmp / "cold"
-        run("prime", sheet, tmp / "prime.wav", warm_cache, span)
+        warm_cache, cold_cache = args.keep or tmp / "warm", tmp / "cold"
+        prime = run("prime", sheet, tmp / "prime.wav", warm_cache, span)
         warm = run("warm", edited, tmp / "warm.wav", warm_cache, span, args.profile)
+        if args.quick:
+            print(f"warm after editing {args.step} to {args.action} / prime: wall "
+                  f"{warm['wall'] / prime['wall']:.3f}, cpu {warm['cpu'] / prime['cpu']:.3f}")
+            return
         cold = run("cold", edited, tmp / "cold.wav", cold_cache, span)
         if not args.skip_uncached:
             run("uncached", edited, tmp / "uncached.wav", None, span)
