@@ -73,6 +73,7 @@ class SynthVoice:
         self.seed = 0
         self.store = None  # the disk cache of its sung lines (set by ``DryNotes``)
         self._files: dict[str, str] = {}
+        self._instrument_of: dict[str, str] = {}  # source id → instrument id, once bound
 
     def bind(self, performance, seed: int) -> SynthVoice:
         """This voice for one render of ``performance``: a singer's legato notes are made
@@ -82,6 +83,7 @@ class SynthVoice:
 
         bound = SynthVoice(self.reference_db, self.bells)
         bound.seed = seed
+        bound._instrument_of = {id_: s.instrument for id_, s in performance.sources.items()}
         bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
         return bound
 
@@ -121,8 +123,7 @@ class SynthVoice:
 
         instrument = self._instrument(source.instrument)
         whole = self.lines.key(line[0])[:4]  # the line, not the event's place in it
-        name = None if self.store is None else self.store.name(
-            "line", self.stored_as(source, whole), sample_rate, self.seed, whole)
+        name = self.line_name(whole, sample_rate)
         kept = None if name is None else self.store.get(name)
         if kept is not None:
             return kept.astype(float)  # stored as made (float32 · level, below)
@@ -136,21 +137,32 @@ class SynthVoice:
             self.store.put(name, audio)
         return audio.astype(float)
 
-    def stored_as(self, source: Source, key: tuple) -> tuple | None:
-        """What a note of ``key`` depends on besides its key, rate, seed and variant: the
-        instrument file's contents (and any sample file it names), this voice's level and
-        bells; None for a sung line's part (its line is kept whole: a part's bounds fall
-        on the render's sample grid)."""
-        if key[:1] == ("line",) and len(key) > 4:
+    def stored_as(self, key: tuple) -> tuple | None:
+        """What a note of ``key`` depends on besides its key, rate, seed and variant (its
+        instrument: the key's first item); None for a sung line's part (its line is kept
+        whole: a part's bounds fall on the render's sample grid)."""
+        return None if key[:1] == ("line",) else self._voicing(key[0])
+
+    def line_name(self, key: tuple, sample_rate: int) -> str | None:
+        """The disk cache's name of the sung line that a part's ``key`` is cut from (None:
+        no store, or not a line's part)."""
+        if self.store is None or key[:1] != ("line",):
             return None
-        found = self._files.get(source.instrument)
+        whole = key[:4]
+        return self.store.name("line", self._voicing(self._instrument_of[key[1]]),
+                               sample_rate, self.seed, whole)
+
+    def _voicing(self, instrument_id: str) -> tuple:
+        """The instrument file's contents (and any sample file it names), this voice's
+        level and bells."""
+        found = self._files.get(instrument_id)
         if found is None:
-            instrument = self._instrument(source.instrument)
+            instrument = self._instrument(instrument_id)
             digest = hashlib.blake2b(Path(instrument.path).read_bytes(), digest_size=16)
             for file in sorted(_files_named(instrument.raw_params)):
                 digest.update(Path(file).read_bytes())
-            found = self._files[source.instrument] = digest.hexdigest()
-        return (source.instrument, found, float(self.reference_db), self.bells)
+            found = self._files[instrument_id] = digest.hexdigest()
+        return (instrument_id, found, float(self.reference_db), self.bells)
 
     def keeps(self, key: tuple) -> bool:
         """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and
@@ -360,7 +372,7 @@ class DryNotes:
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
         if mono is None:
-            name = self._stored_as(source, key, variant)
+            name = self._stored_as(key, variant)
             mono = None if name is None else self.store.get(name)
             if mono is None:
                 rng = np.random.default_rng(stable_ints(self.seed, key, variant))
@@ -374,15 +386,27 @@ class DryNotes:
         return mono
 
 
-    def _stored_as(self, source: Source, key: tuple, variant: int) -> str | None:
+    def _stored_as(self, key: tuple, variant: int) -> str | None:
         """The note's name on disk (None: not kept there): the voice's own account of what
         it depends on besides the key, the rate, the seed and the variant."""
         own = getattr(self.voice, "stored_as", None)
         if self.store is None or own is None:
             return None
-        voicing = own(source, key)
+        voicing = own(key)
         return None if voicing is None else self.store.name(
             "note", voicing, self.sample_rate, self.seed, key, variant)
+
+    def on_disk(self, key: tuple, variant: int) -> bool:
+        """Whether the note of ``key`` and ``variant`` can be read from disk (a sung line's
+        part: when its line can): then the main process reads it itself, cheaper than a
+        helper reading it and sending it down a pipe."""
+        if self.store is None:
+            return False
+        name = self._stored_as(key, variant)
+        if name is None:
+            line = getattr(self.voice, "line_name", None)
+            name = None if line is None else line(key, self.sample_rate)
+        return name is not None and self.store.has(name)
 
 
 def _trim_tail(mono: np.ndarray) -> np.ndarray:

@@ -212,3 +212,25 @@ def test_a_render_after_an_edit_reads_the_rest_and_gives_the_cold_bytes(tmp_path
     assert np.array_equal(from_warm, _render(edited, None))
     assert remade == 2  # the pluck made longer, the new one; the rest moved, and is kept
     assert read == cold.stats["writes"] - 2
+
+
+def test_render_reads_its_notes_back_and_no_cache_leaves_it_alone(tmp_path, soundscape_cli,
+                                                                  monkeypatch):
+    from tests.sound.test_render import _sequence_once
+
+    _sequence_once(monkeypatch)  # s10, sequenced once
+    monkeypatch.setenv(diskcache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    lines = []
+    for name in ("cold", "warm"):
+        code, err = soundscape_cli("render", "--jobs", "2", "-o", f"{name}.wav", cwd=tmp_path)
+        assert code == 0, err
+        lines.append(next(line for line in err.splitlines() if line.startswith("note cache")))
+    made = int(lines[0].split(" made")[0].rsplit(" ", 1)[1])
+    read = int(lines[1].split(" notes read")[0].rsplit(" ", 1)[1])
+    assert made > 10 and read >= made and lines[1].endswith(", 0 made (0 kept)")
+    assert (tmp_path / "cold.wav").read_bytes() == (tmp_path / "warm.wav").read_bytes()
+    monkeypatch.setenv(diskcache.CACHE_DIR_ENV, str(tmp_path / "other"))
+    code, err = soundscape_cli("render", "--no-cache", "-o", "none.wav", cwd=tmp_path)
+    assert code == 0 and "note cache" not in err
+    assert not (tmp_path / "other").exists()
+    assert (tmp_path / "none.wav").read_bytes() == (tmp_path / "cold.wav").read_bytes()
