@@ -259,13 +259,9 @@ class Buses:
         return bus.rate, lined, (key[:2] if lined else key)
 
     def cached(self, key: tuple) -> bool:
-        """Whether the note of ``key`` is kept: in memory, or a lined note on disk (read by
-        the main process: through the helper it cost more in its pipes than the read)."""
         rate, lined, own = key
         heard = self.by_rate[rate].heard
-        if not lined:
-            return own in heard.cache
-        return own in heard.dry_notes.cache or heard.dry_notes.on_disk(*own)
+        return own in (heard.dry_notes.cache if lined else heard.cache)
 
     def compute(self, index: int) -> np.ndarray | HeardNote | None:
         """Event ``index``'s dry note (lined) or heard note; None if silent."""

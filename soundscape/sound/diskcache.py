@@ -202,11 +202,6 @@ class NoteStore:
         self._count(0)
         return mono
 
-    def has(self, name: str) -> bool:
-        """Whether an entry ``name`` is on disk now (it may still be evicted, or not check
-        out, before it is read)."""
-        return self._path(name).is_file()
-
     def put(self, name: str, mono: np.ndarray) -> None:
         """Keep ``mono`` (1-D float32) under ``name``: written beside it, then renamed into
         place. A failure to write (disk full, read-only) only loses the entry."""

@@ -396,17 +396,6 @@ class DryNotes:
         return None if voicing is None else self.store.name(
             "note", voicing, self.sample_rate, self.seed, key, variant)
 
-    def on_disk(self, key: tuple, variant: int) -> bool:
-        """Whether the note of ``key`` and ``variant`` can be read from disk (a sung line's
-        part: when its line can): then the main process reads it itself, cheaper than a
-        helper reading it and sending it down a pipe."""
-        if self.store is None:
-            return False
-        name = self._stored_as(key, variant)
-        if name is None:
-            line = getattr(self.voice, "line_name", None)
-            name = None if line is None else line(key, self.sample_rate)
-        return name is not None and self.store.has(name)
 
 
 def _trim_tail(mono: np.ndarray) -> np.ndarray:
