@@ -123,7 +123,7 @@ class SynthVoice:
 
         instrument = self._instrument(source.instrument)
         whole = self.lines.key(line[0])[:4]  # the line, not the event's place in it
-        name = self.line_name(whole, sample_rate)
+        name = self._line_name(whole, sample_rate)
         kept = None if name is None else self.store.get(name)
         if kept is not None:
             return kept.astype(float)  # stored as made (float32 · level, below)
@@ -143,7 +143,7 @@ class SynthVoice:
         whole: a part's bounds fall on the render's sample grid)."""
         return None if key[:1] == ("line",) else self._voicing(key[0])
 
-    def line_name(self, key: tuple, sample_rate: int) -> str | None:
+    def _line_name(self, key: tuple, sample_rate: int) -> str | None:
         """The disk cache's name of the sung line that a part's ``key`` is cut from (None:
         no store, or not a line's part)."""
         if self.store is None or key[:1] != ("line",):
