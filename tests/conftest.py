@@ -1,8 +1,22 @@
 """Fixtures shared by the test modules."""
 
+import os
 import sys
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _note_cache_of_its_own(tmp_path_factory):
+    """The disk cache of notes (``soundscape.sound.diskcache``) in the session's own folder:
+    the suite never reads or fills the user's (child processes inherit it)."""
+    before = os.environ.get("SOUNDSCAPE_CACHE_DIR")
+    os.environ["SOUNDSCAPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("note-cache"))
+    yield
+    if before is None:
+        os.environ.pop("SOUNDSCAPE_CACHE_DIR", None)
+    else:
+        os.environ["SOUNDSCAPE_CACHE_DIR"] = before
 
 
 def problems(err: str) -> list[str]:

@@ -67,6 +67,8 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @court_option
 @click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the disk cache of "
+              "notes (same bytes; $SOUNDSCAPE_CACHE=off does the same; docs/render.md).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/dashe.<format>, or output/ID.<format> "
@@ -78,11 +80,11 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
             facing: str | None, walk: Path | None, layout: str, file_format: str | None,
             bits: str,
             rate: str, target_lufs: float, no_reflections: bool, court: str, jobs: int,
-            quiet: bool, out: Path | None, bells: str) -> None:
+            no_cache: bool, quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
     from soundscape.output import midi
-    from soundscape.sound import render
+    from soundscape.sound import diskcache, render
     from soundscape.sound.staging import Staging
 
     file_format = _format(file_format, out)
@@ -98,8 +100,10 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     if file_format != "midi" and layout != "adm":
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
+    store = None if no_cache or layout == "adm" else diskcache.from_env()
     # kept in the user's cache while its inputs are unchanged (a re-render skips sequencing)
-    performance, _ = sequencing.perform_cached(cues, site=courtyard)
+    performance = (sequencing.perform(cues, site=courtyard) if store is None
+                   else sequencing.perform_cached(cues, site=courtyard)[0])
     name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
     out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
@@ -122,7 +126,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 surroundings=surroundings,
                 voice=render.SynthVoice(surroundings.reference_db, bells=bells),
                 progress=not quiet and terminal, workers=jobs,
-                stage=None if quiet or terminal else stage)
+                stage=None if quiet or terminal else stage, store=store)
     except OSError as error:  # name the output, not the hidden folder it was staged in
         raise OSError(error.errno, error.strerror, str(out)) from None
     written = midi_path if midi_path.exists() else staged.final(midi_path)
@@ -135,6 +139,10 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     say(result.report.text())
     say(f"markers: {staged.final(result.sidecar)}; loudness report: "
         f"{staged.final(result.report_file)}")
+    if store is not None:
+        stats = store.stats
+        say(f"note cache {store.folder}: {stats['hits']} notes read, {stats['misses']} made "
+            f"({stats['writes']} kept)")
 
 
 def _render_adm(*args, **kwargs):

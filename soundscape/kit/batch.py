@@ -83,6 +83,11 @@ class SharedVoice:
         bound.voice = self.voice.bind(performance, seed)
         return bound
 
+    def stored_as(self, key: tuple) -> tuple | None:
+        """What the wrapped voice's note of ``key`` depends on besides the key (the disk
+        cache's name for it: the same notes as ``soundscape render``'s)."""
+        return self.voice.stored_as(key)
+
     def keeps(self, key: tuple) -> bool:
         """Whether the renderer's note cache keeps notes of ``key`` (the wrapped voice's say)."""
         return self.voice.keeps(key)

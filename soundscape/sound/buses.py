@@ -29,7 +29,7 @@ from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.lines import CHUNK, Lines
 from soundscape.sound.mix import Accumulator
-from soundscape.sound.notes import ByteLru, DryNotes, Voice
+from soundscape.sound.notes import ByteLru, DryNotes, Voice, event_variants
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
@@ -207,7 +207,8 @@ class Buses:
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int,
-                 tail: Callable[[tuple[int, ...]], Tail] | None = None) -> None:
+                 tail: Callable[[tuple[int, ...]], Tail] | None = None,
+                 store=None) -> None:
         self.performance = performance
         bind = getattr(voice, "bind", None)
         if bind is not None:  # notes that depend on the events around them: sung lines
@@ -223,13 +224,15 @@ class Buses:
         # listener keeps (those that repeat whole: the long ones); none of the notes that
         # never repeat (the place's: DryNotes.kept)
         kept = ByteLru(cache_bytes)
+        variants = None  # each event's, worked out once for all buses
         for rate in rates:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
+            dry = DryNotes(voice, rate, seed, kept.part(("dry", rate)), store)
+            variants = variants or event_variants(performance, dry, seed)
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
-                               DryNotes(voice, rate, seed, kept.part(("dry", rate))), seed,
-                               kept.part(("heard", rate)))
+                               dry, seed, kept.part(("heard", rate)), variants)
             self.by_rate[rate] = Bus(heard, sample_rate // rate, channels, block_frames)
         self.static = isinstance(listener, Listener)
         self._recurring = _recurring_places(performance)

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import signal
 
 from soundscape.performance import Performance
-from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
+from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, event_variants
 
 __all__ = ["dry_strokes", "highest_correlation", "pair_correlations", "share_above"]
 
@@ -29,10 +29,11 @@ def dry_strokes(performance: Performance, indexes: Iterable[int], *, seed: int =
     voice = SynthVoice(bells=bells).bind(performance, seed)  # where each stroke lands
     notes = DryNotes(voice, sample_rate, seed, ByteLru(256 << 20))
     out = []
+    variants = event_variants(performance, notes, seed)
     for index in indexes:
         event = performance.events[index]
         source = performance.sources[event.source]
-        variant = stable_ints(seed, index)[0] % notes.variants(source)
+        variant = variants[index]
         out.append(np.asarray(notes(event, source, notes.key(event, source), variant),
                               dtype=float))
     return out

@@ -3,7 +3,8 @@
 Notes repeat (four 瑟 in unison, a song sung three times, drum strokes of one
 velocity), so they are cached. A note is keyed by its instrument, pitch,
 velocity, duration, articulation and lyric (``note_key``), plus a *variant* in
-0…n−1 picked by a stable hash of (seed, event index), n the instrument file's
+0…n−1 picked by a stable hash of (seed, source, cue, key, its count in the cue:
+``event_variants``), n the instrument file's
 ``renderings`` (``VARIANTS`` if it gives none; ``"each"``: ``EACH``, 2³², so every
 event is its own rendering: no two strokes of a drum, bell or stone alike), and each
 variant's generator is seeded by a stable hash of (seed, key, variant): repeats
@@ -17,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,10 +28,11 @@ from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
 
 if TYPE_CHECKING:
+    from soundscape.sound.diskcache import NoteStore
     from soundscape.sound.sung import SungLines
 
 __all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "LruPart", "SynthVoice",
-           "Voice", "note_key", "stable_ints"]
+           "Voice", "event_variants", "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -79,6 +82,9 @@ class SynthVoice:
         self.lines: SungLines | None = None  # the performance's sung lines (``bind``)
         self.places: dict[tuple[str, float], tuple[float, float]] = {}  # strokes' points
         self.seed = 0
+        self.store: NoteStore | None = None  # the disk cache of its sung lines (DryNotes)
+        self._files: dict[str, str] = {}
+        self._instrument_of: dict[str, str] = {}  # source id → instrument id, once bound
 
     def bind(self, performance, seed: int) -> SynthVoice:
         """This voice for one render of ``performance``: a singer's legato notes are made
@@ -89,6 +95,7 @@ class SynthVoice:
         bound = SynthVoice(self.reference_db, self.bells)
         bound._instruments = self._instruments  # loaded once (the lines' test loads them)
         bound.seed = seed
+        bound._instrument_of = {id_: s.instrument for id_, s in performance.sources.items()}
         bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
         bound.places = self._places(performance, seed)
         return bound
@@ -148,18 +155,55 @@ class SynthVoice:
 
     def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
         """A sung line, mono from its first onset, at 1 m (seeded by the render's seed, the
-        singer and the line's onset and notes: each 終 and each singer sings it anew)."""
+        singer, the line's cue, its place among his lines there, and its notes: each 終 and
+        each singer sings it anew; kept on disk whole when there is a ``store``)."""
         from soundscape.sound import synth
         from soundscape.sound.synth import sung_line
 
         instrument = self._instrument(source.instrument)
         lines = self.lines
         assert lines is not None, "a sung line is made by a bound voice (``bind``)"
-        rng = np.random.default_rng(stable_ints(self.seed, lines.key(line[0])[:4]))
+        whole = lines.key(line[0])[:4]  # the line, not the event's place in it
+        name = self._line_name(whole, sample_rate)
+        kept = None if name is None or self.store is None else self.store.get(name)
+        if kept is not None:
+            return kept.astype(float)  # stored as made (float32 · level, below)
+        rng = np.random.default_rng(stable_ints(self.seed, whole))
         audio = sung_line.render_line(instrument.params, lines.notes(line),
                                       sample_rate=sample_rate, rng=rng, performer=source.id)
         audio = synth.without_infrasound(audio, sample_rate)
-        return audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        audio = (audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+                 ).astype(np.float32)
+        if name is not None and self.store is not None:
+            self.store.put(name, audio)
+        return audio.astype(float)
+
+    def stored_as(self, key: tuple) -> tuple | None:
+        """What a note of ``key`` depends on besides its key, rate, seed and variant (its
+        instrument: the key's first item); None for a sung line's part (its line is kept
+        whole: a part's bounds fall on the render's sample grid)."""
+        return None if key[:1] == ("line",) else self._voicing(key[0])
+
+    def _line_name(self, key: tuple, sample_rate: int) -> str | None:
+        """The disk cache's name of the sung line that a part's ``key`` is cut from (None:
+        no store, or not a line's part)."""
+        if self.store is None or key[:1] != ("line",):
+            return None
+        whole = key[:4]
+        return self.store.name("line", self._voicing(self._instrument_of[key[1]]),
+                               sample_rate, self.seed, whole)
+
+    def _voicing(self, instrument_id: str) -> tuple:
+        """The instrument file's contents (and any sample file it names), this voice's
+        level and bells."""
+        found = self._files.get(instrument_id)
+        if found is None:
+            instrument = self._instrument(instrument_id)
+            digest = hashlib.blake2b(Path(instrument.path).read_bytes(), digest_size=16)
+            for file in sorted(_files_named(instrument.raw_params)):
+                digest.update(Path(file).read_bytes())
+            found = self._files[instrument_id] = digest.hexdigest()
+        return (instrument_id, found, float(self.reference_db), self.bells)
 
     def keeps(self, key: tuple) -> bool:
         """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and
@@ -179,6 +223,9 @@ class SynthVoice:
                        performer=source.id if self._by_performer(source.instrument) else None)
         if event.articulation == "call":  # a call is shouted anew: one of CALL_TAKES takes
             key = (*key, "take", stable_ints(self.seed, event.source, event.time)[0] % CALL_TAKES)
+        place = self.places.get((event.source, event.time))
+        if place is not None:  # where the stroke lands (it moves when strokes are added
+            key = (*key, "place", place)  # before it: the disk cache must not keep the old)
         return key
 
     def variants(self, source: Source) -> int:
@@ -226,6 +273,16 @@ class SynthVoice:
             self._by_performer_cache[instrument_id] = (
                 "performer" in inspect.signature(module.render).parameters)
         return self._by_performer_cache[instrument_id]
+
+
+def _files_named(params) -> list[str]:
+    """The files an instrument's ``[params]`` name (its samples: key ``file``, at any depth)."""
+    if isinstance(params, Mapping):
+        return [found for key, value in params.items()
+                for found in ([str(value)] if key == "file" else _files_named(value))]
+    if isinstance(params, list | tuple):
+        return [found for value in params for found in _files_named(value)]
+    return []
 
 
 class ByteLru:
@@ -291,6 +348,29 @@ def stable_ints(*parts: object) -> list[int]:
     return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
 
 
+def event_variants(performance, notes: DryNotes, seed: int) -> list[int]:
+    """Each event's variant in 0…n−1 (n: ``notes.variants``): a stable hash of the seed, the
+    event's source and cue, its note key and how many notes of that key the source sounded
+    before in that cue. Not the event's place in the performance: an edit of another cue
+    (a step made longer, an event more) or a cut at the rite's sections leaves it as it was,
+    so the notes it picks are still those kept on disk (``diskcache``)."""
+    out: list[int] = []
+    seen: dict[tuple, int] = {}
+    counts: dict[str, int] = {}
+    for event in performance.events:
+        n = counts.get(event.source)
+        if n is None:
+            n = counts[event.source] = notes.variants(performance.sources[event.source])
+        if n == 1:  # nothing to pick (a voice: one rendering)
+            out.append(0)
+            continue
+        key = notes.key(event, performance.sources[event.source])
+        own = (event.source, event.cue, key)
+        nth = seen[own] = seen.get(own, -1) + 1
+        out.append(stable_ints(seed, event.source, event.cue, key, nth)[0] % n)
+    return out
+
+
 def note_key(event: Event, source: Source, *, performer: str | None = None) -> tuple:
     """What a note's dry sound depends on (see ``Voice``): the instrument, not which of
     its players (four 瑟 in unison share their renderings; where they stand is in the
@@ -302,14 +382,22 @@ def note_key(event: Event, source: Source, *, performer: str | None = None) -> t
 
 
 class DryNotes:
-    """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant."""
+    """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant.
+
+    With a ``store`` (``diskcache.NoteStore``) a note the memory cache lacks is read from
+    disk, and a note made is written there, when the voice can name everything it depends
+    on (``stored_as``: a ``SynthVoice``'s notes, but not a sung line's parts, whose line
+    it keeps itself)."""
 
     def __init__(self, voice: Voice, sample_rate: int, seed: int,
-                 cache: ByteLru | LruPart) -> None:
+                 cache: ByteLru | LruPart, store=None) -> None:
         self.voice = voice
         self.sample_rate = sample_rate
         self.seed = seed
         self.cache = cache
+        self.store = store
+        if store is not None and hasattr(voice, "store"):
+            voice.store = store  # the voice keeps its sung lines there
 
     def key(self, event: Event, source: Source) -> tuple:
         """The voice's key of this note (``note_key`` unless the voice has its own)."""
@@ -331,13 +419,30 @@ class DryNotes:
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
         mono = self.cache.get((key, variant))
         if mono is None:
-            rng = np.random.default_rng(stable_ints(self.seed, key, variant))
-            raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate, rng=rng),
-                             dtype=float)
-            mono = _trim_tail(raw).astype(np.float32)
+            name = self._stored_as(key, variant)
+            mono = None if name is None else self.store.get(name)
+            if mono is None:
+                rng = np.random.default_rng(stable_ints(self.seed, key, variant))
+                raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate,
+                                            rng=rng), dtype=float)
+                mono = _trim_tail(raw).astype(np.float32)
+                if name is not None:
+                    self.store.put(name, mono)
             if self.keeps(key):
                 self.cache.put((key, variant), mono, mono.nbytes)
         return mono
+
+
+    def _stored_as(self, key: tuple, variant: int) -> str | None:
+        """The note's name on disk (None: not kept there): the voice's own account of what
+        it depends on besides the key, the rate, the seed and the variant."""
+        own = getattr(self.voice, "stored_as", None)
+        if self.store is None or own is None:
+            return None
+        voicing = own(key)
+        return None if voicing is None else self.store.name(
+            "note", voicing, self.sample_rate, self.seed, key, variant)
+
 
 
 def _trim_tail(mono: np.ndarray) -> np.ndarray:

@@ -48,6 +48,7 @@ from soundscape.sound.audiofile import (
     write_sidecar,
 )
 from soundscape.sound.buses import Buses
+from soundscape.sound.diskcache import NoteStore, from_env
 from soundscape.sound.helper import NoteHelper
 from soundscape.sound.loudness import LoudnessReport
 from soundscape.sound.mastering import Mastering, master, measurement
@@ -69,8 +70,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
                   stem_of: Callable[[Source], str] | None = None,
-                  tail: Callable[[tuple[int, ...]], Tail] | None = None
-                  ) -> Generator[np.ndarray, None, None]:
+                  tail: Callable[[tuple[int, ...]], Tail] | None = None,
+                  store: NoteStore | None = None) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
     Parameters
@@ -103,12 +104,16 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     workers : int >= 1
         2: a forked helper process computes upcoming notes (same output, faster
         on two cores; the voice then also runs in the helper).
+    store : NoteStore or None
+        The disk cache of dry notes (``soundscape.sound.diskcache``; same output); None:
+        none.
     """
     width = len(panner.channels)
     columns = {name: i * width for i, name in enumerate(stems)}
     buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
                   sample_rate=sample_rate, seed=seed, voice=voice, cache_bytes=cache_bytes,
-                  channels=width * max(1, len(stems)), block_frames=block_frames, tail=tail)
+                  channels=width * max(1, len(stems)), block_frames=block_frames, tail=tail,
+                  store=store)
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
     helper = None
@@ -184,8 +189,8 @@ def render_audio(performance: Performance, path: str | Path, *,
                  surroundings: Surroundings | None = None, file_format: str = "wav",
                  bits: str = "24", target_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
                  block_s: float = 1.0, progress: bool = False, workers: int = 1,
-                 stage: Callable[[str], contextlib.AbstractContextManager] | None = None
-                 ) -> RenderResult:
+                 stage: Callable[[str], contextlib.AbstractContextManager] | None = None,
+                 store: NoteStore | str | None = "env") -> RenderResult:
     """Render a Performance heard by ``listener`` to ``path``, loudness-normalised.
 
     All its files (audio, stems, markers, loudness report) are written in a staging
@@ -226,7 +231,13 @@ def render_audio(performance: Performance, path: str | Path, *,
     stage : callable or None
         ``stage(text)`` → a context manager around each pass, for a log line per stage
         where there is no terminal for the bars.
+    store : NoteStore, None or "env"
+        The disk cache of dry notes (same bytes, faster when notes are already there):
+        ``"env"`` as ``$SOUNDSCAPE_CACHE`` says (``diskcache.from_env``; docs/render.md),
+        None for none.
     """
+    if isinstance(store, str) and store != "env":
+        raise RenderError(f"store={store!r}, accepted: a NoteStore, None or 'env'")
     _check_numbers(sample_rate=sample_rate, target_lufs=target_lufs,
                    ceiling_dbtp=ceiling_dbtp, block_s=block_s)
     if file_format not in FORMATS:
@@ -263,7 +274,8 @@ def render_audio(performance: Performance, path: str | Path, *,
                                    sample_rate=sample_rate, seed=seed,
                                    voice=voice or SynthVoice(surroundings.reference_db),
                                    surroundings=surroundings, block_frames=block_frames,
-                                   stems=stems, progress=progress, workers=workers)
+                                   stems=stems, progress=progress, workers=workers,
+                                   store=from_env() if isinstance(store, str) else store)
             report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
             sidecar = write_sidecar(staged.folder / path.name, cues, sample_rate=sample_rate)
             report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(

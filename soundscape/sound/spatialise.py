@@ -27,7 +27,7 @@ import scipy.fft
 
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.notes import ByteLru, DryNotes, LruPart, stable_ints
+from soundscape.sound.notes import ByteLru, DryNotes, LruPart, event_variants
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
@@ -199,7 +199,7 @@ class HeardNotes:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath,
                  spatialiser: Spatialiser, dry_notes: DryNotes, seed: int,
-                 cache: ByteLru | LruPart) -> None:
+                 cache: ByteLru | LruPart, variants: list[int] | None = None) -> None:
         self.performance = performance
         self.listener = listener
         self.spatialiser = spatialiser
@@ -208,6 +208,7 @@ class HeardNotes:
         self.static = isinstance(listener, Listener)
         self.cache = cache if self.static else ByteLru(0)  # a walker hears nothing twice
         self._keys: dict[int, tuple] = {}
+        self._variants = variants  # each event's (``notes.event_variants``), made when first asked
 
     def key(self, index: int) -> tuple:
         """What event ``index``'s heard note depends on: note key, variant, source point,
@@ -223,7 +224,9 @@ class HeardNotes:
     def _key(self, index: int) -> tuple:
         event = self.performance.events[index]
         source = self.performance.sources[event.source]
-        variant = stable_ints(self.seed, index)[0] % self.dry_notes.variants(source)
+        if self._variants is None:
+            self._variants = event_variants(self.performance, self.dry_notes, self.seed)
+        variant = self._variants[index]
         point = tuple(float(v) for v in (event.position or source.position_at(event.time)))
         return (self.dry_notes.key(event, source), variant, point, source.struck_face)
 

@@ -10,9 +10,11 @@ start, which fades in as much (the two add up to the line exactly; a walking lis
 hears each part from where he stands at its onset, hears no click at the seams). So every
 sample still belongs to the event (and cue) that caused it.
 
-A line is made once (its few latest are kept) and seeded by the render's seed, the singer and
-the line's onset on the whole rite's clock: each 終, each singer, a new performance, and a
-part of the rite (``Performance.between``) sings it as the whole rite does.
+A line is made once (its few latest are kept) and seeded by the render's seed, the singer,
+the line's cue and which of the singer's lines in that cue it is (and its notes): each 終,
+each singer, a new performance; a part of the rite cut at its sections
+(``Performance.between``) sings it as the whole rite does, and so does a rite whose other
+cues were edited (a line moved in time is the same line: the disk cache keeps it).
 """
 
 from __future__ import annotations
@@ -63,9 +65,14 @@ class SungLines:
                 line.append(event)
             self._add(line)
         self._made: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        # where this clock's 0 stands on the whole rite's: a part of the rite sings its lines
-        # as the whole does (the line's seed is its onset on the rite's clock)
-        self.offset = float(performance.info.offset) if performance.info else 0.0
+        # which of its singer's lines in its cue each line is: with the cue, what tells the
+        # lines (each 終) apart, and the same wherever the cue falls on the clock
+        self._nth: list[int] = []
+        seen: dict[tuple[str, str], int] = {}
+        for made in self.lines:
+            own = (made[0].source, made[0].cue)
+            self._nth.append(seen.get(own, 0))
+            seen[own] = self._nth[-1] + 1
 
     def _add(self, line: list[Event]) -> None:
         for k, event in enumerate(line):
@@ -83,7 +90,7 @@ class SungLines:
         start = line[0].time
         notes = tuple((round(e.time - start, 9), float(e.duration), float(_hz(e)),
                        float(e.velocity), e.phones or e.lyric) for e in line)
-        return ("line", event.source, round(start + self.offset, 6), notes, k)
+        return ("line", event.source, (line[0].cue, self._nth[number]), notes, k)
 
     @staticmethod
     def notes(line: tuple[Event, ...]) -> list[SungNote]:

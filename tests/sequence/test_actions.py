@@ -95,15 +95,16 @@ def test_the_bed_heard_through_the_render_never_repeats(rite):
     under 0.05 at every lag of 1-300 s (the old bed: 0.33-0.41 at 26, 52, 78 s)."""
     import numpy as np
 
-    from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
+    from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, event_variants
 
     rate, stop = 16000, 400.0
     notes = DryNotes(SynthVoice(), rate, 7, ByteLru(256 << 20))
+    variants = event_variants(rite, notes, 7)
     mix = np.zeros(round((stop + 10) * rate))
     for index, event in enumerate(rite.events):
         if event.source in ("place.bed.0", "place.bed.1") and event.time < stop:
             source = rite.sources[event.source]
-            variant = stable_ints(7, index)[0] % notes.variants(source)
+            variant = variants[index]
             mono = notes(event, source, notes.key(event, source), variant)
             at = round(event.time * rate)
             mix[at:at + mono.size] += mono[:mix.size - at]

@@ -82,17 +82,18 @@ def test_every_one_shot_class_of_the_rite_sounds_16_renderings_or_more():
     makes (note keys × the variants their events pick): at least 16 in every class of 32
     strokes or more, and 16 to pick from in every class of 16 or more (before: 172 bow
     releases were 3 sounds, 117 tally sounds 9)."""
-    from soundscape.sound.notes import stable_ints
+    from soundscape.sound.notes import ByteLru, DryNotes, event_variants
 
     performance = whole_rite()
     voice = SynthVoice()
+    variants = event_variants(performance, DryNotes(voice, 48000, 0, ByteLru(0)), 0)
     kinds: dict[tuple[str, str], set] = {}
     counts: dict[tuple[str, str], int] = {}
     for index, event in enumerate(performance.events):
         source = performance.sources[event.source]
         if source.instrument not in ONE_SHOTS:
             continue
-        variant = stable_ints(0, index)[0] % voice.variants(source)
+        variant = variants[index]
         group = (source.instrument, event.articulation)
         kinds.setdefault(group, set()).add((voice.key(event, source), variant))
         counts[group] = counts.get(group, 0) + 1

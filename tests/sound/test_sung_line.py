@@ -172,11 +172,11 @@ def test_a_lines_parts_add_up_to_the_line_exactly():
 def test_the_bound_voice_sings_each_zhong_anew_and_a_part_of_the_rite_as_the_whole():
     from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice
 
-    def line(at):
+    def line(at, cue="luming"):
         return [Event(at + k, 1.0, "gong.dashi", Pitch("黃鍾", 0, 196.0 * 2 ** (k / 12)), 0.7,
-                      "sing", "luming", None, "呦", phones="j ə w") for k in range(3)]
+                      "sing", cue, None, "呦", phones="j ə w") for k in range(3)]
 
-    whole = performance_of(line(2.0) + line(20.0))
+    whole = performance_of(line(2.0) + line(20.0) + line(40.0, "simu"))
 
     def sung(performance, first):
         dry = DryNotes(SynthVoice().bind(performance, 0), RATE, 0, ByteLru(1 << 26))
@@ -195,5 +195,8 @@ def test_the_bound_voice_sings_each_zhong_anew_and_a_part_of_the_rite_as_the_who
     kept(event, whole.sources[event.source], kept.key(event, whole.sources[event.source]), 0)
     assert kept.cache.size == 0  # a line's part is never made again: not kept
     assert np.corrcoef(one, two)[0, 1] < 0.9  # the same line, sung again: a new performance
-    part = whole.between(15.0, 40.0)
-    assert np.array_equal(sung(part, 5.0), two)  # a part of the rite sings it as the whole does
+    # a part of the rite cut between its cues sings as the whole does, and so does a rite
+    # whose earlier cues were edited (the line later: the same line, the same performance)
+    assert np.array_equal(sung(whole.between(35.0, 60.0), 5.0), sung(whole, 40.0))
+    later = performance_of(line(2.0) + line(20.0) + line(41.5, "simu"))
+    assert np.array_equal(sung(later, 41.5), sung(whole, 40.0))

@@ -1,0 +1,310 @@
+"""The disk cache: dry notes kept between renders, so a render after an edit remakes only
+what the edit changed.
+
+A dry note (``notes.DryNotes``) is a pure function of its model's code, its instrument file,
+the event fields of its key (``notes.note_key``), the rate, the seed and the variant: the
+same in every render that asks for it. So it is kept on disk under a digest of all of
+those (``NoteStore.name``) and read back instead of remade. Entries are bit-identical to
+remade notes (the float32 samples themselves).
+
+Where: ``$SOUNDSCAPE_CACHE_DIR`` if set, else the user's cache folder
+(``$XDG_CACHE_HOME/soundscape``, ``~/.cache/soundscape``; ``~/Library/Caches`` on macOS,
+``%LOCALAPPDATA%`` on Windows), subfolder ``notes/``. How big: ``$SOUNDSCAPE_CACHE``, a size
+(``8G``, ``500M``; default 8 GiB: a whole rite's notes fit), or ``off``; the least recently
+used entries go first.
+
+Files are untrusted: each is a small header (magic, the entry's own digest, its length,
+a CRC-32 of the samples) and the raw float32 samples; nothing is unpickled, and
+a file that does not check out is a miss (and removed). Two renders may share the folder:
+an entry is written to a temporary file in its own folder and renamed into place (the
+same bits whoever writes it), a reader takes a file vanishing under it as a miss, and
+eviction runs under an exclusive lock (``.lock``). A hit touches the file's mtime: the
+order of use that eviction follows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import re
+import struct
+import sys
+import tempfile
+import zlib
+from multiprocessing.sharedctypes import RawArray
+from pathlib import Path
+
+import numpy as np
+
+from soundscape.errors import RenderError
+
+__all__ = ["CACHE_DIR_ENV", "CACHE_ENV", "DEFAULT_BYTES", "NoteStore", "cache_root",
+           "code_version", "from_env", "limit_from_env"]
+
+#: ``off``, or the cache's bound as a size (``2G``, ``500M``, ``1048576``).
+CACHE_ENV = "SOUNDSCAPE_CACHE"
+#: The cache's folder instead of the user's cache folder (the tests point it elsewhere).
+CACHE_DIR_ENV = "SOUNDSCAPE_CACHE_DIR"
+DEFAULT_BYTES = 8 << 30
+#: Header: magic, digest of the entry's name (16 bytes), sample count, CRC-32 of the samples
+#: (against a file cut short or damaged; half the time of a BLAKE2b checksum, which took 4 %
+#: of a warm render's busy time).
+_MAGIC = b"SSNOTE2\0"
+_HEADER = struct.Struct("<8s16sQI")
+#: After eviction the cache holds at most this share of its bound (room for a render).
+_LOW_WATER = 0.9
+#: ``from soundscape.x import a, b`` (also in parentheses over lines) and ``import soundscape.x``.
+_FROM = re.compile(r"^\s*from\s+(soundscape[\w.]*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(r"^\s*import\s+(soundscape[\w.]*)", re.M)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: Modules whose source is the notes' code: these and every soundscape module they import.
+_ROOTS = ("soundscape.sound.notes", "soundscape.sound.sung", "soundscape.sound.synth")
+#: Package data only the sequencer or the outputs read (a note is made from its event):
+#: editing them keeps the notes.
+_NOT_NOTES = frozenset({"durations.toml", "sequence.toml", "sections.toml", "derive_rules.toml",
+                        "drum_patterns.toml", "editions.toml", "ensemble.toml",
+                        "midi_programs.toml", "programmes.toml", "rites.toml", "fonts",
+                        "pieces", "speech.toml", "archery.toml", "actions.toml", "site.toml",
+                        "sites", "timeline.toml"})
+
+
+def limit_from_env() -> int | None:
+    """The cache's bound in bytes from ``$SOUNDSCAPE_CACHE`` (None: ``off``)."""
+    text = os.environ.get(CACHE_ENV, "").strip()
+    if not text:
+        return DEFAULT_BYTES
+    if text.lower() in ("off", "0", "no", "false"):
+        return None
+    found = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if found is None:
+        raise RenderError(f"${CACHE_ENV}={text!r}: accepted: off, or a size like 2G, 500M, "
+                          "1048576 (bytes)")
+    return int(float(found[1]) * _UNITS[found[2].upper()])
+
+
+def cache_root() -> Path:
+    """The cache's folder (``notes/`` lies in it): ``$SOUNDSCAPE_CACHE_DIR``, else the user's."""
+    own = os.environ.get(CACHE_DIR_ENV)
+    if own:
+        return Path(own).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "soundscape"
+
+
+def from_env() -> NoteStore | None:
+    """The render's store as the environment says (None when ``$SOUNDSCAPE_CACHE`` is off)."""
+    limit = limit_from_env()
+    return None if limit is None else NoteStore(cache_root() / "notes", limit)
+
+
+@functools.cache
+def code_version() -> str:
+    """The package version and a hash of the notes' code and data: the source of every
+    soundscape module the models, ``notes`` and ``sung`` import (found by reading their
+    imports), and the package data they may read; an edit of any of them makes every
+    entry a miss."""
+    import soundscape
+    from soundscape.resources import data_dir
+
+    digest = hashlib.blake2b(soundscape.__version__.encode(), digest_size=16)
+    for path in _source_files():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    data = data_dir()
+    for path in sorted(data.rglob("*")):
+        if path.is_file() and path.relative_to(data).parts[0] not in _NOT_NOTES:
+            digest.update(str(path.relative_to(data)).encode() + b"\0" + path.read_bytes())
+    return f"{soundscape.__version__}+{digest.hexdigest()}"
+
+
+def _source_files() -> list[Path]:
+    package = Path(__file__).resolve().parents[1]  # soundscape/
+    todo, seen, files = list(_ROOTS), set(), []
+    while todo:
+        module = todo.pop()
+        if module in seen or not module.startswith("soundscape"):
+            continue
+        seen.add(module)
+        parts = module.split(".")[1:]
+        found = [p for p in ((package / Path(*parts)).with_suffix(".py") if parts else None,
+                             package.joinpath(*parts, "__init__.py")) if p and p.is_file()]
+        if not found:
+            continue
+        files.append(found[0])
+        if module in _ROOTS and found[0].name == "__init__.py":  # the models, loaded by name
+            todo += [f"{module}.{p.stem}" for p in found[0].parent.glob("*.py")]
+        text = found[0].read_text(encoding="utf-8")
+        for origin, names in _FROM.findall(text):
+            todo += [origin, *(f"{origin}.{name}" for name in re.findall(r"\w+", names))]
+        todo += _IMPORT.findall(text)
+    return sorted(set(files))
+
+
+class NoteStore:
+    """Dry notes on disk, keyed by name (``name``), bounded in bytes, least recently used
+    evicted. Safe to share between processes (see the module docstring); counts its hits,
+    misses and writes in memory a forked helper shares (``stats``).
+
+    Parameters
+    ----------
+    folder : path
+        Made when first written to.
+    limit_bytes : int >= 0
+        Bound of the files' total size.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], limit_bytes: int) -> None:
+        self.folder = Path(folder)
+        self.limit = int(limit_bytes)
+        self._owner = os.getpid()
+        # hits, misses, writes: one row per process (this one's, a forked helper's)
+        self._counts = RawArray("q", 6)
+        self._size: int | None = None  # bytes on disk when last scanned, plus those written
+
+    # Names ----------------------------------------------------------------------
+
+    @staticmethod
+    def name(*parts: object) -> str:
+        """The entry name of a note that depends on ``parts`` (and on ``code_version``):
+        a hex digest of their ``repr`` (stable across runs for numbers, strings, tuples)."""
+        text = repr((code_version(), parts)).encode("utf-8")
+        return hashlib.blake2b(text, digest_size=16).hexdigest()
+
+    def _path(self, name: str) -> Path:
+        return self.folder / name[:2] / f"{name}.note"
+
+    # Reading and writing --------------------------------------------------------
+
+    def get(self, name: str) -> np.ndarray | None:
+        """The note kept under ``name``, or None (absent, vanished, or not what it should
+        be: then it is removed)."""
+        path = self._path(name)
+        try:
+            with open(path, "rb") as file:
+                raw = file.read()
+        except OSError:  # absent, or evicted by another render as we looked
+            self._count(1)
+            return None
+        mono = _decode(raw, name)
+        if mono is None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+            self._count(1)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # used now: the last to be evicted
+        self._count(0)
+        return mono
+
+    def put(self, name: str, mono: np.ndarray) -> None:
+        """Keep ``mono`` (1-D float32) under ``name``: written beside it, then renamed into
+        place. A failure to write (disk full, read-only) only loses the entry."""
+        mono = np.ascontiguousarray(mono, dtype="<f4")
+        if mono.ndim != 1:
+            raise ValueError(f"a note is 1-D, not {mono.shape}")
+        payload = mono.tobytes()
+        header = _HEADER.pack(_MAGIC, bytes.fromhex(name), mono.size, zlib.crc32(payload))
+        path = self._path(name)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "wb") as file:
+                    file.write(header)
+                    file.write(payload)
+                os.replace(tmp, path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        except OSError:
+            return
+        self._count(2)
+        if self._size is None:
+            self._size = self.scan()
+        self._size += len(header) + len(payload)
+        if self._size > self.limit:
+            self.evict()
+
+    # Bounds ---------------------------------------------------------------------
+
+    def scan(self) -> int:
+        """Bytes of all entries now on disk."""
+        return sum(size for _, size, _ in self._entries())
+
+    def evict(self) -> int:
+        """Remove the least recently used entries until the cache holds at most 90 % of
+        its bound (another render's evicting at the same time waits for this one);
+        returns the bytes left."""
+        with self._lock():
+            entries = sorted(self._entries(), key=lambda entry: entry[2])  # oldest first
+            size = sum(size for _, size, _ in entries)
+            target = self.limit * _LOW_WATER if size > self.limit else size
+            for path, nbytes, _ in entries:
+                if size <= target:
+                    break
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+                size -= nbytes
+        self._size = size
+        return size
+
+    def _entries(self):
+        """(path, bytes, mtime) of each entry; files that vanish while listed are skipped."""
+        if not self.folder.is_dir():
+            return
+        with os.scandir(self.folder) as shards:
+            for shard in shards:
+                if not shard.is_dir(follow_symlinks=False):
+                    continue
+                with contextlib.suppress(FileNotFoundError), os.scandir(shard.path) as files:
+                    for entry in files:
+                        if not entry.name.endswith(".note"):
+                            continue
+                        with contextlib.suppress(FileNotFoundError):
+                            stat = entry.stat(follow_symlinks=False)
+                            yield Path(entry.path), stat.st_size, stat.st_mtime_ns
+
+    @contextlib.contextmanager
+    def _lock(self):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / ".lock", "a+b") as file:
+            try:
+                import fcntl
+            except ImportError:  # not POSIX: eviction is then not exclusive (files vanish
+                yield            # under a reader at worst, which reads that as a miss)
+                return
+            fcntl.flock(file.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(file.fileno(), fcntl.LOCK_UN)
+
+    # Counts ---------------------------------------------------------------------
+
+    def _count(self, what: int) -> None:
+        self._counts[what + (0 if os.getpid() == self._owner else 3)] += 1
+
+    @property
+    def stats(self) -> dict[str, int]:
+        """Hits, misses and writes so far, of this process and its forked helper."""
+        counts = list(self._counts)
+        return {name: counts[i] + counts[i + 3]
+                for i, name in enumerate(("hits", "misses", "writes"))}
+
+
+def _decode(raw: bytes, name: str) -> np.ndarray | None:
+    """The samples of an entry's bytes, or None when they are not a sound entry of ``name``."""
+    if len(raw) < _HEADER.size:
+        return None
+    magic, digest, count, checksum = _HEADER.unpack_from(raw)
+    payload = memoryview(raw)[_HEADER.size:]
+    if (magic != _MAGIC or digest != bytes.fromhex(name) or len(payload) != 4 * count
+            or zlib.crc32(payload) != checksum):
+        return None
+    return np.frombuffer(payload, dtype="<f4").astype(np.float32, copy=False)
