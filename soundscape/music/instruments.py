@@ -10,31 +10,29 @@ The file is validated when it loads, here, without importing any sound code (kno
 a rack's pitches needs none): the common keys by this module, ``[params]`` against the
 model's schema held as data (``soundscape/data/models/<model>.toml``, see
 :mod:`soundscape.music.model_params`). The model's own ``validate(params)`` and
-``prepare(params)`` run once, on the first use of :attr:`Instrument.params` (by the
-synth, before the first note); a problem there is an InstrumentError naming the file
-too. Sample files and any other ``file`` in ``[params]`` must lie inside the
-instrument file's folder.
+``prepare(params)`` run once, when the synth first asks for them
+(``soundscape.sound.synth.params_of``, before the first note: the model lookup lives there,
+with the models); a problem there is an InstrumentError naming the file too. Sample files
+and any other ``file`` in ``[params]`` must lie inside the instrument file's folder.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import Any
 
 from soundscape import validate
-from soundscape.errors import InstrumentError, ParamError, TuningError
+from soundscape.errors import InstrumentError, TuningError
 from soundscape.fileio import read_toml
 from soundscape.music.model_params import check_params, inside, known_models
 from soundscape.music.tuning import parse_name
 from soundscape.resources import bundled_dir
 
-__all__ = ["Instrument", "list_instruments", "load_instrument", "model_module"]
+__all__ = ["Instrument", "frozen", "list_instruments", "load_instrument", "thawed"]
 
 FAMILIES = ("bell", "chime", "drum", "rattle", "string", "pipe", "reed", "voice", "other")
 #: Ranges of an instrument file's numbers: level at 1 m, playable and default pitch, and
@@ -109,21 +107,8 @@ class Instrument:
     sources: tuple[str, ...]
     path: Path
     renderings: int | str | None = None
-    _prepared: list = field(default_factory=list, compare=False, repr=False)
-
-    @property
-    def params(self) -> Mapping[str, Any]:
-        """The model's parameters, validated and prepared by the model on first use.
-
-        Raises
-        ------
-        InstrumentError
-            ``FILE: params.KEY …`` when the model's own checks refuse them.
-        """
-        if not self._prepared:
-            self._prepared.append(_prepare(model_module(self.model), self.raw_params,
-                                           self.path))
-        return self._prepared[0]
+    #: The model's prepared parameters, once the synth has made them (``params_of``).
+    prepared: list = field(default_factory=list, compare=False, repr=False)
 
 
 def list_instruments() -> list[str]:
@@ -144,17 +129,6 @@ def load_instrument(id_or_path: str | Path) -> Instrument:
     return _build(read_toml(path, InstrumentError), path)
 
 
-def model_module(name: str) -> ModuleType:
-    """The synthesis module ``soundscape.sound.synth.<name>``; InstrumentError if there is none."""
-    if not name.isidentifier() or name.startswith("_") or name == "params" \
-            or importlib.util.find_spec(f"soundscape.sound.synth.{name}") is None:
-        raise InstrumentError(f"model {name!r} has no module soundscape.sound.synth.{name}")
-    module = importlib.import_module(f"soundscape.sound.synth.{name}")
-    if not callable(getattr(module, "render", None)):
-        raise InstrumentError(f"model module soundscape.sound.synth.{name} has no render function")
-    return module
-
-
 def _resolve(id_or_path: str | Path) -> Path:
     text = str(id_or_path)
     if text.endswith(".toml") or "/" in text or isinstance(id_or_path, Path):
@@ -164,19 +138,6 @@ def _resolve(id_or_path: str | Path) -> Path:
         raise InstrumentError(
             f"instrument {validate.shown(text)} unknown; bundled: {', '.join(known)}")
     return bundled_dir("instruments") / f"{text}.toml"
-
-
-def _prepare(module: ModuleType, raw: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
-    """The model's ``validate`` and ``prepare`` run on the raw parameters, frozen."""
-    params = _thaw(raw)
-    try:
-        if hasattr(module, "validate"):
-            module.validate(params)
-        if hasattr(module, "prepare"):
-            params = module.prepare(params)
-    except ParamError as error:
-        raise InstrumentError(f"{path}: params.{error.key} {error.message}") from None
-    return _freeze(params)
 
 
 def _build(data: dict[str, Any], path: Path) -> Instrument:
@@ -238,22 +199,19 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         id=ident, name=text("name"), roman=text("roman"), family=family, model=model,
         articulations=articulations, loudness_db=loudness, pitches=pitches,
         range_hz=range_hz, default_hz=default_hz, working_hz=working_hz,
-        raw_params=_freeze(params),
+        raw_params=frozen(params),
         sources=sources, path=path, renderings=renderings,
     )
 
 
 def _model(name: Any, where: str) -> str:
-    """A model with a schema, or (a model added as code only) a module that exists."""
+    """A model's name. One with a schema is checked here; one added as code only (a module
+    of ``soundscape.sound.synth`` without a schema) when the synth first needs it
+    (``synth.model_module``): this layer imports no sound code to look (music lies below
+    sound)."""
     if not isinstance(name, str) or not _MODEL.fullmatch(name):
         validate.fail(InstrumentError, where, "model", name, "a model name",
                       ", ".join(known_models()))
-    if name not in known_models():
-        try:
-            model_module(name)
-        except InstrumentError as error:
-            raise InstrumentError(f"{where}: model = {name!r}: {error}; models: "
-                                  f"{', '.join(known_models())}") from None
     return name
 
 
@@ -282,18 +240,19 @@ def _with_paths(value: Any, folder: Path, key: str, where: str) -> Any:
     return value
 
 
-def _thaw(value: Any) -> Any:
+def thawed(value: Any) -> Any:
     """Plain dicts and lists again, for the model's own checks."""
     if isinstance(value, Mapping):
-        return {k: _thaw(v) for k, v in value.items()}
+        return {k: thawed(v) for k, v in value.items()}
     if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
+        return [thawed(v) for v in value]
     return value
 
 
-def _freeze(value: Any) -> Any:
+def frozen(value: Any) -> Any:
+    """Read-only mappings and tuples (an instrument's parameters)."""
     if isinstance(value, dict):
-        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+        return MappingProxyType({k: frozen(v) for k, v in value.items()})
     if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
+        return tuple(frozen(v) for v in value)
     return value

@@ -106,8 +106,8 @@ class SynthVoice:
         neighbouring strokes differ. Only for instruments whose every event is its own
         rendering (the point is then the event's, not a cached note's)."""
         from soundscape.music.instruments import EACH as EACH_WORD
-        from soundscape.music.instruments import model_module
         from soundscape.sound import synth
+        from soundscape.sound.synth import model_module
         from soundscape.sound.synth.membrane import strike_places
 
         placed = {}  # only the sources that sound (no instrument file read for the others)
@@ -137,7 +137,7 @@ class SynthVoice:
         if instrument.model == "voice" and event.articulation == "inhale":
             from soundscape.sound.synth import sung_line
 
-            note = sung_line.inhale(instrument.params, duration=event.duration,
+            note = sung_line.inhale(synth.params_of(instrument), duration=event.duration,
                                     velocity=event.velocity, sample_rate=sample_rate, rng=rng,
                                     performer=source.id)
             return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
@@ -169,7 +169,7 @@ class SynthVoice:
         if kept is not None:
             return kept.astype(float)  # stored as made (float32 · level, below)
         rng = np.random.default_rng(stable_ints(self.seed, whole))
-        audio = sung_line.render_line(instrument.params, lines.notes(line),
+        audio = sung_line.render_line(synth.params_of(instrument), lines.notes(line),
                                       sample_rate=sample_rate, rng=rng, performer=source.id)
         audio = synth.without_infrasound(audio, sample_rate)
         audio = (audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
@@ -245,7 +245,7 @@ class SynthVoice:
     def repeats(self, instrument_id: str) -> bool:
         """Whether notes of ``instrument_id`` may repeat (worth keeping): False for a model
         that says ``REPEATS = False`` (the place's bed and calls: every note its own)."""
-        from soundscape.music.instruments import model_module
+        from soundscape.sound.synth import model_module
 
         model = model_module(self._instrument(instrument_id).model)
         return getattr(model, "REPEATS", True)
@@ -266,7 +266,7 @@ class SynthVoice:
 
     def _by_performer(self, instrument_id: str) -> bool:
         """Whether the instrument's model takes ``performer`` (``render_note`` passes it)."""
-        from soundscape.music.instruments import model_module
+        from soundscape.sound.synth import model_module
 
         if instrument_id not in self._by_performer_cache:
             module = model_module(self._instrument(instrument_id).model)

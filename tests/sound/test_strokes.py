@@ -21,7 +21,7 @@ from soundscape.sound.likeness import (
 )
 from soundscape.sound.notes import EACH as EVERY_EVENT
 from soundscape.sound.notes import SynthVoice
-from soundscape.sound.synth import bell_tones, render_note
+from soundscape.sound.synth import bell_tones, params_of, render_note
 from soundscape.sound.synth.membrane import Stroke, render_stroke
 
 RATE = 22050
@@ -148,7 +148,7 @@ def test_bow_releases_are_not_three_sounds():
     assert len({n.tobytes() for n in notes}) >= 16
 
 
-JIANGU = load_instrument("jiangu").params
+JIANGU = params_of(load_instrument("jiangu"))
 HZ = 45.0
 
 

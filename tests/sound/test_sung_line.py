@@ -9,7 +9,7 @@ from soundscape.music.instruments import load_instrument
 from soundscape.music.pitch import Pitch
 from soundscape.performance import Event, Performance, Source
 from soundscape.sound.sung import SungLines
-from soundscape.sound.synth import sung_line
+from soundscape.sound.synth import params_of, sung_line
 from soundscape.sound.synth.sung_line import SungNote
 
 RATE = 16000
@@ -17,7 +17,7 @@ RATE = 16000
 
 @pytest.fixture(scope="module")
 def params():
-    return load_instrument("voice").params
+    return params_of(load_instrument("voice"))
 
 
 def two_notes(semitones, beat=1.0):

@@ -10,7 +10,7 @@ import pytest
 from scipy import signal
 
 from soundscape.music.instruments import load_instrument
-from soundscape.sound.synth import render_note
+from soundscape.sound.synth import params_of, render_note
 
 RATE = 16000
 ACTIONS = {"footstep": 3.0, "robe": 1.5, "vessel": 0.4, "pour": 2.0, "shafts": 1.5, "pu": 0.3}
@@ -171,4 +171,4 @@ def test_a_bad_value_is_refused_naming_the_file_and_key(tmp_path, instrument_id,
     path = tmp_path / f"{instrument_id}.toml"
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(InstrumentError, match=f"{instrument_id}.toml: {message}"):
-        _ = load_instrument(path).params
+        _ = params_of(load_instrument(path))

@@ -10,7 +10,7 @@ from scipy import signal
 
 from soundscape.music.instruments import load_instrument
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice
-from soundscape.sound.synth import ambience, creatures, made_at, render_note
+from soundscape.sound.synth import ambience, creatures, made_at, params_of, render_note
 
 RATE = 16000
 
@@ -34,7 +34,7 @@ def band_db(audio: np.ndarray, low: float, high: float) -> float:
 def test_a_segment_lasts_its_duration_and_fades_in_and_out():
     bed = segment("day")
     assert bed.size == 12 * RATE
-    fade = load_instrument("ambience").params["day"]["fade_s"]
+    fade = params_of(load_instrument("ambience"))["day"]["fade_s"]
     assert abs(bed[0]) < 1e-3 and abs(bed[-1]) < 1e-3
     assert rms_db(bed[:RATE // 4]) < rms_db(bed[5 * RATE:7 * RATE]) - 12.0
     assert rms_db(bed[round(fade * RATE):round(fade * RATE) + RATE]) > \
@@ -44,7 +44,7 @@ def test_a_segment_lasts_its_duration_and_fades_in_and_out():
 def test_consecutive_segments_overlapped_by_the_fade_keep_constant_power():
     """sin in, cos out: two independent segments overlapping by fade_s sum to the same
     power through the join (no dip, no bump)."""
-    fade = load_instrument("ambience").params["night"]["fade_s"]
+    fade = params_of(load_instrument("ambience"))["night"]["fade_s"]
     first, second = segment("night", seed=1), segment("night", seed=2)
     step = first.size - round(fade * RATE)
     mix = np.zeros(step + second.size)
@@ -74,7 +74,7 @@ def test_segments_of_different_tags_are_decorrelated():
 def test_level_is_velocity_times_a_tenth_of_full_scale(hour):
     """RMS of the segment without its fades = velocity x 0.1 (-20 dBFS)."""
     loud, soft = segment(hour, velocity=1.0, seed=5), segment(hour, velocity=0.5, seed=5)
-    fade = round(load_instrument("ambience").params[hour]["fade_s"] * RATE)
+    fade = round(params_of(load_instrument("ambience"))[hour]["fade_s"] * RATE)
     loud = loud / ambience._fades(loud.size, fade=fade)
     soft = soft / ambience._fades(soft.size, fade=fade)
     # a torch's loudest pops are softened (tanh) after the scaling
@@ -89,7 +89,7 @@ def test_the_hours_differ_the_leaves_stir_by_day_and_are_still_at_night():
 
 
 def test_a_cricket_chirps_at_its_rate_in_pulses_at_its_pulse_rate():
-    params = load_instrument("creatures").params
+    params = params_of(load_instrument("creatures"))
     one = {**params["cricket"], "chirps_per_s": 2.0}
     rate = 48000
     audio = creatures.render({"cricket": one}, hz=1000.0, velocity=1.0, duration=20.0,
@@ -152,7 +152,7 @@ def test_a_calls_loudest_50_ms_is_its_level_at_1_m(kind):
     """loudness_db + level_db is the loudest 50 ms's RMS at 1 m, at velocity 1 (the level
     in dB SPL the instrument file states for the species); velocity scales it."""
     creatures_ = load_instrument("creatures")
-    level = creatures_.params[kind]["level_db"]
+    level = params_of(creatures_)[kind]["level_db"]
     loud, soft = call(kind, seed=3), call(kind, seed=3, velocity=0.5)
     assert 20 * np.log10(creatures._loudest_rms(loud, CALL_RATE)) == pytest.approx(level,
                                                                                   abs=0.1)

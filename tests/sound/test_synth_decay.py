@@ -7,7 +7,7 @@ import pytest
 from scipy import signal
 
 from soundscape.music.instruments import load_instrument
-from soundscape.sound.synth import render_note, without_infrasound
+from soundscape.sound.synth import params_of, render_note, without_infrasound
 from soundscape.sound.synth.string import t60_of
 
 RATE = 16000
@@ -40,13 +40,13 @@ def test_modal_fundamental_decay(instrument_id, hz):
     audio = render_note(instrument, hz=hz, velocity=1.0, duration=0.2,
                         articulation=instrument.articulations[0], sample_rate=RATE,
                         rng=np.random.default_rng(3))
-    expected = expected_modal_t60(instrument.params, hz)
+    expected = expected_modal_t60(params_of(instrument), hz)
     got = measured_t60(audio, hz)
     assert abs(got / expected - 1) < 0.2, f"T60 {got:.2f} s, data says {expected:.2f} s"
 
 
 def test_bell_upper_partials_die_sooner():
-    params = load_instrument("bianzhong").params
+    params = params_of(load_instrument("bianzhong"))
     audio = render_note(load_instrument("bianzhong"), hz=300.0, velocity=1.0, duration=0.2,
                         articulation="A", sample_rate=RATE, rng=np.random.default_rng(3))
     for ratio in (2.81, 4.1):
@@ -63,7 +63,7 @@ def test_drum_lowest_mode_decay(instrument_id):
     audio = render_note(drum, hz=None, velocity=0.2, duration=0.1, articulation="strike",
                         sample_rate=RATE, rng=np.random.default_rng(4))
     got = measured_t60(audio, drum.default_hz, fit_db=25.0)
-    expected = drum.params["t60_s"]
+    expected = params_of(drum)["t60_s"]
     assert abs(got / expected - 1) < 0.2, f"{instrument_id}: {got:.2f} s vs {expected:.2f} s"
 
 
@@ -73,7 +73,7 @@ def test_se_fundamental_decay(hz):
     # 48 kHz, the render rate: at low rates the loop's interpolation damps high notes more.
     audio = render_note(se, hz=hz, velocity=1.0, duration=0.1, articulation="pluck",
                         sample_rate=48000, rng=np.random.default_rng(5))
-    params = se.params
+    params = params_of(se)
     expected = params["t60_s"] * (params["t60_ref_hz"] / hz) ** params["t60_pitch_exponent"]
     assert expected == pytest.approx(t60_of(params, hz))
     got = measured_t60(audio, hz, sample_rate=48000, fit_db=25.0)
@@ -86,9 +86,9 @@ def test_hard_drum_stroke_starts_sharp_and_glides_down():
     drum = load_instrument("jiangu")
     # A hard stroke at the middle of the striking ring (the file's glide; strokes scatter
     # about it: tests/sound/test_strokes.py).
-    middle = sum(drum.params["scatter"]["strike_radius"]) / 2
+    middle = sum(params_of(drum)["scatter"]["strike_radius"]) / 2
     audio = without_infrasound(render_stroke(
-        drum.params, hz=60.0, velocity=1.0, articulation="strike", sample_rate=RATE,
+        params_of(drum), hz=60.0, velocity=1.0, articulation="strike", sample_rate=RATE,
         rng=np.random.default_rng(4), min_s=0.1, stroke=Stroke(1.0, middle, middle)), RATE)
     # Zero crossings of the low-passed signal give the instantaneous period of the lowest mode.
     sos = signal.butter(4, 70.0, fs=RATE, output="sos")

@@ -11,7 +11,7 @@ import pytest
 from soundscape.errors import InstrumentError
 from soundscape.music.instruments import load_instrument
 from soundscape.music.tuning import Tuning, default_tuning
-from soundscape.sound.synth import bell_tones, render_note
+from soundscape.sound.synth import bell_tones, params_of, render_note
 
 RATE = 22050
 
@@ -69,9 +69,9 @@ def test_every_bell_b_tone_is_the_third_above_in_the_sets_tuning(tuning):
     """Each B-tone is the 律 a major or minor third up as the tuning gives it (黃鍾's B is
     姑洗: 81/64 in 三分損益, 407.8 cents, not a just 5/4), measured bell by bell."""
     bells = load_instrument("bianzhong")
-    assert len(bells.params["b_steps"]) == len(bells.pitches) == 16
+    assert len(params_of(bells)["b_steps"]) == len(bells.pitches) == 16
     for name in bells.pitches:
-        steps = bells.params["b_steps"][name]
+        steps = params_of(bells)["b_steps"][name]
         assert steps in (3, 4)
         want = tuning.step(name, steps).hz
         b = bell_strokes(bells, tuning.pitch(name).hz, pitch=name, tuning=tuning)["B"]

@@ -9,7 +9,7 @@ import pytest
 from scipy import signal
 
 from soundscape.music.instruments import load_instrument
-from soundscape.sound.synth import render_note
+from soundscape.sound.synth import params_of, render_note
 from soundscape.sound.synth._common import db_to_gain, infrasound_highpass
 from soundscape.sound.synth.string import _excitation, body_filter, loop_taps, ring, t60_of
 
@@ -40,7 +40,7 @@ def plain_body(params, string: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("hz", [82.0, 262.0, 1397.0, 11000.0])
 @pytest.mark.parametrize("frames", [3, 400, 9000])
 def test_the_loop_a_block_of_periods_a_step_is_the_recursion(hz, frames):
-    params = load_instrument("se").params
+    params = params_of(load_instrument("se"))
     delay, taps = loop_taps(hz, t60_of(params, hz), RATE)
     excitation = np.random.default_rng(1).uniform(-1.0, 1.0, delay)
     expected = plain_ring(excitation, taps, frames)
@@ -50,7 +50,7 @@ def test_the_loop_a_block_of_periods_a_step_is_the_recursion(hz, frames):
 
 
 def test_the_folded_body_is_the_parallel_resonators_then_the_high_pass():
-    params = load_instrument("se").params
+    params = params_of(load_instrument("se"))
     rows = tuple((r["hz"], r["q"], r["gain_db"]) for r in params["body"])
     rng = np.random.default_rng(2)
     string = rng.uniform(-1.0, 1.0, RATE) * np.exp(-np.arange(RATE) / 8000.0)
@@ -63,7 +63,7 @@ def test_a_pluck_is_the_plain_loop_body_and_high_pass():
     """A whole note, 262 Hz: render_note's output against the plain filters on the
     same excitation (the same seed draws the same noise)."""
     se = load_instrument("se")
-    params = se.params
+    params = params_of(se)
     note = render_note(se, hz=262.0, velocity=0.7, duration=0.2, articulation="pluck",
                        sample_rate=RATE, rng=np.random.default_rng(3))
     delay, taps = loop_taps(262.0, t60_of(params, 262.0), RATE)

@@ -15,7 +15,7 @@ from scipy import linalg, signal
 from soundscape.errors import InstrumentError
 from soundscape.music.instruments import load_instrument
 from soundscape.music.model_params import check_params
-from soundscape.sound.synth import render_note
+from soundscape.sound.synth import params_of, render_note
 from soundscape.sound.synth import voice as model
 from soundscape.text import prosody
 
@@ -85,7 +85,7 @@ def rms_db(x: np.ndarray) -> float:
 def test_sustained_vowel_formants_within_ten_percent_of_the_table(vowel):
     audio = sing(vowel, hz=110.0)
     found = lpc_formants(audio[int(0.4 * RATE):int(0.9 * RATE)], RATE)
-    table = [row[0] for row in load_instrument("voice").params["vowels"][vowel][:3]]
+    table = [row[0] for row in params_of(load_instrument("voice"))["vowels"][vowel][:3]]
     for measured, target in zip(found, table, strict=True):
         assert abs(measured / target - 1.0) < 0.10, f"{vowel}: {found} against {table}"
 
@@ -144,7 +144,7 @@ def test_nasal_coda_is_a_low_murmur():
 
 def test_vibrato_has_the_singers_rate_and_depth_after_a_delay():
     voice = load_instrument("voice")
-    singer = model.traits(voice.params, "gong.1")
+    singer = model.traits(params_of(voice), "gong.1")
     assert 5.0 <= singer.vibrato_hz <= 6.5
     track = f0_track(sing("a", 220.0, duration=2.5, performer="gong.1"), RATE)
     cents = 1200.0 * np.log2(track / 220.0)
@@ -160,7 +160,7 @@ def test_vibrato_has_the_singers_rate_and_depth_after_a_delay():
 
 
 def test_each_singer_a_distinct_voice():
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     a, b = model.traits(params, "gong.1"), model.traits(params, "gong.2")
     assert a == model.traits(params, "gong.1")  # stable (crc32, not Python's hash)
     assert a.vibrato_hz != b.vibrato_hz and a.tract_scale != b.tract_scale
@@ -179,7 +179,7 @@ def thawed(value):
 
 
 def test_a_singer_fixed_in_the_table_keeps_his_traits():
-    params = thawed(load_instrument("voice").params)
+    params = thawed(params_of(load_instrument("voice")))
     params["singers"] = {"dashi": {"vibrato_hz": 5.5, "tract_scale": 1.0}}
     model.validate(params)
     singer = model.traits(params, "dashi")
@@ -239,7 +239,7 @@ def test_a_spoken_syllable_follows_its_tone_in_praats_f0(lyric, shape):
     second half (the first carries over from 33: qTA): a rise or a fall of more than 1.5
     semitones the tone's way, a level within 1, a dip down then up."""
     audio = sing(f"a 33 | {lyric} | a 33", 120.0, duration=1.2, articulation="speak")
-    bounds = model.speech_slots(model.syllables(load_instrument("voice").params,
+    bounds = model.speech_slots(model.syllables(params_of(load_instrument("voice")),
                                                 f"a 33 | {lyric} | a 33"), 1.2, "speak")
     t, hz = _parselmouth_f0(audio)
     start = bounds[1] + (0.04 if shape == "dip" else 0.5 * (bounds[2] - bounds[1]))
@@ -266,7 +266,7 @@ def test_a_checked_syllable_is_shorter_than_an_open_one():
 
     closed, opened = voiced_s("l u k 3"), voiced_s("l u ŋ 33")
     assert closed[-1] < opened[-1] - 0.04  # the whole phrase is shorter by the short syllable
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     short = model.speech_slots(model.syllables(params, "a 33 | l u k 3 | a 33"), 1.0, "speak")
     long = model.speech_slots(model.syllables(params, "a 33 | l u ŋ 33 | a 33"), 1.0, "speak")
     assert np.diff(short)[1] < 0.85 * np.diff(long)[1]
@@ -325,7 +325,7 @@ def test_made_at_half_rate_and_brought_up_to_48_khz():
 def test_bad_parameters_name_their_key(edit, key):
     """Refused, naming the key, by the checks a voice file's [params] meet when it loads (the
     model's schema) or before its first note (the model's own validate)."""
-    params = thawed(load_instrument("voice").params)
+    params = thawed(params_of(load_instrument("voice")))
     edit(params)
     with pytest.raises((InstrumentError, model.ParamError), match=key):
         check_params(params, "voice", model.ARTICULATIONS, "voice.toml")
@@ -336,12 +336,12 @@ def test_a_called_phrase_is_raised_above_its_speaking_pitch():
     said = f0_track(sing("a 33 | a 33", 120.0, duration=0.8, articulation="speak"), RATE)
     called = f0_track(sing("a 33 | a 33", 120.0, duration=0.8, articulation="call"), RATE)
     rise = 12.0 * np.log2(np.nanmedian(called[30:140]) / np.nanmedian(said[30:140]))
-    raise_by = load_instrument("voice").params["call_raise_semitones"]
+    raise_by = params_of(load_instrument("voice"))["call_raise_semitones"]
     assert abs(rise - raise_by) < 1.0
 
 
 def test_each_speaker_speaks_on_his_own_pitch_and_sings_on_the_note():
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     a, b = (model.traits(params, who) for who in ("speech.binzhe", "speech.gong"))
     said = [f0_track(sing("a 33", 120.0, duration=0.6, articulation="speak", performer=who),
                      RATE)[20:100] for who in ("speech.binzhe", "speech.gong")]

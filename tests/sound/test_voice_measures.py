@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from soundscape.music.instruments import load_instrument
-from soundscape.sound.synth import sung_line, voice
+from soundscape.sound.synth import params_of, sung_line, voice
 from soundscape.sound.synth.sung_line import SungNote
 
 parselmouth = pytest.importorskip("parselmouth")
@@ -20,7 +20,7 @@ RATE = 16000
 
 @pytest.fixture(scope="module")
 def params():
-    return load_instrument("voice").params
+    return params_of(load_instrument("voice"))
 
 
 def _thawed(params, **source):
@@ -64,7 +64,7 @@ def test_the_flutter_is_the_seeds():
     voice_ = load_instrument("voice")
 
     def say(seed):
-        return voice.render(voice_.params, hz=120.0, velocity=0.8, duration=1.0,
+        return voice.render(params_of(voice_), hz=120.0, velocity=0.8, duration=1.0,
                             articulation="speak", sample_rate=RATE,
                             rng=np.random.default_rng(seed), lyric="a 33", performer="binzhe")
 

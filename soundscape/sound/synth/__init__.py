@@ -32,6 +32,8 @@ Models here: ``modal`` (bells, chimes), ``membrane`` (drums, 鼗), ``string`` (�
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import inspect
 from collections.abc import Mapping
 from types import ModuleType
@@ -40,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import signal
 
-from soundscape.errors import InstrumentError, TuningError
+from soundscape.errors import InstrumentError, ParamError, TuningError
+from soundscape.music.instruments import frozen, thawed
 from soundscape.music.tuning import Tuning, canonical_name, default_tuning
 from soundscape.sound.synth._common import INFRASOUND_HZ, infrasound_highpass, working_rate
 from soundscape.sound.synth.modal import BELL_SETS
@@ -48,7 +51,8 @@ from soundscape.sound.synth.modal import BELL_SETS
 if TYPE_CHECKING:
     from soundscape.music.instruments import Instrument
 
-__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "render_note",
+__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "model_module", "params_of",
+           "render_note",
            "takes_place", "without_infrasound"]
 
 def render_note(instrument: Instrument, *, hz: float | None, velocity: float, duration: float,
@@ -98,8 +102,6 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     -------
     ndarray, shape (frames,), float64
     """
-    from soundscape.music.instruments import model_module
-
     if articulation not in instrument.articulations:
         raise InstrumentError(
             f"{instrument.id}: articulation {articulation!r} not accepted; "
@@ -117,7 +119,7 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     if bells not in BELL_SETS:
         raise InstrumentError(f"{instrument.id}: bells={bells!r} not accepted; accepted: "
                               f"{', '.join(BELL_SETS)}")
-    module = model_module(instrument.model)
+    module = _module_of(instrument)
     if articulation == "side":  # the note's pitch as the B-tone of the bell that has it
         frequency, pitch, articulation = _side_stroke(instrument, module, float(frequency),
                                                       pitch, tuning or _default_tuning())
@@ -134,12 +136,55 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     return without_infrasound(audio, int(sample_rate))
 
 
+def model_module(name: str) -> ModuleType:
+    """The synthesis module ``soundscape.sound.synth.<name>``; InstrumentError if there is none
+    (an instrument file names its model; the models live here, so the lookup does too)."""
+    if not name.isidentifier() or name.startswith("_") or name == "params" \
+            or importlib.util.find_spec(f"soundscape.sound.synth.{name}") is None:
+        raise InstrumentError(f"model {name!r} has no module soundscape.sound.synth.{name}")
+    module = importlib.import_module(f"soundscape.sound.synth.{name}")
+    if not callable(getattr(module, "render", None)):
+        raise InstrumentError(f"model module soundscape.sound.synth.{name} has no render function")
+    return module
+
+
+def _module_of(instrument: Instrument) -> ModuleType:
+    """``model_module`` of the instrument's model, an error naming its file."""
+    try:
+        return model_module(instrument.model)
+    except InstrumentError as error:
+        raise InstrumentError(f"{instrument.path}: model = {instrument.model!r}: {error}"
+                              ) from None
+
+
+def params_of(instrument: Instrument) -> Mapping[str, Any]:
+    """The instrument's model parameters, validated and prepared by its model on first use
+    (kept in the instrument).
+
+    Raises
+    ------
+    InstrumentError
+        ``FILE: params.KEY …`` when the model's own checks refuse them.
+    """
+    if not instrument.prepared:
+        module = _module_of(instrument)
+        params = thawed(instrument.raw_params)
+        try:
+            if hasattr(module, "validate"):
+                module.validate(params)
+            if hasattr(module, "prepare"):
+                params = module.prepare(params)
+        except ParamError as error:
+            raise InstrumentError(f"{instrument.path}: params.{error.key} {error.message}"
+                                  ) from None
+        instrument.prepared.append(frozen(params))
+    return instrument.prepared[0]
+
+
 def made_at(instrument: Instrument, sample_rate: int) -> int:
     """The rate ``instrument``'s notes are made at for output at ``sample_rate``: the lowest
     whole fraction of it still at the instrument file's ``working_hz``, else its model's
     ``WORKING_HZ`` (``sample_rate`` if neither says)."""
-    from soundscape.music.instruments import model_module
-
     least = instrument.working_hz or getattr(model_module(instrument.model), "WORKING_HZ", None)
     return sample_rate if least is None else working_rate(sample_rate, least)[0]
 
@@ -163,8 +208,6 @@ def bell_tones(instrument: Instrument, *, hz: float, pitch: str | None = None,
     (``pitch``, ``tuning`` and ``bells`` as there). An instrument without a B-tone
     gives its A-tone twice.
     """
-    from soundscape.music.instruments import model_module
-
     module = model_module(instrument.model)
     params = _params_for(instrument, module, hz=hz, pitch=pitch,
                          tuning=tuning or _default_tuning(), bells=bells)
@@ -176,8 +219,8 @@ def _params_for(instrument: Instrument, module: ModuleType, *, hz: float, pitch:
                 tuning: Tuning, bells: str) -> Mapping[str, Any]:
     """The parameters of the member of the set that sounds the note."""
     if not hasattr(module, "for_pitch"):
-        return instrument.params
-    return module.for_pitch(instrument.params, _pitch_name(instrument, pitch, hz, tuning),
+        return params_of(instrument)
+    return module.for_pitch(params_of(instrument), _pitch_name(instrument, pitch, hz, tuning),
                             tuning=tuning, bells=bells)
 
 
@@ -187,7 +230,7 @@ def _side_stroke(instrument: Instrument, module: ModuleType, hz: float, pitch: s
     bell's A-tone (Hz, in the note's tuning and octave), its 律 name, and ``B``."""
     name = _pitch_name(instrument, pitch, hz, tuning)
     finder = getattr(module, "side_bell", None)
-    bell = None if finder is None else finder(instrument.params, name, tuning=tuning)
+    bell = None if finder is None else finder(params_of(instrument), name, tuning=tuning)
     if bell is None:
         raise InstrumentError(f"{instrument.id}: no bell of the set has {name} as its B-tone "
                               "(側鼓); a side stroke needs one (b_steps)")
