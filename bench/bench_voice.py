@@ -44,6 +44,7 @@ from soundscape.music.repertoire import load_piece
 from soundscape.music.tuning import default_tuning
 from soundscape.output.fonts import families
 from soundscape.sound import synth
+from soundscape.sound.synth import params_of
 from soundscape.sound.synth import voice as model
 from soundscape.text.reading import read
 from tests.sound.test_synth_voice import (
@@ -105,7 +106,7 @@ def spoken(reading: str) -> tuple[np.ndarray, list[tuple[float, str]]]:
     called = note(lyric, 120.0, duration=prosody.phrase_seconds(stops, "call"),
                   articulation="call", performer="binzhe")
     gap = np.zeros(int(0.4 * RATE))
-    bounds = model.speech_slots(model.syllables(load_instrument("voice").params, lyric),
+    bounds = model.speech_slots(model.syllables(params_of(load_instrument("voice")), lyric),
                                 prosody.phrase_seconds(stops, "speak"), "speak")
     labels = [(t, f"{s.character} [{s.ipa}]") for t, s in zip(bounds, syllables, strict=False)]
     labels.append((said.size / RATE + 0.4, "called"))
@@ -164,7 +165,7 @@ def praat_vowels(performer: str = "gong.dashi") -> list[tuple[str, list[float], 
 
 
 def measure() -> None:
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     print("men's vowels sung on 110 Hz, Praat (Burg) F1-F3 against the published table, "
           "and local shimmer (normal < 3.81 %):")
     for vowel, values, published, shimmer in praat_vowels():
@@ -359,7 +360,7 @@ def _syllable_labels(event) -> list[tuple[float, str]]:
     chars = [c for c in event.lyric or "" if not c.isspace()]
     if len(chars) < 2 or not hasattr(model, "speech_slots"):
         return [(0.0, event.lyric or "")]
-    sylls = model.syllables(load_instrument("voice").params, event.phones or event.lyric)
+    sylls = model.syllables(params_of(load_instrument("voice")), event.phones or event.lyric)
     bounds = model.speech_slots(sylls, event.duration, event.articulation)
     return list(zip(bounds[:-1], chars, strict=True))
 

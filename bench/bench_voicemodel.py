@@ -55,7 +55,7 @@ from soundscape.music.register import octave_shift, sung_pitch
 from soundscape.music.repertoire import load_piece
 from soundscape.music.tuning import default_tuning
 from soundscape.output.fonts import families
-from soundscape.sound.synth import glottal, klatt, sung_line, voice
+from soundscape.sound.synth import glottal, klatt, params_of, sung_line, voice
 from soundscape.sound.synth._common import db_to_gain, frames_for
 from soundscape.sound.synth.sung_line import SungNote
 from soundscape.text import prosody
@@ -89,7 +89,7 @@ class Parts:
 # -- the plans (mirroring sung_line._line and voice._voice up to the engine) -----------------
 def line_parts(notes: list[SungNote], rng: np.random.Generator,
                performer: str = SINGER) -> Parts:
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     singer = voice.traits(params, performer)
     end = notes[-1].end
     frames = frames_for(end + params["release_s"] + voice._TAIL_S, RATE)
@@ -112,7 +112,7 @@ def line_parts(notes: list[SungNote], rng: np.random.Generator,
 
 def speech_parts(lyric: str, duration: float, rng: np.random.Generator, hz: float = 120.0,
                  performer: str = SPEAKER) -> Parts:
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     singer = voice.traits(params, performer)
     sylls = voice.syllables(params, lyric)
     frames = frames_for(duration + params["release_s"] + voice._TAIL_S, RATE)
@@ -359,7 +359,7 @@ def request_lyric() -> tuple[str, float, list[tuple[float, str]]]:
     lyric = " | ".join(f"{s.lyric} {''.join(map(str, c))}"
                        for s, c in zip(syllables, phrase_contours(syllables), strict=True))
     duration = prosody.phrase_seconds([checked(s) for s in syllables], "speak")
-    params = load_instrument("voice").params
+    params = params_of(load_instrument("voice"))
     bounds = voice.speech_slots(voice.syllables(params, lyric), duration, "speak")
     labels = [(t, f"{s.character} [{s.ipa}]") for t, s in zip(bounds, syllables, strict=False)]
     return lyric, duration, labels
@@ -520,7 +520,7 @@ def flutter_report(seeds: int = 8, rate: int = 16000) -> None:
     and of a held spoken [a 33], without and with the flutter (median over seeds)."""
     import parselmouth
 
-    base = load_instrument("voice").params
+    base = params_of(load_instrument("voice"))
     lyric, duration, labels = request_lyric()
 
     def wander(audio: np.ndarray, t0: float, t1: float) -> float:
