@@ -101,9 +101,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
     store = None if no_cache or layout == "adm" else diskcache.from_env()
-    # kept in the user's cache while its inputs are unchanged (a re-render skips sequencing)
-    performance = (sequencing.perform(cues, site=courtyard) if store is None
-                   else sequencing.perform_cached(cues, site=courtyard)[0])
+    performance = sequencing.perform(cues, site=courtyard)
     name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
     out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
