@@ -29,6 +29,7 @@ import functools
 import hashlib
 import os
 import re
+import shutil
 import struct
 import sys
 import tempfile
@@ -146,6 +147,12 @@ def _source_files() -> list[Path]:
     return sorted(set(files))
 
 
+#: What the cache leaves free on its disk at least (a render raises it to what it will write):
+#: the notes are a convenience, the render's files are not (a whole rite's cold render filled
+#: a disk with 3.3 GB free: its 4.6 GiB of notes beside the 6.1 GB of the render's own).
+KEEP_FREE = 1 << 30
+
+
 class NoteStore:
     """Dry notes on disk, keyed by name (``name``), bounded in bytes, least recently used
     evicted. Safe to share between processes (see the module docstring); counts its hits,
@@ -162,6 +169,8 @@ class NoteStore:
     def __init__(self, folder: str | os.PathLike[str], limit_bytes: int) -> None:
         self.folder = Path(folder)
         self.limit = int(limit_bytes)
+        #: Bytes the cache leaves free on its disk (a render reserves what it will write).
+        self.keep_free = KEEP_FREE
         self._owner = os.getpid()
         # hits, misses, writes: one row per process (this one's, a forked helper's)
         self._counts = RawArray("q", 6)
@@ -211,6 +220,8 @@ class NoteStore:
         payload = mono.tobytes()
         header = _HEADER.pack(_MAGIC, bytes.fromhex(name), mono.size, zlib.crc32(payload))
         path = self._path(name)
+        if self._free() - len(payload) < self.keep_free:  # the render's files come first
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
@@ -230,6 +241,16 @@ class NoteStore:
         self._size += len(header) + len(payload)
         if self._size > self.limit:
             self.evict()
+
+    def _free(self) -> int:
+        """Free bytes on the cache's disk (its folder's, or the nearest that exists)."""
+        folder = self.folder
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        try:
+            return shutil.disk_usage(folder).free
+        except OSError:
+            return 0
 
     # Bounds ---------------------------------------------------------------------
 

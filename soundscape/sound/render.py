@@ -259,6 +259,10 @@ def render_audio(performance: Performance, path: str | Path, *,
     try:
         with Staging(path.parent, path.stem) as staged:
             _check_space(path, performance.duration, sample_rate, how.width, bits)
+            store = from_env() if isinstance(store, str) else store
+            if store is not None:  # the notes kept must not take the render's room
+                store.keep_free = max(store.keep_free, _SPACE_MARGIN + space_needed(
+                    performance.duration, sample_rate, how.width, bits))
             targets = _stem_paths(staged.folder / path.name, stems) or (
                 staged.folder / path.name,)
 
@@ -275,7 +279,7 @@ def render_audio(performance: Performance, path: str | Path, *,
                                    voice=voice or SynthVoice(surroundings.reference_db),
                                    surroundings=surroundings, block_frames=block_frames,
                                    stems=stems, progress=progress, workers=workers,
-                                   store=from_env() if isinstance(store, str) else store)
+                                   store=store)
             report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
             sidecar = write_sidecar(staged.folder / path.name, cues, sample_rate=sample_rate)
             report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
