@@ -4,63 +4,31 @@ captions change on time, and a 5.1 loop plays (downmixed) where ambisonics do no
 
 from __future__ import annotations
 
-import functools
-import shutil
-import tempfile
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from soundscape.kit.captions import captions
+from tests.kit.browser import needs_chromium, open_kit, settle
 from tests.kit.scenes import rite
 from tests.kit.test_build import build
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-playwright = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None,
-                                reason="Debian's chromium is not installed")
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    kit = build(tmp_path_factory.mktemp("web"), layouts=("stereo", "5.1", "foa"),
-                programme_ids=("all",)).parent
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=kit))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    with playwright.sync_playwright() as driver, tempfile.TemporaryDirectory() as profile:
-        context = driver.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            tab = context.new_page()
-            here = (f"http://127.0.0.1:{server.server_address[1]}/",
-                    f"blob:http://127.0.0.1:{server.server_address[1]}/")
-            outside = []
-            tab.on("request", lambda r: None if r.url.startswith(here) else outside.append(r.url))
-            tab.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
-            tab.wait_for_function("window.kit && window.kit.last !== null"
-                                  " && document.getElementById('audio').src.startsWith('blob:')")
-            tab.evaluate("document.getElementById('audio').muted = true")
-            yield tab
-            assert outside == []  # nothing fetched from outside
-        finally:
-            context.close()
-            server.shutdown()
-            server.server_close()
+    root = tmp_path_factory.mktemp("web")
+    kit = build(root, layouts=("stereo", "5.1", "foa"), programme_ids=("all",)).parent
+    with open_kit(kit, root, ready="window.kit && window.kit.last !== null"
+                  " && document.getElementById('audio').src.startsWith('blob:')") as tab:
+        tab.evaluate("document.getElementById('audio').muted = true")
+        yield tab
 
 
 def _seek(page, seconds: float) -> dict:
     """Pause, seek the audio, and return what the page shows once it has seeked."""
-    page.evaluate("""(t) => new Promise((done) => {
+    settle(page, """(t) => new Promise((done) => {
         const a = document.getElementById('audio');
         a.pause();
         a.addEventListener('seeked', () => requestAnimationFrame(() => done()), {once: true});
@@ -111,7 +79,7 @@ def test_captions_change_on_time_while_playing(page):
     before = _seek(page, 0.6)
     assert before["captions"] == ["樂人宿縣於阼階東\n(yueren · xuan)"]
     assert before["passage"] == "樂人宿縣於阼階東"
-    page.evaluate("document.getElementById('audio').play()")
+    settle(page, "() => document.getElementById('audio').play()")
     samples = []
     for _ in range(400):
         state = page.evaluate("window.kit.last")
@@ -153,7 +121,7 @@ def test_a_named_loudspeaker_loop_plays_and_ambisonics_are_left_to_the_venue(pag
             return a.dataset.file.endsWith('.5.1.wav') && a.src.startsWith('blob:')
                 && a.src !== old && a.readyState >= 1; }""", arg=stereo)
         _seek(page, 4.0)
-        page.evaluate("""() => new Promise((done) => {
+        settle(page, """() => new Promise((done) => {
             document.getElementById('audio').play().then(() => setTimeout(done, 600)); })""")
         state = page.evaluate("({t: document.getElementById('audio').currentTime,"
                               " error: document.getElementById('audio').error})")
@@ -164,3 +132,10 @@ def test_a_named_loudspeaker_loop_plays_and_ambisonics_are_left_to_the_venue(pag
     finally:
         page.evaluate("document.getElementById('audio').pause()")
         page.select_option("#layout", "stereo")
+
+
+def test_a_script_that_never_settles_fails_its_test_instead_of_stalling_the_run(page):
+    from playwright.sync_api import Error
+
+    with pytest.raises(Error, match="not settled within 200 ms"):
+        settle(page, "() => new Promise(() => {})", ms=200)

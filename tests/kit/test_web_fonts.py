@@ -4,25 +4,12 @@ plan shows the court's outline with its places named in Chinese and English."""
 
 from __future__ import annotations
 
-import functools
-import shutil
-import tempfile
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-
 import pytest
 
+from tests.kit.browser import needs_chromium, needs_latin_only, open_kit
 from tests.kit.test_build import build
 
-CHROMIUM = "/usr/bin/chromium"
-LATIN_ONLY = Path("/usr/share/fonts/truetype/dejavu")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-playwright = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None or not LATIN_ONLY.is_dir(),
-                                reason="needs Debian's chromium and fonts-dejavu-core")
+pytestmark = [needs_chromium, needs_latin_only]
 
 #: Per element that shows Chinese (form controls and SVG text included), draws each of its
 #: characters on a canvas in the element's own computed font and returns those that come
@@ -52,37 +39,14 @@ _TOFU = """(extra) => {
 }"""
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     root = tmp_path_factory.mktemp("fonts")
     kit = build(root, layouts=("stereo",), programme_ids=("all",)).parent
-    conf = root / "fonts.conf"
-    conf.write_text(f"""<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd">
-<fontconfig><dir>{LATIN_ONLY}</dir><cachedir>{root / 'fc-cache'}</cachedir></fontconfig>
-""", encoding="utf-8")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=kit))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    with playwright.sync_playwright() as driver, tempfile.TemporaryDirectory() as profile:
-        context = driver.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, args=ARGS, headless=True,
-            env={"FONTCONFIG_FILE": str(conf), "HOME": str(root)},
-            viewport={"width": 1400, "height": 900})
-        try:
-            tab = context.new_page()
-            tab.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
-            tab.wait_for_function("window.kit && window.kit.last !== null")
-            tab.evaluate("document.fonts.ready")
-            tab.wait_for_function("document.fonts.check('16px \"Soundscape CJK\"', '堂')")
-            yield tab
-        finally:
-            context.close()
-            server.shutdown()
-            server.server_close()
+    with open_kit(kit, root, latin_only=True) as tab:
+        tab.evaluate("document.fonts.ready")
+        tab.wait_for_function("document.fonts.check('16px \"Soundscape CJK\"', '堂')")
+        yield tab
 
 
 def test_every_chinese_character_on_the_page_is_drawn_without_a_cjk_font(page):

@@ -7,21 +7,15 @@ the listening controls is drawn by the page's own font."""
 
 from __future__ import annotations
 
-import functools
 import math
-import shutil
-import tempfile
-import threading
-from http.server import ThreadingHTTPServer
 
 import pytest
 
+from tests.kit.browser import needs_chromium, needs_latin_only, open_kit, settle
 from tests.kit.test_build import build
-from tests.kit.test_web_fonts import _TOFU, ARGS, CHROMIUM, LATIN_ONLY, _Quiet
+from tests.kit.test_web_fonts import _TOFU
 
-playwright = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(shutil.which(CHROMIUM) is None or not LATIN_ONLY.is_dir(),
-                                reason="needs Debian's chromium and fonts-dejavu-core")
+pytestmark = [needs_chromium, needs_latin_only]
 
 #: The placed source: the east bells (east.bells at x 8 m, y 0 m in tests.kit.scenes).
 BELLS = "east.bells"
@@ -31,33 +25,13 @@ BELLS = "east.bells"
 def page(tmp_path_factory):
     root = tmp_path_factory.mktemp("listen")
     kit = build(root, layouts=("stereo",), programme_ids=("all",)).parent
-    conf = root / "fonts.conf"
-    conf.write_text(f"""<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd">
-<fontconfig><dir>{LATIN_ONLY}</dir><cachedir>{root / 'fc-cache'}</cachedir></fontconfig>
-""", encoding="utf-8")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=kit))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    with playwright.sync_playwright() as driver, tempfile.TemporaryDirectory() as profile:
-        context = driver.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True,
-            args=[*ARGS, "--autoplay-policy=no-user-gesture-required"],
-            env={"FONTCONFIG_FILE": str(conf), "HOME": str(root)},
-            viewport={"width": 1400, "height": 900})
-        try:
-            tab = context.new_page()
-            base = f"http://127.0.0.1:{server.server_address[1]}/"
-            outside = []
-            tab.on("request", lambda r: None if r.url.startswith((base, "blob:", "data:"))
-                   else outside.append(r.url))
-            tab.goto(base + "index.html")
-            tab.wait_for_function("window.kit && window.kit.listen && window.kit.last !== null")
-            tab.evaluate("document.fonts.ready")
-            yield tab
-            assert outside == []  # nothing fetched from outside
-        finally:
-            context.close()
-            server.shutdown()
-            server.server_close()
+    with open_kit(kit, root, latin_only=True, args=("--autoplay-policy=no-user-gesture-required",),
+                  ready="window.kit && window.kit.listen && window.kit.last !== null") as tab:
+        tab.evaluate("document.fonts.ready")
+        yield tab
+        if tab.evaluate("window.kit.listen.state") != "off":  # no live audio left at close
+            tab.click("#livebutton")
+            tab.wait_for_function("window.kit.listen.state === 'off'")
 
 
 def _bells_start(page) -> float:
@@ -68,7 +42,7 @@ def _bells_start(page) -> float:
 def _measure(page, x: float, y: float, **options) -> dict:
     options = {"t": max(0.0, _bells_start(page) - 0.05), "seconds": 1.5, "solo": BELLS,
                **options}
-    return page.evaluate("(o) => window.kit.listen.measure(o)", {"x": x, "y": y, **options})
+    return settle(page, "(o) => window.kit.listen.measure(o)", {"x": x, "y": y, **options})
 
 
 def _ild(found: dict) -> float:
