@@ -307,7 +307,7 @@ def _asked(chars: str, actor: str, said: list[_Words], own: int, marks: _Marks,
     the first ``own`` characters; and who leads the exchange after them."""
     rules = _rules()
     inside = [(w.start, w.end) for w in said]
-    out = []
+    out: list[_Words] = []
     request = rules["request"]
     for at in (i for i, c in enumerate(chars[:own]) if c == request["word"]):
         if any(a <= at < b for a, b in inside):
