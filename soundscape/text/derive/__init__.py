@@ -67,16 +67,14 @@ def _actor_starts(chars: str) -> list[tuple[int, int, str]]:
 
 def _cuts(chars: str, base: int, units: list[Unit],
           actor_starts: list[tuple[int, int, str]],
-          quoted: tuple[tuple[int, int], ...] = ()) -> list[int]:
-    """Offsets (in ``chars``) where a new step begins, 0 included; never inside words the
-    edition prints in quotation marks (``quoted``, offsets in ``chars``): a name said is
-    no one acting (「請以樂賓」)."""
-    def said(at: int) -> bool:
-        return any(a < at < b for a, b in quoted)
-
-    actor_starts = [a for a in actor_starts if not said(a[0])]
+          printed: Printed) -> list[int]:
+    """Offsets (in ``chars``, which start at ``base`` in the text) where a new step begins,
+    0 included; never inside words the edition prints in quotation marks (``printed``): a
+    name said is no one acting (「請以樂賓」)."""
+    actor_starts = [a for a in actor_starts if not printed.inside(base + a[0])]
     actors = {start: end for start, end, _ in actor_starts}
-    cuts = sorted(set(actors) | {0} | {a for a in answer_starts(chars) if not said(a)})
+    cuts = sorted(set(actors) | {0} | {a for a in answer_starts(chars)
+                                       if not printed.inside(base + a)})
     particles = rules()["particles"]
     for unit in units:
         if not _cuts_step(unit):
@@ -131,9 +129,8 @@ def _place(chars: str) -> str:
 def _steps(text: Text, section: Section, units: list[Unit], printed: Printed) -> list[Step]:
     start, end = section.span
     chars = text.chars[start:end]
-    quoted = tuple((a - start, b - start) for a, b in printed.quotes if start <= a < end)
-    actor_starts = [a for a in _actor_starts(chars) if not any(q < a[0] < r for q, r in quoted)]
-    cuts = [*_cuts(chars, start, units, actor_starts, quoted), len(chars)]
+    actor_starts = [a for a in _actor_starts(chars) if not printed.inside(start + a[0])]
+    cuts = [*_cuts(chars, start, units, actor_starts, printed), len(chars)]
     actor_at = {s: term for s, _, term in actor_starts}
     unit_at: dict[int, Unit] = {}  # step index → its first formula (not a 如初 mark)
     for formula in units:

@@ -10,21 +10,24 @@ reports (「擯者請賓」) is the words 請X; the one asked (請射於公) is 
 the answer 諾.
 
 Where the edition prints quotation marks (「」), they bound the words: the words after a
-曰 are the quotation that opens right after it, whole (「主人請曰：「某有枉矢哨壺，請以樂賓。」」
-keeps its 賓, and 「辟」 stops at its mark), a request the narration reports ends at the
-edition's next punctuation mark, and 請X曰「…」 is the verb that brings the words, not a
-request of its own. Where the text names no one before 曰, the words are the last speaker's
-in the step, unless his words answered the one who leads the exchange (the last to ask,
-order or announce): then the leader speaks again (投壺: 勝者 「敬養」, then 慶禮曰 「三馬既
-備，請慶多馬」 is the 司射's, as 孔疏 says). One named by what he does (酌者曰, 當飲者…曰) says
-his own words. Words offered as alternatives (留/揚/方) are a cue each in one step; the
-sequencer chooses among them by the outcome (``[outcome]``). Words the archery speaks
-itself, with its own timing and the real tally, are left to it. Every cue quotes its
-words and gives their offsets.
+曰 are the quotation that opens right after it, whole (禮記·投壺: 主人請曰 is followed by
+某有枉矢哨壺請以樂賓 in its marks, 賓 included, and 曰 by 辟 alone), a request the
+narration reports ends at the edition's next punctuation mark, and 請X曰「…」 is the
+verb that brings the words, not a request of its own. Where the text names no one before
+曰, the words are the last speaker's in the step, unless his words answered the one who
+leads the exchange (the last to ask, order or announce): then the leader speaks again
+(投壺: after the 勝者's 敬養, 慶禮曰 三馬既備請慶多馬 is the 司射's, as 孔疏 says). One
+named by what he does (酌者曰, 當飲者…曰) says his own words.
+
+Words offered as alternatives (留/揚/方) are a cue each in one step; the sequencer
+chooses among them by the outcome (``[outcome]``). Words the archery speaks itself, with
+its own timing and the real tally, are left to it. Every cue quotes its words and gives
+their offsets.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -75,8 +78,23 @@ class Printed:
     its quotation marks enclose (outermost pairs), and ``breaks``, the offsets of ``chars``
     that a punctuation mark stands before. Both empty for an unpunctuated 經文."""
 
-    quotes: tuple[tuple[int, int], ...] = ()
-    breaks: frozenset[int] = frozenset()
+    quotes: tuple[tuple[int, int], ...] = ()  # sorted
+    breaks: tuple[int, ...] = ()  # sorted
+
+    def within(self, start: int, end: int, reach: int) -> _Marks:
+        """The quotations opening in ``[start, end)`` and the breaks in ``(start, reach]``,
+        as offsets from ``start`` (found by bisection: a long punctuated text stays linear)."""
+        first = bisect.bisect_left(self.quotes, (start, -1))
+        last = bisect.bisect_left(self.quotes, (end, -1))
+        quoted = tuple((a - start, b - start) for a, b in self.quotes[first:last])
+        low = bisect.bisect_right(self.breaks, start)
+        high = bisect.bisect_right(self.breaks, max([reach, *(b + start for _, b in quoted)]))
+        return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]))
+
+    def inside(self, at: int) -> bool:
+        """Whether offset ``at`` stands inside a quotation (after its first character)."""
+        found = bisect.bisect_left(self.quotes, (at, -1)) - 1
+        return found >= 0 and self.quotes[found][0] < at < self.quotes[found][1]
 
 
 def printed_marks(text: Text) -> Printed:
@@ -108,7 +126,7 @@ def printed_marks(text: Text) -> Printed:
             breaks.add(at)
         elif char in stops:
             breaks.add(at)
-    return Printed(tuple(quotes), frozenset(breaks))
+    return Printed(tuple(sorted(quotes)), tuple(sorted(breaks)))
 
 
 def speech_cues(text: Text, steps: Iterable[Step],
@@ -127,11 +145,8 @@ def speech_cues(text: Text, steps: Iterable[Step],
             continue  # the archery speaks the tally it simulates
         # words may run on past the step (the steps are cut at every actor who acts, and
         # words name actors: 「大夫與大夫士御於大夫」); only those begun in it are its own
-        quoted = [(a - start, b - start) for a, b in printed.quotes if start <= a < end]
-        reach = max([end + rules["reach"], *(b + start for _, b in quoted)])
-        chars = text.chars[start:reach]
-        marks = _Marks(tuple(quoted), frozenset(b - start for b in printed.breaks
-                                                if start < b <= reach))
+        marks = printed.within(start, end, end + rules["reach"])
+        chars = text.chars[start:max([end + rules["reach"], *(b + start for _, b in marks.quotes)])]
         found, lead = _said(chars, step.actor, end - start, marks, lead)
         asked, lead = _asked(chars, step.actor, found, end - start, marks, lead)
         found += asked
