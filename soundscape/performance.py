@@ -370,7 +370,10 @@ class Round:
 @dataclass(frozen=True, slots=True)
 class Info:
     """What was performed and how: the text, the cue sheet, the seed, the tuning, the
-    reading of the words, and ``offset``: where this clock's 0 stands on the whole rite's."""
+    reading of the words, ``offset``: where this clock's 0 stands on the whole rite's, and
+    ``site``: the site it was sequenced on, for ``site.courtyard.load_site(rite=…)`` (a
+    bundled rite's id, ``generic`` for a rite with no data, ``""`` the 大射's; None in a file
+    saved before it was recorded), so a saved Performance is heard where it was played."""
 
     title: str = ""
     text: str = ""
@@ -380,6 +383,7 @@ class Info:
     huangzhong_hz: float = 0.0
     reading: str = ""
     offset: float = 0.0
+    site: str | None = None
 
 
 @dataclass(frozen=True)

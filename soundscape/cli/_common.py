@@ -121,8 +121,11 @@ class Sequencing:
             return self.rite
         from soundscape.site.courtyard import site_of
 
-        if cues is None and self.performance is not None:  # the rite it was sequenced from
-            return site_of(_saved_performance(self.performance).info.text)
+        if cues is None and self.performance is not None:  # the site it was sequenced on
+            info = _saved_performance(self.performance).info
+            if info.site is not None:
+                return info.site or None
+            return site_of(info.text)  # saved before the site was recorded: its rite's
         if cues is None:
             return None
         from soundscape.cuesheet import load

@@ -197,7 +197,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
             sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end)
         speakers, said = speech_events(sheet.speech, times, track, site=site,
                                        settings=planner.settings.speech, tuning=tuning,
-                                       reading=options.reading, shots=shooting.shots_at())
+                                       reading=options.reading, shots=shooting.shots_at(),
+                                       seed=seed)
         sources.update(made)
         sources.update(speakers)
         events += sounds + _pronounced(said, options.reading)
@@ -207,7 +208,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         markers += speech_markers(sheet.speech, [e for e in events if e.source in speakers])
     pieces = planner.music.pieces()
     info = Info(sheet.text.title, sheet.text.id, str(sheet.path) if sheet.path else "", seed,
-                tuning.name, tuning.huangzhong_hz, options.reading)
+                tuning.name, tuning.huangzhong_hz, options.reading, site=site.rite)
     return Performance.build(events, markers, sources, pieces=pieces, info=info,
                              sections=_sections(sheet, times), music=planner.music.spans(),
                              rounds=shooting.rounds())

@@ -16,6 +16,9 @@ Where the text offers words as alternatives for what an arrow did (大射正: �
 左右曰方, ``data/speech.toml [outcome]``), the one that fits each simulated arrow of the
 one spoken to is said, after it lands; an arrow in the 侯 needs no report (鄭注: 若不中,
 使君當知而改其度).
+A count the text leaves to the game (禮記·投壺: 「某賢於某若干純」, 奇則曰「奇」, 均則曰「左右鈞」,
+``data/speech.toml [count]``) is said as the count simulated for its step (the seed's), in the
+words the archery announces a tally with; its alternatives are said only as that count.
 Numbers: ``data/sequence.toml [speech]``.
 """
 
@@ -23,9 +26,12 @@ from __future__ import annotations
 
 import functools
 import math
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from soundscape import validate
 from soundscape.cuesheet import SpeechCue
@@ -35,7 +41,7 @@ from soundscape.geometry import Vec3
 from soundscape.music.tuning import Tuning
 from soundscape.performance import Event, Marker, Shot, Source
 from soundscape.resources import data_dir
-from soundscape.sequence.archery import MISS_OUTCOMES
+from soundscape.sequence.archery import MISS_OUTCOMES, announcement
 from soundscape.sequence.settings import SpeechSettings
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
@@ -64,6 +70,41 @@ def _report() -> dict[str, Any]:
     return report
 
 
+@functools.cache
+def _count() -> dict[str, Any]:
+    """``data/speech.toml [count]``: the placeholder of a count the game gives, its
+    alternatives, and the game (arrows a side, the chance an arrow enters)."""
+    path = data_dir() / "speech.toml"
+    count = dict(read_toml(path, CueSheetError).get("count", {}))
+    if not count:
+        return {}
+    validate.number(count.get("arrows"), key="count.arrows", where=str(path),
+                    error=CueSheetError, low=1, high=99, unit="arrows a side")
+    validate.number(count.get("enters"), key="count.enters", where=str(path),
+                    error=CueSheetError, low=0.0, high=1.0, unit="probability")
+    return count
+
+
+def _counted_steps(cues: Iterable[SpeechCue]) -> set[str]:
+    """The steps whose words hold a count the game gives (the placeholder 若干)."""
+    mark = _count().get("placeholder")
+    return {c.step for c in cues if mark and mark in c.quote}
+
+
+def _is_alternative(cue: SpeechCue, counted: set[str]) -> bool:
+    """Words said only as a count's (奇, 左右鈞 beside 「某賢於某若干純」)."""
+    return cue.step in counted and cue.quote in _count().get("alternatives", ())
+
+
+def simulated_count(step: str, seed: int) -> tuple[int, int]:
+    """(right, left): the 算 each side's arrows earn in ``step``'s game, drawn from
+    ``seed`` and the step (the same seed, the same count)."""
+    count = _count()
+    rng = np.random.default_rng([seed, zlib.crc32(step.encode("utf-8"))])
+    arrows, enters = int(count["arrows"]), float(count["enters"])
+    return int(rng.binomial(arrows, enters)), int(rng.binomial(arrows, enters))
+
+
 def _outcomes() -> dict[str, str]:
     """Word → the arrow's outcome it reports (``archery.MISS_OUTCOMES``)."""
     return dict(_report().get("words", {}))
@@ -87,8 +128,10 @@ def step_speech_seconds(cues: Iterable[SpeechCue], reading: str,
     only later). Words said on an arrow's outcome are left to the arrows."""
     out: dict[str, float] = {}
     gap = prosody.gap_seconds()
+    cues = list(cues)
+    counted = _counted_steps(cues)
     for cue in cues:
-        if cue.quote in _outcomes():
+        if cue.quote in _outcomes() or _is_alternative(cue, counted):
             continue
         before = out.get(cue.step, settings.pause_s - gap)
         out[cue.step] = before + gap + phrase_seconds(cue.quote, reading, raised=True)
@@ -105,12 +148,13 @@ class _Said:
 def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
                   track: Sequence[tuple[float, str, Vec3]], *, site: Site,
                   settings: SpeechSettings, tuning: Tuning, reading: str,
-                  shots: Mapping[str, Sequence[Shot]] | None = None
+                  shots: Mapping[str, Sequence[Shot]] | None = None, seed: int = 0
                   ) -> tuple[dict[str, Source], list[Event]]:
     """The sources (one per speaker) and events (one per phrase) of ``cues``; a phrase is
     pitched on the 律 of ``tuning`` nearest the speaking voice (a call is raised above
     it by the voice model). ``shots`` (step id → the arrows of the round that step
-    narrates) choose among words offered as alternatives."""
+    narrates) choose among words offered as alternatives; ``seed`` draws a count the
+    text leaves to the game (:func:`simulated_count`)."""
     words = glossary.load()
     sources: dict[str, Source] = {}
     events = []
@@ -118,7 +162,7 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
     outcomes = _outcomes()
     gap = prosody.gap_seconds()
     turn: dict[str, float] = {}  # step id → when its last phrase ends and a pause passed
-    for said in _planned(cues, times, shots or {}, settings):
+    for said in _planned(cues, times, shots or {}, settings, seed):
         cue = said.cue
         here = _where(track, cue.speaker, said.time, site)
         there = _where(track, cue.to, said.time, site) if cue.to else None
@@ -145,19 +189,29 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
 
 
 def _planned(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
-             shots: Mapping[str, Sequence[Shot]], settings: SpeechSettings) -> list[_Said]:
+             shots: Mapping[str, Sequence[Shot]], settings: SpeechSettings,
+             seed: int = 0) -> list[_Said]:
     """When each phrase is wanted: at its step (after the walk and a pause), or, for words
-    that report an arrow, once each arrow of the one spoken to has landed."""
+    that report an arrow, once each arrow of the one spoken to has landed; a count the
+    game gives in its words (the text's own alternative where it has one: 左右鈞)."""
     outcomes = _outcomes()
     reaction = float(_report().get("reaction_s", 0.0))
+    cues = list(cues)
+    counted = _counted_steps(cues)
     out = []
     reported: set[str] = set()
     for cue in cues:
         timed = times.get(cue.step)
-        if timed is None:
+        if timed is None or _is_alternative(cue, counted):
+            continue
+        at = timed.start + timed.walk + settings.pause_s
+        if cue.step in counted and _count()["placeholder"] in cue.quote:
+            words = announcement(*simulated_count(cue.step, seed))
+            own = next((c for c in cues if c.step == cue.step and c.quote == words), cue)
+            out.append(_Said(own, at, words))
             continue
         if cue.quote not in outcomes:
-            out.append(_Said(cue, timed.start + timed.walk + settings.pause_s, cue.quote))
+            out.append(_Said(cue, at, cue.quote))
             continue
         if cue.step in reported:
             continue
@@ -211,9 +265,10 @@ def speech_markers(cues: Iterable[SpeechCue], events: Iterable[Event]) -> list[M
             continue
         how = "calls out" if event.articulation == "call" else "says"
         to = f" to {who(cue.to)}" if cue.to else ""
-        markers.append(Marker(event.time, "speech", f"{cue.speaker}：{cue.quote}",
-                              f"{who(cue.speaker)} {how}{to}: 「{cue.quote}」", cue.id,
-                              cue.quote))
+        words = event.lyric or cue.quote  # a count is said as the game gave it
+        markers.append(Marker(event.time, "speech", f"{cue.speaker}：{words}",
+                              f"{who(cue.speaker)} {how}{to}: 「{words}」", cue.id,
+                              words))
     return markers
 
 

@@ -20,6 +20,8 @@ it knows are in ``data/editions.toml``:
 - an edition's apparatus (``[apparatus]``): comment lines (``# src: LIJI 40.01.01 …``, the
   Kanseki Repository's 禮記), outline headings (``** 41 投壺``, kind 卷題: a title line) and
   paragraph numbers at a line's start (``41.6``), kind 版記;
+- 鄭注 labelled 注 inside the 經's lines, up to the label (音義, 疏) of the bracketed note
+  that follows it (``[labelled]``: the Kanseki 四庫全書 禮記注疏); the labels are 版記;
 - 鄭注 run on after the 經文 in the same paragraph (注疏 editions without
   brackets). The 疏 that follows the paragraph names what it explains by first
   and last characters: 「"A"至"B"。○注"C"至"D"」. The paragraph from C (else
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -241,12 +244,50 @@ def _apparatus(original: str, lines: list[tuple[int, int]], first_line: int) -> 
     return found
 
 
+def _labelled(original: str, start: int, first_line: int) -> list[Aside]:
+    """鄭注 labelled 注 run on in the 經's lines, and the labels of the bracketed notes (see
+    ``[labelled]``); nothing in a text without such a label."""
+    table = rules()["labelled"]
+    brackets = rules()["notes"]["brackets"]
+    label = re.compile("|".join(map(re.escape, table["labels"])))
+    openers = "".join(map(re.escape, brackets))
+    if not re.search(rf"(?:{label.pattern})[{openers}]", original[start:]):
+        return []  # the edition labels no note: nothing to read (and no scan)
+    closers = "".join(map(re.escape, brackets.values()))
+    tokens = re.compile(rf"[{openers}]|[{closers}]|(?P<label>{label.pattern})(?=[{openers}])"
+                        rf"|(?P<note>{re.escape(table['note'])})")
+    marks: list[tuple[int, int, bool]] = []  # (start, end, is a label), outside brackets
+    depth = 0
+    for token in tokens.finditer(original, start):
+        if token.group(0) in brackets:
+            depth += 1
+        elif token.lastgroup is None:
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            marks.append((token.start(), token.end(), token.lastgroup == "label"))
+    if not any(is_label for *_, is_label in marks):
+        return []
+
+    breaks = [m.start() for m in re.finditer("\n", original[start:])]
+
+    def line(at: int) -> int:
+        return first_line + bisect.bisect_left(breaks, at - start)
+
+    found_asides = [Aside("版記", a, b, line(a)) for a, b, is_label in marks if is_label]
+    for (a, _, is_label), (b, _, next_is_label) in itertools.pairwise(marks):
+        if not is_label and next_is_label:
+            found_asides.append(Aside("注", a, b, line(a)))
+    return found_asides
+
+
 def find_asides(original: str, start: int = 0) -> list[Aside]:
     """The asides of ``original`` from offset ``start`` (after the header), in order."""
     lines = _lines(original, start)
     first_line = original.count("\n", 0, start) + 1
     blocks = _blocks(original, lines, first_line)
     asides = blocks + _commentaries(original, lines, first_line, blocks)
+    asides += [t for t in _labelled(original, start, first_line)
+               if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _apparatus(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _titles(original, lines, first_line)

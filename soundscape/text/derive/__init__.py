@@ -33,7 +33,7 @@ from soundscape.text.derive.formulas import Unit, alternation, find_units, playe
 from soundscape.text.derive.generic import generic_layout
 from soundscape.text.derive.layout import derive_layout, with_sheng_forces
 from soundscape.text.derive.sections import sections_of
-from soundscape.text.derive.speech import answer_starts, speech_cues
+from soundscape.text.derive.speech import Printed, answer_starts, printed_marks, speech_cues
 from soundscape.text.source import Text
 
 __all__ = ["derive", "sections_of", "unscored_music"]
@@ -66,10 +66,15 @@ def _actor_starts(chars: str) -> list[tuple[int, int, str]]:
 
 
 def _cuts(chars: str, base: int, units: list[Unit],
-          actor_starts: list[tuple[int, int, str]]) -> list[int]:
-    """Offsets (in ``chars``) where a new step begins, 0 included."""
+          actor_starts: list[tuple[int, int, str]],
+          printed: Printed) -> list[int]:
+    """Offsets (in ``chars``, which start at ``base`` in the text) where a new step begins,
+    0 included; never inside words the edition prints in quotation marks (``printed``): a
+    name said is no one acting (「請以樂賓」)."""
+    actor_starts = [a for a in actor_starts if not printed.inside(base + a[0])]
     actors = {start: end for start, end, _ in actor_starts}
-    cuts = sorted(set(actors) | {0} | set(answer_starts(chars)))
+    cuts = sorted(set(actors) | {0} | {a for a in answer_starts(chars)
+                                       if not printed.inside(base + a)})
     particles = rules()["particles"]
     for unit in units:
         if not _cuts_step(unit):
@@ -121,11 +126,11 @@ def _place(chars: str) -> str:
     return glossary.load().known_id("place", match.group(1)) if match else ""
 
 
-def _steps(text: Text, section: Section, units: list[Unit]) -> list[Step]:
+def _steps(text: Text, section: Section, units: list[Unit], printed: Printed) -> list[Step]:
     start, end = section.span
     chars = text.chars[start:end]
-    actor_starts = _actor_starts(chars)
-    cuts = [*_cuts(chars, start, units, actor_starts), len(chars)]
+    actor_starts = [a for a in _actor_starts(chars) if not printed.inside(start + a[0])]
+    cuts = [*_cuts(chars, start, units, actor_starts, printed), len(chars)]
     actor_at = {s: term for s, _, term in actor_starts}
     unit_at: dict[int, Unit] = {}  # step index → its first formula (not a 如初 mark)
     for formula in units:
@@ -159,7 +164,8 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
     sections = sections_of(text)
     units_by_section = played_orders({
         s.id: find_units(text.chars[s.span[0]:s.span[1]], s.span[0]) for s in sections})
-    steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id])]
+    printed = printed_marks(text)  # the quotation marks and punctuation, where printed
+    steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id], printed)]
     layout = derive_layout(text, sections)
     rank = ""
     if rite is not None:
@@ -176,7 +182,7 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
                  if m.kind == "wusuan" and not m.conditions and not m.note else m for m in music]
     steps = _to_the_gate(steps, music)
     voices = voice_cues(text, steps, units_by_section)
-    speech = speech_cues(text, steps)
+    speech = speech_cues(text, steps, printed)
     info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
                     tuple(music), tuple(voices), speech=tuple(speech))

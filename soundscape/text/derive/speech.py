@@ -7,14 +7,27 @@ speaker of each 曰 is the one named just before it (「卿大夫皆對曰」, �
 subject of its clause, not one spoken to (告於公, 命上射), else the previous speaker of
 the step (下曰留上曰揚: the same 大射正), else the step's actor. A request the narration
 reports (「擯者請賓」) is the words 請X; the one asked (請射於公) is its addressee. 許諾 is
-the answer 諾. Words offered as alternatives (留/揚/方) are a cue each in one step; the
-sequencer chooses among them by the outcome (``[outcome]``). Words the archery speaks
-itself, with its own timing and the real tally, are left to it. Every cue quotes its
-words and gives their offsets.
+the answer 諾.
+
+Where the edition prints quotation marks (「」), they bound the words: the words after a
+曰 are the quotation that opens right after it, whole (禮記·投壺: 主人請曰 is followed by
+某有枉矢哨壺請以樂賓 in its marks, 賓 included, and 曰 by 辟 alone), a request the
+narration reports ends at the edition's next punctuation mark, and 請X曰「…」 is the
+verb that brings the words, not a request of its own. Where the text names no one before
+曰, the words are the last speaker's in the step, unless his words answered the one who
+leads the exchange (the last to ask, order or announce): then the leader speaks again
+(投壺: after the 勝者's 敬養, 慶禮曰 三馬既備請慶多馬 is the 司射's, as 孔疏 says). One
+named by what he does (酌者曰, 當飲者…曰) says his own words.
+
+Words offered as alternatives (留/揚/方) are a cue each in one step; the sequencer
+chooses among them by the outcome (``[outcome]``). Words the archery speaks itself, with
+its own timing and the real tally, are left to it. Every cue quotes its words and gives
+their offsets.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -28,12 +41,26 @@ from soundscape.resources import data_dir
 from soundscape.text import glossary
 from soundscape.text.source import Text
 
-__all__ = ["answer_starts", "speech_cues"]
+__all__ = ["answer_starts", "printed_marks", "speech_cues"]
 
 
 @functools.cache
 def _rules() -> dict[str, Any]:
     return read_toml(data_dir() / "speech.toml", CueSheetError)
+
+
+@dataclass(frozen=True, slots=True)
+class _Marks:
+    """:class:`Printed` in one step's characters."""
+
+    quotes: tuple[tuple[int, int], ...]
+    breaks: frozenset[int]
+
+    def quote_at(self, at: int) -> tuple[int, int] | None:
+        return next((q for q in self.quotes if q[0] == at), None)
+
+
+_LEADS = ("request", "command", "announce")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +72,71 @@ class _Words:
     to: str
 
 
-def speech_cues(text: Text, steps: Iterable[Step]) -> list[SpeechCue]:
-    """The speech cues of ``steps`` (in text order), ids ``speech_001`` …"""
+@dataclass(frozen=True, slots=True)
+class Printed:
+    """What an edition prints between the characters: ``quotes``, the spans of ``chars``
+    its quotation marks enclose (outermost pairs), and ``breaks``, the offsets of ``chars``
+    that a punctuation mark stands before. Both empty for an unpunctuated 經文."""
+
+    quotes: tuple[tuple[int, int], ...] = ()  # sorted
+    breaks: tuple[int, ...] = ()  # sorted
+
+    def within(self, start: int, end: int, reach: int) -> _Marks:
+        """The quotations opening in ``[start, end)`` and the breaks in ``(start, reach]``,
+        as offsets from ``start`` (found by bisection: a long punctuated text stays linear)."""
+        first = bisect.bisect_left(self.quotes, (start, -1))
+        last = bisect.bisect_left(self.quotes, (end, -1))
+        quoted = tuple((a - start, b - start) for a, b in self.quotes[first:last])
+        low = bisect.bisect_right(self.breaks, start)
+        high = bisect.bisect_right(self.breaks, max([reach, *(b + start for _, b in quoted)]))
+        return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]))
+
+    def inside(self, at: int) -> bool:
+        """Whether offset ``at`` stands inside a quotation (after its first character)."""
+        found = bisect.bisect_left(self.quotes, (at, -1)) - 1
+        return found >= 0 and self.quotes[found][0] < at < self.quotes[found][1]
+
+
+def printed_marks(text: Text) -> Printed:
+    """The quotation marks and punctuation ``text``'s edition prints in its passage."""
+    marks = _rules()["printed"]
+    pairs = {a: b for a, b in marks["quotes"]}
+    closers = set(pairs.values())
+    stops = set(marks["breaks"])
+    first = text.origin[0] if text.origin else len(text.original)
+    hidden = iter(text.hidden)
+    skip = next(hidden, None)
+    quotes, breaks, stack = [], set(), []
+    at = 0  # the index in chars of the next character after the position
+    for position in range(first, len(text.original)):
+        while skip is not None and skip[1] <= position:
+            skip = next(hidden, None)
+        if skip is not None and skip[0] <= position:
+            continue  # notes, asides and print marks are not the passage's
+        while at < len(text.origin) and text.origin[at] < position:
+            at += 1
+        char = text.original[position]
+        if char in pairs:
+            stack.append((char, at))
+            breaks.add(at)
+        elif char in closers and stack and pairs[stack[-1][0]] == char:
+            _, opened = stack.pop()
+            if not stack and at > opened:
+                quotes.append((opened, at))
+            breaks.add(at)
+        elif char in stops:
+            breaks.add(at)
+    return Printed(tuple(sorted(quotes)), tuple(sorted(breaks)))
+
+
+def speech_cues(text: Text, steps: Iterable[Step],
+                printed: Printed | None = None) -> list[SpeechCue]:
+    """The speech cues of ``steps`` (in text order), ids ``speech_001`` …; ``printed``:
+    the edition's quotation marks and punctuation (:func:`printed_marks`, found if None)."""
     rules = _rules()
+    printed = printed_marks(text) if printed is None else printed
     cues: list[SpeechCue] = []
+    lead = ""  # who leads the exchange: the last to ask, order or announce
     for step in steps:
         start, end = step.span
         own = text.chars[start:end]
@@ -57,9 +145,11 @@ def speech_cues(text: Text, steps: Iterable[Step]) -> list[SpeechCue]:
             continue  # the archery speaks the tally it simulates
         # words may run on past the step (the steps are cut at every actor who acts, and
         # words name actors: 「大夫與大夫士御於大夫」); only those begun in it are its own
-        chars = text.chars[start:end + rules["reach"]]
-        found = _said(chars, step.actor, end - start)
-        found += _asked(chars, step.actor, found, end - start)
+        marks = printed.within(start, end, end + rules["reach"])
+        chars = text.chars[start:max([end + rules["reach"], *(b + start for _, b in marks.quotes)])]
+        found, lead = _said(chars, step.actor, end - start, marks, lead)
+        asked, lead = _asked(chars, step.actor, found, end - start, marks, lead)
+        found += asked
         for words in sorted(found, key=lambda w: w.start):
             said = chars[words.start:words.end]
             if said in rules["skip"]["words"] or not words.speaker:
@@ -116,12 +206,13 @@ def _answer_pattern() -> re.Pattern:
 
 # ------------------------------------------------------------------ 曰
 
-_OBJECT = ("命", "告於", "告于", "於", "于", "謂", "之", "與", "及", "作", "比")
+_OBJECT = ("命", "令", "請", "告於", "告于", "於", "于", "謂", "之", "與", "及", "作", "比")
 
 
-def _said(chars: str, actor: str, own: int) -> list[_Words]:
+def _said(chars: str, actor: str, own: int, marks: _Marks,
+          lead: str) -> tuple[list[_Words], str]:
     """The words after each 曰 in the first ``own`` characters (the step's), with who
-    says them to whom."""
+    says them to whom; and who leads the exchange after them."""
     rules = _rules()
     out: list[_Words] = []
     clause = 0  # where the narration before the next 曰 begins
@@ -129,15 +220,40 @@ def _said(chars: str, actor: str, own: int) -> list[_Words]:
         if mark < clause:
             continue
         before = chars[clause:mark]
-        named = _speaker(before)
-        speaker = named or (out[-1].speaker if out else "") or actor
+        named = _speaker(before) or _agent(before)
+        speaker = named or _unnamed(out, lead) or actor
         to = _addressee(before) or (out[-1].to if out and not named else "")
-        kind = _kind(before) if named or not out else out[-1].kind  # 下曰留上曰揚: as 留
-        stop = _end(chars, mark + 1)
+        same = not named and out and out[-1].speaker == speaker
+        kind = _kind(before, "") or (out[-1].kind if same else "say")  # 下曰留上曰揚: as 留
+        quote = marks.quote_at(mark + 1)
+        stop = quote[1] if quote else _end(chars, mark + 1)
         if stop > mark + 1:
             out.append(_Words(mark + 1, stop, kind, speaker, "" if to == speaker else to))
+            lead = speaker if _leads(kind, chars[mark + 1:stop]) else lead
         clause = stop
-    return out
+    return out, lead
+
+
+def _unnamed(out: list[_Words], lead: str) -> str:
+    """Who says words the text names no one for: the last speaker of the step, unless his
+    words answered the leader of the exchange, who then speaks again."""
+    if not out:
+        return ""
+    last = out[-1].speaker
+    return last if not lead or last == lead else lead
+
+
+def _leads(kind: str, words: str) -> bool:
+    """Whether words ask, order or announce (by the verb that brings them, or a 請 or 命
+    in them: 「為政請射」), so that their speaker leads the exchange."""
+    return kind in _LEADS or any(w in words for w in _rules()["lead_words"])
+
+
+def _agent(before: str) -> str:
+    """One named by what he does (酌者, 當飲者), first in the narration before 曰, when
+    no one of the names is: the words' speaker."""
+    found = re.match(_rules()["agent"], before)
+    return found.group(0) if found else ""
 
 
 def _end(chars: str, start: int) -> int:
@@ -191,30 +307,41 @@ def _addressee(before: str) -> str:
     return _names()[best] if best else ""
 
 
-def _kind(before: str) -> str:
+def _kind(before: str, default: str = "say") -> str:
     """How words are said, from the last verb of the kinds table before them."""
     kinds = _rules()["kinds"]
     found = [(before.rfind(verb), kind) for verb, kind in kinds.items() if verb in before]
-    return max(found)[1] if found else "say"
+    return max(found)[1] if found else default
 
 
 # ------------------------------------------------------------------ 請 and 許諾
 
-def _asked(chars: str, actor: str, said: list[_Words], own: int) -> list[_Words]:
+def _asked(chars: str, actor: str, said: list[_Words], own: int, marks: _Marks,
+           lead: str) -> tuple[list[_Words], str]:
     """請X the narration reports (outside any words said) and 許諾 (the answer 諾), in
-    the first ``own`` characters."""
+    the first ``own`` characters; and who leads the exchange after them."""
     rules = _rules()
     inside = [(w.start, w.end) for w in said]
-    out = []
+    out: list[_Words] = []
     request = rules["request"]
     for at in (i for i, c in enumerate(chars[:own]) if c == request["word"]):
         if any(a <= at < b for a, b in inside):
             continue
-        stop, to = _request_end(chars, at)
-        if stop > at + 1:
+        stop, to = _request_end(chars, at, marks)
+        asked = chars[at:stop]
+        if stop <= at + 1 or any(c in asked for c in rules["said"]) or \
+                request["repeat"] in asked:
+            continue  # 請賓曰「…」: the verb of the words; 請主人亦如之: the same again
+        earlier = [w for w in [*said, *out] if w.end <= at]
+        if earlier:  # words before it in the step: the narration since them names him
+            last = max(earlier, key=lambda w: w.end)
+            before = chars[last.end:at]
+            speaker = _speaker(before) or _agent(before) or _unnamed([last], lead) or actor
+        else:
             before = chars[:at]
-            out.append(_Words(at, stop, "request", _speaker(before) or actor,
-                              to or _addressee(before)))
+            speaker = _speaker(before) or actor
+        out.append(_Words(at, stop, "request", speaker, to or _addressee(before)))
+        lead = speaker
     reply = rules["reply"]
     if actor not in reply["skip_actors"]:
         for word in reply["words"]:
@@ -222,17 +349,20 @@ def _asked(chars: str, actor: str, said: list[_Words], own: int) -> list[_Words]
             if at >= 0 and not any(b == at for _, b in inside):  # 對曰…許諾: one answer
                 say = at + word.index(reply["say"])
                 out.append(_Words(say, say + len(reply["say"]), "reply", actor, ""))
-    return out
+    return out, lead
 
 
-def _request_end(chars: str, at: int) -> tuple[int, str]:
-    """Where a request 請X ends, and the one asked (請射於公公許 → 請射, 公)."""
+def _request_end(chars: str, at: int, marks: _Marks) -> tuple[int, str]:
+    """Where a request 請X ends, and the one asked (請射於公公許 → 請射, 公); at the
+    edition's next punctuation mark or quotation, where it prints them."""
     request = _rules()["request"]
     acting = _rules()["acting"]
     limit = min(len(chars), at + 1 + request["max_chars"])
     names = _names()
     for i in range(at + 2, limit + 1):
         rest = chars[i:]
+        if i in marks.breaks:
+            return i, ""
         if i == len(chars) or any(rest.startswith(e) for e in request["ends"]):
             return i, ""
         if rest[:1] in request["to_marks"]:
