@@ -42,8 +42,9 @@ STAGES = (
     ("helper traffic (pipes)", "helper.py"),
     ("sequencing", "sequence/"),
 )
+# helper.py's _read and _write block on the pipe (os.readv, os.write): waiting, not traffic
 _IDLE = re.compile(r"^(Condition\.wait|_worker |Connection\._recv |Event\.wait|"
-                   r"_wait_for_tstate_lock|select|poll|sleep)")
+                   r"_wait_for_tstate_lock|select|poll|sleep|_read |_write )")
 
 
 def stages(raw: Path, rate: float) -> dict[str, float]:

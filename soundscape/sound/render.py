@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import soundfile
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 from tqdm import tqdm
 
 from soundscape.errors import RenderError
@@ -108,6 +108,39 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         The disk cache of dry notes (``soundscape.sound.diskcache``; same output); None:
         none.
     """
+    return _one_blas_thread(_blocks(
+        performance, listener=listener, panner=panner, sample_rate=sample_rate, seed=seed,
+        voice=voice, surroundings=surroundings, block_frames=block_frames, stems=stems,
+        progress=progress, cache_bytes=cache_bytes, workers=workers, stem_of=stem_of,
+        tail=tail, store=store))
+
+
+def _one_blas_thread(blocks: Generator[np.ndarray, None, None]
+                     ) -> Generator[np.ndarray, None, None]:
+    """``blocks``, each made with one BLAS thread (the products are small and many, and
+    OpenBLAS's idle threads spin, taking the other core from the helper; the forked helper
+    inherits the limit). The limit holds only while a block is made: held across a
+    ``yield``, it bound the consumer's code too, and a generator left unfinished, or two
+    interleaved, left the process at one thread for good."""
+    controller = ThreadpoolController()
+    try:
+        while True:
+            with controller.limit(limits=1, user_api="blas"):
+                block = next(blocks, None)
+            if block is None:
+                return
+            yield block
+    finally:
+        with controller.limit(limits=1, user_api="blas"):
+            blocks.close()
+
+
+def _blocks(performance: Performance, *, listener: Listener | ListenerPath, panner: Panner,
+            sample_rate: int, seed: int, voice: Voice, surroundings: Surroundings,
+            block_frames: int, stems: tuple[str, ...], progress: bool, cache_bytes: int,
+            workers: int, stem_of: Callable[[Source], str] | None,
+            tail: Callable[[tuple[int, ...]], Tail] | None,
+            store: NoteStore | None) -> Generator[np.ndarray, None, None]:
     width = len(panner.channels)
     columns = {name: i * width for i, name in enumerate(stems)}
     buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
@@ -119,9 +152,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     helper = None
     base = 0  # output frames handed out
     try:
-        # one BLAS thread (the forked helper inherits it): the products here are small and
-        # many, and OpenBLAS's idle threads spin, taking the other core from the helper
-        with bar, threadpool_limits(limits=1, user_api="blas"):
+        with bar:
             helper = NoteHelper(buses) if workers > 1 and performance.events else None
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)

@@ -54,6 +54,33 @@ def blocks_of(perf, *, listener=NORTH, block_frames=FS, layout="stereo", seed=0)
         voice=noise_voice, surroundings=Surroundings(), block_frames=block_frames)))
 
 
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+def test_blas_keeps_its_threads_between_blocks_and_after_unfinished_renders():
+    from threadpoolctl import ThreadpoolController
+
+    def blocks():
+        return render_blocks(scene(), listener=NORTH, panner=make_panner("stereo"),
+                             sample_rate=FS, seed=0, voice=noise_voice,
+                             surroundings=Surroundings(), block_frames=FS // 4)
+
+    with ThreadpoolController().limit(limits=2, user_api="blas"):
+        own = _blas_threads()
+        if not own or set(own) != {2}:
+            pytest.skip("no BLAS whose threads threadpoolctl can set")
+        first, second = blocks(), blocks()
+        next(first)
+        assert _blas_threads() == own  # the consumer runs with the process's own
+        next(second)
+        next(first)  # interleaved, then both left unfinished
+        del first, second
+        assert _blas_threads() == own
+
+
 def test_same_seed_same_bytes_other_seed_differs(tmp_path):
     perf = scene()
     paths = []
