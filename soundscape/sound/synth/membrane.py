@@ -33,14 +33,21 @@ No two strokes alike (``[params.scatter]``, optional). A player's strokes scatte
   Hertzian contact gives (Fletcher & Rossing §18.2; docs/sources.md A3.4): each mode is
   excited as a half-sine pulse of that length drives it, so a harder stroke is brighter;
 - the head's tension rise: the glide grows with the square of the lowest mode's
-  amplitude (tension modulation), so force and striking point move the pitch track.
+  amplitude (tension modulation), so force and striking point move the pitch track;
+- the hands (``hand_contact``, ``hand_force_db``): they take turns, each on its side of
+  the centre, the other stick resting longer and its arm striking softer;
+- a bounce (``bounce``): on a share of the strokes the stick comes down again, later and
+  weaker; the head is linear, so the stroke is added again, delayed and scaled;
+- the head's wander (``drift_cents``, ``drift_s``): its tension follows the hide's warmth
+  and moisture, slowly (``stroke_course``), and every mode moves with it.
 
 Where a drum's strokes land follows the player, not chance: a player spreads his strokes
 over the playing zone and does not strike the same spot twice running. Given the stroke's
 ``place`` in the unit square (``strike_places``: a seeded low-discrepancy sequence over
 one drum's strokes in order, golden ratio and R2; docs/sources.md A3.4), the radius is its first
-coordinate (linear over the ring) and the angle its second, so neighbouring strokes land
-far apart and a run of strokes covers the head evenly; without one the point is drawn.
+coordinate (linear over the ring) and the angle its second (within the striking hand's
+half of the head when ``stroke_course`` names the hand), so neighbouring strokes land far
+apart and a run of strokes covers the head evenly; without one the point is drawn.
 
 And every drum is its own: a performer's drum sounds ``tuning_spread`` (relative,
 uniform, by a stable hash of who plays it) from the nominal pitch (hides differ).
