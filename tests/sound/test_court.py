@@ -307,15 +307,13 @@ def test_decimator_passes_the_tail_band_and_keeps_out_what_would_alias(hz, low_d
 
 
 @pytest.mark.parametrize(("source", "place"), [("men", "gong_wei"), ("dongtang", "zhongting"),
-                                               ("xitang", "men"), ("zuojie", "zhongting"),
-                                               ("can", "men")])
-def test_sources_at_the_gate_and_the_halls_ends_agree_with_the_reference(site, source, place):
-    """A source's tail is its zone's: the gate, the hall's two ends, the east steps and the
-    targets have zones of their own, so a click from there has the reference's EDT, C80
-    and T20 within one JND (before, sent to the nearest of the mats, mid-court, 干 and 大侯:
-    EDT 1.58 s against 3.50 s from the gate to the duke, 0.89 s against 1.61 s from the
-    east hall to mid-court, 2.74 s against 2.05 s from the east steps, 1.26 s against
-    3.93 s from 參 to the gate)."""
+                                               ("xitang", "men"), ("gong_wei", "zhongting")])
+def test_sources_at_the_gate_and_on_the_hall_agree_with_the_reference(site, source, place):
+    """A source's tail is its zone's: the gate, the duke's seat and the hall's two ends have
+    zones of their own, so a click from there has the reference's EDT, C80 and T20 within
+    one JND (before, sent to the nearest of the mats, mid-court, 干 and 大侯: EDT 1.58 s
+    against 3.50 s from the gate to the duke, 0.89 s against 1.61 s from the east hall to
+    mid-court, 1.18 s against 1.76 s from the duke's seat to mid-court)."""
     court = load_court(site, "bare")
     point = source_point(site, source)
     listener = _listener(site, place)
