@@ -231,11 +231,12 @@ def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
     noise = noise_burst(rng, frames=frames, decay_s=params["thud_s"], sample_rate=sample_rate)
     high = params["thud_high_hz"] * params["contact_s"] / contact  # shorter contact, brighter
     out[:noise.size] += bandpass(noise, params["thud_low_hz"], high, sample_rate) * (thud * scale)
+    out = cancel_dc(out, contact_s=contact, sample_rate=sample_rate)
     delay, level = stroke.bounce
     lag = round(delay * sample_rate)
-    if level > 0.0 and 0 < lag < frames:  # the head's linear: a second, weaker stroke
-        out[lag:] += level * out[:-lag]
-    return cancel_dc(out, contact_s=contact, sample_rate=sample_rate)
+    if level > 0.0 and 0 < lag < frames:  # the head's linear: a second, weaker stroke,
+        out[lag:] += level * out[:-lag]  # push and all (no area left over: no infrasound)
+    return out
 
 
 def _bounce(scatter: Mapping[str, Any], rng: np.random.Generator) -> tuple[float, float]:
