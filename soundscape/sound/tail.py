@@ -386,12 +386,13 @@ def _band_energy(ways, projections, air: Air, speed: float) -> float:
     """The mean over ``_SEND_BAND`` of |Σ g p a(f) e^(−2πif(d − d₀)/c)|²: the paths'
     (``ways``: gain g, length d) projected amplitudes p with their air a(f), as heard."""
     freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
+    alpha = air.absorption_db_per_m(freqs)
     first = ways[0].distance
     total = np.zeros(freqs.size, dtype=complex)
     for way, projection in zip(ways, projections, strict=True):
         if projection == 0.0:
             continue
-        loss = 10.0 ** (-air.absorption_db_per_m(freqs) * way.distance / 20.0)
+        loss = 10.0 ** (-alpha * way.distance / 20.0)
         total += (way.gain * projection) * loss * np.exp(
             -2j * np.pi * freqs * (way.distance - first) / speed)
     power = np.abs(total) ** 2
