@@ -134,9 +134,10 @@ def strike_places(count: int, offset: tuple[float, float] = (0.5, 0.5)) -> np.nd
     return (np.asarray(offset, dtype=float) + k * _STEPS) % 1.0
 
 
-def stroke_course(times: np.ndarray, words: tuple[int, int, int, int],
+def stroke_course(times: np.ndarray, words: tuple[int, ...],
                   wander_s: float = 600.0) -> np.ndarray:
-    """One drum's strokes at sorted onsets ``times`` (s), seeded by four 32-bit ``words``:
+    """One drum's strokes at sorted onsets ``times`` (s), seeded by four 32-bit ``words``
+    (the first two place the sequence, the last two draw the wander):
     rows (u, v, count, wander) for ``Stroke.drawn``. (u, v) as ``strike_places``; the
     count is the stroke's place in the drum's sequence (the hands take turns); the wander
     is the head's tension, which moves with the hide's warmth and moisture, slowly and
