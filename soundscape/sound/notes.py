@@ -80,7 +80,7 @@ class SynthVoice:
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
         self.lines: SungLines | None = None  # the performance's sung lines (``bind``)
-        self.places: dict[tuple[str, float], tuple[float, float]] = {}  # strokes' points
+        self.places: dict[tuple[str, float], tuple[float, ...]] = {}  # strokes' points
         self.seed = 0
         self.store: NoteStore | None = None  # the disk cache of its sung lines (DryNotes)
         self._files: dict[str, str] = {}
@@ -100,7 +100,7 @@ class SynthVoice:
         bound.places = self._places(performance, seed)
         return bound
 
-    def _places(self, performance, seed: int) -> dict[tuple[str, float], tuple[float, float]]:
+    def _places(self, performance, seed: int) -> dict[tuple[str, float], tuple[float, ...]]:
         """Where each stroke of a drum that places its strokes lands, by (source, onset):
         the drum's strokes in order along its own seeded sequence (``strike_places``), so
         neighbouring strokes differ. Only for instruments whose every event is its own
@@ -108,7 +108,7 @@ class SynthVoice:
         from soundscape.music.instruments import EACH as EACH_WORD
         from soundscape.sound import synth
         from soundscape.sound.synth import model_module
-        from soundscape.sound.synth.membrane import strike_places
+        from soundscape.sound.synth.membrane import stroke_course
 
         placed = {}  # only the sources that sound (no instrument file read for the others)
         for who in {event.source for event in performance.events}:
@@ -121,9 +121,13 @@ class SynthVoice:
                 onsets.setdefault(event.source, []).append(event.time)
         out = {}
         for who, times in onsets.items():
-            u, v = (value / 2.0 ** 32 for value in stable_ints(seed, "places", who)[:2])
-            for time, place in zip(sorted(times), strike_places(len(times), (u, v)), strict=True):
-                out[(who, time)] = (float(place[0]), float(place[1]))
+            words = tuple(stable_ints(seed, "places", who))
+            times = sorted(times)
+            scatter = synth.params_of(self._instrument(performance.sources[who].instrument)
+                                      ).get("scatter", {})
+            course = stroke_course(np.array(times), words, scatter.get("drift_s", 600.0))
+            for time, place in zip(times, course, strict=True):
+                out[(who, time)] = tuple(float(value) for value in place)
         return out
 
     def _sings_lines(self, source: Source) -> bool:

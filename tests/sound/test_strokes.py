@@ -113,19 +113,44 @@ def test_every_drum_bell_and_stone_stroke_is_its_own_rendering():
         assert SynthVoice().variants(source) == EVERY_EVENT == 1 << 32
 
 
-def test_no_two_jiangu_strokes_of_lishou_are_one_sound():
-    """The 建鼓 strokes of 貍首, as the render makes them: each its own rendering, and most
-    pairs apart in the drum's band (before: 3 renderings per velocity, 1052 strokes from
-    51 sounds; the hardest 101 strokes at 0.997)."""
+@functools.cache
+def lishou_jiangu() -> tuple[list[str], np.ndarray, int]:
+    """Every 建鼓 stroke of 貍首 as the render makes it (729, three drums): the drum of
+    each, the correlation of every two in the drum's band, and how many renderings."""
     performance = lishou()
     indexes = [i for i, e in enumerate(performance.events)
-               if performance.sources[e.source].instrument == "jiangu"][:160]
+               if performance.sources[e.source].instrument == "jiangu"]
     notes = dry_strokes(performance, indexes, sample_rate=8000)
-    assert len({n.tobytes() for n in notes}) == len(notes)
     matrix = pair_correlations(notes, band=(30.0, 300.0), sample_rate=8000)
-    pairs = matrix[np.triu_indices(len(notes), 1)]
-    assert np.median(pairs) < 0.8
-    assert np.mean(pairs > 0.9) < 0.3
+    return ([performance.events[i].source for i in indexes], matrix,
+            len({n.tobytes() for n in notes}))
+
+
+def test_no_two_jiangu_strokes_of_lishou_are_one_sound():
+    """All 729 建鼓 strokes of 貍首: each its own rendering, and fewer pairs alike in the
+    drum's band than the point and force alone made (8.0 % of pairs above r 0.9 before the
+    hands, the bounce and the head's wander; 5.6 % with them; before any scatter: 3
+    renderings per velocity, the hardest 101 strokes at 0.997). Any two below 0.9 is not
+    met (docs/instruments.md says why)."""
+    drums, matrix, renderings = lishou_jiangu()
+    assert len(drums) == renderings == 729
+    pairs = matrix[np.triu_indices(len(drums), 1)]
+    assert np.median(pairs) < 0.6
+    assert np.mean(pairs > 0.9) < 0.065
+
+
+def test_neighbouring_strokes_of_one_drum_are_not_one_sound():
+    """Successive strokes of each 建鼓 of 貍首 land apart on the head and, the hands taking
+    turns, on its two sides: no two in a row correlate at 0.88 or more in the drum's band
+    (every drum: 0.86-0.87; before the hands: 0.89-0.90; before the sequence of places:
+    up to 0.997)."""
+    drums, matrix, _ = lishou_jiangu()
+    for drum in sorted(set(drums)):
+        mine = [k for k, who in enumerate(drums) if who == drum]
+        neighbours = np.diagonal(matrix[np.ix_(mine, mine)], 1)
+        assert len(mine) > 200
+        assert neighbours.max() < 0.88, drum
+        assert np.median(neighbours) < 0.65, drum
 
 
 def test_strokes_are_the_same_bytes_for_the_same_seed():
@@ -309,15 +334,77 @@ def test_a_drums_strokes_land_along_a_low_discrepancy_sequence():
     assert not np.allclose(places, other)
 
 
-def test_neighbouring_strokes_of_one_drum_are_not_one_sound():
-    """Successive strokes of the east 建鼓 of 貍首 land apart on the head (``places``), so
-    no two in a row of its first 40 correlate at 0.9 or more in the drum's band (over all
-    309: at most 0.904, median 0.60; before: up to 0.997, median 0.81: drawn points let
-    two strokes in a row land on one spot)."""
-    performance = lishou()
-    indexes = [i for i, e in enumerate(performance.events) if e.source == "east.jiangu"][:40]
-    notes = dry_strokes(performance, indexes, sample_rate=8000)
-    matrix = pair_correlations(notes, band=(30.0, 300.0), sample_rate=8000)
-    neighbours = np.diagonal(matrix, 1)
-    assert neighbours.max() < 0.9
-    assert np.median(neighbours) < 0.7
+def test_a_drums_course_takes_turns_of_hands_and_wanders_slowly():
+    """``stroke_course``: the count runs 0, 1, 2 … (the hands alternate); the head's wander
+    is an Ornstein–Uhlenbeck process: standard deviation 1, and strokes Δt apart
+    correlate as e^(−Δt/τ) (30 s apart, τ 600 s: 0.951); the same words, the same course."""
+    from soundscape.sound.synth.membrane import stroke_course
+
+    times = np.arange(20000) * 30.0
+    course = stroke_course(times, (1, 2, 3, 4), 600.0)
+    assert np.array_equal(course[:, 2], np.arange(20000))
+    wander = course[:, 3]
+    assert np.std(wander) == pytest.approx(1.0, abs=0.1)
+    assert np.corrcoef(wander[:-1], wander[1:])[0, 1] == pytest.approx(np.exp(-0.05), abs=0.01)
+    assert np.corrcoef(wander[:-40], wander[40:])[0, 1] == pytest.approx(np.exp(-2.0), abs=0.05)
+    assert np.array_equal(course, stroke_course(times, (1, 2, 3, 4), 600.0))
+    assert not np.allclose(wander, stroke_course(times, (1, 2, 3, 5), 600.0)[:, 3])
+
+
+def test_the_heads_wander_moves_its_pitch_by_drift_cents():
+    """A stroke at wander w rings its (0,1) mode ``drift_cents`` × w cents off the drum's
+    own pitch (20 cents at w = 1, −40 at w = −2)."""
+    def at(wander):
+        chosen = Stroke.drawn(JIANGU, 0.2, "strike", np.random.default_rng(7),
+                              (0.5, 0.5, 0, wander))
+        audio = render_stroke(JIANGU, hz=HZ, velocity=0.2, articulation="strike",
+                              sample_rate=RATE, rng=np.random.default_rng(7), stroke=chosen)
+        return peak(audio, HZ, start_s=0.3, search_cents=120)[0]
+
+    still = at(0.0)
+    assert abs(cents(still, HZ)) < 1.0
+    assert cents(at(1.0), still) == pytest.approx(JIANGU["scatter"]["drift_cents"], abs=1.0)
+    assert cents(at(-2.0), still) == pytest.approx(-2 * JIANGU["scatter"]["drift_cents"],
+                                                   abs=1.0)
+
+
+def test_the_other_hand_strikes_the_other_side_with_its_own_stick():
+    """Strokes with an odd count are the other hand's: half a turn round the head (its
+    side of the centre), its stick resting ``hand_contact`` times as long, its arm
+    ``hand_force_db`` softer."""
+    scatter = JIANGU["scatter"]
+    first = Stroke.drawn(JIANGU, 0.8, "strike", np.random.default_rng(3), (0.4, 0.3, 6, 0.0))
+    other = Stroke.drawn(JIANGU, 0.8, "strike", np.random.default_rng(3), (0.4, 0.3, 7, 0.0))
+    assert other.angle - first.angle == pytest.approx(np.pi)
+    assert abs(first.angle) <= np.pi / 2
+    assert other.contact / first.contact == pytest.approx(scatter["hand_contact"])
+    assert 20 * np.log10(first.force / other.force) == pytest.approx(scatter["hand_force_db"])
+
+
+def test_a_bounce_is_a_second_weaker_stroke_after_its_delay():
+    """The stick coming down again d later at level b: each mode rings |1 + b e^(−2πifd)| as
+    loud as without (the (0,1) at 45 Hz, d 10 ms, b 0.3: −2.2 dB)."""
+    def soft(bounce):
+        chosen = Stroke(0.2, 0.3, 0.325, 0.0, bounce=bounce)
+        return render_stroke(FIRST_RING, hz=HZ, velocity=0.2, articulation="strike",
+                             sample_rate=RATE, rng=np.random.default_rng(7), stroke=chosen)
+
+    plain, bounced = soft((0.0, 0.0)), soft((0.01, 0.3))
+    for ratio in (1.0, 1.72):
+        expected = 20 * np.log10(abs(1 + 0.3 * np.exp(-2j * np.pi * ratio * HZ * 0.01)))
+        got = (peak(bounced, ratio * HZ, start_s=0.2)[1]
+               - peak(plain, ratio * HZ, start_s=0.2)[1])
+        assert got == pytest.approx(expected, abs=0.2), ratio
+
+
+def test_a_share_of_strokes_bounce():
+    """About ``bounce.share`` of drawn strokes bounce, within the file's delays and levels."""
+    bounce = JIANGU["scatter"]["bounce"]
+    drawn = [Stroke.drawn(JIANGU, 0.8, "strike", np.random.default_rng(k), (0.5, 0.5, k, 0.0))
+             for k in range(2000)]
+    bounced = [s.bounce for s in drawn if s.bounce[1] > 0.0]
+    assert len(bounced) / len(drawn) == pytest.approx(bounce["share"], abs=0.04)
+    delays = np.array([d for d, _ in bounced]) * 1000.0
+    levels = 20 * np.log10([b for _, b in bounced])
+    assert delays.min() >= bounce["ms"][0] and delays.max() <= bounce["ms"][1]
+    assert levels.min() >= bounce["db"][0] and levels.max() <= bounce["db"][1]

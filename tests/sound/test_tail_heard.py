@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import signal
 
 from soundscape.performance import Event, Performance
 from soundscape.site.courtyard import load_site
@@ -44,9 +45,13 @@ def _placed_click(point, stand) -> Performance:
     return Performance.build([event], [], {CLICK_SOURCE: click_source(stand)})
 
 
-def _late_db(ir: np.ndarray) -> float:
-    """Energy 100 ms to 1 s after the direct sound, over the whole response's (dB)."""
+def _late_db(ir: np.ndarray, mid: bool = False) -> float:
+    """Energy 100 ms to 1 s after the direct sound, over the whole response's (dB); ``mid``:
+    in the 500 Hz and 1 kHz octaves (354-1414 Hz, where ISO 3382-1 reads its figures)."""
     first = int(np.argmax(np.abs(ir) > 0.1 * np.abs(ir).max()))
+    if mid:
+        ir = signal.sosfiltfilt(signal.butter(4, (354.0, 1414.0), btype="bandpass", fs=FS,
+                                              output="sos"), ir)
     late = ir[first + round(0.1 * FS):first + FS]
     return 10 * np.log10((late ** 2).sum() / (ir ** 2).sum())
 
@@ -54,12 +59,14 @@ def _late_db(ir: np.ndarray) -> float:
 @pytest.mark.parametrize("place", ["gong_wei", "zhongting", "men"])
 def test_a_positioned_sound_has_the_courts_tail(site, place):
     """A click with its own position (as an arrow's hit or a bell of a rack) has the late
-    energy the same click on a line has, within 2 dB (measured: −1.8 dB on the hall, where
-    the 序's early reflections are sent with it; +0.1 dB mid-court; +0.9 dB at the gate);
-    before, it had no tail at all (20 dB and more under). Mid-court, where the direct
-    sound leads, its EDT is the lined click's within 10 % (on the hall and at the gate the
-    early reflections it carries move the first 10 dB of decay: 0.23 s against 1.17 s,
-    5.0 s against 4.1 s)."""
+    energy the same click on a line has, within 1.5 dB in the mid octaves (2.5 dB over
+    the whole band); before, it had no tail at all (20 dB and more under). On the hall
+    its EDT and C80 are the lined click's within one JND (1.18 s against 1.17 s, +7.1 dB
+    against +6.4 dB; before the send's energy was taken in the band: 0.23 s and +11.2 dB,
+    the floor bounce 0.8 ms after the direct sound cancelling it at 630 Hz); mid-court
+    within 10 % (1.26 s against 1.37 s); at the gate the early reflections from the
+    hall's side, as strong as the direct sound and 14-73 ms after it, go to the tail with
+    it and delay its start (4.86 s against 4.04 s: docs/site.md)."""
     point = source_point(site, "gong_xi")
     ear = _seat(site, place)
     court = Surroundings(court=load_court(site, "bare"))
@@ -68,10 +75,55 @@ def test_a_positioned_sound_has_the_courts_tail(site, place):
     dry = _render(_placed_click(point, (0.0, -60.0, 1.5)), ear, Surroundings())
     n = min(len(placed), len(lined))
     a, b = iso3382.measure(placed[:n], FS), iso3382.measure(lined[:n], FS)
-    if place == "zhongting":
-        assert a.edt == pytest.approx(b.edt, rel=0.1)
-    assert _late_db(placed) == pytest.approx(_late_db(lined), abs=2.0)
+    if place == "gong_wei":
+        assert a.edt == pytest.approx(b.edt, rel=iso3382.JND["edt"])
+        assert a.c80 == pytest.approx(b.c80, abs=iso3382.JND["c80"])
+    allowed = {"gong_wei": 0.05, "zhongting": 0.1, "men": 0.25}[place]
+    assert a.edt == pytest.approx(b.edt, rel=allowed)
+    # the mid octaves' late energy: +1.4 dB on the hall (its 500 Hz octave lies in the
+    # floor bounce's notch and its 1 kHz on its peak: the send is set so that their dB
+    # mean, as ISO's C80 takes it, is right), -0.1 dB mid-court, +0.7 dB at the gate
+    assert _late_db(placed, mid=True) == pytest.approx(_late_db(lined, mid=True), abs=1.5)
+    # over the whole band the hall's floor bounce, in phase with the direct sound below
+    # 300 Hz, sends more (+2.3 dB)
+    assert _late_db(placed) == pytest.approx(_late_db(lined), abs=2.5)
     assert _late_db(placed) > _late_db(dry) + 20
+
+
+def test_a_sends_energy_is_its_band_mean():
+    """Two paths τ apart (gains 1 and g) heard as one: the band's mean of |1 + g e^(−iωτ)|²
+    is 1 + g² + 2g·mean(cos ωτ); in phase (τ 0) (1 + g)², far apart nearly 1 + g²."""
+    from soundscape.sound.propagation import Air, Path
+    from soundscape.sound.tail import _SEND_BAND, _band_energy
+
+    still = Air()
+    speed = 343.0
+
+    def pair(lag_s, g):
+        ways = [Path((0.0, 0.0, 0.0), 0.0, 1.0, "direct"),
+                Path((0.0, 0.0, 0.0), lag_s * speed, g, "ground")]
+        return _band_energy(ways, [1.0, 1.0], _NoAir(still), speed)
+
+    assert pair(0.0, 0.5) == pytest.approx(2.25, rel=1e-6)
+    assert pair(0.2, 0.5) == pytest.approx(1.25, rel=0.02)
+    # 0.79 ms (the hall's floor bounce): against the direct sound around 630 Hz
+    low, high = _SEND_BAND
+    freqs = np.geomspace(low, high, 20001)
+    power = np.abs(1 + 0.9 * np.exp(-2j * np.pi * freqs * 0.00079)) ** 2
+    octaves = [np.mean(part) for part in np.array_split(power, 2)]
+    assert pair(0.00079, 0.9) == pytest.approx(np.sqrt(octaves[0] * octaves[1]), rel=0.01)
+    assert pair(0.00079, 0.9) < 0.5 * 1.9 ** 2
+
+
+class _NoAir:
+    """Air that takes nothing (the band energy of the paths alone)."""
+
+    def __init__(self, air):
+        self.speed_of_sound = air.speed_of_sound
+
+    @staticmethod
+    def absorption_db_per_m(freqs):
+        return np.zeros_like(np.asarray(freqs, dtype=float))
 
 
 def test_a_walking_listener_hears_the_courts_tail(site):

@@ -60,7 +60,7 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
                 lyric: str | None = None, pitch: str | None = None,
                 tuning: Tuning | None = None, bells: str = "ideal",
                 performer: str | None = None,
-                place: tuple[float, float] | None = None) -> np.ndarray:
+                place: tuple[float, ...] | None = None) -> np.ndarray:
     """Render one note of ``instrument`` with its model.
 
     Parameters
@@ -94,8 +94,9 @@ def render_note(instrument: Instrument, *, hz: float | None, velocity: float, du
     performer : str or None
         Who plays or sings (a performer id): passed to models that take it (each
         singer's own voice); the others ignore it.
-    place : (u, v) in [0, 1)² or None
-        Where a stroke lands in its player's sequence (``membrane.strike_places``), for
+    place : (u, v) in [0, 1)², (u, v, count, wander), or None
+        Where a stroke lands in its player's sequence (``membrane.strike_places``), and
+        with which hand and at what wander of the head (``membrane.stroke_course``), for
         the models that take it (``takes_place``); the others ignore it. None: drawn.
 
     Returns

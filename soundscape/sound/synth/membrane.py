@@ -33,14 +33,21 @@ No two strokes alike (``[params.scatter]``, optional). A player's strokes scatte
   Hertzian contact gives (Fletcher & Rossing §18.2; docs/sources.md A3.4): each mode is
   excited as a half-sine pulse of that length drives it, so a harder stroke is brighter;
 - the head's tension rise: the glide grows with the square of the lowest mode's
-  amplitude (tension modulation), so force and striking point move the pitch track.
+  amplitude (tension modulation), so force and striking point move the pitch track;
+- the hands (``hand_contact``, ``hand_force_db``): they take turns, each on its side of
+  the centre, the other stick resting longer and its arm striking softer;
+- a bounce (``bounce``): on a share of the strokes the stick comes down again, later and
+  weaker; the head is linear, so the stroke is added again, delayed and scaled;
+- the head's wander (``drift_cents``, ``drift_s``): its tension follows the hide's warmth
+  and moisture, slowly (``stroke_course``), and every mode moves with it.
 
 Where a drum's strokes land follows the player, not chance: a player spreads his strokes
 over the playing zone and does not strike the same spot twice running. Given the stroke's
 ``place`` in the unit square (``strike_places``: a seeded low-discrepancy sequence over
 one drum's strokes in order, golden ratio and R2; docs/sources.md A3.4), the radius is its first
-coordinate (linear over the ring) and the angle its second, so neighbouring strokes land
-far apart and a run of strokes covers the head evenly; without one the point is drawn.
+coordinate (linear over the ring) and the angle its second (within the striking hand's
+half of the head when ``stroke_course`` names the hand), so neighbouring strokes land far
+apart and a run of strokes covers the head evenly; without one the point is drawn.
 
 And every drum is its own: a performer's drum sounds ``tuning_spread`` (relative,
 uniform, by a stable hash of who plays it) from the nominal pitch (hides differ).
@@ -66,7 +73,7 @@ from soundscape.sound.synth._common import (
     noise_burst,
 )
 
-__all__ = ["Stroke", "own_tuning", "render", "render_stroke", "strike_places"]
+__all__ = ["Stroke", "own_tuning", "render", "render_stroke", "strike_places", "stroke_course"]
 
 
 def mode_table(params: Mapping[str, Any], *, hz: float,
@@ -87,7 +94,7 @@ def mode_table(params: Mapping[str, Any], *, hz: float,
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
            lyric: str | None = None, performer: str | None = None,
-           place: tuple[float, float] | None = None) -> np.ndarray:
+           place: tuple[float, ...] | None = None) -> np.ndarray:
     """One drum stroke (``strike``, ``rim``) or a pellet-drum shake lasting ``duration``.
 
     Parameters
@@ -100,8 +107,9 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         The least length of a stroke (it rings out), the length of a ``shake``.
     performer : str or None
         Who plays (which drum): each drum its own tuning.
-    place : (u, v) in [0, 1)² or None
-        Where the stroke lands in the drum's sequence (``strike_places``); None: drawn.
+    place : (u, v) or (u, v, hand, wander), or None
+        Where the stroke lands in the drum's sequence (``strike_places``), and with which
+        hand and at what wander of the head (``stroke_course``); None: drawn.
     """
     hz = hz * own_tuning(params, performer)
     if articulation == "shake":
@@ -126,6 +134,29 @@ def strike_places(count: int, offset: tuple[float, float] = (0.5, 0.5)) -> np.nd
     return (np.asarray(offset, dtype=float) + k * _STEPS) % 1.0
 
 
+def stroke_course(times: np.ndarray, words: tuple[int, ...],
+                  wander_s: float = 600.0) -> np.ndarray:
+    """One drum's strokes at sorted onsets ``times`` (s), seeded by four 32-bit ``words``
+    (the first two place the sequence, the last two draw the wander):
+    rows (u, v, count, wander) for ``Stroke.drawn``. (u, v) as ``strike_places``; the
+    count is the stroke's place in the drum's sequence (the hands take turns); the wander
+    is the head's tension, which moves with the hide's warmth and moisture, slowly and
+    back towards its mean: an Ornstein–Uhlenbeck process in units of its standard
+    deviation with time constant ``wander_s`` (s), so strokes minutes apart ring at
+    other pitches and strokes seconds apart at one."""
+    times = np.asarray(times, dtype=float)
+    places = strike_places(times.size, (words[0] / 2.0 ** 32, words[1] / 2.0 ** 32))
+    steps = np.random.default_rng([words[2], words[3]]).standard_normal(times.size)
+    keep = np.exp(-np.maximum(np.diff(times, prepend=times[:1]), 0.0) / wander_s)
+    wander = np.empty(times.size)
+    level = 0.0
+    for k, (kept, step) in enumerate(zip(keep, steps, strict=True)):
+        # The first stroke finds the head anywhere in its spread (kept is 1: variance 1).
+        level = kept * level + np.sqrt(1.0 - kept * kept) * step if k else step
+        wander[k] = level
+    return np.column_stack([places, np.arange(times.size), wander])
+
+
 def own_tuning(params: Mapping[str, Any], performer: str | None) -> float:
     """The factor of ``performer``'s drum on the nominal pitch (1 for none, or no spread)."""
     spread = params.get("scatter", {}).get("tuning_spread", 0.0)
@@ -146,21 +177,36 @@ class Stroke:
     radius: float | None
     reference: float | None
     angle: float = 0.0
+    contact: float = 1.0  # the stick's contact time against the file's ``contact_s``
+    detune: float = 1.0  # the head's pitch at this stroke against its own tuning
+    bounce: tuple[float, float] = (0.0, 0.0)  # a second contact: (delay s, level)
 
     @classmethod
     def drawn(cls, params: Mapping[str, Any], velocity: float, articulation: str,
-              rng: np.random.Generator, place: tuple[float, float] | None = None) -> Stroke:
+              rng: np.random.Generator, place: tuple[float, ...] | None = None) -> Stroke:
         """The stroke a player makes for ``velocity``: the force drawn from
         ``[params.scatter]``, the point at ``place`` (u, v in [0, 1): radius linear over
-        the ring, angle) or, without one, drawn too."""
+        the ring, angle) or, without one, drawn too; a ``place`` of ``stroke_course``
+        also names the hand (its stick, its side of the head) and the head's wander."""
         scatter = params.get("scatter")
         if scatter is None:
             return cls(velocity, None, None)
         low, high = scatter["rim_radius" if articulation == "rim" else "strike_radius"]
         force = velocity * float(db_to_gain(rng.normal(0.0, scatter["force_db"])))
-        u, v = (rng.uniform(), rng.uniform()) if place is None else place
+        u, v = (rng.uniform(), rng.uniform()) if place is None else place[:2]
         radius = float(low + u * (high - low))  # EST: each band of radius alike
-        return cls(force, radius, 0.5 * (low + high), float(2.0 * np.pi * v))
+        bounce = _bounce(scatter, rng)
+        if place is None or len(place) < 4:
+            return cls(force, radius, 0.5 * (low + high), float(2.0 * np.pi * v),
+                       bounce=bounce)
+        hand, wander = int(place[2]) % 2, float(place[3])
+        # Each hand strikes its own side of the centre (θ within ±π/2 of its side).
+        angle = float(np.pi * (v - 0.5 + hand))
+        if hand:  # the other stick: its own mass and tip, its own arm
+            force *= float(db_to_gain(-scatter.get("hand_force_db", 0.0)))
+        contact = scatter.get("hand_contact", 1.0) if hand else 1.0
+        detune = 2.0 ** (scatter.get("drift_cents", 0.0) * wander / 1200.0)
+        return cls(force, radius, 0.5 * (low + high), angle, contact, detune, bounce)
 
 
 def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
@@ -169,13 +215,13 @@ def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
     """One stroke as ``stroke`` plays it (None: the file's levels at ``velocity``), ringing
     at least ``min_s`` seconds."""
     stroke = stroke or Stroke(velocity, None, None)
-    freqs, amps, t60s = mode_table(params, hz=hz, articulation=articulation)
+    freqs, amps, t60s = mode_table(params, hz=hz * stroke.detune, articulation=articulation)
     thud = db_to_gain(params["thud_db"])
     scale = velocity / (float(np.sum(amps)) + thud)  # the file's stroke peaks ≤ velocity
     contact, lowest = params["contact_s"], 1.0
     if stroke.radius is not None and stroke.reference is not None:
         shapes = _shape_levels(params, stroke.radius, stroke.reference, stroke.angle)
-        contact = params["contact_s"] * min(stroke.force, 1.5) ** -0.2
+        contact = params["contact_s"] * stroke.contact * min(stroke.force, 1.5) ** -0.2
         amps = amps * shapes * _pulse(freqs, contact) / _pulse(freqs, params["contact_s"])
         lowest = abs(float(shapes[0]))
         scale *= stroke.force / velocity
@@ -186,7 +232,28 @@ def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
     noise = noise_burst(rng, frames=frames, decay_s=params["thud_s"], sample_rate=sample_rate)
     high = params["thud_high_hz"] * params["contact_s"] / contact  # shorter contact, brighter
     out[:noise.size] += bandpass(noise, params["thud_low_hz"], high, sample_rate) * (thud * scale)
-    return cancel_dc(out, contact_s=contact, sample_rate=sample_rate)
+    out = cancel_dc(out, contact_s=contact, sample_rate=sample_rate)
+    delay, level = stroke.bounce
+    lag = round(delay * sample_rate)
+    if level > 0.0 and 0 < lag < frames:  # the head's linear: a second, weaker stroke,
+        out[lag:] += level * out[:-lag]  # push and all (no area left over: no infrasound)
+    return out
+
+
+def _bounce(scatter: Mapping[str, Any], rng: np.random.Generator) -> tuple[float, float]:
+    """Whether the stick comes down again (``bounce.share`` of the strokes), how soon and how
+    hard: (delay s, level against the stroke); (0, 0) for none. Three draws for every
+    stroke of a drum that bounces, none for one that does not."""
+    bounce = scatter.get("bounce")
+    if bounce is None:
+        return 0.0, 0.0
+    draws = rng.uniform(size=3)
+    if draws[0] >= bounce["share"]:
+        return 0.0, 0.0
+    low_ms, high_ms = bounce["ms"]
+    low_db, high_db = bounce["db"]
+    return (float(low_ms + draws[1] * (high_ms - low_ms)) / 1000.0,
+            float(db_to_gain(low_db + draws[2] * (high_db - low_db))))
 
 
 def _shape_levels(params: Mapping[str, Any], radius: float, reference: float,
