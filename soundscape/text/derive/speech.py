@@ -137,6 +137,7 @@ def speech_cues(text: Text, steps: Iterable[Step],
     printed = printed_marks(text) if printed is None else printed
     cues: list[SpeechCue] = []
     lead = ""  # who leads the exchange: the last to ask, order or announce
+    first: dict[str, str] = {}  # who first asked each request
     for step in steps:
         start, end = step.span
         own = text.chars[start:end]
@@ -147,8 +148,9 @@ def speech_cues(text: Text, steps: Iterable[Step],
         # words name actors: 「大夫與大夫士御於大夫」); only those begun in it are its own
         marks = printed.within(start, end, end + rules["reach"])
         chars = text.chars[start:max([end + rules["reach"], *(b + start for _, b in marks.quotes)])]
-        found, lead = _said(chars, step.actor, end - start, marks, lead)
-        asked, lead = _asked(chars, step.actor, found, end - start, marks, lead)
+        found, lead = _said(chars, step.actor, end - start, marks, lead,
+                            _names_before(text.chars, start))
+        asked, lead = _asked(chars, step.actor, found, end - start, marks, lead, first)
         found += asked
         for words in sorted(found, key=lambda w: w.start):
             said = chars[words.start:words.end]
@@ -175,6 +177,17 @@ def _names() -> dict[str, str]:
 @functools.cache
 def _name_pattern() -> re.Pattern:
     return re.compile("|".join(sorted(map(re.escape, _names()), key=len, reverse=True)))
+
+
+def _names_before(chars: str, at: int) -> str:
+    """The names that end right at ``at``, back to back (賓 before 諸公卿大夫皆對曰)."""
+    start = at
+    while True:
+        hit = next((m for m in _named(chars[max(0, start - 6):start])
+                    if max(0, start - 6) + m[1] == start), None)
+        if hit is None:
+            return chars[start:at]
+        start = max(0, start - 6) + hit[0]
 
 
 def _named(chars: str) -> list[tuple[int, int, str]]:
@@ -207,12 +220,17 @@ def _answer_pattern() -> re.Pattern:
 # ------------------------------------------------------------------ 曰
 
 _OBJECT = ("命", "令", "請", "告於", "告于", "於", "于", "謂", "之", "與", "及", "作", "比")
+# Before a name that is not the subject (the one presented to: 獻公曰; 之 is left out, for
+# 四方之賓 is the 賓).
+_TOLD = (*(o for o in _OBJECT if o != "之"), "獻")
 
 
-def _said(chars: str, actor: str, own: int, marks: _Marks,
-          lead: str) -> tuple[list[_Words], str]:
+def _said(chars: str, actor: str, own: int, marks: _Marks, lead: str,
+          prior: str = "") -> tuple[list[_Words], str]:
     """The words after each 曰 in the first ``own`` characters (the step's), with who
-    says them to whom; and who leads the exchange after them."""
+    says them to whom; and who leads the exchange after them. ``prior``: the names just
+    before the step. Where the step's actor is named only as one told or paired, the
+    leader of the exchange speaks (大夫與大夫命上射曰: the 司射, who leads the 比耦)."""
     rules = _rules()
     out: list[_Words] = []
     clause = 0  # where the narration before the next 曰 begins
@@ -220,8 +238,9 @@ def _said(chars: str, actor: str, own: int, marks: _Marks,
         if mark < clause:
             continue
         before = chars[clause:mark]
-        named = _speaker(before) or _agent(before)
-        speaker = named or _unnamed(out, lead) or actor
+        named = _speaker(before, "" if clause else prior) or _agent(before)
+        speaker = named or _unnamed(out, lead) or (
+            lead if lead and _not_subject(before, actor) else actor)
         to = _addressee(before) or (out[-1].to if out and not named else "")
         same = not named and out and out[-1].speaker == speaker
         kind = _kind(before, "") or (out[-1].kind if same else "say")  # 下曰留上曰揚: as 留
@@ -271,9 +290,13 @@ def _end(chars: str, start: int) -> int:
         if at and after and after in rules["acting"] and not told:
             stop = start + at
             break
+    held = start  # words up to here are a request's object, whole
     for i in range(start + 1, stop):
         if chars[i - 1] == rules["request"]["word"]:
+            held = max(held, _asked_for(chars, i, stop))
             continue  # 請坐, 請降: the verb of a request is not narration
+        if i < held:
+            continue
         if any(chars.startswith(e, i) and i - start >= least for e, least in ends):
             return i
         if chars[i - 1] in rules["ends_after"]:
@@ -281,28 +304,74 @@ def _end(chars: str, start: int) -> int:
     return stop
 
 
-def _speaker(before: str) -> str:
+def _asked_for(chars: str, at: int, stop: int) -> int:
+    """Where the object of a 請 at ``at`` ends when it is one named by what he does (請贊
+    執爵者, 請致者: up to its 者, within the request's length), else ``at``."""
+    request = _rules()["request"]
+    found = chars.find(request["agent_end"], at, min(stop, at + request["max_chars"]))
+    return found + 1 if found >= 0 else at
+
+
+def _speaker(before: str, prior: str = "") -> str:
     """Who says the words after ``before`` (the narration since the last words): the one
-    named right before 曰 (卿大夫皆對曰), else the last one named not as spoken to."""
+    named right before 曰 (卿大夫皆對曰; of several named together before 皆, the first:
+    賓諸公卿大夫皆對曰, with ``prior``, the names just before the step), else the last one
+    named neither as spoken to nor as one of a pair."""
     names = _names()
     found = _named(before)
     if not found:
         return ""
     start, end, term = found[-1]
-    told = before[:start].endswith(_OBJECT) and not (
-        before[:start].endswith("命") and term in _rules()["never_told"])
-    if re.fullmatch(r"[皆又亦興]*[對應]?", before[end:]) and not told:
+    if re.fullmatch(r"[皆又亦興]*[對應]?", before[end:]) and not _told(before, start, term):
+        if "皆" in before[end:]:
+            return names[_first_of_list(prior + before[:end])]
         return names[term]
-    subjects = [(s, t) for s, e, t in found
-                if not before[:s].endswith(_OBJECT) and not before.startswith("之", e)]
-    return names[subjects[-1][1]] if subjects else ""
+    subjects = [t for s, e, t in found if _subject(before, found, s, e, t)]
+    return names[subjects[-1]] if subjects else ""
+
+
+def _told(before: str, start: int, term: str) -> bool:
+    """Whether the one named at ``start`` is spoken to, presented to or commanded there
+    (告於公, 獻公, 命上射), not a subject; 之 before a name makes it no object (四方之賓)."""
+    return before[:start].endswith(_TOLD) and not (
+        before[:start].endswith("命") and term in _rules()["never_told"])
+
+
+def _subject(before: str, found: list[tuple[int, int, str]], start: int, end: int,
+             term: str) -> bool:
+    """Whether the one named at ``start`` may be the subject of what follows: not told,
+    not a modifier (大夫之耦), not one of a pair (士與大夫為耦, 大夫與大夫: the next one named
+    follows 與, 鄭注's 耦 of the 比耦: the pairing is what the 司射 orders, not who speaks)."""
+    if _told(before, start, term) or before.startswith("之", end):
+        return False
+    later = [s for s, _, _ in found if s >= end]
+    return not (later and before[:later[0]].endswith(tuple(_rules()["paired"])))
+
+
+def _first_of_list(before: str) -> str:
+    """The first of the names that end ``before`` back to back (or joined by 及)."""
+    found = _named(before)
+    at, first = len(before), found[-1][2]
+    for start, end, term in reversed(found):
+        if end != at and before[end:at] not in ("及",):
+            break
+        at, first = start, term
+    return first
+
+
+def _not_subject(before: str, actor: str) -> bool:
+    """Whether the step's actor is named in ``before`` only as one told or paired (the
+    step was cut at a name that is not who acts: 大夫與大夫命上射曰)."""
+    found = _named(before)
+    at = [(s, e, t) for s, e, t in found if _names()[t] == actor]
+    return bool(at) and not any(_subject(before, found, *f) for f in at)
 
 
 def _addressee(before: str) -> str:
-    """The one spoken to: named right after the last 告於/命/請於/謂 of ``before``."""
+    """The one spoken to: named right after the last 告於/命/請於/謂/獻 of ``before``."""
     best = None
     for start, _, term in _named(before):
-        if before[:start].endswith(("告於", "告于", "命", "請於", "請于", "謂")):
+        if before[:start].endswith(("告於", "告于", "命", "請於", "請于", "謂", "獻")):
             best = term
     return _names()[best] if best else ""
 
@@ -317,9 +386,10 @@ def _kind(before: str, default: str = "say") -> str:
 # ------------------------------------------------------------------ 請 and 許諾
 
 def _asked(chars: str, actor: str, said: list[_Words], own: int, marks: _Marks,
-           lead: str) -> tuple[list[_Words], str]:
+           lead: str, first: dict[str, str]) -> tuple[list[_Words], str]:
     """請X the narration reports (outside any words said) and 許諾 (the answer 諾), in
-    the first ``own`` characters; and who leads the exchange after them."""
+    the first ``own`` characters; and who leads the exchange after them. ``first``: who
+    first asked each request so far (updated): one asked again 如初 is his again."""
     rules = _rules()
     inside = [(w.start, w.end) for w in said]
     out: list[_Words] = []
@@ -340,6 +410,9 @@ def _asked(chars: str, actor: str, said: list[_Words], own: int, marks: _Marks,
         else:
             before = chars[:at]
             speaker = _speaker(before) or actor
+        if any(a in before for a in request["again"]) and asked in first:
+            speaker = first[asked]  # 如初請致者: as the first time, by the one who asked
+        first.setdefault(asked, speaker)
         out.append(_Words(at, stop, "request", speaker, to or _addressee(before)))
         lead = speaker
     reply = rules["reply"]
