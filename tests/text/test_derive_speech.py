@@ -153,3 +153,11 @@ def test_the_same_rules_read_a_user_s_own_text():
                     ("公", "以我安"), ("賓", "諾敢不安"), ("小臣", "請致者"),
                     ("小臣", "請致者"), ("主人", "臣敢奏爵以聽命"),
                     ("賓", "臣受賜矣臣請贊執爵者"), ("相者", "吾子無自辱焉")]
+
+
+def test_a_request_ends_where_a_general_rule_begins(derived):
+    """凡 opens a rule of the 記: 「凡公所酬既拜請旅侍臣凡薦與羞者小膳宰也」 asks 請旅侍臣
+    (on the code before, 「請旅侍臣凡薦與羞者小膳」)."""
+    said = _said("yan", derived)
+    assert "請旅侍臣" in [w for w, *_ in said]
+    assert not any("凡" in w for rite in rites.rite_ids() for w, *_ in _said(rite, derived))
