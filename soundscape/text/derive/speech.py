@@ -5,9 +5,12 @@ that end where the narration resumes: a narrative word, someone else named actin
 (「取矢不索弟子自西方應」), or the next 曰 and its subject (「以我安卿大夫皆對曰」). The
 speaker of each 曰 is the one named just before it (「卿大夫皆對曰」, 「君曰」), else the
 subject of its clause, not one spoken to (告於公, 命上射), else the previous speaker of
-the step (下曰留上曰揚: the same 大射正), else the step's actor. A request the narration
-reports (「擯者請賓」) is the words 請X; the one asked (請射於公) is its addressee. 許諾 is
-the answer 諾.
+the step (下曰留上曰揚: the same 大射正), else the step's actor. One of a pair (大夫與大夫,
+士與大夫為耦) or presented to (獻公曰) is no subject; a step cut at such a name is spoken by
+the exchange's leader (大夫與大夫命上射曰: the 司射). Of several named back to back before
+皆對曰, the first answers (賓諸公卿大夫皆對曰). A request the narration reports (「擯者請賓」)
+is the words 請X; the one asked (請射於公) is its addressee; one made again 如初 is his who
+made it first. 許諾 is the answer 諾.
 
 Where the edition prints quotation marks (「」), they bound the words: the words after a
 曰 are the quotation that opens right after it, whole (禮記·投壺: 主人請曰 is followed by
@@ -181,13 +184,14 @@ def _name_pattern() -> re.Pattern:
 
 def _names_before(chars: str, at: int) -> str:
     """The names that end right at ``at``, back to back (賓 before 諸公卿大夫皆對曰)."""
+    longest = max(map(len, _names()))
     start = at
     while True:
-        hit = next((m for m in _named(chars[max(0, start - 6):start])
-                    if max(0, start - 6) + m[1] == start), None)
+        window = max(0, start - longest)
+        hit = next((m for m in _named(chars[window:start]) if window + m[1] == start), None)
         if hit is None:
             return chars[start:at]
-        start = max(0, start - 6) + hit[0]
+        start = window + hit[0]
 
 
 def _named(chars: str) -> list[tuple[int, int, str]]:
@@ -341,7 +345,7 @@ def _subject(before: str, found: list[tuple[int, int, str]], start: int, end: in
              term: str) -> bool:
     """Whether the one named at ``start`` may be the subject of what follows: not told,
     not a modifier (大夫之耦), not one of a pair (士與大夫為耦, 大夫與大夫: the next one named
-    follows 與, 鄭注's 耦 of the 比耦: the pairing is what the 司射 orders, not who speaks)."""
+    follows 與; the pairs are what the 司射 makes in 比耦, not who speaks)."""
     if _told(before, start, term) or before.startswith("之", end):
         return False
     later = [s for s, _, _ in found if s >= end]
@@ -353,7 +357,7 @@ def _first_of_list(before: str) -> str:
     found = _named(before)
     at, first = len(before), found[-1][2]
     for start, end, term in reversed(found):
-        if end != at and before[end:at] not in ("及",):
+        if end != at and before[end:at] not in _rules()["joined"]:
             break
         at, first = start, term
     return first
