@@ -58,6 +58,7 @@ class _Marks:
 
     quotes: tuple[tuple[int, int], ...]
     breaks: frozenset[int]
+    stops: frozenset[int] = frozenset()
 
     def quote_at(self, at: int) -> tuple[int, int] | None:
         return next((q for q in self.quotes if q[0] == at), None)
@@ -78,11 +79,13 @@ class _Words:
 @dataclass(frozen=True, slots=True)
 class Printed:
     """What an edition prints between the characters: ``quotes``, the spans of ``chars``
-    its quotation marks enclose (outermost pairs), and ``breaks``, the offsets of ``chars``
-    that a punctuation mark stands before. Both empty for an unpunctuated 經文."""
+    its quotation marks enclose (outermost pairs), ``breaks``, the offsets of ``chars``
+    that a punctuation mark stands before, and ``stops``, those a sentence's end stands
+    before (。). All empty for an unpunctuated 經文."""
 
     quotes: tuple[tuple[int, int], ...] = ()  # sorted
     breaks: tuple[int, ...] = ()  # sorted
+    stops: tuple[int, ...] = ()  # sorted
 
     def within(self, start: int, end: int, reach: int) -> _Marks:
         """The quotations opening in ``[start, end)`` and the breaks in ``(start, reach]``,
@@ -91,8 +94,12 @@ class Printed:
         last = bisect.bisect_left(self.quotes, (end, -1))
         quoted = tuple((a - start, b - start) for a, b in self.quotes[first:last])
         low = bisect.bisect_right(self.breaks, start)
-        high = bisect.bisect_right(self.breaks, max([reach, *(b + start for _, b in quoted)]))
-        return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]))
+        reach = max([reach, *(b + start for _, b in quoted)])
+        high = bisect.bisect_right(self.breaks, reach)
+        stops = self.stops[bisect.bisect_right(self.stops, start):
+                           bisect.bisect_right(self.stops, reach)]
+        return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]),
+                      frozenset(b - start for b in stops))
 
     def inside(self, at: int) -> bool:
         """Whether offset ``at`` stands inside a quotation (after its first character)."""
@@ -106,10 +113,11 @@ def printed_marks(text: Text) -> Printed:
     pairs = {a: b for a, b in marks["quotes"]}
     closers = set(pairs.values())
     stops = set(marks["breaks"])
+    ends = set(marks["sentence_ends"])
     first = text.origin[0] if text.origin else len(text.original)
     hidden = iter(text.hidden)
     skip = next(hidden, None)
-    quotes, breaks, stack = [], set(), []
+    quotes, breaks, sentences, stack = [], set(), set(), []
     at = 0  # the index in chars of the next character after the position
     for position in range(first, len(text.original)):
         while skip is not None and skip[1] <= position:
@@ -129,7 +137,9 @@ def printed_marks(text: Text) -> Printed:
             breaks.add(at)
         elif char in stops:
             breaks.add(at)
-    return Printed(tuple(sorted(quotes)), tuple(sorted(breaks)))
+            if char in ends:
+                sentences.add(at)
+    return Printed(tuple(sorted(quotes)), tuple(sorted(breaks)), tuple(sorted(sentences)))
 
 
 def speech_cues(text: Text, steps: Iterable[Step],
@@ -249,7 +259,7 @@ def _said(chars: str, actor: str, own: int, marks: _Marks, lead: str,
         same = not named and out and out[-1].speaker == speaker
         kind = _kind(before, "") or (out[-1].kind if same else "say")  # 下曰留上曰揚: as 留
         quote = marks.quote_at(mark + 1)
-        stop = quote[1] if quote else _end(chars, mark + 1)
+        stop = quote[1] if quote else _end(chars, mark + 1, marks)
         if stop > mark + 1:
             out.append(_Words(mark + 1, stop, kind, speaker, "" if to == speaker else to))
             lead = speaker if _leads(kind, chars[mark + 1:stop]) else lead
@@ -279,8 +289,9 @@ def _agent(before: str) -> str:
     return found.group(0) if found else ""
 
 
-def _end(chars: str, start: int) -> int:
-    """Where words beginning at ``start`` end."""
+def _end(chars: str, start: int, marks: _Marks | None = None) -> int:
+    """Where words beginning at ``start`` end; ``marks``: the edition's punctuation,
+    where it prints it (:func:`_printed_end`)."""
     rules = _rules()
     ends = [(e, rules["min_chars"]) for e in rules["ends"]] + [
         (e, 2) for e in rules["ends_late"]]
@@ -288,6 +299,10 @@ def _end(chars: str, start: int) -> int:
     nxt = _next_said().search(chars, start)
     if nxt is not None:
         stop = nxt.start()
+        if marks is not None:  # 「請以樂賓。賓曰」: the mark parts the words from the subject
+            stop = max([stop, *(b for b in marks.breaks if nxt.start() < b < nxt.end())])
+    if marks is not None:
+        stop = _printed_end(chars, start, stop, marks)
     for at, _, term in _named(chars[start:stop]):
         after = chars[start + at + len(term):start + at + len(term) + 1]
         told = chars[:start + at].endswith(_OBJECT)  # 御於大夫遂: 大夫 does not act
@@ -306,6 +321,23 @@ def _end(chars: str, start: int) -> int:
         if chars[i - 1] in rules["ends_after"]:
             return i
     return stop
+
+
+def _printed_end(chars: str, start: int, stop: int, marks: _Marks) -> int:
+    """Where words said without quotation marks end by the edition's punctuation, before
+    ``stop``: at a sentence's end, where the narration resumes (「請降。司射比耦」, 「左右卒投，
+    請數。二筭為純」, 「請以樂賓。賓曰」), unless the next sentence speaks as the speaker does
+    (「臣受賜矣。臣請贊執爵者」); at any mark whose clause holds the next 曰 (「奇則曰奇，均則
+    曰」, 「曰賜灌；勝者跪曰」)."""
+    goes_on = tuple(_rules()["printed"]["continues"])
+    ends = [s for s in marks.stops if start < s <= stop and not chars.startswith(goes_on, s)]
+    said = _rules()["said"]
+    for b in sorted(b for b in marks.breaks if start < b < stop):
+        nxt = min((chars.find(c, b) for c in said if c in chars[b:]), default=-1)
+        if nxt >= 0 and not any(b < c < nxt for c in marks.breaks):
+            ends.append(b)
+            break
+    return min([stop, *ends])
 
 
 def _asked_for(chars: str, at: int, stop: int) -> int:
