@@ -26,6 +26,11 @@ Words offered as alternatives (留/揚/方) are a cue each in one step; the sequ
 chooses among them by the outcome (``[outcome]``). Words the archery speaks itself, with
 its own timing and the real tally, are left to it. Every cue quotes its words and gives
 their offsets.
+
+An edition that punctuates but prints no quotation marks bounds the words after 曰： by its
+punctuation: they end at the first sentence's end where the narration resumes, unless the
+next sentence opens with a word only a speaker uses (臣受賜矣。臣請贊執爵者), and at a mark
+whose clause holds the next 曰.
 """
 
 from __future__ import annotations
@@ -117,7 +122,7 @@ def printed_marks(text: Text) -> Printed:
     first = text.origin[0] if text.origin else len(text.original)
     hidden = iter(text.hidden)
     skip = next(hidden, None)
-    quotes, breaks, sentences, stack = [], set(), set(), []
+    quotes, breaks, sentences, stack, colons = [], set(), set(), [], []
     at = 0  # the index in chars of the next character after the position
     for position in range(first, len(text.original)):
         while skip is not None and skip[1] <= position:
@@ -139,7 +144,37 @@ def printed_marks(text: Text) -> Printed:
             breaks.add(at)
             if char in ends:
                 sentences.add(at)
-    return Printed(tuple(sorted(quotes)), tuple(sorted(breaks)), tuple(sorted(sentences)))
+            if char in marks["opens"] and not stack:
+                colons.append(at)
+    breaks_in, stops_in = tuple(sorted(breaks)), tuple(sorted(sentences))
+    quoted = {a for a, _ in quotes}
+    for at in colons:  # 曰： with no quotation mark: the words its punctuation bounds
+        if at and text.chars[at - 1] in _rules()["said"] and at not in quoted:
+            quotes.append((at, _unquoted_end(text.chars, at, breaks_in, stops_in)))
+    return Printed(tuple(sorted(quotes)), breaks_in, stops_in)
+
+
+def _unquoted_end(chars: str, start: int, breaks: tuple[int, ...],
+                  stops: tuple[int, ...]) -> int:
+    """Where words after 曰： end in an edition that prints no quotation mark for them: at
+    the first sentence's end where the narration resumes (「曰：左右卒投，請數。二筭為純」),
+    unless the next sentence speaks as the speaker does (「曰：臣受賜矣。臣請贊執爵者」); at
+    a mark whose clause holds the next 曰 (「奇則曰奇，均則曰左右鈞」)."""
+    rules = _rules()
+    goes_on = tuple(rules["printed"]["continues"])
+    limit = min(len(chars), start + rules["printed"]["longest"])
+    found = bisect.bisect_right(breaks, start)
+    for i in range(found, len(breaks)):
+        b = breaks[i]
+        if b >= limit:
+            break
+        nxt = breaks[i + 1] if i + 1 < len(breaks) else len(chars)
+        if any(c in chars[b:nxt] for c in rules["said"]):
+            return b
+        j = bisect.bisect_left(stops, b)
+        if j < len(stops) and stops[j] == b and not chars.startswith(goes_on, b):
+            return b
+    return limit
 
 
 def speech_cues(text: Text, steps: Iterable[Step],
