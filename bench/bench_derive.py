@@ -23,7 +23,8 @@ Run: ``.venv/bin/python bench/bench_derive.py [--max 1000000] [--list]``.
    exactness of the derived speech cues against the hand-checked list
    ``tests/text/speech_gold.toml`` (words exactly, by the right speaker), and the entries
    not exactly right; and the same for the held-out 《禮記·投壺》 (``touhu``), derived as a
-   user's own text (no rite's data).
+   user's own text (no rite's data), also with its quotation marks taken out (the words
+   found by its punctuation alone).
 5. **Recognising the rite** (``--recognise``, or ``--only recognise``): each bundled rite in
    a second edition (tests/text/test_derive_editions.py: notes, punctuation and headings
    stripped, glyphs swapped), the Kanseki 大射 and a passage of the 燕禮: the score of every
@@ -154,6 +155,13 @@ def speech() -> None:
             result = score(rite, loaded, derive(loaded, text_id=rite, rite=rite))
         print(f"  {rite:<12} {result.listed:>6} {result.recall:>7.2f} {result.exactness:>7.2f}")
         wrong += result.wrong
+    # the same print with its quotation marks taken out: the words found by punctuation
+    raw = HELD_OUT["touhu"].read_text(encoding="utf-8").translate(str.maketrans("", "", "「」『』"))
+    loaded = text.parse(raw, source="touhu without 「」")
+    result = score("touhu", loaded, derive(loaded, text_id="touhu"))
+    print(f"  {'touhu no 「」':<11} {result.listed:>6} {result.recall:>7.2f} "
+          f"{result.exactness:>7.2f}")
+    wrong += [f"(no 「」) {line}" for line in result.wrong]
     for line in wrong:
         print(f"    not exact: {line}")
 

@@ -5,9 +5,12 @@ that end where the narration resumes: a narrative word, someone else named actin
 (「取矢不索弟子自西方應」), or the next 曰 and its subject (「以我安卿大夫皆對曰」). The
 speaker of each 曰 is the one named just before it (「卿大夫皆對曰」, 「君曰」), else the
 subject of its clause, not one spoken to (告於公, 命上射), else the previous speaker of
-the step (下曰留上曰揚: the same 大射正), else the step's actor. A request the narration
-reports (「擯者請賓」) is the words 請X; the one asked (請射於公) is its addressee. 許諾 is
-the answer 諾.
+the step (下曰留上曰揚: the same 大射正), else the step's actor. One of a pair (大夫與大夫,
+士與大夫為耦) or presented to (獻公曰) is no subject; a step cut at such a name is spoken by
+the exchange's leader (大夫與大夫命上射曰: the 司射). Of several named back to back before
+皆對曰, the first answers (賓諸公卿大夫皆對曰). A request the narration reports (「擯者請賓」)
+is the words 請X; the one asked (請射於公) is its addressee; one made again 如初 is his who
+made it first. 許諾 is the answer 諾.
 
 Where the edition prints quotation marks (「」), they bound the words: the words after a
 曰 are the quotation that opens right after it, whole (禮記·投壺: 主人請曰 is followed by
@@ -23,6 +26,11 @@ Words offered as alternatives (留/揚/方) are a cue each in one step; the sequ
 chooses among them by the outcome (``[outcome]``). Words the archery speaks itself, with
 its own timing and the real tally, are left to it. Every cue quotes its words and gives
 their offsets.
+
+An edition that punctuates but prints no quotation marks bounds the words after 曰： by its
+punctuation: they end at the first sentence's end where the narration resumes, unless the
+next sentence opens with a word only a speaker uses (臣受賜矣。臣請贊執爵者), and at a mark
+whose clause holds the next 曰.
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ class _Marks:
 
     quotes: tuple[tuple[int, int], ...]
     breaks: frozenset[int]
+    stops: frozenset[int] = frozenset()
 
     def quote_at(self, at: int) -> tuple[int, int] | None:
         return next((q for q in self.quotes if q[0] == at), None)
@@ -75,11 +84,13 @@ class _Words:
 @dataclass(frozen=True, slots=True)
 class Printed:
     """What an edition prints between the characters: ``quotes``, the spans of ``chars``
-    its quotation marks enclose (outermost pairs), and ``breaks``, the offsets of ``chars``
-    that a punctuation mark stands before. Both empty for an unpunctuated 經文."""
+    its quotation marks enclose (outermost pairs), ``breaks``, the offsets of ``chars``
+    that a punctuation mark stands before, and ``stops``, those a sentence's end stands
+    before (。). All empty for an unpunctuated 經文."""
 
     quotes: tuple[tuple[int, int], ...] = ()  # sorted
     breaks: tuple[int, ...] = ()  # sorted
+    stops: tuple[int, ...] = ()  # sorted
 
     def within(self, start: int, end: int, reach: int) -> _Marks:
         """The quotations opening in ``[start, end)`` and the breaks in ``(start, reach]``,
@@ -88,8 +99,12 @@ class Printed:
         last = bisect.bisect_left(self.quotes, (end, -1))
         quoted = tuple((a - start, b - start) for a, b in self.quotes[first:last])
         low = bisect.bisect_right(self.breaks, start)
-        high = bisect.bisect_right(self.breaks, max([reach, *(b + start for _, b in quoted)]))
-        return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]))
+        reach = max([reach, *(b + start for _, b in quoted)])
+        high = bisect.bisect_right(self.breaks, reach)
+        stops = self.stops[bisect.bisect_right(self.stops, start):
+                           bisect.bisect_right(self.stops, reach)]
+        return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]),
+                      frozenset(b - start for b in stops))
 
     def inside(self, at: int) -> bool:
         """Whether offset ``at`` stands inside a quotation (after its first character)."""
@@ -103,10 +118,11 @@ def printed_marks(text: Text) -> Printed:
     pairs = {a: b for a, b in marks["quotes"]}
     closers = set(pairs.values())
     stops = set(marks["breaks"])
+    ends = set(marks["sentence_ends"])
     first = text.origin[0] if text.origin else len(text.original)
     hidden = iter(text.hidden)
     skip = next(hidden, None)
-    quotes, breaks, stack = [], set(), []
+    quotes, breaks, sentences, stack, colons = [], set(), set(), [], []
     at = 0  # the index in chars of the next character after the position
     for position in range(first, len(text.original)):
         while skip is not None and skip[1] <= position:
@@ -126,7 +142,39 @@ def printed_marks(text: Text) -> Printed:
             breaks.add(at)
         elif char in stops:
             breaks.add(at)
-    return Printed(tuple(sorted(quotes)), tuple(sorted(breaks)))
+            if char in ends:
+                sentences.add(at)
+            if char in marks["opens"] and not stack:
+                colons.append(at)
+    breaks_in, stops_in = tuple(sorted(breaks)), tuple(sorted(sentences))
+    quoted = {a for a, _ in quotes}
+    for at in colons:  # 曰： with no quotation mark: the words its punctuation bounds
+        if at and text.chars[at - 1] in _rules()["said"] and at not in quoted:
+            quotes.append((at, _unquoted_end(text.chars, at, breaks_in, stops_in)))
+    return Printed(tuple(sorted(quotes)), breaks_in, stops_in)
+
+
+def _unquoted_end(chars: str, start: int, breaks: tuple[int, ...],
+                  stops: tuple[int, ...]) -> int:
+    """Where words after 曰： end in an edition that prints no quotation mark for them: at
+    the first sentence's end where the narration resumes (「曰：左右卒投，請數。二筭為純」),
+    unless the next sentence speaks as the speaker does (「曰：臣受賜矣。臣請贊執爵者」); at
+    a mark whose clause holds the next 曰 (「奇則曰奇，均則曰左右鈞」)."""
+    rules = _rules()
+    goes_on = tuple(rules["printed"]["continues"])
+    limit = min(len(chars), start + rules["printed"]["longest"])
+    found = bisect.bisect_right(breaks, start)
+    for i in range(found, len(breaks)):
+        b = breaks[i]
+        if b >= limit:
+            break
+        nxt = breaks[i + 1] if i + 1 < len(breaks) else len(chars)
+        if any(c in chars[b:nxt] for c in rules["said"]):
+            return b
+        j = bisect.bisect_left(stops, b)
+        if j < len(stops) and stops[j] == b and not chars.startswith(goes_on, b):
+            return b
+    return limit
 
 
 def speech_cues(text: Text, steps: Iterable[Step],
@@ -137,6 +185,7 @@ def speech_cues(text: Text, steps: Iterable[Step],
     printed = printed_marks(text) if printed is None else printed
     cues: list[SpeechCue] = []
     lead = ""  # who leads the exchange: the last to ask, order or announce
+    first: dict[str, str] = {}  # who first asked each request
     for step in steps:
         start, end = step.span
         own = text.chars[start:end]
@@ -147,8 +196,9 @@ def speech_cues(text: Text, steps: Iterable[Step],
         # words name actors: 「大夫與大夫士御於大夫」); only those begun in it are its own
         marks = printed.within(start, end, end + rules["reach"])
         chars = text.chars[start:max([end + rules["reach"], *(b + start for _, b in marks.quotes)])]
-        found, lead = _said(chars, step.actor, end - start, marks, lead)
-        asked, lead = _asked(chars, step.actor, found, end - start, marks, lead)
+        found, lead = _said(chars, step.actor, end - start, marks, lead,
+                            _names_before(text.chars, start))
+        asked, lead = _asked(chars, step.actor, found, end - start, marks, lead, first)
         found += asked
         for words in sorted(found, key=lambda w: w.start):
             said = chars[words.start:words.end]
@@ -175,6 +225,18 @@ def _names() -> dict[str, str]:
 @functools.cache
 def _name_pattern() -> re.Pattern:
     return re.compile("|".join(sorted(map(re.escape, _names()), key=len, reverse=True)))
+
+
+def _names_before(chars: str, at: int) -> str:
+    """The names that end right at ``at``, back to back (賓 before 諸公卿大夫皆對曰)."""
+    longest = max(map(len, _names()))
+    start = at
+    while True:
+        window = max(0, start - longest)
+        hit = next((m for m in _named(chars[window:start]) if window + m[1] == start), None)
+        if hit is None:
+            return chars[start:at]
+        start = window + hit[0]
 
 
 def _named(chars: str) -> list[tuple[int, int, str]]:
@@ -207,12 +269,17 @@ def _answer_pattern() -> re.Pattern:
 # ------------------------------------------------------------------ 曰
 
 _OBJECT = ("命", "令", "請", "告於", "告于", "於", "于", "謂", "之", "與", "及", "作", "比")
+# Before a name that is not the subject (the one presented to: 獻公曰; 之 is left out, for
+# 四方之賓 is the 賓).
+_TOLD = (*(o for o in _OBJECT if o != "之"), "獻")
 
 
-def _said(chars: str, actor: str, own: int, marks: _Marks,
-          lead: str) -> tuple[list[_Words], str]:
+def _said(chars: str, actor: str, own: int, marks: _Marks, lead: str,
+          prior: str = "") -> tuple[list[_Words], str]:
     """The words after each 曰 in the first ``own`` characters (the step's), with who
-    says them to whom; and who leads the exchange after them."""
+    says them to whom; and who leads the exchange after them. ``prior``: the names just
+    before the step. Where the step's actor is named only as one told or paired, the
+    leader of the exchange speaks (大夫與大夫命上射曰: the 司射, who leads the 比耦)."""
     rules = _rules()
     out: list[_Words] = []
     clause = 0  # where the narration before the next 曰 begins
@@ -220,13 +287,14 @@ def _said(chars: str, actor: str, own: int, marks: _Marks,
         if mark < clause:
             continue
         before = chars[clause:mark]
-        named = _speaker(before) or _agent(before)
-        speaker = named or _unnamed(out, lead) or actor
+        named = _speaker(before, "" if clause else prior) or _agent(before)
+        speaker = named or _unnamed(out, lead) or (
+            lead if lead and _not_subject(before, actor) else actor)
         to = _addressee(before) or (out[-1].to if out and not named else "")
         same = not named and out and out[-1].speaker == speaker
         kind = _kind(before, "") or (out[-1].kind if same else "say")  # 下曰留上曰揚: as 留
         quote = marks.quote_at(mark + 1)
-        stop = quote[1] if quote else _end(chars, mark + 1)
+        stop = quote[1] if quote else _end(chars, mark + 1, marks)
         if stop > mark + 1:
             out.append(_Words(mark + 1, stop, kind, speaker, "" if to == speaker else to))
             lead = speaker if _leads(kind, chars[mark + 1:stop]) else lead
@@ -256,8 +324,9 @@ def _agent(before: str) -> str:
     return found.group(0) if found else ""
 
 
-def _end(chars: str, start: int) -> int:
-    """Where words beginning at ``start`` end."""
+def _end(chars: str, start: int, marks: _Marks | None = None) -> int:
+    """Where words beginning at ``start`` end; ``marks``: the edition's punctuation,
+    where it prints it (:func:`_printed_end`)."""
     rules = _rules()
     ends = [(e, rules["min_chars"]) for e in rules["ends"]] + [
         (e, 2) for e in rules["ends_late"]]
@@ -265,15 +334,23 @@ def _end(chars: str, start: int) -> int:
     nxt = _next_said().search(chars, start)
     if nxt is not None:
         stop = nxt.start()
+        if marks is not None:  # 「請以樂賓。賓曰」: the mark parts the words from the subject
+            stop = max([stop, *(b for b in marks.breaks if nxt.start() < b < nxt.end())])
+    if marks is not None:
+        stop = _printed_end(chars, start, stop, marks)
     for at, _, term in _named(chars[start:stop]):
         after = chars[start + at + len(term):start + at + len(term) + 1]
         told = chars[:start + at].endswith(_OBJECT)  # 御於大夫遂: 大夫 does not act
         if at and after and after in rules["acting"] and not told:
             stop = start + at
             break
+    held = start  # words up to here are a request's object, whole
     for i in range(start + 1, stop):
         if chars[i - 1] == rules["request"]["word"]:
+            held = max(held, _asked_for(chars, i, stop))
             continue  # 請坐, 請降: the verb of a request is not narration
+        if i < held:
+            continue
         if any(chars.startswith(e, i) and i - start >= least for e, least in ends):
             return i
         if chars[i - 1] in rules["ends_after"]:
@@ -281,28 +358,91 @@ def _end(chars: str, start: int) -> int:
     return stop
 
 
-def _speaker(before: str) -> str:
+def _printed_end(chars: str, start: int, stop: int, marks: _Marks) -> int:
+    """Where words said without quotation marks end by the edition's punctuation, before
+    ``stop``: at a sentence's end, where the narration resumes (「請降。司射比耦」, 「左右卒投，
+    請數。二筭為純」, 「請以樂賓。賓曰」), unless the next sentence speaks as the speaker does
+    (「臣受賜矣。臣請贊執爵者」); at any mark whose clause holds the next 曰 (「奇則曰奇，均則
+    曰」, 「曰賜灌；勝者跪曰」)."""
+    goes_on = tuple(_rules()["printed"]["continues"])
+    ends = [s for s in marks.stops if start < s <= stop and not chars.startswith(goes_on, s)]
+    said = _rules()["said"]
+    for b in sorted(b for b in marks.breaks if start < b < stop):
+        nxt = min((chars.find(c, b) for c in said if c in chars[b:]), default=-1)
+        if nxt >= 0 and not any(b < c < nxt for c in marks.breaks):
+            ends.append(b)
+            break
+    return min([stop, *ends])
+
+
+def _asked_for(chars: str, at: int, stop: int) -> int:
+    """Where the object of a 請 at ``at`` ends when it is one named by what he does (請贊
+    執爵者, 請致者: up to its 者, within the request's length), else ``at``."""
+    request = _rules()["request"]
+    found = chars.find(request["agent_end"], at, min(stop, at + request["max_chars"]))
+    return found + 1 if found >= 0 else at
+
+
+def _speaker(before: str, prior: str = "") -> str:
     """Who says the words after ``before`` (the narration since the last words): the one
-    named right before 曰 (卿大夫皆對曰), else the last one named not as spoken to."""
+    named right before 曰 (卿大夫皆對曰; of several named together before 皆, the first:
+    賓諸公卿大夫皆對曰, with ``prior``, the names just before the step), else the last one
+    named neither as spoken to nor as one of a pair."""
     names = _names()
     found = _named(before)
     if not found:
         return ""
     start, end, term = found[-1]
-    told = before[:start].endswith(_OBJECT) and not (
-        before[:start].endswith("命") and term in _rules()["never_told"])
-    if re.fullmatch(r"[皆又亦興]*[對應]?", before[end:]) and not told:
+    if re.fullmatch(r"[皆又亦興]*[對應]?", before[end:]) and not _told(before, start, term):
+        if "皆" in before[end:]:
+            return names[_first_of_list(prior + before[:end])]
         return names[term]
-    subjects = [(s, t) for s, e, t in found
-                if not before[:s].endswith(_OBJECT) and not before.startswith("之", e)]
-    return names[subjects[-1][1]] if subjects else ""
+    subjects = [t for s, e, t in found if _subject(before, found, s, e, t)]
+    return names[subjects[-1]] if subjects else ""
+
+
+def _told(before: str, start: int, term: str) -> bool:
+    """Whether the one named at ``start`` is spoken to, presented to or commanded there
+    (告於公, 獻公, 命上射), not a subject; 之 before a name makes it no object (四方之賓)."""
+    return before[:start].endswith(_TOLD) and not (
+        before[:start].endswith("命") and term in _rules()["never_told"])
+
+
+def _subject(before: str, found: list[tuple[int, int, str]], start: int, end: int,
+             term: str) -> bool:
+    """Whether the one named at ``start`` may be the subject of what follows: not told,
+    not a modifier (大夫之耦), not one of a pair (士與大夫為耦, 大夫與大夫: the next one named
+    follows 與; the pairs are what the 司射 makes in 比耦, not who speaks)."""
+    if _told(before, start, term) or before.startswith("之", end):
+        return False
+    later = [s for s, _, _ in found if s >= end]
+    return not (later and before[:later[0]].endswith(tuple(_rules()["paired"])))
+
+
+def _first_of_list(before: str) -> str:
+    """The first of the names that end ``before`` back to back (or joined by 及)."""
+    found = _named(before)
+    at, first = len(before), found[-1][2]
+    for start, end, term in reversed(found):
+        if end != at and before[end:at] not in _rules()["joined"]:
+            break
+        at, first = start, term
+    return first
+
+
+def _not_subject(before: str, actor: str) -> bool:
+    """Whether the step's actor is named in ``before`` only as one told or paired (the
+    step was cut at a name that is not who acts: 大夫與大夫命上射曰)."""
+    found = _named(before)
+    at = [(s, e, t) for s, e, t in found if _names()[t] == actor]
+    return bool(at) and not any(_subject(before, found, *f) for f in at)
 
 
 def _addressee(before: str) -> str:
-    """The one spoken to: named right after the last 告於/命/請於/謂 of ``before``."""
+    """The one spoken to: named right after the last 告於/命/請於/謂/獻 of ``before``."""
     best = None
     for start, _, term in _named(before):
-        if before[:start].endswith(("告於", "告于", "命", "請於", "請于", "謂")):
+        if before[:start].endswith(("告於", "告于", "命", "請於", "請于", "謂", "獻")):
             best = term
     return _names()[best] if best else ""
 
@@ -317,9 +457,10 @@ def _kind(before: str, default: str = "say") -> str:
 # ------------------------------------------------------------------ 請 and 許諾
 
 def _asked(chars: str, actor: str, said: list[_Words], own: int, marks: _Marks,
-           lead: str) -> tuple[list[_Words], str]:
+           lead: str, first: dict[str, str]) -> tuple[list[_Words], str]:
     """請X the narration reports (outside any words said) and 許諾 (the answer 諾), in
-    the first ``own`` characters; and who leads the exchange after them."""
+    the first ``own`` characters; and who leads the exchange after them. ``first``: who
+    first asked each request so far (updated): one asked again 如初 is his again."""
     rules = _rules()
     inside = [(w.start, w.end) for w in said]
     out: list[_Words] = []
@@ -340,6 +481,9 @@ def _asked(chars: str, actor: str, said: list[_Words], own: int, marks: _Marks,
         else:
             before = chars[:at]
             speaker = _speaker(before) or actor
+        if any(a in before for a in request["again"]) and asked in first:
+            speaker = first[asked]  # 如初請致者: as the first time, by the one who asked
+        first.setdefault(asked, speaker)
         out.append(_Words(at, stop, "request", speaker, to or _addressee(before)))
         lead = speaker
     reply = rules["reply"]
