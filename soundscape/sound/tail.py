@@ -115,6 +115,9 @@ class Tail:
         self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
         self.weights = diffuse_weights(panner)
         self.panner = panner
+        #: The panner the notes given to ``send_heard`` were heard with (the ADM master's
+        #: court bed hears one-track objects and pans its tail in ambisonics).
+        self.heard_panner = panner
         self.seed = seed
         self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
                            chunk=TAIL_CHUNK)
@@ -145,10 +148,10 @@ class Tail:
         first = int(heard[0]) if len(heard) else 0
         return first, ir[first:]
 
-    def _pan(self, ear: Listener, point) -> np.ndarray:
+    def _pan(self, ear: Listener, point, panner: Panner | None = None) -> np.ndarray:
         """An image's gains per channel (the panner's, from where it stands; gain-only)."""
         azimuth, elevation, _ = ear.direction_to(point)
-        return self.panner.terms(azimuth, elevation).gains
+        return (panner or self.panner).terms(azimuth, elevation).gains
 
     def _filter(self, heard, face):
         del face  # the tail is omnidirectional
@@ -233,13 +236,14 @@ class Tail:
         found = self._projections.get((point, ear))
         if found is None:
             ways = paths(point, ear.position, surroundings=self.surroundings)
-            gains = self._pan(ear, ways[0].point).astype(np.float32)
+            pan = functools.partial(self._pan, ear, panner=self.heard_panner)
+            gains = pan(ways[0].point).astype(np.float32)
             norm = float(gains @ gains)
             # paths within _COHERENT_S of the direct sound add in phase (a floor bounce far
             # off: its lag is under a period of most of the sound), the others in energy
             near = far = 0.0
             for way in ways if norm > 0 else ():
-                part = way.gain * float(self._pan(ear, way.point) @ gains) / norm
+                part = way.gain * float(pan(way.point) @ gains) / norm
                 if (way.distance - ways[0].distance) / self.speed < _COHERENT_S:
                     near += part
                 else:
