@@ -7,24 +7,32 @@ the listening controls is drawn by the page's own font."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
 
+from soundscape.site.courtyard import load_site
 from tests.kit.browser import needs_chromium, needs_latin_only, open_kit, settle
-from tests.kit.test_build import build
+from tests.kit.test_build import PROGRAMMES, build
 from tests.kit.test_web_fonts import _TOFU
 
 pytestmark = [needs_chromium, needs_latin_only]
 
 #: The placed source: the east bells (east.bells at x 8 m, y 0 m in tests.kit.scenes).
 BELLS = "east.bells"
+#: The walk a zone of the programme follows: from the middle of the court to the west steps.
+WALK = (("zhongting", 0.0), ("xijie", 6.0))
+#: The test kit's programmes, with that walk as a zone of "all".
+WALKING = PROGRAMMES.replace('listeners = ["gong_wei", "zhongting"]\n', (
+    'listeners = ["gong_wei", "zhongting"]\nwalk = ['
+    + ", ".join(f'{{time = {t}, place = "{p}"}}' for p, t in WALK) + "]\n"))
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     root = tmp_path_factory.mktemp("listen")
-    kit = build(root, layouts=("stereo",), programme_ids=("all",)).parent
+    kit = build(root, WALKING, layouts=("stereo",), programme_ids=("all",)).parent
     with open_kit(kit, root, latin_only=True, args=("--autoplay-policy=no-user-gesture-required",),
                   ready="window.kit && window.kit.listen && window.kit.last !== null") as tab:
         tab.evaluate("document.fonts.ready")
@@ -108,3 +116,40 @@ def test_the_listening_controls_chinese_is_drawn_without_a_cjk_font(page):
     assert page.is_visible("#livebutton") and "隨處而聽" in page.inner_text("#live")
     found = page.evaluate(_TOFU, None)
     assert found["missing"] == [] and found["checked"] > 30
+
+
+def _on_walk(walk: list, t: float) -> list[float]:
+    """Where the walk's listener stands at ``t``: straight between its waypoints."""
+    for (t0, *a), (t1, *b) in itertools.pairwise(walk):
+        if t0 <= t < t1:
+            w = (t - t0) / (t1 - t0)
+            return [u + w * (v - u) for u, v in zip(a, b, strict=True)]
+    return walk[-1][1:] if t >= walk[-1][0] else walk[0][1:]
+
+
+def test_following_the_walk_keeps_the_listener_on_it_as_the_programme_plays(page):
+    page.select_option("#zone", "walk")
+    page.wait_for_function("!document.getElementById('followbox').hidden")
+    walk = page.evaluate("window.kit.zone().walk")
+    site = load_site()
+    assert [v for w in walk for v in w] == pytest.approx(
+        [v for p, t in WALK for v in (t, *site.listener(p).position[:2])], abs=1e-3)
+    page.check("#follow")
+    if page.evaluate("window.kit.listen.state") == "off":
+        page.click("#livebutton")
+    page.wait_for_function("window.kit.listen.state === 'playing'")
+    page.evaluate("window.kit.player.seek(0)")
+    seen = []
+    for after in (0.5, 3.0):  # two times on the walk, before its end at 6 s
+        page.wait_for_function(f"window.kit.listen.followed().t > {after}")
+        seen.append(page.evaluate("""() => { const f = window.kit.listen.followed(),
+            g = window.kit.listen.graph(); return [f.t, f.here, [g.x, g.y]]; }"""))
+    for t, here, heard in seen:
+        assert t < WALK[-1][1]
+        assert here == pytest.approx(_on_walk(walk, t), abs=0.01)  # on the walk at its time
+        assert heard == pytest.approx(here, abs=1e-6)  # and the live graph hears from there
+    # it moved along the walk between them, as far as the walk goes in that time
+    (t0, a, _), (t1, b, _) = seen
+    speed = math.dist(walk[0][1:], walk[-1][1:]) / (walk[-1][0] - walk[0][0])
+    assert math.dist(a, b) == pytest.approx(speed * (t1 - t0), rel=0.01)
+    assert math.dist(a, b) > 1.0

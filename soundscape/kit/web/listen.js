@@ -18,6 +18,7 @@
   const SVG = "http://www.w3.org/2000/svg";
   const decoded = new Map();  // file → AudioBuffer (decoded at the live context's rate)
   let ctx = null, graph = null, here = null, offset = 0, startedAt = 0, follow = false;
+  let followedAt = null;  // the programme's time the listener was last put on the walk
   box.hidden = false;
 
   const mine = () => L.programmes[kit.programme().id];
@@ -204,18 +205,27 @@
   function tick() {
     if (graph) {
       const z = kit.zone();
-      if (follow && z.walk) { const [x, y] = walkAt(z.walk, time()); here = [x, y]; drawHere(); }
+      if (follow && z.walk) {
+        const t = time();
+        here = walkAt(z.walk, t);
+        followedAt = t;
+        drawHere();
+      }
       place(graph, here[0], here[1], time());
     }
     requestAnimationFrame(tick);
+  }
+
+  function showFollow() {
+    const z = kit.zone();
+    $("followbox").hidden = !(z && z.walk);
   }
 
   function refresh() {
     const available = Boolean(mine());
     $("livebutton").disabled = !available;
     $("livenote").textContent = available ? "" : "no stems for this programme (too long)";
-    const z = kit.zone();
-    $("followbox").hidden = !(z && z.walk);
+    showFollow();
     if (kit.player && available) start(0);
     else if (kit.player) off();
     drawHere();
@@ -230,7 +240,7 @@
     const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
     moveTo(p.x, -p.y);
   });
-  document.addEventListener("kit:plan", drawHere);
+  document.addEventListener("kit:plan", () => { showFollow(); drawHere(); });  // a zone chosen
   document.addEventListener("kit:programme", refresh);
 
   // For tests and kiosks: render `seconds` from time t heard at [x, y] offline (the same
@@ -251,7 +261,7 @@
   }
 
   kit.listen = { state: "off", toggle, moveTo, measure, time, here: () => here,
-                 graph: () => graph };
+                 graph: () => graph, followed: () => ({ t: followedAt, here }) };
   refresh();
   requestAnimationFrame(tick);
 }());
