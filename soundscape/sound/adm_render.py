@@ -9,19 +9,24 @@ dry source at 1 m would play every source as loud as if it stood at 1 m; this wa
 rendered to loudspeakers matches the project's own render of that layout (tested with EBU
 ``ear-render``). The hall's reflection and the court's echoes (``Surroundings.court``:
 early images from the walls, the late tail) are left out of the objects (they come from
-the walls, not the source); the bed, the ambience, is heard in the court as given. The
-sources' late court reverberation (``tail.Tail``: every lined note sent to its court zone's
-late tail at the listener) is a second third-order AmbiX bed (``ACO_1003``, ``_CourtBed``),
-made in the objects' stream from the same dry notes, so it costs the tail's convolutions
-and no second synthesis; the court's early images (up to ``early_ms``) are in neither.
+the walls, not the source); the bed, the ambience, is heard in the court as given (its own
+early images). The court's late reverberation of every sound (``tail.Tail``: every lined
+note sent to its court zone's late tail at the listener) is a second third-order AmbiX bed
+(``ACO_1003``, ``_CourtBed``): the objects' stream makes it from the same dry notes, and the
+ambience's stream sends its notes to it (``_Sends``), so one tail is convolved for both and
+no note is synthesised twice; the court's early images (up to ``early_ms``) of the objects
+are in neither.
 
-Two streams are rendered side by side through ``render.render_blocks``: the objects (one
-mono stem per object) and the bed (AmbiX of the ambience sources only); each stream's voice
-keeps only its own sources, so every event keeps its index, and its variant, as in the
-project's other renders. Both are mastered together to a loudness target (BS.1770 of the
-objects' tracks, each weight 1, plus the bed's W: what a constant-power renderer's
-loudspeakers add up to for sources that do not cohere), with a true-peak limiter on every
-track.
+Two streams are rendered side by side through ``render.render_blocks``: the ambience (AmbiX
+of the ambience sources only, drawn first, so that its sends reach the court bed before the
+objects' stream takes it) and the objects (one mono stem per object; the court bed is a
+taker of its buses that adds nothing to their mix, its blocks kept beside it: the objects'
+buses are as wide as the objects). Each stream's voice keeps only its own sources, so every
+event keeps its index, and its variant, as in the project's other renders; the dry notes
+come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
+together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
+bed's W: what a constant-power renderer's loudspeakers add up to for sources that do not
+cohere), with a true-peak limiter on every track.
 
 The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``chna``,
 ``data``, ``axml``, and the ``cue``/``labl`` markers as ``render`` writes them.
