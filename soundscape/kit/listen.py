@@ -6,7 +6,10 @@
   air, floor or court), standing sources grouped with their nearest neighbour past the
   limit as the ADM master groups them (``adm.group_sources``), each stem with its places
   over time in metres (``adm.source_tracks``: a point per move or far step) and the court
-  zone it sends to. A browser decodes stems whole (32-bit floats at its own rate: a
+  zone it sends to. The courtyard's ambience (the bed's sources, ``adm.group_bed``) has up
+  to ``MAX_BED_STEMS`` stems of its own (``bed``), heard like the others from where its
+  sources stand round the court, its reflections and late sound included. A browser decodes
+  stems whole (32-bit floats at its own rate: a
   programme's frames × stems × 4 bytes), so they are written for programmes of at most
   ``LISTEN_S``.
 - **The court's early reflections** (``early`` per stem, per listening spot): the image
@@ -52,11 +55,13 @@ from soundscape.sound.loudness import LoudnessMeter
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, Voice, stable_ints
 from soundscape.sound.propagation import Air, Surroundings
 
-__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_STEMS", "RING_DEG", "court_responses",
-           "early_images", "write_stems"]
+__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_BED_STEMS", "MAX_STEMS", "RING_DEG",
+           "court_responses", "early_images", "write_stems"]
 
-#: Stems a page mixes live (each an HRTF panner: a convolution per ear per stem).
+#: Stems a page mixes live (each an HRTF panner: a convolution per ear per stem), and the
+#: courtyard's ambience's besides (its sources where they stand round the court).
 MAX_STEMS = 16
+MAX_BED_STEMS = 4
 #: Programmes up to this long (s) get stems (a 10-minute programme of 16 stems decodes to
 #: 1.8 GB at 48 kHz; longer ones keep their loops only).
 LISTEN_S = 10 * 60.0
@@ -131,6 +136,8 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
     folder.mkdir(parents=True, exist_ok=True)
     air = Air()
     groups = adm.group_sources(performance, MAX_STEMS)
+    placed = len(groups)
+    groups += adm.group_bed(performance, MAX_BED_STEMS)
     tracks = adm.source_tracks(performance)
     audio = _dry_stems(performance, groups, voice=voice or SynthVoice(), seed=seed)
     peak = float(np.abs(audio).max()) or 1.0
@@ -147,7 +154,8 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
             "name": " + ".join(s.name for s in sources),
             "roman": " + ".join(s.roman for s in sources),
             "track": [[round(t, 3), *(round(float(v), 3) for v in p)] for t, p in places],
-            "zone": court.zone(places[0][1])[0] if court is not None else None})
+            "zone": court.zone(places[0][1])[0] if court is not None else None,
+            "bed": k >= placed})
     if court is not None:
         for stem, sends in zip(stems, _sends(court, [s["track"][0][1:] for s in stems], seed),
                                strict=True):

@@ -141,3 +141,29 @@ def test_each_stem_carries_its_early_images_per_listening_spot(tmp_path, court):
     x, y, _ = dict(court.zones)["zhongting"]
     assert bells["early"]["zhongting"] == listen.early_images(
         court, (8.0, 0.0, 1.2), (x, y, listen.EAR_M), found["speed_of_sound"])
+
+
+def test_the_courtyards_ambience_has_stems_of_its_own_where_its_sources_stand(tmp_path, court):
+    perf = rite()
+    # one more than the limit: the last two 2 m apart, the others 40 m or more
+    places = [(16.0 * (-1) ** k, -40.0 * k, 4.0) for k in range(listen.MAX_BED_STEMS)]
+    places.append((places[-1][0] + 2.0, places[-1][1], 4.0))
+    beds = {f"place.bed.{k}": Source(f"place.bed.{k}", "ambience", f"境{k}", f"bed {k}",
+                                     "place", p) for k, p in enumerate(places)}
+    events = [*(replace(e, piece=None) for e in perf.events),
+              *(Event(0.5, 3.0, sid, None, 0.5, "bed", "c") for sid in beds)]
+    found = listen.write_stems(tmp_path / "b.listen", Performance.build(
+        events, [], {**perf.sources, **beds}), court=court, listen_at=(0, 0, 1.5), seed=0,
+        calibration_lufs=-24.0, voice=tone_voice)
+    bed = [s for s in found["stems"] if s["bed"]]
+    # past the limit the nearest share one; the placed sources' stems are as before
+    assert len(bed) == listen.MAX_BED_STEMS
+    assert sorted(m for s in bed for m in s["sources"]) == sorted(beds)
+    last = [f"place.bed.{k}" for k in (len(places) - 2, len(places) - 1)]
+    assert any(s["sources"] == last for s in bed)
+    assert {m for s in found["stems"] if not s["bed"] for m in s["sources"]} == {
+        e.source for e in perf.events}
+    alone = next(s for s in bed if s["sources"] == ["place.bed.0"])
+    assert alone["track"] == [[0.0, 16.0, 0.0, 4.0]] and alone["early"] and alone["sends"]
+    audio, _ = soundfile.read(tmp_path / alone["file"])
+    assert np.abs(audio[round(0.5 * 48000):round(1.5 * 48000)]).max() > 0.01  # it sounds
