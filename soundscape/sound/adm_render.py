@@ -231,7 +231,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         # (stream, first column, width), in the order they are drawn: the ambience's first,
         # so that its sends for a block reach the court bed before the objects' stream takes
         # it; the court bed's blocks after the objects' stream has made them (``_made``)
-        streams = []
+        streams: list[tuple[Iterator[np.ndarray], int, int]] = []
         if bed:
             streams.append((render_blocks(
                 performance, listener=listener, panner=Ambisonic(adm.BED_ORDER),
