@@ -100,7 +100,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     if file_format != "midi" and layout != "adm":
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
-    store = None if no_cache or layout == "adm" else diskcache.from_env()
+    store = None if no_cache else diskcache.from_env()
     performance = sequencing.perform(cues, site=courtyard)
     name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
     out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
@@ -116,7 +116,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 target_lufs=target_lufs, surroundings=surroundings,
                 voice=render.SynthVoice(surroundings.reference_db, bells=bells),
                 progress=not quiet and terminal, workers=jobs,
-                stage=None if quiet or terminal else stage,
+                stage=None if quiet or terminal else stage, store=store,
             ) if layout == "adm" else render.render_audio(
                 performance, staged.folder / out.name, listener=listener, layout=speakers,
                 sample_rate=int(rate), seed=sequencing.seed, file_format=file_format,

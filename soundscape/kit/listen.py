@@ -6,20 +6,33 @@
   air, floor or court), standing sources grouped with their nearest neighbour past the
   limit as the ADM master groups them (``adm.group_sources``), each stem with its places
   over time in metres (``adm.source_tracks``: a point per move or far step) and the court
-  zone it sends to. A browser decodes stems whole (32-bit floats at its own rate: a
+  zone it sends to. The courtyard's ambience (the bed's sources, ``adm.group_bed``) has up
+  to ``MAX_BED_STEMS`` stems of its own (``bed``), heard like the others from where its
+  sources stand round the court, its reflections and late sound included. A browser decodes
+  stems whole (32-bit floats at its own rate: a
   programme's frames × stems × 4 bytes), so they are written for programmes of at most
   ``LISTEN_S``.
-- **The court's reverberation** (``listen/ir.<zone>.<spot>.flac``): per court zone
+- **The court's early reflections** (``early`` per stem, per listening spot): the image
+  sources of the stem's first place heard at the spot (``Court.images``, the early paths the
+  render itself hears: ``Court.split``, within ``early_ms`` of the direct sound and up to
+  ``early_order`` bounces, the floor's among them), each as where it stands, its surfaces'
+  pressure factor at 1 kHz and its mirror signs per axis (``[x, y, z, gain, sx, sy, sz]``).
+  The page puts each on a delay (its path less the direct path, over the speed of sound,
+  for wherever the listener stands) and an HRTF panner at the image (1/r, the air), and
+  moves it with its source (an image moves as its source, mirrored on the signed axes).
+- **The court's reverberation** (``listen/ir.<zone>.<spot>.<pair>.flac``): per court zone
   (``Court.zones``, the late tail's send buses) and per listening spot (the same zones'
-  points, 1.5 m up, facing north), the response to a click at the zone heard at the spot
-  in stereo, made by ``impulse.impulse_response`` (the render's own paths, court images and
-  late tail), its late part only: from the court's ``early_ms`` after the direct sound on
-  (the early reflections belong to one source's and one ear's places, not to a zone's; the
-  page's panner makes the direct sound and no early reflections), faded in over
-  ``_FADE_S``, at ``IR_RATE`` and no longer than ``IR_S``. The page sends each stem to its zone's
-  convolver holding the response at the spot nearest the visitor, at the gain the render's
-  own late tail sends it with (``Tail.route``: the late energy its first place sends the
-  spot over the zone's point's; ``sends`` per spot).
+  points, 1.5 m up, facing north), the response to a click at the zone heard at the spot on
+  a ring of eight loudspeakers around the listener (``ring8``, every 45° from ahead), made by
+  ``impulse.impulse_response`` (the render's own paths, court images and late tail), its
+  late part only: from the court's ``early_ms`` after the direct sound on (the early paths
+  are the ``early`` images above), faded in over ``_FADE_S``, at ``IR_RATE`` and no longer
+  than ``IR_S``, in four stereo files (loudspeakers 2k and 2k + 1: a Web Audio convolver
+  takes one or two channels). The page plays the ring through eight HRTF panners around
+  the listener, so the late sound arrives from all round, its distinct echoes from their
+  walls. Each stem is sent to its zone's responses at the spot nearest the visitor, at the
+  gain the render's own late tail sends it with (``Tail.route``: the late energy its first
+  place sends the spot over the zone's point's; ``sends`` per spot).
 - **The air**: the page's distance filter is fitted to the project's own air
   (``propagation.Air``): its absorption at ``AIR_HZ`` per metre.
 """
@@ -37,15 +50,18 @@ from scipy import signal
 
 from soundscape.performance import Performance
 from soundscape.sound import adm
+from soundscape.sound.court import BANDS
 from soundscape.sound.loudness import LoudnessMeter
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, Voice, stable_ints
 from soundscape.sound.propagation import Air, Surroundings
 
-__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_STEMS", "court_responses",
-           "write_stems"]
+__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_BED_STEMS", "MAX_STEMS", "RING_DEG",
+           "court_responses", "early_images", "write_stems"]
 
-#: Stems a page mixes live (each an HRTF panner: a convolution per ear per stem).
+#: Stems a page mixes live (each an HRTF panner: a convolution per ear per stem), and the
+#: courtyard's ambience's besides (its sources where they stand round the court).
 MAX_STEMS = 16
+MAX_BED_STEMS = 4
 #: Programmes up to this long (s) get stems (a 10-minute programme of 16 stems decodes to
 #: 1.8 GB at 48 kHz; longer ones keep their loops only).
 LISTEN_S = 10 * 60.0
@@ -59,6 +75,10 @@ IR_S = 3.0
 AIR_HZ = 8000.0
 #: A listening spot's ear height (m) and where its response is cut (s after the direct).
 EAR_M = 1.5
+#: The ring of loudspeakers the court's responses are made for and the page plays them on
+#: (degrees from ahead, positive left, as ``panning``'s azimuths).
+RING_DEG = tuple(float(a) for a in range(0, 360, 45))
+_KHZ = BANDS.index(1000.0)
 _FADE_S = 0.005
 
 
@@ -116,6 +136,8 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
     folder.mkdir(parents=True, exist_ok=True)
     air = Air()
     groups = adm.group_sources(performance, MAX_STEMS)
+    placed = len(groups)
+    groups += adm.group_bed(performance, MAX_BED_STEMS)
     tracks = adm.source_tracks(performance)
     audio = _dry_stems(performance, groups, voice=voice or SynthVoice(), seed=seed)
     peak = float(np.abs(audio).max()) or 1.0
@@ -132,11 +154,15 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
             "name": " + ".join(s.name for s in sources),
             "roman": " + ".join(s.roman for s in sources),
             "track": [[round(t, 3), *(round(float(v), 3) for v in p)] for t, p in places],
-            "zone": court.zone(places[0][1])[0] if court is not None else None})
+            "zone": court.zone(places[0][1])[0] if court is not None else None,
+            "bed": k >= placed})
     if court is not None:
         for stem, sends in zip(stems, _sends(court, [s["track"][0][1:] for s in stems], seed),
                                strict=True):
             stem["sends"] = sends
+            stem["early"] = {spot: early_images(court, tuple(stem["track"][0][1:]),
+                                                (x, y, EAR_M), air.speed_of_sound)
+                             for spot, (x, y, _) in court.zones}
     # the page's overall gain: the dry stems heard at 1/r from the first listening place
     # measure ``calibration_lufs`` (BS.1770; the direct sound only, the court adds to it)
     heard = sum(audio[:, k] / max(1.0, math.dist(listen_at, s["track"][0][1:]))
@@ -146,6 +172,7 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
     loudness = meter.integrated()
     gain_db = calibration_lufs - loudness if math.isfinite(loudness) else 0.0
     return {"rate": RATE, "scale": 1 / scale, "gain_db": round(gain_db, 2),
+            "speed_of_sound": round(air.speed_of_sound, 3),
             "air": {"hz": AIR_HZ,
                     "db_per_m": float(air.absorption_db_per_m(np.asarray([AIR_HZ]))[0])},
             "stems": stems}
@@ -153,30 +180,48 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
 
 def court_responses(folder: Path, court, *, seed: int) -> list[dict[str, Any]]:
     """Write each court zone's response at each listening spot into ``folder`` (see the
-    module) and return them for the page: zone, spot ``[x, y]``, file, gain."""
+    module) and return them for the page: zone, spot ``[x, y]``, files (loudspeaker pairs),
+    the loudspeakers' azimuths, gain."""
     folder.mkdir(parents=True, exist_ok=True)
     found = []
     for zone, point in court.zones:
         for spot, (x, y, _) in court.zones:
             ir, gain = _response(court, tuple(point), (x, y, EAR_M), seed)
-            name = folder / f"ir.{zone}.{spot}.flac"
-            soundfile.write(name, ir, IR_RATE, subtype="PCM_24")
+            files = []
+            for pair in range(ir.shape[1] // 2):
+                name = folder / f"ir.{zone}.{spot}.{pair}.flac"
+                soundfile.write(name, ir[:, 2 * pair:2 * pair + 2], IR_RATE, subtype="PCM_24")
+                files.append(f"{folder.name}/{name.name}")
             found.append({"zone": zone, "spot": spot, "x": round(x, 3), "y": round(y, 3),
-                          "file": f"{folder.name}/{name.name}", "gain": gain, "rate": IR_RATE})
+                          "files": files, "azimuths": list(RING_DEG), "gain": gain,
+                          "rate": IR_RATE})
     return found
+
+
+def early_images(court, point, ear, speed: float) -> list[list[float]]:
+    """The early reflections of a source at ``point`` heard at ``ear`` (see the module):
+    ``[x, y, z, gain at 1 kHz, sx, sy, sz]`` per image, nearest first."""
+    direct = math.dist(point, ear)
+    images = court.images(point, ear, reach_m=direct + court.model.early_ms * 1e-3 * speed)
+    early = court.split(images, speed) & (images.order > 0)
+    order = np.argsort(images.distance[early])
+    return [[*(round(float(v), 3) for v in p), round(float(g), 4), *(int(v) for v in sg)]
+            for p, g, sg in zip(images.points[early][order],
+                                images.amplitude[early][order, _KHZ],
+                                images.signs[early][order], strict=True)]
 
 
 @functools.lru_cache(maxsize=64)
 def _response(court, source: tuple, ear: tuple, seed: int) -> tuple[np.ndarray, float]:
-    """The stereo response's late part (see the module), rendered at ``IR_RATE`` (what is
-    left of it, the late tail, is made at 8 kHz), peak 0.9, and the
-    gain that restores its level (a click of 1 at 1 m)."""
+    """The ring's response's late part (see the module), rendered at ``IR_RATE`` (what is
+    left of it, the late tail, is made at 8 kHz), peak 0.9, and the gain that restores its
+    level (a click of 1 at 1 m)."""
     from soundscape.site.listeners import Listener
     from soundscape.sound.impulse import impulse_response
 
     surroundings = Surroundings(court=court)
     ir = impulse_response(source, Listener(ear, "north"), surroundings=surroundings,
-                          layout="stereo", sample_rate=IR_RATE, seed=seed)
+                          layout=RING_DEG, sample_rate=IR_RATE, seed=seed)
     direct = math.dist(source, ear) / surroundings.air.speed_of_sound
     cut, fade = (round((direct + court.model.early_ms * 1e-3) * IR_RATE),
                  round(_FADE_S * IR_RATE))

@@ -121,6 +121,14 @@ def group_sources(performance: Performance, limit: int) -> list[list[str]]:
                   tracks, limit)
 
 
+def group_bed(performance: Performance, limit: int) -> list[list[str]]:
+    """The sounding sources of the bed (the courtyard's ambience), grouped to at most
+    ``limit`` as ``group_sources`` groups the others (the kit page's ambience stems)."""
+    tracks = _tracks(performance)
+    return _group([[sid] for sid in sorted(tracks) if _is_bed(performance, sid)],
+                  tracks, limit)
+
+
 def _is_bed(performance: Performance, source_id: str) -> bool:
     return performance.sources[source_id].instrument in BED_INSTRUMENTS
 

@@ -9,19 +9,24 @@ dry source at 1 m would play every source as loud as if it stood at 1 m; this wa
 rendered to loudspeakers matches the project's own render of that layout (tested with EBU
 ``ear-render``). The hall's reflection and the court's echoes (``Surroundings.court``:
 early images from the walls, the late tail) are left out of the objects (they come from
-the walls, not the source); the bed, the ambience, is heard in the court as given. The
-sources' late court reverberation (``tail.Tail``: every lined note sent to its court zone's
-late tail at the listener) is a second third-order AmbiX bed (``ACO_1003``, ``_CourtBed``),
-made in the objects' stream from the same dry notes, so it costs the tail's convolutions
-and no second synthesis; the court's early images (up to ``early_ms``) are in neither.
+the walls, not the source); the bed, the ambience, is heard in the court as given (its own
+early images). The court's late reverberation of every sound (``tail.Tail``: every lined
+note sent to its court zone's late tail at the listener) is a second third-order AmbiX bed
+(``ACO_1003``, ``_CourtBed``): the objects' stream makes it from the same dry notes, and the
+ambience's stream sends its notes to it (``_Sends``), so one tail is convolved for both and
+no note is synthesised twice; the court's early images (up to ``early_ms``) of the objects
+are in neither.
 
-Two streams are rendered side by side through ``render.render_blocks``: the objects (one
-mono stem per object) and the bed (AmbiX of the ambience sources only); each stream's voice
-keeps only its own sources, so every event keeps its index, and its variant, as in the
-project's other renders. Both are mastered together to a loudness target (BS.1770 of the
-objects' tracks, each weight 1, plus the bed's W: what a constant-power renderer's
-loudspeakers add up to for sources that do not cohere), with a true-peak limiter on every
-track.
+Two streams are rendered side by side through ``render.render_blocks``: the ambience (AmbiX
+of the ambience sources only, drawn first, so that its sends reach the court bed before the
+objects' stream takes it) and the objects (one mono stem per object; the court bed is a
+taker of its buses that adds nothing to their mix, its blocks kept beside it: the objects'
+buses are as wide as the objects). Each stream's voice keeps only its own sources, so every
+event keeps its index, and its variant, as in the project's other renders; the dry notes
+come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
+together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
+bed's W: what a constant-power renderer's loudspeakers add up to for sources that do not
+cohere), with a true-peak limiter on every track.
 
 The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``chna``,
 ``data``, ``axml``, and the ``cue``/``labl`` markers as ``render`` writes them.
@@ -29,6 +34,7 @@ The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import json
@@ -45,11 +51,18 @@ from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import adm
 from soundscape.sound.audiofile import Cue, SampleWriter, _pack24, write_sidecar
+from soundscape.sound.diskcache import NoteStore
 from soundscape.sound.mastering import Mastering, master
 from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
 from soundscape.sound.panning import Ambisonic, ChannelTerms
 from soundscape.sound.propagation import Surroundings
-from soundscape.sound.render import RenderResult, _check_space, render_blocks
+from soundscape.sound.render import (
+    _SPACE_MARGIN,
+    RenderResult,
+    _check_space,
+    render_blocks,
+    space_needed,
+)
 from soundscape.sound.staging import Staging
 from soundscape.sound.tail import Tail
 
@@ -87,28 +100,73 @@ class _Only:
     def __getattr__(self, name: str):
         return getattr(self._voice, name)
 
+    def __setattr__(self, name: str, value) -> None:
+        if name == "store":  # DryNotes gives the voice the disk cache of its sung lines
+            setattr(self._voice, name, value)
+        else:
+            super().__setattr__(name, value)
+
 
 class _CourtBed(Tail):
-    """The court's late tail in AmbiX, written to the last ``hoa_channels()`` columns of a
-    stream ``width`` wide, whatever the column (object) a note is sent from."""
+    """The court's late tail in AmbiX, whatever the column (object) a note is sent from.
+
+    It is a taker of the objects' buses (they send it every note and wait for its guard),
+    but its 16 channels do not widen their mix: ``take`` gives the buses nothing to add
+    and keeps its block in ``made``, one per block the objects' stream yields
+    (``_with_court``). The objects' buses are then as wide as the objects, not 16 wider:
+    every bus's mix, lines and upsampler were carrying the bed's zeros."""
 
     def __init__(self, surroundings: Surroundings, listener: Listener, sample_rate: int,
                  seed: int, rates: tuple[int, ...], width: int) -> None:
         from soundscape.sound.buses import Upsampler  # the buses import the tail
 
         assert surroundings.court is not None, "a court bed needs a court"
+        # the objects' notes are heard along the direct path and the floor only, one track
         super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
                          adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
-                         upsampler=Upsampler, surroundings=surroundings)
+                         upsampler=Upsampler, surroundings=_objects(surroundings))
+        self.heard_panner = ObjectTrack()
         self.width = width
+        self.made: collections.deque[np.ndarray] = collections.deque()
 
     def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
         super().send(rate, time, mono, point, 0)
 
     def take(self, frames: int) -> np.ndarray:
-        out = np.zeros((frames, self.width), dtype=np.float32)
-        out[:, self.width - adm.hoa_channels():] = super().take(frames)
-        return out
+        self.made.append(super().take(frames))
+        return np.broadcast_to(np.float32(0), (frames, self.width))  # no memory, adds nothing
+
+
+class _Sends(Tail):
+    """The ambience stream's tail: it hears the ambience's notes as that stream's buses do
+    (ambisonic, in the court) and sends them on to the one court bed (``_CourtBed``); it adds
+    nothing to the ambience's mix, and that stream waits for the court bed's guard."""
+
+    def __init__(self, court_bed: _CourtBed, surroundings: Surroundings, listener: Listener,
+                 sample_rate: int, seed: int, rates: tuple[int, ...]) -> None:
+        from soundscape.sound.buses import Upsampler
+
+        assert surroundings.court is not None, "sends to a court bed need a court"
+        super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
+                         adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
+                         upsampler=Upsampler, surroundings=surroundings)
+        self.court_bed = court_bed
+
+    def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
+        self.court_bed.send(rate, time, mono, point, 0)
+
+    def guard(self, frame: int) -> int:
+        return self.court_bed.guard(frame)
+
+    @property
+    def extent(self) -> int:
+        return self.court_bed.extent
+
+    def busy(self, frames: int) -> bool:
+        return False
+
+    def take(self, frames: int) -> np.ndarray:
+        return np.broadcast_to(np.float32(0), (frames, adm.hoa_channels()))
 
 
 def render_adm(performance: Performance, path: str | Path, *, listener: Listener,
@@ -116,10 +174,11 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                surroundings: Surroundings | None = None, target_lufs: float = -18.0,
                ceiling_dbtp: float = -1.0, block_s: float = 1.0, progress: bool = False,
                workers: int = 1, stage: Callable[[str], contextlib.AbstractContextManager]
-               | None = None) -> RenderResult:
+               | None = None, store: NoteStore | None = None) -> RenderResult:
     """Render ``performance`` heard by ``listener`` as an ADM BWF at ``path`` (24-bit WAV),
     with its markers, loudness report and ``<path>.adm.json`` (the objects and their blocks,
-    read by ``show --adm-osc``). Arguments as ``render.render_audio``'s."""
+    read by ``show --adm-osc``). Arguments as ``render.render_audio``'s (``store``: the disk
+    cache of dry notes, shared with the other layouts' renders; None: none)."""
     if sample_rate != 48000:
         raise RenderError(f"layout adm: sample rate {sample_rate}, accepted: 48000 (ADM BWF "
                           "deliveries are 48 kHz)")
@@ -144,7 +203,6 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel(),
                               np.eye(1, court_width).ravel()])
     object_stems = tuple(f"object.{o.number}" for o in objects)
-    court_stems = tuple(f"court.{k}" for k in range(court_width))  # the tail's columns
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
                     target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
@@ -152,23 +210,47 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     seconds = performance.duration
     with Staging(path.parent, path.stem) as staged:
         _check_space(path, seconds, sample_rate, width, "24")
+        if store is not None:  # the notes kept must not take the master's room
+            store.keep_free = max(store.keep_free, _SPACE_MARGIN + space_needed(
+                seconds, sample_rate, width, "24"))
         target = staged.folder / path.name
-        streams = [render_blocks(
+        # one court bed for both streams: the objects' buses make it and take its blocks,
+        # the ambience's buses send their notes to it too (``_Sends``: the court's late tail
+        # of every sound in one tail, its responses made once)
+        courts: list[_CourtBed] = []
+        made_at = getattr(voice, "made_at", None)
+        rates = tuple({sample_rate} | ({made_at(performance.sources[e.source], sample_rate)
+                                       for e in performance.events} if made_at else set()))
+
+        def court_bed(_: tuple[int, ...]) -> _CourtBed:
+            if not courts:
+                courts.append(_CourtBed(surroundings, listener, sample_rate, seed, rates,
+                                        len(objects)))
+            return courts[0]
+
+        # (stream, first column, width), in the order they are drawn: the ambience's first,
+        # so that its sends for a block reach the court bed before the objects' stream takes
+        # it; the court bed's blocks after the objects' stream has made them (``_made``)
+        streams: list[tuple[Iterator[np.ndarray], int, int]] = []
+        if bed:
+            streams.append((render_blocks(
+                performance, listener=listener, panner=Ambisonic(adm.BED_ORDER),
+                sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in is_bed),
+                surroundings=surroundings, block_frames=block_frames, store=store,
+                cache_bytes=_BED_CACHE_BYTES,  # a few dozen long segments: no helper
+                tail=(lambda own: _Sends(court_bed(own), surroundings, listener, sample_rate,
+                                         seed, own)) if court else None),
+                len(objects), bed_width))
+        streams.append((render_blocks(
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
-            surroundings=replace(surroundings, hall=False, court=None), block_frames=block_frames,
-            stems=object_stems + court_stems, stem_of=lambda s: stem.get(s.id, ""),
-            progress=progress, workers=workers,
+            surroundings=_objects(surroundings), block_frames=block_frames,
+            stems=object_stems, stem_of=lambda s: stem.get(s.id, ""),
+            progress=progress, workers=workers, store=store,
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
-            tail=(lambda rates: _CourtBed(surroundings, listener, sample_rate, seed, rates,
-                                          len(object_stems) + court_width)) if court else None)]
-        if bed:
-            ambisonic = Ambisonic(adm.BED_ORDER)
-            streams.append(render_blocks(
-                performance, listener=listener, panner=ambisonic, sample_rate=sample_rate,
-                seed=seed, voice=_Only(voice, lambda s: s.id in is_bed),
-                surroundings=surroundings, block_frames=block_frames,
-                cache_bytes=_BED_CACHE_BYTES))  # a few dozen long segments: no helper
+            tail=court_bed if court else None), 0, len(objects)))
+        if court:
+            streams.append((_made(courts), len(objects) + bed_width, court_width))
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
                     f"{' and a 3rd-order ambisonic bed' if bed else ''}"
@@ -182,10 +264,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             with _bw64(target, channels=width, sample_rate=sample_rate, head=head) as writer:
                 yield [writer]
 
-        blocks = _side_by_side(streams, [len(objects) + court_width, bed_width][:len(streams)])
-        if bed and court:  # the streams' order (objects and court, ambience) to the file's
-            blocks = _columns(blocks, np.r_[0:len(objects), len(objects) + court_width:width,
-                                            len(objects):len(objects) + court_width])
+        blocks = _side_by_side(streams, width)
         report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
         _finish(target, [
             (b"axml", adm.axml(objects, bed=bed, court=court, seconds=frames / sample_rate,
@@ -210,23 +289,28 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                         staged.final(report_file), report, frames / sample_rate, names)
 
 
-def _side_by_side(streams: Sequence[Iterator[np.ndarray]], widths: list[int]
+def _objects(surroundings: Surroundings) -> Surroundings:
+    """What an object carries: the direct path and the floor's, not the walls'."""
+    return replace(surroundings, hall=False, court=None)
+
+
+def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], width: int
                   ) -> Iterator[np.ndarray]:
-    """The streams' blocks as one, columns in order; a stream that ends first is silent."""
-    for blocks in itertools.zip_longest(*streams):
+    """The streams' blocks as one ``width`` wide, each stream at its (first column, width),
+    drawn in the order given; a stream that ends first is silent."""
+    for blocks in itertools.zip_longest(*(stream for stream, _, _ in streams)):
         frames = max(len(b) for b in blocks if b is not None)
-        out = np.zeros((frames, sum(widths)), dtype=np.float32)
-        column = 0
-        for block, width in zip(blocks, widths, strict=True):
+        out = np.zeros((frames, width), dtype=np.float32)
+        for block, (_, column, wide) in zip(blocks, streams, strict=True):
             if block is not None:
-                out[:len(block), column:column + width] = block
-            column += width
+                out[:len(block), column:column + wide] = block
         yield out
 
 
-def _columns(blocks: Iterator[np.ndarray], order: np.ndarray) -> Iterator[np.ndarray]:
-    for block in blocks:
-        yield block[:, order]
+def _made(courts: list[_CourtBed]) -> Iterator[np.ndarray]:
+    """The court bed's blocks, each made as the objects' stream yields the block beside it."""
+    while courts and courts[0].made:
+        yield courts[0].made.popleft()
 
 
 def _chunk(tag: bytes, body: bytes) -> bytes:

@@ -85,10 +85,19 @@ class Upsampler:
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
-        if not (block.any() or self._history.any()):  # silence in, silence out
+        live = np.flatnonzero(block.any(axis=0) | self._history.any(axis=0))
+        if not len(live):  # silence in, silence out
             return np.zeros((frames * self.factor, channels), dtype=np.float32)
         joined = np.concatenate([self._history, block]).astype(np.float32, copy=False)
         self._history = joined[len(joined) - len(self._history):]
+        if len(live) < channels:  # only the channels that sound (an ADM master's objects)
+            out = np.zeros((frames * self.factor, channels), dtype=np.float32)
+            out[:, live] = self._product(joined[:, live], frames)
+            return out
+        return self._product(joined, frames)
+
+    def _product(self, joined: np.ndarray, frames: int) -> np.ndarray:
+        channels = joined.shape[1]
         # zeros after the block only reach outputs past it (the filter is causal)
         groups = -(-frames // _GROUP)
         padded = np.zeros((channels, groups * _GROUP + len(self._history)), np.float32)

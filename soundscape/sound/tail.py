@@ -118,6 +118,9 @@ class Tail:
         self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
         self.weights = diffuse_weights(panner)
         self.panner = panner
+        #: The panner the notes given to ``send_heard`` were heard with (the ADM master's
+        #: court bed hears one-track objects and pans its tail in ambisonics).
+        self.heard_panner = panner
         self.seed = seed
         self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
                            chunk=TAIL_CHUNK)
@@ -148,10 +151,10 @@ class Tail:
         first = int(heard[0]) if len(heard) else 0
         return first, ir[first:]
 
-    def _pan(self, ear: Listener, point) -> np.ndarray:
+    def _pan(self, ear: Listener, point, panner: Panner | None = None) -> np.ndarray:
         """An image's gains per channel (the panner's, from where it stands; gain-only)."""
         azimuth, elevation, _ = ear.direction_to(point)
-        return self.panner.terms(azimuth, elevation).gains
+        return (panner or self.panner).terms(azimuth, elevation).gains
 
     def _filter(self, heard, face):
         del face  # the tail is omnidirectional
@@ -241,9 +244,10 @@ class Tail:
         found = self._projections.get((point, ear))
         if found is None:
             ways = paths(point, ear.position, surroundings=self.surroundings)
-            gains = self._pan(ear, ways[0].point).astype(np.float32)
+            pan = functools.partial(self._pan, ear, panner=self.heard_panner)
+            gains = pan(ways[0].point).astype(np.float32)
             norm = float(gains @ gains)
-            heard = _band_energy(ways, [float(self._pan(ear, way.point) @ gains) / norm
+            heard = _band_energy(ways, [float(pan(way.point) @ gains) / norm
                                         for way in ways], self.surroundings.air,
                                  self.speed) if norm > 0 else 0.0
             scale = 1.0 / (math.sqrt(heard) * norm) if heard > 0 else 0.0

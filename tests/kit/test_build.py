@@ -30,10 +30,10 @@ calibration_lufs = -30.0
 """
 
 
-def build(folder: Path, **options) -> Path:
+def build(folder: Path, programmes_text: str = PROGRAMMES, **options) -> Path:
     programmes = folder / "programmes.toml"
     programmes.parent.mkdir(parents=True, exist_ok=True)
-    programmes.write_text(PROGRAMMES, encoding="utf-8")
+    programmes.write_text(programmes_text, encoding="utf-8")
     return build_kit(folder / "kit", rite=rite(), site=load_site(), programme_file=programmes,
                      **{"layouts": ("stereo", "5.1"), "executor": "serial", **options})
 

@@ -69,7 +69,7 @@ def test_a_zones_response_is_the_courts_late_sound_only(court):
     point = court.zones[1][1]
     spot = (court.zones[0][1][0], court.zones[0][1][1], listen.EAR_M)
     ir, gain = listen._response(court, tuple(point), spot, 0)
-    assert ir.shape == (round(listen.IR_S * listen.IR_RATE), 2)
+    assert ir.shape == (round(listen.IR_S * listen.IR_RATE), len(listen.RING_DEG))
     direct = math.dist(point, spot) / 343.0
     first = np.flatnonzero(np.abs(ir).max(axis=1) > 0)[0] / listen.IR_RATE
     # nothing before the court's early window has passed (the direct and early paths are
@@ -116,3 +116,54 @@ def test_kit_layout_adm_writes_an_adm_bwf_master_per_standing_zone(tmp_path):
     assert master["channels"] == master["objects"] + 16 * (len(names) - 1)
     # the page still has the programme's zone (no loops: nothing for the <audio> to play)
     assert "gong_wei" in (kit / "web" / "data.js").read_text()
+
+
+def test_early_images_are_the_courts_early_paths_of_a_place_at_a_spot(court):
+    bells, ear = (8.0, 0.0, 1.2), (0.0, -8.316, listen.EAR_M)
+    images = listen.early_images(court, bells, ear, 343.0)
+    direct = math.dist(bells, ear)
+    paths = [math.dist(i[:3], ear) for i in images]
+    assert paths == sorted(paths) and all(direct < p for p in paths)
+    # within the court's early window (ISO 3382's C80 edge), none past it
+    assert max(paths) - direct <= court.model.early_ms * 1e-3 * 343.0 + 1e-6
+    # the floor's image: below the floor under the source, mirrored on z only
+    floor = [i for i in images if i[4:] == [1, 1, -1]]
+    assert floor and floor[0][:2] == [8.0, 0.0] and floor[0][2] < 0
+    assert all(0 < i[3] <= 1 for i in images)  # the surfaces' pressure factor at 1 kHz
+
+
+def test_each_stem_carries_its_early_images_per_listening_spot(tmp_path, court):
+    found = listen.write_stems(tmp_path / "p.listen", rite(), court=court,
+                               listen_at=(0, 0, 1.5), seed=0, calibration_lufs=-24.0,
+                               voice=tone_voice)
+    bells = next(s for s in found["stems"] if s["sources"] == ["east.bells"])
+    assert set(bells["early"]) == {spot for spot, _ in court.zones}
+    x, y, _ = dict(court.zones)["zhongting"]
+    assert bells["early"]["zhongting"] == listen.early_images(
+        court, (8.0, 0.0, 1.2), (x, y, listen.EAR_M), found["speed_of_sound"])
+
+
+def test_the_courtyards_ambience_has_stems_of_its_own_where_its_sources_stand(tmp_path, court):
+    perf = rite()
+    # one more than the limit: the last two 2 m apart, the others 40 m or more
+    places = [(16.0 * (-1) ** k, -40.0 * k, 4.0) for k in range(listen.MAX_BED_STEMS)]
+    places.append((places[-1][0] + 2.0, places[-1][1], 4.0))
+    beds = {f"place.bed.{k}": Source(f"place.bed.{k}", "ambience", f"境{k}", f"bed {k}",
+                                     "place", p) for k, p in enumerate(places)}
+    events = [*(replace(e, piece=None) for e in perf.events),
+              *(Event(0.5, 3.0, sid, None, 0.5, "bed", "c") for sid in beds)]
+    found = listen.write_stems(tmp_path / "b.listen", Performance.build(
+        events, [], {**perf.sources, **beds}), court=court, listen_at=(0, 0, 1.5), seed=0,
+        calibration_lufs=-24.0, voice=tone_voice)
+    bed = [s for s in found["stems"] if s["bed"]]
+    # past the limit the nearest share one; the placed sources' stems are as before
+    assert len(bed) == listen.MAX_BED_STEMS
+    assert sorted(m for s in bed for m in s["sources"]) == sorted(beds)
+    last = [f"place.bed.{k}" for k in (len(places) - 2, len(places) - 1)]
+    assert any(s["sources"] == last for s in bed)
+    assert {m for s in found["stems"] if not s["bed"] for m in s["sources"]} == {
+        e.source for e in perf.events}
+    alone = next(s for s in bed if s["sources"] == ["place.bed.0"])
+    assert alone["track"] == [[0.0, 16.0, 0.0, 4.0]] and alone["early"] and alone["sends"]
+    audio, _ = soundfile.read(tmp_path / alone["file"])
+    assert np.abs(audio[round(0.5 * 48000):round(1.5 * 48000)]).max() > 0.01  # it sounds

@@ -7,24 +7,33 @@ the listening controls is drawn by the page's own font."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
+import numpy as np
 import pytest
 
+from soundscape.site.courtyard import load_site
 from tests.kit.browser import needs_chromium, needs_latin_only, open_kit, settle
-from tests.kit.test_build import build
+from tests.kit.test_build import PROGRAMMES, build
 from tests.kit.test_web_fonts import _TOFU
 
 pytestmark = [needs_chromium, needs_latin_only]
 
 #: The placed source: the east bells (east.bells at x 8 m, y 0 m in tests.kit.scenes).
 BELLS = "east.bells"
+#: The walk a zone of the programme follows: from the middle of the court to the west steps.
+WALK = (("zhongting", 0.0), ("xijie", 6.0))
+#: The test kit's programmes, with that walk as a zone of "all".
+WALKING = PROGRAMMES.replace('listeners = ["gong_wei", "zhongting"]\n', (
+    'listeners = ["gong_wei", "zhongting"]\nwalk = ['
+    + ", ".join(f'{{time = {t}, place = "{p}"}}' for p, t in WALK) + "]\n"))
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     root = tmp_path_factory.mktemp("listen")
-    kit = build(root, layouts=("stereo",), programme_ids=("all",)).parent
+    kit = build(root, WALKING, layouts=("stereo",), programme_ids=("all",)).parent
     with open_kit(kit, root, latin_only=True, args=("--autoplay-policy=no-user-gesture-required",),
                   ready="window.kit && window.kit.listen && window.kit.last !== null") as tab:
         tab.evaluate("document.fonts.ready")
@@ -52,17 +61,19 @@ def _ild(found: dict) -> float:
 def test_moving_from_west_to_east_of_the_source_moves_its_level_difference_across(page):
     # the bells stand at x 8 m; the listener faces north (the hall), the court's echoes on.
     # Bells sound low (their ILD at 90° is a few dB: the head shadows little below 1 kHz)
-    west = _measure(page, -12.0, 0.0, reverb=False)
-    east = _measure(page, 24.0, 0.0, reverb=False)
+    west = _measure(page, -12.0, 0.0, reverb=False, early=False)
+    east = _measure(page, 24.0, 0.0, reverb=False, early=False)
     assert west["stems"] == east["stems"] == 1
     assert _ild(west) > 2.0, west  # east of the listener: the right ear
     assert _ild(east) < -2.0, east  # west of the listener: the left ear
     # at mirrored places: mirrored differences (the HRTF panner, nothing else, pans)
-    mirrored = [_ild(_measure(page, 8.0 + dx, 0.0, reverb=False)) for dx in (-8.0, 8.0)]
+    mirrored = [_ild(_measure(page, 8.0 + dx, 0.0, reverb=False, early=False))
+                for dx in (-8.0, 8.0)]
     assert mirrored[0] > 2.0 and mirrored[0] == pytest.approx(-mirrored[1], abs=0.1)
-    # with the court's late sound (from all round, nearly alike in both ears): still moved
+    # with the court's reflections and late sound (the late from all round, nearly alike in
+    # both ears, and louder than the direct sound 20 m off): still moved the same way
     wet = [_ild(_measure(page, x, 0.0)) for x in (-12.0, 24.0)]
-    assert wet[0] - wet[1] > 1.0, wet
+    assert wet[0] - wet[1] > 0.3, wet
     # all the stems together: the same way round (the bells carry this stretch)
     both = [_measure(page, x, 0.0, solo=None) for x in (-12.0, 24.0)]
     assert both[0]["right_db"] - both[0]["left_db"] > both[1]["right_db"] - both[1]["left_db"]
@@ -71,8 +82,8 @@ def test_moving_from_west_to_east_of_the_source_moves_its_level_difference_acros
 def test_the_direct_sound_falls_as_one_over_r(page):
     # straight south of the bells at 4 m and at 16 m: the same direction, so the HRTF is
     # the same; 1/r is 12.0 dB, the air's loss at these distances a few tenths at most
-    near = _measure(page, 8.0, -4.0, reverb=False)
-    far = _measure(page, 8.0, -16.0, reverb=False)
+    near = _measure(page, 8.0, -4.0, reverb=False, early=False)
+    far = _measure(page, 8.0, -16.0, reverb=False, early=False)
     drop = (near["left_db"] + near["right_db"]) / 2 - (far["left_db"] + far["right_db"]) / 2
     assert drop == pytest.approx(20 * math.log10(16.0 / 4.0), abs=1.0)
     # and the court's response adds to it (the reverberant sound at 16 m)
@@ -108,3 +119,107 @@ def test_the_listening_controls_chinese_is_drawn_without_a_cjk_font(page):
     assert page.is_visible("#livebutton") and "隨處而聽" in page.inner_text("#live")
     found = page.evaluate(_TOFU, None)
     assert found["missing"] == [] and found["checked"] > 30
+
+
+def _on_walk(walk: list, t: float) -> list[float]:
+    """Where the walk's listener stands at ``t``: straight between its waypoints."""
+    for (t0, *a), (t1, *b) in itertools.pairwise(walk):
+        if t0 <= t < t1:
+            w = (t - t0) / (t1 - t0)
+            return [u + w * (v - u) for u, v in zip(a, b, strict=True)]
+    return walk[-1][1:] if t >= walk[-1][0] else walk[0][1:]
+
+
+def test_following_the_walk_keeps_the_listener_on_it_as_the_programme_plays(page):
+    page.select_option("#zone", "walk")
+    page.wait_for_function("!document.getElementById('followbox').hidden")
+    walk = page.evaluate("window.kit.zone().walk")
+    site = load_site()
+    assert [v for w in walk for v in w] == pytest.approx(
+        [v for p, t in WALK for v in (t, *site.listener(p).position[:2])], abs=1e-3)
+    page.check("#follow")
+    if page.evaluate("window.kit.listen.state") == "off":
+        page.click("#livebutton")
+    page.wait_for_function("window.kit.listen.state === 'playing'")
+    page.evaluate("window.kit.player.seek(0)")
+    seen = []
+    for after in (0.5, 3.0):  # two times on the walk, before its end at 6 s
+        page.wait_for_function(f"window.kit.listen.followed().t > {after}")
+        seen.append(page.evaluate("""() => { const f = window.kit.listen.followed(),
+            g = window.kit.listen.graph(); return [f.t, f.here, [g.x, g.y]]; }"""))
+    for t, here, heard in seen:
+        assert t < WALK[-1][1]
+        assert here == pytest.approx(_on_walk(walk, t), abs=0.01)  # on the walk at its time
+        assert heard == pytest.approx(here, abs=1e-6)  # and the live graph hears from there
+    # it moved along the walk between them, as far as the walk goes in that time
+    (t0, a, _), (t1, b, _) = seen
+    speed = math.dist(walk[0][1:], walk[-1][1:]) / (walk[-1][0] - walk[0][0])
+    assert math.dist(a, b) == pytest.approx(speed * (t1 - t0), rel=0.01)
+    assert math.dist(a, b) > 1.0
+    page.click("#livebutton")  # live audio off: the offline measurements after it need the CPU
+    page.wait_for_function("window.kit.listen.state === 'off'")
+
+
+def _coherence(left: np.ndarray, right: np.ndarray, rate: int = 48000) -> float:
+    """Interaural coherence: the largest normalised cross-correlation within ±1 ms."""
+    lag = rate // 1000
+    a, b = left[lag:-lag], right
+    norm = math.sqrt(float(a @ a) * float(right[lag:-lag] @ right[lag:-lag])) or 1.0
+    return max(abs(float(a @ b[lag + k:len(b) - lag + k])) for k in range(-lag, lag + 1)) / norm
+
+
+def _click(page, x: float, y: float, seconds: float, **options) -> dict:
+    found = settle(page, "(o) => window.kit.listen.measure(o)", {
+        "x": x, "y": y, "t": 0.0, "seconds": seconds, "solo": BELLS, "click": True,
+        "samples": True, **options})
+    found["left"], found["right"] = np.asarray(found["left"]), np.asarray(found["right"])
+    return found
+
+
+def test_the_courts_late_sound_arrives_from_all_round_not_from_the_source(page):
+    # a click from the bells heard 20 m west of them: the direct sound is in the right ear,
+    # the court's late sound (played on the ring of eight HRTF panners round the listener)
+    # alike in both ears and incoherent between them once its first distinct echoes pass
+    direct = _click(page, -12.0, 0.0, 0.5, reverb=False, early=False)
+    late = _click(page, -12.0, 0.0, 2.0, direct=False, early=False)
+    assert direct["right_db"] - direct["left_db"] > 6.0
+    assert abs(late["right_db"] - late["left_db"]) < 1.5
+    tail = slice(round(0.3 * 48000), None)  # past the first late echoes
+    assert _coherence(late["left"][tail], late["right"][tail]) < 0.5
+    # and it is the court's: the same listener's late sound with the court's responses off
+    # is silence, with them some 20 dB of sound
+    assert late["left_db"] > -90.0
+
+
+def test_early_reflections_arrive_when_the_courts_images_predict(page):
+    # standing on a listening spot, the bells' early images are the ones the site predicts
+    from soundscape.kit import listen
+    from soundscape.sound.court import load_court
+    from soundscape.sound.propagation import Air
+
+    court = load_court(load_site())
+    spot = dict(court.zones)["zhongting"]
+    ear, bells = (spot[0], spot[1], listen.EAR_M), (8.0, 0.0, 1.2)
+    speed = Air().speed_of_sound
+    images = listen.early_images(court, bells, ear, speed)
+    assert images  # the floor and the hall's wall at least
+    dry = _click(page, ear[0], ear[1], 0.2, reverb=False, early=False)
+    wet = _click(page, ear[0], ear[1], 0.2, reverb=False)
+    assert wet["spot"] == "zhongting" and wet["images"] == [len(images)]
+    # the reflections alone: the same graph with and without them (offline: the same bits)
+    energy = (wet["left"] - dry["left"]) ** 2 + (wet["right"] - dry["right"]) ** 2
+    energy = np.convolve(energy, np.ones(24), "same")  # 0.5 ms
+    onset = int(np.argmax(dry["left"] ** 2 + dry["right"] ** 2))  # the direct sound's peak
+    direct_m = math.dist(bells, ear)
+    delays = sorted((math.dist(i[:3], ear) - direct_m) / speed for i in images)
+    # before the first predicted reflection, nothing (within 2 ms: the HRTF's spread)
+    first = onset + round((delays[0] - 0.002) * 48000)
+    assert energy[:first].max() < 1e-3 * energy.max()
+    # every predicted reflection apart from the others (by 4 ms) peaks within 2 ms of it
+    for k, delay in enumerate(delays):
+        if any(abs(delay - other) < 0.004 for j, other in enumerate(delays) if j != k):
+            continue
+        at = onset + round(delay * 48000)
+        window = energy[at - 96:at + 97]
+        assert int(np.argmax(window)) - 96 == pytest.approx(0, abs=96), delay
+        assert window.max() > 0.01 * energy.max(), delay

@@ -2,11 +2,14 @@
 // web/data.js KIT.listen) where the visitor clicks on the plan, or along the zone's walk.
 // Per stem: its gain back to pressure at 1 m → a low-pass fitted to the project's air
 // absorption at that distance → an HRTF PannerNode (inverse distance, reference 1 m, rolloff 1:
-// the 1/r of the project's spreading) → the master; and a send (the render's own late-tail
-// send gain for its place and the spot) to its court zone's
-// ConvolverNode, which holds that zone's late response (the project's own impulse response
-// from the court's early_ms after the direct sound on) at the listening spot nearest the
-// visitor.
+// the 1/r of the project's spreading) → the master. Its early reflections: the court's image
+// sources of its place at the listening spot nearest the visitor (as the render finds them),
+// each delayed by its path less the direct path, through the air and an HRTF panner at the
+// image. Its late sound: a send (the render's own late-tail send gain for its place and the
+// spot) to its court zone's ConvolverNodes, which hold that zone's late response at the spot
+// (the project's own impulse response from the court's early_ms after the direct sound on)
+// on a ring of eight loudspeakers around the listener, played through eight HRTF panners
+// there: it arrives from all round.
 // Web Audio's frame: X east, Y up, Z south (the listener faces north, −Z).
 "use strict";
 (function () {
@@ -18,6 +21,7 @@
   const SVG = "http://www.w3.org/2000/svg";
   const decoded = new Map();  // file → AudioBuffer (decoded at the live context's rate)
   let ctx = null, graph = null, here = null, offset = 0, startedAt = 0, follow = false;
+  let followedAt = null;  // the programme's time the listener was last put on the walk
   box.hidden = false;
 
   const mine = () => L.programmes[kit.programme().id];
@@ -68,7 +72,10 @@
   }
 
   // The graph in `context` (live or offline) for the listener at [x, y] at time t.
-  async function build(context, { x, y, t, solo = null, reverb = true }) {
+  // Options for tests: reverb (the late sound), early (the reflections), direct (the direct
+  // sound), click (each stem a click of 1 at 1 m at t, instead of its sound).
+  async function build(context, { x, y, t, solo = null, reverb = true, early = true,
+                                  direct = true, click = false }) {
     const p = mine();
     const master = context.createGain();
     master.gain.value = Math.pow(10, p.gain_db / 20);
@@ -87,50 +94,100 @@
     set(l.forwardX, 0); set(l.forwardY, 0); set(l.forwardZ, -1);
     set(l.upX, 0); set(l.upY, 1); set(l.upZ, 0);
     const spot = spotNear(x, y);
-    const convolvers = {};
+    const convolvers = {};  // zone → its convolvers (one per loudspeaker pair of the ring)
+    const ring = [];  // the ring's loudspeakers: HRTF panners around the listener
     if (reverb) {
       for (const r of L.responses.filter((r) => r.spot === spot)) {
-        const c = new ConvolverNode(context, { disableNormalization: true });
-        c.buffer = await decode(context, r.file);
-        const g = context.createGain();
-        g.gain.value = r.gain;  // decoded at the context's rate, sample values kept
-        c.connect(g).connect(master);
-        convolvers[r.zone] = c;
+        convolvers[r.zone] = [];
+        for (const [k, file] of r.files.entries()) {
+          const c = new ConvolverNode(context, { disableNormalization: true });
+          c.buffer = await decode(context, file);
+          const g = new GainNode(context, { gain: r.gain });  // sample values kept
+          const split = context.createChannelSplitter(2);
+          c.connect(g).connect(split);
+          for (const side of [0, 1]) {
+            const at = 2 * k + side;
+            ring[at] = ring[at] || { azimuth: r.azimuths[at], panner: new PannerNode(context, {
+              panningModel: "HRTF", distanceModel: "linear", rolloffFactor: 0,
+              coneInnerAngle: 360, coneOuterAngle: 360 }) };
+            split.connect(ring[at].panner, side);
+          }
+          convolvers[r.zone].push(c);
+        }
       }
+      for (const speaker of ring) speaker.panner.connect(master);
     }
     const stems = [];
     const chosen = p.stems.filter((s) => solo === null || s.sources.includes(solo));
     for (const stem of chosen) {
-      const buffer = await decode(context, stem.file);
+      const buffer = click ? clickBuffer(context, 1 / p.scale) : await decode(context, stem.file);
       const source = new AudioBufferSourceNode(context, { buffer });
       const dry = new GainNode(context, { gain: p.scale });
-      const air = new BiquadFilterNode(context, { type: "lowpass", Q: -3.0103 });
-      const panner = new PannerNode(context, {
-        panningModel: "HRTF", distanceModel: "inverse", refDistance: 1, rolloffFactor: 1,
-        maxDistance: 100000, coneInnerAngle: 360, coneOuterAngle: 360 });
-      source.connect(dry).connect(air).connect(panner).connect(master);
-      if (convolvers[stem.zone]) {
-        const send = new GainNode(context, { gain: (stem.sends || {})[spot] ?? 1 });
-        dry.connect(send).connect(convolvers[stem.zone]);
+      const air = airFilter(context);
+      const panner = hrtf(context);
+      source.connect(dry);
+      if (direct) dry.connect(air).connect(panner).connect(master);
+      const images = [];
+      for (const image of (early && stem.early && stem.early[spot]) || []) {
+        const delay = new DelayNode(context, { maxDelayTime: 1 });
+        const imageAir = airFilter(context), imagePanner = hrtf(context);
+        const gain = new GainNode(context, { gain: image[3] });
+        dry.connect(delay).connect(gain).connect(imageAir).connect(imagePanner).connect(master);
+        images.push({ image, delay, gain, air: imageAir, panner: imagePanner });
       }
-      stems.push({ stem, source, air, panner });
+      for (const c of convolvers[stem.zone] || []) {
+        const send = new GainNode(context, { gain: (stem.sends || {})[spot] ?? 1 });
+        dry.connect(send).connect(c);
+      }
+      stems.push({ stem, source, air, panner, images });
     }
-    const g = { context, master, ears, stems, spot, x, y };
+    const g = { context, master, ears, stems, spot, x, y, ring };
     place(g, x, y, t);
     return g;
   }
 
-  // Move the stems and the listener to time t and place [x, y].
+  const hrtf = (context) => new PannerNode(context, {
+    panningModel: "HRTF", distanceModel: "inverse", refDistance: 1, rolloffFactor: 1,
+    maxDistance: 100000, coneInnerAngle: 360, coneOuterAngle: 360 });
+  const airFilter = (context) => new BiquadFilterNode(context, { type: "lowpass", Q: -3.0103 });
+
+  function clickBuffer(context, value) {
+    const b = new AudioBuffer({ length: context.sampleRate, sampleRate: context.sampleRate });
+    b.getChannelData(0)[0] = value;
+    return b;
+  }
+
+  // A panner at [x, y, z] (site metres) heard at distance d: its place and its air.
+  function put(panner, air, [x, y, z], d, c, now) {
+    panner.positionX.setValueAtTime(x, now);
+    panner.positionY.setValueAtTime(z, now);
+    panner.positionZ.setValueAtTime(-y, now);
+    air.frequency.setValueAtTime(airCutoff(d, c.sampleRate), now);
+  }
+
+  // Move the stems, their images, the ring and the listener to time t and place [x, y].
   function place(g, x, y, t) {
-    const c = g.context, now = c.currentTime, l = c.listener;
+    const c = g.context, now = c.currentTime, l = c.listener, speed = mine().speed_of_sound;
     l.positionX.setValueAtTime(x, now); l.positionZ.setValueAtTime(-y, now);
+    const ear = [x, y, 1.5];
     for (const s of g.stems) {
-      const [sx, sy, sz] = placeAt(s.stem, t);
-      s.panner.positionX.setValueAtTime(sx, now);
-      s.panner.positionY.setValueAtTime(sz, now);
-      s.panner.positionZ.setValueAtTime(-sy, now);
-      const d = Math.hypot(sx - x, sy - y, sz - 1.5);
-      s.air.frequency.setValueAtTime(airCutoff(d, c.sampleRate), now);
+      const at = placeAt(s.stem, t), first = s.stem.track[0].slice(1);
+      const d = Math.hypot(at[0] - x, at[1] - y, at[2] - 1.5);
+      put(s.panner, s.air, at, d, c, now);
+      for (const i of s.images) {  // an image moves as its source, mirrored
+        const p = [0, 1, 2].map((k) => i.image[k] + i.image[4 + k] * (at[k] - first[k]));
+        const di = Math.hypot(p[0] - ear[0], p[1] - ear[1], p[2] - ear[2]);
+        put(i.panner, i.air, p, di, c, now);
+        i.delay.delayTime.setValueAtTime(Math.max(0, (di - d) / speed), now);
+        // a reflection comes after the direct sound, or not at all (outside the walls)
+        i.gain.gain.setValueAtTime(di > d ? i.image[3] : 0, now);
+      }
+    }
+    for (const speaker of g.ring || []) {  // 10 m round the listener, facing north
+      const a = speaker.azimuth * Math.PI / 180;
+      speaker.panner.positionX.setValueAtTime(x - 10 * Math.sin(a), now);
+      speaker.panner.positionY.setValueAtTime(1.5, now);
+      speaker.panner.positionZ.setValueAtTime(-y - 10 * Math.cos(a), now);
     }
     g.x = x; g.y = y;
   }
@@ -204,18 +261,27 @@
   function tick() {
     if (graph) {
       const z = kit.zone();
-      if (follow && z.walk) { const [x, y] = walkAt(z.walk, time()); here = [x, y]; drawHere(); }
+      if (follow && z.walk) {
+        const t = time();
+        here = walkAt(z.walk, t);
+        followedAt = t;
+        drawHere();
+      }
       place(graph, here[0], here[1], time());
     }
     requestAnimationFrame(tick);
+  }
+
+  function showFollow() {
+    const z = kit.zone();
+    $("followbox").hidden = !(z && z.walk);
   }
 
   function refresh() {
     const available = Boolean(mine());
     $("livebutton").disabled = !available;
     $("livenote").textContent = available ? "" : "no stems for this programme (too long)";
-    const z = kit.zone();
-    $("followbox").hidden = !(z && z.walk);
+    showFollow();
     if (kit.player && available) start(0);
     else if (kit.player) off();
     drawHere();
@@ -230,16 +296,18 @@
     const p = new DOMPoint(e.clientX, e.clientY).matrixTransform(m.inverse());
     moveTo(p.x, -p.y);
   });
-  document.addEventListener("kit:plan", drawHere);
+  document.addEventListener("kit:plan", () => { showFollow(); drawHere(); });  // a zone chosen
   document.addEventListener("kit:programme", refresh);
 
   // For tests and kiosks: render `seconds` from time t heard at [x, y] offline (the same
-  // graph), and give each ear's RMS level in dB.
-  async function measure({ x, y, t = 0, seconds = 1, solo = null, reverb = true }) {
+  // graph; build's options), and give each ear's RMS level in dB (and, with `samples`, each
+  // ear's samples).
+  async function measure({ x, y, t = 0, seconds = 1, solo = null, reverb = true, early = true,
+                           direct = true, click = false, samples = false }) {
     const rate = 48000;
     const off = new OfflineAudioContext(2, Math.round(seconds * rate), rate);
-    const g = await build(off, { x, y, t, solo, reverb });
-    for (const s of g.stems) s.source.start(0, t);
+    const g = await build(off, { x, y, t, solo, reverb, early, direct, click });
+    for (const s of g.stems) s.source.start(0, click ? 0 : t);
     const out = await off.startRendering();
     const db = [0, 1].map((k) => {
       const a = out.getChannelData(k);
@@ -247,11 +315,14 @@
       for (const v of a) sum += v * v;
       return 10 * Math.log10(sum / a.length + 1e-30);
     });
-    return { left_db: db[0], right_db: db[1], stems: g.stems.length, spot: g.spot };
+    const found = { left_db: db[0], right_db: db[1], stems: g.stems.length, spot: g.spot,
+                    images: g.stems.map((s) => s.images.length) };
+    if (samples) [found.left, found.right] = [0, 1].map((k) => Array.from(out.getChannelData(k)));
+    return found;
   }
 
   kit.listen = { state: "off", toggle, moveTo, measure, time, here: () => here,
-                 graph: () => graph };
+                 graph: () => graph, followed: () => ({ t: followedAt, here }) };
   refresh();
   requestAnimationFrame(tick);
 }());
