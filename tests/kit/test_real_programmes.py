@@ -36,10 +36,14 @@ def test_real_programmes_loop_with_seams_within_their_own_steps(manifest):
         (render,) = programme["renders"]
         assert render["seam_step_db"] <= render["other_steps_db"]["p95"]
         # at the calibration, or (a loud stroke's peak, as docs/kit.md says) the gain
-        # stopped at the true-peak ceiling within 1 LU of it: 肆夏's bells (−23.5 LUFS)
+        # stopped at the true-peak ceiling short of it, and the manifest says so: 肆夏's
+        # bells −23.2 LUFS; 陔夏's drum −25.6 since the 建鼓's strokes and the court's zones
+        # changed (issue 25; it had been within 1 LU)
         stopped = (render["true_peak_dbtp"] == pytest.approx(-1.0, abs=0.05)
-                   and render["output_lufs"] > render["calibration_lufs"] - 1.0)
+                   and render["output_lufs"] < render["calibration_lufs"]
+                   and not render["at_calibration"])
         assert render["at_calibration"] or stopped
+        assert render["output_lufs"] > render["calibration_lufs"] - 6.0  # a gain was applied
         assert render["true_peak_dbtp"] <= -1.0
 
 

@@ -103,6 +103,8 @@ def test_live_playback_from_a_clicked_place_follows_a_jump_to_a_section(page):
     page.wait_for_function("window.kit.listen.here() && window.kit.listen.here()[0] < -9")
     here = page.evaluate("window.kit.listen.here()")
     assert here == pytest.approx([-10.0, 0.0], abs=0.2)
+    # a new spot's graph is built anew (its stems decoded): wait for it, then check it
+    page.wait_for_function("window.kit.listen.graph() && window.kit.listen.state === 'playing'")
     assert page.evaluate("window.kit.listen.graph().x") == pytest.approx(-10.0, abs=0.2)
     sections = page.evaluate("window.kit.programme().sections")
     last = sections[-1]
