@@ -82,6 +82,9 @@ def settle(page, script: str, arg=None, *, ms: int = STEP_MS):
     within `ms` (Playwright bounds its waits, not a script's promise)."""
     return page.evaluate("""([script, arg, ms]) => Promise.race([
         (0, eval)(script)(arg),
-        new Promise((_, fail) => setTimeout(
-            () => fail(new Error(`not settled within ${ms} ms: ${script}`)), ms))])""",
+        new Promise((_, fail) => setTimeout(() => {
+            const listen = window.kit && window.kit.listen;
+            const where = listen && listen.pending ? ` (stage ${listen.stage}; fetching or`
+                + ` decoding: ${listen.pending().join(', ') || 'nothing'})` : '';
+            fail(new Error(`not settled within ${ms} ms: ${script}${where}`)); }, ms))])""",
                          [script, arg, ms])

@@ -20,6 +20,7 @@
   if (!L || !box) return;
   const SVG = "http://www.w3.org/2000/svg";
   const decoded = new Map();  // file → AudioBuffer (decoded at the live context's rate)
+  const pending = new Set();  // files being fetched and decoded (for a test that waits)
   let ctx = null, graph = null, here = null, offset = 0, startedAt = 0, follow = false;
   let followedAt = null;  // the programme's time the listener was last put on the walk
   box.hidden = false;
@@ -65,8 +66,10 @@
   async function decode(context, file) {
     const key = file + "@" + context.sampleRate;
     if (!decoded.has(key)) {
+      pending.add(file);
       decoded.set(key, fetch(file).then((r) => (r.ok ? r.arrayBuffer() : Promise.reject(
-        new Error(`${file}: ${r.status}`)))).then((bytes) => context.decodeAudioData(bytes)));
+        new Error(`${file}: ${r.status}`)))).then((bytes) => context.decodeAudioData(bytes))
+        .finally(() => pending.delete(file)));
     }
     return decoded.get(key);
   }
@@ -203,7 +206,7 @@
     stop();
     offset = Math.max(0, Math.min(t, kit.programme().seconds));
     const g = await build(ctx, { x: here[0], y: here[1], t: offset });
-    if (graph) return;  // another start won the race
+    if (graph || !kit.player) return;  // another start won the race, or it was turned off
     graph = g;
     startedAt = ctx.currentTime;
     for (const s of g.stems) s.source.start(startedAt, offset);
@@ -306,9 +309,12 @@
                            direct = true, click = false, samples = false }) {
     const rate = 48000;
     const off = new OfflineAudioContext(2, Math.round(seconds * rate), rate);
+    kit.listen.stage = "building";  // where a measure is (for a test that waits on it)
     const g = await build(off, { x, y, t, solo, reverb, early, direct, click });
     for (const s of g.stems) s.source.start(0, click ? 0 : t);
+    kit.listen.stage = "rendering";
     const out = await off.startRendering();
+    kit.listen.stage = "rendered";
     const db = [0, 1].map((k) => {
       const a = out.getChannelData(k);
       let sum = 0;
@@ -322,6 +328,7 @@
   }
 
   kit.listen = { state: "off", toggle, moveTo, measure, time, here: () => here,
+                 pending: () => [...pending],
                  graph: () => graph, followed: () => ({ t: followedAt, here }) };
   refresh();
   requestAnimationFrame(tick);
