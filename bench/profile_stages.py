@@ -44,7 +44,7 @@ STAGES = (
 )
 # helper.py's _read and _write block on the pipe (os.readv, os.write): waiting, not traffic
 _IDLE = re.compile(r"^(Condition\.wait|_worker |Connection\._recv |Event\.wait|"
-                   r"_wait_for_tstate_lock|select|poll|sleep|_read |_write )")
+                   r"_wait_for_tstate_lock|select|poll|sleep|(_read|_write) \(\S*helper\.py)")
 
 
 def stages(raw: Path, rate: float) -> dict[str, float]:

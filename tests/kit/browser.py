@@ -65,7 +65,7 @@ def open_kit(kit: Path, root: Path, *, latin_only: bool = False, args: tuple[str
                 tab = context.new_page()
                 outside: list[str] = []
                 tab.on("request", lambda r: None if r.url.startswith(
-                    (base, "blob:" + base, "blob:", "data:")) else outside.append(r.url))
+                    (base, "blob:", "data:")) else outside.append(r.url))
                 tab.goto(base + "index.html")
                 tab.wait_for_function(ready)
                 yield tab
