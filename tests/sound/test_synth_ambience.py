@@ -113,6 +113,30 @@ def test_a_torch_roars_low_and_crackles():
     assert band_db(middle, 80, 1000) > band_db(middle, 2000, 3500)
 
 
+@pytest.mark.parametrize("band", [ambience._KNOCK_BAND, ambience._CRACKLE_BAND])
+def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band):
+    """A knock or a pop is shaped on a grid of its own length and _RING_S either side, not
+    the segment's: within 100 dB of the burst train shaped on the whole segment's grid
+    (the band's ring outside _RING_S is that far down), at the segment's ends too."""
+    from soundscape.sound.synth.creatures import fft_length, noise_shape
+
+    frames = 5 * RATE
+    starts = np.array([0.0, 1.3, 1.31, 4.99])
+    sizes = np.array([1.0, 0.5, 2.0, 0.7])
+    short = ambience._shaped_bursts(np.random.default_rng(4), starts, sizes, lambda: 0.04, band,
+                                    frames=frames, sample_rate=RATE)
+    train = np.zeros(frames)
+    rng = np.random.default_rng(4)
+    for start, size in zip(starts, sizes, strict=True):
+        burst = ambience.noise_burst(rng, frames=frames, decay_s=0.04, sample_rate=RATE)
+        at = round(start * RATE)
+        train[at:at + burst.size] += burst[:frames - at] * size
+    n = fft_length(frames)
+    whole = np.fft.irfft(np.fft.rfft(train, n) * noise_shape(band, n, RATE), n)[:frames]
+    assert short is not None and short.size == frames
+    assert 20 * np.log10(np.max(np.abs(short - whole)) / np.max(np.abs(whole))) < -100.0
+
+
 def test_the_render_keeps_no_segment_or_call_each_is_its_own():
     """The bed looped when a source's segments of one hour shared one rendering; now every
     segment and call has its own tag and seed, so keeping them would only push out notes

@@ -42,6 +42,7 @@ peaks over full scale are softened (tanh).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -86,6 +87,9 @@ _LIFE_BAND = (150.0, 1200.0)
 _FLAME_BAND = (80.0, 1000.0)
 _KNOCK_BAND = (300.0, 1500.0)  # far off: the highs are gone
 _CRACKLE_BAND = (800.0, 7000.0)
+#: A burst's band rings this long either side of it (zero-phase) before it has fallen
+#: 100 dB in energy (300-1500 Hz: -130 dB; 800-7000 Hz: -100 dB; checked by the tests).
+_RING_S = 0.04
 #: Layers of sparse events, scaled by their loudest event; the others by their RMS.
 _SPARSE = ("knock_db", "crackle_db")
 
@@ -121,7 +125,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     rms = float(np.sqrt(np.mean(out**2)))
     out *= velocity * RMS / rms if rms > 0 else 0.0
     out = upsample(out, factor)[:frames_for(duration, sample_rate)]
-    out *= _fades(len(out), fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
+    _fade_ends(out, fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
     peak = float(np.max(np.abs(out)))
     # A loud crackle may top full scale: soften only those peaks.
     return np.tanh(out) if peak > 1.0 else out
@@ -138,54 +142,86 @@ def _fades(frames: int, *, fade: int) -> np.ndarray:
     return envelope
 
 
+def _fade_ends(out: np.ndarray, *, fade: int) -> None:
+    """``out *= _fades(…)`` in place, on its ends only (the middle's factor is 1)."""
+    if fade:
+        ramp = _fades(2 * fade, fade=fade)
+        out[:fade] *= ramp[:fade]
+        out[len(out) - fade:] *= ramp[fade:]
+
+
 def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
             rng: np.random.Generator) -> np.ndarray:
     """The audible layers of the articulation, summed at their levels.
 
-    Every layer is shaped in the frequency domain and all are brought back with one
-    batched inverse FFT. The dense ones (noise in a band under an envelope) share one
-    white spectrum: its bins are independent, so layers whose bands do not overlap are
-    too. The sparse ones (bursts) are transformed and shaped. Each layer is then
-    scaled (dense: RMS 1, sparse: peak 1), by its ``*_db``, and by its envelope."""
+    The dense layers (noise in a band under an envelope) are shaped in the frequency
+    domain and brought back with one batched inverse FFT; they share one white
+    spectrum: its bins are independent, so layers whose bands do not overlap are too.
+    Each is scaled to RMS 1, by its ``*_db`` and by its envelope. The sparse ones
+    (bursts) are shaped each on its own short grid (``_shaped_bursts``) and scaled to
+    peak 1 and by their ``*_db``."""
     n = fft_length(frames)
-    dense = [(key, band) for key, band in (("wind_db", row["wind_band"]),
-                                           ("leaves_db", row["leaves_band"]),
-                                           ("life_db", _LIFE_BAND), ("flame_db", _FLAME_BAND))
-             if row[key] > -120.0]
+    rows = _rows(_dense(row), n, sample_rate)
     spectra: list[np.ndarray] = []
-    sparse: list[str] = []
-    rows: dict[str, np.ndarray] = {}
-    if dense:
+    if rows:
         white = complex_noise(rng, n)
-        # one row per envelope: the air and the far-off life swell together with the
-        # gusts (it is the wind that carries them), the leaves and a flame on their own
-        for key, band in dense:
-            shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
-            # each band at RMS 1 before its level: the shape's power sets the noise's
-            scaled = shape * np.float32(db_to_gain(row[key]) / _rms_of(shape, n))
-            row_key = _ROW.get(key, key)
-            rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
-        spectra += [white * rows[key] for key in rows]
+        spectra = [white * shape for shape in rows.values()]
+    sparse = []
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
-        bursts = make(row, rng, frames, sample_rate) if row[key] > -120.0 else None
-        if bursts is not None and bursts.any():  # most segments hear no knock: no row
-            spectra.append(scipy.fft.rfft(bursts.astype(np.float32), n)
-                           * noise_shape(band, n, sample_rate))
-            sparse.append(key)
-    if not spectra:
-        return np.zeros(frames)
-    # complex64 throughout: half the inverse FFT's time of complex128
-    layers = scipy.fft.irfft(np.stack(spectra), n, axis=1)[:, :frames]
-    envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
+        if row[key] > -120.0:
+            layer = make(row, rng, frames, sample_rate, band)
+            if layer is not None:  # most segments hear no knock: no layer
+                sparse.append((key, layer))
     out = np.zeros(frames, dtype=np.float32)
-    for key, layer in zip(rows, layers, strict=False):
-        out += layer * envelopes[key]
-    for key, layer in zip(sparse, layers[len(rows):], strict=True):
+    if spectra:
+        # complex64 throughout: half the inverse FFT's time of complex128
+        layers = scipy.fft.irfft(np.stack(spectra), n, axis=1)
+        envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
+        for key, layer in zip(rows, layers, strict=True):
+            _add_held(out, layer, envelopes[key])
+    for key, layer in sparse:
         scale = float(np.max(np.abs(layer)))
         if scale > 0:
             out += layer * np.float32(db_to_gain(row[key]) / scale)
     return out.astype(np.float64)
+
+
+def _dense(row: Mapping[str, Any]) -> tuple[tuple[str, tuple[float, float], float], ...]:
+    """The dense layers the articulation sounds: (key, band, level dB)."""
+    return tuple((key, (float(band[0]), float(band[1])), float(row[key]))
+                 for key, band in (("wind_db", row["wind_band"]),
+                                   ("leaves_db", row["leaves_band"]),
+                                   ("life_db", _LIFE_BAND), ("flame_db", _FLAME_BAND))
+                 if row[key] > -120.0)
+
+
+@functools.lru_cache(maxsize=32)
+def _rows(dense: tuple, n: int, sample_rate: int) -> dict[str, np.ndarray]:
+    """Each envelope's spectral shape on an ``n``-point grid: its bands, each at RMS 1
+    (the shape's power sets the noise's) and at its level. One row per envelope: the
+    air and the far-off life swell together with the gusts (it is the wind that carries
+    them), the leaves and a flame on their own. Made once per hour and length."""
+    rows: dict[str, np.ndarray] = {}
+    for key, band, level_db in dense:
+        shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
+        scaled = shape * np.float32(db_to_gain(level_db) / _rms_of(shape, n))
+        row_key = _ROW.get(key, key)
+        rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
+    for shape in rows.values():
+        shape.flags.writeable = False  # shared by every segment of the hour
+    return rows
+
+
+def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray) -> None:
+    """``out += layer × envelope``, the envelope given by its values held every ``_STEP``
+    samples (``held``): the product by blocks, without the envelope at full length."""
+    whole = min(len(out), len(held) * _STEP, len(layer)) // _STEP * _STEP
+    blocks = whole // _STEP
+    out[:whole] += (layer[:whole].reshape(blocks, _STEP) * held[:blocks, None]).ravel()
+    rest = len(out) - whole
+    if rest:
+        out[whole:] += layer[whole:len(out)] * np.repeat(held[blocks:], _STEP)[:rest]
 
 
 def _rms_of(shape: np.ndarray, n: int) -> float:
@@ -214,35 +250,53 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
               "flame_db": lambda: np.exp(0.5 * walk(10.0)) * gusts}
     present = {_ROW.get(key, key) for key in ("wind_db", "leaves_db", "life_db", "flame_db")
                if row[key] > -120.0}
-    return {key: np.repeat(make().astype(np.float32), _STEP)[:frames]
-            for key, make in shapes.items() if key in present}
+    return {key: make().astype(np.float32) for key, make in shapes.items() if key in present}
 
 
-def _knocks(row, rng, frames, sample_rate):
+def _knocks(row, rng, frames, sample_rate, band):
     """Distant wooden knocks (far off: only their middle band reaches the court)."""
     seconds = frames / sample_rate
     starts = rng.uniform(0.0, seconds, rng.poisson(row["knocks_per_min"] * seconds / 60))
-    return _bursts(rng, starts, rng.uniform(0.3, 1.0, starts.size), lambda: 0.04,
-                   frames=frames, sample_rate=sample_rate)
+    return _shaped_bursts(rng, starts, rng.uniform(0.3, 1.0, starts.size), lambda: 0.04,
+                          band, frames=frames, sample_rate=sample_rate)
 
 
-def _crackle(row, rng, frames, sample_rate):
+def _crackle(row, rng, frames, sample_rate, band):
     """A torch's pops: heavy-tailed in size (a few loud ones, many small)."""
     seconds = frames / sample_rate
     count = rng.poisson(row["crackle_per_s"] * seconds)
     sizes = np.minimum(rng.pareto(1.5, count) + 0.1, 20.0)
-    return _bursts(rng, rng.uniform(0.0, seconds, count), sizes,
-                   lambda: rng.uniform(0.002, 0.01), frames=frames, sample_rate=sample_rate)
+    return _shaped_bursts(rng, rng.uniform(0.0, seconds, count), sizes,
+                          lambda: rng.uniform(0.002, 0.01), band, frames=frames,
+                          sample_rate=sample_rate)
 
 
-def _bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,
-            decay: Callable[[], float],
-            *, frames: int, sample_rate: int) -> np.ndarray:
-    """Decaying noise bursts (T60 from ``decay()``) at ``starts`` (s), summed unfiltered
-    (the caller filters the whole train once)."""
-    out = np.zeros(frames)
+def _shaped_bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,
+                   decay: Callable[[], float], band: tuple[float, float],
+                   *, frames: int, sample_rate: int) -> np.ndarray | None:
+    """Decaying noise bursts (T60 from ``decay()``) at ``starts`` (s), each shaped to
+    ``band`` on its own short grid (the burst and ``_RING_S`` of the band's ring either
+    side: one batched FFT of a few thousand points, not the segment's length), summed
+    (float32); None if there are none."""
+    bursts = []
     for start, size in zip(starts, sizes, strict=True):
         burst = noise_burst(rng, frames=frames, decay_s=decay(), sample_rate=sample_rate)
         at = round(start * sample_rate)
-        out[at:at + burst.size] += burst[:frames - at] * size
+        if at < frames:
+            bursts.append((at, (burst[:frames - at] * size).astype(np.float32)))
+    if not bursts:
+        return None
+    ring = frames_for(_RING_S, sample_rate)
+    m = fft_length(max(len(burst) for _, burst in bursts) + 2 * ring)
+    grid = np.zeros((len(bursts), m), dtype=np.float32)
+    for row, (_, burst) in zip(grid, bursts, strict=True):
+        row[ring:ring + len(burst)] = burst
+    # the band's zero-phase response on the short grid: its ring before the burst falls
+    # in the ``ring`` samples ahead of it, its ring after in those behind
+    shaped = scipy.fft.irfft(scipy.fft.rfft(grid, axis=1) * noise_shape(band, m, sample_rate),
+                             m, axis=1)
+    out = np.zeros(frames, dtype=np.float32)
+    for (at, _), burst in zip(bursts, shaped, strict=True):
+        lo, hi = at - ring, at - ring + m
+        out[max(lo, 0):min(hi, frames)] += burst[max(-lo, 0):m - max(hi - frames, 0)]
     return out
