@@ -52,6 +52,9 @@ INFRASOUND_FREE = True
 TOP_HZ = 16500.0
 #: Envelopes are computed every this many samples and held (a step of < 0.2 %).
 _STEP = 32
+#: Under this fraction of the top, ``_under_top``'s 1/(1 + r^32) is 1.0 in float64
+#: (r^32 < 2^-53), so a partial there needs no gain computed.
+_EXACTLY_ONE = 0.3
 
 #: The window of a call's loudest level (``level_db``), seconds.
 PEAK_WINDOW_S = 0.05
@@ -89,7 +92,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     if loudest <= 0:
         return out
     out *= velocity * float(db_to_gain(row["level_db"])) / loudest
-    peak = float(np.max(np.abs(out)))
+    peak = max(float(out.max()), -float(out.min()))  # no |out| made: a pass fewer
     return out / peak if peak > 1.0 else out
 
 
@@ -98,7 +101,9 @@ def _loudest_rms(audio: np.ndarray, sample_rate: int) -> float:
     whole = len(audio) // n * n
     if whole == 0:
         return float(np.sqrt(np.mean(audio**2)))
-    return float(np.sqrt(np.max(np.mean(audio[:whole].reshape(-1, n) ** 2, axis=1))))
+    windows = audio[:whole].reshape(-1, n)
+    # each window's sum of squares in one pass, no squares made (einsum)
+    return float(np.sqrt(np.max(np.einsum("ij,ij->i", windows, windows)) / n))
 
 
 @functools.lru_cache(maxsize=64)
@@ -151,21 +156,32 @@ def _coarse(frames: int, sample_rate: int) -> np.ndarray:
     return np.arange(0, frames, _STEP) / sample_rate
 
 
-def _held(values: np.ndarray, frames: int) -> np.ndarray:
-    return np.repeat(values, _STEP)[:frames]
+def _times_held(audio: np.ndarray, *held: np.ndarray) -> np.ndarray:
+    """``audio`` times each envelope in turn, in place, each envelope given by its values
+    held every ``_STEP`` samples: the products by blocks, without the envelopes at full
+    length."""
+    whole = len(audio) // _STEP * _STEP
+    blocks, rest = audio[:whole].reshape(-1, _STEP), audio[whole:]
+    for values in held:
+        blocks *= values[:len(blocks), None]
+        rest *= values[len(blocks):len(blocks) + 1]
+    return audio
 
 
 def _rise_fall(frames: int, sample_rate: int, rise_s: float, fall_s: float) -> np.ndarray:
+    """A rise and a fall (sin²), held every ``_STEP`` samples (``_times_held``)."""
     t = _coarse(frames, sample_rate)
     rise = np.clip(t / max(rise_s, 1e-3), 0.0, 1.0)
     fall = np.clip((frames / sample_rate - t) / max(fall_s, 1e-3), 0.0, 1.0)
-    return _held(np.sin(0.5 * np.pi * rise) ** 2 * np.sin(0.5 * np.pi * fall) ** 2, frames)
+    return np.sin(0.5 * np.pi * rise) ** 2 * np.sin(0.5 * np.pi * fall) ** 2
 
 
 def _under_top(hz, sample_rate: int):
     """A partial's gain at ``hz``: 1 well under ``TOP_HZ`` (and Nyquist), smoothly to 0
     near it (a sweep crossing it fades, it does not click off)."""
     top = min(TOP_HZ, 0.45 * sample_rate)
+    if np.max(hz) < _EXACTLY_ONE * top:
+        return 1.0  # what the formula gives there, to the last bit
     ratio = np.asarray(hz) / top
     for _ in range(5):  # the 32nd power by squaring: a tenth of the time of ``** 32``
         ratio = ratio * ratio
@@ -184,14 +200,18 @@ def _whistle(row, *, frames, sample_rate, rng):
         n = frames_for(length, sample_rate)
         if at + n > frames:
             break
-        t = np.arange(n) / sample_rate
         start = centre * rng.uniform(0.9, 1.1)
-        track = start * (1.0 + rng.uniform(-1.0, 1.0) * row["sweep"] * t / length)
-        phase = 2.0 * np.pi * np.cumsum(track) / sample_rate + rng.uniform(0, 2 * np.pi)
-        tone = np.zeros(n)
-        for k, amp in enumerate(harmonics, start=1):
-            tone += amp * np.sin(k * phase) * _under_top(track * k, sample_rate)
-        envelope = np.sin(np.pi * (t + 0.5 / sample_rate) / length) ** 2
+        glide = rng.uniform(-1.0, 1.0) * row["sweep"] / (length * sample_rate)
+        # the pitch sweeps linearly, start·(1 + glide·j) at sample j; the phase is its
+        # running sum: e^{iφ} is the running product of a geometric sequence (no sines)
+        track = start * (1.0 + glide * np.arange(n))
+        step = start / sample_rate
+        turn = np.cumprod(_phasor(step * glide, n, start=step))
+        turn *= np.exp(1j * rng.uniform(0, 2 * np.pi))
+        tone = _harmonics(turn, [amp * _under_top(track * k, sample_rate)
+                                 for k, amp in enumerate(harmonics, start=1)])
+        envelope = _phasor(0.5 / (length * sample_rate), n,
+                           start=0.25 / (length * sample_rate)).imag ** 2  # sin²(π(j+½)/n)
         syllable = tone / max(np.sqrt(np.mean(tone**2)), 1e-12)
         if row["noise"] > 0:
             # the species' band (not this syllable's): one shape for all its calls
@@ -204,6 +224,28 @@ def _whistle(row, *, frames, sample_rate, rng):
     return out
 
 
+#: Samples per block of ``_phasor``'s outer product.
+_BLOCK = 64
+
+
+def _phasor(cycles: float, n: int, *, start: float = 0.0) -> np.ndarray:
+    """``exp(2πi (start + cycles·j))`` for j < n (``cycles`` turns a sample). By blocks,
+    ``z^(aB+b) = z^(aB)·z^b``: n/B + B complex exponentials and a product a sample, not
+    a sine a sample."""
+    heads = np.exp(2j * np.pi * (start + np.arange(-(-n // _BLOCK)) * _BLOCK * cycles))
+    return np.multiply.outer(heads, np.exp(2j * np.pi * cycles * np.arange(_BLOCK))
+                             ).ravel()[:n]
+
+
+def _harmonics(turn: np.ndarray, gains: list) -> np.ndarray:
+    """``Σ_k gains[k-1]·sin(k·θ)`` for ``turn = e^{iθ}`` (gains scalars or arrays):
+    Horner's rule on the phasor, ``Im(z(g1 + z(g2 + …)))``: products, not sines."""
+    acc = gains[-1] * turn
+    for gain in reversed(gains[:-1]):
+        acc = (acc + gain) * turn
+    return acc.imag
+
+
 def _buzz(row, *, frames, sample_rate, rng):
     noise = shaped_noise(rng, frames, tuple(row["band"]), sample_rate, row["tilt_db"])
     # the tymbal's clicks: one period of a sharp pulse (cos⁴), repeated at this cicada's
@@ -211,7 +253,8 @@ def _buzz(row, *, frames, sample_rate, rng):
     period = max(2, round(sample_rate / (row["pulse_hz"] * rng.uniform(0.9, 1.1))))
     click = np.cos(np.pi * (np.arange(period) / period - 0.5)) ** 4
     tymbal = np.resize(np.roll(click, int(rng.integers(period))), frames)
-    return noise * tymbal * _rise_fall(frames, sample_rate, row["rise_s"], row["fall_s"])
+    return _times_held(noise * tymbal, _rise_fall(frames, sample_rate, row["rise_s"],
+                                                  row["fall_s"]))
 
 
 def _chirps(row, *, frames, sample_rate, rng):
@@ -229,9 +272,9 @@ def _chirps(row, *, frames, sample_rate, rng):
         if at + n > frames:
             break
         f = carrier * rng.uniform(0.99, 1.01)
-        phase = 2.0 * np.pi * f * t + rng.uniform(0, 2 * np.pi)
-        tone = sum(amp * _under_top(k * f, sample_rate) * np.sin(k * phase)
-                   for k, amp in enumerate(harmonics, start=1))
+        turn = _phasor(f / sample_rate, n, start=rng.uniform(0, 1.0))
+        tone = _harmonics(turn, [amp * _under_top(k * f, sample_rate)
+                                 for k, amp in enumerate(harmonics, start=1)])
         out[at:at + n] += pulse * tone * rng.uniform(0.8, 1.0)
         start += period * rng.uniform(0.95, 1.05)
     return out
@@ -241,5 +284,5 @@ def _rustle(row, *, frames, sample_rate, rng):
     noise = shaped_noise(rng, frames, tuple(row["band"]), sample_rate, row["tilt_db"])
     t = _coarse(frames, sample_rate)
     flutter = np.exp(0.4 * np.interp(t, np.linspace(0, t[-1], 40), rng.standard_normal(40)))
-    return noise * _held(flutter, frames) * _rise_fall(frames, sample_rate, row["rise_s"],
-                                                        row["fall_s"])
+    return _times_held(noise, flutter, _rise_fall(frames, sample_rate, row["rise_s"],
+                                                  row["fall_s"]))
