@@ -121,8 +121,8 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # if the caller asked for more (the render asks for its bus's rate: WORKING_HZ)
     rate, factor = working_rate(sample_rate, WORKING_HZ)
     frames = frames_for(duration, rate)
-    out = _layers(row, frames=frames, sample_rate=rate, rng=rng)
-    rms = float(np.sqrt(np.mean(out**2)))
+    out = _layers(row, frames=frames, sample_rate=rate, rng=rng).astype(np.float64)
+    rms = float(np.sqrt(np.einsum("i,i", out, out) / len(out)))  # no squares made
     out *= velocity * RMS / rms if rms > 0 else 0.0
     out = upsample(out, factor)[:frames_for(duration, sample_rate)]
     _fade_ends(out, fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
@@ -167,7 +167,7 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     spectrum: its bins are independent, so layers whose bands do not overlap are too.
     Each is scaled to RMS 1, by its ``*_db`` and by its envelope. The sparse ones
     (bursts) are shaped each on its own short grid (``_shaped_bursts``) and scaled to
-    peak 1 and by their ``*_db``."""
+    peak 1 and by their ``*_db``. The sum is float32."""
     n = fft_length(frames)
     rows = _rows(_dense(row), n, sample_rate)
     spectra = np.empty((len(rows), n // 2 + 1), dtype=np.complex64)
@@ -187,13 +187,13 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
         # complex64 throughout: half the inverse FFT's time of complex128
         layers = scipy.fft.irfft(spectra, n, axis=1, overwrite_x=True)
         envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
-        for key, layer in zip(rows, layers, strict=True):
-            _add_held(out, layer, envelopes[key])
+        for k, (key, layer) in enumerate(zip(rows, layers, strict=True)):
+            _add_held(out, layer, envelopes[key], first=k == 0)
     for key, layer in sparse:
         scale = float(np.max(np.abs(layer)))
         if scale > 0:
             out += layer * np.float32(db_to_gain(row[key]) / scale)
-    return out.astype(np.float64)
+    return out
 
 
 def _dense(row: Mapping[str, Any]) -> tuple[tuple[str, tuple[float, float], float], ...]:
@@ -217,21 +217,23 @@ def _rows(dense: tuple, n: int, sample_rate: int) -> dict[str, np.ndarray]:
         scaled = shape * np.float32(db_to_gain(level_db) / _rms_of(shape, n))
         row_key = _ROW.get(key, key)
         rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
+    # complex (imaginary 0): the product with the white spectrum casts no shape a segment
+    rows = {key: shape.astype(np.complex64) for key, shape in rows.items()}
     for shape in rows.values():
         shape.flags.writeable = False  # shared by every segment of the hour
     return rows
 
 
-def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray) -> None:
-    """``out += layer × envelope``, the envelope given by its values held every ``_STEP``
-    samples (``held``): the product by blocks, without the envelope at full length."""
-    whole = min(len(out), len(held) * _STEP, len(layer)) // _STEP * _STEP
-    blocks = whole // _STEP
-    view = out[:whole].reshape(blocks, _STEP)  # a view: the sum lands in ``out``
-    view += layer[:whole].reshape(blocks, _STEP) * held[:blocks, None]
-    rest = len(out) - whole
-    if rest:
-        out[whole:] += layer[whole:len(out)] * np.repeat(held[blocks:], _STEP)[:rest]
+def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray, *,
+              first: bool = False) -> None:
+    """``out += layer × envelope`` (``first``: ``out`` holds zeros, the product is
+    written), the envelope given by its values held every ``_STEP`` samples (``held``)."""
+    frames = len(out)
+    envelope = np.repeat(held, _STEP)[:frames]
+    if first:
+        np.multiply(layer[:frames], envelope, out=out)
+    else:
+        out += layer[:frames] * envelope
 
 
 def _rms_of(shape: np.ndarray, n: int) -> float:

@@ -189,12 +189,14 @@ def _under_top(hz, sample_rate: int):
 
 
 def _whistle(row, *, frames, sample_rate, rng):
-    out = np.zeros(frames)
     low, high = row["band"]
     centre = np.exp(rng.uniform(np.log(low), np.log(high)))  # this bird's own pitch
     harmonics = db_to_gain(np.asarray(row["harmonics_db"], dtype=float))
-    at = 0
     count = max(1, round(row["syllables"] * rng.uniform(0.6, 1.4)))
+    # the syllables' draws first, in the order they were always drawn; then all of them
+    # made at once, a row each (a call's few short syllables cost a few array passes)
+    drawn = []
+    at = 0
     for _ in range(count):
         length = row["syllable_s"] * rng.uniform(0.7, 1.3)
         n = frames_for(length, sample_rate)
@@ -202,25 +204,58 @@ def _whistle(row, *, frames, sample_rate, rng):
             break
         start = centre * rng.uniform(0.9, 1.1)
         glide = rng.uniform(-1.0, 1.0) * row["sweep"] / (length * sample_rate)
-        # the pitch sweeps linearly, start·(1 + glide·j) at sample j; the phase is its
-        # running sum: e^{iφ} is the running product of a geometric sequence (no sines)
-        track = start * (1.0 + glide * np.arange(n))
-        step = start / sample_rate
-        turn = np.cumprod(_phasor(step * glide, n, start=step))
-        turn *= np.exp(1j * rng.uniform(0, 2 * np.pi))
-        tone = _harmonics(turn, [amp * _under_top(track * k, sample_rate)
-                                 for k, amp in enumerate(harmonics, start=1)])
-        envelope = _phasor(0.5 / (length * sample_rate), n,
-                           start=0.25 / (length * sample_rate)).imag ** 2  # sin²(π(j+½)/n)
-        syllable = tone / max(np.sqrt(np.mean(tone**2)), 1e-12)
-        if row["noise"] > 0:
-            # the species' band (not this syllable's): one shape for all its calls
-            hiss = shaped_noise(rng, n, (0.6 * low, min(2.5 * high, 0.45 * sample_rate)),
-                                sample_rate)
-            hiss /= max(np.sqrt(np.mean(hiss**2)), 1e-12)
-            syllable = np.sqrt(1 - row["noise"]) * syllable + np.sqrt(row["noise"]) * hiss
-        out[at:at + n] += syllable * envelope * rng.uniform(0.7, 1.0)
+        phase = rng.uniform(0, 2 * np.pi)
+        white = complex_noise(rng, fft_length(n)) if row["noise"] > 0 else None
+        drawn.append((at, n, length, start, glide, phase, white, rng.uniform(0.7, 1.0)))
         at += n + frames_for(row["gap_s"] * rng.uniform(0.6, 1.4), sample_rate)
+    out = np.zeros(frames)
+    if not drawn:
+        return out
+    ats, ns, lengths, starts, glides, phases, whites, levels = zip(*drawn, strict=True)
+    widest = max(ns)
+    inside = np.arange(widest) < np.array(ns)[:, None]
+    starts, glides = np.array(starts)[:, None], np.array(glides)[:, None]
+    # the pitch sweeps linearly, start·(1 + glide·j) at sample j; the phase is its
+    # running sum: e^{iφ} is the running product of a geometric sequence (no sines)
+    track = starts * (1.0 + glides * np.arange(widest))
+    steps = starts / sample_rate
+    turn = np.cumprod(_phasor(steps * glides, widest, start=steps), axis=1)
+    turn *= np.exp(1j * np.array(phases))[:, None]
+    tone = _harmonics(turn, [amp * _under_top(track * k, sample_rate)
+                             for k, amp in enumerate(harmonics, start=1)]) * inside
+    periods = np.array(lengths)[:, None] * sample_rate
+    envelope = _phasor(0.5 / periods, widest, start=0.25 / periods).imag ** 2  # sin²(π(j+½)/n)
+    syllables = tone / _row_rms(tone, ns)
+    if row["noise"] > 0:
+        # the species' band (not this syllable's): one shape for all its calls
+        hiss = _shaped_rows(whites, ns, widest, (0.6 * low, min(2.5 * high, 0.45 * sample_rate)),
+                            sample_rate)
+        hiss /= _row_rms(hiss, ns)
+        syllables = np.sqrt(1 - row["noise"]) * syllables + np.sqrt(row["noise"]) * hiss
+    for syllable, wave, at, n, level in zip(syllables, envelope, ats, ns, levels, strict=True):
+        out[at:at + n] += syllable[:n] * wave[:n] * level
+    return out
+
+
+def _row_rms(rows: np.ndarray, lengths) -> np.ndarray:
+    """Each row's RMS over its first ``lengths`` samples (the rest are zeros), ≥ 1e-12, as
+    a column."""
+    power = np.einsum("ij,ij->i", rows, rows) / np.asarray(lengths)
+    return np.maximum(np.sqrt(power), 1e-12)[:, None]
+
+
+def _shaped_rows(whites, lengths, width: int, band, sample_rate: int) -> np.ndarray:
+    """``shaped_noise`` of each white spectrum (``complex_noise`` on ``fft_length`` of its
+    length), a row each, zeros past its length: the rows of one grid inverse-transformed
+    together."""
+    out = np.zeros((len(whites), width))
+    for n in {white.size for white in whites}:
+        rows = [k for k, white in enumerate(whites) if white.size == n]
+        grid = fft_length(lengths[rows[0]])
+        shaped = np.stack([whites[k] for k in rows]) * noise_shape(band, grid, sample_rate)
+        made = scipy.fft.irfft(shaped, grid, axis=1)
+        for k, noise in zip(rows, made, strict=True):
+            out[k, :lengths[k]] = noise[:lengths[k]]
     return out
 
 
@@ -228,13 +263,15 @@ def _whistle(row, *, frames, sample_rate, rng):
 _BLOCK = 64
 
 
-def _phasor(cycles: float, n: int, *, start: float = 0.0) -> np.ndarray:
-    """``exp(2πi (start + cycles·j))`` for j < n (``cycles`` turns a sample). By blocks,
-    ``z^(aB+b) = z^(aB)·z^b``: n/B + B complex exponentials and a product a sample, not
-    a sine a sample."""
-    heads = np.exp(2j * np.pi * (start + np.arange(-(-n // _BLOCK)) * _BLOCK * cycles))
-    return np.multiply.outer(heads, np.exp(2j * np.pi * cycles * np.arange(_BLOCK))
-                             ).ravel()[:n]
+def _phasor(cycles, n: int, *, start=0.0) -> np.ndarray:
+    """``exp(2πi (start + cycles·j))`` for j < n (``cycles`` turns a sample); ``cycles`` and
+    ``start`` columns: a row each. By blocks, ``z^(aB+b) = z^(aB)·z^b``: n/B + B complex
+    exponentials and a product a sample, not a sine a sample."""
+    blocks = np.arange(-(-n // _BLOCK)) * _BLOCK
+    heads = np.exp(2j * np.pi * (start + blocks * cycles))
+    inner = np.exp(2j * np.pi * cycles * np.arange(_BLOCK))
+    whole = heads[..., :, None] * inner[..., None, :]
+    return whole.reshape(*whole.shape[:-2], -1)[..., :n]
 
 
 def _harmonics(turn: np.ndarray, gains: list) -> np.ndarray:
@@ -267,16 +304,23 @@ def _chirps(row, *, frames, sample_rate, rng):
     pulse = np.sin(np.pi * ((t * row["pulse_hz"]) % 1.0)) ** 2
     period = 1.0 / (row["chirps_per_s"] * rng.uniform(0.9, 1.1))
     start = rng.uniform(0.0, period)
+    # the chirps' draws first (where, pitch, phase, level), then all chirps at once
+    drawn = []
     while True:
         at = round(start * sample_rate)
         if at + n > frames:
             break
         f = carrier * rng.uniform(0.99, 1.01)
-        turn = _phasor(f / sample_rate, n, start=rng.uniform(0, 1.0))
-        tone = _harmonics(turn, [amp * _under_top(k * f, sample_rate)
-                                 for k, amp in enumerate(harmonics, start=1)])
-        out[at:at + n] += pulse * tone * rng.uniform(0.8, 1.0)
+        drawn.append((at, f, rng.uniform(0, 1.0), rng.uniform(0.8, 1.0)))
         start += period * rng.uniform(0.95, 1.05)
+    if not drawn:
+        return out
+    ats, fs, phases, levels = (np.array(v) for v in zip(*drawn, strict=True))
+    turn = _phasor(fs[:, None] / sample_rate, n, start=phases[:, None])
+    tone = _harmonics(turn, [amp * _under_top(k * fs[:, None], sample_rate)
+                             for k, amp in enumerate(harmonics, start=1)])
+    for at, chirp, level in zip(ats, tone, levels, strict=True):
+        out[at:at + n] += pulse * chirp * level
     return out
 
 
