@@ -214,12 +214,12 @@ def _whistle(row, *, frames, sample_rate, rng):
     ats, ns, lengths, starts, glides, phases, whites, levels = zip(*drawn, strict=True)
     widest = max(ns)
     inside = np.arange(widest) < np.array(ns)[:, None]
-    starts, glides = np.array(starts)[:, None], np.array(glides)[:, None]
+    pitch, glide = np.array(starts)[:, None], np.array(glides)[:, None]
     # the pitch sweeps linearly, start·(1 + glide·j) at sample j; the phase is its
     # running sum: e^{iφ} is the running product of a geometric sequence (no sines)
-    track = starts * (1.0 + glides * np.arange(widest))
-    steps = starts / sample_rate
-    turn = np.cumprod(_phasor(steps * glides, widest, start=steps), axis=1)
+    track = pitch * (1.0 + glide * np.arange(widest))
+    steps = pitch / sample_rate
+    turn = np.cumprod(_phasor(steps * glide, widest, start=steps), axis=1)
     turn *= np.exp(1j * np.array(phases))[:, None]
     tone = _harmonics(turn, [amp * _under_top(track * k, sample_rate)
                              for k, amp in enumerate(harmonics, start=1)]) * inside
