@@ -206,3 +206,24 @@ def test_the_place_reaches_16_khz_at_the_full_rate():
         mid = 10 * np.log10(np.sum(p[(f >= 1000) & (f < 2000)]))
         top = 10 * np.log10(np.sum(p[(f >= 3000) & (f < 6000)]))
         assert high > max(mid, top) - within
+
+
+def test_call_tones_from_phasors_are_the_sines_they_replace():
+    """A call's partials come from phasors (by blocks, and for a sweep the running product
+    of its increments) and Horner's rule, not sines: the same tones to 1e-9 of full scale
+    (a wrong block step, increment or harmonic order is off by order 1)."""
+    rate, n = CALL_RATE, 5000
+    j = np.arange(n)
+    cycles, start = 4321.0 / rate, 0.3
+    steady = creatures._phasor(cycles, n, start=start)
+    assert np.max(np.abs(steady - np.exp(2j * np.pi * (start + cycles * j)))) < 1e-9
+    gains = [1.0, 0.5, 0.25]
+    theta = 2 * np.pi * (start + cycles * j)
+    tones = sum(g * np.sin(k * theta) for k, g in enumerate(gains, start=1))
+    assert np.max(np.abs(creatures._harmonics(steady, gains) - tones)) < 1e-9
+    # a sweep: pitch·(1 + glide·j) Hz at sample j, its phase the running sum
+    pitch, glide = 3000.0, 0.3 / n
+    step = pitch / rate
+    swept = np.cumprod(creatures._phasor(step * glide, n, start=step))
+    phase = 2 * np.pi * np.cumsum(pitch * (1.0 + glide * j)) / rate
+    assert np.max(np.abs(swept - np.exp(1j * phase))) < 1e-9
