@@ -56,7 +56,7 @@ def sounding(block: np.ndarray) -> np.ndarray:
     stops at its first sound, where ``any(axis=0)`` reads every sample (a stereo chunk of
     noise: 0.14 against 4 ms); past a few columns the strided reads cost more."""
     if block.shape[1] > _FEW_COLUMNS:
-        return block.any(axis=0)
+        return np.asarray(block.any(axis=0))
     return np.array([block[:, c].any() for c in range(block.shape[1])], dtype=bool)
 
 

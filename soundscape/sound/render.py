@@ -121,18 +121,33 @@ def _one_blas_thread(blocks: Generator[np.ndarray, None, None]
     OpenBLAS's idle threads spin, taking the other core from the helper; the forked helper
     inherits the limit). The limit holds only while a block is made: held across a
     ``yield``, it bound the consumer's code too, and a generator left unfinished, or two
-    interleaved, left the process at one thread for good."""
-    controller = ThreadpoolController()
+    interleaved, left the process at one thread for good. The libraries are found once:
+    ``ThreadpoolController.limit`` looks them all up again each time (15 s of a whole
+    rite's thread time, py-spy)."""
+    libraries = ThreadpoolController().select(user_api="blas").lib_controllers
     try:
         while True:
-            with controller.limit(limits=1, user_api="blas"):
+            with _one_thread(libraries):
                 block = next(blocks, None)
             if block is None:
                 return
             yield block
     finally:
-        with controller.limit(limits=1, user_api="blas"):
+        with _one_thread(libraries):
             blocks.close()
+
+
+@contextlib.contextmanager
+def _one_thread(libraries) -> Iterator[None]:
+    """``libraries`` (threadpoolctl's) at one thread each, then as they were."""
+    before = [library.num_threads for library in libraries]
+    for library in libraries:
+        library.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for library, threads in zip(libraries, before, strict=True):
+            library.set_num_threads(threads)
 
 
 def _blocks(performance: Performance, *, listener: Listener | ListenerPath, panner: Panner,
