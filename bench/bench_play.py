@@ -93,8 +93,8 @@ def command(section: str, at: str | None, seconds: float, cache: Path, code: Pat
     args = [sys.executable, "-m", "soundscape", "play", "--from", section, "--to", section,
             *(["--at", at] if at else []), "-o", "-"]
     print(f"  $ {'SOUNDSCAPE_CACHE=off ' if cold else ''}soundscape " + " ".join(args[3:]))
-    _read(args, env, 50)  # the first run sequences and caches (the Performance; warm: more)
-    first, done, got, err = _read(args, env, round(seconds * 48000) * 6)
+    _read(args, env, 50, code)  # the first run sequences and caches (the Performance; more)
+    first, done, got, err = _read(args, env, round(seconds * 48000) * 6, code)
     line = next((x for x in err.splitlines() if x.startswith("first audio")), "")
     audio = got / 6 / 48000
     print(f"  first audio bytes {first:.2f} s after the command started (imports included)")
@@ -106,13 +106,15 @@ def command(section: str, at: str | None, seconds: float, cache: Path, code: Pat
           f"{audio / cpu:.1f} s of audio per CPU second, imports and start included")
 
 
-def _read(args: list[str], env: dict, want: int) -> tuple[float, float, int, str]:
-    """Run the command, read ``want`` bytes of its stream as fast as they come, close the
-    pipe (it stops): seconds to the first audio byte, to the last, bytes read, stderr."""
+def _read(args: list[str], env: dict, want: int, code: Path
+          ) -> tuple[float, float, int, str]:
+    """Run the command in ``code`` (its package first on the path), read ``want`` bytes
+    of its stream as fast as they come, close the pipe (it stops): seconds to the first
+    audio byte, to the last, bytes read, stderr."""
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE) as process:
+    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=code) as process:
         process.stdout.read(44 + 6)  # the header, then one frame
         first = time.perf_counter() - started
         got = 6
