@@ -22,6 +22,7 @@ import hashlib
 import os
 import pickle
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +35,8 @@ __all__ = ["MAX_ENTRIES", "cache_dir", "cached_performance", "performance_key"]
 #: Entries kept (a whole rite is ~20 MB pickled; a section far less).
 MAX_ENTRIES = 24
 _MAGIC = b"soundscape performance cache 1\n"
+#: A stamp of the package's files is kept only when none changed this long before (ns).
+_SETTLE_NS = 2_000_000_000
 
 
 def cache_dir() -> Path:
@@ -59,8 +62,10 @@ def _package_digest() -> bytes:
     and bytes (about 3 MB), once per process.
 
     Listing and hashing them took 30 ms of a ``play``'s start; the digest is kept beside
-    the entries with a stamp of each file's path, size and mtime (``_stamp``: 5 ms), and
-    worked out from the bytes again when the stamp differs."""
+    the entries with a stamp of each file's path, size and mtime (5 ms), and worked out
+    from the bytes again when the stamp differs; none is kept while a file is newer than
+    ``_SETTLE_NS`` (two edits of one size within a tick of the file system's clock would
+    leave the same stamp)."""
     import numpy
 
     # the package's files are hashed below (its version with them): importing the package's
@@ -68,15 +73,17 @@ def _package_digest() -> bytes:
     head = f"{sys.version} numpy {numpy.__version__}".encode()
     package = Path(__file__).resolve().parents[1]
     roots = (package, bundled_dir("instruments"))
+    began = time.time_ns()
     files = [(root, relative) for root in roots for relative in _files(root)]
-    stamp = hashlib.sha256(head)
+    stamp, newest = hashlib.sha256(head), 0
     for root, relative in files:
         try:
             found = os.stat(os.path.join(root, relative))
         except OSError:  # gone while listed: no memo this time
-            stamp.update(b"\0gone")
+            newest = began
             continue
         stamp.update(f"{relative}\0{found.st_size}\0{found.st_mtime_ns}\0".encode())
+        newest = max(newest, found.st_mtime_ns)
     memo = cache_dir() / "package.digest"
     with contextlib.suppress(OSError, ValueError):
         kept, digest = memo.read_text(encoding="ascii").split()
@@ -86,8 +93,9 @@ def _package_digest() -> bytes:
     for root, relative in files:
         whole.update(relative.encode() + b"\0")
         whole.update(Path(root, relative).read_bytes())
-    with contextlib.suppress(OSError):
-        write_bytes(memo, f"{stamp.hexdigest()} {whole.hexdigest()}\n".encode())
+    if newest < began - _SETTLE_NS:  # no file changed as it was read (see the docstring)
+        with contextlib.suppress(OSError):
+            write_bytes(memo, f"{stamp.hexdigest()} {whole.hexdigest()}\n".encode())
     return whole.digest()
 
 

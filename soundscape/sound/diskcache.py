@@ -33,6 +33,7 @@ import shutil
 import struct
 import sys
 import tempfile
+import time
 import zlib
 from multiprocessing.sharedctypes import RawArray
 from pathlib import Path
@@ -60,6 +61,9 @@ _LOW_WATER = 0.9
 _FROM = re.compile(r"^\s*from\s+(soundscape[\w.]*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORT = re.compile(r"^\s*import\s+(soundscape[\w.]*)", re.M)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: A stamp of files (sizes, mtimes) is kept only when none changed this long before it was
+#: taken (ns): file systems' clocks tick coarsely (``code_version``).
+SETTLE_NS = 2_000_000_000
 #: Modules whose source is the notes' code: these and every soundscape module they import.
 _ROOTS = ("soundscape.sound.notes", "soundscape.sound.sung", "soundscape.sound.synth")
 #: Package data only the sequencer or the outputs read (a note is made from its event):
@@ -117,18 +121,23 @@ def code_version(roots: tuple[str, ...] = _ROOTS) -> str:
     the cache with a stamp of the files it read and the paths it looked for
     (``_stamped``): a path, size and mtime per file, a few milliseconds to check; any
     change there (an edit, a file added where an import looked, a model added) and it is
-    worked out again from the bytes."""
+    worked out again from the bytes. A file changed within ``SETTLE_NS`` of the reading
+    keeps no memo (two edits of the same size within one tick of the file system's clock
+    leave the same stamp: git's "racily clean" files)."""
     named = hashlib.blake2b(repr(roots).encode(), digest_size=8).hexdigest()
     memo = cache_root() / "code" / f"{named}.txt"
     with contextlib.suppress(OSError, ValueError):
         stamp, version, *paths = memo.read_text(encoding="utf-8").splitlines()
-        if paths and _stamped(paths) == stamp:
+        if paths and _stamped(paths)[0] == stamp:
             return version
+    began = time.time_ns()
     version, paths = _code_version(roots)
-    with contextlib.suppress(OSError):
-        from soundscape.fileio import write_text
+    stamp, newest = _stamped(paths)
+    if newest < began - SETTLE_NS:
+        with contextlib.suppress(OSError):
+            from soundscape.fileio import write_text
 
-        write_text(memo, "\n".join([_stamped(paths), version, *paths]) + "\n")
+            write_text(memo, "\n".join([stamp, version, *paths]) + "\n")
     return version
 
 
@@ -153,21 +162,23 @@ def _data_files(data: Path) -> list[Path]:
             if path.is_file() and path.relative_to(data).parts[0] not in _NOT_NOTES]
 
 
-def _stamped(paths: list[str]) -> str:
-    """A digest of each path's size and mtime (or its absence), the package version, the
-    package data's files and the folders the models are found in (by listing)."""
+def _stamped(paths: list[str]) -> tuple[str, int]:
+    """A digest of each path's size and mtime (or its absence), the package version and
+    the package data's files (by listing); and the newest mtime (ns)."""
     import soundscape
     from soundscape.resources import data_dir
 
     digest = hashlib.blake2b(soundscape.__version__.encode(), digest_size=16)
     data = data_dir()
+    newest = 0
     for path in [*paths, *map(str, _data_files(data))]:
         try:
             stat = os.stat(path)
             digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            newest = max(newest, stat.st_mtime_ns)
         except OSError:
             digest.update(f"{path}\0absent\n".encode())
-    return digest.hexdigest()
+    return digest.hexdigest(), newest
 
 
 def _source_files(roots: tuple[str, ...] = _ROOTS) -> list[Path]:
