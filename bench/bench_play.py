@@ -1,7 +1,7 @@
 """Time to first audio and speed of ``soundscape play``, with where the time goes.
 
 Run: ``.venv/bin/python bench/bench_play.py [--from s18] [--at luming] [--seconds 60]``;
-``--code DIR`` runs the command of another checkout (``--code /work/main``: the same
+``--code DIR`` runs the command of another checkout (the code before a change: the same
 machine, runs interleaved with this one's), ``--no-breakdown`` only the command.
 
 1. The breakdown, stage by stage in this process (wall and CPU seconds; on a machine shared
