@@ -169,6 +169,10 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
     try:
         with bar:
             helper = NoteHelper(buses) if workers > 1 and performance.events else None
+            # the first block's notes, made by both processes before any later ones
+            first = _first_needed(performance, buses, block_frames, sample_rate)
+            if helper is not None:
+                helper.share(first)
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)
                 while onset - buses.guard(base + block_frames) - base >= block_frames:
@@ -176,7 +180,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                         helper.schedule(index)
                     yield buses.take(block_frames)
                     base += block_frames
-                if helper is not None:
+                if helper is not None and index >= first:
                     helper.schedule(index)
                 key = buses.key(index)
                 note: np.ndarray | HeardNote | None
@@ -200,6 +204,14 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
         buses.close()
         if helper is not None:
             helper.close()
+
+
+def _first_needed(performance: Performance, buses: Buses, block_frames: int,
+                  sample_rate: int) -> int:
+    """How many events the first block waits for (those before it and its guard)."""
+    horizon = block_frames + buses.guard(block_frames)
+    return next((index for index, event in enumerate(performance.events)
+                 if round(event.time * sample_rate) - horizon >= 0), len(performance.events))
 
 
 @dataclass(frozen=True, slots=True)
