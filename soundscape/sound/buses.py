@@ -227,7 +227,7 @@ class Buses:
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int,
-                 tail: Callable[[tuple[int, ...]], Tail] | None = None,
+                 tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                  store=None) -> None:
         self.performance = performance
         bind = getattr(voice, "bind", None)

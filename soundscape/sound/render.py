@@ -70,7 +70,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
                   stem_of: Callable[[Source], str] | None = None,
-                  tail: Callable[[tuple[int, ...]], Tail] | None = None,
+                  tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                   store: NoteStore | None = None) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
@@ -154,7 +154,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
             sample_rate: int, seed: int, voice: Voice, surroundings: Surroundings,
             block_frames: int, stems: tuple[str, ...], progress: bool, cache_bytes: int,
             workers: int, stem_of: Callable[[Source], str] | None,
-            tail: Callable[[tuple[int, ...]], Tail] | None,
+            tail: Callable[[tuple[int, ...]], Tail | None] | None,
             store: NoteStore | None) -> Generator[np.ndarray, None, None]:
     width = len(panner.channels)
     columns = {name: i * width for i, name in enumerate(stems)}
