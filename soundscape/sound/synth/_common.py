@@ -14,9 +14,11 @@ from typing import Any, overload
 import numpy as np
 from scipy import signal
 
-__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "cancel_dc", "damped_partials",
-           "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones",
-           "infrasound_highpass", "noise_burst", "smooth_noise"]
+from soundscape.sound.iir import sosfilt_rows
+
+__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "cancel_dc",
+           "damped_partials", "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels",
+           "harmonic_tones", "infrasound_highpass", "noise_burst", "smooth_noise", "sosfilt"]
 
 #: Below this, sound is infrasound: every note is high-passed here.
 INFRASOUND_HZ = 20.0
@@ -181,9 +183,40 @@ def cancel_dc(out: np.ndarray, *, contact_s: float, sample_rate: int) -> np.ndar
     return out
 
 
+def sosfilt(sos: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``scipy.signal.sosfilt(sos, x)`` of a 1-D signal, the same samples without its checks
+    (``iir.sosfilt_rows``: ~0.1 ms a call, and a note makes several)."""
+    return sosfilt_rows(sos, np.asarray(x, dtype=float)[None, :],
+                        np.zeros((1, len(sos), 2)))[0][0]
+
+
 def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
     """Second-order Butterworth band-pass, clipped to the Nyquist range."""
-    return signal.sosfilt(_bandpass_sos(float(low_hz), float(high_hz), sample_rate), x)
+    return sosfilt(_bandpass_sos(float(low_hz), float(high_hz), sample_rate), x)
+
+
+def bandpass_sos(low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
+    """The sections of ``bandpass``'s filter, worked out in closed form: for a band that
+    changes every note (scipy's design takes ~2.6 ms, this ~0.03 ms). The same filter as
+    ``signal.butter(2, …, "bandpass", output="sos")`` to rounding (its prototype's poles
+    moved to the band and through the bilinear transform as scipy does), each section
+    with one zero at DC and one at Nyquist."""
+    nyquist = sample_rate / 2.0
+    high = min(high_hz, 0.95 * nyquist)
+    low = min(low_hz, 0.9 * high)
+    warped = 4.0 * np.tan(np.pi * np.array([low, high]) / sample_rate)  # fs = 2, as scipy
+    width, centre = warped[1] - warped[0], math.sqrt(warped[0] * warped[1])
+    prototype = -np.exp(1j * np.pi * np.array([-1.0, 1.0]) / 4.0) * width / 2.0
+    root = np.sqrt(prototype * prototype - centre * centre)
+    analog = np.concatenate([prototype + root, prototype - root])
+    poles = (4.0 + analog) / (4.0 - analog)
+    gain = width * width * (16.0 / np.prod(4.0 - analog)).real
+    sos = np.zeros((2, 6))
+    sos[:, 0], sos[:, 2], sos[:, 3] = 1.0, -1.0, 1.0
+    for row, pole in zip(sos, poles[[0, 2]], strict=True):  # one of each conjugate pair
+        row[4], row[5] = -2.0 * pole.real, abs(pole) ** 2
+    sos[0, :3] *= gain
+    return sos
 
 
 @functools.lru_cache(maxsize=1024)
