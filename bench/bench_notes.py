@@ -6,9 +6,9 @@ Sequences the rite (seed 0), binds the render's own ``SynthVoice`` and makes eac
 rate the buses make it (``made_at``) with no cache: the same notes by the same path as a
 render with ``SOUNDSCAPE_CACHE=off`` (which makes each once and keeps it in memory).
 ``--every N`` takes every N-th distinct note of each model (a sample, for a quick run).
-Each model's notes are timed with ``time.process_time`` (one BLAS thread, as the render) (min of ``--repeat`` runs), and
-their bytes hashed (sha256 of the float32 notes in order), to check that a change made
-only for speed keeps them.
+Each model's notes are timed with ``time.process_time`` (one BLAS thread, as the render;
+min of ``--repeat`` runs), and their bytes hashed (sha256 of the float32 notes in order),
+to check that a change made only for speed keeps them.
 """
 
 from __future__ import annotations
