@@ -1,16 +1,22 @@
 """Time to first audio and speed of ``soundscape play``, with where the time goes.
 
-Run: ``.venv/bin/python bench/bench_play.py [--from s18] [--at luming] [--seconds 60]``.
+Run: ``.venv/bin/python bench/bench_play.py [--from s18] [--at luming] [--seconds 60]``;
+``--code DIR`` runs the command of another checkout (the code before a change: the same
+machine, runs interleaved with this one's), ``--no-breakdown`` only the command.
 
 1. The breakdown, stage by stage in this process (wall and CPU seconds; on a machine shared
    with other work, the CPU seconds of one process are what it would take alone): imports,
    sequencing the section cold, the Performance from the cache (pickle), the site, court
    and panner, ``voice.bind`` (the sung lines), and the first block of ``render_blocks``
-   (the buses hand out a block once the notes up to ``buses.guard`` ahead are in).
-2. The command itself, as a user runs it, through a pipe: ``soundscape play … -o -`` (its
-   Performance cached by a first run): time from its start to the first audio bytes,
-   the first-audio line it prints (after its imports), and the real-time factor over
-   ``--seconds`` of audio read as fast as it comes.
+   (the buses hand out a block once the notes up to ``buses.guard`` ahead are in), with
+   no disk cache of notes.
+2. The command itself, as a user runs it, through a pipe: ``soundscape play … -o -``,
+   twice: with its notes cold (``SOUNDSCAPE_CACHE=off``: only the Performance cached, by a
+   first run), and warm (a first run, stopped at its first audio, kept the Performance,
+   its first notes and the court's tails in the disk cache): time from its start to the
+   first audio bytes, the first-audio line it prints (after its imports; wall and this
+   process's CPU seconds), and the real-time factor over ``--seconds`` of audio read as
+   fast as it comes.
 """
 
 from __future__ import annotations
@@ -77,14 +83,18 @@ def breakdown(section: str, at: str | None, jobs: int) -> None:
     blocks.close()
 
 
-def command(section: str, at: str | None, seconds: float, cache: Path) -> None:
+def command(section: str, at: str | None, seconds: float, cache: Path, code: Path,
+            cold: bool) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache),
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")])}
+    env.pop("SOUNDSCAPE_CACHE_DIR", None)
+    if cold:
+        env["SOUNDSCAPE_CACHE"] = "off"
     args = [sys.executable, "-m", "soundscape", "play", "--from", section, "--to", section,
             *(["--at", at] if at else []), "-o", "-"]
-    print("  $ soundscape " + " ".join(args[3:]))
-    _read(args, env, 50)  # the first run sequences and caches the Performance
-    first, done, got, err = _read(args, env, round(seconds * 48000) * 6)
+    print(f"  $ {'SOUNDSCAPE_CACHE=off ' if cold else ''}soundscape " + " ".join(args[3:]))
+    _read(args, env, 50, code)  # the first run sequences and caches (the Performance; more)
+    first, done, got, err = _read(args, env, round(seconds * 48000) * 6, code)
     line = next((x for x in err.splitlines() if x.startswith("first audio")), "")
     audio = got / 6 / 48000
     print(f"  first audio bytes {first:.2f} s after the command started (imports included)")
@@ -96,13 +106,15 @@ def command(section: str, at: str | None, seconds: float, cache: Path) -> None:
           f"{audio / cpu:.1f} s of audio per CPU second, imports and start included")
 
 
-def _read(args: list[str], env: dict, want: int) -> tuple[float, float, int, str]:
-    """Run the command, read ``want`` bytes of its stream as fast as they come, close the
-    pipe (it stops): seconds to the first audio byte, to the last, bytes read, stderr."""
+def _read(args: list[str], env: dict, want: int, code: Path
+          ) -> tuple[float, float, int, str]:
+    """Run the command in ``code`` (its package first on the path), read ``want`` bytes
+    of its stream as fast as they come, close the pipe (it stops): seconds to the first
+    audio byte, to the last, bytes read, stderr."""
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE) as process:
+    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=code) as process:
         process.stdout.read(44 + 6)  # the header, then one frame
         first = time.perf_counter() - started
         got = 6
@@ -122,13 +134,22 @@ def main() -> None:
     parser.add_argument("--at", default="luming")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="the checkout whose command is run (default: this one)")
+    parser.add_argument("--no-breakdown", action="store_true")
     options = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"breakdown, {options.section} at {options.at}:")
-    breakdown(options.section, options.at, options.jobs)
-    with tempfile.TemporaryDirectory() as cache:
-        print("the command, through a pipe (Performance cached by a first run):")
-        command(options.section, options.at, options.seconds, Path(cache))
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; code "
+          f"{options.code}")
+    if not options.no_breakdown:
+        print(f"breakdown, {options.section} at {options.at}:")
+        breakdown(options.section, options.at, options.jobs)
+    for cold in (True, False):
+        with tempfile.TemporaryDirectory() as cache:
+            kept = ("notes cold: the Performance" if cold
+                    else "warm: the Performance, the first notes and the tails")
+            print(f"the command, through a pipe ({kept} cached by a first run):")
+            command(options.section, options.at, options.seconds, Path(cache), options.code,
+                    cold)
 
 
 if __name__ == "__main__":

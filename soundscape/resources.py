@@ -12,6 +12,7 @@ Package-internal data (texts, pieces, tables) lives in ``soundscape/data``.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from soundscape.errors import SoundscapeError
@@ -40,6 +41,17 @@ def project_dir(start: Path | None = None) -> Path | None:
 
 
 def _names_soundscape(pyproject: Path) -> bool:
+    try:  # read again only when the file changed: a checkout's took 2 ms a call, 24 a play
+        stat = pyproject.stat()
+    except OSError:
+        return False
+    return _names_soundscape_as(pyproject, stat.st_dev, stat.st_ino, stat.st_size,
+                                stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _names_soundscape_as(pyproject: Path, *stamp: int) -> bool:
+    """``_names_soundscape`` of the file as ``stamp`` (device, inode, size, mtime) finds it."""
     try:  # through fileio: a FIFO named pyproject.toml must not block every command
         data = read_toml(pyproject)
     except SoundscapeError:

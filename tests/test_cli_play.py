@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import wave
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -403,3 +404,124 @@ def test_a_section_streams_through_a_pipe_while_it_renders(tmp_path):
         frames = len(reader.readframes(10**9)) // 6
     assert frames / FS > 26.0  # s10 lasts 26 s, and its last sounds ring on
     assert list((tmp_path / "cache" / "soundscape" / "performances").glob("*.pickle"))
+
+
+# --- a fast start: the first block's notes shared, the court's tails kept ---------------
+
+
+def test_the_first_blocks_notes_are_shared_with_the_helper_and_no_later_ones(monkeypatch,
+                                                                             tmp_path):
+    """With a helper process, the notes the first block waits for are asked of it at once
+    (events 1 on; the main process makes event 0 and takes the last ones back while it
+    waits), and nothing beyond them is asked or made until they are all in (the helper
+    used to start 50 events ahead while the main process made all of them)."""
+    from soundscape.sound import helper as helper_module
+
+    asked: list[int] = []
+    log = tmp_path / "made.txt"
+    seen: dict[str, list] = {}
+    real_ask, real_schedule = helper_module.NoteHelper._ask, helper_module.NoteHelper.schedule
+
+    def ask(self, stop):
+        before = set(self._keys)
+        real_ask(self, stop)
+        asked.extend(index for index in self._keys if index not in before)
+
+    def schedule(self, index):
+        if not seen:  # the first block's notes are all in: what was asked and made by then
+            seen["asked"] = list(asked)
+            seen["made"] = sorted(float(line.split()[1]) for line in (
+                log.read_text().splitlines() if log.exists() else ()))
+        real_schedule(self, index)
+
+    monkeypatch.setattr(helper_module.NoteHelper, "_ask", ask)
+    monkeypatch.setattr(helper_module.NoteHelper, "schedule", schedule)
+
+    def recording(event, source, *, sample_rate, rng):
+        with open(log, "a") as file:  # both processes: which onsets were made
+            file.write(f"{os.getpid()} {event.time!r}\n")
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    times = (*(0.01 * i for i in range(1, 9)), *(1.0 + 0.5 * i for i in range(60)))
+    perf = strokes(times=times)  # each stroke its own note (no two alike: none cached)
+    perf = Performance.build([replace(event, velocity=0.2 + 0.01 * i)
+                              for i, event in enumerate(perf.events)], perf.markers,
+                             perf.sources)
+    blocks = render_blocks(perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS,
+                           seed=0, voice=recording, surroundings=Surroundings(),
+                           block_frames=4800, workers=2)
+    try:
+        next(blocks)
+    finally:
+        blocks.close()
+    assert seen["asked"] == list(range(1, 8))  # the first block's other notes, only them
+    assert seen["made"] == list(times[:8])  # each made once, by one process or the other
+    assert len(asked) > len(seen["asked"])  # then the helper goes on ahead
+
+
+def _tail_render(perf, store, *, block_frames=4800):
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.court import load_court
+    from soundscape.sound.tailstore import stored_tail
+
+    surroundings = Surroundings(court=load_court(load_site(), "bare"))
+    listener = Listener((0.0, -20.0, 1.5), "north")
+    panner = make_panner("stereo", speed_of_sound=surroundings.air.speed_of_sound)
+    return render_blocks(perf, listener=listener, panner=panner, sample_rate=FS, seed=0,
+                         voice=noise_voice, surroundings=surroundings,
+                         block_frames=block_frames,
+                         tail=stored_tail(surroundings, listener, panner, channels=2,
+                                          sample_rate=FS, seed=0, store=store))
+
+
+def test_the_courts_tails_kept_on_disk_give_the_same_frames(tmp_path, monkeypatch):
+    """The zones' tails made by a first stream are read back by the next (none made again),
+    and both give the frames of a render whose tails are made afresh, bit for bit."""
+    from soundscape.sound import tailstore
+    from soundscape.sound.diskcache import NoteStore
+
+    tails: list[tailstore.StoredTail] = []
+    real_init = tailstore.StoredTail.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        tails.append(self)
+
+    monkeypatch.setattr(tailstore.StoredTail, "__init__", init)
+    perf = strokes(times=tuple(0.3 + 0.41 * i for i in range(12)))
+    fresh = np.concatenate(list(_tail_render(perf, None)))
+    store = NoteStore(tmp_path, 1 << 30)
+    first = np.concatenate(list(_tail_render(perf, store)))
+    second = np.concatenate(list(_tail_render(perf, store, block_frames=FS)))
+    (made, read) = tails
+    assert made.made >= 1 and made.read == 0
+    assert read.read == made.made and read.made == 0
+    assert np.abs(fresh).max() > 0
+    assert np.array_equal(first, fresh) and np.array_equal(second, fresh)
+
+
+def test_a_tail_kept_for_another_listener_panner_or_seed_is_not_read(tmp_path):
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.buses import Upsampler
+    from soundscape.sound.court import load_court
+    from soundscape.sound.diskcache import NoteStore
+    from soundscape.sound.tailstore import StoredTail
+
+    surroundings = Surroundings(court=load_court(load_site(), "bare"))
+    store = NoteStore(tmp_path, 1 << 30)
+
+    def tail(listener=NORTH, layout="stereo", seed=0):
+        panner = make_panner(layout, speed_of_sound=surroundings.air.speed_of_sound)
+        return StoredTail(surroundings.court, listener, panner, len(panner.channels), FS,
+                          surroundings.air, seed, (FS,), upsampler=Upsampler,
+                          surroundings=surroundings, store=store)
+
+    zone = surroundings.court.zones[0][1]
+    names = {tail().entry(zone, NORTH),
+             tail(listener=Listener((0.0, -20.0, 1.5), "north")).entry(
+                 zone, Listener((0.0, -20.0, 1.5), "north")),
+             tail().entry(zone, Listener((0.0, 0.0, 1.5), "east")),
+             tail(layout="binaural").entry(zone, NORTH),
+             tail(seed=1).entry(zone, NORTH)}
+    assert len(names) == 5
+    assert tail().entry(zone, NORTH) in names  # and the same inputs, the same name

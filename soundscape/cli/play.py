@@ -93,12 +93,15 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     second, at a finished render's gain (no loudness pass)."""
     from soundscape.site.listeners import listener_at
     from soundscape.sound import render
+    from soundscape.sound.diskcache import from_env
     from soundscape.sound.loudness import TruePeakLimiter
     from soundscape.sound.panning import make_panner, parse_layout, wav_channel_mask
     from soundscape.sound.stream import cue_time, parse_time, played
+    from soundscape.sound.tailstore import stored_tail
 
     _import_models()
     began = time.perf_counter()  # imports done: the clock of the first audio starts
+    began_cpu = time.process_time()  # and its CPU seconds (this process's)
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     offset = parse_time(start) if start is not None else 0.0
     if gain_db is not None and report is not None:
@@ -137,11 +140,14 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
 
     limiter = None if no_limiter else TruePeakLimiter(ceiling_dbtp - 0.1, sample_rate,
                                                       len(panner.channels))
+    store = from_env()  # the notes and the court's tails of earlier runs (same bytes)
     blocks = render.render_blocks(
         part, listener=listener, panner=panner, sample_rate=sample_rate, seed=sequencing.seed,
         voice=render.SynthVoice(surroundings.reference_db, bells=bells),
         surroundings=surroundings, block_frames=max(1, round(BLOCK_S * sample_rate)),
-        workers=jobs)
+        workers=jobs, store=store,
+        tail=stored_tail(surroundings, listener, panner, channels=len(panner.channels),
+                         sample_rate=sample_rate, seed=sequencing.seed, store=store))
     markers = list(part.markers)
     with _sink(sink_kind, out, channels=len(panner.channels), sample_rate=sample_rate,
                bits=bits, mask=wav_channel_mask(panner), device=device) as sink:
@@ -154,7 +160,8 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
                     first = time.perf_counter()
                     how = {True: "from the cache", False: "sequenced, now cached",
                            None: "--performance"}[cached]
-                    say(f"first audio after {first - began:.2f} s: site and court "
+                    say(f"first audio after {first - began:.2f} s "
+                        f"({time.process_time() - began_cpu:.2f} s CPU here): site and court "
                         f"{ready - began:.2f} s, performance {sequenced - ready:.2f} s "
                         f"({how}), first block {first - sequenced:.2f} s")
                 wrote = time.perf_counter()
@@ -176,11 +183,20 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
 
 
 def _import_models() -> None:
-    """Import the synthesis models now (each is imported when its first note is made), so
-    the clock of the first audio starts after every import."""
+    """Import the synthesis models now (each is imported when its first note is made), and
+    the modules the play path imports when it first needs them (the sequencer's package,
+    which the Performance cache is part of; the sung lines; the helper's multiprocessing),
+    so the clock of the first audio starts after every import (the sequencer's package
+    alone took 0.3-0.5 s of a warm start's CPU after the clock had started)."""
     import importlib
+    import multiprocessing.connection
+    import multiprocessing.popen_fork
+    import multiprocessing.synchronize  # noqa: F401
     import pkgutil
 
+    import soundscape.sequence.cache
+    import soundscape.sound.court
+    import soundscape.sound.sung  # noqa: F401
     from soundscape.sound import synth
 
     for module in pkgutil.iter_modules(synth.__path__):

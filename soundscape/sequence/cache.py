@@ -22,6 +22,7 @@ import hashlib
 import os
 import pickle
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +35,8 @@ __all__ = ["MAX_ENTRIES", "cache_dir", "cached_performance", "performance_key"]
 #: Entries kept (a whole rite is ~20 MB pickled; a section far less).
 MAX_ENTRIES = 24
 _MAGIC = b"soundscape performance cache 1\n"
+#: A stamp of the package's files is kept only when none changed this long before (ns).
+_SETTLE_NS = 2_000_000_000
 
 
 def cache_dir() -> Path:
@@ -56,19 +59,54 @@ def cache_dir() -> Path:
 @functools.cache
 def _package_digest() -> bytes:
     """SHA-256 of the package's files (code and data) and the bundled instruments, by path
-    and bytes (about 3 MB: tens of milliseconds, once per process)."""
+    and bytes (about 3 MB), once per process.
+
+    Listing and hashing them took 30 ms of a ``play``'s start; the digest is kept beside
+    the entries with a stamp of each file's path, size and mtime (5 ms), and worked out
+    from the bytes again when the stamp differs; none is kept while a file is newer than
+    ``_SETTLE_NS`` (two edits of one size within a tick of the file system's clock would
+    leave the same stamp)."""
     import numpy
 
     # the package's files are hashed below (its version with them): importing the package's
     # top would import the render's layer from the sequencer's
-    digest = hashlib.sha256(f"{sys.version} numpy {numpy.__version__}".encode())
+    head = f"{sys.version} numpy {numpy.__version__}".encode()
     package = Path(__file__).resolve().parents[1]
-    for root in (package, bundled_dir("instruments")):
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(root)).encode() + b"\0")
-                digest.update(path.read_bytes())
-    return digest.digest()
+    roots = (package, bundled_dir("instruments"))
+    began = time.time_ns()
+    files = [(root, relative) for root in roots for relative in _files(root)]
+    stamp, newest = hashlib.sha256(head), 0
+    for root, relative in files:
+        try:
+            found = os.stat(os.path.join(root, relative))
+        except OSError:  # gone while listed: no memo this time
+            newest = began
+            continue
+        stamp.update(f"{relative}\0{found.st_size}\0{found.st_mtime_ns}\0".encode())
+        newest = max(newest, found.st_mtime_ns)
+    memo = cache_dir() / "package.digest"
+    with contextlib.suppress(OSError, ValueError):
+        kept, digest = memo.read_text(encoding="ascii").split()
+        if kept == stamp.hexdigest():
+            return bytes.fromhex(digest)
+    whole = hashlib.sha256(head)
+    for root, relative in files:
+        whole.update(relative.encode() + b"\0")
+        whole.update(Path(root, relative).read_bytes())
+    if newest < began - _SETTLE_NS:  # no file changed as it was read (see the docstring)
+        with contextlib.suppress(OSError):
+            write_bytes(memo, f"{stamp.hexdigest()} {whole.hexdigest()}\n".encode())
+    return whole.digest()
+
+
+def _files(root: Path) -> list[str]:
+    """The files under ``root`` (no ``__pycache__``), as sorted relative POSIX paths."""
+    found = []
+    for folder, folders, names in os.walk(root):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        here = Path(folder).relative_to(root)
+        found += [(here / name).as_posix() for name in names]
+    return sorted(found)
 
 
 def performance_key(cues: Path, durations: Path | None, **options: object) -> str:

@@ -47,6 +47,17 @@ _HALF_TAPS = 10
 #: 64 (52 products an output sample, not 84): 2.9 against 3.5 ms CPU per 57 344 stereo frames
 #: × 3, min of 25 (16: 2.9, 128: 5.0).
 _GROUP = 32
+#: Up to this many columns, ``sounding`` asks each column on its own.
+_FEW_COLUMNS = 4
+
+
+def sounding(block: np.ndarray) -> np.ndarray:
+    """Which columns of ``(frames, channels)`` are not all zero. A column's own ``any()``
+    stops at its first sound, where ``any(axis=0)`` reads every sample (a stereo chunk of
+    noise: 0.14 against 4 ms); past a few columns the strided reads cost more."""
+    if block.shape[1] > _FEW_COLUMNS:
+        return np.asarray(block.any(axis=0))
+    return np.array([block[:, c].any() for c in range(block.shape[1])], dtype=bool)
 
 
 class Upsampler:
@@ -85,7 +96,7 @@ class Upsampler:
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
-        live = np.flatnonzero(block.any(axis=0) | self._history.any(axis=0))
+        live = np.flatnonzero(sounding(block) | self._history.any(axis=0))
         if not len(live):  # silence in, silence out
             return np.zeros((frames * self.factor, channels), dtype=np.float32)
         joined = np.concatenate([self._history, block]).astype(np.float32, copy=False)
@@ -216,7 +227,7 @@ class Buses:
     def __init__(self, performance: Performance, listener: Listener | ListenerPath, *,
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int,
-                 tail: Callable[[tuple[int, ...]], Tail] | None = None,
+                 tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                  store=None) -> None:
         self.performance = performance
         bind = getattr(voice, "bind", None)

@@ -33,6 +33,7 @@ import shutil
 import struct
 import sys
 import tempfile
+import time
 import zlib
 from multiprocessing.sharedctypes import RawArray
 from pathlib import Path
@@ -60,6 +61,9 @@ _LOW_WATER = 0.9
 _FROM = re.compile(r"^\s*from\s+(soundscape[\w.]*)\s+import\s+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORT = re.compile(r"^\s*import\s+(soundscape[\w.]*)", re.M)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+#: A stamp of files (sizes, mtimes) is kept only when none changed this long before it was
+#: taken (ns): file systems' clocks tick coarsely (``code_version``).
+SETTLE_NS = 2_000_000_000
 #: Modules whose source is the notes' code: these and every soundscape module they import.
 _ROOTS = ("soundscape.sound.notes", "soundscape.sound.sung", "soundscape.sound.synth")
 #: Package data only the sequencer or the outputs read (a note is made from its event):
@@ -106,45 +110,109 @@ def from_env() -> NoteStore | None:
 
 
 @functools.cache
-def code_version() -> str:
+def code_version(roots: tuple[str, ...] = _ROOTS) -> str:
     """The package version and a hash of the notes' code and data: the source of every
-    soundscape module the models, ``notes`` and ``sung`` import (found by reading their
-    imports), and the package data they may read; an edit of any of them makes every
-    entry a miss."""
+    soundscape module ``roots`` import (found by reading their imports; by default the
+    models, ``notes`` and ``sung``), and the package data they may read; an edit of any of
+    them makes every entry a miss.
+
+    Reading and hashing those files took 0.07 s CPU, once per process: most of what a
+    warm ``soundscape play`` spends before its first note. So the version is kept beside
+    the cache with a stamp of the files it read and the paths it looked for
+    (``_stamped``): a path, size and mtime per file, a few milliseconds to check; any
+    change there (an edit, a file added where an import looked, a model added) and it is
+    worked out again from the bytes. A file changed within ``SETTLE_NS`` of the reading
+    keeps no memo (two edits of the same size within one tick of the file system's clock
+    leave the same stamp: git's "racily clean" files)."""
+    named = hashlib.blake2b(repr(roots).encode(), digest_size=8).hexdigest()
+    memo = cache_root() / "code" / f"{named}.txt"
+    with contextlib.suppress(OSError, ValueError):
+        stamp, version, *paths = memo.read_text(encoding="utf-8").splitlines()
+        if paths and _stamped(paths)[0] == stamp:
+            return version
+    began = time.time_ns()
+    version, paths = _code_version(roots)
+    stamp, newest = _stamped(paths)
+    if newest < began - SETTLE_NS:
+        with contextlib.suppress(OSError):
+            from soundscape.fileio import write_text
+
+            write_text(memo, "\n".join([stamp, version, *paths]) + "\n")
+    return version
+
+
+def _code_version(roots: tuple[str, ...]) -> tuple[str, list[str]]:
+    """The version from the files' bytes, and every path it depends on (read or looked for)."""
     import soundscape
     from soundscape.resources import data_dir
 
     digest = hashlib.blake2b(soundscape.__version__.encode(), digest_size=16)
-    for path in _source_files():
+    sources, looked = _walk(roots)
+    for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     data = data_dir()
-    for path in sorted(data.rglob("*")):
-        if path.is_file() and path.relative_to(data).parts[0] not in _NOT_NOTES:
-            digest.update(str(path.relative_to(data)).encode() + b"\0" + path.read_bytes())
-    return f"{soundscape.__version__}+{digest.hexdigest()}"
+    for path in _data_files(data):
+        digest.update(str(path.relative_to(data)).encode() + b"\0" + path.read_bytes())
+    version = f"{soundscape.__version__}+{digest.hexdigest()}"
+    return version, [str(path) for path in looked]
 
 
-def _source_files() -> list[Path]:
+def _data_files(data: Path) -> list[Path]:
+    return [path for path in sorted(data.rglob("*"))
+            if path.is_file() and path.relative_to(data).parts[0] not in _NOT_NOTES]
+
+
+def _stamped(paths: list[str]) -> tuple[str, int]:
+    """A digest of each path's size and mtime (or its absence), the package version and
+    the package data's files (by listing); and the newest mtime (ns)."""
+    import soundscape
+    from soundscape.resources import data_dir
+
+    digest = hashlib.blake2b(soundscape.__version__.encode(), digest_size=16)
+    data = data_dir()
+    newest = 0
+    for path in [*paths, *map(str, _data_files(data))]:
+        try:
+            stat = os.stat(path)
+            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+            newest = max(newest, stat.st_mtime_ns)
+        except OSError:
+            digest.update(f"{path}\0absent\n".encode())
+    return digest.hexdigest(), newest
+
+
+def _source_files(roots: tuple[str, ...] = _ROOTS) -> list[Path]:
+    return _walk(roots)[0]
+
+
+def _walk(roots: tuple[str, ...]) -> tuple[list[Path], list[Path]]:
+    """The source files of ``roots`` and every module they import, and every path looked
+    at for them (found or not, and the model folders' own ``*.py``)."""
     package = Path(__file__).resolve().parents[1]  # soundscape/
-    todo, seen, files = list(_ROOTS), set(), []
+    todo, seen, files, looked = list(roots), set(), [], set()
     while todo:
         module = todo.pop()
         if module in seen or not module.startswith("soundscape"):
             continue
         seen.add(module)
         parts = module.split(".")[1:]
-        found = [p for p in ((package / Path(*parts)).with_suffix(".py") if parts else None,
-                             package.joinpath(*parts, "__init__.py")) if p and p.is_file()]
+        candidates = [p for p in ((package / Path(*parts)).with_suffix(".py") if parts else None,
+                                  package.joinpath(*parts, "__init__.py")) if p]
+        looked.update(candidates)
+        found = [p for p in candidates if p.is_file()]
         if not found:
             continue
         files.append(found[0])
-        if module in _ROOTS and found[0].name == "__init__.py":  # the models, loaded by name
-            todo += [f"{module}.{p.stem}" for p in found[0].parent.glob("*.py")]
+        if module in roots and found[0].name == "__init__.py":  # the models, loaded by name
+            models = sorted(found[0].parent.glob("*.py"))
+            looked.update(models)
+            looked.add(found[0].parent)  # a model added or removed: the folder's mtime
+            todo += [f"{module}.{p.stem}" for p in models]
         text = found[0].read_text(encoding="utf-8")
         for origin, names in _FROM.findall(text):
             todo += [origin, *(f"{origin}.{name}" for name in re.findall(r"\w+", names))]
         todo += _IMPORT.findall(text)
-    return sorted(set(files))
+    return sorted(set(files)), sorted(looked)
 
 
 #: What the cache leaves free on its disk at least (a render raises it to what it will write):

@@ -180,10 +180,24 @@ class NoteHelper:
         """Hand out the events entering the window after ``index``; a helper gone before
         it was told to stop is an error (the main process may need none of its notes, but
         a render whose helper died, e.g. killed for memory, is not to be trusted)."""
+        self._next = max(self._next, index + self._LEAD)  # left behind: main's to do
+        self._ask(index + self._AHEAD)
+
+    def share(self, stop: int) -> None:
+        """Ask for the notes of events 1 to ``stop`` (at most ``_IN_FLIGHT``) now, before the
+        first ``schedule``: the notes the first block waits for, made by both processes
+        (the main process makes event 0 on, and while it waits for one the helper has,
+        the last of these no one has started: ``take``). A stream's first audio waited
+        for the main process to make them all (``soundscape play``)."""
+        self._next = max(self._next, 1)
+        self._ask(stop)
+
+    def _ask(self, stop: int) -> None:
+        """Ask for the notes from ``_next`` up to ``stop`` that are not in hand (as far as
+        the limits on notes in flight and finished bytes allow)."""
         if self._ended:
             raise RenderError(_GONE)
-        stop = min(len(self.heard.performance.events), index + self._AHEAD)
-        self._next = max(self._next, index + self._LEAD)  # left behind: main's to do
+        stop = min(len(self.heard.performance.events), stop)
         while (self._next < stop and self._in_flight < self._IN_FLIGHT
                and self._ready_bytes < self._READY_BYTES):
             ahead = self._next

@@ -426,7 +426,7 @@ class DryNotes:
             name = self._stored_as(key, variant)
             mono = None if name is None else self.store.get(name)
             if mono is None:
-                rng = np.random.default_rng(stable_ints(self.seed, key, variant))
+                rng = _Seeded((self.seed, key, variant))
                 raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate,
                                             rng=rng), dtype=float)
                 mono = _trim_tail(raw).astype(np.float32)
@@ -449,9 +449,40 @@ class DryNotes:
 
 
 
+class _Seeded:
+    """A note's generator, ``default_rng(stable_ints(*parts))``, made when the voice first
+    draws from it: a sung line's part draws nothing (its line drew), and the hash and the
+    generator's seeding took ~90 µs of each. Its methods are the generator's own."""
+
+    def __init__(self, parts: tuple) -> None:
+        self._parts = parts
+
+    def __getattr__(self, name: str):
+        generator = self.__dict__.get("_generator")
+        if generator is None:
+            generator = self._generator = np.random.default_rng(stable_ints(*self._parts))
+        found = getattr(generator, name)
+        setattr(self, name, found)  # found here next time, not through __getattr__
+        return found
+
+
+#: Samples of a note's end looked at first for its last loud sample (then twice as many).
+_TAIL_LOOK = 4096
+
+
 def _trim_tail(mono: np.ndarray) -> np.ndarray:
-    """Drop the ring below −100 dB of the note's peak (under any 16-bit floor): less to filter."""
-    magnitude = np.abs(mono)
-    loud = magnitude > _TAIL_FLOOR * magnitude.max(initial=0.0)
-    end = loud.size - int(np.argmax(loud[::-1])) if loud.size else 0  # after the last loud one
-    return mono[:end] if end and loud[end - 1] else mono[:0]
+    """Drop the ring below −100 dB of the note's peak (under any 16-bit floor): less to filter.
+
+    The last loud sample is looked for from the end, a stretch at a time (a note's ring
+    is cut near −90 dB, so it is found in the first), not over the whole note."""
+    if not mono.size:
+        return mono[:0]
+    floor = _TAIL_FLOOR * max(float(np.max(mono)), -float(np.min(mono)), 0.0)
+    end, look = mono.size, _TAIL_LOOK
+    while end > 0:
+        start = max(0, end - look)
+        loud = np.flatnonzero(np.abs(mono[start:end]) > floor)
+        if loud.size:
+            return mono[:start + int(loud[-1]) + 1]
+        end, look = start, 2 * look
+    return mono[:0]

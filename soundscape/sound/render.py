@@ -70,7 +70,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
                   stem_of: Callable[[Source], str] | None = None,
-                  tail: Callable[[tuple[int, ...]], Tail] | None = None,
+                  tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                   store: NoteStore | None = None) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
@@ -121,25 +121,40 @@ def _one_blas_thread(blocks: Generator[np.ndarray, None, None]
     OpenBLAS's idle threads spin, taking the other core from the helper; the forked helper
     inherits the limit). The limit holds only while a block is made: held across a
     ``yield``, it bound the consumer's code too, and a generator left unfinished, or two
-    interleaved, left the process at one thread for good."""
-    controller = ThreadpoolController()
+    interleaved, left the process at one thread for good. The libraries are found once:
+    ``ThreadpoolController.limit`` looks them all up again each time (15 s of a whole
+    rite's thread time, py-spy)."""
+    libraries = ThreadpoolController().select(user_api="blas").lib_controllers
     try:
         while True:
-            with controller.limit(limits=1, user_api="blas"):
+            with _one_thread(libraries):
                 block = next(blocks, None)
             if block is None:
                 return
             yield block
     finally:
-        with controller.limit(limits=1, user_api="blas"):
+        with _one_thread(libraries):
             blocks.close()
+
+
+@contextlib.contextmanager
+def _one_thread(libraries) -> Iterator[None]:
+    """``libraries`` (threadpoolctl's) at one thread each, then as they were."""
+    before = [library.num_threads for library in libraries]
+    for library in libraries:
+        library.set_num_threads(1)
+    try:
+        yield
+    finally:
+        for library, threads in zip(libraries, before, strict=True):
+            library.set_num_threads(threads)
 
 
 def _blocks(performance: Performance, *, listener: Listener | ListenerPath, panner: Panner,
             sample_rate: int, seed: int, voice: Voice, surroundings: Surroundings,
             block_frames: int, stems: tuple[str, ...], progress: bool, cache_bytes: int,
             workers: int, stem_of: Callable[[Source], str] | None,
-            tail: Callable[[tuple[int, ...]], Tail] | None,
+            tail: Callable[[tuple[int, ...]], Tail | None] | None,
             store: NoteStore | None) -> Generator[np.ndarray, None, None]:
     width = len(panner.channels)
     columns = {name: i * width for i, name in enumerate(stems)}
@@ -154,6 +169,10 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
     try:
         with bar:
             helper = NoteHelper(buses) if workers > 1 and performance.events else None
+            # the first block's notes, made by both processes before any later ones
+            first = _first_needed(performance, buses, block_frames, sample_rate)
+            if helper is not None:
+                helper.share(first)
             for index, event in enumerate(performance.events):
                 onset = round(event.time * sample_rate)
                 while onset - buses.guard(base + block_frames) - base >= block_frames:
@@ -161,7 +180,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                         helper.schedule(index)
                     yield buses.take(block_frames)
                     base += block_frames
-                if helper is not None:
+                if helper is not None and index >= first:
                     helper.schedule(index)
                 key = buses.key(index)
                 note: np.ndarray | HeardNote | None
@@ -185,6 +204,14 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
         buses.close()
         if helper is not None:
             helper.close()
+
+
+def _first_needed(performance: Performance, buses: Buses, block_frames: int,
+                  sample_rate: int) -> int:
+    """How many events the first block waits for (those before it and its guard)."""
+    horizon = block_frames + buses.guard(block_frames)
+    return next((index for index, event in enumerate(performance.events)
+                 if round(event.time * sample_rate) - horizon >= 0), len(performance.events))
 
 
 @dataclass(frozen=True, slots=True)

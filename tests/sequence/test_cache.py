@@ -4,6 +4,7 @@ Performance, a damaged entry is a miss, and it stays bounded."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -77,3 +78,48 @@ def test_a_cache_that_cannot_be_written_still_gives_the_performance(tmp_path):
     blocker.write_text("not a folder")
     performance, found = cached_performance("k1", _performance, folder=blocker / "sub")
     assert not found and performance.events[0].velocity == 0.5
+
+
+def test_the_package_digest_is_kept_and_follows_an_edit(tmp_path, monkeypatch):
+    """The digest of the package's and instruments' files is read back while their sizes
+    and mtimes are unchanged (no file read), and worked out again after an edit; a file
+    changed just now keeps no memo."""
+    from pathlib import Path
+
+    instruments = tmp_path / "instruments"
+    instruments.mkdir()
+    own = instruments / "a.toml"
+    own.write_text("id = 'a'\n")
+    os.utime(own, ns=(10**18, 10**18))
+    monkeypatch.setattr(cache, "bundled_dir", lambda name: instruments)
+    monkeypatch.setattr(cache, "cache_dir", lambda: tmp_path / "performances")
+    monkeypatch.setattr(cache, "_SETTLE_NS", 0)  # a checkout's files may be new
+    read: list[Path] = []
+    real = Path.read_bytes
+
+    def reading(self):
+        read.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", reading)
+
+    def digest() -> bytes:
+        cache._package_digest.cache_clear()
+        read.clear()
+        return cache._package_digest()
+
+    try:
+        first = digest()
+        assert own in read  # worked out from the bytes
+        assert digest() == first and not read  # the memo: no file read
+        own.write_text("id = 'b'\n")  # the same size
+        later = time.time_ns() + 3600 * 10**9  # changed as it was read: no memo kept
+        os.utime(own, ns=(later, later))
+        second = digest()
+        assert second != first and own in read
+        assert digest() == second and own in read
+        os.utime(own, ns=(12 * 10**17, 12 * 10**17))
+        assert digest() == second and own in read
+        assert digest() == second and not read
+    finally:
+        cache._package_digest.cache_clear()

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -254,3 +255,54 @@ def test_the_cache_leaves_its_disk_the_room_a_render_reserved(tmp_path, monkeypa
     store.keep_free = 4 << 30
     store.put(name, note)
     assert np.array_equal(store.get(name), note)
+
+
+def test_the_code_version_is_kept_with_a_stamp_of_its_files(tmp_path, monkeypatch):
+    """Worked out from the bytes once, then read back while no file it read (or looked for)
+    changed; a stamp that differs is worked out anew; a file changed just now keeps no
+    memo (two edits of one size within a tick of the clock would look alike)."""
+    monkeypatch.setenv(diskcache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(diskcache, "SETTLE_NS", 0)  # a checkout's files may be new
+    worked: list[tuple] = []
+    real = diskcache._code_version
+
+    def counting(roots):
+        worked.append(roots)
+        return real(roots)
+
+    monkeypatch.setattr(diskcache, "_code_version", counting)
+    diskcache.code_version.cache_clear()
+    try:
+        first = diskcache.code_version()
+        diskcache.code_version.cache_clear()
+        assert diskcache.code_version() == first and len(worked) == 1  # the memo
+        memo = next((tmp_path / "cache" / "code").glob("*.txt"))
+        _, version, *paths = memo.read_text(encoding="utf-8").splitlines()
+        package = Path(diskcache.__file__).resolve().parents[1]
+        assert version == first and str(package / "sound" / "notes.py") in paths
+        assert str(package / "sound" / "synth") in paths  # a model added: its folder
+        memo.write_text("\n".join(["0" * 32, "0.1.0+stale", *paths]) + "\n")
+        diskcache.code_version.cache_clear()
+        assert diskcache.code_version() == first and len(worked) == 2
+    finally:
+        diskcache.code_version.cache_clear()
+    own, absent = tmp_path / "x.py", tmp_path / "y.py"
+    own.write_text("a")
+    os.utime(own, ns=(10**18, 10**18))
+    before = diskcache._stamped([str(own), str(absent)])
+    own.write_text("b")  # one size, another mtime
+    assert diskcache._stamped([str(own), str(absent)])[0] != before[0]
+    os.utime(own, ns=(10**18, 10**18))
+    assert diskcache._stamped([str(own), str(absent)]) == before
+    absent.write_text("")  # a module added where an import looked
+    assert diskcache._stamped([str(own), str(absent)])[0] != before[0]
+    # a file changed as it was read (its mtime not before the reading): no memo kept
+    monkeypatch.setattr(diskcache, "_code_version", lambda roots: ("0.1.0+new", [str(own)]))
+    later = time.time_ns() + 3600 * 10**9
+    os.utime(own, ns=(later, later))
+    diskcache.code_version.cache_clear()
+    try:
+        assert diskcache.code_version(("soundscape.x",)) == "0.1.0+new"
+    finally:
+        diskcache.code_version.cache_clear()
+    assert len(list((tmp_path / "cache" / "code").glob("*.txt"))) == 1

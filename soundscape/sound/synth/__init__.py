@@ -40,12 +40,16 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy import signal
 
 from soundscape.errors import InstrumentError, ParamError, TuningError
 from soundscape.music.instruments import frozen, thawed
 from soundscape.music.tuning import Tuning, canonical_name, default_tuning
-from soundscape.sound.synth._common import INFRASOUND_HZ, infrasound_highpass, working_rate
+from soundscape.sound.synth._common import (
+    INFRASOUND_HZ,
+    infrasound_highpass,
+    sosfilt,
+    working_rate,
+)
 from soundscape.sound.synth.modal import BELL_SETS
 
 if TYPE_CHECKING:
@@ -240,12 +244,12 @@ def _side_stroke(instrument: Instrument, module: ModuleType, hz: float, pitch: s
 
 def without_infrasound(audio: np.ndarray, sample_rate: int) -> np.ndarray:
     """The note high-passed at ``INFRASOUND_HZ`` (its peak kept within the ≤ 1 contract)."""
-    return _within_unit(signal.sosfilt(infrasound_highpass(sample_rate), audio))
+    return _within_unit(sosfilt(infrasound_highpass(sample_rate), audio))
 
 
 def _within_unit(audio: np.ndarray) -> np.ndarray:
     """``audio`` scaled down to a peak of 1 if it goes over."""
-    peak = float(np.max(np.abs(audio)))
+    peak = max(float(np.max(audio)), -float(np.min(audio)))  # |x|'s peak without |x|
     return audio / peak if peak > 1.0 else audio
 
 

@@ -14,9 +14,11 @@ from typing import Any, overload
 import numpy as np
 from scipy import signal
 
-__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "cancel_dc", "damped_partials",
-           "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels", "harmonic_tones",
-           "infrasound_highpass", "noise_burst", "smooth_noise"]
+from soundscape.sound.iir import sosfilt_rows
+
+__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "cancel_dc",
+           "damped_partials", "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels",
+           "harmonic_tones", "infrasound_highpass", "noise_burst", "smooth_noise", "sosfilt"]
 
 #: Below this, sound is infrasound: every note is high-passed here.
 INFRASOUND_HZ = 20.0
@@ -109,10 +111,15 @@ def _glided(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, frames: int,
             weights = _cubic_weights(np.array([lead - k]))
             for j, w in enumerate(weights):
                 out[head:] += float(w[0]) * grid[head + k + j:frames + k + j]
+    decay, phase = np.empty(frames), np.empty(frames)  # worked in place: no temporaries
     for freq, amp, t60 in zip(freqs[~smooth], amps[~smooth], t60s[~smooth], strict=True):
         n = int(np.searchsorted(at, frames_for(_CUT_T60S * t60, sample_rate)))
         u = clock[:n]
-        out[:n] += amp * np.exp(-_LN1000 * u / t60) * np.sin(2.0 * np.pi * freq * u)
+        level, turn = np.exp(np.multiply(u, -_LN1000 / t60, out=decay[:n]), out=decay[:n]), \
+            np.sin(np.multiply(u, 2.0 * np.pi * freq, out=phase[:n]), out=phase[:n])
+        level *= turn
+        level *= amp
+        out[:n] += level
     return out
 
 
@@ -132,6 +139,7 @@ def _cubic_weights(x: np.ndarray) -> tuple[np.ndarray, ...]:
 
 #: Samples per row of ``_ringing``'s block sum (256-1024 measured fastest).
 _BLOCK = 512
+_PRODUCT = np.float32
 
 
 def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.ndarray,
@@ -139,20 +147,54 @@ def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.
     """``Σ amp · r^m sin(m ω)`` over the partials, each cut after its ``lengths`` samples.
 
     ``r^m sin(m ω)`` is the imaginary part of ``z^m``, ``z = r e^{iω}``; with ``m = kB + j``,
-    ``z^m = z^{kB} z^j``, so the sum for all samples is one complex matrix product: rows
-    of each partial's value at the start of block ``k`` (0 once it is cut) times its first
-    ``B`` powers. The blocks that hold a partial only in part take it on their own.
+    ``z^m = z^{kB} z^j``, so the sum for all samples is a matrix product: rows of each
+    partial's value at the start of block ``k`` times its first ``B`` powers. Only the
+    imaginary part is wanted, ``Re w · Im p + Im w · Re p``: one real product of twice the
+    inner size, in float32 (6× faster than float64 here). Its rounding is relative to
+    each block's own start values, which decay with the sound: ~1e-7 of what sounds at
+    that moment, as fine as the float32 the notes are kept in. A partial takes part only
+    in the blocks it fills (sorted longest first, the blocks that hold the same number of
+    them go as one product): upper modes die long before the note ends. The blocks that
+    hold a partial only in part take it on their own, in float64.
     """
     log_pole = -_LN1000 / (t60s * sample_rate) + 2j * np.pi * freqs / sample_rate
-    starts = np.arange(-(-frames // _BLOCK))[:, None] * _BLOCK
+    blocks = -(-frames // _BLOCK)
     whole = np.minimum(lengths // _BLOCK * _BLOCK, frames // _BLOCK * _BLOCK)
-    weights = amps * np.exp(starts * log_pole)
-    weights[starts >= whole] = 0.0
-    powers = np.exp(np.arange(_BLOCK)[:, None] * log_pole).T
-    out = (weights @ powers).imag.ravel()[:frames]
-    for amp, pole, start, n in zip(amps, log_pole, whole, lengths, strict=True):
+    order = np.argsort(-whole, kind="stable")
+    filled = whole[order] // _BLOCK  # sorted partial j fills blocks 0 … filled[j] − 1
+    poles = np.exp(log_pole[order])
+    powers = _powers(poles, _BLOCK)  # (partials, B): z^j
+    starts = amps[order, None] * _powers(powers[:, -1] * poles, blocks + 1)  # amp z^{kB}
+    # Re w, Im w of each partial side by side against Im p, Re p: the first ``2 live``
+    # columns and rows are the first ``live`` partials
+    left = np.ascontiguousarray(starts.T).view(float).astype(_PRODUCT)
+    right = np.empty((2 * len(poles), _BLOCK), dtype=_PRODUCT)
+    right[0::2], right[1::2] = powers.imag, powers.real
+    out = np.zeros((blocks, _BLOCK), dtype=_PRODUCT)
+    count = len(poles)
+    for live in range(count, 0, -1):  # the blocks where exactly ``live`` partials sound
+        first = int(filled[live]) if live < count else 0
+        last = int(filled[live - 1])
+        if last > first:
+            np.matmul(left[first:last, :2 * live], right[:2 * live], out=out[first:last])
+    ring = out.ravel()[:frames].astype(float)
+    for j, (k, n) in enumerate(zip(filled, lengths[order], strict=True)):
+        start = int(k) * _BLOCK
         if n > start:
-            out[start:n] += (amp * np.exp(np.arange(start, n) * pole)).imag
+            ring[start:n] += (starts[j, k] * powers[j, :n - start]).imag
+    return ring
+
+
+def _powers(z: np.ndarray, count: int) -> np.ndarray:
+    """``z[i] ** j`` for j < ``count``, rows by ``z``: by doubling (each a product of at most
+    log2(count) factors: rounding ~1e-15), not a complex exp per sample (~90 ns each here)."""
+    out = np.empty((z.size, count), dtype=complex)
+    out[:, 0] = 1.0
+    step, have = z.copy(), 1  # step = z ** have
+    while have < count:
+        more = min(have, count - have)
+        np.multiply(out[:, :more], step[:, None], out=out[:, have:have + more])
+        step, have = step * step, have + more
     return out
 
 
@@ -181,9 +223,40 @@ def cancel_dc(out: np.ndarray, *, contact_s: float, sample_rate: int) -> np.ndar
     return out
 
 
+def sosfilt(sos: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``scipy.signal.sosfilt(sos, x)`` of a 1-D signal, the same samples without its checks
+    (``iir.sosfilt_rows``: ~0.1 ms a call, and a note makes several)."""
+    return sosfilt_rows(sos, np.asarray(x, dtype=float)[None, :],
+                        np.zeros((1, len(sos), 2)))[0][0]
+
+
 def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
     """Second-order Butterworth band-pass, clipped to the Nyquist range."""
-    return signal.sosfilt(_bandpass_sos(float(low_hz), float(high_hz), sample_rate), x)
+    return sosfilt(_bandpass_sos(float(low_hz), float(high_hz), sample_rate), x)
+
+
+def bandpass_sos(low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
+    """The sections of ``bandpass``'s filter, worked out in closed form: for a band that
+    changes every note (scipy's design takes ~2.6 ms, this ~0.03 ms). The same filter as
+    ``signal.butter(2, …, "bandpass", output="sos")`` to rounding (its prototype's poles
+    moved to the band and through the bilinear transform as scipy does), each section
+    with one zero at DC and one at Nyquist."""
+    nyquist = sample_rate / 2.0
+    high = min(high_hz, 0.95 * nyquist)
+    low = min(low_hz, 0.9 * high)
+    warped = 4.0 * np.tan(np.pi * np.array([low, high]) / sample_rate)  # fs = 2, as scipy
+    width, centre = warped[1] - warped[0], math.sqrt(warped[0] * warped[1])
+    prototype = -np.exp(1j * np.pi * np.array([-1.0, 1.0]) / 4.0) * width / 2.0
+    root = np.sqrt(prototype * prototype - centre * centre)
+    analog = np.concatenate([prototype + root, prototype - root])
+    poles = (4.0 + analog) / (4.0 - analog)
+    gain = width * width * (16.0 / np.prod(4.0 - analog)).real
+    sos = np.zeros((2, 6))
+    sos[:, 0], sos[:, 2], sos[:, 3] = 1.0, -1.0, 1.0
+    for row, pole in zip(sos, poles[[0, 2]], strict=True):  # one of each conjugate pair
+        row[4], row[5] = -2.0 * pole.real, abs(pole) ** 2
+    sos[0, :3] *= gain
+    return sos
 
 
 @functools.lru_cache(maxsize=1024)

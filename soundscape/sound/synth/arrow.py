@@ -10,6 +10,7 @@ within one event).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,20 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     frames = frames_for(duration, sample_rate)
     noise = bandpass(rng.standard_normal(frames), hz * params["low_ratio"],
                      hz * params["high_ratio"], sample_rate)
-    t = np.arange(frames) / sample_rate
-    spin = 1.0 - params["spin_depth"] * 0.5 * (1.0 + np.sin(2.0 * np.pi * params["spin_hz"] * t))
-    envelope = np.sin(np.pi * np.arange(frames) / frames) ** 2
+    spin, envelope = _shape(frames, sample_rate, float(params["spin_hz"]),
+                            float(params["spin_depth"]))
     out = noise * spin * envelope
     peak = float(np.max(np.abs(out)))
     return out * (velocity / peak) if peak > 0 else out
+
+
+@functools.lru_cache(maxsize=64)
+def _shape(frames: int, sample_rate: int, spin_hz: float,
+           spin_depth: float) -> tuple[np.ndarray, np.ndarray]:
+    """The flutter and the raised-cosine envelope of a whoosh of ``frames``, made once per
+    length (an arrow's segments come in a few lengths: 516 in the rite, 48 lengths)."""
+    t = np.arange(frames) / sample_rate
+    spin = 1.0 - spin_depth * 0.5 * (1.0 + np.sin(2.0 * np.pi * spin_hz * t))
+    envelope = np.sin(np.pi * np.arange(frames) / frames) ** 2
+    spin.flags.writeable = envelope.flags.writeable = False  # shared by every call
+    return spin, envelope

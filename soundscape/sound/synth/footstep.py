@@ -39,6 +39,8 @@ from soundscape.sound.synth._common import (
 
 __all__ = ["render"]
 
+_SIGNS = (-1.0, 1.0)
+
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
@@ -95,10 +97,13 @@ def _bursts(starts: np.ndarray, gains: np.ndarray, decay_s: float, frames: int,
     """White noise bursts decaying 60 dB in ``decay_s``, one per footfall."""
     out = np.zeros(frames)
     burst = noise_burst(rng, frames=frames, decay_s=decay_s, sample_rate=sample_rate)
-    for start, gain in zip(starts, gains, strict=True):
-        piece = burst[:frames - start] * rng.choice((-1.0, 1.0))
-        out[start:start + piece.size] += piece * gain
-        burst = np.roll(burst, 97)  # the next footfall another stretch of the noise
+    twice = np.concatenate([burst, burst])  # the burst turned by any shift: a slice of it
+    for k, (start, gain) in enumerate(zip(starts, gains, strict=True)):
+        # the next footfall another stretch of the noise: the burst turned 97 samples more
+        # (np.roll's), its sign drawn as rng.choice((-1, 1)) draws it (integers(0, 2))
+        shift = -97 * k % burst.size
+        n = min(burst.size, frames - start)
+        out[start:start + n] += twice[shift:shift + n] * (_SIGNS[rng.integers(0, 2)] * gain)
     return out
 
 

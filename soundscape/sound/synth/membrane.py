@@ -65,12 +65,13 @@ import numpy as np
 from scipy import signal, special
 
 from soundscape.sound.synth._common import (
-    bandpass,
+    bandpass_sos,
     cancel_dc,
     damped_partials,
     db_to_gain,
     frames_for,
     noise_burst,
+    sosfilt,
 )
 
 __all__ = ["Stroke", "own_tuning", "render", "render_stroke", "strike_places", "stroke_course"]
@@ -231,7 +232,9 @@ def render_stroke(params: Mapping[str, Any], *, hz: float, velocity: float,
                           glide_s=params.get("glide_s", 0.05))
     noise = noise_burst(rng, frames=frames, decay_s=params["thud_s"], sample_rate=sample_rate)
     high = params["thud_high_hz"] * params["contact_s"] / contact  # shorter contact, brighter
-    out[:noise.size] += bandpass(noise, params["thud_low_hz"], high, sample_rate) * (thud * scale)
+    # its band moves with every stroke: designed in closed form, not by scipy (2.6 ms)
+    band = bandpass_sos(params["thud_low_hz"], high, sample_rate)
+    out[:noise.size] += sosfilt(band, noise) * (thud * scale)
     out = cancel_dc(out, contact_s=contact, sample_rate=sample_rate)
     delay, level = stroke.bounce
     lag = round(delay * sample_rate)

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import signal
 from scipy.linalg import block_diag
 
-from soundscape.sound.synth._common import db_to_gain, frames_for, infrasound_highpass
+from soundscape.sound.synth._common import db_to_gain, frames_for, infrasound_highpass, sosfilt
 
 __all__ = ["INFRASOUND_FREE", "body_filter", "loop_taps", "render", "ring"]
 
@@ -86,7 +86,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     frames = frames_for(max(duration, 1.5 * t60), sample_rate)
     excitation = velocity * _excitation(params, delay, velocity, sample_rate, rng)
     string = ring(excitation, taps, frames)  # linear: scaling its input scales it
-    return signal.sosfilt(body_filter(_rows(params), sample_rate), string)
+    return sosfilt(body_filter(_rows(params), sample_rate), string)
 
 
 def ring(excitation: np.ndarray, taps: np.ndarray, frames: int) -> np.ndarray:
