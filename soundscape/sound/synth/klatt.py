@@ -50,15 +50,17 @@ def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
     hop : int
         Samples per frame; frame k covers samples [k·hop, (k+1)·hop).
     """
-    signals = np.atleast_2d(np.asarray(x, dtype=float))
+    signals = np.array(np.atleast_2d(x), dtype=float, order="C")  # filtered in place
     sos = _sections(poles, zero, sample_rate)
     changing = np.flatnonzero(np.any(sos != sos[:1], axis=(0, 2)))
     varying = int(changing[-1]) + 1 if changing.size else 0
-    out = _time_varying(signals, sos[:, :varying], hop) if varying else signals
+    if varying:
+        _time_varying(signals, sos[:, :varying], hop)
     if varying < sos.shape[1]:  # a time-invariant tail: filtered whole, from rest
         tail = sos[0, varying:]
-        out, _ = sosfilt_rows(tail, out, np.zeros((signals.shape[0], tail.shape[0], 2)))
-    return out.reshape(np.shape(x))
+        signals, _ = sosfilt_rows(tail, signals, np.zeros((signals.shape[0], tail.shape[0], 2)),
+                                  overwrite=True)
+    return signals.reshape(np.shape(x))
 
 
 def _sections(poles: np.ndarray, zero: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -73,21 +75,23 @@ def _sections(poles: np.ndarray, zero: np.ndarray, sample_rate: int) -> np.ndarr
     return sos
 
 
-def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> np.ndarray:
-    """``signals`` through sections that change from frame to frame (section 0 the zero),
-    one filter call per run of equal frames, each continuing Klatt's recursion."""
+def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> None:
+    """``signals`` (C-ordered) through sections that change from frame to frame (section 0
+    the zero), in place: one filter call per run of equal frames, each continuing Klatt's
+    recursion."""
     frames, size = sos.shape[0], signals.shape[1]
     runs = [(first, stop) for first, stop in _runs(sos.reshape(frames, -1))
             if first * hop < (size if stop == frames else min(size, stop * hop))]
     carries = _carries(sos[[first for first, _ in runs]])
-    out = np.empty_like(signals)
     state = np.zeros((signals.shape[0], sos.shape[1], 2))
     for r, (first, stop) in enumerate(runs):
         start, end = first * hop, size if stop == frames else min(size, stop * hop)
         if r:
             state = (carries[r - 1] @ state[..., None])[..., 0]
-        out[:, start:end], state = sosfilt_rows(sos[first], signals[:, start:end], state)
-    return out
+        part = signals[:, start:end]  # one signal: a C-ordered view, filtered where it is
+        done, state = sosfilt_rows(sos[first], part, state, overwrite=True)
+        if done is not part:
+            part[...] = done
 
 
 def _carries(sos: np.ndarray) -> np.ndarray:

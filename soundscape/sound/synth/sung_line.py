@@ -53,6 +53,7 @@ from soundscape.sound.synth import glottal, klatt, voice
 from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
+    interp_knots,
     smooth_noise,
     upsample,
     working_rate,
@@ -124,7 +125,8 @@ def pitch_track(params: Mapping[str, Any], notes: Sequence[SungNote], *, frames:
     every = max(1, sample_rate // _CONTROL_HZ)
     rate_in, count = sample_rate / every, -(-frames // every) + 1
     hz = _control_track(line, singer, notes, count, rate_in, rng, performer)
-    return np.interp(np.arange(frames) / sample_rate, np.arange(count) / rate_in, hz[0]), hz[1]
+    return interp_knots(np.arange(frames) / sample_rate, np.arange(count) / rate_in, hz[0],
+                        every), hz[1]
 
 
 def _control_track(line, singer, notes, frames, sample_rate, rng, performer):
@@ -218,37 +220,53 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
         f0, open_quotient=source["open_quotient"] + singer.open_quotient,
         tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
         shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
-    av, ah = _tracks(plan, params, end, frames, sample_rate)
+    t = np.arange(frames) / sample_rate
+    av, ah = _tracks(plan, params, end, t, sample_rate)
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)
-    noise = av * db_to_gain(source["breath_db"] + singer.breath_db) * breath \
-        + ah * db_to_gain(params["aspiration_db"]) * rng.standard_normal(frames)
+    noise = av * db_to_gain(source["breath_db"] + singer.breath_db)
+    noise *= breath
+    aspiration = ah * db_to_gain(params["aspiration_db"])
+    aspiration *= rng.standard_normal(frames)
+    noise += aspiration
     noise *= voice._noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
     hop = round(params["frame_s"] * sample_rate)
-    out = klatt.cascade(av * voicing + noise, poles, zero, hop=hop, sample_rate=sample_rate)
+    excitation = av * voicing
+    excitation += noise
+    out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate)
     out *= params["level_rms"] / voice._steady_rms(out, plan.steady, sample_rate)
     out += voice._noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
-    return out * _levels(notes, frames, sample_rate)
+    out *= _levels(notes, t)
+    return out
 
 
-def _tracks(plan, params: Mapping[str, Any], end: float, frames: int,
+def _tracks(plan, params: Mapping[str, Any], end: float, t: np.ndarray,
             sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
-    """Voicing and aspiration per sample: one attack at the line's start, one release."""
-    t = np.arange(frames) / sample_rate
+    """Voicing and aspiration at the sample times ``t``: one attack at the line's start,
+    one release."""
+    frames = t.size
     centres = np.arange(plan.voicing.size) * plan.step
-    onset = np.clip(t / params["attack_s"], 0.0, 1.0)
-    release = np.clip(1.0 - (t - end) / params["release_s"], 0.0, 1.0)
-    return (np.interp(t, centres, plan.voicing) * onset * release,
-            np.interp(t, centres, plan.aspiration) * release)
+    hop = round(plan.step * sample_rate)
+    av = interp_knots(t, centres, plan.voicing, hop)
+    ah = interp_knots(t, centres, plan.aspiration, hop)
+    # the attack is under 1 only in its first attack_s, the release only after ``end``
+    # (a product by exactly 1 changes nothing: only the ramps are multiplied)
+    head = min(frames, math.ceil(params["attack_s"] * sample_rate) + 2)
+    av[:head] *= np.clip(t[:head] / params["attack_s"], 0.0, 1.0)
+    tail = min(frames, max(0, math.floor(end * sample_rate) - 2))
+    release = np.clip(1.0 - (t[tail:] - end) / params["release_s"], 0.0, 1.0)
+    av[tail:] *= release
+    ah[tail:] *= release
+    return av, ah
 
 
-def _levels(notes: Sequence[SungNote], frames: int, sample_rate: int) -> np.ndarray:
+def _levels(notes: Sequence[SungNote], t: np.ndarray) -> np.ndarray:
     """Each note's velocity, moving from note to note over 60 ms."""
     times, levels = [0.0], [notes[0].velocity]
     for before, note in itertools.pairwise(notes):
         times += [note.start - 0.03, note.start + 0.03]
         levels += [before.velocity, note.velocity]
-    return np.interp(np.arange(frames) / sample_rate, times, levels)
+    return np.interp(t, times, levels)
 
 
 # -- the breath ----------------------------------------------------------------------------------
