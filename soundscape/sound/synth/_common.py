@@ -289,6 +289,21 @@ def _upsampler(factor: int) -> np.ndarray:
 
 
 
+_TIMES: dict[float, np.ndarray] = {}
+
+
+def sample_times(frames: int, sample_rate: float) -> np.ndarray:
+    """``np.arange(frames) / sample_rate`` (the same values), read-only: cut from one
+    kept array per rate, so a long note does not build its time axis anew for each
+    track (a new array of a line's length costs more in page faults than its values)."""
+    kept = _TIMES.get(sample_rate)
+    if kept is None or kept.size < frames:
+        kept = np.arange(max(frames, 2 * (0 if kept is None else kept.size))) / sample_rate
+        kept.setflags(write=False)
+        _TIMES[sample_rate] = kept
+    return kept[:frames]
+
+
 def interp_knots(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, hop: int) -> np.ndarray:
     """``np.interp(x, xp, fp)`` to the bit, faster when knot ``j`` lies at sample ``j · hop``
     of the rising sample times ``x`` (``arange(n) / rate``; a track made every ``hop``

@@ -54,6 +54,7 @@ from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
     interp_knots,
+    sample_times,
     smooth_noise,
     upsample,
     working_rate,
@@ -125,7 +126,7 @@ def pitch_track(params: Mapping[str, Any], notes: Sequence[SungNote], *, frames:
     every = max(1, sample_rate // _CONTROL_HZ)
     rate_in, count = sample_rate / every, -(-frames // every) + 1
     hz = _control_track(line, singer, notes, count, rate_in, rng, performer)
-    return interp_knots(np.arange(frames) / sample_rate, np.arange(count) / rate_in, hz[0],
+    return interp_knots(sample_times(frames, sample_rate), np.arange(count) / rate_in, hz[0],
                         every), hz[1]
 
 
@@ -220,8 +221,9 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
         f0, open_quotient=source["open_quotient"] + singer.open_quotient,
         tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
         shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
-    t = np.arange(frames) / sample_rate
-    av, ah = _tracks(plan, params, end, t, sample_rate)
+    t = sample_times(frames, sample_rate)
+    av, ah = voice.ramped_tracks(plan, t, sample_rate, attack_s=params["attack_s"],
+                                 release_at=end, release_s=params["release_s"])
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)
     noise = av * db_to_gain(source["breath_db"] + singer.breath_db)
@@ -238,26 +240,6 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
     out += voice._noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
     out *= _levels(notes, t)
     return out
-
-
-def _tracks(plan, params: Mapping[str, Any], end: float, t: np.ndarray,
-            sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
-    """Voicing and aspiration at the sample times ``t``: one attack at the line's start,
-    one release."""
-    frames = t.size
-    centres = np.arange(plan.voicing.size) * plan.step
-    hop = round(plan.step * sample_rate)
-    av = interp_knots(t, centres, plan.voicing, hop)
-    ah = interp_knots(t, centres, plan.aspiration, hop)
-    # the attack is under 1 only in its first attack_s, the release only after ``end``
-    # (a product by exactly 1 changes nothing: only the ramps are multiplied)
-    head = min(frames, math.ceil(params["attack_s"] * sample_rate) + 2)
-    av[:head] *= np.clip(t[:head] / params["attack_s"], 0.0, 1.0)
-    tail = min(frames, max(0, math.floor(end * sample_rate) - 2))
-    release = np.clip(1.0 - (t[tail:] - end) / params["release_s"], 0.0, 1.0)
-    av[tail:] *= release
-    ah[tail:] *= release
-    return av, ah
 
 
 def _levels(notes: Sequence[SungNote], t: np.ndarray) -> np.ndarray:
