@@ -224,20 +224,9 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
     t = sample_times(frames, sample_rate)
     av, ah = voice.ramped_tracks(plan, t, sample_rate, attack_s=params["attack_s"],
                                  release_at=end, release_s=params["release_s"])
-    poles, zero = plan.smooth_tract()
-    poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)
-    noise = av * db_to_gain(source["breath_db"] + singer.breath_db)
-    noise *= breath
-    aspiration = ah * db_to_gain(params["aspiration_db"])
-    aspiration *= rng.standard_normal(frames)
-    noise += aspiration
-    noise *= voice._noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
-    hop = round(params["frame_s"] * sample_rate)
-    excitation = av * voicing
-    excitation += noise
-    out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate)
-    out *= params["level_rms"] / voice._steady_rms(out, plan.steady, sample_rate)
-    out += voice._noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+    out = voice.through_tract(plan, params, voicing, breath, av, ah,
+                              breath_db=source["breath_db"] + singer.breath_db,
+                              sample_rate=sample_rate, rng=rng)
     out *= _levels(notes, t)
     return out
 

@@ -464,13 +464,26 @@ def _voice(params: Mapping[str, Any], *, hz: float, duration: float, articulatio
         tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
         shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
     av, ah = _sample_tracks(plan, params, articulation, duration, frames, sample_rate)
+    return through_tract(plan, params, voicing, breath, av, ah,
+                         breath_db=source["breath_db"] + singer.breath_db,
+                         sample_rate=sample_rate, rng=rng)
+
+
+def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
+                  breath: np.ndarray, av: np.ndarray, ah: np.ndarray, *, breath_db: float,
+                  sample_rate: int, rng: np.random.Generator) -> np.ndarray:
+    """The voicing and its noises (breath at ``breath_db``, aspiration where ``ah`` is
+    above 0) through the plan's tract, the held vowel at ``level_rms``, with the bursts
+    and frication beside it."""
+    frames = voicing.size
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
-    noise = av * db_to_gain(source["breath_db"] + singer.breath_db)
+    noise = av * db_to_gain(breath_db)
     noise *= breath
-    aspiration = ah * db_to_gain(params["aspiration_db"])
-    aspiration *= rng.standard_normal(frames)
-    noise += aspiration
+    # aspiration sounds in about 1 % of a line's samples: its noise is drawn only there
+    spots = np.flatnonzero(ah)
+    noise[spots] += ah[spots] * db_to_gain(params["aspiration_db"]) \
+        * rng.standard_normal(spots.size)
     noise *= _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
     hop = round(params["frame_s"] * sample_rate)
     excitation = av * voicing
