@@ -36,7 +36,7 @@ def resonator(freq: np.ndarray | float, bandwidth: np.ndarray | float,
 
 
 def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
-            sample_rate: int) -> np.ndarray:
+            sample_rate: int, overwrite: bool = False) -> np.ndarray:
     """``x`` through the time-varying cascade: one antiresonator, then resonators.
 
     Parameters
@@ -49,8 +49,12 @@ def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
         Per frame, the nasal antiresonator [Hz, bandwidth Hz].
     hop : int
         Samples per frame; frame k covers samples [k·hop, (k+1)·hop).
+    overwrite : bool
+        Filter a C-ordered float64 ``x`` where it is (and return it).
     """
-    signals = np.array(np.atleast_2d(x), dtype=float, order="C")  # filtered in place
+    signals = np.atleast_2d(x)  # filtered in place: the caller's, or a copy
+    if not (overwrite and signals.dtype == np.float64 and signals.flags.c_contiguous):
+        signals = np.array(signals, dtype=float, order="C")
     sos = _sections(poles, zero, sample_rate)
     changing = np.flatnonzero(np.any(sos != sos[:1], axis=(0, 2)))
     varying = int(changing[-1]) + 1 if changing.size else 0

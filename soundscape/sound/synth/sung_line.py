@@ -227,17 +227,34 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
     out = voice.through_tract(plan, params, voicing, breath, av, ah,
                               breath_db=source["breath_db"] + singer.breath_db,
                               sample_rate=sample_rate, rng=rng)
-    out *= _levels(notes, t)
+    _apply_levels(out, notes, t)
     return out
 
 
-def _levels(notes: Sequence[SungNote], t: np.ndarray) -> np.ndarray:
-    """Each note's velocity, moving from note to note over 60 ms."""
+def _levels(notes: Sequence[SungNote]) -> tuple[list[float], list[float]]:
+    """Each note's velocity, moving from note to note over 60 ms: (times, levels) to
+    interpolate."""
     times, levels = [0.0], [notes[0].velocity]
     for before, note in itertools.pairwise(notes):
         times += [note.start - 0.03, note.start + 0.03]
         levels += [before.velocity, note.velocity]
-    return np.interp(t, times, levels)
+    return times, levels
+
+
+def _apply_levels(out: np.ndarray, notes: Sequence[SungNote], t: np.ndarray) -> None:
+    """``out *= np.interp(t, *_levels(notes))``, in place and with the same values: a held
+    note's samples by its level (np.interp's value on a flat segment, exactly), np.interp
+    only over the 60 ms moves between notes (over all of it if the moves overlap)."""
+    times, levels = _levels(notes)
+    if np.any(np.diff(times) <= 0.0):
+        out *= np.interp(t, times, levels)
+        return
+    moves = np.searchsorted(t, times[1:]).reshape(-1, 2).tolist()  # [first, after] samples
+    held = 0
+    for note, (a, b) in zip(notes, [*moves, [t.size, t.size]], strict=True):
+        out[held:a] *= note.velocity
+        out[a:b] *= np.interp(t[a:b], times, levels)
+        held = b
 
 
 # -- the breath ----------------------------------------------------------------------------------

@@ -488,7 +488,8 @@ def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
     hop = round(params["frame_s"] * sample_rate)
     excitation = av * voicing
     excitation += noise
-    out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate)
+    out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate,
+                        overwrite=True)
     out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate)
     out += _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
     return out
