@@ -200,3 +200,19 @@ def test_the_bound_voice_sings_each_zhong_anew_and_a_part_of_the_rite_as_the_who
     assert np.array_equal(sung(whole.between(35.0, 60.0), 5.0), sung(whole, 40.0))
     later = performance_of(line(2.0) + line(20.0) + line(41.5, "simu"))
     assert np.array_equal(sung(later, 41.5), sung(whole, 40.0))
+
+
+def test_levels_in_place_are_the_interpolated_levels_to_the_bit():
+    """Held notes by their level, np.interp over the moves; moves that overlap (notes
+    under 60 ms) take np.interp whole."""
+    rng = np.random.default_rng(4)
+    for gaps in ([0.5, 1.2, 0.8], [0.02, 0.9], [0.01, 0.01, 0.4], []):
+        starts = np.concatenate([[0.0], np.cumsum(gaps)])
+        ends = [*starts[1:], starts[-1] + 1.0]
+        notes = [SungNote(float(a), float(b), 220.0, float(rng.uniform(0.2, 1.0)))
+                 for a, b in zip(starts, ends, strict=True)]
+        t = np.arange(round((ends[-1] + 0.3) * 24000)) / 24000
+        x = rng.standard_normal(t.size)
+        y = x.copy()
+        sung_line._apply_levels(y, notes, t)
+        assert y.tobytes() == (x * np.interp(t, *sung_line._levels(notes))).tobytes()

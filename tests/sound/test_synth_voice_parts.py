@@ -78,3 +78,50 @@ def test_tilt_is_the_stated_loss_at_3_khz():
     tone = np.sin(2 * np.pi * 3000 * np.arange(rate) / rate)
     tilted = glottal.tilt(tone, 12.0, rate)[rate // 2:]
     assert abs(20 * np.log10(np.std(tilted) / np.std(tone[rate // 2:])) + 12.0) < 0.1
+
+
+def klglott88_as_first_written(f0, *, open_quotient, tilt_db, jitter_percent, shimmer_db,
+                               sample_rate, rng):
+    """The source as written before it was made in place (np.modf, gathers per sample)."""
+    first = np.cumsum(f0) / sample_rate
+    periods = int(first[-1]) + 2
+    jitter = 1.0 + rng.normal(0.0, jitter_percent / 100.0, periods)
+    shimmer = 10.0 ** (rng.normal(0.0, shimmer_db, periods) / 20.0)
+    running = np.cumsum(f0 / jitter[first.astype(int)]) / sample_rate
+    within, count = np.modf(running)
+    index = np.minimum(count.astype(int), periods - 1)
+    x = within / open_quotient
+    is_open = x < 1.0
+    flow = np.where(is_open, 2.0 * x - 3.0 * x * x, 0.0) * shimmer[index]
+    voicing = glottal.tilt(flow, tilt_db, sample_rate) / np.sqrt(2.0 / 15.0 * open_quotient)
+    breath = rng.standard_normal(f0.size) * np.where(is_open, 1.0, 0.5)
+    return voicing, breath / np.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
+
+
+@pytest.mark.parametrize("tilt_db", [0.0, 12.0])
+def test_the_source_in_place_is_the_same_bytes_as_first_written(tilt_db):
+    """A gliding, vibrato f0 with jitter and shimmer: every sample to the bit (x − ⌊x⌋ is
+    np.modf's fraction; np.repeat per period is the per-sample gather)."""
+    rate = 24000
+    t = np.arange(rate * 2) / rate
+    f0 = 180.0 * 2.0 ** ((300.0 * t + 40.0 * np.sin(2 * np.pi * 5.5 * t)) / 1200.0)
+    kw = dict(open_quotient=0.62, tilt_db=tilt_db, jitter_percent=1.0, shimmer_db=0.4,
+              sample_rate=rate)
+    now = glottal.source(f0, rng=np.random.default_rng(7), **kw)
+    then = klglott88_as_first_written(f0, rng=np.random.default_rng(7), **kw)
+    for a, b in zip(now, then, strict=True):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_the_cascade_in_place_is_the_cascade_on_a_copy():
+    """overwrite=True filters the caller's array and gives the same samples."""
+    rate, hop = 8000, 40
+    x = np.random.default_rng(1).standard_normal(800)
+    poles = np.tile([[650.0, 80.0], [1080.0, 90.0], [270.0, 100.0]], (20, 1, 1))
+    poles[8:, 0, 0] = 300.0
+    zero = np.tile([270.0, 100.0], (20, 1))
+    kept = x.copy()
+    copied = cascade(x, poles, zero, hop=hop, sample_rate=rate)
+    assert x.tobytes() == kept.tobytes()  # not touched without overwrite
+    done = cascade(x, poles, zero, hop=hop, sample_rate=rate, overwrite=True)
+    assert done.tobytes() == copied.tobytes() and np.shares_memory(done, x)

@@ -21,7 +21,9 @@ __all__ = ["phase", "source", "tilt"]
 
 def phase(f0: np.ndarray, sample_rate: int) -> np.ndarray:
     """Running phase in periods (its integer part counts the pulses)."""
-    return np.cumsum(f0) / sample_rate
+    out = np.cumsum(f0)
+    out /= sample_rate
+    return out
 
 
 def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_percent: float,
@@ -34,20 +36,39 @@ def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_perce
     voicing of RMS about 1, the breath noise of RMS about 1 following the opening (its
     level is the caller's).
     """
+    # Worked in place on few arrays: at a line's length each new array costs more in page
+    # faults than the arithmetic on it.
     first = phase(f0, sample_rate)  # rising: its last value is its largest
     periods = int(first[-1]) + 2
     jitter = 1.0 + rng.normal(0.0, jitter_percent / 100.0, periods)
     shimmer = 10.0 ** (rng.normal(0.0, shimmer_db, periods) / 20.0)
-    running = phase(f0 / jitter[first.astype(int)], sample_rate)
-    within, count = np.modf(running)
-    index = np.minimum(count.astype(int), periods - 1)
-    x = within / open_quotient
-    is_open = x < 1.0
-    flow_derivative = np.where(is_open, 2.0 * x - 3.0 * x * x, 0.0) * shimmer[index]
-    voicing = tilt(flow_derivative, tilt_db, sample_rate) / math.sqrt(_mean_square(open_quotient))
-    opening = np.where(is_open, 1.0, 0.5)
-    breath = rng.standard_normal(f0.size) * opening
-    return voicing, breath / math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
+    running = np.divide(f0, _per_period(jitter, first), out=first)
+    np.cumsum(running, out=running)
+    running /= sample_rate
+    within_shimmer = _per_period(shimmer, running)
+    # running ≥ 0: the share of the period it is in (x − ⌊x⌋ is exact: np.modf's values
+    # without its per-sample libm call), over the open quotient
+    x = np.subtract(running, np.floor(running), out=running)
+    x /= open_quotient
+    closed = x >= 1.0
+    flow_derivative = np.multiply(x, 3.0)
+    flow_derivative *= x
+    np.subtract(np.multiply(x, 2.0, out=x), flow_derivative, out=flow_derivative)  # 2x − 3x²
+    flow_derivative[closed] = 0.0
+    flow_derivative *= within_shimmer
+    voicing = tilt(flow_derivative, tilt_db, sample_rate)
+    voicing /= math.sqrt(_mean_square(open_quotient))
+    breath = rng.standard_normal(f0.size)
+    breath[closed] *= 0.5  # loud while the glottis is open, at half strength while closed
+    breath /= math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
+    return voicing, breath
+
+
+def _per_period(values: np.ndarray, periods: np.ndarray) -> np.ndarray:
+    """``values[int(p)]`` for each sample's (rising, ≥ 0) period count ``p``, the last
+    value past the end: one run per period (np.repeat) instead of a gather per sample."""
+    bounds = np.searchsorted(periods, np.arange(1, values.size), side="left")
+    return np.repeat(values, np.diff(bounds, prepend=0, append=periods.size))
 
 
 def tilt(x: np.ndarray, tilt_db: float, sample_rate: int) -> np.ndarray:

@@ -36,7 +36,7 @@ def resonator(freq: np.ndarray | float, bandwidth: np.ndarray | float,
 
 
 def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
-            sample_rate: int) -> np.ndarray:
+            sample_rate: int, overwrite: bool = False) -> np.ndarray:
     """``x`` through the time-varying cascade: one antiresonator, then resonators.
 
     Parameters
@@ -49,16 +49,22 @@ def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
         Per frame, the nasal antiresonator [Hz, bandwidth Hz].
     hop : int
         Samples per frame; frame k covers samples [k·hop, (k+1)·hop).
+    overwrite : bool
+        Filter a C-ordered float64 ``x`` where it is (and return it).
     """
-    signals = np.atleast_2d(np.asarray(x, dtype=float))
+    signals = np.atleast_2d(x)  # filtered in place: the caller's, or a copy
+    if not (overwrite and signals.dtype == np.float64 and signals.flags.c_contiguous):
+        signals = np.array(signals, dtype=float, order="C")
     sos = _sections(poles, zero, sample_rate)
     changing = np.flatnonzero(np.any(sos != sos[:1], axis=(0, 2)))
     varying = int(changing[-1]) + 1 if changing.size else 0
-    out = _time_varying(signals, sos[:, :varying], hop) if varying else signals
+    if varying:
+        _time_varying(signals, sos[:, :varying], hop)
     if varying < sos.shape[1]:  # a time-invariant tail: filtered whole, from rest
         tail = sos[0, varying:]
-        out, _ = sosfilt_rows(tail, out, np.zeros((signals.shape[0], tail.shape[0], 2)))
-    return out.reshape(np.shape(x))
+        signals, _ = sosfilt_rows(tail, signals, np.zeros((signals.shape[0], tail.shape[0], 2)),
+                                  overwrite=True)
+    return signals.reshape(np.shape(x))
 
 
 def _sections(poles: np.ndarray, zero: np.ndarray, sample_rate: int) -> np.ndarray:
@@ -73,21 +79,23 @@ def _sections(poles: np.ndarray, zero: np.ndarray, sample_rate: int) -> np.ndarr
     return sos
 
 
-def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> np.ndarray:
-    """``signals`` through sections that change from frame to frame (section 0 the zero),
-    one filter call per run of equal frames, each continuing Klatt's recursion."""
+def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> None:
+    """``signals`` (C-ordered) through sections that change from frame to frame (section 0
+    the zero), in place: one filter call per run of equal frames, each continuing Klatt's
+    recursion."""
     frames, size = sos.shape[0], signals.shape[1]
     runs = [(first, stop) for first, stop in _runs(sos.reshape(frames, -1))
             if first * hop < (size if stop == frames else min(size, stop * hop))]
     carries = _carries(sos[[first for first, _ in runs]])
-    out = np.empty_like(signals)
     state = np.zeros((signals.shape[0], sos.shape[1], 2))
     for r, (first, stop) in enumerate(runs):
         start, end = first * hop, size if stop == frames else min(size, stop * hop)
         if r:
             state = (carries[r - 1] @ state[..., None])[..., 0]
-        out[:, start:end], state = sosfilt_rows(sos[first], signals[:, start:end], state)
-    return out
+        part = signals[:, start:end]  # one signal: a C-ordered view, filtered where it is
+        done, state = sosfilt_rows(sos[first], part, state, overwrite=True)
+        if done is not part:
+            part[...] = done
 
 
 def _carries(sos: np.ndarray) -> np.ndarray:

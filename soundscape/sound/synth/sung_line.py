@@ -53,6 +53,8 @@ from soundscape.sound.synth import glottal, klatt, voice
 from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
+    interp_knots,
+    sample_times,
     smooth_noise,
     upsample,
     working_rate,
@@ -124,7 +126,8 @@ def pitch_track(params: Mapping[str, Any], notes: Sequence[SungNote], *, frames:
     every = max(1, sample_rate // _CONTROL_HZ)
     rate_in, count = sample_rate / every, -(-frames // every) + 1
     hz = _control_track(line, singer, notes, count, rate_in, rng, performer)
-    return np.interp(np.arange(frames) / sample_rate, np.arange(count) / rate_in, hz[0]), hz[1]
+    return interp_knots(sample_times(frames, sample_rate), np.arange(count) / rate_in, hz[0],
+                        every), hz[1]
 
 
 def _control_track(line, singer, notes, frames, sample_rate, rng, performer):
@@ -218,37 +221,40 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
         f0, open_quotient=source["open_quotient"] + singer.open_quotient,
         tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
         shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
-    av, ah = _tracks(plan, params, end, frames, sample_rate)
-    poles, zero = plan.smooth_tract()
-    poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)
-    noise = av * db_to_gain(source["breath_db"] + singer.breath_db) * breath \
-        + ah * db_to_gain(params["aspiration_db"]) * rng.standard_normal(frames)
-    noise *= voice._noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
-    hop = round(params["frame_s"] * sample_rate)
-    out = klatt.cascade(av * voicing + noise, poles, zero, hop=hop, sample_rate=sample_rate)
-    out *= params["level_rms"] / voice._steady_rms(out, plan.steady, sample_rate)
-    out += voice._noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
-    return out * _levels(notes, frames, sample_rate)
+    t = sample_times(frames, sample_rate)
+    av, ah = voice.ramped_tracks(plan, t, sample_rate, attack_s=params["attack_s"],
+                                 release_at=end, release_s=params["release_s"])
+    out = voice.through_tract(plan, params, voicing, breath, av, ah,
+                              breath_db=source["breath_db"] + singer.breath_db,
+                              sample_rate=sample_rate, rng=rng)
+    _apply_levels(out, notes, t)
+    return out
 
 
-def _tracks(plan, params: Mapping[str, Any], end: float, frames: int,
-            sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
-    """Voicing and aspiration per sample: one attack at the line's start, one release."""
-    t = np.arange(frames) / sample_rate
-    centres = np.arange(plan.voicing.size) * plan.step
-    onset = np.clip(t / params["attack_s"], 0.0, 1.0)
-    release = np.clip(1.0 - (t - end) / params["release_s"], 0.0, 1.0)
-    return (np.interp(t, centres, plan.voicing) * onset * release,
-            np.interp(t, centres, plan.aspiration) * release)
-
-
-def _levels(notes: Sequence[SungNote], frames: int, sample_rate: int) -> np.ndarray:
-    """Each note's velocity, moving from note to note over 60 ms."""
+def _levels(notes: Sequence[SungNote]) -> tuple[list[float], list[float]]:
+    """Each note's velocity, moving from note to note over 60 ms: (times, levels) to
+    interpolate."""
     times, levels = [0.0], [notes[0].velocity]
     for before, note in itertools.pairwise(notes):
         times += [note.start - 0.03, note.start + 0.03]
         levels += [before.velocity, note.velocity]
-    return np.interp(np.arange(frames) / sample_rate, times, levels)
+    return times, levels
+
+
+def _apply_levels(out: np.ndarray, notes: Sequence[SungNote], t: np.ndarray) -> None:
+    """``out *= np.interp(t, *_levels(notes))``, in place and with the same values: a held
+    note's samples by its level (np.interp's value on a flat segment, exactly), np.interp
+    only over the 60 ms moves between notes (over all of it if the moves overlap)."""
+    times, levels = _levels(notes)
+    if np.any(np.diff(times) <= 0.0):
+        out *= np.interp(t, times, levels)
+        return
+    moves = np.searchsorted(t, times[1:]).reshape(-1, 2).tolist()  # [first, after] samples
+    held = 0
+    for note, (a, b) in zip(notes, [*moves, [t.size, t.size]], strict=True):
+        out[held:a] *= note.velocity
+        out[a:b] *= np.interp(t[a:b], times, levels)
+        held = b
 
 
 # -- the breath ----------------------------------------------------------------------------------

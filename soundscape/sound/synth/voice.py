@@ -40,6 +40,8 @@ from soundscape.sound.synth._common import (
     bandpass,
     db_to_gain,
     frames_for,
+    interp_knots,
+    sample_times,
     smooth_noise,
     upsample,
     working_rate,
@@ -372,7 +374,7 @@ def _syllable(plan: _Plan, syl: _Syllable, t0: float, t1: float, speed: float) -
 def _pitch(params: Mapping[str, Any], hz: float, articulation: str, singer: Traits,
            sylls: list[_Syllable], slots: np.ndarray, frames: int, sample_rate: int,
            rng: np.random.Generator) -> np.ndarray:
-    t = np.arange(frames) / sample_rate
+    t = sample_times(frames, sample_rate)
     cents = 2.0 * smooth_noise(rng, frames=frames, rate_hz=4.0, sample_rate=sample_rate)
     speaking = articulation == "speak" or (articulation == "call" and len(sylls) > 1)
     if speaking:  # on his own habitual pitch, around the one given
@@ -462,15 +464,35 @@ def _voice(params: Mapping[str, Any], *, hz: float, duration: float, articulatio
         tilt_db=source["tilt_db"], jitter_percent=source["jitter_percent"] * singer.jitter_scale,
         shimmer_db=source["shimmer_db"], sample_rate=sample_rate, rng=rng)
     av, ah = _sample_tracks(plan, params, articulation, duration, frames, sample_rate)
+    return through_tract(plan, params, voicing, breath, av, ah,
+                         breath_db=source["breath_db"] + singer.breath_db,
+                         sample_rate=sample_rate, rng=rng)
+
+
+def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
+                  breath: np.ndarray, av: np.ndarray, ah: np.ndarray, *, breath_db: float,
+                  sample_rate: int, rng: np.random.Generator) -> np.ndarray:
+    """The voicing and its noises (breath at ``breath_db``, aspiration where ``ah`` is
+    above 0) through the plan's tract, the held vowel at ``level_rms``, with the bursts
+    and frication beside it."""
+    frames = voicing.size
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
-    noise = av * db_to_gain(source["breath_db"] + singer.breath_db) * breath \
-        + ah * db_to_gain(params["aspiration_db"]) * rng.standard_normal(frames)
+    noise = av * db_to_gain(breath_db)
+    noise *= breath
+    # aspiration sounds in about 1 % of a line's samples: its noise is drawn only there
+    spots = np.flatnonzero(ah)
+    noise[spots] += ah[spots] * db_to_gain(params["aspiration_db"]) \
+        * rng.standard_normal(spots.size)
     noise *= _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
     hop = round(params["frame_s"] * sample_rate)
-    out = klatt.cascade(av * voicing + noise, poles, zero, hop=hop, sample_rate=sample_rate)
+    excitation = av * voicing
+    excitation += noise
+    out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate,
+                        overwrite=True)
     out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate)
-    return out + _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+    out += _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+    return out
 
 
 def _noise_to_voice(poles: np.ndarray, zero: np.ndarray, voicing: np.ndarray, plan: _Plan,
@@ -494,14 +516,29 @@ def _noise_to_voice(poles: np.ndarray, zero: np.ndarray, voicing: np.ndarray, pl
 def _sample_tracks(plan: _Plan, params: Mapping[str, Any], articulation: str, duration: float,
                    frames: int, sample_rate: int) -> tuple[np.ndarray, np.ndarray]:
     """Voicing and aspiration per sample, with the attack and the release."""
-    t = np.arange(frames) / sample_rate
-    centres = (np.arange(plan.voicing.size)) * plan.step
-    av = np.interp(t, centres, plan.voicing)
-    ah = np.interp(t, centres, plan.aspiration)
     attack = params["call_attack_s" if articulation == "call" else "attack_s"]
-    onset = np.clip(t / attack, 0.0, 1.0)
-    release = np.clip(1.0 - (t - duration) / params["release_s"], 0.0, 1.0)
-    return av * onset * release, ah * release
+    return ramped_tracks(plan, sample_times(frames, sample_rate), sample_rate,
+                         attack_s=attack, release_at=duration, release_s=params["release_s"])
+
+
+def ramped_tracks(plan: _Plan, t: np.ndarray, sample_rate: int, *, attack_s: float,
+                  release_at: float, release_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """The plan's voicing and aspiration at the sample times ``t``: the voicing under a
+    linear attack over ``attack_s``, both under a linear release of ``release_s`` from
+    ``release_at``."""
+    centres = np.arange(plan.voicing.size) * plan.step
+    hop = round(plan.step * sample_rate)
+    av = interp_knots(t, centres, plan.voicing, hop)
+    ah = interp_knots(t, centres, plan.aspiration, hop)
+    # the attack is under 1 only in its first attack_s, the release only after
+    # ``release_at``: only the ramps are multiplied (a product by exactly 1 changes nothing)
+    head = min(t.size, math.ceil(attack_s * sample_rate) + 2)
+    av[:head] *= np.clip(t[:head] / attack_s, 0.0, 1.0)
+    tail = min(t.size, max(0, math.floor(release_at * sample_rate) - 2))
+    release = np.clip(1.0 - (t[tail:] - release_at) / release_s, 0.0, 1.0)
+    av[tail:] *= release
+    ah[tail:] *= release
+    return av, ah
 
 
 def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int) -> float:
