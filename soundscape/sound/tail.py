@@ -219,8 +219,8 @@ class Tail:
         pending = self._pending.get(key)
         if pending is None:
             pending = self._pending[key] = _Pending()
-        pending.add(*bring_down(mono * np.float32(gain), round((time + delay) * rate),
-                                self.factor // self._ratio(rate)))
+        pending.add(*bring_down(mono, round((time + delay) * rate),
+                                self.factor // self._ratio(rate), gain))
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
         """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
@@ -354,10 +354,11 @@ class _Pending:
         return segment if b > a and segment.any() else None
 
 
-def bring_down(mono: np.ndarray, onset: int, down: int) -> tuple[int, np.ndarray, int]:
-    """A send (``mono`` from frame ``onset`` at ``down`` times the tail's rate) at the tail's
-    rate: (its first tail frame, its samples, the tail frame it ends at as the stream of
-    sends reckons it: its last sample's and ``_RING``).
+def bring_down(mono: np.ndarray, onset: int, down: int, gain: float = 1.0
+               ) -> tuple[int, np.ndarray, int]:
+    """A send (``mono`` times ``gain``, from frame ``onset`` at ``down`` times the tail's
+    rate) at the tail's rate: (its first tail frame, its samples, the tail frame it ends at
+    as the stream of sends reckons it: its last sample's and ``_RING``).
 
     Each send is brought down on its own, from rest, and rings out to 120 dB under its
     filter's peak (``_ring``): the sends of a zone sum to what the low-pass makes of their
@@ -367,14 +368,15 @@ def bring_down(mono: np.ndarray, onset: int, down: int) -> tuple[int, np.ndarray
     4.7 times those at 24 kHz. It is ``_decimator``'s low-pass in its polyphase form
     (``_polyphase``), ``lead`` frames early, so that it comes out on time."""
     if down == 1:
-        return onset, mono, onset + len(mono) + _RING
+        return onset, mono * np.float32(gain), onset + len(mono) + _RING
     _, lead = _decimator(down)
     onset -= lead
     first = onset // down
     phase = onset - first * down
     frames = -(-(phase + len(mono)) // down)
     padded = np.zeros((_ORDER + frames + _ring(down)) * down)  # the FIR starts from rest
-    padded[(_ORDER * down) + phase:(_ORDER * down) + phase + len(mono)] = mono
+    at = _ORDER * down + phase
+    np.multiply(mono, np.float32(gain), out=padded[at:at + len(mono)])  # in single precision
     return first, _low_pass(padded, down), first + frames + _RING
 
 
@@ -440,19 +442,26 @@ def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
     return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
 
 
+@functools.lru_cache(maxsize=4)
+def _send_freqs(air: Air) -> tuple[np.ndarray, np.ndarray]:
+    """``_SEND_FREQS`` frequencies over ``_SEND_BAND`` and the air's absorption (dB/m) there."""
+    freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
+    return freqs, np.asarray(air.absorption_db_per_m(freqs))
+
+
 def _band_energy(ways, projections, air: Air, speed: float) -> float:
     """The mean over ``_SEND_BAND`` of |Σ g p a(f) e^(−2πif(d − d₀)/c)|²: the paths'
     (``ways``: gain g, length d) projected amplitudes p with their air a(f), as heard."""
-    freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
-    alpha = air.absorption_db_per_m(freqs)
+    freqs, alpha = _send_freqs(air)
     first = ways[0].distance
+    heard = [(way.gain * projection, way.distance)
+             for way, projection in zip(ways, projections, strict=True) if projection != 0.0]
     total = np.zeros(freqs.size, dtype=complex)
-    for way, projection in zip(ways, projections, strict=True):
-        if projection == 0.0:
-            continue
-        loss = 10.0 ** (-alpha * way.distance / 20.0)
-        total += (way.gain * projection) * loss * np.exp(
-            -2j * np.pi * freqs * (way.distance - first) / speed)
+    if heard:  # every path at once; the rows are summed in order, as one by one
+        gain, distance = (np.array(column)[:, None] for column in zip(*heard, strict=True))
+        loss = 10.0 ** (-alpha * distance / 20.0)
+        total += (gain * loss * np.exp(-2j * np.pi * freqs * (distance - first) / speed)
+                  ).sum(axis=0)
     power = np.abs(total) ** 2
     # each octave's mean, then their mean in dB (ISO 3382-1 averages the octaves' figures)
     return float(np.exp(np.mean(np.log([np.mean(half) + 1e-300
