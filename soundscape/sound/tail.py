@@ -30,6 +30,7 @@ from scipy import signal
 from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
+from soundscape.sound.iir import sosfilt_rows
 from soundscape.sound.lines import Lines, impulse_filter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air, Surroundings, paths
@@ -392,7 +393,8 @@ def _low_pass(padded: np.ndarray, down: int) -> np.ndarray:
         column = -j % down  # input (m + _ORDER − k)·down − j is this column's row m + … − shift
         shift = (j + column) // down
         w += np.convolve(padded[column::down], taps)[_ORDER - shift:_ORDER - shift + frames]
-    return signal.sosfilt(poles, w).astype(np.float32)
+    low, _ = sosfilt_rows(poles, w[None, :], np.zeros((1, len(poles), 2)), overwrite=True)
+    return low[0].astype(np.float32)
 
 
 @functools.lru_cache(maxsize=8)
