@@ -339,6 +339,17 @@ def band_masks(n_fft: int, rate: int) -> np.ndarray:
     return masks
 
 
+@functools.lru_cache(maxsize=2)
+def _heard_masks(n_fft: int, rate: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which bands of ``band_masks`` reach below the Nyquist frequency, and their masks
+    (those above it, 8 kHz at 8 kHz, add nothing). The same for every zone: made once."""
+    masks = band_masks(n_fft, rate)
+    heard = masks.any(axis=1)
+    kept = masks[heard]
+    kept.flags.writeable = False
+    return heard, kept
+
+
 def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.ndarray,
          points: np.ndarray, *, rate: int, length_s: float, weights: np.ndarray,
          diffusion_ms: float, seed: int, pan=None) -> np.ndarray:
@@ -375,10 +386,8 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
     """
     frames = round(length_s * rate)
     n_fft = 1 << (frames - 1).bit_length()
-    masks = band_masks(n_fft, rate)
-    # bands above the tail's Nyquist frequency (8 kHz at 8 kHz) add nothing: left out
-    heard = masks.any(axis=1)
-    masks, pressure = masks[heard], pressure[:, heard]
+    heard, masks = _heard_masks(n_fft, rate)
+    pressure = pressure[:, heard]
     rng = np.random.default_rng(seed)
     cluster_of, fixed = _clusters(times, pairs, early)
     clusters = len(fixed)
