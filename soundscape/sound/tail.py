@@ -44,8 +44,8 @@ _LEVEL_S = 1.5
 _KHZ = BANDS.index(1000.0)
 #: The decimator's pass band, as a fraction of the tail's Nyquist frequency.
 _PASS = 0.9
-#: Tail-rate frames the decimator rings after its input ends (below -80 dB: 285 samples at
-#: 48 kHz, 48 frames at 8 kHz).
+#: Tail-rate frames a send is counted to ring after its last sample, for the render's extent
+#: (``Tail.extent``; a send is brought down with the whole ring of ``_ring``).
 _RING = 48
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
