@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.fft
 
 from soundscape.errors import RenderError
 from soundscape.fileio import read_toml
@@ -200,38 +201,20 @@ class Court:
         nx = int(reach_m // (2 * width)) + 2
         ny = int(reach_m // (2 * depth)) + 2
         floor = self.floor_z(s, ear)
-        # qz varies fastest: an image and its floor bounce are neighbours (one ``pair``)
-        ix, qx, iy, qy, qz = (a.ravel() for a in np.meshgrid(
-            np.arange(-nx, nx + 1), (0, 1), np.arange(-ny, ny + 1), (0, 1), (0, 1),
-            indexing="ij"))
+        ix, qx, iy, qy, qz, pair, amplitude, order, signs = _grid(self.hypothesis, nx, ny)
         x = 2 * ix * width + np.where(qx, -(s[0] - e.west), s[0] - e.west) + e.west
         y = 2 * iy * depth + np.where(qy, -(s[1] - e.gate), s[1] - e.gate) + e.gate
         z = np.where(qz, 2 * floor - s[2], s[2])
         points = np.stack([x, y, z], axis=1)
         distance = np.linalg.norm(points - ear, axis=1)
-        pair = np.arange(len(distance)) // 2
-        keep = distance <= reach_m
-        ix, qx, iy, qy, qz, points, distance, pair = (
-            a[keep] for a in (ix, qx, iy, qy, qz, points, distance, pair))
-        # bounces per wall (walls at 0 and L: image 2nL + s has n on each, 2nL − s has n on
-        # the far wall and n − 1 on the near one)
-        west = np.where(qx, np.abs(ix - 1), np.abs(ix))
-        east = np.abs(ix)
-        gate = np.where(qy, np.abs(iy - 1), np.abs(iy))
-        north = np.abs(iy)
-        h = self.hypothesis
-        amplitude = (h.reflection("side")[None, :] ** (west + east)[:, None]
-                     * h.reflection("gate")[None, :] ** gate[:, None]
-                     * h.reflection("north")[None, :] ** north[:, None]
-                     * h.reflection("floor")[None, :] ** qz[:, None])
-        order = west + east + gate + north + qz
+        keep = np.flatnonzero(distance <= reach_m)
+        points, distance = points[keep], distance[keep]
         clear = self._clears_tops(points, ear, floor, (e.west, width, e.side_top, e.side_top),
                                   0) & self._clears_tops(
             points, ear, floor, (e.gate, depth, e.gate_top, e.north_top), 1)
-        signs = np.stack([np.where((west + east) % 2, -1, 1), np.where((gate + north) % 2, -1, 1),
-                          np.where(qz, -1, 1)], axis=1)
-        images = Images(points[clear], distance[clear], amplitude[clear], order[clear],
-                        signs[clear], pair[clear])
+        kept = keep[clear]
+        images = Images(points[clear], distance[clear], amplitude[kept], order[kept],
+                        signs[kept], pair[kept])
         return _join(images, self._xu_images(s, ear)) if self._on_hall(s, ear) else images
 
     @staticmethod
@@ -243,19 +226,19 @@ class Court:
         low, size, low_top, high_top = walls
         a = (points[:, axis] - low) / size
         b = (ear[axis] - low) / size
-        ok = np.ones(len(points), dtype=bool)
         lo = np.minimum(a, b)
         hi = np.maximum(a, b)
         first = np.floor(lo) + 1
         crossings = np.maximum(0, np.ceil(hi) - first).astype(int)
-        for step in range(int(crossings.max(initial=0))):
-            m = first + step
-            valid = step < crossings
-            t = np.where(valid, (m - a) / np.where(b != a, b - a, 1.0), 0.0)
-            height = np.abs(points[:, 2] + t * (ear[2] - points[:, 2]) - floor) + floor
-            top = np.where(np.mod(m, 2) == 0, low_top, high_top)
-            ok &= ~valid | (height <= top)
-        return ok
+        # every crossing of every path at once (paths, steps): one pass, not one per step
+        step = np.arange(int(crossings.max(initial=0)))
+        m = first[:, None] + step
+        valid = step < crossings[:, None]
+        t = np.where(valid, (m - a[:, None]) / np.where(b != a, b - a, 1.0)[:, None], 0.0)
+        z = points[:, 2, None]
+        height = np.abs(z + t * (ear[2] - z) - floor) + floor
+        top = np.where(np.mod(m, 2) == 0, low_top, high_top)
+        return (~valid | (height <= top)).all(axis=1)
 
     def _on_hall(self, s: np.ndarray, ear: np.ndarray) -> bool:
         e = self.enclosure
@@ -307,6 +290,35 @@ class Court:
         return min(self.zones, key=lambda z: float(np.linalg.norm(np.subtract(z[1], p))))
 
 
+@functools.lru_cache(maxsize=16)
+def _grid(hypothesis: Hypothesis, nx: int, ny: int) -> tuple[np.ndarray, ...]:
+    """What of the images up to ``nx`` and ``ny`` boxes out depends on neither end (made once,
+    not for every source and listener: a whole rite asks for thousands): their box and
+    mirror indices ix, qx, iy, qy, qz, ``pair``, ``amplitude``, ``order``, ``signs``."""
+    # qz varies fastest: an image and its floor bounce are neighbours (one ``pair``)
+    ix, qx, iy, qy, qz = (a.ravel() for a in np.meshgrid(
+        np.arange(-nx, nx + 1), (0, 1), np.arange(-ny, ny + 1), (0, 1), (0, 1), indexing="ij"))
+    pair = np.arange(len(ix)) // 2
+    # bounces per wall (walls at 0 and L: image 2nL + s has n on each, 2nL − s has n on
+    # the far wall and n − 1 on the near one)
+    west = np.where(qx, np.abs(ix - 1), np.abs(ix))
+    east = np.abs(ix)
+    gate = np.where(qy, np.abs(iy - 1), np.abs(iy))
+    north = np.abs(iy)
+    h = hypothesis
+    amplitude = (h.reflection("side")[None, :] ** (west + east)[:, None]
+                 * h.reflection("gate")[None, :] ** gate[:, None]
+                 * h.reflection("north")[None, :] ** north[:, None]
+                 * h.reflection("floor")[None, :] ** qz[:, None])
+    order = west + east + gate + north + qz
+    signs = np.stack([np.where((west + east) % 2, -1, 1), np.where((gate + north) % 2, -1, 1),
+                      np.where(qz, -1, 1)], axis=1)
+    made = (ix, qx, iy, qy, qz, pair, amplitude, order, signs)
+    for array in made:
+        array.flags.writeable = False
+    return made
+
+
 def _join(a: Images, b: Images) -> Images:
     return Images(*(np.concatenate([getattr(a, f), getattr(b, f)])
                     for f in ("points", "distance", "amplitude", "order", "signs",
@@ -325,6 +337,17 @@ def band_masks(n_fft: int, rate: int) -> np.ndarray:
     masks[0][octave <= 0] = 1.0
     masks[-1][octave >= len(BANDS) - 1] = 1.0
     return masks
+
+
+@functools.lru_cache(maxsize=2)
+def _heard_masks(n_fft: int, rate: int) -> tuple[np.ndarray, np.ndarray]:
+    """Which bands of ``band_masks`` reach below the Nyquist frequency, and their masks
+    (those above it, 8 kHz at 8 kHz, add nothing). The same for every zone: made once."""
+    masks = band_masks(n_fft, rate)
+    heard = masks.any(axis=1)
+    kept = masks[heard]
+    kept.flags.writeable = False
+    return heard, kept
 
 
 def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.ndarray,
@@ -363,7 +386,8 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
     """
     frames = round(length_s * rate)
     n_fft = 1 << (frames - 1).bit_length()
-    masks = band_masks(n_fft, rate)
+    heard, masks = _heard_masks(n_fft, rate)
+    pressure = pressure[:, heard]
     rng = np.random.default_rng(seed)
     cluster_of, fixed = _clusters(times, pairs, early)
     clusters = len(fixed)
@@ -388,21 +412,42 @@ def tail(times: np.ndarray, pressure: np.ndarray, pairs: np.ndarray, early: np.n
             sign = signs[:, None] * rng.choice((-1.0, 1.0), (clusters, pulses))[cluster_of] / (
                 math.sqrt(pulses))
         inside = at < frames * _FINE
+        # pulses placed on a grid _FINE times finer, then band-limited to the tail's rate
+        # (the low bins of the fine spectrum): arrival times to 1/8 of a sample, so images
+        # that arrive together add as they do (rounded to the sample, a section's EDT
+        # moved 35 %)
+        cell = (at[inside] % _FINE) * frames + at[inside] // _FINE  # phase, then sample
         spectrum = np.zeros(n_fft // 2 + 1, dtype=complex)
-        for band in range(len(BANDS)):
-            # pulses placed on a grid _FINE times finer, then band-limited to the tail's rate
-            # (the low bins of the fine spectrum): arrival times to 1/8 of a sample, so images
-            # that arrive together add as they do (rounded to the sample, a section's EDT
-            # moved 35 %)
-            train = np.bincount(at[inside], weights=(pressure[:, band, None] * sign)[inside],
-                                minlength=frames * _FINE)
-            fine = np.fft.rfft(train, n_fft * _FINE)[:n_fft // 2 + 1]
-            spectrum += masks[band] * fine
+        for band, mask in enumerate(masks):  # a band at a time: a few MB in flight, not 50
+            train = np.bincount(cell, weights=(pressure[:, band, None] * sign)[inside],
+                                minlength=_FINE * frames).reshape(_FINE, frames)
+            spectrum += mask * _low_bins(train, n_fft)
         out[:, channel] = np.fft.irfft(spectrum, n_fft)[:frames]
     # the tail ends at length_s, 30–45 dB down in a bare court: faded, not cut
     fade = min(frames, round(_FADE_S * rate))
     out[frames - fade:] *= np.hanning(2 * fade)[fade:, None]
     return out
+
+
+def _low_bins(phases: np.ndarray, n_fft: int) -> np.ndarray:
+    """The first ``n_fft // 2 + 1`` bins of a pulse train's ``n_fft · _FINE``-point spectrum,
+    from its ``_FINE`` phases (``phases`` (_FINE, frames): phase r holds its fine samples
+    r, r + _FINE, …): the fine bin k is
+    Σ_r e^(−2πikr/(n_fft·_FINE)) · rfft_n_fft(phase r)[k], so ``_FINE`` transforms of
+    ``n_fft`` points replace one of ``_FINE · n_fft``. In single precision, as the lines
+    keep the response (``lines.impulse_filter``): its rounding lies ~150 dB under the tail's
+    peak. One court zone's response took 0.2 s of CPU, nearly all in 14 transforms of
+    524 288 points; these take a fifth of their time (measured)."""
+    spectra = scipy.fft.rfft(phases.astype(np.float32), n_fft, axis=1)
+    return np.einsum("rk,rk->k", _twiddle(n_fft), spectra)
+
+
+@functools.lru_cache(maxsize=2)
+def _twiddle(n_fft: int) -> np.ndarray:
+    """e^(−2πikr/(n_fft·_FINE)) for each phase r and low bin k (``_low_bins``)."""
+    k = np.arange(n_fft // 2 + 1)
+    return np.exp(-2j * np.pi * np.outer(np.arange(_FINE), k) / (n_fft * _FINE)
+                  ).astype(np.complex64)
 
 
 #: Pulses each late image is heard as where the court scatters (``diffusion_ms`` > 0).

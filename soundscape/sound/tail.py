@@ -30,6 +30,7 @@ from scipy import signal
 from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
+from soundscape.sound.iir import sosfilt_rows
 from soundscape.sound.lines import Lines, impulse_filter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air, Surroundings, paths
@@ -43,9 +44,12 @@ _LEVEL_S = 1.5
 _KHZ = BANDS.index(1000.0)
 #: The decimator's pass band, as a fraction of the tail's Nyquist frequency.
 _PASS = 0.9
-#: Tail-rate frames the decimator rings after its input ends (below -80 dB: 285 samples at
-#: 48 kHz, 48 frames at 8 kHz).
+#: Tail-rate frames a send is counted to ring after its last sample, for the render's extent
+#: (``Tail.extent``; a send is brought down with the whole ring of ``_ring``).
 _RING = 48
+#: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
+#: (``_polyphase``) reaches this many tail-rate frames back.
+_ORDER = 8
 #: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
 #: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
 TAIL_CHUNK = 28672
@@ -204,18 +208,20 @@ class Tail:
     def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
         """Send a dry note (at ``rate``, sounding at ``point`` from ``time`` s) to its zone.
 
-        It is added at its own rate to the zone's pending sends, which are brought down to
-        the tail's rate a chunk at a time (``_flush``): one filter per chunk and zone, not
-        one per note (per note, the decimation took a fifth of a section's render)."""
+        It is brought down to the tail's rate on its own (``bring_down``: a recursive
+        low-pass in polyphase form, where a 121-tap FIR per note once took a fifth of a
+        section's render) and added to the zone's pending sends, which go to the zone's
+        line a chunk at a time (``_flush``)."""
         ear = self.ear(time)
         zone, gain, delay = self.route(point, ear)
         if gain == 0 or not mono.size:
             return
-        key = ((zone, ear), column, rate)
+        key = ((zone, ear), column)
         pending = self._pending.get(key)
         if pending is None:
-            pending = self._pending[key] = _Pending(self.factor // self._ratio(rate))
-        pending.add(round((time + delay) * rate), mono * np.float32(gain))
+            pending = self._pending[key] = _Pending()
+        pending.add(*bring_down(mono, round((time + delay) * rate),
+                                self.factor // self._ratio(rate), gain))
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
         """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
@@ -266,12 +272,12 @@ class Tail:
         start = self._flushed
         if until <= start:
             return
-        for (zone, column, _), pending in list(self._pending.items()):
+        for (zone, column), pending in list(self._pending.items()):
             low = pending.take(start, until)
             if low is not None:
                 self.lines.add(start - self._lag, low, zone, None, column)
             elif not pending.data.size and self.walk is not None:
-                del self._pending[(zone, column, _)]  # a cell the walker has left
+                del self._pending[(zone, column)]  # a cell the walker has left
         self._flushed = until
 
     # What it gives back -------------------------------------------------------
@@ -311,64 +317,96 @@ class Tail:
 
 
 class _Pending:
-    """One zone's sends from one bus, at that bus's rate, until they are brought down by
-    ``down``: an elliptic low-pass (``_decimator``) run as a stream, then every ``down``-th
-    sample. The tail needs no linear phase (its own response is a noise), and the IIR costs
-    a third of the zero-phase Kaiser FIR it replaced (121 taps at 48 kHz, 71 s of a whole
-    rite's render on one core, measured with py-spy)."""
+    """One zone's sends, brought down to the tail's rate, until ``Tail._flush`` hands them
+    to the zone's line."""
 
-    def __init__(self, down: int) -> None:
-        self.down = down
-        self.sos: np.ndarray | None = None
-        self.lead = 0
-        if down > 1:
-            self.sos, self.lead = _decimator(down)
-        self.state = np.zeros((0 if self.sos is None else len(self.sos), 2))
+    def __init__(self) -> None:
         self.origin = 0
         self.data = np.zeros(0, dtype=np.float32)
         self.end = 0  # tail-rate frame after the last send's last sample (and the ring)
 
-    def add(self, onset: int, mono: np.ndarray) -> None:
-        """Add ``mono`` from frame ``onset`` (this bus's rate): ``lead`` frames early, so
-        that it comes out of the low-pass on time."""
-        onset -= self.lead
+    def add(self, onset: int, low: np.ndarray, end: int) -> None:
+        """Add ``low`` from tail-rate frame ``onset``; the send ends at ``end``."""
         if not self.data.size:
             self.origin = onset
         elif onset < self.origin:
             self.data = np.concatenate([np.zeros(self.origin - onset, np.float32), self.data])
             self.origin = onset
-        stop = onset + len(mono)
+        stop = onset + len(low)
         if stop - self.origin > len(self.data):  # grown by a quarter: these are held long
             grown = np.zeros(max(stop - self.origin, len(self.data) + len(self.data) // 4),
                              dtype=np.float32)
             grown[:len(self.data)] = self.data
             self.data = grown
-        self.data[onset - self.origin:stop - self.origin] += mono
-        self.end = max(self.end, -(-stop // self.down) + _RING)
+        self.data[onset - self.origin:stop - self.origin] += low
+        self.end = max(self.end, end)
 
     def take(self, start: int, until: int) -> np.ndarray | None:
-        """Tail-rate frames ``start``…``until`` (None when silent); forget what is spent.
-        Stretches are taken in order, each from where the last ended."""
-        d = self.down
-        lo, hi = start * d, until * d
-        segment = np.zeros(hi - lo, dtype=np.float32)
-        a, b = max(lo, self.origin), min(hi, self.origin + len(self.data))
+        """Frames ``start``…``until`` (None when silent); forget what is spent. Stretches
+        are taken in order, each from where the last ended."""
+        segment = np.zeros(until - start, dtype=np.float32)
+        a, b = max(start, self.origin), min(until, self.origin + len(self.data))
         if b > a:
-            segment[a - lo:b - lo] = self.data[a - self.origin:b - self.origin]
-        cut = hi - self.origin
+            segment[a - start:b - start] = self.data[a - self.origin:b - self.origin]
+        cut = until - self.origin
         if cut > 0:
             self.data = self.data[cut:].copy() if cut < len(self.data) else self.data[:0]
             self.origin += cut
-        if self.sos is None:
-            return segment if segment.any() else None
-        if not segment.any():
-            if not self.state.any():
-                return None
-            if start >= self.end:  # the filter's ring has died away: start again from rest
-                self.state[:] = 0.0
-                return None
-        low, self.state = signal.sosfilt(self.sos, segment, zi=self.state)
-        return low[::d].astype(np.float32)
+        return segment if b > a and segment.any() else None
+
+
+def bring_down(mono: np.ndarray, onset: int, down: int, gain: float = 1.0
+               ) -> tuple[int, np.ndarray, int]:
+    """A send (``mono`` times ``gain``, from frame ``onset`` at ``down`` times the tail's
+    rate) at the tail's rate: (its first tail frame, its samples, the tail frame it ends at
+    as the stream of sends reckons it: its last sample's and ``_RING``).
+
+    Each send is brought down on its own, from rest, and rings out to 120 dB under its
+    filter's peak (``_ring``): the sends of a zone sum to what the low-pass makes of their
+    sum (it is linear), and only where they sound is filtered. Run as one stream per zone
+    and bus, the filter ran through every chunk a send touched and through the ring after
+    it to the chunk's end: 2.4 times the samples of the 48 kHz sends of a section (s25),
+    4.7 times those at 24 kHz. It is ``_decimator``'s low-pass in its polyphase form
+    (``_polyphase``), ``lead`` frames early, so that it comes out on time."""
+    if down == 1:
+        return onset, mono * np.float32(gain), onset + len(mono) + _RING
+    _, lead = _decimator(down)
+    onset -= lead
+    first = onset // down
+    phase = onset - first * down
+    frames = -(-(phase + len(mono)) // down)
+    padded = np.zeros((_ORDER + frames + _ring(down)) * down)  # the FIR starts from rest
+    at = _ORDER * down + phase
+    np.multiply(mono, np.float32(gain), out=padded[at:at + len(mono)])  # in single precision
+    return first, _low_pass(padded, down), first + frames + _RING
+
+
+def _low_pass(padded: np.ndarray, down: int) -> np.ndarray:
+    """Every ``down``-th sample of the low-passed ``padded`` past its first ``_ORDER · down``
+    (the FIR's reach, zeros): for each phase j of the FIR's taps (j, j + down, …), the
+    input samples it meets, one in ``down``, convolved with them; then the poles at the
+    tail's rate."""
+    phases, poles = _polyphase(down)
+    frames = len(padded) // down - _ORDER
+    w = np.zeros(frames)
+    for j, taps in enumerate(phases):
+        column = -j % down  # input (m + _ORDER − k)·down − j is this column's row m + … − shift
+        shift = (j + column) // down
+        w += np.convolve(padded[column::down], taps)[_ORDER - shift:_ORDER - shift + frames]
+    low, _ = sosfilt_rows(poles, w[None, :], np.zeros((1, len(poles), 2)), overwrite=True)
+    return low[0].astype(np.float32)
+
+
+@functools.lru_cache(maxsize=8)
+def _ring(down: int) -> int:
+    """Tail frames after a send's last sample until the low-pass's impulse response stays
+    120 dB under its peak (125 at 48 kHz, 171 at 16 kHz)."""
+    sos, _ = _decimator(down)
+    impulse = np.zeros(64 * down * _ORDER * 4)
+    impulse[0] = 1.0
+    response = np.abs(signal.sosfilt(sos, impulse))
+    last = int(np.flatnonzero(response > response.max() * 1e-6)[-1])
+    return -(-(last + 1) // down)
 
 
 @functools.lru_cache(maxsize=8)
@@ -380,25 +418,52 @@ def _decimator(down: int) -> tuple[np.ndarray, int]:
     Returns its sections and its group delay at 1 kHz in input samples (1.7 tail frames: a
     late arrival heard with the early paths' would otherwise meet them a quarter period late
     at 1 kHz, 3 dB off in the court's EDT window at the gate)."""
-    sos = signal.ellip(8, 0.1, 70.0, _PASS / down, output="sos")
+    sos = signal.ellip(_ORDER, 0.1, 70.0, _PASS / down, output="sos")
     rate = 2.0 * down  # in units of the tail's Nyquist frequency, where 1 kHz is 1/4 of 8 kHz
     _, delay = signal.group_delay(signal.sos2tf(sos), w=[0.25], fs=rate)
     return sos, round(float(delay[0]))
 
 
+@functools.lru_cache(maxsize=8)
+def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+    """``_decimator``'s low-pass as an FIR and poles at the tail's rate (Bellanger's
+    polyphase IIR decimator): each section's pole pair p, p* is cancelled by the zeros of
+    Σₖ pᵏ z⁻ᵏ (k < down), which leaves the poles pᵈᵒʷⁿ, p*ᵈᵒʷⁿ in z⁻ᵈᵒʷⁿ: a recursion on the
+    kept samples alone. Returns the FIR's taps by phase (taps j, j + down, …) and the
+    poles' sections at the tail's rate (numerators 1)."""
+    sos, _ = _decimator(down)
+    fir = np.ones(1)
+    poles = []
+    for b0, b1, b2, _, a1, a2 in sos:
+        pair = np.roots([1.0, a1, a2])
+        cancel = np.ones(1, dtype=complex)
+        for pole in pair:
+            cancel = np.convolve(cancel, pole ** np.arange(down))
+        fir = np.convolve(fir, np.convolve([b0, b1, b2], cancel.real))
+        poles.append([1.0, 0.0, 0.0, *np.real(np.poly(pair ** down))])
+    return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
+
+
+@functools.lru_cache(maxsize=4)
+def _send_freqs(air: Air) -> tuple[np.ndarray, np.ndarray]:
+    """``_SEND_FREQS`` frequencies over ``_SEND_BAND`` and the air's absorption (dB/m) there."""
+    freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
+    return freqs, np.asarray(air.absorption_db_per_m(freqs))
+
+
 def _band_energy(ways, projections, air: Air, speed: float) -> float:
     """The mean over ``_SEND_BAND`` of |Σ g p a(f) e^(−2πif(d − d₀)/c)|²: the paths'
     (``ways``: gain g, length d) projected amplitudes p with their air a(f), as heard."""
-    freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
-    alpha = air.absorption_db_per_m(freqs)
+    freqs, alpha = _send_freqs(air)
     first = ways[0].distance
+    heard = [(way.gain * projection, way.distance)
+             for way, projection in zip(ways, projections, strict=True) if projection != 0.0]
     total = np.zeros(freqs.size, dtype=complex)
-    for way, projection in zip(ways, projections, strict=True):
-        if projection == 0.0:
-            continue
-        loss = 10.0 ** (-alpha * way.distance / 20.0)
-        total += (way.gain * projection) * loss * np.exp(
-            -2j * np.pi * freqs * (way.distance - first) / speed)
+    if heard:  # every path at once; the rows are summed in order, as one by one
+        gain, distance = (np.array(column)[:, None] for column in zip(*heard, strict=True))
+        loss = 10.0 ** (-alpha * distance / 20.0)
+        total += (gain * loss * np.exp(-2j * np.pi * freqs * (distance - first) / speed)
+                  ).sum(axis=0)
     power = np.abs(total) ** 2
     # each octave's mean, then their mean in dB (ISO 3382-1 averages the octaves' figures)
     return float(np.exp(np.mean(np.log([np.mean(half) + 1e-300
