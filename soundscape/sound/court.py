@@ -344,7 +344,7 @@ def _heard_masks(n_fft: int, rate: int) -> tuple[np.ndarray, np.ndarray]:
     """Which bands of ``band_masks`` reach below the Nyquist frequency, and their masks
     (those above it, 8 kHz at 8 kHz, add nothing). The same for every zone: made once."""
     masks = band_masks(n_fft, rate)
-    heard = masks.any(axis=1)
+    heard = np.asarray(masks.any(axis=1))
     kept = masks[heard]
     kept.flags.writeable = False
     return heard, kept
