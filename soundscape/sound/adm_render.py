@@ -47,6 +47,7 @@ import numpy as np
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
+from soundscape.malloc import one_arena
 from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import adm
@@ -187,21 +188,21 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
+    one_arena()  # before the buses' threads: one heap, not one kept per thread
     is_bed = {sid for sid, s in performance.sources.items()
               if s.instrument in adm.BED_INSTRUMENTS}
     bed = any(e.source in is_bed for e in performance.events)
-    bed_width = adm.hoa_channels() if bed else 0
     court = surroundings.court is not None
-    court_width = adm.hoa_channels() if court else 0
+    # the court's late tail is mixed into the ambience's bed (one bed of 16 tracks)
+    bed_width = adm.hoa_channels() if bed or court else 0
     objects = adm.plan_objects(performance, listener,
-                               max_channels=adm.MAX_CHANNELS - bed_width - court_width)
+                               max_channels=adm.MAX_CHANNELS - bed_width)
     if not objects:
         raise RenderError("layout adm: nothing sounds in this part of the rite")
     stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
-    width = len(objects) + bed_width + court_width
+    width = len(objects) + bed_width
     block_frames = max(1, round(block_s * sample_rate))
-    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel(),
-                              np.eye(1, court_width).ravel()])
+    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel()])
     object_stems = tuple(f"object.{o.number}" for o in objects)
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
                     target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
@@ -240,7 +241,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 cache_bytes=_BED_CACHE_BYTES,  # a few dozen long segments: no helper
                 tail=(lambda own: _Sends(court_bed(own), surroundings, listener, sample_rate,
                                          seed, own)) if court else None),
-                len(objects), bed_width))
+                len(objects), adm.hoa_channels()))
         streams.append((render_blocks(
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
@@ -250,7 +251,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
             tail=court_bed if court else None), 0, len(objects)))
         if court:
-            streams.append((_made(courts), len(objects) + bed_width, court_width))
+            streams.append((_made(courts), len(objects), adm.hoa_channels()))
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
                     f"{' and a 3rd-order ambisonic bed' if bed else ''}"
@@ -275,16 +276,19 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         plan = write_text(staged.folder / f"{path.name}.adm.json", json.dumps(
             {"frame": "azimuth 0 = the listener's facing, positive left; elevation up; "
                       f"distance 1 = {adm.MAX_DISTANCE_M:g} m",
-             "max_distance_m": adm.MAX_DISTANCE_M, "bed": "AmbiX order 3" if bed else None,
-             "court_bed": "AmbiX order 3" if court else None,
+             "max_distance_m": adm.MAX_DISTANCE_M,
+             "bed": "AmbiX order 3" if bed or court else None,
+             "bed_holds": [name for name, held in (("ambience", bed), ("court", court))
+                           if held],
              "objects": [asdict(o) for o in objects]}, indent=1, ensure_ascii=False))
         report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
             {**asdict(report), "layout": "adm", "sample_rate": sample_rate, "seed": seed,
              "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
-             "court_bed_channels": court_width,
+             "bed_holds": [name for name, held in (("ambience", bed), ("court", court))
+                           if held],
              "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
     names = tuple(f"object {o.number}" for o in objects) + tuple(
-        f"ACN{k}" for k in range(bed_width)) + tuple(f"court ACN{k}" for k in range(court_width))
+        f"ACN{k}" for k in range(bed_width))
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
 
@@ -296,14 +300,14 @@ def _objects(surroundings: Surroundings) -> Surroundings:
 
 def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], width: int
                   ) -> Iterator[np.ndarray]:
-    """The streams' blocks as one ``width`` wide, each stream at its (first column, width),
-    drawn in the order given; a stream that ends first is silent."""
+    """The streams' blocks as one ``width`` wide, each stream added at its (first column,
+    width), drawn in the order given; a stream that ends first is silent."""
     for blocks in itertools.zip_longest(*(stream for stream, _, _ in streams)):
         frames = max(len(b) for b in blocks if b is not None)
         out = np.zeros((frames, width), dtype=np.float32)
         for block, (_, column, wide) in zip(blocks, streams, strict=True):
             if block is not None:
-                out[:len(block), column:column + wide] = block
+                out[:len(block), column:column + wide] += block
         yield out
 
 
