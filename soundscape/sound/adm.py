@@ -58,7 +58,8 @@ BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
 COURT_CONTENT = "庭之響 The court's reverberation (HOA bed)"
 #: One bed for both (they share one frame and one HOA decoder: rendering their sum is the sum
 #: of their renderings): 16 tracks, not 32, to meter, limit and write.
-BED_AND_COURT_CONTENT = "庭之境與響 The courtyard's ambience and reverberation (HOA bed)"
+BED_AND_COURT_CONTENT = ("庭之境・庭之響 The courtyard's ambience and the court's reverberation "
+                         "(HOA bed)")
 
 
 @dataclass(frozen=True, slots=True)
