@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 
-__all__ = ["reuse_freed_memory"]
+__all__ = ["one_arena", "reuse_freed_memory"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -38,3 +38,23 @@ def reuse_freed_memory() -> bool:
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
                 and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+
+
+_M_ARENA_MAX = -8
+
+
+def one_arena() -> bool:
+    """Let every thread of this process (and its forks) allocate from glibc's main arena.
+
+    glibc gives each thread that allocates its own arena; with the thresholds above, each
+    keeps its freed blocks, so a render whose buses run on threads holds a heap per thread.
+    The ADM master (``adm_render``: two streams of buses, wide blocks) measured on s09:
+    the render's process 1405 → 1053 MiB PSS (``MALLOC_ARENA_MAX=1``), CPU time unchanged.
+    Returns whether glibc accepted it (False off glibc)."""
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError, TypeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    return bool(mallopt(_M_ARENA_MAX, 1))

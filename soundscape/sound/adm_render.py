@@ -11,11 +11,14 @@ rendered to loudspeakers matches the project's own render of that layout (tested
 early images from the walls, the late tail) are left out of the objects (they come from
 the walls, not the source); the bed, the ambience, is heard in the court as given (its own
 early images). The court's late reverberation of every sound (``tail.Tail``: every lined
-note sent to its court zone's late tail at the listener) is a second third-order AmbiX bed
-(``ACO_1003``, ``_CourtBed``): the objects' stream makes it from the same dry notes, and the
-ambience's stream sends its notes to it (``_Sends``), so one tail is convolved for both and
-no note is synthesised twice; the court's early images (up to ``early_ms``) of the objects
-are in neither.
+note sent to its court zone's late tail at the listener, ``_CourtBed``) is added to that
+bed: one third-order AmbiX bed of 16 tracks for both (``ACO_1002``, named for both; the
+court's alone, ``ACO_1003``, where no ambience sounds). They share the frame and the HOA
+decoder, so rendering their sum is the sum of their renderings, and 16 tracks fewer are
+metered, limited and written (s09: 56 → 40). The objects' stream makes the tail from the same
+dry notes, and the ambience's stream sends its notes to it (``_Sends``), so one tail is
+convolved for both and no note is synthesised twice; the court's early images (up to
+``early_ms``) of the objects are in neither.
 
 Two streams are rendered side by side through ``render.render_blocks``: the ambience (AmbiX
 of the ambience sources only, drawn first, so that its sends reach the court bed before the
@@ -26,7 +29,8 @@ event keeps its index, and its variant, as in the project's other renders; the d
 come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
 together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
 bed's W: what a constant-power renderer's loudspeakers add up to for sources that do not
-cohere), with a true-peak limiter on every track.
+cohere), with a true-peak limiter on every track. Every thread allocates from glibc's main
+arena (``malloc.one_arena``): a heap per thread held 350 MiB more on s09.
 
 The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``chna``,
 ``data``, ``axml``, and the ``cue``/``labl`` markers as ``render`` writes them.
@@ -47,6 +51,7 @@ import numpy as np
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
+from soundscape.malloc import one_arena
 from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import adm
@@ -187,21 +192,21 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
+    one_arena()  # before the buses' threads: one heap, not one kept per thread
     is_bed = {sid for sid, s in performance.sources.items()
               if s.instrument in adm.BED_INSTRUMENTS}
     bed = any(e.source in is_bed for e in performance.events)
-    bed_width = adm.hoa_channels() if bed else 0
     court = surroundings.court is not None
-    court_width = adm.hoa_channels() if court else 0
+    # the court's late tail is mixed into the ambience's bed (one bed of 16 tracks)
+    bed_width = adm.hoa_channels() if bed or court else 0
     objects = adm.plan_objects(performance, listener,
-                               max_channels=adm.MAX_CHANNELS - bed_width - court_width)
+                               max_channels=adm.MAX_CHANNELS - bed_width)
     if not objects:
         raise RenderError("layout adm: nothing sounds in this part of the rite")
     stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
-    width = len(objects) + bed_width + court_width
+    width = len(objects) + bed_width
     block_frames = max(1, round(block_s * sample_rate))
-    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel(),
-                              np.eye(1, court_width).ravel()])
+    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel()])
     object_stems = tuple(f"object.{o.number}" for o in objects)
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
                     target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
@@ -230,7 +235,8 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
 
         # (stream, first column, width), in the order they are drawn: the ambience's first,
         # so that its sends for a block reach the court bed before the objects' stream takes
-        # it; the court bed's blocks after the objects' stream has made them (``_made``)
+        # it; the court bed's blocks, added to the ambience's columns, after the objects' stream
+        # has made them (``_made``)
         streams: list[tuple[Iterator[np.ndarray], int, int]] = []
         if bed:
             streams.append((render_blocks(
@@ -240,7 +246,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 cache_bytes=_BED_CACHE_BYTES,  # a few dozen long segments: no helper
                 tail=(lambda own: _Sends(court_bed(own), surroundings, listener, sample_rate,
                                          seed, own)) if court else None),
-                len(objects), bed_width))
+                len(objects), adm.hoa_channels()))
         streams.append((render_blocks(
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
@@ -250,11 +256,12 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
             tail=court_bed if court else None), 0, len(objects)))
         if court:
-            streams.append((_made(courts), len(objects) + bed_width, court_width))
+            streams.append((_made(courts), len(objects), adm.hoa_channels()))
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
-                    f"{' and a 3rd-order ambisonic bed' if bed else ''}"
-                    f"{' and the court reverberation bed' if court else ''}; seed {seed}",
+                    f"{' and a 3rd-order ambisonic bed' if bed or court else ''}"
+                    f"{' (ambience and court reverberation)' if bed and court else ''}"
+                    f"{' (court reverberation)' if court and not bed else ''}; seed {seed}",
                     time_reference=round(performance.info.offset * sample_rate),
                     coding_history=f"A=PCM,F={sample_rate},W=24,M=ADM,T=soundscape\r\n")),
                 (b"chna", adm.chna(objects, bed=bed, court=court))]
@@ -275,16 +282,19 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         plan = write_text(staged.folder / f"{path.name}.adm.json", json.dumps(
             {"frame": "azimuth 0 = the listener's facing, positive left; elevation up; "
                       f"distance 1 = {adm.MAX_DISTANCE_M:g} m",
-             "max_distance_m": adm.MAX_DISTANCE_M, "bed": "AmbiX order 3" if bed else None,
-             "court_bed": "AmbiX order 3" if court else None,
+             "max_distance_m": adm.MAX_DISTANCE_M,
+             "bed": "AmbiX order 3" if bed or court else None,
+             "bed_holds": [name for name, held in (("ambience", bed), ("court", court))
+                           if held],
              "objects": [asdict(o) for o in objects]}, indent=1, ensure_ascii=False))
         report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
             {**asdict(report), "layout": "adm", "sample_rate": sample_rate, "seed": seed,
              "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
-             "court_bed_channels": court_width,
+             "bed_holds": [name for name, held in (("ambience", bed), ("court", court))
+                           if held],
              "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
     names = tuple(f"object {o.number}" for o in objects) + tuple(
-        f"ACN{k}" for k in range(bed_width)) + tuple(f"court ACN{k}" for k in range(court_width))
+        f"ACN{k}" for k in range(bed_width))
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
 
@@ -296,14 +306,14 @@ def _objects(surroundings: Surroundings) -> Surroundings:
 
 def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], width: int
                   ) -> Iterator[np.ndarray]:
-    """The streams' blocks as one ``width`` wide, each stream at its (first column, width),
-    drawn in the order given; a stream that ends first is silent."""
+    """The streams' blocks as one ``width`` wide, each stream added at its (first column,
+    width), drawn in the order given; a stream that ends first is silent."""
     for blocks in itertools.zip_longest(*(stream for stream, _, _ in streams)):
         frames = max(len(b) for b in blocks if b is not None)
         out = np.zeros((frames, width), dtype=np.float32)
         for block, (_, column, wide) in zip(blocks, streams, strict=True):
             if block is not None:
-                out[:len(block), column:column + wide] = block
+                out[:len(block), column:column + wide] += block
         yield out
 
 

@@ -216,7 +216,13 @@ def _loud_true_peak(x: np.ndarray, floor: float) -> np.ndarray:
     edges = np.flatnonzero(np.diff(np.r_[0, loud.astype(np.int8), 0]))
     for lo, hi in zip(edges[::2], edges[1::2], strict=True):
         a, b = max(0, lo - _FILTER_MARGIN), min(len(x), hi + _FILTER_MARGIN)
-        envelope[lo:hi] = true_peak_envelope(x[a:b])[lo - a:hi - a]
+        # only the channels loud here: a quieter one's true peak stays under 2 × floor (the
+        # same bound), so it changes no gain (an ADM master's tracks are mostly silent)
+        span = x[a:b]
+        loud_channels = np.flatnonzero(np.maximum(span.max(axis=0), -span.min(axis=0)) > floor)
+        if len(loud_channels) < x.shape[1]:
+            span = span[:, loud_channels]
+        envelope[lo:hi] = true_peak_envelope(span)[lo - a:hi - a]
     return envelope
 
 
@@ -286,6 +292,15 @@ class TruePeakMeter:
             self._tail = np.concatenate([self._tail, _times(block[-2 * _FILTER_MARGIN:], scale)]
                                         )[-2 * _FILTER_MARGIN:]
             return
+        columns = self._candidates(block, scale)
+        if columns is not None and len(block) > 2 * _FILTER_MARGIN:
+            # only the channels that may be within 6 dB of the peak are scanned (the same
+            # scan: _scan's own test drops the rest); the context is kept for all
+            x = np.concatenate([self._tail[:, columns], _times(block[:, columns], scale)])
+            self._scan(x, _FILTER_MARGIN, len(x) - _FILTER_MARGIN)
+            self._tail = np.concatenate([self._tail, _times(block[-2 * _FILTER_MARGIN:], scale)]
+                                        )[-2 * _FILTER_MARGIN:]
+            return
         x = np.concatenate([self._tail, _times(block, scale)])
         final = len(x) - _FILTER_MARGIN  # later frames need the next block's samples
         if final > _FILTER_MARGIN:
@@ -293,6 +308,16 @@ class TruePeakMeter:
             self._tail = x[final - _FILTER_MARGIN:]
         else:
             self._tail = x
+
+    def _candidates(self, block: np.ndarray, scale: float) -> np.ndarray | None:
+        """The channels whose samples (this block's or the context's) may reach within
+        6 dB of the peak so far; None when that is all of them (or there are few)."""
+        if block.shape[1] < 4 or not len(block):
+            return None
+        top = np.maximum(block.max(axis=0), -block.min(axis=0)).astype(float) * abs(scale)
+        top = np.maximum(top, np.abs(self._tail).max(axis=0, initial=0.0))
+        columns = np.flatnonzero(2.0 * top * (1.0 + 1e-9) > self._peak)
+        return columns if len(columns) < block.shape[1] else None
 
     def _scan(self, x: np.ndarray, lo: int, hi: int) -> None:
         """Measure frames ``lo…hi-1`` of ``x`` (x holds the reach on either side)."""

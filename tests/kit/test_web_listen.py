@@ -101,6 +101,29 @@ def test_the_direct_sound_falls_as_one_over_r(page):
     assert wet["left_db"] > far["left_db"] + 0.5
 
 
+def test_a_stem_that_failed_to_load_is_fetched_again_next_time(page):
+    # the first fetch of the bells' stem fails (a server that stumbled once): that measure
+    # fails; the next one fetches the stem again and hears it (a failure is not kept)
+    stem = page.evaluate(f"""() => window.KIT.listen.programmes[window.kit.programme().id]
+        .stems.find((s) => s.sources.includes({BELLS!r})).file""")
+    failed = []
+
+    def stumble(route):
+        failed.append(route.request.url)
+        route.fulfill(status=503, body="busy")
+
+    page.route(f"**/{stem}", stumble)
+    options = {"t": max(0.0, _bells_start(page) - 0.05), "seconds": 1.5, "solo": BELLS,
+               "x": 24.0, "y": 0.0, "reverb": False, "early": False}
+    with pytest.raises(Exception, match="503"):
+        settle(page, "(o) => window.kit.listen.measure(o)", options)
+    assert len(failed) == 1 and page.evaluate("window.kit.listen.pending()") == []
+    page.unroute(f"**/{stem}")
+    heard = settle(page, "(o) => window.kit.listen.measure(o)", options)
+    assert heard["stems"] == 1 and heard["left_db"] > -100.0, heard
+    assert len(failed) == 1
+
+
 def test_live_playback_from_a_clicked_place_follows_a_jump_to_a_section(page):
     page.click("#livebutton")
     page.wait_for_function("window.kit.listen.state === 'playing'")

@@ -227,6 +227,51 @@ def test_limiter_oversamples_only_loud_spans_and_matches_full_oversampling():
     assert float(true_peak_envelope(out).max()) <= ceiling * 1.001
 
 
+def _tracks(channels: int = 24) -> np.ndarray:
+    """An ADM master's tracks: each sounds now and then (a stroke, a step), mostly silent;
+    the loudest, in track 7, peaks between its samples."""
+    rng = np.random.default_rng(5)
+    x = np.zeros((4 * FS, channels))
+    for track in range(channels):
+        start = int(rng.integers(0, 3 * FS))
+        x[start:start + FS // 4, track] = rng.normal(0, 0.02 + 0.01 * (track % 5), FS // 4)
+    n = np.arange(400)
+    x[2 * FS:2 * FS + 400, 7] += 1.2 * np.sin(np.pi / 2 * n + np.pi / 4)  # samples at 0.85
+    return x
+
+
+def test_many_mostly_silent_tracks_meter_and_limit_as_the_whole_signal(monkeypatch):
+    """The meter scans only the tracks that may be near the peak, and the limiter oversamples
+    only the tracks loud in a span: the same peak, and the same gain, as the whole signal."""
+    from soundscape.sound import loudness
+
+    x = _tracks()
+    widths = []  # the channels of every oversampling the meter and the limiter do
+
+    def counted(y):
+        widths.append(np.shape(y)[1])
+        return true_peak_envelope(y)
+
+    monkeypatch.setattr(loudness, "true_peak_envelope", counted)
+    meter = TruePeakMeter()
+    for start in range(0, len(x), FS):
+        meter.add(x[start:start + FS].astype(np.float32), scale=2.0)
+    scanned, widths[:] = list(widths), []
+    assert scanned and max(scanned) < 12, scanned  # not every track, every block
+    assert meter.peak == float(true_peak_envelope(2.0 * x.astype(np.float32)).max())
+    ceiling_db = -1.0
+    limiter = TruePeakLimiter(ceiling_db, FS, x.shape[1])
+    out = np.concatenate([limiter.process(x[i:i + FS]) for i in range(0, len(x), FS)]
+                         + [limiter.flush()])
+    ceiling = 10 ** (ceiling_db / 20)
+    width = 2 * int(0.05 * FS) + 1
+    need = np.minimum(1.0, ceiling / np.maximum(true_peak_envelope(x), 1e-30))
+    gain = uniform_filter1d(minimum_filter1d(need, width), width)
+    assert limiter.gain_reduction_db > 1.0  # it had work
+    assert widths[1:] and max(widths[1:]) <= 2, widths  # the loud track (the meter's end: all)
+    np.testing.assert_allclose(out, x * gain[:, None], atol=1e-12)
+
+
 def _below_20_hz_db(x: np.ndarray, rate: int) -> float:
     freqs, power = signal.welch(x, fs=rate, nperseg=2**16, axis=0)
     return float(10 * np.log10(power[freqs < 20].sum() / power.sum()))

@@ -67,9 +67,13 @@
     const key = file + "@" + context.sampleRate;
     if (!decoded.has(key)) {
       pending.add(file);
-      decoded.set(key, fetch(file).then((r) => (r.ok ? r.arrayBuffer() : Promise.reject(
+      const made = fetch(file).then((r) => (r.ok ? r.arrayBuffer() : Promise.reject(
         new Error(`${file}: ${r.status}`)))).then((bytes) => context.decodeAudioData(bytes))
-        .finally(() => pending.delete(file)));
+        .finally(() => pending.delete(file));
+      // a failed fetch or decode is not kept: the next call tries again (a server that
+      // stumbled once would otherwise silence the stem for as long as the page is open)
+      made.catch(() => { if (decoded.get(key) === made) decoded.delete(key); });
+      decoded.set(key, made);
     }
     return decoded.get(key);
   }
