@@ -315,6 +315,7 @@ class TruePeakMeter:
         if block.shape[1] < 4 or not len(block):
             return None
         top = np.maximum(block.max(axis=0), -block.min(axis=0)).astype(float) * abs(scale)
+        assert self._tail is not None, "add() keeps the context before asking"
         top = np.maximum(top, np.abs(self._tail).max(axis=0, initial=0.0))
         columns = np.flatnonzero(2.0 * top * (1.0 + 1e-9) > self._peak)
         return columns if len(columns) < block.shape[1] else None
