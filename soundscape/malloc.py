@@ -30,13 +30,8 @@ def reuse_freed_memory() -> bool:
     bool
         Whether glibc accepted both settings (False off glibc).
     """
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError, TypeError):
-        return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
+    mallopt = _mallopt()
+    return bool(mallopt and mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
                 and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
 
 
@@ -51,10 +46,15 @@ def one_arena() -> bool:
     The ADM master (``adm_render``: two streams of buses, wide blocks) measured on s09:
     the render's process 1405 → 1053 MiB PSS (``MALLOC_ARENA_MAX=1``), CPU time unchanged.
     Returns whether glibc accepted it (False off glibc)."""
-    name = ctypes.util.find_library("c")
+    mallopt = _mallopt()
+    return bool(mallopt and mallopt(_M_ARENA_MAX, 1))
+
+
+def _mallopt():
+    """glibc's ``mallopt(int, int)``, or None off glibc."""
     try:
-        mallopt = ctypes.CDLL(name).mallopt
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c")).mallopt
     except (OSError, AttributeError, TypeError):
-        return False
+        return None
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return bool(mallopt(_M_ARENA_MAX, 1))
+    return mallopt
