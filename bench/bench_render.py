@@ -1,14 +1,16 @@
 """Benchmark the spatial renderer on the whole rite, beside FluidSynth on our MIDI of it.
 
-Reports, for stereo, binaural and third-order ambisonics: audio seconds rendered
-per wall second and the peak resident memory of the rendering process (and of its
-helper process with ``--jobs 2``); then the wall time of ``fluidsynth -ni -F``
-rendering ``midi.write_midi`` of the same performance with FluidR3_GM, right after,
-and the ratio of the wall times; then each render again, for the peak of the summed
-PSS of the render and its helpers (sampled every 0.2 s: reading a process's PSS walks
-its page tables under its memory lock, ~40 ms for the three processes, which would
-slow the timed run). A short part of the rite is rendered too, so the two peak
-memories show whether memory grows with length.
+Each render is what ``soundscape render`` makes (the site's walled court under
+``--court``, default ``bare``, with its late tail; the command's voice). Reports, for
+stereo, binaural and third-order ambisonics: audio seconds rendered per wall second and
+the peak resident memory of the rendering process (and of its helper process with
+``--jobs 2``); then the wall time of ``fluidsynth -ni -F`` rendering ``midi.write_midi``
+of the same performance with FluidR3_GM, right after, and the ratio of the wall times;
+then each render again, for the peak of the summed PSS of the render and its helpers
+(sampled every 0.2 s: reading a process's PSS walks its page tables under its memory
+lock, ~40 ms for the three processes, which would slow the timed run). A short part of
+the rite is rendered too, so the two peak memories show whether memory grows with
+length.
 
 Each render runs in its own process (so peak memory is its own)::
 
@@ -59,6 +61,14 @@ def _listener():
     from soundscape.site.listeners import Listener
     seat = site.load_site().listener("gong_wei")
     return Listener(seat.position, seat.facing)
+
+
+def _surroundings(court: str):
+    """What ``soundscape render --court COURT`` hears through: the site's walled court and
+    its late tail (``none``: the floor and the hall's front only)."""
+    from soundscape import site
+    from soundscape.cli._common import surroundings_for
+    return surroundings_for(site.load_site(), court)
 
 
 class PssSampler:
@@ -135,12 +145,13 @@ def run_one(args: argparse.Namespace) -> dict:
         partial = performance.duration > fits
         if partial:
             performance = performance.between(0.0, fits)
-        voice = TimedVoice(SynthVoice())
+        surroundings = _surroundings(args.court)
+        voice = TimedVoice(SynthVoice(surroundings.reference_db))  # as the command's
         start = time.perf_counter()
         with PssSampler() if args.pss else contextlib.nullcontext() as pss:
             result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
                                   layout=args.one, sample_rate=48000, seed=0, voice=voice,
-                                  workers=args.jobs)
+                                  surroundings=surroundings, workers=args.jobs)
         wall = time.perf_counter() - start
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     helper_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
@@ -161,7 +172,7 @@ def run_child(args: argparse.Namespace, layout: str, seconds: float | None = Non
         command += ["--to", args.to_section]
     if seconds or args.seconds:
         command += ["--seconds", str(seconds or args.seconds)]
-    command += ["--jobs", str(args.jobs)]
+    command += ["--jobs", str(args.jobs), "--court", args.court]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
@@ -203,6 +214,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2,
                         help="Render processes (2: a helper computes notes; its synthesis "
                         "time is not in the synthesis share).")
+    parser.add_argument("--court", default="bare",
+                        help="The court hypothesis, as `soundscape render --court` (its "
+                        "default: bare); none: no walls and no late tail.")
     parser.add_argument("--json", type=Path, default=None, help="Also write results here.")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--pss", action="store_true", help=argparse.SUPPRESS)
