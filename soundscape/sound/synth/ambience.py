@@ -59,7 +59,7 @@ from soundscape.sound.synth._common import (
     upsample,
     working_rate,
 )
-from soundscape.sound.synth.creatures import complex_noise, fft_length, noise_shape
+from soundscape.sound.synth.creatures import block_noise, block_rms, fft_length, noise_shape
 from soundscape.sound.synth.params import ParamError
 
 __all__ = ["REPEATS", "RMS", "WORKING_HZ", "render", "validate"]
@@ -81,8 +81,12 @@ INFRASOUND_FREE = True
 _STEP = 16
 #: The layers that share an envelope (one inverse FFT for them): the air's.
 _ROW = {"wind_db": "air", "life_db": "air"}
-#: Variance of a uniform signed byte (``complex_noise``'s parts).
-_BYTE_VARIANCE = (256.0**2 - 1.0) / 12.0
+#: The dense layers' noise is made in blocks of this many samples (``block_noise``: 1 s
+#: at 16 kHz, its 1 Hz bins resolve the wind's skirt under 40 Hz and the 20 Hz high-pass;
+#: 4096 smeared the octave under 22 Hz by 2.4 dB), each joined to the next over
+#: ``_OVERLAP`` (a quarter second).
+_BLOCK = 16384
+_OVERLAP = 4096
 #: Leaves fall ~3 dB an octave above their low edge (a rustle's spectrum: EST).
 _TILT = {"leaves_db": -3.0}
 _LIFE_BAND = (150.0, 1200.0)
@@ -165,18 +169,14 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     """The audible layers of the articulation, summed at their levels.
 
     The dense layers (noise in a band under an envelope) are shaped in the frequency
-    domain and brought back with one batched inverse FFT; they share one white
-    spectrum: its bins are independent, so layers whose bands do not overlap are too.
-    Each is scaled to RMS 1, by its ``*_db`` and by its envelope. The sparse ones
-    (bursts) are shaped each on its own short grid (``_shaped_bursts``) and scaled to
-    peak 1 and by their ``*_db``. The sum is float32."""
-    n = fft_length(frames)
-    rows = _rows(_dense(row), n, sample_rate)
-    spectra = np.empty((len(rows), n // 2 + 1), dtype=np.complex64)
-    if rows:
-        white = complex_noise(rng, n)
-        for spectrum, shape in zip(spectra, rows.values(), strict=True):
-            np.multiply(white, shape, out=spectrum)
+    domain, in blocks of ``_BLOCK`` samples brought back with one batched inverse FFT
+    (``block_noise``); they share one white spectrum a block: its bins are independent,
+    so layers whose bands do not overlap are too. Each is scaled to RMS 1, by its
+    ``*_db`` and by its envelope. The sparse ones (bursts) are shaped each on its own
+    short grid (``_shaped_bursts``) and scaled to peak 1 and by their ``*_db``. The sum
+    is float32."""
+    keys, shapes = _rows(_dense(row), _BLOCK, sample_rate)
+    layers = block_noise(rng, shapes, frames, block=_BLOCK, overlap=_OVERLAP) if keys else ()
     sparse = []
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
@@ -185,11 +185,9 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
             if layer is not None:  # most segments hear no knock: no layer
                 sparse.append((key, layer))
     out = np.zeros(frames, dtype=np.float32)
-    if rows:
-        # complex64 throughout: half the inverse FFT's time of complex128
-        layers = scipy.fft.irfft(spectra, n, axis=1, overwrite_x=True)
+    if keys:
         envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
-        for k, (key, layer) in enumerate(zip(rows, layers, strict=True)):
+        for k, (key, layer) in enumerate(zip(keys, layers, strict=True)):
             _add_held(out, layer, envelopes[key], first=k == 0)
     for key, layer in sparse:
         scale = float(np.max(np.abs(layer)))
@@ -208,22 +206,21 @@ def _dense(row: Mapping[str, Any]) -> tuple[tuple[str, tuple[float, float], floa
 
 
 @functools.lru_cache(maxsize=32)
-def _rows(dense: tuple, n: int, sample_rate: int) -> dict[str, np.ndarray]:
-    """Each envelope's spectral shape on an ``n``-point grid: its bands, each at RMS 1
-    (the shape's power sets the noise's) and at its level. One row per envelope: the
-    air and the far-off life swell together with the gusts (it is the wind that carries
-    them), the leaves and a flame on their own. Made once per hour and length."""
+def _rows(dense: tuple, n: int, sample_rate: int) -> tuple[tuple[str, ...], np.ndarray]:
+    """Each envelope's spectral shape on an ``n``-point grid (its key, and the shapes a
+    row each): its bands, each at RMS 1 (the shape's power sets the noise's) and at its
+    level. One row per envelope: the air and the far-off life swell together with the
+    gusts (it is the wind that carries them), the leaves and a flame on their own. Made
+    once per hour and rate."""
     rows: dict[str, np.ndarray] = {}
     for key, band, level_db in dense:
         shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
-        scaled = shape * np.float32(db_to_gain(level_db) / _rms_of(shape, n))
+        scaled = shape * np.float32(db_to_gain(level_db) / block_rms(shape, n))
         row_key = _ROW.get(key, key)
         rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
-    # complex (imaginary 0): the product with the white spectrum casts no shape a segment
-    rows = {key: shape.astype(np.complex64) for key, shape in rows.items()}
-    for shape in rows.values():
-        shape.flags.writeable = False  # shared by every segment of the hour
-    return rows
+    shapes = np.array(list(rows.values()), dtype=np.float32).reshape(len(rows), n // 2 + 1)
+    shapes.flags.writeable = False  # shared by every segment of the hour
+    return tuple(rows), shapes
 
 
 def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray, *,
@@ -236,13 +233,6 @@ def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray, *,
         np.multiply(layer[:frames], envelope, out=out)
     else:
         out += layer[:frames] * envelope
-
-
-def _rms_of(shape: np.ndarray, n: int) -> float:
-    """The RMS of ``complex_noise`` (bytes: variance 1/12 of 256² a part) shaped by
-    ``shape`` and inverse-transformed on ``n`` points (Parseval)."""
-    power = 2.0 * float(np.sum(shape.astype(np.float64) ** 2)) - float(shape[0]) ** 2
-    return float(np.sqrt(power * 2 * _BYTE_VARIANCE)) / n
 
 
 def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
