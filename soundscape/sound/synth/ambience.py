@@ -59,7 +59,7 @@ from soundscape.sound.synth._common import (
     upsample,
     working_rate,
 )
-from soundscape.sound.synth.creatures import block_noise, block_rms, fft_length, noise_shape
+from soundscape.sound.synth.creatures import block_rms, fft_length, noise_blocks, noise_shape
 from soundscape.sound.synth.params import ParamError
 
 __all__ = ["REPEATS", "RMS", "WORKING_HZ", "render", "validate"]
@@ -81,7 +81,7 @@ INFRASOUND_FREE = True
 _STEP = 16
 #: The layers that share an envelope (one inverse FFT for them): the air's.
 _ROW = {"wind_db": "air", "life_db": "air"}
-#: The dense layers' noise is made in blocks of this many samples (``block_noise``: 1 s
+#: The dense layers' noise is made in blocks of this many samples (``noise_blocks``: 1 s
 #: at 16 kHz, its 1 Hz bins resolve the wind's skirt under 40 Hz and the 20 Hz high-pass;
 #: 4096 smeared the octave under 22 Hz by 2.4 dB), each joined to the next over
 #: ``_OVERLAP`` (a quarter second).
@@ -127,14 +127,15 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # if the caller asked for more (the render asks for its bus's rate: WORKING_HZ)
     rate, factor = working_rate(sample_rate, WORKING_HZ)
     frames = frames_for(duration, rate)
-    out = _layers(row, frames=frames, sample_rate=rate, rng=rng).astype(np.float64)
-    rms = float(np.sqrt(np.einsum("i,i", out, out) / len(out)))  # no squares made
-    out *= velocity * RMS / rms if rms > 0 else 0.0
+    # float32 to the end (half the memory a pass; its rounding, 1e-7, is -140 dB)
+    out = _layers(row, frames=frames, sample_rate=rate, rng=rng)
+    rms = float(np.sqrt(float(np.dot(out, out)) / len(out)))  # no squares made
+    out *= np.float32(velocity * RMS / rms if rms > 0 else 0.0)
     out = upsample(out, factor)[:frames_for(duration, sample_rate)]
     _fade_ends(out, fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
     peak = max(float(out.max()), -float(out.min()))  # no |out| made: a pass fewer
     # A loud crackle may top full scale: soften only those peaks.
-    return np.tanh(out) if peak > 1.0 else out
+    return np.asarray(np.tanh(out) if peak > 1.0 else out, dtype=np.float64)
 
 
 def _fades(frames: int, *, fade: int) -> np.ndarray:
@@ -170,13 +171,15 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
 
     The dense layers (noise in a band under an envelope) are shaped in the frequency
     domain, in blocks of ``_BLOCK`` samples brought back with one batched inverse FFT
-    (``block_noise``); they share one white spectrum a block: its bins are independent,
+    (``noise_blocks``); they share one white spectrum a block: its bins are independent,
     so layers whose bands do not overlap are too. Each is scaled to RMS 1, by its
     ``*_db`` and by its envelope. The sparse ones (bursts) are shaped each on its own
     short grid (``_shaped_bursts``) and scaled to peak 1 and by their ``*_db``. The sum
     is float32."""
     keys, shapes = _rows(_dense(row), _BLOCK, sample_rate)
-    layers = block_noise(rng, shapes, frames, block=_BLOCK, overlap=_OVERLAP) if keys else ()
+    coarse = -(-frames // _STEP)  # the envelopes' held values
+    blocks = noise_blocks(rng, shapes, coarse * _STEP, block=_BLOCK,
+                          overlap=_OVERLAP) if keys else None
     sparse = []
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
@@ -184,11 +187,11 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
             layer = make(row, rng, frames, sample_rate, band)
             if layer is not None:  # most segments hear no knock: no layer
                 sparse.append((key, layer))
-    out = np.zeros(frames, dtype=np.float32)
-    if keys:
+    if blocks is not None:
         envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
-        for k, (key, layer) in enumerate(zip(keys, layers, strict=True)):
-            _add_held(out, layer, envelopes[key], first=k == 0)
+        out = _enveloped(blocks, [envelopes[key] for key in keys], frames=frames)
+    else:
+        out = np.zeros(frames, dtype=np.float32)
     for key, layer in sparse:
         scale = float(np.max(np.abs(layer)))
         if scale > 0:
@@ -223,16 +226,25 @@ def _rows(dense: tuple, n: int, sample_rate: int) -> tuple[tuple[str, ...], np.n
     return tuple(rows), shapes
 
 
-def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray, *,
-              first: bool = False) -> None:
-    """``out += layer × envelope`` (``first``: ``out`` holds zeros, the product is
-    written), the envelope given by its values held every ``_STEP`` samples (``held``)."""
-    frames = len(out)
-    envelope = np.repeat(held, _STEP)[:frames]
-    if first:
-        np.multiply(layer[:frames], envelope, out=out)
-    else:
-        out += layer[:frames] * envelope
+def _enveloped(blocks: np.ndarray, held: list[np.ndarray], *, frames: int) -> np.ndarray:
+    """``Σ_k noise_k × envelope_k``, ``frames`` long (float32): each row's noise as
+    ``noise_blocks`` gives it (from sample ``−_OVERLAP``, in blocks of a hop), its
+    envelope by its values held every ``_STEP`` samples (``held``), laid on the blocks'
+    grid: the products straight from the blocks, no row laid end to end first."""
+    _, count, hop = blocks.shape
+    lead = _OVERLAP // _STEP
+    grid = np.empty(count * hop // _STEP, dtype=np.float32)
+    out = np.empty((count, hop), dtype=np.float32)
+    for k, (noise, values) in enumerate(zip(blocks, held, strict=True)):
+        grid[:lead] = values[0]  # before the segment (never heard)
+        grid[lead:lead + values.size] = values
+        grid[lead + values.size:] = values[-1]
+        envelope = np.repeat(grid, _STEP).reshape(count, hop)
+        if k == 0:
+            np.multiply(noise, envelope, out=out)
+        else:
+            out += np.multiply(noise, envelope, out=envelope)
+    return out.reshape(-1)[_OVERLAP:_OVERLAP + frames]
 
 
 def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
@@ -245,8 +257,9 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     coarse = -(-frames // _STEP)
     rate = sample_rate / _STEP
 
-    def walk(rate_hz: float) -> np.ndarray:
-        return smooth_noise(rng, frames=coarse, rate_hz=rate_hz, sample_rate=rate)
+    def walk(rate_hz: float) -> np.ndarray:  # float32 from here on: exp a tenth the time
+        return smooth_noise(rng, frames=coarse, rate_hz=rate_hz, sample_rate=rate).astype(
+            np.float32)
 
     gusts = np.exp(row["gust_depth"] * 0.5 * walk(row["gust_rate_hz"]))
     shapes = {"air": lambda: gusts,
@@ -254,7 +267,7 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
               "flame_db": lambda: np.exp(0.5 * walk(10.0)) * gusts}
     present = {_ROW.get(key, key) for key in ("wind_db", "leaves_db", "life_db", "flame_db")
                if row[key] > -120.0}
-    return {key: make().astype(np.float32) for key, make in shapes.items() if key in present}
+    return {key: make() for key, make in shapes.items() if key in present}
 
 
 def _knocks(row, rng, frames, sample_rate, band):

@@ -38,8 +38,9 @@ import scipy.fft
 from soundscape.sound.synth._common import INFRASOUND_HZ, db_to_gain, frames_for
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["KINDS", "PEAK_WINDOW_S", "REPEATS", "block_noise", "block_rms", "complex_noise",
-           "crossfade", "fft_length", "noise_shape", "render", "shaped_noise", "validate"]
+__all__ = ["KINDS", "PEAK_WINDOW_S", "REPEATS", "block_rms", "complex_noise",
+           "crossfade", "fft_length", "noise_blocks", "noise_shape", "render", "shaped_noise",
+           "validate"]
 
 #: Every call is its own rendering: the render keeps none (``SynthVoice.repeats``).
 REPEATS = False
@@ -131,12 +132,12 @@ def fft_length(frames: int) -> int:
 def shaped_noise(rng: np.random.Generator, frames: int, band: tuple[float, float],
                  sample_rate: int, tilt_db: float = 0.0) -> np.ndarray:
     """Gaussian noise in ``band`` made in the frequency domain (cheaper than filtering
-    white noise), in blocks of ``_CALL_BLOCK`` samples (``block_noise``: the calls' bands
+    white noise), in blocks of ``_CALL_BLOCK`` samples (``noise_blocks``: the calls' bands
     start at 450 Hz, so a block's 12 Hz bins at 48 kHz draw them)."""
     block = min(_CALL_BLOCK, fft_length(frames))
     shape = noise_shape(band, block, sample_rate, tilt_db)[None]
-    return block_noise(rng, shape, frames, block=block, overlap=block // 4)[0].astype(
-        np.float64)
+    blocks = noise_blocks(rng, shape, frames, block=block, overlap=block // 4)[0]
+    return blocks.astype(np.float64).reshape(-1)[block // 4:block // 4 + frames]
 
 
 #: Samples of a call's noise block (``shaped_noise``) and of an hour's (the bed's
@@ -146,46 +147,49 @@ def shaped_noise(rng: np.random.Generator, frames: int, band: tuple[float, float
 _CALL_BLOCK = 4096
 
 
-def block_noise(rng: np.random.Generator, shapes: np.ndarray, frames: int, *, block: int,
-                overlap: int) -> np.ndarray:
-    """Gaussian noise of each spectral shape, ``frames`` long, a row each (float32):
-    independent blocks of ``block`` samples (``complex_noise`` spectra, one shared by the
+def noise_blocks(rng: np.random.Generator, shapes: np.ndarray, frames: int, *, block: int,
+                 overlap: int) -> np.ndarray:
+    """Gaussian noise of each spectral shape, at least ``frames`` long (float32), as
+    ``(rows, blocks, hop)``: row ``k`` of it laid end to end is shape ``k``'s noise from
+    sample ``−overlap`` on (``hop = block − overlap``).
+
+    Independent blocks of ``block`` samples (``complex_noise`` spectra, one shared by the
     rows, times the rows of ``shapes``, magnitudes on a ``block``-point rfft grid; one
     batched inverse FFT), each joined to the next by a power-complementary crossfade of
-    ``overlap`` samples (``crossfade``). Through a join the blocks are independent, so
-    the variance stays that of one block (``block_rms``); the spectrum is the shape's,
-    smeared by the blocks' window: a block must resolve the shape's steepest edge (the
-    bed's 20-40 Hz skirts need 16384 samples at 16 kHz). No block repeats another."""
+    ``overlap`` samples (``crossfade``). Through a join the blocks are independent, so the
+    variance stays that of one block (``block_rms``); the spectrum is the shape's, smeared
+    by the blocks' window: a block must resolve the shape's steepest edge (the bed's
+    20-40 Hz skirts need 16384 samples at 16 kHz). No block repeats another."""
     hop = block - overlap
     count = -(-(frames + overlap) // hop)
     bins = block // 2 + 1
-    # the same bytes as ``complex_noise``'s ``rng.bytes``, drawn a third of the time
+    # the bytes ``complex_noise`` draws (``rng.bytes``), in a third of the time
     raw = rng.bit_generator.random_raw(-(-count * bins // 4))
     white = raw.view(np.int8)[:count * bins * 2].astype(np.float32).reshape(count, 2 * bins)
     spectra = np.empty((len(shapes), count, 2 * bins), dtype=np.float32)
     for spectrum, shape in zip(spectra, shapes, strict=True):
         np.multiply(white, np.repeat(shape, 2), out=spectrum)
     noise = scipy.fft.irfft(spectra.view(np.complex64), block, axis=-1, overwrite_x=True)
-    up = crossfade(overlap)
+    up, down = crossfade(overlap)
     joins = noise[:, 1:, :overlap]
     joins *= up
-    joins += noise[:, :-1, hop:] * up[::-1]
-    return noise[:, :, :hop].reshape(len(shapes), -1)[:, overlap:overlap + frames]
+    joins += noise[:, :-1, hop:] * down
+    return noise[:, :, :hop]
 
 
 @functools.lru_cache(maxsize=8)
-def crossfade(frames: int) -> np.ndarray:
-    """A power-complementary fade in, ``sin(½π sin²(½π (j + ½)/frames))`` (float32; the
-    fade out is it reversed, the squares of the two sum to 1): smooth at both ends, so the
-    blocks' window smears a spectrum less than a sine's (its skirts fall faster)."""
-    ramp = np.sin(0.5 * np.pi * np.sin(0.5 * np.pi * (np.arange(frames) + 0.5) / frames) ** 2)
-    ramp = ramp.astype(np.float32)
-    ramp.flags.writeable = False
-    return ramp
+def crossfade(frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """A power-complementary fade in and out, ``sin(½π sin²(½π (j + ½)/frames))`` and it
+    reversed (float32; their squares sum to 1): smooth at both ends, so the blocks' window
+    smears a spectrum less than a sine's (its skirts fall faster)."""
+    up = np.sin(0.5 * np.pi * np.sin(0.5 * np.pi * (np.arange(frames) + 0.5) / frames) ** 2)
+    up, down = up.astype(np.float32), up[::-1].astype(np.float32)
+    up.flags.writeable = down.flags.writeable = False
+    return up, down
 
 
 def block_rms(shape: np.ndarray, block: int) -> float:
-    """The RMS of ``block_noise`` of ``shape`` (``complex_noise``'s bytes: variance 1/12
+    """The RMS of ``noise_blocks`` of ``shape`` (``complex_noise``'s bytes: variance 1/12
     of 256² a part) on ``block`` points (Parseval; the crossfades keep it)."""
     power = 2.0 * float(np.sum(shape.astype(np.float64) ** 2)) - float(shape[0]) ** 2
     return float(np.sqrt(power * 2 * _BYTE_VARIANCE)) / block
