@@ -135,7 +135,7 @@ def shaped_noise(rng: np.random.Generator, frames: int, band: tuple[float, float
     white noise), in blocks of ``_CALL_BLOCK`` samples (``noise_blocks``: the calls' bands
     start at 450 Hz, so a block's 12 Hz bins at 48 kHz draw them)."""
     block = min(_CALL_BLOCK, fft_length(frames))
-    shape = noise_shape(band, block, sample_rate, tilt_db)[None]
+    shape = _paired((float(band[0]), float(band[1])), block, int(sample_rate), float(tilt_db))
     blocks = noise_blocks(rng, shape, frames, block=block, overlap=block // 4)[0]
     return blocks.astype(np.float64).reshape(-1)[block // 4:block // 4 + frames]
 
@@ -154,7 +154,8 @@ def noise_blocks(rng: np.random.Generator, shapes: np.ndarray, frames: int, *, b
     sample ``−overlap`` on (``hop = block − overlap``).
 
     Independent blocks of ``block`` samples (``complex_noise`` spectra, one shared by the
-    rows, times the rows of ``shapes``, magnitudes on a ``block``-point rfft grid; one
+    rows, times the rows of ``shapes``: magnitudes on a ``block``-point rfft grid, each
+    given twice, for a bin's real and imaginary parts, as ``_paired`` makes them; one
     batched inverse FFT), each joined to the next by a power-complementary crossfade of
     ``overlap`` samples (``crossfade``). Through a join the blocks are independent, so the
     variance stays that of one block (``block_rms``); the spectrum is the shape's, smeared
@@ -165,16 +166,24 @@ def noise_blocks(rng: np.random.Generator, shapes: np.ndarray, frames: int, *, b
     bins = block // 2 + 1
     # the bytes ``complex_noise`` draws (``rng.bytes``), in a third of the time
     raw = rng.bit_generator.random_raw(-(-count * bins // 4))
-    white = raw.view(np.int8)[:count * bins * 2].astype(np.float32).reshape(count, 2 * bins)
+    white = raw.view(np.int8)[:count * bins * 2].reshape(count, 2 * bins)
     spectra = np.empty((len(shapes), count, 2 * bins), dtype=np.float32)
-    for spectrum, shape in zip(spectra, shapes, strict=True):
-        np.multiply(white, np.repeat(shape, 2), out=spectrum)
+    np.multiply(white, shapes[:, None, :], out=spectra)  # the bytes cast as they are read
     noise = scipy.fft.irfft(spectra.view(np.complex64), block, axis=-1, overwrite_x=True)
     up, down = crossfade(overlap)
     joins = noise[:, 1:, :overlap]
     joins *= up
     joins += noise[:, :-1, hop:] * down
     return noise[:, :, :hop]
+
+
+@functools.lru_cache(maxsize=64)
+def _paired(band: tuple[float, float], n: int, sample_rate: int, tilt_db: float) -> np.ndarray:
+    """``noise_shape`` as ``noise_blocks`` takes it: one row, each value twice (a bin's real
+    and imaginary parts)."""
+    paired = np.repeat(noise_shape(band, n, sample_rate, tilt_db), 2)[None]
+    paired.flags.writeable = False
+    return paired
 
 
 @functools.lru_cache(maxsize=8)
