@@ -193,10 +193,10 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
         out = _enveloped(blocks, [envelopes[key] for key in keys], frames=frames)
     else:
         out = np.zeros(frames, dtype=np.float32)
-    for key, layer in sparse:
-        scale = float(np.max(np.abs(layer)))
+    for key, (first, layer) in sparse:  # only the stretch the bursts fill
+        scale = max(float(layer.max()), -float(layer.min()))
         if scale > 0:
-            out += layer * np.float32(db_to_gain(row[key]) / scale)
+            out[first:first + layer.size] += layer * np.float32(db_to_gain(row[key]) / scale)
     return out
 
 
@@ -293,11 +293,13 @@ def _crackle(row, rng, frames, sample_rate, band):
 
 def _shaped_bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,
                    decay: Callable[[], float], band: tuple[float, float],
-                   *, frames: int, sample_rate: int) -> np.ndarray | None:
+                   *, frames: int, sample_rate: int) -> tuple[int, np.ndarray] | None:
     """Decaying noise bursts (T60 from ``decay()``) at ``starts`` (s), each shaped to
     ``band`` on its own short grid (the burst and ``_RING_S`` of the band's ring either
     side: one batched FFT of a few thousand points, not the segment's length), summed
-    (float32); None if there are none."""
+    (float32) over the stretch of the ``frames`` they fill: (its first sample, the sum);
+    None if there are none (a knock's few thousand samples are all a segment adds, not
+    passes over its length)."""
     bursts = []
     for start, size in zip(starts, sizes, strict=True):
         burst = noise_burst(rng, frames=frames, decay_s=decay(), sample_rate=sample_rate)
@@ -315,8 +317,11 @@ def _shaped_bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarr
     # in the ``ring`` samples ahead of it, its ring after in those behind
     shaped = scipy.fft.irfft(scipy.fft.rfft(grid, axis=1) * noise_shape(band, m, sample_rate),
                              m, axis=1)
-    out = np.zeros(frames, dtype=np.float32)
+    first = max(min(at for at, _ in bursts) - ring, 0)
+    out = np.zeros(min(max(at for at, _ in bursts) - ring + m, frames) - first,
+                   dtype=np.float32)
     for (at, _), burst in zip(bursts, shaped, strict=True):
         lo, hi = at - ring, at - ring + m
-        out[max(lo, 0):min(hi, frames)] += burst[max(-lo, 0):m - max(hi - frames, 0)]
-    return out
+        out[max(lo, 0) - first:min(hi, frames) - first] += \
+            burst[max(-lo, 0):m - max(hi - frames, 0)]
+    return first, out
