@@ -16,11 +16,12 @@ level in dB against the others (``-120`` leaves it out):
 - flame: a torch's roar (noise 80–1000 Hz flickering at ~10 Hz) and its
   ``crackle_per_s`` pops, heavy-tailed in level (a few loud ones, many small).
 
-The dense layers are Gaussian noise made in the frequency domain (one inverse FFT
-each, the bands' shapes computed once per hour and length: ``creatures.shaped_noise``),
-the sparse ones (knocks, pops) each shaped on a short grid of its own (the burst and
-its band's ring, ``_RING_S``), so a segment costs a few milliseconds, most of it its
-two inverse FFTs, and every segment can be its own.
+The dense layers are Gaussian noise made in the frequency domain, in independent blocks
+of ``_BLOCK`` samples joined by power-complementary crossfades (``creatures.noise_blocks``:
+transforms that stay in the core's cache; the bands' shapes computed once per hour), the
+sparse ones (knocks, pops) each shaped on a short grid of its own (the burst and its
+band's ring, ``_RING_S``), so a segment costs a few milliseconds, most of it its inverse
+FFTs, and every segment can be its own.
 
 **Segment contract** (for the sequencer): a segment is exactly ``duration``
 seconds, fades in over the articulation's ``fade_s`` with sin(½π t/F) and out
