@@ -46,6 +46,7 @@ peaks over full scale are softened (tanh).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -56,7 +57,6 @@ from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
     noise_burst,
-    smooth_noise,
     upsample,
     working_rate,
 )
@@ -262,8 +262,10 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     rate = sample_rate / _STEP
 
     def walk(rate_hz: float) -> np.ndarray:  # float32 from here on: exp a tenth the time
-        return smooth_noise(rng, frames=coarse, rate_hz=rate_hz, sample_rate=rate).astype(
-            np.float32)
+        # ``smooth_noise`` to the bit, its knots' places kept per length
+        knots = max(2, math.ceil(coarse / rate * rate_hz) + 2)
+        places, grid = _knot_places(knots, coarse)
+        return np.interp(places, grid, rng.standard_normal(knots)).astype(np.float32)
 
     gusts = np.exp(row["gust_depth"] * 0.5 * walk(row["gust_rate_hz"]))
     shapes = {"air": lambda: gusts,
@@ -272,6 +274,15 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     present = {_ROW.get(key, key) for key in ("wind_db", "leaves_db", "life_db", "flame_db")
                if row[key] > -120.0}
     return {key: make() for key, make in shapes.items() if key in present}
+
+
+@functools.lru_cache(maxsize=32)
+def _knot_places(knots: int, frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``smooth_noise``'s ``frames`` values lie among its ``knots`` (and the knots'
+    own places), made once per length."""
+    places, grid = np.linspace(0.0, knots - 1.0, frames), np.arange(knots)
+    places.flags.writeable = grid.flags.writeable = False
+    return places, grid
 
 
 def _knocks(row, rng, frames, sample_rate, band):
