@@ -132,18 +132,19 @@ def fft_length(frames: int) -> int:
 def shaped_noise(rng: np.random.Generator, frames: int, band: tuple[float, float],
                  sample_rate: int, tilt_db: float = 0.0) -> np.ndarray:
     """Gaussian noise in ``band`` made in the frequency domain (cheaper than filtering
-    white noise), in blocks of ``_CALL_BLOCK`` samples (``noise_blocks``: the calls' bands
-    start at 450 Hz, so a block's 12 Hz bins at 48 kHz draw them)."""
+    white noise), in blocks of ``_CALL_BLOCK`` samples joined over a quarter of one
+    (``noise_blocks``; its level is the blocks', ``block_rms``: the calls scale their own)."""
     block = min(_CALL_BLOCK, fft_length(frames))
     shape = _paired((float(band[0]), float(band[1])), block, int(sample_rate), float(tilt_db))
     blocks = noise_blocks(rng, shape, frames, block=block, overlap=block // 4)[0]
     return blocks.astype(np.float64).reshape(-1)[block // 4:block // 4 + frames]
 
 
-#: Samples of a call's noise block (``shaped_noise``) and of an hour's (the bed's
-#: ``ambience._BLOCK``): transforms of a few thousand points stay in the core's cache,
-#: a call's or a segment's whole length (10⁵–10⁶ points) does not (3-4 times the time a
-#: point).
+#: Samples of a call's noise block (``shaped_noise``): transforms of a few thousand
+#: points stay in the core's cache, a call's whole length (10⁵–10⁶ points) does not (3-4
+#: times the time a point). The noise calls' bands (cicadas, rustles) start at 2.5 kHz:
+#: a block's 12 Hz bins at 48 kHz draw them (every octave within 60 dB of the total
+#: within 0.005 dB of one transform of the whole call's).
 _CALL_BLOCK = 4096
 
 
