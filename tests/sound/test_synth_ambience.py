@@ -123,8 +123,12 @@ def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band
     frames = 5 * RATE
     starts = np.array([0.0, 1.3, 1.31, 4.99])
     sizes = np.array([1.0, 0.5, 2.0, 0.7])
-    short = ambience._shaped_bursts(np.random.default_rng(4), starts, sizes, lambda: 0.04, band,
-                                    frames=frames, sample_rate=RATE)
+    shaped = ambience._shaped_bursts(np.random.default_rng(4), starts, sizes, lambda: 0.04,
+                                     band, frames=frames, sample_rate=RATE)
+    assert shaped is not None
+    first, stretch = shaped  # the stretch the bursts fill, laid into the segment
+    short = np.zeros(frames)
+    short[first:first + stretch.size] = stretch
     train = np.zeros(frames)
     rng = np.random.default_rng(4)
     for start, size in zip(starts, sizes, strict=True):
@@ -133,7 +137,6 @@ def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band
         train[at:at + burst.size] += burst[:frames - at] * size
     n = fft_length(frames)
     whole = np.fft.irfft(np.fft.rfft(train, n) * noise_shape(band, n, RATE), n)[:frames]
-    assert short is not None and short.size == frames
     assert 20 * np.log10(np.max(np.abs(short - whole)) / np.max(np.abs(whole))) < -100.0
 
 
@@ -227,3 +230,49 @@ def test_call_tones_from_phasors_are_the_sines_they_replace():
     swept = np.cumprod(creatures._phasor(step * glide, n, start=step))
     phase = 2 * np.pi * np.cumsum(pitch * (1.0 + glide * j)) / rate
     assert np.max(np.abs(swept - np.exp(1j * phase))) < 1e-9
+
+
+def test_noise_blocks_keep_their_variance_through_the_joins():
+    """Blocks joined by power-complementary crossfades (their squares sum to 1): the
+    noise's variance is the same in a join as inside a block (a linear crossfade of
+    independent blocks dips 3 dB there), and ``block_rms`` is its RMS."""
+    from soundscape.sound.synth.creatures import block_rms, crossfade, noise_blocks
+
+    up, down = crossfade(256)
+    assert np.allclose(up.astype(float) ** 2 + down.astype(float) ** 2, 1.0, atol=1e-6)
+    block, overlap, frames = 1024, 256, 4096
+    shape = np.repeat(np.hanning(block // 2 + 1), 2)[None].astype(np.float32)
+    power = np.zeros(frames)
+    for seed in range(300):
+        blocks = noise_blocks(np.random.default_rng(seed), shape, frames, block=block,
+                              overlap=overlap)
+        power += blocks.reshape(-1)[overlap:overlap + frames].astype(float) ** 2 / 300
+    hop = block - overlap
+    joins = np.concatenate([power[j * hop - overlap // 4:j * hop + overlap // 4]
+                            for j in range(1, frames // hop)])
+    within = np.concatenate([power[j * hop + overlap:(j + 1) * hop - overlap]
+                             for j in range(frames // hop)])
+    assert 10 * np.log10(joins.mean() / within.mean()) == pytest.approx(0.0, abs=0.2)
+    rms = block_rms(np.hanning(block // 2 + 1), block)
+    assert 10 * np.log10(within.mean()) == pytest.approx(20 * np.log10(rms), abs=0.2)
+
+
+def test_the_beds_blocks_resolve_its_wind_skirt_under_22_hz():
+    """The bed's noise in blocks (``ambience._BLOCK``) keeps the wind's skirt where one
+    transform of the whole segment puts it: the energy under 22 Hz of the day's air within
+    0.15 dB of its shape's (blocks of 4096 samples smear it 3.8 dB up, of 16384 0.5)."""
+    from soundscape.sound.synth.creatures import noise_blocks
+
+    day = params_of(load_instrument("ambience"))["day"]
+    keys, shapes = ambience._rows(ambience._dense(day), ambience._BLOCK, RATE)
+    fine = 65536  # the shape on the measurement's own grid (the skirt is steep)
+    air = ambience._rows(ambience._dense(day), fine, RATE)[1][keys.index("air"), ::2]
+    freqs = np.fft.rfftfreq(fine, 1.0 / RATE)
+    expected = np.sum(air[freqs < 22.0].astype(float) ** 2) / np.sum(air.astype(float) ** 2)
+    frames = 40 * 131072
+    noise = noise_blocks(np.random.default_rng(0), shapes, frames, block=ambience._BLOCK,
+                         overlap=ambience._OVERLAP)[keys.index("air")]
+    row = noise.reshape(-1)[ambience._OVERLAP:ambience._OVERLAP + frames]
+    f, p = signal.welch(row, fs=RATE, nperseg=fine)
+    measured = np.sum(p[f < 22.0]) / np.sum(p)
+    assert 10 * np.log10(measured / expected) == pytest.approx(0.0, abs=0.15)

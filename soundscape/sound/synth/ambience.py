@@ -16,11 +16,12 @@ level in dB against the others (``-120`` leaves it out):
 - flame: a torch's roar (noise 80–1000 Hz flickering at ~10 Hz) and its
   ``crackle_per_s`` pops, heavy-tailed in level (a few loud ones, many small).
 
-The dense layers are Gaussian noise made in the frequency domain (one inverse FFT
-each, the bands' shapes computed once per hour and length: ``creatures.shaped_noise``),
-the sparse ones (knocks, pops) each shaped on a short grid of its own (the burst and
-its band's ring, ``_RING_S``), so a segment costs a few milliseconds, most of it its
-two inverse FFTs, and every segment can be its own.
+The dense layers are Gaussian noise made in the frequency domain, in independent blocks
+of ``_BLOCK`` samples joined by power-complementary crossfades (``creatures.noise_blocks``:
+transforms that stay in the core's cache; the bands' shapes computed once per hour), the
+sparse ones (knocks, pops) each shaped on a short grid of its own (the burst and its
+band's ring, ``_RING_S``), so a segment costs a few milliseconds, most of it its inverse
+FFTs, and every segment can be its own.
 
 **Segment contract** (for the sequencer): a segment is exactly ``duration``
 seconds, fades in over the articulation's ``fade_s`` with sin(½π t/F) and out
@@ -45,6 +46,7 @@ peaks over full scale are softened (tanh).
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -55,11 +57,10 @@ from soundscape.sound.synth._common import (
     db_to_gain,
     frames_for,
     noise_burst,
-    smooth_noise,
     upsample,
     working_rate,
 )
-from soundscape.sound.synth.creatures import complex_noise, fft_length, noise_shape
+from soundscape.sound.synth.creatures import block_rms, fft_length, noise_blocks, noise_shape
 from soundscape.sound.synth.params import ParamError
 
 __all__ = ["REPEATS", "RMS", "WORKING_HZ", "render", "validate"]
@@ -81,8 +82,13 @@ INFRASOUND_FREE = True
 _STEP = 16
 #: The layers that share an envelope (one inverse FFT for them): the air's.
 _ROW = {"wind_db": "air", "life_db": "air"}
-#: Variance of a uniform signed byte (``complex_noise``'s parts).
-_BYTE_VARIANCE = (256.0**2 - 1.0) / 12.0
+#: The dense layers' noise is made in blocks of this many samples (``noise_blocks``: 2 s
+#: at 16 kHz, its 0.5 Hz bins resolve the wind's skirt under 40 Hz and the 20 Hz
+#: high-pass: the octave under 22 Hz within 0.01 dB of one transform of the whole
+#: segment's; blocks of 16384 raised it 0.14 dB, of 4096 2.4 dB), each joined to the next
+#: over ``_OVERLAP`` (a quarter second).
+_BLOCK = 32768
+_OVERLAP = 4096
 #: Leaves fall ~3 dB an octave above their low edge (a rustle's spectrum: EST).
 _TILT = {"leaves_db": -3.0}
 _LIFE_BAND = (150.0, 1200.0)
@@ -123,14 +129,15 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # if the caller asked for more (the render asks for its bus's rate: WORKING_HZ)
     rate, factor = working_rate(sample_rate, WORKING_HZ)
     frames = frames_for(duration, rate)
-    out = _layers(row, frames=frames, sample_rate=rate, rng=rng).astype(np.float64)
-    rms = float(np.sqrt(np.einsum("i,i", out, out) / len(out)))  # no squares made
-    out *= velocity * RMS / rms if rms > 0 else 0.0
+    # float32 to the end (half the memory a pass; its rounding, 1e-7, is -140 dB)
+    out = _layers(row, frames=frames, sample_rate=rate, rng=rng)
+    rms = float(np.sqrt(float(np.dot(out, out)) / len(out)))  # no squares made
+    out *= np.float32(velocity * RMS / rms if rms > 0 else 0.0)
     out = upsample(out, factor)[:frames_for(duration, sample_rate)]
     _fade_ends(out, fade=min(frames_for(row["fade_s"], sample_rate), len(out) // 2))
     peak = max(float(out.max()), -float(out.min()))  # no |out| made: a pass fewer
     # A loud crackle may top full scale: soften only those peaks.
-    return np.tanh(out) if peak > 1.0 else out
+    return np.asarray(np.tanh(out) if peak > 1.0 else out, dtype=np.float64)
 
 
 def _fades(frames: int, *, fade: int) -> np.ndarray:
@@ -165,18 +172,16 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     """The audible layers of the articulation, summed at their levels.
 
     The dense layers (noise in a band under an envelope) are shaped in the frequency
-    domain and brought back with one batched inverse FFT; they share one white
-    spectrum: its bins are independent, so layers whose bands do not overlap are too.
-    Each is scaled to RMS 1, by its ``*_db`` and by its envelope. The sparse ones
-    (bursts) are shaped each on its own short grid (``_shaped_bursts``) and scaled to
-    peak 1 and by their ``*_db``. The sum is float32."""
-    n = fft_length(frames)
-    rows = _rows(_dense(row), n, sample_rate)
-    spectra = np.empty((len(rows), n // 2 + 1), dtype=np.complex64)
-    if rows:
-        white = complex_noise(rng, n)
-        for spectrum, shape in zip(spectra, rows.values(), strict=True):
-            np.multiply(white, shape, out=spectrum)
+    domain, in blocks of ``_BLOCK`` samples brought back with one batched inverse FFT
+    (``noise_blocks``); they share one white spectrum a block: its bins are independent,
+    so layers whose bands do not overlap are too. Each is scaled to RMS 1, by its
+    ``*_db`` and by its envelope. The sparse ones (bursts) are shaped each on its own
+    short grid (``_shaped_bursts``) and scaled to peak 1 and by their ``*_db``. The sum
+    is float32."""
+    keys, shapes = _rows(_dense(row), _BLOCK, sample_rate)
+    coarse = -(-frames // _STEP)  # the envelopes' held values
+    blocks = noise_blocks(rng, shapes, coarse * _STEP, block=_BLOCK,
+                          overlap=_OVERLAP) if keys else None
     sparse = []
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
@@ -184,17 +189,15 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
             layer = make(row, rng, frames, sample_rate, band)
             if layer is not None:  # most segments hear no knock: no layer
                 sparse.append((key, layer))
-    out = np.zeros(frames, dtype=np.float32)
-    if rows:
-        # complex64 throughout: half the inverse FFT's time of complex128
-        layers = scipy.fft.irfft(spectra, n, axis=1, overwrite_x=True)
+    if blocks is not None:
         envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
-        for k, (key, layer) in enumerate(zip(rows, layers, strict=True)):
-            _add_held(out, layer, envelopes[key], first=k == 0)
-    for key, layer in sparse:
-        scale = float(np.max(np.abs(layer)))
+        out = _enveloped(blocks, [envelopes[key] for key in keys], frames=frames)
+    else:
+        out = np.zeros(frames, dtype=np.float32)
+    for key, (first, layer) in sparse:  # only the stretch the bursts fill
+        scale = max(float(layer.max()), -float(layer.min()))
         if scale > 0:
-            out += layer * np.float32(db_to_gain(row[key]) / scale)
+            out[first:first + layer.size] += layer * np.float32(db_to_gain(row[key]) / scale)
     return out
 
 
@@ -208,41 +211,44 @@ def _dense(row: Mapping[str, Any]) -> tuple[tuple[str, tuple[float, float], floa
 
 
 @functools.lru_cache(maxsize=32)
-def _rows(dense: tuple, n: int, sample_rate: int) -> dict[str, np.ndarray]:
-    """Each envelope's spectral shape on an ``n``-point grid: its bands, each at RMS 1
-    (the shape's power sets the noise's) and at its level. One row per envelope: the
-    air and the far-off life swell together with the gusts (it is the wind that carries
-    them), the leaves and a flame on their own. Made once per hour and length."""
+def _rows(dense: tuple, n: int, sample_rate: int) -> tuple[tuple[str, ...], np.ndarray]:
+    """Each envelope's spectral shape on an ``n``-point grid (its key, and the shapes a
+    row each): its bands, each at RMS 1 (the shape's power sets the noise's) and at its
+    level. One row per envelope: the air and the far-off life swell together with the
+    gusts (it is the wind that carries them), the leaves and a flame on their own. Made
+    once per hour and rate."""
     rows: dict[str, np.ndarray] = {}
     for key, band, level_db in dense:
         shape = noise_shape(band, n, sample_rate, _TILT.get(key, 0.0))
-        scaled = shape * np.float32(db_to_gain(level_db) / _rms_of(shape, n))
+        scaled = shape * np.float32(db_to_gain(level_db) / block_rms(shape, n))
         row_key = _ROW.get(key, key)
         rows[row_key] = rows[row_key] + scaled if row_key in rows else scaled
-    # complex (imaginary 0): the product with the white spectrum casts no shape a segment
-    rows = {key: shape.astype(np.complex64) for key, shape in rows.items()}
-    for shape in rows.values():
-        shape.flags.writeable = False  # shared by every segment of the hour
-    return rows
+    # each value twice (a bin's real and imaginary parts), as ``noise_blocks`` takes them
+    shapes = np.repeat(np.array(list(rows.values()), dtype=np.float32).reshape(
+        len(rows), n // 2 + 1), 2, axis=1)
+    shapes.flags.writeable = False  # shared by every segment of the hour
+    return tuple(rows), shapes
 
 
-def _add_held(out: np.ndarray, layer: np.ndarray, held: np.ndarray, *,
-              first: bool = False) -> None:
-    """``out += layer × envelope`` (``first``: ``out`` holds zeros, the product is
-    written), the envelope given by its values held every ``_STEP`` samples (``held``)."""
-    frames = len(out)
-    envelope = np.repeat(held, _STEP)[:frames]
-    if first:
-        np.multiply(layer[:frames], envelope, out=out)
-    else:
-        out += layer[:frames] * envelope
-
-
-def _rms_of(shape: np.ndarray, n: int) -> float:
-    """The RMS of ``complex_noise`` (bytes: variance 1/12 of 256² a part) shaped by
-    ``shape`` and inverse-transformed on ``n`` points (Parseval)."""
-    power = 2.0 * float(np.sum(shape.astype(np.float64) ** 2)) - float(shape[0]) ** 2
-    return float(np.sqrt(power * 2 * _BYTE_VARIANCE)) / n
+def _enveloped(blocks: np.ndarray, held: list[np.ndarray], *, frames: int) -> np.ndarray:
+    """``Σ_k noise_k × envelope_k``, ``frames`` long (float32): each row's noise as
+    ``noise_blocks`` gives it (from sample ``−_OVERLAP``, in blocks of a hop), its
+    envelope by its values held every ``_STEP`` samples (``held``), laid on the blocks'
+    grid: the products straight from the blocks, no row laid end to end first."""
+    _, count, hop = blocks.shape
+    lead = _OVERLAP // _STEP
+    grid = np.empty(count * hop // _STEP, dtype=np.float32)
+    out = np.empty((count, hop), dtype=np.float32)
+    for k, (noise, values) in enumerate(zip(blocks, held, strict=True)):
+        grid[:lead] = values[0]  # before the segment (never heard)
+        grid[lead:lead + values.size] = values
+        grid[lead + values.size:] = values[-1]
+        envelope = np.repeat(grid, _STEP).reshape(count, hop)
+        if k == 0:
+            np.multiply(noise, envelope, out=out)
+        else:
+            out += np.multiply(noise, envelope, out=envelope)
+    return out.reshape(-1)[_OVERLAP:_OVERLAP + frames]
 
 
 def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
@@ -255,8 +261,11 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     coarse = -(-frames // _STEP)
     rate = sample_rate / _STEP
 
-    def walk(rate_hz: float) -> np.ndarray:
-        return smooth_noise(rng, frames=coarse, rate_hz=rate_hz, sample_rate=rate)
+    def walk(rate_hz: float) -> np.ndarray:  # float32 from here on: exp a tenth the time
+        # ``smooth_noise`` to the bit, its knots' places kept per length
+        knots = max(2, math.ceil(coarse / rate * rate_hz) + 2)
+        places, grid = _knot_places(knots, coarse)
+        return np.interp(places, grid, rng.standard_normal(knots)).astype(np.float32)
 
     gusts = np.exp(row["gust_depth"] * 0.5 * walk(row["gust_rate_hz"]))
     shapes = {"air": lambda: gusts,
@@ -264,7 +273,16 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
               "flame_db": lambda: np.exp(0.5 * walk(10.0)) * gusts}
     present = {_ROW.get(key, key) for key in ("wind_db", "leaves_db", "life_db", "flame_db")
                if row[key] > -120.0}
-    return {key: make().astype(np.float32) for key, make in shapes.items() if key in present}
+    return {key: make() for key, make in shapes.items() if key in present}
+
+
+@functools.lru_cache(maxsize=32)
+def _knot_places(knots: int, frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``smooth_noise``'s ``frames`` values lie among its ``knots`` (and the knots'
+    own places), made once per length."""
+    places, grid = np.linspace(0.0, knots - 1.0, frames), np.arange(knots)
+    places.flags.writeable = grid.flags.writeable = False
+    return places, grid
 
 
 def _knocks(row, rng, frames, sample_rate, band):
@@ -287,11 +305,13 @@ def _crackle(row, rng, frames, sample_rate, band):
 
 def _shaped_bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,
                    decay: Callable[[], float], band: tuple[float, float],
-                   *, frames: int, sample_rate: int) -> np.ndarray | None:
+                   *, frames: int, sample_rate: int) -> tuple[int, np.ndarray] | None:
     """Decaying noise bursts (T60 from ``decay()``) at ``starts`` (s), each shaped to
     ``band`` on its own short grid (the burst and ``_RING_S`` of the band's ring either
     side: one batched FFT of a few thousand points, not the segment's length), summed
-    (float32); None if there are none."""
+    (float32) over the stretch of the ``frames`` they fill: (its first sample, the sum);
+    None if there are none (a knock's few thousand samples are all a segment adds, not
+    passes over its length)."""
     bursts = []
     for start, size in zip(starts, sizes, strict=True):
         burst = noise_burst(rng, frames=frames, decay_s=decay(), sample_rate=sample_rate)
@@ -309,8 +329,11 @@ def _shaped_bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarr
     # in the ``ring`` samples ahead of it, its ring after in those behind
     shaped = scipy.fft.irfft(scipy.fft.rfft(grid, axis=1) * noise_shape(band, m, sample_rate),
                              m, axis=1)
-    out = np.zeros(frames, dtype=np.float32)
+    first = max(min(at for at, _ in bursts) - ring, 0)
+    out = np.zeros(min(max(at for at, _ in bursts) - ring + m, frames) - first,
+                   dtype=np.float32)
     for (at, _), burst in zip(bursts, shaped, strict=True):
         lo, hi = at - ring, at - ring + m
-        out[max(lo, 0):min(hi, frames)] += burst[max(-lo, 0):m - max(hi - frames, 0)]
-    return out
+        out[max(lo, 0) - first:min(hi, frames) - first] += \
+            burst[max(-lo, 0):m - max(hi - frames, 0)]
+    return first, out

@@ -38,8 +38,9 @@ import scipy.fft
 from soundscape.sound.synth._common import INFRASOUND_HZ, db_to_gain, frames_for
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["KINDS", "PEAK_WINDOW_S", "REPEATS", "complex_noise", "fft_length", "noise_shape",
-           "render", "shaped_noise", "validate"]
+__all__ = ["KINDS", "PEAK_WINDOW_S", "REPEATS", "block_rms", "complex_noise",
+           "crossfade", "fft_length", "noise_blocks", "noise_shape", "render", "shaped_noise",
+           "validate"]
 
 #: Every call is its own rendering: the render keeps none (``SynthVoice.repeats``).
 REPEATS = False
@@ -130,12 +131,82 @@ def fft_length(frames: int) -> int:
 
 def shaped_noise(rng: np.random.Generator, frames: int, band: tuple[float, float],
                  sample_rate: int, tilt_db: float = 0.0) -> np.ndarray:
-    """Gaussian noise in ``band`` made in the frequency domain: one inverse FFT on a
-    grid of few lengths, whose shape is computed once (cheaper than filtering white
-    noise); the noise of a longer grid, cut, is still stationary."""
-    n = fft_length(frames)
-    shaped = complex_noise(rng, n) * noise_shape(band, n, sample_rate, tilt_db)
-    return scipy.fft.irfft(shaped, n)[:frames].astype(np.float64)
+    """Gaussian noise in ``band`` made in the frequency domain (cheaper than filtering
+    white noise), in blocks of ``_CALL_BLOCK`` samples joined over a quarter of one
+    (``noise_blocks``; its level is the blocks', ``block_rms``: the calls scale their own)."""
+    block = min(_CALL_BLOCK, fft_length(frames))
+    shape = _paired((float(band[0]), float(band[1])), block, int(sample_rate), float(tilt_db))
+    blocks = noise_blocks(rng, shape, frames, block=block, overlap=block // 4)[0]
+    return blocks.astype(np.float64).reshape(-1)[block // 4:block // 4 + frames]
+
+
+#: Samples of a call's noise block (``shaped_noise``): transforms of a few thousand
+#: points stay in the core's cache, a call's whole length (10⁵–10⁶ points) does not (3-4
+#: times the time a point). The noise calls' bands (cicadas, rustles) start at 2.5 kHz:
+#: a block's 12 Hz bins at 48 kHz draw them (every octave within 60 dB of the total
+#: within 0.005 dB of one transform of the whole call's).
+_CALL_BLOCK = 4096
+
+
+def noise_blocks(rng: np.random.Generator, shapes: np.ndarray, frames: int, *, block: int,
+                 overlap: int) -> np.ndarray:
+    """Gaussian noise of each spectral shape, at least ``frames`` long (float32), as
+    ``(rows, blocks, hop)``: row ``k`` of it laid end to end is shape ``k``'s noise from
+    sample ``−overlap`` on (``hop = block − overlap``).
+
+    Independent blocks of ``block`` samples (``complex_noise`` spectra, one shared by the
+    rows, times the rows of ``shapes``: magnitudes on a ``block``-point rfft grid, each
+    given twice, for a bin's real and imaginary parts, as ``_paired`` makes them; one
+    batched inverse FFT), each joined to the next by a power-complementary crossfade of
+    ``overlap`` samples (``crossfade``). Through a join the blocks are independent, so the
+    variance stays that of one block (``block_rms``); the spectrum is the shape's, smeared
+    by the blocks' window: a block must resolve the shape's steepest edge (the bed's
+    20-40 Hz skirts need 16384 samples at 16 kHz). No block repeats another."""
+    hop = block - overlap
+    count = -(-(frames + overlap) // hop)
+    bins = block // 2 + 1
+    # the bytes ``complex_noise`` draws (``rng.bytes``), in a third of the time
+    raw = rng.bit_generator.random_raw(-(-count * bins // 4))
+    white = raw.view(np.int8)[:count * bins * 2].reshape(count, 2 * bins)
+    spectra = np.empty((len(shapes), count, 2 * bins), dtype=np.float32)
+    np.multiply(white, shapes[:, None, :], out=spectra)  # the bytes cast as they are read
+    noise = scipy.fft.irfft(spectra.view(np.complex64), block, axis=-1, overwrite_x=True)
+    up, down = crossfade(overlap)
+    joins = noise[:, 1:, :overlap]
+    joins *= up
+    joins += noise[:, :-1, hop:] * down
+    return noise[:, :, :hop]
+
+
+@functools.lru_cache(maxsize=64)
+def _paired(band: tuple[float, float], n: int, sample_rate: int, tilt_db: float) -> np.ndarray:
+    """``noise_shape`` as ``noise_blocks`` takes it: one row, each value twice (a bin's real
+    and imaginary parts)."""
+    paired = np.repeat(noise_shape(band, n, sample_rate, tilt_db), 2)[None]
+    paired.flags.writeable = False
+    return paired
+
+
+@functools.lru_cache(maxsize=8)
+def crossfade(frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """A power-complementary fade in and out, ``sin(½π sin²(½π (j + ½)/frames))`` and it
+    reversed (float32; their squares sum to 1): smooth at both ends, so the blocks' window
+    smears a spectrum less than a sine's (its skirts fall faster)."""
+    up = np.sin(0.5 * np.pi * np.sin(0.5 * np.pi * (np.arange(frames) + 0.5) / frames) ** 2)
+    up, down = up.astype(np.float32), up[::-1].astype(np.float32)
+    up.flags.writeable = down.flags.writeable = False
+    return up, down
+
+
+def block_rms(shape: np.ndarray, block: int) -> float:
+    """The RMS of ``noise_blocks`` of ``shape`` (``complex_noise``'s bytes: variance 1/12
+    of 256² a part) on ``block`` points (Parseval; the crossfades keep it)."""
+    power = 2.0 * float(np.sum(shape.astype(np.float64) ** 2)) - float(shape[0]) ** 2
+    return float(np.sqrt(power * 2 * _BYTE_VARIANCE)) / block
+
+
+#: Variance of a uniform signed byte (``complex_noise``'s parts).
+_BYTE_VARIANCE = (256.0**2 - 1.0) / 12.0
 
 
 def complex_noise(rng: np.random.Generator, n: int) -> np.ndarray:
