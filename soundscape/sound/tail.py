@@ -14,7 +14,10 @@ to its onset. A walking listener hears each zone's tail from where he is when th
 sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a zone's
 tail per cell it is heard from (a late field changes slowly across a court of 140 m). It
 runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
-docs/site.md) and is brought up to the output's rate like a bus.
+docs/site.md) and is brought up to the output's rate like a bus. A send is only added to
+its zone's stream at its bus's rate (``_Stream``); each stream is brought down to the
+tail's rate once a chunk, where it sounds, when the tail is taken (on the buses' threads,
+not the render's main thread).
 
 The early paths (up to ``early_ms``) are the spatialiser's; the tail holds the rest.
 """
