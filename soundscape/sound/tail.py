@@ -50,6 +50,8 @@ _PASS = 0.9
 #: Tail-rate frames a send is counted to ring after its last sample, for the render's extent
 #: (``Tail.extent``; a stream is brought down with the whole ring of ``_ring``).
 _RING = 48
+#: Bus frames per block of a stream's sends (``_Stream``): 1.4 s at 48 kHz.
+_BLOCK = 1 << 16
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
@@ -342,18 +344,26 @@ class _Stream:
         self.down = down
         self.lead = _decimator(down)[1] if down > 1 else 0
         self.ring = _ring(down) if down > 1 else 0
-        #: the sends not yet spent: (first bus frame, samples, gain), in the order sent
-        self.notes: list[tuple[int, np.ndarray, np.float32]] = []
+        #: the sends' sum in blocks of ``_BLOCK`` bus frames (block i from frame i·_BLOCK):
+        #: never grown or moved, dropped whole when spent
+        self.blocks: dict[int, np.ndarray] = {}
         #: tail-rate frames [first, last) the sends' low-passed sound reaches, with its ring
         self.spans: list[tuple[int, int]] = []
         self.end = 0  # tail-rate frame after the last send's last sample (and ``_RING``)
         self._state: tuple[int, np.ndarray] | None = None  # (tail frame, the poles' state)
 
     def add(self, onset: int, mono: np.ndarray, gain: float) -> None:
-        """Add ``mono`` times ``gain`` from bus frame ``onset`` (kept as it is: it is summed
-        where it is brought down, ``take``; the caller does not change it)."""
-        self.notes.append((onset, mono, np.float32(gain)))
-        last = -(-(onset + len(mono) - self.lead) // self.down)  # after its last sample's
+        """Add ``mono`` times ``gain`` from bus frame ``onset``."""
+        stop = onset + len(mono)
+        scaled = mono * np.float32(gain)
+        for index in range(onset // _BLOCK, (stop - 1) // _BLOCK + 1):
+            block = self.blocks.get(index)
+            if block is None:
+                block = self.blocks[index] = np.zeros(_BLOCK, dtype=np.float32)
+            at = index * _BLOCK
+            lo, hi = max(onset, at), min(stop, at + _BLOCK)
+            block[lo - at:hi - at] += scaled[lo - onset:hi - onset]
+        last = -(-(stop - self.lead) // self.down)  # the tail frame after its last sample's
         self.spans.append(((onset - self.lead) // self.down, last + self.ring))
         self.end = max(self.end, last + _RING)
 
@@ -384,17 +394,19 @@ class _Stream:
         return out
 
     def _input(self, lo: int, hi: int) -> np.ndarray:
-        """Bus frames ``lo``…``hi`` of the sends' sum (in single precision, in the order
-        sent), in double precision."""
-        x = np.zeros(hi - lo, dtype=np.float32)
-        for onset, mono, gain in self.notes:
-            a, b = max(lo, onset), min(hi, onset + len(mono))
-            if b > a:
-                x[a - lo:b - lo] += mono[a - onset:b - onset] * gain
-        return x.astype(np.float64)
+        """Bus frames ``lo``…``hi`` of the sends' sum, in double precision (zeros where none)."""
+        x = np.zeros(hi - lo)
+        for index in range(lo // _BLOCK, (hi - 1) // _BLOCK + 1):
+            block = self.blocks.get(index)
+            if block is not None:
+                at = index * _BLOCK
+                a, b = max(lo, at), min(hi, at + _BLOCK)
+                x[a - lo:b - lo] = block[a - at:b - at]
+        return x
 
     def _drop_before(self, frame: int) -> None:
-        self.notes = [note for note in self.notes if note[0] + len(note[1]) > frame]
+        for index in [i for i in self.blocks if (i + 1) * _BLOCK <= frame]:
+            del self.blocks[index]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
