@@ -14,7 +14,10 @@ to its onset. A walking listener hears each zone's tail from where he is when th
 sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a zone's
 tail per cell it is heard from (a late field changes slowly across a court of 140 m). It
 runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
-docs/site.md) and is brought up to the output's rate like a bus.
+docs/site.md) and is brought up to the output's rate like a bus. A send is only added to
+its zone's stream at its bus's rate (``_Stream``); each stream is brought down to the
+tail's rate once a chunk, where it sounds, when the tail is taken (on the buses' threads,
+not the render's main thread).
 
 The early paths (up to ``early_ms``) are the spatialiser's; the tail holds the rest.
 """
@@ -45,8 +48,10 @@ _KHZ = BANDS.index(1000.0)
 #: The decimator's pass band, as a fraction of the tail's Nyquist frequency.
 _PASS = 0.9
 #: Tail-rate frames a send is counted to ring after its last sample, for the render's extent
-#: (``Tail.extent``; a send is brought down with the whole ring of ``_ring``).
+#: (``Tail.extent``; a stream is brought down with the whole ring of ``_ring``).
 _RING = 48
+#: Bus frames per block of a stream's sends (``_Stream``): 1.4 s at 48 kHz.
+_BLOCK = 1 << 16
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
@@ -132,7 +137,8 @@ class Tail:
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
         self._routes: dict[tuple, tuple] = {}
-        self._pending: dict[tuple, _Pending] = {}
+        #: each zone's (and ear's) sends per column, one stream per bus rate
+        self._streams: dict[tuple, dict[int, _Stream]] = {}
         self._flushed = 0  # tail-rate frame up to which the sends are brought down
         self.output_rate = sample_rate
         self._energy: dict[tuple, float] = {}
@@ -208,20 +214,18 @@ class Tail:
     def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:
         """Send a dry note (at ``rate``, sounding at ``point`` from ``time`` s) to its zone.
 
-        It is brought down to the tail's rate on its own (``bring_down``: a recursive
-        low-pass in polyphase form, where a 121-tap FIR per note once took a fifth of a
-        section's render) and added to the zone's pending sends, which go to the zone's
-        line a chunk at a time (``_flush``)."""
+        It is only added, times its gain, to the zone's stream of sends at its bus's rate
+        (``_Stream``): the stream is brought down to the tail's rate a chunk at a time, where
+        it sounds, when the tail is taken (``_flush``, on the buses' threads)."""
         ear = self.ear(time)
         zone, gain, delay = self.route(point, ear)
         if gain == 0 or not mono.size:
             return
-        key = ((zone, ear), column)
-        pending = self._pending.get(key)
-        if pending is None:
-            pending = self._pending[key] = _Pending()
-        pending.add(*bring_down(mono, round((time + delay) * rate),
-                                self.factor // self._ratio(rate), gain))
+        streams = self._streams.setdefault(((zone, ear), column), {})
+        stream = streams.get(rate)
+        if stream is None:
+            stream = streams[rate] = _Stream(self.factor // self._ratio(rate))
+        stream.add(round((time + delay) * rate), mono, gain)
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
         """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
@@ -268,16 +272,22 @@ class Tail:
         return self.output_rate // rate
 
     def _flush(self, until: int) -> None:
-        """Bring every zone's pending sends down to the tail's rate up to frame ``until``."""
+        """Bring every zone's streams of sends down to the tail's rate up to frame ``until``
+        and add them to the zone's line."""
         start = self._flushed
         if until <= start:
             return
-        for (zone, column), pending in list(self._pending.items()):
-            low = pending.take(start, until)
+        for key, streams in list(self._streams.items()):
+            low = None
+            for stream in streams.values():  # each bus's, in the order they first sent
+                part = stream.take(start, until)
+                if part is not None:
+                    low = part if low is None else np.add(low, part, out=low)
+            zone, column = key
             if low is not None:
                 self.lines.add(start - self._lag, low, zone, None, column)
-            elif not pending.data.size and self.walk is not None:
-                del self._pending[(zone, column)]  # a cell the walker has left
+            elif self.walk is not None and not any(s.spans for s in streams.values()):
+                del self._streams[key]  # a cell the walker has left
         self._flushed = until
 
     # What it gives back -------------------------------------------------------
@@ -297,7 +307,8 @@ class Tail:
     @property
     def extent(self) -> int:
         """Output samples up to the end of the last send's tail."""
-        pending = max((p.end for p in self._pending.values()), default=0)
+        pending = max((stream.end for streams in self._streams.values()
+                       for stream in streams.values()), default=0)
         return max(self.lines.extent, pending + round(self.court.model.tail_s * self.rate)
                    ) * self.factor
 
@@ -316,76 +327,105 @@ class Tail:
         return out
 
 
-class _Pending:
-    """One zone's sends, brought down to the tail's rate, until ``Tail._flush`` hands them
-    to the zone's line."""
+class _Stream:
+    """One zone's sends from one bus, summed dry at the bus's rate (``down`` times the
+    tail's), and its decimator: brought down a chunk at a time (``take``) where they sound.
 
-    def __init__(self) -> None:
-        self.origin = 0
-        self.data = np.zeros(0, dtype=np.float32)
-        self.end = 0  # tail-rate frame after the last send's last sample (and the ring)
+    A send costs what adding it costs (its samples times its gain, as a line's note):
+    overlapping notes (four 瑟 ringing 2.8 s, notes 0.7 s apart) are filtered once, as their
+    sum. The low-pass is linear, so this is what the per-note filterings sum to, but for
+    their rings: it runs through every stretch where a send sounds and rings (``_ring``:
+    until its impulse response stays 120 dB under its peak) and rests elsewhere, its state
+    set back to rest where the stream has been silent longer than that, so silence costs
+    nothing. It is ``_decimator``'s low-pass in its polyphase form (``_polyphase``), read
+    ``lead`` frames ahead, so that it comes out on time."""
 
-    def add(self, onset: int, low: np.ndarray, end: int) -> None:
-        """Add ``low`` from tail-rate frame ``onset``; the send ends at ``end``."""
-        if not self.data.size:
-            self.origin = onset
-        elif onset < self.origin:
-            self.data = np.concatenate([np.zeros(self.origin - onset, np.float32), self.data])
-            self.origin = onset
-        stop = onset + len(low)
-        if stop - self.origin > len(self.data):  # grown by a quarter: these are held long
-            grown = np.zeros(max(stop - self.origin, len(self.data) + len(self.data) // 4),
-                             dtype=np.float32)
-            grown[:len(self.data)] = self.data
-            self.data = grown
-        self.data[onset - self.origin:stop - self.origin] += low
-        self.end = max(self.end, end)
+    def __init__(self, down: int) -> None:
+        self.down = down
+        self.lead = _decimator(down)[1] if down > 1 else 0
+        self.ring = _ring(down) if down > 1 else 0
+        #: the sends' sum in blocks of ``_BLOCK`` bus frames (block i from frame i·_BLOCK):
+        #: never grown or moved, dropped whole when spent
+        self.blocks: dict[int, np.ndarray] = {}
+        #: tail-rate frames [first, last) the sends' low-passed sound reaches, with its ring
+        self.spans: list[tuple[int, int]] = []
+        self.end = 0  # tail-rate frame after the last send's last sample (and ``_RING``)
+        self._state: tuple[int, np.ndarray] | None = None  # (tail frame, the poles' state)
+
+    def add(self, onset: int, mono: np.ndarray, gain: float) -> None:
+        """Add ``mono`` times ``gain`` from bus frame ``onset``."""
+        stop = onset + len(mono)
+        scaled = mono * np.float32(gain)
+        for index in range(onset // _BLOCK, (stop - 1) // _BLOCK + 1):
+            block = self.blocks.get(index)
+            if block is None:
+                block = self.blocks[index] = np.zeros(_BLOCK, dtype=np.float32)
+            at = index * _BLOCK
+            lo, hi = max(onset, at), min(stop, at + _BLOCK)
+            block[lo - at:hi - at] += scaled[lo - onset:hi - onset]
+        last = -(-(stop - self.lead) // self.down)  # the tail frame after its last sample's
+        self.spans.append(((onset - self.lead) // self.down, last + self.ring))
+        self.end = max(self.end, last + _RING)
 
     def take(self, start: int, until: int) -> np.ndarray | None:
-        """Frames ``start``…``until`` (None when silent); forget what is spent. Stretches
-        are taken in order, each from where the last ended."""
-        segment = np.zeros(until - start, dtype=np.float32)
-        a, b = max(start, self.origin), min(until, self.origin + len(self.data))
-        if b > a:
-            segment[a - start:b - start] = self.data[a - self.origin:b - self.origin]
-        cut = until - self.origin
-        if cut > 0:
-            self.data = self.data[cut:].copy() if cut < len(self.data) else self.data[:0]
-            self.origin += cut
-        return segment if b > a and segment.any() else None
+        """Tail-rate frames ``start``…``until`` (None when silent); forget what is spent.
+        Stretches are taken in order, each from where the last ended."""
+        out = None
+        spans = _merged(self.spans)
+        for first, last in spans:
+            a, b = max(first, start), min(last, until)
+            if b <= a:
+                continue
+            if out is None:
+                out = np.zeros(until - start, dtype=np.float32)
+            if self.down == 1:
+                out[a - start:b - start] = self._input(a, b)
+                continue
+            state = self._state
+            zi = state[1] if state is not None and first < a == state[0] else None
+            if zi is None:  # from rest, where the stretch begins (before 0: a send's lead)
+                a = first
+            low, zf = _low_pass(self._input((a - _ORDER) * self.down + self.lead,
+                                            b * self.down + self.lead), self.down, zi)
+            out[max(a, start) - start:b - start] = low[max(a, start) - a:]
+            self._state = (b, zf) if last > b else None
+        self.spans = [span for span in spans if span[1] > until]
+        self._drop_before(until * self.down + self.lead - _ORDER * self.down)
+        return out
+
+    def _input(self, lo: int, hi: int) -> np.ndarray:
+        """Bus frames ``lo``…``hi`` of the sends' sum, in double precision (zeros where none)."""
+        x = np.zeros(hi - lo)
+        for index in range(lo // _BLOCK, (hi - 1) // _BLOCK + 1):
+            block = self.blocks.get(index)
+            if block is not None:
+                at = index * _BLOCK
+                a, b = max(lo, at), min(hi, at + _BLOCK)
+                x[a - lo:b - lo] = block[a - at:b - at]
+        return x
+
+    def _drop_before(self, frame: int) -> None:
+        for index in [i for i in self.blocks if (i + 1) * _BLOCK <= frame]:
+            del self.blocks[index]
 
 
-def bring_down(mono: np.ndarray, onset: int, down: int, gain: float = 1.0
-               ) -> tuple[int, np.ndarray, int]:
-    """A send (``mono`` times ``gain``, from frame ``onset`` at ``down`` times the tail's
-    rate) at the tail's rate: (its first tail frame, its samples, the tail frame it ends at
-    as the stream of sends reckons it: its last sample's and ``_RING``).
-
-    Each send is brought down on its own, from rest, and rings out to 120 dB under its
-    filter's peak (``_ring``): the sends of a zone sum to what the low-pass makes of their
-    sum (it is linear), and only where they sound is filtered. Run as one stream per zone
-    and bus, the filter ran through every chunk a send touched and through the ring after
-    it to the chunk's end: 2.4 times the samples of the 48 kHz sends of a section (s25),
-    4.7 times those at 24 kHz. It is ``_decimator``'s low-pass in its polyphase form
-    (``_polyphase``), ``lead`` frames early, so that it comes out on time."""
-    if down == 1:
-        return onset, mono * np.float32(gain), onset + len(mono) + _RING
-    _, lead = _decimator(down)
-    onset -= lead
-    first = onset // down
-    phase = onset - first * down
-    frames = -(-(phase + len(mono)) // down)
-    padded = np.zeros((_ORDER + frames + _ring(down)) * down)  # the FIR starts from rest
-    at = _ORDER * down + phase
-    np.multiply(mono, np.float32(gain), out=padded[at:at + len(mono)])  # in single precision
-    return first, _low_pass(padded, down), first + frames + _RING
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` in order, those that meet or overlap joined."""
+    out: list[tuple[int, int]] = []
+    for first, last in sorted(spans):
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return out
 
 
-def _low_pass(padded: np.ndarray, down: int) -> np.ndarray:
+def _low_pass(padded: np.ndarray, down: int, zi: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
     """Every ``down``-th sample of the low-passed ``padded`` past its first ``_ORDER · down``
-    (the FIR's reach, zeros): for each phase j of the FIR's taps (j, j + down, …), the
-    input samples it meets, one in ``down``, convolved with them; then the poles at the
-    tail's rate."""
+    (the FIR's reach): for each phase j of the FIR's taps (j, j + down, …), the input
+    samples it meets, one in ``down``, convolved with them; then the poles at the tail's
+    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state."""
     phases, poles = _polyphase(down)
     frames = len(padded) // down - _ORDER
     w = np.zeros(frames)
@@ -393,8 +433,9 @@ def _low_pass(padded: np.ndarray, down: int) -> np.ndarray:
         column = -j % down  # input (m + _ORDER − k)·down − j is this column's row m + … − shift
         shift = (j + column) // down
         w += np.convolve(padded[column::down], taps)[_ORDER - shift:_ORDER - shift + frames]
-    low, _ = sosfilt_rows(poles, w[None, :], np.zeros((1, len(poles), 2)), overwrite=True)
-    return low[0].astype(np.float32)
+    state = np.zeros((1, len(poles), 2)) if zi is None else zi[None]
+    low, final = sosfilt_rows(poles, w[None, :], state, overwrite=True)
+    return low[0].astype(np.float32), final[0]
 
 
 @functools.lru_cache(maxsize=8)

@@ -273,20 +273,19 @@ def test_clarity_of_a_known_response():
 
 @pytest.mark.parametrize("down", [6, 3, 2])
 def test_sends_are_brought_down_as_one_stream_of_the_decimator(down):
-    """Notes brought down one by one (``bring_down``: the low-pass in polyphase form, from
-    rest), pieces of one signal at odd offsets, and read in uneven stretches, give what the
-    elliptic low-pass gives on the whole signal, every ``down``-th sample: they join
-    seamlessly, each ringing out."""
+    """Notes summed on a stream (``_Stream``: the low-pass in polyphase form), pieces of one
+    signal at odd offsets, and read in uneven stretches, give what the elliptic low-pass
+    gives on the whole signal, every ``down``-th sample: they join seamlessly."""
     from scipy import signal
 
-    from soundscape.sound.tail import _decimator, _Pending, bring_down
+    from soundscape.sound.tail import _decimator, _Stream
 
     x = np.random.default_rng(0).standard_normal(20000 * down).astype(np.float32)
-    pending = _Pending()
+    stream = _Stream(down)
     for start in range(0, len(x), 7001):
-        pending.add(*bring_down(x[start:start + 7001], start, down))
-    low = np.concatenate([pending.take(a, b) for a, b in ((0, 3000), (3000, 11000),
-                                                           (11000, 19000))])
+        stream.add(start, x[start:start + 7001], 1.0)
+    low = np.concatenate([stream.take(a, b) for a, b in ((0, 3000), (3000, 11000),
+                                                          (11000, 19000))])
     sos, lead = _decimator(down)
     expected = signal.sosfilt(sos, np.r_[x, np.zeros(lead)].astype(float))[lead::down]
     assert np.max(np.abs(low - expected[:19000])) < 1e-5
@@ -298,13 +297,13 @@ def test_sends_are_brought_down_as_one_stream_of_the_decimator(down):
 def test_decimator_passes_the_tail_band_and_keeps_out_what_would_alias(hz, low_db, high_db):
     """A tone of the tail's band (8 kHz rate: up to 3.6 kHz) comes down whole; one that would
     fold into it (5 and 9 kHz, from 48 kHz) stays 60 dB under."""
-    from soundscape.sound.tail import _Pending, bring_down
+    from soundscape.sound.tail import _Stream
 
     rate, down = 48000, 6
     t = np.arange(rate) / rate
-    pending = _Pending()
-    pending.add(*bring_down(np.sin(2 * np.pi * hz * t).astype(np.float32), 0, down))
-    low = pending.take(0, rate // down)[2000:]  # past the filter's start
+    stream = _Stream(down)
+    stream.add(0, np.sin(2 * np.pi * hz * t).astype(np.float32), 1.0)
+    low = stream.take(0, rate // down)[2000:]  # past the filter's start
     level_db = 20 * np.log10(np.sqrt(2) * np.sqrt(np.mean(low.astype(float) ** 2)))
     assert low_db <= level_db <= high_db
 
