@@ -21,7 +21,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 from scipy import signal
 
 from soundscape.errors import RenderError
@@ -49,12 +48,18 @@ _HALF_TAPS = 10
 _GROUP = 32
 #: Up to this many columns, ``sounding`` asks each column on its own.
 _FEW_COLUMNS = 4
+#: Frames ``sounding`` looks at first.
+_FIRST_FRAMES = 256
 
 
 def sounding(block: np.ndarray) -> np.ndarray:
-    """Which columns of ``(frames, channels)`` are not all zero. A column's own ``any()``
-    stops at its first sound, where ``any(axis=0)`` reads every sample (a stereo chunk of
-    noise: 0.14 against 4 ms); past a few columns the strided reads cost more."""
+    """Which columns of ``(frames, channels)`` are not all zero. Most blocks sound in every
+    column from their first frames, which a look at those tells (0.01 ms); otherwise a
+    column's own ``any()`` reads it faster than ``any(axis=0)`` reads every column (a stereo
+    chunk: 0.15 against 1.25 ms); past a few columns the strided reads cost more."""
+    first = block[:_FIRST_FRAMES].any(axis=0)
+    if first.all():
+        return first
     if block.shape[1] > _FEW_COLUMNS:
         return np.asarray(block.any(axis=0))
     return np.array([block[:, c].any() for c in range(block.shape[1])], dtype=bool)
@@ -73,6 +78,13 @@ class Upsampler:
     sample 21 times (measured on 16 384 stereo frames × 3). Each block continues the
     last; the bus feeds it blocks of one size (``CHUNK``), so its bits do not depend on
     the render's blocks. It lags its input by ``delay`` input samples.
+
+    The windows are written straight from the block (no padded copy between), and a few
+    channels are interleaved into the output one column at a time: numpy's transposed copy
+    of a ``(2, n)`` product runs its inner loop over the two channels (1.14 against 0.18 ms
+    for 57 344 stereo frames × 3). Only the columns that sound are multiplied (the rows of
+    the product change the bits of BLAS's sums: a column's bits are the same with or
+    without a silent one beside it).
     """
 
     delay = _HALF_TAPS
@@ -96,26 +108,42 @@ class Upsampler:
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
-        live = np.flatnonzero(sounding(block) | self._history.any(axis=0))
-        if not len(live):  # silence in, silence out
+        history = self._history
+        if frames < len(history):
+            self._history = np.concatenate([history, block])[frames:].astype(np.float32)
+        else:
+            self._history = block[frames - len(history):].astype(np.float32)
+        live = np.flatnonzero(sounding(block) | history.any(axis=0))
+        if not len(live):
             return np.zeros((frames * self.factor, channels), dtype=np.float32)
-        joined = np.concatenate([self._history, block]).astype(np.float32, copy=False)
-        self._history = joined[len(joined) - len(self._history):]
         if len(live) < channels:  # only the channels that sound (an ADM master's objects)
             out = np.zeros((frames * self.factor, channels), dtype=np.float32)
-            out[:, live] = self._product(joined[:, live], frames)
+            out[:, live] = self._product(history[:, live], block[:, live])
             return out
-        return self._product(joined, frames)
+        return self._product(history, block)
 
-    def _product(self, joined: np.ndarray, frames: int) -> np.ndarray:
-        channels = joined.shape[1]
-        # zeros after the block only reach outputs past it (the filter is causal)
+    def _product(self, history: np.ndarray, block: np.ndarray) -> np.ndarray:
+        frames, channels = block.shape
+        old = len(history)
         groups = -(-frames // _GROUP)
-        padded = np.zeros((channels, groups * _GROUP + len(self._history)), np.float32)
-        padded[:, :len(joined)] = joined.T
-        windows = sliding_window_view(padded, len(self._band), axis=1)[:, ::_GROUP]
-        out = np.ascontiguousarray(windows).reshape(-1, len(self._band)) @ self._band
-        return np.ascontiguousarray(out.reshape(channels, -1)[:, :frames * self.factor].T)
+        # each window: the 20 samples before its group, then the group (zeros after the
+        # block only reach outputs past it: the filter is causal)
+        windows = np.empty((channels, groups, old + _GROUP), np.float32)
+        whole, rest = divmod(frames, _GROUP)
+        windows[:, :whole, old:] = block[:whole * _GROUP].T.reshape(channels, whole, _GROUP)
+        if rest:
+            windows[:, whole, old:old + rest] = block[whole * _GROUP:].T
+            windows[:, whole, old + rest:] = 0.0
+        windows[:, 0, :old] = history.T
+        windows[:, 1:, :old] = windows[:, :-1, _GROUP:]
+        out = windows.reshape(-1, old + _GROUP) @ self._band
+        out = out.reshape(channels, -1)[:, :frames * self.factor]
+        if channels > _FEW_COLUMNS:
+            return np.ascontiguousarray(out.T)
+        interleaved = np.empty((frames * self.factor, channels), np.float32)
+        for column in range(channels):
+            interleaved[:, column] = out[column]
+        return interleaved
 
 
 class Bus:

@@ -44,6 +44,30 @@ def test_upsampler_is_the_polyphase_filter_it_states(factor):
     assert np.max(np.abs(got - want)) < 2e-5
 
 
+@pytest.mark.parametrize(("factor", "channels"), [(2, 1), (3, 2), (6, 2), (3, 4), (2, 6)])
+def test_upsampler_streams_odd_blocks_and_silent_columns_as_the_polyphase_filter(
+        factor, channels):
+    """Blocks shorter than its history, of odd sizes, a silent block between and a silent
+    column: still the causal filter sample for sample, history carried across blocks; a
+    silent column gives exact zeros, and the others the bits they have without it."""
+    rng = np.random.default_rng(5)
+    low = rng.normal(0.0, 1.0, (3000, channels)).astype(np.float32)
+    low[1000:1500] = 0.0  # a silent stretch across blocks
+    low[:, -1] = 0.0  # a silent column
+    taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
+    want = signal.upfirdn(taps, low.astype(float), up=factor, axis=0)[:len(low) * factor]
+    up = Upsampler(factor, channels)
+    cuts = [0, 1, 8, 27, 60, 1001, 1010, 1499, 2345, 3000]
+    got = np.concatenate([up(low[a:b]) for a, b in itertools.pairwise(cuts)])
+    assert got.shape == (len(low) * factor, channels) and got.dtype == np.float32
+    assert np.max(np.abs(got - want)) < 2e-5
+    assert not got[:, -1].any()
+    if channels > 1:
+        alone = Upsampler(factor, channels - 1)
+        without = np.concatenate([alone(low[a:b, :-1]) for a, b in itertools.pairwise(cuts)])
+        assert np.array_equal(got[:, :-1], without)
+
+
 def test_upsampler_keeps_a_tone_and_delays_it_by_its_stated_lag():
     low_rate, factor = 16000, 3
     t = np.arange(8000) / low_rate

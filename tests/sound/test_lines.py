@@ -9,7 +9,7 @@ import pytest
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import ListenerPath
 from soundscape.sound.buses import LONG_S
-from soundscape.sound.lines import CHUNK
+from soundscape.sound.lines import CHUNK, Lines, impulse_filter
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
@@ -65,3 +65,42 @@ def test_long_notes_are_heard_whole_and_the_rest_lined():
 def test_lines_do_not_depend_on_the_block_size():
     assert np.array_equal(_render(_scene(), NORTH, block_frames=4801),
                           _render(_scene(), NORTH, block_frames=3 * FS))
+
+
+def _take_all(lines, until):
+    out = []
+    while lines.next_chunk < until:
+        out.append(lines.chunk())
+    return np.concatenate(out)
+
+
+def test_a_line_filters_the_sum_of_its_notes_however_they_come():
+    """Notes overlapping, one across several chunks, one added after a later one, one all
+    zeros: the line's output is the FIR of their sum, sample for sample (float32 rounding),
+    on its own columns; the silent note changes no bit."""
+    rng = np.random.default_rng(7)
+    chunk, start = 4096, 5
+    fir = rng.normal(0.0, 0.3, (2, 300)).astype(np.float32)
+    notes = [(100, rng.normal(0.0, 1.0, 900)), (600, rng.normal(0.0, 1.0, 9000)),
+             (5000, rng.normal(0.0, 1.0, 700)), (40, rng.normal(0.0, 1.0, 50)),
+             (3000, np.zeros(2000)), (12000, rng.normal(0.0, 1.0, 3))]
+    dry = np.zeros(16000)
+    for onset, mono in notes:
+        dry[onset:onset + len(mono)] += mono.astype(np.float32)
+
+    def render(kept):
+        lines = Lines(None, None, 3, make_filter=lambda point, face: impulse_filter(
+            fir, start, chunk), chunk=chunk)
+        for onset, mono in kept:
+            lines.add(onset, mono.astype(np.float32), "here", None, 1)
+        return _take_all(lines, lines.extent)
+
+    out = render(notes)
+    assert not out[:, 0].any()
+    for c in range(2):
+        want = np.convolve(dry, fir[c].astype(float))
+        n = min(len(want), len(out) - start)
+        assert n > 12000 + 3 + 299 - 1  # the last note's last echo
+        error = np.abs(out[start:start + n, 1 + c] - want[:n])
+        assert np.max(error, initial=np.abs(out[:start, 1 + c]).max()) < 1e-5 * np.abs(want).max()
+    assert np.array_equal(out, render([note for note in notes if note[1].any()]))
