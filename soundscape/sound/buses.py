@@ -229,7 +229,8 @@ class Bus:
         if self.lines is None:
             return out
         while len(self._heard) < frames:
-            self._heard = np.concatenate([self._heard, self.lines.chunk()])
+            chunk = self.lines.chunk()  # most often the whole of what is asked: no copy
+            self._heard = np.concatenate([self._heard, chunk]) if len(self._heard) else chunk
         out += self._heard[:frames]
         self._heard = self._heard[frames:]
         return out
