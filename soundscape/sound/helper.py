@@ -43,9 +43,6 @@ def _widen(end) -> None:
 
 
 _COUNTS = struct.Struct("<QQ")
-#: Shared memory the helper's notes come through (a few notes' worth: the receiving thread
-#: copies each out as it comes); a note larger than what is free goes down the pipe.
-_RING_BYTES = 8 << 20
 _ALIGN = 64  # each array at a cache line
 
 
@@ -60,7 +57,7 @@ class _Ring:
     free (``release``): both count bytes from the start, so the ring never needs a lock
     beyond the one guarding that count."""
 
-    def __init__(self, context, size: int = _RING_BYTES) -> None:
+    def __init__(self, context, size: int) -> None:
         self.size = size
         self.memory = mmap.mmap(-1, size)  # shared with the fork
         self._released = context.Value("Q", 0)  # bytes the main process is done with
@@ -152,6 +149,32 @@ def _read(end, size: int) -> bytearray:
     return data
 
 
+_INDEX = struct.Struct("<q")
+_STOP = -1  # the request that ends the helper
+
+
+def _ask_for(end, indices: list[int]) -> None:
+    """Send requests: bare 8-byte indices, all of a call in one write (a pickled index a
+    ``Connection.send`` each cost the main thread ~25 µs an event, py-spy)."""
+    _write(end, struct.pack(f"<{len(indices)}q", *indices))
+
+
+def _requested(end):
+    """The indices asked for, in order, until ``_STOP`` (EOFError if the pipe ends first)."""
+    pending = b""
+    while True:
+        got = os.read(end.fileno(), 1 << 12)
+        if not got:
+            raise EOFError
+        pending += got
+        whole = len(pending) - len(pending) % _INDEX.size
+        for index, in _INDEX.iter_unpack(pending[:whole]):
+            if index == _STOP:
+                return
+            yield index
+        pending = pending[whole:]
+
+
 class _Claims:
     """Who makes each event's note, in memory both processes share: the first to claim it."""
 
@@ -180,7 +203,7 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _R
         end.close()
     heard.forget_in_helper()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
-        while (index := requests.recv()) is not None:
+        for index in _requested(requests):
             if not claims.claim(index, _HELPER):
                 _send(answers, (index, _TAKEN_BACK))
                 continue
@@ -219,6 +242,10 @@ class NoteHelper:
     _AHEAD = 400
     _IN_FLIGHT = 16
     _READY_BYTES = 32 << 20
+    #: The shared memory notes come through (``_Ring``): several notes' worth (the receiving
+    #: thread copies each out as it comes; on s18 the largest of 1 560 was 1.7 MiB and the
+    #: ring was never full); a note larger than what is free goes down the pipe.
+    _RING_BYTES = 8 << 20
 
     def __init__(self, heard: Buses) -> None:
         context = multiprocessing.get_context("fork")
@@ -226,7 +253,7 @@ class NoteHelper:
         self._answers, their_answers = context.Pipe(duplex=False)
         _widen(their_answers)
         self._claims = _Claims(context, len(heard.performance.events))
-        self._ring = _Ring(context)
+        self._ring = _Ring(context, self._RING_BYTES)
         self._process = context.Process(
             target=_serve, args=(their_requests, their_answers,
                                  (self._requests, self._answers), heard, self._claims,
@@ -270,6 +297,7 @@ class NoteHelper:
         if self._ended:
             raise RenderError(_GONE)
         stop = min(len(self.heard.performance.events), stop)
+        asked: list[int] = []
         while (self._next < stop and self._in_flight < self._IN_FLIGHT
                and self._ready_bytes < self._READY_BYTES):
             ahead = self._next
@@ -278,12 +306,14 @@ class NoteHelper:
             if not (self.heard.static and (key in self._asked or self.heard.cached(key))):
                 with self._arrived:
                     self._in_flight += 1
-                try:
-                    self._requests.send(ahead)
-                except OSError:  # BrokenPipeError and the like: it is gone
-                    raise RenderError(_GONE) from None
                 self._keys[ahead] = key
                 self._asked[key] += 1
+                asked.append(ahead)
+        if asked:
+            try:
+                _ask_for(self._requests, asked)
+            except OSError:  # BrokenPipeError and the like: it is gone
+                raise RenderError(_GONE) from None
 
     def has(self, index: int) -> bool:
         return index in self._keys
@@ -352,7 +382,7 @@ class NoteHelper:
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
-            self._requests.send(None)
+            _ask_for(self._requests, [_STOP])
         self._requests.close()
         self._process.join(timeout=5)
         if self._process.is_alive():
