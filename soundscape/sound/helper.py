@@ -120,33 +120,61 @@ def _write(end, data) -> None:
         view = view[os.write(end.fileno(), view):]
 
 
-def _receive(end, ring: _Ring | None = None):
+def _receive(incoming: _Incoming, ring: _Ring | None = None):
     """Read one answer written by ``_send``: each array copied out of the ring (which it
     then frees) or read from the pipe, straight into memory of its own."""
-    ring_end, count = _COUNTS.unpack(_read(end, _COUNTS.size))
-    sizes = struct.unpack(f"<{count}Q", _read(end, 8 * count))
+    ring_end, count = _COUNTS.unpack(incoming.read(_COUNTS.size))
+    sizes = struct.unpack(f"<{count}Q", incoming.read(8 * count))
     if not ring_end:
-        header = _read(end, sizes[0])
-        return pickle.loads(header, buffers=[_read(end, size) for size in sizes[1:]])
+        header = incoming.read(sizes[0])
+        return pickle.loads(header, buffers=[incoming.read(size) for size in sizes[1:]])
     assert ring is not None, "only a helper given a ring places notes in it"
-    offsets = struct.unpack(f"<{count - 1}Q", _read(end, 8 * (count - 1)))
-    header = _read(end, sizes[0])
+    offsets = struct.unpack(f"<{count - 1}Q", incoming.read(8 * (count - 1)))
+    header = incoming.read(sizes[0])
     buffers = [ring.take(offset, size) for offset, size in zip(offsets, sizes[1:],
                                                                 strict=True)]
     ring.release(ring_end)
     return pickle.loads(header, buffers=buffers)
 
 
-def _read(end, size: int) -> bytearray:
-    """``size`` bytes from the pipe (EOFError at its end)."""
-    data = bytearray(size)
-    view = memoryview(data)
+class _Incoming:
+    """The receiving end of the answers' pipe, read 64 KiB at a time: a note's few hundred
+    bytes (where it lies in the ring, its pickle's header) in one system call, not four
+    (each lets go of the GIL, which the main thread may then wait to get back)."""
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, end) -> None:
+        self.end = end
+        self._pending = bytearray()
+
+    def read(self, size: int) -> bytearray:
+        """``size`` bytes (EOFError at the pipe's end); a large array read straight into
+        memory of its own."""
+        if size > self._CHUNK:
+            data = bytearray(size)
+            had = len(self._pending)
+            data[:had] = self._pending
+            self._pending.clear()
+            _fill(self.end, memoryview(data)[had:])
+            return data
+        while len(self._pending) < size:
+            got = os.read(self.end.fileno(), self._CHUNK)
+            if not got:
+                raise EOFError
+            self._pending += got
+        data = self._pending[:size]
+        del self._pending[:size]
+        return data
+
+
+def _fill(end, view: memoryview) -> None:
+    """``view`` filled from the pipe (EOFError at its end)."""
     while view.nbytes:
         got = os.readv(end.fileno(), [view])
         if got == 0:
             raise EOFError
         view = view[got:]
-    return data
 
 
 _INDEX = struct.Struct("<q")
@@ -363,9 +391,10 @@ class NoteHelper:
 
     def _receive(self) -> None:
         """The receiving thread: each finished note into ``_ready``, until the pipe ends."""
+        incoming = _Incoming(self._answers)
         while True:
             try:
-                done, note = _receive(self._answers, self._ring)
+                done, note = _receive(incoming, self._ring)
             except (EOFError, OSError):
                 with self._arrived:
                     self._ended = True

@@ -610,13 +610,13 @@ def test_the_helpers_notes_come_through_shared_memory_not_the_pipe(monkeypatch):
     Same bytes as one process."""
     from soundscape.sound import helper
 
-    reads, read = [], helper._read
+    reads, read = [], helper._Incoming.read
 
-    def counted(end, size):
+    def counted(self, size):
         reads.append(size)
-        return read(end, size)
+        return read(self, size)
 
-    monkeypatch.setattr(helper, "_read", counted)  # the receiving thread's, in this process
+    monkeypatch.setattr(helper._Incoming, "read", counted)  # the receiving thread's
     perf = scene(20, distinct=True)
     helped = np.concatenate(list(render_blocks(
         perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
@@ -636,16 +636,16 @@ def test_notes_larger_than_the_free_ring_go_down_the_pipe(monkeypatch):
         taken.append(size)
         return take(self, offset, size)
 
-    big, read = [], helper._read
+    big, read = [], helper._Incoming.read
 
-    def seen(end, size):
+    def seen(self, size):
         if size > 1024:
             big.append(size)
-        return read(end, size)
+        return read(self, size)
 
     monkeypatch.setattr(helper.NoteHelper, "_RING_BYTES", 100_000)
     monkeypatch.setattr(helper._Ring, "take", counted)
-    monkeypatch.setattr(helper, "_read", seen)
+    monkeypatch.setattr(helper._Incoming, "read", seen)
     perf = scene(40, spacing=0.05, distinct=True)
     helped = np.concatenate(list(render_blocks(
         perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
