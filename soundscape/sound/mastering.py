@@ -168,6 +168,23 @@ class _PassOne:
     peak: TruePeakMeter
     peaks: np.ndarray
 
+    def __reduce__(self):
+        """Pickled (from the keeping process) with the snapshots as four arrays, not one
+        object each: a whole rite's thousands took ~1 s to pickle and ~0.5 s to unpickle
+        (py-spy), at the end of pass 1, while the render waits."""
+        shots = self.snapshots
+        return _unpacked, (self.frames, self.meter, np.array([s.state for s in shots]),
+                           np.array([s.partial for s in shots]),
+                           [s.partial_count for s in shots], [s.hops for s in shots],
+                           self.peak, self.peaks)
+
+
+def _unpacked(frames: int, meter: LoudnessMeter, states: np.ndarray, partials: np.ndarray,
+              partial_counts: list[int], hops: list[int], peak: TruePeakMeter,
+              peaks: np.ndarray) -> _PassOne:
+    return _PassOne(frames, meter, [MeterSnapshot(*shot) for shot in zip(
+        states, partials, partial_counts, hops, strict=True)], peak, peaks)
+
 
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
               meter: LoudnessMeter, *, separate: bool = False, block_bytes: int = 0

@@ -208,6 +208,28 @@ def test_pass_one_waits_for_free_slots_and_keeps_every_block_in_order(tmp_path):
     assert np.array_equal(process.peaks, [np.abs(b).max() for b in small])
 
 
+def test_pass_ones_result_pickles_as_a_few_arrays_and_comes_back_the_same(tmp_path):
+    """The keeper sends its result once, at the end of pass 1, while the render waits: a
+    block's snapshot (10 floats and 2 counts of stereo) and each 100 ms hop (2 floats)
+    cost about their numbers' bytes, not an object each (over 600 bytes a block)."""
+    import pickle
+
+    x = _signal().astype(np.float32)
+    small = [x[i:i + RATE // 10] for i in range(0, len(x), RATE // 10)]  # a hop a block
+    result = _pass_one(iter(small), tmp_path / "a.f32", lambda b: b,
+                       LoudnessMeter(RATE, [1, 1]))
+    data = pickle.dumps(result)
+    back = pickle.loads(data)
+    assert len(data) < 8 * (12 + 2 + 1) * len(small) + 8 * 2 * len(result.meter.hops) + 4096
+    assert np.array_equal(back.meter.hops, result.meter.hops)
+    assert back.meter.integrated() == result.meter.integrated()
+    for ours, theirs in zip(back.snapshots, result.snapshots, strict=True):
+        assert np.array_equal(ours.state, theirs.state)
+        assert np.array_equal(ours.partial, theirs.partial)
+        assert (ours.partial_count, ours.hops) == (theirs.partial_count, theirs.hops)
+    assert np.array_equal(back.peaks, result.peaks) and back.frames == result.frames
+
+
 def test_pass_one_hands_blocks_over_without_a_word_down_the_pipe(tmp_path, monkeypatch):
     """Blocks that fit a slot are handed over in shared memory alone: the main process
     writes nothing to the pipe (each write let go of the GIL) until it asks for the
