@@ -68,7 +68,7 @@ class _Ring:
         and the running end to release once they are taken, or None if there is no room."""
         spans = [-(-view.nbytes // _ALIGN) * _ALIGN for view in views]
         start = self._head
-        if start % self.size + sum(spans) > self.size:  # not at the end of a lap: the next
+        if start % self.size + sum(spans) > self.size:  # past the end: start the next lap
             start += self.size - start % self.size
         end = start + sum(spans)
         with self._released.get_lock():
@@ -90,8 +90,15 @@ class _Ring:
         return data
 
     def release(self, end: int) -> None:
-        with self._released.get_lock():
-            self._released.value = end
+        """In the main process: the bytes up to ``end`` are free (unless a helper killed
+        while it held the lock keeps it: it needs no more room, and this thread must not
+        hang but see the pipe's end)."""
+        lock = self._released.get_lock()
+        if lock.acquire(timeout=1.0):
+            try:
+                self._released.value = end
+            finally:
+                lock.release()
 
 
 def _send(end, answer, ring: _Ring | None = None) -> None:
@@ -182,8 +189,8 @@ _STOP = -1  # the request that ends the helper
 
 
 def _ask_for(end, indices: list[int]) -> None:
-    """Send requests: bare 8-byte indices, all of a call in one write (a pickled index a
-    ``Connection.send`` each cost the main thread ~25 µs an event, py-spy)."""
+    """Send requests: bare 8-byte indices, all of a call in one write (``Connection.send``
+    of each pickled index took twice the CPU, ``bench/bench_traffic.py``)."""
     _write(end, struct.pack(f"<{len(indices)}q", *indices))
 
 
