@@ -625,9 +625,16 @@ def test_the_helpers_notes_come_through_shared_memory_not_the_pipe(monkeypatch):
     assert reads and max(reads) < 1024  # a 0.3 s note is 56 KiB of float32 or more
 
 
+def two_lengths_voice(event, source, *, sample_rate, rng):
+    """Every other event 0.1 s long, the rest 0.6 s (by the velocity's last digit)."""
+    n = round((0.6 if round(event.velocity * 1000) % 2 else 0.1) * sample_rate)
+    return rng.normal(0, 0.2, n) * np.exp(-np.arange(n) / (0.1 * sample_rate))
+
+
 def test_notes_larger_than_the_free_ring_go_down_the_pipe(monkeypatch):
-    """A ring of 100 000 bytes holds one 0.3 s note at a time, or none: the rest come
-    through the pipe, and the bytes are the same as one process's."""
+    """A ring of 100 000 bytes: a 0.6 s note (over 100 000 bytes) never fits and comes
+    through the pipe, a 0.1 s one does when there is room (the first always). The bytes
+    are the same as one process's."""
     from soundscape.sound import helper
 
     taken, take = [], helper._Ring.take
@@ -647,11 +654,13 @@ def test_notes_larger_than_the_free_ring_go_down_the_pipe(monkeypatch):
     monkeypatch.setattr(helper._Ring, "take", counted)
     monkeypatch.setattr(helper._Incoming, "read", seen)
     perf = scene(40, spacing=0.05, distinct=True)
-    helped = np.concatenate(list(render_blocks(
+    alone, helped = (np.concatenate(list(render_blocks(
         perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
-        voice=noise_voice, surroundings=Surroundings(), block_frames=FS, workers=2)))
-    assert np.array_equal(blocks_of(perf), helped)
+        voice=two_lengths_voice, surroundings=Surroundings(), block_frames=FS,
+        workers=workers))) for workers in (1, 2))
+    assert np.array_equal(alone, helped)
     assert taken and big  # both ways used
+    assert max(taken) < 100_000 < min(big)
 
 
 def test_the_ring_places_arrays_in_turn_wraps_and_refuses_what_is_not_free():
