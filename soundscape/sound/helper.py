@@ -278,8 +278,8 @@ class NoteHelper:
     _IN_FLIGHT = 16
     _READY_BYTES = 32 << 20
     #: The shared memory notes come through (``_Ring``): several notes' worth (the receiving
-    #: thread copies each out as it comes; on s18 the largest of 1 560 was 1.7 MiB and the
-    #: ring was never full); a note larger than what is free goes down the pipe.
+    #: thread copies each out as it comes; on the whole rite 16 434 notes of 16 441 came
+    #: through it); a note larger than what is free goes down the pipe.
     _RING_BYTES = 8 << 20
 
     def __init__(self, heard: Buses) -> None:
