@@ -10,6 +10,7 @@ import pickle
 import signal
 import struct
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,21 +42,83 @@ def _widen(end) -> None:
         fcntl.fcntl(end.fileno(), fcntl.F_SETPIPE_SZ, size)
 
 
-_LENGTHS = struct.Struct("<Q")
+_COUNTS = struct.Struct("<QQ")
+_ALIGN = 64  # each array at a cache line
 
 
-def _send(end, answer) -> None:
-    """Write ``answer`` to the pipe ``end``: a pickle whose arrays (protocol 5) follow it as
-    they are, each written from its own memory. ``Connection.send`` copied a note into its
-    pickle and the receiver copied it twice more; the pipes took a tenth of a whole rite's
-    render (py-spy)."""
+class _Ring:
+    """Shared memory the helper writes its notes' samples into, used in turn: only where
+    they lie goes down the pipe, and the main process copies them out once. Through the
+    pipe a note was copied into the kernel and out again, 1 MiB at a time, and the helper
+    waited, note in hand, whenever the receiving thread had not yet emptied the pipe.
+
+    The helper places arrays after the last ones (``place``); the main process copies
+    them out in the same order (``take``) and then marks the bytes up to their end as
+    free (``release``): both count bytes from the start, so the ring never needs a lock
+    beyond the one guarding that count."""
+
+    def __init__(self, context, size: int) -> None:
+        self.size = size
+        self.memory = mmap.mmap(-1, size)  # shared with the fork
+        self._released = context.Value("Q", 0)  # bytes the main process is done with
+        self._head = 0  # the helper's: bytes placed (or skipped at the end of a lap)
+
+    def place(self, views: list[memoryview]) -> tuple[list[int], int] | None:
+        """In the helper: copy ``views`` (bytes) in, each at a cache line; their offsets
+        and the running end to release once they are taken, or None if there is no room."""
+        spans = [-(-view.nbytes // _ALIGN) * _ALIGN for view in views]
+        start = self._head
+        if start % self.size + sum(spans) > self.size:  # past the end: start the next lap
+            start += self.size - start % self.size
+        end = start + sum(spans)
+        with self._released.get_lock():
+            released = self._released.value
+        if end - released > self.size:
+            return None
+        offsets, at = [], start % self.size
+        for view, span in zip(views, spans, strict=True):
+            self.memory[at:at + view.nbytes] = view
+            offsets.append(at)
+            at += span
+        self._head = end
+        return offsets, end
+
+    def take(self, offset: int, size: int) -> np.ndarray:
+        """In the main process: a copy of ``size`` bytes at ``offset`` (memory of its own)."""
+        data = np.empty(size, np.uint8)
+        data[:] = np.frombuffer(self.memory, np.uint8, size, offset)
+        return data
+
+    def release(self, end: int) -> None:
+        """In the main process: the bytes up to ``end`` are free (unless a helper killed
+        while it held the lock keeps it: it needs no more room, and this thread must not
+        hang but see the pipe's end)."""
+        lock = self._released.get_lock()
+        if lock.acquire(timeout=1.0):
+            try:
+                self._released.value = end
+            finally:
+                lock.release()
+
+
+def _send(end, answer, ring: _Ring | None = None) -> None:
+    """Write ``answer`` to the pipe ``end``: a pickle whose arrays (protocol 5) lie in
+    ``ring`` if there is room, else follow it down the pipe as they are, each written from
+    its own memory. ``Connection.send`` copied a note into its pickle and the receiver
+    copied it twice more; the pipes took a tenth of a whole rite's render (py-spy)."""
     buffers: list[pickle.PickleBuffer] = []
     header = pickle.dumps(answer, protocol=5, buffer_callback=buffers.append)
-    views = [memoryview(b.raw()) for b in buffers]
+    views = [b.raw() for b in buffers]
+    placed = ring.place(views) if ring is not None and views else None
     sizes = [len(header), *(v.nbytes for v in views)]
-    _write(end, struct.pack(f"<Q{len(sizes)}Q", len(sizes), *sizes))
-    for part in (memoryview(header), *views):
-        _write(end, part)
+    if placed is None:  # ring end 0: the arrays follow
+        _write(end, struct.pack(f"<QQ{len(sizes)}Q", 0, len(sizes), *sizes))
+        for part in (memoryview(header), *views):
+            _write(end, part)
+        return
+    offsets, ring_end = placed
+    _write(end, struct.pack(f"<QQ{len(sizes)}Q{len(offsets)}Q", ring_end, len(sizes),
+                            *sizes, *offsets) + header)
 
 
 def _write(end, data) -> None:
@@ -64,24 +127,87 @@ def _write(end, data) -> None:
         view = view[os.write(end.fileno(), view):]
 
 
-def _receive(end):
-    """Read one answer written by ``_send``: each array straight into memory of its own."""
-    count, = _LENGTHS.unpack(_read(end, _LENGTHS.size))
-    sizes = struct.unpack(f"<{count}Q", _read(end, 8 * count))
-    header = _read(end, sizes[0])
-    return pickle.loads(header, buffers=[_read(end, size) for size in sizes[1:]])
+def _receive(incoming: _Incoming, ring: _Ring | None = None):
+    """Read one answer written by ``_send``: each array copied out of the ring (which it
+    then frees) or read from the pipe, straight into memory of its own."""
+    ring_end, count = _COUNTS.unpack(incoming.read(_COUNTS.size))
+    sizes = struct.unpack(f"<{count}Q", incoming.read(8 * count))
+    if not ring_end:
+        header = incoming.read(sizes[0])
+        return pickle.loads(header, buffers=[incoming.read(size) for size in sizes[1:]])
+    assert ring is not None, "only a helper given a ring places notes in it"
+    offsets = struct.unpack(f"<{count - 1}Q", incoming.read(8 * (count - 1)))
+    header = incoming.read(sizes[0])
+    buffers = [ring.take(offset, size) for offset, size in zip(offsets, sizes[1:],
+                                                                strict=True)]
+    ring.release(ring_end)
+    return pickle.loads(header, buffers=buffers)
 
 
-def _read(end, size: int) -> bytearray:
-    """``size`` bytes from the pipe (EOFError at its end)."""
-    data = bytearray(size)
-    view = memoryview(data)
+class _Incoming:
+    """The receiving end of the answers' pipe, read 64 KiB at a time: a note's few hundred
+    bytes (where it lies in the ring, its pickle's header) in one system call, not four
+    (each lets go of the GIL, which the main thread may then wait to get back)."""
+
+    _CHUNK = 1 << 16
+
+    def __init__(self, end) -> None:
+        self.end = end
+        self._pending = bytearray()
+
+    def read(self, size: int) -> bytearray:
+        """``size`` bytes (EOFError at the pipe's end); a large array read straight into
+        memory of its own."""
+        if size > self._CHUNK:
+            data = bytearray(size)
+            had = len(self._pending)
+            data[:had] = self._pending
+            self._pending.clear()
+            _fill(self.end, memoryview(data)[had:])
+            return data
+        while len(self._pending) < size:
+            got = os.read(self.end.fileno(), self._CHUNK)
+            if not got:
+                raise EOFError
+            self._pending += got
+        data = self._pending[:size]
+        del self._pending[:size]
+        return data
+
+
+def _fill(end, view: memoryview) -> None:
+    """``view`` filled from the pipe (EOFError at its end)."""
     while view.nbytes:
         got = os.readv(end.fileno(), [view])
         if got == 0:
             raise EOFError
         view = view[got:]
-    return data
+
+
+_INDEX = struct.Struct("<q")
+_STOP = -1  # the request that ends the helper
+
+
+def _ask_for(end, indices: list[int]) -> None:
+    """Send requests: bare 8-byte indices, all of a call in one write (``Connection.send``
+    of each pickled index took twice the CPU, ``bench/bench_traffic.py``)."""
+    _write(end, struct.pack(f"<{len(indices)}q", *indices))
+
+
+def _requested(end):
+    """The indices asked for, in order, until ``_STOP`` (EOFError if the pipe ends first)."""
+    pending = b""
+    while True:
+        got = os.read(end.fileno(), 1 << 12)
+        if not got:
+            raise EOFError
+        pending += got
+        whole = len(pending) - len(pending) % _INDEX.size
+        for index, in _INDEX.iter_unpack(pending[:whole]):
+            if index == _STOP:
+                return
+            yield index
+        pending = pending[whole:]
 
 
 class _Claims:
@@ -99,7 +225,8 @@ class _Claims:
             return True
 
 
-def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims) -> None:
+def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _Ring
+           ) -> None:
     """The helper process: compute the notes asked for, in order, until told to stop; a
     note the main process took back (claimed first) is answered ``_TAKEN_BACK``.
 
@@ -111,7 +238,7 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims) -> None:
         end.close()
     heard.forget_in_helper()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
-        while (index := requests.recv()) is not None:
+        for index in _requested(requests):
             if not claims.claim(index, _HELPER):
                 _send(answers, (index, _TAKEN_BACK))
                 continue
@@ -120,7 +247,7 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims) -> None:
             except BaseException as error:  # handed to the main process, which raises it
                 _send(answers, (index, error))
                 return
-            _send(answers, (index, note))
+            _send(answers, (index, note), ring)
 
 
 class NoteHelper:
@@ -150,6 +277,10 @@ class NoteHelper:
     _AHEAD = 400
     _IN_FLIGHT = 16
     _READY_BYTES = 32 << 20
+    #: The shared memory notes come through (``_Ring``): several notes' worth (the receiving
+    #: thread copies each out as it comes; on the whole rite 16 434 notes of 16 441 came
+    #: through it); a note larger than what is free goes down the pipe.
+    _RING_BYTES = 8 << 20
 
     def __init__(self, heard: Buses) -> None:
         context = multiprocessing.get_context("fork")
@@ -157,9 +288,11 @@ class NoteHelper:
         self._answers, their_answers = context.Pipe(duplex=False)
         _widen(their_answers)
         self._claims = _Claims(context, len(heard.performance.events))
+        self._ring = _Ring(context, self._RING_BYTES)
         self._process = context.Process(
             target=_serve, args=(their_requests, their_answers,
-                                 (self._requests, self._answers), heard, self._claims),
+                                 (self._requests, self._answers), heard, self._claims,
+                                 self._ring),
             daemon=True)
         self._process.start()
         their_requests.close()
@@ -170,6 +303,7 @@ class NoteHelper:
         self._ready_bytes = 0
         self._ready: dict[int, np.ndarray | HeardNote | BaseException | None] = {}
         self._keys: dict[int, tuple] = {}  # index → key, of notes asked for, not used yet
+        self._asked: Counter[tuple] = Counter()  # those keys (looked up per event: no scan)
         self._arrived = threading.Condition()
         self._ended = False  # the helper's pipe closed
         self._receiver = threading.Thread(target=self._receive, name="note-receiver",
@@ -198,20 +332,23 @@ class NoteHelper:
         if self._ended:
             raise RenderError(_GONE)
         stop = min(len(self.heard.performance.events), stop)
+        asked: list[int] = []
         while (self._next < stop and self._in_flight < self._IN_FLIGHT
                and self._ready_bytes < self._READY_BYTES):
             ahead = self._next
             self._next += 1
             key = self.heard.key(ahead)
-            if not (self.heard.static and (self.heard.cached(key)
-                                           or key in self._keys.values())):
+            if not (self.heard.static and (key in self._asked or self.heard.cached(key))):
                 with self._arrived:
                     self._in_flight += 1
-                try:
-                    self._requests.send(ahead)
-                except OSError:  # BrokenPipeError and the like: it is gone
-                    raise RenderError(_GONE) from None
                 self._keys[ahead] = key
+                self._asked[key] += 1
+                asked.append(ahead)
+        if asked:
+            try:
+                _ask_for(self._requests, asked)
+            except OSError:  # BrokenPipeError and the like: it is gone
+                raise RenderError(_GONE) from None
 
     def has(self, index: int) -> bool:
         return index in self._keys
@@ -222,6 +359,9 @@ class NoteHelper:
         it, this process makes the latest note asked for that the helper has not started,
         rather than wait."""
         key = self._keys.pop(index)
+        self._asked[key] -= 1
+        if not self._asked[key]:
+            del self._asked[key]
         if index not in self._ready and self._claims.claim(index, _MAIN):
             return self.heard.get(index, key)
         while self._waiting_for(index) and self._make_a_later_note():
@@ -258,9 +398,10 @@ class NoteHelper:
 
     def _receive(self) -> None:
         """The receiving thread: each finished note into ``_ready``, until the pipe ends."""
+        incoming = _Incoming(self._answers)
         while True:
             try:
-                done, note = _receive(self._answers)
+                done, note = _receive(incoming, self._ring)
             except (EOFError, OSError):
                 with self._arrived:
                     self._ended = True
@@ -277,7 +418,7 @@ class NoteHelper:
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
-            self._requests.send(None)
+            _ask_for(self._requests, [_STOP])
         self._requests.close()
         self._process.join(timeout=5)
         if self._process.is_alive():

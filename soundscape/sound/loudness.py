@@ -108,6 +108,19 @@ class LoudnessMeter:
         meter._hops = []
         return meter
 
+    def __getstate__(self) -> dict:
+        """The finished hops pickled as one array, not one each (pass 1's keeping process
+        sends a whole rite's tens of thousands)."""
+        return {**self.__dict__, "_hops": self.hops}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _hops=list(state["_hops"]))
+
+    def __copy__(self) -> LoudnessMeter:  # shares the hops list, as before __getstate__
+        meter = object.__new__(type(self))
+        meter.__dict__.update(self.__dict__)
+        return meter
+
     @property
     def hops(self) -> np.ndarray:
         """Mean square of each finished 100 ms hop, ``(hops, channels)`` (K-weighted)."""

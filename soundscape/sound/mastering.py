@@ -23,6 +23,7 @@ import mmap
 import multiprocessing
 import os
 import signal
+import struct
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -167,6 +168,23 @@ class _PassOne:
     peak: TruePeakMeter
     peaks: np.ndarray
 
+    def __reduce__(self):
+        """Pickled (from the keeping process) with the snapshots as four arrays, not one
+        object each: a whole rite's thousands took ~1 s to pickle and ~0.5 s to unpickle
+        (py-spy), at the end of pass 1, while the render waits."""
+        shots = self.snapshots
+        return _unpacked, (self.frames, self.meter, np.array([s.state for s in shots]),
+                           np.array([s.partial for s in shots]),
+                           [s.partial_count for s in shots], [s.hops for s in shots],
+                           self.peak, self.peaks)
+
+
+def _unpacked(frames: int, meter: LoudnessMeter, states: np.ndarray, partials: np.ndarray,
+              partial_counts: list[int], hops: list[int], peak: TruePeakMeter,
+              peaks: np.ndarray) -> _PassOne:
+    return _PassOne(frames, meter, [MeterSnapshot(*shot) for shot in zip(
+        states, partials, partial_counts, hops, strict=True)], peak, peaks)
+
 
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
               meter: LoudnessMeter, *, separate: bool = False, block_bytes: int = 0
@@ -249,27 +267,37 @@ class _KeepingThread:
 
 
 def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots) -> None:
-    """The keeping process: keep each block received until None, then send the result.
+    """The keeping process: keep each block handed over (``_Slots``) until the end, then
+    send the result.
 
-    A block comes as its slot in ``slots`` (freed once kept) or, if larger than a
-    slot, whole through the pipe. An error is sent back (the main process raises it);
-    when the main process stops early (Ctrl-C, an error, killed) its end closes and
-    this one just ends."""
+    A block comes in its slot (freed once kept) or, if larger than a slot, whole through
+    the pipe. An error is sent back (the main process raises it); when the main process
+    stops early (Ctrl-C, an error) it says so, and when it is killed this one is orphaned:
+    either way this one just ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     other.close()  # so the pipe reports EOF if the main process dies
+    parent = os.getppid()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
         try:
             with keeper:
-                while (message := conn.recv()) is not None:
-                    if isinstance(message, np.ndarray):
-                        keeper.keep(message)
-                    else:
-                        keeper.keep(slots.view(*message))
-                        slots.free.release()
+                while (block := slots.take(conn, parent)) is not None:
+                    keeper.keep(block)
+                    slots.free.release()
             answer: _PassOne | BaseException = keeper.result()
+        except _Stopped:
+            return
         except BaseException as error:
             answer = error
+            slots.flags[_FAILED] = 1
         conn.send(answer)
+
+
+class _Stopped(Exception):
+    """The main process stopped pass 1 early, or died."""
+
+
+_FAILED, _STOPPING = 0, 1  # flags in shared memory: the keeper failed, the main process stops
+_BLOCK, _PIPED, _END = 0, 1, 2  # what a slot holds
 
 
 class _Slots:
@@ -277,26 +305,69 @@ class _Slots:
     (one copy of a whole rite's 3.5 GB of stereo instead of pickling, the pipe's two
     copies and unpickling).
 
-    Slots are used in turn; ``free`` counts the slots kept and not yet refilled, and
-    since blocks are kept in order, the slot taken after waiting on it is free.
+    Slots are used in turn, each with a header saying what it holds (a block, its shape
+    and type; a block too large that follows through the pipe; the end); ``free`` counts
+    the slots kept and not yet refilled, ``filled`` those handed over and not yet taken.
+    So the main thread hands a block over without a system call that lets go of the GIL:
+    a pipe's poll and write did, twice a block, and the main thread then waited for the
+    GIL behind the bus threads (s18: 1.8 s of the main thread's 47, py-spy).
     """
 
     COUNT = 8
+    _HEAD = struct.Struct("<qqq8s")  # what, frames, channels (-1: a 1-D block), dtype
 
     def __init__(self, context, block_bytes: int) -> None:
         self.size = block_bytes
         self.memory = mmap.mmap(-1, max(1, block_bytes) * self.COUNT)  # shared with the fork
+        self.heads = mmap.mmap(-1, self._HEAD.size * self.COUNT)
+        self.flags = mmap.mmap(-1, 2)
         self.free = context.Semaphore(self.COUNT)
-        self._next = 0
+        self.filled = context.Semaphore(0)
+        self._next = 0  # each process's own: the next slot it fills, or takes
 
-    def fill(self, block: np.ndarray, wait: Callable[[], None]) -> tuple:
-        """Copy ``block`` into the next slot (``wait()`` between tries for a free one)."""
+    def hand(self, block: np.ndarray | None, conn, wait: Callable[[], None]) -> None:
+        """Hand ``block`` (None: the end) over in the next slot (``wait()`` between tries
+        for a free one); a block larger than a slot follows through ``conn``."""
         while not self.free.acquire(timeout=0.5):
             wait()
         slot = self._next
         self._next = (slot + 1) % self.COUNT
-        self.view(slot, block.shape, block.dtype.str)[...] = block
-        return slot, block.shape, block.dtype.str
+        if block is None:
+            head = (_END, 0, 0, b"")
+        else:
+            shape = (block.shape[0], block.shape[1] if block.ndim == 2 else -1)
+            head = (_BLOCK if block.nbytes <= self.size else _PIPED, *shape,
+                    block.dtype.str.encode())
+            if head[0] == _BLOCK:
+                self.view(slot, block.shape, block.dtype.str)[...] = block
+        self._HEAD.pack_into(self.heads, slot * self._HEAD.size, *head)
+        self.filled.release()
+        if head[0] == _PIPED:  # after: the keeper reads it once it sees the slot
+            conn.send(block)
+
+    def take(self, conn, parent: int) -> np.ndarray | None:
+        """In the keeping process: the next block (None at the end); ``_Stopped`` if the
+        main process stops early or dies (``parent`` no longer ours)."""
+        while not self.filled.acquire(timeout=0.5):
+            if os.getppid() != parent:
+                raise _Stopped
+        if self.flags[_STOPPING]:
+            raise _Stopped
+        slot = self._next
+        self._next = (slot + 1) % self.COUNT
+        what, frames, channels, dtype = self._HEAD.unpack_from(self.heads,
+                                                               slot * self._HEAD.size)
+        if what == _END:
+            return None
+        if what == _PIPED:
+            return conn.recv()
+        shape = (frames,) if channels < 0 else (frames, channels)
+        return self.view(slot, shape, dtype.rstrip(b"\0").decode())
+
+    def stop(self) -> None:
+        """Tell the keeper to stop (no free slot needed)."""
+        self.flags[_STOPPING] = 1
+        self.filled.release()
 
     def view(self, slot: int, shape: tuple, dtype: str) -> np.ndarray:
         return np.ndarray(shape, dtype, self.memory, offset=slot * self.size)
@@ -320,13 +391,10 @@ class _KeepingProcess:
         return self
 
     def write(self, block: np.ndarray) -> None:
-        if self._conn.poll():  # it only answers early to report an error
+        if self._slots.flags[_FAILED]:  # it only answers early to report an error
             self._answer()
         try:
-            if block.nbytes <= self._slots.size:
-                self._conn.send(self._slots.fill(block, self._check))
-            else:
-                self._conn.send(block)
+            self._slots.hand(block, self._conn, self._check)
         except (BrokenPipeError, ConnectionResetError):
             self._answer()
 
@@ -348,8 +416,10 @@ class _KeepingProcess:
     def __exit__(self, kind: type | None, *_: object) -> None:
         try:
             if kind is None:
-                self._conn.send(None)
+                self._slots.hand(None, self._conn, self._check)
                 self.result = self._answer()
+            else:
+                self._slots.stop()
         finally:
             self._conn.close()
             self._process.join(timeout=5)

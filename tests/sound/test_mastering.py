@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import mmap
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +206,112 @@ def test_pass_one_waits_for_free_slots_and_keeps_every_block_in_order(tmp_path):
                         LoudnessMeter(RATE, [1, 1]), separate=True, block_bytes=4 * 2 * 997)
     assert np.array_equal(np.fromfile(tmp_path / "b.f32", "<f4").reshape(-1, 2), x)
     assert np.array_equal(process.peaks, [np.abs(b).max() for b in small])
+
+
+def test_pass_ones_result_pickles_as_a_few_arrays_and_comes_back_the_same(tmp_path):
+    """The keeper sends its result once, at the end of pass 1, while the render waits: a
+    block's snapshot (10 floats and 2 counts of stereo) and each 100 ms hop (2 floats)
+    cost about their numbers' bytes, not an object each (over 600 bytes a block)."""
+    import pickle
+
+    x = _signal().astype(np.float32)
+    small = [x[i:i + RATE // 10] for i in range(0, len(x), RATE // 10)]  # a hop a block
+    result = _pass_one(iter(small), tmp_path / "a.f32", lambda b: b,
+                       LoudnessMeter(RATE, [1, 1]))
+    data = pickle.dumps(result)
+    back = pickle.loads(data)
+    assert len(data) < 8 * (12 + 2 + 1) * len(small) + 8 * 2 * len(result.meter.hops) + 4096
+    assert np.array_equal(back.meter.hops, result.meter.hops)
+    assert back.meter.integrated() == result.meter.integrated()
+    for ours, theirs in zip(back.snapshots, result.snapshots, strict=True):
+        assert np.array_equal(ours.state, theirs.state)
+        assert np.array_equal(ours.partial, theirs.partial)
+        assert (ours.partial_count, ours.hops) == (theirs.partial_count, theirs.hops)
+    assert np.array_equal(back.peaks, result.peaks) and back.frames == result.frames
+
+
+def test_pass_one_hands_blocks_over_without_a_word_down_the_pipe(tmp_path, monkeypatch):
+    """Blocks that fit a slot are handed over in shared memory alone: the main process
+    writes nothing to the pipe (each write let go of the GIL) until it asks for the
+    result."""
+    from multiprocessing.connection import Connection
+
+    sent, send = [], Connection.send
+
+    def counted(self, obj):
+        sent.append(obj)  # the fork's own list: only this process's sends are seen here
+        return send(self, obj)
+
+    monkeypatch.setattr(Connection, "send", counted)
+    blocks = [block.astype(np.float32) for block in _blocks()]
+    process = _pass_one(iter(blocks), tmp_path / "b.f32", lambda b: b,
+                        LoudnessMeter(RATE, [1, 1]), separate=True, block_bytes=4 * 2 * BLOCK)
+    assert process.frames == len(_signal())
+    assert sent == []
+
+
+def test_a_keeping_process_told_to_stop_early_ends_by_itself(tmp_path, monkeypatch):
+    """The blocks fail half way (an error, Ctrl-C): the keeper is told and ends on its own
+    (exit code 0), not terminated."""
+    made = []
+    init = mastering._KeepingProcess.__init__
+
+    def kept(self, *args):
+        init(self, *args)
+        made.append(self._process)
+
+    def failing():
+        yield from itertools.islice(_blocks(), 3)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mastering._KeepingProcess, "__init__", kept)
+    with pytest.raises(KeyboardInterrupt):
+        _pass_one(failing(), tmp_path / "b.f32", lambda b: b, LoudnessMeter(RATE, [1, 1]),
+                  separate=True, block_bytes=4 * 2 * BLOCK)
+    (process,) = made
+    assert process.exitcode == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc")
+def test_a_keeping_process_whose_main_process_is_killed_ends(tmp_path):
+    """Killed mid pass 1 (e.g. for memory), the main process tells the keeper nothing: the
+    keeper, orphaned, ends rather than wait for blocks for ever."""
+    import signal
+    import subprocess
+    import time
+
+    script = textwrap.dedent(f"""
+        import itertools, multiprocessing, sys
+        import numpy as np
+        from soundscape.sound.loudness import LoudnessMeter
+        from soundscape.sound.mastering import _pass_one
+        def blocks():
+            for i in itertools.count():
+                if i == 2:
+                    (keeper,) = multiprocessing.active_children()
+                    print(keeper.pid, flush=True)
+                yield np.zeros(({BLOCK}, 2), np.float32)
+        _pass_one(blocks(), sys.argv[1], lambda b: b, LoudnessMeter({RATE}, [1, 1]),
+                  separate=True, block_bytes={4 * 2 * BLOCK})
+        """)
+    main = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "raw.f32")],
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    keeper = int(main.stdout.readline())
+    main.send_signal(signal.SIGKILL)
+    main.wait()
+    deadline = time.monotonic() + 60
+    while _running(keeper):
+        assert time.monotonic() < deadline, "the orphaned keeper never ended"
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is there and not a zombie (Linux /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_an_error_in_the_keeping_process_is_raised_naming_the_file(tmp_path):

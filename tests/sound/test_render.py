@@ -604,6 +604,106 @@ def test_the_helpers_notes_come_through_a_pipe_as_wide_as_the_system_allows(monk
     assert widths[0] > 64 << 10
 
 
+def test_the_helpers_notes_come_through_shared_memory_not_the_pipe(monkeypatch):
+    """The main process reads only where each note lies from the pipe (a few dozen bytes
+    and its pickle's header), never its samples: they are copied once out of the ring.
+    Same bytes as one process."""
+    from soundscape.sound import helper
+
+    reads, read = [], helper._Incoming.read
+
+    def counted(self, size):
+        reads.append(size)
+        return read(self, size)
+
+    monkeypatch.setattr(helper._Incoming, "read", counted)  # the receiving thread's
+    perf = scene(20, distinct=True)
+    helped = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=FS, workers=2)))
+    assert np.array_equal(blocks_of(perf), helped)
+    assert reads and max(reads) < 1024  # a 0.3 s note is 56 KiB of float32 or more
+
+
+def two_lengths_voice(event, source, *, sample_rate, rng):
+    """Every other event 0.1 s long, the rest 0.6 s (by the velocity's last digit)."""
+    n = round((0.6 if round(event.velocity * 1000) % 2 else 0.1) * sample_rate)
+    return rng.normal(0, 0.2, n) * np.exp(-np.arange(n) / (0.1 * sample_rate))
+
+
+def test_notes_larger_than_the_free_ring_go_down_the_pipe(monkeypatch):
+    """A ring of 100 000 bytes: a 0.6 s note (over 100 000 bytes) never fits and comes
+    through the pipe, a 0.1 s one does when there is room (the first always). The bytes
+    are the same as one process's."""
+    from soundscape.sound import helper
+
+    taken, take = [], helper._Ring.take
+
+    def counted(self, offset, size):
+        taken.append(size)
+        return take(self, offset, size)
+
+    big, read = [], helper._Incoming.read
+
+    def seen(self, size):
+        if size > 1024:
+            big.append(size)
+        return read(self, size)
+
+    monkeypatch.setattr(helper.NoteHelper, "_RING_BYTES", 100_000)
+    monkeypatch.setattr(helper._Ring, "take", counted)
+    monkeypatch.setattr(helper._Incoming, "read", seen)
+    perf = scene(40, spacing=0.05, distinct=True)
+    alone, helped = (np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=two_lengths_voice, surroundings=Surroundings(), block_frames=FS,
+        workers=workers))) for workers in (1, 2))
+    assert np.array_equal(alone, helped)
+    assert taken and big  # both ways used
+    assert max(taken) < 100_000 < min(big)
+
+
+def test_the_ring_places_arrays_in_turn_wraps_and_refuses_what_is_not_free():
+    """Arrays at 64-byte boundaries one after another; one that would pass the end starts
+    the next lap, and only once the main process has released enough of the last."""
+    from soundscape.sound.helper import _Ring
+
+    ring = _Ring(multiprocessing.get_context("fork"), 1024)
+    notes = [np.full(75, i, np.float32) for i in range(5)]  # 300 bytes: 320 in the ring
+    bytes_of = [memoryview(note).cast("B") for note in notes]
+    assert ring.place(bytes_of[:1]) == ([0], 320)
+    assert ring.place(bytes_of[1:3]) == ([320, 640], 960)
+    assert ring.place(bytes_of[3:4]) is None  # 64 bytes left in this lap, none before
+    ring.release(320)  # the first copied out: the next lap starts where it was
+    assert ring.place(bytes_of[3:4]) == ([0], 1344)
+    assert ring.place(bytes_of[4:5]) is None
+    for offset, note in [(320, notes[1]), (640, notes[2]), (0, notes[3])]:
+        assert np.array_equal(ring.take(offset, 300).view(np.float32), note)
+
+
+def test_the_helper_reads_requests_split_across_reads():
+    """Bare 8-byte indices, however the pipe cuts them, until the stop; an end without
+    it is EOF (the main process died)."""
+    from soundscape.sound import helper
+
+    ours, theirs = multiprocessing.Pipe(duplex=False)
+    wanted = [3, 70_000, 2**40]
+    data = b"".join(helper._INDEX.pack(i) for i in [*wanted, helper._STOP])
+    requested = helper._requested(ours)
+    os.write(theirs.fileno(), data[:13])  # an index and 5 bytes of the next
+    assert next(requested) == 3
+    os.write(theirs.fileno(), data[13:19])
+    assert next(requested) == 70_000
+    os.write(theirs.fileno(), data[19:])
+    assert list(requested) == wanted[2:]
+    helper._ask_for(theirs, [7])
+    theirs.close()
+    requested = helper._requested(ours)
+    assert next(requested) == 7
+    with pytest.raises(EOFError):
+        next(requested)
+
+
 def failing_voice(event, source, *, sample_rate, rng):
     if event.velocity < 0.88:
         raise RenderError("this note cannot be played")
