@@ -76,6 +76,10 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   store: NoteStore | None = None) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
+    The process allocates from one glibc arena from then on (``malloc.one_arena``: the
+    buses' threads kept a heap of freed blocks each), and the objects that exist when the
+    render starts are left out of the cyclic collector until it ends (``_frozen``).
+
     Parameters
     ----------
     performance : Performance
