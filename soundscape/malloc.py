@@ -44,7 +44,8 @@ def one_arena() -> bool:
     glibc gives each thread that allocates its own arena; with the thresholds above, each
     keeps its freed blocks, so a render whose buses run on threads holds a heap per thread.
     The ADM master (``adm_render``: two streams of buses, wide blocks) measured on s09:
-    the render's process 1405 → 1053 MiB PSS (``MALLOC_ARENA_MAX=1``), CPU time unchanged.
+    the render's process 1405 → 1053 MiB PSS (``MALLOC_ARENA_MAX=1``), CPU time unchanged;
+    every render calls it (``render_blocks``; docs/render.md, "Threads and memory").
     Returns whether glibc accepted it (False off glibc)."""
     mallopt = _mallopt()
     return bool(mallopt and mallopt(_M_ARENA_MAX, 1))

@@ -23,6 +23,7 @@ recomputed one).
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import shutil
@@ -37,6 +38,7 @@ from tqdm import tqdm
 
 from soundscape.errors import RenderError
 from soundscape.fileio import write_text
+from soundscape.malloc import one_arena
 from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import (
@@ -74,6 +76,10 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   store: NoteStore | None = None) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
+    The process allocates from one glibc arena from then on (``malloc.one_arena``: the
+    buses' threads kept a heap of freed blocks each), and the objects that exist when the
+    render starts are left out of the cyclic collector until it ends (``_frozen``).
+
     Parameters
     ----------
     performance : Performance
@@ -108,6 +114,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         The disk cache of dry notes (``soundscape.sound.diskcache``; same output); None:
         none.
     """
+    one_arena()  # before the buses' threads: one heap, not one kept per thread
     return _one_blas_thread(_blocks(
         performance, listener=listener, panner=panner, sample_rate=sample_rate, seed=seed,
         voice=voice, surroundings=surroundings, block_frames=block_frames, stems=stems,
@@ -167,7 +174,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
     helper = None
     base = 0  # output frames handed out
     try:
-        with bar:
+        with bar, _frozen():
             helper = NoteHelper(buses) if workers > 1 and performance.events else None
             # the first block's notes, made by both processes before any later ones
             first = _first_needed(performance, buses, block_frames, sample_rate)
@@ -204,6 +211,24 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
         buses.close()
         if helper is not None:
             helper.close()
+
+
+@contextlib.contextmanager
+def _frozen() -> Iterator[None]:
+    """Every object made so far out of the cyclic collector's reach while the render's
+    forked processes (the note helper, pass 1's keeper) live: a collection walks every
+    object it tracks and writes in each one's header, so each page of them the parent
+    shared with a fork at ``fork()`` was copied, in one process or the other, at the
+    next full collection. The objects that exist then stay alive through a render (the
+    performance, the buses, the modules); those made later are collected as before.
+    Nested: only the outermost lets go (``gc.unfreeze``)."""
+    outermost = gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if outermost:
+            gc.unfreeze()
 
 
 def _first_needed(performance: Performance, buses: Buses, block_frames: int,
@@ -338,7 +363,9 @@ def render_audio(performance: Performance, path: str | Path, *,
                                    surroundings=surroundings, block_frames=block_frames,
                                    stems=stems, progress=progress, workers=workers,
                                    store=store)
-            report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
+            with _frozen():  # pass 1's keeper is forked first, then the note helper
+                report, frames = master(blocks, staged.scratch / "raw.f32", how,
+                                        open_outputs)
             sidecar = write_sidecar(staged.folder / path.name, cues, sample_rate=sample_rate)
             report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
                 {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),

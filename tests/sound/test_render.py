@@ -821,3 +821,70 @@ def test_notes_are_made_with_one_blas_thread_in_the_render_and_its_helper():
             panner=make_panner("stereo"), sample_rate=FS, seed=0,
             voice=lambda e, s, *, sample_rate, rng: np.full(round(0.05 * sample_rate), 0.01),
             surroundings=Surroundings(), block_frames=FS, workers=1)))).max())
+
+
+def _private_kib_copied_by_a_collection_in_a_fork() -> int:
+    """KiB a forked child makes its own by one full collection (Linux ``smaps_rollup``)."""
+    import gc
+
+    def private_kib() -> int:
+        rollup = Path(f"/proc/{os.getpid()}/smaps_rollup").read_text().splitlines()
+        return sum(int(line.split()[1]) for line in rollup if line.startswith("Private_"))
+
+    def child(conn) -> None:
+        before = private_kib()
+        gc.collect()
+        conn.send(private_kib() - before)
+
+    context = multiprocessing.get_context("fork")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=child, args=(theirs,))
+    process.start()
+    copied = ours.recv()
+    process.join()
+    return copied
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="Linux /proc")
+def test_objects_frozen_for_the_forks_are_not_copied_by_their_collections():
+    """A full collection writes in every object it tracks: a fork's collection copied each
+    page of the parent's objects it shared (the note helper and pass 1's keeper)."""
+    from soundscape.sound.render import _frozen
+
+    objects = [[i] for i in range(400_000)]  # ~40 MiB of tracked objects
+    assert _private_kib_copied_by_a_collection_in_a_fork() > 20 << 10
+    with _frozen():
+        assert _private_kib_copied_by_a_collection_in_a_fork() < 4 << 10
+    del objects
+
+
+def test_a_render_freezes_its_objects_while_it_lasts_and_lets_only_its_own_go(monkeypatch):
+    import gc
+
+    from soundscape.sound import render
+
+    arenas = []
+    monkeypatch.setattr(render, "one_arena", lambda: arenas.append(True))
+
+    def freeze_voice(event, source, *, sample_rate, rng):  # the state, as a level
+        return np.full(round(0.05 * sample_rate), 0.01 * (gc.get_freeze_count() > 0))
+
+    def rendered(voice) -> np.ndarray:
+        return np.concatenate(list(render_blocks(
+            scene(20, spacing=0.05, distinct=True), listener=NORTH,
+            panner=make_panner("stereo"), sample_rate=FS, seed=0, voice=voice,
+            surroundings=Surroundings(), block_frames=FS, workers=2)))
+
+    every_note_frozen = rendered(lambda e, s, *, sample_rate, rng: np.full(
+        round(0.05 * sample_rate), 0.01))
+    assert gc.get_freeze_count() == 0
+    # every note, whichever process made it, made while frozen
+    assert np.array_equal(rendered(freeze_voice), every_note_frozen)
+    assert gc.get_freeze_count() == 0  # let go after
+    assert arenas == [True, True]  # one heap for each render's threads
+    gc.freeze()  # the caller's own: kept
+    try:
+        assert np.array_equal(rendered(freeze_voice), every_note_frozen)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
