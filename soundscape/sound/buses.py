@@ -57,7 +57,7 @@ def sounding(block: np.ndarray) -> np.ndarray:
     column from their first frames, which a look at those tells (0.01 ms); otherwise a
     column's own ``any()`` reads it faster than ``any(axis=0)`` reads every column (a stereo
     chunk: 0.15 against 1.25 ms); past a few columns the strided reads cost more."""
-    first = block[:_FIRST_FRAMES].any(axis=0)
+    first = np.asarray(block[:_FIRST_FRAMES].any(axis=0))
     if first.all():
         return first
     if block.shape[1] > _FEW_COLUMNS:
