@@ -237,8 +237,8 @@ class Lines:
             # the last ``size`` outputs are free of the circular wrap (size ≤ n_fft − taps + 1)
             signals = scipy.fft.irfft(total if len(rows) == self.channels else total[rows],
                                       n_fft, axis=1)
-            for at, channel in enumerate(rows):  # a column at a time (16: 2.5 for 4.8 ms)
-                out[:, channel] += signals[at, n_fft - size:]
+            for index, channel in enumerate(rows):  # a column at a time (16: 2.5 for 4.8 ms)
+                out[:, channel] += signals[index, n_fft - size:]
         self.next_chunk += size
         self._heard += 1
         return out
