@@ -42,9 +42,12 @@ STAGES = (
     ("helper traffic (pipes)", "helper.py"),
     ("sequencing", "sequence/"),
 )
-# helper.py's _read and _write block on the pipe (os.readv, os.write): waiting, not traffic
+# helper.py's pipe reads and writes (os.read, os.readv, os.write) and the keeper's wait for
+# its next slot (a semaphore) block: waiting, not traffic
 _IDLE = re.compile(r"^(Condition\.wait|_worker |Connection\._recv |Event\.wait|"
-                   r"_wait_for_tstate_lock|select|poll|sleep|(_read|_write) \(\S*helper\.py)")
+                   r"_wait_for_tstate_lock|select|poll|sleep|"
+                   r"(_read|_write|_fill|_requested|_Incoming\.read) \(\S*helper\.py|"
+                   r"_Slots\.take \(\S*mastering\.py)")
 
 
 def stages(raw: Path, rate: float) -> dict[str, float]:
