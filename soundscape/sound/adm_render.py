@@ -30,7 +30,8 @@ come from, and go to, the disk cache the other layouts share (``store``). Both a
 together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
 bed's W: what a constant-power renderer's loudspeakers add up to for sources that do not
 cohere), with a true-peak limiter on every track. Every thread allocates from glibc's main
-arena (``malloc.one_arena``): a heap per thread held 350 MiB more on s09.
+arena (``malloc.one_arena``, which ``render_blocks`` asks for): a heap per thread held
+350 MiB more on s09.
 
 The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``chna``,
 ``data``, ``axml``, and the ``cue``/``labl`` markers as ``render`` writes them.
@@ -51,7 +52,6 @@ import numpy as np
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
-from soundscape.malloc import one_arena
 from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import adm
@@ -192,7 +192,6 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
-    one_arena()  # before the buses' threads: one heap, not one kept per thread
     is_bed = {sid for sid, s in performance.sources.items()
               if s.instrument in adm.BED_INSTRUMENTS}
     bed = any(e.source in is_bed for e in performance.events)
