@@ -106,7 +106,8 @@ class Tail:
     rates : tuple of int
         The rates of the buses that send to it (each a whole multiple of the tail's).
     upsampler : type
-        ``buses.Upsampler`` (given, not imported: the buses import this module).
+        ``buses.Upsampler`` (given, not imported: the buses import this module): its taps
+        and delay bring the tail up to the output's rate (``_Upsampler``).
     surroundings : Surroundings or None
         The render's (the spatialiser's paths): a note heard on its own is sent at the
         energy of its dry sound (``send_heard``); None: the court's own and ``air``.
