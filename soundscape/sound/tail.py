@@ -456,8 +456,10 @@ class _Stream:
         return out
 
     def _input(self, lo: int, hi: int) -> np.ndarray:
-        """Bus frames ``lo``…``hi`` of the sends' sum, in double precision (zeros where none)."""
-        x = np.empty(hi - lo)
+        """Bus frames ``lo``…``hi`` of the sends' sum (zeros where none), in single precision:
+        ``_low_pass`` reads each of its phases into double precision (exactly) as it takes
+        them one in ``down``, so a double copy here first would only be one more pass."""
+        x = np.empty(hi - lo, dtype=np.float32)
         for index in range(lo // _BLOCK, (hi - 1) // _BLOCK + 1):
             block = self.blocks.get(index)
             at = index * _BLOCK
