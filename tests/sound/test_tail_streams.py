@@ -120,3 +120,63 @@ def test_a_send_does_no_filtering_and_the_take_brings_the_sum_down(tail, monkeyp
     out = made.take(6 * FS)
     assert sorted(set(calls)) == [2, 6]  # one stream per bus: 16 kHz and 48 kHz
     assert np.abs(out).max() > 0
+
+
+@pytest.mark.parametrize("down", [6, 2])
+def test_a_send_just_past_a_blocks_start_hears_silence_before_it(down):
+    """The decimator reaches ``_ORDER · down`` frames before a stretch, into a block no send
+    made (here the one before the first send's): it reads zeros there (``_input`` fills only
+    the gaps, not the whole window)."""
+    rng = np.random.default_rng(3)
+    onset = tail_module._BLOCK + 5
+    mono = rng.standard_normal(3000).astype(np.float32)
+    stream = _Stream(down)
+    stream.add(onset, mono, 0.8)
+    assert list(stream.blocks) == [1]
+    frames = (onset + len(mono)) // down + 400
+    ours = stream.take(0, frames)
+    expected, peak = _one_by_one([(onset, mono, 0.8)], down, frames)
+    assert np.max(np.abs(ours - expected)) < 1e-6 * peak
+
+
+def test_a_send_is_added_into_its_blocks_in_place(monkeypatch):
+    """A send is added into the stream's blocks where they are (BLAS's axpy: no scaled copy
+    of the note); were axpy to hand back a copy, its sum is kept all the same."""
+    mono = np.arange(1, 101, dtype=np.float32)
+    stream = _Stream(6)
+    stream.add(10, mono, 0.5)
+    block = stream.blocks[0]
+    stream.add(60, mono, 0.25)
+    assert stream.blocks[0] is block
+    expected = np.zeros(200, np.float32)
+    expected[10:110] += mono * np.float32(0.5)
+    expected[60:160] += mono * np.float32(0.25)
+    assert np.allclose(block[:200], expected, rtol=1e-6, atol=0)
+    monkeypatch.setattr(tail_module, "_axpy", lambda x, y, a: y + np.float32(a) * x)
+    stream.add(0, mono, 1.0)
+    expected[0:100] += mono
+    assert np.allclose(block[:200], expected, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("channels", [2, 16])
+def test_the_tails_upsampler_is_the_buses_filter(channels):
+    """The tail brings its chunks up with a product of its own (``_Upsampler``: rows of 8
+    frames, not the buses' 32) and the buses' upsampler's own taps: sample for sample the
+    causal Kaiser filter (scipy's upfirdn), over odd blocks, a silent stretch and a silent
+    column (exact zeros), and the buses' output to float32 rounding."""
+    factor = 6
+    rng = np.random.default_rng(6)
+    low = rng.normal(0.0, 1.0, (4000, channels)).astype(np.float32)
+    low[1000:1500] = 0.0
+    low[:, -1] = 0.0
+    taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
+    want = signal.upfirdn(taps, low.astype(float), up=factor, axis=0)[:len(low) * factor]
+    ours, buses = tail_module._Upsampler(Upsampler, factor, channels), Upsampler(factor, channels)
+    cuts = [0, 1, 8, 27, 1001, 1010, 1499, 2345, 4000]
+    got = np.concatenate([ours(low[a:b]) for a, b in itertools.pairwise(cuts)])
+    theirs = np.concatenate([buses(low[a:b]) for a, b in itertools.pairwise(cuts)])
+    assert got.shape == want.shape
+    assert np.max(np.abs(got - want)) < 2e-5
+    assert not got[:, -1].any()
+    assert np.max(np.abs(got - theirs)) < 4 * np.finfo(np.float32).eps * np.abs(want).max()
+    assert ours.delay == buses.delay

@@ -1,0 +1,160 @@
+"""CPU of the court's late tail (``sound.tail``) on a section's own sends, two versions A/B.
+
+Record (once): ``.venv/bin/python bench/bench_tail.py record OPS.pkl -- render --from s18
+--to s18 -o /tmp/x.wav`` runs the CLI with every call the render makes on its ``Tail`` (its
+construction, each ``send`` with its note, each ``take``) pickled to ``OPS.pkl`` (s18: 1.1 GB).
+
+Replay: ``.venv/bin/python bench/bench_tail.py replay OPS.pkl A/tail.py B/tail.py [--gain DB]``
+loads both files as modules and feeds them the same calls, interleaved (A then B, B then A),
+one BLAS thread and glibc's reuse of freed blocks as the render has them. Each version's CPU
+(``time.process_time``) is summed around its own calls, without its zones' responses
+(made once, shared). Prints each one's send and take CPU, the sha256 of its output, and the
+difference B − A: largest and rms, in dB under the tail's rms, and the largest in 24-bit
+steps of the file after the render's loudness gain (``--gain``, its ``loudness.json``'s
+``gain_db``; s18: 16.63). Run it a few times and take each version's minimum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import math
+import pickle
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+
+def record(ops: str, cli: list[str]) -> None:
+    from soundscape.sound import tail
+
+    out = open(ops, "wb")  # noqa: SIM115  # open until the CLI returns
+    init, send, take = tail.Tail.__init__, tail.Tail.send, tail.Tail.take
+
+    def recorded_init(self, court, listener, panner, channels, sample_rate, air, seed,
+                      rates=(), *, upsampler, surroundings=None):
+        init(self, court, listener, panner, channels, sample_rate, air, seed, rates,
+             upsampler=upsampler, surroundings=surroundings)
+        pickle.dump(("init", court, listener, panner, channels, sample_rate, air, seed, rates,
+                     surroundings), out, protocol=5)
+
+    def recorded_send(self, rate, time_s, mono, point, column):
+        pickle.dump(("send", rate, time_s, np.array(mono), point, column), out, protocol=5)
+        return send(self, rate, time_s, mono, point, column)
+
+    def recorded_take(self, frames):
+        pickle.dump(("take", frames), out, protocol=5)
+        return take(self, frames)
+
+    tail.Tail.__init__, tail.Tail.send, tail.Tail.take = (recorded_init, recorded_send,
+                                                          recorded_take)
+    from soundscape.cli import main
+
+    sys.argv = ["soundscape", *cli]
+    try:
+        main()
+    finally:
+        out.close()
+
+
+def _load(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def replay(ops: str, paths: list[str], gain_db: float) -> None:
+    from soundscape.malloc import one_arena, reuse_freed_memory
+    from soundscape.sound.buses import Upsampler
+
+    threadpool_limits(1)
+    reuse_freed_memory()
+    one_arena()
+    modules = [_load(path, f"tail_{i}") for i, path in enumerate(paths)]
+    responses: dict = {}
+    made = [0.0]
+
+    def shared(own):
+        def response(self, zone, ear=None):
+            key = (zone, ear or self.listener)
+            if key not in responses:
+                start = time.process_time()
+                responses[key] = own(self, zone, ear)
+                made[0] += time.process_time() - start
+            first, ir = responses[key]
+            return first, ir.copy()
+        return response
+
+    for module in modules:
+        module.Tail.response = shared(module.Tail.response)
+    cpu = [{"send": 0.0, "take": 0.0} for _ in modules]
+    digests = [hashlib.sha256() for _ in modules]
+    worst = squares = power = 0.0
+    count = 0
+    tails = []
+    with open(ops, "rb") as source:
+        for n in range(1 << 62):
+            try:
+                op = pickle.load(source)
+            except EOFError:
+                break
+            if op[0] == "init":
+                court, listener, panner, channels, rate, air, seed, rates, around = op[1:]
+                tails = [module.Tail(court, listener, panner, channels, rate, air, seed, rates,
+                                     upsampler=Upsampler, surroundings=around)
+                         for module in modules]
+                continue
+            outs = [None] * len(modules)
+            for i in (range(len(modules)) if n % 2 else reversed(range(len(modules)))):
+                made[0] = 0.0
+                start = time.process_time()
+                if op[0] == "send":
+                    tails[i].send(*op[1:])
+                else:
+                    outs[i] = tails[i].take(op[1])
+                cpu[i][op[0]] += time.process_time() - start - made[0]
+            if op[0] == "take":
+                for digest, out in zip(digests, outs, strict=True):
+                    digest.update(np.ascontiguousarray(out).tobytes())
+                a = outs[0].astype(np.float64)
+                d = outs[-1] - a
+                worst = max(worst, float(np.abs(d).max()))
+                squares += float((d ** 2).sum())
+                power += float((a ** 2).sum())
+                count += d.size
+    for path, spent, digest in zip(paths, cpu, digests, strict=True):
+        print(f"{path}: send {spent['send']:.3f} s, take {spent['take']:.3f} s, "
+              f"total {spent['send'] + spent['take']:.3f} s CPU; "
+              f"output sha256 {digest.hexdigest()[:16]}")
+    rms, level = math.sqrt(squares / max(count, 1)), math.sqrt(power / max(count, 1))
+    steps = worst * 10 ** (gain_db / 20) * 2 ** 23
+    print(f"B - A: largest {worst:.3e}, rms {rms:.3e} "
+          f"({20 * math.log10(max(rms, 1e-300) / level):.1f} dB under the tail's rms "
+          f"{level:.3e}); largest {steps:.3f} 24-bit steps after {gain_db:.2f} dB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="mode", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("ops")
+    rec.add_argument("cli", nargs=argparse.REMAINDER)
+    rep = sub.add_parser("replay")
+    rep.add_argument("ops")
+    rep.add_argument("a")
+    rep.add_argument("b")
+    rep.add_argument("--gain", type=float, default=16.634, help="the render's gain_db")
+    args = parser.parse_args()
+    if args.mode == "record":
+        record(args.ops, [word for word in args.cli if word != "--"])
+    else:
+        replay(args.ops, [args.a, args.b], args.gain)
+
+
+if __name__ == "__main__":
+    main()
