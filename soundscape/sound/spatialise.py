@@ -91,9 +91,11 @@ class Spatialiser:
         n_fft = fft_size(length)
         response, mix = self.response(source_point, listener, struck_face, n_fft)
         spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
-        # a compact frame-major copy: adds fast, and the cache counts all its bytes
-        out = scipy.fft.irfft(response * spectrum, n_fft, axis=1)[:, :length].T
-        return start, np.ascontiguousarray(out), mix
+        # frame-major (adds fast) straight from inverse transforms along the first axis: the
+        # same bits as along the last and a transposed copy, a fifth less time; its first
+        # ``length`` frames are contiguous (``keep`` makes them compact)
+        out = scipy.fft.irfft(response.T * spectrum[:, None], n_fft, axis=0)[:length]
+        return start, out, mix
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 (one spatialiser a render)
     def arrivals(self, source_point, listener: Listener, struck_face) -> tuple:
@@ -330,6 +332,10 @@ class HeardNotes:
         return self.cache.get(key) or self.compute(index)
 
     def keep(self, key: tuple, note: HeardNote) -> None:
-        """Cache ``note`` under ``key`` unless it is there."""
+        """Cache ``note`` under ``key`` unless it is there (compact: a note cut from a
+        longer transform is copied out, so that the cache counts all the bytes it holds)."""
         if key not in self.cache:
+            base = note[1].base
+            if base is not None and base.nbytes > note[1].nbytes:
+                note = (note[0], note[1].copy(), note[2])
             self.cache.put(key, note, heard_bytes(note))
