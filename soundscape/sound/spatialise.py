@@ -7,7 +7,10 @@ and, for binaural, the Brown & Duda head-shadow response; gain-only panners
 (ambisonics, VBAP) get one inverse FFT per path and a gain matrix, the others
 one per channel. These transfer functions are the same for every note of a
 source that stands still, heard by a listener who does too: they are kept, so
-a note costs one FFT and its inverse ones.
+a note costs one FFT and its inverse ones. A note from where no other sounded (a
+step of a walk, an arrow landing) needs its own: on a fine grid they are summed
+over the paths by matrix products (``_Grid.summed``: the air drawn as a parabola
+a block of bins, within 1e-4 of ISO 9613-1's), not path by path and bin by bin.
 
 A *heard note* is an event's note at the listener: ``(start, signals, mix)``
 (see ``Spatialiser.__call__``), or None when it is silent. Onsets are rounded to
@@ -50,7 +53,7 @@ _FINE = 256
 #: its worst error lies at 50-110 Hz, where α bends most (nitrogen's relaxation): for a
 #: path of 90 m, 9e-6 of the air there at 62.5 Hz a block, 6e-5 (5e-4 dB) at 125 Hz,
 #: 5e-4 at 250 Hz; 1e-8 above 1 kHz. Blocks have 64 to ``_FINE`` bins: a grid coarser
-#: than that (a note under ~0.7 s) is made as before, its response cheap anyway.
+#: than that (a note under ~0.5 s) is made as before, its response cheap anyway.
 _SMOOTH_HZ = 100.0
 #: Fewest bins of a block of ``_Grid.summed`` (fewer: more coarse phases than it saves).
 _FEWEST = 64
