@@ -53,6 +53,7 @@ FIRST_CHUNK = 1024
 #: Rows of float32 that pocketfft transforms at once (its SIMD lanes: one row alone costs
 #: 550 µs at 65 536 points, four together 240 µs each, measured).
 LANES = 4
+_ZERO = np.float32(0.0)
 
 
 def first_chunks(chunk: int, first: int = FIRST_CHUNK) -> tuple[int, ...]:
@@ -208,7 +209,6 @@ class Lines:
 
         The lines of one FFT size are transformed together."""
         size, following = self.next_size(), self.next_size(1)
-        out = np.zeros((size, self.channels), dtype=np.float32)
         at = self.next_chunk
         sounding: dict[int, list[tuple[_Line, list[tuple[int, np.ndarray]]]]] = {}
         for key, line in list(self._lines.items()):
@@ -217,18 +217,31 @@ class Lines:
                 sounding.setdefault(line.n_fft, []).append((line, segment))
             if line.done(at + size, following):
                 del self._lines[key]
+        out = None
         for n_fft, members in sounding.items():
-            rows, signals = self._group(n_fft, members)
+            rows, total = self._summed(n_fft, members)
             # the last ``size`` outputs are free of the circular wrap (size ≤ n_fft − taps + 1)
+            if out is None and len(rows) == self.channels:
+                # inverted along the columns of a (frames, channels) array: no interleaving
+                # after (stereo: 1.20 → 1.11 ms a chunk, 16 channels 6.0 → 5.4, measured)
+                out = scipy.fft.irfft(total.T, n_fft, axis=0)[n_fft - size:]
+                np.add(out, _ZERO, out=out)  # from zero, as summed into zeros: never a −0
+                continue
+            if out is None:
+                out = np.zeros((size, self.channels), dtype=np.float32)
+            signals = scipy.fft.irfft(total[rows], n_fft, axis=1)
             for index, channel in enumerate(rows):  # a column at a time (16: 2.5 for 4.8 ms)
                 out[:, channel] += signals[index, n_fft - size:]
+        if out is None:
+            out = np.zeros((size, self.channels), dtype=np.float32)
         self.next_chunk += size
         self._heard += 1
         return out
 
-    def _group(self, n_fft: int, members) -> tuple[np.ndarray, np.ndarray]:
-        """The output channels the lines of one FFT size sound in, and their signals
-        ``(channels, n_fft)``.
+    def _summed(self, n_fft: int, members) -> tuple[np.ndarray, np.ndarray]:
+        """The output channels the lines of one FFT size sound in, and the sum of their
+        filtered spectra per channel ``(channels, n_fft // 2 + 1)`` (unused channels: any
+        values).
 
         The inverse FFT is linear and every line of this size keeps the same span of it, so
         the lines' filtered spectra are summed per output channel first: one inverse FFT per
@@ -258,11 +271,10 @@ class Lines:
             if mix is not None and fresh.all():
                 np.matmul(mix.T, product[:paths], out=into)
                 continue
-            into[fresh] = 0.0
+            if fresh.any():  # lines over channels partly summed before (stems)
+                into[fresh] = 0.0
             into += product[:paths] if mix is None else mix.T @ product[:paths]
-        rows = np.flatnonzero(used)
-        return rows, scipy.fft.irfft(total if len(rows) == self.channels else total[rows],
-                                     n_fft, axis=1)
+        return np.flatnonzero(used), total
 
 
 def _padded(rows: int) -> int:
