@@ -104,3 +104,63 @@ def test_a_line_filters_the_sum_of_its_notes_however_they_come():
         error = np.abs(out[start:start + n, 1 + c] - want[:n])
         assert np.max(error, initial=np.abs(out[:start, 1 + c]).max()) < 1e-5 * np.abs(want).max()
     assert np.array_equal(out, render([note for note in notes if note[1].any()]))
+
+
+def _places(order):
+    """Four places heard in four channels, each with its notes and its FIR per channel:
+    ``a`` and ``b`` overlap on channel 1 (stems), ``c`` has a response long enough for a
+    larger FFT, and ``d`` has three paths mixed into every channel (``mix``)."""
+    rng = np.random.default_rng(11)
+    chunk, start = 4096, 3
+    gains = rng.uniform(-1.0, 1.0, (3, 4)).astype(np.float32)
+    paths = rng.normal(0.0, 0.3, (3, 200)).astype(np.float32)
+    made = {"a": (impulse_filter(rng.normal(0.0, 0.3, (2, 300)).astype(np.float32), start,
+                                 chunk), 0),
+            "b": (impulse_filter(rng.normal(0.0, 0.3, (2, 300)).astype(np.float32), start,
+                                 chunk), 1),
+            "c": (impulse_filter(rng.normal(0.0, 0.05, (2, 6000)).astype(np.float32), start,
+                                 chunk), 2),
+            "d": (impulse_filter(paths, start, chunk), 0)}
+    made["d"][0].mix = gains
+    assert made["c"][0].n_fft > made["a"][0].n_fft == made["d"][0].n_fft
+    notes = {place: [(onset, rng.normal(0.0, 1.0, length).astype(np.float32))
+                     for onset, length in ((50 + 700 * i, 3000), (2000 + 900 * i, 9000))]
+             for i, place in enumerate(order)}
+    firs = {place: np.fft.irfft(f.spectrum, f.n_fft)[:, :f.taps] for place, (f, _) in made.items()}
+    firs["d"] = np.einsum("pc,pt->ct", gains.astype(float), paths.astype(float))
+    want = np.zeros((20000, 4))
+    for place, (_, column) in made.items():
+        dry = np.zeros(16000)
+        for onset, mono in notes[place]:
+            dry[onset:onset + len(mono)] += mono
+        for c, fir in enumerate(firs[place]):
+            echo = np.convolve(dry, fir)
+            want[start:start + len(echo), column + c] += echo[:20000 - start]
+    lines = Lines(None, None, 4, make_filter=lambda point, face: made[point][0], chunk=chunk)
+    for place in order:
+        for onset, mono in notes[place]:
+            lines.add(onset, mono, place, None, made[place][1])
+    return _take_all(lines, lines.extent), want
+
+
+@pytest.mark.parametrize("order", ["dacb", "cbad", "abcd"])
+def test_lines_of_two_ffts_stems_and_mixed_paths_sum_as_their_firs(order):
+    """However the lines fall (the first FFT size in every channel or in some, three lines
+    in one FFT batch, channels shared by two lines' stems), each channel is the sum of every
+    line's FIR of its notes (float32 rounding)."""
+    out, want = _places(order)
+    n = min(len(out), len(want))
+    assert n > 16000
+    assert np.abs(out[:n] - want[:n]).max() < 2e-6 * np.abs(want).max()
+
+
+def test_a_silent_line_sounds_exact_zeros():
+    """A chunk whose lines hold only silent notes is +0.0 in every sample: the filtered
+    zeros' signs (a negative gain times +0 is −0) do not reach the output."""
+    rng = np.random.default_rng(5)
+    fir = rng.normal(0.0, 0.3, (2, 300)).astype(np.float32)
+    lines = Lines(None, None, 2, make_filter=lambda point, face: impulse_filter(fir, 0, 4096),
+                  chunk=4096)
+    lines.add(0, np.zeros(30000, np.float32), "here", None, 0)
+    out = _take_all(lines, lines.extent)
+    assert out.shape[0] > 30000 and not out.any() and not np.signbit(out).any()
