@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import convolve1d, maximum_filter1d, minimum_filter1d, uniform_filter1d
+from scipy.ndimage import convolve1d, minimum_filter1d, uniform_filter1d
 from scipy.signal import firwin
 
 from soundscape.sound.iir import sosfilt_rows
@@ -227,23 +227,24 @@ def _loud_true_peak(x: np.ndarray, ceiling: float) -> np.ndarray:
     filter's overshoot bound lets top it (``_reaching``) are oversampled: that is what
     keeps the limiter cheap."""
     floor = ceiling / 2.0
-    magnitude = _channel_peak(x)
-    # reach of the filter, widened so nearby loud spans merge into one (fewer calls)
-    loud = maximum_filter1d(magnitude, 2 * _FILTER_MARGIN + 1 + _MERGE) > floor
+    rows = np.abs(x.T, order="C")  # channels as rows: fast reductions
+    magnitude = rows.max(axis=0)
     envelope = np.zeros(len(x))
-    edges = np.flatnonzero(np.diff(np.r_[0, loud.astype(np.int8), 0]))
-    for lo, hi in zip(edges[::2], edges[1::2], strict=True):
+    # the filter's reach of each sample over the floor, widened so nearby loud spans
+    # merge into one (fewer calls)
+    starts, stops = _runs(magnitude > floor, _FILTER_MARGIN + _MERGE // 2, 0)
+    for lo, hi in zip(starts.tolist(), stops.tolist(), strict=True):
         a, b = max(0, lo - _FILTER_MARGIN), min(len(x), hi + _FILTER_MARGIN)
         # only the channels loud here: a quieter one's true peak stays under 2 × floor (the
         # same bound), so it changes no gain (an ADM master's tracks are mostly silent)
         span = x[a:b]
-        loud_channels = np.flatnonzero(np.maximum(span.max(axis=0), -span.min(axis=0)) > floor)
+        loud_channels = np.flatnonzero(rows[:, a:b].max(axis=1) > floor)
         if len(loud_channels) < x.shape[1]:
             span = span[:, loud_channels]
         # and of its frames only those whose true peak may top the ceiling (elsewhere
         # the gain is 1 whatever it is); the bound over all channels holds for these
-        starts, stops = _reaching(magnitude[a:b], ceiling, lo - a, hi - a)
-        envelope[lo:hi] = _envelope_at(span, starts, stops)[lo - a:hi - a]
+        wanted = _reaching(magnitude[a:b], ceiling, lo - a, hi - a)
+        envelope[lo:hi] = _envelope_at(span, *wanted)[lo - a:hi - a]
     return envelope
 
 
@@ -266,15 +267,25 @@ def _reaching(magnitude: np.ndarray, floor: float, lo: int, hi: int
     phase's sum of |taps| (``_overshoot``, 2.25): frames farther than that from every
     sample over ``floor / _overshoot()`` are under ``floor``, exactly (whatever the
     signal). Stretches whose reaches would overlap are merged."""
-    over = np.zeros(len(magnitude) + 2, dtype=bool)
-    np.greater(magnitude, floor / _overshoot(), out=over[1:-1])
-    edges = np.flatnonzero(over[1:] != over[:-1])
-    starts = np.maximum(edges[::2] - _FILTER_MARGIN, lo)
-    stops = np.minimum(edges[1::2] + _FILTER_MARGIN, hi)
+    return _runs(magnitude > floor / _overshoot(), _FILTER_MARGIN, 2 * _FILTER_MARGIN, lo, hi)
+
+
+def _runs(over: np.ndarray, widen: int, apart: int, lo: int = 0, hi: int | None = None
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The runs ``[start, stop)`` of True in ``over``, each widened by ``widen`` on either
+    side and cut to ``lo…hi-1``, merged unless more than ``apart`` frames apart (what a
+    maximum filter of width ``2 widen + 1`` and a threshold give, with ``apart`` 0,
+    without filtering every frame)."""
+    hi = len(over) if hi is None else hi
+    edges = np.flatnonzero(np.diff(over, prepend=False, append=False))
+    starts = np.maximum(edges[::2] - widen, lo)
+    stops = np.minimum(edges[1::2] + widen, hi)
     some = stops > starts
     starts, stops = starts[some], stops[some]
-    apart = np.flatnonzero(starts[1:] - stops[:-1] > 2 * _FILTER_MARGIN)
-    return starts[np.r_[0, apart + 1]], stops[np.r_[apart, len(stops) - 1]]
+    if not len(starts):
+        return starts, stops
+    gaps = np.flatnonzero(starts[1:] - stops[:-1] > apart)
+    return starts[np.r_[0, gaps + 1]], stops[np.r_[gaps, len(stops) - 1]]
 
 
 def _envelope_at(x: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ import pyloudnorm
 import pytest
 import soundfile
 from scipy import signal
-from scipy.ndimage import minimum_filter1d, uniform_filter1d
+from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
 from soundscape.music.instruments import load_instrument
 from soundscape.performance import Event, Performance, Source
@@ -382,3 +382,18 @@ def test_limiter_oversamples_only_frames_that_may_top_the_ceiling(monkeypatch):
     need = np.minimum(1.0, ceiling / np.maximum(true_peak_envelope(x), 1e-30))
     gain = uniform_filter1d(minimum_filter1d(need, width), width)
     np.testing.assert_allclose(out, x * gain[:, None], atol=1e-12)
+
+
+@pytest.mark.parametrize("widen", [0, 3, 144])
+def test_runs_are_a_maximum_filters_runs(widen):
+    """The limiter's loud spans, found from the runs of loud samples, are those of the
+    maximum filter it used to run over every frame."""
+    rng = np.random.default_rng(widen)
+    over = rng.random(5000) > 0.997
+    over[:2] = over[-1] = True  # at the ends too
+    starts, stops = loudness._runs(over, widen, 0)
+    spans = np.zeros(len(over), dtype=bool)
+    for lo, hi in zip(starts, stops, strict=True):
+        spans[lo:hi] = True
+    assert np.array_equal(spans, maximum_filter1d(over, 2 * widen + 1))
+    assert (starts[1:] > stops[:-1]).all()  # apart: the filter's runs, one by one
