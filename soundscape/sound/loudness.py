@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.ndimage import convolve1d, maximum_filter1d, minimum_filter1d, uniform_filter1d
+from scipy.ndimage import convolve1d, minimum_filter1d, uniform_filter1d
 from scipy.signal import firwin
 
 from soundscape.sound.iir import sosfilt_rows
@@ -218,25 +218,41 @@ def true_peak_envelope(x: np.ndarray) -> np.ndarray:
     return envelope
 
 
-def _loud_true_peak(x: np.ndarray, floor: float) -> np.ndarray:
-    """``true_peak_envelope`` where samples within the filter's reach exceed ``floor``; 0
-    elsewhere (where, 6 dB under the ceiling, the true peak cannot reach it: see
-    TruePeakMeter). Oversampling only the loud spans is what keeps the limiter cheap."""
+def _loud_true_peak(x: np.ndarray, ceiling: float) -> np.ndarray:
+    """``true_peak_envelope`` where it may top ``ceiling``; 0, or at most ``ceiling``,
+    elsewhere (the limiter's gain is 1 wherever the true peak is at most the ceiling).
+
+    Only the spans near samples over half the ceiling are looked at (6 dB under it, the
+    true peak cannot reach it: see TruePeakMeter), and in them only the frames the
+    filter's overshoot bound lets top it (``_reaching``) are oversampled: that is what
+    keeps the limiter cheap."""
+    floor = ceiling / 2.0
     magnitude = _channel_peak(x)
-    # reach of the filter, widened so nearby loud spans merge into one (fewer calls)
-    loud = maximum_filter1d(magnitude, 2 * _FILTER_MARGIN + 1 + _MERGE) > floor
     envelope = np.zeros(len(x))
-    edges = np.flatnonzero(np.diff(np.r_[0, loud.astype(np.int8), 0]))
-    for lo, hi in zip(edges[::2], edges[1::2], strict=True):
+    # the filter's reach of each sample over the floor, widened so nearby loud spans
+    # merge into one (fewer calls)
+    starts, stops = _runs(magnitude > floor, _FILTER_MARGIN + _MERGE // 2, 0)
+    for lo, hi in zip(starts.tolist(), stops.tolist(), strict=True):
         a, b = max(0, lo - _FILTER_MARGIN), min(len(x), hi + _FILTER_MARGIN)
         # only the channels loud here: a quieter one's true peak stays under 2 × floor (the
         # same bound), so it changes no gain (an ADM master's tracks are mostly silent)
         span = x[a:b]
-        loud_channels = np.flatnonzero(np.maximum(span.max(axis=0), -span.min(axis=0)) > floor)
+        loud_channels = np.flatnonzero(_column_peaks(span) > floor)
         if len(loud_channels) < x.shape[1]:
             span = span[:, loud_channels]
-        envelope[lo:hi] = true_peak_envelope(span)[lo - a:hi - a]
+        # and of its frames only those whose true peak may top the ceiling (elsewhere
+        # the gain is 1 whatever it is); the bound over all channels holds for these
+        wanted = _reaching(magnitude[a:b], ceiling, lo - a, hi - a)
+        envelope[lo:hi] = _envelope_at(span, *wanted)[lo - a:hi - a]
     return envelope
+
+
+def _column_peaks(x: np.ndarray) -> np.ndarray:
+    """Per channel, max |x| over the frames (a few channels column by column: numpy's
+    reduction of ``(frames, 2)`` along the frames is many times slower)."""
+    if x.shape[1] >= 4:
+        return np.maximum(x.max(axis=0), -x.min(axis=0))
+    return np.array([max(float(column.max()), -float(column.min())) for column in x.T])
 
 
 def _channel_peak(x: np.ndarray) -> np.ndarray:
@@ -248,11 +264,72 @@ def _channel_peak(x: np.ndarray) -> np.ndarray:
     return peak
 
 
+def _reaching(magnitude: np.ndarray, floor: float, lo: int, hi: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The stretches ``[start, stop)`` of frames ``lo…hi-1`` whose true peak may top
+    ``floor``, given each frame's largest |sample| over the channels (``_channel_peak``).
+
+    A frame's 4× oversampled values are sums of samples within ``_FILTER_MARGIN`` of it
+    times one phase of the filter, so none tops the largest of those samples times the
+    phase's sum of |taps| (``_overshoot``, 2.25): frames farther than that from every
+    sample over ``floor / _overshoot()`` are under ``floor``, exactly (whatever the
+    signal). Stretches whose reaches would overlap are merged."""
+    return _runs(magnitude > floor / _overshoot(), _FILTER_MARGIN, 2 * _FILTER_MARGIN, lo, hi)
+
+
+def _runs(over: np.ndarray, widen: int, apart: int, lo: int = 0, hi: int | None = None
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The runs ``[start, stop)`` of True in ``over``, each widened by ``widen`` on either
+    side and cut to ``lo…hi-1``, merged unless more than ``apart`` frames apart (what a
+    maximum filter of width ``2 widen + 1`` and a threshold give, with ``apart`` 0,
+    without filtering every frame)."""
+    hi = len(over) if hi is None else hi
+    edges = np.flatnonzero(np.diff(over, prepend=False, append=False))
+    starts = np.maximum(edges[::2] - widen, lo)
+    stops = np.minimum(edges[1::2] + widen, hi)
+    some = stops > starts
+    starts, stops = starts[some], stops[some]
+    if not len(starts):
+        return starts, stops
+    gaps = np.flatnonzero(starts[1:] - stops[:-1] > apart)
+    return starts[np.r_[0, gaps + 1]], stops[np.r_[gaps, len(stops) - 1]]
+
+
+def _envelope_at(x: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """``true_peak_envelope(x)`` on the stretches ``[start, stop)``, 0 elsewhere.
+
+    The stretches are cut out with the filter's reach on either side (silence beyond
+    the ends of ``x``, as ``true_peak_envelope`` has; stretches closer than two reaches
+    are one, see ``_reaching``) and oversampled in one call: each frame's value is made
+    of the same samples by the same sums, so the numbers are those of the whole ``x``'s
+    envelope, bit for bit."""
+    envelope = np.zeros(len(x))
+    if not len(starts):
+        return envelope
+    cuts = [(max(0, lo - _FILTER_MARGIN), min(len(x), hi + _FILTER_MARGIN))
+            for lo, hi in zip(starts.tolist(), stops.tolist(), strict=True)]
+    oversampled = true_peak_envelope(x[cuts[0][0]:cuts[0][1]] if len(cuts) == 1 else
+                                     np.concatenate([x[a:b] for a, b in cuts]))
+    offset = 0
+    for (a, b), lo, hi in zip(cuts, starts.tolist(), stops.tolist(), strict=True):
+        envelope[lo:hi] = oversampled[offset + lo - a:offset + hi - a]
+        offset += b - a
+    return envelope
+
+
 def sample_peak(x: np.ndarray) -> float:
     """max |x|, the sample peak (two flat reductions: cheaper than abs, which copies)."""
     if x.size == 0:
         return 0.0
     return max(float(x.max()), -float(x.min()))
+
+
+@functools.cache
+def _overshoot() -> float:
+    """The largest sum of |taps| of a phase of the ×4 filter (2.25), a hair over (so a
+    sum's rounding cannot top it): no oversampled value is larger than this times the
+    largest sample it is made of."""
+    return max(float(np.abs(phase).sum()) for phase in _polyphase()) * (1.0 + 1e-9)
 
 
 @functools.cache
@@ -269,6 +346,14 @@ def _times(block: np.ndarray, scale: float) -> np.ndarray:
     return np.multiply(block, scale, dtype=float)
 
 
+def _after(context: np.ndarray, block: np.ndarray, scale: float) -> np.ndarray:
+    """``context`` followed by ``block × scale``, in float64 (one pass over the block)."""
+    x = np.empty((len(context) + len(block), block.shape[1]))
+    x[:len(context)] = context
+    np.multiply(block, scale, out=x[len(context):], dtype=np.float64)
+    return x
+
+
 class TruePeakMeter:
     """Maximum true peak of a signal fed in blocks.
 
@@ -280,7 +365,10 @@ class TruePeakMeter:
     oversampled (on the channels that have such samples): the overshoot
     between samples of real audio stays well under 6 dB (a 4× interpolator's
     worst case for music is ~3 dB), so quieter stretches cannot hold the
-    maximum. This saves most of the work on long and many-channel renders.
+    maximum. This saves most of the work on long and many-channel renders. Of
+    those frames, only the ones whose true peak the filter's overshoot bound lets
+    top the peak so far are oversampled (``_reaching``: the others cannot change
+    it, whatever the signal), a third of them on a rendered section.
     """
 
     def __init__(self) -> None:
@@ -309,12 +397,12 @@ class TruePeakMeter:
         if columns is not None and len(block) > 2 * _FILTER_MARGIN:
             # only the channels that may be within 6 dB of the peak are scanned (the same
             # scan: _scan's own test drops the rest); the context is kept for all
-            x = np.concatenate([self._tail[:, columns], _times(block[:, columns], scale)])
+            x = _after(self._tail[:, columns], block[:, columns], scale)
             self._scan(x, _FILTER_MARGIN, len(x) - _FILTER_MARGIN)
             self._tail = np.concatenate([self._tail, _times(block[-2 * _FILTER_MARGIN:], scale)]
                                         )[-2 * _FILTER_MARGIN:]
             return
-        x = np.concatenate([self._tail, _times(block, scale)])
+        x = _after(self._tail, block, scale)
         final = len(x) - _FILTER_MARGIN  # later frames need the next block's samples
         if final > _FILTER_MARGIN:
             self._scan(x, _FILTER_MARGIN, final)
@@ -334,17 +422,29 @@ class TruePeakMeter:
         return columns if len(columns) < block.shape[1] else None
 
     def _scan(self, x: np.ndarray, lo: int, hi: int) -> None:
-        """Measure frames ``lo…hi-1`` of ``x`` (x holds the reach on either side)."""
-        rows = np.abs(np.ascontiguousarray(x[lo:hi].T))  # channels as rows: fast reductions
-        loud = 2.0 * rows.max(axis=1, initial=0.0) > self._peak
+        """Measure frames ``lo…hi-1`` of ``x``, which holds the reach on either side
+        (``x[lo - _FILTER_MARGIN:hi + _FILTER_MARGIN]``).
+
+        The frames within two reaches of the samples within 6 dB of the peak so far, on
+        the channels that have such samples, are measured; of these only the ones whose
+        true peak may top that peak (``_reaching``: the others cannot change it) are
+        oversampled."""
+        both = x[lo - _FILTER_MARGIN:hi + _FILTER_MARGIN]
+        rows = np.abs(both.T, order="C")  # channels as rows: fast reductions
+        loud = 2.0 * rows[:, _FILTER_MARGIN:_FILTER_MARGIN + hi - lo].max(axis=1) > self._peak
         if not loud.any():
             return
-        near = np.flatnonzero(np.logical_or.reduce(2.0 * rows[loud] > self._peak)) + lo
-        first = max(lo, near[0] - 2 * _FILTER_MARGIN)
-        last = min(hi, near[-1] + 2 * _FILTER_MARGIN + 1)
-        context = x[first - _FILTER_MARGIN:last + _FILTER_MARGIN][:, loud]
-        envelope = true_peak_envelope(context)[_FILTER_MARGIN:-_FILTER_MARGIN]
-        self._peak = max(self._peak, float(envelope.max()))
+        if not loud.all():
+            rows, both = rows[loud], both[:, loud]
+        magnitude = rows.max(axis=0)
+        near = np.flatnonzero(2.0 * magnitude[_FILTER_MARGIN:_FILTER_MARGIN + hi - lo]
+                              > self._peak)
+        # in ``both``'s frames, where lo is _FILTER_MARGIN
+        first = max(_FILTER_MARGIN, near[0] - _FILTER_MARGIN)
+        last = min(_FILTER_MARGIN + hi - lo, near[-1] + 3 * _FILTER_MARGIN + 1)
+        starts, stops = _reaching(magnitude, self._peak, first, last)
+        if len(starts):
+            self._peak = max(self._peak, float(_envelope_at(both, starts, stops).max()))
 
     @property
     def peak(self) -> float:
@@ -439,7 +539,7 @@ class TruePeakLimiter:
             # (see TruePeakMeter): nothing to limit, skip the oversampling
             self._buffer = x[stop - self._reach:]
             return x[start:stop].copy()
-        peak = _loud_true_peak(key, self.ceiling / 2.0)
+        peak = _loud_true_peak(key, self.ceiling)
         if float(peak.max(initial=0.0)) <= self.ceiling:  # loud, but the gain would be 1
             self._buffer = x[stop - self._reach:]
             return x[start:stop].copy()

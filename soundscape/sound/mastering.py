@@ -234,8 +234,9 @@ class _Keeper:
         measured = self.measure(block)
         self.meter.add(measured)
         self.snapshots.append(self.meter.snapshot())
-        self.peak.add(measured)
-        self.peaks.append(sample_peak(measured))
+        peak = sample_peak(measured)  # once: the true-peak meter's bound too
+        self.peak.add(measured, bound=peak)
+        self.peaks.append(peak)
         self.frames += len(block)
 
     def result(self) -> _PassOne:

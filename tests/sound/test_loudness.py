@@ -7,11 +7,12 @@ import pyloudnorm
 import pytest
 import soundfile
 from scipy import signal
-from scipy.ndimage import minimum_filter1d, uniform_filter1d
+from scipy.ndimage import maximum_filter1d, minimum_filter1d, uniform_filter1d
 
 from soundscape.music.instruments import load_instrument
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener
+from soundscape.sound import loudness
 from soundscape.sound.loudness import (
     LoudnessMeter,
     TruePeakLimiter,
@@ -294,3 +295,105 @@ def test_limiting_drum_strokes_adds_no_infrasound():
                        + [limiter.flush()])
     assert limiter.gain_reduction_db > 8
     assert _below_20_hz_db(y, rate) <= _below_20_hz_db(x, rate) + 0.5
+
+
+def test_envelope_on_stretches_is_the_whole_envelope_bit_for_bit():
+    """Oversampling cut-out stretches (with the filter's reach) gives the very numbers of
+    the whole signal's envelope, at the ends too (silence beyond them)."""
+    rng = np.random.default_rng(8)
+    x = rng.normal(0, 0.3, (5000, 3))
+    stretches = [(0, 5), (40, 41), (70, 300), (330, 400), (2000, 2100), (4990, 5000)]
+    starts, stops = (np.array(s) for s in zip(*stretches, strict=True))
+    envelope = loudness._envelope_at(x, starts, stops)
+    whole = true_peak_envelope(x)
+    wanted = np.zeros(len(x), dtype=bool)
+    for lo, hi in stretches:
+        wanted[lo:hi] = True
+    assert np.array_equal(envelope[wanted], whole[wanted])
+    assert not envelope[~wanted].any()
+
+
+@pytest.mark.parametrize("floor", [0.2, 0.5, 0.9, 0.99])
+def test_frames_out_of_reach_cannot_top_the_floor(floor):
+    """The overshoot bound is exact: with a worst-case stretch (samples ±0.44 signed as one
+    phase's taps, whose true peak is 0.44 × 2.25 ≈ 0.99) and noise, every frame
+    ``_reaching`` leaves out has a true peak at most ``floor``."""
+    phase = loudness._polyphase()[1]
+    rng = np.random.default_rng(9)
+    x = rng.normal(0, 0.05, (3000, 2))
+    x[1000:1000 + len(phase), 0] = 0.44 * np.sign(phase[::-1])
+    whole = true_peak_envelope(x)
+    assert whole.max() == pytest.approx(0.44 * np.abs(phase).sum(), rel=1e-9)
+    starts, stops = loudness._reaching(loudness._channel_peak(x), floor, 0, len(x))
+    out = np.ones(len(x), dtype=bool)
+    for lo, hi in zip(starts, stops, strict=True):
+        out[lo:hi] = False
+    assert whole[out].max(initial=0.0) <= floor
+    if floor > 0.5:  # and it leaves out most frames (all but the worst-case stretch's)
+        assert out.mean() > 0.95
+
+
+def test_true_peak_meter_oversamples_only_frames_that_may_top_its_peak(monkeypatch):
+    """After a loud click, blocks whose samples sit just over 6 dB under it at both ends
+    (so the meter looks at all their frames) are oversampled only near those samples."""
+    x = np.random.default_rng(10).normal(0, 0.1, (4 * FS, 2))
+    x[100, 0] = 1.0
+    for start in range(FS, 4 * FS, FS):
+        x[start + 50, 1] = x[start + FS - 50, 0] = 0.52
+    frames = []
+
+    def counted(y):
+        frames.append(len(y))
+        return true_peak_envelope(y)
+
+    monkeypatch.setattr(loudness, "true_peak_envelope", counted)
+    meter = TruePeakMeter()
+    for start in range(0, len(x), FS):
+        meter.add(x[start:start + FS])
+    later = sum(frames[1:])  # the first block's scan sets the peak
+    assert later < 0.01 * 3 * FS, frames
+    monkeypatch.undo()
+    assert meter.peak == float(true_peak_envelope(x).max())
+
+
+def test_limiter_oversamples_only_frames_that_may_top_the_ceiling(monkeypatch):
+    """Noise with lone samples just over 6 dB under the ceiling and two strokes over it:
+    the limiter looks at the loud span around each sample but oversamples only the
+    filter's reach of it, and its gain is that of the whole signal oversampled."""
+    rng = np.random.default_rng(11)
+    ceiling_db = -1.0
+    ceiling = 10 ** (ceiling_db / 20)
+    x = np.clip(rng.normal(0, 0.1, (2 * FS, 2)), -0.3, 0.3)  # under ceiling / 2.25 = 0.4
+    x[::4999, 0] = 0.46  # over half the ceiling: each makes a loud span of ~300 frames
+    x[FS // 2:FS // 2 + 3, 1] = 1.4
+    x[FS + 777, 0] = -1.2
+    frames = []
+
+    def counted(y):
+        frames.append(len(y))
+        return true_peak_envelope(y)
+
+    monkeypatch.setattr(loudness, "true_peak_envelope", counted)
+    limiter = TruePeakLimiter(ceiling_db, FS, 2)
+    out = np.concatenate([limiter.process(x), limiter.flush()])
+    assert 0 < sum(frames) < 2500, frames  # ~65 frames a loud sample, not ~320
+    monkeypatch.undo()
+    width = 2 * int(0.05 * FS) + 1
+    need = np.minimum(1.0, ceiling / np.maximum(true_peak_envelope(x), 1e-30))
+    gain = uniform_filter1d(minimum_filter1d(need, width), width)
+    np.testing.assert_allclose(out, x * gain[:, None], atol=1e-12)
+
+
+@pytest.mark.parametrize("widen", [0, 3, 144])
+def test_runs_are_a_maximum_filters_runs(widen):
+    """The limiter's loud spans, found from the runs of loud samples, are those of the
+    maximum filter it used to run over every frame."""
+    rng = np.random.default_rng(widen)
+    over = rng.random(5000) > 0.997
+    over[:2] = over[-1] = True  # at the ends too
+    starts, stops = loudness._runs(over, widen, 0)
+    spans = np.zeros(len(over), dtype=bool)
+    for lo, hi in zip(starts, stops, strict=True):
+        spans[lo:hi] = True
+    assert np.array_equal(spans, maximum_filter1d(over, 2 * widen + 1))
+    assert (starts[1:] > stops[:-1]).all()  # apart: the filter's runs, one by one
