@@ -37,29 +37,31 @@ def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_perce
     level is the caller's).
     """
     # Worked in place on few arrays: at a line's length each new array costs more in page
-    # faults than the arithmetic on it.
+    # faults than the arithmetic on it (``spare`` is the one scratch array).
     first = phase(f0, sample_rate)  # rising: its last value is its largest
     periods = int(first[-1]) + 2
     jitter = 1.0 + rng.normal(0.0, jitter_percent / 100.0, periods)
     shimmer = 10.0 ** (rng.normal(0.0, shimmer_db, periods) / 20.0)
-    running = np.divide(f0, _per_period(jitter, first), out=first)
+    spare = _per_period(jitter, first)
+    running = np.divide(f0, spare, out=first)
     np.cumsum(running, out=running)
     running /= sample_rate
     within_shimmer = _per_period(shimmer, running)
     # running ≥ 0: the share of the period it is in (x − ⌊x⌋ is exact: np.modf's values
     # without its per-sample libm call), over the open quotient
-    x = np.subtract(running, np.floor(running), out=running)
+    x = np.subtract(running, np.floor(running, out=spare), out=running)
     x /= open_quotient
     closed = x >= 1.0
-    flow_derivative = np.multiply(x, 3.0)
+    flow_derivative = np.multiply(x, 3.0, out=spare)
     flow_derivative *= x
     np.subtract(np.multiply(x, 2.0, out=x), flow_derivative, out=flow_derivative)  # 2x − 3x²
-    flow_derivative[closed] = 0.0
+    np.copyto(flow_derivative, 0.0, where=closed)
     flow_derivative *= within_shimmer
     voicing = tilt(flow_derivative, tilt_db, sample_rate)
     voicing /= math.sqrt(_mean_square(open_quotient))
     breath = rng.standard_normal(f0.size)
-    breath[closed] *= 0.5  # loud while the glottis is open, at half strength while closed
+    # loud while the glottis is open, at half strength while it is closed
+    np.multiply(breath, 0.5, out=breath, where=closed)
     breath /= math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
     return voicing, breath
 

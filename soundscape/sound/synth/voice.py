@@ -481,12 +481,13 @@ def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
     noise = av * db_to_gain(breath_db)
     noise *= breath
     # aspiration sounds in about 1 % of a line's samples: its noise is drawn only there
-    spots = np.flatnonzero(ah)
+    spots = np.concatenate([a + np.flatnonzero(ah[a:b]) for a, b in _live(
+        plan.aspiration, _centres(plan), sample_times(frames, sample_rate))])
     noise[spots] += ah[spots] * db_to_gain(params["aspiration_db"]) \
         * rng.standard_normal(spots.size)
     noise *= _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
     hop = round(params["frame_s"] * sample_rate)
-    excitation = av * voicing
+    excitation = np.multiply(av, voicing, out=voicing)  # the voicing is not needed after
     excitation += noise
     out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate,
                         overwrite=True)
@@ -526,10 +527,12 @@ def ramped_tracks(plan: _Plan, t: np.ndarray, sample_rate: int, *, attack_s: flo
     """The plan's voicing and aspiration at the sample times ``t``: the voicing under a
     linear attack over ``attack_s``, both under a linear release of ``release_s`` from
     ``release_at``."""
-    centres = np.arange(plan.voicing.size) * plan.step
+    centres = _centres(plan)
     hop = round(plan.step * sample_rate)
     av = interp_knots(t, centres, plan.voicing, hop)
-    ah = interp_knots(t, centres, plan.aspiration, hop)
+    ah = np.zeros(t.size)  # np.interp's values, worked out only where they are not 0
+    for a, b in _live(plan.aspiration, centres, t):
+        ah[a:b] = np.interp(t[a:b], centres, plan.aspiration)
     # the attack is under 1 only in its first attack_s, the release only after
     # ``release_at``: only the ramps are multiplied (a product by exactly 1 changes nothing)
     head = min(t.size, math.ceil(attack_s * sample_rate) + 2)
@@ -541,10 +544,42 @@ def ramped_tracks(plan: _Plan, t: np.ndarray, sample_rate: int, *, attack_s: flo
     return av, ah
 
 
+def _centres(plan: _Plan) -> np.ndarray:
+    """The times of the plan's frames (s)."""
+    return np.arange(plan.voicing.size) * plan.step
+
+
+def _live(track: np.ndarray, centres: np.ndarray, t: np.ndarray) -> list[tuple[int, int]]:
+    """Ranges [a, b) of the rising sample times ``t`` outside which ``np.interp(t, centres,
+    track)`` is 0: a frame that is not 0 reaches from the frame before it to the one after
+    (the last one to the end), a sample more either side."""
+    live = np.flatnonzero(track)
+    if live.size == 0:
+        return [(0, 0)]
+    before = np.searchsorted(t, centres[np.maximum(live - 1, 0)]) - 1
+    after = np.searchsorted(t, centres[np.minimum(live + 1, track.size - 1)], side="right") + 1
+    after[live == track.size - 1] = t.size
+    out: list[list[int]] = []
+    for a, b in zip(np.maximum(before, 0).tolist(), np.minimum(after, t.size).tolist(),
+                    strict=True):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
 def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int) -> float:
     parts = [out[round(a * sample_rate):round(b * sample_rate)] for a, b in steady if b > a]
-    held = np.concatenate(parts) if parts and sum(p.size for p in parts) > 0 else out
-    rms = float(np.sqrt(np.mean(held ** 2)))
+    size = sum(p.size for p in parts)
+    if size:  # the held parts' squares side by side (np.mean of their concatenation)
+        held, at = np.empty(size), 0
+        for part in parts:
+            np.square(part, out=held[at:at + part.size])
+            at += part.size
+    else:
+        held = np.square(out)
+    rms = float(np.sqrt(np.mean(held)))
     return rms if rms > 0 else 1.0
 
 
