@@ -197,7 +197,7 @@ def render_line(params: Mapping[str, Any], notes: Sequence[SungNote], *, sample_
                               "one pitch at a time)")
     rate, factor = working_rate(sample_rate, voice.WORKING_HZ)
     out = upsample(_line(params, notes, rate, rng, performer), factor)
-    peak = float(np.max(np.abs(out)))
+    peak = max(float(np.max(out)), -float(np.min(out)))  # |out|'s peak without |out|
     return out if peak <= 0.99 else out * (0.99 / peak)
 
 

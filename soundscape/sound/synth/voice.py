@@ -478,8 +478,7 @@ def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
     frames = voicing.size
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
-    noise = av * db_to_gain(breath_db)
-    noise *= breath
+    noise = _scaled_by(breath, av, db_to_gain(breath_db))
     # aspiration sounds in about 1 % of a line's samples: its noise is drawn only there
     spots = np.concatenate([a + np.flatnonzero(ah[a:b]) for a, b in _live(
         plan.aspiration, _centres(plan), sample_times(frames, sample_rate))])
@@ -491,9 +490,20 @@ def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
     excitation += noise
     out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate,
                         overwrite=True)
-    out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate)
-    out += _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+    out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate, scratch=noise)
+    _add_noises(out, plan.noises, params["level_rms"], sample_rate, rng)
     return out
+
+
+def _scaled_by(x: np.ndarray, track: np.ndarray, gain: float, block: int = 8192) -> np.ndarray:
+    """``x`` times ``track · gain`` in ``x``'s own array: the values of ``(track * gain) *
+    x`` without a temporary of a line's length (a few blocks of ``block`` samples)."""
+    scaled = np.empty(min(block, x.size))
+    for a in range(0, x.size, block):
+        part = scaled[:min(block, x.size - a)]
+        np.multiply(track[a:a + block], gain, out=part)
+        x[a:a + block] *= part
+    return x
 
 
 def _noise_to_voice(poles: np.ndarray, zero: np.ndarray, voicing: np.ndarray, plan: _Plan,
@@ -569,11 +579,14 @@ def _live(track: np.ndarray, centres: np.ndarray, t: np.ndarray) -> list[tuple[i
     return [(a, b) for a, b in out]
 
 
-def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int) -> float:
+def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int, *,
+                scratch: np.ndarray | None = None) -> float:
+    """The RMS of ``out`` over the held parts (all of it if none), worked out in ``scratch``
+    (an array at least as long as ``out`` that may be overwritten) if given."""
     parts = [out[round(a * sample_rate):round(b * sample_rate)] for a, b in steady if b > a]
     size = sum(p.size for p in parts)
     if size:  # the held parts' squares side by side (np.mean of their concatenation)
-        held, at = np.empty(size), 0
+        held, at = np.empty(size) if scratch is None else scratch[:size], 0
         for part in parts:
             np.square(part, out=held[at:at + part.size])
             at += part.size
@@ -587,6 +600,15 @@ def _noises(noises, level_rms: float, frames: int, sample_rate: int,
             rng: np.random.Generator) -> np.ndarray:
     """Bursts and frication: band-passed noise with short ramps, at ``dB`` to the vowel."""
     out = np.zeros(frames)
+    _add_noises(out, noises, level_rms, sample_rate, rng)
+    return out
+
+
+def _add_noises(out: np.ndarray, noises, level_rms: float, sample_rate: int,
+                rng: np.random.Generator) -> None:
+    """``out += _noises(...)``, with the same values, without an array of ``out``'s length:
+    the noises that overlap are summed first (in their order), then added."""
+    frames, made = out.size, []
     for start_s, length_s, (low, high), level_db in noises:
         start, n = round(start_s * sample_rate), frames_for(length_s, sample_rate)
         n = min(n, frames - start)
@@ -596,6 +618,25 @@ def _noises(noises, level_rms: float, frames: int, sample_rate: int,
                           max(1.0, 0.004 * sample_rate))
         band = bandpass(rng.standard_normal(n + 256), low, high, sample_rate)[256:]
         gain = level_rms * db_to_gain(level_db) / max(float(np.std(band)), 1e-12)
-        out[start:start + n] += band * ramp * gain
-    return out
+        made.append((start, band * ramp * gain))
+    for group in _overlapping([(start, start + len(values)) for start, values in made]):
+        a, b = min(made[k][0] for k in group), max(made[k][0] + made[k][1].size for k in group)
+        total = np.zeros(b - a)
+        for k in group:  # in the noises' order, as one array of them all sums them
+            start, values = made[k]
+            total[start - a:start - a + values.size] += values
+        out[a:b] += total
 
+
+def _overlapping(spans: list[tuple[int, int]]) -> list[list[int]]:
+    """The indices of ``spans`` [a, b) in groups that overlap, each group in index order."""
+    groups: list[list[int]] = []
+    end = -1
+    for k in sorted(range(len(spans)), key=lambda k: spans[k][0]):
+        if groups and spans[k][0] < end:
+            groups[-1].append(k)
+            end = max(end, spans[k][1])
+        else:
+            groups.append([k])
+            end = spans[k][1]
+    return [sorted(group) for group in groups]
