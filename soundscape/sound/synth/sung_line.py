@@ -211,7 +211,7 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
     plan = voice._Plan(params, frames_for(frames / sample_rate, round(1.0 / params["frame_s"])),
                        singer.tract_scale, params["vowels"][sylls[0][0].nucleus])
     for note, syls in zip(notes, sylls, strict=True):
-        slots = np.linspace(note.start, note.end, len(syls) + 1)
+        slots = np.linspace(note.start, note.end, len(syls) + 1).tolist()
         for syl, t0, t1 in zip(syls, slots[:-1], slots[1:], strict=True):
             voice._syllable(plan, syl, t0, t1, 1.0)
     plan.hold_after(end)
