@@ -599,11 +599,12 @@ def _live(track: np.ndarray, centres: np.ndarray, t: np.ndarray) -> list[tuple[i
 def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int, *,
                 scratch: np.ndarray | None = None) -> float:
     """The RMS of ``out`` over the held parts (all of it if none), worked out in ``scratch``
-    (an array at least as long as ``out`` that may be overwritten) if given."""
+    (an array that may be overwritten) if given and long enough."""
     parts = [out[round(a * sample_rate):round(b * sample_rate)] for a, b in steady if b > a]
     size = sum(p.size for p in parts)
     if size:  # the held parts' squares side by side (np.mean of their concatenation)
-        held, at = np.empty(size) if scratch is None else scratch[:size], 0
+        held, at = np.empty(size) if scratch is None or scratch.size < size \
+            else scratch[:size], 0
         for part in parts:
             np.square(part, out=held[at:at + part.size])
             at += part.size
