@@ -16,12 +16,14 @@ import math
 import numpy as np
 from scipy import signal
 
+from soundscape.sound.iir import sosfilt_rows
+
 __all__ = ["phase", "source", "tilt"]
 
 
-def phase(f0: np.ndarray, sample_rate: int) -> np.ndarray:
-    """Running phase in periods (its integer part counts the pulses)."""
-    out = np.cumsum(f0)
+def phase(f0: np.ndarray, sample_rate: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Running phase in periods (its integer part counts the pulses), in ``out`` if given."""
+    out = np.cumsum(f0, out=out)
     out /= sample_rate
     return out
 
@@ -37,29 +39,32 @@ def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_perce
     level is the caller's).
     """
     # Worked in place on few arrays: at a line's length each new array costs more in page
-    # faults than the arithmetic on it.
-    first = phase(f0, sample_rate)  # rising: its last value is its largest
-    periods = int(first[-1]) + 2
+    # faults than the arithmetic on it. ``work`` holds the phase, then the breath noise;
+    # ``spare`` the jitter per sample, then the pulses.
+    work = phase(f0, sample_rate, out=np.empty(f0.size))  # rising: its last value is its largest
+    periods = int(work[-1]) + 2
     jitter = 1.0 + rng.normal(0.0, jitter_percent / 100.0, periods)
     shimmer = 10.0 ** (rng.normal(0.0, shimmer_db, periods) / 20.0)
-    running = np.divide(f0, _per_period(jitter, first), out=first)
+    spare = _per_period(jitter, work)
+    running = np.divide(f0, spare, out=work)
     np.cumsum(running, out=running)
     running /= sample_rate
     within_shimmer = _per_period(shimmer, running)
     # running ≥ 0: the share of the period it is in (x − ⌊x⌋ is exact: np.modf's values
     # without its per-sample libm call), over the open quotient
-    x = np.subtract(running, np.floor(running), out=running)
+    x = np.subtract(running, np.floor(running, out=spare), out=running)
     x /= open_quotient
     closed = x >= 1.0
-    flow_derivative = np.multiply(x, 3.0)
+    flow_derivative = np.multiply(x, 3.0, out=spare)
     flow_derivative *= x
     np.subtract(np.multiply(x, 2.0, out=x), flow_derivative, out=flow_derivative)  # 2x − 3x²
-    flow_derivative[closed] = 0.0
+    np.copyto(flow_derivative, 0.0, where=closed)
     flow_derivative *= within_shimmer
-    voicing = tilt(flow_derivative, tilt_db, sample_rate)
+    voicing = tilt(flow_derivative, tilt_db, sample_rate, overwrite=True)
     voicing /= math.sqrt(_mean_square(open_quotient))
-    breath = rng.standard_normal(f0.size)
-    breath[closed] *= 0.5  # loud while the glottis is open, at half strength while closed
+    breath = rng.standard_normal(out=work)
+    # loud while the glottis is open, at half strength while it is closed
+    np.multiply(breath, 0.5, out=breath, where=closed)
     breath /= math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
     return voicing, breath
 
@@ -71,14 +76,20 @@ def _per_period(values: np.ndarray, periods: np.ndarray) -> np.ndarray:
     return np.repeat(values, np.diff(bounds, prepend=0, append=periods.size))
 
 
-def tilt(x: np.ndarray, tilt_db: float, sample_rate: int) -> np.ndarray:
-    """One-pole low-pass with unity gain at 0 Hz that is ``tilt_db`` down at 3 kHz."""
+def tilt(x: np.ndarray, tilt_db: float, sample_rate: int, *, overwrite: bool = False
+         ) -> np.ndarray:
+    """One-pole low-pass with unity gain at 0 Hz that is ``tilt_db`` down at 3 kHz (with
+    ``overwrite``, a C-ordered float64 ``x`` filtered where it is: lfilter's values)."""
     if tilt_db <= 0.0:
         return x
     g2 = 10.0 ** (-tilt_db / 10.0)
     cos_w = math.cos(2.0 * math.pi * min(3000.0, 0.45 * sample_rate) / sample_rate)
     p = (1.0 - g2 * cos_w) / (1.0 - g2)
     pole = p - math.sqrt(p * p - 1.0)
+    if overwrite and x.dtype == np.float64 and x.flags.c_contiguous:
+        section = np.array([[1.0 - pole, 0.0, 0.0, 1.0, -pole, 0.0]])
+        return sosfilt_rows(section, x.reshape(1, -1), np.zeros((1, 1, 2)),
+                            overwrite=True)[0].reshape(x.shape)
     return signal.lfilter([1.0 - pole], [1.0, -pole], x)
 
 

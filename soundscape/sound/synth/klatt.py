@@ -16,8 +16,6 @@ F5) filter the whole note in one pass.
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from soundscape.sound.iir import sosfilt_rows
@@ -55,11 +53,15 @@ def cascade(x: np.ndarray, poles: np.ndarray, zero: np.ndarray, *, hop: int,
     signals = np.atleast_2d(x)  # filtered in place: the caller's, or a copy
     if not (overwrite and signals.dtype == np.float64 and signals.flags.c_contiguous):
         signals = np.array(signals, dtype=float, order="C")
-    sos = _sections(poles, zero, sample_rate)
-    changing = np.flatnonzero(np.any(sos != sos[:1], axis=(0, 2)))
+    # a section changes when its frequency or bandwidth does: the runs of equal frames are
+    # found on those, and the coefficients worked out once per run
+    rows = np.concatenate([zero[:, None], poles], axis=1)
+    changing = np.flatnonzero(np.any(rows != rows[:1], axis=(0, 2)))
     varying = int(changing[-1]) + 1 if changing.size else 0
+    edges = _runs(rows[:, :varying].reshape(rows.shape[0], -1)) if varying else [0, rows.shape[0]]
+    sos = _sections(poles[edges[:-1]], zero[edges[:-1]], sample_rate)
     if varying:
-        _time_varying(signals, sos[:, :varying], hop)
+        _time_varying(signals, sos[:, :varying], edges, hop)
     if varying < sos.shape[1]:  # a time-invariant tail: filtered whole, from rest
         tail = sos[0, varying:]
         signals, _ = sosfilt_rows(tail, signals, np.zeros((signals.shape[0], tail.shape[0], 2)),
@@ -79,21 +81,23 @@ def _sections(poles: np.ndarray, zero: np.ndarray, sample_rate: int) -> np.ndarr
     return sos
 
 
-def _time_varying(signals: np.ndarray, sos: np.ndarray, hop: int) -> None:
-    """``signals`` (C-ordered) through sections that change from frame to frame (section 0
-    the zero), in place: one filter call per run of equal frames, each continuing Klatt's
-    recursion."""
-    frames, size = sos.shape[0], signals.shape[1]
-    runs = [(first, stop) for first, stop in _runs(sos.reshape(frames, -1))
-            if first * hop < (size if stop == frames else min(size, stop * hop))]
-    carries = _carries(sos[[first for first, _ in runs]])
+def _time_varying(signals: np.ndarray, sos: np.ndarray, edges: list[int], hop: int) -> None:
+    """``signals`` (C-ordered) through sections that change from run to run (sos: runs,
+    sections, 6; section 0 the zero; run k covers frames [edges[k], edges[k + 1])), in
+    place: one filter call per run, each continuing Klatt's recursion."""
+    size = signals.shape[1]
+    bounds = [min(size, edge * hop) for edge in edges]
+    bounds[-1] = size
+    kept = [r for r in range(len(edges) - 1) if bounds[r] < bounds[r + 1]]
+    if len(kept) < len(edges) - 1:  # runs past the end of the signal
+        sos = sos[kept]
+    carries = _carries(sos)
     state = np.zeros((signals.shape[0], sos.shape[1], 2))
-    for r, (first, stop) in enumerate(runs):
-        start, end = first * hop, size if stop == frames else min(size, stop * hop)
+    for r, run in enumerate(kept):
         if r:
             state = (carries[r - 1] @ state[..., None])[..., 0]
-        part = signals[:, start:end]  # one signal: a C-ordered view, filtered where it is
-        done, state = sosfilt_rows(sos[first], part, state, overwrite=True)
+        part = signals[:, bounds[run]:bounds[run + 1]]  # one signal: a C view, filtered in place
+        done, state = sosfilt_rows(sos[r], part, state, overwrite=True)
         if done is not part:
             part[...] = done
 
@@ -115,8 +119,8 @@ def _carries(sos: np.ndarray) -> np.ndarray:
     return forward[1:] @ back[:-1]
 
 
-def _runs(rows: np.ndarray) -> list[tuple[int, int]]:
-    """Maximal runs of equal frames: [(first, last + 1)], so steady vowels filter in one go."""
+def _runs(rows: np.ndarray) -> list[int]:
+    """Edges of the maximal runs of equal frames, [0, …, frames] (run k: frames
+    [edges[k], edges[k + 1])), so steady vowels filter in one go."""
     change = np.flatnonzero(np.any(rows[1:] != rows[:-1], axis=1)) + 1
-    edges = [0, *change.tolist(), rows.shape[0]]
-    return list(itertools.pairwise(edges))
+    return [0, *change.tolist(), rows.shape[0]]

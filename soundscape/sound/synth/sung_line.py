@@ -197,7 +197,7 @@ def render_line(params: Mapping[str, Any], notes: Sequence[SungNote], *, sample_
                               "one pitch at a time)")
     rate, factor = working_rate(sample_rate, voice.WORKING_HZ)
     out = upsample(_line(params, notes, rate, rng, performer), factor)
-    peak = float(np.max(np.abs(out)))
+    peak = max(float(np.max(out)), -float(np.min(out)))  # |out|'s peak without |out|
     return out if peak <= 0.99 else out * (0.99 / peak)
 
 
@@ -211,7 +211,7 @@ def _line(params: Mapping[str, Any], notes: Sequence[SungNote], sample_rate: int
     plan = voice._Plan(params, frames_for(frames / sample_rate, round(1.0 / params["frame_s"])),
                        singer.tract_scale, params["vowels"][sylls[0][0].nucleus])
     for note, syls in zip(notes, sylls, strict=True):
-        slots = np.linspace(note.start, note.end, len(syls) + 1)
+        slots = np.linspace(note.start, note.end, len(syls) + 1).tolist()
         for syl, t0, t1 in zip(syls, slots[:-1], slots[1:], strict=True):
             voice._syllable(plan, syl, t0, t1, 1.0)
     plan.hold_after(end)

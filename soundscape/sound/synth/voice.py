@@ -194,6 +194,8 @@ class _Plan:
 
     def __init__(self, params: Mapping[str, Any], frames: int, scale: float, vowel) -> None:
         self.params, self.step, self.scale = params, params["frame_s"], scale
+        self._scaled = np.array([1.0 / scale, 1.0])  # a row [Hz, bandwidth] as the tract has it
+        self._frames = frames
         higher = np.asarray(params["higher_poles"], dtype=float)
         self.poles = np.zeros((frames, 6 + len(higher), 2))
         self.poles[:, :5] = np.asarray(vowel, dtype=float) * [1.0 / scale, 1.0]
@@ -231,11 +233,11 @@ class _Plan:
         return smooth(self.poles), smooth(self.zero)
 
     def frame(self, t: float) -> int:
-        return min(self.voicing.size, max(0, round(t / self.step)))
+        return min(self._frames, max(0, round(float(t) / self.step)))
 
     def tract(self, t0: float, t1: float, rows, zero_hz: float | None = None) -> None:
         a, b = self.frame(t0), self.frame(t1)
-        self.poles[a:b, :5] = np.asarray(rows, dtype=float) * [1.0 / self.scale, 1.0]
+        self.poles[a:b, :5] = np.asarray(rows, dtype=float) * self._scaled
         self.zero[a:b] = _NASAL_POLE if zero_hz is None else (zero_hz / self.scale, 100.0)
 
     def move(self, t0: float, t1: float, rows_from, rows_to) -> None:
@@ -243,16 +245,31 @@ class _Plan:
         a, b = self.frame(t0), self.frame(t1)
         if b <= a:
             return
-        w = np.linspace(0.0, 1.0, b - a, endpoint=False)[:, None, None]
+        w = _open_linspace(0.0, 1.0, b - a)[:, None, None]
         start = np.asarray(rows_from, dtype=float)
         self.poles[a:b, :5] = (start + w * (np.asarray(rows_to, dtype=float) - start)) \
-            * [1.0 / self.scale, 1.0]
+            * self._scaled
         self.zero[a:b] = _NASAL_POLE
 
     def level(self, track: str, t0: float, t1: float, v0: float, v1: float | None = None) -> None:
         a, b = self.frame(t0), self.frame(t1)
-        getattr(self, track)[a:b] = v0 if v1 is None else np.linspace(v0, v1, b - a,
-                                                                       endpoint=False)
+        getattr(self, track)[a:b] = v0 if v1 is None else _open_linspace(v0, v1, b - a)
+
+
+def _open_linspace(start: float, stop: float, num: int) -> np.ndarray:
+    """``np.linspace(start, stop, num, endpoint=False)``'s values (its own arithmetic)
+    without its ~10 µs of argument handling: a plan paints a hundred of them a line."""
+    y = np.arange(max(num, 0), dtype=float)
+    if num > 0:
+        delta = float(stop) - float(start)
+        step = delta / num
+        if step == 0:  # numpy's way for denormal steps
+            y /= num
+            y *= delta
+        else:
+            y *= step
+    y += start
+    return y
 
 
 def _consonant_rows(params: Mapping[str, Any], phone: str, vowel_rows) -> list[list[float]]:
@@ -478,21 +495,32 @@ def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
     frames = voicing.size
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
-    noise = av * db_to_gain(breath_db)
-    noise *= breath
+    noise = _scaled_by(breath, av, db_to_gain(breath_db))
     # aspiration sounds in about 1 % of a line's samples: its noise is drawn only there
-    spots = np.flatnonzero(ah)
+    spots = np.concatenate([a + np.flatnonzero(ah[a:b]) for a, b in _live(
+        plan.aspiration, _centres(plan), sample_times(frames, sample_rate))])
     noise[spots] += ah[spots] * db_to_gain(params["aspiration_db"]) \
         * rng.standard_normal(spots.size)
     noise *= _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
     hop = round(params["frame_s"] * sample_rate)
-    excitation = av * voicing
+    excitation = np.multiply(av, voicing, out=voicing)  # the voicing is not needed after
     excitation += noise
     out = klatt.cascade(excitation, poles, zero, hop=hop, sample_rate=sample_rate,
                         overwrite=True)
-    out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate)
-    out += _noises(plan.noises, params["level_rms"], frames, sample_rate, rng)
+    out *= params["level_rms"] / _steady_rms(out, plan.steady, sample_rate, scratch=noise)
+    _add_noises(out, plan.noises, params["level_rms"], sample_rate, rng)
     return out
+
+
+def _scaled_by(x: np.ndarray, track: np.ndarray, gain: float, block: int = 8192) -> np.ndarray:
+    """``x`` times ``track · gain`` in ``x``'s own array: the values of ``(track * gain) *
+    x`` without a temporary of a line's length (a few blocks of ``block`` samples)."""
+    scaled = np.empty(min(block, x.size))
+    for a in range(0, x.size, block):
+        part = scaled[:min(block, x.size - a)]
+        np.multiply(track[a:a + block], gain, out=part)
+        x[a:a + block] *= part
+    return x
 
 
 def _noise_to_voice(poles: np.ndarray, zero: np.ndarray, voicing: np.ndarray, plan: _Plan,
@@ -526,10 +554,12 @@ def ramped_tracks(plan: _Plan, t: np.ndarray, sample_rate: int, *, attack_s: flo
     """The plan's voicing and aspiration at the sample times ``t``: the voicing under a
     linear attack over ``attack_s``, both under a linear release of ``release_s`` from
     ``release_at``."""
-    centres = np.arange(plan.voicing.size) * plan.step
+    centres = _centres(plan)
     hop = round(plan.step * sample_rate)
     av = interp_knots(t, centres, plan.voicing, hop)
-    ah = interp_knots(t, centres, plan.aspiration, hop)
+    ah = np.zeros(t.size)  # np.interp's values, worked out only where they are not 0
+    for a, b in _live(plan.aspiration, centres, t):
+        ah[a:b] = np.interp(t[a:b], centres, plan.aspiration)
     # the attack is under 1 only in its first attack_s, the release only after
     # ``release_at``: only the ramps are multiplied (a product by exactly 1 changes nothing)
     head = min(t.size, math.ceil(attack_s * sample_rate) + 2)
@@ -541,10 +571,46 @@ def ramped_tracks(plan: _Plan, t: np.ndarray, sample_rate: int, *, attack_s: flo
     return av, ah
 
 
-def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int) -> float:
+def _centres(plan: _Plan) -> np.ndarray:
+    """The times of the plan's frames (s)."""
+    return np.arange(plan.voicing.size) * plan.step
+
+
+def _live(track: np.ndarray, centres: np.ndarray, t: np.ndarray) -> list[tuple[int, int]]:
+    """Ranges [a, b) of the rising sample times ``t`` outside which ``np.interp(t, centres,
+    track)`` is 0: a frame that is not 0 reaches from the frame before it to the one after
+    (the last one to the end), a sample more either side."""
+    live = np.flatnonzero(track)
+    if live.size == 0:
+        return [(0, 0)]
+    before = np.searchsorted(t, centres[np.maximum(live - 1, 0)]) - 1
+    after = np.searchsorted(t, centres[np.minimum(live + 1, track.size - 1)], side="right") + 1
+    after[live == track.size - 1] = t.size
+    out: list[list[int]] = []
+    for a, b in zip(np.maximum(before, 0).tolist(), np.minimum(after, t.size).tolist(),
+                    strict=True):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def _steady_rms(out: np.ndarray, steady: list[tuple[float, float]], sample_rate: int, *,
+                scratch: np.ndarray | None = None) -> float:
+    """The RMS of ``out`` over the held parts (all of it if none), worked out in ``scratch``
+    (an array that may be overwritten) if given and long enough."""
     parts = [out[round(a * sample_rate):round(b * sample_rate)] for a, b in steady if b > a]
-    held = np.concatenate(parts) if parts and sum(p.size for p in parts) > 0 else out
-    rms = float(np.sqrt(np.mean(held ** 2)))
+    size = sum(p.size for p in parts)
+    if size:  # the held parts' squares side by side (np.mean of their concatenation)
+        held, at = np.empty(size) if scratch is None or scratch.size < size \
+            else scratch[:size], 0
+        for part in parts:
+            np.square(part, out=held[at:at + part.size])
+            at += part.size
+    else:
+        held = np.square(out)
+    rms = float(np.sqrt(np.mean(held)))
     return rms if rms > 0 else 1.0
 
 
@@ -552,6 +618,15 @@ def _noises(noises, level_rms: float, frames: int, sample_rate: int,
             rng: np.random.Generator) -> np.ndarray:
     """Bursts and frication: band-passed noise with short ramps, at ``dB`` to the vowel."""
     out = np.zeros(frames)
+    _add_noises(out, noises, level_rms, sample_rate, rng)
+    return out
+
+
+def _add_noises(out: np.ndarray, noises, level_rms: float, sample_rate: int,
+                rng: np.random.Generator) -> None:
+    """``out += _noises(...)``, with the same values, without an array of ``out``'s length:
+    the noises that overlap are summed first (in their order), then added."""
+    frames, made = out.size, []
     for start_s, length_s, (low, high), level_db in noises:
         start, n = round(start_s * sample_rate), frames_for(length_s, sample_rate)
         n = min(n, frames - start)
@@ -561,6 +636,25 @@ def _noises(noises, level_rms: float, frames: int, sample_rate: int,
                           max(1.0, 0.004 * sample_rate))
         band = bandpass(rng.standard_normal(n + 256), low, high, sample_rate)[256:]
         gain = level_rms * db_to_gain(level_db) / max(float(np.std(band)), 1e-12)
-        out[start:start + n] += band * ramp * gain
-    return out
+        made.append((start, band * ramp * gain))
+    for group in _overlapping([(start, start + len(values)) for start, values in made]):
+        a, b = min(made[k][0] for k in group), max(made[k][0] + made[k][1].size for k in group)
+        total = np.zeros(b - a)
+        for k in group:  # in the noises' order, as one array of them all sums them
+            start, values = made[k]
+            total[start - a:start - a + values.size] += values
+        out[a:b] += total
 
+
+def _overlapping(spans: list[tuple[int, int]]) -> list[list[int]]:
+    """The indices of ``spans`` [a, b) in groups that overlap, each group in index order."""
+    groups: list[list[int]] = []
+    end = -1
+    for k in sorted(range(len(spans)), key=lambda k: spans[k][0]):
+        if groups and spans[k][0] < end:
+            groups[-1].append(k)
+            end = max(end, spans[k][1])
+        else:
+            groups.append([k])
+            end = spans[k][1]
+    return [sorted(group) for group in groups]
