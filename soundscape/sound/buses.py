@@ -16,7 +16,7 @@ taken off where notes are placed, so a bus's onsets land where the output's do.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -176,8 +176,8 @@ class Bus:
                       if isinstance(heard.listener, Listener) else None)
         self._up = Upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
-        self._ready = np.zeros((0, channels), dtype=np.float32)  # output frames made
-        self._heard = np.zeros((0, channels), dtype=np.float32)  # lines' frames made
+        self._ready = _Made(channels)  # output frames made
+        self._heard = _Made(channels)  # lines' frames made
 
     def guard(self, frame: int) -> int:
         """Output samples before an onset that a note of this bus may still change, when the
@@ -214,14 +214,14 @@ class Bus:
         return self.lines is not None and len(self._heard) < frames
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples of this bus."""
+        """The next ``frames`` output samples of this bus (of a low bus: most often a view of
+        the chunk brought up, to be read before the next ``take``)."""
         if self._up is None:
             return self._mixed(frames)
         while len(self._ready) < frames:
-            more = self._up(self._mixed(CHUNK if self.lines is None else self.lines.next_size()))
-            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
-        out, self._ready = self._ready[:frames], self._ready[frames:]
-        return out
+            self._ready.append(self._up(self._mixed(
+                CHUNK if self.lines is None else self.lines.next_size())))
+        return self._ready.take(frames)
 
     def _mixed(self, frames: int) -> np.ndarray:
         """The next ``frames`` frames at this bus's rate: the accumulator and the lines."""
@@ -229,11 +229,61 @@ class Bus:
         if self.lines is None:
             return out
         while len(self._heard) < frames:
-            chunk = self.lines.chunk()  # most often the whole of what is asked: no copy
-            self._heard = np.concatenate([self._heard, chunk]) if len(self._heard) else chunk
-        out += self._heard[:frames]
-        self._heard = self._heard[frames:]
+            self._heard.append(self.lines.chunk())
+        self._heard.add_to(out)
         return out
+
+
+class _Made:
+    """Frames made and not handed out yet, as the pieces they were made in: taking a block
+    that lies in one piece is a view of it, and one across two pieces copies the block only
+    (gluing each piece to the rest before it copied the whole 3.6 s piece)."""
+
+    def __init__(self, channels: int) -> None:
+        self.channels = channels
+        self._pieces: deque[np.ndarray] = deque()
+        self._at = 0  # frames of the first piece handed out
+        self._frames = 0
+
+    def __len__(self) -> int:
+        return self._frames
+
+    def append(self, piece: np.ndarray) -> None:
+        if len(piece):
+            self._pieces.append(piece)
+            self._frames += len(piece)
+
+    def take(self, frames: int) -> np.ndarray:
+        """The next ``frames`` frames (all made)."""
+        first = self._pieces[0]
+        if len(first) - self._at >= frames:
+            return self._next(frames)
+        out = np.empty((frames, self.channels), dtype=np.float32)
+        at = 0
+        while at < frames:
+            part = self._next(frames - at)
+            out[at:at + len(part)] = part
+            at += len(part)
+        return out
+
+    def add_to(self, out: np.ndarray) -> None:
+        """Add the next ``len(out)`` frames (all made) to ``out``."""
+        at = 0
+        while at < len(out):
+            part = self._next(len(out) - at)
+            out[at:at + len(part)] += part
+            at += len(part)
+
+    def _next(self, frames: int) -> np.ndarray:
+        """Up to ``frames`` of the first piece (dropped once handed out whole)."""
+        first = self._pieces[0]
+        part = first[self._at:self._at + frames]
+        self._at += len(part)
+        self._frames -= len(part)
+        if self._at == len(first):
+            self._pieces.popleft()
+            self._at = 0
+        return part
 
 
 def _recurring_places(performance: Performance) -> frozenset:
@@ -392,11 +442,12 @@ class Buses:
                                     *([self.tail] if self.tail is not None else [])]
         busy = [taker for taker in takers if taker.busy(frames)]
         made = {}
-        if len(busy) > 1:
+        if len(busy) > 1:  # all but the first on threads; the first here, meanwhile
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(takers))
-            made = dict(zip(map(id, busy), self._pool.map(lambda bus: bus.take(frames), busy),
-                            strict=True))
+                self._pool = ThreadPoolExecutor(max_workers=len(takers) - 1)
+            futures = [(id(bus), self._pool.submit(bus.take, frames)) for bus in busy[1:]]
+            made[id(busy[0])] = busy[0].take(frames)
+            made.update((key, future.result()) for key, future in futures)
         parts = [made[id(taker)] if id(taker) in made else taker.take(frames)
                  for taker in takers]
         out = parts[0]  # the output's own rate comes first
