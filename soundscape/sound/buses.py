@@ -436,10 +436,10 @@ class Buses:
 
         The buses are independent, so those that have frames to make are mixed on threads
         of their own (their FFTs and upsampling release the GIL), the rest hand out what
-        they made before here (most blocks: a low bus makes 3.6 s at a time), and a lone
-        busy one works here too: each trip to a thread costs GIL handovers (the main
-        thread spent 5 % of a whole rite in ``submit``, py-spy). They are summed in a fixed
-        order."""
+        they made before here (most blocks: a low bus makes 3.6 s at a time), and the first
+        busy one works here, meanwhile (alone, it has no thread): each trip to a thread
+        costs GIL handovers (the main thread spent 5 % of a whole rite in ``submit``,
+        py-spy), and this thread would only wait. They are summed in a fixed order."""
         takers: list[Bus | Tail] = [*self.by_rate.values(),
                                     *([self.tail] if self.tail is not None else [])]
         busy = [taker for taker in takers if taker.busy(frames)]
