@@ -16,11 +16,12 @@ taken off where notes are placed, so a bus's onsets land where the output's do.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from scipy import signal
 
 from soundscape.errors import RenderError
@@ -42,10 +43,13 @@ LONG_S = 10.0
 
 #: Zero crossings of the upsampler's low-pass on each side (resample_poly's own: 10).
 _HALF_TAPS = 10
-#: Input samples per row of the upsampler's product: 32 wastes less of the banded matrix than
-#: 64 (52 products an output sample, not 84): 2.9 against 3.5 ms CPU per 57 344 stereo frames
-#: × 3, min of 25 (16: 2.9, 128: 5.0).
-_GROUP = 32
+#: Input samples per row of the upsampler's product: a row of ``_GROUP + 20`` samples makes
+#: ``_GROUP·factor`` outputs, so a smaller group wastes less of the banded matrix (32 products
+#: an output sample, not 52 with 32) and its band fits the cache (32 × 72 floats for ×6):
+#: the upsamplers' thread CPU over the blocks of s18's first 300 s (real sizes and silences,
+#: ×2, ×3 and ×6), min of 6: 0.457 s against 0.544 with 32 (8: 0.445; 16-per-factor mixes
+#: within that). The bits move by float32 rounding only (≤ 1.5e-8 there).
+_GROUP = 12
 #: Up to this many columns, ``sounding`` asks each column on its own.
 _FEW_COLUMNS = 4
 #: Frames ``sounding`` looks at first.
@@ -79,7 +83,7 @@ class Upsampler:
     last; the bus feeds it blocks of one size (``CHUNK``), so its bits do not depend on
     the render's blocks. It lags its input by ``delay`` input samples.
 
-    The windows are written straight from the block (no padded copy between), and a few
+    The windows are cut from each channel's row (its history, then the block), and a few
     channels are interleaved into the output one column at a time: numpy's transposed copy
     of a ``(2, n)`` product runs its inner loop over the two channels (1.14 against 0.18 ms
     for 57 344 stereo frames × 3). Only the columns that sound are multiplied (the rows of
@@ -124,19 +128,17 @@ class Upsampler:
 
     def _product(self, history: np.ndarray, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
-        old = len(history)
-        groups = -(-frames // _GROUP)
-        # each window: the 20 samples before its group, then the group (zeros after the
-        # block only reach outputs past it: the filter is causal)
-        windows = np.empty((channels, groups, old + _GROUP), np.float32)
-        whole, rest = divmod(frames, _GROUP)
-        windows[:, :whole, old:] = block[:whole * _GROUP].T.reshape(channels, whole, _GROUP)
-        if rest:
-            windows[:, whole, old:old + rest] = block[whole * _GROUP:].T
-            windows[:, whole, old + rest:] = 0.0
-        windows[:, 0, :old] = history.T
-        windows[:, 1:, :old] = windows[:, :-1, _GROUP:]
-        out = windows.reshape(-1, old + _GROUP) @ self._band
+        old, group = len(history), _GROUP
+        groups = -(-frames // group)
+        # each channel's history and block in a row, then zeros to a whole group (they only
+        # reach outputs past the block: the filter is causal); each window is the 20
+        # samples before its group, then the group
+        rows = np.empty((channels, old + groups * group), np.float32)
+        rows[:, :old] = history.T
+        rows[:, old:old + frames] = block.T
+        rows[:, old + frames:] = 0.0
+        windows = sliding_window_view(rows, old + group, axis=1)[:, ::group]
+        out = windows.reshape(-1, old + group) @ self._band
         out = out.reshape(channels, -1)[:, :frames * self.factor]
         if channels > _FEW_COLUMNS:
             return np.ascontiguousarray(out.T)
@@ -176,8 +178,8 @@ class Bus:
                       if isinstance(heard.listener, Listener) else None)
         self._up = Upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
-        self._ready = np.zeros((0, channels), dtype=np.float32)  # output frames made
-        self._heard = np.zeros((0, channels), dtype=np.float32)  # lines' frames made
+        self._ready = _Made(channels)  # output frames made
+        self._heard = _Made(channels)  # lines' frames made
 
     def guard(self, frame: int) -> int:
         """Output samples before an onset that a note of this bus may still change, when the
@@ -214,14 +216,14 @@ class Bus:
         return self.lines is not None and len(self._heard) < frames
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples of this bus."""
+        """The next ``frames`` output samples of this bus (of a low bus: most often a view of
+        the chunk brought up, to be read before the next ``take``)."""
         if self._up is None:
             return self._mixed(frames)
         while len(self._ready) < frames:
-            more = self._up(self._mixed(CHUNK if self.lines is None else self.lines.next_size()))
-            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
-        out, self._ready = self._ready[:frames], self._ready[frames:]
-        return out
+            self._ready.append(self._up(self._mixed(
+                CHUNK if self.lines is None else self.lines.next_size())))
+        return self._ready.take(frames)
 
     def _mixed(self, frames: int) -> np.ndarray:
         """The next ``frames`` frames at this bus's rate: the accumulator and the lines."""
@@ -229,11 +231,61 @@ class Bus:
         if self.lines is None:
             return out
         while len(self._heard) < frames:
-            chunk = self.lines.chunk()  # most often the whole of what is asked: no copy
-            self._heard = np.concatenate([self._heard, chunk]) if len(self._heard) else chunk
-        out += self._heard[:frames]
-        self._heard = self._heard[frames:]
+            self._heard.append(self.lines.chunk())
+        self._heard.add_to(out)
         return out
+
+
+class _Made:
+    """Frames made and not handed out yet, as the pieces they were made in: taking a block
+    that lies in one piece is a view of it, and one across two pieces copies the block only
+    (gluing each piece to the rest before it copied the whole 3.6 s piece)."""
+
+    def __init__(self, channels: int) -> None:
+        self.channels = channels
+        self._pieces: deque[np.ndarray] = deque()
+        self._at = 0  # frames of the first piece handed out
+        self._frames = 0
+
+    def __len__(self) -> int:
+        return self._frames
+
+    def append(self, piece: np.ndarray) -> None:
+        if len(piece):
+            self._pieces.append(piece)
+            self._frames += len(piece)
+
+    def take(self, frames: int) -> np.ndarray:
+        """The next ``frames`` frames (all made)."""
+        first = self._pieces[0]
+        if len(first) - self._at >= frames:
+            return self._next(frames)
+        out = np.empty((frames, self.channels), dtype=np.float32)
+        at = 0
+        while at < frames:
+            part = self._next(frames - at)
+            out[at:at + len(part)] = part
+            at += len(part)
+        return out
+
+    def add_to(self, out: np.ndarray) -> None:
+        """Add the next ``len(out)`` frames (all made) to ``out``."""
+        at = 0
+        while at < len(out):
+            part = self._next(len(out) - at)
+            out[at:at + len(part)] += part
+            at += len(part)
+
+    def _next(self, frames: int) -> np.ndarray:
+        """Up to ``frames`` of the first piece (dropped once handed out whole)."""
+        first = self._pieces[0]
+        part = first[self._at:self._at + frames]
+        self._at += len(part)
+        self._frames -= len(part)
+        if self._at == len(first):
+            self._pieces.popleft()
+            self._at = 0
+        return part
 
 
 def _recurring_places(performance: Performance) -> frozenset:
@@ -384,19 +436,20 @@ class Buses:
 
         The buses are independent, so those that have frames to make are mixed on threads
         of their own (their FFTs and upsampling release the GIL), the rest hand out what
-        they made before here (most blocks: a low bus makes 3.6 s at a time), and a lone
-        busy one works here too: each trip to a thread costs GIL handovers (the main
-        thread spent 5 % of a whole rite in ``submit``, py-spy). They are summed in a fixed
-        order."""
+        they made before here (most blocks: a low bus makes 3.6 s at a time), and the first
+        busy one works here, meanwhile (alone, it has no thread): each trip to a thread
+        costs GIL handovers (the main thread spent 5 % of a whole rite in ``submit``,
+        py-spy), and this thread would only wait. They are summed in a fixed order."""
         takers: list[Bus | Tail] = [*self.by_rate.values(),
                                     *([self.tail] if self.tail is not None else [])]
         busy = [taker for taker in takers if taker.busy(frames)]
         made = {}
-        if len(busy) > 1:
+        if len(busy) > 1:  # all but the first on threads; the first here, meanwhile
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(takers))
-            made = dict(zip(map(id, busy), self._pool.map(lambda bus: bus.take(frames), busy),
-                            strict=True))
+                self._pool = ThreadPoolExecutor(max_workers=len(takers) - 1)
+            futures = [(id(bus), self._pool.submit(bus.take, frames)) for bus in busy[1:]]
+            made[id(busy[0])] = busy[0].take(frames)
+            made.update((key, future.result()) for key, future in futures)
         parts = [made[id(taker)] if id(taker) in made else taker.take(frames)
                  for taker in takers]
         out = parts[0]  # the output's own rate comes first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from scipy import signal
 from soundscape.music.instruments import list_instruments, load_instrument
 from soundscape.music.tuning import Tuning, parse_name
 from soundscape.performance import Event, Performance, Source
-from soundscape.sound.buses import Upsampler
+from soundscape.sound.buses import Buses, Upsampler, _Made
 from soundscape.sound.notes import SynthVoice
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
@@ -81,6 +82,59 @@ def test_upsampler_keeps_a_tone_and_delays_it_by_its_stated_lag():
     freqs = np.fft.rfftfreq(18000, 1 / (low_rate * factor))
     image = spectrum[(freqs > 8500)].max()  # the images at 15 and 17 kHz are filtered off
     assert 20 * np.log10(image / spectrum.max()) < -40
+
+
+def test_frames_made_are_handed_out_as_views_of_their_pieces_and_copied_only_across_two():
+    """A block inside one piece is that piece's memory; one across two is glued alone (the
+    rest of the second piece is not copied); adding hands out the same frames."""
+    rng = np.random.default_rng(6)
+    pieces = [rng.normal(size=(n, 2)).astype(np.float32) for n in (100, 100, 50)]
+    whole = np.concatenate(pieces)
+    made = _Made(2)
+    made.append(pieces[0])
+    first = made.take(60)
+    assert np.shares_memory(first, pieces[0]) and np.array_equal(first, whole[:60])
+    made.append(pieces[1])
+    across = made.take(60)  # 40 of the first, 20 of the second
+    assert np.array_equal(across, whole[60:120]) and len(made) == 80
+    inside = made.take(60)  # the second piece's frames 20…80: no copy
+    assert np.shares_memory(inside, pieces[1]) and np.array_equal(inside, whole[120:180])
+    made.append(pieces[2])
+    out = np.ones((70, 2), np.float32)
+    made.add_to(out)  # 20 of the second piece, all of the third
+    assert np.array_equal(out, 1 + whole[180:250]) and len(made) == 0
+
+
+class _Taker:
+    """A bus that always has frames to make: a block of ``value``, and the thread it ran on."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+        self.threads: list[str] = []
+
+    def busy(self, frames: int) -> bool:
+        return True
+
+    def take(self, frames: int) -> np.ndarray:
+        self.threads.append(threading.current_thread().name)
+        return np.full((frames, 2), self.value, np.float32)
+
+
+def test_busy_buses_are_made_on_threads_but_the_first_on_the_calling_one():
+    """Three busy takers: two go to threads, the first is made meanwhile by the caller (one
+    hand-over fewer a block), and the sum is theirs, in order."""
+    takers = [_Taker(1.0), _Taker(2.0), _Taker(4.0)]
+    buses = Buses.__new__(Buses)  # only what take needs
+    buses.by_rate = {48000: takers[0], 24000: takers[1]}
+    buses.tail, buses._pool = takers[2], None
+    try:
+        for _ in range(3):
+            assert np.array_equal(buses.take(10), np.full((10, 2), 7.0, np.float32))
+    finally:
+        buses.close()
+    assert takers[0].threads == [threading.current_thread().name] * 3
+    assert all(name != threading.current_thread().name
+               for taker in takers[1:] for name in taker.threads)
 
 
 class _ToneVoice:
