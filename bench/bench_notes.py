@@ -21,6 +21,7 @@ from collections import defaultdict
 from threadpoolctl import threadpool_limits
 
 from soundscape import sequence
+from soundscape.malloc import reuse_freed_memory
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, event_variants
 
 #: The models of the instruments and the actions (not the voice, the bed or the calls).
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--sample-rate", type=int, default=48000)
     parser.add_argument("--models", default=",".join(MODELS))
     args = parser.parse_args()
+    reuse_freed_memory()  # as the soundscape command does: no page faults the render has not
     performance = sequence.perform_from_file(seed=0, from_section=args.from_section,
                                              to_section=args.to_section)
     voice = SynthVoice().bind(performance, 0)
