@@ -250,9 +250,9 @@ def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int,
 _RING_LEFT = 1e-9
 
 
-def ring_frames(sos: np.ndarray) -> int:
+def ring_frames(sos: np.ndarray, left: float = _RING_LEFT) -> int:
     """Samples after the last non-zero input until the filter's ring (its slowest pole's
-    envelope) has decayed by ``_RING_LEFT``."""
+    envelope) has decayed by ``left``."""
     a1, a2 = np.asarray(sos)[:, 4], np.asarray(sos)[:, 5]
     disc = a1 * a1 - 4.0 * a2  # z² + a1 z + a2: complex poles of radius √a2, else real
     radius = np.where(disc < 0.0, np.sqrt(np.abs(a2)),
@@ -260,7 +260,7 @@ def ring_frames(sos: np.ndarray) -> int:
     slowest = float(np.max(radius))
     if not slowest < 1.0:
         raise ValueError(f"filter poles of radius {slowest} >= 1 never stop ringing")
-    return 1 if slowest <= _RING_LEFT else math.ceil(math.log(_RING_LEFT) / math.log(slowest))
+    return 1 if slowest <= left else math.ceil(math.log(left) / math.log(slowest))
 
 
 def sosfilt_spans(sos: np.ndarray, x: np.ndarray, starts: np.ndarray, width: int
