@@ -16,10 +16,10 @@ from scipy import signal
 
 from soundscape.sound.iir import sosfilt_rows
 
-__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "cancel_dc",
-           "damped_partials", "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels",
-           "harmonic_tones", "infrasound_highpass", "noise_burst", "ring_frames", "smooth_noise",
-           "sosfilt", "sosfilt_spans"]
+__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "block_after",
+           "cancel_dc", "damped_partials", "db_to_gain", "decay_envelope", "frames_for",
+           "harmonic_levels", "harmonic_tones", "infrasound_highpass", "noise_burst",
+           "ring_frames", "smooth_noise", "sosfilt", "sosfilt_spans", "steady_gains"]
 
 #: Below this, sound is infrasound: every note is high-passed here.
 INFRASOUND_HZ = 20.0
@@ -51,7 +51,8 @@ def decay_envelope(frames: int, t60: float, sample_rate: int) -> np.ndarray:
 
 
 def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, frames: int,
-                    sample_rate: int, glide: float = 0.0, glide_s: float = 0.05) -> np.ndarray:
+                    sample_rate: int, glide: float = 0.0, glide_s: float = 0.05,
+                    through: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """Sum of exponentially decaying sines, each starting at phase 0.
 
     Parameters
@@ -63,6 +64,10 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
     glide : float >= 0
         Relative pitch raise at the onset, decaying with time constant ``glide_s``
         seconds (a drum head stretched by a hard stroke); 0 for none.
+    through : (sos, switch) or None
+        From sample ``switch`` (``block_after``'s) on, the partials as the filter ``sos``
+        passes them once its own ring from the onset is over: each partial times the
+        filter's response at its pole (``steady_gains``). Without a glide only.
     """
     freqs, amps, t60s = (np.asarray(v, dtype=float) for v in (freqs, amps, t60s))
     keep = (freqs < 0.45 * sample_rate) & (amps != 0.0)
@@ -72,7 +77,9 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
     if freqs.size == 0:
         return np.zeros(frames)
     if glide == 0.0:
-        return _ringing(freqs, amps, t60s, lengths, frames, sample_rate)
+        return _ringing(freqs, amps, t60s, lengths, frames, sample_rate, through)
+    if through is not None:
+        raise ValueError("damped_partials: through= is for partials without a glide")
     return _glided(freqs, amps, t60s, frames, sample_rate, glide, glide_s)
 
 
@@ -143,8 +150,25 @@ _BLOCK = 512
 _PRODUCT = np.float32
 
 
+def block_after(samples: int) -> int:
+    """The first sample at or after ``samples`` where ``damped_partials`` may switch to
+    ``through`` (its blocks' bounds)."""
+    return -(-samples // _BLOCK) * _BLOCK
+
+
+def steady_gains(sos: np.ndarray, poles: np.ndarray) -> np.ndarray:
+    """The filter's complex response ``H(z)`` at ``poles``: what it does to a decaying sine
+    ``Im(a z^m)`` once its own ring is over (``Im(a H(z) z^m)``; real coefficients)."""
+    inverse = 1.0 / poles
+    gains = np.ones(poles.shape, dtype=complex)
+    for b0, b1, b2, _, a1, a2 in np.asarray(sos):
+        gains *= (b0 + inverse * (b1 + inverse * b2)) / (1.0 + inverse * (a1 + inverse * a2))
+    return gains
+
+
 def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.ndarray,
-             frames: int, sample_rate: int) -> np.ndarray:
+             frames: int, sample_rate: int,
+             through: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """``Σ amp · r^m sin(m ω)`` over the partials, each cut after its ``lengths`` samples.
 
     ``r^m sin(m ω)`` is the imaginary part of ``z^m``, ``z = r e^{iω}``; with ``m = kB + j``,
@@ -166,6 +190,11 @@ def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.
     poles = np.exp(log_pole[order])
     powers = _powers(poles, _BLOCK)  # (partials, B): z^j
     starts = amps[order, None] * _powers(powers[:, -1] * poles, blocks + 1)  # amp z^{kB}
+    if through is not None:  # from the switch's block on, as the filter passes them
+        sos, switch = through
+        if switch % _BLOCK:
+            raise ValueError(f"damped_partials: switch {switch} is not a multiple of {_BLOCK}")
+        starts[:, switch // _BLOCK:] *= steady_gains(sos, poles)[:, None]
     # Re w, Im w of each partial side by side against Im p, Re p: the first ``2 live``
     # columns and rows are the first ``live`` partials
     left = np.ascontiguousarray(starts.T).view(float).astype(_PRODUCT)
