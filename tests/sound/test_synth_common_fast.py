@@ -121,8 +121,9 @@ def test_the_floor_rings_after_each_footfall_as_its_resonators_driven_by_the_wal
 def test_partials_through_the_high_pass_after_its_ring_are_the_high_passed_partials():
     """A bell's partials (some at 25-60 Hz, where the high-pass moves them most): filtered
     over the first second and taken from there as the filter passes them, against the
-    whole note filtered: to 1e-8 of the peak (float32's own rounding is 6e-8), the first
-    second to rounding; without the gains the tail would be off by over 1 %."""
+    whole note filtered: to 1e-7 of the peak (the partials' float32 block products round
+    so, and the notes are kept in float32), the first second to the bit; without the
+    gains the tail would be off by over 1 %."""
     rate, frames = 24000, 24000 * 6
     freqs = np.array([25.0, 60.0, 220.0, 523.0, 1180.0, 2600.0])
     amps = np.array([0.3, 0.5, 1.0, 0.6, 0.3, 0.1])
