@@ -22,7 +22,9 @@ Whatever the model, ``render_note`` takes out what lies below hearing: a 20 Hz
 high-pass (8th-order Butterworth) keeps every note free of DC and infrasound, so
 no mix of strokes can pile them up. A model that sets ``INFRASOUND_FREE = True``
 runs that same high-pass itself (``_common.infrasound_highpass``, folded into its
-own filters to save a pass); ``render_note`` then only keeps its peak ≤ 1.
+own filters to save a pass, as ``string``; or run only on a stroke's onset, its decaying
+partials after it taken as the filter passes them, as ``modal``); ``render_note`` then
+only keeps its peak ≤ 1.
 
 There is no registry: a new model is a new module plus instrument files naming it.
 Models here: ``modal`` (bells, chimes), ``membrane`` (drums, 鼗), ``string`` (瑟),

@@ -16,9 +16,10 @@ from scipy import signal
 
 from soundscape.sound.iir import sosfilt_rows
 
-__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "cancel_dc",
-           "damped_partials", "db_to_gain", "decay_envelope", "frames_for", "harmonic_levels",
-           "harmonic_tones", "infrasound_highpass", "noise_burst", "smooth_noise", "sosfilt"]
+__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "block_after",
+           "cancel_dc", "damped_partials", "db_to_gain", "decay_envelope", "frames_for",
+           "harmonic_levels", "harmonic_tones", "infrasound_highpass", "noise_burst",
+           "ring_frames", "smooth_noise", "sosfilt", "sosfilt_spans", "steady_gains"]
 
 #: Below this, sound is infrasound: every note is high-passed here.
 INFRASOUND_HZ = 20.0
@@ -50,7 +51,8 @@ def decay_envelope(frames: int, t60: float, sample_rate: int) -> np.ndarray:
 
 
 def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, frames: int,
-                    sample_rate: int, glide: float = 0.0, glide_s: float = 0.05) -> np.ndarray:
+                    sample_rate: int, glide: float = 0.0, glide_s: float = 0.05,
+                    through: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """Sum of exponentially decaying sines, each starting at phase 0.
 
     Parameters
@@ -62,6 +64,10 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
     glide : float >= 0
         Relative pitch raise at the onset, decaying with time constant ``glide_s``
         seconds (a drum head stretched by a hard stroke); 0 for none.
+    through : (sos, switch) or None
+        From sample ``switch`` (``block_after``'s) on, the partials as the filter ``sos``
+        passes them once its own ring from the onset is over: each partial times the
+        filter's response at its pole (``steady_gains``). Without a glide only.
     """
     freqs, amps, t60s = (np.asarray(v, dtype=float) for v in (freqs, amps, t60s))
     keep = (freqs < 0.45 * sample_rate) & (amps != 0.0)
@@ -71,7 +77,9 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
     if freqs.size == 0:
         return np.zeros(frames)
     if glide == 0.0:
-        return _ringing(freqs, amps, t60s, lengths, frames, sample_rate)
+        return _ringing(freqs, amps, t60s, lengths, frames, sample_rate, through)
+    if through is not None:
+        raise ValueError("damped_partials: through= is for partials without a glide")
     return _glided(freqs, amps, t60s, frames, sample_rate, glide, glide_s)
 
 
@@ -142,8 +150,25 @@ _BLOCK = 512
 _PRODUCT = np.float32
 
 
+def block_after(samples: int) -> int:
+    """The first sample at or after ``samples`` where ``damped_partials`` may switch to
+    ``through`` (its blocks' bounds)."""
+    return -(-samples // _BLOCK) * _BLOCK
+
+
+def steady_gains(sos: np.ndarray, poles: np.ndarray) -> np.ndarray:
+    """The filter's complex response ``H(z)`` at ``poles``: what it does to a decaying sine
+    ``Im(a z^m)`` once its own ring is over (``Im(a H(z) z^m)``; real coefficients)."""
+    inverse = 1.0 / poles
+    gains = np.ones(poles.shape, dtype=complex)
+    for b0, b1, b2, _, a1, a2 in np.asarray(sos):
+        gains *= (b0 + inverse * (b1 + inverse * b2)) / (1.0 + inverse * (a1 + inverse * a2))
+    return gains
+
+
 def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.ndarray,
-             frames: int, sample_rate: int) -> np.ndarray:
+             frames: int, sample_rate: int,
+             through: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """``Σ amp · r^m sin(m ω)`` over the partials, each cut after its ``lengths`` samples.
 
     ``r^m sin(m ω)`` is the imaginary part of ``z^m``, ``z = r e^{iω}``; with ``m = kB + j``,
@@ -165,6 +190,11 @@ def _ringing(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, lengths: np.
     poles = np.exp(log_pole[order])
     powers = _powers(poles, _BLOCK)  # (partials, B): z^j
     starts = amps[order, None] * _powers(powers[:, -1] * poles, blocks + 1)  # amp z^{kB}
+    if through is not None:  # from the switch's block on, as the filter passes them
+        sos, switch = through
+        if switch % _BLOCK:
+            raise ValueError(f"damped_partials: switch {switch} is not a multiple of {_BLOCK}")
+        starts[:, switch // _BLOCK:] *= steady_gains(sos, poles)[:, None]
     # Re w, Im w of each partial side by side against Im p, Re p: the first ``2 live``
     # columns and rows are the first ``live`` partials
     left = np.ascontiguousarray(starts.T).view(float).astype(_PRODUCT)
@@ -230,13 +260,56 @@ def sosfilt(sos: np.ndarray, x: np.ndarray) -> np.ndarray:
                         np.zeros((1, len(sos), 2)))[0][0]
 
 
-def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
-    """Second-order Butterworth band-pass, clipped to the Nyquist range."""
+def bandpass(x: np.ndarray, low_hz: float, high_hz: float, sample_rate: int,
+             spans: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+    """Second-order Butterworth band-pass, clipped to the Nyquist range.
+
+    ``spans`` (starts, width): ``x`` is zero outside ``[start, start + width)`` of each
+    start (bursts on a long silence): filtered only there (``sosfilt_spans``)."""
     sos = _bandpass_sos(float(low_hz), float(high_hz), sample_rate)
     x = np.asarray(x)
     if x.ndim != 1 or x.dtype.kind != "f":
         return signal.sosfilt(sos, x)
+    if spans is not None:
+        return sosfilt_spans(sos, x, *spans)
     return sosfilt(sos, x)
+
+
+#: A filter's ring counts as over once its slowest pole has decayed by this (−180 dB).
+_RING_LEFT = 1e-9
+
+
+def ring_frames(sos: np.ndarray, left: float = _RING_LEFT) -> int:
+    """Samples after the last non-zero input until the filter's ring (its slowest pole's
+    envelope) has decayed by ``left``."""
+    a1, a2 = np.asarray(sos)[:, 4], np.asarray(sos)[:, 5]
+    disc = a1 * a1 - 4.0 * a2  # z² + a1 z + a2: complex poles of radius √a2, else real
+    radius = np.where(disc < 0.0, np.sqrt(np.abs(a2)),
+                      0.5 * (np.abs(a1) + np.sqrt(np.maximum(disc, 0.0))))
+    slowest = float(np.max(radius))
+    if not slowest < 1.0:
+        raise ValueError(f"filter poles of radius {slowest} >= 1 never stop ringing")
+    return 1 if slowest <= left else math.ceil(math.log(left) / math.log(slowest))
+
+
+def sosfilt_spans(sos: np.ndarray, x: np.ndarray, starts: np.ndarray, width: int
+                  ) -> np.ndarray:
+    """``sosfilt(sos, x)`` of an ``x`` that is zero outside ``[start, start + width)`` of each
+    start: each run of overlapping stretches filtered from rest, on to where its ring has
+    decayed by ``_RING_LEFT`` (``ring_frames``), silence elsewhere. The same samples to
+    that ring's remainder (a walk's footfalls: its filters run on a third of it)."""
+    out = np.zeros(x.size)
+    reach = width + ring_frames(sos)
+    begin, end = 0, 0  # the run being gathered: [begin, end)
+    for start in np.sort(np.asarray(starts, dtype=int)).tolist():
+        if start >= end:  # a silence first: the run so far is done
+            if end > begin:
+                out[begin:end] = sosfilt(sos, x[begin:end])
+            begin = start
+        end = min(x.size, max(end, start + reach))
+    if end > begin:
+        out[begin:end] = sosfilt(sos, x[begin:end])
+    return out
 
 
 def bandpass_sos(low_hz: float, high_hz: float, sample_rate: int) -> np.ndarray:
@@ -298,18 +371,29 @@ def harmonic_tones(f0: np.ndarray, amp_sets: Sequence[np.ndarray], *,
     """
     phase = 2.0 * np.pi * np.cumsum(f0) / sample_rate
     phase -= phase[0]
-    step = np.exp(1j * phase)
-    power = np.ones_like(step)
-    outs = [np.zeros(f0.size) for _ in amp_sets]
     top = float(np.max(f0))
-    for k in range(len(amp_sets[0])):
-        if (k + 1) * top >= 0.45 * sample_rate:
-            break
-        power *= step
-        for out, amps in zip(outs, amp_sets, strict=True):
-            if amps[k] != 0.0:
-                out += amps[k] * power.imag
-    return outs
+    count = len(amp_sets[0])
+    count = min(count, sum(1 for k in range(count) if (k + 1) * top < 0.45 * sample_rate))
+    twice_cos = 2.0 * np.cos(phase)
+    sine = np.sin(phase)
+    return [_sine_series(np.asarray(amps, dtype=float)[:count], twice_cos, sine)
+            for amps in amp_sets]
+
+
+def _sine_series(amps: np.ndarray, twice_cos: np.ndarray, sine: np.ndarray) -> np.ndarray:
+    """``Σ_k amps[k−1] sin(k φ)`` from ``2 cos φ`` and ``sin φ``, by Clenshaw's recurrence
+    ``b_k = a_k + 2 cos φ · b_{k+1} − b_{k+2}``, sum ``b_1 sin φ``: three passes of real
+    arithmetic a harmonic, not a complex power per sample (rounding grows as K², ~1e-14)."""
+    later, last = np.zeros(sine.size), np.zeros(sine.size)  # b_{k+1}, b_{k+2}
+    scratch = np.empty(sine.size)
+    for amp in amps[::-1].tolist():
+        np.multiply(twice_cos, later, out=scratch)
+        scratch -= last
+        if amp != 0.0:
+            scratch += amp
+        later, last, scratch = scratch, later, last
+    later *= sine
+    return later
 
 
 def smooth_noise(rng: np.random.Generator, *, frames: int, rate_hz: float,
@@ -323,10 +407,18 @@ def smooth_noise(rng: np.random.Generator, *, frames: int, rate_hz: float,
 def attack_release(frames: int, *, attack_s: float, release_s: float, hold_s: float,
                    sample_rate: int) -> np.ndarray:
     """Raised-cosine attack, hold until ``hold_s``, raised-cosine release; length ``frames``."""
-    t = np.arange(frames) / sample_rate
-    rise = np.clip(t / attack_s, 0.0, 1.0)
-    fall = np.clip(1.0 - (t - hold_s) / release_s, 0.0, 1.0)
-    return (0.5 - 0.5 * np.cos(np.pi * rise)) * (0.5 - 0.5 * np.cos(np.pi * fall))
+    # The cosines only where they move (1 elsewhere, 0 past the release), the same values
+    # as over the whole note: a long note costs its ramps, not its length.
+    t = sample_times(frames, sample_rate)
+    out = np.ones(frames)
+    rising = min(frames, math.ceil(attack_s * sample_rate) + 1)
+    out[:rising] = 0.5 - 0.5 * np.cos(np.pi * np.clip(t[:rising] / attack_s, 0.0, 1.0))
+    begin = min(frames, max(0, math.floor(hold_s * sample_rate) - 1))
+    end = min(frames, max(begin, math.ceil((hold_s + release_s) * sample_rate) + 1))
+    fall = np.clip(1.0 - (t[begin:end] - hold_s) / release_s, 0.0, 1.0)
+    out[begin:end] *= 0.5 - 0.5 * np.cos(np.pi * fall)
+    out[end:] = 0.0
+    return out
 
 
 def harmonic_levels(params: Mapping[str, Any], key: str = "harmonics_db") -> np.ndarray:

@@ -70,12 +70,14 @@ def _rustle(row: Mapping[str, Any], *, hz: float, duration: float, frames: int,
     times = rng.uniform(0.0, duration, 4 * count + 4)
     keep = rng.uniform(0.0, 1.0, times.size) < _swell(times / duration, row["swell"])
     times = times[keep][:count]
-    train = np.zeros(frames)
-    np.add.at(train, np.round(times * sample_rate).astype(int),
-              rng.uniform(0.2, 1.0, times.size) * rng.choice((-1.0, 1.0), times.size))
+    at = np.round(times * sample_rate).astype(int)
+    weights = rng.uniform(0.2, 1.0, times.size) * rng.choice((-1.0, 1.0), times.size)
     grain = noise_burst(rng, frames=frames, decay_s=row["grain_s"], sample_rate=sample_rate)
-    rustle = bandpass(np.convolve(train, grain)[:frames], hz * row["band_low"],
-                      hz * row["band_high"], sample_rate)
+    grains = np.zeros(frames + grain.size)  # the train convolved with the grain: a few
+    for start, weight in zip(at.tolist(), weights.tolist(), strict=True):  # hundred copies
+        grains[start:start + grain.size] += weight * grain  # of a short grain, no more
+    rustle = bandpass(grains[:frames], hz * row["band_low"], hz * row["band_high"],
+                      sample_rate)
     peak = float(np.max(np.abs(rustle)))
     return rustle / peak if peak > 0 else rustle  # the thump and crackle are relative to it
 

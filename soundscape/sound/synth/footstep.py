@@ -24,6 +24,7 @@ bursts band-passed, the floor driven by each footfall's push and release).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,8 @@ from soundscape.sound.synth._common import (
 __all__ = ["render"]
 
 _SIGNS = (-1.0, 1.0)
+#: The floor's ringing counts as over once decayed by this (−180 dB).
+_RING_LEFT = 1e-9
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -48,8 +51,9 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     """Steps for ``duration`` seconds (at least one) on the articulation's surface.
 
     Every footfall (heel, then ball) drops its excitations into three buffers for the
-    whole walk (thump noise, scuff noise, grit clicks) and one impulse train for the
-    surface; each is filtered once, so a long walk costs little more than its samples.
+    whole walk (thump noise, scuff noise, grit clicks), each band-passed only where its
+    bursts and their ring sound (``sosfilt_spans``); the surface rings the same after
+    every footfall, so its ringing is worked out once and added at each.
     """
     row = params[articulation]
     modes = np.asarray(row.get("modes", []), dtype=float).reshape(-1, 3)
@@ -57,23 +61,21 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     tail = 1.5 * max(row["thump_s"], row["scuff_s"], *modes[:, 1]) + 0.05
     frames = frames_for(max(duration, float(falls[-1]) + tail), sample_rate)
     starts = np.round(falls * sample_rate).astype(int)
-    out = bandpass(_bursts(starts, gains, row["thump_s"], frames, sample_rate, rng),
-                   hz * row["thump_low"], hz * row["thump_high"], sample_rate)
-    out += bandpass(_bursts(starts, gains, row["scuff_s"], frames, sample_rate, rng),
-                    row["scuff_low_hz"], row["scuff_high_hz"], sample_rate) \
-        * db_to_gain(row["scuff_db"])
+    thump, width = _bursts(starts, gains, row["thump_s"], frames, sample_rate, rng)
+    out = bandpass(thump, hz * row["thump_low"], hz * row["thump_high"], sample_rate,
+                   spans=(starts, width))
+    scuff, width = _bursts(starts, gains, row["scuff_s"], frames, sample_rate, rng)
+    out += bandpass(scuff, row["scuff_low_hz"], row["scuff_high_hz"], sample_rate,
+                    spans=(starts, width)) * db_to_gain(row["scuff_db"])
     out += _grit(row, starts, gains, frames=frames, sample_rate=sample_rate, rng=rng)
     if modes.size:
         # The floor's modes, driven by each footfall's push and release (a first
-        # difference: the drive has no area, so the ringing has no DC).
-        drive = np.zeros(frames)
-        np.add.at(drive, starts, gains)
-        drive = np.diff(drive, prepend=0.0)
-        for ratio, t60, level in modes:
-            # the difference scales a mode by its ω per sample: undo that, level as given
-            unit = sample_rate / (2.0 * np.pi * hz * ratio)
-            out += _resonate(drive, hz * ratio, t60, sample_rate) * (db_to_gain(level)
-                                                                      * 0.3 * unit)
+        # difference: the drive has no area, so the ringing has no DC): one footfall's
+        # ringing, added at each footfall (the floor is linear).
+        floor = _floor(modes, hz, sample_rate, frames)
+        for start, gain in zip(starts.tolist(), gains.tolist(), strict=True):
+            n = min(floor.size, frames - start)
+            out[start:start + n] += gain * floor[:n]
     peak = float(np.max(np.abs(out)))
     return out * (velocity / peak) if peak > 0 else out
 
@@ -93,8 +95,9 @@ def _footfalls(row: Mapping[str, Any], *, duration: float,
 
 
 def _bursts(starts: np.ndarray, gains: np.ndarray, decay_s: float, frames: int,
-            sample_rate: int, rng: np.random.Generator) -> np.ndarray:
-    """White noise bursts decaying 60 dB in ``decay_s``, one per footfall."""
+            sample_rate: int, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """White noise bursts decaying 60 dB in ``decay_s``, one per footfall, and the length
+    of one (each is zero past it)."""
     out = np.zeros(frames)
     burst = noise_burst(rng, frames=frames, decay_s=decay_s, sample_rate=sample_rate)
     twice = np.concatenate([burst, burst])  # the burst turned by any shift: a slice of it
@@ -104,7 +107,7 @@ def _bursts(starts: np.ndarray, gains: np.ndarray, decay_s: float, frames: int,
         shift = -97 * k % burst.size
         n = min(burst.size, frames - start)
         out[start:start + n] += twice[shift:shift + n] * (_SIGNS[rng.integers(0, 2)] * gain)
-    return out
+    return out, burst.size
 
 
 def _grit(row: Mapping[str, Any], starts: np.ndarray, gains: np.ndarray, *, frames: int,
@@ -118,7 +121,28 @@ def _grit(row: Mapping[str, Any], starts: np.ndarray, gains: np.ndarray, *, fram
     np.add.at(clicks, np.minimum(at.astype(int), frames - 1).ravel(),
               (gains[:, None] * rng.uniform(0.3, 1.0, at.shape)
                * rng.choice((-1.0, 1.0), at.shape)).ravel())
-    return bandpass(clicks, 2000.0, 9000.0, sample_rate) * db_to_gain(row["grit_db"]) * 4.0
+    spread = int(0.04 * sample_rate) + 1  # the clicks of a footfall lie within 40 ms of it
+    return bandpass(clicks, 2000.0, 9000.0, sample_rate, spans=(starts, spread)) \
+        * db_to_gain(row["grit_db"]) * 4.0
+
+
+def _floor(modes: np.ndarray, hz: float, sample_rate: int, frames: int) -> np.ndarray:
+    """The floor's ringing after one footfall of unit gain: its push and release (+1, then
+    −1 a sample later) through each mode's resonator, at most ``frames`` long and cut
+    once the longest mode has decayed by ``_RING_LEFT``."""
+    pulse = np.zeros(min(frames, _ring_frames(float(np.max(modes[:, 1])), sample_rate) + 2))
+    pulse[0], pulse[1:2] = 1.0, -1.0
+    out = np.zeros(pulse.size)
+    for ratio, t60, level in modes:
+        # the difference scales a mode by its ω per sample: undo that, level as given
+        unit = sample_rate / (2.0 * np.pi * hz * ratio)
+        out += _resonate(pulse, hz * ratio, t60, sample_rate) * (db_to_gain(level) * 0.3 * unit)
+    return out
+
+
+def _ring_frames(t60: float, sample_rate: int) -> int:
+    """Samples a resonator of ``t60`` s takes to decay by ``_RING_LEFT``."""
+    return frames_for(t60 * math.log(_RING_LEFT) / math.log(1e-3), sample_rate)
 
 
 def _resonate(drive: np.ndarray, freq: float, t60: float, sample_rate: int) -> np.ndarray:

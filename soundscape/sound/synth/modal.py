@@ -48,15 +48,23 @@ import numpy as np
 from soundscape.music.tuning import LU, Tuning, canonical_name, parse_name
 from soundscape.sound.synth._common import (
     bandpass,
+    block_after,
     damped_partials,
     db_to_gain,
     frames_for,
+    infrasound_highpass,
     noise_burst,
+    ring_frames,
+    sosfilt,
 )
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["BELL_SETS", "for_pitch", "mode_table", "prepare", "render", "side_bell",
-           "tone_cents", "validate"]
+__all__ = ["BELL_SETS", "INFRASOUND_FREE", "for_pitch", "mode_table", "prepare", "render",
+           "side_bell", "tone_cents", "validate"]
+
+#: Notes leave ``render`` high-passed at 20 Hz (``render_note`` need not do it again): the
+#: filter runs on the stroke's first second, the partials after it come as it passes them.
+INFRASOUND_FREE = True
 
 #: The bell-set choices: every tone on the tuning, or scattered as the Zeng bells measure.
 BELL_SETS = ("ideal", "zeng")
@@ -212,11 +220,18 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     # scatter may lift a partial over its file level: render_note keeps the peak ≤ 1).
     scale = force / (float(np.sum(db_to_gain(_levels(params)))) + noise_gain)
     frames = frames_for(max(duration, 1.5 * float(np.max(t60s))), sample_rate)
-    out = damped_partials(freqs, amps * scale, t60s, frames=frames, sample_rate=sample_rate)
+    # The 20 Hz high-pass every note gets, here: on the stroke's onset (the click and the
+    # high-pass's own ring from it), then the partials as it passes them (``through``).
+    clicking = min(frames, frames_for(1.5 * params["strike_noise_s"], sample_rate))
+    highpass = infrasound_highpass(sample_rate)
+    switch = block_after(clicking + ring_frames(highpass))
+    out = damped_partials(freqs, amps * scale, t60s, frames=frames, sample_rate=sample_rate,
+                          through=(highpass, switch) if switch < frames else None)
     click = noise_burst(rng, frames=frames, decay_s=params["strike_noise_s"],
                         sample_rate=sample_rate)
     out[:click.size] += bandpass(click, 2.0 * hz, 16.0 * hz, sample_rate) \
         * (noise_gain * scale * force)
+    out[:switch] = sosfilt(highpass, out[:switch])
     return out
 
 

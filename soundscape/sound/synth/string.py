@@ -23,7 +23,13 @@ import numpy as np
 from scipy import signal
 from scipy.linalg import block_diag
 
-from soundscape.sound.synth._common import db_to_gain, frames_for, infrasound_highpass, sosfilt
+from soundscape.sound.synth._common import (
+    db_to_gain,
+    frames_for,
+    infrasound_highpass,
+    ring_frames,
+    sosfilt,
+)
 
 __all__ = ["INFRASOUND_FREE", "body_filter", "loop_taps", "render", "ring"]
 
@@ -85,34 +91,66 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     delay, taps = loop_taps(hz, t60, sample_rate)
     frames = frames_for(max(duration, 1.5 * t60), sample_rate)
     excitation = velocity * _excitation(params, delay, velocity, sample_rate, rng)
-    string = ring(excitation, taps, frames)  # linear: scaling its input scales it
-    return sosfilt(body_filter(_rows(params), sample_rate), string)
+    # Loop and body are linear and time-invariant: the body (and high-pass) on the one
+    # period of excitation, until its ring is over, then the loop, not the body on the
+    # whole ringing note (their filters are the costlier part)
+    body = body_filter(_rows(params), sample_rate)
+    drive = np.zeros(min(frames, delay + _body_ring(body)))
+    drive[:min(delay, drive.size)] = excitation[:drive.size]
+    return ring(sosfilt(body, drive), taps, frames, delay)
 
 
-def ring(excitation: np.ndarray, taps: np.ndarray, frames: int) -> np.ndarray:
-    """The loop's first ``frames`` samples: one period ``N = excitation.size`` of
-    excitation, then ``y[n] = taps[0] y[n−N] + taps[1] y[n−N−1] + taps[2] y[n−N−2]``.
+#: The body's ring on the excitation counts as over once decayed by this: the loop then
+#: sustains what is left, up to ~1e3 times at its harmonics (−260 dB).
+_BODY_LEFT = 1e-13
 
-    The same as ``lfilter([1], [1, 0…, −taps], excitation padded)`` up to rounding, run
-    ``PERIODS_A_STEP`` (k) periods at a time: substituted into itself, the recursion
-    reads only samples at least kN back, so a block of kN comes from one convolution
-    with the taps convolved k times. The substitution holds from ``kN + 2k − 2`` on;
-    before that the loop goes a period at a time.
+
+@functools.lru_cache(maxsize=64)
+def _body_ring_cached(key: bytes) -> int:
+    return ring_frames(np.frombuffer(key).reshape(-1, 6), _BODY_LEFT)
+
+
+def _body_ring(sos: np.ndarray) -> int:
+    """Samples the body's filter rings after its input ends (``_BODY_LEFT``)."""
+    return _body_ring_cached(np.ascontiguousarray(sos, dtype=float).tobytes())
+
+
+def ring(drive: np.ndarray, taps: np.ndarray, frames: int, delay: int | None = None
+         ) -> np.ndarray:
+    """The loop's first ``frames`` samples: ``y[n] = x[n] + taps[0] y[n−N] + taps[1]
+    y[n−N−1] + taps[2] y[n−N−2]`` for the input ``x = drive`` (zero past it), ``N =
+    delay`` (default ``drive.size``: one period of excitation).
+
+    The same as ``lfilter([1], [1, 0…, −taps], drive padded)`` up to rounding, run
+    ``PERIODS_A_STEP`` (k) periods at a time: substituted into itself, ``y = Σ_{j<k} T^j x
+    + T^k y`` (``T``: the feedback), which reads ``y`` only at least kN back, so a block
+    of kN comes from one convolution with the taps convolved k times, plus the input's
+    own ``Σ T^j x`` (worked out once over the input's length).
     """
-    delay, k = excitation.size, PERIODS_A_STEP
+    delay = drive.size if delay is None else delay
+    k = PERIODS_A_STEP
     block = k * delay
-    pad = 2 * k
+    pad = block + 2 * k  # zeros before the first sample: T^k y reads back that far
     y = np.zeros(pad + frames + block)
-    y[pad:pad + delay] = excitation
-    start, end = pad + delay, pad + frames
-    single = taps[::-1].copy()  # np.correlate, the thinner call, takes the kernel reversed
-    while start < min(end, pad + block + 2 * k - 2):
-        y[start:start + delay] = np.correlate(y[start - delay - 2:start], single, "valid")
-        start += delay
+    given = _fed(drive[:frames], taps, delay, k)  # Σ_{j<k} T^j x, from sample 0
+    y[pad:pad + min(frames, given.size)] = given[:frames]
+    end = pad + frames
     substituted = functools.reduce(np.convolve, [taps] * k)[::-1].copy()
-    for at in range(start, end, block):
-        y[at:at + block] = np.correlate(y[at - block - 2 * k:at], substituted, "valid")
+    for at in range(pad, end, block):  # np.correlate, the thinner call: kernel reversed
+        y[at:at + block] += np.correlate(y[at - block - 2 * k:at], substituted, "valid")
     return y[pad:end]
+
+
+def _fed(drive: np.ndarray, taps: np.ndarray, delay: int, k: int) -> np.ndarray:
+    """``Σ_{j<k} T^j x``: the input through the loop's first ``k − 1`` round trips, each
+    ``delay`` samples later and through the taps once more."""
+    out = np.zeros(drive.size + (k - 1) * (delay + 2))
+    out[:drive.size] = drive
+    passed = drive
+    for j in range(1, k):
+        passed = np.convolve(passed, taps)
+        out[j * delay:j * delay + passed.size] += passed
+    return out
 
 
 def _excitation(params: Mapping[str, Any], delay: int, velocity: float, sample_rate: int,
