@@ -20,11 +20,10 @@ Each render runs in its own process (so peak memory is its own)::
 
 Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
-Measured 2026-11-30, night (2-core machine whose speed drifts; whole rite, 9 078 s of
-audio, 24 498 events, ``--jobs 2 --layouts stereo --short 60``, the final code, four
-runs): stereo 65.2 s against FluidSynth's 72.2 s (0.90x), 60.6 s against 71.5 s (0.85x),
-62.9 s against 72.8 s (0.86x), 70.0 s against 72.9 s (0.96x); the render and its helpers
-peak at 956–988 MiB PSS.
+Measured 2026-12-02 on an idle 2-core machine (whole rite, 9 060 s of audio, 28 885
+events, the walled court ``bare``, ``SOUNDSCAPE_CACHE=off``, ``--layouts stereo --short
+60``): stereo 133.8 s against FluidSynth's 107.3 s (1.25x), the render and its helpers
+peak at 966 MiB PSS. (Figures before 2026-12-02 rendered without the court.)
 Details and the history: docs/render.md, "Benchmark".
 """
 
