@@ -62,9 +62,19 @@ class Accumulator:
 
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` frames (a whole chunk when aligned: the usual case)."""
+        out = self.take_added(frames)
+        return np.zeros((frames, self.channels), dtype=np.float32) if out is None else out
+
+    def take_added(self, frames: int) -> np.ndarray | None:
+        """The next ``frames`` frames as ``take``, or None where no note was added to them:
+        no block of zeros is made, to be summed with what sounds (a standing listener's
+        notes are on lines: his buses' accumulators hold only the long ones)."""
+        if not self._chunks:  # the first chunk, if any, holds frame ``base``
+            self.base += frames
+            self._first = self.base
+            return None
         if frames == self.chunk and self.base == self._first:
-            out = (self._chunks.popleft() if self._chunks
-                   else np.zeros((frames, self.channels), dtype=np.float32))
+            out = self._chunks.popleft()
             self._first += frames
         else:  # the last, shorter block
             out = np.zeros((frames, self.channels), dtype=np.float32)

@@ -126,7 +126,7 @@ def test_busy_buses_are_made_on_threads_but_the_first_on_the_calling_one():
     takers = [_Taker(1.0), _Taker(2.0), _Taker(4.0)]
     buses = Buses.__new__(Buses)  # only what take needs
     buses.by_rate = {48000: takers[0], 24000: takers[1]}
-    buses.tail, buses._pool = takers[2], None
+    buses.tail, buses._pool, buses.channels = takers[2], None, 2
     try:
         for _ in range(3):
             assert np.array_equal(buses.take(10), np.full((10, 2), 7.0, np.float32))
