@@ -400,6 +400,11 @@ def _parts(taker: Bus | Tail, frames: int) -> list[Parts]:
     return taker.parts(frames) if isinstance(taker, Bus) else [[(0, taker.take(frames))]]
 
 
+def _all_parts(takers: list[Bus | Tail], frames: int) -> dict[int, list[Parts]]:
+    """``_parts`` of each of ``takers``, by its id."""
+    return {id(taker): _parts(taker, frames) for taker in takers}
+
+
 def _recurring_places(performance: Performance) -> frozenset:
     """The events' own positions that more than one event sounds from (a rack's members)."""
     counts = Counter(event.position for event in performance.events
@@ -547,22 +552,24 @@ class Buses:
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples: every bus, brought up to the output rate.
 
-        The buses are independent, so those that have frames to make are mixed on threads
-        of their own (their FFTs and upsampling release the GIL), the rest hand out what
-        they made before here (most blocks: a low bus makes 3.6 s at a time), and the first
-        busy one works here, meanwhile (alone, it has no thread): each trip to a thread
-        costs GIL handovers (the main thread spent 5 % of a whole rite in ``submit``,
-        py-spy), and this thread would only wait. They are summed in a fixed order."""
+        The buses are independent, so those that have frames to make are mixed on two
+        threads (their FFTs and upsampling release the GIL): every other one on a thread of
+        its own, as one task, the others here, meanwhile; the rest hand out what they made
+        before (most blocks: a low bus makes 3.6 s at a time). Two threads fill the two
+        cores a render has (its note helper shares them), and each trip to a thread costs
+        GIL handovers (``submit``: the main thread spent 5 % of a whole rite there with a
+        thread per bus, py-spy); alone, a busy one works here. They are summed in a fixed
+        order."""
         takers: list[Bus | Tail] = [*self.by_rate.values(),
                                     *([self.tail] if self.tail is not None else [])]
         busy = [taker for taker in takers if taker.busy(frames)]
         made = {}
-        if len(busy) > 1:  # all but the first on threads; the first here, meanwhile
+        if len(busy) > 1:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(takers) - 1)
-            futures = [(id(bus), self._pool.submit(_parts, bus, frames)) for bus in busy[1:]]
-            made[id(busy[0])] = _parts(busy[0], frames)
-            made.update((key, future.result()) for key, future in futures)
+                self._pool = ThreadPoolExecutor(max_workers=1)
+            away = self._pool.submit(_all_parts, busy[1::2], frames)
+            made.update(_all_parts(busy[::2], frames))
+            made.update(away.result())
         streams = [stream for taker in takers for stream in
                    (made[id(taker)] if id(taker) in made else _parts(taker, frames))]
         return summed(streams, frames, self.channels)

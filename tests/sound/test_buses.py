@@ -120,21 +120,23 @@ class _Taker:
         return np.full((frames, 2), self.value, np.float32)
 
 
-def test_busy_buses_are_made_on_threads_but_the_first_on_the_calling_one():
-    """Three busy takers: two go to threads, the first is made meanwhile by the caller (one
-    hand-over fewer a block), and the sum is theirs, in order."""
-    takers = [_Taker(1.0), _Taker(2.0), _Taker(4.0)]
+def test_busy_buses_are_made_on_two_threads_one_of_them_the_calling_one():
+    """Four busy takers: every other one goes to one other thread, as one task, the rest are
+    made meanwhile by the caller (one hand-over a block, two cores' worth of threads), and
+    the sum is theirs, in order."""
+    takers = [_Taker(1.0), _Taker(2.0), _Taker(4.0), _Taker(8.0)]
     buses = Buses.__new__(Buses)  # only what take needs
-    buses.by_rate = {48000: takers[0], 24000: takers[1]}
-    buses.tail, buses._pool, buses.channels = takers[2], None, 2
+    buses.by_rate = {48000: takers[0], 24000: takers[1], 16000: takers[2]}
+    buses.tail, buses._pool, buses.channels = takers[3], None, 2
     try:
         for _ in range(3):
-            assert np.array_equal(buses.take(10), np.full((10, 2), 7.0, np.float32))
+            assert np.array_equal(buses.take(10), np.full((10, 2), 15.0, np.float32))
     finally:
         buses.close()
-    assert takers[0].threads == [threading.current_thread().name] * 3
-    assert all(name != threading.current_thread().name
-               for taker in takers[1:] for name in taker.threads)
+    here = threading.current_thread().name
+    assert takers[0].threads == takers[2].threads == [here] * 3
+    away = set(takers[1].threads + takers[3].threads)
+    assert len(away) == 1 and here not in away
 
 
 class _ToneVoice:
