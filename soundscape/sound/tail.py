@@ -9,10 +9,10 @@ at the listener (``court.tail``: decorrelated per output channel), so the whole 
 of a render costs one forward FFT per zone and one inverse per channel per chunk, whatever
 the number of notes. A note heard on its own (an event with its own position, a walking
 listener's every note: ``send_heard``) is sent too, as a lined note is: its dry note, which
-the heard note carries. A walking listener hears each zone's tail from where he is when the note is
-sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a zone's
-tail per cell it is heard from (a late field changes slowly across a court of 140 m). It
-runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
+the heard note carries. A walking listener hears each zone's tail from where he is when the
+note is sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a
+zone's tail per cell it is heard from (a late field changes slowly across a court of 140 m).
+It runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
 docs/site.md) and is brought up to the output's rate like a bus. A send is only added to
 its zone's stream at its bus's rate (``_Stream``); each stream is brought down to the
 tail's rate once a chunk, where it sounds, when the tail is taken (on the buses' threads,
@@ -225,10 +225,10 @@ class Tail:
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
         """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
         ``time`` s, from ``point``) as ``send`` sends a lined note: its dry note, which it
-        carries. Its heard channels, projected on the direct sound's panning gains, also
-        held the early reflections that come from near the direct sound's direction: at
-        the gate, where the hall's and the side walls' come from the hall's side as strong
-        as the direct sound, its tail started late (EDT +20 %, docs/site.md)."""
+        carries, so that it has the tail the same note on a line has. (Its heard channels
+        projected on the direct sound's panning gains, sent before, carried the early
+        reflections from near that direction too: at the gate the tail started late, EDT
+        +20 %, docs/site.md.)"""
         dry = note[3]
         assert dry is not None, "a heard note for the tail carries its dry note (dry=True)"
         self.send(rate, time, dry, point, column)
