@@ -143,3 +143,33 @@ def test_a_walking_listener_hears_the_courts_tail(site):
     crossed = _render(_placed_click(point, point), crossing, court)
     dry = _render(_placed_click(point, point), crossing, Surroundings())
     assert _late_db(crossed) > _late_db(dry) + 20
+
+
+@pytest.mark.parametrize("walking", [False, True])
+def test_a_heard_note_carries_its_dry_note_only_where_a_tail_takes_it(site, walking):
+    """With the court's tail a note heard alone carries the dry note it was heard from (the
+    tail is sent that), counted in its bytes; in a free field it carries none (no bytes more
+    through the helper's ring or in the cache)."""
+    from soundscape.sound.buses import Buses
+    from soundscape.sound.spatialise import heard_bytes
+
+    point = source_point(site, "gong_xi")
+    seat = _seat(site, "zhongting")
+    listener = (ListenerPath(((0.0, seat.position, seat.facing),
+                              (10.0, seat.position, seat.facing))) if walking else seat)
+    performance = _placed_click(point, (0.0, -60.0, 1.5))
+    for surroundings in (Surroundings(court=load_court(site, "bare")), Surroundings()):
+        panner = make_panner("foa", speed_of_sound=surroundings.air.speed_of_sound)
+        buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
+                      sample_rate=FS, seed=0, voice=Click(), cache_bytes=1 << 20,
+                      channels=len(panner.channels), block_frames=FS)
+        assert not buses.lined(0)
+        start, signals, mix, dry = buses.compute(0)
+        if surroundings.court is None:
+            assert buses.tail is None and dry is None
+            assert heard_bytes((start, signals, mix, dry)) == signals.nbytes
+        else:
+            assert dry.dtype == np.float32 and np.abs(dry).max() > 0
+            assert len(dry) < len(signals)  # the dry click, not the heard one
+            assert heard_bytes((start, signals, mix, dry)) == signals.nbytes + dry.nbytes
+        buses.close()
