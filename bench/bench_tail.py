@@ -35,11 +35,11 @@ def record(ops: str, cli: list[str]) -> None:
     init, send, take = tail.Tail.__init__, tail.Tail.send, tail.Tail.take
 
     def recorded_init(self, court, listener, panner, channels, sample_rate, air, seed,
-                      rates=(), *, upsampler, surroundings=None):
+                      rates=(), *, upsampler):
         init(self, court, listener, panner, channels, sample_rate, air, seed, rates,
-             upsampler=upsampler, surroundings=surroundings)
-        pickle.dump(("init", court, listener, panner, channels, sample_rate, air, seed, rates,
-                     surroundings), out, protocol=5)
+             upsampler=upsampler)
+        pickle.dump(("init", court, listener, panner, channels, sample_rate, air, seed, rates),
+                    out, protocol=5)
 
     def recorded_send(self, rate, time_s, mono, point, column):
         pickle.dump(("send", rate, time_s, np.array(mono), point, column), out, protocol=5)
@@ -104,9 +104,9 @@ def replay(ops: str, paths: list[str], gain_db: float) -> None:
             except EOFError:
                 break
             if op[0] == "init":
-                court, listener, panner, channels, rate, air, seed, rates, around = op[1:]
+                court, listener, panner, channels, rate, air, seed, rates = op[1:]
                 tails = [module.Tail(court, listener, panner, channels, rate, air, seed, rates,
-                                     upsampler=Upsampler, surroundings=around)
+                                     upsampler=Upsampler)
                          for module in modules]
                 continue
             outs = [None] * len(modules)

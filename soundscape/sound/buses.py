@@ -199,7 +199,7 @@ class Bus:
 
     def add(self, time: float, note: HeardNote, column: int) -> None:
         """Mix a heard note whose event starts at ``time`` seconds."""
-        start, signals, mix = note
+        start, signals, mix, _ = note
         onset = round(time * self.rate)
         self.accumulator.add(onset + start - self._lag, signals, mix=mix, column=column)
 
@@ -341,9 +341,10 @@ class Buses:
         # ``tail``'s, given the buses' rates (the ADM master's court bed)
         self.tail = (tail(tuple(self.by_rate)) if tail is not None else
                      Tail(surroundings.court, listener, panner, channels, sample_rate,
-                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler,
-                          surroundings=surroundings)
+                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
                      if surroundings.court is not None else None)
+        for bus in self.by_rate.values():  # a heard note's dry note is the tail's send
+            bus.heard.dry = self.tail is not None
         self._pool: ThreadPoolExecutor | None = None
 
     def guard(self, frame: int) -> int:

@@ -8,12 +8,11 @@ of their direct paths. Each zone's sends are one line whose filter is the zone's
 at the listener (``court.tail``: decorrelated per output channel), so the whole late sound
 of a render costs one forward FFT per zone and one inverse per channel per chunk, whatever
 the number of notes. A note heard on its own (an event with its own position, a walking
-listener's every note: ``send_heard``) is sent too: its heard channels projected on the
-direct sound's panning gains give the source's sound at the ear, brought back to 1 m and
-to its onset. A walking listener hears each zone's tail from where he is when the note is
-sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a zone's
-tail per cell it is heard from (a late field changes slowly across a court of 140 m). It
-runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
+listener's every note: ``send_heard``) is sent too, as a lined note is: its dry note, which
+the heard note carries. A walking listener hears each zone's tail from where he is when the
+note is sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a
+zone's tail per cell it is heard from (a late field changes slowly across a court of 140 m).
+It runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
 docs/site.md) and is brought up to the output's rate like a bus. A send is only added to
 its zone's stream at its bus's rate (``_Stream``); each stream is brought down to the
 tail's rate once a chunk, where it sounds, when the tail is taken (on the buses' threads,
@@ -37,7 +36,7 @@ from soundscape.sound.court import BANDS, Court, stable_seed, tail
 from soundscape.sound.iir import sosfilt_rows
 from soundscape.sound.lines import Lines, impulse_filter
 from soundscape.sound.panning import Panner
-from soundscape.sound.propagation import Air, Surroundings, paths
+from soundscape.sound.propagation import Air
 
 __all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights"]
 
@@ -67,11 +66,6 @@ _FEW_COLUMNS = 4
 #: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
 #: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
 TAIL_CHUNK = 28672
-#: The band (Hz) in which a note heard on its own is sent at its dry sound's energy: the
-#: 500 Hz and 1 kHz octaves, where ISO 3382-1 reads EDT, T20 and C80 (``_along``).
-_SEND_BAND = (500.0 / math.sqrt(2.0), 1000.0 * math.sqrt(2.0))
-#: Frequencies (log-spaced) over which that band's energy is averaged.
-_SEND_FREQS = 512
 #: A walking listener's grid (m) and facing step (degrees) for the tail he hears.
 WALK_CELL_M = 10.0
 WALK_TURN_DEG = 30.0
@@ -108,15 +102,11 @@ class Tail:
     upsampler : type
         ``buses.Upsampler`` (given, not imported: the buses import this module): its taps
         and delay bring the tail up to the output's rate (``_Upsampler``).
-    surroundings : Surroundings or None
-        The render's (the spatialiser's paths): a note heard on its own is sent at the
-        energy of its dry sound (``send_heard``); None: the court's own and ``air``.
     """
 
     def __init__(self, court: Court, listener: Listener | ListenerPath, panner: Panner,
                  channels: int, sample_rate: int, air: Air, seed: int,
-                 rates: tuple[int, ...] = (), *,
-                 upsampler, surroundings: Surroundings | None = None) -> None:
+                 rates: tuple[int, ...] = (), *, upsampler) -> None:
         # the tail's rate: a whole fraction of every bus's, near tail_rate_hz
         step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
         factor = max(step, round(sample_rate / court.model.tail_rate_hz / step) * step)
@@ -126,7 +116,6 @@ class Tail:
         self.factor = factor
         self.rate = sample_rate // factor
         self.court = court
-        self.surroundings = surroundings or Surroundings(air=air, court=court)
         self.walk: ListenerPath | None = None
         self.listener: Listener
         if isinstance(listener, Listener):
@@ -137,9 +126,6 @@ class Tail:
         self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
         self.weights = diffuse_weights(panner)
         self.panner = panner
-        #: The panner the notes given to ``send_heard`` were heard with (the ADM master's
-        #: court bed hears one-track objects and pans its tail in ambisonics).
-        self.heard_panner = panner
         self.seed = seed
         self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
                            chunk=TAIL_CHUNK)
@@ -152,7 +138,6 @@ class Tail:
         self._flushed = 0  # tail-rate frame up to which the sends are brought down
         self.output_rate = sample_rate
         self._energy: dict[tuple, float] = {}
-        self._projections: dict[tuple, tuple] = {}
 
     # What a source sends ------------------------------------------------------
 
@@ -171,10 +156,10 @@ class Tail:
         first = int(heard[0]) if len(heard) else 0
         return first, ir[first:]
 
-    def _pan(self, ear: Listener, point, panner: Panner | None = None) -> np.ndarray:
+    def _pan(self, ear: Listener, point) -> np.ndarray:
         """An image's gains per channel (the panner's, from where it stands; gain-only)."""
         azimuth, elevation, _ = ear.direction_to(point)
-        return (panner or self.panner).terms(azimuth, elevation).gains
+        return self.panner.terms(azimuth, elevation).gains
 
     def _filter(self, heard, face):
         del face  # the tail is omnidirectional
@@ -239,42 +224,14 @@ class Tail:
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
         """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
-        ``time`` s, from ``point``): what reaches the ear along the direct sound's panning
-        gains (the heard channels projected on them: the direct sound whole, the early
-        reflections in part), at 1 m and back at its onset."""
-        start, signals, mix = note
-        ear = self.walk.at(time) if self.walk is not None else self.listener
-        gains, scale, distance = self._along(tuple(point), ear)
-        if scale == 0 or not len(signals):
-            return
-        along = (mix @ gains if mix is not None else gains) * np.float32(scale)
-        mono = signals @ along.astype(np.float32)
-        self.send(rate, time + start / rate - distance / self.speed, mono, point, column)
-
-    def _along(self, point, ear: Listener) -> tuple[np.ndarray, float, float]:
-        """The direct sound's panning gains, the factor that brings the heard channels
-        projected on them back to the dry sound's energy in ``_SEND_BAND``, and the direct
-        path's length (m).
-
-        The projection is a sum of the paths, each with its projected gain, air and delay:
-        a floor bounce 0.8 ms after the direct sound is in phase with it at low
-        frequencies and against it at 630 Hz, so the paths' energy is the band's mean of
-        |Σ a e^(−iωτ)|² (it set the late sound 2.5 dB low on the hall and 1 dB high at the
-        gate when near paths were taken in phase and the others in energy)."""
-        found = self._projections.get((point, ear))
-        if found is None:
-            ways = paths(point, ear.position, surroundings=self.surroundings)
-            pan = functools.partial(self._pan, ear, panner=self.heard_panner)
-            gains = pan(ways[0].point).astype(np.float32)
-            norm = float(gains @ gains)
-            heard = _band_energy(ways, [float(pan(way.point) @ gains) / norm
-                                        for way in ways], self.surroundings.air,
-                                 self.speed) if norm > 0 else 0.0
-            scale = 1.0 / (math.sqrt(heard) * norm) if heard > 0 else 0.0
-            found = (gains, scale, float(ways[0].distance))
-            if self.walk is None:  # a walker is never twice at one place
-                self._projections[(point, ear)] = found
-        return found
+        ``time`` s, from ``point``) as ``send`` sends a lined note: its dry note, which it
+        carries, so that it has the tail the same note on a line has. (Its heard channels
+        projected on the direct sound's panning gains, sent before, carried the early
+        reflections from near that direction too: at the gate the tail started late, EDT
+        +20 %, docs/site.md.)"""
+        dry = note[3]
+        assert dry is not None, "a heard note for the tail carries its dry note (dry=True)"
+        self.send(rate, time, dry, point, column)
 
     def _ratio(self, rate: int) -> int:
         if (self.factor * rate) % self.output_rate:
@@ -546,29 +503,3 @@ def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         fir = np.convolve(fir, np.convolve([b0, b1, b2], cancel.real))
         poles.append([1.0, 0.0, 0.0, *np.real(np.poly(pair ** down))])
     return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
-
-
-@functools.lru_cache(maxsize=4)
-def _send_freqs(air: Air) -> tuple[np.ndarray, np.ndarray]:
-    """``_SEND_FREQS`` frequencies over ``_SEND_BAND`` and the air's absorption (dB/m) there."""
-    freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
-    return freqs, np.asarray(air.absorption_db_per_m(freqs))
-
-
-def _band_energy(ways, projections, air: Air, speed: float) -> float:
-    """The mean over ``_SEND_BAND`` of |Σ g p a(f) e^(−2πif(d − d₀)/c)|²: the paths'
-    (``ways``: gain g, length d) projected amplitudes p with their air a(f), as heard."""
-    freqs, alpha = _send_freqs(air)
-    first = ways[0].distance
-    heard = [(way.gain * projection, way.distance)
-             for way, projection in zip(ways, projections, strict=True) if projection != 0.0]
-    total = np.zeros(freqs.size, dtype=complex)
-    if heard:  # every path at once; the rows are summed in order, as one by one
-        gain, distance = (np.array(column)[:, None] for column in zip(*heard, strict=True))
-        loss = 10.0 ** (-alpha * distance / 20.0)
-        total += (gain * loss * np.exp(-2j * np.pi * freqs * (distance - first) / speed)
-                  ).sum(axis=0)
-    power = np.abs(total) ** 2
-    # each octave's mean, then their mean in dB (ISO 3382-1 averages the octaves' figures)
-    return float(np.exp(np.mean(np.log([np.mean(half) + 1e-300
-                                        for half in np.array_split(power, 2)]))))
