@@ -58,12 +58,11 @@ _BLOCK = 1 << 16
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
-#: Input frames per row of the tail's upsampler's product (``_Upsampler``): 8 frames (48
-#: outputs at 8 → 48 kHz) took 1.3–1.4 ms CPU per stereo chunk of ``TAIL_CHUNK`` frames
-#: against the buses' 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same ±0.1 ms).
+#: Input frames per row of the tail's upsampler's product (the buses' ``Upsampler``, its
+#: ``group``): 8 frames (48 outputs at 8 → 48 kHz) took 1.3–1.4 ms CPU per stereo chunk of
+#: ``TAIL_CHUNK`` frames against 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same
+#: ±0.1 ms).
 _UP_GROUP = 8
-#: Up to this many channels the upsampler's output is interleaved a column at a time.
-_FEW_COLUMNS = 4
 #: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
 #: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
 TAIL_CHUNK = 28672
@@ -106,8 +105,8 @@ class Tail:
     rates : tuple of int
         The rates of the buses that send to it (each a whole multiple of the tail's).
     upsampler : type
-        ``buses.Upsampler`` (given, not imported: the buses import this module): its taps
-        and delay bring the tail up to the output's rate (``_Upsampler``).
+        ``buses.Upsampler`` (given, not imported: the buses import this module): brings the
+        tail up to the output's rate, in rows of ``_UP_GROUP`` frames.
     surroundings : Surroundings or None
         The render's (the spatialiser's paths): a note heard on its own is sent at the
         energy of its dry sound (``send_heard``); None: the court's own and ``air``.
@@ -143,7 +142,7 @@ class Tail:
         self.seed = seed
         self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
                            chunk=TAIL_CHUNK)
-        self._up = _Upsampler(upsampler, factor, channels) if factor > 1 else None
+        self._up = upsampler(factor, channels, group=_UP_GROUP) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
         self._routes: dict[tuple, tuple] = {}
@@ -334,56 +333,6 @@ class Tail:
             more = block if self._up is None else self._up(block)
             self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
         out, self._ready = self._ready[:frames], self._ready[frames:]
-        return out
-
-
-class _Upsampler:
-    """``upsampler`` (the buses' ``Upsampler``) with its own taps, as a product that suits the
-    tail's factor (6 at 8 kHz): each row of windows is ``_UP_GROUP`` input frames and the
-    ``2·delay`` before them, times a banded matrix of the taps (``_UP_GROUP + 2·delay`` products
-    an output sample, where the buses' 32 frames make 52). The taps are the upsampler's own,
-    read from its response to an impulse, so only the sums' order differs from it."""
-
-    def __init__(self, upsampler, factor: int, channels: int) -> None:
-        self.delay = upsampler.delay
-        self.factor = factor
-        width = 2 * self.delay + 1
-        impulse = np.zeros((width, 1), dtype=np.float32)
-        impulse[0] = 1.0
-        phases = upsampler(factor, 1)(impulse)[:, 0].reshape(width, factor)
-        band = np.zeros((_UP_GROUP + width - 1, _UP_GROUP * factor), dtype=np.float32)
-        for n in range(_UP_GROUP):  # row n + j of a window meets input n − 2·delay + j
-            band[n:n + width, n * factor:(n + 1) * factor] = phases[::-1]
-        self._band = band
-        self._history = np.zeros((channels, width - 1), dtype=np.float32)
-
-    def __call__(self, block: np.ndarray) -> np.ndarray:
-        frames, channels = block.shape
-        old = self._history.shape[1]
-        groups = -(-frames // _UP_GROUP)
-        # each channel's history, then the block, then zeros to whole groups (they only reach
-        # outputs past the block: the filter is causal)
-        line = np.empty((channels, old + groups * _UP_GROUP), dtype=np.float32)
-        line[:, :old] = self._history
-        line[:, old:old + frames] = block.T
-        line[:, old + frames:] = 0.0
-        self._history = line[:, frames:frames + old].copy()
-        live = np.flatnonzero(line[:, :old + frames].any(axis=1))
-        if len(live) == 0:
-            return np.zeros((frames * self.factor, channels), dtype=np.float32)
-        size = self._band.shape[0]
-        rows = line[live] if len(live) < channels else line
-        windows = np.lib.stride_tricks.as_strided(
-            rows, (len(live), groups, size),
-            (rows.strides[0], _UP_GROUP * rows.strides[1], rows.strides[1]), writeable=False)
-        product = (np.ascontiguousarray(windows).reshape(-1, size) @ self._band
-                   ).reshape(len(live), -1)[:, :frames * self.factor]
-        if channels > _FEW_COLUMNS and len(live) == channels:
-            return np.ascontiguousarray(product.T)
-        out = (np.empty if len(live) == channels else np.zeros)(
-            (frames * self.factor, channels), dtype=np.float32)
-        for row, column in enumerate(live):  # a column at a time (numpy's .T copy is slower)
-            out[:, column] = product[row]
         return out
 
 

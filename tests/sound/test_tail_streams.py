@@ -160,10 +160,10 @@ def test_a_send_is_added_into_its_blocks_in_place(monkeypatch):
 
 @pytest.mark.parametrize("channels", [2, 16])
 def test_the_tails_upsampler_is_the_buses_filter(channels):
-    """The tail brings its chunks up with a product of its own (``_Upsampler``: rows of 8
-    frames, not the buses' 32) and the buses' upsampler's own taps: sample for sample the
-    causal Kaiser filter (scipy's upfirdn), over odd blocks, a silent stretch and a silent
-    column (exact zeros), and the buses' output to float32 rounding."""
+    """The tail brings its chunks up with the buses' upsampler in rows of its own
+    (``_UP_GROUP``: 8 frames, not the buses' 12): sample for sample the causal Kaiser filter
+    (scipy's upfirdn), over odd blocks, a silent stretch and a silent column (exact zeros),
+    and the buses' output to float32 rounding."""
     factor = 6
     rng = np.random.default_rng(6)
     low = rng.normal(0.0, 1.0, (4000, channels)).astype(np.float32)
@@ -171,7 +171,8 @@ def test_the_tails_upsampler_is_the_buses_filter(channels):
     low[:, -1] = 0.0
     taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
     want = signal.upfirdn(taps, low.astype(float), up=factor, axis=0)[:len(low) * factor]
-    ours, buses = tail_module._Upsampler(Upsampler, factor, channels), Upsampler(factor, channels)
+    ours = Upsampler(factor, channels, group=tail_module._UP_GROUP)
+    buses = Upsampler(factor, channels)
     cuts = [0, 1, 8, 27, 1001, 1010, 1499, 2345, 4000]
     got = np.concatenate([ours(low[a:b]) for a, b in itertools.pairwise(cuts)])
     theirs = np.concatenate([buses(low[a:b]) for a, b in itertools.pairwise(cuts)])
@@ -180,3 +181,9 @@ def test_the_tails_upsampler_is_the_buses_filter(channels):
     assert not got[:, -1].any()
     assert np.max(np.abs(got - theirs)) < 4 * np.finfo(np.float32).eps * np.abs(want).max()
     assert ours.delay == buses.delay
+
+
+def test_the_tail_brings_its_chunks_up_in_its_own_rows(tail):
+    made, _ = tail
+    assert isinstance(made._up, Upsampler)
+    assert (made._up.factor, made._up.group) == (made.factor, tail_module._UP_GROUP)
