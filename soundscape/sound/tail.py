@@ -35,9 +35,10 @@ from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
 from soundscape.sound.iir import sosfilt_rows
-from soundscape.sound.lines import Lines, impulse_filter
+from soundscape.sound.lines import Lines, first_chunks, impulse_filter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air, Surroundings, paths
+from soundscape.sound.spatialise import GUARD
 
 __all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights"]
 
@@ -63,9 +64,12 @@ _ORDER = 8
 #: ``TAIL_CHUNK`` frames against 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same
 #: ±0.1 ms).
 _UP_GROUP = 8
-#: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
-#: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
-TAIL_CHUNK = 28672
+#: Tail-rate frames convolved at a time: 7.2 s at 8 kHz (a lines' ``CHUNK``), a 98 304-point
+#: FFT with the 4.5 s tail: 22 % less FFT time per frame than 3.6 s in 65 536 points (s18's
+#: tail 8 % less CPU, ``bench/bench_tail.py``). A take hears at most one chunk ahead of its
+#: last frame (``guard``): the render keeps no more of the rite in flight than with two
+#: chunks of 3.6 s, as the guard counted them before.
+TAIL_CHUNK = 57344
 #: The band (Hz) in which a note heard on its own is sent at its dry sound's energy: the
 #: 500 Hz and 1 kHz octaves, where ISO 3382-1 reads EDT, T20 and C80 (``_along``).
 _SEND_BAND = (500.0 / math.sqrt(2.0), 1000.0 * math.sqrt(2.0))
@@ -303,15 +307,24 @@ class Tail:
 
     def guard(self, frame: int) -> int:
         """Output samples before an onset that a send may still change, when the output is
-        taken up to ``frame``: the chunks made ahead (short near the start: ``lines``), the
-        decimator's reach, and a send's lead (a source nearer the listener than its zone's
-        point is sent early)."""
+        taken up to ``frame``: up to the end of the last chunk that take hears (short near
+        the start: ``lines``), the upsampler's lag, the decimator's reach, and a send's lead
+        (a source nearer the listener than its zone's point is sent early; a heard note's
+        guard). The chunks fall on fixed frames, so the take hears the one that holds its
+        last frame and no later one: at most one chunk ahead."""
         width, depth = self.court.enclosure.size
         lead = math.ceil(math.hypot(width, depth) / self.speed * self.output_rate)
-        at = frame // self.factor + self._lag + 8  # the tail frame the take reaches, and more
-        size = self.lines.size_at(at)
-        chunks = size + self.lines.size_at(at + size)  # 2 × TAIL_CHUNK after the first
-        return (self._lag + 4 + chunks + 1) * self.factor + lead
+        end = self._chunk_end(frame // self.factor)
+        return (end + self._lag + 4 + 1 + GUARD) * self.factor - frame + lead
+
+    def _chunk_end(self, frame: int) -> int:
+        """The tail frame after the lines' chunk that holds tail frame ``frame``."""
+        end = 0
+        for size in first_chunks(self.lines.size):
+            end += size
+            if frame < end:
+                return end
+        return (frame // self.lines.size + 1) * self.lines.size
 
     @property
     def extent(self) -> int:
