@@ -339,14 +339,21 @@ class Tail:
         return len(self._ready) < frames
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples of the tail."""
-        while len(self._ready) < frames:
+        """The next ``frames`` output samples of the tail.
+
+        Only the frames handed out are joined across chunks, not what is left of the last
+        chunk made (7.2 s of output copied a chunk for a block of 1 s)."""
+        parts, have = [], 0
+        while have + len(self._ready) < frames:
+            if len(self._ready):
+                parts.append(self._ready)
+                have += len(self._ready)
             self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
             block = self.lines.chunk()
-            more = block if self._up is None else self._up(block)
-            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
-        out, self._ready = self._ready[:frames], self._ready[frames:]
-        return out
+            self._ready = block if self._up is None else self._up(block)
+        parts.append(self._ready[:frames - have])
+        self._ready = self._ready[frames - have:]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class _Stream:
@@ -450,14 +457,20 @@ def _low_pass(padded: np.ndarray, down: int, zi: np.ndarray | None = None
     """Every ``down``-th sample of the low-passed ``padded`` past its first ``_ORDER · down``
     (the FIR's reach): for each phase j of the FIR's taps (j, j + down, …), the input
     samples it meets, one in ``down``, convolved with them; then the poles at the tail's
-    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state."""
-    phases, poles = _polyphase(down)
+    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state.
+
+    Each column of ``padded`` (one sample in ``down``) is read into double precision once,
+    into a row of its own, and only the whole windows are summed (``np.correlate``'s
+    "valid": each output the same sum, oldest sample first, as ``np.convolve`` made it;
+    the FIR 5 % faster than convolving the strided columns and cutting the full result)."""
+    _, poles = _polyphase(down)
     frames = len(padded) // down - _ORDER
+    columns = np.ascontiguousarray(padded.reshape(-1, down).T, dtype=np.float64)
     w = np.zeros(frames)
-    for j, taps in enumerate(phases):
-        column = -j % down  # input (m + _ORDER − k)·down − j is this column's row m + … − shift
-        shift = (j + column) // down
-        w += np.convolve(padded[column::down], taps)[_ORDER - shift:_ORDER - shift + frames]
+    for j, taps in enumerate(_reversed_phases(down)):
+        # output m meets input (m + _ORDER − k)·down − j: rows m … m + len(taps) − 1 of
+        # column −j mod down, against the taps from the last (k = len − 1) to the first
+        w += np.correlate(columns[-j % down], taps, "valid")[:frames]
     state = np.zeros((1, len(poles), 2)) if zi is None else zi[None]
     low, final = sosfilt_rows(poles, w[None, :], state, overwrite=True)
     return low[0].astype(np.float32), final[0]
@@ -508,6 +521,12 @@ def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         fir = np.convolve(fir, np.convolve([b0, b1, b2], cancel.real))
         poles.append([1.0, 0.0, 0.0, *np.real(np.poly(pair ** down))])
     return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
+
+
+@functools.lru_cache(maxsize=8)
+def _reversed_phases(down: int) -> tuple[np.ndarray, ...]:
+    """``_polyphase``'s taps by phase, each reversed (what ``np.correlate`` slides)."""
+    return tuple(taps[::-1].copy() for taps in _polyphase(down)[0])
 
 
 @functools.lru_cache(maxsize=4)
