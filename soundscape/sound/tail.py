@@ -34,9 +34,10 @@ from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
 from soundscape.sound.iir import sosfilt_rows
-from soundscape.sound.lines import Lines, impulse_filter
+from soundscape.sound.lines import Lines, first_chunks, impulse_filter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air
+from soundscape.sound.spatialise import GUARD
 
 __all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights"]
 
@@ -57,15 +58,16 @@ _BLOCK = 1 << 16
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
-#: Input frames per row of the tail's upsampler's product (``_Upsampler``): 8 frames (48
-#: outputs at 8 → 48 kHz) took 1.3–1.4 ms CPU per stereo chunk of ``TAIL_CHUNK`` frames
-#: against the buses' 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same ±0.1 ms).
+#: Input frames per row of the tail's upsampler's product (the buses' ``Upsampler``, its
+#: ``group``): 8 frames (48 outputs at 8 → 48 kHz) took 1.3–1.4 ms CPU per stereo chunk of
+#: 28 672 frames against 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same ±0.1 ms).
 _UP_GROUP = 8
-#: Up to this many channels the upsampler's output is interleaved a column at a time.
-_FEW_COLUMNS = 4
-#: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
-#: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
-TAIL_CHUNK = 28672
+#: Tail-rate frames convolved at a time: 7.2 s at 8 kHz (a lines' ``CHUNK``), a 98 304-point
+#: FFT with the 4.5 s tail: 22 % less FFT time per frame than 3.6 s in 65 536 points (s18's
+#: tail 8 % less CPU, ``bench/bench_tail.py``). A take hears at most one chunk ahead of its
+#: last frame (``guard``): the render keeps no more of the rite in flight than with two
+#: chunks of 3.6 s, as the guard counted them before.
+TAIL_CHUNK = 57344
 #: A walking listener's grid (m) and facing step (degrees) for the tail he hears.
 WALK_CELL_M = 10.0
 WALK_TURN_DEG = 30.0
@@ -100,8 +102,8 @@ class Tail:
     rates : tuple of int
         The rates of the buses that send to it (each a whole multiple of the tail's).
     upsampler : type
-        ``buses.Upsampler`` (given, not imported: the buses import this module): its taps
-        and delay bring the tail up to the output's rate (``_Upsampler``).
+        ``buses.Upsampler`` (given, not imported: the buses import this module): brings the
+        tail up to the output's rate, in rows of ``_UP_GROUP`` frames.
     """
 
     def __init__(self, court: Court, listener: Listener | ListenerPath, panner: Panner,
@@ -129,7 +131,7 @@ class Tail:
         self.seed = seed
         self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
                            chunk=TAIL_CHUNK)
-        self._up = _Upsampler(upsampler, factor, channels) if factor > 1 else None
+        self._up = upsampler(factor, channels, group=_UP_GROUP) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
         self._routes: dict[tuple, tuple] = {}
@@ -261,15 +263,24 @@ class Tail:
 
     def guard(self, frame: int) -> int:
         """Output samples before an onset that a send may still change, when the output is
-        taken up to ``frame``: the chunks made ahead (short near the start: ``lines``), the
-        decimator's reach, and a send's lead (a source nearer the listener than its zone's
-        point is sent early)."""
+        taken up to ``frame``: up to the end of the last chunk that take hears (short near
+        the start: ``lines``), the upsampler's lag, the decimator's reach, and a send's lead
+        (a source nearer the listener than its zone's point is sent early; a heard note's
+        guard). The chunks fall on fixed frames, so the take hears the one that holds its
+        last frame and no later one: at most one chunk ahead."""
         width, depth = self.court.enclosure.size
         lead = math.ceil(math.hypot(width, depth) / self.speed * self.output_rate)
-        at = frame // self.factor + self._lag + 8  # the tail frame the take reaches, and more
-        size = self.lines.size_at(at)
-        chunks = size + self.lines.size_at(at + size)  # 2 × TAIL_CHUNK after the first
-        return (self._lag + 4 + chunks + 1) * self.factor + lead
+        end = self._chunk_end(frame // self.factor)
+        return (end + self._lag + 4 + 1 + GUARD) * self.factor - frame + lead
+
+    def _chunk_end(self, frame: int) -> int:
+        """The tail frame after the lines' chunk that holds tail frame ``frame``."""
+        end = 0
+        for size in first_chunks(self.lines.size):
+            end += size
+            if frame < end:
+                return end
+        return (frame // self.lines.size + 1) * self.lines.size
 
     @property
     def extent(self) -> int:
@@ -284,64 +295,21 @@ class Tail:
         return len(self._ready) < frames
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples of the tail."""
-        while len(self._ready) < frames:
+        """The next ``frames`` output samples of the tail.
+
+        Only the frames handed out are joined across chunks, not what is left of the last
+        chunk made (7.2 s of output copied a chunk for a block of 1 s)."""
+        parts, have = [], 0
+        while have + len(self._ready) < frames:
+            if len(self._ready):
+                parts.append(self._ready)
+                have += len(self._ready)
             self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
             block = self.lines.chunk()
-            more = block if self._up is None else self._up(block)
-            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
-        out, self._ready = self._ready[:frames], self._ready[frames:]
-        return out
-
-
-class _Upsampler:
-    """``upsampler`` (the buses' ``Upsampler``) with its own taps, as a product that suits the
-    tail's factor (6 at 8 kHz): each row of windows is ``_UP_GROUP`` input frames and the
-    ``2·delay`` before them, times a banded matrix of the taps (``_UP_GROUP + 2·delay`` products
-    an output sample, where the buses' 32 frames make 52). The taps are the upsampler's own,
-    read from its response to an impulse, so only the sums' order differs from it."""
-
-    def __init__(self, upsampler, factor: int, channels: int) -> None:
-        self.delay = upsampler.delay
-        self.factor = factor
-        width = 2 * self.delay + 1
-        impulse = np.zeros((width, 1), dtype=np.float32)
-        impulse[0] = 1.0
-        phases = upsampler(factor, 1)(impulse)[:, 0].reshape(width, factor)
-        band = np.zeros((_UP_GROUP + width - 1, _UP_GROUP * factor), dtype=np.float32)
-        for n in range(_UP_GROUP):  # row n + j of a window meets input n − 2·delay + j
-            band[n:n + width, n * factor:(n + 1) * factor] = phases[::-1]
-        self._band = band
-        self._history = np.zeros((channels, width - 1), dtype=np.float32)
-
-    def __call__(self, block: np.ndarray) -> np.ndarray:
-        frames, channels = block.shape
-        old = self._history.shape[1]
-        groups = -(-frames // _UP_GROUP)
-        # each channel's history, then the block, then zeros to whole groups (they only reach
-        # outputs past the block: the filter is causal)
-        line = np.empty((channels, old + groups * _UP_GROUP), dtype=np.float32)
-        line[:, :old] = self._history
-        line[:, old:old + frames] = block.T
-        line[:, old + frames:] = 0.0
-        self._history = line[:, frames:frames + old].copy()
-        live = np.flatnonzero(line[:, :old + frames].any(axis=1))
-        if len(live) == 0:
-            return np.zeros((frames * self.factor, channels), dtype=np.float32)
-        size = self._band.shape[0]
-        rows = line[live] if len(live) < channels else line
-        windows = np.lib.stride_tricks.as_strided(
-            rows, (len(live), groups, size),
-            (rows.strides[0], _UP_GROUP * rows.strides[1], rows.strides[1]), writeable=False)
-        product = (np.ascontiguousarray(windows).reshape(-1, size) @ self._band
-                   ).reshape(len(live), -1)[:, :frames * self.factor]
-        if channels > _FEW_COLUMNS and len(live) == channels:
-            return np.ascontiguousarray(product.T)
-        out = (np.empty if len(live) == channels else np.zeros)(
-            (frames * self.factor, channels), dtype=np.float32)
-        for row, column in enumerate(live):  # a column at a time (numpy's .T copy is slower)
-            out[:, column] = product[row]
-        return out
+            self._ready = block if self._up is None else self._up(block)
+        parts.append(self._ready[:frames - have])
+        self._ready = self._ready[frames - have:]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class _Stream:
@@ -445,14 +413,20 @@ def _low_pass(padded: np.ndarray, down: int, zi: np.ndarray | None = None
     """Every ``down``-th sample of the low-passed ``padded`` past its first ``_ORDER · down``
     (the FIR's reach): for each phase j of the FIR's taps (j, j + down, …), the input
     samples it meets, one in ``down``, convolved with them; then the poles at the tail's
-    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state."""
-    phases, poles = _polyphase(down)
+    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state.
+
+    Each column of ``padded`` (one sample in ``down``) is read into double precision once,
+    into a row of its own, and only the whole windows are summed (``np.correlate``'s
+    "valid": each output the same sum, oldest sample first, as ``np.convolve`` made it;
+    the FIR 5 % faster than convolving the strided columns and cutting the full result)."""
+    _, poles = _polyphase(down)
     frames = len(padded) // down - _ORDER
+    columns = np.ascontiguousarray(padded.reshape(-1, down).T, dtype=np.float64)
     w = np.zeros(frames)
-    for j, taps in enumerate(phases):
-        column = -j % down  # input (m + _ORDER − k)·down − j is this column's row m + … − shift
-        shift = (j + column) // down
-        w += np.convolve(padded[column::down], taps)[_ORDER - shift:_ORDER - shift + frames]
+    for j, taps in enumerate(_reversed_phases(down)):
+        # output m meets input (m + _ORDER − k)·down − j: rows m … m + len(taps) − 1 of
+        # column −j mod down, against the taps from the last (k = len − 1) to the first
+        w += np.correlate(columns[-j % down], taps, "valid")[:frames]
     state = np.zeros((1, len(poles), 2)) if zi is None else zi[None]
     low, final = sosfilt_rows(poles, w[None, :], state, overwrite=True)
     return low[0].astype(np.float32), final[0]
@@ -503,3 +477,10 @@ def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         fir = np.convolve(fir, np.convolve([b0, b1, b2], cancel.real))
         poles.append([1.0, 0.0, 0.0, *np.real(np.poly(pair ** down))])
     return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
+
+
+@functools.lru_cache(maxsize=8)
+def _reversed_phases(down: int) -> tuple[np.ndarray, ...]:
+    """``_polyphase``'s taps by phase, each reversed (what ``np.correlate`` slides)."""
+    return tuple(taps[::-1].copy() for taps in _polyphase(down)[0])
+
