@@ -152,15 +152,18 @@ class BlockWriter:
         Block → what ``sink`` takes; None hands the block over as it is.
     converters : int >= 1
         Threads converting blocks side by side (each ``convert`` call on its own block).
+    name : str
+        Its threads' name (``name``, ``name-converter``), for profiles.
     """
 
     _QUEUE = 3
 
     def __init__(self, sink: Callable[[Any], object],
-                 convert: Callable[[Any], Any] | None = None, *, converters: int = 1) -> None:
+                 convert: Callable[[Any], Any] | None = None, *, converters: int = 1,
+                 name: str = "audio-writer") -> None:
         self._sink, self._convert = sink, convert
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="audio-writer")
-        self._converter = (ThreadPoolExecutor(converters, thread_name_prefix="audio-converter")
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix=name)
+        self._converter = (ThreadPoolExecutor(converters, thread_name_prefix=f"{name}-converter")
                            if convert is not None else None)
         self._queue = self._QUEUE + (converters - 1 if convert is not None else 0)
         self._pending: deque[Future] = deque()

@@ -549,7 +549,7 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     runs = dict(_runs(np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db)),
                       reach, reach, len(reference.peaks)))
     starts, size = sorted(runs), how.block_frames
-    with BlockWriter(finished) as worker:
+    with BlockWriter(finished, name="pass2-meter") as worker:
         last = 0
         for first, chunk in _read_raw(raw, how.width, size):
             count = -(-len(chunk) // size)
