@@ -9,6 +9,15 @@ passes in this process, so ``time.process_time`` counts every thread), each pass
 check that a change made only for speed keeps them. ``--target -16`` makes the limiter
 work on a section the −23 LUFS default leaves unlimited. A/B: run it from two checkouts
 (``PYTHONPATH=<checkout>``) on the same WAV.
+
+``--pass2 FOLDER`` times pass 2 alone, as the render runs it: pass 1 is run once (the WAV
+read in blocks, so a whole rite's fits; its raw file and measurements kept in FOLDER for
+the next runs, of either checkout), then pass 2 ``--repeat`` times, each with the raw file
+read into the page cache first (as pass 1 leaves it), with glibc's malloc set as the
+command sets it. It prints wall, user and system CPU of each run and each thread's CPU
+(Linux: /proc), so the thread that bounds the wall shows on a busy machine too. E.g. the
+whole rite: ``--pass2 /tmp/p2 --target -21 rite.wav`` (a render's output is limited already:
+a target 2 dB over it makes the limiter work again).
 """
 
 from __future__ import annotations
@@ -17,7 +26,11 @@ import argparse
 import contextlib
 import hashlib
 import json
+import os
+import pickle
+import resource
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -67,12 +80,111 @@ def run(blocks: list[np.ndarray], target: float, folder: Path) -> tuple[dict, st
     return times, digest
 
 
+def _first_pass(render: Path, folder: Path) -> tuple[mastering._PassOne, int]:
+    """Pass 1 on the render's samples over its gain (kept in ``folder`` for later runs)."""
+    raw, kept = folder / "raw.f32", folder / "pass1.pickle"
+    width = soundfile.info(render).channels
+    if kept.exists() and raw.exists():
+        return pickle.loads(kept.read_bytes()), width
+    gain_db = json.loads(Path(f"{render}.loudness.json").read_text())["gain_db"]
+    down = np.float32(10 ** (-gain_db / 20))
+    blocks = (block * down for block in soundfile.blocks(render, blocksize=BLOCK,
+                                                         dtype="float32", always_2d=True))
+    first = mastering._pass_one(blocks, raw, mastering.measurement(width, 0),
+                                mastering.LoudnessMeter(RATE, np.ones(width)))
+    kept.write_bytes(pickle.dumps(first))
+    return first, width
+
+
+def _thread_cpu() -> dict[int, float]:
+    """CPU seconds of each of this process's threads so far (Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    seconds = {}
+    for task in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/self/task/{task}/stat").read_text().rsplit(")", 1)[1].split()
+            seconds[int(task)] = (int(fields[11]) + int(fields[12])) / ticks
+    return seconds
+
+
+class _ThreadWatch:
+    """Each thread's CPU over a ``with`` block, by name (the pass's pool threads end with
+    it, so they are sampled while it runs); ``used``: (seconds, name), largest first."""
+
+    def __enter__(self) -> _ThreadWatch:
+        self.before, self.seen, self.names = _thread_cpu(), {}, {}
+        self.done = threading.Event()
+        self.watcher = threading.Thread(target=self._watch, name="watcher")
+        self.watcher.start()
+        return self
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.02):
+            self.seen.update(_thread_cpu())
+            self.names.update((t.native_id, t.name) for t in threading.enumerate()
+                              if t.native_id is not None)
+
+    def __exit__(self, *_: object) -> None:
+        self.done.set()
+        self.watcher.join()
+        self.seen.update(_thread_cpu())
+        self.used = sorted(((cpu - self.before.get(tid, 0.0), self.names.get(tid, str(tid)))
+                            for tid, cpu in self.seen.items()
+                            if tid != self.watcher.native_id), reverse=True)
+
+
+def pass_two(render: Path, folder: Path, target: float, repeat: int) -> None:
+    """Time pass 2 alone (see the module's doc)."""
+    from soundscape.malloc import one_arena, reuse_freed_memory
+
+    reuse_freed_memory()  # as the soundscape command does
+    one_arena()
+    folder.mkdir(parents=True, exist_ok=True)
+    first, width = _first_pass(render, folder)
+    how = mastering.Mastering(RATE, width, width, np.ones(width), mastering.measurement(width, 0),
+                              BLOCK, target, -1.0)
+    ceiling = how.ceiling_dbtp - mastering.LIMITER_MARGIN_DB
+    gain_db = target - first.meter.integrated()
+    limit = first.peak.peak_dbtp + gain_db > ceiling
+    if limit:
+        gain_db = mastering.likely_gain(first, gain_db, target, ceiling)
+    loud = mastering._loud_blocks(first.peaks, 10 ** (gain_db / 20), ceiling)
+    print(f"gain {gain_db:+.2f} dB, limiter {'on' if limit else 'off'}, "
+          f"{int(loud.sum())} of {len(loud)} blocks loud")
+    out = folder / "out.wav"
+    for _ in range(repeat):
+        with open(folder / "raw.f32", "rb", buffering=0) as f:  # in the page cache
+            while f.read(64 << 20):
+                pass
+        with _ThreadWatch() as threads:
+            start, used = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+            with open_writer(out, sample_rate=RATE, channels=width, file_format="wav",
+                             bits="24", frames=first.frames) as writer:
+                report = mastering._pass_two(folder / "raw.f32", how, gain_db, ceiling,
+                                             limit=limit, write=[writer], reference=first)
+            wall, now = time.monotonic() - start, resource.getrusage(resource.RUSAGE_SELF)
+        print(f"pass 2: wall {wall:.2f} s, user {now.ru_utime - used.ru_utime:.2f} s, "
+              f"system {now.ru_stime - used.ru_stime:.2f} s; threads: "
+              + ", ".join(f"{name} {cpu:.2f}" for cpu, name in threads.used if cpu >= 0.01))
+    digest = hashlib.sha256()
+    with open(out, "rb") as f:
+        while chunk := f.read(64 << 20):
+            digest.update(chunk)
+    digest.update(repr(report).encode())
+    print(f"output + report sha256 {digest.hexdigest()[:16]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("render", type=Path)
     parser.add_argument("--target", type=float, default=-23.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--pass2", type=Path, metavar="FOLDER",
+                        help="time pass 2 alone, its raw file and pass 1 kept in FOLDER")
     args = parser.parse_args()
+    if args.pass2 is not None:
+        pass_two(args.render, args.pass2, args.target, args.repeat)
+        return
     blocks = raw_blocks(args.render)
     best: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:

@@ -12,11 +12,17 @@ one BLAS thread and glibc's reuse of freed blocks as the render has them. Each v
 difference B − A: largest and rms, in dB under the tail's rms, and the largest in 24-bit
 steps of the file after the render's loudness gain (``--gain``, its ``loudness.json``'s
 ``gain_db``; s18: 16.63). Run it a few times and take each version's minimum.
+
+``--ahead S`` replays each take only once the sends up to ``S`` seconds past its end are made
+(the recorded order is the render's, paced by the recording version's ``Tail.guard``): for
+a version that hears further ahead (another ``TAIL_CHUNK``), whose takes would otherwise
+come before sends they hear.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import hashlib
 import importlib.util
 import math
@@ -35,11 +41,11 @@ def record(ops: str, cli: list[str]) -> None:
     init, send, take = tail.Tail.__init__, tail.Tail.send, tail.Tail.take
 
     def recorded_init(self, court, listener, panner, channels, sample_rate, air, seed,
-                      rates=(), *, upsampler, surroundings=None):
+                      rates=(), *, upsampler):
         init(self, court, listener, panner, channels, sample_rate, air, seed, rates,
-             upsampler=upsampler, surroundings=surroundings)
-        pickle.dump(("init", court, listener, panner, channels, sample_rate, air, seed, rates,
-                     surroundings), out, protocol=5)
+             upsampler=upsampler)
+        pickle.dump(("init", court, listener, panner, channels, sample_rate, air, seed, rates),
+                    out, protocol=5)
 
     def recorded_send(self, rate, time_s, mono, point, column):
         pickle.dump(("send", rate, time_s, np.array(mono), point, column), out, protocol=5)
@@ -68,7 +74,34 @@ def _load(path: str, name: str):
     return module
 
 
-def replay(ops: str, paths: list[str], gain_db: float) -> None:
+def _recorded(ops: str):
+    with open(ops, "rb") as source:
+        while True:
+            try:
+                yield pickle.load(source)
+            except EOFError:
+                return
+
+
+def _ahead(ops, seconds: float):
+    """``ops`` with each take put off until the first send ``seconds`` past its end."""
+    pending: collections.deque = collections.deque()
+    end, rate = 0, 1
+    for op in ops:
+        if op[0] == "init":
+            rate = op[5]
+        elif op[0] == "take":
+            end += op[1]
+            pending.append((end, op))
+            continue
+        else:
+            while pending and op[2] >= pending[0][0] / rate + seconds:
+                yield pending.popleft()[1]
+        yield op
+    yield from (op for _, op in pending)
+
+
+def replay(ops: str, paths: list[str], gain_db: float, ahead: float | None = None) -> None:
     from soundscape.malloc import one_arena, reuse_freed_memory
     from soundscape.sound.buses import Upsampler
 
@@ -97,36 +130,32 @@ def replay(ops: str, paths: list[str], gain_db: float) -> None:
     worst = squares = power = 0.0
     count = 0
     tails = []
-    with open(ops, "rb") as source:
-        for n in range(1 << 62):
-            try:
-                op = pickle.load(source)
-            except EOFError:
-                break
-            if op[0] == "init":
-                court, listener, panner, channels, rate, air, seed, rates, around = op[1:]
-                tails = [module.Tail(court, listener, panner, channels, rate, air, seed, rates,
-                                     upsampler=Upsampler, surroundings=around)
-                         for module in modules]
-                continue
-            outs = [None] * len(modules)
-            for i in (range(len(modules)) if n % 2 else reversed(range(len(modules)))):
-                made[0] = 0.0
-                start = time.process_time()
-                if op[0] == "send":
-                    tails[i].send(*op[1:])
-                else:
-                    outs[i] = tails[i].take(op[1])
-                cpu[i][op[0]] += time.process_time() - start - made[0]
-            if op[0] == "take":
-                for digest, out in zip(digests, outs, strict=True):
-                    digest.update(np.ascontiguousarray(out).tobytes())
-                a = outs[0].astype(np.float64)
-                d = outs[-1] - a
-                worst = max(worst, float(np.abs(d).max()))
-                squares += float((d ** 2).sum())
-                power += float((a ** 2).sum())
-                count += d.size
+    recorded = _recorded(ops) if ahead is None else _ahead(_recorded(ops), ahead)
+    for n, op in enumerate(recorded):
+        if op[0] == "init":
+            court, listener, panner, channels, rate, air, seed, rates = op[1:]
+            tails = [module.Tail(court, listener, panner, channels, rate, air, seed, rates,
+                                 upsampler=Upsampler)
+                     for module in modules]
+            continue
+        outs = [None] * len(modules)
+        for i in (range(len(modules)) if n % 2 else reversed(range(len(modules)))):
+            made[0] = 0.0
+            start = time.process_time()
+            if op[0] == "send":
+                tails[i].send(*op[1:])
+            else:
+                outs[i] = tails[i].take(op[1])
+            cpu[i][op[0]] += time.process_time() - start - made[0]
+        if op[0] == "take":
+            for digest, out in zip(digests, outs, strict=True):
+                digest.update(np.ascontiguousarray(out).tobytes())
+            a = outs[0].astype(np.float64)
+            d = outs[-1] - a
+            worst = max(worst, float(np.abs(d).max()))
+            squares += float((d ** 2).sum())
+            power += float((a ** 2).sum())
+            count += d.size
     for path, spent, digest in zip(paths, cpu, digests, strict=True):
         print(f"{path}: send {spent['send']:.3f} s, take {spent['take']:.3f} s, "
               f"total {spent['send'] + spent['take']:.3f} s CPU; "
@@ -149,11 +178,13 @@ def main() -> None:
     rep.add_argument("a")
     rep.add_argument("b")
     rep.add_argument("--gain", type=float, default=16.634, help="the render's gain_db")
+    rep.add_argument("--ahead", type=float, default=None,
+                     help="seconds of sends made before each take (another chunk's A/B)")
     args = parser.parse_args()
     if args.mode == "record":
         record(args.ops, [word for word in args.cli if word != "--"])
     else:
-        replay(args.ops, [args.a, args.b], args.gain)
+        replay(args.ops, [args.a, args.b], args.gain, args.ahead)
 
 
 if __name__ == "__main__":

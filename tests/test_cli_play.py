@@ -513,8 +513,7 @@ def test_a_tail_kept_for_another_listener_panner_or_seed_is_not_read(tmp_path):
     def tail(listener=NORTH, layout="stereo", seed=0):
         panner = make_panner(layout, speed_of_sound=surroundings.air.speed_of_sound)
         return StoredTail(surroundings.court, listener, panner, len(panner.channels), FS,
-                          surroundings.air, seed, (FS,), upsampler=Upsampler,
-                          surroundings=surroundings, store=store)
+                          surroundings.air, seed, (FS,), upsampler=Upsampler, store=store)
 
     zone = surroundings.court.zones[0][1]
     names = {tail().entry(zone, NORTH),

@@ -126,11 +126,9 @@ class _CourtBed(Tail):
         from soundscape.sound.buses import Upsampler  # the buses import the tail
 
         assert surroundings.court is not None, "a court bed needs a court"
-        # the objects' notes are heard along the direct path and the floor only, one track
         super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
                          adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
-                         upsampler=Upsampler, surroundings=_objects(surroundings))
-        self.heard_panner = ObjectTrack()
+                         upsampler=Upsampler)
         self.width = width
         self.made: collections.deque[np.ndarray] = collections.deque()
 
@@ -154,7 +152,7 @@ class _Sends(Tail):
         assert surroundings.court is not None, "sends to a court bed need a court"
         super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
                          adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
-                         upsampler=Upsampler, surroundings=surroundings)
+                         upsampler=Upsampler)
         self.court_bed = court_bed
 
     def send(self, rate: int, time: float, mono: np.ndarray, point, column: int) -> None:

@@ -89,12 +89,16 @@ class Upsampler:
     for 57 344 stereo frames × 3). Only the columns that sound are multiplied (the rows of
     the product change the bits of BLAS's sums: a column's bits are the same with or
     without a silent one beside it).
+
+    ``group`` sets the input samples per row (the court's tail: 8 at ×6, ``tail._UP_GROUP``);
+    the bits depend on it (the order of BLAS's sums), not on anything else.
     """
 
     delay = _HALF_TAPS
 
-    def __init__(self, factor: int, channels: int) -> None:
+    def __init__(self, factor: int, channels: int, group: int = _GROUP) -> None:
         self.factor = factor
+        self.group = group
         taps = factor * signal.firwin(2 * _HALF_TAPS * factor + 1, 1.0 / factor,
                                       window=("kaiser", 5.0))
         width = 2 * _HALF_TAPS + 1
@@ -104,8 +108,8 @@ class Upsampler:
             phases[:len(own), phase] = own
         # row j of a window meets input sample n − 2·HALF_TAPS + j (oldest first); output
         # n of a group is the window's rows n…n + 2·HALF_TAPS against the reversed phases
-        band = np.zeros((_GROUP + width - 1, _GROUP * factor))
-        for n in range(_GROUP):
+        band = np.zeros((group + width - 1, group * factor))
+        for n in range(group):
             band[n:n + width, n * factor:(n + 1) * factor] = phases[::-1]
         self._band = band.astype(np.float32)
         self._history = np.zeros((width - 1, channels), dtype=np.float32)
@@ -141,7 +145,7 @@ class Upsampler:
 
     def _product(self, history: np.ndarray, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
-        old, group = len(history), _GROUP
+        old, group = len(history), self.group
         groups = -(-frames // group)
         # each channel's history and block in a row, then zeros to a whole group (they only
         # reach outputs past the block: the filter is causal); each window is the 20
@@ -213,7 +217,7 @@ class Bus:
 
     def add(self, time: float, note: HeardNote, column: int) -> None:
         """Mix a heard note whose event starts at ``time`` seconds."""
-        start, signals, mix = note
+        start, signals, mix, _ = note
         onset = round(time * self.rate)
         self.accumulator.add(onset + start - self._lag, signals, mix=mix, column=column)
 
@@ -459,9 +463,10 @@ class Buses:
         # ``tail``'s, given the buses' rates (the ADM master's court bed)
         self.tail = (tail(tuple(self.by_rate)) if tail is not None else
                      Tail(surroundings.court, listener, panner, channels, sample_rate,
-                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler,
-                          surroundings=surroundings)
+                          surroundings.air, seed, tuple(self.by_rate), upsampler=Upsampler)
                      if surroundings.court is not None else None)
+        for bus in self.by_rate.values():  # a heard note's dry note is the tail's send
+            bus.heard.dry = self.tail is not None
         self._pool: ThreadPoolExecutor | None = None
 
     def guard(self, frame: int) -> int:

@@ -12,8 +12,9 @@ step of a walk, an arrow landing) needs its own: on a fine grid they are summed
 over the paths by matrix products (``_Grid.summed``: the air drawn as a parabola
 a block of bins, within 1e-4 of ISO 9613-1's), not path by path and bin by bin.
 
-A *heard note* is an event's note at the listener: ``(start, signals, mix)``
-(see ``Spatialiser.__call__``), or None when it is silent. Onsets are rounded to
+A *heard note* is an event's note at the listener: ``(start, signals, mix, dry)``
+(see ``Spatialiser.__call__``; ``dry``: its dry note, which the court's late tail is sent,
+as a lined note is, ``tail.Tail.send_heard``), or None when it is silent. Onsets are rounded to
 the sample grid, so for a standing listener a heard note depends only on its
 key (``HeardNotes.key``: the dry note's key and variant, the source point and
 struck face): it is computed once and added again at every repeat.
@@ -41,8 +42,12 @@ __all__ = ["GUARD", "RESPONSE_BYTES", "HeardNote", "HeardNotes", "Spatialiser", 
 GUARD = 64
 #: Bound of the kept transfer functions (one per source place, listener and FFT size).
 RESPONSE_BYTES = 8 << 20
-#: (start frame relative to the onset, signals (frames, k) float32, mix (k, channels) or None).
-HeardNote = tuple[int, np.ndarray, np.ndarray | None]
+#: A note at the listener (``Spatialiser.__call__``): (start frame relative to the onset,
+#: signals (frames, k) float32, mix (k, channels) or None).
+Heard = tuple[int, np.ndarray, np.ndarray | None]
+#: A heard note: ``Heard`` and the dry note it was heard from (float32, from the onset; None
+#: where nothing takes it: a render without the court's tail).
+HeardNote = tuple[int, np.ndarray, np.ndarray | None, np.ndarray | None]
 #: Events whose heard-note keys are kept (the helper works at most a few hundred ahead).
 _KEYS_KEPT = 2048
 
@@ -76,7 +81,7 @@ class Spatialiser:
         self._responses = ByteLru(RESPONSE_BYTES)
 
     def __call__(self, mono: np.ndarray, source_point, listener: Listener,
-                 struck_face) -> HeardNote:
+                 struck_face) -> Heard:
         """The note heard by ``listener``, for an onset at frame 0.
 
         Returns
@@ -275,27 +280,32 @@ def _grid(air: Air, n_fft: int, sample_rate: int) -> _Grid:
 
 
 def heard_bytes(note: HeardNote | np.ndarray | None) -> int:
-    """Bytes a heard note (or a dry one) holds (what the caches count)."""
+    """Bytes a heard note (with its dry note) or a dry one holds (what the caches count)."""
     if note is None:
         return 0
-    return note.nbytes if isinstance(note, np.ndarray) else note[1].nbytes
+    if isinstance(note, np.ndarray):
+        return note.nbytes
+    return note[1].nbytes + (0 if note[3] is None else note[3].nbytes)
 
 
 class HeardNotes:
     """Event ``index`` → its heard note, with a cache of them for a standing listener.
 
     ``compute`` is a pure function of the index (given the performance,
-    listener, seed and options), so any process computes the same bits.
+    listener, seed and options), so any process computes the same bits. With ``dry`` a
+    heard note carries its dry note (the court's tail is sent it); without, None.
     """
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath,
                  spatialiser: Spatialiser, dry_notes: DryNotes, seed: int,
-                 cache: ByteLru | LruPart, variants: list[int] | None = None) -> None:
+                 cache: ByteLru | LruPart, variants: list[int] | None = None, *,
+                 dry: bool = True) -> None:
         self.performance = performance
         self.listener = listener
         self.spatialiser = spatialiser
         self.dry_notes = dry_notes
         self.seed = seed
+        self.dry = dry
         self.static = isinstance(listener, Listener)
         self.cache = cache if self.static else ByteLru(0)  # a walker hears nothing twice
         self._keys: dict[int, tuple] = {}
@@ -328,7 +338,8 @@ class HeardNotes:
         mono = self.dry_notes(event, source, key, variant)
         if mono.size == 0:
             return None
-        return self.spatialiser(mono, point, self.listener.at(event.time), face)
+        return (*self.spatialiser(mono, point, self.listener.at(event.time), face),
+                mono if self.dry else None)
 
     def get(self, index: int, key: tuple) -> HeardNote | None:
         """The cached heard note of ``key``, else computed (not cached: see ``keep``)."""
@@ -338,7 +349,12 @@ class HeardNotes:
         """Cache ``note`` under ``key`` unless it is there (compact: a note cut from a
         longer transform is copied out, so that the cache counts all the bytes it holds)."""
         if key not in self.cache:
-            base = note[1].base
-            if base is not None and base.nbytes > note[1].nbytes:
-                note = (note[0], note[1].copy(), note[2])
+            start, signals, mix, dry = note
+            note = (start, _compact(signals), mix, None if dry is None else _compact(dry))
             self.cache.put(key, note, heard_bytes(note))
+
+
+def _compact(array: np.ndarray) -> np.ndarray:
+    """``array``, copied out of a larger one it is cut from."""
+    base = array.base
+    return array.copy() if base is not None and base.nbytes > array.nbytes else array

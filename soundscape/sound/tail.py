@@ -8,12 +8,11 @@ of their direct paths. Each zone's sends are one line whose filter is the zone's
 at the listener (``court.tail``: decorrelated per output channel), so the whole late sound
 of a render costs one forward FFT per zone and one inverse per channel per chunk, whatever
 the number of notes. A note heard on its own (an event with its own position, a walking
-listener's every note: ``send_heard``) is sent too: its heard channels projected on the
-direct sound's panning gains give the source's sound at the ear, brought back to 1 m and
-to its onset. A walking listener hears each zone's tail from where he is when the note is
-sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a zone's
-tail per cell it is heard from (a late field changes slowly across a court of 140 m). It
-runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
+listener's every note: ``send_heard``) is sent too, as a lined note is: its dry note, which
+the heard note carries. A walking listener hears each zone's tail from where he is when the
+note is sent, on a grid of ``WALK_CELL_M`` metres and ``WALK_TURN_DEG`` degrees of facing: a
+zone's tail per cell it is heard from (a late field changes slowly across a court of 140 m).
+It runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of air,
 docs/site.md) and is brought up to the output's rate like a bus. A send is only added to
 its zone's stream at its bus's rate (``_Stream``); each stream is brought down to the
 tail's rate once a chunk, where it sounds, when the tail is taken (on the buses' threads,
@@ -35,9 +34,10 @@ from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
 from soundscape.sound.iir import sosfilt_rows
-from soundscape.sound.lines import Lines, impulse_filter
+from soundscape.sound.lines import Lines, first_chunks, impulse_filter
 from soundscape.sound.panning import Panner
-from soundscape.sound.propagation import Air, Surroundings, paths
+from soundscape.sound.propagation import Air
+from soundscape.sound.spatialise import GUARD
 
 __all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights"]
 
@@ -58,20 +58,16 @@ _BLOCK = 1 << 16
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
-#: Input frames per row of the tail's upsampler's product (``_Upsampler``): 8 frames (48
-#: outputs at 8 → 48 kHz) took 1.3–1.4 ms CPU per stereo chunk of ``TAIL_CHUNK`` frames
-#: against the buses' 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same ±0.1 ms).
+#: Input frames per row of the tail's upsampler's product (the buses' ``Upsampler``, its
+#: ``group``): 8 frames (48 outputs at 8 → 48 kHz) took 1.3–1.4 ms CPU per stereo chunk of
+#: 28 672 frames against 32 frames' 1.9–2.0 (min of 9; 4, 6 or 12 frames: the same ±0.1 ms).
 _UP_GROUP = 8
-#: Up to this many channels the upsampler's output is interleaved a column at a time.
-_FEW_COLUMNS = 4
-#: Tail-rate frames convolved at a time: 3.6 s at 8 kHz, a 65 536-point FFT with the 4.5 s
-#: tail (a lines' CHUNK, 7.2 s, made the render keep twice as much of the rite in flight).
-TAIL_CHUNK = 28672
-#: The band (Hz) in which a note heard on its own is sent at its dry sound's energy: the
-#: 500 Hz and 1 kHz octaves, where ISO 3382-1 reads EDT, T20 and C80 (``_along``).
-_SEND_BAND = (500.0 / math.sqrt(2.0), 1000.0 * math.sqrt(2.0))
-#: Frequencies (log-spaced) over which that band's energy is averaged.
-_SEND_FREQS = 512
+#: Tail-rate frames convolved at a time: 7.2 s at 8 kHz (a lines' ``CHUNK``), a 98 304-point
+#: FFT with the 4.5 s tail: 22 % less FFT time per frame than 3.6 s in 65 536 points (s18's
+#: tail 8 % less CPU, ``bench/bench_tail.py``). A take hears at most one chunk ahead of its
+#: last frame (``guard``): the render keeps no more of the rite in flight than with two
+#: chunks of 3.6 s, as the guard counted them before.
+TAIL_CHUNK = 57344
 #: A walking listener's grid (m) and facing step (degrees) for the tail he hears.
 WALK_CELL_M = 10.0
 WALK_TURN_DEG = 30.0
@@ -106,17 +102,13 @@ class Tail:
     rates : tuple of int
         The rates of the buses that send to it (each a whole multiple of the tail's).
     upsampler : type
-        ``buses.Upsampler`` (given, not imported: the buses import this module): its taps
-        and delay bring the tail up to the output's rate (``_Upsampler``).
-    surroundings : Surroundings or None
-        The render's (the spatialiser's paths): a note heard on its own is sent at the
-        energy of its dry sound (``send_heard``); None: the court's own and ``air``.
+        ``buses.Upsampler`` (given, not imported: the buses import this module): brings the
+        tail up to the output's rate, in rows of ``_UP_GROUP`` frames.
     """
 
     def __init__(self, court: Court, listener: Listener | ListenerPath, panner: Panner,
                  channels: int, sample_rate: int, air: Air, seed: int,
-                 rates: tuple[int, ...] = (), *,
-                 upsampler, surroundings: Surroundings | None = None) -> None:
+                 rates: tuple[int, ...] = (), *, upsampler) -> None:
         # the tail's rate: a whole fraction of every bus's, near tail_rate_hz
         step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
         factor = max(step, round(sample_rate / court.model.tail_rate_hz / step) * step)
@@ -126,7 +118,6 @@ class Tail:
         self.factor = factor
         self.rate = sample_rate // factor
         self.court = court
-        self.surroundings = surroundings or Surroundings(air=air, court=court)
         self.walk: ListenerPath | None = None
         self.listener: Listener
         if isinstance(listener, Listener):
@@ -137,13 +128,10 @@ class Tail:
         self.alpha = np.asarray(air.absorption_db_per_m(np.asarray(BANDS)))
         self.weights = diffuse_weights(panner)
         self.panner = panner
-        #: The panner the notes given to ``send_heard`` were heard with (the ADM master's
-        #: court bed hears one-track objects and pans its tail in ambisonics).
-        self.heard_panner = panner
         self.seed = seed
         self.lines = Lines(None, self.listener, channels, make_filter=self._filter,
                            chunk=TAIL_CHUNK)
-        self._up = _Upsampler(upsampler, factor, channels) if factor > 1 else None
+        self._up = upsampler(factor, channels, group=_UP_GROUP) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
         self._ready = np.zeros((0, channels), dtype=np.float32)
         self._routes: dict[tuple, tuple] = {}
@@ -152,7 +140,6 @@ class Tail:
         self._flushed = 0  # tail-rate frame up to which the sends are brought down
         self.output_rate = sample_rate
         self._energy: dict[tuple, float] = {}
-        self._projections: dict[tuple, tuple] = {}
 
     # What a source sends ------------------------------------------------------
 
@@ -171,10 +158,10 @@ class Tail:
         first = int(heard[0]) if len(heard) else 0
         return first, ir[first:]
 
-    def _pan(self, ear: Listener, point, panner: Panner | None = None) -> np.ndarray:
+    def _pan(self, ear: Listener, point) -> np.ndarray:
         """An image's gains per channel (the panner's, from where it stands; gain-only)."""
         azimuth, elevation, _ = ear.direction_to(point)
-        return (panner or self.panner).terms(azimuth, elevation).gains
+        return self.panner.terms(azimuth, elevation).gains
 
     def _filter(self, heard, face):
         del face  # the tail is omnidirectional
@@ -239,42 +226,14 @@ class Tail:
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
         """Send a note heard on its own (``spatialise.HeardNote`` at ``rate``, its event at
-        ``time`` s, from ``point``): what reaches the ear along the direct sound's panning
-        gains (the heard channels projected on them: the direct sound whole, the early
-        reflections in part), at 1 m and back at its onset."""
-        start, signals, mix = note
-        ear = self.walk.at(time) if self.walk is not None else self.listener
-        gains, scale, distance = self._along(tuple(point), ear)
-        if scale == 0 or not len(signals):
-            return
-        along = (mix @ gains if mix is not None else gains) * np.float32(scale)
-        mono = signals @ along.astype(np.float32)
-        self.send(rate, time + start / rate - distance / self.speed, mono, point, column)
-
-    def _along(self, point, ear: Listener) -> tuple[np.ndarray, float, float]:
-        """The direct sound's panning gains, the factor that brings the heard channels
-        projected on them back to the dry sound's energy in ``_SEND_BAND``, and the direct
-        path's length (m).
-
-        The projection is a sum of the paths, each with its projected gain, air and delay:
-        a floor bounce 0.8 ms after the direct sound is in phase with it at low
-        frequencies and against it at 630 Hz, so the paths' energy is the band's mean of
-        |Σ a e^(−iωτ)|² (it set the late sound 2.5 dB low on the hall and 1 dB high at the
-        gate when near paths were taken in phase and the others in energy)."""
-        found = self._projections.get((point, ear))
-        if found is None:
-            ways = paths(point, ear.position, surroundings=self.surroundings)
-            pan = functools.partial(self._pan, ear, panner=self.heard_panner)
-            gains = pan(ways[0].point).astype(np.float32)
-            norm = float(gains @ gains)
-            heard = _band_energy(ways, [float(pan(way.point) @ gains) / norm
-                                        for way in ways], self.surroundings.air,
-                                 self.speed) if norm > 0 else 0.0
-            scale = 1.0 / (math.sqrt(heard) * norm) if heard > 0 else 0.0
-            found = (gains, scale, float(ways[0].distance))
-            if self.walk is None:  # a walker is never twice at one place
-                self._projections[(point, ear)] = found
-        return found
+        ``time`` s, from ``point``) as ``send`` sends a lined note: its dry note, which it
+        carries, so that it has the tail the same note on a line has. (Its heard channels
+        projected on the direct sound's panning gains, sent before, carried the early
+        reflections from near that direction too: at the gate the tail started late, EDT
+        +20 %, docs/site.md.)"""
+        dry = note[3]
+        assert dry is not None, "a heard note for the tail carries its dry note (dry=True)"
+        self.send(rate, time, dry, point, column)
 
     def _ratio(self, rate: int) -> int:
         if (self.factor * rate) % self.output_rate:
@@ -304,15 +263,24 @@ class Tail:
 
     def guard(self, frame: int) -> int:
         """Output samples before an onset that a send may still change, when the output is
-        taken up to ``frame``: the chunks made ahead (short near the start: ``lines``), the
-        decimator's reach, and a send's lead (a source nearer the listener than its zone's
-        point is sent early)."""
+        taken up to ``frame``: up to the end of the last chunk that take hears (short near
+        the start: ``lines``), the upsampler's lag, the decimator's reach, and a send's lead
+        (a source nearer the listener than its zone's point is sent early; a heard note's
+        guard). The chunks fall on fixed frames, so the take hears the one that holds its
+        last frame and no later one: at most one chunk ahead."""
         width, depth = self.court.enclosure.size
         lead = math.ceil(math.hypot(width, depth) / self.speed * self.output_rate)
-        at = frame // self.factor + self._lag + 8  # the tail frame the take reaches, and more
-        size = self.lines.size_at(at)
-        chunks = size + self.lines.size_at(at + size)  # 2 × TAIL_CHUNK after the first
-        return (self._lag + 4 + chunks + 1) * self.factor + lead
+        end = self._chunk_end(frame // self.factor)
+        return (end + self._lag + 4 + 1 + GUARD) * self.factor - frame + lead
+
+    def _chunk_end(self, frame: int) -> int:
+        """The tail frame after the lines' chunk that holds tail frame ``frame``."""
+        end = 0
+        for size in first_chunks(self.lines.size):
+            end += size
+            if frame < end:
+                return end
+        return (frame // self.lines.size + 1) * self.lines.size
 
     @property
     def extent(self) -> int:
@@ -327,64 +295,21 @@ class Tail:
         return len(self._ready) < frames
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples of the tail."""
-        while len(self._ready) < frames:
+        """The next ``frames`` output samples of the tail.
+
+        Only the frames handed out are joined across chunks, not what is left of the last
+        chunk made (7.2 s of output copied a chunk for a block of 1 s)."""
+        parts, have = [], 0
+        while have + len(self._ready) < frames:
+            if len(self._ready):
+                parts.append(self._ready)
+                have += len(self._ready)
             self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
             block = self.lines.chunk()
-            more = block if self._up is None else self._up(block)
-            self._ready = np.concatenate([self._ready, more]) if len(self._ready) else more
-        out, self._ready = self._ready[:frames], self._ready[frames:]
-        return out
-
-
-class _Upsampler:
-    """``upsampler`` (the buses' ``Upsampler``) with its own taps, as a product that suits the
-    tail's factor (6 at 8 kHz): each row of windows is ``_UP_GROUP`` input frames and the
-    ``2·delay`` before them, times a banded matrix of the taps (``_UP_GROUP + 2·delay`` products
-    an output sample, where the buses' 32 frames make 52). The taps are the upsampler's own,
-    read from its response to an impulse, so only the sums' order differs from it."""
-
-    def __init__(self, upsampler, factor: int, channels: int) -> None:
-        self.delay = upsampler.delay
-        self.factor = factor
-        width = 2 * self.delay + 1
-        impulse = np.zeros((width, 1), dtype=np.float32)
-        impulse[0] = 1.0
-        phases = upsampler(factor, 1)(impulse)[:, 0].reshape(width, factor)
-        band = np.zeros((_UP_GROUP + width - 1, _UP_GROUP * factor), dtype=np.float32)
-        for n in range(_UP_GROUP):  # row n + j of a window meets input n − 2·delay + j
-            band[n:n + width, n * factor:(n + 1) * factor] = phases[::-1]
-        self._band = band
-        self._history = np.zeros((channels, width - 1), dtype=np.float32)
-
-    def __call__(self, block: np.ndarray) -> np.ndarray:
-        frames, channels = block.shape
-        old = self._history.shape[1]
-        groups = -(-frames // _UP_GROUP)
-        # each channel's history, then the block, then zeros to whole groups (they only reach
-        # outputs past the block: the filter is causal)
-        line = np.empty((channels, old + groups * _UP_GROUP), dtype=np.float32)
-        line[:, :old] = self._history
-        line[:, old:old + frames] = block.T
-        line[:, old + frames:] = 0.0
-        self._history = line[:, frames:frames + old].copy()
-        live = np.flatnonzero(line[:, :old + frames].any(axis=1))
-        if len(live) == 0:
-            return np.zeros((frames * self.factor, channels), dtype=np.float32)
-        size = self._band.shape[0]
-        rows = line[live] if len(live) < channels else line
-        windows = np.lib.stride_tricks.as_strided(
-            rows, (len(live), groups, size),
-            (rows.strides[0], _UP_GROUP * rows.strides[1], rows.strides[1]), writeable=False)
-        product = (np.ascontiguousarray(windows).reshape(-1, size) @ self._band
-                   ).reshape(len(live), -1)[:, :frames * self.factor]
-        if channels > _FEW_COLUMNS and len(live) == channels:
-            return np.ascontiguousarray(product.T)
-        out = (np.empty if len(live) == channels else np.zeros)(
-            (frames * self.factor, channels), dtype=np.float32)
-        for row, column in enumerate(live):  # a column at a time (numpy's .T copy is slower)
-            out[:, column] = product[row]
-        return out
+            self._ready = block if self._up is None else self._up(block)
+        parts.append(self._ready[:frames - have])
+        self._ready = self._ready[frames - have:]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 class _Stream:
@@ -488,14 +413,20 @@ def _low_pass(padded: np.ndarray, down: int, zi: np.ndarray | None = None
     """Every ``down``-th sample of the low-passed ``padded`` past its first ``_ORDER · down``
     (the FIR's reach): for each phase j of the FIR's taps (j, j + down, …), the input
     samples it meets, one in ``down``, convolved with them; then the poles at the tail's
-    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state."""
-    phases, poles = _polyphase(down)
+    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state.
+
+    Each column of ``padded`` (one sample in ``down``) is read into double precision once,
+    into a row of its own, and only the whole windows are summed (``np.correlate``'s
+    "valid": each output the same sum, oldest sample first, as ``np.convolve`` made it;
+    the FIR 5 % faster than convolving the strided columns and cutting the full result)."""
+    _, poles = _polyphase(down)
     frames = len(padded) // down - _ORDER
+    columns = np.ascontiguousarray(padded.reshape(-1, down).T, dtype=np.float64)
     w = np.zeros(frames)
-    for j, taps in enumerate(phases):
-        column = -j % down  # input (m + _ORDER − k)·down − j is this column's row m + … − shift
-        shift = (j + column) // down
-        w += np.convolve(padded[column::down], taps)[_ORDER - shift:_ORDER - shift + frames]
+    for j, taps in enumerate(_reversed_phases(down)):
+        # output m meets input (m + _ORDER − k)·down − j: rows m … m + len(taps) − 1 of
+        # column −j mod down, against the taps from the last (k = len − 1) to the first
+        w += np.correlate(columns[-j % down], taps, "valid")[:frames]
     state = np.zeros((1, len(poles), 2)) if zi is None else zi[None]
     low, final = sosfilt_rows(poles, w[None, :], state, overwrite=True)
     return low[0].astype(np.float32), final[0]
@@ -548,27 +479,8 @@ def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
     return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
 
 
-@functools.lru_cache(maxsize=4)
-def _send_freqs(air: Air) -> tuple[np.ndarray, np.ndarray]:
-    """``_SEND_FREQS`` frequencies over ``_SEND_BAND`` and the air's absorption (dB/m) there."""
-    freqs = np.geomspace(*_SEND_BAND, _SEND_FREQS)
-    return freqs, np.asarray(air.absorption_db_per_m(freqs))
+@functools.lru_cache(maxsize=8)
+def _reversed_phases(down: int) -> tuple[np.ndarray, ...]:
+    """``_polyphase``'s taps by phase, each reversed (what ``np.correlate`` slides)."""
+    return tuple(taps[::-1].copy() for taps in _polyphase(down)[0])
 
-
-def _band_energy(ways, projections, air: Air, speed: float) -> float:
-    """The mean over ``_SEND_BAND`` of |Σ g p a(f) e^(−2πif(d − d₀)/c)|²: the paths'
-    (``ways``: gain g, length d) projected amplitudes p with their air a(f), as heard."""
-    freqs, alpha = _send_freqs(air)
-    first = ways[0].distance
-    heard = [(way.gain * projection, way.distance)
-             for way, projection in zip(ways, projections, strict=True) if projection != 0.0]
-    total = np.zeros(freqs.size, dtype=complex)
-    if heard:  # every path at once; the rows are summed in order, as one by one
-        gain, distance = (np.array(column)[:, None] for column in zip(*heard, strict=True))
-        loss = 10.0 ** (-alpha * distance / 20.0)
-        total += (gain * loss * np.exp(-2j * np.pi * freqs * (distance - first) / speed)
-                  ).sum(axis=0)
-    power = np.abs(total) ** 2
-    # each octave's mean, then their mean in dB (ISO 3382-1 averages the octaves' figures)
-    return float(np.exp(np.mean(np.log([np.mean(half) + 1e-300
-                                        for half in np.array_split(power, 2)]))))

@@ -84,7 +84,6 @@ def stored_tail(surroundings: Surroundings, listener: Listener | ListenerPath, p
         if surroundings.court is None:
             return None
         return StoredTail(surroundings.court, listener, panner, channels, sample_rate,
-                          surroundings.air, seed, rates, upsampler=Upsampler,
-                          surroundings=surroundings, store=store)
+                          surroundings.air, seed, rates, upsampler=Upsampler, store=store)
 
     return make

@@ -148,6 +148,39 @@ def test_a_writer_converting_on_its_own_thread_writes_in_order_and_raises_its_er
         w.write(np.full(3, 99))
 
 
+def test_overlapping_stores_keep_their_order_here():
+    """numpy stores the items of a copy first to last on this machine: 24-bit packing takes
+    the one-copy way (the other is tested to give the same bytes)."""
+    from soundscape.sound import audiofile
+
+    assert audiofile._stores_in_order()
+
+
+def test_two_converters_convert_side_by_side_and_write_in_order():
+    """Each conversion waits until another runs beside it: only two converting threads get
+    through (one would time out), and the blocks are still written in order."""
+    import threading
+
+    from soundscape.sound.audiofile import BlockWriter
+
+    both = threading.Barrier(2, timeout=10)
+    written = []
+
+    def convert(block):
+        both.wait()
+        return block * 2
+
+    with BlockWriter(written.append, convert, converters=2) as w:
+        for i in range(12):
+            w.write(np.full(3, i))
+    assert [int(b[0]) for b in written] == [2 * i for i in range(12)]
+    both = threading.Barrier(2, timeout=0.5)
+    with pytest.raises(threading.BrokenBarrierError), \
+            BlockWriter(written.append, convert, converters=1) as w:
+        for i in range(2):
+            w.write(np.full(3, i))
+
+
 def test_soundfile_private_names_the_writer_uses_are_there(tmp_path):
     """audiofile reaches libsndfile through soundfile's private ``_snd``/``_ffi`` (raw
     writes, no PEAK chunk); soundfile is pinned below the next minor release for that, and
@@ -242,13 +275,17 @@ def test_rf64_carries_the_channel_mask_too(tmp_path, monkeypatch):
     assert audiofile.read_wav_channel_mask(path) == 0x63F
 
 
-@pytest.mark.parametrize("byteorder", ["little", "big"])
-def test_24_bit_packing_rounds_half_to_even_and_clips_as_the_plain_way(byteorder, monkeypatch):
-    """The float trick (little-endian machines) and the plain int32 way (others) give the
-    same bytes, ties and clipping included."""
+@pytest.mark.parametrize(("byteorder", "in_order"), [("little", True), ("little", False),
+                                                     ("big", True)])
+def test_24_bit_packing_rounds_half_to_even_and_clips_as_the_plain_way(byteorder, in_order,
+                                                                      monkeypatch):
+    """The float trick (little-endian machines; its bytes moved out by overlapping stores,
+    or by byte columns where those would not keep order) and the plain int32 way (others)
+    give the same bytes, ties and clipping included."""
     from soundscape.sound import audiofile
 
     monkeypatch.setattr(audiofile.sys, "byteorder", byteorder)
+    monkeypatch.setattr(audiofile, "_stores_in_order", lambda: in_order)
     x = np.random.default_rng(3).uniform(-1.2, 1.2, (1000, 2))
     x[:6, 0] = np.array([0.5, 1.5, -0.5, -2.5, 2**23 - 0.5, -(2**23) - 3]) / 2**23
     plain = audiofile._steps(x, 24).astype("<i4").reshape(-1).view(np.uint8).reshape(-1, 4)

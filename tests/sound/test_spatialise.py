@@ -342,7 +342,8 @@ def test_near_field_clamp_bounds_level():
 
 def test_a_heard_note_is_frame_major_and_kept_compact():
     """The heard note's channels come frame-major and contiguous (cut from a longer inverse
-    transform); the cache keeps a compact copy of them and counts exactly its bytes."""
+    transform); the cache keeps a compact copy of them and of its dry note and counts
+    exactly their bytes."""
     from soundscape.sound.notes import ByteLru
     from soundscape.sound.spatialise import HeardNotes, Spatialiser
 
@@ -355,7 +356,8 @@ def test_a_heard_note_is_frame_major_and_kept_compact():
     assert signals.base is not None and signals.base.nbytes > signals.nbytes  # a cut
     heard = HeardNotes.__new__(HeardNotes)
     heard.cache = ByteLru(1 << 24)
-    heard.keep(("k",), (start, signals, mix))
+    heard.keep(("k",), (start, signals, mix, mono[:20000]))  # with its dry note (a cut too)
     kept = heard.cache.get(("k",))
     assert np.array_equal(kept[1], signals) and kept[1].base is None
-    assert heard.cache.size == signals.nbytes
+    assert np.array_equal(kept[3], mono[:20000]) and kept[3].base is None
+    assert heard.cache.size == signals.nbytes + 20000 * 4

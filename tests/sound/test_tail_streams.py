@@ -5,6 +5,7 @@ brought down one by one (from rest, each with its ring) sum to."""
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -160,10 +161,10 @@ def test_a_send_is_added_into_its_blocks_in_place(monkeypatch):
 
 @pytest.mark.parametrize("channels", [2, 16])
 def test_the_tails_upsampler_is_the_buses_filter(channels):
-    """The tail brings its chunks up with a product of its own (``_Upsampler``: rows of 8
-    frames, not the buses' 32) and the buses' upsampler's own taps: sample for sample the
-    causal Kaiser filter (scipy's upfirdn), over odd blocks, a silent stretch and a silent
-    column (exact zeros), and the buses' output to float32 rounding."""
+    """The tail brings its chunks up with the buses' upsampler in rows of its own
+    (``_UP_GROUP``: 8 frames, not the buses' 12): sample for sample the causal Kaiser filter
+    (scipy's upfirdn), over odd blocks, a silent stretch and a silent column (exact zeros),
+    and the buses' output to float32 rounding."""
     factor = 6
     rng = np.random.default_rng(6)
     low = rng.normal(0.0, 1.0, (4000, channels)).astype(np.float32)
@@ -171,7 +172,8 @@ def test_the_tails_upsampler_is_the_buses_filter(channels):
     low[:, -1] = 0.0
     taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
     want = signal.upfirdn(taps, low.astype(float), up=factor, axis=0)[:len(low) * factor]
-    ours, buses = tail_module._Upsampler(Upsampler, factor, channels), Upsampler(factor, channels)
+    ours = Upsampler(factor, channels, group=tail_module._UP_GROUP)
+    buses = Upsampler(factor, channels)
     cuts = [0, 1, 8, 27, 1001, 1010, 1499, 2345, 4000]
     got = np.concatenate([ours(low[a:b]) for a, b in itertools.pairwise(cuts)])
     theirs = np.concatenate([buses(low[a:b]) for a, b in itertools.pairwise(cuts)])
@@ -180,3 +182,54 @@ def test_the_tails_upsampler_is_the_buses_filter(channels):
     assert not got[:, -1].any()
     assert np.max(np.abs(got - theirs)) < 4 * np.finfo(np.float32).eps * np.abs(want).max()
     assert ours.delay == buses.delay
+
+
+def test_the_tail_brings_its_chunks_up_in_its_own_rows(tail):
+    made, _ = tail
+    assert isinstance(made._up, Upsampler)
+    assert (made._up.factor, made._up.group) == (made.factor, tail_module._UP_GROUP)
+
+
+def test_a_take_within_the_guard_hears_every_send_and_looks_one_chunk_ahead():
+    """Taken block by block as the render takes it (a block once the next send's onset is
+    past its end and its guard), the tail is, bit for bit, what it is with every send made
+    first: no send reaches a frame already heard. And the guard reaches no further than the
+    end of the chunk that holds the block's last frame (one chunk, where it was two)."""
+    site = load_site()
+    seat = site.listener("gong_wei")
+    air = Air()
+    panner = make_panner("stereo", speed_of_sound=air.speed_of_sound)
+    court = load_court(site, "bare")
+
+    def made() -> Tail:
+        return Tail(court, Listener(seat.position, seat.facing), panner, 2, FS, air, 0,
+                    (FS, FS // 3), upsampler=Upsampler)
+
+    rng = np.random.default_rng(9)
+    points = [source_point(site, name) for name in ("gong_xi", "men")]
+    sends = []
+    for k, time in enumerate(np.sort(rng.uniform(0.0, 24.0, 40))):
+        rate = FS if k % 2 else FS // 3
+        mono = rng.standard_normal(round(0.3 * rate)).astype(np.float32)
+        sends.append((rate, float(time), mono, points[k % 2]))
+    block, total = 4800, 36 * FS
+    live, ahead = made(), made()
+    width, depth = court.enclosure.size
+    lead = math.ceil(math.hypot(width, depth) / air.speed_of_sound * FS)
+    heard, guards, base = [], [], 0
+    for rate, time, mono, point in sends:
+        while round(time * FS) - live.guard(base + block) - base >= block:
+            guards.append(live.guard(base + block))
+            heard.append(live.take(block))
+            base += block
+        live.send(rate, time, mono, point, 0)
+        ahead.send(rate, time, mono, point, 0)
+    while base < total:
+        heard.append(live.take(block))
+        base += block
+    first = np.concatenate([ahead.take(block) for _ in range(total // block)])
+    assert np.abs(first).max() > 0
+    assert np.concatenate(heard).tobytes() == first.tobytes()
+    assert len(guards) > 2 * tail_module.TAIL_CHUNK * live.factor // block
+    assert max(guards) <= (tail_module.TAIL_CHUNK + 200) * live.factor + lead
+    assert min(guards) < lead + 200 * live.factor  # near a chunk's end: little ahead
