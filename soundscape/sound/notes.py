@@ -179,9 +179,10 @@ class SynthVoice:
         rng = np.random.default_rng(stable_ints(self.seed, whole))
         audio = sung_line.render_line(synth.params_of(instrument), lines.notes(line),
                                       sample_rate=sample_rate, rng=rng, performer=source.id)
-        audio = synth.without_infrasound(audio, sample_rate)
-        audio = (audio * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
-                 ).astype(np.float32)
+        audio = synth.without_infrasound(audio, sample_rate)  # a new array, or render_line's
+        # scaled in place (the same products; a line is seconds long: no copy of it)
+        audio *= 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        audio = audio.astype(np.float32)
         if name is not None and self.store is not None:
             self.store.put(name, audio)
         return audio.astype(float)
