@@ -128,7 +128,7 @@ def _send(end, answer, ring: _Ring | None = None) -> None:
         header = pickle.dumps(answer, protocol=5, buffer_callback=buffers.append)
         views = [b.raw() for b in buffers]
     else:
-        views = [memoryview(array).cast("B") for array in arrays]
+        views = [memoryview(array.reshape(-1).view(np.uint8)) for array in arrays]
     placed = ring.place(views) if ring is not None and views else None
     ring_end, offsets = (0, [0] * len(views)) if placed is None else (placed[1], placed[0])
     if form == _PICKLED:
