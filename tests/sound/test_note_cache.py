@@ -104,3 +104,16 @@ def test_a_voice_looks_an_instruments_model_and_rate_up_once(monkeypatch):
     for _ in range(5):
         assert [voice.repeats("se"), voice.made_at(se, 48000)] == fresh
     assert len(looked_up) <= 2  # once each, not five times
+
+
+def test_a_notes_last_loud_sample_is_found_however_far_back_it_lies():
+    """Stretches from the end, each twice the last: the cut is right after the last sample
+    above the floor wherever it lies (in the first stretch, at its edge, further back)."""
+    import numpy as np
+
+    from soundscape.sound.notes import _TAIL_FLOOR, _trim_tail
+
+    for quiet in (0, 1, 4095, 4096, 4097, 12_288, 30_000):
+        note = np.r_[np.linspace(1.0, -0.5, 500), np.full(quiet, 0.9 * _TAIL_FLOOR)]
+        note[200] = -2.0  # the peak
+        assert np.array_equal(_trim_tail(note), note[:500])
