@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import mmap
 import multiprocessing
 import os
@@ -103,13 +104,13 @@ class _Ring:
 #: An answer's head: the ring's end to release (0: its arrays follow down the pipe), the
 #: event's index (of a pickle: how many parts it has), a heard note's start, its form.
 _HEAD = struct.Struct("<QqqB")
-#: Each array of a note sent as it is: its offset in the ring, rows, columns (0: a vector),
-#: dtype (``f`` float32, ``d`` float64).
-_ARRAY = struct.Struct("<QQQc")
-#: Forms of an answer: a pickle; a dry note (one vector); a heard note (start, signals,
-#: None); a heard note with its mix (start, signals, mix).
-_PICKLED, _DRY, _HEARD, _MIXED = range(4)
-_ARRAYS = {_DRY: 1, _HEARD: 1, _MIXED: 2}
+#: Each item of a note sent as it is: its offset in the ring, rows, columns, dtype (``f``
+#: float32, ``d`` float64, ``-`` None: no array), dimensions (1 or 2).
+_ARRAY = struct.Struct("<QQQcB")
+#: Forms of an answer: a pickle; a dry note (one vector); ``_HEARD + n``: a heard note,
+#: its start and ``n`` items, each a matrix or None (signals, mix, …).
+_PICKLED, _DRY, _HEARD = 0, 1, 2
+_NONE = b"-"
 
 
 def _send(end, answer, ring: _Ring | None = None) -> None:
@@ -122,7 +123,8 @@ def _send(end, answer, ring: _Ring | None = None) -> None:
     pickle and the receiver copied it twice more; the pipes took a tenth of a whole rite's
     render (py-spy)."""
     index, note = answer
-    form, start, arrays = _form(note)
+    form, start, items = _form(note)
+    arrays = [item for item in items if item is not None]
     if form == _PICKLED:
         buffers: list[pickle.PickleBuffer] = []
         header = pickle.dumps(answer, protocol=5, buffer_callback=buffers.append)
@@ -136,33 +138,32 @@ def _send(end, answer, ring: _Ring | None = None) -> None:
         head = _HEAD.pack(ring_end, len(sizes), 0, _PICKLED) + struct.pack(
             f"<{len(sizes)}Q{len(offsets)}Q", *sizes, *offsets) + header
     else:
+        at = iter(offsets)
         head = _HEAD.pack(ring_end, index, start, form) + b"".join(
-            _ARRAY.pack(offset, *(array.shape if array.ndim == 2 else (len(array), 0)),
-                        array.dtype.char.encode())
-            for offset, array in zip(offsets, arrays, strict=True))
+            _ARRAY.pack(0, 0, 0, _NONE, 0) if item is None else
+            _ARRAY.pack(next(at), item.shape[0], item.shape[-1] if item.ndim == 2 else 0,
+                        item.dtype.char.encode(), item.ndim)
+            for item in items)
     _write(end, head)
     if placed is None:  # the arrays follow
         for view in views:
             _write(end, view)
 
 
-def _form(note) -> tuple[int, int, list[np.ndarray]]:
-    """(form, start, arrays) of a note sent as it is, else (``_PICKLED``, 0, [])."""
-    if _plain(note):
+def _form(note) -> tuple[int, int, list[np.ndarray | None]]:
+    """(form, start, items) of a note sent as it is, else (``_PICKLED``, 0, [])."""
+    if _plain(note) and note.ndim == 1:
         return _DRY, 0, [note]
-    if (type(note) is tuple and len(note) == 3 and type(note[0]) is int
-            and _plain(note[1], 2)):
-        if note[2] is None:
-            return _HEARD, note[0], [note[1]]
-        if _plain(note[2], 2):
-            return _MIXED, note[0], [note[1], note[2]]
+    if (type(note) is tuple and len(note) >= 2 and type(note[0]) is int
+            and _plain(note[1]) and all(item is None or _plain(item) for item in note[2:])):
+        return _HEARD + len(note) - 1, note[0], list(note[1:])
     return _PICKLED, 0, []
 
 
-def _plain(array, ndim: int = 1) -> bool:
-    """Whether ``array`` is a C-contiguous float32 or float64 ndarray of ``ndim`` dimensions
-    (what the receiver rebuilds from its shape alone)."""
-    return (type(array) is np.ndarray and array.ndim == ndim and array.flags.c_contiguous
+def _plain(array) -> bool:
+    """Whether ``array`` is a C-contiguous float32 or float64 ndarray of one or two
+    dimensions (what the receiver rebuilds from its shape alone)."""
+    return (type(array) is np.ndarray and 1 <= array.ndim <= 2 and array.flags.c_contiguous
             and (array.dtype == np.float32 or array.dtype == np.float64))
 
 
@@ -184,19 +185,18 @@ def _receive(incoming: _Incoming, ring: _Ring | None = None):
         header = incoming.read(sizes[0])
         buffers = _buffers(incoming, ring, ring_end, offsets, sizes[1:])
         return pickle.loads(header, buffers=buffers)
-    described = incoming.read(_ARRAY.size * _ARRAYS[form])
-    shapes, dtypes, offsets, sizes = [], [], [], []
-    for offset, rows, columns, char in _ARRAY.iter_unpack(described):
-        dtype = np.dtype(char.decode())
-        shapes.append((rows, columns) if columns else (rows,))
-        dtypes.append(dtype)
-        offsets.append(offset)
-        sizes.append(rows * max(columns, 1) * dtype.itemsize)
-    arrays = [np.frombuffer(data, dtype).reshape(shape) for data, dtype, shape in zip(
-        _buffers(incoming, ring, ring_end, offsets, sizes), dtypes, shapes, strict=True)]
+    count = 1 if form == _DRY else form - _HEARD
+    described = list(_ARRAY.iter_unpack(incoming.read(_ARRAY.size * count)))
+    present = [(offset, (rows, columns) if ndim == 2 else (rows,), np.dtype(char.decode()))
+               for offset, rows, columns, char, ndim in described if char != _NONE]
+    datas = iter(_buffers(incoming, ring, ring_end, [offset for offset, _, _ in present],
+                          [math.prod(shape) * dtype.itemsize for _, shape, dtype in present]))
+    arrays = iter([np.frombuffer(next(datas), dtype).reshape(shape)
+                   for _, shape, dtype in present])
+    items = [None if char == _NONE else next(arrays) for _, _, _, char, _ in described]
     if form == _DRY:
-        return index, arrays[0]
-    return index, (start, arrays[0], arrays[1] if form == _MIXED else None)
+        return index, items[0]
+    return index, (start, *items)
 
 
 def _buffers(incoming: _Incoming, ring: _Ring | None, ring_end: int, offsets, sizes

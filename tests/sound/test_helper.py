@@ -34,13 +34,15 @@ def _notes():
     signals = rng.normal(0, 0.1, (300, 3)).astype(np.float32)
     mix = rng.uniform(0, 1, (3, 2)).astype(np.float32)
     return [(0, dry), (1, wide), (2, (-17, signals, None)), (3, (5, signals, mix)),
-            (4, (0, signals[:0], None))]
+            (4, (0, signals[:0], None)), (5, (2, signals, None, dry)),  # with its dry note
+            (6, (1, signals[:, :0], mix, None))]
 
 
 @pytest.mark.parametrize("ring_bytes", [1 << 20, 4096, None])
 def test_notes_go_as_their_shapes_not_pickled(monkeypatch, ring_bytes):
-    """A dry note, a heard one with and without its mix, float32 or float64, through the
-    ring (1 MiB), partly down the pipe (a ring of 4 KiB) or all down it: the same arrays
+    """A dry note, a heard one with and without its mix (and its dry note), float32 or
+    float64, through the ring (1 MiB), partly down the pipe (a ring of 4 KiB) or all down it:
+    the same arrays
     come out (dtype, shape, bits, the start an int), and nothing is pickled."""
     def refused(*args, **kwargs):
         raise AssertionError("a note is not pickled")
@@ -53,7 +55,7 @@ def test_notes_go_as_their_shapes_not_pickled(monkeypatch, ring_bytes):
     for (_, note), (_, back) in zip(sent, got, strict=True):
         if isinstance(note, np.ndarray):
             note, back = (0, note, None), (0, back, None)
-        assert type(back[0]) is int and back[0] == note[0]
+        assert type(back[0]) is int and back[0] == note[0] and len(back) == len(note)
         for array, again in zip(note[1:], back[1:], strict=True):
             if array is None:
                 assert again is None
