@@ -277,17 +277,28 @@ def _requested(end):
 
 
 class _Claims:
-    """Who makes each event's note, in memory both processes share: the first to claim it."""
+    """Who makes each event's note, in memory both processes share: the first to claim it.
 
-    def __init__(self, context, events: int) -> None:
+    Events made together (``together``: a sung line's, whose parts are cut from one
+    rendering of the line) go to one process: the first to claim one of them claims them
+    all, and each is then that process's to make (the other would render the line again).
+    """
+
+    def __init__(self, context, events: int, together: list[tuple[int, ...]] = ()) -> None:
         self._owner = mmap.mmap(-1, max(1, events))  # zeros: all _FREE
         self._lock = context.Lock()
+        self._with = {index: group for group in together for index in group}
+
+    def grouped(self, index: int) -> bool:
+        return index in self._with
 
     def claim(self, index: int, who: int) -> bool:
         with self._lock:
-            if self._owner[index] != _FREE:
-                return False
-            self._owner[index] = who
+            owner = self._owner[index]
+            if owner != _FREE:
+                return owner == who and index in self._with
+            for member in self._with.get(index, (index,)):
+                self._owner[member] = who
             return True
 
 
@@ -353,7 +364,7 @@ class NoteHelper:
         their_requests, self._requests = context.Pipe(duplex=False)
         self._answers, their_answers = context.Pipe(duplex=False)
         _widen(their_answers)
-        self._claims = _Claims(context, len(heard.performance.events))
+        self._claims = _Claims(context, len(heard.performance.events), heard.together())
         self._ring = _Ring(context, self._RING_BYTES)
         self._process = context.Process(
             target=_serve, args=(their_requests, their_answers,
@@ -380,8 +391,29 @@ class NoteHelper:
         """Hand out the events entering the window after ``index``; a helper gone before
         it was told to stop is an error (the main process may need none of its notes, but
         a render whose helper died, e.g. killed for memory, is not to be trusted)."""
-        self._next = max(self._next, index + self._LEAD)  # left behind: main's to do
+        lead = min(len(self.heard.performance.events), index + self._LEAD)
+        if lead > self._next:  # left behind: main's to do
+            self._leave(lead)
         self._ask(index + self._AHEAD)
+
+    def _leave(self, stop: int) -> None:
+        """The events from ``_next`` up to ``stop``, not asked for, are this process's to
+        make; but those made together with others (a sung line's parts) whose group the
+        helper has claimed are asked of it all the same (here its line would be made again,
+        and the helper has it made), and the other groups are claimed here."""
+        asked = [index for index in range(self._next, stop)
+                 if self._claims.grouped(index) and not self._claims.claim(index, _MAIN)]
+        self._next = stop
+        for index in asked:
+            key = self._keys[index] = self.heard.key(index)
+            self._asked[key] += 1
+        if asked:
+            with self._arrived:
+                self._in_flight += len(asked)
+            try:
+                _ask_for(self._requests, asked)
+            except OSError:  # BrokenPipeError and the like: it is gone
+                raise RenderError(_GONE) from None
 
     def share(self, stop: int) -> None:
         """Ask for the notes of events 1 to ``stop`` (at most ``_IN_FLIGHT``) now, before the
@@ -449,11 +481,14 @@ class NoteHelper:
 
     def _make_a_later_note(self) -> bool:
         """Make the latest note asked for that no one has started; False if there is none
-        (the helper works in order: once it has started one, it has all those before)."""
+        (the helper works in order: once it has started one, it has all those before; a
+        sung line's part it claimed with the line's first may not be started yet)."""
         for later in reversed(self._keys):
             if later in self._ready:  # made (here or by the helper), waiting to be taken
                 continue
             if not self._claims.claim(later, _MAIN):
+                if self._claims.grouped(later):
+                    continue
                 return False
             note = self.heard.get(later, self._keys[later])
             with self._arrived:
