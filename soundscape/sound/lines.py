@@ -171,11 +171,13 @@ class Lines:
 
     Past the first chunk's pieces, two whole chunks are heard at once when the notes of the
     second are all in (a note added since starts after its end), the first handed out and
-    the second kept for the next ``chunk``: their lines' forward FFTs are one call, and so
-    are their channels' inverse FFTs (stereo: four rows, one pass of pocketfft's SIMD lanes,
-    where each chunk alone has two: ~1.1 ms a call either way). A lane computes as a row
-    alone, so the bits are those of one chunk at a time. Notes come in time order (the
-    render adds them so); one that still reaches the kept chunk makes it heard again."""
+    the second kept for the next ``chunk``: their lines' forward FFTs are one call (rows
+    left over from each fill a lane together), and in stereo so are their channels' inverse
+    FFTs (four rows, one pass of pocketfft's SIMD lanes, where each chunk alone has two:
+    ~1.05 ms a call either way). A lane computes as a row alone, so the bits are those of
+    one chunk at a time. Notes come in time order (the render adds them so); one that still
+    reaches the kept chunk makes it heard again. The guard (``Bus.guard``) is unchanged:
+    only notes already added are heard early. s18's lines, replayed: 5.2 → 4.3 s CPU."""
 
     def __init__(self, spatialiser: Spatialiser | None, listener: Listener, channels: int,
                  make_filter=None, chunk: int = CHUNK) -> None:
