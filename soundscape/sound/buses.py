@@ -436,6 +436,7 @@ class Buses:
         bind = getattr(voice, "bind", None)
         if bind is not None:  # notes that depend on the events around them: sung lines
             voice = bind(performance, seed)
+        self._lines = getattr(voice, "lines", None)  # a bound voice's sung lines
         made_at = getattr(voice, "made_at", None)
         sounding = {event.source for event in performance.events}
         self._rate_of = {id_: sample_rate if made_at is None
@@ -494,6 +495,11 @@ class Buses:
         key = bus.heard.key(index)
         lined = self.lined(index)
         return bus.rate, lined, (key[:2] if lined else key)
+
+    def together(self) -> list[tuple[int, ...]]:
+        """Indices of the events whose notes are made together (a sung line's parts, cut
+        from one rendering of the line): the helper gives each group to one process."""
+        return [] if self._lines is None else self._lines.groups(self.performance.events)
 
     def cached(self, key: tuple) -> bool:
         rate, lined, own = key

@@ -16,7 +16,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the installed scipy
     _sosfilt = None  # type: ignore[assignment, unused-ignore]  # a scipy without it: the public call
 
-__all__ = ["sosfilt_rows"]
+__all__ = ["sosfilt_rows", "sosfilt_within"]
 
 
 def sosfilt_rows(sos: np.ndarray, x: np.ndarray, zi: np.ndarray, *, overwrite: bool = False
@@ -34,3 +34,14 @@ def sosfilt_rows(sos: np.ndarray, x: np.ndarray, zi: np.ndarray, *, overwrite: b
     state = np.array(zi, dtype=np.float64, order="C")
     _sosfilt(np.ascontiguousarray(sos, dtype=np.float64), y, state)
     return y, state
+
+
+def sosfilt_within(sos: np.ndarray, x: np.ndarray, state: np.ndarray) -> None:
+    """``sosfilt_rows(sos, x, state, overwrite=True)`` with the output in ``x`` and the
+    final states in ``state``: all three C-contiguous float64 (not checked), no copies —
+    for loops of many short runs."""
+    if _sosfilt is None:
+        y, final = sosfilt_rows(sos, x, state)
+        x[...], state[...] = y, final
+        return
+    _sosfilt(sos, x, state)

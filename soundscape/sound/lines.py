@@ -12,7 +12,9 @@ channel and inverted once per channel (seven lines of 貍首 in stereo: two inve
 not fourteen), straight into the ``(frames, channels)`` array handed out. Transforms run on
 one thread: the buses already run on threads of their own beside the helper process (two
 FFT threads each were ~10 % slower, measured); pocketfft's SIMD lanes transform four rows
-at once, so three lines of one size are transformed with a row of zeros as a fourth.
+at once, so two or three lines left over are transformed with rows of zeros beside them, and
+two chunks are heard together where the second's notes are all in (stereo's inverse: four
+rows, one pass, where one chunk has two).
 
 The filter's impulse response is the transfer function's, on an FFT grid twice
 its length, kept past the last arrival for as long as the chunk's FFT has room
@@ -56,6 +58,7 @@ FIRST_CHUNK = 1024
 #: row alone takes ~550 µs, four together ~250 µs each, measured).
 LANES = 4
 _ZERO = np.float32(0.0)
+_ZERO_PAIR = np.complex64(0.0)
 
 
 def first_chunks(chunk: int, first: int = FIRST_CHUNK) -> tuple[int, ...]:
@@ -128,11 +131,12 @@ class _Line:
         self.notes.append((onset, mono))
         self.end = max(self.end, onset + len(mono))
 
-    def segment(self, chunk_start: int, size: int) -> list[tuple[int, np.ndarray]] | None:
+    def segment(self, chunk_start: int, size: int,
+                forget: bool = True) -> list[tuple[int, np.ndarray]] | None:
         """The dry frames the chunk of ``size`` frames from ``chunk_start`` hears (the
         ``n_fft`` before its end: ``CHUNK + taps − 1`` for a whole chunk): each note's part
-        in them, (offset, samples) in added order, or None when none is there; then
-        forget the notes no later chunk (as long or longer) hears."""
+        in them, (offset, samples) in added order, or None when none is there; then (with
+        ``forget``) forget the notes no later chunk (as long or longer) hears."""
         first = chunk_start - self.start - (self.n_fft - size)
         if first >= self.end:
             return None
@@ -142,19 +146,35 @@ class _Line:
             lo, hi = max(first, onset), min(last, onset + len(mono))
             if hi > lo:
                 parts.append((lo - first, mono[lo - onset:hi - onset]))
-        spent = first + size
-        self.notes = [note for note in self.notes if note[0] + len(note[1]) > spent]
+        if forget:
+            self.forget(chunk_start, size)
         # parts that are all zeros (rare: 13 of 4 931 in s18) are transformed all the same:
         # their exact zeros add nothing to the sums, and reading every part to find them
         # costs more than their FFTs
         return parts or None
+
+    def forget(self, chunk_start: int, size: int) -> None:
+        """Forget the notes no chunk after the one of ``size`` frames from ``chunk_start``
+        (as long or longer) hears."""
+        spent = chunk_start - self.start - (self.n_fft - size) + size
+        self.notes = [note for note in self.notes if note[0] + len(note[1]) > spent]
 
     def done(self, chunk_start: int, size: int) -> bool:
         return chunk_start - self.start - (self.n_fft - size) >= self.end
 
 
 class Lines:
-    """The lines of one bus, for a standing listener; output in chunks of ``CHUNK`` frames."""
+    """The lines of one bus, for a standing listener; output in chunks of ``CHUNK`` frames.
+
+    Past the first chunk's pieces, two whole chunks are heard at once when the notes of the
+    second are all in (a note added since starts after its end), the first handed out and
+    the second kept for the next ``chunk``: their lines' forward FFTs are one call (rows
+    left over from each fill a lane together), and in stereo so are their channels' inverse
+    FFTs (four rows, one pass of pocketfft's SIMD lanes, where each chunk alone has two:
+    ~1.05 ms a call either way). A lane computes as a row alone, so the bits are those of
+    one chunk at a time. Notes come in time order (the render adds them so); one that still
+    reaches the kept chunk makes it heard again. The guard (``Bus.guard``) is unchanged:
+    only notes already added are heard early. s18's lines, replayed: 4.73 → 4.12 s CPU."""
 
     def __init__(self, spatialiser: Spatialiser | None, listener: Listener, channels: int,
                  make_filter=None, chunk: int = CHUNK) -> None:
@@ -170,6 +190,9 @@ class Lines:
         self._heard = 0  # chunks (pieces) heard
         self.next_chunk = 0  # absolute frame of the next chunk to hear
         self.extent = 0
+        self._latest = -math.inf  # the latest onset added
+        self._kept: np.ndarray | None = None  # the next chunk, heard with the last
+        self._kept_end = 0  # absolute frame after the kept chunk
 
     def next_size(self, ahead: int = 0) -> int:
         """Frames of the chunk after the next ``ahead`` ones (a piece of the first, or
@@ -194,6 +217,9 @@ class Lines:
             line = self._lines[key] = _Line(self._filter(point, face), column, self.size)
         line.add(onset, mono)
         self.extent = max(self.extent, line.end + line.reach)
+        self._latest = max(self._latest, onset)
+        if self._kept is not None and onset < self._kept_end - line.start:
+            self._kept = None  # a note the kept chunk does not hear: heard again, in turn
 
     def _filter(self, point, face) -> _Filter:
         found = self._filters.get((point, face))
@@ -209,54 +235,134 @@ class Lines:
     def chunk(self) -> np.ndarray:
         """The next chunk of every line, mixed: ``(next_size(), channels)``.
 
-        The lines of one FFT size are transformed together."""
+        The lines of one FFT size are transformed together, with the next chunk's when its
+        notes are all in."""
         size, following = self.next_size(), self.next_size(1)
         at = self.next_chunk
-        sounding: dict[int, list[tuple[_Line, list[tuple[int, np.ndarray]]]]] = {}
-        for key, line in list(self._lines.items()):
-            segment = line.segment(at, size)
-            if segment is not None:
-                sounding.setdefault(line.n_fft, []).append((line, segment))
-            if line.done(at + size, following):
-                del self._lines[key]
-        out = None
-        for n_fft, members in sounding.items():
-            rows, total = self._summed(n_fft, members)
-            # the last ``size`` outputs are free of the circular wrap (size ≤ n_fft − taps + 1)
-            if out is None and len(rows) == self.channels:
-                # inverted along the columns of a (frames, channels) array: no interleaving
-                # after (stereo: 1.20 → 1.11 ms a chunk, 16 channels 6.0 → 5.4, measured)
-                out = scipy.fft.irfft(total.T, n_fft, axis=0)[n_fft - size:]
-                np.add(out, _ZERO, out=out)  # from zero, as summed into zeros: never a −0
-                continue
-            if out is None:
-                out = np.zeros((size, self.channels), dtype=np.float32)
-            signals = scipy.fft.irfft(total[rows], n_fft, axis=1)
-            for index, channel in enumerate(rows):  # a column at a time (16: 2.5 for 4.8 ms)
-                out[:, channel] += signals[index, n_fft - size:]
-        if out is None:
-            out = np.zeros((size, self.channels), dtype=np.float32)
         self.next_chunk += size
         self._heard += 1
+        kept, self._kept = self._kept, None
+        if kept is not None:  # heard with the chunk before: only its lines' bookkeeping
+            for key, line in list(self._lines.items()):
+                line.forget(at, size)
+                if line.done(at + size, following):
+                    del self._lines[key]
+            return kept
+        sounding = self._sounding(at, size, following)
+        end = at + size + following  # after the next chunk
+        if not (sounding and size == following == self.size and self._latest >= end + GUARD):
+            return self._mixed([(sounding, size)])[0]
+        # every note added later starts after the next chunk's last frame it hears (a
+        # line's first output frame is at most GUARD before its onset)
+        ahead = self._sounding(at + size, following, None)
+        if not ahead or not _in_order(ahead, sounding):
+            return self._mixed([(sounding, size)])[0]
+        out, self._kept = self._mixed([(sounding, size), (ahead, following)])
+        self._kept_end = end
         return out
 
-    def _summed(self, n_fft: int, members) -> tuple[np.ndarray, np.ndarray]:
-        """The output channels the lines of one FFT size sound in, and the sum of their
-        filtered spectra per channel ``(channels, n_fft // 2 + 1)`` (unused channels: any
-        values).
+    def _sounding(self, at: int, size: int, following: int | None) -> dict:
+        """The lines sounding in the chunk of ``size`` frames from ``at``, with their parts,
+        per FFT size; with the ``following`` chunk's size, the lines forget what no later
+        chunk hears and those done go."""
+        sounding: dict[int, list[tuple[_Line, list[tuple[int, np.ndarray]]]]] = {}
+        for key, line in list(self._lines.items()):
+            segment = line.segment(at, size, forget=following is not None)
+            if segment is not None:
+                sounding.setdefault(line.n_fft, []).append((line, segment))
+            if following is not None and line.done(at + size, following):
+                del self._lines[key]
+        return sounding
+
+    def _mixed(self, chunks: list[tuple[dict, int]]) -> list[np.ndarray]:
+        """Each chunk of ``chunks`` ((sounding, size), all of one size when more than one),
+        mixed: the forward FFTs of one FFT size in one call, and so the inverse ones."""
+        channels = self.channels
+        outs: list[np.ndarray | None] = [None] * len(chunks)
+        n_ffts = dict.fromkeys(n_fft for sounding, _ in chunks for n_fft in sounding)
+        for n_fft in n_ffts:
+            groups = [sounding.get(n_fft) for sounding, _ in chunks]
+            spectra = self._spectra(n_fft, [m for members in groups if members for m in members])
+            total = np.empty((len(chunks) * channels, n_fft // 2 + 1), dtype=np.complex64)
+            used: list[np.ndarray | None] = []
+            row = 0
+            for index, members in enumerate(groups):
+                if members is None:
+                    used.append(None)
+                    continue
+                used.append(self._summed(members, spectra[row:row + len(members)],
+                                         total[index * channels:(index + 1) * channels]))
+                row += len(members)
+            # the last ``size`` outputs are free of the circular wrap (size ≤ n_fft − taps + 1)
+            whole = [index for index, rows in enumerate(used)
+                     if rows is not None and outs[index] is None and len(rows) == channels]
+            # stereo's together (2 + 2 rows, one pass of the lanes), others one by one (16
+            # channels fill four lanes already)
+            for batch in ([whole] if channels == 2 else [[index] for index in whole]):
+                if not batch:
+                    continue
+                # inverted along the columns of a (frames, channels) array: no interleaving
+                # after (stereo: 1.20 → 1.11 ms a chunk, 16 channels 6.0 → 5.4, measured)
+                size = chunks[batch[0]][1]
+                signals = scipy.fft.irfft(
+                    total[batch[0] * channels:(batch[-1] + 1) * channels].T, n_fft,
+                    axis=0)[n_fft - size:]
+                if len(batch) == 1:  # from zero, as summed into zeros: never a −0
+                    outs[batch[0]] = np.add(signals, _ZERO, out=signals)
+                    continue
+                # each chunk its own array, a frame's two samples one complex: a strided
+                # (frames, 2) view costs numpy a loop of two a frame wherever it is read
+                # (57 344 frames: 0.8 ms to copy or add, where this takes 0.04)
+                frames = signals.view(np.complex64)
+                for at, index in enumerate(batch):
+                    outs[index] = np.add(frames[:, at], _ZERO_PAIR).view(np.float32).reshape(
+                        size, channels)
+            rest = [index for index, rows in enumerate(used)
+                    if rows is not None and index not in whole]
+            if not rest:
+                continue
+            signals = scipy.fft.irfft(np.concatenate(
+                [total[index * channels + used[index]] for index in rest]), n_fft, axis=1)
+            at = 0
+            for index in rest:
+                size = chunks[index][1]
+                if outs[index] is None:
+                    outs[index] = np.zeros((size, channels), dtype=np.float32)
+                for channel in used[index]:  # a column at a time (16: 2.5 for 4.8 ms)
+                    outs[index][:, channel] += signals[at, n_fft - size:]
+                    at += 1
+        return [np.zeros((size, channels), dtype=np.float32) if out is None else out
+                for out, (_, size) in zip(outs, chunks, strict=True)]
+
+    def _spectra(self, n_fft: int, members) -> np.ndarray:
+        """The spectra of the lines' segments, one row each (and rows of zeros to fill
+        pocketfft's lanes)."""
+        # a buffer kept per bus saved only ~3 µs a row (of ~300 for its FFT) for up to 2 MiB
+        # held per bus (s18's peak RSS +10 MiB, measured): made afresh, as before
+        segments = np.empty((_padded(len(members)), n_fft), dtype=np.float32)
+        for row, (_, parts) in zip(segments, members, strict=False):
+            # from zero, in the notes' order: the first part is 0 + part (as added to zeros:
+            # a −0 made +0), and only the frames it leaves are zeroed
+            offset, part = parts[0]
+            row[:offset] = 0.0
+            np.add(part, _ZERO, out=row[offset:offset + len(part)])
+            row[offset + len(part):] = 0.0
+            for offset, part in parts[1:]:
+                row[offset:offset + len(part)] += part
+        segments[len(members):] = 0.0
+        return scipy.fft.rfft(segments, axis=1)
+
+    def _summed(self, members, spectra: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """The output channels the lines of one FFT size sound in; ``total`` (channels,
+        n_fft // 2 + 1) made the sum of their filtered spectra per channel (unused
+        channels: any values).
 
         The inverse FFT is linear and every line of this size keeps the same span of it, so
         the lines' filtered spectra are summed per output channel first: one inverse FFT per
         channel, not one per line and path. A channel's sum starts as its first line's
         product, not from zero (0 + x is x but for the sign of a zero, which the output's
         own sum from zero settles)."""
-        segments = np.zeros((_padded(len(members)), n_fft), dtype=np.float32)
-        for row, (_, parts) in zip(segments, members, strict=False):
-            for offset, part in parts:  # from zero, in the notes' order
-                row[offset:offset + len(part)] += part
-        spectra = scipy.fft.rfft(segments, axis=1)
-        bins = n_fft // 2 + 1
-        total = np.empty((self.channels, bins), dtype=np.complex64)
+        bins = total.shape[1]
         used = np.zeros(self.channels, dtype=bool)
         product = None  # a line's paths, when a sum over them or lines is made of them
         for (line, _), spectrum in zip(members, spectra, strict=False):
@@ -276,12 +382,20 @@ class Lines:
             if fresh.any():  # lines over channels partly summed before (stems)
                 into[fresh] = 0.0
             into += product[:paths] if mix is None else mix.T @ product[:paths]
-        return np.flatnonzero(used), total
+        return np.flatnonzero(used)
 
 
 def _padded(rows: int) -> int:
     """Rows to transform for ``rows``: pocketfft transforms ``LANES`` rows at once (SIMD),
-    four at 65 536 points in the time of ~1.8 alone, so three rows left over one by one are
-    made four with a row of zeros (a group of three lines: 1.76 → 1.04 ms; two left over
-    cost as much as four, measured). A lane computes as a row alone: the same bits."""
-    return rows + 1 if rows % LANES == 3 else rows
+    four at 65 536 points in the time of ~1.8 alone, so rows left over one by one are made
+    a lane's with rows of zeros when there are two or three (a group of three lines:
+    1.76 → 1.04 ms; of two: 1.11 → 0.97, of six 2.47 → 2.19, measured). A lane computes as
+    a row alone: the same bits."""
+    return rows + (-rows % LANES if rows % LANES >= 2 else 0)
+
+def _in_order(ahead: dict, sounding: dict) -> bool:
+    """Whether ``ahead``'s FFT sizes come in the order ``_mixed`` takes them in (``sounding``'s,
+    then the others): each chunk's sizes are added into its output in its own order (most
+    chunks have one)."""
+    order = [n_fft for n_fft in dict.fromkeys([*sounding, *ahead]) if n_fft in ahead]
+    return order == list(ahead)

@@ -20,7 +20,7 @@ cues were edited (a line moved in time is the same line: the disk cache keeps it
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -82,6 +82,15 @@ class SungLines:
     def find(self, event: Event) -> tuple[int, int] | None:
         """(line number, place in it) of a sung event, or None."""
         return self._where.get((event.source, event.time))
+
+    def groups(self, events: Sequence[Event]) -> list[tuple[int, ...]]:
+        """The indices in ``events`` of each line's events (lines of two or more)."""
+        found: dict[int, list[int]] = {}
+        for index, event in enumerate(events):
+            where = self._where.get((event.source, event.time))
+            if where is not None:
+                found.setdefault(where[0], []).append(index)
+        return [tuple(group) for group in found.values() if len(group) > 1]
 
     def key(self, event: Event) -> tuple:
         """What the event's part of its line depends on: the whole line and its place in it."""

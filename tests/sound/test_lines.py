@@ -164,3 +164,78 @@ def test_a_silent_line_sounds_exact_zeros():
     lines.add(0, np.zeros(30000, np.float32), "here", None, 0)
     out = _take_all(lines, lines.extent)
     assert out.shape[0] > 30000 and not out.any() and not np.signbit(out).any()
+
+
+def _counting(monkeypatch):
+    """scipy.fft's rfft and irfft, counted: the rows of each call."""
+    import scipy.fft
+    counts: dict[str, list[int]] = {"rfft": [], "irfft": []}
+    for name in counts:
+        own = getattr(scipy.fft, name)
+
+        def counted(x, *args, _own=own, _name=name, **kwargs):
+            counts[_name].append(x.shape[1] if kwargs.get("axis") == 0 else x.shape[0])
+            return _own(x, *args, **kwargs)
+        monkeypatch.setattr(scipy.fft, name, counted)
+    return counts
+
+
+def _two_places(tight):
+    """Two places sounding in every chunk of 4096 frames (two lines, stereo), their notes
+    added in time order: all before the first chunk, or (``tight``) each only before the
+    chunk it starts in is heard, as a render whose guard reaches one chunk ahead."""
+    rng = np.random.default_rng(13)
+    chunk = 4096
+    made = {place: impulse_filter(rng.normal(0.0, 0.3, (2, 300)).astype(np.float32), 4, chunk)
+            for place in "ab"}
+    notes = sorted((onset, place, rng.normal(0.0, 1.0, 1500).astype(np.float32))
+                   for place in "ab" for onset in range(0, 40000, 1000 + 300 * (place == "b")))
+    lines = Lines(None, None, 2, make_filter=lambda point, face: made[point], chunk=chunk)
+    out = []
+    for onset, place, mono in notes:
+        while tight and onset >= lines.next_chunk + lines.next_size():
+            out.append(lines.chunk())
+        lines.add(onset, mono, place, None, 0)
+    return lines, out, notes
+
+
+def test_two_chunks_are_heard_with_one_fft_call_each_way_and_the_same_bits(monkeypatch):
+    """Past the first chunk's pieces, a chunk whose notes are all in is transformed with the
+    one before: half the calls, stereo's inverse FFTs four rows at once, and every bit as
+    when each chunk is heard alone."""
+    lines, out, _ = _two_places(tight=True)
+    alone = np.concatenate([*out, _take_all(lines, lines.extent)])
+    lines, out, _ = _two_places(tight=False)
+    counts = _counting(monkeypatch)
+    assert not out
+    pieces = len(lines._first)
+    chunks = []
+    while lines.next_chunk < lines.extent:
+        chunks.append(lines.chunk())
+    # each its own array, not a strided view of both (numpy reads those a frame at a time)
+    assert all(chunk.flags.c_contiguous for chunk in chunks)
+    together = np.concatenate(chunks)
+    assert np.array_equal(together, alone)
+    assert not np.signbit(together[together == 0.0]).any()  # no −0 (summed from zero)
+    whole = len(together) // 4096 - 1  # whole chunks after the first one's pieces
+    assert whole >= 8
+    # each pair of whole chunks: one forward call of 2 + 2 lines, one inverse of 2 + 2
+    # channels (an odd last one alone); the first chunk's pieces one by one
+    assert counts["irfft"] == [2] * pieces + [4] * (whole // 2) + [2] * (whole % 2)
+    assert len(counts["rfft"]) == len(counts["irfft"])
+
+
+def test_a_late_note_into_the_chunk_heard_ahead_has_it_heard_again():
+    """A note added after its chunk was heard with the one before (out of time order) is
+    heard all the same: the bits of hearing each chunk in turn with every note in."""
+    late = (2 * 4096 + 500, "a", np.full(700, 0.25, np.float32))  # in the third chunk
+    want_lines, _, _ = _two_places(tight=False)
+    want_lines.add(late[0], late[2], late[1], None, 0)
+    want = _take_all(want_lines, want_lines.extent)
+    lines, _, _ = _two_places(tight=False)
+    out = [lines.chunk() for _ in range(len(lines._first) + 1)]  # the first whole one
+    assert lines._kept is not None  # the next heard with it
+    lines.add(late[0], late[2], late[1], None, 0)
+    assert lines._kept is None
+    got = np.concatenate([*out, _take_all(lines, want_lines.extent)])
+    assert np.array_equal(got, want)

@@ -38,3 +38,82 @@ def test_a_notes_ring_is_cut_after_its_last_sample_above_the_floor():
     assert _trim_tail(np.zeros(50)).size == 0
     assert _trim_tail(np.zeros(0)).size == 0
     assert np.array_equal(_trim_tail(np.r_[0.0, -1.0, 0.0, 0.0]), [0.0, -1.0])
+
+
+def _numpy_peak(mono):
+    import numpy as np
+
+    return max(float(np.max(mono)), -float(np.min(mono)), 0.0)
+
+
+def test_a_notes_peak_is_numpys_largest_magnitude_found_in_one_blas_pass(monkeypatch):
+    """The floor's peak is max(max, −min) to the bit, found by BLAS's idamax without numpy's
+    max and min (two slower passes); the peak at either sign, at either end, of one sample."""
+    import numpy as np
+
+    from soundscape.sound import notes
+
+    rng = np.random.default_rng(3)
+    cases = [rng.normal(0, 0.3, 75_000), np.r_[-0.75, rng.uniform(-0.5, 0.5, 999)],
+             np.r_[rng.uniform(-0.5, 0.5, 999), 0.875], np.array([-2.5e-300]), np.zeros(7)]
+    expected = [_numpy_peak(note) for note in cases]
+
+    def refused(*args, **kwargs):
+        raise AssertionError("numpy's reductions are not needed for a finite note")
+
+    monkeypatch.setattr(notes.np, "max", refused)
+    monkeypatch.setattr(notes.np, "min", refused)
+    assert [notes._peak(note) for note in cases] == expected
+    assert expected[1] == 0.75 and expected[2] == 0.875
+
+
+def test_a_note_with_a_nan_or_an_infinity_is_trimmed_as_numpy_made_it():
+    """A NaN or an infinity makes numpy's peak (and the floor) NaN or infinite: nothing is
+    above it and the note comes out empty, as before; a float32 or strided note is numpy's."""
+    import numpy as np
+
+    from soundscape.sound.notes import _peak, _trim_tail
+
+    for bad in (np.nan, np.inf, -np.inf):
+        note = np.r_[0.5, -0.25, bad, 0.1, np.zeros(10)]
+        assert _trim_tail(note).size == 0
+        assert np.isnan(_peak(note)) if np.isnan(bad) else _peak(note) == np.inf
+    strided = np.r_[0.1, -0.9, 0.2, 0.3][::2]  # 0.1, 0.2: the −0.9 is not in it
+    single = np.array([0.25, -0.5], np.float32)
+    assert _peak(strided) == _numpy_peak(strided) == 0.2
+    assert _peak(single) == _numpy_peak(single) == 0.5
+
+
+def test_a_voice_looks_an_instruments_model_and_rate_up_once(monkeypatch):
+    """``repeats`` (asked for every note made or kept) and ``made_at`` (for every event)
+    find the model's module once per instrument, not per note: the same answers."""
+    from soundscape.performance import Source
+    from soundscape.sound import synth
+    from soundscape.sound.notes import SynthVoice
+
+    looked_up, model_module = [], synth.model_module
+
+    def counted(name):
+        looked_up.append(name)
+        return model_module(name)
+
+    se = Source("se.0", "se", "瑟", "se", "west", (-4.0, 2.0, 1.0))
+    fresh = [SynthVoice().repeats("se"), SynthVoice().made_at(se, 48000)]
+    monkeypatch.setattr(synth, "model_module", counted)
+    voice = SynthVoice()
+    for _ in range(5):
+        assert [voice.repeats("se"), voice.made_at(se, 48000)] == fresh
+    assert len(looked_up) <= 2  # once each, not five times
+
+
+def test_a_notes_last_loud_sample_is_found_however_far_back_it_lies():
+    """Stretches from the end, each twice the last: the cut is right after the last sample
+    above the floor wherever it lies (in the first stretch, at its edge, further back)."""
+    import numpy as np
+
+    from soundscape.sound.notes import _TAIL_FLOOR, _trim_tail
+
+    for quiet in (0, 1, 4095, 4096, 4097, 12_288, 30_000):
+        note = np.r_[np.linspace(1.0, -0.5, 500), np.full(quiet, 0.9 * _TAIL_FLOOR)]
+        note[200] = -2.0  # the peak
+        assert np.array_equal(_trim_tail(note), note[:500])

@@ -258,21 +258,41 @@ def test_noise_blocks_keep_their_variance_through_the_joins():
 
 
 def test_the_beds_blocks_resolve_its_wind_skirt_under_22_hz():
-    """The bed's noise in blocks (``ambience._BLOCK``) keeps the wind's skirt where one
-    transform of the whole segment puts it: the energy under 22 Hz of the day's air within
-    0.15 dB of its shape's (blocks of 4096 samples smear it 3.8 dB up, of 16384 0.5)."""
+    """The bed's noise in blocks (the shortest ``_block_for`` gives, ``ambience._BLOCK``)
+    keeps the wind's skirt where one transform of the whole segment puts it: the energy
+    under 22 Hz of the day's air within 0.15 dB of its shape's (blocks of 4096 samples
+    smear it 3.8 dB up, of 16384 0.5)."""
+    block = ambience._BLOCK
     from soundscape.sound.synth.creatures import noise_blocks
 
     day = params_of(load_instrument("ambience"))["day"]
-    keys, shapes = ambience._rows(ambience._dense(day), ambience._BLOCK, RATE)
+    keys, shapes = ambience._rows(ambience._dense(day), block, RATE)
     fine = 65536  # the shape on the measurement's own grid (the skirt is steep)
     air = ambience._rows(ambience._dense(day), fine, RATE)[1][keys.index("air"), ::2]
     freqs = np.fft.rfftfreq(fine, 1.0 / RATE)
     expected = np.sum(air[freqs < 22.0].astype(float) ** 2) / np.sum(air.astype(float) ** 2)
     frames = 40 * 131072
-    noise = noise_blocks(np.random.default_rng(0), shapes, frames, block=ambience._BLOCK,
+    noise = noise_blocks(np.random.default_rng(0), shapes, frames, block=block,
                          overlap=ambience._OVERLAP)[keys.index("air")]
     row = noise.reshape(-1)[ambience._OVERLAP:ambience._OVERLAP + frames]
     f, p = signal.welch(row, fs=RATE, nperseg=fine)
     measured = np.sum(p[f < 22.0]) / np.sum(p)
     assert 10 * np.log10(measured / expected) == pytest.approx(0.0, abs=0.15)
+
+
+@pytest.mark.parametrize("frames", [131040, 131024, 100000, 160000, 300000])
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_the_beds_blocks_are_lengths_the_fft_likes_in_whole_batches(frames, rows):
+    """``_block_for``: blocks of at least ``_BLOCK`` samples, 2^a 3^b 5^c long, a hop of
+    whole held envelope values, enough of them for the noise, and as many transforms as
+    fill whole batches of pocketfft's 4 lanes (no row transformed alone: twice the time;
+    data/actions.toml's segments are 8.19 s, 131040 samples at 16 kHz)."""
+    from scipy.fft import next_fast_len
+
+    block = ambience._block_for(frames, rows)
+    hop = block - ambience._OVERLAP
+    count = -(-(frames + ambience._OVERLAP) // hop)
+    assert block >= ambience._BLOCK and hop % ambience._STEP == 0
+    assert next_fast_len(block, real=True) == block
+    assert count * hop >= frames + ambience._OVERLAP
+    assert rows * count % ambience._LANES == 0

@@ -85,6 +85,9 @@ def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, fr
 
 #: The phase (rad) a glide may still move a partial when it counts as over.
 _GLIDE_RAD = 1e-6
+#: Past this many of the glide's time constants e^(−t/τ) < 2^−54, so 1 − e^(−t/τ) is 1.0
+#: to the bit: the clock is computed there without the exponential (the same samples).
+_SETTLED_TAUS = 40.0
 #: Partials under sample_rate / _SMOOTH are read off their warped clock by cubic
 #: interpolation (error ≤ 0.0234 (2πf/rate)^4: under 3e-6 of their amplitude).
 _SMOOTH = 64
@@ -96,8 +99,11 @@ def _glided(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, frames: int,
     each ``amp·e^(−u ln1000/T60)·sin(2π f u)`` (the stretched head runs its sound a little
     fast at first, decay and all). Low partials: their pole sum on a uniform grid of u,
     read at u(t) (cubic); the others sine by sine."""
-    t = np.arange(frames) / sample_rate
-    clock = t + glide * glide_s * (1.0 - np.exp(-t / glide_s))
+    t = sample_times(frames, sample_rate)
+    lead_s = glide * glide_s
+    clock = np.add(t, lead_s)  # where the glide has settled: 1 − e^(−t/τ) is 1.0 there
+    bent = min(frames, math.ceil(_SETTLED_TAUS * glide_s * sample_rate))
+    clock[:bent] = t[:bent] + lead_s * (1.0 - np.exp(-t[:bent] / glide_s))
     at = clock * sample_rate  # each partial is cut after its length on this clock
     out = np.zeros(frames)
     smooth = freqs < sample_rate / _SMOOTH

@@ -30,9 +30,12 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
                      hz * params["high_ratio"], sample_rate)
     spin, envelope = _shape(frames, sample_rate, float(params["spin_hz"]),
                             float(params["spin_depth"]))
-    out = noise * spin * envelope
-    peak = float(np.max(np.abs(out)))
-    return out * (velocity / peak) if peak > 0 else out
+    out = noise * spin
+    out *= envelope  # in place: the same products, no new arrays
+    peak = max(float(out.max()), -float(out.min()))  # |out|'s peak without |out|
+    if peak > 0:
+        out *= velocity / peak
+    return out
 
 
 @functools.lru_cache(maxsize=64)

@@ -169,7 +169,8 @@ def noise_blocks(rng: np.random.Generator, shapes: np.ndarray, frames: int, *, b
     raw = rng.bit_generator.random_raw(-(-count * bins // 4))
     white = raw.view(np.int8)[:count * bins * 2].reshape(count, 2 * bins)
     spectra = np.empty((len(shapes), count, 2 * bins), dtype=np.float32)
-    np.multiply(white, shapes[:, None, :], out=spectra)  # the bytes cast as they are read
+    # the bytes cast once (exactly), not again for each row as they are read
+    np.multiply(white.astype(np.float32), shapes[:, None, :], out=spectra)
     noise = scipy.fft.irfft(spectra.view(np.complex64), block, axis=-1, overwrite_x=True)
     up, down = crossfade(overlap)
     joins = noise[:, 1:, :overlap]
@@ -349,8 +350,9 @@ def _harmonics(turn: np.ndarray, gains: list) -> np.ndarray:
     """``Σ_k gains[k-1]·sin(k·θ)`` for ``turn = e^{iθ}`` (gains scalars or arrays):
     Horner's rule on the phasor, ``Im(z(g1 + z(g2 + …)))``: products, not sines."""
     acc = gains[-1] * turn
-    for gain in reversed(gains[:-1]):
-        acc = (acc + gain) * turn
+    for gain in reversed(gains[:-1]):  # in place: the same sums and products, no new arrays
+        acc += gain
+        acc *= turn
     return acc.imag
 
 
