@@ -115,15 +115,28 @@ class Upsampler:
         self._history = np.zeros((width - 1, channels), dtype=np.float32)
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
-        frames, channels = block.shape
+        out = self.sounding(block)
+        if out is None:
+            return np.zeros((len(block) * self.factor, block.shape[1]), dtype=np.float32)
+        return out
+
+    def sounding(self, block: np.ndarray | int) -> np.ndarray | None:
+        """The next output, as ``self(block)``, or None where it is all zeros (the block and
+        the history silent): no block of zeros made, to be skipped in the sums. An int
+        ``block``: that many frames of silence."""
         history = self._history
+        if isinstance(block, int):
+            if not history.any():  # silence in, silence out; the history stays zeros
+                return None
+            block = np.zeros((block, history.shape[1]), dtype=np.float32)
+        frames, channels = block.shape
         if frames < len(history):
             self._history = np.concatenate([history, block])[frames:].astype(np.float32)
         else:
             self._history = block[frames - len(history):].astype(np.float32)
         live = np.flatnonzero(sounding(block) | history.any(axis=0))
         if not len(live):
-            return np.zeros((frames * self.factor, channels), dtype=np.float32)
+            return None
         if len(live) < channels:  # only the channels that sound (an ADM master's objects)
             out = np.zeros((frames * self.factor, channels), dtype=np.float32)
             out[:, live] = self._product(history[:, live], block[:, live])
@@ -175,6 +188,7 @@ class Bus:
         self.heard = heard
         self.factor = factor
         self.rate = heard.spatialiser.sample_rate
+        self.channels = channels
         # a low bus is mixed and brought up CHUNK frames at a time, whatever the blocks
         self.accumulator = Accumulator(channels, CHUNK if factor > 1
                                        else max(1, block_frames // factor))
@@ -220,76 +234,179 @@ class Bus:
         return self.lines is not None and len(self._heard) < frames
 
     def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` output samples of this bus (of a low bus: most often a view of
-        the chunk brought up, to be read before the next ``take``)."""
+        """The next ``frames`` output samples of this bus (a new array)."""
+        return summed(self.parts(frames), frames, self.channels)
+
+    def parts(self, frames: int) -> list[Parts]:
+        """The next ``frames`` output samples as the sum of the parts of these streams (in
+        this order: the accumulator's, then the lines' of an output-rate bus; a low bus's
+        upsampled mix): they are summed with the other buses' in one pass (``summed``), not
+        added into a block of zeros, nor glued into a block each. Views of what was made,
+        to be read before the next ``parts`` and never written."""
         if self._up is None:
             return self._mixed(frames)
         while len(self._ready) < frames:
-            self._ready.append(self._up(self._mixed(
-                CHUNK if self.lines is None else self.lines.next_size())))
-        return self._ready.take(frames)
+            size = CHUNK if self.lines is None else self.lines.next_size()
+            self._ready.append(self._up.sounding(self._block(size)), size * self.factor)
+        return [self._ready.parts(frames)]
 
-    def _mixed(self, frames: int) -> np.ndarray:
-        """The next ``frames`` frames at this bus's rate: the accumulator and the lines."""
-        out = self.accumulator.take(frames)
-        if self.lines is None:
-            return out
-        while len(self._heard) < frames:
-            self._heard.append(self.lines.chunk())
-        self._heard.add_to(out)
-        return out
+    def _block(self, frames: int) -> np.ndarray | int:
+        """The next ``frames`` frames at this bus's rate, to be read only: the lines' chunk
+        itself where only it sounds; ``frames`` where nothing does."""
+        streams = [stream for stream in self._mixed(frames) if stream]
+        if not streams:
+            return frames
+        if len(streams) == 1 and len(streams[0]) == 1 and len(streams[0][0][1]) == frames:
+            return streams[0][0][1]
+        return summed(streams, frames, self.channels)
+
+    def _mixed(self, frames: int) -> list[Parts]:
+        """The next ``frames`` frames at this bus's rate: the accumulator's (if a note was added
+        to them), then the lines'."""
+        added = self.accumulator.take_added(frames)
+        streams = [[] if added is None else [(0, added)]]
+        if self.lines is not None:
+            while len(self._heard) < frames:
+                chunk = self.lines.chunk()
+                self._heard.append(None if silent(chunk) else chunk, len(chunk))
+            streams.append(self._heard.parts(frames))
+        return streams
+
+
+#: Where a stream sounds in a block: (first frame, rows), in order, not overlapping; the
+#: frames in no part are silent.
+Parts = list[tuple[int, np.ndarray]]
+
+
+def silent(block: np.ndarray) -> bool:
+    """Whether ``block`` is all zeros (most blocks that sound do from their first frames)."""
+    return not block[:_FIRST_FRAMES].any() and not block.any()
+
+
+def summed(streams: list[Parts], frames: int, channels: int) -> np.ndarray:
+    """The sum of ``streams`` over ``frames`` frames, in their order (a new array), as adding
+    each into a block of zeros would make it: what sounds nowhere is not added (0 + x is x;
+    the lines and the upsampler never give a −0), and the first two streams that cover the
+    block are added in one pass into it (the copy of the first is the first add)."""
+    rest = iter([stream for stream in streams if stream])
+    out = None
+    for stream in rest:
+        if not _covers(stream, frames):
+            out = np.zeros((frames, channels), dtype=np.float32)
+            _add(out, stream)
+            break
+        out = np.empty((frames, channels), dtype=np.float32)
+        second = next(rest, None)
+        if second is None:
+            for at, rows in stream:
+                out[at:at + len(rows)] = rows
+        elif _covers(second, frames):
+            _add_two(out, stream, second)
+        else:
+            for at, rows in stream:
+                out[at:at + len(rows)] = rows
+            _add(out, second)
+        break
+    if out is None:
+        return np.zeros((frames, channels), dtype=np.float32)
+    for stream in rest:
+        _add(out, stream)
+    return out
+
+
+def _covers(stream: Parts, frames: int) -> bool:
+    """Whether ``stream``'s parts cover every frame of the block."""
+    at = 0
+    for start, rows in stream:
+        if start != at:
+            return False
+        at += len(rows)
+    return at == frames
+
+
+def _add(out: np.ndarray, stream: Parts) -> None:
+    for at, rows in stream:
+        part = out[at:at + len(rows)]
+        np.add(part, rows, out=part)
+
+
+def _add_two(out: np.ndarray, first: Parts, second: Parts) -> None:
+    """``out = first + second`` where both cover it, split where either's parts meet."""
+    one, two = iter(first), iter(second)
+    (a_at, a), (b_at, b) = next(one), next(two)
+    at = 0
+    while at < len(out):
+        end = min(a_at + len(a), b_at + len(b))
+        np.add(a[at - a_at:end - a_at], b[at - b_at:end - b_at], out=out[at:end])
+        at = end
+        if end == a_at + len(a) and at < len(out):
+            a_at, a = next(one)
+        if end == b_at + len(b) and at < len(out):
+            b_at, b = next(two)
 
 
 class _Made:
-    """Frames made and not handed out yet, as the pieces they were made in: taking a block
-    that lies in one piece is a view of it, and one across two pieces copies the block only
+    """Frames made and not handed out yet, as the pieces they were made in (None: a silent
+    piece): a block is handed out as views of the pieces it lies in (``parts``), not glued
     (gluing each piece to the rest before it copied the whole 3.6 s piece)."""
 
     def __init__(self, channels: int) -> None:
         self.channels = channels
-        self._pieces: deque[np.ndarray] = deque()
+        self._pieces: deque[tuple[np.ndarray | None, int]] = deque()
         self._at = 0  # frames of the first piece handed out
         self._frames = 0
 
     def __len__(self) -> int:
         return self._frames
 
-    def append(self, piece: np.ndarray) -> None:
-        if len(piece):
-            self._pieces.append(piece)
-            self._frames += len(piece)
+    def append(self, piece: np.ndarray | None, frames: int | None = None) -> None:
+        """Add a piece made next (None: ``frames`` silent frames)."""
+        frames = len(piece) if piece is not None else frames
+        if frames:
+            self._pieces.append((piece, frames))
+            self._frames += frames
 
-    def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` frames (all made)."""
-        first = self._pieces[0]
-        if len(first) - self._at >= frames:
-            return self._next(frames)
-        out = np.empty((frames, self.channels), dtype=np.float32)
+    def parts(self, frames: int) -> Parts:
+        """The next ``frames`` frames (all made) where they sound, as views of the pieces."""
+        out: Parts = []
         at = 0
         while at < frames:
-            part = self._next(frames - at)
-            out[at:at + len(part)] = part
-            at += len(part)
+            piece, length = self._pieces[0]
+            n = min(length - self._at, frames - at)
+            if piece is not None:
+                out.append((at, piece[self._at:self._at + n]))
+            at += n
+            self._at += n
+            if self._at == length:
+                self._pieces.popleft()
+                self._at = 0
+        self._frames -= frames
+        return out
+
+    def take(self, frames: int) -> np.ndarray:
+        """The next ``frames`` frames (all made): a view of a piece that holds them all,
+        else a new array."""
+        parts = self.parts(frames)
+        if len(parts) == 1 and len(parts[0][1]) == frames:
+            return parts[0][1]
+        out = np.zeros((frames, self.channels), dtype=np.float32)
+        for at, rows in parts:
+            out[at:at + len(rows)] = rows
         return out
 
     def add_to(self, out: np.ndarray) -> None:
         """Add the next ``len(out)`` frames (all made) to ``out``."""
-        at = 0
-        while at < len(out):
-            part = self._next(len(out) - at)
-            out[at:at + len(part)] += part
-            at += len(part)
+        _add(out, self.parts(len(out)))
 
-    def _next(self, frames: int) -> np.ndarray:
-        """Up to ``frames`` of the first piece (dropped once handed out whole)."""
-        first = self._pieces[0]
-        part = first[self._at:self._at + frames]
-        self._at += len(part)
-        self._frames -= len(part)
-        if self._at == len(first):
-            self._pieces.popleft()
-            self._at = 0
-        return part
+
+def _parts(taker: Bus | Tail, frames: int) -> list[Parts]:
+    """A taker's next ``frames`` output samples as streams of parts (a tail's: its block)."""
+    return taker.parts(frames) if isinstance(taker, Bus) else [[(0, taker.take(frames))]]
+
+
+def _all_parts(takers: list[Bus | Tail], frames: int) -> dict[int, list[Parts]]:
+    """``_parts`` of each of ``takers``, by its id."""
+    return {id(taker): _parts(taker, frames) for taker in takers}
 
 
 def _recurring_places(performance: Performance) -> frozenset:
@@ -315,6 +432,7 @@ class Buses:
                  tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                  store=None) -> None:
         self.performance = performance
+        self.channels = channels
         bind = getattr(voice, "bind", None)
         if bind is not None:  # notes that depend on the events around them: sung lines
             voice = bind(performance, seed)
@@ -445,28 +563,27 @@ class Buses:
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` output samples: every bus, brought up to the output rate.
 
-        The buses are independent, so those that have frames to make are mixed on threads
-        of their own (their FFTs and upsampling release the GIL), the rest hand out what
-        they made before here (most blocks: a low bus makes 3.6 s at a time), and the first
-        busy one works here, meanwhile (alone, it has no thread): each trip to a thread
-        costs GIL handovers (the main thread spent 5 % of a whole rite in ``submit``,
-        py-spy), and this thread would only wait. They are summed in a fixed order."""
+        The buses are independent, so those that have frames to make are mixed on two
+        threads (their FFTs and upsampling release the GIL): every other one on a thread of
+        its own, as one task, the others here, meanwhile; the rest hand out what they made
+        before (most blocks: a low bus makes 3.6 s at a time). Two threads fill the two
+        cores a render has (its note helper shares them), and each trip to a thread costs
+        GIL handovers (``submit``: the main thread spent 5 % of a whole rite there with a
+        thread per bus, py-spy); alone, a busy one works here. They are summed in a fixed
+        order."""
         takers: list[Bus | Tail] = [*self.by_rate.values(),
                                     *([self.tail] if self.tail is not None else [])]
         busy = [taker for taker in takers if taker.busy(frames)]
         made = {}
-        if len(busy) > 1:  # all but the first on threads; the first here, meanwhile
+        if len(busy) > 1:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=len(takers) - 1)
-            futures = [(id(bus), self._pool.submit(bus.take, frames)) for bus in busy[1:]]
-            made[id(busy[0])] = busy[0].take(frames)
-            made.update((key, future.result()) for key, future in futures)
-        parts = [made[id(taker)] if id(taker) in made else taker.take(frames)
-                 for taker in takers]
-        out = parts[0]  # the output's own rate comes first
-        for part in parts[1:]:
-            out += part
-        return out
+                self._pool = ThreadPoolExecutor(max_workers=1)
+            away = self._pool.submit(_all_parts, busy[1::2], frames)
+            made.update(_all_parts(busy[::2], frames))
+            made.update(away.result())
+        streams = [stream for taker in takers for stream in
+                   (made[id(taker)] if id(taker) in made else _parts(taker, frames))]
+        return summed(streams, frames, self.channels)
 
     def close(self) -> None:
         """Stop the buses' threads."""

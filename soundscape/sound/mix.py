@@ -8,8 +8,6 @@ the whole rite.
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
 __all__ = ["MIX_FRAMES", "Accumulator"]
@@ -21,9 +19,9 @@ MIX_FRAMES = 4096
 class Accumulator:
     """The frames not yet handed out, from absolute frame ``base`` on, in chunks.
 
-    Chunks of ``chunk`` frames (the block size) are added as notes reach
-    further and handed out whole as blocks, so growing never copies what is
-    there and a block costs no copy.
+    Chunks of ``chunk`` frames (the block size), on a grid from frame 0, are made where
+    notes are added and handed out whole as blocks, so growing never copies what is there,
+    a block costs no copy, and a block no note reached costs nothing (``take_added``).
     """
 
     def __init__(self, channels: int, chunk: int) -> None:
@@ -31,8 +29,7 @@ class Accumulator:
         self.extent = 0
         self.channels = channels
         self.chunk = chunk
-        self._chunks: deque[np.ndarray] = deque()
-        self._first = 0  # absolute frame where _chunks[0] begins (≤ base)
+        self._chunks: dict[int, np.ndarray] = {}  # by index on the grid (frame // chunk)
 
     def add(self, start: int, data: np.ndarray, column: int = 0,
             mix: np.ndarray | None = None) -> None:
@@ -50,36 +47,41 @@ class Accumulator:
 
     def _add(self, start: int, data: np.ndarray, column: int) -> None:
         end = start + len(data)
-        while self._first + len(self._chunks) * self.chunk < end:
-            self._chunks.append(np.zeros((self.chunk, self.channels), dtype=np.float32))
         at = start
         while at < end:
-            index, offset = divmod(at - self._first, self.chunk)
+            index, offset = divmod(at, self.chunk)
+            chunk = self._chunks.get(index)
+            if chunk is None:
+                chunk = self._chunks[index] = np.zeros((self.chunk, self.channels),
+                                                       dtype=np.float32)
             n = min(self.chunk - offset, end - at)
-            self._chunks[index][offset:offset + n, column:column + data.shape[1]] += \
+            chunk[offset:offset + n, column:column + data.shape[1]] += \
                 data[at - start:at - start + n]
             at += n
 
     def take(self, frames: int) -> np.ndarray:
         """The next ``frames`` frames (a whole chunk when aligned: the usual case)."""
-        if frames == self.chunk and self.base == self._first:
-            out = (self._chunks.popleft() if self._chunks
-                   else np.zeros((frames, self.channels), dtype=np.float32))
-            self._first += frames
-        else:  # the last, shorter block
-            out = np.zeros((frames, self.channels), dtype=np.float32)
-            at = self.base
-            while at < self.base + frames and self._chunks:
-                index, offset = divmod(at - self._first, self.chunk)
-                if index >= len(self._chunks):
-                    break
-                n = min(self.chunk - offset, self.base + frames - at)
-                out[at - self.base:at - self.base + n] = self._chunks[index][offset:offset + n]
-                at += n
-            while self._chunks and self._first + self.chunk <= self.base + frames:
-                self._chunks.popleft()
-                self._first += self.chunk
-            if not self._chunks:
-                self._first = self.base + frames
-        self.base += frames
+        out = self.take_added(frames)
+        return np.zeros((frames, self.channels), dtype=np.float32) if out is None else out
+
+    def take_added(self, frames: int) -> np.ndarray | None:
+        """The next ``frames`` frames as ``take``, or None where no note was added to their
+        chunks: no block of zeros is made, to be summed with what sounds (a standing
+        listener's notes are on lines: his buses' accumulators hold only the long ones)."""
+        start, end = self.base, self.base + frames
+        self.base = end
+        first, offset = divmod(start, self.chunk)
+        if frames == self.chunk and not offset:
+            return self._chunks.pop(first, None)
+        held = [index for index in range(first, (end - 1) // self.chunk + 1)
+                if index in self._chunks]
+        if not held:
+            return None
+        out = np.zeros((frames, self.channels), dtype=np.float32)
+        for index in held:  # the part of each chunk in the block; those wholly taken go
+            begin = index * self.chunk
+            lo, hi = max(start, begin), min(end, begin + self.chunk)
+            out[lo - start:hi - start] = self._chunks[index][lo - begin:hi - begin]
+            if begin + self.chunk <= end:
+                del self._chunks[index]
         return out

@@ -12,7 +12,7 @@ from scipy import signal
 from soundscape.music.instruments import list_instruments, load_instrument
 from soundscape.music.tuning import Tuning, parse_name
 from soundscape.performance import Event, Performance, Source
-from soundscape.sound.buses import Buses, Upsampler, _Made
+from soundscape.sound.buses import Buses, Upsampler, _Made, summed
 from soundscape.sound.notes import SynthVoice
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
@@ -120,21 +120,23 @@ class _Taker:
         return np.full((frames, 2), self.value, np.float32)
 
 
-def test_busy_buses_are_made_on_threads_but_the_first_on_the_calling_one():
-    """Three busy takers: two go to threads, the first is made meanwhile by the caller (one
-    hand-over fewer a block), and the sum is theirs, in order."""
-    takers = [_Taker(1.0), _Taker(2.0), _Taker(4.0)]
+def test_busy_buses_are_made_on_two_threads_one_of_them_the_calling_one():
+    """Four busy takers: every other one goes to one other thread, as one task, the rest are
+    made meanwhile by the caller (one hand-over a block, two cores' worth of threads), and
+    the sum is theirs, in order."""
+    takers = [_Taker(1.0), _Taker(2.0), _Taker(4.0), _Taker(8.0)]
     buses = Buses.__new__(Buses)  # only what take needs
-    buses.by_rate = {48000: takers[0], 24000: takers[1]}
-    buses.tail, buses._pool = takers[2], None
+    buses.by_rate = {48000: takers[0], 24000: takers[1], 16000: takers[2]}
+    buses.tail, buses._pool, buses.channels = takers[3], None, 2
     try:
         for _ in range(3):
-            assert np.array_equal(buses.take(10), np.full((10, 2), 7.0, np.float32))
+            assert np.array_equal(buses.take(10), np.full((10, 2), 15.0, np.float32))
     finally:
         buses.close()
-    assert takers[0].threads == [threading.current_thread().name] * 3
-    assert all(name != threading.current_thread().name
-               for taker in takers[1:] for name in taker.threads)
+    here = threading.current_thread().name
+    assert takers[0].threads == takers[2].threads == [here] * 3
+    away = set(takers[1].threads + takers[3].threads)
+    assert len(away) == 1 and here not in away
 
 
 class _ToneVoice:
@@ -219,3 +221,73 @@ def test_an_instrument_made_at_a_lower_rate_holds_next_to_nothing_above_half_of_
         power = np.abs(np.fft.rfft(x)) ** 2
         above = power[np.fft.rfftfreq(len(x), 1 / FS) > found.working_hz / 2].sum()
         assert 10 * np.log10(above / power.sum()) < -45.0, (name or hz, articulation, velocity)
+
+
+def _into_zeros(streams, frames, channels):
+    """The sum as it was made: each stream's parts added, in order, into a block of zeros."""
+    out = np.zeros((frames, channels), np.float32)
+    for stream in streams:
+        for at, rows in stream:
+            out[at:at + len(rows)] += rows
+    return out
+
+
+@pytest.mark.parametrize("spans", [
+    (((0, 100),), ((0, 100),)),  # one piece each
+    (((0, 37), (37, 100)), ((0, 81), (81, 100))),  # pieces that meet at other frames
+    (((0, 37), (37, 100)), ((0, 37), (37, 100))),  # at the same frames
+    (((0, 100),), ((10, 50),)),  # the second with silent frames (gaps)
+    (((20, 100),), ((0, 100),)),  # the first with a gap
+    (((0, 30), (60, 100)), ((0, 100),)),  # a silent piece in the middle of the first
+])
+def test_streams_are_summed_in_one_pass_to_the_bits_of_adding_them_into_zeros(spans):
+    """Buses' streams of parts (views of pieces that meet anywhere, silent gaps skipped) sum to
+    the same bits as adding each into a block of zeros in order (float32 sums do not
+    associate: the order is kept), in a new array that shares no memory with a part."""
+    rng = np.random.default_rng(7)
+    streams = [[(a, (rng.normal(size=(b - a, 2)) * 10.0 ** rng.integers(-4, 4, (1, 2)))
+                 .astype(np.float32)) for a, b in stream]
+               for stream in (*spans, ((0, 64), (64, 100)))]  # a third after the two first
+    got = summed(streams, 100, 2)
+    assert np.array_equal(got, _into_zeros(streams, 100, 2))
+    assert not any(np.shares_memory(got, rows) for stream in streams for _, rows in stream)
+    alone = summed(streams[:1], 100, 2)
+    assert np.array_equal(alone, _into_zeros(streams[:1], 100, 2))
+    assert not np.shares_memory(alone, streams[0][0][1])
+
+
+def test_streams_with_nothing_sounding_sum_to_zeros():
+    assert np.array_equal(summed([[], []], 30, 3), np.zeros((30, 3), np.float32))
+
+
+def test_silent_pieces_are_handed_out_as_gaps_not_zeros():
+    """A silent piece (None) takes its frames but gives no part; ``take`` fills it with zeros."""
+    made = _Made(2)
+    piece = np.ones((50, 2), np.float32)
+    made.append(piece)
+    made.append(None, 40)
+    made.append(2 * piece)
+    parts = made.parts(120)  # 50 sounding, 40 silent, 30 sounding
+    assert [(at, len(rows)) for at, rows in parts] == [(0, 50), (90, 30)]
+    assert np.shares_memory(parts[0][1], piece)  # a view, not a copy
+    assert len(made) == 20
+    rest = made.take(20)
+    assert np.array_equal(rest, 2 * piece[:20])
+
+
+@pytest.mark.parametrize("factor", [2, 3])
+def test_an_upsampler_gives_none_for_silence_and_the_ringing_of_what_sounded(factor):
+    """``sounding``: None where the block and what it remembers are silent (an int block:
+    that many silent frames, no block of zeros made); after a sound, the filter's ringing,
+    as a block of zeros brings it up; a silent stretch within a block gives zeros there."""
+    rng = np.random.default_rng(8)
+    loud = rng.normal(size=(500, 2)).astype(np.float32)
+    up, ref = Upsampler(factor, 2), Upsampler(factor, 2)
+    assert up.sounding(300) is None and up.sounding(np.zeros((300, 2), np.float32)) is None
+    assert ref(np.zeros((600, 2), np.float32)).shape == (600 * factor, 2)
+    assert np.array_equal(up.sounding(loud), ref(loud))
+    ringing = up.sounding(30)  # the history still sounds
+    assert ringing is not None and np.array_equal(ringing, ref(np.zeros((30, 2), np.float32)))
+    assert ringing[:10 * factor].any()
+    assert up.sounding(30) is None  # rung out: the 20 remembered frames are zeros
+    assert not ref(np.zeros((30, 2), np.float32)).any()
