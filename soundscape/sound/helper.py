@@ -12,6 +12,7 @@ import signal
 import struct
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,7 +131,7 @@ def _send(end, answer, ring: _Ring | None = None) -> None:
         header = pickle.dumps(answer, protocol=5, buffer_callback=buffers.append)
         views = [b.raw() for b in buffers]
     else:
-        views = [memoryview(array.reshape(-1).view(np.uint8)) for array in arrays]
+        views = [memoryview(array.reshape(-1).view(np.uint8).data) for array in arrays]
     placed = ring.place(views) if ring is not None and views else None
     ring_end, offsets = (0, [0] * len(views)) if placed is None else (placed[1], placed[0])
     if form == _PICKLED:
@@ -284,7 +285,7 @@ class _Claims:
     all, and each is then that process's to make (the other would render the line again).
     """
 
-    def __init__(self, context, events: int, together: list[tuple[int, ...]] = ()) -> None:
+    def __init__(self, context, events: int, together: Sequence[tuple[int, ...]] = ()) -> None:
         self._owner = mmap.mmap(-1, max(1, events))  # zeros: all _FREE
         self._lock = context.Lock()
         self._with = {index: group for group in together for index in group}
