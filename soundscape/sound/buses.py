@@ -196,8 +196,8 @@ class Bus:
                       if isinstance(heard.listener, Listener) else None)
         self._up = Upsampler(factor, channels) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
-        self._ready = _Made(channels)  # output frames made
-        self._heard = _Made(channels)  # lines' frames made
+        self._ready = _Made()  # output frames made
+        self._heard = _Made()  # lines' frames made
 
     def guard(self, frame: int) -> int:
         """Output samples before an onset that a note of this bus may still change, when the
@@ -350,8 +350,7 @@ class _Made:
     piece): a block is handed out as views of the pieces it lies in (``parts``), not glued
     (gluing each piece to the rest before it copied the whole 3.6 s piece)."""
 
-    def __init__(self, channels: int) -> None:
-        self.channels = channels
+    def __init__(self) -> None:
         self._pieces: deque[tuple[np.ndarray | None, int]] = deque()
         self._at = 0  # frames of the first piece handed out
         self._frames = 0
@@ -382,21 +381,6 @@ class _Made:
                 self._at = 0
         self._frames -= frames
         return out
-
-    def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` frames (all made): a view of a piece that holds them all,
-        else a new array."""
-        parts = self.parts(frames)
-        if len(parts) == 1 and len(parts[0][1]) == frames:
-            return parts[0][1]
-        out = np.zeros((frames, self.channels), dtype=np.float32)
-        for at, rows in parts:
-            out[at:at + len(rows)] = rows
-        return out
-
-    def add_to(self, out: np.ndarray) -> None:
-        """Add the next ``len(out)`` frames (all made) to ``out``."""
-        _add(out, self.parts(len(out)))
 
 
 def _parts(taker: Bus | Tail, frames: int) -> list[Parts]:

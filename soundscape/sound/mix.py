@@ -59,13 +59,8 @@ class Accumulator:
                 data[at - start:at - start + n]
             at += n
 
-    def take(self, frames: int) -> np.ndarray:
-        """The next ``frames`` frames (a whole chunk when aligned: the usual case)."""
-        out = self.take_added(frames)
-        return np.zeros((frames, self.channels), dtype=np.float32) if out is None else out
-
     def take_added(self, frames: int) -> np.ndarray | None:
-        """The next ``frames`` frames as ``take``, or None where no note was added to their
+        """The next ``frames`` frames, or None where no note was added to their
         chunks: no block of zeros is made, to be summed with what sounds (a standing
         listener's notes are on lines: his buses' accumulators hold only the long ones)."""
         start, end = self.base, self.base + frames

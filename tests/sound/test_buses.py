@@ -84,25 +84,27 @@ def test_upsampler_keeps_a_tone_and_delays_it_by_its_stated_lag():
     assert 20 * np.log10(image / spectrum.max()) < -40
 
 
-def test_frames_made_are_handed_out_as_views_of_their_pieces_and_copied_only_across_two():
-    """A block inside one piece is that piece's memory; one across two is glued alone (the
-    rest of the second piece is not copied); adding hands out the same frames."""
+def test_frames_made_are_handed_out_as_views_of_their_pieces():
+    """A block inside one piece is a view of that piece; one across two is a view of each
+    (nothing is glued or copied); together they hand out every frame once, in order."""
     rng = np.random.default_rng(6)
     pieces = [rng.normal(size=(n, 2)).astype(np.float32) for n in (100, 100, 50)]
     whole = np.concatenate(pieces)
-    made = _Made(2)
+    made = _Made()
     made.append(pieces[0])
-    first = made.take(60)
-    assert np.shares_memory(first, pieces[0]) and np.array_equal(first, whole[:60])
+    first = made.parts(60)
+    assert [(at, len(rows)) for at, rows in first] == [(0, 60)]
+    assert np.shares_memory(first[0][1], pieces[0]) and np.array_equal(first[0][1], whole[:60])
     made.append(pieces[1])
-    across = made.take(60)  # 40 of the first, 20 of the second
-    assert np.array_equal(across, whole[60:120]) and len(made) == 80
-    inside = made.take(60)  # the second piece's frames 20…80: no copy
-    assert np.shares_memory(inside, pieces[1]) and np.array_equal(inside, whole[120:180])
+    across = made.parts(60)  # 40 of the first, 20 of the second
+    assert [(at, len(rows)) for at, rows in across] == [(0, 40), (40, 20)]
+    assert np.shares_memory(across[0][1], pieces[0])
+    assert np.shares_memory(across[1][1], pieces[1]) and len(made) == 80
+    assert np.array_equal(np.concatenate([rows for _, rows in across]), whole[60:120])
     made.append(pieces[2])
-    out = np.ones((70, 2), np.float32)
-    made.add_to(out)  # 20 of the second piece, all of the third
-    assert np.array_equal(out, 1 + whole[180:250]) and len(made) == 0
+    rest = made.parts(130)  # 80 of the second piece, all of the third
+    assert np.array_equal(np.concatenate([rows for _, rows in rest]), whole[120:])
+    assert len(made) == 0
 
 
 class _Taker:
@@ -261,8 +263,8 @@ def test_streams_with_nothing_sounding_sum_to_zeros():
 
 
 def test_silent_pieces_are_handed_out_as_gaps_not_zeros():
-    """A silent piece (None) takes its frames but gives no part; ``take`` fills it with zeros."""
-    made = _Made(2)
+    """A silent piece (None) takes its frames but gives no part."""
+    made = _Made()
     piece = np.ones((50, 2), np.float32)
     made.append(piece)
     made.append(None, 40)
@@ -271,8 +273,9 @@ def test_silent_pieces_are_handed_out_as_gaps_not_zeros():
     assert [(at, len(rows)) for at, rows in parts] == [(0, 50), (90, 30)]
     assert np.shares_memory(parts[0][1], piece)  # a view, not a copy
     assert len(made) == 20
-    rest = made.take(20)
-    assert np.array_equal(rest, 2 * piece[:20])
+    rest = made.parts(20)
+    assert [(at, len(rows)) for at, rows in rest] == [(0, 20)]
+    assert np.array_equal(rest[0][1], 2 * piece[:20])
 
 
 @pytest.mark.parametrize("factor", [2, 3])
