@@ -52,6 +52,8 @@ _HALF_TAPS = 10
 _GROUP = 12
 #: Up to this many columns, ``sounding`` asks each column on its own.
 _FEW_COLUMNS = 4
+#: Up to this factor the upsampler's phase 0 is made apart (``Upsampler``).
+_APART_UP_TO = 3
 #: Frames ``sounding`` looks at first.
 _FIRST_FRAMES = 256
 
@@ -90,6 +92,14 @@ class Upsampler:
     the product change the bits of BLAS's sums: a column's bits are the same with or
     without a silent one beside it).
 
+    Up to ×3 (``_APART_UP_TO``) phase 0 is kept out of the product: it is the centre tap
+    alone (its others fall on the sinc's zeros), the input scaled, and the band then has
+    ``factor − 1`` phases of 20 taps: a third (×3) or half (×2) of the products gone,
+    16 % less time for a 57 344-frame stereo block (×3: 1.99 → 1.67 ms, ×2: 1.22 → 1.02,
+    min of 9); ×6 gains nothing (the extra strided copies of the five phases into the
+    output cost what the product saves) and keeps the full band. Against the full band
+    s18's 24-bit output moves by one step in 0.23 % of its samples (float32 rounding).
+
     ``group`` sets the input samples per row (the court's tail: 8 at ×6, ``tail._UP_GROUP``);
     the bits depend on it (the order of BLAS's sums), not on anything else.
     """
@@ -106,13 +116,21 @@ class Upsampler:
         for phase in range(factor):
             own = taps[phase::factor]
             phases[:len(own), phase] = own
-        # row j of a window meets input sample n − 2·HALF_TAPS + j (oldest first); output
-        # n of a group is the window's rows n…n + 2·HALF_TAPS against the reversed phases
-        band = np.zeros((group + width - 1, group * factor))
+        # phase 0 is the centre tap alone: its other taps fall on the sinc's zeros (|h| <
+        # 4e-17, under float32's rounding of any sum they join), so where it is made apart
+        # its outputs are the input HALF_TAPS samples back, scaled; the other phases have
+        # a tap fewer (they meet the input's last 2·HALF_TAPS samples)
+        self._apart = factor <= _APART_UP_TO
+        self._centre = np.float32(taps[_HALF_TAPS * factor])
+        if self._apart:
+            phases, width = phases[:-1, 1:], width - 1
+        # row j of a window meets input sample n − width + 1 + j (oldest first); a group's
+        # output n is the window's rows n…n + width − 1 against the reversed phases
+        band = np.zeros((group + width - 1, group * phases.shape[1]))
         for n in range(group):
-            band[n:n + width, n * factor:(n + 1) * factor] = phases[::-1]
+            band[n:n + width, n * phases.shape[1]:(n + 1) * phases.shape[1]] = phases[::-1]
         self._band = band.astype(np.float32)
-        self._history = np.zeros((width - 1, channels), dtype=np.float32)
+        self._history = np.zeros((2 * _HALF_TAPS, channels), dtype=np.float32)
 
     def __call__(self, block: np.ndarray) -> np.ndarray:
         out = self.sounding(block)
@@ -145,24 +163,45 @@ class Upsampler:
 
     def _product(self, history: np.ndarray, block: np.ndarray) -> np.ndarray:
         frames, channels = block.shape
-        old, group = len(history), self.group
+        factor, old, group = self.factor, len(history), self.group
         groups = -(-frames // group)
         # each channel's history and block in a row, then zeros to a whole group (they only
-        # reach outputs past the block: the filter is causal); each window is the 20
-        # samples before its group, then the group
+        # reach outputs past the block: the filter is causal); each window is the samples
+        # before its group that its phases reach (20, or 19 without phase 0), then the group
         rows = np.empty((channels, old + groups * group), np.float32)
         rows[:, :old] = history.T
         rows[:, old:old + frames] = block.T
         rows[:, old + frames:] = 0.0
-        windows = sliding_window_view(rows, old + group, axis=1)[:, ::group]
-        out = windows.reshape(-1, old + group) @ self._band
-        out = out.reshape(channels, -1)[:, :frames * self.factor]
+        reach = len(self._band) - group
+        windows = sliding_window_view(rows[:, old - reach:], reach + group, axis=1)[:, ::group]
+        made = (windows.reshape(-1, reach + group) @ self._band).reshape(channels, -1)
+        if self._apart:
+            return self._with_phase_0(made, rows[:, _HALF_TAPS:_HALF_TAPS + frames])
+        made = made[:, :frames * factor]
         if channels > _FEW_COLUMNS:
-            return np.ascontiguousarray(out.T)
-        interleaved = np.empty((frames * self.factor, channels), np.float32)
+            return np.ascontiguousarray(made.T)
+        interleaved = np.empty((frames * factor, channels), np.float32)
         for column in range(channels):
-            interleaved[:, column] = out[column]
+            interleaved[:, column] = made[column]
         return interleaved
+
+    def _with_phase_0(self, made: np.ndarray, centred: np.ndarray) -> np.ndarray:
+        """The output from the other phases' product ``made`` (a row per channel, each
+        output's phases in turn) and phase 0's input (``centred``, a row per channel)."""
+        channels, frames = centred.shape
+        factor = self.factor
+        out = np.empty((frames, factor, channels), np.float32)
+        if channels > _FEW_COLUMNS:
+            np.multiply(centred.T, self._centre, out=out[:, 0])
+            out[:, 1:] = made[:, :frames * (factor - 1)].reshape(
+                channels, frames, factor - 1).transpose(1, 2, 0)
+        else:  # a phase of a column at a time: long strided loops, not loops of 2 or 3
+            for column in range(channels):
+                np.multiply(centred[column], self._centre, out=out[:, 0, column])
+                for phase in range(1, factor):
+                    out[:, phase, column] = made[column, phase - 1:frames * (factor - 1):
+                                                 factor - 1]
+        return out.reshape(frames * factor, channels)
 
 
 class Bus:
