@@ -44,12 +44,13 @@ LONG_S = 10.0
 #: Zero crossings of the upsampler's low-pass on each side (resample_poly's own: 10).
 _HALF_TAPS = 10
 #: Input samples per row of the upsampler's product: a row of ``_GROUP + 20`` samples makes
-#: ``_GROUP·factor`` outputs, so a smaller group wastes less of the banded matrix (32 products
-#: an output sample, not 52 with 32) and its band fits the cache (32 × 72 floats for ×6):
-#: the upsamplers' thread CPU over the blocks of s18's first 300 s (real sizes and silences,
-#: ×2, ×3 and ×6), min of 6: 0.457 s against 0.544 with 32 (8: 0.445; 16-per-factor mixes
-#: within that). The bits move by float32 rounding only (≤ 1.5e-8 there).
-_GROUP = 12
+#: ``_GROUP·factor`` outputs (``_GROUP + 19`` and ``_GROUP·(factor − 1)`` with phase 0 apart),
+#: so a smaller group wastes less of the banded matrix (28 products an output sample, not 52
+#: with 32) and its band fits the cache. With phase 0 apart, the buses' upsamplers' thread
+#: CPU replaying the first 300 calls of s18 (its real blocks, ×2 and ×3), min of 9 on a
+#: loaded machine: ×3 0.178 s with 8 against 0.435 with 12 (another run 0.154 against
+#: 0.172; 6: 0.158, 10: 0.170), ×2 0.164 against 0.148 (noise's size).
+_GROUP = 8
 #: Up to this many columns, ``sounding`` asks each column on its own.
 _FEW_COLUMNS = 4
 #: Up to this factor the upsampler's phase 0 is made apart (``Upsampler``).
@@ -94,10 +95,11 @@ class Upsampler:
 
     Up to ×3 (``_APART_UP_TO``) phase 0 is kept out of the product: it is the centre tap
     alone (its others fall on the sinc's zeros), the input scaled, and the band then has
-    ``factor − 1`` phases of 20 taps: a third (×3) or half (×2) of the products gone,
-    16 % less time for a 57 344-frame stereo block (×3: 1.99 → 1.67 ms, ×2: 1.22 → 1.02,
-    min of 9); ×6 gains nothing (the extra strided copies of the five phases into the
-    output cost what the product saves) and keeps the full band. Against the full band
+    ``factor − 1`` phases of 20 taps: a third (×3) or half (×2) of the products gone.
+    Replaying s18's first 300 calls (its real blocks), thread CPU, min of 15 on a loaded
+    machine: ×3 0.401 → 0.162 s, ×2 0.165 → 0.141 s (with ``_GROUP`` 8, not 12). ×6 (the
+    court's tail) gains nothing (the strided copies of five phases into the output cost
+    what the product saves) and keeps the full band and its bits. Against the full band,
     s18's 24-bit output moves by one step in 0.23 % of its samples (float32 rounding).
 
     ``group`` sets the input samples per row (the court's tail: 8 at ×6, ``tail._UP_GROUP``);
