@@ -294,3 +294,22 @@ def test_an_upsampler_gives_none_for_silence_and_the_ringing_of_what_sounded(fac
     assert ringing[:10 * factor].any()
     assert up.sounding(30) is None  # rung out: the 20 remembered frames are zeros
     assert not ref(np.zeros((30, 2), np.float32)).any()
+
+
+@pytest.mark.parametrize("factor", [2, 3, 6])
+def test_the_upsamplers_phase_0_is_its_centre_tap_alone(factor):
+    """Phase 0's other taps fall on the sinc's zeros (< 4e-17), so up to ×3, where it is made
+    apart from the band, its outputs are exactly the input 10 samples back times the centre
+    tap, block after block; ×6 keeps the full band, which agrees to float32 rounding."""
+    taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
+    others = np.delete(taps[::factor], Upsampler.delay)
+    assert np.max(np.abs(others)) < 4e-17
+    low = np.random.default_rng(9).normal(0.0, 1.0, (2000, 2)).astype(np.float32)
+    up = Upsampler(factor, 2)
+    got = np.concatenate([up(low[a:b]) for a, b in itertools.pairwise([0, 7, 900, 2000])])
+    want = np.zeros_like(low)
+    want[Upsampler.delay:] = low[:-Upsampler.delay] * np.float32(taps[10 * factor])
+    if factor <= 3:
+        assert np.array_equal(got[::factor], want)
+    else:
+        assert np.max(np.abs(got[::factor] - want)) < 1e-6
