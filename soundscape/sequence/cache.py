@@ -9,9 +9,10 @@ a new key; old entries are pruned, the least recently used first.
 
 The folder is ``soundscape/performances`` under the user's cache folder (``platformdirs``
 where installed, else ``$XDG_CACHE_HOME`` or ``~/.cache``; ``~/Library/Caches`` on macOS,
-``%LOCALAPPDATA%`` on Windows). Entries are pickles: the user's own cache, written by this
-module (as trusted as the user's other files); a file that does not start with its key's
-header, or does not unpickle to a Performance, is a miss and is written anew.
+``%LOCALAPPDATA%`` on Windows), or ``performances`` in ``$SOUNDSCAPE_CACHE_DIR`` when that
+is set (beside the note cache's ``notes``). Entries are pickles: the user's own cache,
+written by this module (as trusted as the user's other files); a file that does not start
+with its key's header, or does not unpickle to a Performance, is a miss and is written anew.
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ _SETTLE_NS = 2_000_000_000
 
 
 def cache_dir() -> Path:
-    """``…/soundscape/performances`` under the user's cache folder (see the module)."""
+    """``…/soundscape/performances`` under the user's cache folder (see the module), or
+    ``performances`` in ``$SOUNDSCAPE_CACHE_DIR`` when set (the note cache's folder)."""
+    own = os.environ.get("SOUNDSCAPE_CACHE_DIR")
+    if own:
+        return Path(own).expanduser() / "performances"
     try:
         from platformdirs import user_cache_dir
     except ImportError:

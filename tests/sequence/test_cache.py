@@ -4,6 +4,8 @@ Performance, a damaged entry is a miss, and it stays bounded."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -24,7 +26,26 @@ def test_the_cache_folder_is_soundscape_performances_under_the_users_cache(monke
     monkeypatch.setattr(cache.sys, "platform", "linux")
     monkeypatch.setitem(__import__("sys").modules, "platformdirs", None)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("SOUNDSCAPE_CACHE_DIR", raising=False)
     assert cache_dir() == tmp_path / "soundscape" / "performances"
+
+
+def test_the_cache_folder_follows_the_note_caches_folder_when_set(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("SOUNDSCAPE_CACHE_DIR", str(tmp_path / "own"))
+    assert cache_dir() == tmp_path / "own" / "performances"
+
+
+def test_reading_the_cache_imports_none_of_the_sequencer():
+    """A render of a part sequenced before reads the cache through the package: the planner
+    (and the sequencer's modules under it) is imported only when one of its names is used."""
+    code = ("import sys; from soundscape.sequence import cache; "
+            "assert 'soundscape.sequence.planner' not in sys.modules, 'imported'; "
+            "from soundscape import sequence; from soundscape.sequence import planner; "
+            "assert sequence.perform_from_file is planner.perform_from_file; "
+            "assert sorted(sequence.__all__) == sorted(planner.__all__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_key_follows_the_cue_sheet_bytes_the_durations_and_the_options(tmp_path):
