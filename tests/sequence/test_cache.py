@@ -144,3 +144,29 @@ def test_the_package_digest_is_kept_and_follows_an_edit(tmp_path, monkeypatch):
         assert digest() == second and not read
     finally:
         cache._package_digest.cache_clear()
+
+
+def test_slotted_dataclasses_are_pickled_as_their_fields_and_read_back_equal():
+    import dataclasses
+    import pickle
+
+    from soundscape.music.tuning import default_tuning
+
+    pitch = default_tuning().pitch("林鍾")
+    event = Event(1.0, 0.25, "e", pitch, 0.5, "strike", "m1", lyric="鹿")
+    assert cache._init_fields(Event) == tuple(f.name for f in dataclasses.fields(Event))
+    assert cache._init_fields(Performance) is None  # not slotted: pickled as before
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Later:
+        a: int
+        b: int = dataclasses.field(init=False, default=2)
+
+    assert cache._init_fields(Later) is None  # a field __init__ does not take
+    sources = {"e": Source("e", "jiangu", "建鼓", "drum", "east", (10.0, 0.0, 1.5))}
+    performance = Performance.build([event], [Marker(0.0, "section", "右設樂", "she yue",
+                                                     "s1")], sources)
+    data = cache._dumps(performance)
+    assert b"_dataclass_setstate" not in data
+    again = pickle.loads(data)
+    assert again == performance and again.events[0].pitch == pitch
