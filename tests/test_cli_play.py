@@ -381,6 +381,7 @@ def test_a_section_streams_through_a_pipe_while_it_renders(tmp_path):
     then the whole stream parses, as long as the section, and a second run takes the
     Performance from the cache and streams the same bytes."""
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "SOUNDSCAPE_CACHE_DIR": str(tmp_path / "cache" / "soundscape"),  # both caches
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "soundscape", "play", "--from", "s10", "--to", "s10",
                "-o", "-"]

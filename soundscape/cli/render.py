@@ -7,8 +7,12 @@ and ``output/dashe.mid``.
 
 from __future__ import annotations
 
+import gc
 import math
+import multiprocessing
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -67,8 +71,9 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @court_option
 @click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the disk cache of "
-              "notes (same bytes; $SOUNDSCAPE_CACHE=off does the same; docs/render.md).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the disk caches of "
+              "notes and of the sequenced rite (same bytes; $SOUNDSCAPE_CACHE=off does the "
+              "same; docs/render.md).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
 @click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/dashe.<format>, or output/ID.<format> "
@@ -83,7 +88,6 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
             no_cache: bool, quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
-    from soundscape.output import midi
     from soundscape.sound import diskcache, render
     from soundscape.sound.staging import Staging
 
@@ -101,16 +105,19 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
     store = None if no_cache else diskcache.from_env()
-    performance = sequencing.perform(cues, site=courtyard)
+    # the sequenced rite is kept as the notes are (the same switches turn both off): a render
+    # of a part sequenced before skips sequencing (the whole rite: 2.8 s on one core)
+    performance = (sequencing.perform(cues, site=courtyard) if store is None
+                   else sequencing.perform_cached(cues, site=courtyard)[0])
     name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
     out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     terminal = sys.stderr.isatty()
     try:
         # the MIDI and the audio files are staged and replace the old ones together
-        with Staging(out.parent, out.stem) as staged:
-            midi_path = midi.write_midi(performance, staged.folder / f"{out.stem}.mid",
-                                        listener=listener)
+        with Staging(out.parent, out.stem) as staged, _Aside(
+                _midi_and_count, performance, staged.folder / f"{out.stem}.mid", listener,
+                aside=file_format != "midi") as made_midi:
             result = None if file_format == "midi" else _render_adm(
                 performance, staged.folder / out.name, listener=listener, seed=sequencing.seed,
                 target_lufs=target_lufs, surroundings=surroundings,
@@ -125,10 +132,10 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 voice=render.SynthVoice(surroundings.reference_db, bells=bells),
                 progress=not quiet and terminal, workers=jobs,
                 stage=None if quiet or terminal else stage, store=store)
+            midi_path, notes = made_midi.result()
     except OSError as error:  # name the output, not the hidden folder it was staged in
         raise OSError(error.errno, error.strerror, str(out)) from None
-    written = midi_path if midi_path.exists() else staged.final(midi_path)
-    click.echo(f"wrote {staged.final(midi_path)} ({midi.note_count(written)} notes)")
+    click.echo(f"wrote {staged.final(midi_path)} ({notes} notes)")
     if result is None:
         return
     for path in result.files:
@@ -141,6 +148,79 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         stats = store.stats
         say(f"note cache {store.folder}: {stats['hits']} notes read, {stats['misses']} made "
             f"({stats['writes']} kept)")
+
+
+def _midi_and_count(performance, path: Path, listener) -> tuple[Path, int]:
+    """The MIDI of the rite heard by ``listener`` written to ``path``; its path and notes."""
+    from soundscape.output import midi
+
+    written = midi.write_midi(performance, path, listener=listener)
+    return written, midi.note_count(written)
+
+
+class _Aside:
+    """``work(*args)`` in a forked process at the lowest priority while the render runs
+    (``aside``), else here when its result is asked for.
+
+    The MIDI of the whole rite (writing it and counting its notes: ~1.5 s on one core)
+    came before the render and after it; pass 1 keeps both cores busy, but the render's
+    start, pass 1's last blocks and pass 2 leave one partly idle, and a niced process
+    takes that time only (same bytes: the same function on the same data). The objects
+    that exist at the fork are frozen out of the cyclic collector until the render ends
+    (as ``render._frozen`` does for its own forks), so the process does not copy the pages
+    the rite's objects share with this one. If the work fails there it is done again here,
+    so that its error (the file system's, a bad value's) is raised as it would have been.
+    """
+
+    def __init__(self, work: Callable, *args, aside: bool = True) -> None:
+        self._work, self._args, self._aside = work, args, aside
+        self._process: multiprocessing.process.BaseProcess | None = None
+
+    def __enter__(self) -> _Aside:
+        if self._aside:
+            gc.freeze()
+            context = multiprocessing.get_context("fork")
+            self._answers, theirs = context.Pipe(duplex=False)
+            self._process = context.Process(target=_aside, args=(theirs, self._work,
+                                                                 self._args), daemon=True)
+            self._process.start()
+            theirs.close()
+        return self
+
+    def result(self):
+        """``work``'s result (waiting for the process, if it is not done yet)."""
+        if self._process is None:
+            return self._work(*self._args)
+        try:
+            done, value = self._answers.recv()
+        except EOFError:  # it died (killed): the work is done here
+            done, value = False, None
+        self._stop(wait=True)
+        return value if done else self._work(*self._args)
+
+    def _stop(self, *, wait: bool) -> None:
+        if self._process is None:
+            return
+        if not wait:  # the render failed: its work is not wanted
+            self._process.terminate()
+        self._process.join()
+        self._answers.close()
+        self._process = None
+        gc.unfreeze()
+
+    def __exit__(self, *_exc) -> None:
+        self._stop(wait=False)
+
+
+def _aside(answers, work: Callable, args: tuple) -> None:
+    """In the forked process: the lowest priority, then ``work``'s result, or that it failed."""
+    os.nice(19)
+    try:
+        answer = (True, work(*args))
+    except BaseException:  # done again in the render's process, which raises it
+        answer = (False, None)
+    answers.send(answer)
+    answers.close()
 
 
 def _render_adm(*args, **kwargs):

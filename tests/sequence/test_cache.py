@@ -4,6 +4,8 @@ Performance, a damaged entry is a miss, and it stays bounded."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -24,7 +26,26 @@ def test_the_cache_folder_is_soundscape_performances_under_the_users_cache(monke
     monkeypatch.setattr(cache.sys, "platform", "linux")
     monkeypatch.setitem(__import__("sys").modules, "platformdirs", None)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("SOUNDSCAPE_CACHE_DIR", raising=False)
     assert cache_dir() == tmp_path / "soundscape" / "performances"
+
+
+def test_the_cache_folder_follows_the_note_caches_folder_when_set(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("SOUNDSCAPE_CACHE_DIR", str(tmp_path / "own"))
+    assert cache_dir() == tmp_path / "own" / "performances"
+
+
+def test_reading_the_cache_imports_none_of_the_sequencer():
+    """A render of a part sequenced before reads the cache through the package: the planner
+    (and the sequencer's modules under it) is imported only when one of its names is used."""
+    code = ("import sys; from soundscape.sequence import cache; "
+            "assert 'soundscape.sequence.planner' not in sys.modules, 'imported'; "
+            "from soundscape import sequence; from soundscape.sequence import planner; "
+            "assert sequence.perform_from_file is planner.perform_from_file; "
+            "assert sorted(sequence.__all__) == sorted(planner.__all__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_key_follows_the_cue_sheet_bytes_the_durations_and_the_options(tmp_path):
@@ -123,3 +144,29 @@ def test_the_package_digest_is_kept_and_follows_an_edit(tmp_path, monkeypatch):
         assert digest() == second and not read
     finally:
         cache._package_digest.cache_clear()
+
+
+def test_slotted_dataclasses_are_pickled_as_their_fields_and_read_back_equal():
+    import dataclasses
+    import pickle
+
+    from soundscape.music.tuning import default_tuning
+
+    pitch = default_tuning().pitch("林鍾")
+    event = Event(1.0, 0.25, "e", pitch, 0.5, "strike", "m1", lyric="鹿")
+    assert cache._init_fields(Event) == tuple(f.name for f in dataclasses.fields(Event))
+    assert cache._init_fields(Performance) is None  # not slotted: pickled as before
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Later:
+        a: int
+        b: int = dataclasses.field(init=False, default=2)
+
+    assert cache._init_fields(Later) is None  # a field __init__ does not take
+    sources = {"e": Source("e", "jiangu", "建鼓", "drum", "east", (10.0, 0.0, 1.5))}
+    performance = Performance.build([event], [Marker(0.0, "section", "右設樂", "she yue",
+                                                     "s1")], sources)
+    data = cache._dumps(performance)
+    assert b"_dataclass_setstate" not in data
+    again = pickle.loads(data)
+    assert again == performance and again.events[0].pitch == pitch

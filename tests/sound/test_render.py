@@ -351,6 +351,7 @@ def test_cli_bad_options_exit_2_with_message(tmp_path, soundscape_cli, monkeypat
         raise AssertionError("bad options must be refused before sequencing")
 
     monkeypatch.setattr(Sequencing, "perform", never)
+    monkeypatch.setattr(Sequencing, "perform_cached", never)
     code, err = soundscape_cli("render", "--from", "s10", "--to", "s10",
                                "--out", str(tmp_path / "x.wav"), *args, cwd=tmp_path)
     assert code == 2
@@ -382,6 +383,33 @@ def _sequence_once(monkeypatch):
     from soundscape.cli._common import Sequencing
 
     monkeypatch.setattr(Sequencing, "perform", lambda *_a, **_k: _section_s10())
+    monkeypatch.setattr(Sequencing, "perform_cached", lambda *_a, **_k: (_section_s10(), True))
+
+
+def test_a_part_sequenced_before_is_read_from_the_cache_not_sequenced_again(
+        tmp_path, soundscape_cli, monkeypatch):
+    from soundscape.sequence import planner
+
+    monkeypatch.setenv("SOUNDSCAPE_CACHE_DIR", str(tmp_path / "cache"))
+    made = []
+    real = planner.perform_from_file
+    monkeypatch.setattr(planner, "perform_from_file",
+                        lambda *a, **k: made.append(1) or real(*a, **k))
+
+    def midi(name: str, *more: str) -> tuple[bytes, str]:
+        code, err = soundscape_cli("render", "--from", "s10", "--to", "s10", "--format",
+                                   "midi", "-o", name, *more, cwd=tmp_path)
+        assert code == 0, err
+        return (tmp_path / name).read_bytes(), err
+
+    first, err = midi("a.mid")
+    assert len(made) == 1 and "sequencing the rite" in err
+    again, err = midi("b.mid")
+    assert len(made) == 1 and "sequencing" not in err  # read back, the same MIDI bytes
+    assert again == first
+    assert list((tmp_path / "cache" / "performances").glob("*.pickle"))
+    fresh, _ = midi("c.mid", "--no-cache")  # neither read nor written with --no-cache
+    assert len(made) == 2 and fresh == first
 
 
 def _old_outputs(folder: Path) -> dict[str, bytes]:

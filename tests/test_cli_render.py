@@ -1,0 +1,78 @@
+"""``soundscape render`` writes the MIDI in a niced forked process while the audio renders
+(``_Aside``): the same result, the work's own error, nothing left behind on a failure."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from soundscape.cli.render import _Aside
+from soundscape.errors import RenderError
+
+_PARENT = os.getpid()
+
+
+def _where() -> tuple[int, int]:
+    return os.getpid(), os.nice(0)
+
+
+def test_the_work_runs_in_another_process_at_the_lowest_priority():
+    with _Aside(_where) as aside:
+        pid, niceness = aside.result()
+    assert pid != os.getpid()
+    assert niceness == 19
+
+
+def test_without_aside_the_work_runs_here_when_asked():
+    with _Aside(_where, aside=False) as aside:
+        assert aside.result() == (os.getpid(), os.nice(0))
+
+
+def _fails_away(value: int) -> int:
+    if os.getpid() != _PARENT:
+        raise OSError("the forked process's failure")
+    return value
+
+
+def _fails(value: int) -> int:
+    raise RenderError(f"bad value {value}")
+
+
+def test_a_failure_there_is_done_again_here_and_raises_its_own_error():
+    with _Aside(_fails_away, 7) as aside:
+        assert aside.result() == 7  # made here after it failed there
+    with _Aside(_fails, 7) as aside, pytest.raises(RenderError, match="bad value 7"):
+        aside.result()
+
+
+def _forever() -> None:
+    while True:
+        time.sleep(0.05)
+
+
+def test_a_failed_render_stops_the_process():
+    with pytest.raises(ValueError), _Aside(_forever) as aside:
+        process = aside._process
+        assert process is not None and process.is_alive()
+        raise ValueError("the render failed")
+    assert not process.is_alive() and aside._process is None
+
+
+def test_the_midi_written_aside_is_the_midi_written_here(tmp_path):
+    from soundscape.cli.render import _midi_and_count
+    from soundscape.output import midi
+    from soundscape.performance import Event, Performance, Source
+    from soundscape.site.listeners import Listener
+
+    sources = {"e": Source("e", "jiangu", "建鼓", "drum", "east", (10.0, 0.0, 1.5))}
+    performance = Performance.build([Event(1.0, 0.25, "e", None, 0.5, "strike", "m1"),
+                                     Event(2.0, 0.25, "e", None, 0.7, "strike", "m1")],
+                                    [], sources)
+    listener = Listener((0.0, 0.0, 1.5), (0.0, 1.0, 0.0))
+    with _Aside(_midi_and_count, performance, tmp_path / "a.mid", listener) as aside:
+        path, notes = aside.result()
+    here = midi.write_midi(performance, tmp_path / "b.mid", listener=listener)
+    assert path == tmp_path / "a.mid" and notes == midi.note_count(here) == 2
+    assert path.read_bytes() == here.read_bytes()
