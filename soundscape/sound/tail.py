@@ -54,9 +54,9 @@ _axpy = blas.saxpy
 #: Tail-rate frames a send is counted to ring after its last sample, for the render's extent
 #: (``Tail.extent``; the decimator's poles ring in the tail's response, ``_poles_ring``).
 _RING = 48
-#: Tail frames per block of a stream's sends (``_Stream``): 2 s at 8 kHz (98 304 bus frames
-#: at 48 kHz; 1 s blocks: sends 5 % more CPU, s18 replayed).
-_BLOCK = 16384
+#: Bus frames per block of a stream's sends (``_Stream``: a whole number of tail frames):
+#: 2 s at 48 kHz, 6 s at 16 kHz.
+_BLOCK = 98304
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
@@ -340,8 +340,9 @@ class _Stream:
         self.filtered = factor > 1  # an 8 kHz render's tail runs at its buses' rate
         self.lead = _decimator(down, factor)[2] if self.filtered else 0
         self.reach = _ORDER if self.filtered else 0
-        #: the sends' sum in blocks of ``_BLOCK`` tail frames (block i: bus frames
-        #: ``lead + i·_BLOCK·down`` on, ``_BLOCK·down`` of them): never grown or moved,
+        self.block = _BLOCK // down  # tail frames per block
+        #: the sends' sum in blocks of ``block`` tail frames (block i: bus frames
+        #: ``lead + i·block·down`` on, ``block·down`` of them): never grown or moved,
         #: dropped whole when spent
         self.blocks: dict[int, np.ndarray] = {}
         #: tail-rate frames [first, last) the sends' filtered sound reaches
@@ -351,7 +352,7 @@ class _Stream:
 
     def add(self, onset: int, mono: np.ndarray, gain: float) -> None:
         """Add ``mono`` times ``gain`` from bus frame ``onset``."""
-        size = _BLOCK * self.down
+        size = self.block * self.down
         start = onset - self.lead  # from the first block's start
         stop = start + len(mono)
         for index in range(start // size, (stop - 1) // size + 1):
@@ -386,7 +387,7 @@ class _Stream:
             out[a - start:b - start] = _low_pass(self._columns(a - self.reach, b),
                                                  self._phases)
         self.spans = [span for span in spans if span[1] > until]
-        for index in [i for i in self.blocks if (i + 1) * _BLOCK <= until - self.reach]:
+        for index in [i for i in self.blocks if (i + 1) * self.block <= until - self.reach]:
             del self.blocks[index]
         return out
 
@@ -395,11 +396,12 @@ class _Stream:
         column, one row per phase (row j: bus frames ``lead + m·down + j``), read into double
         precision (exactly) in one pass from the blocks: zeros where there are none."""
         down = self.down
+        size = self.block
         columns = np.empty((down, hi - lo))
-        for index in range(lo // _BLOCK, (hi - 1) // _BLOCK + 1):
+        for index in range(lo // size, (hi - 1) // size + 1):
             block = self.blocks.get(index)
-            at = index * _BLOCK
-            a, b = max(lo, at), min(hi, at + _BLOCK)
+            at = index * size
+            a, b = max(lo, at), min(hi, at + size)
             if block is None:
                 columns[:, a - lo:b - lo] = 0.0
             else:

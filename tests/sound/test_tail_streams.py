@@ -206,9 +206,9 @@ def test_a_send_just_past_a_blocks_start_hears_silence_before_it(down):
     made (here the one before the first send's): it reads zeros there (``_columns`` fills
     only the gaps, not the whole window)."""
     rng = np.random.default_rng(3)
-    onset = tail_module._BLOCK * down + _decimator(down, FACTOR)[2] + 5
-    mono = rng.standard_normal(3000).astype(np.float32)
     stream = _Stream(down, FACTOR)
+    onset = stream.block * down + stream.lead + 5
+    mono = rng.standard_normal(3000).astype(np.float32)
     stream.add(onset, mono, 0.8)
     assert list(stream.blocks) == [1]
     frames = (onset + len(mono)) // down + 400
