@@ -430,8 +430,10 @@ def _low_pass(columns: np.ndarray, phases: tuple[np.ndarray, ...]) -> np.ndarray
     than convolving the strided columns and cutting the full result)."""
     down = len(phases)
     frames = columns.shape[1] - _ORDER
-    w = np.zeros(frames)
-    for j, taps in enumerate(phases):
+    # the first phase's sum is the start (0 + x is x but for a zero's sign, which the
+    # tail's sums from zero settle), not added into zeros: one pass less
+    w = np.correlate(columns[0], phases[0], "valid")[:frames]
+    for j, taps in enumerate(phases[1:], 1):
         # output m meets input (m + _ORDER − k)·down − j: rows m … m + len(taps) − 1 of
         # column −j mod down, against the taps from the last (k = len − 1) to the first
         w += np.correlate(columns[-j % down], taps, "valid")[:frames]
