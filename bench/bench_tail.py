@@ -8,7 +8,7 @@ Replay: ``.venv/bin/python bench/bench_tail.py replay OPS.pkl A/tail.py B/tail.p
 loads both files as modules and feeds them the same calls, interleaved (A then B, B then A),
 one BLAS thread and glibc's reuse of freed blocks as the render has them. Each version's CPU
 (``time.process_time``) is summed around its own calls, without its zones' responses
-(made once, shared). Prints each one's send and take CPU, the sha256 of its output, and the
+(made once per version). Prints each one's send and take CPU, the sha256 of its output, and the
 difference B − A: largest and rms, in dB under the tail's rms, and the largest in 24-bit
 steps of the file after the render's loudness gain (``--gain``, its ``loudness.json``'s
 ``gain_db``; s18: 16.63). Run it a few times and take each version's minimum.
@@ -112,9 +112,9 @@ def replay(ops: str, paths: list[str], gain_db: float, ahead: float | None = Non
     responses: dict = {}
     made = [0.0]
 
-    def shared(own):
+    def shared(own, version):
         def response(self, zone, ear=None):
-            key = (zone, ear or self.listener)
+            key = (version, zone, ear or self.listener)
             if key not in responses:
                 start = time.process_time()
                 responses[key] = own(self, zone, ear)
@@ -123,8 +123,8 @@ def replay(ops: str, paths: list[str], gain_db: float, ahead: float | None = Non
             return first, ir.copy()
         return response
 
-    for module in modules:
-        module.Tail.response = shared(module.Tail.response)
+    for version, module in enumerate(modules):  # each its own (one may fold in more)
+        module.Tail.response = shared(module.Tail.response, version)
     cpu = [{"send": 0.0, "take": 0.0} for _ in modules]
     digests = [hashlib.sha256() for _ in modules]
     worst = squares = power = 0.0

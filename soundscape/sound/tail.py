@@ -16,7 +16,9 @@ It runs at ``tail_rate_hz`` (8 kHz: the late sound has crossed 100 m or more of 
 docs/site.md) and is brought up to the output's rate like a bus. A send is only added to
 its zone's stream at its bus's rate (``_Stream``); each stream is brought down to the
 tail's rate once a chunk, where it sounds, when the tail is taken (on the buses' threads,
-not the render's main thread).
+not the render's main thread). The decimator is an FIR at each bus's rate and poles at the
+tail's that every bus shares (``_decimator``), so the poles are part of each zone's tail
+response (``Tail.response``), heard in its FFT, and no stream runs a recursion.
 
 The early paths (up to ``early_ms``) are the spatialiser's; the tail holds the rest.
 """
@@ -33,7 +35,6 @@ from scipy.linalg import blas
 from soundscape.errors import RenderError
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
-from soundscape.sound.iir import sosfilt_rows
 from soundscape.sound.lines import Lines, first_chunks, impulse_filter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air
@@ -51,10 +52,11 @@ _PASS = 0.9
 #: y ← a·x + y on float32 (BLAS's, in place on a block's slice: ``_Stream.add``).
 _axpy = blas.saxpy
 #: Tail-rate frames a send is counted to ring after its last sample, for the render's extent
-#: (``Tail.extent``; a stream is brought down with the whole ring of ``_ring``).
+#: (``Tail.extent``; the decimator's poles ring in the tail's response, ``_poles_ring``).
 _RING = 48
-#: Bus frames per block of a stream's sends (``_Stream``): 1.4 s at 48 kHz.
-_BLOCK = 1 << 16
+#: Bus frames per block of a stream's sends (``_Stream``: a whole number of tail frames):
+#: 2 s at 48 kHz, 6 s at 16 kHz.
+_BLOCK = 98304
 #: The order of the decimator's low-pass (``_decimator``): its FIR in polyphase form
 #: (``_polyphase``) reaches this many tail-rate frames back.
 _ORDER = 8
@@ -146,7 +148,7 @@ class Tail:
     def response(self, zone, ear: Listener | None = None) -> tuple[int, np.ndarray]:
         """The zone's tail at the listener (``ear``: a walker's, where he is): (first
         sample, (frames, width) from it) at ``rate``, for a sound made at the zone's point
-        at sample 0."""
+        at sample 0, through the poles of the decimator that brings the sends down to it."""
         ear = ear or self.listener
         late = self.court.late(zone, ear.position, alpha_db_per_m=self.alpha,
                                speed=self.speed)
@@ -156,7 +158,13 @@ class Tail:
                   pan=functools.partial(self._pan, ear))
         heard = np.flatnonzero(np.abs(ir).max(axis=1) > 0)
         first = int(heard[0]) if len(heard) else 0
-        return first, ir[first:]
+        if self.factor == 1:
+            return first, ir[first:]
+        # the decimator's poles, shared by every bus (``_decimator``): heard here, once,
+        # not run on each stream a chunk (its ring fits the FFT's room: 142 of 4 961 frames)
+        ring = np.zeros((_poles_ring(self.factor), ir.shape[1]))
+        return first, signal.sosfilt(_polyphase(self.factor)[1], np.vstack([ir[first:], ring]),
+                                     axis=0)
 
     def _pan(self, ear: Listener, point) -> np.ndarray:
         """An image's gains per channel (the panner's, from where it stands; gain-only)."""
@@ -221,7 +229,7 @@ class Tail:
         streams = self._streams.setdefault(((zone, ear), column), {})
         stream = streams.get(rate)
         if stream is None:
-            stream = streams[rate] = _Stream(self.factor // self._ratio(rate))
+            stream = streams[rate] = _Stream(self.factor // self._ratio(rate), self.factor)
         stream.add(round((time + delay) * rate), mono, gain)
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
@@ -314,44 +322,52 @@ class Tail:
 
 class _Stream:
     """One zone's sends from one bus, summed dry at the bus's rate (``down`` times the
-    tail's), and its decimator: brought down a chunk at a time (``take``) where they sound.
+    tail's), and the FIR part of its decimator: brought down a chunk at a time (``take``)
+    where they sound.
 
     A send costs what adding it costs (its samples times its gain, as a line's note):
     overlapping notes (four 瑟 ringing 2.8 s, notes 0.7 s apart) are filtered once, as their
-    sum. The low-pass is linear, so this is what the per-note filterings sum to, but for
-    their rings: it runs through every stretch where a send sounds and rings (``_ring``:
-    until its impulse response stays 120 dB under its peak) and rests elsewhere, its state
-    set back to rest where the stream has been silent longer than that, so silence costs
-    nothing. It is ``_decimator``'s low-pass in its polyphase form (``_polyphase``), read
-    ``lead`` frames ahead, so that it comes out on time."""
+    sum. The decimator is an FIR at the bus's rate and poles at the tail's (``_decimator``),
+    and the poles are the tail's to hear (``Tail.response`` holds them): what a stream gives
+    is the FIR's output alone, every ``down``-th sample, which rings ``_ORDER`` frames past
+    a send's last sample and not a sample more. So it is computed only where a send sounds
+    (``spans``), each stretch from where it is asked, with no state carried between takes,
+    and silence costs nothing. It is read ``lead`` bus frames ahead, so that the whole
+    low-pass comes out on time."""
 
-    def __init__(self, down: int) -> None:
+    def __init__(self, down: int, factor: int) -> None:
         self.down = down
-        self.lead = _decimator(down)[1] if down > 1 else 0
-        self.ring = _ring(down) if down > 1 else 0
-        #: the sends' sum in blocks of ``_BLOCK`` bus frames (block i from frame i·_BLOCK):
-        #: never grown or moved, dropped whole when spent
+        self.filtered = factor > 1  # an 8 kHz render's tail runs at its buses' rate
+        self.lead = _decimator(down, factor)[2] if self.filtered else 0
+        self.reach = _ORDER if self.filtered else 0
+        self.block = _BLOCK // down  # tail frames per block
+        #: the sends' sum in blocks of ``block`` tail frames (block i: bus frames
+        #: ``lead + i·block·down`` on, ``block·down`` of them): never grown or moved,
+        #: dropped whole when spent
         self.blocks: dict[int, np.ndarray] = {}
-        #: tail-rate frames [first, last) the sends' low-passed sound reaches, with its ring
+        #: tail-rate frames [first, last) the sends' filtered sound reaches
         self.spans: list[tuple[int, int]] = []
         self.end = 0  # tail-rate frame after the last send's last sample (and ``_RING``)
-        self._state: tuple[int, np.ndarray] | None = None  # (tail frame, the poles' state)
+        self._phases = _reversed_phases(down, factor) if self.filtered else ()
 
     def add(self, onset: int, mono: np.ndarray, gain: float) -> None:
         """Add ``mono`` times ``gain`` from bus frame ``onset``."""
-        stop = onset + len(mono)
-        for index in range(onset // _BLOCK, (stop - 1) // _BLOCK + 1):
+        size = self.block * self.down
+        start = onset - self.lead  # from the first block's start
+        stop = start + len(mono)
+        for index in range(start // size, (stop - 1) // size + 1):
             block = self.blocks.get(index)
             if block is None:
-                block = self.blocks[index] = np.zeros(_BLOCK, dtype=np.float32)
-            at = index * _BLOCK
-            lo, hi = max(onset, at), min(stop, at + _BLOCK)
+                block = self.blocks[index] = np.zeros(size, dtype=np.float32)
+            at = index * size
+            lo, hi = max(start, at), min(stop, at + size)
             part = block[lo - at:hi - at]
-            added = _axpy(mono[lo - onset:hi - onset], part, a=gain)  # in place, one pass
+            added = _axpy(mono[lo - start:hi - start], part, a=gain)  # in place, one pass
             if added is not part:  # a copy (never for a block's slice): keep its sum
                 part[:] = added
-        last = -(-(stop - self.lead) // self.down)  # the tail frame after its last sample's
-        self.spans.append(((onset - self.lead) // self.down, last + self.ring))
+        # tail frame m hears bus frames lead + m·down − k for k ≤ _ORDER·down
+        last = -(-stop // self.down)  # the tail frame after its last sample's
+        self.spans.append((-(-start // self.down), last + self.reach))
         self.end = max(self.end, last + _RING)
 
     def take(self, start: int, until: int) -> np.ndarray | None:
@@ -365,36 +381,33 @@ class _Stream:
                 continue
             if out is None:
                 out = np.zeros(until - start, dtype=np.float32)
-            if self.down == 1:
-                out[a - start:b - start] = self._input(a, b)
+            if not self.filtered:
+                out[a - start:b - start] = self._columns(a, b)[0]
                 continue
-            state = self._state
-            zi = state[1] if state is not None and first < a == state[0] else None
-            if zi is None:  # from rest, where the stretch begins (before 0: a send's lead)
-                a = first
-            low, zf = _low_pass(self._input((a - _ORDER) * self.down + self.lead,
-                                            b * self.down + self.lead), self.down, zi)
-            out[max(a, start) - start:b - start] = low[max(a, start) - a:]
-            self._state = (b, zf) if last > b else None
+            out[a - start:b - start] = _low_pass(self._columns(a - self.reach, b),
+                                                 self._phases)
         self.spans = [span for span in spans if span[1] > until]
-        self._drop_before(until * self.down + self.lead - _ORDER * self.down)
+        for index in [i for i in self.blocks if (i + 1) * self.block <= until - self.reach]:
+            del self.blocks[index]
         return out
 
-    def _input(self, lo: int, hi: int) -> np.ndarray:
-        """Bus frames ``lo``…``hi`` of the sends' sum (zeros where none), in single precision:
-        ``_low_pass`` reads each of its phases into double precision (exactly) as it takes
-        them one in ``down``, so a double copy here first would only be one more pass."""
-        x = np.empty(hi - lo, dtype=np.float32)
-        for index in range(lo // _BLOCK, (hi - 1) // _BLOCK + 1):
+    def _columns(self, lo: int, hi: int) -> np.ndarray:
+        """Tail frames ``lo``…``hi`` of the sends' sum, each frame's ``down`` bus frames a
+        column, one row per phase (row j: bus frames ``lead + m·down + j``), read into double
+        precision (exactly) in one pass from the blocks: zeros where there are none."""
+        down = self.down
+        size = self.block
+        columns = np.empty((down, hi - lo))
+        for index in range(lo // size, (hi - 1) // size + 1):
             block = self.blocks.get(index)
-            at = index * _BLOCK
-            a, b = max(lo, at), min(hi, at + _BLOCK)
-            x[a - lo:b - lo] = 0.0 if block is None else block[a - at:b - at]
-        return x
-
-    def _drop_before(self, frame: int) -> None:
-        for index in [i for i in self.blocks if (i + 1) * _BLOCK <= frame]:
-            del self.blocks[index]
+            at = index * size
+            a, b = max(lo, at), min(hi, at + size)
+            if block is None:
+                columns[:, a - lo:b - lo] = 0.0
+            else:
+                columns[:, a - lo:b - lo] = block[(a - at) * down:(b - at) * down].reshape(
+                    -1, down).T
+        return columns
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -408,79 +421,130 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _low_pass(padded: np.ndarray, down: int, zi: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``down``-th sample of the low-passed ``padded`` past its first ``_ORDER · down``
-    (the FIR's reach): for each phase j of the FIR's taps (j, j + down, …), the input
-    samples it meets, one in ``down``, convolved with them; then the poles at the tail's
-    rate, from state ``zi`` (sections, 2; None: at rest). Returns it and the poles' state.
-
-    Each column of ``padded`` (one sample in ``down``) is read into double precision once,
-    into a row of its own, and only the whole windows are summed (``np.correlate``'s
-    "valid": each output the same sum, oldest sample first, as ``np.convolve`` made it;
-    the FIR 5 % faster than convolving the strided columns and cutting the full result)."""
-    _, poles = _polyphase(down)
-    frames = len(padded) // down - _ORDER
-    columns = np.ascontiguousarray(padded.reshape(-1, down).T, dtype=np.float64)
-    w = np.zeros(frames)
-    for j, taps in enumerate(_reversed_phases(down)):
+def _low_pass(columns: np.ndarray, phases: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The decimator's FIR on ``columns`` (``_Stream._columns``: its ``_ORDER`` frames
+    before the first output's, then one per output), every ``down``-th sample: for each
+    phase j of the FIR's taps (j, j + down, …), the column of input samples it meets
+    convolved with them. Only the whole windows are summed (``np.correlate``'s "valid":
+    each output the same sum, oldest sample first, as ``np.convolve`` made it; 5 % faster
+    than convolving the strided columns and cutting the full result)."""
+    down = len(phases)
+    frames = columns.shape[1] - _ORDER
+    # the first phase's sum is the start (0 + x is x but for a zero's sign, which the
+    # tail's sums from zero settle), not added into zeros: one pass less
+    w = np.correlate(columns[0], phases[0], "valid")[:frames]
+    for j, taps in enumerate(phases[1:], 1):
         # output m meets input (m + _ORDER − k)·down − j: rows m … m + len(taps) − 1 of
         # column −j mod down, against the taps from the last (k = len − 1) to the first
         w += np.correlate(columns[-j % down], taps, "valid")[:frames]
-    state = np.zeros((1, len(poles), 2)) if zi is None else zi[None]
-    low, final = sosfilt_rows(poles, w[None, :], state, overwrite=True)
-    return low[0].astype(np.float32), final[0]
+    return w
 
 
 @functools.lru_cache(maxsize=8)
-def _ring(down: int) -> int:
-    """Tail frames after a send's last sample until the low-pass's impulse response stays
-    120 dB under its peak (125 at 48 kHz, 171 at 16 kHz)."""
-    sos, _ = _decimator(down)
-    impulse = np.zeros(64 * down * _ORDER * 4)
+def _poles_ring(factor: int) -> int:
+    """Tail frames after an impulse until the decimator's poles (``_polyphase``) ring 120 dB
+    under their peakx."""
+    poles = _polyphase(factor)[1]
+    impulse = np.zeros(64 * _ORDER * 4)
     impulse[0] = 1.0
-    response = np.abs(signal.sosfilt(sos, impulse))
-    last = int(np.flatnonzero(response > response.max() * 1e-6)[-1])
-    return -(-(last + 1) // down)
+    response = np.abs(signal.sosfilt(poles, impulse))
+    return int(np.flatnonzero(response > response.max() * 1e-6)[-1]) + 1
 
 
 @functools.lru_cache(maxsize=8)
-def _decimator(down: int) -> tuple[np.ndarray, int]:
-    """The low-pass before keeping every ``down``-th sample: elliptic, 8th order, 0.1 dB
-    ripple to 0.9 of the tail's Nyquist frequency (3.6 kHz at 8 kHz), 24 dB down at its
-    Nyquist frequency, 60 dB from 4.5 kHz (what folds into 3.5–4 kHz is a late tail that
-    crossed 100 m of air, docs/site.md; the Kaiser FIR before it was 6 dB down at 4 kHz).
-    Returns its sections and its group delay at 1 kHz in input samples (1.7 tail frames: a
-    late arrival heard with the early paths' would otherwise meet them a quarter period late
-    at 1 kHz, 3 dB off in the court's EDT window at the gate)."""
-    sos = signal.ellip(_ORDER, 0.1, 70.0, _PASS / down, output="sos")
-    rate = 2.0 * down  # in units of the tail's Nyquist frequency, where 1 kHz is 1/4 of 8 kHz
-    _, delay = signal.group_delay(signal.sos2tf(sos), w=[0.25], fs=rate)
-    return sos, round(float(delay[0]))
+def _elliptic(factor: int) -> np.ndarray:
+    """The output-rate bus's low-pass before keeping every ``factor``-th sample: elliptic,
+    8th order, 0.1 dB ripple to 0.9 of the tail's Nyquist frequency (3.6 kHz at 8 kHz), 24
+    dB down at its Nyquist frequency, 62 dB from 4.5 kHz (what folds into 3.5–4 kHz is a
+    late tail that crossed 100 m of air, docs/site.md; the Kaiser FIR before it was 6 dB
+    down at 4 kHz). Its sections."""
+    return signal.ellip(_ORDER, 0.1, 70.0, _PASS / factor, output="sos")
+
+
+@functools.lru_cache(maxsize=16)
+def _decimator(down: int, factor: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The low-pass before keeping every ``down``-th sample of a bus (``down`` divides the
+    tail's ``factor``): an FIR at the bus's rate and poles at the tail's, those of the
+    output-rate bus's elliptic low-pass (``_polyphase``), shared by every bus, so that the
+    tail's response holds them once (``Tail.response``) and no stream runs them. The
+    output-rate bus's FIR is the elliptic's own; another bus's is the one nearest it, on
+    time (``_fitted``); at the tail's own rate it is the poles' inverse (nothing filtered).
+
+    Returns the FIR's taps (``_ORDER · down + 1``), the poles' sections at the tail's rate
+    (numerators 1) and the lead in bus samples: the elliptic's group delay at 1 kHz (1.8
+    tail frames: a late arrival heard with the early paths' would otherwise meet them a
+    quarter period late at 1 kHz, 3 dB off in the court's EDT window at the gate), to the
+    nearest sample of the output-rate bus, then of this one."""
+    fir, poles = _polyphase(factor)
+    rate = 2.0 * factor  # in units of the tail's Nyquist frequency, where 1 kHz is 1/4 of 8 kHz
+    _, delay = signal.group_delay(signal.sos2tf(_elliptic(factor)), w=[0.25], fs=rate)
+    lead = round(float(delay[0]))  # at the output's rate
+    if down == factor:
+        return fir, poles, lead
+    if down == 1:  # already at the tail's rate: the poles undone, on time
+        return np.real(np.poly(_tail_poles(factor))), poles, 0
+    own = round(lead * down / factor)
+    # the fit is late by what the rounding takes off: every bus's sends come down on time
+    return _fitted(down, factor, own / down - lead / factor), poles, own
+
+
+#: The grid ``_fitted`` fits on: points per tail Nyquist frequency, and the weights of the
+#: pass band (to ``_PASS``), the stop band (from 4.5 kHz of 4 on) and what lies between.
+_FIT_POINTS = 2000
+_FIT_STOP = 1.125
+_FIT_WEIGHTS = (1.0, 30.0, 0.05)
+
+
+def _fitted(down: int, factor: int, late: float) -> np.ndarray:
+    """The FIR (``_ORDER · down + 1`` taps) that, with the shared poles at the tail's rate,
+    comes nearest the output-rate bus's elliptic low-pass ``late`` tail frames later
+    (complex response: gain and phase) up to this bus's Nyquist frequency: weighted least
+    squares, the stop band 30 times the pass band's weight. The poles' images at this rate
+    are what its taps cancel (Bellanger's FIR has as many taps for the same reason). At 16
+    and 24 kHz of a 48 kHz render: within 0.01 dB of the elliptic to 3.6 kHz, 61 dB down
+    from 4.5 kHz."""
+    grid = np.linspace(0.0, down, _FIT_POINTS * down + 1)  # in tail Nyquist frequencies
+    _, want = signal.sosfreqz(_elliptic(factor), worN=grid, fs=2.0 * factor)
+    want = want * np.exp(-1j * np.pi * grid * late)
+    delay = np.exp(-1j * np.pi * grid / down)  # z⁻¹ at this bus's rate
+    poles = np.polyval(np.real(np.poly(_tail_poles(factor)))[::-1], delay ** down)
+    basis = delay[:, None] ** np.arange(_ORDER * down + 1) / poles[:, None]
+    pass_, stop, between = _FIT_WEIGHTS
+    weight = np.where(grid <= _PASS, pass_, np.where(grid >= _FIT_STOP, stop, between))
+    system = basis * weight[:, None]
+    taps, *_ = np.linalg.lstsq(np.vstack([system.real, system.imag]),
+                               np.concatenate([(want * weight).real, (want * weight).imag]),
+                               rcond=None)
+    return taps
+
+
+def _tail_poles(factor: int) -> np.ndarray:
+    """The poles of ``_polyphase``'s sections at the tail's rate."""
+    return np.concatenate([np.roots([1.0, a1, a2]) for *_, a1, a2 in _polyphase(factor)[1]])
 
 
 @functools.lru_cache(maxsize=8)
-def _polyphase(down: int) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
-    """``_decimator``'s low-pass as an FIR and poles at the tail's rate (Bellanger's
-    polyphase IIR decimator): each section's pole pair p, p* is cancelled by the zeros of
-    Σₖ pᵏ z⁻ᵏ (k < down), which leaves the poles pᵈᵒʷⁿ, p*ᵈᵒʷⁿ in z⁻ᵈᵒʷⁿ: a recursion on the
-    kept samples alone. Returns the FIR's taps by phase (taps j, j + down, …) and the
-    poles' sections at the tail's rate (numerators 1)."""
-    sos, _ = _decimator(down)
+def _polyphase(factor: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_elliptic(factor)`` as an FIR at the output's rate and poles at the tail's
+    (Bellanger's polyphase IIR decimator): each section's pole pair p, p* is cancelled by
+    the zeros of Σₖ pᵏ z⁻ᵏ (k < factor), which leaves the poles pᶠᵃᶜᵗᵒʳ, p*ᶠᵃᶜᵗᵒʳ in
+    z⁻ᶠᵃᶜᵗᵒʳ: a recursion on the kept samples alone. Returns the FIR's taps and the poles'
+    sections at the tail's rate (numerators 1)."""
     fir = np.ones(1)
     poles = []
-    for b0, b1, b2, _, a1, a2 in sos:
+    for b0, b1, b2, _, a1, a2 in _elliptic(factor):
         pair = np.roots([1.0, a1, a2])
         cancel = np.ones(1, dtype=complex)
         for pole in pair:
-            cancel = np.convolve(cancel, pole ** np.arange(down))
+            cancel = np.convolve(cancel, pole ** np.arange(factor))
         fir = np.convolve(fir, np.convolve([b0, b1, b2], cancel.real))
-        poles.append([1.0, 0.0, 0.0, *np.real(np.poly(pair ** down))])
-    return tuple(fir[j::down].copy() for j in range(down)), np.array(poles)
+        poles.append([1.0, 0.0, 0.0, *np.real(np.poly(pair ** factor))])
+    return fir, np.array(poles)
 
 
-@functools.lru_cache(maxsize=8)
-def _reversed_phases(down: int) -> tuple[np.ndarray, ...]:
-    """``_polyphase``'s taps by phase, each reversed (what ``np.correlate`` slides)."""
-    return tuple(taps[::-1].copy() for taps in _polyphase(down)[0])
-
+@functools.lru_cache(maxsize=16)
+def _reversed_phases(down: int, factor: int) -> tuple[np.ndarray, ...]:
+    """``_decimator``'s taps by phase (j, j + down, …), each reversed (what ``np.correlate``
+    slides)."""
+    fir = _decimator(down, factor)[0]
+    return tuple(fir[j::down][::-1].copy() for j in range(down))

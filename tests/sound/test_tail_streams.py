@@ -1,6 +1,7 @@
 """The court's tail sums its sends dry, per zone and bus, and brings each sum down once a
 chunk (``tail._Stream``): a send only adds samples, and the stream is what the notes
-brought down one by one (from rest, each with its ring) sum to."""
+brought down one by one sum to. The decimator's poles are shared by every bus and heard
+in the tail's response (``Tail.response``), so a stream runs its FIR alone."""
 
 from __future__ import annotations
 
@@ -15,33 +16,34 @@ from soundscape.site.courtyard import load_site
 from soundscape.site.listeners import Listener
 from soundscape.sound import tail as tail_module
 from soundscape.sound.buses import Upsampler
-from soundscape.sound.court import load_court, source_point
+from soundscape.sound.court import load_court, source_point, stable_seed
+from soundscape.sound.court import tail as court_tail
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Air
-from soundscape.sound.tail import Tail, _decimator, _ring, _Stream
+from soundscape.sound.tail import Tail, _decimator, _elliptic, _Stream
 
 FS = 48000
+FACTOR = 6  # 48 kHz to the tail's 8 kHz
 
 
 def _one_by_one(notes, down: int, frames: int) -> tuple[np.ndarray, float]:
-    """Each note (onset, samples, gain) through the elliptic decimator on its own, from rest
-    and to its end, every ``down``-th sample from its lead, summed; and the largest note's
-    peak there."""
-    sos, lead = _decimator(down)
-    total = np.zeros(frames * down + lead)
+    """Each note (onset, samples, gain) through the decimator's FIR on its own, every
+    ``down``-th sample from its lead, summed; and the largest note's peak there."""
+    fir, _, lead = _decimator(down, FACTOR)
+    total = np.zeros(frames * down + lead + 1)
     peak = 0.0
     for onset, mono, gain in notes:
         own = np.zeros(len(total))
         own[onset:onset + len(mono)] = mono.astype(np.float32) * np.float32(gain)
-        low = signal.sosfilt(sos, own)
+        low = np.convolve(own, fir)[:len(total)]
         peak = max(peak, float(np.abs(low).max()))
         total += low
     return total[lead::down][:frames], peak
 
 
 def _notes(rng, down: int) -> list[tuple[int, np.ndarray, float]]:
-    """Four 瑟-like notes 0.7 s apart ringing 2.8 s, then, after a silence longer than the
-    ring, two that overlap, at odd onsets and gains."""
+    """Four 瑟-like notes 0.7 s apart ringing 2.8 s, then, after a silence, two that
+    overlap, at odd onsets and gains."""
     rate = 8000 * down
     t = np.arange(round(2.8 * rate)) / rate
     notes = []
@@ -56,19 +58,19 @@ def _notes(rng, down: int) -> list[tuple[int, np.ndarray, float]]:
 @pytest.mark.parametrize("down", [6, 3, 2])
 def test_a_stream_is_the_sum_of_its_notes_brought_down_one_by_one(down, monkeypatch):
     """Overlapping notes summed and brought down once, read in uneven stretches, are the
-    per-note filterings' sum within the rings' cut (120 dB under the largest note's peak);
-    the filter runs only where they sound and ring, and the silence between is zeros."""
+    per-note filterings' sum; the FIR runs only where they sound and its ``_ORDER`` frames
+    after, and the silence between is zeros."""
     filtered = []
     low_pass = tail_module._low_pass
 
-    def counted(padded, down_, zi=None):
-        low, state = low_pass(padded, down_, zi)
+    def counted(columns, phases):
+        low = low_pass(columns, phases)
         filtered.append(len(low))
-        return low, state
+        return low
 
     monkeypatch.setattr(tail_module, "_low_pass", counted)
     notes = _notes(np.random.default_rng(1), down)
-    stream = _Stream(down)
+    stream = _Stream(down, FACTOR)
     for onset, mono, gain in notes:
         stream.add(onset, mono, gain)
     frames = 13 * 8000
@@ -78,15 +80,90 @@ def test_a_stream_is_the_sum_of_its_notes_brought_down_one_by_one(down, monkeypa
                            for p, (a, b) in zip(parts, itertools.pairwise(cuts), strict=True)])
     expected, peak = _one_by_one(notes, down, frames)
     assert np.max(np.abs(ours - expected)) < 1e-6 * peak
-    # the filter ran over the two sounding stretches and their rings, no more
-    _, lead = _decimator(down)
-    first_end = -(-(notes[3][0] + len(notes[3][1]) - lead) // down) + _ring(down)
-    second = (notes[4][0] - lead) // down
+    # the FIR ran over the two sounding stretches and its reach after each, no more
+    _, _, lead = _decimator(down, FACTOR)
+    order = tail_module._ORDER
+    first_end = -(-(notes[3][0] + len(notes[3][1]) - lead) // down) + order
+    second = -(-(notes[4][0] - lead) // down)
     assert not ours[first_end:second].any()
-    sounding = (first_end - (notes[0][0] - lead) // down
-                + -(-(notes[5][0] + len(notes[5][1]) - lead) // down) + _ring(down) - second)
+    assert ours[first_end - 1] != 0 and ours[second] != 0
+    sounding = (first_end - -(-(notes[0][0] - lead) // down)
+                + -(-(notes[5][0] + len(notes[5][1]) - lead) // down) + order - second)
     assert sum(filtered) == sounding
-    assert parts[-1] is None  # after the last ring: nothing filtered, nothing returned
+    assert parts[-1] is None  # past the last send's reach: nothing filtered, nothing returned
+
+
+@pytest.mark.parametrize("down", [6, 3, 2])
+def test_a_stream_then_the_shared_poles_is_the_whole_low_pass(down):
+    """Pieces of one signal at odd offsets, read in uneven stretches, then the poles at the
+    tail's rate (which the tail's response holds) give the bus's whole low-pass (its FIR
+    over the poles in z⁻ᵈᵒʷⁿ) every ``down``-th sample; at the output's rate that is the
+    elliptic filter itself."""
+    fir, poles, lead = _decimator(down, FACTOR)
+    x = np.random.default_rng(0).standard_normal(20000 * down).astype(np.float32)
+    stream = _Stream(down, FACTOR)
+    for start in range(0, len(x), 7001):  # from the lead on: the first frame hears it
+        stream.add(lead + start, x[start:start + 7001], 1.0)
+    low = np.concatenate([stream.take(a, b) for a, b in ((0, 3000), (3000, 11000),
+                                                          (11000, 19000))])
+    ours = signal.sosfilt(poles, low.astype(float))
+    denominator = np.zeros(tail_module._ORDER * down + 1)
+    denominator[::down] = np.poly(np.concatenate([np.roots(s[3:]) for s in poles])).real
+    expected = signal.lfilter(fir, denominator, x.astype(float))[::down][:19000]
+    # the FIR's output is single precision, and the poles raise its rounding near 3.7 kHz
+    # (their gain: -20 to +37 dB): 1e-5 of this signal's peak of 4 or so
+    assert np.max(np.abs(ours - expected)) < 3e-5
+    if down == FACTOR:
+        elliptic = signal.sosfilt(_elliptic(FACTOR), x.astype(float))[::down][:19000]
+        assert np.max(np.abs(ours - elliptic)) < 3e-5
+
+
+@pytest.mark.parametrize("down", [3, 2])
+def test_every_bus_brings_its_sends_down_as_the_output_rate_bus_does(down):
+    """The 16 and 24 kHz buses' decimators share the 48 kHz bus's poles; their FIRs are
+    fitted to its response, on time: their responses after their leads are within 55 dB of
+    its own up to 3.6 kHz (with their own elliptic filters, as before: -3 dB at 3.5 kHz,
+    10 µs later at 1 kHz), and they keep out what would fold into the tail's band (60 dB
+    from 4.5 kHz)."""
+    fir, poles, lead = _decimator(down, FACTOR)
+    denominator = np.zeros(tail_module._ORDER * down + 1)
+    denominator[::down] = np.poly(np.concatenate([np.roots(s[3:]) for s in poles])).real
+    hz = np.linspace(20.0, 3600.0, 400)
+    _, ours = signal.freqz(fir, denominator, worN=hz, fs=8000 * down)
+    _, theirs = signal.sosfreqz(_elliptic(FACTOR), worN=hz, fs=FS)
+    ours = ours * np.exp(2j * np.pi * hz * lead / (8000 * down))
+    theirs = theirs * np.exp(2j * np.pi * hz * _decimator(FACTOR, FACTOR)[2] / FS)
+    assert 20 * np.log10(np.max(np.abs(ours - theirs))) < -55.0
+    stop = np.linspace(4500.0, 4000.0 * down, 2000)
+    _, kept_out = signal.freqz(fir, denominator, worN=stop, fs=8000 * down)
+    assert 20 * np.log10(np.max(np.abs(kept_out))) < -60.0
+
+
+def test_the_tails_response_holds_the_decimators_poles():
+    """The zone's response is the court's tail (``court.tail``) through the shared poles,
+    rung out 120 dB down, and it still fits the chunk's FFT (98 304 points)."""
+    site = load_site()
+    seat = site.listener("gong_wei")
+    air = Air()
+    panner = make_panner("stereo", speed_of_sound=air.speed_of_sound)
+    made = Tail(load_court(site, "bare"), Listener(seat.position, seat.facing), panner, 2, FS,
+                air, 0, (FS, FS // 3), upsampler=Upsampler)
+    zone = made.route(source_point(site, "gong_xi"))[0]
+    first, ir = made.response(zone)
+    late = made.court.late(zone, made.listener.position, alpha_db_per_m=made.alpha,
+                           speed=made.speed)
+    plain = court_tail(*late, rate=made.rate, length_s=made.court.model.tail_s,
+                       weights=made.weights, diffusion_ms=made.court.hypothesis.diffusion_ms,
+                       seed=stable_seed(made.seed, zone, made.listener.position),
+                       pan=lambda point: made._pan(made.listener, point))[first:]
+    poles = _decimator(FACTOR, FACTOR)[1]
+    assert len(ir) > len(plain)
+    expected = signal.sosfilt(poles, np.vstack([plain, np.zeros((len(ir) - len(plain), 2))]),
+                              axis=0)
+    assert np.allclose(ir, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    rung = signal.sosfilt(poles, np.r_[1.0, np.zeros(len(ir) - len(plain) + 50)])
+    assert np.abs(rung[len(ir) - len(plain):]).max() < 1e-6 * np.abs(rung).max()
+    assert made._filter((zone, made.listener), None).n_fft == 98304
 
 
 @pytest.fixture(scope="module")
@@ -108,9 +185,9 @@ def test_a_send_does_no_filtering_and_the_take_brings_the_sum_down(tail, monkeyp
     calls = []
     low_pass = tail_module._low_pass
 
-    def counted(*args):
-        calls.append(args[1])
-        return low_pass(*args)
+    def counted(columns, phases):
+        calls.append(len(phases))
+        return low_pass(columns, phases)
 
     monkeypatch.setattr(tail_module, "_low_pass", counted)
     note = np.random.default_rng(2).standard_normal(FS // 2).astype(np.float32)
@@ -126,12 +203,12 @@ def test_a_send_does_no_filtering_and_the_take_brings_the_sum_down(tail, monkeyp
 @pytest.mark.parametrize("down", [6, 2])
 def test_a_send_just_past_a_blocks_start_hears_silence_before_it(down):
     """The decimator reaches ``_ORDER · down`` frames before a stretch, into a block no send
-    made (here the one before the first send's): it reads zeros there (``_input`` fills only
-    the gaps, not the whole window)."""
+    made (here the one before the first send's): it reads zeros there (``_columns`` fills
+    only the gaps, not the whole window)."""
     rng = np.random.default_rng(3)
-    onset = tail_module._BLOCK + 5
+    stream = _Stream(down, FACTOR)
+    onset = stream.block * down + stream.lead + 5
     mono = rng.standard_normal(3000).astype(np.float32)
-    stream = _Stream(down)
     stream.add(onset, mono, 0.8)
     assert list(stream.blocks) == [1]
     frames = (onset + len(mono)) // down + 400
@@ -144,17 +221,17 @@ def test_a_send_is_added_into_its_blocks_in_place(monkeypatch):
     """A send is added into the stream's blocks where they are (BLAS's axpy: no scaled copy
     of the note); were axpy to hand back a copy, its sum is kept all the same."""
     mono = np.arange(1, 101, dtype=np.float32)
-    stream = _Stream(6)
-    stream.add(10, mono, 0.5)
+    stream = _Stream(6, FACTOR)
+    stream.add(10 + stream.lead, mono, 0.5)
     block = stream.blocks[0]
-    stream.add(60, mono, 0.25)
+    stream.add(60 + stream.lead, mono, 0.25)
     assert stream.blocks[0] is block
     expected = np.zeros(200, np.float32)
     expected[10:110] += mono * np.float32(0.5)
     expected[60:160] += mono * np.float32(0.25)
     assert np.allclose(block[:200], expected, rtol=1e-6, atol=0)
     monkeypatch.setattr(tail_module, "_axpy", lambda x, y, a: y + np.float32(a) * x)
-    stream.add(0, mono, 1.0)
+    stream.add(stream.lead, mono, 1.0)
     expected[0:100] += mono
     assert np.allclose(block[:200], expected, rtol=1e-6, atol=0)
 
