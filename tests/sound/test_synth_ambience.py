@@ -296,3 +296,34 @@ def test_the_beds_blocks_are_lengths_the_fft_likes_in_whole_batches(frames, rows
     assert next_fast_len(block, real=True) == block
     assert count * hop >= frames + ambience._OVERLAP
     assert rows * count % ambience._LANES == 0
+
+
+@pytest.mark.parametrize("knots, frames", [(2, 100), (3, 8190), (68, 8190), (11, 12345)])
+def test_the_walks_between_their_knots_are_np_interp_to_the_bit(knots, frames):
+    """The gusts' and flutter's walks laid out by repeat (no search) are np.interp's values
+    to the last bit, the last knot's own value at the end included."""
+    places, grid = np.linspace(0.0, knots - 1.0, frames), np.arange(knots)
+    for seed in range(50):
+        values = np.random.default_rng(seed).standard_normal(knots)
+        if seed == 0:  # where slope + the knot before is not the last knot's value
+            values[-2:] = 1.0, 1e-30
+        made = ambience._between_knots(values, *ambience._knot_places(knots, frames))
+        assert made.tobytes() == np.interp(places, grid, values).astype(np.float32).tobytes()
+
+
+@pytest.mark.parametrize("centre", [600.0, 3000.0, 4200.0, 5500.0, 9000.0])
+def test_a_sweeps_partial_gains_are_the_roll_off_to_the_bit(centre):
+    """``_swept_gain`` (its test on the tracks' ends, its roll-off in place) gives
+    ``amp * _under_top(track * k)`` to the bit, rising and falling sweeps, under and over
+    the top; and the roll-off does take partials near the top down."""
+    j = np.arange(4000)
+    pitch = centre * np.array([[0.9], [1.0], [1.1]])
+    glide = np.array([[0.6], [-0.3], [0.0]]) / 4000  # 4200: only the first row's end is high
+    track = pitch * (1.0 + glide * j)
+    for k, amp in enumerate([1.0, 0.25, 0.063], start=1):
+        made = creatures._swept_gain(track, k, amp, CALL_RATE)
+        expected = amp * creatures._under_top(track * k, CALL_RATE)
+        assert np.asarray(made).tobytes() == np.asarray(expected, dtype=float).tobytes() \
+            or (np.ndim(made) == 0 and made == expected)
+    if centre == 9000.0:  # 2 x 9-10 kHz + 60 %: past the 16.5 kHz top
+        assert np.min(creatures._swept_gain(track, 2, 1.0, CALL_RATE)) < 0.5

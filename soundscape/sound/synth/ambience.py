@@ -282,10 +282,9 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     rate = sample_rate / _STEP
 
     def walk(rate_hz: float) -> np.ndarray:  # float32 from here on: exp a tenth the time
-        # ``smooth_noise`` to the bit, its knots' places kept per length
+        # ``smooth_noise`` to the bit (``_between_knots``), its knots' places kept per length
         knots = max(2, math.ceil(coarse / rate * rate_hz) + 2)
-        places, grid = _knot_places(knots, coarse)
-        return np.interp(places, grid, rng.standard_normal(knots)).astype(np.float32)
+        return _between_knots(rng.standard_normal(knots), *_knot_places(knots, coarse))
 
     gusts = np.exp(row["gust_depth"] * 0.5 * walk(row["gust_rate_hz"]))
     shapes = {"air": lambda: gusts,
@@ -298,11 +297,28 @@ def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
 
 @functools.lru_cache(maxsize=32)
 def _knot_places(knots: int, frames: int) -> tuple[np.ndarray, np.ndarray]:
-    """Where ``smooth_noise``'s ``frames`` values lie among its ``knots`` (and the knots'
-    own places), made once per length."""
-    places, grid = np.linspace(0.0, knots - 1.0, frames), np.arange(knots)
-    places.flags.writeable = grid.flags.writeable = False
-    return places, grid
+    """Where ``smooth_noise``'s ``frames`` values, ``linspace(0, knots − 1, frames)``, lie
+    among its ``knots`` at 0, 1, …: how many fall in each knot's segment (the last knot's
+    own place counted in the segment before it) and each one's distance past its segment's
+    knot. Made once per length."""
+    places = np.linspace(0.0, knots - 1.0, frames)
+    segment = np.minimum(places.astype(np.intp), knots - 2)
+    counts, past = np.bincount(segment, minlength=knots - 1), places - segment
+    counts.flags.writeable = past.flags.writeable = False
+    return counts, past
+
+
+def _between_knots(values: np.ndarray, counts: np.ndarray, past: np.ndarray) -> np.ndarray:
+    """``np.interp(linspace(0, k − 1, n), arange(k), values)`` to the bit (float32), from
+    ``_knot_places``: np.interp's own formula, ``slope · (x − j) + values[j]`` (its slopes
+    ``values[j + 1] − values[j]``, the knots 1 apart), with each segment's slope and value
+    laid out by ``np.repeat`` (the places are in order: no search, a third of its time),
+    and the last place its knot's value, as np.interp gives it."""
+    line = np.repeat(np.diff(values), counts)
+    line *= past
+    line += np.repeat(values[:-1], counts)
+    line[-1] = values[-1]
+    return line.astype(np.float32)
 
 
 def _knocks(row, rng, frames, sample_rate, band):

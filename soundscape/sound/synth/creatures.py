@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import scipy.fft
+from scipy.linalg.blas import idamax as _idamax
 
 from soundscape.sound.synth._common import INFRASOUND_HZ, db_to_gain, frames_for
 from soundscape.sound.synth.params import ParamError
@@ -92,8 +93,12 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     loudest = _loudest_rms(out, sample_rate)
     if loudest <= 0:
         return out
-    out *= velocity * float(db_to_gain(row["level_db"])) / loudest
-    peak = max(float(out.max()), -float(out.min()))  # no |out| made: a pass fewer
+    scale = velocity * float(db_to_gain(row["level_db"])) / loudest
+    # the peak after scaling, found before it in one pass (BLAS idamax: |x|'s largest, no
+    # |out| made, where max and min took two): rounding is monotone, so the largest
+    # product is the product of the largest, to the bit
+    peak = abs(float(out[_idamax(out)])) * scale
+    out *= scale
     return out / peak if peak > 1.0 else out
 
 
@@ -260,6 +265,25 @@ def _under_top(hz, sample_rate: int):
     return 1.0 / (1.0 + ratio)
 
 
+def _swept_gain(track: np.ndarray, k: int, amp: float, sample_rate: int):
+    """``amp * _under_top(track * k, sample_rate)`` to the bit, for rows of linear sweeps:
+    each row's highest pitch is at one of its ends (rounding is monotone), so the test
+    against ``_EXACTLY_ONE`` reads two columns, not the whole array; the roll-off is made in
+    one array, in place (not a new one for each of its eight steps)."""
+    top = min(TOP_HZ, 0.45 * sample_rate)
+    if max(float(np.max(track[:, 0])), float(np.max(track[:, -1]))) * k \
+            < _EXACTLY_ONE * top:
+        return amp * 1.0  # what the formula gives there, to the last bit
+    ratio = track * k
+    ratio /= top
+    for _ in range(5):  # the 32nd power by squaring, as ``_under_top``
+        np.multiply(ratio, ratio, out=ratio)
+    ratio += 1.0
+    np.divide(1.0, ratio, out=ratio)
+    ratio *= amp
+    return ratio
+
+
 def _whistle(row, *, frames, sample_rate, rng):
     low, high = row["band"]
     centre = np.exp(rng.uniform(np.log(low), np.log(high)))  # this bird's own pitch
@@ -293,7 +317,7 @@ def _whistle(row, *, frames, sample_rate, rng):
     steps = pitch / sample_rate
     turn = np.cumprod(_phasor(steps * glide, widest, start=steps), axis=1)
     turn *= np.exp(1j * np.array(phases))[:, None]
-    tone = _harmonics(turn, [amp * _under_top(track * k, sample_rate)
+    tone = _harmonics(turn, [_swept_gain(track, k, amp, sample_rate)
                              for k, amp in enumerate(harmonics, start=1)]) * inside
     periods = np.array(lengths)[:, None] * sample_rate
     envelope = _phasor(0.5 / periods, widest, start=0.25 / periods).imag ** 2  # sin²(π(j+½)/n)
@@ -373,8 +397,7 @@ def _chirps(row, *, frames, sample_rate, rng):
     carrier = rng.uniform(low, high)
     harmonics = db_to_gain(np.asarray(row["harmonics_db"], dtype=float))
     n = frames_for(row["pulses"] / row["pulse_hz"], sample_rate)
-    t = np.arange(n) / sample_rate
-    pulse = np.sin(np.pi * ((t * row["pulse_hz"]) % 1.0)) ** 2
+    pulse = _pulses(n, float(row["pulse_hz"]), int(sample_rate))
     period = 1.0 / (row["chirps_per_s"] * rng.uniform(0.9, 1.1))
     start = rng.uniform(0.0, period)
     # the chirps' draws first (where, pitch, phase, level), then all chirps at once
@@ -395,6 +418,16 @@ def _chirps(row, *, frames, sample_rate, rng):
     for at, chirp, level in zip(ats, tone, levels, strict=True):
         out[at:at + n] += pulse * chirp * level
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _pulses(n: int, pulse_hz: float, sample_rate: int) -> np.ndarray:
+    """A chirp's ``n`` samples of sin² pulses at ``pulse_hz``: the same for every chirp of
+    a species, made once."""
+    t = np.arange(n) / sample_rate
+    pulse = np.sin(np.pi * ((t * pulse_hz) % 1.0)) ** 2
+    pulse.flags.writeable = False
+    return pulse
 
 
 def _rustle(row, *, frames, sample_rate, rng):
