@@ -363,25 +363,32 @@ class Lines:
         channel, not one per line and path. A channel's sum starts as its first line's
         product, not from zero (0 + x is x but for the sign of a zero, which the output's
         own sum from zero settles)."""
-        bins = total.shape[1]
-        used = np.zeros(self.channels, dtype=bool)
+        used = [False] * self.channels  # bookkeeping in Python: numpy's small calls cost more
         product = None  # a line's paths, when a sum over them or lines is made of them
         for (line, _), spectrum in zip(members, spectra, strict=False):
             paths, mix = len(line.filter), line.mix
-            into = total[line.column:line.column + (paths if mix is None else mix.shape[1])]
-            fresh = ~used[line.column:line.column + len(into)]
-            used[line.column:line.column + len(into)] = True
-            if mix is None and fresh.all():  # the first line in its channels
+            lo = line.column
+            hi = lo + (paths if mix is None else mix.shape[1])
+            into = total[lo:hi]
+            fresh = [not taken for taken in used[lo:hi]]
+            used[lo:hi] = [True] * (hi - lo)
+            if mix is None and all(fresh):  # the first line in its channels
                 np.multiply(line.filter, spectrum, out=into)
                 continue
             if product is None or len(product) < paths:
-                product = np.empty((paths, bins), dtype=np.complex64)
+                product = np.empty((paths, total.shape[1]), dtype=np.complex64)
+            if mix is None and not any(fresh):
+                # a path at a time: its product is added while it is still in the cache
+                for path, sum_row, scratch in zip(line.filter, into, product, strict=False):
+                    np.multiply(path, spectrum, out=scratch)
+                    np.add(sum_row, scratch, out=sum_row)
+                continue
             np.multiply(line.filter, spectrum, out=product[:paths])
-            if mix is not None and fresh.all():
+            if mix is not None and all(fresh):
                 np.matmul(mix.T, product[:paths], out=into)
                 continue
-            if fresh.any():  # lines over channels partly summed before (stems)
-                into[fresh] = 0.0
+            if any(fresh):  # lines over channels partly summed before (stems)
+                into[np.array(fresh)] = 0.0
             into += product[:paths] if mix is None else mix.T @ product[:paths]
         return np.flatnonzero(used)
 
