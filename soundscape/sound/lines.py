@@ -393,8 +393,8 @@ class Lines:
                     into[np.array(fresh)] = 0.0
                 into += product[:paths] if mix is None else mix.T @ product[:paths]
             for path, filtered in enumerate(line.filter):
-                for into, spectrum, fresh in plain:  # the first line in its channels: its product
-                    if fresh:
+                for into, spectrum, first in plain:  # the first line in its channels: its product
+                    if first:
                         np.multiply(filtered, spectrum, out=into[path])
                     else:
                         np.multiply(filtered, spectrum, out=product[path])
