@@ -515,6 +515,14 @@ class TruePeakLimiter:
         self._buffer = np.concatenate([self._buffer, block])
         return self._emit(len(self._buffer) - self._reach)
 
+    def gains(self, block: np.ndarray) -> tuple[int, np.ndarray | None]:
+        """``process`` without its product: how many frames are now final and their gain
+        (None: 1 throughout). ``process``'s samples are those frames of what was fed
+        (after the ``resume`` context) times ``gain[:, None]`` (or as fed), bit for bit:
+        another process can limit from the gains alone."""
+        self._buffer = np.concatenate([self._buffer, block])
+        return self._final_gain(len(self._buffer) - self._reach)
+
     def resume(self, context: np.ndarray) -> None:
         """Start again after a gap, ``context`` being the ``reach`` samples before the next
         block (what precedes the stream's start is silence)."""
@@ -528,30 +536,36 @@ class TruePeakLimiter:
         return self._emit(self._reach + pending)
 
     def _emit(self, stop: int) -> np.ndarray:
+        x, start = self._buffer, self._reach
+        frames, gain = self._final_gain(stop)
+        if gain is None:
+            return x[start:start + frames].copy()
+        return x[start:start + frames] * gain[:, None]
+
+    def _final_gain(self, stop: int) -> tuple[int, np.ndarray | None]:
+        """The gain of the buffer's frames ``reach…stop-1`` (None: 1 throughout), which are
+        then let go of (the buffer keeps the context for the next ones)."""
         start = self._reach
         if stop <= start:
-            return np.zeros((0, self._buffer.shape[1]))
+            return 0, None
         x = self._buffer
         self.touched = False
+        self._buffer = x[stop - self._reach:]
         key = self._key(x)
         if 2.0 * sample_peak(key) < self.ceiling:
             # the sample peak is 6 dB under the ceiling, so the true peak is under it too
             # (see TruePeakMeter): nothing to limit, skip the oversampling
-            self._buffer = x[stop - self._reach:]
-            return x[start:stop].copy()
+            return stop - start, None
         peak = _loud_true_peak(key, self.ceiling)
         if float(peak.max(initial=0.0)) <= self.ceiling:  # loud, but the gain would be 1
-            self._buffer = x[stop - self._reach:]
-            return x[start:stop].copy()
-        gain = self._gain(peak)
-        out = x[start:stop] * gain[start:stop, None]
-        low = float(gain[start:stop].min())
-        self.touched = low < 1.0
-        if low < 1.0:
-            self.gain_reduction_db = max(self.gain_reduction_db, -20 * math.log10(low))
-        self._buffer = x[stop - self._reach:]
-        return out
-
+            return stop - start, None
+        gain = self._gain(peak)[start:stop]
+        low = float(gain.min())
+        if low >= 1.0:  # a sample times 1.0 is itself
+            return stop - start, None
+        self.touched = True
+        self.gain_reduction_db = max(self.gain_reduction_db, -20 * math.log10(low))
+        return stop - start, gain
 
     def _gain(self, peak: np.ndarray) -> np.ndarray:
         """The gain for a true-peak envelope: min(1, ceiling / peak), spread by the minimum

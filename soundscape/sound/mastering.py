@@ -23,8 +23,10 @@ import math
 import mmap
 import multiprocessing
 import os
+import queue
 import signal
 import struct
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -511,7 +513,6 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
         for _, chunk in _read_raw(raw, how.width, how.block_frames):
             emit(chunk, gain)
         return math.nan, math.nan, 0.0
-    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=measure)
     meter = LoudnessMeter(how.sample_rate, how.weights)
     peak = TruePeakMeter()
     settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
@@ -543,14 +544,29 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
             emit(chunk, scale)
 
     # only the runs of blocks within the limiter's reach of a loud one go through it (its
-    # output elsewhere is the input, exactly); the limiter here, the meters and the writing
-    # on a thread beside it (both mostly in numpy and scipy, which release the GIL)
-    reach = math.ceil(limiter.reach / how.block_frames)
+    # output elsewhere is the input, exactly); the limiter's gains made beside this (with
+    # two workers in a process of its own, ahead: its Python does not wait on this one's
+    # GIL), the meters and the writing on a thread beside it
+    reach = math.ceil(TruePeakLimiter.reach_of(how.sample_rate) / how.block_frames)
     runs = dict(_runs(np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db)),
                       reach, reach, len(reference.peaks)))
     starts, size = sorted(runs), how.block_frames
-    with BlockWriter(finished, name="pass2-meter") as worker:
+    reduction = 0.0
+    with _limiter_gains(raw, how, gain, ceiling_db, reference, sorted(runs.items())
+                        ) as gains, BlockWriter(finished, name="pass2-meter") as worker:
         last = 0
+
+        def limited(scaled: np.ndarray | None, after: bool = False
+                    ) -> list[tuple[np.ndarray, bool, float]]:
+            """The next limited blocks once ``scaled`` (or, ``after``, the look-ahead past
+            the run) has gone in."""
+            nonlocal reduction
+            if scaled is not None:
+                lagged.push(scaled)
+            frames, g, reduction = next(gains)
+            blocks = aligned.push(lagged.take(frames, g), g is not None)
+            return _as_scaled(blocks + aligned.rest() if after else blocks)
+
         for first, chunk in _read_raw(raw, how.width, size):
             count = -(-len(chunk) // size)
             if first >= last and bisect.bisect_left(starts, first) == bisect.bisect_left(
@@ -559,22 +575,118 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
                 continue
             for i in range(first, first + count):
                 block = chunk[(i - first) * size:(i - first + 1) * size]
-                if i in runs:  # a run starts: the limiter picks up from the samples before it
+                if i in runs:  # a run starts
                     last = runs[i]
-                    start, stop = i * size, min(last * size, reference.frames)
-                    limiter.resume(_scaled(raw, how, gain, start - limiter.reach, start,
-                                           reference))
-                    aligned = _Realign(size)
+                    lagged, aligned = _Lagged(), _Realign(size)
                 if i >= last:
                     worker.write([(block, False, gain)])
                     continue
-                out = limiter.process(np.multiply(block, gain, dtype=np.float64))
-                worker.write(_as_scaled(aligned.push(out, limiter.touched)))
-                if i == last - 1:  # and the samples after it, for its last frames
-                    out = limiter.process(
-                        _scaled(raw, how, gain, stop, stop + limiter.reach, reference))
-                    worker.write(_as_scaled(aligned.push(out, limiter.touched) + aligned.rest()))
-    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+                worker.write(limited(np.multiply(block, gain, dtype=np.float64)))
+                if i == last - 1:  # the limiter's look-ahead past the run: its last frames
+                    worker.write(limited(None, after=True))
+    return meter.integrated(), peak.peak_dbtp, reduction
+
+
+def _run_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float, reference: _PassOne,
+               runs: list[tuple[int, int]]) -> Iterator[tuple[int, np.ndarray | None, float]]:
+    """For each run of blocks ``[first, last)``, in order, the limiter's gains block by
+    block, resumed from the samples before the run, and then for its look-ahead past the
+    run (``TruePeakLimiter.gains``), with the limiter's largest reduction so far (dB)."""
+    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
+    size, reach = how.block_frames, limiter.reach
+    for first, last in runs:
+        lo, hi = first * size, min(last * size, reference.frames)
+        limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
+        for start in [*range(lo, hi, size), hi]:
+            stop = min(start + size, hi) if start < hi else hi + reach
+            yield (*limiter.gains(_scaled(raw, how, gain, start, stop, reference)),
+                   limiter.gain_reduction_db)
+
+
+@contextlib.contextmanager
+def _limiter_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float,
+                   reference: _PassOne, runs: list[tuple[int, int]]
+                   ) -> Iterator[Iterator[tuple[int, np.ndarray | None, float]]]:
+    """``_run_gains``, made here as they are asked for (one worker), or with two workers in
+    a forked process, ahead (``_MadeAhead``)."""
+    made = _run_gains(raw, how, gain, ceiling_db, reference, runs)
+    if how.workers < 2 or not runs:
+        yield made
+        return
+    with _MadeAhead(made) as ahead:
+        yield ahead
+
+
+class _MadeAhead:
+    """The items of an iterator made in a forked process, ahead of their use (up to
+    ``AHEAD`` waiting here), received by a thread. An error there is raised here, at
+    the item it stopped at; leaving the ``with`` block early ends the process."""
+
+    AHEAD = 32
+
+    def __init__(self, items: Iterator) -> None:
+        context = multiprocessing.get_context("fork")
+        self._conn, theirs = context.Pipe(duplex=False)
+        self._process = context.Process(target=_send_all, args=(items, theirs, self._conn),
+                                        daemon=True)
+        self._process.start()
+        theirs.close()
+        self._queue: queue.Queue = queue.Queue(self.AHEAD)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._receive, name="limiter-gains",
+                                        daemon=True)
+        self._thread.start()
+
+    def _receive(self) -> None:
+        while not self._done.is_set():
+            try:
+                item = self._conn.recv()
+            except (EOFError, OSError):
+                item = RenderError("the limiter's helper process ended without a word "
+                                   "(killed?)")
+            while not self._done.is_set():
+                with contextlib.suppress(queue.Full):
+                    self._queue.put(item, timeout=0.5)
+                    break
+            if item is None or isinstance(item, BaseException):
+                return
+
+    def __iter__(self) -> _MadeAhead:
+        return self
+
+    def __next__(self):
+        item = self._queue.get()
+        if item is None:
+            raise StopIteration
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def __enter__(self) -> _MadeAhead:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        if self._process.is_alive():  # stopped early: the items are not wanted
+            self._process.terminate()
+        self._process.join(timeout=5)
+        self._thread.join(timeout=5)
+        self._conn.close()
+
+
+def _send_all(items: Iterator, conn, other) -> None:
+    """The forked process of ``_MadeAhead``: each item through ``conn``, then None (or
+    the error that stopped it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    other.close()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        try:
+            for item in items:
+                conn.send(item)
+            answer: BaseException | None = None
+        except BaseException as error:  # handed to the main process, which raises it
+            answer = error
+        conn.send(answer)
 
 
 def _as_scaled(blocks: list[tuple[np.ndarray, bool]]) -> list[tuple[np.ndarray, bool, float]]:
@@ -751,6 +863,22 @@ def _let_go(f, start: int, length: int) -> None:
         os.posix_fadvise(f.fileno(), start, length, os.POSIX_FADV_DONTNEED)
 
 
+class _Lagged:
+    """A limited run's scaled samples, held until the limiter's gains for them come."""
+
+    def __init__(self) -> None:
+        self._queue = _Realign(1)
+
+    def push(self, scaled: np.ndarray) -> None:
+        self._queue.push_only(scaled)
+
+    def take(self, frames: int, gain: np.ndarray | None) -> np.ndarray:
+        """The next ``frames`` frames times ``gain[:, None]`` (as they are for None), as
+        the limiter gives them out (``TruePeakLimiter.gains``)."""
+        x, _ = self._queue.take(frames) if frames else (np.zeros((0, 0)), False)
+        return x if gain is None else x * gain[:, None]
+
+
 class _Realign:
     """Re-cuts the limiter's output (late by its look-ahead) at pass 1's block edges,
     each block flagged if the limiter turned down any chunk that went into it."""
@@ -761,18 +889,23 @@ class _Realign:
         self._frames = 0
 
     def push(self, chunk: np.ndarray, touched: bool) -> list[tuple[np.ndarray, bool]]:
+        self.push_only(chunk, touched)
+        blocks = []
+        while self._frames >= self.size:
+            blocks.append(self.take(self.size))
+        return blocks
+
+    def push_only(self, chunk: np.ndarray, touched: bool = False) -> None:
+        """Hold ``chunk`` without cutting blocks off."""
         if len(chunk):
             self._chunks.append((chunk, touched))
             self._frames += len(chunk)
-        blocks = []
-        while self._frames >= self.size:
-            blocks.append(self._take(self.size))
-        return blocks
 
     def rest(self) -> list[tuple[np.ndarray, bool]]:
-        return [self._take(self._frames)] if self._frames else []
+        return [self.take(self._frames)] if self._frames else []
 
-    def _take(self, frames: int) -> tuple[np.ndarray, bool]:
+    def take(self, frames: int) -> tuple[np.ndarray, bool]:
+        """The next ``frames`` held (at most as many as are), and whether any was touched."""
         parts, touched, need = [], False, frames
         while need:
             chunk, flag = self._chunks[0]
