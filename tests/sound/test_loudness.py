@@ -148,6 +148,34 @@ def test_limiter_holds_ceiling_and_leaves_quiet_parts_alone():
     assert limiter.gain_reduction_db > 10
 
 
+def test_the_limiters_gains_give_its_samples_bit_for_bit():
+    """``gains`` is ``process`` without the product (pass 2 makes them in another process):
+    the samples fed, after the context, times the gains are ``process``'s, to the bit, and
+    the reduction and the touched flags are the same."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 0.05, (FS * 3, 2))
+    x[FS:FS + 50] += 3.0  # a hard transient: some blocks turned down, others not
+    x[2 * FS:2 * FS + 2000] += 0.6  # loud, but under the ceiling
+    context = rng.normal(0, 0.05, (TruePeakLimiter.reach_of(FS), 2))
+    plain, gains = TruePeakLimiter(-1.0, FS, 2), TruePeakLimiter(-1.0, FS, 2)
+    plain.resume(context)
+    gains.resume(context)
+    held, out, touched = [], [], []
+    for i in range(0, len(x), 7000):
+        out.append(plain.process(x[i:i + 7000]))
+        held.append(x[i:i + 7000])
+        frames, gain = gains.gains(x[i:i + 7000])
+        fed = np.concatenate(held)
+        done = sum(len(part) for part in out[:-1])
+        assert frames == len(out[-1])
+        assert (gain is not None) == plain.touched == gains.touched
+        touched.append(gain is not None)
+        part = fed[done:done + frames]
+        assert np.array_equal(out[-1], part if gain is None else part * gain[:, None])
+    assert any(touched) and not all(touched)
+    assert gains.gain_reduction_db == plain.gain_reduction_db > 10
+
+
 @pytest.mark.parametrize("gain", [1.7, 0.3])
 def test_following_a_scaled_reference_equals_metering_it(gain):
     """Pass 2 meters only where the limiter acted and follows pass 1 elsewhere."""
