@@ -518,28 +518,33 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
     settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
     clean = settle
     index = 0
+    elsewhere: dict[int, tuple[int, int]] = {}  # block → frames measured by _run_gains
 
-    def finished(blocks: list[tuple[np.ndarray, bool, float]]) -> None:
-        """Meter and write each (block, whether the limiter touched it, its scale): a
-        raw block comes as read, with the gain as its scale, and is scaled only where the
-        meters need its samples."""
+    def finished(blocks: list[tuple[np.ndarray, bool, float, float]]) -> None:
+        """Meter and write each (block, whether the limiter touched it, its scale, the true
+        peak of a run's inner frames or 0): a raw block comes as read, with the gain as its
+        scale, and is scaled only where the meters need its samples. The true peak of a
+        limited run but its ends (``_inner``) is measured on the limiter's side."""
         nonlocal clean, index
-        for chunk, touched, scale in blocks:  # a chunk of pass 1's blocks when read raw
+        for chunk, touched, scale, elsewhere_peak in blocks:  # pass 1's blocks when read raw
+            if elsewhere_peak:  # of a run's frames left out below: it counts, and it spares
+                peak.include(elsewhere_peak)  # scanning what cannot top it
             for start in range(0, len(chunk), how.block_frames):
                 block = chunk[start:start + how.block_frames]
                 # the limiter only turns down, so pass 1's sample peak times the gain bounds
                 # the block's (the margin covers the stems' sum, taken in float32 there)
                 bound = float(reference.peaks[index]) * gain * (1.0 + 1e-6)
                 clean = 0 if touched else clean
+                inner = elsewhere.get(index, (0, 0))  # the true peak the limiter's side has
                 if clean >= settle:
                     meter.follow(reference.meter, reference.snapshots[index], gain)
-                    peak.add(measure(block), scale=scale, bound=bound)
+                    peak.add(measure(block), scale=scale, bound=bound, elsewhere=inner)
                 else:
                     measured = measure(block if scale == 1.0 else
                                        np.multiply(block, scale, dtype=np.float64))
                     meter.add(measured)
                     clean += 0 if touched else len(block)
-                    peak.add(measured, bound=bound)
+                    peak.add(measured, bound=bound, elsewhere=inner)
                 index += 1
             emit(chunk, scale)
 
@@ -552,6 +557,8 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
                       reach, reach, len(reference.peaks)))
     starts, size = sorted(runs), how.block_frames
     reduction = 0.0
+    elsewhere.update((i, _inner(first, last, how, reference.frames))
+                     for first, last in runs.items() for i in range(first, last))
     with _limiter_gains(raw, how, gain, ceiling_db, reference, sorted(runs.items())
                         ) as gains, BlockWriter(finished, name="pass2-meter") as worker:
         last = 0
@@ -563,15 +570,15 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
             nonlocal reduction
             if scaled is not None:
                 lagged.push(scaled)
-            frames, g, reduction = next(gains)
+            frames, g, reduction, run_peak = next(gains)
             blocks = aligned.push(lagged.take(frames, g), g is not None)
-            return _as_scaled(blocks + aligned.rest() if after else blocks)
+            return _as_scaled(blocks + aligned.rest() if after else blocks, run_peak or 0.0)
 
         for first, chunk in _read_raw(raw, how.width, size):
             count = -(-len(chunk) // size)
             if first >= last and bisect.bisect_left(starts, first) == bisect.bisect_left(
                     starts, first + count):  # no run here: the chunk goes on whole
-                worker.write([(chunk, False, gain)])
+                worker.write([(chunk, False, gain, 0.0)])
                 continue
             for i in range(first, first + count):
                 block = chunk[(i - first) * size:(i - first + 1) * size]
@@ -579,7 +586,7 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
                     last = runs[i]
                     lagged, aligned = _Lagged(), _Realign(size)
                 if i >= last:
-                    worker.write([(block, False, gain)])
+                    worker.write([(block, False, gain, 0.0)])
                     continue
                 worker.write(limited(np.multiply(block, gain, dtype=np.float64)))
                 if i == last - 1:  # the limiter's look-ahead past the run: its last frames
@@ -588,19 +595,68 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
 
 
 def _run_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float, reference: _PassOne,
-               runs: list[tuple[int, int]]) -> Iterator[tuple[int, np.ndarray | None, float]]:
+               runs: list[tuple[int, int]]
+               ) -> Iterator[tuple[int, np.ndarray | None, float, float | None]]:
     """For each run of blocks ``[first, last)``, in order, the limiter's gains block by
     block, resumed from the samples before the run, and then for its look-ahead past the
-    run (``TruePeakLimiter.gains``), with the limiter's largest reduction so far (dB)."""
+    run (``TruePeakLimiter.gains``), with the limiter's largest reduction so far (dB) and,
+    with the last, the true peak of the limited run but its ends (``_inner``: pass 2's
+    meter leaves them out)."""
     limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
     size, reach = how.block_frames, limiter.reach
+    top = 0.0  # the runs' largest true peak so far: what a run's need not be scanned under
     for first, last in runs:
         lo, hi = first * size, min(last * size, reference.frames)
         limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
-        for start in [*range(lo, hi, size), hi]:
-            stop = min(start + size, hi) if start < hi else hi + reach
-            yield (*limiter.gains(_scaled(raw, how, gain, start, stop, reference)),
-                   limiter.gain_reduction_db)
+        lagged, peak = _Lagged(), _RunPeak(top)
+        for start in range(lo, hi, size):
+            scaled = _scaled(raw, how, gain, start, min(start + size, hi), reference)
+            lagged.push(scaled)
+            frames, gains = limiter.gains(scaled)
+            peak.add(how.measure(lagged.take(frames, gains)))
+            yield frames, gains, limiter.gain_reduction_db, None
+        frames, gains = limiter.gains(_scaled(raw, how, gain, hi, hi + reach, reference))
+        peak.add(how.measure(lagged.take(frames, gains)))
+        top = max(top, peak.peak)
+        yield frames, gains, limiter.gain_reduction_db, peak.peak
+
+
+def _inner(first: int, last: int, how: Mastering, frames: int) -> tuple[int, int]:
+    """The frames of the run of blocks ``[first, last)`` whose output true peak the limiter's
+    side measures (``_RunPeak``): all but the ``TruePeakMeter.REACH`` at either end, whose
+    neighbours outside the run pass 2's meter has."""
+    lo, hi = first * how.block_frames, min(last * how.block_frames, frames)
+    lo, hi = lo + TruePeakMeter.REACH, hi - TruePeakMeter.REACH
+    return (lo, hi) if hi > lo else (0, 0)
+
+
+class _RunPeak:
+    """The true peak of a limited run's frames fed in order, but the first and last
+    ``TruePeakMeter.REACH`` (``_inner``), or ``floor`` if larger."""
+
+    def __init__(self, floor: float = 0.0) -> None:
+        self._head: list[np.ndarray] = []
+        self._meter: TruePeakMeter | None = None
+        self._floor = floor  # a true peak measured before: only what tops it matters
+
+    def add(self, x: np.ndarray) -> None:
+        if not len(x):
+            return
+        if self._meter is None:  # the first frames: the context of the next
+            self._head.append(x)
+            head = np.concatenate(self._head)
+            if len(head) < TruePeakMeter.REACH:
+                return
+            self._meter = TruePeakMeter(context=head[:TruePeakMeter.REACH])
+            self._meter.include(self._floor)
+            x = head[TruePeakMeter.REACH:]
+        if len(x):
+            self._meter.add(x)
+
+    @property
+    def peak(self) -> float:
+        """The run's true peak, or the floor if larger."""
+        return self._floor if self._meter is None else self._meter.measured_peak
 
 
 @contextlib.contextmanager
@@ -689,9 +745,12 @@ def _send_all(items: Iterator, conn, other) -> None:
         conn.send(answer)
 
 
-def _as_scaled(blocks: list[tuple[np.ndarray, bool]]) -> list[tuple[np.ndarray, bool, float]]:
-    """The limiter's blocks for ``finished``: their samples are scaled already."""
-    return [(block, touched, 1.0) for block, touched in blocks]
+def _as_scaled(blocks: list[tuple[np.ndarray, bool]], elsewhere_peak: float = 0.0
+               ) -> list[tuple[np.ndarray, bool, float, float]]:
+    """The limiter's blocks for ``finished``: their samples are scaled already; the first
+    carries ``elsewhere_peak`` (a run's true peak from ``_run_gains``, or 0)."""
+    return [(block, touched, 1.0, elsewhere_peak if not i else 0.0)
+            for i, (block, touched) in enumerate(blocks)]
 
 
 def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,

@@ -18,7 +18,7 @@ import pytest
 
 from soundscape.errors import RenderError
 from soundscape.sound import mastering
-from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter
+from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter, TruePeakMeter
 from soundscape.sound.mastering import (
     Mastering,
     _dry_run,
@@ -146,7 +146,13 @@ def test_the_limiters_gains_made_in_a_process_write_and_measure_what_one_does(
         assert (made_in == {str(os.getpid())}) == (workers == 1)
     assert results[0] == results[1]
     assert results[0][2] > 2  # the strokes were limited
-    assert np.array_equal(np.concatenate(outs[0].blocks), np.concatenate(outs[1].blocks))
+    written = np.concatenate(outs[0].blocks)
+    assert np.array_equal(written, np.concatenate(outs[1].blocks))
+    # the true peak, measured inside the runs on the limiter's side and around them by
+    # pass 2's meter, is the whole output's, to the bit
+    whole = TruePeakMeter()
+    whole.add(written)
+    assert results[0][1] == whole.peak_dbtp
 
 
 def test_an_error_in_the_limiters_process_is_raised_and_ends_it(tmp_path, monkeypatch):
