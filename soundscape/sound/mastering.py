@@ -11,7 +11,8 @@ target by ``SETTLE_LU``, dry runs — reading, limiting and metering only around
 blocks loud enough for it, and taking pass 1's hops elsewhere — settle the gain
 and the file is written again. File I/O and metering run on background
 threads (pass 1's, with two workers, in a process) beside the rendering and the
-limiter.
+limiter; with two workers pass 2's limiter runs ahead in a process of its own, which
+sends its gains (not samples) and measures the true peak inside its runs.
 """
 
 from __future__ import annotations
@@ -564,7 +565,7 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
         last = 0
 
         def limited(scaled: np.ndarray | None, after: bool = False
-                    ) -> list[tuple[np.ndarray, bool, float]]:
+                    ) -> list[tuple[np.ndarray, bool, float, float]]:
             """The next limited blocks once ``scaled`` (or, ``after``, the look-ahead past
             the run) has gone in."""
             nonlocal reduction
@@ -662,7 +663,7 @@ class _RunPeak:
 @contextlib.contextmanager
 def _limiter_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float,
                    reference: _PassOne, runs: list[tuple[int, int]]
-                   ) -> Iterator[Iterator[tuple[int, np.ndarray | None, float]]]:
+                   ) -> Iterator[Iterator[tuple[int, np.ndarray | None, float, float | None]]]:
     """``_run_gains``, made here as they are asked for (one worker), or with two workers in
     a forked process, ahead (``_MadeAhead``)."""
     made = _run_gains(raw, how, gain, ceiling_db, reference, runs)
