@@ -597,12 +597,12 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
 
 def _run_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float, reference: _PassOne,
                runs: list[tuple[int, int]]
-               ) -> Iterator[tuple[int, np.ndarray | None, float, float | None]]:
+               ) -> Iterator[tuple[int, tuple[int, np.ndarray] | None, float, float | None]]:
     """For each run of blocks ``[first, last)``, in order, the limiter's gains block by
     block, resumed from the samples before the run, and then for its look-ahead past the
-    run (``TruePeakLimiter.gains``), with the limiter's largest reduction so far (dB) and,
-    with the last, the true peak of the limited run but its ends (``_inner``: pass 2's
-    meter leaves them out)."""
+    run (``TruePeakLimiter.gains``, as ``_turned``), with the limiter's largest reduction
+    so far (dB) and, with the last, the true peak of the limited run but its ends
+    (``_inner``: pass 2's meter leaves them out)."""
     limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
     size, reach = how.block_frames, limiter.reach
     top = 0.0  # the runs' largest true peak so far: what a run's need not be scanned under
@@ -613,10 +613,11 @@ def _run_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float, refere
         for start in range(lo, hi, size):
             scaled = _scaled(raw, how, gain, start, min(start + size, hi), reference)
             lagged.push(scaled)
-            frames, gains = limiter.gains(scaled)
+            frames, gains = _turned(*limiter.gains(scaled))
             peak.add(how.measure(lagged.take(frames, gains)))
             yield frames, gains, limiter.gain_reduction_db, None
-        frames, gains = limiter.gains(_scaled(raw, how, gain, hi, hi + reach, reference))
+        frames, gains = _turned(*limiter.gains(_scaled(raw, how, gain, hi, hi + reach,
+                                                       reference)))
         peak.add(how.measure(lagged.take(frames, gains)))
         top = max(top, peak.peak)
         yield frames, gains, limiter.gain_reduction_db, peak.peak
@@ -663,7 +664,8 @@ class _RunPeak:
 @contextlib.contextmanager
 def _limiter_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float,
                    reference: _PassOne, runs: list[tuple[int, int]]
-                   ) -> Iterator[Iterator[tuple[int, np.ndarray | None, float, float | None]]]:
+                   ) -> Iterator[Iterator[tuple[int, tuple[int, np.ndarray] | None, float,
+                                                float | None]]]:
     """``_run_gains``, made here as they are asked for (one worker), or with two workers in
     a forked process, ahead (``_MadeAhead``)."""
     made = _run_gains(raw, how, gain, ceiling_db, reference, runs)
@@ -932,11 +934,27 @@ class _Lagged:
     def push(self, scaled: np.ndarray) -> None:
         self._queue.push_only(scaled)
 
-    def take(self, frames: int, gain: np.ndarray | None) -> np.ndarray:
-        """The next ``frames`` frames times ``gain[:, None]`` (as they are for None), as
-        the limiter gives them out (``TruePeakLimiter.gains``)."""
+    def take(self, frames: int, turned: tuple[int, np.ndarray] | None) -> np.ndarray:
+        """The next ``frames`` frames, those from ``turned``'s first on times its gains
+        (``_turned``; as they are for None), as the limiter gives them out."""
         x, _ = self._queue.take(frames) if frames else (np.zeros((0, 0)), False)
-        return x if gain is None else x * gain[:, None]
+        if turned is None:
+            return x
+        first, gain = turned
+        out = np.array(x)  # x × 1.0 is x: only the frames turned down are multiplied
+        out[first:first + len(gain)] *= gain[:, None]
+        return out
+
+
+def _turned(frames: int, gain: np.ndarray | None
+            ) -> tuple[int, tuple[int, np.ndarray] | None]:
+    """``TruePeakLimiter.gains``'s answer with only the stretch of gains under 1 (its first
+    frame and gains): what crosses to pass 2's main process is a few thousand frames,
+    not a block."""
+    if gain is None:
+        return frames, None
+    under = np.flatnonzero(gain < 1.0)
+    return frames, (int(under[0]), gain[under[0]:under[-1] + 1].copy())
 
 
 class _Realign:
