@@ -14,8 +14,10 @@ work on a section the −23 LUFS default leaves unlimited. A/B: run it from two 
 read in blocks, so a whole rite's fits; its raw file and measurements kept in FOLDER for
 the next runs, of either checkout), then pass 2 ``--repeat`` times, each with the raw file
 read into the page cache first (as pass 1 leaves it), with glibc's malloc set as the
-command sets it. It prints wall, user and system CPU of each run and each thread's CPU
-(Linux: /proc), so the thread that bounds the wall shows on a busy machine too. E.g. the
+command sets it, and ``--workers`` (2 by default, as the command's ``--jobs 2``: the
+limiter's gains made in a process of their own, whose CPU the user and system times
+count). It prints wall, user and system CPU of each run and each thread's CPU (Linux:
+/proc), so the thread that bounds the wall shows on a busy machine too. E.g. the
 whole rite: ``--pass2 /tmp/p2 --target -21 rite.wav`` (a render's output is limited already:
 a target 2 dB over it makes the limiter work again).
 """
@@ -133,7 +135,15 @@ class _ThreadWatch:
                             if tid != self.watcher.native_id), reverse=True)
 
 
-def pass_two(render: Path, folder: Path, target: float, repeat: int) -> None:
+def _usage() -> tuple[float, float]:
+    """User and system CPU seconds of this process and its ended children (pass 2's
+    limiter process, with two workers)."""
+    me, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                         resource.RUSAGE_CHILDREN))
+    return me.ru_utime + children.ru_utime, me.ru_stime + children.ru_stime
+
+
+def pass_two(render: Path, folder: Path, target: float, repeat: int, workers: int = 2) -> None:
     """Time pass 2 alone (see the module's doc)."""
     from soundscape.malloc import one_arena, reuse_freed_memory
 
@@ -142,7 +152,7 @@ def pass_two(render: Path, folder: Path, target: float, repeat: int) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     first, width = _first_pass(render, folder)
     how = mastering.Mastering(RATE, width, width, np.ones(width), mastering.measurement(width, 0),
-                              BLOCK, target, -1.0)
+                              BLOCK, target, -1.0, workers=workers)
     ceiling = how.ceiling_dbtp - mastering.LIMITER_MARGIN_DB
     gain_db = target - first.meter.integrated()
     limit = first.peak.peak_dbtp + gain_db > ceiling
@@ -157,14 +167,14 @@ def pass_two(render: Path, folder: Path, target: float, repeat: int) -> None:
             while f.read(64 << 20):
                 pass
         with _ThreadWatch() as threads:
-            start, used = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+            start, used = time.monotonic(), _usage()
             with open_writer(out, sample_rate=RATE, channels=width, file_format="wav",
                              bits="24", frames=first.frames) as writer:
                 report = mastering._pass_two(folder / "raw.f32", how, gain_db, ceiling,
                                              limit=limit, write=[writer], reference=first)
-            wall, now = time.monotonic() - start, resource.getrusage(resource.RUSAGE_SELF)
-        print(f"pass 2: wall {wall:.2f} s, user {now.ru_utime - used.ru_utime:.2f} s, "
-              f"system {now.ru_stime - used.ru_stime:.2f} s; threads: "
+            wall, now = time.monotonic() - start, _usage()
+        print(f"pass 2: wall {wall:.2f} s, user {now[0] - used[0]:.2f} s, "
+              f"system {now[1] - used[1]:.2f} s (with the helper process's); threads: "
               + ", ".join(f"{name} {cpu:.2f}" for cpu, name in threads.used if cpu >= 0.01))
     digest = hashlib.sha256()
     with open(out, "rb") as f:
@@ -181,9 +191,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--pass2", type=Path, metavar="FOLDER",
                         help="time pass 2 alone, its raw file and pass 1 kept in FOLDER")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="--pass2: mastering's workers (2, as the render's --jobs 2)")
     args = parser.parse_args()
     if args.pass2 is not None:
-        pass_two(args.render, args.pass2, args.target, args.repeat)
+        pass_two(args.render, args.pass2, args.target, args.repeat, args.workers)
         return
     blocks = raw_blocks(args.render)
     best: dict[str, float] = {}

@@ -371,18 +371,28 @@ class TruePeakMeter:
     it, whatever the signal), a third of them on a rendered section.
     """
 
-    def __init__(self) -> None:
-        self._tail: np.ndarray | None = None  # context + frames not yet measured
+    def __init__(self, context: np.ndarray | None = None) -> None:
+        # context + frames not yet measured; ``context``: the reach of frames before the
+        # first (silence by default), not measured
+        self._tail: np.ndarray | None = (None if context is None else
+                                         np.asarray(context, dtype=float)[-_FILTER_MARGIN:])
         self._peak = 0.0
+        self._fed = 0  # frames fed
+        self._elsewhere = (0, 0)
 
-    def add(self, block: np.ndarray, *, scale: float = 1.0, bound: float | None = None
-            ) -> None:
+    def add(self, block: np.ndarray, *, scale: float = 1.0, bound: float | None = None,
+            elsewhere: tuple[int, int] = (0, 0)) -> None:
         """Feed the next ``(frames, channels)`` block, times ``scale`` (in float64).
 
         ``bound``, if known (pass 1 measured each block), is at least the sample peak of
-        the scaled block: it spares looking for it.
+        the scaled block: it spares looking for it. ``elsewhere``: frames ``[start, stop)``
+        of the stream (counted from the first fed) whose true peak is measured elsewhere
+        (pass 2's limiter process), left out here (they stay context for their neighbours).
         """
         block = np.asarray(block)
+        if elsewhere[1] > elsewhere[0]:
+            self._elsewhere = elsewhere
+        start, self._fed = self._fed, self._fed + len(block)
         if self._tail is None:
             self._tail = np.zeros((_FILTER_MARGIN, block.shape[1]))  # silence before
         if bound is None:
@@ -398,14 +408,14 @@ class TruePeakMeter:
             # only the channels that may be within 6 dB of the peak are scanned (the same
             # scan: _scan's own test drops the rest); the context is kept for all
             x = _after(self._tail[:, columns], block[:, columns], scale)
-            self._scan(x, _FILTER_MARGIN, len(x) - _FILTER_MARGIN)
+            self._scan_here(x, _FILTER_MARGIN, len(x) - _FILTER_MARGIN, start - len(self._tail))
             self._tail = np.concatenate([self._tail, _times(block[-2 * _FILTER_MARGIN:], scale)]
                                         )[-2 * _FILTER_MARGIN:]
             return
         x = _after(self._tail, block, scale)
         final = len(x) - _FILTER_MARGIN  # later frames need the next block's samples
         if final > _FILTER_MARGIN:
-            self._scan(x, _FILTER_MARGIN, final)
+            self._scan_here(x, _FILTER_MARGIN, final, start - (len(x) - len(block)))
             self._tail = x[final - _FILTER_MARGIN:]
         else:
             self._tail = x
@@ -420,6 +430,14 @@ class TruePeakMeter:
         top = np.maximum(top, np.abs(self._tail).max(axis=0, initial=0.0))
         columns = np.flatnonzero(2.0 * top * (1.0 + 1e-9) > self._peak)
         return columns if len(columns) < block.shape[1] else None
+
+    def _scan_here(self, x: np.ndarray, lo: int, hi: int, first: int) -> None:
+        """``_scan`` of frames ``lo…hi-1`` of ``x`` (whose frame 0 is the stream's frame
+        ``first``) but those measured elsewhere."""
+        a, b = (min(max(edge - first, lo), hi) for edge in self._elsewhere)
+        for start, stop in ((lo, a), (b, hi)) if b > a else ((lo, hi),):
+            if stop > start:
+                self._scan(x, start, stop)
 
     def _scan(self, x: np.ndarray, lo: int, hi: int) -> None:
         """Measure frames ``lo…hi-1`` of ``x``, which holds the reach on either side
@@ -445,6 +463,21 @@ class TruePeakMeter:
         starts, stops = _reaching(magnitude, self._peak, first, last)
         if len(starts):
             self._peak = max(self._peak, float(_envelope_at(both, starts, stops).max()))
+
+    def include(self, peak: float) -> None:
+        """Count ``peak``, the true peak of frames measured elsewhere (``add``'s
+        ``elsewhere``): it is the peak so far if larger, which spares scanning what cannot
+        top it."""
+        self._peak = max(self._peak, peak)
+
+    #: Frames on either side of a frame that its true peak depends on.
+    REACH = _FILTER_MARGIN
+
+    @property
+    def measured_peak(self) -> float:
+        """The largest true peak (linear) of the frames measured so far: all but the last
+        ``REACH`` fed (they wait for the frames after them)."""
+        return self._peak
 
     @property
     def peak(self) -> float:
@@ -515,6 +548,14 @@ class TruePeakLimiter:
         self._buffer = np.concatenate([self._buffer, block])
         return self._emit(len(self._buffer) - self._reach)
 
+    def gains(self, block: np.ndarray) -> tuple[int, np.ndarray | None]:
+        """``process`` without its product: how many frames are now final and their gain
+        (None: 1 throughout). ``process``'s samples are those frames of what was fed
+        (after the ``resume`` context) times ``gain[:, None]`` (or as fed), bit for bit:
+        another process can limit from the gains alone."""
+        self._buffer = np.concatenate([self._buffer, block])
+        return self._final_gain(len(self._buffer) - self._reach)
+
     def resume(self, context: np.ndarray) -> None:
         """Start again after a gap, ``context`` being the ``reach`` samples before the next
         block (what precedes the stream's start is silence)."""
@@ -528,30 +569,36 @@ class TruePeakLimiter:
         return self._emit(self._reach + pending)
 
     def _emit(self, stop: int) -> np.ndarray:
+        x, start = self._buffer, self._reach
+        frames, gain = self._final_gain(stop)
+        if gain is None:
+            return x[start:start + frames].copy()
+        return x[start:start + frames] * gain[:, None]
+
+    def _final_gain(self, stop: int) -> tuple[int, np.ndarray | None]:
+        """The gain of the buffer's frames ``reach…stop-1`` (None: 1 throughout), which are
+        then let go of (the buffer keeps the context for the next ones)."""
         start = self._reach
         if stop <= start:
-            return np.zeros((0, self._buffer.shape[1]))
+            return 0, None
         x = self._buffer
         self.touched = False
+        self._buffer = x[stop - self._reach:]
         key = self._key(x)
         if 2.0 * sample_peak(key) < self.ceiling:
             # the sample peak is 6 dB under the ceiling, so the true peak is under it too
             # (see TruePeakMeter): nothing to limit, skip the oversampling
-            self._buffer = x[stop - self._reach:]
-            return x[start:stop].copy()
+            return stop - start, None
         peak = _loud_true_peak(key, self.ceiling)
         if float(peak.max(initial=0.0)) <= self.ceiling:  # loud, but the gain would be 1
-            self._buffer = x[stop - self._reach:]
-            return x[start:stop].copy()
-        gain = self._gain(peak)
-        out = x[start:stop] * gain[start:stop, None]
-        low = float(gain[start:stop].min())
-        self.touched = low < 1.0
-        if low < 1.0:
-            self.gain_reduction_db = max(self.gain_reduction_db, -20 * math.log10(low))
-        self._buffer = x[stop - self._reach:]
-        return out
-
+            return stop - start, None
+        gain = self._gain(peak)[start:stop]
+        low = float(gain.min())
+        if low >= 1.0:  # a sample times 1.0 is itself
+            return stop - start, None
+        self.touched = True
+        self.gain_reduction_db = max(self.gain_reduction_db, -20 * math.log10(low))
+        return stop - start, gain
 
     def _gain(self, peak: np.ndarray) -> np.ndarray:
         """The gain for a true-peak envelope: min(1, ceiling / peak), spread by the minimum

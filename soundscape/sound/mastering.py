@@ -11,7 +11,8 @@ target by ``SETTLE_LU``, dry runs — reading, limiting and metering only around
 blocks loud enough for it, and taking pass 1's hops elsewhere — settle the gain
 and the file is written again. File I/O and metering run on background
 threads (pass 1's, with two workers, in a process) beside the rendering and the
-limiter.
+limiter; with two workers pass 2's limiter runs ahead in a process of its own, which
+sends its gains (not samples) and measures the true peak inside its runs.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import math
 import mmap
 import multiprocessing
 import os
+import queue
 import signal
 import struct
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -511,75 +514,246 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
         for _, chunk in _read_raw(raw, how.width, how.block_frames):
             emit(chunk, gain)
         return math.nan, math.nan, 0.0
-    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=measure)
     meter = LoudnessMeter(how.sample_rate, how.weights)
     peak = TruePeakMeter()
     settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
     clean = settle
     index = 0
+    elsewhere: dict[int, tuple[int, int]] = {}  # block → frames measured by _run_gains
 
-    def finished(blocks: list[tuple[np.ndarray, bool, float]]) -> None:
-        """Meter and write each (block, whether the limiter touched it, its scale): a
-        raw block comes as read, with the gain as its scale, and is scaled only where the
-        meters need its samples."""
+    def finished(blocks: list[tuple[np.ndarray, bool, float, float]]) -> None:
+        """Meter and write each (block, whether the limiter touched it, its scale, the true
+        peak of a run's inner frames or 0): a raw block comes as read, with the gain as its
+        scale, and is scaled only where the meters need its samples. The true peak of a
+        limited run but its ends (``_inner``) is measured on the limiter's side."""
         nonlocal clean, index
-        for chunk, touched, scale in blocks:  # a chunk of pass 1's blocks when read raw
+        for chunk, touched, scale, elsewhere_peak in blocks:  # pass 1's blocks when read raw
+            if elsewhere_peak:  # of a run's frames left out below: it counts, and it spares
+                peak.include(elsewhere_peak)  # scanning what cannot top it
             for start in range(0, len(chunk), how.block_frames):
                 block = chunk[start:start + how.block_frames]
                 # the limiter only turns down, so pass 1's sample peak times the gain bounds
                 # the block's (the margin covers the stems' sum, taken in float32 there)
                 bound = float(reference.peaks[index]) * gain * (1.0 + 1e-6)
                 clean = 0 if touched else clean
+                inner = elsewhere.get(index, (0, 0))  # the true peak the limiter's side has
                 if clean >= settle:
                     meter.follow(reference.meter, reference.snapshots[index], gain)
-                    peak.add(measure(block), scale=scale, bound=bound)
+                    peak.add(measure(block), scale=scale, bound=bound, elsewhere=inner)
                 else:
                     measured = measure(block if scale == 1.0 else
                                        np.multiply(block, scale, dtype=np.float64))
                     meter.add(measured)
                     clean += 0 if touched else len(block)
-                    peak.add(measured, bound=bound)
+                    peak.add(measured, bound=bound, elsewhere=inner)
                 index += 1
             emit(chunk, scale)
 
     # only the runs of blocks within the limiter's reach of a loud one go through it (its
-    # output elsewhere is the input, exactly); the limiter here, the meters and the writing
-    # on a thread beside it (both mostly in numpy and scipy, which release the GIL)
-    reach = math.ceil(limiter.reach / how.block_frames)
+    # output elsewhere is the input, exactly); the limiter's gains made beside this (with
+    # two workers in a process of its own, ahead: its Python does not wait on this one's
+    # GIL), the meters and the writing on a thread beside it
+    reach = math.ceil(TruePeakLimiter.reach_of(how.sample_rate) / how.block_frames)
     runs = dict(_runs(np.flatnonzero(_loud_blocks(reference.peaks, gain, ceiling_db)),
                       reach, reach, len(reference.peaks)))
     starts, size = sorted(runs), how.block_frames
-    with BlockWriter(finished, name="pass2-meter") as worker:
+    reduction = 0.0
+    elsewhere.update((i, _inner(first, last, how, reference.frames))
+                     for first, last in runs.items() for i in range(first, last))
+    with _limiter_gains(raw, how, gain, ceiling_db, reference, sorted(runs.items())
+                        ) as gains, BlockWriter(finished, name="pass2-meter") as worker:
         last = 0
+
+        def limited(scaled: np.ndarray | None, after: bool = False
+                    ) -> list[tuple[np.ndarray, bool, float, float]]:
+            """The next limited blocks once ``scaled`` (or, ``after``, the look-ahead past
+            the run) has gone in."""
+            nonlocal reduction
+            if scaled is not None:
+                lagged.push(scaled)
+            frames, g, reduction, run_peak = next(gains)
+            blocks = aligned.push(lagged.take(frames, g), g is not None)
+            return _as_scaled(blocks + aligned.rest() if after else blocks, run_peak or 0.0)
+
         for first, chunk in _read_raw(raw, how.width, size):
             count = -(-len(chunk) // size)
             if first >= last and bisect.bisect_left(starts, first) == bisect.bisect_left(
                     starts, first + count):  # no run here: the chunk goes on whole
-                worker.write([(chunk, False, gain)])
+                worker.write([(chunk, False, gain, 0.0)])
                 continue
             for i in range(first, first + count):
                 block = chunk[(i - first) * size:(i - first + 1) * size]
-                if i in runs:  # a run starts: the limiter picks up from the samples before it
+                if i in runs:  # a run starts
                     last = runs[i]
-                    start, stop = i * size, min(last * size, reference.frames)
-                    limiter.resume(_scaled(raw, how, gain, start - limiter.reach, start,
-                                           reference))
-                    aligned = _Realign(size)
+                    lagged, aligned = _Lagged(), _Realign(size)
                 if i >= last:
-                    worker.write([(block, False, gain)])
+                    worker.write([(block, False, gain, 0.0)])
                     continue
-                out = limiter.process(np.multiply(block, gain, dtype=np.float64))
-                worker.write(_as_scaled(aligned.push(out, limiter.touched)))
-                if i == last - 1:  # and the samples after it, for its last frames
-                    out = limiter.process(
-                        _scaled(raw, how, gain, stop, stop + limiter.reach, reference))
-                    worker.write(_as_scaled(aligned.push(out, limiter.touched) + aligned.rest()))
-    return meter.integrated(), peak.peak_dbtp, limiter.gain_reduction_db
+                worker.write(limited(np.multiply(block, gain, dtype=np.float64)))
+                if i == last - 1:  # the limiter's look-ahead past the run: its last frames
+                    worker.write(limited(None, after=True))
+    return meter.integrated(), peak.peak_dbtp, reduction
 
 
-def _as_scaled(blocks: list[tuple[np.ndarray, bool]]) -> list[tuple[np.ndarray, bool, float]]:
-    """The limiter's blocks for ``finished``: their samples are scaled already."""
-    return [(block, touched, 1.0) for block, touched in blocks]
+def _run_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float, reference: _PassOne,
+               runs: list[tuple[int, int]]
+               ) -> Iterator[tuple[int, tuple[int, np.ndarray] | None, float, float | None]]:
+    """For each run of blocks ``[first, last)``, in order, the limiter's gains block by
+    block, resumed from the samples before the run, and then for its look-ahead past the
+    run (``TruePeakLimiter.gains``, as ``_turned``), with the limiter's largest reduction
+    so far (dB) and, with the last, the true peak of the limited run but its ends
+    (``_inner``: pass 2's meter leaves them out)."""
+    limiter = TruePeakLimiter(ceiling_db, how.sample_rate, how.width, key=how.measure)
+    size, reach = how.block_frames, limiter.reach
+    top = 0.0  # the runs' largest true peak so far: what a run's need not be scanned under
+    for first, last in runs:
+        lo, hi = first * size, min(last * size, reference.frames)
+        limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
+        lagged, peak = _Lagged(), _RunPeak(top)
+        for start in range(lo, hi, size):
+            scaled = _scaled(raw, how, gain, start, min(start + size, hi), reference)
+            lagged.push(scaled)
+            frames, gains = _turned(*limiter.gains(scaled))
+            peak.add(how.measure(lagged.take(frames, gains)))
+            yield frames, gains, limiter.gain_reduction_db, None
+        frames, gains = _turned(*limiter.gains(_scaled(raw, how, gain, hi, hi + reach,
+                                                       reference)))
+        peak.add(how.measure(lagged.take(frames, gains)))
+        top = max(top, peak.peak)
+        yield frames, gains, limiter.gain_reduction_db, peak.peak
+
+
+def _inner(first: int, last: int, how: Mastering, frames: int) -> tuple[int, int]:
+    """The frames of the run of blocks ``[first, last)`` whose output true peak the limiter's
+    side measures (``_RunPeak``): all but the ``TruePeakMeter.REACH`` at either end, whose
+    neighbours outside the run pass 2's meter has."""
+    lo, hi = first * how.block_frames, min(last * how.block_frames, frames)
+    lo, hi = lo + TruePeakMeter.REACH, hi - TruePeakMeter.REACH
+    return (lo, hi) if hi > lo else (0, 0)
+
+
+class _RunPeak:
+    """The true peak of a limited run's frames fed in order, but the first and last
+    ``TruePeakMeter.REACH`` (``_inner``), or ``floor`` if larger."""
+
+    def __init__(self, floor: float = 0.0) -> None:
+        self._head: list[np.ndarray] = []
+        self._meter: TruePeakMeter | None = None
+        self._floor = floor  # a true peak measured before: only what tops it matters
+
+    def add(self, x: np.ndarray) -> None:
+        if not len(x):
+            return
+        if self._meter is None:  # the first frames: the context of the next
+            self._head.append(x)
+            head = np.concatenate(self._head)
+            if len(head) < TruePeakMeter.REACH:
+                return
+            self._meter = TruePeakMeter(context=head[:TruePeakMeter.REACH])
+            self._meter.include(self._floor)
+            x = head[TruePeakMeter.REACH:]
+        if len(x):
+            self._meter.add(x)
+
+    @property
+    def peak(self) -> float:
+        """The run's true peak, or the floor if larger."""
+        return self._floor if self._meter is None else self._meter.measured_peak
+
+
+@contextlib.contextmanager
+def _limiter_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float,
+                   reference: _PassOne, runs: list[tuple[int, int]]
+                   ) -> Iterator[Iterator[tuple[int, tuple[int, np.ndarray] | None, float,
+                                                float | None]]]:
+    """``_run_gains``, made here as they are asked for (one worker), or with two workers in
+    a forked process, ahead (``_MadeAhead``)."""
+    made = _run_gains(raw, how, gain, ceiling_db, reference, runs)
+    if how.workers < 2 or not runs:
+        yield made
+        return
+    with _MadeAhead(made) as ahead:
+        yield ahead
+
+
+class _MadeAhead:
+    """The items of an iterator made in a forked process, ahead of their use (up to
+    ``AHEAD`` waiting here), received by a thread. An error there is raised here, at
+    the item it stopped at; leaving the ``with`` block early ends the process."""
+
+    AHEAD = 32
+
+    def __init__(self, items: Iterator) -> None:
+        context = multiprocessing.get_context("fork")
+        self._conn, theirs = context.Pipe(duplex=False)
+        self._process = context.Process(target=_send_all, args=(items, theirs, self._conn),
+                                        daemon=True)
+        self._process.start()
+        theirs.close()
+        self._queue: queue.Queue = queue.Queue(self.AHEAD)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._receive, name="limiter-gains",
+                                        daemon=True)
+        self._thread.start()
+
+    def _receive(self) -> None:
+        while not self._done.is_set():
+            try:
+                item = self._conn.recv()
+            except (EOFError, OSError):
+                item = RenderError("the limiter's helper process ended without a word "
+                                   "(killed?)")
+            while not self._done.is_set():
+                with contextlib.suppress(queue.Full):
+                    self._queue.put(item, timeout=0.5)
+                    break
+            if item is None or isinstance(item, BaseException):
+                return
+
+    def __iter__(self) -> _MadeAhead:
+        return self
+
+    def __next__(self):
+        item = self._queue.get()
+        if item is None:
+            raise StopIteration
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def __enter__(self) -> _MadeAhead:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._done.set()
+        if self._process.is_alive():  # stopped early: the items are not wanted
+            self._process.terminate()
+        self._process.join(timeout=5)
+        self._thread.join(timeout=5)
+        self._conn.close()
+
+
+def _send_all(items: Iterator, conn, other) -> None:
+    """The forked process of ``_MadeAhead``: each item through ``conn``, then None (or
+    the error that stopped it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    other.close()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        try:
+            for item in items:
+                conn.send(item)
+            answer: BaseException | None = None
+        except BaseException as error:  # handed to the main process, which raises it
+            answer = error
+        conn.send(answer)
+
+
+def _as_scaled(blocks: list[tuple[np.ndarray, bool]], elsewhere_peak: float = 0.0
+               ) -> list[tuple[np.ndarray, bool, float, float]]:
+    """The limiter's blocks for ``finished``: their samples are scaled already; the first
+    carries ``elsewhere_peak`` (a run's true peak from ``_run_gains``, or 0)."""
+    return [(block, touched, 1.0, elsewhere_peak if not i else 0.0)
+            for i, (block, touched) in enumerate(blocks)]
 
 
 def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,
@@ -751,6 +925,38 @@ def _let_go(f, start: int, length: int) -> None:
         os.posix_fadvise(f.fileno(), start, length, os.POSIX_FADV_DONTNEED)
 
 
+class _Lagged:
+    """A limited run's scaled samples, held until the limiter's gains for them come."""
+
+    def __init__(self) -> None:
+        self._queue = _Realign(1)
+
+    def push(self, scaled: np.ndarray) -> None:
+        self._queue.push_only(scaled)
+
+    def take(self, frames: int, turned: tuple[int, np.ndarray] | None) -> np.ndarray:
+        """The next ``frames`` frames, those from ``turned``'s first on times its gains
+        (``_turned``; as they are for None), as the limiter gives them out."""
+        x, _ = self._queue.take(frames) if frames else (np.zeros((0, 0)), False)
+        if turned is None:
+            return x
+        first, gain = turned
+        out = np.array(x)  # x × 1.0 is x: only the frames turned down are multiplied
+        out[first:first + len(gain)] *= gain[:, None]
+        return out
+
+
+def _turned(frames: int, gain: np.ndarray | None
+            ) -> tuple[int, tuple[int, np.ndarray] | None]:
+    """``TruePeakLimiter.gains``'s answer with only the stretch of gains under 1 (its first
+    frame and gains): what crosses to pass 2's main process is a few thousand frames,
+    not a block."""
+    if gain is None:
+        return frames, None
+    under = np.flatnonzero(gain < 1.0)
+    return frames, (int(under[0]), gain[under[0]:under[-1] + 1].copy())
+
+
 class _Realign:
     """Re-cuts the limiter's output (late by its look-ahead) at pass 1's block edges,
     each block flagged if the limiter turned down any chunk that went into it."""
@@ -761,18 +967,23 @@ class _Realign:
         self._frames = 0
 
     def push(self, chunk: np.ndarray, touched: bool) -> list[tuple[np.ndarray, bool]]:
+        self.push_only(chunk, touched)
+        blocks = []
+        while self._frames >= self.size:
+            blocks.append(self.take(self.size))
+        return blocks
+
+    def push_only(self, chunk: np.ndarray, touched: bool = False) -> None:
+        """Hold ``chunk`` without cutting blocks off."""
         if len(chunk):
             self._chunks.append((chunk, touched))
             self._frames += len(chunk)
-        blocks = []
-        while self._frames >= self.size:
-            blocks.append(self._take(self.size))
-        return blocks
 
     def rest(self) -> list[tuple[np.ndarray, bool]]:
-        return [self._take(self._frames)] if self._frames else []
+        return [self.take(self._frames)] if self._frames else []
 
-    def _take(self, frames: int) -> tuple[np.ndarray, bool]:
+    def take(self, frames: int) -> tuple[np.ndarray, bool]:
+        """The next ``frames`` held (at most as many as are), and whether any was touched."""
         parts, touched, need = [], False, frames
         while need:
             chunk, flag = self._chunks[0]

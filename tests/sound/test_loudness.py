@@ -148,6 +148,57 @@ def test_limiter_holds_ceiling_and_leaves_quiet_parts_alone():
     assert limiter.gain_reduction_db > 10
 
 
+def test_the_limiters_gains_give_its_samples_bit_for_bit():
+    """``gains`` is ``process`` without the product (pass 2 makes them in another process):
+    the samples fed, after the context, times the gains are ``process``'s, to the bit, and
+    the reduction and the touched flags are the same."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 0.05, (FS * 3, 2))
+    x[FS:FS + 50] += 3.0  # a hard transient: some blocks turned down, others not
+    x[2 * FS:2 * FS + 2000] += 0.6  # loud, but under the ceiling
+    context = rng.normal(0, 0.05, (TruePeakLimiter.reach_of(FS), 2))
+    plain, gains = TruePeakLimiter(-1.0, FS, 2), TruePeakLimiter(-1.0, FS, 2)
+    plain.resume(context)
+    gains.resume(context)
+    held, out, touched = [], [], []
+    for i in range(0, len(x), 7000):
+        out.append(plain.process(x[i:i + 7000]))
+        held.append(x[i:i + 7000])
+        frames, gain = gains.gains(x[i:i + 7000])
+        fed = np.concatenate(held)
+        done = sum(len(part) for part in out[:-1])
+        assert frames == len(out[-1])
+        assert (gain is not None) == plain.touched == gains.touched
+        touched.append(gain is not None)
+        part = fed[done:done + frames]
+        assert np.array_equal(out[-1], part if gain is None else part * gain[:, None])
+    assert any(touched) and not all(touched)
+    assert gains.gain_reduction_db == plain.gain_reduction_db > 10
+
+
+def test_a_true_peak_measured_in_two_parts_is_the_whole_signals():
+    """Pass 2 measures a limited run's inner frames on the limiter's side (``elsewhere``
+    left out here, the peak found there ``include``d): the same peak, to the bit; left
+    out and not included, the peak (inside them) is missed."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(0, 0.05, (FS, 2))
+    n = np.arange(400)
+    x[30000:30400, 1] += 1.2 * np.sin(np.pi / 2 * n + np.pi / 4)  # peaks between samples
+    whole = TruePeakMeter()
+    whole.add(x)
+    a, b = 25000, 36000  # the frames measured elsewhere, from the reach before them on
+    inner = TruePeakMeter(context=x[a - TruePeakMeter.REACH:a])
+    inner.add(x[a:b + TruePeakMeter.REACH])
+    split, missed = TruePeakMeter(), TruePeakMeter()
+    for start in range(0, FS, 7000):
+        for meter in (split, missed):
+            meter.add(x[start:start + 7000], elsewhere=(a, b))
+        if start >= b:
+            split.include(inner.measured_peak)
+    assert split.peak == whole.peak > 1.0
+    assert missed.peak < whole.peak / 2
+
+
 @pytest.mark.parametrize("gain", [1.7, 0.3])
 def test_following_a_scaled_reference_equals_metering_it(gain):
     """Pass 2 meters only where the limiter acted and follows pass 1 elsewhere."""

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import itertools
 import mmap
+import multiprocessing
 import os
 import sys
 import textwrap
@@ -17,7 +18,7 @@ import pytest
 
 from soundscape.errors import RenderError
 from soundscape.sound import mastering
-from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter
+from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter, TruePeakMeter
 from soundscape.sound.mastering import (
     Mastering,
     _dry_run,
@@ -100,12 +101,15 @@ def test_an_error_in_a_dry_runs_helper_process_reaches_the_caller(tmp_path, monk
         _dry_run(raw, dataclasses.replace(how, workers=2), 14.0, CEILING_DB, first)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("gain_db", [9.0, 14.0, 30.0])
 def test_writing_the_blocks_out_of_the_limiters_reach_straight_changes_no_sample(
-        tmp_path, gain_db):
+        tmp_path, gain_db, workers):
     """Only the runs of blocks near a loud one go through the limiter (some or all of them,
-    by the gain): the same samples as limiting the whole stream."""
+    by the gain): the same samples as limiting the whole stream, with the limiter's gains
+    made here or (two workers) in a process of their own."""
     x, how, raw, first = _master(tmp_path)
+    how = dataclasses.replace(how, workers=workers)
     out = _Keep()
     _pass_two(raw, how, gain_db, CEILING_DB, limit=True, write=[out], reference=first)
     limiter = TruePeakLimiter(CEILING_DB, RATE, 2)
@@ -114,6 +118,58 @@ def test_writing_the_blocks_out_of_the_limiters_reach_straight_changes_no_sample
     plain = np.concatenate([limiter.process(scaled[i:i + BLOCK])
                             for i in range(0, len(x), BLOCK)] + [limiter.flush()])
     assert np.array_equal(np.concatenate(out.blocks), plain)
+
+
+@pytest.mark.parametrize("gain_db", [9.0, 30.0])
+def test_the_limiters_gains_made_in_a_process_write_and_measure_what_one_does(
+        tmp_path, monkeypatch, gain_db):
+    """With two workers the limiter's gains are made in a forked process (another core):
+    the same samples, loudness, true peak and reduction as made by pass 2's own thread."""
+    _, how, raw, first = _master(tmp_path)
+    pids = tmp_path / "pids"
+    honest = mastering._run_gains
+
+    def noted(*args):
+        for item in honest(*args):
+            with open(pids, "a") as f:
+                f.write(f"{os.getpid()}\n")
+            yield item
+
+    monkeypatch.setattr(mastering, "_run_gains", noted)
+    results, outs = [], []
+    for workers in (1, 2):
+        pids.unlink(missing_ok=True)
+        outs.append(_Keep())
+        results.append(_pass_two(raw, dataclasses.replace(how, workers=workers), gain_db,
+                                 CEILING_DB, limit=True, write=[outs[-1]], reference=first))
+        made_in = set(pids.read_text().split())
+        assert (made_in == {str(os.getpid())}) == (workers == 1)
+    assert results[0] == results[1]
+    assert results[0][2] > 2  # the strokes were limited
+    written = np.concatenate(outs[0].blocks)
+    assert np.array_equal(written, np.concatenate(outs[1].blocks))
+    # the true peak, measured inside the runs on the limiter's side and around them by
+    # pass 2's meter, is the whole output's, to the bit
+    whole = TruePeakMeter()
+    whole.add(written)
+    assert results[0][1] == whole.peak_dbtp
+
+
+def test_an_error_in_the_limiters_process_is_raised_and_ends_it(tmp_path, monkeypatch):
+    _, how, raw, first = _master(tmp_path)
+    honest = mastering._run_gains
+
+    def fails_late(*args):
+        items = honest(*args)
+        yield next(items)
+        raise RenderError("the limiter's process failed")
+
+    monkeypatch.setattr(mastering, "_run_gains", fails_late)
+    before = set(multiprocessing.active_children())
+    with pytest.raises(RenderError, match="limiter's process failed"):
+        _pass_two(raw, dataclasses.replace(how, workers=2), 14.0, CEILING_DB, limit=True,
+                  write=[_Keep()], reference=first)
+    assert set(multiprocessing.active_children()) == before
 
 
 def test_pass_two_hands_on_the_raw_blocks_a_few_at_a_time_with_the_same_samples(tmp_path):
