@@ -98,6 +98,7 @@ def test_white_noise_is_flat_at_unit_level_and_gaussian_through_a_formant():
     filled = np.empty(1000)
     assert glottal.white(np.random.default_rng(5), out=filled) is filled
     assert filled.tobytes() == noise[:1000].tobytes()
+    assert abs(np.std(glottal.white(np.random.default_rng(6), n, scale=0.3)) - 0.3) < 0.003
 
 
 def test_tilt_is_the_stated_loss_at_3_khz():
@@ -122,8 +123,9 @@ def klglott88_as_first_written(f0, *, open_quotient, tilt_db, jitter_percent, sh
     is_open = x < 1.0
     flow = np.where(is_open, 2.0 * x - 3.0 * x * x, 0.0) * shimmer[index]
     voicing = glottal.tilt(flow, tilt_db, sample_rate) / np.sqrt(2.0 / 15.0 * open_quotient)
-    breath = glottal.white(rng, f0.size) * np.where(is_open, 1.0, 0.5)
-    return voicing, breath / np.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
+    breath = glottal.white(rng, f0.size, scale=1.0 / np.sqrt(open_quotient + 0.25 * (
+        1.0 - open_quotient))) * np.where(is_open, 1.0, 0.5)
+    return voicing, breath
 
 
 @pytest.mark.parametrize("tilt_db", [0.0, 12.0])

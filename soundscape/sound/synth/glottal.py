@@ -62,23 +62,23 @@ def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_perce
     flow_derivative *= within_shimmer
     voicing = tilt(flow_derivative, tilt_db, sample_rate, overwrite=True)
     voicing /= math.sqrt(_mean_square(open_quotient))
-    breath = white(rng, out=work)
-    breath /= math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
+    breath = white(rng, out=work, scale=1.0 / math.sqrt(open_quotient + 0.25
+                                                        * (1.0 - open_quotient)))
     # loud while the glottis is open, at half strength while it is closed
     np.multiply(breath, 0.5, out=breath, where=closed)
     return voicing, breath
 
 
 def white(rng: np.random.Generator, size: int | None = None, *,
-          out: np.ndarray | None = None) -> np.ndarray:
-    """White noise of variance 1 (``size`` samples, or filling ``out``): uniform, not
-    Gaussian. What sounds is the noise through the tract, whose resonators sum it over tens
-    to hundreds of samples: as Gaussian from uniform samples as from normal ones (the same
-    flat spectrum and level), for a quarter of the draw's cost (Generator.random ~5 ns a
-    sample, standard_normal ~20: the largest single cost of a sung line's source)."""
+          out: np.ndarray | None = None, scale: float = 1.0) -> np.ndarray:
+    """White noise of standard deviation ``scale`` (``size`` samples, or filling ``out``):
+    uniform, not Gaussian. What sounds is the noise through the tract, whose resonators sum
+    it over tens to hundreds of samples: as Gaussian from uniform samples as from normal ones
+    (the same flat spectrum and level), for a quarter of the draw's cost (Generator.random
+    ~5 ns a sample, standard_normal ~20: the largest single cost of a sung line's source)."""
     noise = rng.random(size, out=out)
     noise -= 0.5
-    noise *= math.sqrt(12.0)  # a uniform on [-1/2, 1/2) has variance 1/12
+    noise *= math.sqrt(12.0) * scale  # a uniform on [-1/2, 1/2) has variance 1/12
     return noise
 
 
