@@ -216,3 +216,16 @@ def test_levels_in_place_are_the_interpolated_levels_to_the_bit():
         y = x.copy()
         sung_line._apply_levels(y, notes, t)
         assert y.tobytes() == (x * np.interp(t, *sung_line._levels(notes))).tobytes()
+
+
+def test_the_breaths_flow_worked_every_ms_is_on_its_curve():
+    """sin(π u^0.8)^1.5 over the breath: within 3e-4 of its peak over half a second (every
+    millisecond, straight between), exactly under 0.1 s; 0 at its start, 1 at its top."""
+    from soundscape.sound.synth.sung_line import _flow
+
+    for frames, within in ((12000, 3e-4), (14017, 3e-4), (2399, 0.0), (2400, 2e-3)):
+        u = np.arange(frames) / (frames - 1)
+        exact = np.sin(np.pi * u ** 0.8) ** 1.5
+        got = _flow(frames, 24000)
+        assert got.shape == (frames,) and np.max(np.abs(got - exact)) <= within
+        assert got[0] == 0.0 and abs(got[-1]) <= within + 1e-12 and abs(np.max(got) - 1.0) < 1e-4

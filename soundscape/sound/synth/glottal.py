@@ -5,8 +5,8 @@ among female and male talkers", JASA 87(2):820–857 (1990). In each period the 
 open for the share ``open_quotient`` and the flow is U(x) ∝ x² − x³ (x the time since
 opening over the open time); the source is its derivative 2x − 3x², which ends at −1 at the
 closure and is 0 while closed: that sudden closure excites the vocal tract. A one-pole
-low-pass (Klatt's TL) tilts the spectrum; breath noise is modulated by the opening, loud
-while the glottis is open and at half strength while it is closed.
+low-pass (Klatt's TL) tilts the spectrum; breath noise (white, ``white``) is modulated by the
+opening, loud while the glottis is open and at half strength while it is closed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from scipy import signal
 
 from soundscape.sound.iir import sosfilt_rows
 
-__all__ = ["phase", "source", "tilt"]
+__all__ = ["phase", "source", "tilt", "white"]
 
 
 def phase(f0: np.ndarray, sample_rate: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -62,11 +62,24 @@ def source(f0: np.ndarray, *, open_quotient: float, tilt_db: float, jitter_perce
     flow_derivative *= within_shimmer
     voicing = tilt(flow_derivative, tilt_db, sample_rate, overwrite=True)
     voicing /= math.sqrt(_mean_square(open_quotient))
-    breath = rng.standard_normal(out=work)
+    breath = white(rng, out=work, scale=1.0 / math.sqrt(open_quotient + 0.25
+                                                        * (1.0 - open_quotient)))
     # loud while the glottis is open, at half strength while it is closed
     np.multiply(breath, 0.5, out=breath, where=closed)
-    breath /= math.sqrt(open_quotient + 0.25 * (1.0 - open_quotient))
     return voicing, breath
+
+
+def white(rng: np.random.Generator, size: int | None = None, *,
+          out: np.ndarray | None = None, scale: float = 1.0) -> np.ndarray:
+    """White noise of standard deviation ``scale`` (``size`` samples, or filling ``out``):
+    uniform, not Gaussian. What sounds is the noise through the tract, whose resonators sum
+    it over tens to hundreds of samples: as Gaussian from uniform samples as from normal ones
+    (the same flat spectrum and level), for a quarter of the draw's cost (Generator.random
+    ~5 ns a sample, standard_normal ~20: the largest single cost of a sung line's source)."""
+    noise = rng.random(size, out=out)
+    noise -= 0.5
+    noise *= math.sqrt(12.0) * scale  # a uniform on [-1/2, 1/2) has variance 1/12
+    return noise
 
 
 def _per_period(values: np.ndarray, periods: np.ndarray) -> np.ndarray:

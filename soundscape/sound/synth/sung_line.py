@@ -275,10 +275,26 @@ def inhale(params: Mapping[str, Any], *, duration: float, velocity: float, sampl
     count = -(-frames // hop)
     poles = np.tile(tract, (count, 1, 1))
     zero = np.tile(voice._NASAL_POLE, (count, 1))
-    noise = np.diff(rng.standard_normal(frames + 1))  # turbulence: rising toward the highs
-    out = klatt.cascade(noise, poles, zero, hop=hop, sample_rate=rate)
-    u = np.arange(frames) / max(frames - 1, 1)
-    flow = np.sin(np.pi * u ** 0.8) ** 1.5  # quicker in than out
-    out *= flow * params["level_rms"] * db_to_gain(line["inhale_db"]) / max(
+    noise = np.diff(glottal.white(rng, frames + 1))  # turbulence: rising toward the highs
+    out = klatt.cascade(noise, poles, zero, hop=hop, sample_rate=rate, overwrite=True)
+    out *= params["level_rms"] * db_to_gain(line["inhale_db"]) / max(
         float(np.sqrt(np.mean(out ** 2))), 1e-12)
+    out *= _flow(frames, rate)
     return velocity * upsample(out, factor)
+
+
+def _flow(frames: int, sample_rate: int) -> np.ndarray:
+    """The breath's flow over ``frames`` samples, quicker in than out: sin(π u^0.8)^1.5
+    over u in [0, 1], worked out every millisecond and drawn straight between (two powers
+    and a sine per sample took half an inhalation's time; off the exact curve by < 3e-4 of
+    its peak over half a second, the usual breath, < 2e-3 over 0.1 s). Under 0.1 s: every
+    sample."""
+    every = max(1, sample_rate // _CONTROL_HZ)
+    if frames < 100 * every:
+        u = np.arange(frames) / max(frames - 1, 1)
+        return np.sin(np.pi * u ** 0.8) ** 1.5
+    count = -(-max(frames - 1, 1) // every) + 1  # knots every ``every`` samples, to the end
+    u = np.minimum(np.arange(count) * every / max(frames - 1, 1), 1.0)
+    knots = np.sin(np.pi * u ** 0.8) ** 1.5
+    return interp_knots(sample_times(frames, sample_rate),
+                        np.arange(count) * every / sample_rate, knots, every)

@@ -495,13 +495,16 @@ def through_tract(plan: _Plan, params: Mapping[str, Any], voicing: np.ndarray,
     frames = voicing.size
     poles, zero = plan.smooth_tract()
     poles[..., 0] = np.minimum(poles[..., 0], 0.45 * sample_rate)  # the highest, at low rates
-    noise = _scaled_by(breath, av, db_to_gain(breath_db))
     # aspiration sounds in about 1 % of a line's samples: its noise is drawn only there
     spots = np.concatenate([a + np.flatnonzero(ah[a:b]) for a, b in _live(
         plan.aspiration, _centres(plan), sample_times(frames, sample_rate))])
-    noise[spots] += ah[spots] * db_to_gain(params["aspiration_db"]) \
+    aspiration = ah[spots] * db_to_gain(params["aspiration_db"]) \
         * rng.standard_normal(spots.size)
-    noise *= _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
+    # the noises' gain against the voice taken into the breath's scaling (no pass of its own)
+    to_voice = _noise_to_voice(poles, zero, voicing, plan, sample_rate, rng)
+    noise = _scaled_by(breath, av, db_to_gain(breath_db) * to_voice)
+    aspiration *= to_voice
+    noise[spots] += aspiration
     hop = round(params["frame_s"] * sample_rate)
     excitation = np.multiply(av, voicing, out=voicing)  # the voicing is not needed after
     excitation += noise
