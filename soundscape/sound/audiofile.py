@@ -121,9 +121,9 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     if file_format == "wav" and frames * channels * width > _RIFF_LIMIT:
         major = "RF64"
     with atomic_path(path) as tmp:
-        with soundfile.SoundFile(tmp, "w", samplerate=sample_rate, channels=channels,
-                                 subtype=subtype, format=major) as out, \
-                sample_writer(out, subtype) as writer:
+        with _closed_unsynced(soundfile.SoundFile(
+                tmp, "w", samplerate=sample_rate, channels=channels, subtype=subtype,
+                format=major)) as out, sample_writer(out, subtype) as writer:
             yield writer
         if file_format == "wav" and channel_mask is not None:
             set_wav_channel_mask(tmp, channel_mask)
@@ -132,6 +132,27 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
         if file_format == "flac":
             _tag_flac(tmp, cues, sample_rate=sample_rate, channels=channels,
                       channel_mask=channel_mask)
+
+
+@contextlib.contextmanager
+def _closed_unsynced(out: soundfile.SoundFile) -> Iterator[soundfile.SoundFile]:
+    """``out``, closed on exit by libsndfile's ``sf_close`` alone. ``SoundFile.close`` first
+    calls ``sf_write_sync``, an ``fsync`` that waits until the whole file is on the disk
+    (4.9 s for a whole rite's 2.6 GB stereo WAV, measured): no other file the project
+    writes is forced out, and the rename (``atomic_path``) already keeps a failed run from
+    leaving a half-written file."""
+    try:
+        yield out
+    finally:
+        try:
+            handle, close = out._file, soundfile._snd.sf_close
+        except AttributeError:  # pragma: no cover - a soundfile without them
+            out.close()
+        else:
+            if handle is not None:
+                out._file = None
+                if close(handle):
+                    raise RenderError(f"{out.name}: closing failed (is the disk full?)")
 
 
 class BlockWriter:

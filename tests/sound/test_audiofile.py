@@ -320,3 +320,21 @@ def test_a_float32_block_written_with_a_scale_is_the_float64_product_written(
         assert scaled.read_bytes() == product.read_bytes()
     clipped = soundfile.read(scaled, dtype="float64")[0]
     assert np.abs(clipped).max() > 0.9  # the gain reached the file (0.3 x 5.7 clips)
+
+
+@pytest.mark.parametrize("file_format", ["wav", "flac"])
+def test_a_written_file_is_closed_without_forcing_it_to_disk(tmp_path, monkeypatch,
+                                                             file_format):
+    # SoundFile.close flushes (sf_write_sync: an fsync of the whole file, seconds for a
+    # rite); the writer closes with sf_close alone, and the file is whole all the same
+    synced = []
+    monkeypatch.setattr(soundfile.SoundFile, "flush", lambda self: synced.append(self.name))
+    block = np.linspace(-0.5, 0.5, 4800, dtype=np.float32).reshape(-1, 2)
+    path = tmp_path / f"x.{file_format}"
+    with open_writer(path, sample_rate=48000, channels=2, file_format=file_format,
+                     bits="24", cues=[Cue(100, "一")]) as writer:
+        writer.write(block)
+    assert synced == []
+    audio, rate = soundfile.read(path, dtype="float32")
+    assert rate == 48000 and audio.shape == block.shape
+    assert np.max(np.abs(audio - block)) <= 2.0 ** -23
