@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import bandpass, frames_for
+from soundscape.sound.synth._common import abs_peak, bandpass, frames_for
 
 __all__ = ["render"]
 
@@ -32,7 +32,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
                             float(params["spin_depth"]))
     out = noise * spin
     out *= envelope  # in place: the same products, no new arrays
-    peak = max(float(out.max()), -float(out.min()))  # |out|'s peak without |out|
+    peak = abs_peak(out)
     if peak > 0:
         out *= velocity / peak
     return out

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import signal
 
 from soundscape.sound.synth._common import (
+    abs_peak,
     bandpass,
     db_to_gain,
     frames_for,
@@ -76,7 +77,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         for start, gain in zip(starts.tolist(), gains.tolist(), strict=True):
             n = min(floor.size, frames - start)
             out[start:start + n] += gain * floor[:n]
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out
 
 

@@ -28,6 +28,7 @@ from scipy import signal
 
 from soundscape.physics import speed_of_sound
 from soundscape.sound.synth._common import (
+    abs_peak,
     attack_release,
     bandpass,
     db_to_gain,
@@ -51,7 +52,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     out *= attack_release(frames, attack_s=row["fade_s"], release_s=row["fade_s"],
                           hold_s=max(duration - row["fade_s"], row["fade_s"]),
                           sample_rate=sample_rate)
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out
 
 
@@ -73,7 +74,7 @@ def _bubbles(row: Mapping[str, Any], *, duration: float, frames: int, sample_rat
         start = round(onset * sample_rate)
         # Larger bubbles are louder (amplitude ∝ radius, van den Doel 2005).
         out[start:start + n] += (radius * 1000.0) * np.exp(-damping * t) * np.sin(phase)
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out / peak if peak > 0 else out
 
 
