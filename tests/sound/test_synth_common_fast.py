@@ -148,3 +148,41 @@ def test_steady_gains_are_the_filters_response_at_the_poles():
     w = np.array([0.001, 0.01, 0.3])
     _, expected = signal.sosfreqz(sos, worN=w)
     assert np.allclose(_common.steady_gains(sos, np.exp(1j * w)), expected, rtol=1e-9)
+
+
+def test_abs_peak_is_numpys_largest_magnitude_to_the_bit():
+    """One BLAS pass gives np.max(np.abs(x)) exactly, a negative peak too; a NaN or an
+    infinity takes numpy's way (NaN, inf), as the models' old peaks did."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(75001)
+    x[40000] = -7.5
+    assert _common.abs_peak(x) == float(np.max(np.abs(x))) == 7.5
+    assert _common.abs_peak(x[::2]) == float(np.max(np.abs(x[::2])))  # strided: numpy's way
+    x[10] = np.nan
+    assert math.isnan(_common.abs_peak(x))
+    x[10] = -np.inf
+    assert _common.abs_peak(x) == math.inf
+
+
+def test_glide_clock_and_cubic_are_the_plain_expressions_to_the_bit():
+    """The in-place clock (exponential only over the glide's 40 time constants) and the
+    in-place four-point read give the bytes of their plain numpy expressions."""
+    rate, glide, glide_s = 12000, 0.05, 0.1
+    t = _common.sample_times(60000, rate)
+    lead_s = glide * glide_s
+    plain = t + lead_s * (1.0 - np.exp(-t / glide_s))
+    bent = math.ceil(_common._SETTLED_TAUS * glide_s * rate)
+    plain[bent:] = t[bent:] + lead_s  # 1 − e^(−t/τ) is 1.0 there
+    assert np.all(1.0 - np.exp(-t[bent:] / glide_s) == 1.0)
+    for frames in (60000, 30000, 100):
+        clock, at = _common._clock(t, frames, glide, glide_s, rate)
+        assert clock.tobytes() == plain[:frames].tobytes()
+        assert at.tobytes() == (plain[:frames] * rate).tobytes()
+    grid = np.random.default_rng(4).standard_normal(70000)
+    where = plain * rate + 1.0
+    i = where.astype(int)
+    x = where - i
+    a, b, c = x + 1.0, x - 1.0, x - 2.0
+    expected = grid[i - 1] * (-x * b * c / 6.0) + grid[i] * (a * b * c / 2.0) \
+        + grid[i + 1] * (-a * x * c / 2.0) + grid[i + 2] * (a * x * b / 6.0)
+    assert _common._cubic(grid, where).tobytes() == expected.tobytes()

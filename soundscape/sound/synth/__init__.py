@@ -48,6 +48,7 @@ from soundscape.music.instruments import frozen, thawed
 from soundscape.music.tuning import Tuning, canonical_name, default_tuning
 from soundscape.sound.synth._common import (
     INFRASOUND_HZ,
+    abs_peak,
     infrasound_highpass,
     sosfilt,
     working_rate,
@@ -251,8 +252,8 @@ def without_infrasound(audio: np.ndarray, sample_rate: int) -> np.ndarray:
 
 def _within_unit(audio: np.ndarray) -> np.ndarray:
     """``audio`` scaled down to a peak of 1 if it goes over."""
-    peak = max(float(np.max(audio)), -float(np.min(audio)))  # |x|'s peak without |x|
-    return audio / peak if peak > 1.0 else audio
+    top = abs_peak(audio)  # one pass (BLAS), not max and min
+    return audio / top if top > 1.0 else audio
 
 
 def _pitch_name(instrument: Instrument, pitch: str | None, hz: float, tuning: Tuning) -> str:

@@ -13,10 +13,11 @@ from typing import Any, overload
 
 import numpy as np
 from scipy import signal
+from scipy.linalg.blas import idamax as _idamax
 
 from soundscape.sound.iir import sosfilt_rows
 
-__all__ = ["INFRASOUND_HZ", "attack_release", "bandpass", "bandpass_sos", "block_after",
+__all__ = ["INFRASOUND_HZ", "abs_peak", "attack_release", "bandpass", "bandpass_sos", "block_after",
            "cancel_dc", "damped_partials", "db_to_gain", "decay_envelope", "frames_for",
            "harmonic_levels", "harmonic_tones", "infrasound_highpass", "noise_burst",
            "ring_frames", "smooth_noise", "sosfilt", "sosfilt_spans", "steady_gains"]
@@ -35,8 +36,22 @@ def db_to_gain(level_db: float) -> float: ...
 @overload
 def db_to_gain(level_db: np.ndarray) -> np.ndarray: ...
 def db_to_gain(level_db: float | np.ndarray) -> float | np.ndarray:
-    """Amplitude gain of a level in dB."""
+    """Amplitude gain of a level in dB (a number: Python's own power, the same value as
+    numpy's for a tenth of the cost; models call this many times a note)."""
+    if isinstance(level_db, (int, float)):
+        return 10.0 ** (float(level_db) / 20.0)
     return 10.0 ** (np.asarray(level_db, dtype=float) / 20.0)
+
+
+def abs_peak(x: np.ndarray) -> float:
+    """``np.max(np.abs(x))`` of a non-empty signal, the same number: for finite float64 rows
+    BLAS's ``idamax`` (one pass; numpy's abs, max and min took two or three, each slowed by
+    its care for NaN). A signal with a NaN or an infinity (``x·x`` not finite) takes numpy's
+    way, as before."""
+    if x.dtype == np.float64 and x.ndim == 1 and x.flags.c_contiguous and x.size \
+            and math.isfinite(float(np.dot(x, x))):
+        return abs(float(x[_idamax(x)]))
+    return float(np.max(np.abs(x)))
 
 
 def frames_for(seconds: float, sample_rate: int) -> int:
@@ -45,9 +60,10 @@ def frames_for(seconds: float, sample_rate: int) -> int:
 
 
 def decay_envelope(frames: int, t60: float, sample_rate: int) -> np.ndarray:
-    """Exponential decay from 1 that loses 60 dB in ``t60`` seconds."""
-    t = np.arange(frames) / sample_rate
-    return 10.0 ** (-3.0 * t / t60)
+    """Exponential decay from 1 that loses 60 dB in ``t60`` seconds (worked in place)."""
+    out = np.multiply(-3.0, sample_times(frames, sample_rate))
+    out /= t60
+    return np.power(10.0, out, out=out)
 
 
 def damped_partials(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, *, frames: int,
@@ -100,34 +116,40 @@ def _glided(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, frames: int,
     fast at first, decay and all). Low partials: their pole sum on a uniform grid of u,
     read at u(t) (cubic); the others sine by sine."""
     t = sample_times(frames, sample_rate)
-    lead_s = glide * glide_s
-    clock = np.add(t, lead_s)  # where the glide has settled: 1 − e^(−t/τ) is 1.0 there
-    bent = min(frames, math.ceil(_SETTLED_TAUS * glide_s * sample_rate))
-    clock[:bent] = t[:bent] + lead_s * (1.0 - np.exp(-t[:bent] / glide_s))
-    at = clock * sample_rate  # each partial is cut after its length on this clock
     out = np.zeros(frames)
     smooth = freqs < sample_rate / _SMOOTH
+    rough = ~smooth
+    head = 0
     if np.any(smooth):
+        # Once what is left of the glide moves no phase by _GLIDE_RAD, the clock runs a
+        # constant lead behind: the same four weights for every sample from there.
+        left = 2.0 * np.pi * float(freqs[smooth].max()) * glide * glide_s / _GLIDE_RAD
+        head = min(frames, frames_for(max(1.0, math.log(max(left, 1.0))) * glide_s,
+                                      sample_rate))
+    # The clock is read only as far as the head and the sine-by-sine partials' lengths (it
+    # is at least t, so each is cut within its own length on it): worked out that far
+    cuts = [frames_for(_CUT_T60S * t60, sample_rate) for t60 in t60s[rough].tolist()]
+    clock, at = _clock(t, min(frames, max([head, *cuts]) + 2), glide, glide_s, sample_rate)
+    if head:
         lead = glide * glide_s * sample_rate  # the clock's lead once the glide is over
         size = frames + int(lead) + 3  # ≥ the last position read, and its three neighbours
         natural = np.array([min(size, frames_for(_CUT_T60S * t60, sample_rate))
                             for t60 in t60s[smooth]], dtype=int)  # the output cuts at frames
         grid = np.concatenate([[0.0], _ringing(freqs[smooth], amps[smooth], t60s[smooth],
                                                natural, size, sample_rate)])  # 0 before onset
-        # Once what is left of the glide moves no phase by _GLIDE_RAD, the clock runs a
-        # constant lead behind: the same four weights for every sample from there.
-        left = 2.0 * np.pi * float(freqs[smooth].max()) * glide * glide_s / _GLIDE_RAD
-        head = min(frames, frames_for(max(1.0, math.log(max(left, 1.0))) * glide_s,
-                                      sample_rate))
         out[:head] = _cubic(grid, at[:head] + 1.0)
         if head < frames:
             k = int(lead)
             weights = _cubic_weights(np.array([lead - k]))
+            term = np.empty(frames - head)
             for j, w in enumerate(weights):
-                out[head:] += float(w[0]) * grid[head + k + j:frames + k + j]
+                out[head:] += np.multiply(float(w[0]), grid[head + k + j:frames + k + j],
+                                          out=term)
+    if cuts and at.size < frames and at[-1] < max(cuts):  # (never: the clock is ahead of t)
+        clock, at = _clock(t, frames, glide, glide_s, sample_rate)
     decay, phase = np.empty(frames), np.empty(frames)  # worked in place: no temporaries
-    for freq, amp, t60 in zip(freqs[~smooth], amps[~smooth], t60s[~smooth], strict=True):
-        n = int(np.searchsorted(at, frames_for(_CUT_T60S * t60, sample_rate)))
+    for freq, amp, t60, cut in zip(freqs[rough], amps[rough], t60s[rough], cuts, strict=True):
+        n = int(np.searchsorted(at, cut))
         u = clock[:n]
         level, turn = np.exp(np.multiply(u, -_LN1000 / t60, out=decay[:n]), out=decay[:n]), \
             np.sin(np.multiply(u, 2.0 * np.pi * freq, out=phase[:n]), out=phase[:n])
@@ -137,12 +159,54 @@ def _glided(freqs: np.ndarray, amps: np.ndarray, t60s: np.ndarray, frames: int,
     return out
 
 
+def _clock(t: np.ndarray, frames: int, glide: float, glide_s: float, sample_rate: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The glide's clock ``u = t + glide·glide_s·(1 − e^(−t/glide_s))`` (s) and ``u · rate``
+    over the first ``frames`` samples, worked in place (the same values as the plain
+    expression). Past _SETTLED_TAUS time constants 1 − e^(−t/τ) is 1.0 to the bit: there
+    the clock is t plus the whole lead, without the exponential."""
+    lead_s = glide * glide_s
+    bent = min(frames, math.ceil(_SETTLED_TAUS * glide_s * sample_rate))
+    clock = np.empty(frames)
+    np.add(t[bent:frames], lead_s, out=clock[bent:])
+    lag = clock[:bent]
+    np.negative(t[:bent], out=lag)
+    lag /= glide_s
+    np.exp(lag, out=lag)
+    np.subtract(1.0, lag, out=lag)
+    lag *= lead_s
+    lag += t[:bent]
+    return clock, clock * sample_rate
+
+
 def _cubic(samples: np.ndarray, at: np.ndarray) -> np.ndarray:
     """``samples`` read at fractional positions ``at`` (1 ≤ at ≤ len − 3): four-point
-    Lagrange interpolation."""
+    Lagrange interpolation (``_cubic_weights``' products and sums, in place)."""
     i = at.astype(int)
-    w0, w1, w2, w3 = _cubic_weights(at - i)
-    return samples[i - 1] * w0 + samples[i] * w1 + samples[i + 1] * w2 + samples[i + 2] * w3
+    x = at - i
+    a, b, c = x + 1.0, x - 1.0, x - 2.0
+    w = np.negative(x)  # w0 = −x·b·c / 6
+    w *= b
+    w *= c
+    w /= 6.0
+    first = i - 1
+    out = samples.take(first)
+    out *= w
+    term = np.empty(x.size)
+    np.multiply(a, b, out=w)  # w1 = a·b·c / 2
+    w *= c
+    w /= 2.0
+    out += np.multiply(samples[1:].take(first, out=term), w, out=term)
+    np.negative(a, out=w)  # w2 = −a·x·c / 2
+    w *= x
+    w *= c
+    w /= 2.0
+    out += np.multiply(samples[2:].take(first, out=term), w, out=term)
+    np.multiply(a, x, out=w)  # w3 = a·x·b / 6
+    w *= b
+    w /= 6.0
+    out += np.multiply(samples[3:].take(first, out=term), w, out=term)
+    return out
 
 
 def _cubic_weights(x: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import bandpass, frames_for
+from soundscape.sound.synth._common import abs_peak, bandpass, frames_for, sample_times
 
 __all__ = ["render"]
 
@@ -32,19 +32,39 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
                             float(params["spin_depth"]))
     out = noise * spin
     out *= envelope  # in place: the same products, no new arrays
-    peak = max(float(out.max()), -float(out.min()))  # |out|'s peak without |out|
+    peak = abs_peak(out)
     if peak > 0:
         out *= velocity / peak
     return out
 
 
-@functools.lru_cache(maxsize=64)
 def _shape(frames: int, sample_rate: int, spin_hz: float,
            spin_depth: float) -> tuple[np.ndarray, np.ndarray]:
-    """The flutter and the raised-cosine envelope of a whoosh of ``frames``, made once per
-    length (an arrow's segments come in a few lengths: 516 in the rite, 48 lengths)."""
-    t = np.arange(frames) / sample_rate
-    spin = 1.0 - spin_depth * 0.5 * (1.0 + np.sin(2.0 * np.pi * spin_hz * t))
+    """The flutter and the raised-cosine envelope of a whoosh of ``frames``: the flutter
+    the start of one kept track (its values do not depend on the length), the envelope made
+    once per length (516 segments in the rite, some hundred lengths)."""
+    return _flutter(sample_rate, spin_hz, spin_depth, frames)[:frames], _envelope(frames)
+
+
+_FLUTTERS: dict[tuple[int, float, float], np.ndarray] = {}
+
+
+def _flutter(sample_rate: int, spin_hz: float, spin_depth: float, frames: int) -> np.ndarray:
+    """The fletching's flutter over at least ``frames`` samples, kept per rate and spin
+    (read-only: shared by every call)."""
+    key = (sample_rate, spin_hz, spin_depth)
+    kept = _FLUTTERS.get(key)
+    if kept is None or kept.size < frames:
+        size = max(frames, 0 if kept is None else 2 * kept.size)
+        t = sample_times(size, sample_rate)
+        kept = 1.0 - spin_depth * 0.5 * (1.0 + np.sin(2.0 * np.pi * spin_hz * t))
+        kept.flags.writeable = False
+        _FLUTTERS[key] = kept
+    return kept
+
+
+@functools.lru_cache(maxsize=64)
+def _envelope(frames: int) -> np.ndarray:
     envelope = np.sin(np.pi * np.arange(frames) / frames) ** 2
-    spin.flags.writeable = envelope.flags.writeable = False  # shared by every call
-    return spin, envelope
+    envelope.flags.writeable = False  # shared by every call
+    return envelope

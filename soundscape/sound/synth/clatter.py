@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
+    abs_peak,
     cancel_dc,
     damped_partials,
     db_to_gain,
@@ -64,5 +65,5 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         knock = cancel_dc(knock, contact_s=row["contact_s"], sample_rate=sample_rate)
         level = 1.0 if i == 0 else rng.uniform(0.3, 0.9)
         out[start:start + n] += knock[:frames - start] * level
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
+    abs_peak,
     bandpass,
     cancel_dc,
     db_to_gain,
@@ -58,7 +59,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         grain = bandpass(grain, 2500.0, 10000.0, sample_rate)
         out[at:at + grain.size] += grain * crackle * rng.uniform(0.3, 1.0)
     out = cancel_dc(out, contact_s=0.005, sample_rate=sample_rate)
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out
 
 
@@ -78,7 +79,7 @@ def _rustle(row: Mapping[str, Any], *, hz: float, duration: float, frames: int,
         grains[start:start + grain.size] += weight * grain  # of a short grain, no more
     rustle = bandpass(grains[:frames], hz * row["band_low"], hz * row["band_high"],
                       sample_rate)
-    peak = float(np.max(np.abs(rustle)))
+    peak = abs_peak(rustle)
     return rustle / peak if peak > 0 else rustle  # the thump and crackle are relative to it
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import signal
 
 from soundscape.sound.synth._common import (
+    abs_peak,
     bandpass,
     db_to_gain,
     frames_for,
@@ -76,7 +77,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         for start, gain in zip(starts.tolist(), gains.tolist(), strict=True):
             n = min(floor.size, frames - start)
             out[start:start + n] += gain * floor[:n]
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out
 
 
@@ -101,12 +102,18 @@ def _bursts(starts: np.ndarray, gains: np.ndarray, decay_s: float, frames: int,
     out = np.zeros(frames)
     burst = noise_burst(rng, frames=frames, decay_s=decay_s, sample_rate=sample_rate)
     twice = np.concatenate([burst, burst])  # the burst turned by any shift: a slice of it
-    for k, (start, gain) in enumerate(zip(starts, gains, strict=True)):
+    # each footfall's sign drawn as rng.choice((-1, 1)) draws it (integers(0, 2)), all at
+    # once (the same draws as one at a time)
+    signs = rng.integers(0, 2, len(starts)).tolist()
+    term = np.empty(burst.size)
+    for k, (start, gain, sign) in enumerate(zip(starts.tolist(), gains.tolist(), signs,
+                                                strict=True)):
         # the next footfall another stretch of the noise: the burst turned 97 samples more
-        # (np.roll's), its sign drawn as rng.choice((-1, 1)) draws it (integers(0, 2))
+        # (np.roll's)
         shift = -97 * k % burst.size
         n = min(burst.size, frames - start)
-        out[start:start + n] += twice[shift:shift + n] * (_SIGNS[rng.integers(0, 2)] * gain)
+        out[start:start + n] += np.multiply(twice[shift:shift + n], _SIGNS[sign] * gain,
+                                            out=term[:n])
     return out, burst.size
 
 

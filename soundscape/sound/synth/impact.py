@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
+    abs_peak,
     bandpass,
     cancel_dc,
     damped_partials,
@@ -52,6 +53,6 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     burst = noise_burst(rng, frames=frames, decay_s=row["noise_s"], sample_rate=sample_rate)
     out[:burst.size] += bandpass(burst, 30.0, row["noise_high_hz"], sample_rate) * (noise * scale)
     out = cancel_dc(out, contact_s=row["contact_s"], sample_rate=sample_rate)
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     # The push is a sharp crack on a tight skin: keep the peak at the velocity.
     return out * (velocity / peak) if peak > velocity else out

@@ -28,10 +28,12 @@ from scipy import signal
 
 from soundscape.physics import speed_of_sound
 from soundscape.sound.synth._common import (
+    abs_peak,
     attack_release,
     bandpass,
     db_to_gain,
     frames_for,
+    sample_times,
 )
 
 __all__ = ["render"]
@@ -51,7 +53,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     out *= attack_release(frames, attack_s=row["fade_s"], release_s=row["fade_s"],
                           hold_s=max(duration - row["fade_s"], row["fade_s"]),
                           sample_rate=sample_rate)
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out
 
 
@@ -67,13 +69,24 @@ def _bubbles(row: Mapping[str, Any], *, duration: float, frames: int, sample_rat
             continue
         damping = 0.13 * f0 + 0.0072 * f0**1.5
         n = min(frames_for(7.0 / damping, sample_rate), frames - round(onset * sample_rate))
-        t = np.arange(n) / sample_rate
-        freq = f0 * (1.0 + row["rise"] * damping * t)
-        phase = 2.0 * np.pi * np.cumsum(freq) / sample_rate
+        t = sample_times(n, sample_rate)
+        # worked in place, the same products and sums as f0 (1 + rise·damping·t) and
+        # 2π Σ freq / rate: no new arrays for a bubble's few thousand samples
+        phase = np.multiply(row["rise"] * damping, t)
+        phase += 1.0
+        phase *= f0
+        np.cumsum(phase, out=phase)
+        phase *= 2.0 * np.pi
+        phase /= sample_rate
+        np.sin(phase, out=phase)
         start = round(onset * sample_rate)
         # Larger bubbles are louder (amplitude ∝ radius, van den Doel 2005).
-        out[start:start + n] += (radius * 1000.0) * np.exp(-damping * t) * np.sin(phase)
-    peak = float(np.max(np.abs(out)))
+        level = np.multiply(-damping, t)
+        np.exp(level, out=level)
+        level *= radius * 1000.0
+        level *= phase
+        out[start:start + n] += level
+    peak = abs_peak(out)
     return out / peak if peak > 0 else out
 
 

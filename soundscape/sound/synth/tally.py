@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from soundscape.sound.synth._common import damped_partials, frames_for
+from soundscape.sound.synth._common import abs_peak, damped_partials, frames_for
 
 __all__ = ["render"]
 
@@ -44,6 +44,6 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
                                 frames=frames_for(ring, sample_rate), sample_rate=sample_rate)
         start = round(onset * sample_rate)
         out[start:start + click.size] += click[:frames - start]
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     # Overlapping clicks of a handful can add up: bring the peak back to velocity.
     return out * (velocity / peak) if peak > velocity else out

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from soundscape.sound.synth._common import (
+    abs_peak,
     bandpass,
     cancel_dc,
     damped_partials,
@@ -66,5 +67,5 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         grain = noise_burst(rng, frames=frames - at, decay_s=0.003, sample_rate=sample_rate)
         out[at:at + grain.size] += bandpass(grain, 2000.0, 9000.0, sample_rate) \
             * crackle * rng.uniform(0.3, 1.0)
-    peak = float(np.max(np.abs(out)))
+    peak = abs_peak(out)
     return out * (velocity / peak) if peak > 0 else out
