@@ -22,8 +22,9 @@ Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
 Measured 2026-12-02 on an idle 2-core machine (whole rite, 9 060 s of audio, 28 885
 events, the walled court ``bare``, ``SOUNDSCAPE_CACHE=off``, ``--layouts stereo --short
-60``): stereo 117.2 s against FluidSynth's 107.1 s (1.09x), the render and its helpers
-peak at 936 MiB PSS. (Figures before 2026-12-02 rendered without the court.)
+60``): stereo 125.2 s against FluidSynth's 110.6 s (1.13x; 1.09x, 117.2 against 107.1 s,
+in an earlier run of slightly older code: the machine's speed moves between runs), the
+render and its helpers peak at 929 MiB PSS. (Figures before 2026-12-02 rendered without the court.)
 Details and the history: docs/render.md, "Benchmark".
 """
 
