@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import pickle
-import sys
 import time
 
 import numpy as np
+from replay import load, recorded, run_soundscape
 from threadpoolctl import threadpool_limits
 
 
@@ -65,30 +64,7 @@ def record(ops: str, cli: list[str]) -> None:
 
     lines.Lines.__init__, lines.Lines.add, lines.Lines.chunk, lines.Lines._filter = (
         recorded_init, recorded_add, recorded_chunk, recorded_filter)
-    from soundscape.cli import main
-
-    sys.argv = ["soundscape", *cli]
-    try:
-        main()
-    finally:
-        out.close()
-
-
-def _load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _recorded(ops: str):
-    with open(ops, "rb") as source:
-        while True:
-            try:
-                yield pickle.load(source)
-            except EOFError:
-                return
+    run_soundscape(cli, out)
 
 
 class _Version:
@@ -148,9 +124,9 @@ def replay(ops: str, paths: list[str], rounds: int) -> None:
         order = list(enumerate(paths)) if turn % 2 == 0 else list(enumerate(paths))[::-1]
         versions = {}
         for at, path in order:
-            version = versions[at] = _Version(_load(path, f"lines_{at}_{turn}"))
+            version = versions[at] = _Version(load(path, f"lines_{at}_{turn}"))
             with threadpool_limits(1, "blas"):
-                for op in _recorded(ops):
+                for op in recorded(ops):
                     version.run(op, keep=len(paths) == 2)
         for at, path in enumerate(paths):
             print(f"round {turn} {path}: {versions[at].cpu:.3f} s CPU, "
@@ -183,7 +159,7 @@ def stats(ops: str) -> None:
         return found
 
     module.Lines._sounding = counted
-    for op in _recorded(ops):
+    for op in recorded(ops):
         version.run(op, keep=False)
     for n_fft in sorted(spans):
         counts, used = np.array(spans[n_fft]), np.array(occupied[n_fft])

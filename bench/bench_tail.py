@@ -24,13 +24,12 @@ from __future__ import annotations
 import argparse
 import collections
 import hashlib
-import importlib.util
 import math
 import pickle
-import sys
 import time
 
 import numpy as np
+from replay import load, recorded, run_soundscape
 from threadpoolctl import threadpool_limits
 
 
@@ -57,30 +56,7 @@ def record(ops: str, cli: list[str]) -> None:
 
     tail.Tail.__init__, tail.Tail.send, tail.Tail.take = (recorded_init, recorded_send,
                                                           recorded_take)
-    from soundscape.cli import main
-
-    sys.argv = ["soundscape", *cli]
-    try:
-        main()
-    finally:
-        out.close()
-
-
-def _load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _recorded(ops: str):
-    with open(ops, "rb") as source:
-        while True:
-            try:
-                yield pickle.load(source)
-            except EOFError:
-                return
+    run_soundscape(cli, out)
 
 
 def _ahead(ops, seconds: float):
@@ -108,7 +84,7 @@ def replay(ops: str, paths: list[str], gain_db: float, ahead: float | None = Non
     threadpool_limits(1)
     reuse_freed_memory()
     one_arena()
-    modules = [_load(path, f"tail_{i}") for i, path in enumerate(paths)]
+    modules = [load(path, f"tail_{i}") for i, path in enumerate(paths)]
     responses: dict = {}
     made = [0.0]
 
@@ -130,8 +106,8 @@ def replay(ops: str, paths: list[str], gain_db: float, ahead: float | None = Non
     worst = squares = power = 0.0
     count = 0
     tails = []
-    recorded = _recorded(ops) if ahead is None else _ahead(_recorded(ops), ahead)
-    for n, op in enumerate(recorded):
+    calls = recorded(ops) if ahead is None else _ahead(recorded(ops), ahead)
+    for n, op in enumerate(calls):
         if op[0] == "init":
             court, listener, panner, channels, rate, air, seed, rates = op[1:]
             tails = [module.Tail(court, listener, panner, channels, rate, air, seed, rates,

@@ -139,16 +139,11 @@ def test_every_bus_brings_its_sends_down_as_the_output_rate_bus_does(down):
     assert 20 * np.log10(np.max(np.abs(kept_out))) < -60.0
 
 
-def test_the_tails_response_holds_the_decimators_poles():
+def test_the_tails_response_holds_the_decimators_poles(tail):
     """The zone's response is the court's tail (``court.tail``) through the shared poles,
     rung out 120 dB down, and it still fits the chunk's FFT (98 304 points)."""
-    site = load_site()
-    seat = site.listener("gong_wei")
-    air = Air()
-    panner = make_panner("stereo", speed_of_sound=air.speed_of_sound)
-    made = Tail(load_court(site, "bare"), Listener(seat.position, seat.facing), panner, 2, FS,
-                air, 0, (FS, FS // 3), upsampler=Upsampler)
-    zone = made.route(source_point(site, "gong_xi"))[0]
+    made, point = tail
+    zone = made.route(point)[0]
     first, ir = made.response(zone)
     late = made.court.late(zone, made.listener.position, alpha_db_per_m=made.alpha,
                            speed=made.speed)
