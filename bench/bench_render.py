@@ -22,9 +22,10 @@ Needs ``apt-get install fluidsynth fluid-soundfont-gm`` for the comparison.
 
 Measured 2026-12-02 on an idle 2-core machine (whole rite, 9 060 s of audio, 28 885
 events, the walled court ``bare``, ``SOUNDSCAPE_CACHE=off``, ``--layouts stereo --short
-60``): stereo 125.2 s against FluidSynth's 110.6 s (1.13x; 1.09x, 117.2 against 107.1 s,
-in an earlier run of slightly older code: the machine's speed moves between runs), the
-render and its helpers peak at 929 MiB PSS. (Figures before 2026-12-02 rendered without the court.)
+60``, three runs): stereo 88.7, 90.5 and 66.7 s against FluidSynth's 91.2, 97.7 and 79.5 s
+(0.97x, 0.93x, 0.84x; the same code gave 1.13x and 1.21x on a slower machine the same day:
+the ratio moves with the machine), the render and its helpers peak at 874-943 MiB PSS.
+(Figures before 2026-12-02 rendered without the court.)
 Details and the history: docs/render.md, "Benchmark".
 """
 
