@@ -54,7 +54,8 @@ def _late_db(ir: np.ndarray, mid: bool = False) -> float:
         ir = signal.sosfiltfilt(signal.butter(4, (354.0, 1414.0), btype="bandpass", fs=FS,
                                               output="sos"), ir)
     late = ir[first + round(0.1 * FS):first + FS]
-    return 10 * np.log10((late ** 2).sum() / (ir ** 2).sum())
+    with np.errstate(divide="ignore"):  # a dry click has no late sound at all: −inf dB
+        return 10 * np.log10((late ** 2).sum() / (ir ** 2).sum())
 
 
 @pytest.mark.parametrize("place", ["gong_wei", "zhongting", "men"])
