@@ -110,6 +110,17 @@ def impulse_filter(rows: np.ndarray, start: int, chunk: int = CHUNK) -> _Filter:
     return made
 
 
+def folded(spectrum: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
+    """A filter's rows per output channel: ``spectrum``'s per-path rows summed by the paths'
+    channel gains ``mix`` (paths, channels), or ``spectrum`` as it is (already per channel).
+
+    Made once per line, so that a chunk costs a product per channel, not one per path and a
+    matrix product over them (hoa3 from the walled court: 4–15 paths into 16 channels)."""
+    if mix is not None:
+        spectrum = mix.T @ spectrum
+    return spectrum.astype(np.complex64, copy=False)
+
+
 class _Line:
     """One place's dry notes (each as it was added, from its absolute onset frame) and its
     filter.
@@ -123,7 +134,10 @@ class _Line:
     def __init__(self, response: _Filter, column: int, chunk: int = CHUNK) -> None:
         self.chunk = chunk
         self.start, self.n_fft, self.taps = response.start, response.n_fft, response.taps
-        self.reach, self.mix, self.filter = response.reach, response.mix, response.spectrum
+        self.reach = response.reach
+        # the paths' channel gains folded in for as long as the line sounds (the kept filter
+        # stays per path: a dozen paths take less memory than 16 channels)
+        self.filter = folded(response.spectrum, response.mix)
         self.column = column
         self.serial = next(_SERIALS)  # lines are summed in the order they were made
         self.notes: list[tuple[int, np.ndarray]] = []  # (onset, samples), in added order
@@ -370,35 +384,32 @@ class Lines:
             for line, _ in members or ():
                 heard.setdefault(id(line), [line]).append((index, spectra[row]))
                 row += 1
-        product = None  # a line's paths, when a sum over them or lines is made of them
+        product = None  # a line's channels, when a sum over lines is made of them
         for line, *chunks in sorted(heard.values(), key=lambda found: found[0].serial):
-            paths, mix = len(line.filter), line.mix
+            rows = len(line.filter)
             lo = line.column
-            hi = lo + (paths if mix is None else mix.shape[1])
-            if product is None or len(product) < paths:
-                product = np.empty((paths, total.shape[1]), dtype=np.complex64)
-            plain = []  # (sum's rows, spectrum, whether fresh) of the chunks summed path by path
+            hi = lo + rows
+            if product is None or len(product) < rows:
+                product = np.empty((rows, total.shape[1]), dtype=np.complex64)
+            plain = []  # (sum's rows, spectrum, whether fresh) of the chunks summed row by row
             for index, spectrum in chunks:
                 into = total[index * channels + lo:index * channels + hi]
                 fresh = [not taken for taken in used[index][lo:hi]]
                 used[index][lo:hi] = [True] * (hi - lo)
-                if mix is None and (all(fresh) or not any(fresh)):
+                if all(fresh) or not any(fresh):
                     plain.append((into, spectrum, all(fresh)))
                     continue
-                np.multiply(line.filter, spectrum, out=product[:paths])
-                if mix is not None and all(fresh):
-                    np.matmul(mix.T, product[:paths], out=into)
-                    continue
-                if any(fresh):  # lines over channels partly summed before (stems)
-                    into[np.array(fresh)] = 0.0
-                into += product[:paths] if mix is None else mix.T @ product[:paths]
-            for path, filtered in enumerate(line.filter):
+                # lines over channels partly summed before (stems)
+                np.multiply(line.filter, spectrum, out=product[:rows])
+                into[np.array(fresh)] = 0.0
+                into += product[:rows]
+            for at, filtered in enumerate(line.filter):
                 for into, spectrum, first in plain:  # the first line in its channels: its product
                     if first:
-                        np.multiply(filtered, spectrum, out=into[path])
+                        np.multiply(filtered, spectrum, out=into[at])
                     else:
-                        np.multiply(filtered, spectrum, out=product[path])
-                        np.add(into[path], product[path], out=into[path])
+                        np.multiply(filtered, spectrum, out=product[at])
+                        np.add(into[at], product[at], out=into[at])
         return [None if taken is None else np.flatnonzero(taken) for taken in used]
 
 
