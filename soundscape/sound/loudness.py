@@ -31,6 +31,7 @@ __all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter"
 _OVERSAMPLE = 4
 _FILTER_MARGIN = 16  # base-rate samples the ×4 polyphase filter reaches on either side
 _MERGE = 256  # loud spans closer than this many samples are oversampled together
+_FOLD = 64  # frames a row of _column_peaks's first reduction
 # A −400 dB tone at Nyquist added before K-weighting: an IIR recursion fed exact zeros
 # (the silences of a rite) decays into a denormal limit cycle that runs ~30× slower;
 # this keeps its state normal and adds nothing measurable (BS.1770 gates at −70 LUFS).
@@ -248,11 +249,25 @@ def _loud_true_peak(x: np.ndarray, ceiling: float) -> np.ndarray:
 
 
 def _column_peaks(x: np.ndarray) -> np.ndarray:
-    """Per channel, max |x| over the frames (a few channels column by column: numpy's
-    reduction of ``(frames, 2)`` along the frames is many times slower)."""
-    if x.shape[1] >= 4:
-        return np.maximum(x.max(axis=0), -x.min(axis=0))
-    return np.array([max(float(column.max()), -float(column.min())) for column in x.T])
+    """Per channel, max |x| over the frames.
+
+    numpy reduces ``(frames, channels)`` along the frames a row at a time, a loop as wide as
+    the channels (16 channels, 48 000 frames: 3.3 ms); folded into rows of ``_FOLD`` frames
+    the first reduction runs ``_FOLD × channels`` wide, then ``_FOLD`` rows are left (0.22
+    ms, measured). Max and min are exact: the same values either way."""
+    frames, channels = x.shape
+    whole = frames // _FOLD * _FOLD
+    if not whole or not x.flags.c_contiguous:
+        if channels >= 4:
+            return np.maximum(x.max(axis=0), -x.min(axis=0))
+        return np.array([max(float(column.max()), -float(column.min())) for column in x.T])
+    rows = x[:whole].reshape(-1, _FOLD * channels)
+    top = rows.max(axis=0).reshape(_FOLD, channels).max(axis=0)
+    bottom = rows.min(axis=0).reshape(_FOLD, channels).min(axis=0)
+    if whole < frames:
+        top = np.maximum(top, x[whole:].max(axis=0))
+        bottom = np.minimum(bottom, x[whole:].min(axis=0))
+    return np.maximum(top, -bottom)
 
 
 def _channel_peak(x: np.ndarray) -> np.ndarray:
@@ -425,7 +440,7 @@ class TruePeakMeter:
         6 dB of the peak so far; None when that is all of them (or there are few)."""
         if block.shape[1] < 4 or not len(block):
             return None
-        top = np.maximum(block.max(axis=0), -block.min(axis=0)).astype(float) * abs(scale)
+        top = _column_peaks(block).astype(float) * abs(scale)
         assert self._tail is not None, "add() keeps the context before asking"
         top = np.maximum(top, np.abs(self._tail).max(axis=0, initial=0.0))
         columns = np.flatnonzero(2.0 * top * (1.0 + 1e-9) > self._peak)

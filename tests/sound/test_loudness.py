@@ -448,3 +448,18 @@ def test_runs_are_a_maximum_filters_runs(widen):
         spans[lo:hi] = True
     assert np.array_equal(spans, maximum_filter1d(over, 2 * widen + 1))
     assert (starts[1:] > stops[:-1]).all()  # apart: the filter's runs, one by one
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 16, 38])
+@pytest.mark.parametrize("frames", [1, 63, 64, 129, 48_001])
+def test_column_peaks_are_each_channels_max_abs(channels, frames):
+    """The folded reduction gives each column's own max |x|, whatever is left over past the
+    last whole fold, in a C- or Fortran-ordered block; a peak placed in one column (and a
+    negative one in another) is found where it is and nowhere else."""
+    rng = np.random.default_rng(frames * 100 + channels)
+    block = rng.uniform(-0.5, 0.5, (frames, channels)).astype(np.float32)
+    block[frames - 1, 0] = 0.9  # in the frames past the last fold, when there are any
+    block[frames // 2, channels - 1] = -0.8 if channels > 1 else 0.9
+    expected = np.abs(block).max(axis=0)
+    for layout in (block, np.asfortranarray(block)):
+        np.testing.assert_array_equal(loudness._column_peaks(layout), expected)
