@@ -110,7 +110,7 @@ def impulse_filter(rows: np.ndarray, start: int, chunk: int = CHUNK) -> _Filter:
     return made
 
 
-def folded(spectrum: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
+def _folded(spectrum: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
     """A filter's rows per output channel: ``spectrum``'s per-path rows summed by the paths'
     channel gains ``mix`` (paths, channels), or ``spectrum`` as it is (already per channel).
 
@@ -137,7 +137,7 @@ class _Line:
         self.reach = response.reach
         # the paths' channel gains folded in for as long as the line sounds (the kept filter
         # stays per path: a dozen paths take less memory than 16 channels)
-        self.filter = folded(response.spectrum, response.mix)
+        self.filter = _folded(response.spectrum, response.mix)
         self.column = column
         self.serial = next(_SERIALS)  # lines are summed in the order they were made
         self.notes: list[tuple[int, np.ndarray]] = []  # (onset, samples), in added order
