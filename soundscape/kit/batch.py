@@ -52,14 +52,16 @@ _SHARED_BYTES = 256 << 20
 
 
 class SharedVoice:
-    """``SynthVoice`` with a per-process LRU cache of dry notes (see module)."""
+    """``SynthVoice`` with a per-process LRU cache of dry notes (see module); ``shares``
+    False: a render with no other to share its notes with keeps none (the same notes)."""
 
     _cache: ClassVar[OrderedDict[tuple, np.ndarray]] = OrderedDict()  # one per process
     _bytes: ClassVar[int] = 0
 
-    def __init__(self, reference_db: float = REFERENCE_DB) -> None:
+    def __init__(self, reference_db: float = REFERENCE_DB, *, shares: bool = True) -> None:
         self.voice = SynthVoice(reference_db)
         self.reference_db = reference_db
+        self.shares = shares
 
     def key(self, event: Event, source: Source) -> tuple:
         """The renderer's note key of the wrapped voice (with the performer where the
@@ -79,7 +81,7 @@ class SharedVoice:
     def bind(self, performance, seed: int) -> SharedVoice:
         """The wrapped voice bound to one render, as ``soundscape render`` binds it (a
         singer's notes made as lines: ``soundscape.sound.sung``)."""
-        bound = SharedVoice(self.reference_db)
+        bound = SharedVoice(self.reference_db, shares=self.shares)
         bound.voice = self.voice.bind(performance, seed)
         return bound
 
@@ -98,6 +100,9 @@ class SharedVoice:
 
     def __call__(self, event: Event, source: Source, *, sample_rate: int,
                  rng: np.random.Generator) -> np.ndarray:
+        if not self.shares:
+            return np.asarray(self.voice(event, source, sample_rate=sample_rate, rng=rng),
+                              dtype=float)
         state = hashlib.blake2b(repr(rng.bit_generator.state).encode(), digest_size=16).digest()
         key = (self.reference_db, self.voice.bells, self.key(event, source), sample_rate,
                state)
@@ -143,7 +148,11 @@ class Job:
     def size(self) -> int:
         return len(self.performance.events) if self.performance is not None else 0
 
-    def __call__(self) -> Any:
+    def __call__(self, workers: int = 1) -> Any:
+        """Render the job; ``workers`` 2: upcoming notes made in a helper process, for a
+        job that has the machine to itself, and so no other render to share its notes with
+        (the whole rite's loop: the shared notes took some 550 MiB in its helper). The same
+        bytes either way."""
         from soundscape.kit.speakers import channel_mask, panner_for
 
         if self.performance is not None:
@@ -152,7 +161,7 @@ class Job:
             performance = self.make()
         else:
             raise KitError(f"job {self.name}: give it a performance or a make() for one")
-        voice = SharedVoice()
+        voice = SharedVoice(shares=workers == 1)
         surroundings = surroundings_of(self.court)
         if self.kind == "loop":
             from soundscape.kit.loop import render_loop
@@ -160,18 +169,18 @@ class Job:
                                panner=panner_for(self.layout), sample_rate=self.sample_rate,
                                seed=self.seed, voice=voice,
                                channel_mask=channel_mask(self.layout),
-                               surroundings=surroundings, **self.options)
+                               surroundings=surroundings, workers=workers, **self.options)
         if self.kind == "adm":
             from soundscape.sound.adm_render import render_adm
             if not isinstance(self.listener, Listener):
                 raise KitError(f"job {self.name}: an ADM master is heard from a standing "
                                "listener (its objects need one frame), not a walk")
             return render_adm(performance, self.path, listener=self.listener, seed=self.seed,
-                              voice=voice, **self.options)
+                              voice=voice, workers=workers, **self.options)
         from soundscape.sound.render import render_audio
         return render_audio(performance, self.path, listener=self.listener, layout=self.layout,
                             sample_rate=self.sample_rate, seed=self.seed, voice=voice,
-                            surroundings=surroundings, **self.options)
+                            surroundings=surroundings, workers=workers, **self.options)
 
 
 def surroundings_of(court: str):
@@ -185,8 +194,8 @@ def surroundings_of(court: str):
                                                                                court))
 
 
-def _run(job: Job) -> Any:
-    return job()
+def _run(job: Job, workers: int = 1) -> Any:
+    return job(workers)
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -236,8 +245,10 @@ def run_jobs(jobs: Sequence[Job], *, executor: str = "local", workers: int = 2,
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i].size())
     results: list[Any] = [None] * len(jobs)
     if executor == "serial" or (executor == "local" and (workers == 1 or len(jobs) == 1)):
+        # a lone local job has the cores to itself: a helper process makes its notes
+        helpers = min(workers, 2) if executor == "local" else 1
         for i in order:
-            results[i] = _run(jobs[i])
+            results[i] = _run(jobs[i], helpers)
             if progress:
                 progress(jobs[i])
         return results

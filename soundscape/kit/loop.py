@@ -18,13 +18,15 @@ Files are interleaved WAVE_FORMAT_EXTENSIBLE WAV (48 kHz, 24-bit by default) wit
 layout's speaker mask, as ``soundscape render`` writes them, of at most 16 channels; a
 wider feed is split into several files, and a channel map says which output is where.
 
-The raw loop lives in a float32 memory-mapped file beside the destination, so memory
-does not grow with the programme.
+The raw loop lives in a float32 file beside the destination, read and written by position
+(``_FramesFile``), so memory does not grow with the programme: a memory map's resident
+pages count as the process's own (the whole rite in stereo held 4.3 GiB of PSS that way).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -85,7 +87,7 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
                 seed: int = 0, calibration_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
                 bits: str = "24", voice: Voice | None = None,
                 surroundings: Surroundings | None = None, cues: tuple[Cue, ...] = (),
-                channel_mask: int = 0, restart_s: float = 0.0) -> LoopResult:
+                channel_mask: int = 0, restart_s: float = 0.0, workers: int = 1) -> LoopResult:
     """Render ``performance`` as a loop of ``length_s`` seconds to ``path`` (see module).
 
     ``path`` is the file of a feed of ≤ 16 channels; a wider feed goes to
@@ -101,13 +103,13 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
     width = len(panner.channels)
     surroundings = surroundings or Surroundings()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.stem}.loop-") as tmp:
-        loop = np.lib.format.open_memmap(Path(tmp) / "loop.npy", mode="w+", dtype=np.float32,
-                                         shape=(frames, width))
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.stem}.loop-") as tmp, \
+            _FramesFile(Path(tmp) / "loop.f32", frames, width) as loop:
         blocks = render_blocks(performance, listener=listener, panner=panner,
                                sample_rate=sample_rate, seed=seed,
                                voice=voice or SynthVoice(surroundings.reference_db),
-                               surroundings=surroundings, block_frames=_BLOCK)
+                               surroundings=surroundings, block_frames=_BLOCK,
+                               workers=workers)
         _wrap(blocks, loop)
         measured, peak = _measure(loop, panner, sample_rate)
         gain_db = 0.0 if math.isinf(measured) else calibration_lufs - measured
@@ -126,7 +128,54 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
                       (float(np.percentile(inside, 95)), float(inside.max())), restart)
 
 
-def _wrap(blocks: Iterator[np.ndarray], loop: np.ndarray) -> None:
+class _FramesFile:
+    """A ``(frames, channels)`` float32 array in a plain file, zeros until written, whose
+    frames are read and written by position (``loop[a:b]``, ``loop[a:b] = x``). What it
+    holds is in the page cache, which the kernel writes back and frees as it needs, not
+    in this process's memory, as a memory map's resident pages are."""
+
+    def __init__(self, path: Path, frames: int, channels: int) -> None:
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        os.ftruncate(self._fd, frames * channels * 4)
+        self.shape = (frames, channels)
+
+    def __enter__(self) -> _FramesFile:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        os.close(self._fd)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _span(self, index: slice) -> tuple[int, int]:
+        start, stop, step = index.indices(len(self))
+        if step != 1:
+            raise ValueError(f"frames {index!r}: only a run of frames, step 1")
+        return start, max(start, stop)
+
+    def __getitem__(self, index: slice) -> np.ndarray:
+        start, stop = self._span(index)
+        out = np.empty((stop - start, self.shape[1]), dtype=np.float32)
+        view, at = out.reshape(-1).view(np.uint8).data, start * out.itemsize * self.shape[1]
+        while view:
+            done = os.preadv(self._fd, [view], at)
+            if done <= 0:
+                raise OSError(f"the loop file ended at byte {at}")
+            view, at = view[done:], at + done
+        return out
+
+    def __setitem__(self, index: slice, value: np.ndarray) -> None:
+        start, stop = self._span(index)
+        block = np.ascontiguousarray(np.broadcast_to(value, (stop - start, self.shape[1])),
+                                     dtype=np.float32)
+        view, at = block.reshape(-1).view(np.uint8).data, start * block.itemsize * self.shape[1]
+        while view:
+            done = os.pwrite(self._fd, view, at)
+            view, at = view[done:], at + done
+
+
+def _wrap(blocks: Iterator[np.ndarray], loop: _FramesFile) -> None:
     """Lay the rendered blocks into the loop; frames past its end are added at its start."""
     frames = len(loop)
     at = 0
@@ -144,7 +193,7 @@ def _wrap(blocks: Iterator[np.ndarray], loop: np.ndarray) -> None:
             at += take
 
 
-def _measure(loop: np.ndarray, panner: Panner, sample_rate: int) -> tuple[float, float]:
+def _measure(loop: _FramesFile, panner: Panner, sample_rate: int) -> tuple[float, float]:
     """Integrated loudness (LUFS) and true peak (linear) of the loop."""
     meter, peaks = LoudnessMeter(sample_rate, panner.loudness_weights()), TruePeakMeter()
     for start in range(0, len(loop), _BLOCK):
@@ -154,7 +203,7 @@ def _measure(loop: np.ndarray, panner: Panner, sample_rate: int) -> tuple[float,
     return meter.integrated(), peaks.peak
 
 
-def _write(loop: np.ndarray, path: Path, gain: float, sample_rate: int, bits: str,
+def _write(loop: _FramesFile, path: Path, gain: float, sample_rate: int, bits: str,
            cues: tuple[Cue, ...], channel_mask: int) -> tuple[Path, ...]:
     groups = channel_groups(loop.shape[1])
     mask = channel_mask if len(groups) == 1 else 0
@@ -166,13 +215,13 @@ def _write(loop: np.ndarray, path: Path, gain: float, sample_rate: int, bits: st
                          file_format="wav", bits=bits, cues=cues, frames=len(loop),
                          channel_mask=mask) as writer:
             for start in range(0, len(loop), _BLOCK):
-                block = np.asarray(loop[start:start + _BLOCK, group.start:group.stop],
+                block = np.asarray(loop[start:start + _BLOCK][:, group.start:group.stop],
                                    dtype=float) * gain
                 writer.write(block)
     return tuple(paths)
 
 
-def seam_steps(audio: np.ndarray, sample_rate: int, *, window_s: float = 0.1,
+def seam_steps(audio: np.ndarray | _FramesFile, sample_rate: int, *, window_s: float = 0.1,
                bands: tuple[float, ...] = (250.0, 1000.0, 4000.0)) -> tuple[float, np.ndarray]:
     """How much the sound changes across the seam, against everywhere else.
 

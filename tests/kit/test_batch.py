@@ -291,3 +291,20 @@ def test_a_job_with_nothing_to_render_is_refused_by_name(tmp_path):
     job = Job("empty", tmp_path / "empty.wav", Listener((0.0, -10.0, 1.5)), "stereo")
     with pytest.raises(KitError, match="job empty: give it a performance or a make"):
         job()
+
+
+def test_a_lone_local_job_makes_its_notes_in_a_helper_with_the_same_bytes(tmp_path,
+                                                                          monkeypatch):
+    import soundscape.kit.loop as loop
+
+    asked = []
+    render_blocks = loop.render_blocks
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs["workers"])
+        return render_blocks(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "render_blocks", recording)
+    serial = _bytes(run_jobs(jobs(tmp_path / "a")[:1], executor="serial"))
+    alone = _bytes(run_jobs(jobs(tmp_path / "b")[:1], executor="local", workers=2))
+    assert asked == [1, 2] and serial == alone

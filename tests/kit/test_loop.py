@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyloudnorm
 import pytest
 import soundfile
 
 from soundscape.kit import KitError
-from soundscape.kit.loop import channel_groups, render_loop, seam_steps
+from soundscape.kit.loop import _FramesFile, _wrap, channel_groups, render_loop, seam_steps
 from soundscape.kit.speakers import channel_mask, layout_from_text, panner_for
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener
@@ -157,3 +159,33 @@ def test_the_whole_rite_loops_its_bed_without_a_dip(tmp_path):
     # looped at the bed's own end instead, it fades out to silence and in again
     dip = levels(82.0)
     assert dip.min() < -20.0
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads Linux's /proc")
+def test_the_raw_loop_is_held_in_a_file_not_in_the_process(tmp_path):
+    """The whole rite's raw loop is 3.5 GB in stereo: its frames must live in the page
+    cache, not in the process (a memory map's resident pages are the process's own)."""
+    frames, width = 120 * FS, 16  # 369 MB of float32
+    block = np.full((FS, width), 0.25, dtype=np.float32)
+    with _FramesFile(tmp_path / "loop.f32", frames, width) as loop:
+        before = _resident_bytes()
+        _wrap(iter([block] * 121), loop)  # one second past the end: added at the start
+        grown = _resident_bytes() - before
+        assert np.all(loop[:FS] == 0.5) and np.all(loop[FS:frames] == 0.25)
+    assert grown < 64 << 20, f"the process grew {grown >> 20} MiB holding the loop"
+
+
+def test_the_loop_file_reads_zeros_until_written_and_only_runs_of_frames(tmp_path):
+    with _FramesFile(tmp_path / "loop.f32", 10, 3) as loop:
+        assert len(loop) == 10 and np.all(loop[:] == 0) and loop[:].dtype == np.float32
+        loop[2:4] = np.arange(6, dtype=float).reshape(2, 3)
+        loop[3:5] += 1.0
+        assert loop[1:6].tolist() == [[0, 0, 0], [0, 1, 2], [4, 5, 6], [1, 1, 1], [0, 0, 0]]
+        assert loop[8:20].shape == (2, 3)
+        with pytest.raises(ValueError, match="step 1"):
+            loop[::2]
