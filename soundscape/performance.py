@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import json
 import math
+import operator
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -201,6 +202,14 @@ class Marker:
             raise PerformanceError(
                 f"marker {self.ref!r}: kind={self.kind!r}, accepted: {', '.join(MARKER_KINDS)}")
 
+
+def _moved(items: tuple, kind: type, start: float, stop: float) -> tuple:
+    """The ``kind`` items (events or markers, whose first field is ``time``) in ``[start,
+    stop)`` on a clock where ``start`` is 0: ``replace(item, time=…)``, made by position
+    (``replace`` walks the fields for every item: s32's 16 000 events took 0.26 s)."""
+    rest = operator.attrgetter(*(f.name for f in dataclasses.fields(kind)[1:]))
+    return tuple(kind(item.time - start, *rest(item)) for item in items
+                 if start <= item.time < stop)
 
 @dataclass(frozen=True, slots=True)
 class PieceInfo:
@@ -498,12 +507,8 @@ class Performance:
         def inside(items):
             return [item for item in items if start <= item.start < stop]
 
-        def shift(item):
-            return replace(item, time=item.time - start)
-
         return Performance(
-            tuple(shift(e) for e in self.events if start <= e.time < stop),
-            tuple(shift(m) for m in self.markers if start <= m.time < stop),
+            _moved(self.events, Event, start, stop), _moved(self.markers, Marker, start, stop),
             {k: s.shifted(start, stop) for k, s in self.sources.items()}, self.pieces,
             replace(self.info, offset=self.info.offset + start),
             tuple(replace(s, start=s.start - start, end=s.end - start)

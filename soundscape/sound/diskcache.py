@@ -33,6 +33,7 @@ import shutil
 import struct
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from multiprocessing.sharedctypes import RawArray
@@ -243,6 +244,10 @@ class NoteStore:
         # hits, misses, writes: one row per process (this one's, a forked helper's)
         self._counts = RawArray("q", 6)
         self._size: int | None = None  # bytes on disk when last scanned, plus those written
+        self._pending = 0  # bytes written while the first scan runs
+        self._scan: threading.Thread | None = None
+        self._size_lock = threading.Lock()
+        self._size_pid = os.getpid()  # the process the lock and the scan belong to
 
     # Names ----------------------------------------------------------------------
 
@@ -304,11 +309,42 @@ class NoteStore:
         except OSError:
             return
         self._count(2)
-        if self._size is None:
-            self._size = self.scan()
-        self._size += len(header) + len(payload)
-        if self._size > self.limit:
+        self._grew(len(header) + len(payload))
+
+    def _grew(self, nbytes: int) -> None:
+        """Count ``nbytes`` written and evict past the bound. A process's first count starts
+        a scan of the folder on a thread of its own (20 000 entries take 0.6 s, which a
+        stream's first audio need not wait for); bytes written meanwhile are added to what
+        it finds (an entry it saw as well is counted twice: eviction comes that much early)."""
+        if self._size_pid != os.getpid():  # forked: the lock and the scan were the parent's
+            self._size, self._pending, self._scan = None, 0, None
+            self._size_lock, self._size_pid = threading.Lock(), os.getpid()
+        with self._size_lock:
+            if self._size is None:
+                self._pending += nbytes
+                if self._scan is None:
+                    self._scan = threading.Thread(target=self._scanned, daemon=True,
+                                                  name="note cache scan")
+                    self._scan.start()
+                return
+            self._size += nbytes
+            over = self._size > self.limit
+        if over:
             self.evict()
+
+    def _scanned(self) -> None:
+        size = self.scan()
+        with self._size_lock:
+            self._size, self._pending = size + self._pending, 0
+            over = self._size > self.limit
+        if over:
+            self.evict()
+
+    def settle(self) -> None:
+        """Wait for this process's first scan, if one runs (then the bound holds)."""
+        scan = self._scan
+        if scan is not None and self._size_pid == os.getpid():
+            scan.join()
 
     def _free(self) -> int:
         """Free bytes on the cache's disk (its folder's, or the nearest that exists)."""
@@ -340,7 +376,8 @@ class NoteStore:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                 size -= nbytes
-        self._size = size
+        with self._size_lock:
+            self._size = size
         return size
 
     def _entries(self):

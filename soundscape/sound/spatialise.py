@@ -31,7 +31,7 @@ import scipy.fft
 
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.notes import ByteLru, DryNotes, LruPart, event_variants
+from soundscape.sound.notes import ByteLru, DryNotes, EventVariants, LruPart, event_variants
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
@@ -298,7 +298,7 @@ class HeardNotes:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath,
                  spatialiser: Spatialiser, dry_notes: DryNotes, seed: int,
-                 cache: ByteLru | LruPart, variants: list[int] | None = None, *,
+                 cache: ByteLru | LruPart, variants: EventVariants | None = None, *,
                  dry: bool = True) -> None:
         self.performance = performance
         self.listener = listener

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -87,10 +88,37 @@ def test_the_bound_evicts_the_least_recently_used(tmp_path):
         store.put(name, note + i)
         os.utime(store._path(name), ns=(i * 10**9, i * 10**9))  # written in this order
     assert store.get(names[0]) is not None  # used now: the most recent
+    store.settle()  # the first put's scan of the folder is done
     store.put(names[4], note + 4)  # over the bound: down to 90 % of it, oldest first
     assert store.scan() <= 4 * entry
     kept = [store.get(name) is not None for name in names[:5]]
     assert kept == [True, False, False, True, True]
+
+
+def test_a_write_does_not_wait_for_the_scan_of_the_folder(tmp_path, monkeypatch):
+    """The first write of a process counts what the folder holds on a thread of its own (a
+    full cache: 0.6 s, before a stream's first audio); the bound holds once it is done."""
+    note = np.arange(25_000, dtype=np.float32)  # 100 kB
+    entry = note.nbytes + diskcache._HEADER.size
+    for i in range(3):  # an earlier render's entries
+        NoteStore(tmp_path, 10 * entry).put(NoteStore.name("old", i), note)
+    store = NoteStore(tmp_path, 4 * entry)
+    scanning, finish = threading.Event(), threading.Event()
+    scan = store.scan
+
+    def slow_scan():
+        scanning.set()
+        finish.wait()
+        return scan()
+
+    monkeypatch.setattr(store, "scan", slow_scan)
+    for i in range(3):  # 6 entries in all, over the bound of 4
+        store.put(store.name("new", i), note + i)
+    assert scanning.wait(60) and not finish.is_set()  # written while the scan waits
+    assert len(list(tmp_path.rglob("*.note"))) == 6
+    finish.set()
+    store.settle()
+    assert store.scan() <= 4 * entry  # evicted down to 90 % of the bound once counted
 
 
 def test_a_corrupt_or_foreign_file_is_a_miss_and_goes(tmp_path):
