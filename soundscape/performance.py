@@ -211,6 +211,7 @@ def _moved(items: tuple, kind: type, start: float, stop: float) -> tuple:
     return tuple(kind(item.time - start, *rest(item)) for item in items
                  if start <= item.time < stop)
 
+
 @dataclass(frozen=True, slots=True)
 class PieceInfo:
     """A piece as the performance uses it, with what it rests on.

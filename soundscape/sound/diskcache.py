@@ -316,10 +316,7 @@ class NoteStore:
         a scan of the folder on a thread of its own (20 000 entries take 0.6 s, which a
         stream's first audio need not wait for); bytes written meanwhile are added to what
         it finds (an entry it saw as well is counted twice: eviction comes that much early)."""
-        if self._size_pid != os.getpid():  # forked: the lock and the scan were the parent's
-            self._size, self._pending, self._scan = None, 0, None
-            self._size_lock, self._size_pid = threading.Lock(), os.getpid()
-        with self._size_lock:
+        with self._counting():
             if self._size is None:
                 self._pending += nbytes
                 if self._scan is None:
@@ -332,9 +329,17 @@ class NoteStore:
         if over:
             self.evict()
 
+    def _counting(self) -> threading.Lock:
+        """The lock of this process's count (a forked helper counts anew: the parent's lock
+        may have been held when it forked, and its scan is not the helper's)."""
+        if self._size_pid != os.getpid():
+            self._size, self._pending, self._scan = None, 0, None
+            self._size_lock, self._size_pid = threading.Lock(), os.getpid()
+        return self._size_lock
+
     def _scanned(self) -> None:
         size = self.scan()
-        with self._size_lock:
+        with self._counting():
             self._size, self._pending = size + self._pending, 0
             over = self._size > self.limit
         if over:
@@ -376,7 +381,7 @@ class NoteStore:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
                 size -= nbytes
-        with self._size_lock:
+        with self._counting():
             self._size = size
         return size
 
