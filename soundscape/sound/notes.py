@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import math
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
@@ -374,9 +375,10 @@ class EventVariants:
     of another cue (a step made longer, an event more) or a cut at the rite's sections leaves
     it as it was, so the notes it picks are still those kept on disk (``diskcache``).
 
-    Worked out in the events' order as far as asked (under a lock: the buses' threads ask),
-    so a render started at a cue waits for its first events' variants only (s32 from 貍首:
-    11 541 events, 0.25 s of CPU before the first sound)."""
+    Worked out in the events' order as far as asked (under a lock: the buses' threads ask;
+    a forked helper takes a lock of its own), so a render started at a cue waits for its
+    first events' variants only (s32 from 貍首: 11 541 events, 0.25 s of CPU before the
+    first sound)."""
 
     def __init__(self, performance, notes: DryNotes, seed: int) -> None:
         self._events, self._sources = performance.events, performance.sources
@@ -384,11 +386,13 @@ class EventVariants:
         self._out: list[int] = []
         self._seen: dict[tuple, int] = {}
         self._counts: dict[str, int] = {}
-        self._lock = threading.Lock()
+        self._lock, self._pid = threading.Lock(), os.getpid()
 
     def __getitem__(self, index: int) -> int:
         if index < 0:
             raise IndexError(f"event {index}: variants are asked by an event's index, >= 0")
+        if self._pid != os.getpid():  # forked: the parent's lock may have been held then
+            self._lock, self._pid = threading.Lock(), os.getpid()
         with self._lock:
             while len(self._out) <= index:
                 self._out.append(self._variant(self._events[len(self._out)]))

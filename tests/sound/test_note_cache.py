@@ -117,3 +117,32 @@ def test_a_notes_last_loud_sample_is_found_however_far_back_it_lies():
         note = np.r_[np.linspace(1.0, -0.5, 500), np.full(quiet, 0.9 * _TAIL_FLOOR)]
         note[200] = -2.0  # the peak
         assert np.array_equal(_trim_tail(note), note[:500])
+
+
+def test_event_variants_are_worked_out_as_asked_and_the_same_in_any_order():
+    """Asked first for a late event (as a render started at a cue is not, and a forked
+    helper may be), the variants are those of one pass in the events' order; nothing past
+    the index asked is worked out; a fork takes a lock of its own."""
+    import os
+
+    from soundscape.performance import Event, Performance, Source
+    from soundscape.sound.notes import DryNotes, SynthVoice, event_variants
+
+    sources = {"d": Source("d", "jiangu", "建鼓", "drum", "east", (5.0, 10.0, 1.5))}
+    events = [Event(0.5 * i, 0.2, "d", None, 0.5 + 0.05 * (i % 3), "strike", "c")
+              for i in range(40)]
+    performance = Performance.build(events, [], sources)
+    notes = DryNotes(SynthVoice(), 24000, 3, ByteLru(0))
+    in_order = event_variants(performance, notes, 3)
+    expected = [in_order[i] for i in range(40)]
+    late_first = event_variants(performance, notes, 3)
+    assert late_first[25] == expected[25] and len(late_first._out) == 26
+    assert [late_first[i] for i in range(40)] == expected
+    assert len(set(expected)) > 1  # they differ: the test can tell a wrong order
+    late_first._pid = os.getpid() + 1  # as a forked child sees it
+    held = late_first._lock
+    held.acquire()  # the parent's lock, held when it forked
+    try:
+        assert late_first[39] == expected[39] and late_first._lock is not held
+    finally:
+        held.release()
