@@ -1,6 +1,7 @@
 """Time to first audio and speed of ``soundscape play``, with where the time goes.
 
-Run: ``.venv/bin/python bench/bench_play.py [--from s18] [--at luming] [--seconds 60]``;
+Run: ``.venv/bin/python bench/bench_play.py [--from s18] [--at luming] [--seconds 60]``
+(``--from rite``: the whole rite, from ``--at`` to its end);
 ``--code DIR`` runs the command of another checkout (the code before a change: the same
 machine, runs interleaved with this one's), ``--no-breakdown`` only the command.
 
@@ -31,6 +32,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: ``--from`` for the whole rite (no cut: ``play --at CUE`` alone)
+WHOLE = "rite"
 
 
 class _Clock:
@@ -56,31 +59,35 @@ def breakdown(section: str, at: str | None, jobs: int) -> None:
     from soundscape.sound.panning import make_panner
     from soundscape.sound.stream import cue_time
     clock.lap("imports")
-    performance = perform_from_file(None, from_section=section, to_section=section)
+    part = None if section == WHOLE else section
+    performance = perform_from_file(None, from_section=part, to_section=part)
     clock.lap(f"sequencing {section} (perform_from_file, cold)")
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, render.frozen() as keep:  # as play does
         cached_performance("bench", lambda: performance, folder=Path(folder))
         clock.lap("storing it in the cache (pickle)")
         performance, found = cached_performance("bench", lambda: None, folder=Path(folder))
         assert found
+        keep()
         clock.lap("the Performance from the cache")
-    site = load_site()
-    surroundings = surroundings_for(site, "bare")
-    panner = make_panner("stereo", speed_of_sound=surroundings.air.speed_of_sound)
-    seat = site.listener("gong_wei")
-    listener = Listener(seat.position, seat.facing)
-    begin = cue_time(performance, at) if at else 0.0
-    part = performance.between(begin, float("inf")) if begin else performance
-    clock.lap("site, court, panner, the cut")
-    voice = render.SynthVoice(surroundings.reference_db)
-    voice.bind(part, 0)
-    clock.lap("voice.bind (sung lines; done again below)")
-    blocks = render.render_blocks(part, listener=listener, panner=panner, sample_rate=48000,
-                                  seed=0, voice=voice, surroundings=surroundings,
-                                  block_frames=4800, workers=jobs)
-    next(blocks)
-    clock.lap(f"first 0.1 s block (bind, buses, notes up to the guard; jobs {jobs})")
-    blocks.close()
+        site = load_site()
+        surroundings = surroundings_for(site, "bare")
+        panner = make_panner("stereo", speed_of_sound=surroundings.air.speed_of_sound)
+        seat = site.listener("gong_wei")
+        listener = Listener(seat.position, seat.facing)
+        begin = cue_time(performance, at) if at else 0.0
+        part = performance.between(begin, float("inf")) if begin else performance
+        keep()
+        clock.lap("site, court, panner, the cut")
+        voice = render.SynthVoice(surroundings.reference_db)
+        voice.bind(part, 0)
+        clock.lap("voice.bind (sung lines; done again below)")
+        blocks = render.render_blocks(part, listener=listener, panner=panner,
+                                      sample_rate=48000, seed=0, voice=voice,
+                                      surroundings=surroundings, block_frames=4800,
+                                      workers=jobs)
+        next(blocks)
+        clock.lap(f"first 0.1 s block (bind, buses, notes up to the guard; jobs {jobs})")
+        blocks.close()
 
 
 def command(section: str, at: str | None, seconds: float, cache: Path, code: Path,
@@ -90,8 +97,9 @@ def command(section: str, at: str | None, seconds: float, cache: Path, code: Pat
     env.pop("SOUNDSCAPE_CACHE_DIR", None)
     if cold:
         env["SOUNDSCAPE_CACHE"] = "off"
-    args = [sys.executable, "-m", "soundscape", "play", "--from", section, "--to", section,
-            *(["--at", at] if at else []), "-o", "-"]
+    cut = [] if section == WHOLE else ["--from", section, "--to", section]
+    args = [sys.executable, "-m", "soundscape", "play", *cut, *(["--at", at] if at else []),
+            "-o", "-"]
     print(f"  $ {'SOUNDSCAPE_CACHE=off ' if cold else ''}soundscape " + " ".join(args[3:]))
     _read(args, env, 50, code)  # the first run sequences and caches (the Performance; more)
     first, done, got, err = _read(args, env, round(seconds * 48000) * 6, code)
@@ -130,7 +138,8 @@ def _read(args: list[str], env: dict, want: int, code: Path
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--from", dest="section", default="s18")
+    parser.add_argument("--from", dest="section", default="s18",
+                        help=f"a section, or {WHOLE!r}: the whole rite")
     parser.add_argument("--at", default="luming")
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--jobs", type=int, default=2)

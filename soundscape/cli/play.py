@@ -121,65 +121,68 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     panner = make_panner(parse_layout(layout), speed_of_sound=surroundings.air.speed_of_sound)
     sample_rate = int(rate)
     ready = time.perf_counter()
-    performance, cached = sequencing.perform_cached(cues, site=courtyard)
-    sequenced = time.perf_counter()
+    with render.frozen() as keep:  # what exists now is kept to the end: out of the GC's walks
+        performance, cached = sequencing.perform_cached(cues, site=courtyard)
+        sequenced = time.perf_counter()
+        keep()  # the rite read back (~40 000 objects, kept to the end): walked by none
 
-    at_time = cue_time(performance, at) if at is not None else 0.0
-    begin = at_time + offset
-    if begin >= performance.duration:
-        raise RenderError(f"start {begin:.1f} s (--at {at or '(start)'} at {at_time:.1f} s, "
-                          f"--start {offset:g} s) is past the end of the part played "
-                          f"({performance.duration:.1f} s); give an earlier --start or --at")
-    part = performance if begin == 0 else performance.between(begin, math.inf)
-    gain_db, source = _gain(gain_db, report, sequencing, layout=layout, rate=sample_rate,
-                            say=say)
-    say(f"play: from {_clock(begin)} of the part ({at or 'its start'}"
-        f"{f' + {offset:g} s' if offset else ''}), {_clock(part.duration)} to play; gain "
-        f"{gain_db:+.2f} dB ({source}); limiter "
-        f"{'off' if no_limiter else f'at {ceiling_dbtp:g} dBTP'}")
+        at_time = cue_time(performance, at) if at is not None else 0.0
+        begin = at_time + offset
+        if begin >= performance.duration:
+            raise RenderError(f"start {begin:.1f} s (--at {at or '(start)'} at {at_time:.1f} s, "
+                              f"--start {offset:g} s) is past the end of the part played "
+                              f"({performance.duration:.1f} s); give an earlier --start or --at")
+        part = performance if begin == 0 else performance.between(begin, math.inf)
+        keep()  # and its cut
+        gain_db, source = _gain(gain_db, report, sequencing, layout=layout, rate=sample_rate,
+                                say=say)
+        say(f"play: from {_clock(begin)} of the part ({at or 'its start'}"
+            f"{f' + {offset:g} s' if offset else ''}), {_clock(part.duration)} to play; gain "
+            f"{gain_db:+.2f} dB ({source}); limiter "
+            f"{'off' if no_limiter else f'at {ceiling_dbtp:g} dBTP'}")
 
-    limiter = None if no_limiter else TruePeakLimiter(ceiling_dbtp - 0.1, sample_rate,
-                                                      len(panner.channels))
-    store = from_env()  # the notes and the court's tails of earlier runs (same bytes)
-    blocks = render.render_blocks(
-        part, listener=listener, panner=panner, sample_rate=sample_rate, seed=sequencing.seed,
-        voice=render.SynthVoice(surroundings.reference_db, bells=bells),
-        surroundings=surroundings, block_frames=max(1, round(BLOCK_S * sample_rate)),
-        workers=jobs, store=store,
-        tail=stored_tail(surroundings, listener, panner, channels=len(panner.channels),
-                         sample_rate=sample_rate, seed=sequencing.seed, store=store))
-    markers = list(part.markers)
-    with _sink(sink_kind, out, channels=len(panner.channels), sample_rate=sample_rate,
-               bits=bits, mask=wav_channel_mask(panner), device=device) as sink:
-        waited = 0.0  # seconds spent writing (a sound card paces the render to real time)
-        first = None
-        samples_iter = played(blocks, gain_db=gain_db, limiter=limiter)
-        try:
-            for samples in samples_iter:
-                if first is None:
-                    first = time.perf_counter()
-                    how = {True: "from the cache", False: "sequenced, now cached",
-                           None: "--performance"}[cached]
-                    say(f"first audio after {first - began:.2f} s "
-                        f"({time.process_time() - began_cpu:.2f} s CPU here): site and court "
-                        f"{ready - began:.2f} s, performance {sequenced - ready:.2f} s "
-                        f"({how}), first block {first - sequenced:.2f} s")
-                wrote = time.perf_counter()
-                sink.write(samples)
-                waited += time.perf_counter() - wrote
-                while markers and markers[0].time * sample_rate < sink.frames:
-                    marker = markers.pop(0)
-                    say(f"  {_clock(marker.time + begin)}  {marker.text}")
-        except BrokenPipeError:  # the player stopped reading: done, quietly
-            samples_iter.close()
-            _quiet_stdout()
-            say("play: the player closed the stream")
-            return
-    seconds = sink.frames / sample_rate
-    busy = time.perf_counter() - began - waited
-    say(f"played {seconds:.1f} s in {busy:.1f} s of work ({seconds / max(busy, 1e-9):.1f}x "
-        f"real time); limiter "
-        f"{'off' if limiter is None else f'{limiter.gain_reduction_db:.1f} dB at most'}")
+        limiter = None if no_limiter else TruePeakLimiter(ceiling_dbtp - 0.1, sample_rate,
+                                                          len(panner.channels))
+        store = from_env()  # the notes and the court's tails of earlier runs (same bytes)
+        blocks = render.render_blocks(
+            part, listener=listener, panner=panner, sample_rate=sample_rate, seed=sequencing.seed,
+            voice=render.SynthVoice(surroundings.reference_db, bells=bells),
+            surroundings=surroundings, block_frames=max(1, round(BLOCK_S * sample_rate)),
+            workers=jobs, store=store,
+            tail=stored_tail(surroundings, listener, panner, channels=len(panner.channels),
+                             sample_rate=sample_rate, seed=sequencing.seed, store=store))
+        markers = list(part.markers)
+        with _sink(sink_kind, out, channels=len(panner.channels), sample_rate=sample_rate,
+                   bits=bits, mask=wav_channel_mask(panner), device=device) as sink:
+            waited = 0.0  # seconds spent writing (a sound card paces the render to real time)
+            first = None
+            samples_iter = played(blocks, gain_db=gain_db, limiter=limiter)
+            try:
+                for samples in samples_iter:
+                    if first is None:
+                        first = time.perf_counter()
+                        how = {True: "from the cache", False: "sequenced, now cached",
+                               None: "--performance"}[cached]
+                        say(f"first audio after {first - began:.2f} s "
+                            f"({time.process_time() - began_cpu:.2f} s CPU here): site and court "
+                            f"{ready - began:.2f} s, performance {sequenced - ready:.2f} s "
+                            f"({how}), first block {first - sequenced:.2f} s")
+                    wrote = time.perf_counter()
+                    sink.write(samples)
+                    waited += time.perf_counter() - wrote
+                    while markers and markers[0].time * sample_rate < sink.frames:
+                        marker = markers.pop(0)
+                        say(f"  {_clock(marker.time + begin)}  {marker.text}")
+            except BrokenPipeError:  # the player stopped reading: done, quietly
+                samples_iter.close()
+                _quiet_stdout()
+                say("play: the player closed the stream")
+                return
+        seconds = sink.frames / sample_rate
+        busy = time.perf_counter() - began - waited
+        say(f"played {seconds:.1f} s in {busy:.1f} s of work ({seconds / max(busy, 1e-9):.1f}x "
+            f"real time); limiter "
+            f"{'off' if limiter is None else f'{limiter.gain_reduction_db:.1f} dB at most'}")
 
 
 def _import_models() -> None:

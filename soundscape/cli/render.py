@@ -167,7 +167,7 @@ class _Aside:
     start, pass 1's last blocks and pass 2 leave one partly idle, and a niced process
     takes that time only (same bytes: the same function on the same data). The objects
     that exist at the fork are frozen out of the cyclic collector until the render ends
-    (as ``render._frozen`` does for its own forks), so the process does not copy the pages
+    (as ``render.frozen`` does for its own forks), so the process does not copy the pages
     the rite's objects share with this one. If the work fails there it is done again here,
     so that its error (the file system's, a bad value's) is raised as it would have been.
     """

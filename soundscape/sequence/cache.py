@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import gc
 import hashlib
 import io
 import os
@@ -193,10 +194,23 @@ def _load(path: Path, header: bytes) -> Performance | None:
     if not data.startswith(header):
         return None
     try:
-        found = pickle.loads(data[len(header):])
+        found = _loads(data[len(header):])
     except Exception:  # a truncated or foreign file: a miss, written anew
         return None
     return found if isinstance(found, Performance) else None
+
+
+def _loads(data: bytes) -> object:
+    """``pickle.loads`` with the cyclic collector paused: each collection the ~40 000 new
+    objects of a rite set off would walk every one of them made so far (a whole rite read
+    back in 0.11 s instead of 0.17 s)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _prune(folder: Path) -> None:

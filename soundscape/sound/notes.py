@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from soundscape.sound.sung import SungLines
 
 __all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "EventVariants", "LruPart",
-           "SynthVoice", "Voice", "event_variants", "note_key", "stable_ints"]
+           "StrokePlaces", "SynthVoice", "Voice", "event_variants", "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -84,7 +84,7 @@ class SynthVoice:
         self._instruments: dict[str, object] = {}
         self._by_performer_cache: dict[str, bool] = {}
         self.lines: SungLines | None = None  # the performance's sung lines (``bind``)
-        self.places: dict[tuple[str, float], tuple[float, ...]] = {}  # strokes' points
+        self.places: StrokePlaces | dict = {}  # where strokes land (``bind``)
         self.seed = 0
         self.store: NoteStore | None = None  # the disk cache of its sung lines (DryNotes)
         self._files: dict[str, str] = {}
@@ -103,38 +103,8 @@ class SynthVoice:
         bound.seed = seed
         bound._instrument_of = {id_: s.instrument for id_, s in performance.sources.items()}
         bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
-        bound.places = self._places(performance, seed)
+        bound.places = StrokePlaces(bound, performance, seed)
         return bound
-
-    def _places(self, performance, seed: int) -> dict[tuple[str, float], tuple[float, ...]]:
-        """Where each stroke of a drum that places its strokes lands, by (source, onset):
-        the drum's strokes in order along its own seeded sequence (``strike_places``), so
-        neighbouring strokes differ. Only for instruments whose every event is its own
-        rendering (the point is then the event's, not a cached note's)."""
-        from soundscape.music.instruments import EACH as EACH_WORD
-        from soundscape.sound import synth
-        from soundscape.sound.synth import model_module
-        from soundscape.sound.synth.membrane import stroke_course
-
-        placed = {}  # only the sources that sound (no instrument file read for the others)
-        for who in {event.source for event in performance.events}:
-            instrument = self._instrument(performance.sources[who].instrument)
-            placed[who] = (instrument.renderings == EACH_WORD
-                           and synth.takes_place(model_module(instrument.model)))
-        onsets: dict[str, list[float]] = {}
-        for event in performance.events:
-            if placed[event.source]:
-                onsets.setdefault(event.source, []).append(event.time)
-        out = {}
-        for who, times in onsets.items():
-            words = tuple(stable_ints(seed, "places", who))
-            times = sorted(times)
-            scatter = synth.params_of(self._instrument(performance.sources[who].instrument)
-                                      ).get("scatter", {})
-            course = stroke_course(np.array(times), words, scatter.get("drift_s", 600.0))
-            for time, place in zip(times, course, strict=True):
-                out[(who, time)] = tuple(float(value) for value in place)
-        return out
 
     def _sings_lines(self, source: Source) -> bool:
         return self._instrument(source.instrument).model == "voice"
@@ -293,6 +263,49 @@ class SynthVoice:
             self._by_performer_cache[instrument_id] = (
                 "performer" in inspect.signature(module.render).parameters)
         return self._by_performer_cache[instrument_id]
+
+
+class StrokePlaces:
+    """Where each stroke of a drum that places its strokes lands, by (source, onset): the
+    drum's strokes in order along its own seeded sequence (``membrane.stroke_course``), so
+    neighbouring strokes differ. Only for instruments whose every event is its own
+    rendering (the point is then the event's, not a cached note's). A source's are worked
+    out when one of them is first asked, from all its onsets in the performance, so they
+    are the same whichever is asked first; a stream does not read every instrument of the
+    rite before its first block (0.05 s of the whole rite's first audio from 鹿鳴)."""
+
+    def __init__(self, voice: SynthVoice, performance, seed: int) -> None:
+        self._voice, self._sources, self._seed = voice, performance.sources, seed
+        self._onsets: dict[str, list[float]] = {}
+        for event in performance.events:
+            self._onsets.setdefault(event.source, []).append(event.time)
+        self._made: dict[str, dict[float, tuple[float, ...]]] = {}
+
+    def get(self, key: tuple[str, float]) -> tuple[float, ...] | None:
+        """The point (u, v, count, wander) of the stroke ``key`` = (source, onset), or None
+        (not a placed stroke)."""
+        who, time = key
+        made = self._made.get(who)
+        if made is None:  # made whole, then kept: a thread never sees half a source's
+            made = self._made[who] = self._course(who) if who in self._onsets else {}
+        return made.get(time)
+
+    def _course(self, who: str) -> dict[float, tuple[float, ...]]:
+        from soundscape.music.instruments import EACH as EACH_WORD
+        from soundscape.sound import synth
+        from soundscape.sound.synth import model_module
+        from soundscape.sound.synth.membrane import stroke_course
+
+        instrument = self._voice._instrument(self._sources[who].instrument)
+        if not (instrument.renderings == EACH_WORD
+                and synth.takes_place(model_module(instrument.model))):
+            return {}
+        times = sorted(self._onsets[who])
+        scatter = synth.params_of(instrument).get("scatter", {})
+        course = stroke_course(np.array(times), tuple(stable_ints(self._seed, "places", who)),
+                               scatter.get("drift_s", 600.0))
+        return {time: tuple(float(value) for value in place)
+                for time, place in zip(times, course, strict=True)}
 
 
 def _files_named(params) -> list[str]:

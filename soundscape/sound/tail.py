@@ -139,6 +139,7 @@ class Tail:
         self._routes: dict[tuple, tuple] = {}
         #: each zone's (and ear's) sends per column, one stream per bus rate
         self._streams: dict[tuple, dict[int, _Stream]] = {}
+        self._firs: dict[int, np.ndarray | None] = {}  # by ``down`` (``decimator``)
         self._flushed = 0  # tail-rate frame up to which the sends are brought down
         self.output_rate = sample_rate
         self._energy: dict[tuple, float] = {}
@@ -229,7 +230,8 @@ class Tail:
         streams = self._streams.setdefault(((zone, ear), column), {})
         stream = streams.get(rate)
         if stream is None:
-            stream = streams[rate] = _Stream(self.factor // self._ratio(rate), self.factor)
+            down = self.factor // self._ratio(rate)
+            stream = streams[rate] = _Stream(down, self.factor, self._fir(down))
         stream.add(round((time + delay) * rate), mono, gain)
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
@@ -242,6 +244,18 @@ class Tail:
         dry = note[3]
         assert dry is not None, "a heard note for the tail carries its dry note (dry=True)"
         self.send(rate, time, dry, point, column)
+
+    def decimator(self, down: int) -> np.ndarray:
+        """The taps of the FIR that brings a bus ``down`` times the tail's rate down to it
+        (``_decimator``: fitted by least squares, 0.08 s for a 48 kHz render's two)."""
+        return _decimator(down, self.factor)[0]
+
+    def _fir(self, down: int) -> np.ndarray | None:
+        if self.factor == 1:
+            return None
+        if down not in self._firs:
+            self._firs[down] = self.decimator(down)
+        return self._firs[down]
 
     def _ratio(self, rate: int) -> int:
         if (self.factor * rate) % self.output_rate:
@@ -335,10 +349,10 @@ class _Stream:
     and silence costs nothing. It is read ``lead`` bus frames ahead, so that the whole
     low-pass comes out on time."""
 
-    def __init__(self, down: int, factor: int) -> None:
+    def __init__(self, down: int, factor: int, fir: np.ndarray | None = None) -> None:
         self.down = down
         self.filtered = factor > 1  # an 8 kHz render's tail runs at its buses' rate
-        self.lead = _decimator(down, factor)[2] if self.filtered else 0
+        self.lead = _lead(down, factor) if self.filtered else 0
         self.reach = _ORDER if self.filtered else 0
         self.block = _BLOCK // down  # tail frames per block
         #: the sends' sum in blocks of ``block`` tail frames (block i: bus frames
@@ -348,7 +362,12 @@ class _Stream:
         #: tail-rate frames [first, last) the sends' filtered sound reaches
         self.spans: list[tuple[int, int]] = []
         self.end = 0  # tail-rate frame after the last send's last sample (and ``_RING``)
-        self._phases = _reversed_phases(down, factor) if self.filtered else ()
+        if not self.filtered:
+            self._phases: tuple[np.ndarray, ...] = ()
+        elif fir is None:
+            self._phases = _reversed_phases(down, factor)
+        else:  # the decimator's taps, as ``_decimator`` makes them (read back: ``tailstore``)
+            self._phases = _phases_of(fir, down)
 
     def add(self, onset: int, mono: np.ndarray, gain: float) -> None:
         """Add ``mono`` times ``gain`` from bus frame ``onset``."""
@@ -476,16 +495,24 @@ def _decimator(down: int, factor: int) -> tuple[np.ndarray, np.ndarray, int]:
     quarter period late at 1 kHz, 3 dB off in the court's EDT window at the gate), to the
     nearest sample of the output-rate bus, then of this one."""
     fir, poles = _polyphase(factor)
+    if down == factor:
+        return fir, poles, _lead(down, factor)
+    if down == 1:  # already at the tail's rate: the poles undone, on time
+        return np.real(np.poly(_tail_poles(factor))), poles, 0
+    own, lead = _lead(down, factor), _lead(factor, factor)
+    # the fit is late by what the rounding takes off: every bus's sends come down on time
+    return _fitted(down, factor, own / down - lead / factor), poles, own
+
+
+@functools.lru_cache(maxsize=16)
+def _lead(down: int, factor: int) -> int:
+    """``_decimator``'s lead in bus samples (without its fit)."""
+    if down == 1:
+        return 0
     rate = 2.0 * factor  # in units of the tail's Nyquist frequency, where 1 kHz is 1/4 of 8 kHz
     _, delay = signal.group_delay(signal.sos2tf(_elliptic(factor)), w=[0.25], fs=rate)
     lead = round(float(delay[0]))  # at the output's rate
-    if down == factor:
-        return fir, poles, lead
-    if down == 1:  # already at the tail's rate: the poles undone, on time
-        return np.real(np.poly(_tail_poles(factor))), poles, 0
-    own = round(lead * down / factor)
-    # the fit is late by what the rounding takes off: every bus's sends come down on time
-    return _fitted(down, factor, own / down - lead / factor), poles, own
+    return lead if down == factor else round(lead * down / factor)
 
 
 #: The grid ``_fitted`` fits on: points per tail Nyquist frequency, and the weights of the
@@ -546,5 +573,8 @@ def _polyphase(factor: int) -> tuple[np.ndarray, np.ndarray]:
 def _reversed_phases(down: int, factor: int) -> tuple[np.ndarray, ...]:
     """``_decimator``'s taps by phase (j, j + down, …), each reversed (what ``np.correlate``
     slides)."""
-    fir = _decimator(down, factor)[0]
+    return _phases_of(_decimator(down, factor)[0], down)
+
+
+def _phases_of(fir: np.ndarray, down: int) -> tuple[np.ndarray, ...]:
     return tuple(fir[j::down][::-1].copy() for j in range(down))

@@ -351,6 +351,33 @@ def test_a_drums_course_takes_turns_of_hands_and_wanders_slowly():
     assert not np.allclose(wander, stroke_course(times, (1, 2, 3, 5), 600.0)[:, 3])
 
 
+def test_a_bound_voice_places_each_drums_strokes_along_its_course_whatever_is_asked_first():
+    """``SynthVoice.bind``'s stroke places: each placed drum's strokes, in onset order, are
+    its ``stroke_course`` (seeded by the seed and the drum); asked in any order, the same;
+    worked out per drum when first asked, so binding reads no instrument it does not need
+    (the sung lines read the voice's file, nothing else)."""
+    from soundscape.sequence.planner import perform_from_file
+    from soundscape.sound.notes import stable_ints
+    from soundscape.sound.synth.membrane import stroke_course
+
+    part = perform_from_file(from_section="s32", to_section="s32").between(0.0, 300.0)
+    bound = SynthVoice().bind(part, 5)
+    assert set(bound._instruments) <= {"voice"}
+    keys = [(e.source, e.time) for e in part.events]
+    forward = [bound.places.get(key) for key in keys]
+    again = SynthVoice().bind(part, 5)
+    backward = [again.places.get(key) for key in reversed(keys)][::-1]
+    assert forward == backward
+    drums = {key[0] for key, place in zip(keys, forward, strict=True) if place is not None}
+    assert {part.sources[drum].instrument for drum in drums} == {"jiangu"}  # 建鼓 of 貍首
+    for drum in drums:
+        times = sorted(e.time for e in part.events if e.source == drum)
+        params = params_of(load_instrument(part.sources[drum].instrument))
+        course = stroke_course(np.array(times), tuple(stable_ints(5, "places", drum)),
+                               params.get("scatter", {}).get("drift_s", 600.0))
+        assert [bound.places.get((drum, t)) for t in times] == [tuple(row) for row in course]
+
+
 def test_the_heads_wander_moves_its_pitch_by_drift_cents():
     """A stroke at wander w rings its (0,1) mode ``drift_cents`` × w cents off the drum's
     own pitch (20 cents at w = 1, −40 at w = −2)."""
