@@ -525,38 +525,3 @@ def test_a_tail_kept_for_another_listener_panner_or_seed_is_not_read(tmp_path):
              tail(seed=1).entry(zone, NORTH)}
     assert len(names) == 5
     assert tail().entry(zone, NORTH) in names  # and the same inputs, the same name
-
-
-def test_the_tails_decimators_are_kept_on_disk_bit_for_bit(tmp_path, monkeypatch):
-    """The FIRs that bring a 48 kHz render's slower buses down to the tail (fitted by least
-    squares: 0.08 s before a stream's first block) are kept by the first stream and read
-    back by the next without fitting them again: the float64 taps ``_decimator`` makes."""
-    from soundscape.site.courtyard import load_site
-    from soundscape.sound import tail as tail_module
-    from soundscape.sound.buses import Upsampler
-    from soundscape.sound.court import load_court
-    from soundscape.sound.diskcache import NoteStore
-    from soundscape.sound.tailstore import StoredTail
-
-    surroundings = Surroundings(court=load_court(load_site(), "bare"))
-    store = NoteStore(tmp_path, 1 << 30)
-    panner = make_panner("stereo", speed_of_sound=surroundings.air.speed_of_sound)
-
-    def stored():
-        return StoredTail(surroundings.court, NORTH, panner, 2, FS, surroundings.air, 0,
-                          (FS, FS // 2, FS // 3, FS // 4), upsampler=Upsampler, store=store)
-
-    factor = stored().factor
-    downs = [factor * rate // FS for rate in (FS // 2, FS // 3)]  # the 24 and 16 kHz buses
-    assert all(1 < down < factor for down in downs)  # fitted ones
-    fresh = {down: tail_module._decimator(down, factor)[0] for down in downs}
-    made = {down: stored().decimator(down) for down in downs}
-    monkeypatch.setattr(tail_module, "_fitted", lambda *args: pytest.fail("fitted again"))
-    tail_module._decimator.cache_clear()
-    try:
-        read = {down: stored().decimator(down) for down in downs}
-    finally:
-        tail_module._decimator.cache_clear()
-    for down in downs:
-        assert made[down].tobytes() == fresh[down].tobytes()
-        assert read[down].dtype == np.float64 and read[down].tobytes() == fresh[down].tobytes()

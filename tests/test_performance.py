@@ -74,6 +74,24 @@ def test_between_shifts_and_keeps_only_the_window():
     assert part.info.offset == 1.5
 
 
+def test_events_pickled_come_back_whole_and_a_cut_moves_them_as_made_anew():
+    import pickle
+    from dataclasses import fields, replace
+
+    perf = _perf()
+    again = pickle.loads(pickle.dumps(perf))
+    assert again == perf
+    for read, made in zip(again.events, perf.events, strict=True):
+        assert type(read) is Event
+        assert [getattr(read, f.name) for f in fields(Event)] == \
+            [getattr(made, f.name) for f in fields(Event)]
+        assert hash(read) == hash(made)
+    part = perf.between(0.25, 10.0)
+    assert part.events == tuple(replace(e, time=e.time - 0.25) for e in perf.events)
+    with pytest.raises(AttributeError):  # still frozen
+        part.events[0].time = 0.0  # type: ignore[misc]
+
+
 def test_source_moves_over_time():
     bell = _sources()["bell"]
     assert bell.position_at(10.0) == (10.0, -5.0, 1.5)

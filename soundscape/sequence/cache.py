@@ -166,8 +166,8 @@ class _Pickler(pickle.Pickler):
 
     def reducer_override(self, obj):
         cls = type(obj)
-        if cls not in self._fields:
-            self._fields[cls] = _init_fields(cls)
+        if cls not in self._fields:  # a class with a reduction of its own keeps it (an Event)
+            self._fields[cls] = None if "__reduce__" in cls.__dict__ else _init_fields(cls)
         names = self._fields[cls]
         if names is None:
             return NotImplemented

@@ -33,6 +33,8 @@ from scipy import signal
 from scipy.linalg import blas
 
 from soundscape.errors import RenderError
+from soundscape.fileio import read_toml
+from soundscape.resources import data_dir
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.court import BANDS, Court, stable_seed, tail
 from soundscape.sound.lines import Lines, first_chunks, impulse_filter
@@ -40,7 +42,8 @@ from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Air
 from soundscape.sound.spatialise import GUARD
 
-__all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights"]
+__all__ = ["WALK_CELL_M", "WALK_TURN_DEG", "Tail", "diffuse_weights", "kept_decimators_text",
+           "tail_factor"]
 
 #: Directions averaged for a layout's diffuse-field weights (``diffuse_weights``).
 _DIRECTIONS = 512
@@ -111,9 +114,7 @@ class Tail:
     def __init__(self, court: Court, listener: Listener | ListenerPath, panner: Panner,
                  channels: int, sample_rate: int, air: Air, seed: int,
                  rates: tuple[int, ...] = (), *, upsampler) -> None:
-        # the tail's rate: a whole fraction of every bus's, near tail_rate_hz
-        step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
-        factor = max(step, round(sample_rate / court.model.tail_rate_hz / step) * step)
+        factor = tail_factor(sample_rate, rates, court.model.tail_rate_hz)
         if sample_rate % factor:
             raise RenderError(f"a {sample_rate} Hz render has no tail rate near "
                               f"{court.model.tail_rate_hz} Hz that its buses divide")
@@ -139,7 +140,6 @@ class Tail:
         self._routes: dict[tuple, tuple] = {}
         #: each zone's (and ear's) sends per column, one stream per bus rate
         self._streams: dict[tuple, dict[int, _Stream]] = {}
-        self._firs: dict[int, np.ndarray | None] = {}  # by ``down`` (``decimator``)
         self._flushed = 0  # tail-rate frame up to which the sends are brought down
         self.output_rate = sample_rate
         self._energy: dict[tuple, float] = {}
@@ -230,8 +230,7 @@ class Tail:
         streams = self._streams.setdefault(((zone, ear), column), {})
         stream = streams.get(rate)
         if stream is None:
-            down = self.factor // self._ratio(rate)
-            stream = streams[rate] = _Stream(down, self.factor, self._fir(down))
+            stream = streams[rate] = _Stream(self.factor // self._ratio(rate), self.factor)
         stream.add(round((time + delay) * rate), mono, gain)
 
     def send_heard(self, rate: int, time: float, note, point, column: int) -> None:
@@ -244,18 +243,6 @@ class Tail:
         dry = note[3]
         assert dry is not None, "a heard note for the tail carries its dry note (dry=True)"
         self.send(rate, time, dry, point, column)
-
-    def decimator(self, down: int) -> np.ndarray:
-        """The taps of the FIR that brings a bus ``down`` times the tail's rate down to it
-        (``_decimator``: fitted by least squares, 0.08 s for a 48 kHz render's two)."""
-        return _decimator(down, self.factor)[0]
-
-    def _fir(self, down: int) -> np.ndarray | None:
-        if self.factor == 1:
-            return None
-        if down not in self._firs:
-            self._firs[down] = self.decimator(down)
-        return self._firs[down]
 
     def _ratio(self, rate: int) -> int:
         if (self.factor * rate) % self.output_rate:
@@ -349,7 +336,7 @@ class _Stream:
     and silence costs nothing. It is read ``lead`` bus frames ahead, so that the whole
     low-pass comes out on time."""
 
-    def __init__(self, down: int, factor: int, fir: np.ndarray | None = None) -> None:
+    def __init__(self, down: int, factor: int) -> None:
         self.down = down
         self.filtered = factor > 1  # an 8 kHz render's tail runs at its buses' rate
         self.lead = _lead(down, factor) if self.filtered else 0
@@ -362,12 +349,7 @@ class _Stream:
         #: tail-rate frames [first, last) the sends' filtered sound reaches
         self.spans: list[tuple[int, int]] = []
         self.end = 0  # tail-rate frame after the last send's last sample (and ``_RING``)
-        if not self.filtered:
-            self._phases: tuple[np.ndarray, ...] = ()
-        elif fir is None:
-            self._phases = _reversed_phases(down, factor)
-        else:  # the decimator's taps, as ``_decimator`` makes them (read back: ``tailstore``)
-            self._phases = _phases_of(fir, down)
+        self._phases = _reversed_phases(down, factor) if self.filtered else ()
 
     def add(self, onset: int, mono: np.ndarray, gain: float) -> None:
         """Add ``mono`` times ``gain`` from bus frame ``onset``."""
@@ -501,7 +483,9 @@ def _decimator(down: int, factor: int) -> tuple[np.ndarray, np.ndarray, int]:
         return np.real(np.poly(_tail_poles(factor))), poles, 0
     own, lead = _lead(down, factor), _lead(factor, factor)
     # the fit is late by what the rounding takes off: every bus's sends come down on time
-    return _fitted(down, factor, own / down - lead / factor), poles, own
+    kept = _kept_decimators().get((down, factor))
+    return (_fitted(down, factor, own / down - lead / factor) if kept is None else kept,
+            poles, own)
 
 
 @functools.lru_cache(maxsize=16)
@@ -545,6 +529,62 @@ def _fitted(down: int, factor: int, late: float) -> np.ndarray:
     return taps
 
 
+#: ``_fitted``'s taps for the buses of the bundled instruments at 44.1, 48 and 96 kHz
+_KEPT_FILE = "decimators.toml"
+
+
+@functools.cache
+def _kept_decimators() -> dict[tuple[int, int], np.ndarray]:
+    """``data/decimators.toml``: ``_fitted``'s taps by (down, factor), fitted once
+    (``python -m soundscape.sound.tail`` writes the file anew). Kept rather than fitted at
+    every start (least squares over 12 000-32 000 equations: 0.05-0.1 s before the first
+    audio), and the same taps on every machine (another LAPACK may round a fit's last bits
+    otherwise). A float is written as the shortest text that reads back to it, so the taps
+    read back bit for bit; the tests fit them anew and compare."""
+    raw = read_toml(data_dir() / _KEPT_FILE, RenderError)
+    return {(int(fir["down"]), int(fir["factor"])): np.array(fir["taps"], dtype=float)
+            for fir in raw["fir"]}
+
+
+def kept_decimators_text() -> str:
+    """``data/decimators.toml`` anew: the fit of every (down, factor) that the bundled
+    instruments' buses and the court's tail rate give at 44.1, 48 and 96 kHz."""
+    from threadpoolctl import threadpool_limits
+
+    from soundscape.music.instruments import list_instruments, load_instrument
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.court import load_court
+    from soundscape.sound.synth import made_at
+
+    lines = ["# The court tail's decimators (soundscape/sound/tail.py, _fitted): the taps of the",
+             "# FIR that brings a bus `down` times the tail's rate down to it, for a tail",
+             "# `factor` times under the output's rate; fitted once and kept bit for bit.",
+             "# Written by",
+             "#   python -m soundscape.sound.tail > soundscape/data/decimators.toml", ""]
+    instruments = [load_instrument(id_) for id_ in list_instruments()]
+    for sample_rate in (44100, 48000, 96000):
+        rates = tuple(sorted({made_at(i, sample_rate) for i in instruments} | {sample_rate}))
+        factor = tail_factor(sample_rate, rates, load_court(load_site()).model.tail_rate_hz)
+        for down in sorted({factor * rate // sample_rate for rate in rates}):
+            if down in (1, factor):  # not fitted (``_decimator``)
+                continue
+            own, lead = _lead(down, factor), _lead(factor, factor)
+            with threadpool_limits(1):  # as a render fits (one BLAS thread): the same bits
+                taps = _fitted(down, factor, own / down - lead / factor)
+            bus = sample_rate * down // factor
+            lines += [f"[[fir]]  # {sample_rate} Hz output, a {bus} Hz bus",
+                      f"down = {down}", f"factor = {factor}",
+                      "taps = [", *(f"  {float(tap)!r}," for tap in taps), "]", ""]
+    return "\n".join(lines)
+
+
+def tail_factor(sample_rate: int, rates: tuple[int, ...], tail_rate_hz: int) -> int:
+    """The tail's rate as a fraction of ``sample_rate``: a whole fraction of every bus's
+    (``rates``), near ``tail_rate_hz``."""
+    step = math.lcm(*(sample_rate // rate for rate in rates)) if rates else 1
+    return max(step, round(sample_rate / tail_rate_hz / step) * step)
+
+
 def _tail_poles(factor: int) -> np.ndarray:
     """The poles of ``_polyphase``'s sections at the tail's rate."""
     return np.concatenate([np.roots([1.0, a1, a2]) for *_, a1, a2 in _polyphase(factor)[1]])
@@ -573,8 +613,9 @@ def _polyphase(factor: int) -> tuple[np.ndarray, np.ndarray]:
 def _reversed_phases(down: int, factor: int) -> tuple[np.ndarray, ...]:
     """``_decimator``'s taps by phase (j, j + down, …), each reversed (what ``np.correlate``
     slides)."""
-    return _phases_of(_decimator(down, factor)[0], down)
-
-
-def _phases_of(fir: np.ndarray, down: int) -> tuple[np.ndarray, ...]:
+    fir = _decimator(down, factor)[0]
     return tuple(fir[j::down][::-1].copy() for j in range(down))
+
+
+if __name__ == "__main__":
+    print(kept_decimators_text())

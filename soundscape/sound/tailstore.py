@@ -10,10 +10,6 @@ so it is kept in the note store (``diskcache.NoteStore``) under a digest of all 
 those, and read back bit for bit: the response is stored as the float32 samples the
 tail's filter is made of (``Tail._filter`` turns it to float32), so a stored tail gives
 the filter, and the stream, the bytes of one made afresh.
-
-So are the FIRs that bring the slower buses' sends down to the tail's rate
-(``Tail.decimator``: a least-squares fit, 0.08 s for a 48 kHz render's two), kept bit for
-bit as float64 under the code of the tail and the bus's and tail's rates.
 """
 
 from __future__ import annotations
@@ -64,17 +60,6 @@ class StoredTail(Tail):
             self.store.put(name, np.concatenate([np.array([first, ir.shape[1]], np.float32),
                                                  ir.astype(np.float32).ravel()]))
         return first, ir
-
-    def decimator(self, down: int) -> np.ndarray:
-        """``Tail.decimator``'s taps, kept in ``store``: float64, stored bit for bit as
-        pairs of float32 words."""
-        name = self.store.name("decimator", code_version(ROOTS), down, self.factor)
-        kept = self.store.get(name)
-        if kept is not None and kept.size % 2 == 0:
-            return kept.view("<f8").astype(float)
-        taps = super().decimator(down)
-        self.store.put(name, np.ascontiguousarray(taps, dtype="<f8").view("<f4"))
-        return taps
 
     def entry(self, zone, ear: Listener) -> str:
         """The store's name of the zone's response at ``ear``: a digest of everything it is

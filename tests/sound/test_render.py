@@ -877,11 +877,11 @@ def _private_kib_copied_by_a_collection_in_a_fork() -> int:
 def test_objects_frozen_for_the_forks_are_not_copied_by_their_collections():
     """A full collection writes in every object it tracks: a fork's collection copied each
     page of the parent's objects it shared (the note helper and pass 1's keeper)."""
-    from soundscape.sound.render import _frozen
+    from soundscape.sound.render import frozen
 
     objects = [[i] for i in range(400_000)]  # ~40 MiB of tracked objects
     assert _private_kib_copied_by_a_collection_in_a_fork() > 20 << 10
-    with _frozen():
+    with frozen():
         assert _private_kib_copied_by_a_collection_in_a_fork() < 4 << 10
     del objects
 

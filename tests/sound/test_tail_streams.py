@@ -305,3 +305,25 @@ def test_a_take_within_the_guard_hears_every_send_and_looks_one_chunk_ahead():
     assert len(guards) > 2 * tail_module.TAIL_CHUNK * live.factor // block
     assert max(guards) <= (tail_module.TAIL_CHUNK + 200) * live.factor + lead
     assert min(guards) < lead + 200 * live.factor  # near a chunk's end: little ahead
+
+
+def test_the_kept_decimators_are_the_fits_of_today_and_the_taps_the_streams_run():
+    """``data/decimators.toml`` keeps ``_fitted``'s taps (least squares: 0.05-0.1 s of a
+    start) for every bus of the bundled instruments at 44.1, 48 and 96 kHz: the same
+    (down, factor)s the code gives now, each within rounding of a fit made now, and the
+    very taps ``_decimator`` hands the streams."""
+    import tomllib
+
+    kept = tail_module._kept_decimators()
+    fitted = tomllib.loads(tail_module.kept_decimators_text())["fir"]
+    assert {(fir["down"], fir["factor"]) for fir in fitted} == set(kept)
+    assert len(kept) >= 9
+    for fir in fitted:
+        key = (fir["down"], fir["factor"])
+        taps = np.array(fir["taps"])
+        assert kept[key].shape == taps.shape == (tail_module._ORDER * key[0] + 1,)
+        assert np.abs(kept[key] - taps).max() <= 1e-12 * np.abs(taps).max()
+        assert _decimator(*key)[0].tobytes() == kept[key].tobytes()
+    not_kept = (5, 10)  # another court's tail rate, another instrument's bus: fitted
+    assert not_kept not in kept
+    assert _decimator(*not_kept)[0].shape == (tail_module._ORDER * 5 + 1,)
