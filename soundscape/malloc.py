@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 
-__all__ = ["one_arena", "reuse_freed_memory"]
+__all__ = ["one_arena", "release_freed_memory", "reuse_freed_memory"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -30,9 +31,17 @@ def reuse_freed_memory() -> bool:
     bool
         Whether glibc accepted both settings (False off glibc).
     """
+    global _RELEASING
     mallopt = _mallopt()
-    return bool(mallopt and mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
-                and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+    raised = bool(mallopt and mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
+                  and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
+    if raised and not _RELEASING:  # what is kept is not handed to a fork
+        os.register_at_fork(before=release_freed_memory)
+        _RELEASING = True
+    return raised
+
+
+_RELEASING = False  # release_freed_memory runs before each fork
 
 
 _M_ARENA_MAX = -8
@@ -49,6 +58,22 @@ def one_arena() -> bool:
     Returns whether glibc accepted it (False off glibc)."""
     mallopt = _mallopt()
     return bool(mallopt and mallopt(_M_ARENA_MAX, 1))
+
+
+def release_freed_memory() -> bool:
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim(0)``).
+
+    Called before a fork: a free page the parent still holds is shared with the child, and
+    when the parent reuses it the page is copied, the child left the only owner of the old
+    one; a page given back is shared with no one. Returns whether glibc did (False off
+    glibc)."""
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return False
+    trim.argtypes = (ctypes.c_size_t,)
+    trim(0)
+    return True
 
 
 def _mallopt():
