@@ -62,10 +62,10 @@ _FINE = 256
 _SMOOTH_HZ = 100.0
 #: Fewest bins of a block of ``_Grid.summed`` (fewer: more coarse phases than it saves).
 _FEWEST = 64
-#: A note whose response is larger is filtered ``_ROWS_AT_ONCE`` rows at a time (the same
-#: bits: each row's inverse transform is its own): a 25 s note heard through 16 paths held
-#: its response, their product with the spectrum and the inverse transforms at once, 134 MB
-#: each.
+#: A note whose response would be larger is made ``_ROWS_AT_ONCE`` rows at a time, response
+#: and inverse transform (the same bits: each row's are its own): a 25 s note heard through
+#: 16 paths held its response, their product with the spectrum and the inverse transforms
+#: at once, 134 MB each.
 _AT_ONCE_BYTES = 16 << 20
 _ROWS_AT_ONCE = 4
 
@@ -100,23 +100,35 @@ class Spatialiser:
             For gain-only panners: per-path channel gains (output = signals @ mix);
             keeping k ≤ 3 paths instead of 16 channels keeps the cache small.
         """
-        start, last = self.arrivals(source_point, listener, struck_face)[1:]
+        arrivals, start, last = self.arrivals(source_point, listener, struck_face)
         length = len(mono) + math.ceil(last) - start + GUARD
         n_fft = fft_size(length)
+        count = self.channels if self._per_channel(arrivals) else len(arrivals)
+        if count * (n_fft // 2 + 1) * 8 > _AT_ONCE_BYTES:
+            return start, *self._a_few_rows_at_a_time(mono, source_point, listener, struck_face,
+                                                      n_fft, length, count)
         response, mix = self.response(source_point, listener, struck_face, n_fft)
         spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
         # frame-major (adds fast) straight from inverse transforms along the first axis: the
         # same bits as along the last and a transposed copy, a fifth less time; its first
         # ``length`` frames are contiguous (``keep`` makes them compact)
-        if response.nbytes <= _AT_ONCE_BYTES:
-            out = scipy.fft.irfft(response.T * spectrum[:, None], n_fft, axis=0)[:length]
-            return start, out, mix
-        out = np.empty((length, len(response)), np.float32)
-        for first in range(0, len(response), _ROWS_AT_ONCE):  # a long note: a few at a time
-            rows = slice(first, first + _ROWS_AT_ONCE)
-            out[:, rows] = scipy.fft.irfft(response[rows].T * spectrum[:, None], n_fft,
-                                           axis=0)[:length]
+        out = scipy.fft.irfft(response.T * spectrum[:, None], n_fft, axis=0)[:length]
         return start, out, mix
+
+    def _a_few_rows_at_a_time(self, mono: np.ndarray, source_point, listener: Listener,
+                              struck_face, n_fft: int, length: int, count: int
+                              ) -> tuple[np.ndarray, np.ndarray | None]:
+        """A long note's ``count`` rows made ``_ROWS_AT_ONCE`` at a time, response and
+        inverse transform: each row's are its own, so the bits are those of all at once."""
+        spectrum = scipy.fft.rfft(mono, n_fft)
+        out = np.empty((length, count), np.float32)
+        mix = None
+        for first in range(0, count, _ROWS_AT_ONCE):
+            rows = slice(first, first + _ROWS_AT_ONCE)
+            response, mix = self.response(source_point, listener, struck_face, n_fft, rows)
+            out[:, rows] = scipy.fft.irfft(response.T * spectrum[:, None], n_fft,
+                                           axis=0)[:length]
+        return out, mix
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 (one spatialiser a render)
     def arrivals(self, source_point, listener: Listener, struck_face) -> tuple:
@@ -136,32 +148,36 @@ class Spatialiser:
         last = max(float(d.max()) for _, _, d in arrivals)
         return arrivals, math.floor(first) - GUARD, last
 
-    def response(self, source_point, listener: Listener, struck_face,
-                  n_fft: int) -> tuple[np.ndarray, np.ndarray | None]:
+    def response(self, source_point, listener: Listener, struck_face, n_fft: int,
+                 rows: slice | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """The transfer functions on an ``n_fft`` grid: one row per channel (``mix`` None)
         or per path (with ``mix``, the per-path channel gains), from the onset to ``start``.
 
         The same for every note of a source standing still for a standing listener, so
         it is kept (``RESPONSE_BYTES``): a note then costs one FFT and an inverse FFT
-        per row.
+        per row. ``rows``: only those rows (not kept), ``mix`` whole.
         """
         key = (source_point, listener, struck_face, n_fft)
-        kept = self._responses.get(key)
+        kept = self._responses.get(key) if rows is None else None
         if kept is not None:
             return kept
         arrivals, start, _ = self.arrivals(source_point, listener, struck_face)
         grid = _grid(self.surroundings.air, n_fft, self.sample_rate)
-        # one inverse FFT per channel when the head needs it, or when there are no more
-        # channels than paths (stereo: two, not three, and a smaller note to cache)
-        per_channel = self.channels <= len(arrivals) or any(
-            t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
-        made = (self._summed(arrivals, start, grid, per_channel) if grid.block
-                else self._exact(arrivals, start, grid, per_channel))
-        self._responses.put(key, made, made[0].nbytes)
+        made = (self._summed if grid.block else self._exact)(
+            arrivals, start, grid, self._per_channel(arrivals), rows or slice(None))
+        if rows is None:
+            self._responses.put(key, made, made[0].nbytes)
         return made
 
-    def _summed(self, arrivals: list, start: int, grid: _Grid,
-                per_channel: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    def _per_channel(self, arrivals: list) -> bool:
+        """Whether a response has a row per channel, not per path: when the head needs it,
+        or when there are no more channels than paths (stereo: two, not three, and a smaller
+        note to cache)."""
+        return self.channels <= len(arrivals) or any(
+            t.delays_s is not None or t.shadow is not None for _, t, _ in arrivals)
+
+    def _summed(self, arrivals: list, start: int, grid: _Grid, per_channel: bool,
+                rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray | None]:
         """The response by ``_Grid.summed``: a matrix product a row (a channel, or a path
         for a gain-only panner) in place of a phase ramp, an air and their product per
         path and channel.
@@ -173,43 +189,49 @@ class Spatialiser:
         if not per_channel:  # a path's delay is its nearest channel's (gain-only: all one)
             return (np.concatenate([grid.summed([float(delays.min()) - start], [neper],
                                                 np.array([[path.gain]]))
-                                    for neper, (path, _, delays) in zip(nepers, arrivals,
-                                                                        strict=True)]),
+                                    for neper, (path, _, delays) in zip(
+                                        nepers[rows], arrivals[rows], strict=True)]),
                     np.stack([t.gains for _, t, _ in arrivals]).astype(np.float32))
-        total = np.empty((self.channels, grid.n_fft // 2 + 1), dtype=np.complex64)
+        channels = range(self.channels)[rows]
+        total = np.empty((len(channels), grid.n_fft // 2 + 1), dtype=np.complex64)
         shadowed = any(t.shadow is not None for _, t, _ in arrivals)
-        for ch in range(self.channels):
+        for row, ch in enumerate(channels):
             gains = [path.gain * float(t.gains[ch]) for path, t, _ in arrivals]
             weights = [gains] + ([[g * (1.0 if t.shadow is None else float(t.shadow[ch]))
                                    for g, (_, t, _) in zip(gains, arrivals, strict=True)]]
                                  if shadowed else [])
-            rows = grid.summed([float(d[ch]) - start for _, _, d in arrivals], nepers,
+            made = grid.summed([float(d[ch]) - start for _, _, d in arrivals], nepers,
                                np.array(weights))
             # no shadow is α = 1: (1 + jw)·pole = 1
-            total[ch] = (grid.shadow_pole * (rows[0] + 1j * grid.shadow_w * rows[1])
-                         if shadowed else rows[0])
+            total[row] = (grid.shadow_pole * (made[0] + 1j * grid.shadow_w * made[1])
+                          if shadowed else made[0])
         return total, None
 
-    def _exact(self, arrivals: list, start: int, grid: _Grid,
-               per_channel: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    def _exact(self, arrivals: list, start: int, grid: _Grid, per_channel: bool,
+               rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray | None]:
         """The response path by path and channel by channel: each an air (an exp of every
         bin), a phase ramp (``_Grid.delay``), their product, weighted and summed (a short
         note's grid, too coarse for ``_Grid.summed``'s parabolas)."""
+        mix = (None if per_channel else
+               np.stack([t.gains for _, t, _ in arrivals]).astype(np.float32))
+        if not per_channel:  # a path's delay is its nearest channel's (gain-only: all one)
+            arrivals = arrivals[rows]
         airs = [np.exp(grid.alpha * np.float32(-path.distance * _DB_TO_NEPER)) * path.gain
                 for path, _, _ in arrivals]
-        if not per_channel:  # a path's delay is its nearest channel's (gain-only: all one)
+        if not per_channel:
             return (np.stack([air * grid.delay(float(delays.min()) - start)
                               for air, (_, _, delays) in zip(airs, arrivals, strict=True)]),
-                    np.stack([t.gains for _, t, _ in arrivals]).astype(np.float32))
+                    mix)
         # each channel of each path delayed by its own arrival, in one phase ramp
-        total = np.zeros((self.channels, grid.n_fft // 2 + 1), dtype=np.complex64)
+        channels = range(self.channels)[rows]
+        total = np.zeros((len(channels), grid.n_fft // 2 + 1), dtype=np.complex64)
         for air, (_, terms, delays) in zip(airs, arrivals, strict=True):
-            for ch in range(self.channels):
+            for row, ch in enumerate(channels):
                 channel = air * grid.delay(float(delays[ch]) - start)
                 channel *= np.float32(terms.gains[ch])
                 if terms.shadow is not None:
                     channel *= grid.shadow(terms.shadow[ch])
-                total[ch] += channel
+                total[row] += channel
         return total, None
 
 

@@ -140,10 +140,13 @@ def test_responses_by_matrix_products_match_path_by_path(layout):
     assert spatialiser.response(point, listener, None, n_fft)[0] is not None
 
 @pytest.mark.parametrize("layout", ["5.1", "7.1.4", "hoa3"])
-def test_a_long_note_filtered_a_few_rows_at_a_time_is_the_same_bits(layout, monkeypatch):
-    """A long note's rows (paths or channels) go through the inverse transform four at a
-    time, so that its response, their products and the transforms are not all held at once:
-    the heard note is the same, bit for bit, as when all its rows go at once."""
+@pytest.mark.parametrize(("seconds", "made_by"), [(3.0, "_summed"), (0.05, "_exact")])
+def test_a_long_note_made_a_few_rows_at_a_time_is_the_same_bits(layout, seconds, made_by,
+                                                                 monkeypatch):
+    """A long note's rows (paths or channels) are made four at a time, response and inverse
+    transform, so that its response, their products and the transforms are not all held at
+    once: the heard note is the same, bit for bit, as when all its rows go at once (both
+    ways of making a response: a long note's, and a short one's, by forcing it)."""
     from soundscape.site.courtyard import load_site
     from soundscape.sound import spatialise as module
     from soundscape.sound.court import load_court
@@ -151,7 +154,11 @@ def test_a_long_note_filtered_a_few_rows_at_a_time_is_the_same_bits(layout, monk
     site = load_site()
     seat = site.listener("gong_wei")
     listener = Listener(seat.position, seat.facing)
-    mono = np.random.default_rng(1).normal(0.0, 0.1, 3 * FS).astype(np.float32)
+    mono = np.random.default_rng(1).normal(0.0, 0.1, round(seconds * FS)).astype(np.float32)
+    used = []
+    made = getattr(module.Spatialiser, made_by)
+    monkeypatch.setattr(module.Spatialiser, made_by,
+                        lambda self, *args: used.append(args[-1]) or made(self, *args))
 
     def heard(at_once_bytes: int):
         monkeypatch.setattr(module, "_AT_ONCE_BYTES", at_once_bytes)
@@ -164,6 +171,8 @@ def test_a_long_note_filtered_a_few_rows_at_a_time_is_the_same_bits(layout, monk
     assert together.shape[1] > module._ROWS_AT_ONCE  # more rows than one group
     assert start == again and apart.flags.c_contiguous
     assert np.array_equal(apart, together)
+    assert used[0] == slice(None) and all(rows.step is None for rows in used[1:])
+    assert len(used) == 1 + -(-together.shape[1] // module._ROWS_AT_ONCE)  # once, then a few
     assert (mix is None and mix_again is None) or np.array_equal(mix, mix_again)
 
 
