@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 
 __all__ = ["one_arena", "release_freed_memory", "reuse_freed_memory"]
@@ -67,20 +68,25 @@ def release_freed_memory() -> bool:
     when the parent reuses it the page is copied, the child left the only owner of the old
     one; a page given back is shared with no one. Returns whether glibc did (False off
     glibc)."""
-    try:
-        trim = ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
-    except (OSError, AttributeError, TypeError):
+    trim = _glibc("malloc_trim", ctypes.c_size_t)
+    if trim is None:
         return False
-    trim.argtypes = (ctypes.c_size_t,)
     trim(0)
     return True
 
 
 def _mallopt():
     """glibc's ``mallopt(int, int)``, or None off glibc."""
+    return _glibc("mallopt", ctypes.c_int, ctypes.c_int)
+
+
+@functools.cache
+def _glibc(name: str, *argtypes):
+    """The C library's function ``name`` taking ``argtypes``, or None off glibc; looked up
+    once (``find_library`` runs ``ldconfig``, ~3 ms: too slow for every fork)."""
     try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c")).mallopt
+        function = ctypes.CDLL(ctypes.util.find_library("c"))[name]
     except (OSError, AttributeError, TypeError):
         return None
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    return mallopt
+    function.argtypes = argtypes
+    return function

@@ -139,6 +139,7 @@ def test_responses_by_matrix_products_match_path_by_path(layout):
     assert np.abs(fast - slow).max() < 1e-4 * np.abs(slow).max()
     assert spatialiser.response(point, listener, None, n_fft)[0] is not None
 
+
 @pytest.mark.parametrize("layout", ["5.1", "7.1.4", "hoa3"])
 @pytest.mark.parametrize(("seconds", "made_by"), [(3.0, "_summed"), (0.05, "_exact")])
 def test_a_long_note_made_a_few_rows_at_a_time_is_the_same_bits(layout, seconds, made_by,
