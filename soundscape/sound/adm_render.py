@@ -75,9 +75,10 @@ __all__ = ["ObjectTrack", "render_adm"]
 
 _BEXT_LEVELS = struct.calcsize("<256s32s32s10s8sQH64s")  # offset of LoudnessValue in bext
 _RIFF_MAX = 0xFFFFFFFF
-#: The bed's share of the render's note cache (its segments are long and repeat whole): the
-#: two streams together keep what one render keeps (s18: 1.36 GB peak with a cache each).
-_BED_CACHE_BYTES = 48 << 20
+#: The bed's share of the render's note cache (its segments are long and each its own: few
+#: come back): the two streams together keep what one render keeps (s18: 1.36 GB peak with
+#: a cache each).
+_BED_CACHE_BYTES = 16 << 20
 
 
 class ObjectTrack:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from soundscape.errors import RenderError
+from soundscape.malloc import release_freed_memory
 from soundscape.sound.spatialise import HeardNote, heard_bytes
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ _GONE = "the render's helper process ended without a word (killed?)"
 _FREE, _HELPER, _MAIN = 0, 1, 2
 #: The helper's answer for a note the main process took back before it was started.
 _TAKEN_BACK = "taken back"
+#: A note larger than this, once sent, leaves the helper's heap with free pages to give back.
+_TRIM_AFTER_BYTES = 4 << 20
 
 
 def _widen(end) -> None:
@@ -310,6 +313,11 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _R
 
     When the main process stops early (Ctrl-C, an error, killed) it closes its end
     while a note may be in hand: the helper then just ends, without a traceback.
+
+    After a large note (``_TRIM_AFTER_BYTES``: a long note heard through many channels, and
+    the arrays that made it) the heap's free pages go back to the system: the raised
+    thresholds (``malloc.reuse_freed_memory``) would keep them, and the helper's heap held
+    50–100 MiB free between such notes in hoa3 (docs/render.md).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     for end in main_ends:  # so the pipes report EOF if the main process dies
@@ -326,6 +334,9 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _R
                 _send(answers, (index, error))
                 return
             _send(answers, (index, note), ring)
+            if heard_bytes(note) > _TRIM_AFTER_BYTES:
+                del note  # its arrays are freed before the heap is trimmed
+                release_freed_memory()
 
 
 class NoteHelper:

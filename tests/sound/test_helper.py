@@ -2,6 +2,7 @@
 
 import multiprocessing
 import os
+import weakref
 
 import numpy as np
 import pytest
@@ -94,3 +95,49 @@ def test_a_note_in_the_ring_takes_a_few_dozen_bytes_of_the_pipe():
         written += chunk
     ours.close()
     assert len(written) == helper._HEAD.size + helper._ARRAY.size < 64
+
+
+def test_the_helper_gives_its_free_pages_back_after_each_large_note(monkeypatch):
+    """After sending a note over ``_TRIM_AFTER_BYTES`` (and only then), the helper frees it
+    and gives the heap's free pages back (``release_freed_memory``), before the next note."""
+    big = helper._TRIM_AFTER_BYTES // 4 + 1  # float32 samples: just over the bound
+    trims = FORK.Array("i", 8)  # per trim: the note made before it, and whether it was freed
+    count = FORK.Value("i", 0)
+
+    class Heard:
+        made: tuple = ()
+
+        def forget_in_helper(self):
+            pass
+
+        def compute(self, index):
+            note = np.zeros(big if index in (1, 3) else 100, np.float32)
+            self.made = (index, weakref.ref(note))
+            return note
+
+    heard = Heard()
+
+    def release():
+        index, note = heard.made
+        trims[2 * count.value:2 * count.value + 2] = [index, note() is None]
+        count.value += 1
+        return True
+
+    monkeypatch.setattr(helper, "release_freed_memory", release)
+    requests, ask = FORK.Pipe(duplex=False)
+    answers, answer = FORK.Pipe(duplex=False)
+    ring = helper._Ring(FORK, 1 << 20)
+    process = FORK.Process(target=helper._serve, args=(
+        requests, answer, (ask, answers), heard, helper._Claims(FORK, 5), ring))
+    process.start()
+    requests.close()
+    answer.close()
+    helper._ask_for(ask, [0, 1, 2, 3, 4])
+    incoming = helper._Incoming(answers)
+    got = [helper._receive(incoming, ring) for _ in range(5)]
+    helper._ask_for(ask, [helper._STOP])
+    process.join(timeout=60)
+    assert process.exitcode == 0
+    assert [index for index, _ in got] == [0, 1, 2, 3, 4]
+    assert [note.size for _, note in got] == [100, big, 100, big, 100]
+    assert count.value == 2 and list(trims[:4]) == [1, 1, 3, 1]
