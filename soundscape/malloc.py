@@ -15,8 +15,10 @@ import ctypes
 import ctypes.util
 import functools
 import os
+import time
+from collections.abc import Callable
 
-__all__ = ["one_arena", "release_freed_memory", "reuse_freed_memory"]
+__all__ = ["one_arena", "release_freed_memory", "releasing_now_and_then", "reuse_freed_memory"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -73,6 +75,33 @@ def release_freed_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+#: How often a render gives its free pages back (``releasing_now_and_then``), seconds.
+RELEASE_EVERY_S = 2.0
+
+
+def releasing_now_and_then(every_s: float = RELEASE_EVERY_S,
+                           clock: Callable[[], float] = time.monotonic) -> Callable[[], None]:
+    """A call that gives the heap's free pages back (``release_freed_memory``) when
+    ``every_s`` seconds have passed on ``clock`` since it last did (or since it was made).
+
+    For a render's loop: the raised thresholds keep what a burst of large arrays leaves free
+    (the whole rite in hoa3 kept ~300 MiB free in its heap after its first 20 s), and it is
+    then resident for the rest of the render. A trim takes ~10 ms there, so every 2 s costs
+    about 0.5 % of a core; the pages it gives back that are reused are faulted in again,
+    which measured within the noise (s18 in hoa3, three runs each: 33.4 and 32.8 s of CPU).
+    """
+    last = clock()
+
+    def maybe() -> None:
+        nonlocal last
+        now = clock()
+        if now - last >= every_s:
+            release_freed_memory()
+            last = clock()
+
+    return maybe
 
 
 def _mallopt():

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from soundscape.errors import RenderError
 from soundscape.fileio import write_text
-from soundscape.malloc import one_arena
+from soundscape.malloc import one_arena, releasing_now_and_then
 from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import (
@@ -173,6 +173,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                desc="render", leave=False)
     helper = None
     base = 0  # output frames handed out
+    release = releasing_now_and_then()  # what bursts of large arrays leave free
     try:
         with bar, frozen():
             helper = NoteHelper(buses) if workers > 1 and performance.events else None
@@ -187,6 +188,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                         helper.schedule(index)
                     yield buses.take(block_frames)
                     base += block_frames
+                    release()
                 if helper is not None and index >= first:
                     helper.schedule(index)
                 key = buses.key(index)
@@ -207,6 +209,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                 frames = min(block_frames, total - base)
                 yield buses.take(frames)
                 base += frames
+                release()
     finally:
         buses.close()
         if helper is not None:

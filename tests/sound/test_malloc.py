@@ -81,3 +81,35 @@ def test_memory_kept_for_reuse_is_given_back_before_a_fork_and_not_left_to_it():
 
     assert child_kib("kept") > 40 << 10
     assert child_kib("released") < 8 << 10
+
+
+def test_free_pages_are_given_back_once_an_interval_has_passed(monkeypatch):
+    """``releasing_now_and_then``: a trim when ``every_s`` has passed on its clock since the
+    last one (or since it was made), none before."""
+    from soundscape import malloc
+
+    now, trims = [100.0], []
+    monkeypatch.setattr(malloc, "release_freed_memory", lambda: trims.append(now[0]))
+    maybe = malloc.releasing_now_and_then(2.0, clock=lambda: now[0])
+    for moment in (100.5, 101.9, 102.0, 103.0, 103.99, 104.0, 110.0, 110.1):
+        now[0] = moment
+        maybe()
+    assert trims == [102.0, 104.0, 110.0]
+
+
+def test_a_render_gives_free_pages_back_as_it_goes(monkeypatch):
+    """``render_blocks`` asks after every block it hands out whether it is time to trim."""
+    import numpy as np
+
+    from soundscape.sound import render
+    from soundscape.sound.panning import make_panner
+    from soundscape.sound.propagation import Surroundings
+    from tests.sound.test_render import FS, NORTH, noise_voice, scene
+
+    asked = []
+    monkeypatch.setattr(render, "releasing_now_and_then", lambda: lambda: asked.append(1))
+    blocks = list(render.render_blocks(
+        scene(6), listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=FS // 4))
+    assert len(blocks) > 4 and len(asked) == len(blocks)
+    assert np.concatenate(blocks).any()
