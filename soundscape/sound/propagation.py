@@ -9,7 +9,6 @@ the renderer turns them into filters.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, field
 
@@ -249,10 +248,7 @@ def _path(source: np.ndarray, image: np.ndarray, ear: np.ndarray, surroundings: 
     return Path(point, distance, coefficient * spread * directivity, kind)
 
 
-@functools.lru_cache(maxsize=64)
 def absorption_on_grid(air: Air, n_fft: int, sample_rate: int) -> np.ndarray:
-    """α (dB/m) at the rfft bins of an ``n_fft``-point transform (cached: sizes repeat)."""
-    freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
-    alpha = air.absorption_db_per_m(freqs)
-    alpha.setflags(write=False)
-    return alpha
+    """α (dB/m) at the rfft bins of an ``n_fft``-point transform (the spatialiser keeps its
+    grids' own, in float32)."""
+    return air.absorption_db_per_m(np.fft.rfftfreq(n_fft, 1.0 / sample_rate))

@@ -62,12 +62,13 @@ _FINE = 256
 _SMOOTH_HZ = 100.0
 #: Fewest bins of a block of ``_Grid.summed`` (fewer: more coarse phases than it saves).
 _FEWEST = 64
-#: A note whose response would be larger is made ``_ROWS_AT_ONCE`` rows at a time, response
-#: and inverse transform (the same bits: each row's are its own): a 25 s note heard through
-#: 16 paths held its response, their product with the spectrum and the inverse transforms
-#: at once, 134 MB each.
+#: A note whose response would be larger is made a row at a time, response and inverse
+#: transform (the same bits: each row's are its own): a 25 s note heard through 16 paths
+#: held its response, their product with the spectrum and the inverse transforms at once,
+#: 134 MB each; four rows at a time still raised the helper's RSS by up to 197 MiB, and at
+#: this size one row's transform is faster than four side by side (0.14 against 0.21 s for
+#: twelve rows of 1 572 864 points: four columns are read with a stride).
 _AT_ONCE_BYTES = 16 << 20
-_ROWS_AT_ONCE = 4
 
 
 def fft_size(n: int) -> int:
@@ -105,8 +106,8 @@ class Spatialiser:
         n_fft = fft_size(length)
         count = self.channels if self._per_channel(arrivals) else len(arrivals)
         if count * (n_fft // 2 + 1) * 8 > _AT_ONCE_BYTES:
-            return start, *self._a_few_rows_at_a_time(mono, source_point, listener, struck_face,
-                                                      n_fft, length, count)
+            return start, *self._a_row_at_a_time(mono, source_point, listener, struck_face,
+                                                 n_fft, length, count)
         response, mix = self.response(source_point, listener, struck_face, n_fft)
         spectrum = scipy.fft.rfft(mono, n_fft)  # float32: half the work
         # frame-major (adds fast) straight from inverse transforms along the first axis: the
@@ -115,19 +116,19 @@ class Spatialiser:
         out = scipy.fft.irfft(response.T * spectrum[:, None], n_fft, axis=0)[:length]
         return start, out, mix
 
-    def _a_few_rows_at_a_time(self, mono: np.ndarray, source_point, listener: Listener,
-                              struck_face, n_fft: int, length: int, count: int
-                              ) -> tuple[np.ndarray, np.ndarray | None]:
-        """A long note's ``count`` rows made ``_ROWS_AT_ONCE`` at a time, response and
-        inverse transform: each row's are its own, so the bits are those of all at once."""
+    def _a_row_at_a_time(self, mono: np.ndarray, source_point, listener: Listener,
+                         struck_face, n_fft: int, length: int, count: int
+                         ) -> tuple[np.ndarray, np.ndarray | None]:
+        """A long note's ``count`` rows made one at a time, response and inverse transform:
+        each row's are its own, so the bits are those of all at once."""
         spectrum = scipy.fft.rfft(mono, n_fft)
         out = np.empty((length, count), np.float32)
         mix = None
-        for first in range(0, count, _ROWS_AT_ONCE):
-            rows = slice(first, first + _ROWS_AT_ONCE)
-            response, mix = self.response(source_point, listener, struck_face, n_fft, rows)
-            out[:, rows] = scipy.fft.irfft(response.T * spectrum[:, None], n_fft,
-                                           axis=0)[:length]
+        for row in range(count):
+            response, mix = self.response(source_point, listener, struck_face, n_fft,
+                                          slice(row, row + 1))
+            np.multiply(response[0], spectrum, out=response[0])
+            out[:, row] = scipy.fft.irfft(response[0], n_fft)[:length]
         return out, mix
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 (one spatialiser a render)
@@ -237,16 +238,42 @@ class Spatialiser:
 
 @dataclass(frozen=True)
 class _Grid:
-    """Per-FFT-size tables: air absorption α (dB/m) and the head-shadow pieces per bin."""
+    """Per-FFT-size tables: air absorption α (dB/m) and the head-shadow pieces per bin.
 
-    alpha: np.ndarray
-    shadow_w: np.ndarray
-    shadow_pole: np.ndarray
+    The tables of every bin are made when first asked for: a fine grid's responses
+    (``summed``) need only its ``knots``, and only binaural ones the head shadow's pieces;
+    made at once, the kept grids of a whole rite's long notes held 23 MiB in the note
+    helper, and their α in float64 (``absorption_on_grid``) 12 more."""
+
+    air: Air
+    sample_rate: int
     n_fft: int
     #: Bins of a block of ``summed`` (0: too coarse a grid for it) and α (dB/m) at every
     #: half block, to the end of the last block.
     block: int
     knots: np.ndarray
+
+    @functools.cached_property
+    def alpha(self) -> np.ndarray:
+        """α (dB/m) at every bin."""
+        return absorption_on_grid(self.air, self.n_fft, self.sample_rate).astype(np.float32)
+
+    @functools.cached_property
+    def _shadow(self) -> tuple[np.ndarray, np.ndarray]:
+        freqs = np.fft.rfftfreq(self.n_fft, 1.0 / self.sample_rate)
+        pole = head_shadow(0.0, freqs, speed_of_sound=self.air.speed_of_sound)  # 1/(1 + jw) …
+        w = (1 / pole - 1).imag  # … gives back w = ω/(2ω0)
+        return w.astype(np.float32), pole.astype(np.complex64)
+
+    @property
+    def shadow_w(self) -> np.ndarray:
+        """w = ω/(2ω0) at every bin (the head shadow's, ``head_shadow``)."""
+        return self._shadow[0]
+
+    @property
+    def shadow_pole(self) -> np.ndarray:
+        """1/(1 + jw) at every bin."""
+        return self._shadow[1]
 
     def delay(self, samples: float) -> np.ndarray:
         """e^(−jωd): a delay of ``samples`` (fractional) as a linear phase.
@@ -301,17 +328,14 @@ class _Grid:
 
 @functools.lru_cache(maxsize=32)
 def _grid(air: Air, n_fft: int, sample_rate: int) -> _Grid:
-    freqs = np.fft.rfftfreq(n_fft, 1.0 / sample_rate)
-    shadow_w = head_shadow(0.0, freqs, speed_of_sound=air.speed_of_sound)  # 1/(1 + jw), α = 0 …
-    w = (1 / shadow_w - 1).imag  # … gives back w = ω/(2ω0)
+    bins = n_fft // 2 + 1
     block = _FINE
     while block > _FEWEST and block * sample_rate / n_fft > _SMOOTH_HZ:
         block //= 2
     block *= block * sample_rate / n_fft <= _SMOOTH_HZ
     knots = air.absorption_db_per_m(
-        np.arange(2 * -(-len(freqs) // max(block, 1)) + 1) * (block / 2 * sample_rate / n_fft))
-    return _Grid(absorption_on_grid(air, n_fft, sample_rate).astype(np.float32),
-                 w.astype(np.float32), shadow_w.astype(np.complex64), n_fft, block, knots)
+        np.arange(2 * -(-bins // max(block, 1)) + 1) * (block / 2 * sample_rate / n_fft))
+    return _Grid(air, sample_rate, n_fft, block, knots)
 
 
 def heard_bytes(note: HeardNote | np.ndarray | None) -> int:

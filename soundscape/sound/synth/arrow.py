@@ -41,8 +41,8 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
 def _shape(frames: int, sample_rate: int, spin_hz: float,
            spin_depth: float) -> tuple[np.ndarray, np.ndarray]:
     """The flutter and the raised-cosine envelope of a whoosh of ``frames``: the flutter
-    the start of one kept track (its values do not depend on the length), the envelope made
-    once per length (516 segments in the rite, some hundred lengths)."""
+    the start of one kept track (its values do not depend on the length), the envelope kept for
+    the latest lengths (516 segments in the rite, some hundred lengths)."""
     return _flutter(sample_rate, spin_hz, spin_depth, frames)[:frames], _envelope(frames)
 
 
@@ -63,7 +63,12 @@ def _flutter(sample_rate: int, spin_hz: float, spin_depth: float, frames: int) -
     return kept
 
 
-@functools.lru_cache(maxsize=64)
+#: Envelopes kept (the latest lengths: an end's arrows, shot after shot); 64 held 24 MiB in
+#: the note helper for a whole rite's some hundred lengths, most made once.
+_ENVELOPES_KEPT = 8
+
+
+@functools.lru_cache(maxsize=_ENVELOPES_KEPT)
 def _envelope(frames: int) -> np.ndarray:
     envelope = np.sin(np.pi * np.arange(frames) / frames) ** 2
     envelope.flags.writeable = False  # shared by every call
