@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from soundscape.errors import RenderError
-from soundscape.malloc import release_freed_memory
+from soundscape.malloc import release_freed_memory, releasing_now_and_then
 from soundscape.sound.spatialise import HeardNote, heard_bytes
 
 if TYPE_CHECKING:
@@ -317,12 +317,14 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _R
     After a large note (``_TRIM_AFTER_BYTES``: a long note heard through many channels, and
     the arrays that made it) the heap's free pages go back to the system: the raised
     thresholds (``malloc.reuse_freed_memory``) would keep them, and the helper's heap held
-    50–100 MiB free between such notes in hoa3 (docs/render.md).
+    50–100 MiB free between such notes in hoa3 (docs/render.md); between them, every 2 s
+    (``releasing_now_and_then``), as the render's process and pass 1's keeper do.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     for end in main_ends:  # so the pipes report EOF if the main process dies
         end.close()
     heard.forget_in_helper()
+    release = releasing_now_and_then()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
         for index in _requested(requests):
             if not claims.claim(index, _HELPER):
@@ -337,6 +339,8 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _R
             if heard_bytes(note) > _TRIM_AFTER_BYTES:
                 del note  # its arrays are freed before the heap is trimmed
                 release_freed_memory()
+            else:
+                release()
 
 
 class NoteHelper:

@@ -31,7 +31,7 @@ import scipy.fft
 
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
-from soundscape.sound.notes import ByteLru, DryNotes, EventVariants, LruPart, event_variants
+from soundscape.sound.notes import ByteLru, DryNotes, EventVariants, event_variants
 from soundscape.sound.panning import Panner, head_shadow
 from soundscape.sound.propagation import Air, Surroundings, absorption_on_grid, paths
 
@@ -348,7 +348,8 @@ def heard_bytes(note: HeardNote | np.ndarray | None) -> int:
 
 
 class HeardNotes:
-    """Event ``index`` → its heard note, with a cache of them for a standing listener.
+    """Event ``index`` → its heard note (made for that event: a standing listener's notes that
+    repeat go on lines, dry, ``buses.Buses.lined``).
 
     ``compute`` is a pure function of the index (given the performance,
     listener, seed and options), so any process computes the same bits. With ``dry`` a
@@ -357,7 +358,7 @@ class HeardNotes:
 
     def __init__(self, performance: Performance, listener: Listener | ListenerPath,
                  spatialiser: Spatialiser, dry_notes: DryNotes, seed: int,
-                 cache: ByteLru | LruPart, variants: EventVariants | None = None, *,
+                 variants: EventVariants | None = None, *,
                  dry: bool = True) -> None:
         self.performance = performance
         self.listener = listener
@@ -365,8 +366,6 @@ class HeardNotes:
         self.dry_notes = dry_notes
         self.seed = seed
         self.dry = dry
-        self.static = isinstance(listener, Listener)
-        self.cache = cache if self.static else ByteLru(0)  # a walker hears nothing twice
         self._keys: dict[int, tuple] = {}
         self._variants = variants  # each event's (``notes.event_variants``), made when first asked
 
@@ -399,21 +398,3 @@ class HeardNotes:
             return None
         return (*self.spatialiser(mono, point, self.listener.at(event.time), face),
                 mono if self.dry else None)
-
-    def get(self, index: int, key: tuple) -> HeardNote | None:
-        """The cached heard note of ``key``, else computed (not cached: see ``keep``)."""
-        return self.cache.get(key) or self.compute(index)
-
-    def keep(self, key: tuple, note: HeardNote) -> None:
-        """Cache ``note`` under ``key`` unless it is there (compact: a note cut from a
-        longer transform is copied out, so that the cache counts all the bytes it holds)."""
-        if key not in self.cache:
-            start, signals, mix, dry = note
-            note = (start, _compact(signals), mix, None if dry is None else _compact(dry))
-            self.cache.put(key, note, heard_bytes(note))
-
-
-def _compact(array: np.ndarray) -> np.ndarray:
-    """``array``, copied out of a larger one it is cut from."""
-    base = array.base
-    return array.copy() if base is not None and base.nbytes > array.nbytes else array

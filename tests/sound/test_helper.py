@@ -99,7 +99,8 @@ def test_a_note_in_the_ring_takes_a_few_dozen_bytes_of_the_pipe():
 
 def test_the_helper_gives_its_free_pages_back_after_each_large_note(monkeypatch):
     """After sending a note over ``_TRIM_AFTER_BYTES`` (and only then), the helper frees it
-    and gives the heap's free pages back (``release_freed_memory``), before the next note."""
+    and gives the heap's free pages back (``release_freed_memory``), before the next note;
+    after any other, it asks whether it is time to (``releasing_now_and_then``)."""
     big = helper._TRIM_AFTER_BYTES // 4 + 1  # float32 samples: just over the bound
     trims = FORK.Array("i", 8)  # per trim: the note made before it, and whether it was freed
     count = FORK.Value("i", 0)
@@ -123,7 +124,17 @@ def test_the_helper_gives_its_free_pages_back_after_each_large_note(monkeypatch)
         count.value += 1
         return True
 
+    asked = FORK.Array("i", 8)  # the notes after which it asked whether 2 s have passed
+    asks = FORK.Value("i", 0)
+
+    def now_and_then():
+        def ask():
+            asked[asks.value] = heard.made[0]
+            asks.value += 1
+        return ask
+
     monkeypatch.setattr(helper, "release_freed_memory", release)
+    monkeypatch.setattr(helper, "releasing_now_and_then", now_and_then)
     requests, ask = FORK.Pipe(duplex=False)
     answers, answer = FORK.Pipe(duplex=False)
     ring = helper._Ring(FORK, 1 << 20)
@@ -141,3 +152,4 @@ def test_the_helper_gives_its_free_pages_back_after_each_large_note(monkeypatch)
     assert [index for index, _ in got] == [0, 1, 2, 3, 4]
     assert [note.size for _, note in got] == [100, big, 100, big, 100]
     assert count.value == 2 and list(trims[:4]) == [1, 1, 3, 1]
+    assert list(asked[:asks.value]) == [0, 2, 4]  # and now and then after the others

@@ -54,8 +54,24 @@ def _error_db(lined, alone, low_hz, high_hz):
     return 10 * np.log10(error.sum() / signal.sum())
 
 
-def test_long_notes_are_heard_whole_and_the_rest_lined():
-    perf = _scene(durations=(0.25, LONG_S))
+def test_long_notes_go_on_lines_even_from_a_place_of_their_own():
+    """A note of ``LONG_S`` or more at a place no other note sounds from goes on a line (heard
+    whole it was held through all its paths at once); a short one there is heard alone; both
+    sound as heard alone."""
+    from soundscape.sound.buses import Buses
+
+    short, long = (0.25, (2.0, 30.0, 1.2)), (LONG_S, (-3.0, 40.0, 1.2))
+    base = _scene(durations=(0.25,))
+    events = [*base.events, *(Event(0.3 + i, duration, "e", None, 0.6, "strike", "c",
+                                    position=place)
+                              for i, (duration, place) in enumerate((short, long)))]
+    perf = Performance.build(events, [], base.sources)
+    buses = Buses(perf, NORTH, panner=make_panner("stereo"), surroundings=Surroundings(),
+                  sample_rate=FS, seed=3, voice=noise_voice, cache_bytes=0, channels=2,
+                  block_frames=FS)
+    on_own = {perf.events[i].duration: buses.lined(i)
+              for i in range(len(perf.events)) if perf.events[i].position is not None}
+    assert on_own == {0.25: False, LONG_S: True}
     still = ListenerPath(((0.0, NORTH.position, NORTH.facing),))
     lined, alone = _render(perf, NORTH), _render(perf, still)
     n = min(len(lined), len(alone))

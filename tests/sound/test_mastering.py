@@ -284,6 +284,29 @@ def test_pass_one_waits_for_free_slots_and_keeps_every_block_in_order(tmp_path):
     assert np.array_equal(process.peaks, [np.abs(b).max() for b in small])
 
 
+def test_pass_ones_keeping_process_gives_free_pages_back_as_it_goes(tmp_path, monkeypatch):
+    """The keeping process asks after every block it keeps whether it is time to give its
+    heap's free pages back (its heap is the render's at the fork): a byte a question, written
+    from the fork to a file."""
+    from soundscape.sound import mastering
+
+    asked = tmp_path / "asked"
+
+    def ask() -> None:
+        with asked.open("ab") as out:
+            out.write(b"1")
+
+    monkeypatch.setattr(mastering, "releasing_now_and_then", lambda: ask)
+    blocks = list(_blocks())
+    _pass_one(iter(blocks), tmp_path / "b.f32", lambda b: b, LoudnessMeter(RATE, [1, 1]),
+              separate=True, block_bytes=4 * 2 * BLOCK)
+    assert len(blocks) > 2 and asked.read_bytes() == b"1" * len(blocks)
+    # on its own thread it shares the render's heap, which the render trims itself
+    asked.unlink()
+    _pass_one(iter(blocks), tmp_path / "a.f32", lambda b: b, LoudnessMeter(RATE, [1, 1]))
+    assert not asked.exists()
+
+
 def test_pass_ones_result_pickles_as_a_few_arrays_and_comes_back_the_same(tmp_path):
     """The keeper sends its result once, at the end of pass 1, while the render waits: a
     block's snapshot (10 floats and 2 counts of stereo) and each 100 ms hop (2 floats)
