@@ -307,15 +307,23 @@ class Tail:
         """The next ``frames`` output samples of the tail.
 
         Only the frames handed out are joined across chunks, not what is left of the last
-        chunk made (7.2 s of output copied a chunk for a block of 1 s)."""
+        chunk made (7.2 s of output copied a chunk for a block of 1 s), and a chunk is brought
+        up a piece at a time (``Upsampler.feed``) as the blocks need it."""
         parts, have = [], 0
         while have + len(self._ready) < frames:
             if len(self._ready):
                 parts.append(self._ready)
                 have += len(self._ready)
-            self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
-            block = self.lines.chunk()
-            self._ready = block if self._up is None else self._up(block)
+            if self._up is None:
+                self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
+                self._ready = self.lines.chunk()
+                continue
+            if not self._up.fed:  # a chunk heard, brought up a piece at a time
+                self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
+                self._up.feed(self.lines.chunk())
+            up, size = self._up.next()
+            self._ready = (np.zeros((size, self._ready.shape[1]), np.float32) if up is None
+                           else up)
         parts.append(self._ready[:frames - have])
         self._ready = self._ready[frames - have:]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)

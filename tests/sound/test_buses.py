@@ -34,6 +34,27 @@ def test_upsampler_streams_in_any_blocks_as_in_one():
     assert np.allclose(pieces, whole, atol=1e-6)
 
 
+def test_an_upsampler_brings_up_what_it_is_fed_a_piece_at_a_time():
+    """A chunk fed (``feed``) comes up ``PIECE`` input frames at a time (``next``), each the
+    bits of ``sounding`` on that piece in turn; silence fed as a count comes up as None."""
+    from soundscape.sound.buses import PIECE
+
+    rng = np.random.default_rng(4)
+    chunk = rng.normal(0.0, 0.3, (2 * PIECE + 100, 16)).astype(np.float32)
+    fed, by_hand = Upsampler(3, 16), Upsampler(3, 16)
+    fed.feed(chunk)
+    fed.feed(PIECE + 5)
+    made = []
+    while fed.fed:
+        made.append(fed.next())
+    assert [frames for _, frames in made] == [3 * PIECE, 3 * PIECE, 300, 3 * PIECE, 15]
+    expected = [by_hand.sounding(piece) for piece in
+                (chunk[:PIECE], chunk[PIECE:2 * PIECE], chunk[2 * PIECE:], PIECE, 5)]
+    for (up, _), want in zip(made[:4], expected[:4], strict=True):
+        assert up is not None and np.array_equal(up, want)  # the last sounds: the ringing
+    assert made[4][0] is None and expected[4] is None
+
+
 @pytest.mark.parametrize("factor", [2, 3])
 def test_upsampler_is_the_polyphase_filter_it_states(factor):
     """Sample for sample scipy's upfirdn with resample_poly's Kaiser taps: the same causal
@@ -165,6 +186,32 @@ def _render(voice, block_frames=FS):
     return np.concatenate(list(render_blocks(
         perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
         voice=voice, surroundings=Surroundings(), block_frames=block_frames)))
+
+
+def test_low_buses_and_the_courts_tail_bring_their_chunks_up_a_piece_at_a_time(monkeypatch):
+    """Chunks longer than ``PIECE`` are fed whole and brought up in pieces, by the buses and
+    by the court's tail (its own upsampler), as the blocks need them."""
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound import buses
+    from soundscape.sound.court import load_court
+
+    fed, brought = [], []
+    feed, sounding = buses.Upsampler.feed, buses.Upsampler.sounding
+    monkeypatch.setattr(buses.Upsampler, "feed", lambda self, block: fed.append(
+        (self.factor, block if isinstance(block, int) else len(block))) or feed(self, block))
+    monkeypatch.setattr(buses.Upsampler, "sounding", lambda self, block: brought.append(
+        block if isinstance(block, int) else len(block)) or sounding(self, block))
+    sources = {"s": Source("s", "bianzhong", "鐘", "bells", "west", (-8.0, 6.0, 1.5))}
+    perf = Performance.build([Event(0.3 + 0.4 * i, 0.2, "s", None, 0.9, "strike", "c")
+                              for i in range(8)], [], sources)
+    out = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=_ToneVoice(3), block_frames=FS,
+        surroundings=Surroundings(court=load_court(load_site())))))
+    assert out.any()
+    factors = {factor for factor, frames in fed if frames > buses.PIECE}
+    assert 3 in factors and max(factors) > 3  # the bus at a third, and the tail lower still
+    assert max(brought) == buses.PIECE
 
 
 def _onset_ms(channel):
