@@ -214,6 +214,8 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
         buses.close()
         if helper is not None:
             helper.close()
+        if store is not None:  # its first scan evicts past the bound: not cut off at exit
+            store.settle()
 
 
 @contextlib.contextmanager

@@ -176,6 +176,10 @@ def _writer(folder: str, limit: int, start, rounds: int) -> None:
                 store.put(name, expected)
             elif not np.array_equal(found, expected):
                 raise AssertionError(f"entry {i} read back wrong")
+    # as a render does when it ends: its first scan (a daemon thread) evicts past the bound;
+    # on a busy machine it could still be running when the process ended, the cache left
+    # over two bounds' worth
+    store.settle()
 
 
 def test_two_processes_share_the_cache(tmp_path):
@@ -243,6 +247,31 @@ def test_a_render_after_an_edit_reads_the_rest_and_gives_the_cold_bytes(tmp_path
     assert np.array_equal(from_warm, _render(edited, None))
     assert remade == 2  # the pluck made longer, the new one; the rest moved, and is kept
     assert read == cold.stats["writes"] - 2
+
+
+def test_a_render_ends_within_its_caches_bound(tmp_path, monkeypatch):
+    """A render waits, as it ends, for its store's first scan of the folder (a thread of its
+    own, which evicts past the bound): a short render used to end while it ran, and left
+    the cache over its bound until the next render wrote a note."""
+    import threading
+
+    scanned = threading.Event()
+    scan = NoteStore.scan
+
+    def slow_scan(self):
+        found = scan(self)
+        scanned.wait(30)  # until the render has ended (or a while)
+        return found
+
+    monkeypatch.setattr(NoteStore, "scan", slow_scan)
+    store = NoteStore(tmp_path / "small", 1)  # every note passes the bound
+    waited = []
+    settle = NoteStore.settle
+    monkeypatch.setattr(NoteStore, "settle",
+                        lambda self: waited.append(True) or scanned.set() or settle(self))
+    _render(_rite(), store)
+    assert waited and store.stats["writes"] >= 5
+    assert NoteStore.scan(store) <= 1  # evicted, after the render's first scan
 
 
 def test_render_reads_its_notes_back_and_no_cache_leaves_it_alone(tmp_path, soundscape_cli,
