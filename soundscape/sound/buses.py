@@ -565,7 +565,8 @@ class Buses:
         return lined and own in self.by_rate[rate].heard.dry_notes.cache
 
     def compute(self, index: int) -> np.ndarray | HeardNote | None:
-        """Event ``index``'s dry note (lined) or heard note; None if silent."""
+        """Event ``index``'s dry note (lined: from the dry notes' cache, if there) or heard
+        note; None if silent."""
         heard = self.bus(index).heard
         if not self.lined(index):
             return heard.compute(index)
@@ -573,10 +574,6 @@ class Buses:
         key, variant = heard.key(index)[:2]
         mono = heard.dry_notes(event, self.performance.sources[event.source], key, variant)
         return mono if mono.size else None
-
-    def get(self, index: int, key: tuple) -> np.ndarray | HeardNote | None:
-        """Event ``index``'s note: a lined one from the dry notes' cache, if there."""
-        return self.compute(index)  # the dry notes keep their own cache
 
     def keep(self, key: tuple, note) -> None:
         """Cache a dry note computed elsewhere (the helper's) unless it is there."""
@@ -586,7 +583,7 @@ class Buses:
             dry_notes.cache.put(own, note, note.nbytes)
 
     def add(self, index: int, note, column: int) -> None:
-        """Mix event ``index``'s note (from ``get``, the helper, or the cache)."""
+        """Mix event ``index``'s note (from ``compute`` or the helper)."""
         bus = self.bus(index)
         event = self.performance.events[index]
         if self.lined(index):

@@ -477,7 +477,7 @@ class NoteHelper:
         if not self._asked[key]:
             del self._asked[key]
         if index not in self._ready and self._claims.claim(index, _MAIN):
-            return self.heard.get(index, key)
+            return self.heard.compute(index)
         while self._waiting_for(index) and self._make_a_later_note():
             pass
         with self._arrived:
@@ -506,7 +506,7 @@ class NoteHelper:
                 if self._claims.grouped(later):
                     continue
                 return False
-            note = self.heard.get(later, self._keys[later])
+            note = self.heard.compute(later)
             with self._arrived:
                 self._ready[later] = note
                 self._ready_bytes += heard_bytes(note)

@@ -196,7 +196,7 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                 if helper is not None and helper.has(index):
                     note = helper.take(index)
                 else:
-                    note = buses.get(index, key)
+                    note = buses.compute(index)
                 if note is None:  # silent: nothing to add or keep
                     continue
                 buses.keep(key, note)

@@ -314,13 +314,13 @@ class Tail:
             if len(self._ready):
                 parts.append(self._ready)
                 have += len(self._ready)
-            if self._up is None:
+            if self._up is None or not self._up.fed:  # a chunk heard
                 self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
-                self._ready = self.lines.chunk()
-                continue
-            if not self._up.fed:  # a chunk heard, brought up a piece at a time
-                self._flush(self.lines.next_chunk + self._lag + self.lines.next_size())
-                self._up.feed(self.lines.chunk())
+                chunk = self.lines.chunk()
+                if self._up is None:
+                    self._ready = chunk
+                    continue
+                self._up.feed(chunk)  # brought up a piece at a time
             up, size = self._up.next()
             self._ready = (np.zeros((size, self._ready.shape[1]), np.float32) if up is None
                            else up)
