@@ -56,6 +56,7 @@ from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import adm
 from soundscape.sound.audiofile import Cue, SampleWriter, _pack24, write_sidecar
+from soundscape.sound.directio import DirectWriter
 from soundscape.sound.diskcache import NoteStore
 from soundscape.sound.mastering import Mastering, master
 from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
@@ -330,7 +331,7 @@ def _bw64(path: Path, *, channels: int, sample_rate: int,
           head: list[tuple[bytes, bytes]]) -> Iterator[SampleWriter]:
     """Write the header (RIFF, a JUNK chunk the size of a ds64, fmt, ``head``) and stream
     24-bit samples into ``data``; ``_finish`` adds the chunks after it and the sizes."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+    with atomic_path(path) as tmp, DirectWriter(tmp) as f:  # past the page cache
         f.write(b"RIFF\0\0\0\0WAVE" + _chunk(b"JUNK", bytes(28)))
         f.write(_chunk(b"fmt ", struct.pack("<HHIIHH", 1, channels, sample_rate,
                                             sample_rate * channels * 3, channels * 3, 24)))

@@ -2,7 +2,8 @@
 
 Files are written block by block through soundfile into a temporary file
 beside the destination and renamed only when complete
-(``soundscape.fileio.atomic_path``), so an interrupted render leaves nothing.
+(``soundscape.fileio.atomic_path``), so an interrupted render leaves nothing. soundfile
+writes through a ``directio.DirectWriter`` (its virtual I/O), past the page cache.
 
 Markers go where a DAW looks for them: in WAV, a ``cue `` chunk with one cue
 point per marker and a ``LIST``/``adtl`` chunk of ``labl`` names (UTF-8); in
@@ -37,6 +38,7 @@ import soundfile
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
+from soundscape.sound.directio import DirectWriter
 
 __all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
            "append_wav_cues", "check_channels", "open_writer", "pack_samples",
@@ -121,8 +123,8 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     if file_format == "wav" and frames * channels * width > _RIFF_LIMIT:
         major = "RF64"
     with atomic_path(path) as tmp:
-        with _closed_unsynced(soundfile.SoundFile(
-                tmp, "w", samplerate=sample_rate, channels=channels, subtype=subtype,
+        with DirectWriter(tmp) as file, _closed_unsynced(soundfile.SoundFile(
+                file, "w", samplerate=sample_rate, channels=channels, subtype=subtype,
                 format=major)) as out, sample_writer(out, subtype) as writer:
             yield writer
         if file_format == "wav" and channel_mask is not None:

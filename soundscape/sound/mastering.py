@@ -33,13 +33,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
 
 import numpy as np
 from tqdm import tqdm
 
 from soundscape.errors import RenderError
 from soundscape.malloc import releasing_now_and_then
+from soundscape.sound import directio
 from soundscape.sound.audiofile import BlockWriter
 from soundscape.sound.loudness import (
     LoudnessMeter,
@@ -220,10 +220,10 @@ class _Keeper:
         self.peak, self.frames = TruePeakMeter(), 0
         self.snapshots: list[MeterSnapshot] = []
         self.peaks: list[float] = []
-        self._out: BinaryIO | None = None
+        self._out: directio.DirectWriter | None = None
 
     def __enter__(self) -> _Keeper:
-        self._out = open(self.raw, "wb")  # closed by __exit__
+        self._out = directio.DirectWriter(self.raw)  # closed by __exit__
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -870,11 +870,11 @@ def _meter_runs_in_two(raw: Path, how: Mastering, gain: float, ceiling_db: float
 
 
 def _read_frames(raw: Path, width: int, start: int, stop: int) -> np.ndarray:
-    """Frames ``start…stop-1`` of the raw float32 file (read, not mapped: a mapping's
-    pages would count in the render's memory)."""
+    """Frames ``start…stop-1`` of the raw float32 file (read past the page cache,
+    ``directio``; not mapped: a mapping's pages would count in the render's memory)."""
     frame_bytes = 4 * width
-    return np.fromfile(raw, dtype="<f4", count=(stop - start) * width,
-                       offset=start * frame_bytes).reshape(-1, width)
+    return directio.read_at(raw, start * frame_bytes, (stop - start) * frame_bytes
+                            ).view("<f4").reshape(-1, width)
 
 
 def _runs(indices: np.ndarray, before: int, after: int, count: int
@@ -895,43 +895,27 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
 
 def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[tuple[int, np.ndarray]]:
     """Pass 1's raw float32 file, ``_READ_BLOCKS`` of pass 1's blocks at a time, as (index
-    of the first block, their frames); the next ones are read on a thread while these are
-    used, and the pages read are let go behind it (``_let_go``)."""
-    count = block_frames * _READ_BLOCKS
-    read_bytes = 4 * width * count
-    with open(raw, "rb") as f, ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
-        with contextlib.suppress(AttributeError, OSError):  # a larger read-ahead from disk
-            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
+    of the first block, their frames), read past the page cache (``directio``); the next
+    ones are read on a thread while these are used."""
+    read_bytes = 4 * width * block_frames * _READ_BLOCKS
+    with ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
 
-        def read() -> np.ndarray:
-            done = f.tell()
-            if done >= _LET_GO_BYTES and done % _LET_GO_BYTES < read_bytes:
-                _let_go(f, done - done % _LET_GO_BYTES - _LET_GO_BYTES, _LET_GO_BYTES)
-            return np.fromfile(f, dtype="<f4", count=count * width).reshape(-1, width)
+        def read(index: int) -> np.ndarray:
+            return directio.read_at(raw, index * read_bytes, read_bytes
+                                    ).view("<f4").reshape(-1, width)
 
-        pending = pool.submit(read)
-        for first in itertools.count(0, _READ_BLOCKS):
+        pending = pool.submit(read, 0)
+        for index in itertools.count():
             if not (chunk := pending.result()).size:
                 return
-            pending = pool.submit(read)
-            yield first, chunk
+            pending = pool.submit(read, index + 1)
+            yield index * _READ_BLOCKS, chunk
 
 
 #: Pass 2 reads and hands on this many of pass 1's blocks at a time: each hand-over between
 #: its threads (reading, limiting, metering, converting, writing) wakes one, and a whole
 #: rite's ~9000 blocks made ~45 000 of them.
 _READ_BLOCKS = 4
-#: Pass 2 lets go of the raw file's pages this many bytes at a time.
-_LET_GO_BYTES = 64 << 20
-
-
-def _let_go(f, start: int, length: int) -> None:
-    """Tell the kernel the raw file's pages in ``start…start+length`` are done with (a dry
-    run or a second write reads them again from the disk). Pass 1 leaves gigabytes of them
-    in the page cache; with them still there, writing the output file took the kernel
-    4-5 s instead of 2 (2.6 GB after 3.5 GB, measured)."""
-    with contextlib.suppress(AttributeError, OSError):  # not everywhere: then as it is
-        os.posix_fadvise(f.fileno(), start, length, os.POSIX_FADV_DONTNEED)
 
 
 class _Lagged:
