@@ -30,8 +30,9 @@ __all__ = ["ALIGN", "DirectWriter", "is_direct", "read_at"]
 
 #: Alignment of offsets, lengths and buffers (the largest logical block size in use).
 ALIGN = 4096
-#: Bytes staged before a write to the disk.
-STAGE_BYTES = 8 << 20
+#: Bytes staged before a write to the disk (a render with stems has a writer per stem;
+#: `dd` wrote 3 GB direct as fast in 1 MiB writes as in 8 MiB ones).
+STAGE_BYTES = 1 << 20
 _O_DIRECT = getattr(os, "O_DIRECT", 0)
 
 
