@@ -26,7 +26,6 @@ pages count as the process's own (the whole rite in stereo held 4.3 GiB of PSS t
 from __future__ import annotations
 
 import math
-import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from soundscape.kit import KitError
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import Cue, open_writer
+from soundscape.sound.directio import DirectFile
 from soundscape.sound.loudness import LoudnessMeter, TruePeakMeter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
@@ -130,20 +130,20 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
 
 class _FramesFile:
     """A ``(frames, channels)`` float32 array in a plain file, zeros until written, whose
-    frames are read and written by position (``loop[a:b]``, ``loop[a:b] = x``). What it
-    holds is in the page cache, which the kernel writes back and frees as it needs, not
-    in this process's memory, as a memory map's resident pages are."""
+    frames are read and written by position (``loop[a:b]``, ``loop[a:b] = x``), past the
+    page cache (``directio.DirectFile``): what it holds is on the disk, not in this
+    process's memory, as a memory map's resident pages are, nor in pages the kernel must
+    find for it."""
 
     def __init__(self, path: Path, frames: int, channels: int) -> None:
-        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        os.ftruncate(self._fd, frames * channels * 4)
+        self._file = DirectFile(path, frames * channels * 4)
         self.shape = (frames, channels)
 
     def __enter__(self) -> _FramesFile:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        os.close(self._fd)
+        self._file.close()
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -156,23 +156,17 @@ class _FramesFile:
 
     def __getitem__(self, index: slice) -> np.ndarray:
         start, stop = self._span(index)
-        out = np.empty((stop - start, self.shape[1]), dtype=np.float32)
-        view, at = out.reshape(-1).view(np.uint8).data, start * out.itemsize * self.shape[1]
-        while view:
-            done = os.preadv(self._fd, [view], at)
-            if done <= 0:
-                raise OSError(f"the loop file ended at byte {at}")
-            view, at = view[done:], at + done
-        return out
+        frame = 4 * self.shape[1]
+        got = self._file.read(start * frame, (stop - start) * frame)
+        if len(got) != (stop - start) * frame:
+            raise OSError(f"the loop file ended at byte {start * frame + len(got)}")
+        return got.view(np.float32).reshape(-1, self.shape[1])
 
     def __setitem__(self, index: slice, value: np.ndarray) -> None:
         start, stop = self._span(index)
         block = np.ascontiguousarray(np.broadcast_to(value, (stop - start, self.shape[1])),
                                      dtype=np.float32)
-        view, at = block.reshape(-1).view(np.uint8).data, start * block.itemsize * self.shape[1]
-        while view:
-            done = os.pwrite(self._fd, view, at)
-            view, at = view[done:], at + done
+        self._file.write(start * 4 * self.shape[1], block.reshape(-1).view(np.uint8))
 
 
 def _wrap(blocks: Iterator[np.ndarray], loop: _FramesFile) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ALIGN", "DirectWriter", "is_direct", "read_at"]
+__all__ = ["ALIGN", "DirectFile", "DirectWriter", "is_direct", "read_at"]
 
 #: Alignment of offsets, lengths and buffers (the largest logical block size in use).
 ALIGN = 4096
@@ -186,23 +186,85 @@ class DirectWriter:
 def read_at(path: str | Path, offset: int, count: int) -> np.ndarray:
     """Up to ``count`` bytes of ``path`` from ``offset`` (fewer at its end), read past the
     page cache: the aligned stretch around them, as a uint8 view into it."""
-    lo = offset - offset % ALIGN
-    hi = -(-(offset + count) // ALIGN) * ALIGN
-    buffer = aligned_bytes(hi - lo)
     fd, _ = _open(path, os.O_RDONLY)
     try:
-        got = 0
-        while got < len(buffer):
-            try:
-                step = os.preadv(fd, [buffer[got:].data], lo + got)
-            except OSError as error:
-                if error.errno != errno.EINVAL or not is_direct(fd):
-                    raise
-                _through_cache(fd)
-                continue
-            if not step:
-                break
-            got += step
+        return _pread(fd, offset, count)
     finally:
         os.close(fd)
+
+
+def _pread(fd: int, offset: int, count: int) -> np.ndarray:
+    lo = offset - offset % ALIGN
+    buffer = aligned_bytes(-(-(offset + count) // ALIGN) * ALIGN - lo)
+    got = 0
+    while got < len(buffer):
+        try:
+            step = os.preadv(fd, [buffer[got:].data], lo + got)
+        except OSError as error:
+            if error.errno != errno.EINVAL or not is_direct(fd):
+                raise
+            _through_cache(fd)
+            continue
+        if not step:
+            break
+        got += step
     return buffer[offset - lo:max(offset - lo, min(got, offset - lo + count))]
+
+
+class DirectFile:
+    """A new file of ``size`` bytes, zeros until written, read and written at any offset past
+    the page cache. A write that does not start or end on :data:`ALIGN` reads the page it
+    shares with its neighbours first and writes it whole; ``close`` cuts what a last page's
+    padding added."""
+
+    def __init__(self, path: str | Path, size: int) -> None:
+        self.name, self.size = str(path), size
+        self._fd, _ = _open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL)
+        os.ftruncate(self._fd, size)
+
+    def read(self, offset: int, count: int) -> np.ndarray:
+        """Up to ``count`` bytes from ``offset`` (fewer at the file's end)."""
+        return _pread(self._fd, offset, max(0, min(count, self.size - offset)))
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, offset: int, data) -> None:
+        view = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+        lo, end = offset - offset % ALIGN, offset + len(view)
+        hi = -(-end // ALIGN) * ALIGN
+        buffer = aligned_bytes(hi - lo)
+        if offset != lo:
+            buffer[:ALIGN] = self._page(lo)
+        if end != hi and (hi - ALIGN != lo or offset == lo):
+            buffer[-ALIGN:] = self._page(hi - ALIGN)
+        buffer[offset - lo:end - lo] = view
+        done = 0
+        while done < len(buffer):
+            try:
+                done += os.pwrite(self._fd, buffer[done:].data, lo + done)
+            except OSError as error:
+                if error.errno != errno.EINVAL or not is_direct(self._fd):
+                    raise OSError(error.errno, error.strerror, self.name) from None
+                _through_cache(self._fd)
+
+    def _page(self, at: int) -> np.ndarray:
+        """The page at ``at`` as it is on the disk, zeros past the file's end."""
+        page = np.zeros(ALIGN, dtype=np.uint8)
+        got = self.read(at, ALIGN)
+        page[:len(got)] = got
+        return page
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            try:
+                os.ftruncate(self._fd, self.size)
+            finally:
+                os.close(self._fd)
+                self._fd = -1
+
+    def __enter__(self) -> DirectFile:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -14,10 +14,12 @@ from soundscape.kit.loop import _FramesFile, _wrap, channel_groups, render_loop,
 from soundscape.kit.speakers import channel_mask, layout_from_text, panner_for
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener
+from soundscape.sound import directio
 from soundscape.sound.audiofile import read_wav_channel_mask
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
+from tests.sound.pagecache import resident_pages
 
 FS = 48000
 HERE = Listener((0.0, 0.0, 1.5), "north")
@@ -168,8 +170,9 @@ def _resident_bytes() -> int:
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads Linux's /proc")
 def test_the_raw_loop_is_held_in_a_file_not_in_the_process(tmp_path):
-    """The whole rite's raw loop is 3.5 GB in stereo: its frames must live in the page
-    cache, not in the process (a memory map's resident pages are the process's own)."""
+    """The whole rite's raw loop is 3.5 GB in stereo: its frames must live on the disk, not
+    in the process (a memory map's resident pages are the process's own), and where the
+    file system takes O_DIRECT not in the page cache either."""
     frames, width = 120 * FS, 16  # 369 MB of float32
     block = np.full((FS, width), 0.25, dtype=np.float32)
     with _FramesFile(tmp_path / "loop.f32", frames, width) as loop:
@@ -177,7 +180,9 @@ def test_the_raw_loop_is_held_in_a_file_not_in_the_process(tmp_path):
         _wrap(iter([block] * 121), loop)  # one second past the end: added at the start
         grown = _resident_bytes() - before
         assert np.all(loop[:FS] == 0.5) and np.all(loop[FS:frames] == 0.25)
-    assert grown < 64 << 20, f"the process grew {grown >> 20} MiB holding the loop"
+        assert grown < 64 << 20, f"the process grew {grown >> 20} MiB holding the loop"
+        if directio.is_direct(loop._file.fileno()):
+            assert resident_pages(tmp_path / "loop.f32").sum() < 16
 
 
 def test_the_loop_file_reads_zeros_until_written_and_only_runs_of_frames(tmp_path):

@@ -103,3 +103,25 @@ def test_an_audio_file_is_written_past_the_page_cache(tmp_path):
     back, read_rate = soundfile.read(path, dtype="float32")
     assert read_rate == rate and back.shape == x.shape
     assert np.abs(back - x).max() <= 2.0**-23
+
+
+@pytest.mark.parametrize("direct", [True, False], ids=["direct", "through-the-cache"])
+def test_a_direct_file_reads_and_writes_any_stretch_as_an_array_would(tmp_path, monkeypatch,
+                                                                       direct):
+    """Writes that start and end anywhere (within a page, across pages, at the file's end)
+    leave their neighbours as they were; the file is its size again when closed."""
+    if not direct:
+        monkeypatch.setattr(directio, "_O_DIRECT", 0)
+    rng = np.random.default_rng(4)
+    size = 5 * directio.ALIGN + 123
+    expected = np.zeros(size, dtype=np.uint8)
+    with directio.DirectFile(tmp_path / "f", size) as f:
+        assert not f.read(0, size).any()
+        for offset, count in [(0, 10), (10, 4086), (4000, 200), (4100, 30), (size - 7, 7),
+                              (3 * directio.ALIGN, directio.ALIGN), (1, size - 2)]:
+            data = rng.integers(0, 256, count, dtype=np.uint8)
+            f.write(offset, data)
+            expected[offset:offset + count] = data
+            for at, n in [(0, size), (offset, count), (max(0, offset - 5), count + 10)]:
+                assert np.array_equal(f.read(at, n), expected[at:at + n])
+    assert (tmp_path / "f").read_bytes() == expected.tobytes()
