@@ -6,7 +6,8 @@ kernel's, and a page the kernel has not used lately can cost far more than the c
 virtual machine that hands free memory back to its host (virtio-balloon free page
 reporting) each one is new to the guest. Measured on the project's 2-core machine with
 ``dd`` (3 GB): written through the cache 12 s of system time, written direct 0.2 s; read
-back through the cache 5.0 s, direct 0.1 s. Direct I/O moves the bytes between the
+through the cache where its pages were not already, 5.0 s, direct 0.1 s
+(``bench/bench_directio.py``). Direct I/O moves the bytes between the
 process's own (reused) buffers and the disk.
 
 Direct I/O wants the file offset, the length and the buffer aligned (:data:`ALIGN`).
