@@ -123,7 +123,7 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     if file_format == "wav" and frames * channels * width > _RIFF_LIMIT:
         major = "RF64"
     with atomic_path(path) as tmp:
-        with DirectWriter(tmp) as file, _closed_unsynced(soundfile.SoundFile(
+        with _HeldErrors(tmp) as file, _closed_unsynced(soundfile.SoundFile(
                 file, "w", samplerate=sample_rate, channels=channels, subtype=subtype,
                 format=major)) as out, sample_writer(out, subtype) as writer:
             yield writer
@@ -154,7 +154,32 @@ def _closed_unsynced(out: soundfile.SoundFile) -> Iterator[soundfile.SoundFile]:
             if handle is not None:
                 out._file = None
                 if close(handle):
+                    _raise_held(out)
                     raise RenderError(f"{out.name}: closing failed (is the disk full?)")
+
+
+class _HeldErrors(DirectWriter):
+    """The file libsndfile writes through (its virtual I/O): an error is held for the caller
+    and libsndfile told that nothing was written. Raised inside the callback, cffi would
+    print it and give libsndfile 0 all the same, and the caller would know only that bytes
+    went missing."""
+
+    error: OSError | None = None
+
+    def write(self, data) -> int:
+        if self.error is not None:
+            return 0
+        try:
+            return super().write(data)
+        except OSError as error:
+            self.error = error
+            return 0
+
+
+def _raise_held(out: soundfile.SoundFile) -> None:
+    """Raise the error the file under ``out`` held back, if it holds one (a full disk)."""
+    if isinstance(out.name, _HeldErrors) and out.name.error is not None:
+        raise out.name.error
 
 
 class BlockWriter:
@@ -284,6 +309,7 @@ def _raw_writer(out: soundfile.SoundFile) -> Callable[[np.ndarray], None] | None
     def write(data: np.ndarray) -> None:
         written = write_raw(handle, ffi.from_buffer(data), data.nbytes)
         if written != data.nbytes:
+            _raise_held(out)
             raise RenderError(f"{out.name}: wrote {written} of {data.nbytes} bytes "
                               f"({snd.sf_strerror(handle)!r}); is the disk full?")
     return write

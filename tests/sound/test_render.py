@@ -439,6 +439,33 @@ def test_a_full_disk_is_one_line_naming_the_output_and_keeps_the_old_outputs(
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old
 
 
+def test_a_disk_that_fills_under_the_output_is_one_line_and_keeps_the_old_outputs(
+        tmp_path, soundscape_cli, monkeypatch):
+    """The output is written by libsndfile through a callback into ``directio``: the full
+    disk must come out as the one line, not as a traceback cffi prints from the callback."""
+    from soundscape.sound import directio
+
+    _sequence_once(monkeypatch)
+    old = _old_outputs(tmp_path / "out")
+    real = directio.DirectWriter._write_direct
+
+    def full(self, chunk, offset):
+        if self.name.endswith(".wav") and offset > 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.name)
+        return real(self, chunk, offset)
+
+    monkeypatch.setattr(directio.DirectWriter, "_write_direct", full)
+    unraisable: list = []  # where cffi sends an error raised in a callback
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    code, err = soundscape_cli("render", "-o", "out/x.wav", "--quiet", "--jobs", "1",
+                               cwd=tmp_path)
+    assert code == 2
+    assert problems(err) == ["error: out/x.wav: no space left on the device; free some space "
+                             "or write elsewhere"]
+    assert not unraisable and "Traceback" not in err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()} == old
+
+
 def test_a_read_only_file_system_is_one_line_naming_the_output(tmp_path, soundscape_cli,
                                                                monkeypatch):
     _sequence_once(monkeypatch)
