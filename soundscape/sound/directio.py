@@ -87,7 +87,11 @@ class DirectWriter:
         before = min(count, max(0, self._base - self._pos))
         written = 0
         while written < before:
-            written += os.pwrite(self._plain_fd(), view[written:before], self._pos + written)
+            try:
+                written += os.pwrite(self._plain_fd(), view[written:before],
+                                     self._pos + written)
+            except OSError as error:  # named, as the direct writes' are
+                raise OSError(error.errno, error.strerror, self.name) from None
         done = before
         while done < count:
             at = self._pos + done - self._base
