@@ -715,7 +715,9 @@ def test_notes_larger_than_the_free_ring_go_down_the_pipe(monkeypatch):
         workers=workers))) for workers in (1, 2))
     assert np.array_equal(alone, helped)
     assert taken and big  # both ways used
-    assert max(taken) < 100_000 < min(big)
+    # nothing larger than the ring went into it, the larger notes came by the pipe; a short
+    # note may come by the pipe too, when the main process has not yet freed room for it
+    assert max(taken) < 100_000 < max(big)
 
 
 def test_the_ring_places_arrays_in_turn_wraps_and_refuses_what_is_not_free():
