@@ -62,6 +62,19 @@ def _through_cache(fd: int) -> None:
     fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~_O_DIRECT)
 
 
+def _pwrite(fd: int, chunk: np.ndarray, offset: int, name: str) -> None:
+    """All of the aligned ``chunk`` at ``offset``; through the cache from the first write
+    the file system refuses direct (EINVAL); errors name the file."""
+    done = 0
+    while done < len(chunk):
+        try:
+            done += os.pwrite(fd, chunk[done:].data, offset + done)
+        except OSError as error:
+            if error.errno != errno.EINVAL or not is_direct(fd):
+                raise OSError(error.errno, error.strerror, name) from None
+            _through_cache(fd)
+
+
 class DirectWriter:
     """A binary file written mostly front to back, past the page cache.
 
@@ -120,14 +133,7 @@ class DirectWriter:
         self._staged = rest
 
     def _write_direct(self, chunk: np.ndarray, offset: int) -> None:
-        done = 0
-        while done < len(chunk):
-            try:
-                done += os.pwrite(self._fd, chunk[done:].data, offset + done)
-            except OSError as error:
-                if error.errno != errno.EINVAL or not is_direct(self._fd):
-                    raise OSError(error.errno, error.strerror, self.name) from None
-                _through_cache(self._fd)
+        _pwrite(self._fd, chunk, offset, self.name)
 
     def _plain_fd(self) -> int:
         if self._plain is None:
@@ -244,14 +250,7 @@ class DirectFile:
         if end != hi and (hi - ALIGN != lo or offset == lo):
             buffer[-ALIGN:] = self._page(hi - ALIGN)
         buffer[offset - lo:end - lo] = view
-        done = 0
-        while done < len(buffer):
-            try:
-                done += os.pwrite(self._fd, buffer[done:].data, lo + done)
-            except OSError as error:
-                if error.errno != errno.EINVAL or not is_direct(self._fd):
-                    raise OSError(error.errno, error.strerror, self.name) from None
-                _through_cache(self._fd)
+        _pwrite(self._fd, buffer, lo, self.name)
 
     def _page(self, at: int) -> np.ndarray:
         """The page at ``at`` as it is on the disk, zeros past the file's end."""

@@ -232,10 +232,7 @@ class _Keeper:
 
     def keep(self, block: np.ndarray) -> None:
         assert self._out is not None, "keep() inside the keeper's with block"
-        try:
-            self._out.write(np.ascontiguousarray(block, dtype="<f4").data)
-        except OSError as error:  # a file object's errors do not name it
-            raise OSError(error.errno, error.strerror, str(self.raw)) from None
+        self._out.write(np.ascontiguousarray(block, dtype="<f4").data)  # its errors name it
         measured = self.measure(block)
         self.meter.add(measured)
         self.snapshots.append(self.meter.snapshot())
