@@ -104,6 +104,12 @@ class _Only:
     def __call__(self, event, source: Source, **kwargs) -> np.ndarray:
         return self._voice(event, source, **kwargs) if self._keep(source) else np.zeros(0)
 
+    def bind(self, performance, seed: int) -> _Only:
+        """The inner voice bound for one render (``SynthVoice.bind``), still sounding only
+        the sources ``keep`` accepts."""
+        bind = getattr(self._voice, "bind", None)
+        return self if bind is None else _Only(bind(performance, seed), self._keep)
+
     def __getattr__(self, name: str):
         return getattr(self._voice, name)
 

@@ -7,6 +7,7 @@ import shutil
 import struct
 import subprocess
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -242,6 +243,35 @@ def test_cli_refuses_what_an_adm_master_cannot_be_before_sequencing(tmp_path, so
     code, err = soundscape_cli("render", "--layout", "adm", *args, "--from", "s18", "--to", "s18",
                                cwd=tmp_path)
     assert code != 0 and message in err and "sequencing" not in err
+
+
+class BindingVoice:
+    """``noise_voice`` with a ``bind``, as every render's voice has (``SynthVoice.bind``:
+    sung lines): what the render calls is the bound voice."""
+
+    def bind(self, performance, seed):
+        return BindingVoice()
+
+    def __call__(self, event, source, *, sample_rate, rng):
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+
+def test_the_bed_holds_the_ambience_alone_with_a_voice_bound_for_the_render(tmp_path):
+    # the ambience sounds once at the start, the bells after 2 s: in a dry court, the bed
+    # is silent from 1 s on (it carried every bell as well when the bound voice sounded
+    # every source)
+    perf = scene(bed=True, walker=False)
+    events = [replace(e, time=0.1 if e.source == "amb" else 2.0 + e.time)
+              for e in perf.events if e.source != "amb" or e.time < 0.5]
+    perf = Performance.build(events, list(perf.markers), dict(perf.sources))
+    result = render_adm(perf, tmp_path / "bound.wav", listener=NORTH, voice=BindingVoice(),
+                        surroundings=DRY, target_lufs=-30.0)
+    audio, _ = soundfile.read(result.files[0])
+    objects, bed = audio[:, :3], audio[:, 3:]
+    assert bed.shape[1] == 16
+    assert np.abs(bed[:FS]).max() > 0.01  # the ambience
+    assert np.abs(objects[2 * FS:]).max() > 0.01  # the bells, as objects
+    assert np.abs(bed[FS:]).max() == 0.0  # and only there
 
 
 # ---- the court's reverberation as a second bed ---------------------------------------------
