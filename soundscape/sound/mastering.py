@@ -219,7 +219,8 @@ class _Keeper:
     writes wait for the disk, past the page cache, and let go of the GIL), and ``keep``
     returns once both are done: the block's memory is then the caller's again (a slot of
     shared memory, ``_Slots``). On the ADM master of s18 (41 tracks, 26 of them metered,
-    7 GB of raw file) the keeping process was the render's slowest: … s busy."""
+    7 GB of raw file) the keeping process held up the render (1.5 s of its main thread
+    waiting for a free slot, py-spy); with the write beside the meters, none."""
 
     def __init__(self, raw: Path, measure: Callable, meter: LoudnessMeter) -> None:
         self.raw, self.measure, self.meter = raw, measure, meter
