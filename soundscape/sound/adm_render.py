@@ -104,6 +104,11 @@ class _Only:
     def __call__(self, event, source: Source, **kwargs) -> np.ndarray:
         return self._voice(event, source, **kwargs) if self._keep(source) else np.zeros(0)
 
+    def sounds(self, source: Source) -> bool:
+        """Whether this voice sounds ``source`` (``DryNotes``: the others' silence is not
+        their notes, and must not reach the disk cache the streams share)."""
+        return self._keep(source)
+
     def bind(self, performance, seed: int) -> _Only:
         """The inner voice bound for one render (``SynthVoice.bind``), still sounding only
         the sources ``keep`` accepts."""
@@ -262,6 +267,15 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             tail=court_bed if court else None), 0, len(objects)))
         if court:
             streams.append((_made(courts), len(objects), adm.hoa_channels()))
+            # the objects' early images off the walls and the hall, in the bed: drawn after
+            # the objects' stream, so that the notes it wants are in the disk cache
+            # (``store``) by then, made by that stream (with no store, made again)
+            streams.append((render_blocks(
+                performance, listener=listener, panner=Ambisonic(adm.BED_ORDER),
+                sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in stem),
+                surroundings=replace(surroundings, walls_only=True),
+                block_frames=block_frames, store=store, cache_bytes=_BED_CACHE_BYTES,
+                tail=lambda _: None), len(objects), adm.hoa_channels()))
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
                     f"{' and a 3rd-order ambisonic bed' if bed or court else ''}"

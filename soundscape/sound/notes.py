@@ -442,13 +442,18 @@ def note_key(event: Event, source: Source, *, performer: str | None = None) -> t
     return key if performer is None else (*key, performer)
 
 
+#: The note of a source a voice leaves out (``sounds``).
+_SILENT = np.zeros(0, dtype=np.float32)
+
+
 class DryNotes:
     """Dry notes (mono float32 at 1 m, tail trimmed), rendered once per key and variant.
 
     With a ``store`` (``diskcache.NoteStore``) a note the memory cache lacks is read from
     disk, and a note made is written there, when the voice can name everything it depends
     on (``stored_as``: a ``SynthVoice``'s notes, but not a sung line's parts, whose line
-    it keeps itself)."""
+    it keeps itself). A voice that sounds only some sources says which (``sounds(source)``):
+    the others' notes are silence, never kept in either cache under their keys."""
 
     def __init__(self, voice: Voice, sample_rate: int, seed: int,
                  cache: ByteLru | LruPart, store=None) -> None:
@@ -478,6 +483,11 @@ class DryNotes:
         return True if own is None else own(key)
 
     def __call__(self, event: Event, source: Source, key: tuple, variant: int) -> np.ndarray:
+        sounds = getattr(self.voice, "sounds", None)
+        if sounds is not None and not sounds(source):
+            # a voice that leaves this source out (the ADM master's streams): its silence is
+            # not the note of its key, so it is neither kept nor read from the disk
+            return _SILENT
         mono = self.cache.get((key, variant))
         if mono is None:
             name = self._stored_as(key, variant)

@@ -10,7 +10,7 @@ the renderer turns them into filters.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -112,6 +112,10 @@ class Surroundings:
         The walled court: when given, its early image sources replace the floor and hall
         reflections above (``ground``, ``hall`` and their coefficients are then unused), and
         the render adds its late tail (``sound.tail``).
+    walls_only : bool
+        Only the paths off the walls and the hall: not the direct path nor the floor's (the
+        ADM master's objects carry those; its bed carries these). A source whose walls send
+        nothing keeps its direct path at gain 0: a filter of zeros.
     """
 
     air: Air = field(default_factory=Air)
@@ -123,6 +127,7 @@ class Surroundings:
     hall_front_y: float = 0.0
     hall_coefficient: float = 0.5
     court: Court | None = None
+    walls_only: bool = False
 
     def __post_init__(self) -> None:
         if not self.near_field_m > 0:
@@ -197,8 +202,23 @@ def paths(source: Vec3, listener: Vec3, *, surroundings: Surroundings,
     """
     s = np.asarray(source, dtype=float)
     ear = np.asarray(listener, dtype=float)
-    if surroundings.court is not None:
-        return _court_paths(s, ear, surroundings, surroundings.court, struck_face)
+    found = (_court_paths(s, ear, surroundings, surroundings.court, struck_face)
+             if surroundings.court is not None else _plain_paths(s, ear, surroundings, struck_face))
+    if not surroundings.walls_only:
+        return found
+    walls = [path for path in found if path.kind != "direct" and not _off_the_floor(path, s)]
+    return walls or [replace(found[0], gain=0.0)]
+
+
+def _off_the_floor(path: Path, source: np.ndarray) -> bool:
+    """Whether ``path`` is the floor's reflection: its image under the source, once bounced."""
+    return path.kind == "ground" or (path.kind == "image1" and bool(np.allclose(
+        path.point[:2], source[:2], rtol=0.0, atol=1e-6)))
+
+
+def _plain_paths(s: np.ndarray, ear: np.ndarray, surroundings: Surroundings,
+                 struck_face: Vec3 | None) -> list[Path]:
+    """The direct path, the floor's and the hall front's, without a court."""
     out = [_path(s, s, ear, surroundings, struck_face, 1.0, "direct", None)]
     if surroundings.ground and s[2] > 0 and ear[2] > 0:
         image = s * np.array([1.0, 1.0, -1.0])

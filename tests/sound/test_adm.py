@@ -247,10 +247,14 @@ def test_cli_refuses_what_an_adm_master_cannot_be_before_sequencing(tmp_path, so
 
 class BindingVoice:
     """``noise_voice`` with a ``bind``, as every render's voice has (``SynthVoice.bind``:
-    sung lines): what the render calls is the bound voice."""
+    sung lines): what the render calls is the bound voice; its notes go to the disk cache
+    (``stored_as``), as a ``SynthVoice``'s do."""
 
     def bind(self, performance, seed):
         return BindingVoice()
+
+    def stored_as(self, key):
+        return ("noise",)
 
     def __call__(self, event, source, *, sample_rate, rng):
         return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
@@ -272,6 +276,23 @@ def test_the_bed_holds_the_ambience_alone_with_a_voice_bound_for_the_render(tmp_
     assert np.abs(bed[:FS]).max() > 0.01  # the ambience
     assert np.abs(objects[2 * FS:]).max() > 0.01  # the bells, as objects
     assert np.abs(bed[FS:]).max() == 0.0  # and only there
+
+
+def test_the_streams_sharing_a_disk_cache_give_the_same_bytes(tmp_path):
+    # the ambience's stream leaves the bells out: their silence there must not be cached as
+    # the bells' notes, which the objects' stream then read (every bell silent)
+    from soundscape.sound.diskcache import NoteStore
+
+    perf = scene(bed=True, walker=False)
+    plain = render_adm(perf, tmp_path / "plain.wav", listener=NORTH, voice=BindingVoice(),
+                       surroundings=DRY, target_lufs=-30.0)
+    store = NoteStore(tmp_path / "notes", 1 << 30)
+    for run in ("cold", "warm"):
+        cached = render_adm(perf, tmp_path / f"{run}.wav", listener=NORTH,
+                            voice=BindingVoice(), surroundings=DRY, target_lufs=-30.0,
+                            store=store)
+        assert cached.files[0].read_bytes() == plain.files[0].read_bytes(), run
+    assert store.stats["writes"] > 0
 
 
 # ---- the court's reverberation as a second bed ---------------------------------------------
