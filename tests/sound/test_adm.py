@@ -343,6 +343,25 @@ def test_the_courts_late_tail_is_a_second_hoa_bed_named_in_both_languages(tmp_pa
     assert np.abs(audio[late, :2]).max() < 1e-4
 
 
+def test_the_objects_and_the_bed_hold_every_path_of_the_projects_own_render(tmp_path, court):
+    # ambisonic W hears every direction alike: the objects' direct sound and floor bounce,
+    # plus the bed's W (the early images off the walls and the hall, and the late tail), is
+    # the project's own hoa3 render's W (without the early images in the bed: -2 dB)
+    perf = _short()
+    result = render_adm(perf, tmp_path / "court.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=court, target_lufs=-30.0)
+    audio, _ = soundfile.read(result.files[0])
+    audio /= 10 ** (result.report.gain_db / 20)
+    from soundscape.sound.panning import Ambisonic
+    ours = np.concatenate(list(render_blocks(
+        perf, listener=NORTH, panner=Ambisonic(3), sample_rate=FS, seed=0, voice=noise_voice,
+        surroundings=court, block_frames=FS)))[:, 0]
+    frames = round(1.2 * FS)  # the notes, their early sound and the tail's start
+    theirs = audio[:frames, :2].sum(axis=1) + audio[:frames, 2]
+    residual = np.mean((theirs - ours[:frames]) ** 2) / np.mean(ours[:frames] ** 2)
+    assert 10 * np.log10(residual) < -40
+
+
 @needs_ear
 def test_ear_renders_the_court_bed_all_round(tmp_path, court):
     result = render_adm(_short(), tmp_path / "court.wav", listener=NORTH, voice=noise_voice,

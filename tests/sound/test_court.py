@@ -6,6 +6,7 @@ just-noticeable difference of ISO 3382-1 (EDT and T20 5 %, C80 1 dB, D50 0.05)."
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -213,6 +214,27 @@ def test_early_paths_include_the_walls_and_the_xu(site):
     # every early path arrives within early_ms of the direct sound
     c = surroundings.air.speed_of_sound
     assert max(p.distance for p in on_hall) - on_hall[0].distance <= 0.08 * c + 1e-9
+
+
+def test_walls_only_leaves_out_the_direct_path_and_the_floors(site):
+    # the ADM master's bed carries these; its objects carry the direct path and the floor's
+    court = Surroundings(court=load_court(site))
+    source, ear = source_point(site, "gong_xi"), site.listener("gong_wei").position
+    every = paths(source, ear, surroundings=court)
+    walls = paths(source, ear, surroundings=replace(court, walls_only=True))
+    floor = [p for p in every if p.kind == "image1" and p.point[2] < source[2]
+             and np.allclose(p.point[:2], source[:2])]
+    assert len(floor) == 1
+    assert walls == [p for p in every if p.kind != "direct" and p not in floor]
+    assert len(walls) >= 3
+    # without a court: the hall front's alone; where nothing is left, silence
+    plain = Surroundings(court=None)
+    south = paths((0.0, -20.0, 1.5), (5.0, -30.0, 1.5),
+                  surroundings=replace(plain, walls_only=True))
+    assert [p.kind for p in south] == ["hall"]
+    north = paths((0.0, 5.0, 1.5), (5.0, -30.0, 1.5),
+                  surroundings=replace(plain, walls_only=True))
+    assert [(p.kind, p.gain) for p in north] == [("direct", 0.0)]
 
 
 def test_damped_court_dies_away_sooner(site):
