@@ -275,7 +275,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in stem),
                 surroundings=replace(surroundings, walls_only=True),
                 block_frames=block_frames, store=store, cache_bytes=_BED_CACHE_BYTES,
-                tail=lambda _: None), len(objects), adm.hoa_channels()))
+                tail=lambda _: None, workers=workers), len(objects), adm.hoa_channels()))
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
                     f"{' and a 3rd-order ambisonic bed' if bed or court else ''}"
