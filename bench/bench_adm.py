@@ -8,9 +8,9 @@ user types it, in its own process with the caches off (``--no-cache``,
     soundscape render --quiet --seed 0 --no-cache --from S --to S --layout adm|hoa3 -o F
 
 alternated ``--runs`` times (ADM first), each timed by its wall clock, with the peak of the
-summed PSS of the command and every process it forks (sampled every 0.3 s from ``/proc``:
-Linux). Prints every run, the median of each layout, their ratio, and whether the ADM
-runs wrote the same bytes (they must)::
+summed PSS of the command and every process it forks (sampled every 0.3 s from ``/proc``,
+as ``bench_kit.py`` samples the kit: Linux). Prints every run, the median of each layout,
+their ratio, and whether the ADM runs wrote the same bytes (they must)::
 
     .venv/bin/python bench/bench_adm.py                    # s18, two runs each
     .venv/bin/python bench/bench_adm.py --from s09 --to s09 --runs 3
@@ -25,60 +25,26 @@ import argparse
 import hashlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
-
-def tree_pss_mib(pid: int) -> float:
-    """Summed PSS (MiB) of ``pid`` and its descendants, now (0 for what has gone)."""
-    total, todo = 0, [pid]
-    while todo:
-        here = todo.pop()
-        try:
-            for line in Path(f"/proc/{here}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1])
-            for task in os.listdir(f"/proc/{here}/task"):
-                todo += [int(c) for c in
-                         Path(f"/proc/{here}/task/{task}/children").read_text().split()]
-        except OSError:  # gone meanwhile
-            continue
-    return total / 1024
+from bench_kit import run as run_command
 
 
 def run(layout: str, span: tuple[str, str], out: Path) -> dict:
-    """One render: wall seconds, peak summed PSS, the output's SHA-256 (ADM)."""
+    """One render: wall seconds, peak summed PSS (``bench_kit.run``), the output's SHA-256
+    (ADM)."""
     command = [sys.executable, "-m", "soundscape", "render", "--quiet", "--seed", "0",
                "--no-cache", "--from", span[0], "--to", span[1], "--layout", layout,
                "-o", str(out)]
-    env = dict(os.environ, SOUNDSCAPE_CACHE="off")
-    peak, done = 0.0, threading.Event()
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.wait(0.3):
-            peak = max(peak, tree_pss_mib(process.pid))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    _, err = process.communicate()
-    wall = time.perf_counter() - start
-    done.set()
-    sampler.join()
-    if process.returncode:
-        raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{err}")
+    timed = run_command(command, dict(os.environ, SOUNDSCAPE_CACHE="off"))
     digest = hashlib.sha256(out.read_bytes()).hexdigest() if layout == "adm" else None
     for made in out.parent.glob(f"{out.name}*"):
         made.unlink()
     out.with_suffix(".mid").unlink(missing_ok=True)
-    return {"layout": layout, "wall_s": wall, "peak_pss_mib": peak, "sha256": digest}
+    return {"layout": layout, "wall_s": timed["wall_s"],
+            "peak_pss_mib": timed["peak_pss_mib"], "sha256": digest}
 
 
 def main() -> None:

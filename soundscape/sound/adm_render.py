@@ -77,8 +77,9 @@ __all__ = ["ObjectTrack", "render_adm"]
 _BEXT_LEVELS = struct.calcsize("<256s32s32s10s8sQH64s")  # offset of LoudnessValue in bext
 _RIFF_MAX = 0xFFFFFFFF
 #: The bed's share of the render's note cache (its segments are long and each its own: few
-#: come back): the two streams together keep what one render keeps (s18: 1.36 GB peak with
-#: a cache each).
+#: come back): the ambience's and the objects' streams together keep what one render keeps
+#: (s18: 1.36 GB peak with a cache each); the early images' stream keeps as much again (its
+#: notes come from the disk cache or its own helper).
 _BED_CACHE_BYTES = 16 << 20
 
 
