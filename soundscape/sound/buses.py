@@ -29,7 +29,7 @@ from soundscape.performance import Performance
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.lines import CHUNK, Lines
 from soundscape.sound.mix import Accumulator
-from soundscape.sound.notes import ByteLru, DryNotes, Voice, event_variants
+from soundscape.sound.notes import ByteLru, DryNotes, NoteHandoff, Voice, event_variants
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import GUARD, HeardNote, HeardNotes, Spatialiser
@@ -490,7 +490,7 @@ class Buses:
                  panner: Panner, surroundings: Surroundings, sample_rate: int, seed: int,
                  voice: Voice, cache_bytes: int, channels: int, block_frames: int,
                  tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
-                 store=None) -> None:
+                 store=None, handoff: NoteHandoff | None = None) -> None:
         self.performance = performance
         self.channels = channels
         bind = getattr(voice, "bind", None)
@@ -512,7 +512,7 @@ class Buses:
             if rate <= 0 or sample_rate % rate:
                 raise RenderError(f"notes made at {rate} Hz cannot join a {sample_rate} Hz "
                                   "render: a voice's made_at must be a whole fraction of it")
-            dry = DryNotes(voice, rate, seed, kept.part(("dry", rate)), store)
+            dry = DryNotes(voice, rate, seed, kept.part(("dry", rate)), store, handoff)
             variants = variants or event_variants(performance, dry, seed)
             heard = HeardNotes(performance, listener, Spatialiser(panner, surroundings, rate),
                                dry, seed, variants)
@@ -596,6 +596,11 @@ class Buses:
             if self.tail is not None:  # heard on its own: its own place, or a walker's
                 self.tail.send_heard(bus.rate, event.time, note, bus.heard.key(index)[2],
                                      column)
+
+    def dry(self, key: tuple, note) -> np.ndarray | None:
+        """The dry note of a note from ``compute`` or the helper, ``key`` its ``key``: the
+        note itself where lined; a heard note's own dry note where the buses have a tail."""
+        return note if key[1] else note[3]
 
     def forget_in_helper(self) -> None:
         """In the helper process: keep no notes (the main process keeps what it is sent)."""

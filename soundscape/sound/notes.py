@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from soundscape.sound.sung import SungLines
 
 __all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "EventVariants", "LruPart",
-           "StrokePlaces", "SynthVoice", "Voice", "event_variants", "note_key", "stable_ints"]
+           "NoteHandoff", "StrokePlaces", "SynthVoice", "Voice", "event_variants", "note_key",
+           "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -442,6 +443,45 @@ def note_key(event: Event, source: Source, *, performer: str | None = None) -> t
     return key if performer is None else (*key, performer)
 
 
+class NoteHandoff:
+    """Dry notes one render stream hands to another drawn beside it, block by block (the
+    ADM master's objects' stream to its early images' stream, which hears the same events):
+    a note given is taken once for each time it was given, and gone when taken. At most
+    ``limit`` bytes are held (the oldest let go first): a note let go, or never given, is
+    made again by the stream that asks for it, the same bits."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.given = self.taken = 0  # counts, for the render's account and the tests
+        self._held: OrderedDict[tuple, list] = OrderedDict()  # (rate, key, variant): [note, times]
+
+    def give(self, rate: int, key: tuple, variant: int, mono: np.ndarray) -> None:
+        """Hand over an event's dry note (read only, as the caches' notes are)."""
+        self.given += 1
+        held = self._held.get((rate, key, variant))
+        if held is not None:
+            held[1] += 1
+            return
+        self._held[(rate, key, variant)] = [mono, 1]
+        self.size += mono.nbytes
+        while self.size > self.limit:
+            _, (dropped, _) = self._held.popitem(last=False)
+            self.size -= dropped.nbytes
+
+    def take(self, rate: int, key: tuple, variant: int) -> np.ndarray | None:
+        """The note given for ``(rate, key, variant)``, or None."""
+        held = self._held.get((rate, key, variant))
+        if held is None:
+            return None
+        self.taken += 1
+        held[1] -= 1
+        if not held[1]:
+            del self._held[(rate, key, variant)]
+            self.size -= held[0].nbytes
+        return held[0]
+
+
 #: The note of a source a voice leaves out (``sounds``).
 _SILENT = np.zeros(0, dtype=np.float32)
 
@@ -453,15 +493,18 @@ class DryNotes:
     disk, and a note made is written there, when the voice can name everything it depends
     on (``stored_as``: a ``SynthVoice``'s notes, but not a sung line's parts, whose line
     it keeps itself). A voice that sounds only some sources says which (``sounds(source)``):
-    the others' notes are silence, never kept in either cache under their keys."""
+    the others' notes are silence, never kept in either cache under their keys. With a
+    ``handoff`` a note another stream gave for the same event is taken from it first."""
 
     def __init__(self, voice: Voice, sample_rate: int, seed: int,
-                 cache: ByteLru | LruPart, store=None) -> None:
+                 cache: ByteLru | LruPart, store=None,
+                 handoff: NoteHandoff | None = None) -> None:
         self.voice = voice
         self.sample_rate = sample_rate
         self.seed = seed
         self.cache = cache
         self.store = store
+        self.handoff = handoff
         if store is not None and hasattr(voice, "store"):
             voice.store = store  # the voice keeps its sung lines there
 
@@ -488,10 +531,13 @@ class DryNotes:
             # a voice that leaves this source out (the ADM master's streams): its silence is
             # not the note of its key, so it is neither kept nor read from the disk
             return _SILENT
+        # taken whether or not the cache has it: a note given is held until taken
+        handed = None if self.handoff is None else self.handoff.take(self.sample_rate, key,
+                                                                     variant)
         mono = self.cache.get((key, variant))
         if mono is None:
-            name = self._stored_as(key, variant)
-            mono = None if name is None else self.store.get(name)
+            name = None if handed is not None else self._stored_as(key, variant)
+            mono = handed if name is None else self.store.get(name)
             if mono is None:
                 rng = _Seeded((self.seed, key, variant))
                 raw = np.asarray(self.voice(event, source, sample_rate=self.sample_rate,

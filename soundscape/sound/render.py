@@ -54,7 +54,7 @@ from soundscape.sound.diskcache import NoteStore, from_env
 from soundscape.sound.helper import NoteHelper
 from soundscape.sound.loudness import LoudnessReport
 from soundscape.sound.mastering import Mastering, master, measurement
-from soundscape.sound.notes import CACHE_BYTES, SynthVoice, Voice
+from soundscape.sound.notes import CACHE_BYTES, NoteHandoff, SynthVoice, Voice
 from soundscape.sound.panning import Panner, make_panner, wav_channel_mask
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.spatialise import HeardNote
@@ -73,7 +73,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
                   stem_of: Callable[[Source], str] | None = None,
                   tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
-                  store: NoteStore | None = None) -> Generator[np.ndarray, None, None]:
+                  store: NoteStore | None = None, notes_to: NoteHandoff | None = None,
+                  notes_from: NoteHandoff | None = None) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
 
     The process allocates from one glibc arena from then on (``malloc.one_arena``: the
@@ -113,13 +114,17 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
     store : NoteStore or None
         The disk cache of dry notes (``soundscape.sound.diskcache``; same output); None:
         none.
+    notes_to, notes_from : NoteHandoff or None
+        Hand each event's dry note to another render of the same events drawn beside this
+        one, block by block (``notes_to``), or take them from one (``notes_from``; same
+        output: a note not handed over is made). The ADM master's streams.
     """
     one_arena()  # before the buses' threads: one heap, not one kept per thread
     return _one_blas_thread(_blocks(
         performance, listener=listener, panner=panner, sample_rate=sample_rate, seed=seed,
         voice=voice, surroundings=surroundings, block_frames=block_frames, stems=stems,
         progress=progress, cache_bytes=cache_bytes, workers=workers, stem_of=stem_of,
-        tail=tail, store=store))
+        tail=tail, store=store, notes_to=notes_to, notes_from=notes_from))
 
 
 def _one_blas_thread(blocks: Generator[np.ndarray, None, None]
@@ -162,13 +167,14 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
             block_frames: int, stems: tuple[str, ...], progress: bool, cache_bytes: int,
             workers: int, stem_of: Callable[[Source], str] | None,
             tail: Callable[[tuple[int, ...]], Tail | None] | None,
-            store: NoteStore | None) -> Generator[np.ndarray, None, None]:
+            store: NoteStore | None, notes_to: NoteHandoff | None,
+            notes_from: NoteHandoff | None) -> Generator[np.ndarray, None, None]:
     width = len(panner.channels)
     columns = {name: i * width for i, name in enumerate(stems)}
     buses = Buses(performance, listener, panner=panner, surroundings=surroundings,
                   sample_rate=sample_rate, seed=seed, voice=voice, cache_bytes=cache_bytes,
                   channels=width * max(1, len(stems)), block_frames=block_frames, tail=tail,
-                  store=store)
+                  store=store, handoff=notes_from)
     bar = tqdm(total=round(performance.duration, 1), unit="s", disable=not progress,
                desc="render", leave=False)
     helper = None
@@ -200,6 +206,8 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                 if note is None:  # silent: nothing to add or keep
                     continue
                 buses.keep(key, note)
+                if notes_to is not None and (dry := buses.dry(key, note)) is not None:
+                    notes_to.give(key[0], *key[2][:2], dry)
                 source = performance.sources[event.source]
                 stem = source.instrument if stem_of is None else stem_of(source)
                 buses.add(index, note, columns.get(stem, 0))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import collections
+import itertools
 import os
 import shutil
 import struct
@@ -374,3 +376,70 @@ def test_ear_renders_the_court_bed_all_round(tmp_path, court):
     # the late sound comes from all round: every loudspeaker within 10 dB of the loudest
     assert levels.max() - levels.min() < 10.0, levels.round(1)
     assert levels.min() > -90.0
+
+
+def test_each_note_is_made_once_for_the_objects_and_their_early_images(tmp_path, court,
+                                                                         monkeypatch):
+    # the early images' stream hears the objects' events again: the objects' stream hands it
+    # each dry note (it made every one again before, with no disk cache)
+    import soundscape.sound.adm_render as adm_render
+    from soundscape.sound.notes import NoteHandoff
+
+    made: collections.Counter = collections.Counter()
+
+    def counting_voice(event, source, *, sample_rate, rng):
+        made[(event.source, event.time)] += 1
+        return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    perf = _short()
+    result = render_adm(perf, tmp_path / "once.wav", listener=NORTH, voice=counting_voice,
+                        surroundings=court, target_lufs=-30.0)
+    assert made and set(made.values()) == {1}  # (events of one note: made for the first)
+    once = made.copy()
+
+    class Forgetful(NoteHandoff):  # hands nothing over: the stream makes its notes itself
+        def give(self, *_):
+            pass
+
+    monkeypatch.setattr(adm_render, "NoteHandoff", Forgetful)
+    alone = render_adm(perf, tmp_path / "alone.wav", listener=NORTH, voice=counting_voice,
+                       surroundings=court, target_lufs=-30.0)
+    assert made == once + once + once  # once more in each stream
+    assert alone.files[0].read_bytes() == result.files[0].read_bytes()
+
+
+def _zeros_and_adds(streams, width):
+    """The side by side block as it was made: each stream added into a block of zeros."""
+    for blocks in itertools.zip_longest(*(s for s, _, _ in streams)):
+        frames = max(len(b) for b in blocks if b is not None)
+        out = np.zeros((frames, width), dtype=np.float32)
+        for block, (_, column, wide) in zip(blocks, streams, strict=True):
+            if block is not None:
+                out[:len(block), column:column + wide] += block
+        yield out
+
+
+def test_the_streams_side_by_side_are_the_bits_of_adding_each_into_zeros():
+    from soundscape.sound.adm_render import _side_by_side
+
+    rng = np.random.default_rng(3)
+
+    def stream(wide, lengths):
+        blocks = []
+        for frames in lengths:
+            block = rng.normal(size=(frames, wide)).astype(np.float32)
+            block[rng.random(block.shape) < 0.3] = -0.0  # signs of zero, and exact zeros
+            block[rng.random(block.shape) < 0.1] = 0.0
+            blocks.append(block)
+        return blocks
+
+    layout = [(3, 4, [5, 5, 5]), (0, 3, [5, 5, 5, 2]), (3, 4, [5, 5]), (3, 4, [5, 5, 5, 1])]
+    made = [stream(wide, lengths) for _, wide, lengths in layout]
+    for width in (7, 9):  # every column a stream's, or two columns none's
+        ours = list(_side_by_side(
+            [(iter(m), c, w) for m, (c, w, _) in zip(made, layout, strict=True)], width))
+        before = list(_zeros_and_adds(
+            [(iter(m), c, w) for m, (c, w, _) in zip(made, layout, strict=True)], width))
+        assert len(ours) == len(before) == 4
+        for a, b in zip(ours, before, strict=True):
+            assert a.dtype == np.float32 and a.tobytes() == b.tobytes()

@@ -1,6 +1,10 @@
-"""The one note cache of a render: parts of a ByteLru share its bytes and its order of use."""
+"""The one note cache of a render: parts of a ByteLru share its bytes and its order of use;
+notes handed from one render stream to another."""
 
-from soundscape.sound.notes import ByteLru
+import numpy as np
+
+from soundscape.performance import Event, Source
+from soundscape.sound.notes import ByteLru, DryNotes, NoteHandoff
 
 
 def test_parts_of_a_cache_share_its_bytes_and_order_but_not_their_keys():
@@ -146,3 +150,42 @@ def test_event_variants_are_worked_out_as_asked_and_the_same_in_any_order():
         assert late_first[39] == expected[39] and late_first._lock is not held
     finally:
         held.release()
+
+
+def test_a_handoff_gives_each_note_once_for_each_time_it_was_given_and_holds_a_bound():
+    handoff = NoteHandoff(limit=3 * 400)
+    a, b, c = (np.full(100, v, dtype=np.float32) for v in (1, 2, 3))  # 400 bytes each
+    handoff.give(8000, ("k",), 0, a)
+    handoff.give(8000, ("k",), 0, a)  # the same note for a second event
+    handoff.give(16000, ("k",), 0, b)  # another rate: another note
+    assert handoff.take(8000, ("k",), 1) is None  # another variant
+    assert handoff.take(8000, ("k",), 0) is a
+    assert handoff.take(8000, ("k",), 0) is a
+    assert handoff.take(8000, ("k",), 0) is None  # taken as often as given
+    handoff.give(8000, ("m",), 0, c)
+    handoff.give(8000, ("n",), 0, a)
+    handoff.give(8000, ("o",), 0, c)  # past the bound: the oldest (b) let go
+    assert handoff.size == 3 * 400
+    assert handoff.take(16000, ("k",), 0) is None
+    assert handoff.take(8000, ("o",), 0) is c
+    assert (handoff.given, handoff.taken) == (6, 3)
+
+
+def test_dry_notes_take_a_note_handed_over_and_make_the_rest():
+    calls = []
+
+    def voice(event, source, *, sample_rate, rng):
+        calls.append(event.time)
+        return rng.normal(size=100)
+
+    handoff = NoteHandoff(1 << 20)
+    given = np.ones(50, dtype=np.float32)
+    handoff.give(8000, ("k",), 0, given)
+    notes = DryNotes(voice, 8000, 0, ByteLru(1 << 20), handoff=handoff)
+    source = Source("s", "bianzhong", "鐘", "bell", "east", (0.0, 0.0, 0.0))
+    event = Event(0.5, 0.3, "s", None, 0.9, "strike", "c")
+    assert notes(event, source, ("k",), 0) is given and not calls
+    made = notes(event, source, ("k",), 1)  # not handed over: made, the bits of a plain one
+    assert calls == [0.5]
+    plain = DryNotes(voice, 8000, 0, ByteLru(1 << 20))(event, source, ("k",), 1)
+    assert made.tobytes() == plain.tobytes()
