@@ -207,7 +207,8 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                     continue
                 buses.keep(key, note)
                 if notes_to is not None and (dry := buses.dry(key, note)) is not None:
-                    notes_to.give(key[0], *key[2][:2], dry)
+                    rate, _, (dry_key, variant, *_) = key
+                    notes_to.give(rate, dry_key, variant, dry)
                 source = performance.sources[event.source]
                 stem = source.instrument if stem_of is None else stem_of(source)
                 buses.add(index, note, columns.get(stem, 0))
