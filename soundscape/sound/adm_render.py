@@ -17,14 +17,17 @@ court's alone, ``ACO_1003``, where no ambience sounds). They share the frame and
 decoder, so rendering their sum is the sum of their renderings, and 16 tracks fewer are
 metered, limited and written (s09: 56 → 40). The objects' stream makes the tail from the same
 dry notes, and the ambience's stream sends its notes to it (``_Sends``), so one tail is
-convolved for both and no note is synthesised twice; the court's early images (up to
-``early_ms``) of the objects are in neither.
+convolved for both and no note is synthesised twice. The court's early images (up to
+``early_ms``) of the objects, every early path but the direct one and the floor's, are
+added to that bed too.
 
-Two streams are rendered side by side through ``render.render_blocks``: the ambience (AmbiX
-of the ambience sources only, drawn first, so that its sends reach the court bed before the
-objects' stream takes it) and the objects (one mono stem per object; the court bed is a
-taker of its buses that adds nothing to their mix, its blocks kept beside it: the objects'
-buses are as wide as the objects). Each stream's voice keeps only its own sources, so every
+Three streams are rendered side by side through ``render.render_blocks``: the ambience
+(AmbiX of the ambience sources only, drawn first, so that its sends reach the court bed
+before the objects' stream takes it), the objects (one mono stem per object; the court bed
+is a taker of its buses that adds nothing to their mix, its blocks kept beside it: the
+objects' buses are as wide as the objects) and, with a court, the objects' early images
+(AmbiX, ``Surroundings.walls_only``), whose dry notes the objects' stream hands over as it
+mixes them (``notes.NoteHandoff``). Each stream's voice keeps only its own sources, so every
 event keeps its index, and its variant, as in the project's other renders; the dry notes
 come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
 together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
