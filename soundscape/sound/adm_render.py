@@ -82,7 +82,7 @@ _RIFF_MAX = 0xFFFFFFFF
 #: The bed's share of the render's note cache (its segments are long and each its own: few
 #: come back): the ambience's and the objects' streams together keep what one render keeps
 #: (s18: 1.36 GB peak with a cache each); the early images' stream keeps as much again (its
-#: notes come from the disk cache or its own helper).
+#: notes are handed over by the objects' stream: it keeps those that come back).
 _BED_CACHE_BYTES = 16 << 20
 #: What the objects' stream may hold handed over for the early images' stream, which asks
 #: for each note a block or so later (a note let go is made again).

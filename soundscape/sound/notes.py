@@ -453,7 +453,7 @@ class NoteHandoff:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
-        self.given = self.taken = 0  # counts, for the render's account and the tests
+        self.given = self.taken = 0  # notes given and taken (how well it serves: tested)
         self._held: OrderedDict[tuple, list] = OrderedDict()  # (rate, key, variant): [note, times]
 
     def give(self, rate: int, key: tuple, variant: int, mono: np.ndarray) -> None:
