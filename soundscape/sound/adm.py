@@ -55,11 +55,13 @@ MOVE_M = 2.5
 PROGRAMME_NAME = "大射儀 The Great Archery Rite (Yili)"
 OBJECTS_CONTENT = "禮樂之聲 The sounds of the rite (objects)"
 BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
-COURT_CONTENT = "庭之響 The court's reverberation (HOA bed)"
+#: The objects' echoes (the court's early images, or without a court the hall front's) and
+#: the court's late reverberation.
+COURT_CONTENT = "庭之響 The court's echoes and reverberation (HOA bed)"
 #: One bed for both (they share one frame and one HOA decoder: rendering their sum is the sum
 #: of their renderings): 16 tracks, not 32, to meter, limit and write.
-BED_AND_COURT_CONTENT = ("庭之境・庭之響 The courtyard's ambience and the court's reverberation "
-                         "(HOA bed)")
+BED_AND_COURT_CONTENT = ("庭之境・庭之響 The courtyard's ambience and the court's echoes and "
+                         "reverberation (HOA bed)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +299,8 @@ def _bed_xml(first_track: int, seconds: float, name: str) -> tuple[str, str]:
 
 def bed_tracks(objects: int, *, bed: bool, court: bool) -> dict[str, int]:
     """The first track (1 …) of the one bed, if any: the ambience's (``"bed"``), the
-    court's reverberation (``"court"``) or the two mixed (``"both"``), after the objects."""
+    court's echoes and reverberation (``"court"``; without a court, the hall front's echo) or
+    the two mixed (``"both"``), after the objects."""
     key = "both" if bed and court else "bed" if bed else "court" if court else None
     return {} if key is None else {key: objects + 1}
 
@@ -305,8 +308,8 @@ def bed_tracks(objects: int, *, bed: bool, court: bool) -> dict[str, int]:
 def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool = False,
          loudness_lufs: float | None = None, true_peak_dbtp: float | None = None) -> bytes:
     """The ``axml`` chunk's body: the EBU Core document holding the audioFormatExtended;
-    ``court``: the court's reverberation in the bed (``ACO_1003`` alone, with the ambience
-    ``ACO_1002``, named for both)."""
+    ``court``: the court's echoes and reverberation in the bed (``ACO_1003`` alone, with the
+    ambience ``ACO_1002``, named for both)."""
     parts = [_object_xml(obj, seconds) for obj in objects]
     firsts = bed_tracks(len(objects), bed=bed, court=court)
     names = {"bed": ("ACO_1002", BED_CONTENT), "court": ("ACO_1003", COURT_CONTENT),

@@ -64,7 +64,7 @@ from soundscape.sound.diskcache import NoteStore
 from soundscape.sound.mastering import Mastering, master
 from soundscape.sound.notes import CACHE_BYTES, NoteHandoff, SynthVoice, Voice
 from soundscape.sound.panning import Ambisonic, ChannelTerms
-from soundscape.sound.propagation import Surroundings
+from soundscape.sound.propagation import Surroundings, paths
 from soundscape.sound.render import (
     _SPACE_MARGIN,
     RenderResult,
@@ -214,8 +214,10 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
               if s.instrument in adm.BED_INSTRUMENTS}
     bed = any(e.source in is_bed for e in performance.events)
     court = surroundings.court is not None
-    # the court's late tail is mixed into the ambience's bed (one bed of 16 tracks)
-    bed_width = adm.hoa_channels() if bed or court else 0
+    # the objects' echoes (the court's, or the hall front's without one) are mixed into the
+    # ambience's bed, and the court's late tail too (one bed of 16 tracks)
+    echoes = court or _hall_heard(performance, listener, surroundings, is_bed)
+    bed_width = adm.hoa_channels() if bed or echoes else 0
     objects = adm.plan_objects(performance, listener,
                                max_channels=adm.MAX_CHANNELS - bed_width)
     if not objects:
@@ -255,7 +257,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         # it; the court bed's blocks, added to the ambience's columns, after the objects' stream
         # has made them (``_made``)
         streams: list[tuple[Iterator[np.ndarray], int, int]] = []
-        handoff = NoteHandoff(_HANDOFF_BYTES) if court else None
+        handoff = NoteHandoff(_HANDOFF_BYTES) if echoes else None
         if bed:
             streams.append((render_blocks(
                 performance, listener=listener, panner=Ambisonic(adm.BED_ORDER),
@@ -275,6 +277,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             tail=court_bed if court else None, notes_to=handoff), 0, len(objects)))
         if court:
             streams.append((_made(courts), len(objects), adm.hoa_channels()))
+        if echoes:
             # the objects' early images off the walls and the hall, in the bed: drawn after
             # the objects' stream, which hands it each event's dry note as it mixes it
             # (``handoff``): no note is made twice, nor read back from the disk
@@ -286,22 +289,23 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 tail=lambda _: None, notes_from=handoff), len(objects), adm.hoa_channels()))
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
-                    f"{' and a 3rd-order ambisonic bed' if bed or court else ''}"
-                    f"{' (ambience and court reverberation)' if bed and court else ''}"
-                    f"{' (court reverberation)' if court and not bed else ''}; seed {seed}",
+                    f"{' and a 3rd-order ambisonic bed' if bed_width else ''}"
+                    f"{_bed_holds(bed, court, echoes)}; seed {seed}",
                     time_reference=round(performance.info.offset * sample_rate),
                     coding_history=f"A=PCM,F={sample_rate},W=24,M=ADM,T=soundscape\r\n")),
-                (b"chna", adm.chna(objects, bed=bed, court=court))]
+                (b"chna", adm.chna(objects, bed=bed, court=echoes))]
 
         @contextlib.contextmanager
         def open_outputs(frames: int) -> Iterator[list]:
             with _bw64(target, channels=width, sample_rate=sample_rate, head=head) as writer:
                 yield [writer]
 
+        holds = [name for name, held in (("ambience", bed), ("court", court),
+                                         ("hall front", echoes and not court)) if held]
         blocks = _side_by_side(streams, width)
         report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
         _finish(target, [
-            (b"axml", adm.axml(objects, bed=bed, court=court, seconds=frames / sample_rate,
+            (b"axml", adm.axml(objects, bed=bed, court=echoes, seconds=frames / sample_rate,
                                loudness_lufs=report.output_lufs,
                                true_peak_dbtp=report.output_peak_dbtp)),
             *_cue_chunks(cues)], loudness=(report.output_lufs, report.output_peak_dbtp))
@@ -310,20 +314,36 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             {"frame": "azimuth 0 = the listener's facing, positive left; elevation up; "
                       f"distance 1 = {adm.MAX_DISTANCE_M:g} m",
              "max_distance_m": adm.MAX_DISTANCE_M,
-             "bed": "AmbiX order 3" if bed or court else None,
-             "bed_holds": [name for name, held in (("ambience", bed), ("court", court))
-                           if held],
+             "bed": "AmbiX order 3" if bed_width else None,
+             "bed_holds": holds,
              "objects": [asdict(o) for o in objects]}, indent=1, ensure_ascii=False))
         report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
             {**asdict(report), "layout": "adm", "sample_rate": sample_rate, "seed": seed,
              "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
-             "bed_holds": [name for name, held in (("ambience", bed), ("court", court))
-                           if held],
+             "bed_holds": holds,
              "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
     names = tuple(f"object {o.number}" for o in objects) + tuple(
         f"ACN{k}" for k in range(bed_width))
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
+
+
+def _hall_heard(performance: Performance, listener: Listener, surroundings: Surroundings,
+                is_bed: set[str]) -> bool:
+    """Whether, without a court, the listener hears any object's sound off the hall's front
+    (``propagation.paths``: both ends south of it), from where each sound is made."""
+    front = replace(surroundings, walls_only=True)
+    points = {event.position or performance.sources[event.source].position_at(event.time)
+              for event in performance.events if event.source not in is_bed}
+    return any(path.gain > 0 for point in points
+               for path in paths(point, listener.position, surroundings=front))
+
+
+def _bed_holds(bed: bool, court: bool, echoes: bool) -> str:
+    """What the bed holds, for the ``bext`` description."""
+    held = [name for name, there in (("ambience", bed), ("court reverberation", court),
+                                     ("hall front echo", echoes and not court)) if there]
+    return f" ({' and '.join(held)})" if held else ""
 
 
 def _objects(surroundings: Surroundings) -> Surroundings:

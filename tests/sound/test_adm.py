@@ -345,23 +345,55 @@ def test_the_courts_late_tail_is_a_second_hoa_bed_named_in_both_languages(tmp_pa
     assert np.abs(audio[late, :2]).max() < 1e-4
 
 
+def _missing_db(path: Path, gain_db: float, perf: Performance, listener: Listener,
+                surroundings: Surroundings) -> float:
+    """What the master at ``path`` (two objects, then its bed) lacks of the project's own hoa3
+    render: ambisonic W hears every direction alike, so the objects' tracks summed plus the
+    bed's W are that render's W; the residual's energy over the first 1.2 s (the notes, their
+    early sound and the tail's start), in dB under that W's."""
+    from soundscape.sound.panning import Ambisonic
+
+    audio, _ = soundfile.read(path)
+    audio /= 10 ** (gain_db / 20)
+    ours = np.concatenate(list(render_blocks(
+        perf, listener=listener, panner=Ambisonic(3), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=surroundings, block_frames=FS)))[:, 0]
+    frames = min(round(1.2 * FS), len(ours))
+    audio = np.pad(audio, ((0, max(0, frames - len(audio))), (0, 0)))  # a master that ends early
+    theirs = audio[:frames, :2].sum(axis=1) + audio[:frames, 2]
+    residual = np.mean((theirs - ours[:frames]) ** 2) / np.mean(ours[:frames] ** 2)
+    return float(10 * np.log10(residual))
+
+
 def test_the_objects_and_the_bed_hold_every_path_of_the_projects_own_render(tmp_path, court):
-    # ambisonic W hears every direction alike: the objects' direct sound and floor bounce,
-    # plus the bed's W (the early images off the walls and the hall, and the late tail), is
-    # the project's own hoa3 render's W (without the early images in the bed: -2 dB)
+    # the objects' direct sound and floor bounce, plus the bed (the early images off the
+    # walls and the hall, and the late tail; without the early images in the bed: -2 dB)
     perf = _short()
     result = render_adm(perf, tmp_path / "court.wav", listener=NORTH, voice=noise_voice,
                         surroundings=court, target_lufs=-30.0)
-    audio, _ = soundfile.read(result.files[0])
-    audio /= 10 ** (result.report.gain_db / 20)
-    from soundscape.sound.panning import Ambisonic
-    ours = np.concatenate(list(render_blocks(
-        perf, listener=NORTH, panner=Ambisonic(3), sample_rate=FS, seed=0, voice=noise_voice,
-        surroundings=court, block_frames=FS)))[:, 0]
-    frames = round(1.2 * FS)  # the notes, their early sound and the tail's start
-    theirs = audio[:frames, :2].sum(axis=1) + audio[:frames, 2]
-    residual = np.mean((theirs - ours[:frames]) ** 2) / np.mean(ours[:frames] ** 2)
-    assert 10 * np.log10(residual) < -40
+    assert _missing_db(result.files[0], result.report.gain_db, perf, NORTH, court) < -40
+
+
+def test_without_a_court_the_bed_holds_the_hall_fronts_echo(tmp_path):
+    # south of the hall's front a listener hears each source off it as well: the objects
+    # carry the direct sound and the floor's, the bed that echo (it was in neither: what the
+    # master lacked of the project's render was -19 dB)
+    south = Listener((0.0, -20.0, 1.5), "north")
+    perf = _short(where={"w": (-10.0, -8.0, 1.5), "ne": (10.0, -30.0, 1.5)})
+    plain = Surroundings()  # `--court none`: the floor and the hall's front
+    result = render_adm(perf, tmp_path / "hall.wav", listener=south, voice=noise_voice,
+                        surroundings=plain, target_lufs=-30.0)
+    found = chunks(result.files[0])
+    assert struct.unpack("<HH", found[b"chna"][:4]) == (2 + 16, 2 + 16)
+    contents = {c.get("audioContentID"): c.get("audioContentName")
+                for c in ET.fromstring(found[b"axml"]).findall(f".//{NS}audioContent")}
+    assert set(contents) == {"ACO_1001", "ACO_1003"} and "echoes" in contents["ACO_1003"]
+    assert b"hall front echo" in found[b"bext"][:256]
+    assert _missing_db(result.files[0], result.report.gain_db, perf, south, plain) < -40
+    # on the hall's front no source is heard off it: no bed
+    on_front = render_adm(perf, tmp_path / "front.wav", listener=NORTH, voice=noise_voice,
+                          surroundings=plain, target_lufs=-30.0)
+    assert soundfile.info(on_front.files[0]).channels == 2
 
 
 @needs_ear
