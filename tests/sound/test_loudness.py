@@ -220,6 +220,42 @@ def test_following_a_scaled_reference_equals_metering_it(gain):
         reference.integrated() + 20 * np.log10(gain), abs=1e-6)
 
 
+def test_a_settled_silent_channel_is_not_filtered_and_the_loudness_is_the_same_bits(
+        monkeypatch):
+    # an ADM master's object tracks: one always sounding, one never, one that stops and
+    # comes back, one that sounds only at the end (the meter's blocks do not fit the hops)
+    x = np.zeros((FS * 12, 4))
+    x[:, 0] = varied_signal(12, 1)[:, 0]
+    rng = np.random.default_rng(9)
+    x[: FS * 3, 2] = rng.normal(0, 0.1, FS * 3)
+    x[FS * 8:, 2] = rng.normal(0, 0.05, FS * 4)
+    x[FS * 11:, 3] = rng.normal(0, 0.2, FS)
+    filtered = []
+    real = loudness.sosfilt_rows
+
+    def counting(sos, rows, state, **kw):
+        filtered.append(len(rows))
+        return real(sos, rows, state, **kw)
+
+    def metered() -> LoudnessMeter:
+        meter = LoudnessMeter(FS, np.ones(4))
+        for start in range(0, len(x), 4800 * 5 + 17):
+            meter.add(x[start:start + 4800 * 5 + 17])
+        return meter
+
+    monkeypatch.setattr(loudness, "sosfilt_rows", counting)
+    skipping = metered()
+    skipped_rows, filtered[:] = sum(filtered), []
+    monkeypatch.setattr(loudness, "_SETTLED", 0.0)  # nothing settles: every channel filtered
+    every = metered()
+    assert skipped_rows < 0.6 * sum(filtered)
+    assert skipping.integrated() == every.integrated()  # the same bits
+    assert np.array_equal(skipping.hops[:80, 0], every.hops[:80, 0])  # silent from 8 s
+    # the channel that came back: its filter started from the state it was left in
+    np.testing.assert_allclose(skipping.hops[80:, 2], every.hops[80:, 2], rtol=1e-12)
+    assert np.all(skipping.hops[40:70, [1, 2]] == 0.0)  # counted as 0 while settled
+
+
 def _performance(clicky: bool, beats: int = 12):
     sources = {"a": Source("a", "jiangu", "鼓", "drum", "drums", (-4.0, 6.0, 1.0)),
                "b": Source("b", "sheng", "笙", "mouth organ", "west", (5.0, 3.0, 1.0))}
