@@ -46,7 +46,9 @@ import collections
 import contextlib
 import itertools
 import json
+import queue
 import struct
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -69,6 +71,7 @@ from soundscape.sound.render import (
     _SPACE_MARGIN,
     RenderResult,
     _check_space,
+    one_blas_thread,
     render_blocks,
     space_needed,
 )
@@ -302,7 +305,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
 
         holds = [name for name, held in (("ambience", bed), ("court", court),
                                          ("hall front", echoes and not court)) if held]
-        blocks = _side_by_side(streams, width)
+        blocks = _side_by_side(streams, width, len(streams) - 1 if echoes else None)
         report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
         _finish(target, [
             (b"axml", adm.axml(objects, bed=bed, court=echoes, seconds=frames / sample_rate,
@@ -351,8 +354,80 @@ def _objects(surroundings: Surroundings) -> Surroundings:
     return replace(surroundings, hall=False, court=None)
 
 
-def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], width: int
-                  ) -> Iterator[np.ndarray]:
+def _in_step(streams: list[Iterator[np.ndarray]], beside: int | None
+             ) -> Iterator[tuple[np.ndarray | None, ...]]:
+    """Each step's block of every stream (None for one that has ended), as
+    ``itertools.zip_longest``; stream ``beside`` is drawn on a thread of its own, a step behind
+    the others: its block k is made while they make block k + 1, and only once they have made
+    theirs of step k (the objects' stream hands the early images' stream its notes). The BLAS
+    libraries stay at one thread meanwhile, as every block's products are made (set here, on
+    the main thread, the only one OpenBLAS takes its count from): the same bits as in turn."""
+    if beside is None:
+        yield from itertools.zip_longest(*streams)
+        return
+    others = [s for i, s in enumerate(streams) if i != beside]
+    gate, stop = threading.Semaphore(0), threading.Event()
+    made: queue.SimpleQueue[np.ndarray | BaseException | None] = queue.SimpleQueue()
+
+    def draw() -> None:
+        try:
+            while gate.acquire() and not stop.is_set():
+                block = next(streams[beside], None)
+                made.put(block)
+                if block is None:
+                    return
+        except BaseException as error:  # raised in the consumer's thread
+            made.put(error)
+
+    def taken() -> np.ndarray | None:
+        block = made.get()
+        if isinstance(block, BaseException):
+            raise block
+        return block
+
+    thread = threading.Thread(target=draw, name="adm-beside", daemon=True)
+    with one_blas_thread():
+        thread.start()
+        try:
+            yield from _lagged(others, beside, gate, taken)
+        finally:
+            stop.set()
+            gate.release()
+            thread.join()
+            close = getattr(streams[beside], "close", None)
+            if close is not None:
+                close()
+
+
+def _lagged(others: list[Iterator[np.ndarray]], beside: int, gate: threading.Semaphore,
+            taken: Callable[[], np.ndarray | None]) -> Iterator[tuple[np.ndarray | None, ...]]:
+    """The steps of ``_in_step``: the others' blocks of step k held until the stream beside
+    has made its block k (``taken``), which it may start once ``gate`` is released."""
+    behind, ended = None, False
+    for step in itertools.zip_longest(*others):
+        gate.release()
+        if behind is not None:
+            block = None if ended else taken()
+            ended = block is None
+            yield _with(behind, beside, block)
+        behind = step
+    while True:  # the others have ended: the last step, then the stream beside to its end
+        if behind is None:
+            gate.release()
+        block = None if ended else taken()
+        ended = block is None
+        if behind is None and ended:
+            return
+        yield _with(behind or (None,) * len(others), beside, block)
+        behind = None
+
+
+def _with(blocks: tuple, at: int, block: np.ndarray | None) -> tuple:
+    return (*blocks[:at], block, *blocks[at:])
+
+
+def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], width: int,
+                  beside: int | None = None) -> Iterator[np.ndarray]:
     """The streams' blocks as one ``width`` wide, each stream added at its (first column,
     width), drawn in the order given; a stream that ends first is silent. Streams share
     their columns whole or not at all (the bed's three).
@@ -365,7 +440,7 @@ def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], widt
     columns = [c for column, wide in spans for c in range(column, column + wide)]
     assert len(columns) == len(set(columns)), "streams share their columns whole or not at all"
     whole = len(columns) == width
-    for blocks in itertools.zip_longest(*(stream for stream, _, _ in streams)):
+    for blocks in _in_step([stream for stream, _, _ in streams], beside):
         frames = max(len(b) for b in blocks if b is not None)
         sums: dict[tuple[int, int], np.ndarray] = {}
         own: set[tuple[int, int]] = set()  # spans whose sum is an array of this function's

@@ -455,9 +455,14 @@ class NoteHandoff:
         self.size = 0
         self.given = self.taken = 0  # notes given and taken (how well it serves: tested)
         self._held: OrderedDict[tuple, list] = OrderedDict()  # (rate, key, variant): [note, times]
+        self._lock = threading.Lock()  # the two streams are drawn on two threads
 
     def give(self, rate: int, key: tuple, variant: int, mono: np.ndarray) -> None:
         """Hand over an event's dry note (read only, as the caches' notes are)."""
+        with self._lock:
+            self._give(rate, key, variant, mono)
+
+    def _give(self, rate: int, key: tuple, variant: int, mono: np.ndarray) -> None:
         self.given += 1
         held = self._held.get((rate, key, variant))
         if held is not None:
@@ -471,6 +476,10 @@ class NoteHandoff:
 
     def take(self, rate: int, key: tuple, variant: int) -> np.ndarray | None:
         """The note given for ``(rate, key, variant)``, or None."""
+        with self._lock:
+            return self._take(rate, key, variant)
+
+    def _take(self, rate: int, key: tuple, variant: int) -> np.ndarray | None:
         held = self._held.get((rate, key, variant))
         if held is None:
             return None

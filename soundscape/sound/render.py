@@ -150,6 +150,14 @@ def _one_blas_thread(blocks: Generator[np.ndarray, None, None]
 
 
 @contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """The BLAS libraries at one thread, then as they were. OpenBLAS takes its count from
+    the main thread only: held there, it binds the products of every other thread too."""
+    with _one_thread(ThreadpoolController().select(user_api="blas").lib_controllers):
+        yield
+
+
+@contextlib.contextmanager
 def _one_thread(libraries) -> Iterator[None]:
     """``libraries`` (threadpoolctl's) at one thread each, then as they were."""
     before = [library.num_threads for library in libraries]

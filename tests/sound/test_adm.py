@@ -475,3 +475,66 @@ def test_the_streams_side_by_side_are_the_bits_of_adding_each_into_zeros():
         assert len(ours) == len(before) == 4
         for a, b in zip(ours, before, strict=True):
             assert a.dtype == np.float32 and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("lengths", [(3, 4, 5), (3, 4, 2), (3, 4, 0), (0, 0, 3), (2, 6, 4)])
+def test_a_stream_drawn_beside_is_a_step_behind_and_gives_the_steps_in_turn(lengths):
+    # the early images' stream is drawn on a thread: each step's blocks are those of
+    # zip_longest, and it makes its block k only after the others have made theirs
+    import threading
+    import time
+
+    from soundscape.sound.adm_render import _in_step
+
+    log, lock = [], threading.Lock()
+
+    def stream(name, count):
+        for k in range(count):
+            if name != "c":  # slow: a stream beside that ran ahead would be seen to
+                time.sleep(0.005)
+            with lock:
+                log.append((name, k))
+            yield np.full((2, 1), k, dtype=np.float32)
+
+    def steps(beside):
+        log.clear()
+        found = [tuple(None if b is None else int(b[0, 0]) for b in step)
+                 for step in _in_step([stream(n, c) for n, c in zip("abc", lengths,
+                                                                    strict=True)], beside)]
+        return found, list(log)
+
+    in_turn, _ = steps(None)
+    assert in_turn == [tuple(k if k < c else None for c in lengths)
+                       for k in range(max(lengths))]
+    found, order = steps(2)
+    assert found == in_turn
+    for k in range(lengths[2]):
+        drawn = order.index(("c", k))
+        assert all(order.index((n, k)) < drawn
+                   for n, c in zip("ab", lengths[:2], strict=True) if k < c)
+
+
+def test_a_stream_drawn_beside_that_fails_fails_the_render():
+    from soundscape.sound.adm_render import _in_step
+
+    def failing():
+        yield np.zeros((2, 1), dtype=np.float32)
+        raise RenderError("made beside")
+
+    steps = _in_step([iter([np.zeros((2, 1))] * 5), failing()], 1)
+    with pytest.raises(RenderError, match="made beside"):
+        list(steps)
+
+
+def test_the_early_images_drawn_beside_are_the_bytes_drawn_in_turn(tmp_path, court,
+                                                                     monkeypatch):
+    import soundscape.sound.adm_render as adm_render
+
+    perf = _short()
+    beside = render_adm(perf, tmp_path / "beside.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=court, target_lufs=-30.0)
+    in_step = adm_render._in_step
+    monkeypatch.setattr(adm_render, "_in_step", lambda streams, _: in_step(streams, None))
+    in_turn = render_adm(perf, tmp_path / "in_turn.wav", listener=NORTH, voice=noise_voice,
+                         surroundings=court, target_lufs=-30.0)
+    assert beside.files[0].read_bytes() == in_turn.files[0].read_bytes()
