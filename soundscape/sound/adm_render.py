@@ -26,8 +26,10 @@ Three streams are rendered side by side through ``render.render_blocks``: the am
 before the objects' stream takes it), the objects (one mono stem per object; the court bed
 is a taker of its buses that adds nothing to their mix, its blocks kept beside it: the
 objects' buses are as wide as the objects) and, with a court, the objects' early images
-(AmbiX, ``Surroundings.walls_only``), whose dry notes the objects' stream hands over as it
-mixes them (``notes.NoteHandoff``). Each stream's voice keeps only its own sources, so every
+(AmbiX, ``Surroundings.walls_only``; without a court, the hall front's echo where the
+listener hears it), whose dry notes the objects' stream hands over as it mixes them
+(``notes.NoteHandoff``): that stream is drawn on a thread of its own a block behind the others
+(``_in_step``: the same bits as in turn). Each stream's voice keeps only its own sources, so every
 event keeps its index, and its variant, as in the project's other renders; the dry notes
 come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
 together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
