@@ -307,7 +307,11 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
 
         holds = [name for name, held in (("ambience", bed), ("court", court),
                                          ("hall front", echoes and not court)) if held]
-        blocks = _side_by_side(streams, width, len(streams) - 1 if echoes else None)
+        # the early images beside, on a thread, only when this is the main thread: OpenBLAS
+        # takes its thread count from there alone (in a Dask worker's thread the products of
+        # two threads would run on the process's count, and two such runs differ)
+        beside = echoes and threading.current_thread() is threading.main_thread()
+        blocks = _side_by_side(streams, width, len(streams) - 1 if beside else None)
         report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
         _finish(target, [
             (b"axml", adm.axml(objects, bed=bed, court=echoes, seconds=frames / sample_rate,

@@ -538,3 +538,29 @@ def test_the_early_images_drawn_beside_are_the_bytes_drawn_in_turn(tmp_path, cou
     in_turn = render_adm(perf, tmp_path / "in_turn.wav", listener=NORTH, voice=noise_voice,
                          surroundings=court, target_lufs=-30.0)
     assert beside.files[0].read_bytes() == in_turn.files[0].read_bytes()
+
+
+def test_off_the_main_thread_the_early_images_are_drawn_in_turn(tmp_path, court, monkeypatch):
+    # a render in a Dask worker's thread: OpenBLAS would not take the one-thread limit there
+    import threading
+
+    import soundscape.sound.adm_render as adm_render
+
+    asked = []
+    in_step = adm_render._in_step
+
+    def recording(streams, beside):
+        asked.append(beside)
+        return in_step(streams, beside)
+
+    monkeypatch.setattr(adm_render, "_in_step", recording)
+    perf = _short()
+    render_adm(perf, tmp_path / "main.wav", listener=NORTH, voice=noise_voice,
+               surroundings=court, target_lufs=-30.0)
+    worker = threading.Thread(target=render_adm, args=(perf, tmp_path / "worker.wav"),
+                              kwargs={"listener": NORTH, "voice": noise_voice,
+                                      "surroundings": court, "target_lufs": -30.0})
+    worker.start()
+    worker.join()
+    assert asked == [2, None]  # (objects, court bed, early images: no ambience here)
+    assert (tmp_path / "worker.wav").read_bytes() == (tmp_path / "main.wav").read_bytes()
