@@ -307,9 +307,9 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
 
         holds = [name for name, held in (("ambience", bed), ("court", court),
                                          ("hall front", echoes and not court)) if held]
-        # the early images beside, on a thread, only when this is the main thread: OpenBLAS
-        # takes its thread count from there alone (in a Dask worker's thread the products of
-        # two threads would run on the process's count, and two such runs differ)
+        # the early images beside, on a thread, only when this is the main thread: the
+        # one-thread limit held there binds every thread's products (``_in_step``); a Dask
+        # worker's thread draws them in turn, each block at one thread (``_one_thread``)
         beside = echoes and threading.current_thread() is threading.main_thread()
         blocks = _side_by_side(streams, width, len(streams) - 1 if beside else None)
         report, frames = master(blocks, staged.scratch / "raw.f32", how, open_outputs)
