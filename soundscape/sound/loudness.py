@@ -95,9 +95,10 @@ class LoudnessMeter:
         sums cannot see it (each gated hop's sum is the same bits with it or without), so it
         is counted as 0 and its state kept. An ADM master's object tracks are silent in
         three blocks of four (s18): most of its K-weighting."""
-        sounding = np.any(block, axis=0)[self._used]
         settled = np.abs(self._state).max(axis=(1, 2)) < _SETTLED
-        return np.flatnonzero(sounding | ~settled)
+        if not settled.any():  # (a pass over the block costs 0.6 ms: stereo's 9 078 blocks)
+            return np.arange(len(self._used))
+        return np.flatnonzero(np.any(block, axis=0)[self._used] | ~settled)
 
     def _all(self, live: np.ndarray, sums: np.ndarray) -> np.ndarray:
         """Per-channel ``sums`` of the ``live`` channels, with 0 for the others."""
