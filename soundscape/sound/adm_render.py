@@ -28,9 +28,10 @@ is a taker of its buses that adds nothing to their mix, its blocks kept beside i
 objects' buses are as wide as the objects) and, with a court, the objects' early images
 (AmbiX, ``Surroundings.walls_only``; without a court, the hall front's echo where the
 listener hears it), whose dry notes the objects' stream hands over as it mixes them
-(``notes.NoteHandoff``): that stream is drawn on a thread of its own a block behind the others
-(``_in_step``: the same bits as in turn). Each stream's voice keeps only its own sources, so every
-event keeps its index, and its variant, as in the project's other renders; the dry notes
+(``notes.NoteHandoff``): on the main thread, that stream is drawn on a thread of its own a
+block behind the others (``_in_step``: the same bits as in turn). Each stream's voice keeps
+only its own sources, so every event keeps its index, and its variant, as in the project's
+other renders; the dry notes
 come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
 together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
 bed's W: what a constant-power renderer's loudspeakers add up to for sources that do not
@@ -367,7 +368,8 @@ def _in_step(streams: list[Iterator[np.ndarray]], beside: int | None
     the others: its block k is made while they make block k + 1, and only once they have made
     theirs of step k (the objects' stream hands the early images' stream its notes). The BLAS
     libraries stay at one thread meanwhile, as every block's products are made (set here, on
-    the main thread, the only one OpenBLAS takes its count from): the same bits as in turn."""
+    the main thread, where the process-wide count binds every thread's products): the same
+    bits as in turn."""
     if beside is None:
         yield from itertools.zip_longest(*streams)
         return
