@@ -91,9 +91,10 @@ class LoudnessMeter:
     def _live(self, block: np.ndarray) -> np.ndarray:
         """The channels (indices into the metered ones) to filter: all but those fed exact
         zeros whose filter already rings below ``_SETTLED`` (the guard's alone). Such a
-        channel's K-weighted power, under 10⁻³⁶, is 10⁻²⁹ of the absolute gate's: BS.1770's
-        sums cannot see it (each gated hop's sum is the same bits with it or without), so it
-        is counted as 0 and its state kept. An ADM master's object tracks are silent in
+        channel's K-weighted power, under 10⁻³⁶, is 10⁻²⁹ of the absolute gate's, far under
+        the last bit of any gated hop's sum, so it is counted as 0 and its state kept (when
+        it sounds again, that state moves only the last bits of its first quiet samples;
+        docs/render.md, "Metering costs"). An ADM master's object tracks are silent in
         three blocks of four (s18): most of its K-weighting."""
         settled = np.abs(self._state).max(axis=(1, 2)) < _SETTLED
         if not settled.any():  # (a pass over the block costs 0.6 ms: stereo's 9 078 blocks)

@@ -557,11 +557,20 @@ def test_off_the_main_thread_the_early_images_are_drawn_in_turn(tmp_path, court,
     perf = _short()
     render_adm(perf, tmp_path / "main.wav", listener=NORTH, voice=noise_voice,
                surroundings=court, target_lufs=-30.0)
-    worker = threading.Thread(target=render_adm, args=(perf, tmp_path / "worker.wav"),
-                              kwargs={"listener": NORTH, "voice": noise_voice,
-                                      "surroundings": court, "target_lufs": -30.0})
+    failed = []
+
+    def render_in_worker():
+        try:
+            render_adm(perf, tmp_path / "worker.wav", listener=NORTH, voice=noise_voice,
+                       surroundings=court, target_lufs=-30.0)
+        except BaseException as error:  # raised below, in the test's thread
+            failed.append(error)
+
+    worker = threading.Thread(target=render_in_worker)
     worker.start()
     worker.join()
+    if failed:
+        raise failed[0]
     assert asked == [2, None]  # (objects, court bed, early images: no ambience here)
     # the same bytes (they differed by 1 LSB in the bed's 2nd and 3rd orders before the
     # worker's thread set OpenBLAS's count for itself, ``render._one_thread``)

@@ -95,15 +95,21 @@ def test_a_render_off_the_main_thread_is_the_same_bits():
     made = {}
 
     def render(name):
-        made[name] = np.concatenate(list(render_blocks(
-            scene(), listener=NORTH, panner=Ambisonic(3), sample_rate=FS, seed=0,
-            voice=noise_voice, surroundings=court, block_frames=FS)))
+        try:
+            made[name] = np.concatenate(list(render_blocks(
+                scene(), listener=NORTH, panner=Ambisonic(3), sample_rate=FS, seed=0,
+                voice=noise_voice, surroundings=court, block_frames=FS)))
+        except BaseException as error:  # raised below, in the test's thread
+            made[name] = error
 
     with threadpool_at(2):
         render("main")
         worker = threading.Thread(target=render, args=("worker",))
         worker.start()
         worker.join()
+    for result in made.values():
+        if isinstance(result, BaseException):
+            raise result
     assert made["worker"].tobytes() == made["main"].tobytes()
 
 
