@@ -18,6 +18,9 @@ from three places or in four layouts synthesises each note once.
 A pool worker dies with the process that made the pool (a ``kit`` or ``batch`` killed,
 even by SIGKILL): Linux's ``PR_SET_PDEATHSIG`` sends it SIGTERM, elsewhere a thread
 watching its parent does; a job in hand is unwound first, so its temporary file goes too.
+Only the first SIGTERM counts: the kernel sends the parent-death signal again each time
+the worker is handed on to another of its dying parent's threads, and a second one must
+not cut the unwinding short.
 """
 
 from __future__ import annotations
@@ -223,6 +226,9 @@ def _watch(parent: int) -> None:
 
 
 def _on_term(signum: int, _frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the first ends us; the rest would
+    # interrupt the unwinding (a temporary file left, or a SystemExit that escapes the job
+    # and leaves the worker waiting for work that never comes)
     if _in_job:
         raise SystemExit(128 + signum)  # caught in _run_in_worker, after the job unwound
     os._exit(128 + signum)

@@ -160,7 +160,21 @@ class Stuck:
             time.sleep(3600)
 
 
-run_jobs([Stuck(0), Stuck(1)], executor="local", workers=2)
+class SlowToUnwind(Stuck):
+    '''A stuck job whose unwinding lasts until the test has signalled its worker again.'''
+
+    def __call__(self):
+        try:
+            super().__call__()
+        finally:
+            (folder / f"{os.getpid()}.unwinding").write_text("")
+            while not (folder / "signalled again").exists():
+                time.sleep(0.01)
+            (folder / f"{os.getpid()}.unwound").write_text("")
+
+
+job = {"stuck": Stuck, "slow to unwind": SlowToUnwind}[sys.argv[2]]
+run_jobs([job(0), job(1)], executor="local", workers=2)
 """
 
 
@@ -172,34 +186,81 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _wait_for(state, what: str, limit_s: float = 60.0) -> None:
+def _proc_state(pid: int) -> str:
+    """What the kernel says of ``pid``: its state, parent, threads and signal masks."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return f"{pid}: gone"
+    keep = ("State", "PPid", "Threads", "SigQ", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")
+    fields = [line for line in status.splitlines() if line.startswith(keep)]
+    return f"{pid}: " + "; ".join([*fields, f"wchan {wchan}"])
+
+
+def _wait_for(state, what: str, limit_s: float = 60.0, describe=lambda: "") -> None:
     """Poll until ``state()`` holds; ``limit_s`` only bounds a failure, never a pass."""
     deadline = time.monotonic() + limit_s
     while not state():
-        assert time.monotonic() < deadline, f"still waiting for {what} after {limit_s} s"
+        assert time.monotonic() < deadline, (
+            f"still waiting for {what} after {limit_s} s {describe()}")
         time.sleep(0.05)
 
 
-def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
-    script = tmp_path / "stuck.py"
+def _pool_of_stuck_jobs(folder: Path, job: str) -> tuple[subprocess.Popen, list[int]]:
+    """A process running two ``job``s on a pool of two workers, once both have started."""
+    script = folder / "stuck.py"
     script.write_text(_STUCK, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path)], env=env)
+    parent = subprocess.Popen([sys.executable, str(script), str(folder), job], env=env)
+    _wait_for(lambda: len(list(folder.glob("*.pid"))) == 2, "two workers to start")
+    return parent, [int(p.stem) for p in folder.glob("*.pid")]
+
+
+def _kill_all(parent: subprocess.Popen, folder: Path) -> None:
+    parent.kill()
+    for pid in [int(p.stem) for p in folder.glob("*.pid")]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_pool_workers_end_when_their_parent_is_killed(tmp_path):
+    parent, workers = _pool_of_stuck_jobs(tmp_path, "stuck")
     try:
-        _wait_for(lambda: len(list(tmp_path.glob("*.pid"))) == 2, "two workers to start")
-        workers = [int(p.stem) for p in tmp_path.glob("*.pid")]
         assert all(_alive(pid) for pid in workers)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        _wait_for(lambda: not any(_alive(pid) for pid in workers), "the workers to end")
+        _wait_for(lambda: not any(_alive(pid) for pid in workers), "the workers to end",
+                  describe=lambda: [_proc_state(pid) for pid in workers])
         # each worker unwound its render: no half-written file, hidden or not
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             ["stuck.py", *(f"{pid}.pid" for pid in workers)])
     finally:
-        parent.kill()
-        for pid in [int(p.stem) for p in tmp_path.glob("*.pid")]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        _kill_all(parent, tmp_path)
+
+
+def test_a_second_sigterm_does_not_cut_a_workers_unwinding_short(tmp_path):
+    """A killed parent with threads (a pool's manager and queue feeder among them) sends
+    its workers the parent-death signal once for each thread they are handed on to as the
+    threads exit. CI saw a worker live on after its parent was killed; a stress run here, a
+    temporary file left. Here the second signal comes while each worker unwinds: the
+    unwinding must run to its end all the same."""
+    parent, workers = _pool_of_stuck_jobs(tmp_path, "slow to unwind")
+    try:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        _wait_for(lambda: all((tmp_path / f"{pid}.unwinding").exists() for pid in workers),
+                  "the workers to unwind")
+        for pid in workers:
+            os.kill(pid, signal.SIGTERM)
+        (tmp_path / "signalled again").write_text("")
+        _wait_for(lambda: not any(_alive(pid) for pid in workers), "the workers to end",
+                  describe=lambda: [_proc_state(pid) for pid in workers])
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["stuck.py", "signalled again",
+             *(f"{pid}.{stage}" for pid in workers for stage in ("pid", "unwinding", "unwound"))])
+    finally:
+        _kill_all(parent, tmp_path)
 
 
 # -- batch renders what render renders ----------------------------------------------------------
