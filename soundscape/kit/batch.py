@@ -203,6 +203,7 @@ def _run(job: Job, workers: int = 1) -> Any:
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _in_job = False  # whether this pool worker is running a job (then a signal unwinds it)
+_ending = False  # whether this pool worker has taken its SIGTERM
 
 
 def _die_with_parent(parent: int) -> None:
@@ -226,9 +227,14 @@ def _watch(parent: int) -> None:
 
 
 def _on_term(signum: int, _frame: Any) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the first ends us; the rest would
-    # interrupt the unwinding (a temporary file left, or a SystemExit that escapes the job
-    # and leaves the worker waiting for work that never comes)
+    # the first ends us; the rest would interrupt the unwinding (a temporary file left, or a
+    # SystemExit that escapes the job and leaves the worker waiting for work that never
+    # comes): ignored, and one that tripped before that returns here at once
+    global _ending
+    if _ending:
+        return
+    _ending = True
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if _in_job:
         raise SystemExit(128 + signum)  # caught in _run_in_worker, after the job unwound
     os._exit(128 + signum)

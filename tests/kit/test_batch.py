@@ -263,6 +263,25 @@ def test_a_second_sigterm_does_not_cut_a_workers_unwinding_short(tmp_path):
         _kill_all(parent, tmp_path)
 
 
+def test_a_sigterm_tripped_before_the_first_was_taken_is_let_go(monkeypatch):
+    """A signal that arrives after Python has begun the first one's handler, before the
+    handler has set SIG_IGN, runs the handler again: it must not raise a second SystemExit
+    into the unwinding the first began."""
+    from soundscape.kit import batch
+
+    monkeypatch.setattr(batch, "_in_job", True)
+    monkeypatch.setattr(batch, "_ending", False)
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as ended:
+            batch._on_term(signal.SIGTERM, None)
+        assert ended.value.code == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        assert batch._on_term(signal.SIGTERM, None) is None
+    finally:
+        signal.signal(signal.SIGTERM, handler)
+
+
 # -- batch renders what render renders ----------------------------------------------------------
 def test_shared_voice_answers_everything_synth_voice_answers():
     """The renderer asks its voice ``key``, ``made_at`` and ``variants`` (one rendering per
