@@ -293,10 +293,12 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 surroundings=replace(surroundings, walls_only=True),
                 block_frames=block_frames, store=store, cache_bytes=_BED_CACHE_BYTES,
                 tail=lambda _: None, notes_from=handoff), len(objects), adm.hoa_channels()))
+        contents = _bed_contents(bed, court, echoes)
+        held = ", ".join(words for _, words in contents)
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
-                    f"{' and a 3rd-order ambisonic bed' if bed_width else ''}"
-                    f"{_bed_holds(bed, court, echoes)}; seed {seed}",
+                    f"{f' and a 3rd-order ambisonic bed ({held})' if bed_width else ''}"
+                    f"; seed {seed}",
                     time_reference=round(performance.info.offset * sample_rate),
                     coding_history=f"A=PCM,F={sample_rate},W=24,M=ADM,T=soundscape\r\n")),
                 (b"chna", adm.chna(objects, bed=bed, court=echoes))]
@@ -306,8 +308,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             with _bw64(target, channels=width, sample_rate=sample_rate, head=head) as writer:
                 yield [writer]
 
-        holds = [name for name, held in (("ambience", bed), ("court", court),
-                                         ("hall front", echoes and not court)) if held]
+        holds = [key for key, _ in contents]
         # the early images beside, on a thread, only when this is the main thread: the
         # one-thread limit held there binds every thread's products (``_in_step``); a Dask
         # worker's thread draws them in turn, each block at one thread (``_one_thread``)
@@ -349,11 +350,12 @@ def _hall_heard(performance: Performance, listener: Listener, surroundings: Surr
                for path in paths(point, listener.position, surroundings=front))
 
 
-def _bed_holds(bed: bool, court: bool, echoes: bool) -> str:
-    """What the bed holds, for the ``bext`` description."""
-    held = [name for name, there in (("ambience", bed), ("court reverberation", court),
-                                     ("hall front echo", echoes and not court)) if there]
-    return f" ({' and '.join(held)})" if held else ""
+def _bed_contents(bed: bool, court: bool, echoes: bool) -> list[tuple[str, str]]:
+    """What the bed holds: (its key in ``bed_holds``, its words in ``bext``)."""
+    return [(key, words) for key, words, there in (
+        ("ambience", "ambience", bed),
+        ("court", "court echoes and reverberation", court),
+        ("hall front", "hall front echo", echoes and not court)) if there]
 
 
 def _objects(surroundings: Surroundings) -> Surroundings:

@@ -324,7 +324,8 @@ def test_the_courts_late_tail_is_a_second_hoa_bed_named_in_both_languages(tmp_pa
     contents = {c.get("audioContentID"): c.get("audioContentName")
                 for c in root.findall(f".//{NS}audioContent")}
     assert set(contents) == {"ACO_1001", "ACO_1003"}  # no ambience here: no ACO_1002
-    assert "庭" in contents["ACO_1003"] and "reverberation" in contents["ACO_1003"]
+    assert "庭" in contents["ACO_1003"] and "echoes and reverberation" in contents["ACO_1003"]
+    assert b"bed (court echoes and reverberation)" in found[b"bext"][:256]  # as the axml says
     assert struct.unpack("<HH", found[b"chna"][:4]) == (2 + 16, 2 + 16)
     assert len(root.findall(f".//{NS}audioPackFormat[@typeDefinition='HOA']")) == 1
     audio, _ = soundfile.read(result.files[0])
