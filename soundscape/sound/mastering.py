@@ -1,7 +1,8 @@
 """Mastering: two streaming passes that bring a render to its loudness target under a ceiling.
 
-Pass 1 writes the rendered blocks to a raw float32 file while a BS.1770 meter,
-a true-peak meter and each block's sample peak are taken. Pass 2 reads it back in
+Pass 1 writes the rendered blocks to a raw float32 file (each without its silent
+columns, ``rawfile``) while a BS.1770 meter, a true-peak meter and each block's
+sample peak are taken. Pass 2 reads it back in
 blocks, applies the gain to the target and a true-peak limiter, and writes the
 final file(s) while metering them (filtering only near the limiter's work and
 following pass 1's meter elsewhere, since K-weighting is linear). When the
@@ -39,7 +40,7 @@ from tqdm import tqdm
 
 from soundscape.errors import RenderError
 from soundscape.malloc import releasing_now_and_then
-from soundscape.sound import directio
+from soundscape.sound import rawfile
 from soundscape.sound.audiofile import BlockWriter
 from soundscape.sound.loudness import (
     LoudnessMeter,
@@ -172,6 +173,7 @@ class _PassOne:
     snapshots: list[MeterSnapshot]
     peak: TruePeakMeter
     peaks: np.ndarray
+    stored: rawfile.Layout
 
     def __reduce__(self):
         """Pickled (from the keeping process) with the snapshots as four arrays, not one
@@ -181,14 +183,14 @@ class _PassOne:
         return _unpacked, (self.frames, self.meter, np.array([s.state for s in shots]),
                            np.array([s.partial for s in shots]),
                            [s.partial_count for s in shots], [s.hops for s in shots],
-                           self.peak, self.peaks)
+                           self.peak, self.peaks, self.stored)
 
 
 def _unpacked(frames: int, meter: LoudnessMeter, states: np.ndarray, partials: np.ndarray,
               partial_counts: list[int], hops: list[int], peak: TruePeakMeter,
-              peaks: np.ndarray) -> _PassOne:
+              peaks: np.ndarray, stored: rawfile.Layout) -> _PassOne:
     return _PassOne(frames, meter, [MeterSnapshot(*shot) for shot in zip(
-        states, partials, partial_counts, hops, strict=True)], peak, peaks)
+        states, partials, partial_counts, hops, strict=True)], peak, peaks, stored)
 
 
 def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
@@ -212,26 +214,28 @@ def _pass_one(blocks: Iterator[np.ndarray], raw: Path, measure: Callable,
 
 
 class _Keeper:
-    """Pass 1's work on each block: raw float32 samples to ``raw``, the loudness meter and
-    its snapshot, the true-peak meter and the block's sample peak.
+    """Pass 1's work on each block: raw float32 samples to ``raw`` (its sounding columns,
+    ``rawfile``), the loudness meter and its snapshot, the true-peak meter and the block's
+    sample peak.
 
     A block is written on a thread of the keeper's own while it is metered (the file's
     writes wait for the disk, past the page cache, and let go of the GIL), and ``keep``
     returns once both are done: the block's memory is then the caller's again (a slot of
     shared memory, ``_Slots``). On the ADM master of s18 (41 tracks, 26 of them metered,
-    7 GB of raw file) the keeping process held up the render (1.5 s of its main thread
-    waiting for a free slot, py-spy); with the write beside the meters, none."""
+    7 GB of raw file before its silent columns were left out) the keeping process held up
+    the render (1.5 s of its main thread waiting for a free slot, py-spy); with the write
+    beside the meters, none."""
 
     def __init__(self, raw: Path, measure: Callable, meter: LoudnessMeter) -> None:
         self.raw, self.measure, self.meter = raw, measure, meter
         self.peak, self.frames = TruePeakMeter(), 0
         self.snapshots: list[MeterSnapshot] = []
         self.peaks: list[float] = []
-        self._out: directio.DirectWriter | None = None
+        self._out: rawfile.RawWriter | None = None
         self._writing: ThreadPoolExecutor | None = None
 
     def __enter__(self) -> _Keeper:
-        self._out = directio.DirectWriter(self.raw)  # closed by __exit__
+        self._out = rawfile.RawWriter(self.raw)  # closed by __exit__
         self._writing = ThreadPoolExecutor(1, thread_name_prefix="raw-writer")
         return self
 
@@ -244,8 +248,7 @@ class _Keeper:
     def keep(self, block: np.ndarray) -> None:
         assert self._out is not None and self._writing is not None, \
             "keep() inside the keeper's with block"
-        written = self._writing.submit(
-            self._out.write, np.ascontiguousarray(block, dtype="<f4").data)
+        written = self._writing.submit(self._out.write, block)
         try:
             measured = self.measure(block)
             self.meter.add(measured)
@@ -258,8 +261,9 @@ class _Keeper:
             written.result()  # the write's own error names the file
 
     def result(self) -> _PassOne:
+        assert self._out is not None, "result() once the keeper's with block has begun"
         return _PassOne(self.frames, self.meter, self.snapshots, self.peak,
-                        np.array(self.peaks))
+                        np.array(self.peaks), self._out.layout())
 
 
 class _KeepingThread:
@@ -533,7 +537,7 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
             bar.update(len(block) / how.sample_rate)
 
     if not limit:  # the writers scale the raw samples as they convert them
-        for _, chunk in _read_raw(raw, how.width, how.block_frames):
+        for _, chunk in _read_raw(raw, reference.stored, how.block_frames):
             emit(chunk, gain)
         return math.nan, math.nan, 0.0
     meter = LoudnessMeter(how.sample_rate, how.weights)
@@ -597,7 +601,7 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
             blocks = aligned.push(lagged.take(frames, g), g is not None)
             return _as_scaled(blocks + aligned.rest() if after else blocks, run_peak or 0.0)
 
-        for first, chunk in _read_raw(raw, how.width, size):
+        for first, chunk in _read_raw(raw, reference.stored, size):
             count = -(-len(chunk) // size)
             if first >= last and bisect.bisect_left(starts, first) == bisect.bisect_left(
                     starts, first + count):  # no run here: the chunk goes on whole
@@ -784,8 +788,8 @@ def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,
     out = np.zeros((stop - start, how.width))
     lo, hi = max(0, start), min(stop, reference.frames)
     if hi > lo:
-        np.multiply(_read_frames(raw, how.width, lo, hi), gain, out=out[lo - start:hi - start],
-                    dtype=np.float64)
+        np.multiply(rawfile.read(raw, reference.stored, lo, hi), gain,
+                    out=out[lo - start:hi - start], dtype=np.float64)
     return out
 
 
@@ -882,14 +886,6 @@ def _meter_runs_in_two(raw: Path, how: Mastering, gain: float, ceiling_db: float
             process.terminate()
 
 
-def _read_frames(raw: Path, width: int, start: int, stop: int) -> np.ndarray:
-    """Frames ``start…stop-1`` of the raw float32 file (read past the page cache,
-    ``directio``; not mapped: a mapping's pages would count in the render's memory)."""
-    frame_bytes = 4 * width
-    return directio.read_at(raw, start * frame_bytes, (stop - start) * frame_bytes
-                            ).view("<f4").reshape(-1, width)
-
-
 def _runs(indices: np.ndarray, before: int, after: int, count: int
           ) -> Iterator[tuple[int, int]]:
     """Merged ranges ``[index − before, index + after]`` (half-open, within 0…count)."""
@@ -906,23 +902,12 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
         yield run
 
 
-def _read_raw(raw: Path, width: int, block_frames: int) -> Iterator[tuple[int, np.ndarray]]:
-    """Pass 1's raw float32 file, ``_READ_BLOCKS`` of pass 1's blocks at a time, as (index
-    of the first block, their frames), read past the page cache (``directio``); the next
-    ones are read on a thread while these are used."""
-    read_bytes = 4 * width * block_frames * _READ_BLOCKS
-    with ThreadPoolExecutor(1, thread_name_prefix="raw-reader") as pool:
-
-        def read(index: int) -> np.ndarray:
-            return directio.read_at(raw, index * read_bytes, read_bytes
-                                    ).view("<f4").reshape(-1, width)
-
-        pending = pool.submit(read, 0)
-        for index in itertools.count():
-            if not (chunk := pending.result()).size:
-                return
-            pending = pool.submit(read, index + 1)
-            yield index * _READ_BLOCKS, chunk
+def _read_raw(raw: Path, stored: rawfile.Layout, block_frames: int
+              ) -> Iterator[tuple[int, np.ndarray]]:
+    """Pass 1's raw file, ``_READ_BLOCKS`` of pass 1's blocks at a time, as (index of the
+    first block, their frames); the next ones are read on a thread while these are used."""
+    for start, chunk in rawfile.chunks(raw, stored, block_frames * _READ_BLOCKS):
+        yield start // block_frames, chunk
 
 
 #: Pass 2 reads and hands on this many of pass 1's blocks at a time: each hand-over between

@@ -435,3 +435,34 @@ def test_the_raw_file_is_written_and_read_past_the_page_cache(tmp_path):
         written.append(np.concatenate(out.blocks))
     assert not resident_pages(raw).any()
     assert np.array_equal(written[0], written[1])
+
+
+@pytest.mark.parametrize("target, workers", [(-30.0, 1), (-30.0, 2), (-14.0, 1)])
+def test_columns_silent_in_pass_1_are_written_as_silence(tmp_path, target, workers):
+    """Columns silent in a block are left out of pass 1's raw file (``rawfile``) and come back
+    as zeros: unlimited, each written sample is the signal's times the gain; limited (−14
+    LUFS), a silent stretch stays silent. Either way the raw file is smaller than the frames."""
+    x = np.zeros((20 * RATE, 3), dtype=np.float32)
+    x[:, :2] = _signal()
+    x[:10 * RATE, 1] = 0.0  # silent for the first half
+    x[9 * RATE:11 * RATE, 2] = 0.05  # one column sounds only in the middle
+    how = Mastering(RATE, 3, 3, np.ones(3), measurement(3, 0), BLOCK, target, -1.0,
+                    workers=workers)
+    keep = _Keep()
+
+    @contextlib.contextmanager
+    def outputs(frames):
+        keep.blocks.clear()
+        yield [keep]
+
+    raw = tmp_path / "raw.f32"
+    report, frames = mastering.master(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]),
+                                      raw, how, outputs)
+    written = np.concatenate(keep.blocks)
+    assert frames == len(x) and written.shape == x.shape
+    assert raw.stat().st_size <= 0.7 * x.nbytes
+    assert not written[x == 0].any()
+    assert (report.limiter_db > 0) == (target == -14.0)
+    if not report.limiter_db:
+        gain = 10 ** (report.gain_db / 20)
+        np.testing.assert_array_equal(written, np.multiply(x, gain, dtype=np.float64))

@@ -1,0 +1,174 @@
+"""Pass 1's raw float32 file, kept without its silent columns.
+
+Each block pass 1 keeps is stored as the columns that hold a sample other than zero, side
+by side frame by frame (float32, little-endian); a :class:`Layout` records where each block
+starts (frame and byte) and which columns it holds. A column left out reads back as zeros:
+the same samples, since a zero scaled, limited, metered or converted is a zero. An ADM
+master's object tracks are silent in most blocks (s18: 20.7 of its 41 columns sound in an
+average block), so its raw file, and pass 2's reading of it, shrink by half; a stereo or
+ambisonic render's columns all sound, and its file is what it was, read back as it was.
+
+Written and read past the page cache (``directio``): the file is written once, read once
+(pass 2) and then only around the limiter's work.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from soundscape.sound import directio
+
+__all__ = ["Layout", "RawWriter", "chunks", "read"]
+
+_FIRST_FRAMES = 64  # a column sounding here needs no scan of the rest (most sounding ones)
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where each kept block is in the raw file.
+
+    ``starts`` (blocks + 1): each block's first frame, then the frame count; ``offsets``
+    (blocks + 1): each block's first byte, then the file's length; ``columns`` (blocks,
+    width): which columns each block stores."""
+
+    width: int
+    starts: np.ndarray
+    offsets: np.ndarray
+    columns: np.ndarray
+
+    @property
+    def frames(self) -> int:
+        return int(self.starts[-1])
+
+
+class RawWriter:
+    """Writes blocks (frames, width) of float32 to ``path``, each without its all-zero
+    columns; ``layout()`` says where they went."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._out = directio.DirectWriter(path)
+        self._starts, self._offsets = [0], [0]
+        self._columns: list[np.ndarray] = []
+        self._width: int | None = None
+
+    def write(self, block: np.ndarray) -> None:
+        block = np.asarray(block, dtype="<f4")
+        if self._width is None:
+            self._width = block.shape[1]
+        if block.shape[1] != self._width:
+            raise ValueError(f"{self._out.name}: a block of {block.shape[1]} columns after "
+                             f"blocks of {self._width}")
+        columns = sounding(block)
+        kept = block if columns.all() else _gathered(block, columns)
+        if kept.size:
+            self._out.write(np.ascontiguousarray(kept).data)
+        self._starts.append(self._starts[-1] + len(block))
+        self._offsets.append(self._offsets[-1] + kept.nbytes)
+        self._columns.append(columns)
+
+    def layout(self) -> Layout:
+        width = self._width or 0
+        return Layout(width, np.array(self._starts, dtype=np.int64),
+                      np.array(self._offsets, dtype=np.int64),
+                      np.array(self._columns, dtype=bool).reshape(-1, width))
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> RawWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def sounding(block: np.ndarray) -> np.ndarray:
+    """Per column of ``block`` (frames, width): whether any sample is not zero (a NaN is
+    not zero). The first frames settle most columns that sound; only the rest are scanned
+    whole."""
+    columns = np.any(block[:_FIRST_FRAMES], axis=0)
+    if not columns.all():
+        rest = np.flatnonzero(~columns)
+        columns[rest] = np.any(block[:, rest], axis=0)
+    return columns
+
+
+def read(path: str | Path, layout: Layout, start: int, stop: int) -> np.ndarray:
+    """Frames ``start…stop-1`` (within the file) as float32 (frames, width)."""
+    first = int(np.searchsorted(layout.starts, start, side="right")) - 1
+    last = max(first + 1, int(np.searchsorted(layout.starts, stop, side="left")))
+    base = int(layout.offsets[first])
+    data = directio.read_at(path, base, int(layout.offsets[last]) - base)
+    whole = layout.columns[first:last].all()
+    if whole:  # every column stored: the file's bytes are the frames as they are
+        lo = start - int(layout.starts[first])
+        return data.view("<f4").reshape(-1, layout.width)[lo:lo + stop - start]
+    out = np.zeros((stop - start, layout.width), dtype=np.float32)
+    for block in range(first, last):
+        begin, end = int(layout.starts[block]), int(layout.starts[block + 1])
+        columns = layout.columns[block]
+        if not columns.any():
+            continue
+        at = int(layout.offsets[block]) - base
+        stored = data[at:at + (end - begin) * 4 * int(columns.sum())].view("<f4").reshape(
+            end - begin, -1)
+        lo, hi = max(start, begin), min(stop, end)
+        _placed(out[lo - start:hi - start], stored[lo - begin:hi - begin], columns)
+    return out
+
+
+def chunks(path: str | Path, layout: Layout, chunk_frames: int
+           ) -> Iterator[tuple[int, np.ndarray]]:
+    """The whole file ``chunk_frames`` at a time, as (first frame, frames); the next
+    ``_AHEAD`` chunks are read on threads of their own while this one is used."""
+    starts = iter(range(0, layout.frames, chunk_frames))
+    with ThreadPoolExecutor(_AHEAD, thread_name_prefix="raw-reader") as pool:
+        pending: collections.deque = collections.deque()
+
+        def ask() -> None:
+            if (start := next(starts, None)) is not None:
+                pending.append((start, pool.submit(
+                    read, path, layout, start, min(start + chunk_frames, layout.frames))))
+
+        for _ in range(_AHEAD):
+            ask()
+        while pending:
+            start, chunk = pending.popleft()
+            ask()
+            yield start, chunk.result()
+
+
+#: Chunks read at once: a chunk's reading and the placing of its columns take about as long
+#: as its packing and writing (the ADM master of s18, py-spy).
+_AHEAD = 2
+
+
+def _runs(columns: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of True in ``columns``, as (first, past the last)."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], columns, [False])).view(np.int8)))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _gathered(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """``block``'s ``columns`` side by side (a copy), a run of columns at a time (numpy's
+    fancy indexing over columns took twice as long, measured)."""
+    out = np.empty((len(block), int(columns.sum())), dtype=block.dtype)
+    at = 0
+    for lo, hi in _runs(columns):
+        out[:, at:at + hi - lo] = block[:, lo:hi]
+        at += hi - lo
+    return out
+
+
+def _placed(out: np.ndarray, stored: np.ndarray, columns: np.ndarray) -> None:
+    """The inverse of ``_gathered``: ``stored``'s columns into ``out``'s ``columns``."""
+    at = 0
+    for lo, hi in _runs(columns):
+        out[:, lo:hi] = stored[:, at:at + hi - lo]
+        at += hi - lo

@@ -1,0 +1,79 @@
+"""Pass 1's raw file: silent columns are not stored, and every range reads back as written."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from soundscape.sound import rawfile
+
+
+def _blocks() -> list[np.ndarray]:
+    """Blocks of 6 columns, unequal lengths: columns silent in some blocks, one sounding only
+    in its last frame, one all silent, a NaN, a block with nothing sounding at all."""
+    rng = np.random.default_rng(3)
+    blocks = []
+    for index, frames in enumerate([700, 1000, 1000, 333, 1000, 1]):
+        block = rng.standard_normal((frames, 6)).astype(np.float32)
+        block[:, 5] = 0.0  # never sounds
+        if index % 2:
+            block[:, 1:3] = 0.0  # two columns side by side silent
+        if index == 2:
+            block[:-1, 4] = 0.0  # sounds only in its last frame: past the first frames' look
+            block[10, 0] = np.nan
+        if index == 3:
+            block[:] = 0.0
+        blocks.append(block)
+    return blocks
+
+
+def _written(tmp_path) -> tuple[np.ndarray, rawfile.Layout]:
+    blocks = _blocks()
+    with rawfile.RawWriter(tmp_path / "raw.f32") as writer:
+        for block in blocks:
+            writer.write(block)
+    return np.concatenate(blocks), writer.layout()
+
+
+def test_only_the_sounding_columns_are_stored(tmp_path):
+    signal, layout = _written(tmp_path)
+    blocks = _blocks()
+    stored = [np.any(b != 0, axis=0) for b in blocks]
+    assert np.array_equal(layout.columns, stored)
+    assert layout.columns[2, 4] and not layout.columns[:, 5].any() and not layout.columns[3].any()
+    size = sum(4 * len(b) * int(s.sum()) for b, s in zip(blocks, stored, strict=True))
+    assert size < signal.nbytes * 0.8
+    assert (tmp_path / "raw.f32").stat().st_size == size == layout.offsets[-1]
+    assert layout.frames == len(signal) and layout.width == 6
+
+
+@pytest.mark.parametrize("start, stop", [(0, 4034), (0, 1), (650, 1750), (699, 700),
+                                         (2699, 3034), (3030, 4034), (4033, 4034), (1000, 2700)])
+def test_every_range_reads_back_as_written(tmp_path, start, stop):
+    signal, layout = _written(tmp_path)
+    got = rawfile.read(tmp_path / "raw.f32", layout, start, stop)
+    assert got.dtype == np.float32 and got.shape == (stop - start, 6)
+    np.testing.assert_array_equal(got, signal[start:stop])  # NaN where NaN, zeros as zeros
+
+
+@pytest.mark.parametrize("size", [1, 999, 1000, 4096])
+def test_chunks_read_the_whole_file_in_order(tmp_path, size):
+    signal, layout = _written(tmp_path)
+    got = list(rawfile.chunks(tmp_path / "raw.f32", layout, size))
+    assert [start for start, _ in got] == list(range(0, len(signal), size))
+    np.testing.assert_array_equal(np.concatenate([chunk for _, chunk in got]), signal)
+
+
+def test_a_file_whose_columns_all_sound_is_stored_as_it_is(tmp_path):
+    signal = np.random.default_rng(1).standard_normal((5000, 2)).astype(np.float32)
+    with rawfile.RawWriter(tmp_path / "raw.f32") as writer:
+        for at in range(0, len(signal), 1024):
+            writer.write(signal[at:at + 1024])
+    assert (tmp_path / "raw.f32").read_bytes() == signal.astype("<f4").tobytes()
+
+
+def test_a_block_of_another_width_is_refused_by_name(tmp_path):
+    with rawfile.RawWriter(tmp_path / "raw.f32") as writer:
+        writer.write(np.ones((4, 3), dtype=np.float32))
+        with pytest.raises(ValueError, match=r"raw\.f32: a block of 2 columns after blocks of 3"):
+            writer.write(np.ones((4, 2), dtype=np.float32))
