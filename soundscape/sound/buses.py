@@ -343,8 +343,9 @@ class Bus:
         streams = [[] if added is None else [(0, added)]]
         if self.lines is not None:
             while len(self._heard) < frames:
-                chunk = self.lines.chunk()
-                self._heard.append(None if silent(chunk) else chunk, len(chunk))
+                size = self.lines.next_size()
+                chunk = self.lines.sounding_chunk()
+                self._heard.append(None if chunk is None or silent(chunk) else chunk, size)
             streams.append(self._heard.parts(frames))
         return streams
 

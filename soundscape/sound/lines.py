@@ -208,7 +208,8 @@ class Lines:
         self.next_chunk = 0  # absolute frame of the next chunk to hear
         self.extent = 0
         self._latest = -math.inf  # the latest onset added
-        self._kept: np.ndarray | None = None  # the next chunk, heard with the last
+        # the next chunk, heard with the last ([] when none is; [None] when it is silent)
+        self._kept: list[np.ndarray | None] = []
         self._kept_end = 0  # absolute frame after the kept chunk
 
     def next_size(self, ahead: int = 0) -> int:
@@ -235,8 +236,8 @@ class Lines:
         line.add(onset, mono)
         self.extent = max(self.extent, line.end + line.reach)
         self._latest = max(self._latest, onset)
-        if self._kept is not None and onset < self._kept_end - line.start:
-            self._kept = None  # a note the kept chunk does not hear: heard again, in turn
+        if self._kept and onset < self._kept_end - line.start:
+            self._kept = []  # a note the kept chunk does not hear: heard again, in turn
 
     def _filter(self, point, face) -> _Filter:
         found = self._filters.get((point, face))
@@ -250,7 +251,14 @@ class Lines:
         return found
 
     def chunk(self) -> np.ndarray:
-        """The next chunk of every line, mixed: ``(next_size(), channels)``.
+        """The next chunk of every line, mixed: ``(next_size(), channels)`` (zeros where no
+        line sounds)."""
+        size = self.next_size()
+        out = self.sounding_chunk()
+        return np.zeros((size, self.channels), dtype=np.float32) if out is None else out
+
+    def sounding_chunk(self) -> np.ndarray | None:
+        """``chunk()``, or None where no line sounds in it (no block of zeros is made).
 
         The lines of one FFT size are transformed together, with the next chunk's when its
         notes are all in."""
@@ -258,13 +266,13 @@ class Lines:
         at = self.next_chunk
         self.next_chunk += size
         self._heard += 1
-        kept, self._kept = self._kept, None
-        if kept is not None:  # heard with the chunk before: only its lines' bookkeeping
+        kept, self._kept = self._kept, []
+        if kept:  # heard with the chunk before: only its lines' bookkeeping
             for key, line in list(self._lines.items()):
                 line.forget(at, size)
                 if line.done(at + size, following):
                     del self._lines[key]
-            return kept
+            return kept[0]
         sounding = self._sounding(at, size, following)
         end = at + size + following  # after the next chunk
         if not (sounding and size == following == self.size and self._latest >= end + GUARD):
@@ -274,8 +282,8 @@ class Lines:
         ahead = self._sounding(at + size, following, None)
         if not ahead or not _in_order(ahead, sounding):
             return self._mixed([(sounding, size)])[0]
-        out, self._kept = self._mixed([(sounding, size), (ahead, following)])
-        self._kept_end = end
+        out, kept_next = self._mixed([(sounding, size), (ahead, following)])
+        self._kept, self._kept_end = [kept_next], end
         return out
 
     def _sounding(self, at: int, size: int, following: int | None) -> dict:
@@ -291,9 +299,10 @@ class Lines:
                 del self._lines[key]
         return sounding
 
-    def _mixed(self, chunks: list[tuple[dict, int]]) -> list[np.ndarray]:
+    def _mixed(self, chunks: list[tuple[dict, int]]) -> list[np.ndarray | None]:
         """Each chunk of ``chunks`` ((sounding, size), all of one size when more than one),
-        mixed: the forward FFTs of one FFT size in one call, and so the inverse ones."""
+        mixed (None where no line sounds): the forward FFTs of one FFT size in one call, and
+        so the inverse ones."""
         channels = self.channels
         outs: list[np.ndarray | None] = [None] * len(chunks)
         n_ffts = dict.fromkeys(n_fft for sounding, _ in chunks for n_fft in sounding)
@@ -341,8 +350,7 @@ class Lines:
                 for channel in rows:  # a column at a time (16: 2.5 for 4.8 ms)
                     out[:, channel] += signals[at, n_fft - size:]
                     at += 1
-        return [np.zeros((size, channels), dtype=np.float32) if out is None else out
-                for out, (_, size) in zip(outs, chunks, strict=True)]
+        return outs
 
     def _spectra(self, n_fft: int, members) -> np.ndarray:
         """The spectra of the lines' segments, one row each (and rows of zeros to fill

@@ -250,8 +250,42 @@ def test_a_late_note_into_the_chunk_heard_ahead_has_it_heard_again():
     want = _take_all(want_lines, want_lines.extent)
     lines, _, _ = _two_places(tight=False)
     out = [lines.chunk() for _ in range(len(lines._first) + 1)]  # the first whole one
-    assert lines._kept is not None  # the next heard with it
+    assert lines._kept  # the next heard with it
     lines.add(late[0], late[2], late[1], None, 0)
-    assert lines._kept is None
+    assert not lines._kept
     got = np.concatenate([*out, _take_all(lines, want_lines.extent)])
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_chunk_no_line_sounds_in_is_none_and_no_zeros_are_made(ahead):
+    """Two notes twelve chunks apart: the chunks between them, where no line sounds, come as
+    None from ``sounding_chunk`` (``chunk`` gives their zeros), whether the second note is
+    in from the start (``ahead``: chunks are heard two at a time) or added just before its
+    chunk is heard; the chunks that sound are the same samples either way."""
+    fir = impulse_filter(np.full((2, 64), 0.1, np.float32), 4, 4096)
+    late = 12 * 4096 + 7
+
+    def lines_with_first_note():
+        lines = Lines(None, None, 2, make_filter=lambda point, face: fir, chunk=4096)
+        lines.add(100, np.ones(900, np.float32), "a", None, 0)
+        if ahead:
+            lines.add(late, np.ones(900, np.float32), "a", None, 0)
+        return lines
+
+    want, got = lines_with_first_note(), lines_with_first_note()
+    nones, chunks = 0, []
+    while got.next_chunk < 14 * 4096:
+        if not ahead and got.next_chunk <= late < got.next_chunk + got.next_size():
+            for lines in (want, got):
+                lines.add(late, np.ones(900, np.float32), "a", None, 0)
+        size = got.next_size()
+        expected, chunk = want.chunk(), got.sounding_chunk()
+        if chunk is None:
+            nones += 1
+            assert len(expected) == size and not expected.any()
+            chunk = np.zeros_like(expected)
+        assert np.array_equal(chunk, expected)
+        chunks.append(chunk)
+    assert nones >= 8
+    assert np.concatenate(chunks)[late:late + 900].any()
