@@ -1,9 +1,9 @@
 """Pass 1's raw float32 file, kept without its silent columns.
 
-Each block pass 1 keeps is stored as the columns that hold a sample other than zero, side
-by side frame by frame (float32, little-endian); a :class:`Layout` records where each block
-starts (frame and byte) and which columns it holds. A column left out reads back as zeros:
-the same samples, since a zero scaled, limited, metered or converted is a zero. An ADM
+Each block pass 1 keeps is stored as the columns that hold a sample other than +0, side by
+side frame by frame (float32, little-endian); a :class:`Layout` records where each block
+starts (frame and byte) and which columns it holds. A column left out reads back as +0, the
+bits it held: the file reads back exactly as written. An ADM
 master's object tracks are silent in most blocks (s18: 20.7 of its 41 columns sound in an
 average block), so its raw file, and pass 2's reading of it, shrink by half; a stereo or
 ambisonic render's columns all sound, and its file is what it was, read back as it was.
@@ -89,13 +89,14 @@ class RawWriter:
 
 
 def sounding(block: np.ndarray) -> np.ndarray:
-    """Per column of ``block`` (frames, width): whether any sample is not zero (a NaN is
-    not zero). The first frames settle most columns that sound; only the rest are scanned
-    whole."""
-    columns = np.any(block[:_FIRST_FRAMES], axis=0)
+    """Per column of float32 ``block`` (frames, width): whether any sample's bits are not
+    all zero (a −0 or a NaN sounds: a left-out column reads back as +0 exactly). The first
+    frames settle most columns that sound; only the rest are scanned whole."""
+    bits = block.view(np.uint32)
+    columns = np.any(bits[:_FIRST_FRAMES], axis=0)
     if not columns.all():
         rest = np.flatnonzero(~columns)
-        columns[rest] = np.any(block[:, rest], axis=0)
+        columns[rest] = np.any(bits[:, rest], axis=0)
     return columns
 
 

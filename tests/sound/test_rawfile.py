@@ -10,7 +10,8 @@ from soundscape.sound import rawfile
 
 def _blocks() -> list[np.ndarray]:
     """Blocks of 6 columns, unequal lengths: columns silent in some blocks, one sounding only
-    in its last frame, one all silent, a NaN, a block with nothing sounding at all."""
+    in its last frame, one all silent, a NaN, a column of −0, a block with nothing sounding
+    at all."""
     rng = np.random.default_rng(3)
     blocks = []
     for index, frames in enumerate([700, 1000, 1000, 333, 1000, 1]):
@@ -21,6 +22,8 @@ def _blocks() -> list[np.ndarray]:
         if index == 2:
             block[:-1, 4] = 0.0  # sounds only in its last frame: past the first frames' look
             block[10, 0] = np.nan
+        if index == 4:
+            block[:, 3] = -0.0  # not silent: its sign bit must come back
         if index == 3:
             block[:] = 0.0
         blocks.append(block)
@@ -38,9 +41,10 @@ def _written(tmp_path) -> tuple[np.ndarray, rawfile.Layout]:
 def test_only_the_sounding_columns_are_stored(tmp_path):
     signal, layout = _written(tmp_path)
     blocks = _blocks()
-    stored = [np.any(b != 0, axis=0) for b in blocks]
+    stored = [np.any(b.view(np.uint32), axis=0) for b in blocks]
     assert np.array_equal(layout.columns, stored)
-    assert layout.columns[2, 4] and not layout.columns[:, 5].any() and not layout.columns[3].any()
+    assert layout.columns[2, 4] and layout.columns[4, 3]
+    assert not layout.columns[:, 5].any() and not layout.columns[3].any()
     size = sum(4 * len(b) * int(s.sum()) for b, s in zip(blocks, stored, strict=True))
     assert size < signal.nbytes * 0.8
     assert (tmp_path / "raw.f32").stat().st_size == size == layout.offsets[-1]
@@ -53,7 +57,7 @@ def test_every_range_reads_back_as_written(tmp_path, start, stop):
     signal, layout = _written(tmp_path)
     got = rawfile.read(tmp_path / "raw.f32", layout, start, stop)
     assert got.dtype == np.float32 and got.shape == (stop - start, 6)
-    np.testing.assert_array_equal(got, signal[start:stop])  # NaN where NaN, zeros as zeros
+    assert got.tobytes() == signal[start:stop].tobytes()  # every bit: NaN, −0, +0
 
 
 @pytest.mark.parametrize("size", [1, 999, 1000, 4096])
@@ -61,7 +65,7 @@ def test_chunks_read_the_whole_file_in_order(tmp_path, size):
     signal, layout = _written(tmp_path)
     got = list(rawfile.chunks(tmp_path / "raw.f32", layout, size))
     assert [start for start, _ in got] == list(range(0, len(signal), size))
-    np.testing.assert_array_equal(np.concatenate([chunk for _, chunk in got]), signal)
+    assert np.concatenate([chunk for _, chunk in got]).tobytes() == signal.tobytes()
 
 
 def test_a_file_whose_columns_all_sound_is_stored_as_it_is(tmp_path):
