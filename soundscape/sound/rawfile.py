@@ -3,10 +3,12 @@
 Each block pass 1 keeps is stored as the columns that hold a sample other than +0, side by
 side frame by frame (float32, little-endian); a :class:`Layout` records where each block
 starts (frame and byte) and which columns it holds. A column left out reads back as +0, the
-bits it held: the file reads back exactly as written. An ADM
-master's object tracks are silent in most blocks (s18: 20.7 of its 41 columns sound in an
-average block), so its raw file, and pass 2's reading of it, shrink by half; a stereo or
-ambisonic render's columns all sound, and its file is what it was, read back as it was.
+bits it held: the file reads back exactly as written. An ADM master's object tracks are
+silent in most blocks (s18: 20.7 of its 41 columns sound in an average block), so its raw
+file, and pass 2's reading of it, shrink by half; a stereo or ambisonic render's columns all
+sound, and its file is what it was, read back as it was; so is a block with fewer than a
+quarter of its columns silent (``_LEAVE_OUT``: a 5.1 render's silent LFE is not worth the
+copies).
 
 Written and read past the page cache (``directio``): the file is written once, read once
 (pass 2) and then only around the limiter's work.
@@ -27,6 +29,14 @@ from soundscape.sound import directio
 __all__ = ["Layout", "RawWriter", "chunks", "read"]
 
 _FIRST_FRAMES = 64  # a column sounding here needs no scan of the rest (most sounding ones)
+#: The share of a block's columns that must be silent for them to be left out. Leaving
+#: columns out costs a copy each way (a 5.1 block of one second with its LFE silent: 0.32 ms
+#: gathered, 0.33 ms placed, where all six as they are need neither), and saves 4 bytes a
+#: silent sample written and read back (~4 ns of this machine's disk): on a whole rite's
+#: 9 078 blocks ~6 s of CPU for 1.7 GB less written and read. An ADM master's blocks have
+#: about half their columns silent (s18); a 5.1 or 7.1.4 render's, at most its LFE (1 in 6,
+#: 1 in 12).
+_LEAVE_OUT = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +59,7 @@ class Layout:
 
 class RawWriter:
     """Writes blocks (frames, width) of float32 to ``path``, each without its all-zero
-    columns; ``layout()`` says where they went."""
+    columns where at least ``_LEAVE_OUT`` of them are; ``layout()`` says where they went."""
 
     def __init__(self, path: str | Path) -> None:
         self._out = directio.DirectWriter(path)
@@ -65,6 +75,8 @@ class RawWriter:
             raise ValueError(f"{self._out.name}: a block of {block.shape[1]} columns after "
                              f"blocks of {self._width}")
         columns = sounding(block)
+        if (~columns).sum() < _LEAVE_OUT * len(columns):
+            columns[:] = True  # too few to be worth the copies: every column, as it is
         kept = block if columns.all() else _gathered(block, columns)
         if kept.size:
             self._out.write(np.ascontiguousarray(kept).data)
