@@ -905,7 +905,8 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
 def _read_raw(raw: Path, stored: rawfile.Layout, block_frames: int
               ) -> Iterator[tuple[int, np.ndarray]]:
     """Pass 1's raw file, ``_READ_BLOCKS`` of pass 1's blocks at a time, as (index of the
-    first block, their frames); the next ones are read on a thread while these are used."""
+    first block, their frames); the next two are read on threads while these are used
+    (``rawfile.chunks``)."""
     for start, chunk in rawfile.chunks(raw, stored, block_frames * _READ_BLOCKS):
         yield start // block_frames, chunk
 

@@ -74,9 +74,7 @@ class RawWriter:
         if block.shape[1] != self._width:
             raise ValueError(f"{self._out.name}: a block of {block.shape[1]} columns after "
                              f"blocks of {self._width}")
-        columns = sounding(block)
-        if (~columns).sum() < _LEAVE_OUT * len(columns):
-            columns[:] = True  # too few to be worth the copies: every column, as it is
+        columns = stored_columns(block)
         kept = block if columns.all() else _gathered(block, columns)
         if kept.size:
             self._out.write(np.ascontiguousarray(kept).data)
@@ -100,15 +98,19 @@ class RawWriter:
         self.close()
 
 
-def sounding(block: np.ndarray) -> np.ndarray:
-    """Per column of float32 ``block`` (frames, width): whether any sample's bits are not
-    all zero (a −0 or a NaN sounds: a left-out column reads back as +0 exactly). The first
-    frames settle most columns that sound; only the rest are scanned whole."""
+def stored_columns(block: np.ndarray) -> np.ndarray:
+    """Per column of float32 ``block`` (frames, width): whether it is stored. A column is
+    left out only if every sample's bits are zero (a −0 or a NaN sounds: a left-out column
+    reads back as +0 exactly), and only where at least ``_LEAVE_OUT`` of the columns are.
+    The first frames settle most columns that sound; the rest are scanned whole only if
+    enough of them could be silent."""
     bits = block.view(np.uint32)
     columns = np.any(bits[:_FIRST_FRAMES], axis=0)
-    if not columns.all():
-        rest = np.flatnonzero(~columns)
+    rest = np.flatnonzero(~columns)
+    if len(rest) >= _LEAVE_OUT * len(columns):
         columns[rest] = np.any(bits[:, rest], axis=0)
+    if (~columns).sum() < _LEAVE_OUT * len(columns):
+        columns[:] = True  # too few to be worth the copies: every column, as it is
     return columns
 
 
