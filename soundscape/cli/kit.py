@@ -34,7 +34,8 @@ __all__ = ["command"]
 @click.option("--layout", "layouts", multiple=True,
               help="stereo, binaural, foa, hoa3, 5.1, ring8, an IEM AllRADecoder .json "
               "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo); "
-              "adm: an ADM BWF master per programme and standing zone (-18 LUFS).")
+              "adm: an ADM BWF master per programme and standing zone (-18 LUFS); atmos: "
+              "the same in the Dolby Atmos Master ADM Profile.")
 @click.option("--listen/--no-listen", default=True, show_default=True,
               help="Write the object stems and court responses the page renders live from "
                    "(programmes up to 10 minutes).")

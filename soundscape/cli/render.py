@@ -28,6 +28,7 @@ from soundscape.cli._common import (
 from soundscape.errors import RenderError
 from soundscape.site.listeners import listener_at
 from soundscape.site.walks import load_walk
+from soundscape.sound.adm import DOLBY_LOUDEST_LUFS
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
 from soundscape.sound.render import SAMPLE_RATES
@@ -37,6 +38,8 @@ __all__ = ["command"]
 _FORMATS = ("wav", "flac", "midi")
 #: File endings of ``--out`` and the format each one means.
 _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
+#: The ADM masters' layouts and their profiles (``sound.adm.PROFILES``).
+_MASTERS = {"adm": "ebu", "atmos": "dolby"}
 
 
 @click.command("render")
@@ -51,11 +54,13 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               default=None, help="TOML file of [[waypoint]] time/place(/facing): a walking "
               "listener (overrides --listener).")
 @click.option("--layout", default="stereo", show_default=True,
-              help=f"A layout: {', '.join(LAYOUTS)}, adm; or 2 to {MAX_SPEAKERS} loudspeaker "
-              "azimuths in degrees like 30,-30,0,110,-110 (names are read first: 7.1 is the "
-              "layout). WAVs carry the layout's channel mask. adm: an ADM BWF master, an "
-              "object per source and the ambience as a bed (docs/render.md; use --target -18 "
-              "for Dolby Atmos).")
+              help=f"A layout: {', '.join(LAYOUTS)}, adm, atmos; or 2 to {MAX_SPEAKERS} "
+              "loudspeaker azimuths in degrees like 30,-30,0,110,-110 (names are read first: "
+              "7.1 is the layout). WAVs carry the layout's channel mask. adm: an ADM BWF "
+              "master, an object per source and the ambience and the court in an HOA bed, "
+              "for any ADM renderer; atmos: the same in the Dolby Atmos Master ADM Profile "
+              "(Cartesian objects, a 7.0.2 bed), for Dolby's tools, with --target -18 or "
+              "quieter (docs/render.md).")
 @click.option("--format", "file_format", type=click.Choice(_FORMATS), default=None,
               help="Audio format (MIDI is written beside it), or MIDI only "
               "(default: from the --out ending, else wav).")
@@ -96,12 +101,16 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
     listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
-    speakers = layout if layout == "adm" else parse_layout(layout)  # check before sequencing
-    if layout == "adm" and (file_format != "wav" or walk or rate != "48000"):
-        raise RenderError("--layout adm writes a 48 kHz WAV (ADM BWF) heard from a standing "
-                          "--listener: drop --format/--sample-rate/--path, or pick another "
-                          "layout")
-    if file_format != "midi" and layout != "adm":
+    master = _MASTERS.get(layout)
+    speakers = layout if master else parse_layout(layout)  # check before sequencing
+    if master and (file_format != "wav" or walk or rate != "48000"):
+        raise RenderError(f"--layout {layout} writes a 48 kHz WAV (ADM BWF) heard from a "
+                          "standing --listener: drop --format/--sample-rate/--path, or pick "
+                          "another layout")
+    if master == "dolby" and target_lufs > DOLBY_LOUDEST_LUFS:
+        raise RenderError(f"--layout atmos: --target {target_lufs:g}, accepted: "
+                          f"{DOLBY_LOUDEST_LUFS:g} or quieter (Dolby Atmos deliveries)")
+    if file_format != "midi" and not master:
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
     store = None if no_cache else diskcache.from_env()
@@ -123,8 +132,8 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 target_lufs=target_lufs, surroundings=surroundings,
                 voice=render.SynthVoice(surroundings.reference_db, bells=bells),
                 progress=not quiet and terminal, workers=jobs,
-                stage=None if quiet or terminal else stage, store=store,
-            ) if layout == "adm" else render.render_audio(
+                stage=None if quiet or terminal else stage, store=store, profile=master,
+            ) if master else render.render_audio(
                 performance, staged.folder / out.name, listener=listener, layout=speakers,
                 sample_rate=int(rate), seed=sequencing.seed, file_format=file_format,
                 bits=bits, target_lufs=target_lufs,

@@ -6,8 +6,10 @@ Files in the kit folder (``<p>`` programme id, ``<z>`` zone, ``<l>`` layout):
 - ``<p>.<z>.<l>.wav`` (or ``….chNN-MM.wav`` when split), the loops;
 - ``<p>.<z>.adm.wav`` with ``--layout adm``: the programme's ADM BWF master heard from each
   standing zone (``adm_render.render_adm``, as ``soundscape render --layout adm``: objects,
-  the ambience and the bare court's reverberation as HOA beds, at ``ADM_TARGET_LUFS``; a
+  the ambience and the bare court's reverberation as an HOA bed, at ``ADM_TARGET_LUFS``; a
   walking zone has no listener's frame to place objects in, so it gets none);
+  ``<p>.<z>.atmos.wav`` with ``--layout atmos``: the same in the Dolby Atmos Master ADM
+  Profile (``render --layout atmos``);
 - ``<p>.<z>.vtt`` / ``.srt``, captions; ``<p>.cues.json`` / ``.csv``, the cue list;
 - ``<p>.performance.json``, what the programme plays (every sound traced to its cue);
 - ``layouts/<l>.json``, loudspeaker layouts in the IEM AllRADecoder format;
@@ -42,14 +44,16 @@ from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
 from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
 from soundscape.performance import Performance
 
-__all__ = ["ADM_TARGET_LUFS", "LONG_S", "Built", "build_kit", "check_request", "layout_name",
-           "lengths"]
+__all__ = ["ADM_TARGET_LUFS", "LONG_S", "MASTER_PROFILES", "Built", "build_kit", "check_request",
+           "layout_name", "lengths"]
 
 #: A programme longer than this (s) is built only when asked for by id: the whole rite
 #: alone is 2½ hours of audio per zone and layout.
 LONG_S = 20 * 60.0
 #: The ADM masters' loudness: the Dolby Atmos delivery's −18 LKFS (docs/render.md).
 ADM_TARGET_LUFS = -18.0
+#: The masters a kit can hold (``--layout``) and their ADM profiles (``adm.PROFILES``).
+MASTER_PROFILES = {"adm": "ebu", "atmos": "dolby"}
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ class Built:
     renders: list[tuple[str, str, Job, LoopResult | None]]
     lead_s: float = 0.0
     restart_s: float = 0.0
-    masters: list[list] = field(default_factory=list)  # [zone, job, result] (--layout adm)
+    masters: list[list] = field(default_factory=list)  # [zone, job, result] (adm, atmos)
 
 
 def layout_name(layout: str | SpeakerLayout) -> str:
@@ -91,8 +95,9 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                 + ", ".join(f"{pid} ({length / 60:.0f} min)" for pid, length in long.items())
                 + "; build one with --programme ID (`soundscape kit --list` lists them)")
         programmes = [p for p in programmes if p.id not in long]
-    adm = "adm" in layouts
-    speaker_layouts = [layout_from_text(text) for text in layouts if text != "adm"]
+    master_layouts = [text for text in layouts if text in MASTER_PROFILES]
+    speaker_layouts = [layout_from_text(text) for text in layouts
+                       if text not in MASTER_PROFILES]
     names = [layout_name(x) for x in speaker_layouts]
     if len(set(names)) != len(names):
         raise KitError(f"--layout {', '.join(layouts)}: two layouts have the same name")
@@ -114,7 +119,8 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                               "ceiling_dbtp": programme.ceiling_dbtp, "restart_s": restart})
                 renders.append((zone.id, layout_name(layout), job, None))
                 jobs.append(job)
-        masters = _masters(out, programme, part, site, seed, say, court) if adm else []
+        masters = [found for layout in master_layouts
+                   for found in _masters(out, programme, part, site, seed, say, court, layout)]
         jobs.extend(job for _, job, _ in masters)
         built.append(Built(programme, part, length, parts, renders, lead, restart, masters))
     say(f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
@@ -136,8 +142,9 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
 
 
 def _masters(out: Path, programme: Programme, part: Performance, site, seed: int,
-             say: Callable[[str], None], court: str) -> list[list]:
-    """The programme's ADM master jobs, one per standing zone (see the module)."""
+             say: Callable[[str], None], court: str, layout: str = "adm") -> list[list]:
+    """The programme's ADM master jobs in ``layout`` (``MASTER_PROFILES``), one per standing
+    zone (see the module)."""
     from soundscape.sound.court import load_court
     from soundscape.sound.propagation import Surroundings
 
@@ -149,12 +156,13 @@ def _masters(out: Path, programme: Programme, part: Performance, site, seed: int
             say(f"  {programme.id}.{zone.id}: a walk, no ADM master (objects need a standing "
                 "listener's frame)")
             continue
-        name = f"{programme.id}.{zone.id}.adm"
-        masters.append([zone.id, Job(name, out / f"{name}.wav", zone.listener(site), "adm",
+        name = f"{programme.id}.{zone.id}.{layout}"
+        masters.append([zone.id, Job(name, out / f"{name}.wav", zone.listener(site), layout,
                                      kind="adm", performance=part, seed=seed, options={
                                          "surroundings": surroundings,
                                          "target_lufs": ADM_TARGET_LUFS,
-                                         "ceiling_dbtp": programme.ceiling_dbtp}), None])
+                                         "ceiling_dbtp": programme.ceiling_dbtp,
+                                         "profile": MASTER_PROFILES[layout]}), None])
     return masters
 
 
@@ -192,7 +200,7 @@ def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
             validate.ident(pid, key="--programme", where="soundscape kit", error=KitError,
                            known=known | {f"{f}<cue>" for f in families})
     for text in layouts:
-        if text != "adm":
+        if text not in MASTER_PROFILES:
             layout_from_text(text)
 
 

@@ -79,11 +79,12 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
         "pieces": [asdict(performance.pieces[p]) for p in heard],
         "renders": renders,
         "adm_masters": [{"zone": zone, **_file(out, result.files[0]),
+                         "layout": job.layout,
                          "objects": sum(c.startswith("object") for c in result.channels),
                          "channels": len(result.channels),
                          "output_lufs": _level(result.report.output_lufs),
                          "true_peak_dbtp": _level(result.report.output_peak_dbtp)}
-                        for zone, _, result in item.masters],
+                        for zone, job, result in item.masters],
         "files": [_file(out, out / name) for name in names],
     }
 

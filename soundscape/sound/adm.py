@@ -17,6 +17,16 @@ members (within a metre or two of it) stay on the rack's place. Each block jumps
 ``chunks`` gives the bytes: ``bext`` (description, originator ``soundscape``, a date and time
 from ``SOURCE_DATE_EPOCH`` or the epoch, never the wall clock, so same inputs give same bytes;
 time reference: where the part starts on the whole rite's clock), ``chna`` and ``axml``.
+
+Two shapes of master (``PROFILES``). ``ebu`` (``render --layout adm``): polar positions in the
+listener's frame and a third-order AmbiX bed, for any BS.2076 renderer (EBU ``ear``, IEM,
+SPAT). ``dolby`` (``render --layout atmos``): the Dolby Atmos Master ADM Profile v1.0 (Dolby
+Laboratories, 22 July 2019), which Dolby's tools ingest: beds only on its room-centric
+channels (here 7.0.2, its tables 8, 10 and 16) and objects only in Cartesian room coordinates
+(its table 11), each polar place mapped by ITU-R BS.2127-0 §10 (``room_position``); every
+object block timed, its first jump at once and the later ones over 250 samples; objects
+numbered from ``AO_100B`` (its table 17); ``dialogue`` 2 in every audioContent (table 20);
+stream formats naming their pack (table 5). HOA is not among its types.
 """
 
 from __future__ import annotations
@@ -32,10 +42,12 @@ from xml.sax.saxutils import escape, quoteattr
 from soundscape.errors import RenderError
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener
+from soundscape.sound.panning import Ambisonic, Panner, Vbap
 
-__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS",
-           "MOVE_M", "AdmBlock", "AdmObject", "axml", "bed_tracks", "bext", "chna", "group_sources",
-           "hoa_channels", "plan_objects", "source_tracks"]
+__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "MAX_CHANNELS",
+           "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "AdmBlock", "AdmObject", "axml",
+           "bed_channels", "bed_panner", "bed_tracks", "bext", "chna", "group_sources",
+           "hoa_channels", "plan_objects", "room_position", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -52,6 +64,31 @@ BED_ORDER = 3
 MAX_DISTANCE_M = 2.0
 #: An event's own position farther than this from the object's place moves the object.
 MOVE_M = 2.5
+#: The masters' shapes (see the module): an EBU master and a Dolby Atmos master.
+PROFILES = ("ebu", "dolby")
+#: The Dolby master's bed: Dolby's 7.0.2 channels (the profile's table 16; no LFE: nothing in
+#: the rite is sent to one), each its speaker label, channel name and room position (tables
+#: 8 and 10: X right, Y front, Z up), then where the render pans to it: that position in polar
+#: as ITU-R BS.2127-0 §10 maps it (``room_position``'s inverse), the mapping every object's
+#: place goes through, so a wall's echo in the bed and an object heard from that wall meet.
+DOLBY_BED = (
+    ("RC_L", "RoomCentricLeft", (-1, 1, 0), (30.0, 0.0)),
+    ("RC_R", "RoomCentricRight", (1, 1, 0), (-30.0, 0.0)),
+    ("RC_C", "RoomCentricCenter", (0, 1, 0), (0.0, 0.0)),
+    ("RC_Lss", "RoomCentricLeftSideSurround", (-1, 0, 0), (70.0, 0.0)),
+    ("RC_Rss", "RoomCentricRightSideSurround", (1, 0, 0), (-70.0, 0.0)),
+    ("RC_Lrs", "RoomCentricLeftRearSurround", (-1, -1, 0), (110.0, 0.0)),
+    ("RC_Rrs", "RoomCentricRightRearSurround", (1, -1, 0), (-110.0, 0.0)),
+    ("RC_Lts", "RoomCentricLeftTopSurround", (-1, 0, 1), (70.0, 30.0)),
+    ("RC_Rts", "RoomCentricRightTopSurround", (1, 0, 1), (-70.0, 30.0)),
+)
+#: Dolby Atmos deliveries are this loud or quieter (Universal Music's Dolby Atmos asset
+#: specification: integrated loudness at most -18.0 LKFS, true peak at most -1.0 dBTP).
+DOLBY_LOUDEST_LUFS = -18.0
+#: Dolby's objects are numbered from here (the profile's table 17: AO_1001 … AO_100A are beds').
+_DOLBY_FIRST_OBJECT = 0x100B
+#: A Dolby object's later blocks move over 250 samples (the profile's table 11), at 48 kHz.
+_DOLBY_MOVE_S = 250 / 48000
 PROGRAMME_NAME = "大射儀 The Great Archery Rite (Yili)"
 OBJECTS_CONTENT = "禮樂之聲 The sounds of the rite (objects)"
 BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
@@ -60,8 +97,11 @@ BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
 COURT_CONTENT = "庭之響 The court's echoes and reverberation (HOA bed)"
 #: One bed for both (they share one frame and one HOA decoder: rendering their sum is the sum
 #: of their renderings): 16 tracks, not 32, to meter, limit and write.
-BED_AND_COURT_CONTENT = ("庭之境・庭之響 The courtyard's ambience and the court's echoes and "
-                         "reverberation (HOA bed)")
+BED_AND_COURT_CONTENT = "庭之境・庭之響 Ambience, echoes and reverberation (HOA bed)"
+#: Names longer than this draw a conformance warning ("is long") from MediaInfo's ADM checks
+#: (MediaInfo 24.12; 64 characters, Chinese or Latin, pass): an object of many merged
+#: sources is named for its first (its members in a comment and in ``.adm.json``).
+MAX_NAME = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +130,51 @@ class AdmObject:
 
 def hoa_channels(order: int = BED_ORDER) -> int:
     return (order + 1) ** 2
+
+
+def bed_channels(profile: str = "ebu") -> int:
+    """The bed's tracks in a master of ``profile``: 16 (AmbiX order 3) or 9 (Dolby's 7.0.2)."""
+    return len(DOLBY_BED) if profile == "dolby" else hoa_channels()
+
+
+def bed_panner(profile: str = "ebu") -> Panner:
+    """How the bed is rendered: third-order AmbiX, or VBAP over Dolby's 7.0.2 channels at
+    their BS.2127 directions (``DOLBY_BED``)."""
+    if profile != "dolby":
+        return Ambisonic(BED_ORDER)
+    return Vbap(tuple(az for *_, (az, _) in DOLBY_BED), tuple(c[0] for c in DOLBY_BED),
+                elevations_deg=tuple(el for *_, (_, el) in DOLBY_BED))
+
+
+#: ITU-R BS.2127-0 §10: the azimuths of a 0+5+0 layout and the room's points they map to
+#: (X, Y), anticlockwise; between two, the place follows a constant-power pan of the pair.
+_SECTORS = ((0.0, (0.0, 1.0)), (30.0, (-1.0, 1.0)), (110.0, (-1.0, -1.0)),
+            (250.0, (1.0, -1.0)), (330.0, (1.0, 1.0)), (360.0, (0.0, 1.0)))
+#: Elevation of the top layer, and where BS.2127 puts it in the room (45°: Z = 1 at the wall).
+_EL_TOP, _EL_TOP_ROOM = 30.0, 45.0
+
+
+def room_position(azimuth: float, elevation: float, distance: float
+                  ) -> tuple[float, float, float]:
+    """A polar position (degrees, positive left and up; distance 0–1) as ITU-R BS.2127-0 §10
+    places it in the Cartesian room (X right, Y front, Z up; the walls at ±1): what a Dolby
+    master's objects carry."""
+    if abs(elevation) > _EL_TOP:
+        room_el = _EL_TOP_ROOM + (90 - _EL_TOP_ROOM) * (abs(elevation) - _EL_TOP) / (90 - _EL_TOP)
+        z = math.copysign(distance, elevation)
+        across = distance * math.tan(math.radians(90 - room_el))
+    else:
+        z = distance * math.tan(math.radians(_EL_TOP_ROOM * elevation / _EL_TOP))
+        across = distance
+    az = azimuth % 360.0
+    k = next(i for i in range(len(_SECTORS) - 1) if az <= _SECTORS[i + 1][0])
+    (right_az, right), (left_az, left) = _SECTORS[k], _SECTORS[k + 1]
+    half = (left_az - right_az) / 2
+    toward_left = 0.5 + 0.5 * math.tan(math.radians(az - right_az - half)) / math.tan(
+        math.radians(half))
+    share = math.atan2(toward_left, 1 - toward_left) * 2 / math.pi
+    x, y = (across * (r + (le - r) * share) for r, le in zip(right, left, strict=True))
+    return x, y, z
 
 
 def plan_objects(performance: Performance, listener: Listener, *,
@@ -211,46 +296,77 @@ def _time(seconds: float) -> str:
     return f"{hours:02d}:{minutes:02d}:{rest // 100000:02d}.{rest % 100000:05d}"
 
 
-def _object_xml(obj: AdmObject, seconds: float) -> tuple[str, str, str]:
+def _object_id(number: int, profile: str) -> str:
+    return f"AO_{(_DOLBY_FIRST_OBJECT - 1 if profile == 'dolby' else 0x1000) + number:04X}"
+
+
+def _object_xml(obj: AdmObject, seconds: float, profile: str = "ebu") -> tuple[str, str, str]:
     """(audioObject, its formats, its track UID) elements."""
     n = obj.number
     pack, channel = f"AP_0003{0x1000 + n:04X}", f"AC_0003{0x1000 + n:04X}"
     stream, track, uid = f"AS_0003{0x1000 + n:04X}", f"AT_0003{0x1000 + n:04X}_01", \
         f"ATU_{n:08X}"
-    label = f"{obj.name} | {obj.roman}"
+    label = _label(obj)
     members = "" if len(obj.sources) == 1 else (
         f"<!-- grouped: {escape(', '.join(obj.sources))} -->")
     blocks = []
     for k, block in enumerate(obj.blocks):
         end = obj.blocks[k + 1].time if k + 1 < len(obj.blocks) else seconds
         timing = (f' rtime="{_time(block.time)}" duration="{_time(max(0.0, end - block.time))}"'
-                  if len(obj.blocks) > 1 else "")
+                  if len(obj.blocks) > 1 or profile == "dolby" else "")
         blocks.append(
             f'<audioBlockFormat audioBlockFormatID="AB_0003{0x1000 + n:04X}_{k + 1:08X}"'
-            f'{timing}><position coordinate="azimuth">{block.azimuth:g}</position>'
-            f'<position coordinate="elevation">{block.elevation:g}</position>'
-            f'<position coordinate="distance">{block.distance:g}</position>'
-            f'<jumpPosition interpolationLength="0">1</jumpPosition></audioBlockFormat>')
-    obj_xml = (f'<audioObject audioObjectID="AO_{0x1000 + n:04X}" audioObjectName='
+            f'{timing}>{_position_xml(block, profile)}<jumpPosition interpolationLength='
+            f'"{_DOLBY_MOVE_S if profile == "dolby" and k else 0:.8g}">1</jumpPosition>'
+            f'</audioBlockFormat>')
+    obj_xml = (f'<audioObject audioObjectID="{_object_id(n, profile)}" audioObjectName='
                f'{quoteattr(label)} start="00:00:00.00000" duration="{_time(seconds)}">'
                f'{members}<audioPackFormatIDRef>{pack}</audioPackFormatIDRef>'
                f'<audioTrackUIDRef>{uid}</audioTrackUIDRef></audioObject>')
+    distance = "" if profile == "dolby" else f' absoluteDistance="{MAX_DISTANCE_M:g}"'
     formats = (
         f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName={quoteattr(label)} '
-        f'typeLabel="0003" typeDefinition="Objects" absoluteDistance="{MAX_DISTANCE_M:g}">'
+        f'typeLabel="0003" typeDefinition="Objects"{distance}>'
         f'<audioChannelFormatIDRef>{channel}'
         f'</audioChannelFormatIDRef></audioPackFormat>'
         f'<audioChannelFormat audioChannelFormatID="{channel}" audioChannelFormatName='
         f'{quoteattr(label)} typeLabel="0003" typeDefinition="Objects">{"".join(blocks)}'
         f'</audioChannelFormat>'
-        + _stream_xml(stream, channel, track, label))
+        + _stream_xml(stream, channel, track, label, pack if profile == "dolby" else None))
     return obj_xml, formats, _uid_xml(uid, track, pack)
 
 
-def _stream_xml(stream: str, channel: str, track: str, label: str) -> str:
+def _label(obj: AdmObject) -> str:
+    """The object's name in the file, "Chinese | English", at most ``MAX_NAME`` long."""
+    label = f"{obj.name} | {obj.roman}"
+    if len(label) <= MAX_NAME:
+        return label
+    first = obj.name.split(" + ")[0], obj.roman.split(" + ")[0]
+    more = f" + {len(obj.sources) - 1} more"
+    label = f"{first[0]}{more} | {first[1]}{more}"
+    return label if len(label) <= MAX_NAME else label[:MAX_NAME - 1] + "…"
+
+
+def _position_xml(block: AdmBlock, profile: str) -> str:
+    """A block's place: polar in the listener's frame, or (Dolby) Cartesian in the room."""
+    if profile != "dolby":
+        return (f'<position coordinate="azimuth">{block.azimuth:g}</position>'
+                f'<position coordinate="elevation">{block.elevation:g}</position>'
+                f'<position coordinate="distance">{block.distance:g}</position>')
+    x, y, z = room_position(block.azimuth, block.elevation, block.distance)
+    return "<cartesian>1</cartesian>" + "".join(
+        f'<position coordinate="{axis}">{round(value, 5) + 0.0:.5f}</position>'
+        for axis, value in zip("XYZ", (x, y, z), strict=True))
+
+
+def _stream_xml(stream: str, channel: str, track: str, label: str,
+                pack: str | None = None) -> str:
+    """A track's stream and track formats; ``pack``: the stream names its pack too (Dolby's
+    profile asks it, table 5; BS.2076-2 forbids it for PCM, and EBU ``ear`` refuses it)."""
+    named = "" if pack is None else f"<audioPackFormatIDRef>{pack}</audioPackFormatIDRef>"
     return (f'<audioStreamFormat audioStreamFormatID="{stream}" audioStreamFormatName='
             f'{quoteattr(label)} formatLabel="0001" formatDefinition="PCM">'
-            f'<audioChannelFormatIDRef>{channel}</audioChannelFormatIDRef>'
+            f'<audioChannelFormatIDRef>{channel}</audioChannelFormatIDRef>{named}'
             f'<audioTrackFormatIDRef>{track}</audioTrackFormatIDRef></audioStreamFormat>'
             f'<audioTrackFormat audioTrackFormatID="{track}" audioTrackFormatName='
             f'{quoteattr(label)} formatLabel="0001" formatDefinition="PCM">'
@@ -284,16 +400,53 @@ def _hoa_formats() -> str:
             f'{"".join(channels)}</audioPackFormat>' + "".join(formats))
 
 
-def _bed_xml(first_track: int, seconds: float, name: str) -> tuple[str, str]:
-    """A bed named ``name`` on tracks ``first_track`` …: (its audioObject, its track UIDs)."""
-    pack = "AP_00041001"
-    uids = "".join(_uid_xml(f"ATU_{first_track + acn:08X}", f"AT_0004{0x1001 + acn:04X}_01",
-                            pack) for acn in range(hoa_channels()))
-    obj = (f'<audioObject audioObjectID="AO_{0x1000 + first_track:04X}" audioObjectName='
+def _dolby_formats() -> str:
+    """Dolby's 7.0.2 bed pack (``DOLBY_BED``): DirectSpeakers channels by speaker label and
+    room position, each one block with no timing (the profile's tables 7–10)."""
+    pack = _bed_pack("dolby")
+    channels, formats = [], []
+    for k, (label, name, (x, y, z), _) in enumerate(DOLBY_BED):
+        channel, stream, track = (f"AC_0001{0x1001 + k:04X}", f"AS_0001{0x1001 + k:04X}",
+                                  _bed_track(k, "dolby"))
+        channels.append(f"<audioChannelFormatIDRef>{channel}</audioChannelFormatIDRef>")
+        formats.append(
+            f'<audioChannelFormat audioChannelFormatID="{channel}" audioChannelFormatName='
+            f'"{name}" typeLabel="0001" typeDefinition="DirectSpeakers"><audioBlockFormat '
+            f'audioBlockFormatID="AB_0001{0x1001 + k:04X}_00000001"><speakerLabel>{label}'
+            f'</speakerLabel><cartesian>1</cartesian><position coordinate="X">{x}</position>'
+            f'<position coordinate="Y">{y}</position><position coordinate="Z">{z}</position>'
+            f'</audioBlockFormat></audioChannelFormat>'
+            + _stream_xml(stream, channel, track, name, pack))
+    return (f'<audioPackFormat audioPackFormatID="{pack}" audioPackFormatName="7.0.2" '
+            f'typeLabel="0001" typeDefinition="DirectSpeakers">{"".join(channels)}'
+            f'</audioPackFormat>' + "".join(formats))
+
+
+def _bed_pack(profile: str) -> str:
+    return "AP_00011001" if profile == "dolby" else "AP_00041001"
+
+
+def _bed_track(k: int, profile: str) -> str:
+    """The bed's ``k``-th track format."""
+    return f"AT_000{1 if profile == 'dolby' else 4}{0x1001 + k:04X}_01"
+
+
+def _bed_id(first_track: int, profile: str) -> str:
+    return f"AO_{0x1001 if profile == 'dolby' else 0x1000 + first_track:04X}"
+
+
+def _bed_xml(first_track: int, seconds: float, name: str, profile: str = "ebu"
+             ) -> tuple[str, str]:
+    """A bed named ``name`` on tracks ``first_track`` …: (its audioObject, its track UIDs).
+    A Dolby master's bed is its first object, ``AO_1001``."""
+    pack, count = _bed_pack(profile), bed_channels(profile)
+    uids = "".join(_uid_xml(f"ATU_{first_track + k:08X}", _bed_track(k, profile), pack)
+                   for k in range(count))
+    obj = (f'<audioObject audioObjectID="{_bed_id(first_track, profile)}" audioObjectName='
            f'{quoteattr(name)} start="00:00:00.00000" duration="{_time(seconds)}">'
            f'<audioPackFormatIDRef>{pack}</audioPackFormatIDRef>'
            + "".join(f"<audioTrackUIDRef>ATU_{first_track + k:08X}</audioTrackUIDRef>"
-                     for k in range(hoa_channels())) + "</audioObject>")
+                     for k in range(count)) + "</audioObject>")
     return obj, uids
 
 
@@ -306,17 +459,21 @@ def bed_tracks(objects: int, *, bed: bool, court: bool) -> dict[str, int]:
 
 
 def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool = False,
-         loudness_lufs: float | None = None, true_peak_dbtp: float | None = None) -> bytes:
+         loudness_lufs: float | None = None, true_peak_dbtp: float | None = None,
+         profile: str = "ebu") -> bytes:
     """The ``axml`` chunk's body: the EBU Core document holding the audioFormatExtended;
     ``court``: the court's echoes and reverberation in the bed (``ACO_1003`` alone, with the
-    ambience ``ACO_1002``, named for both)."""
-    parts = [_object_xml(obj, seconds) for obj in objects]
+    ambience ``ACO_1002``, named for both); ``profile``: one of ``PROFILES``."""
+    parts = [_object_xml(obj, seconds, profile) for obj in objects]
     firsts = bed_tracks(len(objects), bed=bed, court=court)
+    kind = "7.0.2 bed" if profile == "dolby" else "HOA bed"
     names = {"bed": ("ACO_1002", BED_CONTENT), "court": ("ACO_1003", COURT_CONTENT),
              "both": ("ACO_1002", BED_AND_COURT_CONTENT)}
-    beds = {key: _bed_xml(first, seconds, names[key][1]) for key, first in firsts.items()}
-    contents = [("ACO_1001", OBJECTS_CONTENT, [f"AO_{0x1000 + o.number:04X}" for o in objects])]
-    contents += [(*names[key], [f"AO_{0x1000 + first:04X}"]) for key, first in firsts.items()]
+    names = {key: (cid, name.replace("HOA bed", kind)) for key, (cid, name) in names.items()}
+    beds = {key: _bed_xml(first, seconds, names[key][1], profile)
+            for key, first in firsts.items()}
+    contents = [("ACO_1001", OBJECTS_CONTENT, [_object_id(o.number, profile) for o in objects])]
+    contents += [(*names[key], [_bed_id(first, profile)]) for key, first in firsts.items()]
     loudness = "" if loudness_lufs is None else (
         f'<loudnessMetadata loudnessMethod="ITU-R BS.1770"><integratedLoudness>'
         f'{loudness_lufs:.1f}</integratedLoudness>'
@@ -327,17 +484,23 @@ def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool
                  f'start="00:00:00.00000" end="{_time(seconds)}">{loudness}'
                  + "".join(f"<audioContentIDRef>{c}</audioContentIDRef>" for c, _, _ in contents)
                  + "</audioProgramme>")
+    # Dolby's profile: every content "mixed" (music, speech and the place), kind undefined
+    dialogue = '<dialogue mixedContentKind="0">2</dialogue>' if profile == "dolby" else ""
     content_xml = "".join(
         f'<audioContent audioContentID="{cid}" audioContentName={quoteattr(name)} '
         f'audioContentLanguage="zh">'
-        + "".join(f"<audioObjectIDRef>{o}</audioObjectIDRef>" for o in refs) + "</audioContent>"
-        for cid, name, refs in contents)
+        + "".join(f"<audioObjectIDRef>{o}</audioObjectIDRef>" for o in refs) + dialogue
+        + "</audioContent>" for cid, name, refs in contents)
     frame = (f"<!-- listener frame: azimuth 0 = the listener place's facing, positive to the "
              f"left; elevation up; distance 1 = {MAX_DISTANCE_M:g} m. Objects carry the direct "
              f"sound at the listener (distance, air and floor applied). -->")
+    if profile == "dolby":
+        frame = frame.replace("-->", "Positions: that frame's polar places in the room by "
+                              "ITU-R BS.2127-0 section 10 (X right, Y front, Z up). -->")
+    bed_formats = "" if not beds else _dolby_formats() if profile == "dolby" else _hoa_formats()
     body = (programme + content_xml + "".join(p[0] for p in parts)
             + "".join(b[0] for b in beds.values()) + "".join(p[1] for p in parts)
-            + (_hoa_formats() if beds else "") + "".join(p[2] for p in parts)
+            + bed_formats + "".join(p[2] for p in parts)
             + "".join(b[1] for b in beds.values()))
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             '<ebuCoreMain xmlns="urn:ebu:metadata-schema:ebuCore_2016" '
@@ -346,13 +509,14 @@ def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool
             '</audioFormatExtended></format></coreMetadata></ebuCoreMain>\n').encode()
 
 
-def chna(objects: Sequence[AdmObject], *, bed: bool, court: bool = False) -> bytes:
+def chna(objects: Sequence[AdmObject], *, bed: bool, court: bool = False,
+         profile: str = "ebu") -> bytes:
     """The ``chna`` chunk's body: each track's UID, track format and pack format."""
     rows = [(o.number, f"ATU_{o.number:08X}", f"AT_0003{0x1000 + o.number:04X}_01",
              f"AP_0003{0x1000 + o.number:04X}") for o in objects]
     for first in bed_tracks(len(objects), bed=bed, court=court).values():
-        rows += [(first + k, f"ATU_{first + k:08X}", f"AT_0004{0x1001 + k:04X}_01",
-                  "AP_00041001") for k in range(hoa_channels())]
+        rows += [(first + k, f"ATU_{first + k:08X}", _bed_track(k, profile), _bed_pack(profile))
+                 for k in range(bed_channels(profile))]
     body = struct.pack("<HH", len(rows), len(rows))
     for index, uid, track, pack in rows:
         body += struct.pack("<H12s14s11sx", index, uid.encode(), track.encode(), pack.encode())

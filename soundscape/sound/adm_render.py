@@ -68,7 +68,7 @@ from soundscape.sound.directio import DirectWriter
 from soundscape.sound.diskcache import NoteStore
 from soundscape.sound.mastering import Mastering, master
 from soundscape.sound.notes import CACHE_BYTES, NoteHandoff, SynthVoice, Voice
-from soundscape.sound.panning import Ambisonic, ChannelTerms
+from soundscape.sound.panning import ChannelTerms
 from soundscape.sound.propagation import Surroundings, paths
 from soundscape.sound.render import (
     _SPACE_MARGIN,
@@ -93,6 +93,10 @@ _BED_CACHE_BYTES = 16 << 20
 #: What the objects' stream may hold handed over for the early images' stream, which asks
 #: for each note a block or so later (a note let go is made again).
 _HANDOFF_BYTES = 32 << 20
+#: Each profile's ``--layout``, its bed in words, and the bed's name in ``.adm.json``.
+_LAYOUT_OF = {"ebu": "adm", "dolby": "atmos"}
+_BED_WORDS = {"ebu": "a 3rd-order ambisonic bed", "dolby": "a 7.0.2 bed"}
+_BED_NAME = {"ebu": "AmbiX order 3", "dolby": "7.0.2 (Dolby room-centric)"}
 
 
 class ObjectTrack:
@@ -139,21 +143,21 @@ class _Only:
 
 
 class _CourtBed(Tail):
-    """The court's late tail in AmbiX, whatever the column (object) a note is sent from.
+    """The court's late tail in the bed, whatever the column (object) a note is sent from.
 
     It is a taker of the objects' buses (they send it every note and wait for its guard),
-    but its 16 channels do not widen their mix: ``take`` gives the buses nothing to add
+    but its channels do not widen their mix: ``take`` gives the buses nothing to add
     and keeps its block in ``made``, one per block the objects' stream yields
     (``_with_court``). The objects' buses are then as wide as the objects, not 16 wider:
     every bus's mix, lines and upsampler were carrying the bed's zeros."""
 
     def __init__(self, surroundings: Surroundings, listener: Listener, sample_rate: int,
-                 seed: int, rates: tuple[int, ...], width: int) -> None:
+                 seed: int, rates: tuple[int, ...], width: int, profile: str) -> None:
         from soundscape.sound.buses import Upsampler  # the buses import the tail
 
         assert surroundings.court is not None, "a court bed needs a court"
-        super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
-                         adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
+        super().__init__(surroundings.court, listener, adm.bed_panner(profile),
+                         adm.bed_channels(profile), sample_rate, surroundings.air, seed, rates,
                          upsampler=Upsampler)
         self.width = width
         self.made: collections.deque[np.ndarray] = collections.deque()
@@ -176,8 +180,8 @@ class _Sends(Tail):
         from soundscape.sound.buses import Upsampler
 
         assert surroundings.court is not None, "sends to a court bed need a court"
-        super().__init__(surroundings.court, listener, Ambisonic(adm.BED_ORDER),
-                         adm.hoa_channels(), sample_rate, surroundings.air, seed, rates,
+        super().__init__(surroundings.court, listener, court_bed.panner,
+                         court_bed.lines.channels, sample_rate, surroundings.air, seed, rates,
                          upsampler=Upsampler)
         self.court_bed = court_bed
 
@@ -195,7 +199,7 @@ class _Sends(Tail):
         return False
 
     def take(self, frames: int) -> np.ndarray:
-        return np.broadcast_to(np.float32(0), (frames, adm.hoa_channels()))
+        return np.broadcast_to(np.float32(0), (frames, self.lines.channels))
 
 
 def render_adm(performance: Performance, path: str | Path, *, listener: Listener,
@@ -203,17 +207,25 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                surroundings: Surroundings | None = None, target_lufs: float = -18.0,
                ceiling_dbtp: float = -1.0, block_s: float = 1.0, progress: bool = False,
                workers: int = 1, stage: Callable[[str], contextlib.AbstractContextManager]
-               | None = None, store: NoteStore | None = None) -> RenderResult:
+               | None = None, store: NoteStore | None = None,
+               profile: str = "ebu") -> RenderResult:
     """Render ``performance`` heard by ``listener`` as an ADM BWF at ``path`` (24-bit WAV),
     with its markers, loudness report and ``<path>.adm.json`` (the objects and their blocks,
     read by ``show --adm-osc``). Arguments as ``render.render_audio``'s (``store``: the disk
-    cache of dry notes, shared with the other layouts' renders; None: none)."""
+    cache of dry notes, shared with the other layouts' renders; None: none); ``profile``:
+    ``ebu`` or ``dolby`` (the Dolby Atmos Master ADM Profile: ``adm``'s module)."""
+    layout = _LAYOUT_OF.get(profile)
+    if layout is None:
+        raise RenderError(f"ADM profile {profile!r}, accepted: {', '.join(adm.PROFILES)}")
     if sample_rate != 48000:
-        raise RenderError(f"layout adm: sample rate {sample_rate}, accepted: 48000 (ADM BWF "
-                          "deliveries are 48 kHz)")
+        raise RenderError(f"layout {layout}: sample rate {sample_rate}, accepted: 48000 (ADM "
+                          "BWF deliveries are 48 kHz)")
     path = Path(path)
     if path.suffix.lower() != ".wav":
-        raise RenderError(f"layout adm: {path} must end in .wav (an ADM BWF)")
+        raise RenderError(f"layout {layout}: {path} must end in .wav (an ADM BWF)")
+    if profile == "dolby" and target_lufs > adm.DOLBY_LOUDEST_LUFS:
+        raise RenderError(f"layout atmos: target {target_lufs:g} LUFS, accepted: "
+                          f"{adm.DOLBY_LOUDEST_LUFS:g} or quieter (Dolby Atmos deliveries)")
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
     is_bed = {sid for sid, s in performance.sources.items()
@@ -223,7 +235,8 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     # the objects' echoes (the court's, or the hall front's without one) are mixed into the
     # ambience's bed, and the court's late tail too (one bed of 16 tracks)
     echoes = court or _hall_heard(performance, listener, surroundings, is_bed)
-    bed_width = adm.hoa_channels() if bed or echoes else 0
+    bed_width = adm.bed_channels(profile) if bed or echoes else 0
+    bed_panner = adm.bed_panner(profile)
     objects = adm.plan_objects(performance, listener,
                                max_channels=adm.MAX_CHANNELS - bed_width)
     if not objects:
@@ -231,7 +244,10 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
     width = len(objects) + bed_width
     block_frames = max(1, round(block_s * sample_rate))
-    weights = np.concatenate([np.ones(len(objects)), np.eye(1, bed_width).ravel()])
+    # the bed's BS.1770 weights: an AmbiX bed's W alone (what a constant-power decoder's
+    # loudspeakers add up to), a loudspeaker bed's each by its direction
+    weights = np.concatenate([np.ones(len(objects)),
+                              bed_panner.loudness_weights() if bed_width else np.zeros(0)])
     object_stems = tuple(f"object.{o.number}" for o in objects)
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
                     target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
@@ -255,7 +271,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         def court_bed(_: tuple[int, ...]) -> _CourtBed:
             if not courts:
                 courts.append(_CourtBed(surroundings, listener, sample_rate, seed, rates,
-                                        len(objects)))
+                                        len(objects), profile))
             return courts[0]
 
         # (stream, first column, width), in the order they are drawn: the ambience's first,
@@ -266,13 +282,13 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         handoff = NoteHandoff(_HANDOFF_BYTES) if echoes else None
         if bed:
             streams.append((render_blocks(
-                performance, listener=listener, panner=Ambisonic(adm.BED_ORDER),
+                performance, listener=listener, panner=bed_panner,
                 sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in is_bed),
                 surroundings=surroundings, block_frames=block_frames, store=store,
                 cache_bytes=_BED_CACHE_BYTES,  # a few dozen long segments: no helper
                 tail=(lambda own: _Sends(court_bed(own), surroundings, listener, sample_rate,
                                          seed, own)) if court else None),
-                len(objects), adm.hoa_channels()))
+                len(objects), bed_width))
         streams.append((render_blocks(
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
             seed=seed, voice=_Only(voice, lambda s: s.id in stem),
@@ -282,26 +298,26 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
             tail=court_bed if court else None, notes_to=handoff), 0, len(objects)))
         if court:
-            streams.append((_made(courts), len(objects), adm.hoa_channels()))
+            streams.append((_made(courts), len(objects), bed_width))
         if echoes:
             # the objects' early images off the walls and the hall, in the bed: drawn after
             # the objects' stream, which hands it each event's dry note as it mixes it
             # (``handoff``): no note is made twice, nor read back from the disk
             streams.append((render_blocks(
-                performance, listener=listener, panner=Ambisonic(adm.BED_ORDER),
+                performance, listener=listener, panner=bed_panner,
                 sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in stem),
                 surroundings=replace(surroundings, walls_only=True),
                 block_frames=block_frames, store=store, cache_bytes=_BED_CACHE_BYTES,
-                tail=lambda _: None, notes_from=handoff), len(objects), adm.hoa_channels()))
+                tail=lambda _: None, notes_from=handoff), len(objects), bed_width))
         contents = _bed_contents(bed, court, echoes)
         held = ", ".join(words for _, words in contents)
         head = [(b"bext", adm.bext(
                     f"{adm.PROGRAMME_NAME.split(' ', 1)[1]}: ADM BWF, {len(objects)} objects"
-                    f"{f' and a 3rd-order ambisonic bed ({held})' if bed_width else ''}"
+                    f"{f' and {_BED_WORDS[profile]} ({held})' if bed_width else ''}"
                     f"; seed {seed}",
                     time_reference=round(performance.info.offset * sample_rate),
                     coding_history=f"A=PCM,F={sample_rate},W=24,M=ADM,T=soundscape\r\n")),
-                (b"chna", adm.chna(objects, bed=bed, court=echoes))]
+                (b"chna", adm.chna(objects, bed=bed, court=echoes, profile=profile))]
 
         @contextlib.contextmanager
         def open_outputs(frames: int) -> Iterator[list]:
@@ -318,23 +334,23 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         _finish(target, [
             (b"axml", adm.axml(objects, bed=bed, court=echoes, seconds=frames / sample_rate,
                                loudness_lufs=report.output_lufs,
-                               true_peak_dbtp=report.output_peak_dbtp)),
+                               true_peak_dbtp=report.output_peak_dbtp, profile=profile)),
             *_cue_chunks(cues)], loudness=(report.output_lufs, report.output_peak_dbtp))
         sidecar = write_sidecar(target, cues, sample_rate=sample_rate)
         plan = write_text(staged.folder / f"{path.name}.adm.json", json.dumps(
             {"frame": "azimuth 0 = the listener's facing, positive left; elevation up; "
                       f"distance 1 = {adm.MAX_DISTANCE_M:g} m",
              "max_distance_m": adm.MAX_DISTANCE_M,
-             "bed": "AmbiX order 3" if bed_width else None,
+             "profile": profile,
+             "bed": _BED_NAME[profile] if bed_width else None,
              "bed_holds": holds,
              "objects": [asdict(o) for o in objects]}, indent=1, ensure_ascii=False))
         report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
-            {**asdict(report), "layout": "adm", "sample_rate": sample_rate, "seed": seed,
+            {**asdict(report), "layout": layout, "sample_rate": sample_rate, "seed": seed,
              "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
              "bed_holds": holds,
              "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
-    names = tuple(f"object {o.number}" for o in objects) + tuple(
-        f"ACN{k}" for k in range(bed_width))
+    names = tuple(f"object {o.number}" for o in objects) + bed_panner.channels[:bed_width]
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
 

@@ -95,25 +95,31 @@ def test_synth_voice_stems_default(tmp_path, court):
     assert np.abs(audio).max() > 0.1 and math.isfinite(found["gain_db"])
 
 
-def test_kit_layout_adm_writes_an_adm_bwf_master_per_standing_zone(tmp_path):
+def test_kit_layouts_adm_and_atmos_write_their_masters_per_standing_zone(tmp_path):
     import json
 
     from tests.kit.test_build import build
     from tests.sound.test_adm import NS, chunks
 
-    kit = build(tmp_path, layouts=("adm",), programme_ids=("music",), listen=False).parent
+    kit = build(tmp_path, layouts=("adm", "atmos"), programme_ids=("music",),
+                listen=False).parent
     entry = json.loads((kit / "manifest.json").read_text())["programmes"][0]
-    assert entry["renders"] == [] and [m["zone"] for m in entry["adm_masters"]] == ["gong_wei"]
-    master = entry["adm_masters"][0]
-    found = chunks(kit / master["file"])
-    assert {b"bext", b"chna", b"axml"} <= set(found)
+    assert entry["renders"] == []
+    assert [(m["zone"], m["layout"]) for m in entry["adm_masters"]] == [
+        ("gong_wei", "adm"), ("gong_wei", "atmos")]
     import xml.etree.ElementTree as ET
-    names = [c.get("audioContentName")
-             for c in ET.fromstring(found[b"axml"]).findall(f".//{NS}audioContent")]
-    assert any("庭之響" in n for n in names)  # the court's reverberation bed
-    assert master["output_lufs"] == pytest.approx(-18.0, abs=0.1) or (
-        master["true_peak_dbtp"] >= -1.01)
-    assert master["channels"] == master["objects"] + 16 * (len(names) - 1)
+    for master, bed in zip(entry["adm_masters"], (16, 9), strict=True):
+        assert master["file"].endswith(f".{master['layout']}.wav")
+        found = chunks(kit / master["file"])
+        assert {b"bext", b"chna", b"axml"} <= set(found)
+        root = ET.fromstring(found[b"axml"])
+        names = [c.get("audioContentName") for c in root.findall(f".//{NS}audioContent")]
+        assert any("庭之響" in n for n in names)  # the court's reverberation bed
+        assert master["output_lufs"] == pytest.approx(-18.0, abs=0.1) or (
+            master["true_peak_dbtp"] >= -1.01)
+        assert master["channels"] == master["objects"] + bed * (len(names) - 1)
+        kinds = {c.get("typeDefinition") for c in root.iter(f"{NS}audioChannelFormat")}
+        assert kinds == ({"Objects", "HOA"} if bed == 16 else {"Objects", "DirectSpeakers"})
     # the page still has the programme's zone (no loops: nothing for the <audio> to play)
     assert "gong_wei" in (kit / "web" / "data.js").read_text()
 
