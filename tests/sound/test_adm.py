@@ -154,6 +154,54 @@ def test_bad_requests_are_refused(tmp_path):
         render_adm(scene(), tmp_path / "x.flac", listener=NORTH)
 
 
+# ---- MediaInfo's conformance checks -------------------------------------------------------
+
+def mediainfo_findings(path: Path) -> list[str]:
+    """MediaInfo's conformance errors and warnings on ``path``: the messages under its text
+    report's "Conformance …" headings (MediaInfo 24.12, bundled with pymediainfo)."""
+    mediainfo = pytest.importorskip("pymediainfo").MediaInfo
+    if not mediainfo.can_parse():
+        pytest.skip("pymediainfo has no libmediainfo here")
+    found, inside = [], False
+    for line in mediainfo.parse(str(path), output="text").splitlines():
+        if line.startswith("Conformance"):
+            inside = True
+        elif not line.strip():
+            inside = False
+        elif inside and line.partition(":")[2].strip() != "Yes":
+            found.append(line.partition(":")[2].strip())
+    return found
+
+
+def test_mediainfo_finds_nothing_in_the_master_but_the_distance_it_does_not_know(tmp_path,
+                                                                                 court):
+    """``absoluteDistance`` (BS.2076's, which EBU ``ear`` reads) is the only finding: MediaInfo
+    24.12 lists no such attribute. The bed's name for the ambience and the court together,
+    88 characters, drew "is long" before (past 64)."""
+    perf = scene(bed=True, walker=False)
+    perf = Performance.build([e for e in perf.events if e.time < 0.7], list(perf.markers),
+                             dict(perf.sources))
+    result = render_adm(perf, tmp_path / "m.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=court)
+    assert adm.BED_AND_COURT_CONTENT in chunks(result.files[0])[b"axml"].decode()
+    findings = mediainfo_findings(result.files[0])
+    assert findings and all(f == '"absoluteDistance" attribute is not part of specs'
+                            for f in findings), findings
+
+
+def test_a_name_is_at_most_64_characters_and_a_group_is_named_for_its_first():
+    perf = scene(walker=False, where={f"s{k}": (k - 10.0, 10.0, 1.5) for k in range(20)})
+    objects = adm.plan_objects(perf, NORTH, max_objects=3)
+    root = ET.fromstring(adm.axml(objects, bed=False, seconds=1.0))
+    names = [c.get("audioObjectName") for c in root.iter(f"{NS}audioObject")]
+    assert all(len(n) <= adm.MAX_NAME for n in names)
+    big = max(objects, key=lambda o: len(o.sources))
+    assert len(big.sources) > 4 and any(f"+ {len(big.sources) - 1} more" in n for n in names)
+    assert all(f"<!-- grouped: {', '.join(o.sources)} -->" in
+               adm.axml(objects, bed=False, seconds=1.0).decode() for o in objects
+               if len(o.sources) > 1)
+
+
 # ---- EBU's renderer against ours -------------------------------------------------------------
 
 def ear_render() -> str | None:

@@ -32,6 +32,7 @@ from tests.sound.test_adm import (
     _levels_db,
     chunks,
     ear_render,
+    mediainfo_findings,
     needs_ear,
     noise_voice,
     scene,
@@ -195,6 +196,10 @@ def test_ids_contents_streams_and_tracks_follow_the_profile(atmos):
     assert [r[3].decode() for r in rows[4:]] == ["AP_00011001"] * len(SEVEN_TWO)
     assert [r[2].decode() for r in rows[4:]] == [f"AT_0001{0x1001 + k:04X}_01"
                                                   for k in range(len(SEVEN_TWO))]
+
+
+def test_mediainfo_finds_nothing_in_the_atmos_master(atmos):
+    assert mediainfo_findings(atmos.files[0]) == []
 
 
 def test_a_target_louder_than_dolbys_is_refused(tmp_path, soundscape_cli):
