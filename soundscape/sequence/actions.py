@@ -210,7 +210,7 @@ class _Made:
 
     def add(self, actor: str, instrument: str, cue: str, time: float, duration: float,
             articulation: str, velocity: float, point: Vec3) -> None:
-        who = self._words.id_of("actor", actor) or "u" + "_".join(f"{ord(c):x}" for c in actor)
+        who = self._words.id_or_pinyin("actor", actor)
         source = f"action.{who}.{instrument}"
         if source not in self.sources:
             self.sources[source] = Source(source, instrument, f"{actor} {instrument}",

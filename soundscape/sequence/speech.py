@@ -168,8 +168,7 @@ def speech_events(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         there = _where(track, cue.to, said.time, site) if cue.to else None
         raised = (math.dist(here[:2], there[:2]) > settings.call_beyond_m if there
                   else cue.kind in _RAISED_UNNAMED)
-        who = words.id_of("actor", cue.speaker) or "u" + "_".join(
-            f"{ord(c):x}" for c in cue.speaker)
+        who = words.id_or_pinyin("actor", cue.speaker)
         source = f"speech.{who}"
         point = (here[0], here[1], here[2] + mouth)
         sources.setdefault(source, Source(source, "voice", cue.speaker, f"{who} (speaking)",

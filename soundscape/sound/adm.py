@@ -87,8 +87,9 @@ DOLBY_BED = (
 DOLBY_LOUDEST_LUFS = -18.0
 #: Dolby's objects are numbered from here (the profile's table 17: AO_1001 … AO_100A are beds').
 _DOLBY_FIRST_OBJECT = 0x100B
-#: A Dolby object's later blocks move over 250 samples (the profile's table 11), at 48 kHz.
-_DOLBY_MOVE_S = 250 / 48000
+#: A Dolby object's later blocks move over 250 samples at 48 kHz (the profile's table 11),
+#: written as the profile writes it (MediaInfo's check takes no other spelling).
+_DOLBY_MOVE = "0.005208"
 PROGRAMME_NAME = "大射儀 The Great Archery Rite (Yili)"
 OBJECTS_CONTENT = "禮樂之聲 The sounds of the rite (objects)"
 BED_CONTENT = "庭之境 The courtyard's ambience (HOA bed)"
@@ -317,7 +318,7 @@ def _object_xml(obj: AdmObject, seconds: float, profile: str = "ebu") -> tuple[s
         blocks.append(
             f'<audioBlockFormat audioBlockFormatID="AB_0003{0x1000 + n:04X}_{k + 1:08X}"'
             f'{timing}>{_position_xml(block, profile)}<jumpPosition interpolationLength='
-            f'"{_DOLBY_MOVE_S if profile == "dolby" and k else 0:.8g}">1</jumpPosition>'
+            f'"{_DOLBY_MOVE if profile == "dolby" and k else 0}">1</jumpPosition>'
             f'</audioBlockFormat>')
     obj_xml = (f'<audioObject audioObjectID="{_object_id(n, profile)}" audioObjectName='
                f'{quoteattr(label)} start="00:00:00.00000" duration="{_time(seconds)}">'
@@ -474,8 +475,15 @@ def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool
             for key, first in firsts.items()}
     contents = [("ACO_1001", OBJECTS_CONTENT, [_object_id(o.number, profile) for o in objects])]
     contents += [(*names[key], [_bed_id(first, profile)]) for key, first in firsts.items()]
+    dolby = profile == "dolby"
+    if dolby:  # its contents are numbered in order (ACO_1001 + i), its beds' with them
+        contents = [(f"ACO_{0x1001 + k:04X}", name, refs)
+                    for k, (_, name, refs) in enumerate(contents)]
+    # Dolby's profile takes neither the loudness's method nor a content's language
+    method = "" if dolby else ' loudnessMethod="ITU-R BS.1770"'
+    language = "" if dolby else ' audioContentLanguage="zh"'
     loudness = "" if loudness_lufs is None else (
-        f'<loudnessMetadata loudnessMethod="ITU-R BS.1770"><integratedLoudness>'
+        f'<loudnessMetadata{method}><integratedLoudness>'
         f'{loudness_lufs:.1f}</integratedLoudness>'
         + ("" if true_peak_dbtp is None else f"<maxTruePeak>{true_peak_dbtp:.1f}</maxTruePeak>")
         + "</loudnessMetadata>")
@@ -485,16 +493,15 @@ def axml(objects: Sequence[AdmObject], *, bed: bool, seconds: float, court: bool
                  + "".join(f"<audioContentIDRef>{c}</audioContentIDRef>" for c, _, _ in contents)
                  + "</audioProgramme>")
     # Dolby's profile: every content "mixed" (music, speech and the place), kind undefined
-    dialogue = '<dialogue mixedContentKind="0">2</dialogue>' if profile == "dolby" else ""
+    dialogue = '<dialogue mixedContentKind="0">2</dialogue>' if dolby else ""
     content_xml = "".join(
-        f'<audioContent audioContentID="{cid}" audioContentName={quoteattr(name)} '
-        f'audioContentLanguage="zh">'
+        f'<audioContent audioContentID="{cid}" audioContentName={quoteattr(name)}{language}>'
         + "".join(f"<audioObjectIDRef>{o}</audioObjectIDRef>" for o in refs) + dialogue
         + "</audioContent>" for cid, name, refs in contents)
     frame = (f"<!-- listener frame: azimuth 0 = the listener place's facing, positive to the "
              f"left; elevation up; distance 1 = {MAX_DISTANCE_M:g} m. Objects carry the direct "
              f"sound at the listener (distance, air and floor applied). -->")
-    if profile == "dolby":
+    if dolby:
         frame = frame.replace("-->", "Positions: that frame's polar places in the room by "
                               "ITU-R BS.2127-0 section 10 (X right, Y front, Z up). -->")
     bed_formats = "" if not beds else _dolby_formats() if profile == "dolby" else _hoa_formats()

@@ -47,6 +47,18 @@ class Glossary:
         """The id whose terms include ``term`` (compared normalised), or None."""
         return self.term_index(category).get(normalise(term))
 
+    def id_or_pinyin(self, category: str, term: str) -> str:
+        """``id_of``, else the term's Mandarin pinyin without tones as an id (衆 → ``zhong``,
+        弟子 → ``di_zi``): an actor or speaker the glossary does not list is still named in a
+        reader's letters (a character pypinyin cannot read: ``u`` and its code point)."""
+        found = self.id_of(category, term)
+        if found is not None:
+            return found
+        from pypinyin import Style, lazy_pinyin
+
+        return "_".join(lazy_pinyin(term, style=Style.NORMAL, errors=lambda chars: [
+            f"u{ord(c):x}" for c in chars]))
+
     def known_id(self, category: str, term: str) -> str:
         """The id of ``term``, a term of ``category`` (matched by a pattern made of the
         category's own terms); KeyError naming it if it is none of them."""

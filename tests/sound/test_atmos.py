@@ -198,8 +198,41 @@ def test_ids_contents_streams_and_tracks_follow_the_profile(atmos):
                                                   for k in range(len(SEVEN_TWO))]
 
 
-def test_mediainfo_finds_nothing_in_the_atmos_master(atmos):
+def _with_axml(path: Path, out: Path, change) -> Path:
+    """A copy of ``path`` whose ``axml`` is ``change(axml text)``."""
+    data = bytearray(path.read_bytes())
+    pos = 12
+    while pos + 8 <= len(data):
+        tag, size = struct.unpack("<4sI", data[pos:pos + 8])
+        if tag == b"axml":
+            new = change(bytes(data[pos + 8:pos + 8 + size]).decode()).encode()
+            data[pos:pos + 8 + size + size % 2] = (
+                tag + struct.pack("<I", len(new)) + new + b"\0" * (len(new) % 2))
+            struct.pack_into("<I", data, 4, len(data) - 8)
+            break
+        pos += 8 + size + size % 2
+    out.write_bytes(bytes(data))
+    return out
+
+
+def _as_atmos_master(path: Path, out: Path) -> Path:
+    """A copy whose programme is named ``Atmos_Master``, as Dolby's tools name it: MediaInfo
+    checks the Dolby profile's rules only on such a file (MediaInfo 24.12, ``File_Adm.cpp``)."""
+    return _with_axml(path, out, lambda text: re.sub(
+        r'audioProgrammeName="[^"]*"', 'audioProgrammeName="Atmos_Master"', text))
+
+
+def test_mediainfo_finds_nothing_in_the_atmos_master_nor_against_dolbys_rules(atmos, tmp_path):
     assert mediainfo_findings(atmos.files[0]) == []
+    assert mediainfo_findings(_as_atmos_master(atmos.files[0], tmp_path / "a.wav")) == []
+
+
+def test_mediainfo_checks_dolbys_rules_on_a_file_named_atmos_master(tmp_path):
+    """The check above can fail: the EBU master, so named, breaks the profile's rules."""
+    ebu = render_adm(scene(walker=False), tmp_path / "ebu.wav", listener=NORTH,
+                     voice=noise_voice, surroundings=DRY)
+    findings = mediainfo_findings(_as_atmos_master(ebu.files[0], tmp_path / "e.wav"))
+    assert any("Dolby Atmos Master ADM Profile" in f for f in findings), findings
 
 
 def test_a_target_louder_than_dolbys_is_refused(tmp_path, soundscape_cli):
@@ -231,22 +264,9 @@ def _without_stream_packs(path: Path, out: Path) -> Path:
     """A copy whose stream formats name no pack: BS.2076-2 forbids the reference Dolby's
     profile asks for, and EBU ``ear`` refuses it (ebu_adm_renderer pull request 80); its
     maintainers' advice is to fix the file before rendering it."""
-    data = bytearray(path.read_bytes())
-    pos = 12
-    while pos + 8 <= len(data):
-        tag, size = struct.unpack("<4sI", data[pos:pos + 8])
-        if tag == b"axml":
-            body = bytes(data[pos + 8:pos + 8 + size]).decode()
-            fixed = re.sub(r"(<audioStreamFormat [^>]*>(?:(?!</audioStreamFormat>).)*?)"
-                           r"<audioPackFormatIDRef>[^<]*</audioPackFormatIDRef>", r"\1", body)
-            new = fixed.encode()
-            data[pos:pos + 8 + size + size % 2] = (
-                tag + struct.pack("<I", len(new)) + new + b"\0" * (len(new) % 2))
-            struct.pack_into("<I", data, 4, len(data) - 8)
-            break
-        pos += 8 + size + size % 2
-    out.write_bytes(bytes(data))
-    return out
+    return _with_axml(path, out, lambda text: re.sub(
+        r"(<audioStreamFormat [^>]*>(?:(?!</audioStreamFormat>).)*?)"
+        r"<audioPackFormatIDRef>[^<]*</audioPackFormatIDRef>", r"\1", text))
 
 
 @needs_ear

@@ -27,6 +27,27 @@ def test_lookup_through_variants():
     assert g.id_of("place", "nowhere") is None
 
 
+def test_an_unlisted_actor_is_named_in_pinyin_and_an_unreadable_one_by_code_point():
+    g = glossary.load()
+    assert g.id_or_pinyin("actor", "負侯者") == "fuhou"  # listed: its id
+    assert g.id_of("actor", "衆") is None and g.id_or_pinyin("actor", "衆") == "zhong"
+    assert g.id_or_pinyin("actor", "弟子") == "di_zi"
+    assert g.id_or_pinyin("actor", "a-b") == "u61_u2d_u62"  # still an id: letters, _
+    for term in ("衆", "弟子", "a-b", "公卿"):
+        assert g.id_or_pinyin("actor", term).replace("_", "").isalnum()
+
+
+def test_every_actor_of_the_four_rites_has_a_readable_name():
+    """No source of the bundled rites is named by a code point (``u8846 (pour)`` was)."""
+    from soundscape.sequence import perform_from_file
+
+    perf = perform_from_file("cues/xiangyinjiu.toml")
+    romans = [s.roman for s in perf.sources.values()]
+    assert "zhong (pour)" in romans
+    assert not [r for r in romans if r.split()[0].startswith("u") and
+                r.split()[0][1:2].isdigit()], romans
+
+
 def test_longest_first_order():
     terms = glossary.load().terms_longest_first("piece")
     assert terms.index("南陔") < terms.index("陔")
