@@ -1,5 +1,9 @@
 """The ADM BWF master: each object's sound in a track of its own, the courtyard's ambience in a
-third-order ambisonic bed, with the ADM metadata (``soundscape.sound.adm``).
+third-order ambisonic bed, with the ADM metadata (``soundscape.sound.adm``). In the Dolby
+Atmos Master ADM Profile (``profile="dolby"``, ``render --layout atmos``) the bed is Dolby's
+room-centric 7.0.2 instead, rendered by VBAP at the directions BS.2127 gives its channels
+(``adm.bed_panner``), and the objects' places are written in room coordinates: what follows
+holds for both, with "AmbiX" read as "the bed".
 
 Objects carry the *direct sound as heard at the listener*: the dry note along its direct path
 and its floor reflection (which arrives from below the source, a few degrees off), with the
@@ -233,7 +237,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     bed = any(e.source in is_bed for e in performance.events)
     court = surroundings.court is not None
     # the objects' echoes (the court's, or the hall front's without one) are mixed into the
-    # ambience's bed, and the court's late tail too (one bed of 16 tracks)
+    # ambience's bed, and the court's late tail too (one bed: 16 tracks, or Dolby's 9)
     echoes = court or _hall_heard(performance, listener, surroundings, is_bed)
     bed_width = adm.bed_channels(profile) if bed or echoes else 0
     bed_panner = adm.bed_panner(profile)

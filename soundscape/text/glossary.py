@@ -50,14 +50,19 @@ class Glossary:
     def id_or_pinyin(self, category: str, term: str) -> str:
         """``id_of``, else the term's Mandarin pinyin without tones as an id (衆 → ``zhong``,
         弟子 → ``di_zi``): an actor or speaker the glossary does not list is still named in a
-        reader's letters (a character pypinyin cannot read: ``u`` and its code point)."""
+        reader's letters (a character pypinyin cannot read: ``u`` and its code point). A
+        reading that is another term's id takes the code points too (弓 → ``gong_u5f13``, not
+        公's ``gong``): two actors never share one."""
         found = self.id_of(category, term)
         if found is not None:
             return found
         from pypinyin import Style, lazy_pinyin
 
-        return "_".join(lazy_pinyin(term, style=Style.NORMAL, errors=lambda chars: [
-            f"u{ord(c):x}" for c in chars]))
+        def points(chars: str) -> str:
+            return "_".join(f"u{ord(c):x}" for c in chars)
+
+        read = "_".join(lazy_pinyin(term, style=Style.NORMAL, errors=points))
+        return read if read not in self._category(category) else f"{read}_{points(term)}"
 
     def known_id(self, category: str, term: str) -> str:
         """The id of ``term``, a term of ``category`` (matched by a pattern made of the

@@ -33,6 +33,7 @@ def test_an_unlisted_actor_is_named_in_pinyin_and_an_unreadable_one_by_code_poin
     assert g.id_of("actor", "衆") is None and g.id_or_pinyin("actor", "衆") == "zhong"
     assert g.id_or_pinyin("actor", "弟子") == "di_zi"
     assert g.id_or_pinyin("actor", "a-b") == "u61_u2d_u62"  # still an id: letters, _
+    assert g.id_or_pinyin("actor", "弓") == "gong_u5f13"  # 公 is gong: no two share an id
     for term in ("衆", "弟子", "a-b", "公卿"):
         assert g.id_or_pinyin("actor", term).replace("_", "").isalnum()
 
