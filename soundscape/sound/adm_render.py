@@ -72,7 +72,7 @@ from soundscape.sound.directio import DirectWriter
 from soundscape.sound.diskcache import NoteStore
 from soundscape.sound.mastering import Mastering, master
 from soundscape.sound.notes import CACHE_BYTES, NoteHandoff, SynthVoice, Voice
-from soundscape.sound.panning import ChannelTerms
+from soundscape.sound.panning import ChannelTerms, make_panner
 from soundscape.sound.propagation import Surroundings, paths
 from soundscape.sound.render import (
     _SPACE_MARGIN,
@@ -248,10 +248,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
     width = len(objects) + bed_width
     block_frames = max(1, round(block_s * sample_rate))
-    # the bed's BS.1770 weights: an AmbiX bed's W alone (what a constant-power decoder's
-    # loudspeakers add up to), a loudspeaker bed's each by its direction
-    weights = np.concatenate([np.ones(len(objects)),
-                              bed_panner.loudness_weights() if bed_width else np.zeros(0)])
+    weights = _loudness_weights(objects, bed_panner, bed_width, performance.duration, profile)
     object_stems = tuple(f"object.{o.number}" for o in objects)
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
                     target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
@@ -357,6 +354,34 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     names = tuple(f"object {o.number}" for o in objects) + bed_panner.channels[:bed_width]
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
+
+
+def _loudness_weights(objects: Sequence[adm.AdmObject], bed_panner, bed_width: int,
+                      seconds: float, profile: str) -> np.ndarray:
+    """Each track's BS.1770 weight. EBU: each object 1 and the AmbiX bed's W (for sources
+    that do not cohere, what a constant-power renderer's loudspeakers add up to). Dolby: as
+    a 5.1 render of the master weighs them, the measure Dolby Atmos deliveries are held to
+    (Universal Music's specification): each object by where 0+5+0's VBAP puts its places,
+    over their durations, each bed channel by its direction."""
+    if profile != "dolby":
+        bed = bed_panner.loudness_weights() if bed_width else np.zeros(0)
+        return np.concatenate([np.ones(len(objects)), bed])
+    placed = []
+    for obj in objects:
+        ends = [b.time for b in obj.blocks[1:]] + [max(seconds, obj.blocks[-1].time)]
+        spans = np.array([end - b.time for b, end in zip(obj.blocks, ends, strict=True)])
+        each = np.array([_five_one_weight(b.azimuth, b.elevation) for b in obj.blocks])
+        placed.append(float(each @ spans / spans.sum()) if spans.sum() > 0 else each[0])
+    bed = [_five_one_weight(az, el) for *_, (az, el) in adm.DOLBY_BED][:bed_width]
+    return np.array(placed + bed)
+
+
+def _five_one_weight(azimuth: float, elevation: float) -> float:
+    """BS.1770's weight of a sound from (azimuth, elevation) as a 5.1 render measures it: its
+    share of power in each loudspeaker of 0+5+0 (VBAP, constant power) times that one's."""
+    five = make_panner("5.1")
+    gains = five.terms(azimuth, elevation).gains
+    return float(np.square(gains) @ five.loudness_weights())
 
 
 def _hall_heard(performance: Performance, listener: Listener, surroundings: Surroundings,
