@@ -123,7 +123,10 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                    for found in _masters(out, programme, part, site, seed, say, court, layout)]
         jobs.extend(job for _, job, _ in masters)
         built.append(Built(programme, part, length, parts, renders, lead, restart, masters))
-    say(f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
+    mastered = sum(len(item.masters) for item in built)
+    say(f"rendering {len(jobs) - mastered} loops and {mastered} ADM masters ({executor}, "
+        f"{workers} workers)" if mastered else
+        f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
     results = iter(run_jobs(jobs, executor=executor, workers=workers,
                             progress=lambda job: say(f"  {job.path.name}")))
     for item in built:

@@ -101,8 +101,10 @@ def test_kit_layouts_adm_and_atmos_write_their_masters_per_standing_zone(tmp_pat
     from tests.kit.test_build import build
     from tests.sound.test_adm import NS, chunks
 
+    said: list[str] = []
     kit = build(tmp_path, layouts=("adm", "atmos"), programme_ids=("music",),
-                listen=False).parent
+                listen=False, say=said.append).parent
+    assert any(line.startswith("rendering 0 loops and 2 ADM masters") for line in said)
     entry = json.loads((kit / "manifest.json").read_text())["programmes"][0]
     assert entry["renders"] == []
     assert [(m["zone"], m["layout"]) for m in entry["adm_masters"]] == [
