@@ -38,15 +38,17 @@ def test_an_unlisted_actor_is_named_in_pinyin_and_an_unreadable_one_by_code_poin
         assert g.id_or_pinyin("actor", term).replace("_", "").isalnum()
 
 
-def test_every_actor_of_the_four_rites_has_a_readable_name():
-    """No source of the bundled rites is named by a code point (``u8846 (pour)`` was)."""
+def test_no_source_of_the_rites_is_named_by_a_code_point():
+    """鄉飲酒禮's 衆 and 鄉射禮's 弟子 were ``u8846 (pour)`` and ``u5f1f_5b50 (speaking)``."""
+    from soundscape.resources import bundled_dir
     from soundscape.sequence import perform_from_file
 
-    perf = perform_from_file("cues/xiangyinjiu.toml")
-    romans = [s.roman for s in perf.sources.values()]
-    assert "zhong (pour)" in romans
-    assert not [r for r in romans if r.split()[0].startswith("u") and
-                r.split()[0][1:2].isdigit()], romans
+    for rite, named in (("xiangyinjiu", "zhong (pour)"), ("xiangshe", "di_zi (speaking)")):
+        romans = [s.roman for s in perform_from_file(
+            bundled_dir("cues") / f"{rite}.toml").sources.values()]
+        assert named in romans
+        assert not [r for r in romans if r.split()[0].startswith("u") and
+                    r.split()[0][1:2].isdigit()], romans
 
 
 def test_longest_first_order():
