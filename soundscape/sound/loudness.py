@@ -23,7 +23,7 @@ import numpy as np
 from scipy.ndimage import convolve1d, minimum_filter1d, uniform_filter1d
 from scipy.signal import firwin
 
-from soundscape.sound.iir import sos_hop_squares
+from soundscape.sound.iir import sosfilt_rows
 
 __all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter", "TruePeakMeter",
            "integrated_loudness", "k_weighting", "sample_peak", "true_peak_envelope"]
@@ -66,22 +66,27 @@ class LoudnessMeter:
         """Feed the next ``(frames, channels)`` block."""
         block = np.asarray(block)
         live = self._live(block)
-        first = self._hop - self._partial_count
-        state = np.ascontiguousarray(self._state[live].transpose(1, 2, 0))
-        sums = sos_hop_squares(self._sos, block, self._used[live], _guard(len(block)), state,
-                               first, self._hop)
-        self._state = self._state.copy()
-        self._state[live] = state.transpose(2, 0, 1)
-        self._partial += self._all(live, sums[0])
-        self._partial_count += min(first, len(block))
+        rows = np.empty((len(live), len(block)))
+        for row, channel in zip(rows, self._used[live], strict=True):  # column by column
+            np.add(block[:, channel], _guard(len(block)), out=row)
+        y, state = sosfilt_rows(self._sos, rows, self._state[live], overwrite=True)
+        if len(live) == len(self._used):
+            self._state = state
+        else:
+            self._state = self._state.copy()
+            self._state[live] = state
+        squares = np.square(y, out=y)  # (channels, frames): row sums are the fast ones
+        head = min(self._hop - self._partial_count, squares.shape[1])
+        self._partial += self._all(live, squares[:, :head].sum(axis=1))
+        self._partial_count += head
         if self._partial_count < self._hop:
             return
         self._hops.append(self._partial / self._hop)
-        whole = (len(block) - first) // self._hop
-        self._hops.extend(self._all(live, sums[1:1 + whole]) / self._hop)
-        self._partial = self._all(live, sums[1 + whole]) if len(sums) > 1 + whole \
-            else np.zeros(len(self._used))
-        self._partial_count = (len(block) - first) % self._hop
+        whole = (squares.shape[1] - head) // self._hop * self._hop
+        middle = squares[:, head:head + whole].reshape(len(rows), whole // self._hop, self._hop)
+        self._hops.extend(self._all(live, middle.sum(axis=2)).T / self._hop)
+        self._partial = self._all(live, squares[:, head + whole:].sum(axis=1))
+        self._partial_count = squares.shape[1] - head - whole
 
     def _live(self, block: np.ndarray) -> np.ndarray:
         """The channels (indices into the metered ones) to filter: all but those fed exact
@@ -97,11 +102,11 @@ class LoudnessMeter:
         return np.flatnonzero(np.any(block, axis=0)[self._used] | ~settled)
 
     def _all(self, live: np.ndarray, sums: np.ndarray) -> np.ndarray:
-        """Per-channel ``sums`` (channels last) of the ``live`` channels, 0 for the others."""
+        """Per-channel ``sums`` of the ``live`` channels, with 0 for the others."""
         if len(live) == len(self._used):
             return sums
-        out = np.zeros((*sums.shape[:-1], len(self._used)))
-        out[..., live] = sums
+        out = np.zeros((len(self._used), *sums.shape[1:]))
+        out[live] = sums
         return out
 
     def snapshot(self) -> MeterSnapshot:

@@ -231,11 +231,11 @@ def test_a_settled_silent_channel_is_not_filtered_and_the_loudness_is_the_same_b
     x[FS * 8:, 2] = rng.normal(0, 0.05, FS * 4)
     x[FS * 11:, 3] = rng.normal(0, 0.2, FS)
     filtered = []
-    real = loudness.sos_hop_squares
+    real = loudness.sosfilt_rows
 
-    def counting(sos, block, columns, *args):
-        filtered.append(len(columns))
-        return real(sos, block, columns, *args)
+    def counting(sos, rows, state, **kw):
+        filtered.append(len(rows))
+        return real(sos, rows, state, **kw)
 
     def metered() -> LoudnessMeter:
         meter = LoudnessMeter(FS, np.ones(4))
@@ -243,7 +243,7 @@ def test_a_settled_silent_channel_is_not_filtered_and_the_loudness_is_the_same_b
             meter.add(x[start:start + 4800 * 5 + 17])
         return meter
 
-    monkeypatch.setattr(loudness, "sos_hop_squares", counting)
+    monkeypatch.setattr(loudness, "sosfilt_rows", counting)
     skipping = metered()
     skipped_rows, filtered[:] = sum(filtered), []
     monkeypatch.setattr(loudness, "_SETTLED", 0.0)  # nothing settles: every channel filtered
