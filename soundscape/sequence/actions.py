@@ -207,13 +207,10 @@ class _Made:
         self.sources: dict[str, Source] = {}
         self.events: list[Event] = []
         self._words = glossary.load()
-        self._ids: dict[str, str] = {}  # actor → id: pypinyin is slow, actors come back
 
     def add(self, actor: str, instrument: str, cue: str, time: float, duration: float,
             articulation: str, velocity: float, point: Vec3) -> None:
-        who = self._ids.get(actor)
-        if who is None:
-            who = self._ids[actor] = self._words.id_or_pinyin("actor", actor)
+        who = self._words.id_or_pinyin("actor", actor)
         source = f"action.{who}.{instrument}"
         if source not in self.sources:
             self.sources[source] = Source(source, instrument, f"{actor} {instrument}",
