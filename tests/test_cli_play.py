@@ -318,6 +318,8 @@ def test_play_takes_the_gain_of_a_renders_report(scene_cli, tmp_path):
     (["--gain", "nan"], "--gain nan, accepted: a finite number from -70 to 70"),
     (["--ceiling", "3"], "--ceiling 3.0, accepted: a finite number from -20 to 0"),
     (["--layout", "stems"], "--layout stems is a render's"),
+    (["--layout", "adm"], "--layout adm is a render's"),
+    (["--layout", "atmos"], "--layout atmos is a render's"),
     (["-o", "x.mp3"], "--out 'x.mp3': play writes a WAV stream"),
     (["--gain", "1", "--loudness", "r.json"], "give --gain or --loudness, not both"),
     (["--loudness", "r.json"], "r.json: gain_db=None: not a render's loudness report"),

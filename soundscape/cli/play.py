@@ -26,6 +26,7 @@ from soundscape.cli._common import (
     surroundings_for,
 )
 from soundscape.errors import RenderError
+from soundscape.sound.adm import MASTER_LAYOUTS
 from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
@@ -109,7 +110,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     if gain_db is not None:
         _finite(gain_db, "--gain", -MAX_GAIN_DB, MAX_GAIN_DB)
     _finite(ceiling_dbtp, "--ceiling", -20.0, 0.0)
-    if layout in ("stems", "adm", "atmos"):
+    if layout == "stems" or layout in MASTER_LAYOUTS:
         raise RenderError(f"--layout {layout} is a render's (files per stem, an ADM master); "
                           "play takes a speaker layout: stereo, binaural, foa, hoa3, ring8, "
                           "5.1, 7.1, 7.1.4 or azimuths")

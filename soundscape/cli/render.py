@@ -28,7 +28,7 @@ from soundscape.cli._common import (
 from soundscape.errors import RenderError
 from soundscape.site.listeners import listener_at
 from soundscape.site.walks import load_walk
-from soundscape.sound.adm import DOLBY_LOUDEST_LUFS
+from soundscape.sound.adm import MASTER_LAYOUTS, check_target
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
 from soundscape.sound.render import SAMPLE_RATES
@@ -38,8 +38,6 @@ __all__ = ["command"]
 _FORMATS = ("wav", "flac", "midi")
 #: File endings of ``--out`` and the format each one means.
 _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
-#: The ADM masters' layouts and their profiles (``sound.adm.PROFILES``).
-_MASTERS = {"adm": "ebu", "atmos": "dolby"}
 
 
 @click.command("render")
@@ -101,15 +99,14 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
     listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
-    master = _MASTERS.get(layout)
+    master = MASTER_LAYOUTS.get(layout)
     speakers = layout if master else parse_layout(layout)  # check before sequencing
     if master and (file_format != "wav" or walk or rate != "48000"):
         raise RenderError(f"--layout {layout} writes a 48 kHz WAV (ADM BWF) heard from a "
                           "standing --listener: drop --format/--sample-rate/--path, or pick "
                           "another layout")
-    if master == "dolby" and target_lufs > DOLBY_LOUDEST_LUFS:
-        raise RenderError(f"--layout atmos: --target {target_lufs:g}, accepted: "
-                          f"{DOLBY_LOUDEST_LUFS:g} or quieter (Dolby Atmos deliveries)")
+    if master:
+        check_target(master, target_lufs)
     if file_format != "midi" and not master:
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))

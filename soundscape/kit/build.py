@@ -43,17 +43,16 @@ from soundscape.kit.programmes import (
 from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
 from soundscape.kit.speakers import SpeakerLayout, layout_from_text, write_iem
 from soundscape.performance import Performance
+from soundscape.sound.adm import MASTER_LAYOUTS
 
-__all__ = ["ADM_TARGET_LUFS", "LONG_S", "MASTER_PROFILES", "Built", "build_kit", "check_request",
-           "layout_name", "lengths"]
+__all__ = ["ADM_TARGET_LUFS", "LONG_S", "Built", "build_kit", "check_request", "layout_name",
+           "lengths"]
 
 #: A programme longer than this (s) is built only when asked for by id: the whole rite
 #: alone is 2½ hours of audio per zone and layout.
 LONG_S = 20 * 60.0
 #: The ADM masters' loudness: the Dolby Atmos delivery's −18 LKFS (docs/render.md).
 ADM_TARGET_LUFS = -18.0
-#: The masters a kit can hold (``--layout``) and their ADM profiles (``adm.PROFILES``).
-MASTER_PROFILES = {"adm": "ebu", "atmos": "dolby"}
 
 
 @dataclass(frozen=True)
@@ -95,9 +94,9 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                 + ", ".join(f"{pid} ({length / 60:.0f} min)" for pid, length in long.items())
                 + "; build one with --programme ID (`soundscape kit --list` lists them)")
         programmes = [p for p in programmes if p.id not in long]
-    master_layouts = [text for text in layouts if text in MASTER_PROFILES]
+    master_layouts = [text for text in layouts if text in MASTER_LAYOUTS]
     speaker_layouts = [layout_from_text(text) for text in layouts
-                       if text not in MASTER_PROFILES]
+                       if text not in MASTER_LAYOUTS]
     names = [layout_name(x) for x in speaker_layouts]
     if len(set(names)) != len(names):
         raise KitError(f"--layout {', '.join(layouts)}: two layouts have the same name")
@@ -146,7 +145,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
 
 def _masters(out: Path, programme: Programme, part: Performance, site, seed: int,
              say: Callable[[str], None], court: str, layout: str = "adm") -> list[list]:
-    """The programme's ADM master jobs in ``layout`` (``MASTER_PROFILES``), one per standing
+    """The programme's ADM master jobs in ``layout`` (``MASTER_LAYOUTS``), one per standing
     zone (see the module)."""
     from soundscape.sound.court import load_court
     from soundscape.sound.propagation import Surroundings
@@ -165,7 +164,7 @@ def _masters(out: Path, programme: Programme, part: Performance, site, seed: int
                                          "surroundings": surroundings,
                                          "target_lufs": ADM_TARGET_LUFS,
                                          "ceiling_dbtp": programme.ceiling_dbtp,
-                                         "profile": MASTER_PROFILES[layout]}), None])
+                                         "profile": MASTER_LAYOUTS[layout]}), None])
     return masters
 
 
@@ -203,7 +202,7 @@ def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
             validate.ident(pid, key="--programme", where="soundscape kit", error=KitError,
                            known=known | {f"{f}<cue>" for f in families})
     for text in layouts:
-        if text not in MASTER_PROFILES:
+        if text not in MASTER_LAYOUTS:
             layout_from_text(text)
 
 

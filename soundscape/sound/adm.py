@@ -44,10 +44,11 @@ from soundscape.performance import Performance
 from soundscape.site.listeners import Listener
 from soundscape.sound.panning import Ambisonic, Panner, Vbap
 
-__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "MAX_CHANNELS",
-           "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "AdmBlock", "AdmObject", "axml",
-           "bed_channels", "bed_panner", "bed_tracks", "bext", "chna", "group_sources",
-           "hoa_channels", "plan_objects", "room_position", "source_tracks"]
+__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "MASTER_LAYOUTS",
+           "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "AdmBlock",
+           "AdmObject", "axml", "bed_channels", "bed_panner", "bed_tracks", "bext",
+           "check_target", "chna", "group_sources", "hoa_channels", "plan_objects",
+           "room_position", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -64,8 +65,10 @@ BED_ORDER = 3
 MAX_DISTANCE_M = 2.0
 #: An event's own position farther than this from the object's place moves the object.
 MOVE_M = 2.5
-#: The masters' shapes (see the module): an EBU master and a Dolby Atmos master.
-PROFILES = ("ebu", "dolby")
+#: The masters' ``--layout`` names and their shapes (see the module): an EBU master and a
+#: Dolby Atmos master.
+MASTER_LAYOUTS = {"adm": "ebu", "atmos": "dolby"}
+PROFILES = tuple(MASTER_LAYOUTS.values())
 #: The Dolby master's bed: Dolby's 7.0.2 channels (the profile's table 16; no LFE: nothing in
 #: the rite is sent to one), each its speaker label, channel name and room position (tables
 #: 8 and 10: X right, Y front, Z up), then where the render pans to it: that position in polar
@@ -131,6 +134,13 @@ class AdmObject:
 
 def hoa_channels(order: int = BED_ORDER) -> int:
     return (order + 1) ** 2
+
+
+def check_target(profile: str, target_lufs: float) -> None:
+    """Refuse a Dolby master louder than Dolby Atmos deliveries may be."""
+    if profile == "dolby" and target_lufs > DOLBY_LOUDEST_LUFS:
+        raise RenderError(f"--layout atmos: --target {target_lufs:g} LUFS, accepted: "
+                          f"{DOLBY_LOUDEST_LUFS:g} or quieter (Dolby Atmos deliveries)")
 
 
 def bed_channels(profile: str = "ebu") -> int:

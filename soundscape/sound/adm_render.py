@@ -98,7 +98,7 @@ _BED_CACHE_BYTES = 16 << 20
 #: for each note a block or so later (a note let go is made again).
 _HANDOFF_BYTES = 32 << 20
 #: Each profile's ``--layout``, its bed in words, and the bed's name in ``.adm.json``.
-_LAYOUT_OF = {"ebu": "adm", "dolby": "atmos"}
+_LAYOUT_OF = {profile: layout for layout, profile in adm.MASTER_LAYOUTS.items()}
 _BED_WORDS = {"ebu": "a 3rd-order ambisonic bed", "dolby": "a 7.0.2 bed"}
 _BED_NAME = {"ebu": "AmbiX order 3", "dolby": "7.0.2 (Dolby room-centric)"}
 
@@ -227,9 +227,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     path = Path(path)
     if path.suffix.lower() != ".wav":
         raise RenderError(f"layout {layout}: {path} must end in .wav (an ADM BWF)")
-    if profile == "dolby" and target_lufs > adm.DOLBY_LOUDEST_LUFS:
-        raise RenderError(f"layout atmos: target {target_lufs:g} LUFS, accepted: "
-                          f"{adm.DOLBY_LOUDEST_LUFS:g} or quieter (Dolby Atmos deliveries)")
+    adm.check_target(profile, target_lufs)
     surroundings = surroundings or Surroundings()
     voice = voice or SynthVoice(surroundings.reference_db)
     is_bed = {sid for sid, s in performance.sources.items()
