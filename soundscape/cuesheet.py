@@ -494,6 +494,10 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     def checkers(table: str) -> list[_Checker]:
         return [_Checker(source, locator, table, i, e) for i, e in enumerate(data.get(table, []))]
 
+    for table in ("section", "step"):  # nothing to perform without them
+        if not data.get(table):
+            top.fail(None, f"the sheet has no [[{table}]] entries; a sheet needs at least one "
+                           "(docs/cuesheet.md; `soundscape derive TEXT` makes a sheet)")
     sections = tuple(_section(c, info.chars) for c in checkers("section"))
     _unique(checkers("section"), "section")
     section_spans = {s.id: s.span for s in sections}
@@ -522,9 +526,14 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
 
 
 def _unique(checks: list[_Checker], table: str) -> None:
+    """Each entry's id is an id (never a path: ids name files, e.g. ``midi --split``) and is
+    its table's only one."""
     seen: set[str] = set()
     for check in checks:
         id_ = check.string("id")
+        if not validate.ID.fullmatch(id_):
+            validate.ident(id_, key=f"{check.table} id", where=check.at("id"),
+                           error=CueSheetError)
         if id_ in seen:
             check.fail("id", f"{table} id {id_!r} is used twice; ids must be unique")
         seen.add(id_)
@@ -603,8 +612,9 @@ def _music(c: _Checker, length: int, layout_ids: set, steps: dict[str, int]) -> 
         performers |= set(words.ids("instrument"))
     start = c.string("start", choices=steps)
     stop = c.string("stop", choices=[*steps, STOP_LENGTH])
-    if stop != STOP_LENGTH and steps[stop] < steps[start]:
-        c.fail("stop", f"{c.where()} stop={_shown(stop)} comes before its start {_shown(start)}; "
+    if stop != STOP_LENGTH and steps[stop] <= steps[start]:  # the music stops as it begins
+        where = "is" if stop == start else "comes before"
+        c.fail("stop", f"{c.where()} stop={_shown(stop)} {where} its start {_shown(start)}; "
                        "accepted: a later step id or \"length\"")
     forces = c.entry.get("forces", {})
     if not isinstance(forces, dict) or not all(k in SINGERS for k in forces):

@@ -47,8 +47,11 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".part{target.suffix}",
-                               dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".part{target.suffix}",
+                                   dir=target.parent)
+    except OSError as error:  # name the file asked for, not the hidden one
+        raise OSError(error.errno, error.strerror, str(target)) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -56,6 +59,10 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         # mkstemp makes the file private (0600); give it the mode a plain open() would
         os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, target)
+    except OSError as error:  # a write's (no name) or the hidden file's: name the target
+        if error.filename is not None and Path(error.filename) != tmp_path:
+            raise
+        raise OSError(error.errno, error.strerror, str(target)) from None
     finally:
         tmp_path.unlink(missing_ok=True)
 

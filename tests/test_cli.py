@@ -7,7 +7,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from soundscape import cli
+from soundscape import cli, fileio
 
 _HEAVY = ("scipy", "matplotlib", "music21")
 
@@ -71,14 +71,28 @@ def test_a_write_under_a_file_names_the_file(tmp_path):
 ])
 def test_file_system_errors_are_one_line_exit_2(tmp_path, soundscape_cli, monkeypatch,
                                                 number, words):
-    def refuse(*args, **kwargs):
-        raise OSError(number, "raw message", str(tmp_path / "out" / "x.scl"))
+    def refuse(*args, **kwargs):  # as mkstemp fails: naming the hidden file it tried
+        raise OSError(number, "raw message", str(tmp_path / "out" / ".x.a1b2c3.part.scl"))
 
     monkeypatch.setattr("soundscape.fileio.tempfile.mkstemp", refuse)
     code, err = soundscape_cli("scala", "-o", "out/x", cwd=tmp_path)
     assert code == 2
-    assert err.strip() == f"error: {tmp_path / 'out' / 'x.scl'}: {cli._OS_PROBLEMS[number]}"
+    # the file asked for, as given, not the hidden one it was to be written as
+    assert err.strip() == f"error: out/x.scl: {cli._OS_PROBLEMS[number]}"
     assert words in err and "raw message" not in err
+
+
+def test_a_failed_write_names_the_file_asked_for_not_its_hidden_one(tmp_path):
+    """A write's error (no file name: a full disk) and the hidden file's own name the
+    target."""
+    target = tmp_path / "x.txt"
+    for error in (OSError(errno.ENOSPC, "No space left on device"),
+                  OSError(errno.EIO, "Input/output error", "HIDDEN")):
+        with pytest.raises(OSError) as raised, fileio.atomic_path(target) as hidden:
+            raise (error if error.filename is None
+                   else OSError(error.errno, error.strerror, str(hidden)))
+        assert raised.value.filename == str(target) and raised.value.errno == error.errno
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_chinese_names_are_accepted_where_a_name_is(tmp_path, soundscape_cli):
@@ -106,3 +120,11 @@ def test_every_seed_has_a_range(tmp_path, soundscape_cli):
         code, err = soundscape_cli(verb, "--seed", str(2**63), cwd=tmp_path)
         assert code == 2 and "--seed" in err and "9223372036854775807" in err, (verb, err)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("verb", ["scala", "plan", "sequence", "midi", "archery"])
+def test_an_empty_output_name_is_refused(soundscape_cli, tmp_path, verb):
+    """``-o ''`` would be the folder "." (a traceback, or files written where not asked)."""
+    code, err = soundscape_cli(verb, "-o", "", cwd=tmp_path)
+    assert code == 2 and "'' is empty; give a file or folder name" in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -71,3 +71,15 @@ def test_a_source_point_out_of_reach_is_one_line_exit_2(tmp_path, soundscape_cli
     code, err = soundscape_cli("impulse", "--source", source, "-o", "ir.wav", cwd=tmp_path)
     assert code == 2 and f"--source '{source}'" in err and "within 1000 m" in err
     assert not (tmp_path / "ir.wav").exists()
+
+
+@pytest.mark.parametrize(("where", "point"), [("--listener", "200,0,1.5"),
+                                              ("--source", "200,0,1.5")])
+def test_a_place_behind_the_walls_is_one_line_exit_2(tmp_path, soundscape_cli, where, point):
+    """Outside the court its walls stop the direct sound and every early image (the model has
+    no sound bent over a wall): a traceback before (min() of no paths)."""
+    other = ("--source", "zhongting") if where == "--listener" else ("--listener", "zhongting")
+    code, err = soundscape_cli("impulse", where, point, *other, "-o", "ir.wav", cwd=tmp_path)
+    assert code == 2 and "the court's walls stand between them" in err, err
+    assert "with --court none" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []

@@ -307,6 +307,41 @@ def test_play_takes_the_gain_of_a_renders_report(scene_cli, tmp_path):
     assert a[loudest] / b[loudest] == pytest.approx(10 ** (-6 / 20), rel=1e-4)
 
 
+def test_the_default_report_of_another_part_is_not_taken(scene_cli, tmp_path):
+    """output/dashe.wav's report is a render of some part: its gain is taken only for that
+    part (its text, start and length), else the calibration's."""
+    beside = tmp_path / "output" / "dashe.wav.loudness.json"
+    beside.parent.mkdir()
+    part = strokes()
+    mine = {"text": part.info.text, "offset": part.info.offset, "duration": part.duration}
+    for other, taken in (({}, True), ({"offset": part.info.offset + 60.0}, False),
+                         ({"duration": part.duration * 2}, False), ({"text": "yan"}, False)):
+        beside.write_text(json.dumps({"gain_db": -6.0, **mine, **other}))
+        code, err = scene_cli("-o", str(tmp_path / "a.wav"))
+        assert code == 0, err
+        said = " ".join(err.split())
+        assert ("gain -6.00 dB (output/dashe.wav.loudness.json)" in said) is taken, said
+        assert ("is a render of another part" in said) is not taken, said
+        assert ("the calibration" in said) is not taken, said
+
+
+def test_a_stopped_or_failed_play_leaves_the_file_as_it_was(scene_cli, tmp_path, monkeypatch):
+    """The WAV is written beside its target and renamed when complete."""
+    from soundscape.sound import stream
+
+    target = tmp_path / "x.wav"
+    target.write_bytes(b"an earlier take")
+
+    def fail(self, samples):
+        raise OSError(28, "No space left on device")  # as a full disk's write
+
+    monkeypatch.setattr(stream.WavStream, "write", fail)
+    code, err = scene_cli("--gain", "0", "-o", str(target))
+    assert code == 2 and f"error: {target}: no space left on the device" in err, err
+    assert target.read_bytes() == b"an earlier take"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.wav"]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--at", "nosuch"],
      "cue 'nosuch' is not in the part played; known: section s1 右設樂; music m1 奏肆夏"),
@@ -323,9 +358,14 @@ def test_play_takes_the_gain_of_a_renders_report(scene_cli, tmp_path):
     (["-o", "x.mp3"], "--out 'x.mp3': play writes a WAV stream"),
     (["--gain", "1", "--loudness", "r.json"], "give --gain or --loudness, not both"),
     (["--loudness", "r.json"], "r.json: gain_db=None: not a render's loudness report"),
+    (["--loudness", "big.json"], "big.json: gain_db=1e+308: not a render's loudness report "
+                                 "(a <out>.loudness.json written beside a render, with a "
+                                 "gain_db from -70 to 70)"),
+    (["-o", ""], "--out '': play writes a WAV stream"),
 ])
 def test_bad_input_is_one_line_with_what_is_accepted(scene_cli, tmp_path, args, message):
     (tmp_path / "r.json").write_text('{"integrated": -23}')
+    (tmp_path / "big.json").write_text('{"gain_db": 1e308}')
     code, err = scene_cli(*args, "-o", str(tmp_path / "x.wav")) if "-o" not in args else \
         scene_cli(*args)
     assert code == 2

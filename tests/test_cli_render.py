@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +80,30 @@ def test_the_midi_written_aside_is_the_midi_written_here(tmp_path):
     here = midi.write_midi(performance, tmp_path / "b.mid", listener=listener)
     assert path == tmp_path / "a.mid" and notes == midi.note_count(here) == 2
     assert path.read_bytes() == here.read_bytes()
+
+
+def test_sigterm_stops_a_render_as_ctrl_c_does_leaving_nothing(tmp_path):
+    """``timeout`` and service managers send SIGTERM: the render stops with 143 and its
+    hidden folder (MIDI, the raw samples) goes, as with Ctrl-C; it was left behind."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "SOUNDSCAPE_CACHE": "off",
+           "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    earlier = tmp_path / "x.wav"
+    earlier.write_bytes(b"an earlier render")
+    proc = subprocess.Popen([sys.executable, "-m", "soundscape", "render", "--from", "s18",
+                             "--to", "s18", "--quiet", "-o", str(earlier)], cwd=tmp_path,
+                            env=env, stderr=subprocess.PIPE, text=True)
+
+    def raw_samples_written() -> bool:  # pass 1 is under way in the hidden folder
+        return any(path.stat().st_size > 0 for path in tmp_path.glob(".x.render-*/**/*.f32"))
+
+    deadline = time.monotonic() + 300  # bounds a failure only
+    while not raw_samples_written():
+        assert proc.poll() is None and time.monotonic() < deadline, "pass 1 never began"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.rstrip().endswith("Terminated.") and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.wav"]
+    assert earlier.read_bytes() == b"an earlier render"

@@ -164,6 +164,14 @@ BROKEN = [
     ('of = "zuojie"', 'of = "moon"', "of='moon' is not a place id"),
     ('start = "s01.02"', 'start = "s09.99"', "start='s09.99' is unknown"),
     ('stop = "s01.03"', 'stop = "s01.01"', "comes before its start"),
+    # the music would stop as it begins: nothing played
+    ('stop = "s01.03"', 'stop = "s01.02"', "stop='s01.02' is its start 's01.02'"),
+    # ids name files (midi --split, stems): never a path, a space or a control character
+    ('id = "s01"\nname', 'id = "../../x"\nname', "section id='../../x' must be an id of a-z"),
+    ('id = "s01.01"', 'id = "/tmp/x"', "step id='/tmp/x' must be an id of a-z, 0-9"),
+    ('id = "sixia"', 'id = "six ia"', "music id='six ia' must be an id"),
+    ('id = "v1"', 'id = "V1"', "voice id='V1' must be an id"),
+    ('id = "east.shengqing"', 'id = "east/shengqing"', "layout id='east/shengqing' must be"),
     ('place = "tang"', 'place = "attic"', "place='attic' is unknown"),
     ('degree = "宮"\nstep = "s01.01"', 'degree = "do"\nstep = "s01.01"', "degree='do'"),
     ('span = [4, 7]\n\n[[voice]]', 'span = [7, 4]\n\n[[voice]]', "span=[7, 4]"),
@@ -188,6 +196,20 @@ def test_broken_sheets_name_line_and_value(tmp_path, old, new, message):
     assert message in text
     bad_line = _line_of(broken, new.splitlines()[-1] if "colour" in new else new.split("\n")[0])
     assert text.startswith(f"{path}:{bad_line}:"), text
+
+
+@pytest.mark.parametrize("table", ["section", "step"])
+def test_a_sheet_without_sections_or_steps_is_refused(table):
+    """Nothing to perform: it rendered 22 s of ambience at +41 dB before."""
+    empty = "\n\n".join(block for block in VALID.split("\n\n")
+                         if not block.lstrip().startswith(f"[[{table}]]"))
+    with pytest.raises(CueSheetError, match=rf"^e.toml:1: the sheet has no \[\[{table}\]\] "
+                                            "entries; a sheet needs at least one"):
+        cuesheet.loads(empty if table == "step" else _without_steps_and_sections(), source="e.toml")
+
+
+def _without_steps_and_sections() -> str:
+    return 'schema = 1\n\n[text]\nid = "t"\nchars = 20\n'
 
 
 def test_layout_anchor_loop_is_refused_at_its_line():

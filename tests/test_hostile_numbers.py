@@ -66,5 +66,15 @@ def test_wusuan_seconds_has_a_range(seconds):
 def test_the_sequence_command_refuses_nan_seconds(soundscape_cli, tmp_path):
     code, err = soundscape_cli("sequence", "--wusuan-seconds", "nan", "-o",
                                str(tmp_path / "p.json"), cwd=tmp_path)
-    assert code == 2 and "wusuan_seconds=nan must be a finite number" in err
+    assert code == 2 and "'--wusuan-seconds': 'nan' is not a finite number" in err
     assert not (tmp_path / "p.json").exists()
+
+
+@pytest.mark.parametrize(("verb", "option"), [("impulse", "--height"), ("show", "--start"),
+                                              ("show", "--for")])
+def test_float_options_refuse_nan(soundscape_cli, tmp_path, verb, option):
+    """click's FloatRange lets NaN through (every comparison is false); ours does not."""
+    extra = ("--source", "men", "-o", str(tmp_path / "ir.wav")) if verb == "impulse" else ()
+    code, err = soundscape_cli(verb, option, "nan", *extra, cwd=tmp_path)
+    assert code == 2 and f"'{option}': 'nan' is not a finite number" in err, err
+    assert not list(tmp_path.iterdir())

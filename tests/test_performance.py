@@ -160,6 +160,10 @@ def _set(path: str, value):
     ("sections/1/start", -1.0, r"sections\[1\]: start=-1.0 is before the start of 's1'"),
     ("sources/bell/facing", [0, 0, 0], r"source 'bell': facing=\(0.0, 0.0, 0.0\) must be a "
                                        r"direction"),
+    # an instrument is looked up as a file of instruments/, and ids name stems: never paths
+    ("sources/bell/instrument", "/etc/hostname",
+     r"sources\['bell'\].instrument='/etc/hostname' must be an id of a-z"),
+    ("sources/bell/instrument", "../../x", r"sources\['bell'\].instrument='../../x' must be"),
 ])
 def test_a_saved_performance_is_checked_as_it_loads(tmp_path, where, value, message):
     path = _saved(tmp_path, _set(where, value))
@@ -185,6 +189,16 @@ def test_a_cut_names_sections_by_id_name_or_heading(tmp_path):
         perf.cut("右樂賓")
     with pytest.raises(PerformanceError, match=r"section 's2' .* comes after 's1'"):
         perf.cut("s2", "s1")
+
+
+def test_a_section_that_takes_no_time_is_not_cut_to_nothing(tmp_path):
+    """Sections made ready before the day (戒百官, 張侯 …) take no time: asked for alone, they
+    were an empty render with exit 0."""
+    perf = Performance.load_json(_saved(tmp_path, _set("sections/0/end", 0.0)))
+    with pytest.raises(PerformanceError, match="section s1 takes no time in this performance "
+                                               r".*nothing to cut; the next that does: s2 右射"):
+        perf.cut("s1", "s1")
+    assert perf.cut("s1") == perf.cut("s1", "s2") == perf.between(0.0, 4.0)
 
 
 def test_a_shot_with_an_unknown_outcome_or_side_is_refused():

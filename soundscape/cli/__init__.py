@@ -14,6 +14,7 @@ import ast
 import errno
 import importlib
 import pkgutil
+import signal
 from pathlib import Path
 
 import click
@@ -131,9 +132,27 @@ def _file_in_the_way(path: Path) -> Path | None:
     return None
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``timeout``, a service manager): stopped as Ctrl-C stops a command, so what
+    it was writing is cleaned up the same way."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main() -> None:
     """Entry point: run the group, turning package and file-system errors into one line
-    (``error: …``) and exit status 2."""
+    (``error: …``) and exit status 2; Ctrl-C exits 130, SIGTERM 143, both cleaned up."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        _run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run() -> None:
+    """The group, its errors as one line each (see :func:`main`)."""
     try:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as stop:
@@ -141,9 +160,17 @@ def main() -> None:
     except click.ClickException as error:
         error.show()
         raise SystemExit(error.exit_code) from None
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        raise SystemExit(130) from None
+    except click.exceptions.Abort as stop:
+        terminated = isinstance(stop.__cause__, _Terminated)
+        click.echo("Terminated." if terminated else "Aborted.", err=True)
+        raise SystemExit(143 if terminated else 130) from None
+    except _Terminated:
+        click.echo("Terminated.", err=True)
+        raise SystemExit(143) from None
+    except MemoryError:
+        click.echo("error: out of memory: this machine cannot hold what was asked for; ask "
+                   "for less (a shorter span: --from/--to; fewer --jobs)", err=True)
+        raise SystemExit(2) from None
     except SoundscapeError as error:
         click.echo(f"error: {error}", err=True)
         raise SystemExit(2) from None

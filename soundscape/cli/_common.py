@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import sys
 import threading
 import time
@@ -17,8 +18,40 @@ import click
 
 from soundscape.resources import bundled_dir
 
-__all__ = ["SEATS_HELP", "Sequencing", "court_option", "cue_sheet_option", "data_line", "say_data",
-           "sequencing_options", "stage", "surroundings_for", "table"]
+__all__ = [
+    "SEATS_HELP",
+    "FilePath",
+    "FiniteRange",
+    "Sequencing",
+    "court_option",
+    "cue_sheet_option",
+    "data_line",
+    "say_data",
+    "sequencing_options",
+    "stage",
+    "surroundings_for",
+    "table",
+]
+
+
+class FiniteRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses NaN (which every comparison lets through)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number; accepted: {self._describe_range()}",
+                      param, ctx)
+        return number
+
+
+class FilePath(click.Path):
+    """``click.Path`` that refuses an empty name (``-o ''``, which would be the folder ".")."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"{value!r} is empty; give a file or folder name", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 def data_line(*, cues: Path | None = None, overrides: Path | None = None,
@@ -182,7 +215,7 @@ _OPTIONS = (
     click.option("--reading", type=click.Choice(["middle-chinese", "mandarin"]), default=None,
                  help="How the words are pronounced when sung and spoken: Middle Chinese "
                       "(廣韻, the default; see docs/voice.md) or Mandarin."),
-    click.option("--wusuan-seconds", type=click.FloatRange(min=1.0, max=36000.0),
+    click.option("--wusuan-seconds", type=FiniteRange(min=1.0, max=36000.0),
                  default=None, help="How long 無算樂 plays, in seconds (default: the "
                  "piece's length)."),
     click.option("--rite", "rite", metavar="ID", default=None,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, cue_sheet_option, sequencing_options
+from soundscape.cli._common import FilePath, Sequencing, cue_sheet_option, sequencing_options
 from soundscape.sequence import archery
 
 __all__ = ["command", "structure"]
@@ -35,7 +35,7 @@ def structure(performance) -> str:
 @click.command("archery")
 @cue_sheet_option
 @sequencing_options
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/archery"), show_default=True,
               help="Folder for round<N>.json and round<N>.csv.")
 def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:

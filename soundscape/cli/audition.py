@@ -19,7 +19,7 @@ import click
 import numpy as np
 import soundfile
 
-from soundscape.cli._common import SEED_MAX
+from soundscape.cli._common import SEED_MAX, FilePath
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
 from soundscape.music.tuning import LU, Tuning
@@ -228,7 +228,7 @@ def _note_name(note: DemoNote) -> str:
 
 @click.command("audition")
 @click.argument("instruments", nargs=-1)
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", "out_dir", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/audition"), show_default=True, help="Folder for WAV and PNG.")
 @click.option("--sample-rate", type=click.Choice([str(r) for r in SAMPLE_RATES]),
               default="48000", show_default=True, help="Samples per second (Hz).")

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import court_option
+from soundscape.cli._common import FilePath, court_option
 
 __all__ = ["command"]
 
 
 @click.command("batch")
-@click.argument("plan", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("plan", type=FilePath(exists=True, dir_okay=False, path_type=Path))
 @click.option("--executor", default="local", show_default=True,
               help="local (a process pool), serial, or dask://HOST:PORT (a Dask scheduler; "
               "pip install 'soundscape[dask]').")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from soundscape import cuesheet
-from soundscape.cli._common import say_data, table
+from soundscape.cli._common import FilePath, say_data, table
 from soundscape.resources import bundled_dir
 from soundscape.text import glossary
 
@@ -22,7 +22,7 @@ def _step_label(sheet: cuesheet.CueSheet, step_id: str) -> str:
 
 @click.command("cues")
 @click.argument("path", required=False, metavar="[CUES]",
-                type=click.Path(exists=True, dir_okay=False, path_type=Path))
+                type=FilePath(exists=True, dir_okay=False, path_type=Path))
 @click.option("--rite", "rite_id", default=None, metavar="ID",
               help="A bundled rite's sheet instead of a path (see `soundscape rites`).")
 def command(path: Path | None, rite_id: str | None) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from soundscape import cuesheet, text
+from soundscape.cli._common import FilePath
+from soundscape.errors import CueSheetError
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text.derive import derive, rites, unscored_music
@@ -67,8 +69,8 @@ def set_aside_report(loaded: text.Text) -> list[str]:
 
 
 @click.command("derive")
-@click.argument("source", required=False, type=click.Path(path_type=Path))
-@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
+@click.argument("source", required=False, type=FilePath(path_type=Path))
+@click.option("-o", "--out", "output", type=FilePath(dir_okay=False, path_type=Path),
               default=None,
               help="Cue sheet to write (default: cues/dashe.toml under the current folder "
                    "for the bundled text, else the text's name with .toml beside it).")
@@ -103,9 +105,13 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         rite_id, recognised = _which_rite(loaded, rite_id)
         if rite_id is not None:
             text_id, title = rite_id, rites.rite(rite_id).title
+    if source is not None and target.resolve() == source.resolve():
+        raise CueSheetError(f"{target}: is the text itself; the sheet needs a name of its own "
+                            "(-o FILE.toml)")
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)
+    _within_bounds(sheet, loaded.source)
     for piece, number, quote in unscored_music(loaded):
         click.echo(f"note: {loaded.source}:{number}: {quote} names piece {piece!r}, which has "
                    "no score in the repertoire: not cued", err=True)
@@ -125,10 +131,23 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         advice = ("pass --rite ID if the text is one of the bundled rites "
                   f"({', '.join(rites.rite_ids())}; see `soundscape rites`), or add "
                   "[[layout]] entries for these performers (docs/cuesheet.md)")
-        raise click.ClickException(
+        raise CueSheetError(
             f"{target} was written but will not sequence:\n  " + "\n  ".join(problems[:8])
             + (f"\n  … {len(problems) - 8} more" if len(problems) > 8 else "")
             + f"\n{advice}")
+
+
+def _within_bounds(sheet: cuesheet.CueSheet, source: str) -> None:
+    """Refuse, before writing it, a sheet larger than a sheet may be (``cuesheet.MOST``): it
+    would not load."""
+    counts = {"section": sheet.sections, "step": sheet.steps, "layout": sheet.layout,
+              "music": sheet.music, "voice": sheet.voices, "speech": sheet.speech}
+    for table, most in cuesheet.MOST.items():
+        if len(counts[table]) > most:
+            raise CueSheetError(f"{source}: derives {len(counts[table])} [[{table}]] entries, "
+                                f"where a sheet holds at most {most}: give the text of one "
+                                "rite (a chapter of the Yili), not a whole book; nothing "
+                                "written")
 
 
 def _which_rite(loaded: text.Text, forced: str | None) -> tuple[str | None, str]:

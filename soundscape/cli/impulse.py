@@ -18,6 +18,8 @@ import click
 from soundscape.cli._common import (
     SEATS_HELP,
     SEED_MAX,
+    FilePath,
+    FiniteRange,
     court_option,
     surroundings_for,
 )
@@ -29,7 +31,7 @@ __all__ = ["command"]
 @click.option("--source", "source", required=True,
               help="Where the click is made: any place by id or Chinese name (gong_xi, "
                    "zhongting, men …); or x,y,z in metres.")
-@click.option("--height", type=click.FloatRange(0.0, 10.0), default=None,
+@click.option("--height", type=FiniteRange(0.0, 10.0), default=None,
               help="Height of the click above its place's floor, metres (default: a standing "
                    "mouth's, 1.5 m).")
 @click.option("--listener", "place", default="gong_wei", show_default=True,
@@ -46,7 +48,7 @@ __all__ = ["command"]
               default="48000", show_default=True)
 @click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True,
               help="Seed of the late tail's decorrelation (as `render --seed`).")
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path),
               default=Path("output/impulse.wav"), show_default=True, help="The WAV to write.")
 def command(source: str, height: float | None, place: str, facing: str | None, layout: str,
             court: str, rite: str | None, rate: str, seed: int, out: Path) -> None:

@@ -11,20 +11,20 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEED_MAX, court_option
+from soundscape.cli._common import SEED_MAX, FilePath, court_option
 
 __all__ = ["command"]
 
 
 @click.command("kit")
-@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--cues", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="Cue sheet of the rite (default: the bundled 大射 sheet, or --rite's).")
 @click.option("--rite", "rite", metavar="ID", default=None,
               help="A bundled rite instead of a cue-sheet path: dashe, xiangyinjiu, xiangshe, "
                    "yan (see `soundscape rites`).")
 @click.option("--programmes", "programme_file",
-              type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              type=FilePath(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Programme file (default: the bundled soundscape/data/programmes.toml).")
 @click.option("--programme", "programme_ids", multiple=True,
               help="Programme id (repeatable; default: every programme of at most 20 "
@@ -39,7 +39,7 @@ __all__ = ["command"]
 @click.option("--listen/--no-listen", default=True, show_default=True,
               help="Write the object stems and court responses the page renders live from "
                    "(programmes up to 10 minutes).")
-@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path),
+@click.option("-o", "--out", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
 @click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True)
 @click.option("--executor", default="local", show_default=True,

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, Sequencing, cue_sheet_option, sequencing_options
+from soundscape.cli._common import (
+    SEATS_HELP,
+    FilePath,
+    Sequencing,
+    cue_sheet_option,
+    sequencing_options,
+)
 from soundscape.errors import RenderError
 from soundscape.output import midi
 
@@ -17,7 +23,7 @@ _ENDINGS = (".mid", ".midi")
 
 @click.command("midi")
 @cue_sheet_option
-@click.option("-o", "--out", "output", type=click.Path(path_type=Path), default=None,
+@click.option("-o", "--out", "output", type=FilePath(path_type=Path), default=None,
               help="MIDI file to write, ending .mid or .midi (default output/dashe.mid); "
               "with --split, the folder (default output/dashe.pieces or output/dashe.sections).")
 @click.option("--split", type=click.Choice(midi.SPLITS), default=None,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEATS_HELP, say_data
+from soundscape.cli._common import SEATS_HELP, FilePath, say_data
 from soundscape.resources import bundled_dir
 
 __all__ = ["command"]
@@ -32,21 +32,21 @@ def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path
 
 
 @click.command("plan")
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path),
               default=Path("output/plan.svg"), show_default=True, callback=_out_path,
               help="Where to write, ending .svg or .png: both the SVG and the PNG of "
               "that name are written.")
 @click.option("--listener", "place", default=None,
               help=f"Where a listener sits: {SEATS_HELP}. Draws the direction and distance "
               "to every source.")
-@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--cues", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet whose [[layout]] places the orchestra "
               "(default: the bundled cues/dashe.toml, or the --rite's sheet).")
 @click.option("--rite", "rite", metavar="ID", default=None,
               help="A bundled rite: its site (鄉射 in the 序 with one 侯 at 五十弓, 燕禮 in the "
                    "寢, 鄉飲酒 in the 庠; see docs/rites.md) and its cue sheet. A --cues sheet "
                    "of a bundled rite ([text] id) is drawn on that rite's site too.")
-@click.option("--overrides", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--overrides", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="TOML file moving places or instruments (see docs/site.md).")
 @click.option("--chi-m", type=float, default=None,
               help="Length of one 尺 in metres (default 0.231, the Eastern Zhou ruler).")

@@ -20,12 +20,14 @@ import click
 
 from soundscape.cli._common import (
     SEATS_HELP,
+    FilePath,
     Sequencing,
     court_option,
     sequencing_options,
     surroundings_for,
 )
 from soundscape.errors import RenderError
+from soundscape.fileio import atomic_path
 from soundscape.sound.adm import MASTER_LAYOUTS
 from soundscape.sound.render import SAMPLE_RATES
 
@@ -34,12 +36,10 @@ __all__ = ["command"]
 #: Seconds of audio per streamed block: longer than the limiter's look-ahead (0.1 s), so the
 #: first block already gives sound.
 BLOCK_S = 0.125
-#: Largest gain a stream may be given, dB (a render's gains are tens of dB at most).
-MAX_GAIN_DB = 70.0
 
 
 @click.command("play")
-@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--cues", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet (default: the bundled 大射 sheet).")
 @sequencing_options
 @click.option("--at", "at", metavar="CUE", default=None,
@@ -63,7 +63,7 @@ MAX_GAIN_DB = 70.0
 @click.option("--gain", "gain_db", type=float, default=None,
               help="Gain in dB applied to the rendered samples (default: --loudness's, else "
                    "the report beside output/<rite>.wav, else the calibration's).")
-@click.option("--loudness", "report", type=click.Path(exists=True, dir_okay=False,
+@click.option("--loudness", "report", type=FilePath(exists=True, dir_okay=False,
                                                       path_type=Path), default=None,
               help="A render's loudness report (<out>.loudness.json): play at its gain, so "
                    "the frames are that render's.")
@@ -108,6 +108,8 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     if gain_db is not None and report is not None:
         raise click.UsageError("give --gain or --loudness, not both")
     if gain_db is not None:
+        from soundscape.sound.stream import MAX_GAIN_DB
+
         _finite(gain_db, "--gain", -MAX_GAIN_DB, MAX_GAIN_DB)
     _finite(ceiling_dbtp, "--ceiling", -20.0, 0.0)
     if layout == "stems" or layout in MASTER_LAYOUTS:
@@ -135,8 +137,8 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
                               f"({performance.duration:.1f} s); give an earlier --start or --at")
         part = performance if begin == 0 else performance.between(begin, math.inf)
         keep()  # and its cut
-        gain_db, source = _gain(gain_db, report, sequencing, layout=layout, rate=sample_rate,
-                                say=say)
+        gain_db, source = _gain(gain_db, report, sequencing, performance, layout=layout,
+                                rate=sample_rate, say=say)
         say(f"play: from {_clock(begin)} of the part ({at or 'its start'}"
             f"{f' + {offset:g} s' if offset else ''}), {_clock(part.duration)} to play; gain "
             f"{gain_db:+.2f} dB ({source}); limiter "
@@ -207,6 +209,20 @@ def _import_models() -> None:
         importlib.import_module(f"{synth.__name__}.{module.name}")
 
 
+def _other_part(report: dict, part: dict) -> str:
+    """How the part a loudness report rendered differs from ``part`` (its text id, start on
+    the whole rite's clock and length), or "" (a report from before they were recorded: no
+    way to tell)."""
+    found = []
+    for key, mine in part.items():
+        theirs = report.get(key, mine)
+        same = (theirs == mine if isinstance(mine, str) else isinstance(theirs, int | float)
+                and abs(theirs - mine) < 1e-6)
+        if not same:
+            found.append(f"{key} {theirs!r}, here {mine!r}")
+    return "; ".join(found)
+
+
 def _finite(value: float, option: str, low: float, high: float) -> float:
     if not (math.isfinite(value) and low <= value <= high):
         raise RenderError(f"{option} {value!r}, accepted: a finite number from {low:g} to "
@@ -214,17 +230,22 @@ def _finite(value: float, option: str, low: float, high: float) -> float:
     return value
 
 
-def _gain(gain_db: float | None, report: Path | None, sequencing: Sequencing, *,
-          layout: str, rate: int, say) -> tuple[float, str]:
-    """The gain and where it comes from: --gain, --loudness, the default render's report,
-    else the calibration."""
+def _gain(gain_db: float | None, report: Path | None, sequencing: Sequencing,
+          performance, *, layout: str, rate: int, say) -> tuple[float, str]:
+    """The gain and where it comes from: --gain, --loudness, the default render's report
+    (if it rendered the part played: its text, start and length), else the calibration."""
     from soundscape.sound.stream import calibrated_gain, gain_from_report
 
     if gain_db is not None:
         return gain_db, "--gain"
+    part = {"text": performance.info.text, "offset": performance.info.offset,
+            "duration": performance.duration}
     if report is None:
         beside = Path("output") / f"{sequencing.rite or 'dashe'}.wav.loudness.json"
-        report = beside if beside.is_file() else None
+        other = beside.is_file() and _other_part(gain_from_report(beside)[1], part)
+        if other:
+            say(f"note: {beside} is a render of another part ({other}): not its gain")
+        report = beside if beside.is_file() and not other else None
     if report is None:
         gain, _ = calibrated_gain()
         return gain, "the calibration, soundscape/data/play.toml"
@@ -233,6 +254,9 @@ def _gain(gain_db: float | None, report: Path | None, sequencing: Sequencing, *,
                for key, mine in (("layout", layout), ("sample_rate", rate),
                                  ("seed", sequencing.seed))
                if key in data and data.get(key) != mine]
+    other = _other_part(data, part)
+    if other:
+        differs.append(f"part ({other})")
     if differs:
         say(f"note: {report} was rendered with another {', '.join(differs)}: its gain is "
             "used all the same")
@@ -266,8 +290,10 @@ def _sink(kind: str, out: str | None, *, channels: int, sample_rate: int, bits: 
             card.close()
         return
     with contextlib.ExitStack() as stack:
-        target: BinaryIO = (sys.stdout.buffer if kind == "stdout"
-                            else stack.enter_context(open(str(out), "wb")))
+        # a file is written beside its target and renamed when complete: stopped or failed,
+        # the target is as it was
+        target: BinaryIO = (sys.stdout.buffer if kind == "stdout" else stack.enter_context(
+            open(stack.enter_context(atomic_path(str(out))), "wb")))
         stream = WavStream(target, channels=channels, sample_rate=sample_rate, bits=bits,
                            channel_mask=mask)
         yield stream

@@ -19,6 +19,7 @@ import click
 
 from soundscape.cli._common import (
     SEATS_HELP,
+    FilePath,
     Sequencing,
     court_option,
     sequencing_options,
@@ -41,14 +42,14 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 
 
 @click.command("render")
-@click.option("--cues", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--cues", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet (default: the bundled 大射 sheet).")
 @sequencing_options
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help=f"Where the listener sits: {SEATS_HELP}; or x,y,z in metres.")
 @click.option("--facing", default=None,
               help="north/south/east/west, a bearing in degrees or x,y (default: the place's).")
-@click.option("--path", "walk", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--path", "walk", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="TOML file of [[waypoint]] time/place(/facing): a walking "
               "listener (overrides --listener).")
 @click.option("--layout", default="stereo", show_default=True,
@@ -78,7 +79,7 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               "notes and of the sequenced rite (same bytes; $SOUNDSCAPE_CACHE=off does the "
               "same; docs/render.md).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/dashe.<format>, or output/ID.<format> "
                    "with --rite ID).")
 @click.option("--bells", type=click.Choice(("ideal", "zeng")), default="ideal",

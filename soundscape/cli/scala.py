@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from soundscape.cli._common import FilePath
 from soundscape.music.tuning import Tuning
 from soundscape.output import scala
 
@@ -13,7 +14,7 @@ __all__ = ["command"]
 
 
 @click.command("scala")
-@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "output", type=FilePath(dir_okay=False, path_type=Path),
               default=Path("output/sanfen_sunyi"), show_default=True,
               help="Path stem: writes STEM.scl and STEM.kbm.")
 @click.option("--huangzhong", default="convention", show_default=True,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, sequencing_options, stage
+from soundscape.cli._common import FilePath, Sequencing, sequencing_options, stage
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
@@ -30,11 +30,11 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
               "Performance JSON saved by `soundscape sequence`) instead of a piece. The whole "
               "rite takes ~11 minutes and 1.5 GB (music21 lays out "
               "every part's bars): use --from/--to for a section.")
-@click.option("--cues", "cues_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--cues", "cues_file", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="With --performance: the cue sheet (the same as the CUES argument).")
 @sequencing_options(saved=False)
-@click.option("-o", "--out", "output", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("-o", "--out", "output", type=FilePath(dir_okay=False, path_type=Path),
               default=None,
               help="MusicXML file (default output/PIECE.musicxml, or output/dashe.musicxml "
               "with --performance); ending .mxl: compressed MusicXML.")

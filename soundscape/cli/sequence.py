@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import Sequencing, cue_sheet_option, sequencing_options
+from soundscape.cli._common import FilePath, Sequencing, cue_sheet_option, sequencing_options
 from soundscape.errors import SoundscapeError
 from soundscape.output.timeline_plot import PICTURES, write_timeline
 
@@ -16,10 +16,10 @@ __all__ = ["command"]
 @click.command("sequence")
 @cue_sheet_option
 @sequencing_options
-@click.option("-o", "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path), default=None,
               help="Where the Performance JSON goes (default output/dashe.performance.json, "
                    "or output/ID.performance.json with --rite ID).")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--plot", type=FilePath(dir_okay=False, path_type=Path), default=None,
               help="Where the timeline picture goes, PNG or SVG (default "
                    "output/dashe.timeline.png, or output/ID.timeline.png with --rite ID).")
 def command(cues: Path | None, sequencing: Sequencing, out: Path | None,

@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from soundscape.cli._common import FilePath, FiniteRange
+
 __all__ = ["command"]
 
 
@@ -24,15 +26,15 @@ __all__ = ["command"]
               "(QLab: 53000).")
 @click.option("--adm-osc", "adm_target", default=None, help="Where to stream the objects' "
               "positions as ADM-OSC: HOST:PORT (a spatial processor).")
-@click.option("--adm", "adm_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--adm", "adm_file", type=FilePath(dir_okay=False, path_type=Path),
               default=None, help="The objects for --adm-osc (default: "
               "<kit>/<programme>.wav.adm.json, from `render --layout adm`).")
 @click.option("--programme", default="rite", show_default=True, help="Programme id.")
-@click.option("--kit", "kit_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--kit", "kit_dir", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Folder of the kit.")
-@click.option("--start", "start_at", type=click.FloatRange(min=0), default=0.0,
+@click.option("--start", "start_at", type=FiniteRange(min=0), default=0.0,
               show_default=True, help="Start this many seconds into the programme.")
-@click.option("--for", "stop_after", type=click.FloatRange(min=0), default=None,
+@click.option("--for", "stop_after", type=FiniteRange(min=0), default=None,
               help="Stop after this many seconds (default: the whole programme).")
 def command(target: str | None, adm_target: str | None, adm_file: Path | None,
             programme: str, kit_dir: Path, start_at: float, stop_after: float | None) -> None:

@@ -321,6 +321,7 @@ def _serve(requests, answers, main_ends, heard: Buses, claims: _Claims, ring: _R
     (``releasing_now_and_then``), as the render's process and pass 1's keeper do.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and so is the command's SIGTERM
     for end in main_ends:  # so the pipes report EOF if the main process dies
         end.close()
     heard.forget_in_helper()

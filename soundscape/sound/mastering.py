@@ -304,6 +304,7 @@ def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots) -> None:
     stops early (Ctrl-C, an error) it says so, and when it is killed this one is orphaned:
     either way this one just ends."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and so is the command's SIGTERM
     other.close()  # so the pipe reports EOF if the main process dies
     parent = os.getppid()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
@@ -763,6 +764,7 @@ def _send_all(items: Iterator, conn, other) -> None:
     """The forked process of ``_MadeAhead``: each item through ``conn``, then None (or
     the error that stopped it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and so is the command's SIGTERM
     other.close()
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
         try:

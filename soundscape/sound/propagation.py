@@ -245,6 +245,14 @@ def _court_paths(s: np.ndarray, ear: np.ndarray, surroundings: Surroundings, cou
     reach = float(np.linalg.norm(ear - s)) + court.model.early_ms * 1e-3 * speed + 1e-6
     images = court.images(s, ear, reach_m=reach)
     early = np.flatnonzero(court.split(images, speed))
+    if not len(early):  # the direct sound and every early image stopped by a wall's top
+        e = court.enclosure
+        raise RenderError(
+            f"no sound reaches ({ear[0]:.1f}, {ear[1]:.1f}, {ear[2]:.1f}) m from "
+            f"({s[0]:.1f}, {s[1]:.1f}, {s[2]:.1f}) m: the court's walls stand between them "
+            f"(its walls: x {e.west:.1f} to {e.east:.1f} m, y {e.gate:.1f} to {e.north:.1f} m; "
+            "a model of walls, not of sound bent over them); listen from within the walls, or "
+            "with --court none")
     early = early[np.argsort(images.distance[early], kind="stable")]
     return [_path(s, images.points[i], ear, surroundings, struck_face,
                   float(images.amplitude[i, _PATH_BAND]),

@@ -418,12 +418,18 @@ def render_audio(performance: Performance, path: str | Path, *,
                 report, frames = master(blocks, staged.scratch / "raw.f32", how,
                                         open_outputs)
             sidecar = write_sidecar(staged.folder / path.name, cues, sample_rate=sample_rate)
+            measured = {key: value if not isinstance(value, float) or math.isfinite(value)
+                        else None for key, value in asdict(report).items()}  # silence: None
             report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
-                {**asdict(report), "layout": layout if isinstance(layout, str) else list(layout),
+                {**measured, "layout": layout if isinstance(layout, str) else list(layout),
                  "sample_rate": sample_rate, "seed": seed, "seconds": frames / sample_rate,
+                 # which part of which text: `play` takes this gain only for the same part
+                 "text": performance.info.text, "offset": performance.info.offset,
+                 "duration": performance.duration,
                  "reading": performance.info.reading, "tuning": performance.info.tuning,
                  "court": _court_report(surroundings),
-                 "files": [t.name for t in targets]}, indent=1, ensure_ascii=False))
+                 "files": [t.name for t in targets]}, indent=1, ensure_ascii=False,
+                allow_nan=False))
     except OSError as error:  # name the output, not the hidden file it was being written as
         raise OSError(error.errno, error.strerror, str(path)) from None
     except soundfile.SoundFileError as error:  # libsndfile's own (a failed FLAC write)

@@ -39,9 +39,11 @@ from soundscape.resources import data_dir
 from soundscape.sound.audiofile import pack_samples
 from soundscape.sound.loudness import TruePeakLimiter
 
-__all__ = ["UNKNOWN_SIZE", "SoundCard", "WavStream", "calibrated_gain", "cue_time",
+__all__ = ["MAX_GAIN_DB", "UNKNOWN_SIZE", "SoundCard", "WavStream", "calibrated_gain", "cue_time",
            "gain_from_report", "parse_time", "played", "wav_header"]
 
+#: Largest gain a stream may be given, dB (a render's gains are tens of dB at most).
+MAX_GAIN_DB = 70.0
 #: RIFF and data chunk size of a stream whose length is not known (ffmpeg's, on a pipe).
 UNKNOWN_SIZE = 0xFFFFFFFF
 _WIDTH = {"16": 2, "24": 3, "float": 4}
@@ -168,9 +170,11 @@ def gain_from_report(path: str | Path) -> tuple[float, dict]:
     and the report."""
     report = read_json(path, RenderError)
     gain = report.get("gain_db") if isinstance(report, dict) else None
-    if isinstance(gain, bool) or not isinstance(gain, int | float) or not math.isfinite(gain):
+    if (isinstance(gain, bool) or not isinstance(gain, int | float) or not math.isfinite(gain)
+            or abs(gain) > MAX_GAIN_DB):
         raise RenderError(f"{path}: gain_db={gain!r}: not a render's loudness report (a "
-                          "<out>.loudness.json written beside a render, with a finite gain_db)")
+                          "<out>.loudness.json written beside a render, with a gain_db from "
+                          f"{-MAX_GAIN_DB:g} to {MAX_GAIN_DB:g})")
     return float(gain), report
 
 

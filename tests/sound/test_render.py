@@ -899,6 +899,23 @@ def test_the_report_says_which_reading_and_tuning_the_performance_used(tmp_path)
     result = render_audio(rite, tmp_path / "r.wav", listener=NORTH, voice=noise_voice)
     report = json.loads(result.report_file.read_text(encoding="utf-8"))
     assert (report["reading"], report["tuning"]) == ("mandarin", "三分損益")
+    # which part of which text: `play` takes the gain of this part only
+    assert (report["text"], report["offset"], report["duration"]) == (
+        rite.info.text, rite.info.offset, rite.duration)
+
+
+def test_the_report_of_silence_is_json(tmp_path):
+    """A silent render's loudness is -inf: JSON has no such number (it wrote -Infinity,
+    which strict readers refuse); it is null."""
+    import json
+
+    def silence(event, source, *, sample_rate, rng):
+        return np.zeros(round(0.05 * sample_rate))
+
+    result = render_audio(scene(), tmp_path / "s.wav", listener=NORTH, voice=silence)
+    report = json.loads(result.report_file.read_text(encoding="utf-8"),
+                        parse_constant=lambda name: pytest.fail(f"{name} in the report"))
+    assert report["measured_lufs"] is None
 
 
 def test_notes_are_made_with_one_blas_thread_in_the_render_and_its_helper():

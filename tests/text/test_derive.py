@@ -9,7 +9,9 @@ from click.testing import CliRunner
 
 from soundscape import cuesheet, text
 from soundscape.cli import cli
+from soundscape.errors import TextError
 from soundscape.text.derive import derive
+from soundscape.text.source import TEXT_BYTES
 from tests.text.test_text import SEED_000, SEED_003
 
 
@@ -263,3 +265,45 @@ def test_derive_reads_each_score_once_and_scans_the_forces_once(monkeypatch):
     assert len(read) == len(set(read))
     statements = len(list(real_patterns["forces"].finditer(tripled.chars)))
     assert statements > 0 and next(scans) <= statements + 1  # one scan, one read of each
+
+
+def test_derive_never_writes_over_its_text(soundscape_cli, tmp_path):
+    """The default output is the text's name with .toml: a text named x.toml was replaced."""
+    for name, extra in (("x.toml", ()), ("y.txt", ("-o", "y.txt"))):
+        source = tmp_path / name
+        source.write_text(SEED_003, encoding="utf-8")
+        code, err = soundscape_cli("derive", name, *extra, cwd=tmp_path)
+        assert code == 2 and f"error: {name}: is the text itself" in err, err
+        assert source.read_text(encoding="utf-8") == SEED_003
+
+
+def test_a_sheet_larger_than_a_sheet_may_be_is_not_written(soundscape_cli, tmp_path,
+                                                            monkeypatch):
+    """A text of many rites derived a sheet that would not load (6 300 sections of 5 000),
+    and left it on disk."""
+    monkeypatch.setitem(cuesheet.MOST, "step", 1)  # the excerpt has a dozen
+    source = tmp_path / "many.txt"
+    source.write_text(SEED_003, encoding="utf-8")
+    code, err = soundscape_cli("derive", "many.txt", "-o", "m.toml", cwd=tmp_path)
+    assert code == 2 and "many.txt: derives" in err and "[[step]] entries, where a sheet " \
+        "holds at most 1" in err and "nothing written" in err, err
+    assert not (tmp_path / "m.toml").exists()
+
+
+def test_a_text_larger_than_a_book_is_refused(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(SEED_003.encode() * (TEXT_BYTES // len(SEED_003.encode()) + 1))
+    with pytest.raises(TextError, match=r"big.txt: \d+ bytes is larger than the 4194304 "
+                                             "accepted"):
+        text.load(big)
+
+
+def test_a_sheet_that_will_not_sequence_is_an_error_exit_2(soundscape_cli, tmp_path):
+    """Written, so it can be mended, but reported like every other error (it was click's
+    `Error:` and exit 1)."""
+    source = tmp_path / "s.txt"
+    source.write_text(SEED_003, encoding="utf-8")
+    code, err = soundscape_cli("derive", "s.txt", "--rite", "yan", "-o", "s.toml",
+                               cwd=tmp_path)
+    assert code == 2 and "error: s.toml was written but will not sequence" in err, err
+    assert (tmp_path / "s.toml").is_file()
