@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,8 @@ CHARS = (1, 10_000_000)
 #: Most entries of each table a sheet may hold: far above any rite's (the 大射 has 45
 #: sections, 558 steps, 8 music cues; 燕禮 26 music cues; the sheet derived from a whole
 #: annotated Yili of 1.4 MB has 35,083 steps), far below what would run for days.
+#: Characters of a speech cue's quote: the words are spoken, about four a second.
+SPOKEN = 1_000
 MOST = {"section": 5_000, "step": 100_000, "layout": 500, "music": 200, "voice": 10_000,
         "speech": 50_000}
 
@@ -707,9 +710,18 @@ def _voice(c: _Checker, length: int, steps: dict[str, int], voice_ids: set) -> V
 
 def _speech(c: _Checker, length: int, steps: dict[str, int]) -> SpeechCue:
     c.keys(("id", "speaker", "kind", "step", "quote", "span"), ("to",))
+    for key in ("speaker", "to"):  # a person's title (相者, 司射 …): a voice is named by it
+        who = c.string(key, default="")
+        if len(who) > 16 or any(unicodedata.category(ch)[0] in "CZ" for ch in who):
+            c.fail(key, f"{c.where()} {key}={_shown(who)} must be a title of at most 16 "
+                        "characters, without spaces or control characters")
+    quote = c.string("quote")
+    if len(quote) > SPOKEN:  # spoken at a speaking pace: hours, where the rite's take seconds
+        c.fail("quote", f"{c.where()} quote is {len(quote)} characters long; accepted: at most "
+                        f"{SPOKEN} (the rite's longest is 30)")
     return SpeechCue(c.string("id"), c.string("speaker"),
                      c.string("kind", choices=set(SPEECH_KINDS)),
-                     c.string("step", choices=steps), c.string("quote"), c.span(length),
+                     c.string("step", choices=steps), quote, c.span(length),
                      c.string("to", default=""), line=c.line())
 
 

@@ -501,8 +501,14 @@ class Performance:
         (``右樂賓``); PerformanceError naming the performed sections (id and name) if none."""
         heading = name.removeprefix("右")  # 右樂賓 names the section 樂賓, and the reverse
         for span in self.sections:
-            if name == span.id or heading == span.name.removeprefix("右"):
+            if name == span.id:
                 return span
+        named = [s for s in self.sections if heading == s.name.removeprefix("右")]
+        if len(named) > 1:  # the text repeats a heading (取矢視算 ends two rounds)
+            raise PerformanceError(f"section {name!r} names {len(named)} sections: "
+                                   f"{', '.join(s.id for s in named)}; give one by its id")
+        if named:
+            return named[0]
         performed = ", ".join(f"{s.id} {s.name}" for s in self.sections) or "none"
         raise PerformanceError(f"section {name!r} is not in this performance; performed: "
                                f"{performed}")

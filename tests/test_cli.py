@@ -128,3 +128,28 @@ def test_an_empty_output_name_is_refused(soundscape_cli, tmp_path, verb):
     code, err = soundscape_cli(verb, "-o", "", cwd=tmp_path)
     assert code == 2 and "'' is empty; give a file or folder name" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_table_shows_no_control_characters():
+    """A sheet's quote with a terminal escape (a title change) printed raw by `cues`."""
+    from soundscape.cli._common import table
+
+    shown = table([["quote"], ["\x1b]0;pwned\x07歌鹿鳴\n三終\u200e"]])
+    assert shown.splitlines()[1] == "]0;pwned 歌鹿鳴 三終"
+    assert not any(ord(c) < 32 for c in shown.replace("\n", ""))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("sequence", "-o", "x.png", "--plot", "x.png"), "--plot and -o are one file, 'x.png'"),
+    (("impulse", "--source", "men", "--layout", "stems", "-o", "i.wav"),
+     "--layout stems: a response is heard in a speaker layout"),
+    (("impulse", "--source", "men", "--court", "", "-o", "i.wav"), "court '' is unknown"),
+    (("impulse", "--source", "men", "--listener", "0,0,-5", "-o", "i.wav"),
+     "its height z must not be below the ground"),
+    (("sections", "--from", "取矢視算"), "section '取矢視算' names 2 sections: s27, s33"),
+    (("sections", "--from", "s02", "--to", "s02"), "section s02 takes no time"),
+])
+def test_options_that_made_nonsense_are_refused(soundscape_cli, tmp_path, args, message):
+    code, err = soundscape_cli(*args, cwd=tmp_path)
+    assert code == 2 and message in err, err
+    assert not list(tmp_path.glob("*.*"))

@@ -341,3 +341,16 @@ def test_only_a_variant_replaces():
     broken = VALID.replace(conditions, f'{conditions}\nreplaces = ["sixia"]')
     with pytest.raises(CueSheetError, match="only a variant"):
         cuesheet.loads(broken, source="v.toml")
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('quote = "請賓"', f'quote = "{"請" * 1001}"',
+     "speech 'speech_001' quote is 1001 characters long; accepted: at most 1000"),
+    ('speaker = "擯者"', 'speaker = "擯者\\u0000../"', "speaker='擯者\\x00../' must be a title"),
+])
+def test_speech_is_bounded_and_spoken_by_a_title(old, new, message):
+    """A quote of 99 000 characters made one section eight hours long."""
+    bundled = cuesheet.bundled_path().read_text(encoding="utf-8")
+    assert old in bundled
+    with pytest.raises(CueSheetError, match=re.escape(message)):
+        cuesheet.loads(bundled.replace(old, new, 1), source="s.toml")

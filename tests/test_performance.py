@@ -234,3 +234,12 @@ def test_a_shot_of_no_turn_of_its_round_is_refused(tmp_path):
     with pytest.raises(PerformanceError, match=r"rounds\[0\]: turn=7 of a shot or tally is "
                                                r"not among the round's turns \[1\]"):
         Performance.load_json(path)
+
+
+def test_a_heading_the_text_repeats_names_no_section_alone(tmp_path):
+    """取矢視算 heads s27 and s33: it silently meant the first."""
+    perf = Performance.load_json(_saved(tmp_path, _set("sections/1/name", "右納賓")))
+    with pytest.raises(PerformanceError, match="section '納賓' names 2 sections: s1, s2; give "
+                                               "one by its id"):
+        perf.cut("納賓")
+    assert perf.cut("s2") == perf.between(3.0, 4.0)

@@ -330,8 +330,9 @@ def _pad(s: str, width: int) -> str:
 
 
 def _cell(s: str) -> str:
-    """One line: runs of whitespace (newlines in quotes included) become one space."""
-    return " ".join(s.split())
+    """One line: runs of whitespace (newlines in quotes included) become one space, and so
+    do control characters (a sheet's text could set the terminal's title, or worse)."""
+    return " ".join("".join(" " if unicodedata.category(c)[0] == "C" else c for c in s).split())
 
 
 def table(rows: list[list[str]]) -> str:

@@ -32,6 +32,8 @@ def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
     if plot.suffix.lower() not in PICTURES:  # refused before the (slow) sequencing
         raise SoundscapeError(f"--plot {str(plot)!r}: ending {plot.suffix!r} is no picture "
                               f"format written; accepted: {', '.join(PICTURES)}")
+    if plot.resolve() == out.resolve():  # the picture was written over the Performance
+        raise SoundscapeError(f"--plot and -o are one file, {str(out)!r}; give each its own")
     performance = sequencing.perform(cues)
     performance.save_json(out)
     write_timeline(performance, plot)

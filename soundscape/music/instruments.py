@@ -140,6 +140,11 @@ def _resolve(id_or_path: str | Path) -> Path:
     return bundled_dir("instruments") / f"{text}.toml"
 
 
+#: The keys of an instrument file (docs/instruments.md).
+_KEYS = ("id", "name", "roman", "family", "model", "articulations", "loudness_db", "sources",
+         "pitches", "range_hz", "default_hz", "working_hz", "renderings", "params")
+
+
 def _build(data: dict[str, Any], path: Path) -> Instrument:
     where = str(path)
 
@@ -151,6 +156,10 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         return validate.size(data.get(key, []), key=key, where=where, error=InstrumentError,
                              kind=list, least=least, most=most)
 
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:  # a misspelt key was ignored without a word
+        validate.fail(InstrumentError, where, unknown[0], data[unknown[0]],
+                      "a key of an instrument file", ", ".join(_KEYS))
     ident = validate.ident(data.get("id"), key="id", where=where, error=InstrumentError)
     if ident != path.stem:
         validate.fail(InstrumentError, where, "id", ident, f"the file name {path.stem!r}")

@@ -48,11 +48,13 @@ def check_params(params: Any, model: str, articulations: tuple[str, ...], where:
         if accepted is not None and name not in accepted:
             validate.fail(InstrumentError, where, "articulations", name,
                           f"an articulation of model {model!r}", ", ".join(accepted))
-    _Checker(where).fields(params, spec.get("params", {}), "params")
     if "per_articulation" in spec:
         for name in articulations:
             _Checker(where).value(params.get(name), spec["per_articulation"],
                                   f"params.{name}")
+    # a per-articulation model's [params] also hold a table per articulation
+    _Checker(where).fields(params, spec.get("params", {}), "params",
+                           also=articulations if "per_articulation" in spec else ())
     for rule in spec.get("rules", ()):
         _rule(params, rule, articulations, where)
 
@@ -88,13 +90,19 @@ class _Checker:
     def fail(self, key: str, value: Any, must: str, accepted: str = "") -> None:
         validate.fail(InstrumentError, self.where, key, value, must, accepted)
 
-    def fields(self, table: dict[str, Any], specs: Mapping[str, Any], key: str) -> None:
+    def fields(self, table: dict[str, Any], specs: Mapping[str, Any], key: str,
+               also: tuple[str, ...] = ()) -> None:
         for name, spec in specs.items():
             if name in table:
                 self.value(table[name], spec, f"{key}.{name}")
             elif not spec.get("optional", False):
                 raise InstrumentError(f"{self.where}: {key}.{name} is missing (required by "
                                       "the model)")
+        for name in table:  # a misspelt key was ignored, and its sound with it
+            if name not in specs and name not in also:
+                raise InstrumentError(
+                    f"{self.where}: {key}.{name} is not a key of this model; accepted: "
+                    f"{', '.join([*specs, *also])} (data/models/ has each model's keys)")
 
     def value(self, value: Any, spec: Mapping[str, Any], key: str) -> None:
         kind = spec["type"]
@@ -129,8 +137,11 @@ class _Checker:
                 self.fields(row, spec["row"], f"{key}[{i}]")
         elif kind == "table":
             self._table(value, spec, key)
-        elif kind == "file":
+        elif kind in ("file", "text"):
             validate.text(value, key=key, where=self.where, error=InstrumentError)
+        elif kind == "flag":
+            if not isinstance(value, bool):
+                self.fail(key, value, "true or false")
         else:
             raise InstrumentError(f"model schema: {key} has unknown type {kind!r}")
 

@@ -108,6 +108,8 @@ class Durations:
         """Build from parsed TOML (``action``, ``pace``, ``repeat``, ``participants``)."""
         for key in data:
             validate.choice(key, _TABLES, key="table", where=source, error=CueSheetError)
+        if data.get("schema", 1) != 1 or isinstance(data.get("schema"), bool):
+            validate.fail(CueSheetError, source, "schema", data["schema"], "supported", "1")
 
         def table(key: str, required: bool = True) -> Mapping[str, Any]:
             if key not in data and not required:

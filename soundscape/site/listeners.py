@@ -86,6 +86,9 @@ def checked_position(position, what: str) -> Vec3:
     if len(found) != 3 or not all(math.isfinite(v) and abs(v) <= MAX_METRES for v in found):
         raise RenderError(f"{what} position={shown(position)} must be 3 finite "
                           f"metres within {MAX_METRES:g} m of the hall (x, y, z)")
+    if found[2] < 0:  # under the court's floor: its bounce would come from above
+        raise RenderError(f"{what} position={shown(position)}: its height z must not be "
+                          "below the ground (0 m)")
     return found
 
 

@@ -136,8 +136,8 @@ def load_court(site: Site, hypothesis: str | None = None) -> Court:
     if not zones:
         raise RenderError(f"{data_dir() / _DATA_FILE}: none of the zones {list(model.zones)} "
                           f"is a place of {site.name or site.source}")
-    return Court(site.enclosure, _hypothesis(hypothesis or _data()["default"]), model, zones,
-                 site.hall.width)
+    chosen = _data()["default"] if hypothesis is None else hypothesis  # "" is no hypothesis
+    return Court(site.enclosure, _hypothesis(chosen), model, zones, site.hall.width)
 
 
 def source_point(site: Site, place: str, height: float | None = None) -> Vec3:

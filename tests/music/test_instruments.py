@@ -69,7 +69,14 @@ DRUM = (Path(__file__).resolve().parents[2] / "instruments" / "pi.toml").read_te
       r"articulations='bow' must be an articulation of model 'membrane' \(accepted: strike, "),
      (('articulations = ["strike", "rim"]', 'articulations = ["shake"]'),
       r"params.pellet_rate_hz is missing; it is required when articulation 'shake' is listed"),
-     (("thud_s", "thud_seconds"), r"params.thud_s is missing \(required by the model\)")],
+     (("thud_s", "thud_seconds"), r"params.thud_s is missing \(required by the model\)"),
+     # a misspelt key is named with the keys accepted (it was ignored, and its sound with it)
+     (("t60_s = 0.45", "t60_s = 0.45\nbrightnes = 4.0"),
+      r"params.brightnes is not a key of this model; accepted: .*t60_s"),
+     (('family = "drum"', 'family = "drum"\nfamilly = "bell"'),
+      r"familly='bell' must be a key of an instrument file \(accepted: id, name, roman, "),
+     (("ratio = 1.593", "ratio = 1.593\ngain = 1"), r"params.modes\[1\].gain is not a key of "
+                                                   r"this model; accepted: ratio, ")],
 )
 def test_bad_values_name_the_file_and_key(tmp_path, change, message):
     old, new = change

@@ -95,3 +95,11 @@ def test_bad_table_names_the_key():
         Durations.from_dict(data, source="mine.toml")
     with pytest.raises(CueSheetError, match=r"mine.toml: missing table \[pace\]"):
         Durations.from_dict({"action": {"other": 3}}, source="mine.toml")
+
+
+@pytest.mark.parametrize("schema", [2, "1", True])
+def test_a_table_of_another_schema_is_refused(schema):
+    data = {"schema": schema, "action": {"other": 3}, "pace": {"walk": 1.0, "hurry": 2.0}}
+    with pytest.raises(CueSheetError, match=r"mine.toml: schema=.* must be supported "
+                                             r"\(accepted: 1\)"):
+        Durations.from_dict(data, source="mine.toml")
