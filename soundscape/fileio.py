@@ -178,8 +178,8 @@ def read_json(path: str | os.PathLike[str],
 def parse_toml(raw: str, source: str,
                error: type[SoundscapeError] = SoundscapeError) -> dict[str, Any]:
     """Parse TOML text read from ``source``; bad or too deeply nested TOML raises ``error``."""
-    try:
-        data = tomllib.loads(raw)
+    try:  # a byte-order mark (some editors save one) is not TOML's, nor an error of the user's
+        data = tomllib.loads(raw.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as problem:
         line = re.search(r"line (\d+)", str(problem))
         raise error(f"{source}:{line.group(1) if line else 1}: not valid TOML: "

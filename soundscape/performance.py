@@ -527,13 +527,6 @@ class Performance:
             raise PerformanceError(f"section {first!r} ({begin.id}) comes after {last!r} "
                                    f"({end.id}); accepted: a first section at or before the "
                                    "last")
-        if end.end <= begin.start:
-            span = begin.id if begin is end else f"{begin.id} to {end.id}"
-            later = [s for s in self.sections[self.sections.index(end) + 1:] if s.end > s.start]
-            raise PerformanceError(
-                f"section {span} takes no time in this performance (made ready before the "
-                "rite's day, or heard from no one): nothing to cut"
-                + (f"; the next that does: {later[0].id} {later[0].name}" if later else ""))
         return self.between(begin.start, end.end)
 
     def between(self, start: float, stop: float) -> Performance:

@@ -148,8 +148,34 @@ def test_a_table_shows_no_control_characters():
      "its height z must not be below the ground"),
     (("sections", "--from", "取矢視算"), "section '取矢視算' names 2 sections: s27, s33"),
     (("sections", "--from", "s02", "--to", "s02"), "section s02 takes no time"),
+    (("midi", "--from", "s01", "--to", "s04", "-o", "m.mid"), "section s01 to s04 takes no "
+                                                              "time"),
 ])
 def test_options_that_made_nonsense_are_refused(soundscape_cli, tmp_path, args, message):
     code, err = soundscape_cli(*args, cwd=tmp_path)
     assert code == 2 and message in err, err
     assert not list(tmp_path.glob("*.*"))
+
+
+@pytest.mark.parametrize("extra", [("--listener", "nowhere"), ("--facing", "garbage"),
+                                   ("--listener", "gong_wei")])
+def test_a_walk_and_a_seat_are_not_both_taken(soundscape_cli, tmp_path, extra):
+    """--path set the listener and silently dropped --listener and --facing, unchecked."""
+    walk = tmp_path / "w.toml"
+    walk.write_text('[[waypoint]]\ntime = 0\nplace = "men"\n', encoding="utf-8")
+    code, err = soundscape_cli("render", "--from", "s45", "--to", "s45", "--path", "w.toml",
+                               *extra, "-o", "x.wav", cwd=tmp_path)
+    assert code == 2 and "give --path, or --listener/--facing, not both" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.toml"]
+
+
+def test_an_error_line_is_cut_and_a_toml_file_may_start_with_a_byte_order_mark(
+        soundscape_cli, tmp_path):
+    code, err = soundscape_cli("sections", "--from", "x" * 100_000, cwd=tmp_path)
+    assert code == 2 and len(err) < 3000 and "characters)" in err, len(err)
+    from soundscape import cuesheet
+
+    sheet = tmp_path / "bom.toml"  # a byte-order mark, as some editors save one
+    sheet.write_text("\ufeff" + cuesheet.bundled_path().read_text(encoding="utf-8"),
+                     encoding="utf-8")
+    assert len(cuesheet.load(sheet).sections) == 45

@@ -191,16 +191,6 @@ def test_a_cut_names_sections_by_id_name_or_heading(tmp_path):
         perf.cut("s2", "s1")
 
 
-def test_a_section_that_takes_no_time_is_not_cut_to_nothing(tmp_path):
-    """Sections made ready before the day (戒百官, 張侯 …) take no time: asked for alone, they
-    were an empty render with exit 0."""
-    perf = Performance.load_json(_saved(tmp_path, _set("sections/0/end", 0.0)))
-    with pytest.raises(PerformanceError, match="section s1 takes no time in this performance "
-                                               r".*nothing to cut; the next that does: s2 右射"):
-        perf.cut("s1", "s1")
-    assert perf.cut("s1") == perf.cut("s1", "s2") == perf.between(0.0, 4.0)
-
-
 def test_a_shot_with_an_unknown_outcome_or_side_is_refused():
     from soundscape.performance import Shot
 

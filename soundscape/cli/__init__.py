@@ -110,6 +110,17 @@ _OS_PROBLEMS = {
 }
 
 
+#: Characters of an error line: a value of 100 000 characters was echoed whole.
+_LONGEST_LINE = 2000
+
+
+def _short(message: str) -> str:
+    """``message`` with each line cut to ``_LONGEST_LINE`` characters."""
+    return "\n".join(line if len(line) <= _LONGEST_LINE
+                     else f"{line[:_LONGEST_LINE]}… ({len(line)} characters)"
+                     for line in message.split("\n"))
+
+
 def os_problem(error: OSError) -> str:
     """One line naming the path of ``error`` and what went wrong, by its errno."""
     where = error.filename if error.filename is not None else ""
@@ -172,7 +183,7 @@ def _run() -> None:
                    "for less (a shorter span: --from/--to; fewer --jobs)", err=True)
         raise SystemExit(2) from None
     except SoundscapeError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {_short(str(error))}", err=True)
         raise SystemExit(2) from None
     except OSError as error:
         click.echo(f"error: {os_problem(error)}", err=True)

@@ -95,8 +95,8 @@ class Sequencing:
         cues = self.cue_sheet(cues)
         say_data(cues=cues, durations=self.durations, performance=self.performance)
         if self.performance is not None:
-            return self._saved(cues)
-        return self._sequenced(cues, site, tuning)
+            return self._heard(self._saved(cues))
+        return self._heard(self._sequenced(cues, site, tuning))
 
     def perform_cached(self, cues: Path | None, *, site=None):
         """``perform``, kept in the user's cache keyed by everything it is made from
@@ -114,7 +114,21 @@ class Sequencing:
             seed=self.seed, from_section=self.from_section, to_section=self.to_section,
             zhong=self.zhong, reading=self.reading, wusuan_seconds=self.wusuan_seconds,
             variants=self.variants)
-        return cached_performance(key, lambda: self._sequenced(cues, site))
+        performance, cached = cached_performance(key, lambda: self._sequenced(cues, site))
+        return self._heard(performance), cached
+
+    def _heard(self, performance):
+        """``performance``, unless the sections asked for take no time (s01–s04 are made
+        ready before the rite's day): an empty render, MIDI or table, exit 0, before."""
+        if (self.from_section or self.to_section) and performance.duration == 0:
+            from soundscape.errors import PerformanceError
+
+            asked = " to ".join(dict.fromkeys(s for s in (self.from_section, self.to_section)
+                                              if s))
+            raise PerformanceError(f"section {asked} takes no time in the performance (made "
+                                   "ready before the rite's day): nothing to hear; `soundscape "
+                                   "sections` gives each section's length")
+        return performance
 
     def _sequenced(self, cues: Path | None, site=None, tuning=None):
         from soundscape.sequence.planner import SequenceOptions, perform_from_file

@@ -99,6 +99,10 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
+    if walk and (facing is not None or click.get_current_context().get_parameter_source(
+            "place") is not click.core.ParameterSource.DEFAULT):  # the walk says both
+        raise click.UsageError("--path walks the listener from place to place, facing as its "
+                               "waypoints say: give --path, or --listener/--facing, not both")
     listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
     master = MASTER_LAYOUTS.get(layout)
     speakers = layout if master else parse_layout(layout)  # check before sequencing
