@@ -307,6 +307,21 @@ def test_play_takes_the_gain_of_a_renders_report(scene_cli, tmp_path):
     assert a[loudest] / b[loudest] == pytest.approx(10 ** (-6 / 20), rel=1e-4)
 
 
+@pytest.mark.parametrize("off", ["--no-cache", "SOUNDSCAPE_CACHE=off"])
+def test_no_cache_reads_no_cache_of_the_sequenced_rite(scene_cli, monkeypatch, tmp_path, off):
+    """With the caches off, play read the sequenced rite's cache all the same."""
+    from soundscape.cli._common import Sequencing
+
+    monkeypatch.setattr(Sequencing, "perform", lambda *_a, **_k: strokes())
+    monkeypatch.setattr(Sequencing, "perform_cached",
+                        lambda *_a, **_k: pytest.fail("the cache of sequenced rites was read"))
+    if off.startswith("SOUNDSCAPE"):
+        monkeypatch.setenv("SOUNDSCAPE_CACHE", "off")
+    code, err = scene_cli(*([off] if off.startswith("--") else []), "--gain", "0", "-o",
+                          str(tmp_path / "x.wav"))
+    assert code == 0 and "performance" in err and "(sequenced, no cache)" in err, err
+
+
 def test_the_default_report_of_another_part_is_not_taken(scene_cli, tmp_path):
     """output/dashe.wav's report is a render of some part: its gain is taken only for that
     part (its text, start and length), else the calibration's."""

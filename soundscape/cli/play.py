@@ -84,12 +84,15 @@ BLOCK_S = 0.125
                    "file, written as it renders; default: the sound card (sounddevice).")
 @click.option("--device", default=None, help="The sound card's output device (sounddevice's "
               "name or number).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the disk caches of "
+              "notes, tails and the sequenced rite (same frames; $SOUNDSCAPE_CACHE=off does "
+              "the same).")
 @click.option("--quiet", is_flag=True, help="No report on standard error.")
 def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: str | None,
             place: str, facing: str | None, layout: str, bits: str, rate: str,
             gain_db: float | None, report: Path | None, ceiling_dbtp: float, no_limiter: bool,
             no_reflections: bool, court: str, jobs: int, bells: str, out: str | None,
-            device: str | None, quiet: bool) -> None:
+            device: str | None, no_cache: bool, quiet: bool) -> None:
     """Play the rite from a section or a cue as it renders: first audio in a fraction of a
     second, at a finished render's gain (no loudness pass)."""
     from soundscape.site.listeners import listener_at
@@ -125,7 +128,11 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     sample_rate = int(rate)
     ready = time.perf_counter()
     with render.frozen() as keep:  # what exists now is kept to the end: out of the GC's walks
-        performance, cached = sequencing.perform_cached(cues, site=courtyard)
+        store = None if no_cache else from_env()  # the notes and the court's tails of
+        # earlier runs, and the sequenced rite: the same switches turn all of them off
+        performance, cached = ((sequencing.perform(cues, site=courtyard), "off")
+                               if store is None and sequencing.performance is None
+                               else sequencing.perform_cached(cues, site=courtyard))
         sequenced = time.perf_counter()
         keep()  # the rite read back (~40 000 objects, kept to the end): walked by none
 
@@ -146,7 +153,6 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
 
         limiter = None if no_limiter else TruePeakLimiter(ceiling_dbtp - 0.1, sample_rate,
                                                           len(panner.channels))
-        store = from_env()  # the notes and the court's tails of earlier runs (same bytes)
         blocks = render.render_blocks(
             part, listener=listener, panner=panner, sample_rate=sample_rate, seed=sequencing.seed,
             voice=render.SynthVoice(surroundings.reference_db, bells=bells),
@@ -165,7 +171,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
                     if first is None:
                         first = time.perf_counter()
                         how = {True: "from the cache", False: "sequenced, now cached",
-                               None: "--performance"}[cached]
+                               "off": "sequenced, no cache", None: "--performance"}[cached]
                         say(f"first audio after {first - began:.2f} s "
                             f"({time.process_time() - began_cpu:.2f} s CPU here): site and court "
                             f"{ready - began:.2f} s, performance {sequenced - ready:.2f} s "
