@@ -142,7 +142,10 @@ def test_a_table_shows_no_control_characters():
 @pytest.mark.parametrize(("args", "message"), [
     (("sequence", "-o", "x.png", "--plot", "x.png"), "--plot and -o are one file, 'x.png'"),
     (("impulse", "--source", "men", "--layout", "stems", "-o", "i.wav"),
-     "--layout stems: a response is heard in a speaker layout"),
+     "--layout stems is a render's (files per stem, an ADM master); impulse takes a "
+     "speaker layout: stereo, binaural, foa, hoa3, ring8, 5.1, 7.1, 7.1.4 or azimuths"),
+    (("impulse", "--source", "men", "--layout", "adm", "-o", "i.wav"),
+     "--layout adm is a render's"),
     (("impulse", "--source", "men", "--court", "", "-o", "i.wav"), "court '' is unknown"),
     (("impulse", "--source", "men", "--listener", "0,0,-5", "-o", "i.wav"),
      "its height z must not be below the ground"),
@@ -179,3 +182,17 @@ def test_an_error_line_is_cut_and_a_toml_file_may_start_with_a_byte_order_mark(
     sheet.write_text("\ufeff" + cuesheet.bundled_path().read_text(encoding="utf-8"),
                      encoding="utf-8")
     assert len(cuesheet.load(sheet).sections) == 45
+
+
+def test_running_out_of_memory_is_one_line_exit_2(soundscape_cli, tmp_path, monkeypatch):
+    """numpy's allocation failure (a MemoryError) was a traceback."""
+    from soundscape.output import scala
+
+    def too_much(*_a, **_k):
+        raise MemoryError("Unable to allocate 4.37 GiB")
+
+    monkeypatch.setattr(scala, "write_scala", too_much)
+    code, err = soundscape_cli("scala", "-o", "x", cwd=tmp_path)
+    assert code == 2, err
+    assert err.startswith("error: out of memory: this machine cannot hold what was asked for")
+    assert "Traceback" not in err

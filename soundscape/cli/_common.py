@@ -28,6 +28,7 @@ __all__ = [
     "data_line",
     "say_data",
     "sequencing_options",
+    "speaker_layout",
     "stage",
     "surroundings_for",
     "table",
@@ -40,9 +41,26 @@ class FiniteRange(click.FloatRange):
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number; accepted: {self._describe_range()}",
+            ends = [f"{word} {end:g}" for word, end in (("from", self.min), ("to", self.max))
+                    if end is not None]
+            self.fail(f"{value!r} is not a finite number; accepted: a number {' '.join(ends)}",
                       param, ctx)
         return number
+
+
+def speaker_layout(layout: str, verb: str) -> str:
+    """``layout``, refused if it is a render's alone (stems, an ADM master): ``verb`` (play,
+    impulse) hears through loudspeakers or headphones."""
+    from soundscape.sound.adm import MASTER_LAYOUTS
+    from soundscape.sound.panning import LAYOUTS
+
+    if layout == "stems" or layout in MASTER_LAYOUTS:
+        from soundscape.errors import RenderError
+
+        heard = ", ".join(name for name in LAYOUTS if name != "stems")
+        raise RenderError(f"--layout {layout} is a render's (files per stem, an ADM master); "
+                          f"{verb} takes a speaker layout: {heard} or azimuths")
+    return layout
 
 
 class FilePath(click.Path):

@@ -21,6 +21,7 @@ from soundscape.cli._common import (
     FilePath,
     FiniteRange,
     court_option,
+    speaker_layout,
     surroundings_for,
 )
 
@@ -61,16 +62,13 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     from soundscape.site.courtyard import load_site
     from soundscape.site.listeners import listener_at
     from soundscape.sound import iso3382
-    from soundscape.sound.adm import MASTER_LAYOUTS
     from soundscape.sound.impulse import impulse_response
     from soundscape.sound.panning import parse_layout
 
     if out.suffix.lower() != ".wav":
         raise RenderError(f"--out {str(out)!r}: the response is written as WAV; give a .wav "
                           "ending")
-    if layout == "stems" or layout in MASTER_LAYOUTS:  # a render's files, not a response's
-        raise RenderError(f"--layout {layout}: a response is heard in a speaker layout: "
-                          "stereo, binaural, foa, hoa3, ring8, 5.1, 7.1, 7.1.4 or azimuths")
+    speaker_layout(layout, "impulse")
     site = load_site(rite=rite)
     point = _point(site, source, height)
     listener = listener_at(site, place, facing)

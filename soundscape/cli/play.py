@@ -24,11 +24,11 @@ from soundscape.cli._common import (
     Sequencing,
     court_option,
     sequencing_options,
+    speaker_layout,
     surroundings_for,
 )
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path
-from soundscape.sound.adm import MASTER_LAYOUTS
 from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
@@ -115,10 +115,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
 
         _finite(gain_db, "--gain", -MAX_GAIN_DB, MAX_GAIN_DB)
     _finite(ceiling_dbtp, "--ceiling", -20.0, 0.0)
-    if layout == "stems" or layout in MASTER_LAYOUTS:
-        raise RenderError(f"--layout {layout} is a render's (files per stem, an ADM master); "
-                          "play takes a speaker layout: stereo, binaural, foa, hoa3, ring8, "
-                          "5.1, 7.1, 7.1.4 or azimuths")
+    speaker_layout(layout, "play")
     sink_kind = _sink_kind(out)
     courtyard = sequencing.site(cues)
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
@@ -248,14 +245,16 @@ def _gain(gain_db: float | None, report: Path | None, sequencing: Sequencing,
             "duration": performance.duration}
     if report is None:
         beside = Path("output") / f"{sequencing.rite or 'dashe'}.wav.loudness.json"
-        other = beside.is_file() and _other_part(gain_from_report(beside)[1], part)
+        found = gain_from_report(beside) if beside.is_file() else None
+        other = found is not None and _other_part(found[1], part)
         if other:
             say(f"note: {beside} is a render of another part ({other}): not its gain")
-        report = beside if beside.is_file() and not other else None
-    if report is None:
-        gain, _ = calibrated_gain()
-        return gain, "the calibration, soundscape/data/play.toml"
-    gain, data = gain_from_report(report)
+        if found is None or other:
+            gain, _ = calibrated_gain()
+            return gain, "the calibration, soundscape/data/play.toml"
+        report, (gain, data) = beside, found
+    else:
+        gain, data = gain_from_report(report)
     differs = [f"{key} {data.get(key)!r} (here {mine!r})"
                for key, mine in (("layout", layout), ("sample_rate", rate),
                                  ("seed", sequencing.seed))

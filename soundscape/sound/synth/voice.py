@@ -66,11 +66,8 @@ _FLUTTER_HZ = (12.7, 7.1, 4.7)  # Klatt & Klatt 1990: the three sines of f0 flut
 def validate(params: Mapping[str, Any]) -> None:
     """What the schema cannot say (names that refer to other tables, what a consonant's
     manner needs, which keys a singer may fix, ranges in order); ParamError names the key."""
-    glides = params.get("glides")
-    if not isinstance(glides, Mapping):
-        raise ParamError("glides", "must be a table")
-    for glide, vowel in glides.items():
-        if not isinstance(vowel, str) or vowel not in params["vowels"]:
+    for glide, vowel in params["glides"].items():  # the schema has checked their types
+        if vowel not in params["vowels"]:
             raise ParamError(f"glides.{glide}", f"= {vowel!r} must name a vowel of [vowels]")
     for place, row in params["places"].items():
         for band in ("burst", "noise"):
@@ -92,8 +89,8 @@ def validate(params: Mapping[str, Any]) -> None:
                                  + ", ".join(accepted))
     for phone, row in params["consonants"].items():
         where = f"consonants.{phone}"
-        place = row.get("place")
-        if not isinstance(place, str) or place not in params["places"]:
+        place = row["place"]
+        if place not in params["places"]:
             raise ParamError(f"{where}.place", f"= {place!r} must name a [places] table")
         for needs, key in (("nasal", "zero_hz"), ("nasal", "murmur"), ("lateral", "murmur")):
             if row["manner"] == needs and key not in row:
