@@ -23,14 +23,15 @@ import stat
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 from soundscape.errors import SoundscapeError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "parse_toml", "read_bytes", "read_json",
-           "read_text", "read_toml", "regular_file", "write_bytes", "write_text"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "atomic_paths", "parse_toml", "read_bytes",
+           "read_json", "read_text", "read_toml", "regular_file", "replace_set", "write_bytes",
+           "write_text"]
 
 #: Largest input file read (bytes): a whole annotated Yili is about 1 MB.
 MAX_BYTES = 64 * 1024 * 1024
@@ -65,6 +66,40 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         raise OSError(error.errno, error.strerror, str(target)) from None
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]:
+    """:func:`atomic_path` for files that belong together: none is renamed onto its
+    target until every one has been written, so a failure while making the second
+    leaves the first as it was."""
+    with contextlib.ExitStack() as stack:
+        yield tuple(stack.enter_context(atomic_path(target)) for target in targets)
+
+
+def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record: str) -> list[Path]:
+    """Remove from ``folder`` the files an earlier run wrote there (listed in the hidden
+    file ``record``) that this run, which wrote ``names``, did not; then record ``names``.
+
+    A folder of per-piece or per-round files then holds this run's set only, and a file
+    the user put there is never touched: only names this function recorded are removed,
+    and only plain file names (no folders, no links) at that. Returns the removed files.
+    """
+    folder, names = Path(folder), sorted(set(names))
+    listing = folder / record
+    try:
+        earlier = listing.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        earlier = []
+    removed = []
+    for name in set(earlier) - set(names):
+        path = folder / name
+        if name == Path(name).name and name not in ("", ".", "..") and name != record \
+                and path.is_file() and not path.is_symlink():
+            path.unlink()
+            removed.append(path)
+    write_text(listing, "".join(f"{name}\n" for name in names))
+    return sorted(removed)
 
 
 def _umask() -> int:

@@ -8,10 +8,12 @@ from soundscape.errors import SoundscapeError
 from soundscape.fileio import (
     MAX_DEPTH,
     atomic_path,
+    atomic_paths,
     parse_toml,
     read_bytes,
     read_text,
     read_toml,
+    replace_set,
     write_text,
 )
 
@@ -40,6 +42,45 @@ def test_failure_keeps_the_previous_file(tmp_path):
         raise KeyboardInterrupt
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_files_that_belong_together_are_all_written_or_none(tmp_path):
+    """A failure while making the second file (the timeline after the Performance) left
+    the first one new and the second old."""
+    first, second = write_text(tmp_path / "a.json", "old"), write_text(tmp_path / "b.png", "old")
+    with pytest.raises(RuntimeError), atomic_paths(first, second) as (one, two):
+        one.write_text("new")
+        raise RuntimeError("the picture failed")
+    assert (first.read_text(), second.read_text()) == ("old", "old")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.png"]
+    with atomic_paths(first, second) as (one, two):
+        one.write_text("new")
+        two.write_text("new")
+    assert (first.read_text(), second.read_text()) == ("new", "new")
+
+
+def test_a_set_of_files_drops_what_the_last_run_wrote_and_this_one_did_not(tmp_path):
+    for name in ("01-a.mid", "02-b.mid", "mine.mid"):
+        (tmp_path / name).write_text(name)
+    replace_set(tmp_path, ["01-a.mid", "02-b.mid"], record=".set")
+    assert replace_set(tmp_path, ["01-a.mid"], record=".set") == [tmp_path / "02-b.mid"]
+    # the user's own file stays, though the last two runs did not write it
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".set", "01-a.mid", "mine.mid"]
+    assert (tmp_path / ".set").read_text() == "01-a.mid\n"
+
+
+def test_a_set_record_removes_only_plain_files_of_its_own_folder(tmp_path):
+    """The record is a file anyone can edit: names out of the folder, folders and links
+    in it are left alone."""
+    folder, outside = tmp_path / "parts", tmp_path / "keep.txt"
+    folder.mkdir()
+    outside.write_text("keep")
+    (folder / "sub").mkdir()
+    (folder / "link").symlink_to(outside)
+    (folder / ".set").write_text(f"../keep.txt\n{outside}\nsub\nlink\n.set\n\n..\n")
+    assert replace_set(folder, [], record=".set") == []
+    assert outside.read_text() == "keep"
+    assert sorted(p.name for p in folder.iterdir()) == [".set", "link", "sub"]
 
 
 def test_output_gets_the_usual_file_mode(tmp_path):

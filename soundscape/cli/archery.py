@@ -7,9 +7,13 @@ from pathlib import Path
 import click
 
 from soundscape.cli._common import FilePath, Sequencing, cue_sheet_option, sequencing_options
+from soundscape.fileio import replace_set
 from soundscape.sequence import archery
 
 __all__ = ["command", "structure"]
+
+#: The hidden list of the files the last run wrote (fileio.replace_set).
+_RECORD = ".soundscape.rounds"
 
 
 def structure(performance) -> str:
@@ -45,11 +49,14 @@ def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
     same --seed as `soundscape render` gives the rounds you hear there."""
     performance = sequencing.perform(cues)
     if not performance.rounds:
+        if (out_dir / _RECORD).is_file():  # an earlier rite's rounds are not this one's
+            replace_set(out_dir, [], record=_RECORD)
         click.echo(f"{performance.info.title}: no shooting round in the text")
         return
     click.echo(structure(performance))
+    written = []
     for shoot in performance.rounds:
-        archery.write_results(shoot, out_dir)
+        written += archery.write_results(shoot, out_dir)
         shots = shoot.shots
         line = (f"{shoot.number} {shoot.name} at {shoot.start / 60:.1f} min: "
                 f"{len(shots)} arrows, {sum(s.called for s in shots)} 獲, "
@@ -58,4 +65,6 @@ def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
             line += (f"; 右 {shoot.right.total} 算, 左 {shoot.left.total} 算: "
                      f"{shoot.announcement}")
         click.echo(line)
+    # a round the earlier run wrote and this one did not shoot (another rite) goes
+    replace_set(out_dir, [path.name for path in written], record=_RECORD)
     click.echo(f"results in {out_dir}")

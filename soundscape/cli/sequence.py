@@ -8,6 +8,7 @@ import click
 
 from soundscape.cli._common import FilePath, Sequencing, cue_sheet_option, sequencing_options
 from soundscape.errors import SoundscapeError
+from soundscape.fileio import atomic_paths
 from soundscape.output.timeline_plot import PICTURES, write_timeline
 
 __all__ = ["command"]
@@ -35,8 +36,9 @@ def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
     if plot.resolve() == out.resolve():  # the picture was written over the Performance
         raise SoundscapeError(f"--plot and -o are one file, {str(out)!r}; give each its own")
     performance = sequencing.perform(cues)
-    performance.save_json(out)
-    write_timeline(performance, plot)
+    with atomic_paths(out, plot) as (out_part, plot_part):  # both written, or neither
+        performance.save_json(out_part)
+        write_timeline(performance, plot_part)
     click.echo(f"{performance.info.title}: {performance.duration / 60:.1f} min, "
                f"{len(performance.events)} sounds from {len(performance.sources)} sources, "
                f"{len(performance.markers)} markers")

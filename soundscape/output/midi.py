@@ -49,7 +49,7 @@ from pathlib import Path
 import mido
 
 from soundscape.errors import RenderError, RepertoireError
-from soundscape.fileio import atomic_path
+from soundscape.fileio import atomic_path, replace_set
 from soundscape.output import mts, tempo_map
 from soundscape.output.tempo_map import TICKS_PER_BEAT
 from soundscape.performance import Event, Performance, Source
@@ -219,7 +219,9 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
     """Write one MIDI file per piece or per section into ``folder`` (see :func:`parts`).
 
     Every file is made before any is written, and each is written atomically, so an
-    error leaves no file of the set.
+    error leaves no file of the set. Files of the same kind an earlier run wrote there
+    and this one does not (a piece the edited sheet no longer plays) are removed; other
+    files in the folder are left alone (:func:`soundscape.fileio.replace_set`).
     """
     made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid,
                              ports=ports))
@@ -229,6 +231,7 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
         with atomic_path(Path(folder) / name) as tmp:
             midi.save(tmp)
         written.append(Path(folder) / name)
+    replace_set(folder, [path.name for path in written], record=f".soundscape.{by}s")
     return written
 
 

@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyArrow, Polygon, Rectangle
 
 from soundscape.errors import RenderError
-from soundscape.fileio import atomic_path
+from soundscape.fileio import atomic_paths
 from soundscape.output.fonts import families
 from soundscape.site.courtyard import Placement, Site
 from soundscape.site.listeners import Listener
@@ -106,11 +106,11 @@ def write_plan(figure: Figure, out: str | Path) -> tuple[Path, Path]:
         When ``out`` ends in neither ``.svg`` nor ``.png``.
     """
     svg, png = output_paths(out)
-    with matplotlib.rc_context({"svg.hashsalt": _SVG_SALT}):
-        with atomic_path(svg) as tmp:
-            figure.savefig(tmp, format="svg", metadata={"Date": None})
-        with atomic_path(png) as tmp:
-            figure.savefig(tmp, format="png", metadata={"Software": None})
+    # both written, or neither
+    with (matplotlib.rc_context({"svg.hashsalt": _SVG_SALT}),
+          atomic_paths(svg, png) as (svg_part, png_part)):
+        figure.savefig(svg_part, format="svg", metadata={"Date": None})
+        figure.savefig(png_part, format="png", metadata={"Software": None})
     return svg, png
 
 

@@ -476,11 +476,24 @@ def test_cli_midi_split_by_section(tmp_path, soundscape_cli):
     code, err = soundscape_cli("midi", "--from", "s18", "--to", "s19", "--split", "section",
                                "-o", "parts", cwd=tmp_path)
     assert (code, problems(err)) == (0, [])
-    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == ["s18.mid", "s19.mid"]
+    assert sorted(p.name for p in (tmp_path / "parts").iterdir()) == [
+        ".soundscape.sections", "s18.mid", "s19.mid"]
     # 樂賓 has its songs; 立司正 no music, only its markers (its footsteps are audio's)
     assert midi.read_events(tmp_path / "parts" / "s18.mid")
     assert not midi.read_events(tmp_path / "parts" / "s19.mid")
     assert midi.read_markers(tmp_path / "parts" / "s19.mid")
+
+
+def test_a_split_folder_holds_only_this_runs_parts(tmp_path):
+    """A second split with fewer sections left the first one's files beside its own; a
+    file the user put in the folder stays."""
+    rite = sequence.perform_from_file(seed=0, from_section="s18", to_section="s19")
+    (tmp_path / "notes.mid").write_bytes(b"mine")
+    midi.write_split(rite, tmp_path, by="section", listener=None)
+    assert {"s18.mid", "s19.mid"} <= {p.name for p in tmp_path.iterdir()}
+    midi.write_split(rite.cut("s18", "s18"),
+                     tmp_path, by="section", listener=None)
+    assert sorted(p.name for p in tmp_path.glob("*.mid")) == ["notes.mid", "s18.mid"]
 
 
 def test_split_by_section_writes_no_file_for_the_preparations(tmp_path):

@@ -143,3 +143,22 @@ def test_a_stair_without_a_footprint_is_drawn_without_one(drawn):
     without = _stairs(plan.plan_figure(replace(site, places=places), placed))
     assert [a - b for a, b in zip(_stairs(figure), without, strict=True)] in (
         [1, 0], [0, 1], [1, 1])  # that stair, in each view that draws the stairs
+
+
+def test_a_plan_whose_png_fails_leaves_the_earlier_svg(tmp_path, drawn, monkeypatch):
+    """The SVG was renamed into place before the PNG was made."""
+    *_, figure = drawn
+    svg = tmp_path / "plan.svg"
+    svg.write_text("earlier")
+    real = figure.savefig
+
+    def png_fails(path, **options):
+        if options.get("format") == "png":
+            raise OSError(28, "No space left on device")
+        real(path, **options)
+
+    monkeypatch.setattr(figure, "savefig", png_fails)
+    with pytest.raises(OSError, match="No space"):
+        plan.write_plan(figure, svg)
+    assert svg.read_text() == "earlier"
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.svg"]

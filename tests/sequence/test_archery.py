@@ -258,11 +258,28 @@ def test_cli_writes_results_and_prints_announcements(tmp_path):
     out = tmp_path / "archery"
     run = CliRunner().invoke(command, ["--seed", "4", "--out", str(out)])
     assert run.exit_code == 0, run.output
-    assert sorted(p.name for p in out.iterdir()) == sorted(
-        f"round{n}.{ext}" for n in range(4) for ext in ("json", "csv"))
+    written = sorted(f"round{n}.{ext}" for n in range(4) for ext in ("json", "csv"))
+    assert sorted(p.name for p in out.iterdir()) == [".soundscape.rounds", *written]
     for n in (2, 3):
         said = json.loads((out / f"round{n}.json").read_text(encoding="utf-8"))["announcement"]
         assert said in run.output
+
+
+def test_results_of_a_round_no_longer_shot_are_removed(tmp_path):
+    """A rite without that round (or without shooting) left the earlier rite's files; a
+    file the user put there stays."""
+    out = tmp_path / "archery"
+    out.mkdir()
+    for name in ("round7.json", "round7.csv", "mine.csv"):
+        (out / name).write_text("old")
+    (out / ".soundscape.rounds").write_text("round7.json\nround7.csv\n")
+    run = CliRunner().invoke(command, ["--seed", "4", "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    assert not (out / "round7.json").exists() and not (out / "round7.csv").exists()
+    assert (out / "mine.csv").read_text() == "old" and (out / "round3.csv").exists()
+    run = CliRunner().invoke(command, ["--rite", "xiangyinjiu", "--out", str(out)])
+    assert run.exit_code == 0 and "no shooting round" in run.output, run.output
+    assert sorted(p.name for p in out.iterdir()) == [".soundscape.rounds", "mine.csv"]
 
 
 def test_releases_of_rounds_without_music_keep_no_metronome():

@@ -2,6 +2,7 @@
 nothing, and a time axis that says where a cut's minutes count from."""
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,23 @@ def test_the_sequence_command_refuses_a_picture_it_cannot_write(tmp_path, sounds
     assert code == 2, err
     assert f"--plot {str(tmp_path / name)!r}" in err and "accepted: .png, .svg" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sequence_whose_picture_fails_leaves_the_earlier_performance(tmp_path, soundscape_cli,
+                                                                       monkeypatch):
+    """The Performance was written before the timeline was drawn: a failing picture left
+    a new Performance beside an old timeline."""
+    from soundscape.cli import sequence as verb
+
+    (tmp_path / "p.json").write_text("earlier")
+
+    def fails(_performance, out):
+        Path(out).write_bytes(b"half a picture")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(verb, "write_timeline", fails)
+    code, err = soundscape_cli("sequence", "--to", "s06", "-o", "p.json", "--plot", "t.png",
+                               cwd=tmp_path)
+    assert code != 0 and "t.png: no space left on the device" in err, err
+    assert (tmp_path / "p.json").read_text() == "earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]
