@@ -196,3 +196,36 @@ def test_running_out_of_memory_is_one_line_exit_2(soundscape_cli, tmp_path, monk
     assert code == 2, err
     assert err.startswith("error: out of memory: this machine cannot hold what was asked for")
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("sequence", "--seed", "1.5"), "'1.5' is not a whole number; accepted: a whole number "
+                                     "from 0 to 9223372036854775807"),
+    (("render", "--layout", "5.2"), "(stereo, binaural, foa, hoa3, ring8, 5.1, 7.1, 7.1.4, "
+                                    "stems, adm, atmos) or 2 to 64"),
+    (("play", "--layout", "5.2", "-o", "x.wav"), "(stereo, binaural, foa, hoa3, ring8, 5.1, "
+                                                 "7.1, 7.1.4) or 2 to 64"),
+    (("sections", "--performance", "p.json", "--rite", "xiangshe"),
+     "--performance p.json is already sequenced: drop --rite xiangshe"),
+])
+def test_a_refusal_says_what_is_accepted(soundscape_cli, tmp_path, args, message):
+    """What the old messages said: "is not a valid integer range", a layout list without the
+    ADM masters (play's with stems, which it refuses), "drop cue sheet" for --rite."""
+    (tmp_path / "p.json").write_text("{}")
+    code, err = soundscape_cli(*args, cwd=tmp_path)
+    assert code == 2 and message in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]
+
+
+def test_a_file_used_as_a_folder_is_named(soundscape_cli, tmp_path):
+    """``-o base.wav/x.wav`` with base.wav a file said "base.wav/x.wav: already exists"."""
+    (tmp_path / "base.wav").write_bytes(b"mine")
+    code, err = soundscape_cli("render", "--from", "s45", "-o", "base.wav/x.wav", cwd=tmp_path)
+    assert code == 2 and "base.wav is a file, where a folder is needed" in err, err
+    assert (tmp_path / "base.wav").read_bytes() == b"mine"
+
+
+def test_counts_of_one_are_singular():
+    from soundscape.cli._common import counted
+
+    assert [counted(n, "target") for n in (0, 1, 2)] == ["0 targets", "1 target", "2 targets"]

@@ -124,10 +124,11 @@ def _short(message: str) -> str:
 def os_problem(error: OSError) -> str:
     """One line naming the path of ``error`` and what went wrong, by its errno."""
     where = error.filename if error.filename is not None else ""
-    if error.errno == errno.ENOTDIR and where:
-        blocker = _file_in_the_way(Path(where))
-        what = (f"{blocker} is a file, where a folder is needed" if blocker is not None
-                else "a part of the path is not a folder")
+    blocker = _file_in_the_way(Path(where)) if where else None
+    if error.errno in (errno.ENOTDIR, errno.EEXIST) and blocker is not None:
+        what = f"{blocker} is a file, where a folder is needed"  # mkdir met a file on the way
+    elif error.errno == errno.ENOTDIR and where:
+        what = "a part of the path is not a folder"
     elif error.errno == errno.EEXIST and where and Path(where).is_file():
         what = "is a file, where a folder is needed"  # mkdir met a file
     else:

@@ -48,19 +48,40 @@ class FiniteRange(click.FloatRange):
         return number
 
 
-def speaker_layout(layout: str, verb: str) -> str:
-    """``layout``, refused if it is a render's alone (stems, an ADM master): ``verb`` (play,
-    impulse) hears through loudspeakers or headphones."""
-    from soundscape.sound.adm import MASTER_LAYOUTS
-    from soundscape.sound.panning import LAYOUTS
+def counted(number: int, word: str) -> str:
+    """"1 target", "3 targets": ``number`` and ``word``, plural but for one."""
+    return f"{number} {word}{'' if number == 1 else 's'}"
 
+
+class WholeRange(click.IntRange):
+    """``click.IntRange`` whose refusal of ``1.5`` or ``x`` says what is accepted (click's
+    own: "'1.5' is not a valid integer range")."""
+
+    name = "whole number"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str):
+            try:
+                int(value.strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a whole number; accepted: a whole number from "
+                          f"{self.min} to {self.max}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def speaker_layout(layout: str, verb: str) -> str | tuple[float, ...]:
+    """``layout`` parsed (a name or azimuths), refused if it is a render's alone (stems, an
+    ADM master): ``verb`` (play, impulse) hears through loudspeakers or headphones."""
+    from soundscape.sound.adm import MASTER_LAYOUTS
+    from soundscape.sound.panning import LAYOUTS, parse_layout
+
+    heard = [name for name in LAYOUTS if name != "stems"]
     if layout == "stems" or layout in MASTER_LAYOUTS:
         from soundscape.errors import RenderError
 
-        heard = ", ".join(name for name in LAYOUTS if name != "stems")
         raise RenderError(f"--layout {layout} is a render's (files per stem, an ADM master); "
-                          f"{verb} takes a speaker layout: {heard} or azimuths")
-    return layout
+                          f"{verb} takes a speaker layout: {', '.join(heard)} or azimuths")
+    return parse_layout(layout, heard)
 
 
 class FilePath(click.Path):
@@ -200,7 +221,8 @@ class Sequencing:
 
     def _saved(self, cues: Path | None):
 
-        given = [name for name, value in (("cue sheet", cues), ("--durations", self.durations),
+        sheet = f"--rite {self.rite}" if self.rite is not None else "cue sheet"
+        given = [name for name, value in ((sheet, cues), ("--durations", self.durations),
                                           ("--zhong", self.zhong),
                                           ("--reading", self.reading),
                                           ("--wusuan-seconds", self.wusuan_seconds))
@@ -234,7 +256,7 @@ _OPTIONS = (
                  help="First section: id like s18, name like 樂賓 or heading like 右樂賓."),
     click.option("--to", "to_section", metavar="SECTION", default=None,
                  help="Last section (id, name or heading)."),
-    click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0,
+    click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0,
                  show_default=True,
                  help="Seed of the archery simulation (and of the sound): same seed, "
                       "same result."),

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import FilePath, Sequencing, cue_sheet_option, sequencing_options
+from soundscape.cli._common import (
+    FilePath,
+    Sequencing,
+    counted,
+    cue_sheet_option,
+    sequencing_options,
+)
 from soundscape.fileio import replace_set
 from soundscape.sequence import archery
 
@@ -25,8 +31,8 @@ def structure(performance) -> str:
     where = ", ".join(
         f"{t} {-performance.sources[f'archery.target.{t}'].position[1]:.1f} m" for t in targets)
     pairs = max(sum(turn.pair != "sishe" for turn in shoot.turns) for shoot in performance.rounds)
-    line = (f"{performance.info.title}: {len(targets)} target(s) ({where}); {pairs} pairs; "
-            f"{len(performance.rounds)} shoots")
+    line = (f"{performance.info.title}: {counted(len(targets), 'target')} ({where}); "
+            f"{counted(pairs, 'pair')}; {counted(len(performance.rounds), 'shoot')}")
     music = [shoot for shoot in performance.rounds if shoot.turns and shoot.turns[0].jie]
     if music:
         turn = music[0].turns[0]
@@ -51,10 +57,13 @@ def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
     if not performance.rounds:
         if (out_dir / _RECORD).is_file():  # an earlier rite's rounds are not this one's
             replace_set(out_dir, [], record=_RECORD)
-        click.echo(f"{performance.info.title}: no shooting round in the text")
+        asked = " to ".join(dict.fromkeys(s for s in (sequencing.from_section,
+                                                      sequencing.to_section) if s))
+        click.echo(f"{performance.info.title}: no shooting round in "
+                   f"{f'section {asked}' if asked else 'the text'}")
         return
     click.echo(structure(performance))
-    written = []
+    written: list[Path] = []
     for shoot in performance.rounds:
         written += archery.write_results(shoot, out_dir)
         shots = shoot.shots

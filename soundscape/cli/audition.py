@@ -19,7 +19,7 @@ import click
 import numpy as np
 import soundfile
 
-from soundscape.cli._common import SEED_MAX, FilePath
+from soundscape.cli._common import SEED_MAX, FilePath, WholeRange
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
 from soundscape.music.tuning import LU, Tuning
@@ -232,7 +232,7 @@ def _note_name(note: DemoNote) -> str:
               default=Path("output/audition"), show_default=True, help="Folder for WAV and PNG.")
 @click.option("--sample-rate", type=click.Choice([str(r) for r in SAMPLE_RATES]),
               default="48000", show_default=True, help="Samples per second (Hz).")
-@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True,
+@click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True,
               help="Seed of the randomness in the notes: same seed, same samples.")
 @click.option("--tuning", "tuning_name", type=click.Choice(["sanfen", "equal"]),
               default="sanfen", show_default=True, help="三分損益 or equal temperament.")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import FilePath, court_option
+from soundscape.cli._common import FilePath, WholeRange, court_option
 
 __all__ = ["command"]
 
@@ -19,7 +19,7 @@ __all__ = ["command"]
 @click.option("--executor", default="local", show_default=True,
               help="local (a process pool), serial, or dask://HOST:PORT (a Dask scheduler; "
               "pip install 'soundscape[dask]').")
-@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+@click.option("--jobs", type=WholeRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
 @court_option
 def command(plan: Path, executor: str, jobs: int, court: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from soundscape import cuesheet, text
-from soundscape.cli._common import FilePath
+from soundscape.cli._common import FilePath, counted
 from soundscape.errors import CueSheetError
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
@@ -57,14 +57,15 @@ def set_aside_report(loaded: text.Text) -> list[str]:
         if found:
             size = sum(a.end - a.start for a in found)
             where = ", ".join(str(a.line) for a in found[:8]) + (" …" if len(found) > 8 else "")
-            lines.append(f"set aside {label}: {len(found)} passage(s), {size} characters, "
-                         f"line(s) {where}; not derived from")
+            lines.append(f"set aside {label}: {counted(len(found), 'passage')}, "
+                         f"{counted(size, 'character')}, line{'s' if len(found) > 1 else ''} "
+                         f"{where}; not derived from")
     for gap in loaded.gaps:
         lines.append(f"{loaded.source}: {gap.describe()} (the print lacks them); derived "
                      "the rest")
     if loaded.notes and not loaded.source.startswith("bundled:"):
-        lines.append(f"kept {len(loaded.notes)} bracketed note(s) (【…】, （…）) as notes; "
-                     "not derived from")
+        kept = counted(len(loaded.notes), "bracketed note")
+        lines.append(f"kept {kept} (【…】, （…）) as notes; not derived from")
     return lines
 
 

@@ -20,6 +20,7 @@ from soundscape.cli._common import (
     SEED_MAX,
     FilePath,
     FiniteRange,
+    WholeRange,
     court_option,
     speaker_layout,
     surroundings_for,
@@ -47,7 +48,7 @@ __all__ = ["command"]
               help="A bundled rite: the response in its own site (鄉射: the 序; 燕禮: the 寢).")
 @click.option("--sample-rate", "--rate", "rate", type=click.Choice(("44100", "48000", "96000")),
               default="48000", show_default=True)
-@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True,
+@click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True,
               help="Seed of the late tail's decorrelation (as `render --seed`).")
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path),
               default=Path("output/impulse.wav"), show_default=True, help="The WAV to write.")
@@ -63,17 +64,15 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     from soundscape.site.listeners import listener_at
     from soundscape.sound import iso3382
     from soundscape.sound.impulse import impulse_response
-    from soundscape.sound.panning import parse_layout
 
     if out.suffix.lower() != ".wav":
         raise RenderError(f"--out {str(out)!r}: the response is written as WAV; give a .wav "
                           "ending")
-    speaker_layout(layout, "impulse")
+    speakers = speaker_layout(layout, "impulse")
     site = load_site(rite=rite)
     point = _point(site, source, height)
     listener = listener_at(site, place, facing)
     surroundings = surroundings_for(site, court)
-    speakers = parse_layout(layout)
     response = impulse_response(point, listener, surroundings=surroundings, layout=speakers,
                                 sample_rate=int(rate), seed=seed)
     omni = (response[:, 0] if isinstance(speakers, str) and speakers in ("foa", "hoa3")

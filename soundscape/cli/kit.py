@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import SEED_MAX, FilePath, court_option
+from soundscape.cli._common import SEED_MAX, FilePath, WholeRange, court_option
 
 __all__ = ["command"]
 
@@ -41,10 +41,10 @@ __all__ = ["command"]
                    "(programmes up to 10 minutes).")
 @click.option("-o", "--out", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
-@click.option("--seed", type=click.IntRange(min=0, max=SEED_MAX), default=0, show_default=True)
+@click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True)
 @click.option("--executor", default="local", show_default=True,
               help="local (a process pool), serial, or dask://HOST:PORT.")
-@click.option("--jobs", type=click.IntRange(1, 64), default=2, show_default=True,
+@click.option("--jobs", type=WholeRange(1, 64), default=2, show_default=True,
               help="Processes of the local pool.")
 @court_option
 def command(cues: Path | None, rite: str | None, programme_file: Path | None,

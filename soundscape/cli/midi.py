@@ -10,6 +10,7 @@ from soundscape.cli._common import (
     SEATS_HELP,
     FilePath,
     Sequencing,
+    counted,
     cue_sheet_option,
     sequencing_options,
 )
@@ -71,7 +72,7 @@ def command(cues: Path | None, output: Path | None, split: str | None, grid: str
     paths = midi.write_split(performance, output, by=split, listener=listener,
                              tuning_mode=tuning_mode, grid=steps, ports=ports)
     notes = sum(midi.note_count(path) for path in paths)
-    click.echo(f"wrote {len(paths)} files into {output} (one per {split}, "
+    click.echo(f"wrote {counted(len(paths), 'file')} into {output} (one per {split}, "
                f"{notes} notes, {tuning_mode})")
 
 
@@ -81,4 +82,4 @@ def _tracks(path: Path) -> str:
 
     tracks = mido.MidiFile(path).tracks
     ports = {m.port for t in tracks for m in t if m.type == "midi_port"} or {0}
-    return f"{len(tracks) - 1} tracks on {len(ports)} port{'s' if len(ports) > 1 else ''}"
+    return f"{counted(len(tracks) - 1, 'track')} on {counted(len(ports), 'port')}"

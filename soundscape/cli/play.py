@@ -22,6 +22,7 @@ from soundscape.cli._common import (
     SEATS_HELP,
     FilePath,
     Sequencing,
+    WholeRange,
     court_option,
     sequencing_options,
     speaker_layout,
@@ -74,7 +75,7 @@ BLOCK_S = 0.125
 @click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no walls, "
               "no tail).")
 @court_option
-@click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
+@click.option("--jobs", type=WholeRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same frames, faster).")
 @click.option("--bells", type=click.Choice(("ideal", "zeng")), default="ideal",
               show_default=True, help="Bells on the tuning, or as the Marquis Yi of Zeng bells "
@@ -99,7 +100,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     from soundscape.sound import render
     from soundscape.sound.diskcache import from_env
     from soundscape.sound.loudness import TruePeakLimiter
-    from soundscape.sound.panning import make_panner, parse_layout, wav_channel_mask
+    from soundscape.sound.panning import make_panner, wav_channel_mask
     from soundscape.sound.stream import cue_time, parse_time, played
     from soundscape.sound.tailstore import stored_tail
 
@@ -115,13 +116,13 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
 
         _finite(gain_db, "--gain", -MAX_GAIN_DB, MAX_GAIN_DB)
     _finite(ceiling_dbtp, "--ceiling", -20.0, 0.0)
-    speaker_layout(layout, "play")
+    speakers = speaker_layout(layout, "play")
     sink_kind = _sink_kind(out)
     courtyard = sequencing.site(cues)
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
     listener = listener_at(courtyard, place, facing)
-    panner = make_panner(parse_layout(layout), speed_of_sound=surroundings.air.speed_of_sound)
+    panner = make_panner(speakers, speed_of_sound=surroundings.air.speed_of_sound)
     sample_rate = int(rate)
     ready = time.perf_counter()
     with render.frozen() as keep:  # what exists now is kept to the end: out of the GC's walks

@@ -21,6 +21,7 @@ from soundscape.cli._common import (
     SEATS_HELP,
     FilePath,
     Sequencing,
+    WholeRange,
     court_option,
     sequencing_options,
     stage,
@@ -73,7 +74,7 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no walls, "
               "no tail).")
 @court_option
-@click.option("--jobs", type=click.IntRange(1, 2), default=2, show_default=True,
+@click.option("--jobs", type=WholeRange(1, 2), default=2, show_default=True,
               help="Processes: 2 computes notes in a helper process (same bytes, faster).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the disk caches of "
               "notes and of the sequenced rite (same bytes; $SOUNDSCAPE_CACHE=off does the "
@@ -105,7 +106,8 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                                "waypoints say: give --path, or --listener/--facing, not both")
     listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
     master = MASTER_LAYOUTS.get(layout)
-    speakers = layout if master else parse_layout(layout)  # check before sequencing
+    # check before sequencing
+    speakers = layout if master else parse_layout(layout, (*LAYOUTS, *MASTER_LAYOUTS))
     if master and (file_format != "wav" or walk or rate != "48000"):
         raise RenderError(f"--layout {layout} writes a 48 kHz WAV (ADM BWF) heard from a "
                           "standing --listener: drop --format/--sample-rate/--path, or pick "

@@ -405,14 +405,15 @@ def make_panner(layout: str | Sequence[float], *, speed_of_sound: float = _DEFAU
             "like 30,-30,0,110,-110") from None
 
 
-def parse_layout(text: str) -> str | tuple[float, ...]:
-    """A ``--layout`` value: a layout name (tried first: ``7.1`` is a name, not an angle) or
-    a comma-separated list of 2 to ``MAX_SPEAKERS`` distinct loudspeaker azimuths, checked
-    through ``make_panner`` so that a bad one is refused before any work."""
-    if text in LAYOUTS:
+def parse_layout(text: str, names: Sequence[str] = LAYOUTS) -> str | tuple[float, ...]:
+    """A ``--layout`` value: one of ``names`` (tried first: ``7.1`` is a name, not an angle)
+    or a comma-separated list of 2 to ``MAX_SPEAKERS`` distinct loudspeaker azimuths,
+    checked through ``make_panner`` so that a bad one is refused before any work. ``names``
+    are what the verb takes (a render also writes ADM masters, play no stems)."""
+    if text in names:
         return text
     shown = repr(text if len(text) <= 40 else text[:40] + "…")
-    accepted = (f"a layout name ({', '.join(LAYOUTS)}) or 2 to {MAX_SPEAKERS} loudspeaker "
+    accepted = (f"a layout name ({', '.join(names)}) or 2 to {MAX_SPEAKERS} loudspeaker "
                 "azimuths in degrees like 30,-30,0,110,-110")
     try:
         azimuths = tuple(float(v) for v in text.split(","))

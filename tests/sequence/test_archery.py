@@ -298,3 +298,9 @@ def test_releases_of_rounds_without_music_keep_no_metronome():
     plain = archery.lay_out_turns(2, roster, config=CONFIG, start=10.0)
     assert {round(b - a, 9) for t in plain for a, b in itertools.pairwise(
         [s.aim_time for s in t.shots])} == {step}
+
+
+def test_a_part_without_shooting_is_not_called_a_text_without_it(tmp_path):
+    """``archery --from s45`` said the 大射's text had no shooting round."""
+    run = CliRunner().invoke(command, ["--from", "s45", "--out", str(tmp_path / "a")])
+    assert run.exit_code == 0 and "大射儀: no shooting round in section s45" in run.output

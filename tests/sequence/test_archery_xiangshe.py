@@ -166,7 +166,7 @@ def test_cli_reports_the_rites_shooting(tmp_path):
     result = CliRunner().invoke(command, ["--rite", "xiangshe", "--seed", str(SEED),
                                           "-o", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert ("鄉射禮: 1 target(s) (hou 69.3 m); 10 pairs; 4 shoots; round 3 to music: "
+    assert ("鄉射禮: 1 target (hou 69.3 m); 10 pairs; 4 shoots; round 3 to music: "
             "5 節 a pair (1 heard, 4 with one 拾 each)") in result.output
     assert (tmp_path / "round3.csv").is_file()
 

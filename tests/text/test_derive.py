@@ -189,7 +189,7 @@ def test_cli_warns_about_what_it_set_aside(tmp_path):
     # by family rules (text.derive.generic), so it sequences (it stopped before: issue 28)
     assert result.exit_code == 0 and "will not sequence" not in result.output, result.output
     assert "best 大射儀 (dashe)" in result.stderr
-    assert "set aside modern translation (譯文): 1 passage(s)" in result.stderr
+    assert "set aside modern translation (譯文): 1 passage" in result.stderr
     assert "set aside introduction (題解)" in result.stderr
     assert "set aside" not in result.stdout
 
