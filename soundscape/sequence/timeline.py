@@ -23,6 +23,7 @@ from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
 from soundscape.resources import data_dir
+from soundscape.text import glossary
 
 __all__ = ["Durations", "StepLike", "TimedStep", "time_steps"]
 
@@ -51,6 +52,23 @@ class StepLike(Protocol):
     def place(self) -> str | None: ...
     @property
     def quote(self) -> str: ...
+
+
+def _known_actions(actions: Mapping[str, float], where: str) -> None:
+    """Refuse an action name no step can carry: a step's action is the canonical term of
+    the glossary's [action] table (or ``other``), so 答拜 (timed as 拜) or a typo would be
+    read and never used."""
+    words = glossary.load()
+    canonical = {words.name("action", i): i for i in words.ids("action")}
+    for name in actions:
+        if name in canonical:
+            continue
+        alias = words.id_of("action", name)
+        hint = (f"{name} is a step's {words.name('action', alias)} (the glossary's action "
+                f"{alias}): give that" if alias is not None else
+                "accepted: other or a glossary action ("
+                f"{', '.join(n for n in canonical if n != 'other')})")
+        raise CueSheetError(f"{where}: action.{name} is no action a step carries; {hint}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +100,7 @@ class Durations:
         if "other" not in self.actions:
             raise CueSheetError(f"{self.source}: [action] needs an 'other' entry (seconds)")
         where, error = self.source, CueSheetError
+        _known_actions(self.actions, where)
         for name, seconds in self.actions.items():
             validate.number(seconds, key=f"action.{name}", where=where, error=error,
                             low=ACTION_SECONDS[0], high=ACTION_SECONDS[1], unit="seconds")

@@ -103,3 +103,25 @@ def test_a_table_of_another_schema_is_refused(schema):
     with pytest.raises(CueSheetError, match=r"mine.toml: schema=.* must be supported "
                                              r"\(accepted: 1\)"):
         Durations.from_dict(data, source="mine.toml")
+
+
+@pytest.mark.parametrize(("action", "said"), [
+    ("答拜", "action.答拜 is no action a step carries; 答拜 is a step's 拜 (the glossary's "
+            "action bai): give that"),
+    ("楫", "action.楫 is no action a step carries; accepted: other or a glossary action "
+          "(再拜稽首, 再拜, 拜, 揖"),
+])
+def test_an_action_no_step_carries_is_refused(action, said):
+    """It was read and never used: a step's action is the glossary's canonical term."""
+    with pytest.raises(CueSheetError) as refused:
+        Durations.from_dict({"action": {action: 3.0, "other": 4.0},
+                             "pace": {"walk": 0.8, "hurry": 1.6}}, source="d.toml")
+    assert str(refused.value).startswith(f"d.toml: {said}")
+
+
+def test_every_action_of_the_bundled_table_is_one_a_step_can_carry():
+    from soundscape.text import glossary
+
+    words = glossary.load()
+    assert set(Durations.load().actions) <= {words.name("action", i)
+                                             for i in words.ids("action")}
