@@ -175,12 +175,18 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
     sources = tuple(validate.text(s, key=f"sources[{i}]", where=where, error=InstrumentError)
                     for i, s in enumerate(names("sources", 1, 100)))
     pitches = tuple(names("pitches", 0, MOST_PITCHES))
+    sounded: dict[tuple[str, int], int] = {}
     for i, name in enumerate(pitches):
         try:
-            parse_name(validate.text(name, key=f"pitches[{i}]", where=where,
-                                     error=InstrumentError))
+            pitch = parse_name(validate.text(name, key=f"pitches[{i}]", where=where,
+                                             error=InstrumentError))
         except TuningError as error:
             validate.fail(InstrumentError, where, f"pitches[{i}]", name, f"a 律 name ({error})")
+        if pitch in sounded:  # the second bell could never be struck, and a pitch is lost
+            validate.fail(InstrumentError, where, f"pitches[{i}]", name,
+                          f"a 律 not already on the rack (pitches[{sounded[pitch]}] is "
+                          f"{pitches[sounded[pitch]]})")
+        sounded[pitch] = i
     range_hz = _range(data, where)
     default_hz = data.get("default_hz")
     if default_hz is not None:

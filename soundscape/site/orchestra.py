@@ -137,7 +137,8 @@ class PlacedInstrument:
             if wanted is not None and _pitch_key(name) == wanted:
                 return where
         raise SiteError(f"layout {self.id!r} ({self.name}): no bell or stone sounds "
-                        f"{pitch_name!r}; its pitches: {', '.join(self.pitches)}")
+                        f"{pitch_name!r}; its pitches (`pitches` of the instrument file "
+                        f"{self.instrument}.toml): {', '.join(self.pitches)}")
 
     def member_position(self, index: int) -> Vec3:
         """Where bell or stone ``index`` (0 = the north or west end) hangs, metres."""
