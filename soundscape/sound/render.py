@@ -470,7 +470,8 @@ def _check_space(path: Path, seconds: float, sample_rate: int, channels: int,
     need = space_needed(seconds, sample_rate, channels, bits) + _SPACE_MARGIN
     free = shutil.disk_usage(path.parent).free
     if free < need:
-        raise RenderError(f"{path.parent}: not enough free space for this render: it needs "
+        # the file's name, not its folder: that is the hidden staging folder of a render
+        raise RenderError(f"{path.name}: not enough free space for this render: it needs "
                           f"about {_size(need)} (temporary samples and the finished audio), "
                           f"{_size(free)} free; free some space or write elsewhere")
 

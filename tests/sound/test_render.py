@@ -567,7 +567,7 @@ def test_too_little_free_space_is_refused_before_rendering(tmp_path, monkeypatch
     perf = scene()
     perf_long = Performance.build([*perf.events, Event(3600.0, 0.25, "w", None, 0.9, "strike",
                                                        "c")], [], perf.sources)
-    with pytest.raises(RenderError, match=r"not enough free space for this render: it needs "
+    with pytest.raises(RenderError, match=r"^x\.wav: not enough free space for this render: it needs "
                                           r"about 2\.\d GiB .*, 100 MiB free"):
         render_audio(perf_long, tmp_path / "x.wav", listener=NORTH, voice=noise_voice)
     assert list(tmp_path.iterdir()) == []
