@@ -567,8 +567,8 @@ def test_too_little_free_space_is_refused_before_rendering(tmp_path, monkeypatch
     perf = scene()
     perf_long = Performance.build([*perf.events, Event(3600.0, 0.25, "w", None, 0.9, "strike",
                                                        "c")], [], perf.sources)
-    with pytest.raises(RenderError, match=r"^x\.wav: not enough free space for this render: it needs "
-                                          r"about 2\.\d GiB .*, 100 MiB free"):
+    with pytest.raises(RenderError, match=r"^x\.wav: not enough free space for this render: "
+                                          r"it needs about 2\.\d GiB .*, 100 MiB free"):
         render_audio(perf_long, tmp_path / "x.wav", listener=NORTH, voice=noise_voice)
     assert list(tmp_path.iterdir()) == []
     # an hour of stereo at 48 kHz, 24-bit: float32 scratch and the WAV
