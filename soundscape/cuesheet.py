@@ -22,6 +22,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ __all__ = [
     "loads",
     "performed",
     "save",
+    "too_many",
     "variants",
 ]
 
@@ -475,6 +477,15 @@ def load(path: str | Path) -> CueSheet:
     return loads(fileio.read_text(path, CueSheetError), source=str(path))
 
 
+def too_many(counts: Mapping[str, int]) -> tuple[str, int] | None:
+    """The first table of ``counts`` (entries per table) with more entries than a sheet
+    holds, and that bound (:data:`MOST`); None when every table fits."""
+    for table, most in MOST.items():
+        if counts.get(table, 0) > most:
+            return table, most
+    return None
+
+
 def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     """Parse and validate cue-sheet TOML held in a string (see :func:`load`)."""
     data = fileio.parse_toml(raw, source, CueSheetError)
@@ -489,11 +500,12 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
             top.fail(key, f"{key} must be an array of tables [[{key}]], not {_shown(data[key])}")
     info = _text_info(_Checker(source, locator, "text", 0, data["text"]))
 
-    for table, most in MOST.items():  # bound what a sheet may ask for, before any work
-        if len(data.get(table, [])) > most:
-            _Checker(source, locator, table, most, {}).fail(
-                None, f"[[{table}]] entry {most + 1} of {len(data[table])}: a sheet holds at "
-                      f"most {most} [[{table}]] entries")
+    over = too_many({table: len(data.get(table, [])) for table in MOST})
+    if over is not None:  # bound what a sheet may ask for, before any work
+        table, most = over
+        _Checker(source, locator, table, most, {}).fail(
+            None, f"[[{table}]] entry {most + 1} of {len(data[table])}: a sheet holds at "
+                  f"most {most} [[{table}]] entries")
 
     def checkers(table: str) -> list[_Checker]:
         return [_Checker(source, locator, table, i, e) for i, e in enumerate(data.get(table, []))]

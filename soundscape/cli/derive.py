@@ -143,12 +143,12 @@ def _within_bounds(sheet: cuesheet.CueSheet, source: str) -> None:
     would not load."""
     counts = {"section": sheet.sections, "step": sheet.steps, "layout": sheet.layout,
               "music": sheet.music, "voice": sheet.voices, "speech": sheet.speech}
-    for table, most in cuesheet.MOST.items():
-        if len(counts[table]) > most:
-            raise CueSheetError(f"{source}: derives {len(counts[table])} [[{table}]] entries, "
-                                f"where a sheet holds at most {most}: give the text of one "
-                                "rite (a chapter of the Yili), not a whole book; nothing "
-                                "written")
+    over = cuesheet.too_many({table: len(entries) for table, entries in counts.items()})
+    if over is not None:
+        table, most = over
+        raise CueSheetError(f"{source}: derives {len(counts[table])} [[{table}]] entries, "
+                            f"where a sheet holds at most {most}: give the text of one rite "
+                            "(a chapter of the Yili), not a whole book; nothing written")
 
 
 def _which_rite(loaded: text.Text, forced: str | None) -> tuple[str | None, str]:
