@@ -381,7 +381,7 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
     (["--layout", "nan,inf"], "--layout 'nan,inf': speaker 1 azimuth nan"),
     (["--layout", ",".join(str(a) for a in range(360))], "360 loudspeakers, accepted: 2 to 64"),
     (["--layout", "7"], "--layout '7', accepted: a layout name (stereo, binaural, foa, hoa3, "
-                        "ring8, 5.1, 7.1, 7.1.4, stems) or 2 to 64"),
+                        "ring8, 5.1, 7.1, 7.1.4, stems, adm, atmos) or 2 to 64"),
     (["--layout", "hoa3", "--out", "x.flac"], "format=flac holds 1 to 8 channels; this layout "
                                               "has 16: use wav"),
     (["--sample-rate", "22050"], "'22050' is not one of '44100', '48000', '96000'"),
