@@ -139,7 +139,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
             write_iem(layout, out / "layouts" / f"{layout.name}.json")
     from soundscape.kit.web import write_page
     write_page(out, built, site,
-               listen=_listen(out, built, site, seed, say) if listen else None)
+               listen=_listen(out, built, site, seed, say, court) if listen else None)
     return write_manifest(out, rite, built, court=court)
 
 
@@ -168,17 +168,23 @@ def _masters(out: Path, programme: Programme, part: Performance, site, seed: int
     return masters
 
 
-def _listen(out: Path, built: list[Built], site, seed: int,
-            say: Callable[[str], None]) -> dict:
-    """The page's live listening: the court's responses and each short programme's stems."""
+def _listen(out: Path, built: list[Built], site, seed: int, say: Callable[[str], None],
+            court_name: str = "bare") -> dict:
+    """The page's live listening: the responses of the court the loops are heard in
+    (``court_name``; ``none``: the direct sound alone, no responses) and each short
+    programme's stems."""
     from soundscape.kit.listen import LISTEN_S, court_responses, write_stems
     from soundscape.sound.court import load_court
 
-    court = load_court(site)
-    say(f"court responses for the page ({court.name} court)")
+    court = None if court_name == "none" else load_court(site, court_name)
+    if court is None:
+        say("no court responses for the page (--court none: the direct sound alone)")
+    else:
+        say(f"court responses for the page ({court.name} court)")
     found: dict[str, Any] = {
-        "court": court.name, "programmes": {},
-        "responses": court_responses(out / "listen", court, seed=seed)}
+        "court": court_name, "programmes": {},
+        "responses": [] if court is None else court_responses(out / "listen", court,
+                                                               seed=seed)}
     for item in built:
         if item.length_s > LISTEN_S:
             say(f"  {item.programme.id}: no stems (over {LISTEN_S / 60:.0f} min)")

@@ -175,3 +175,18 @@ def test_the_courtyards_ambience_has_stems_of_its_own_where_its_sources_stand(tm
     assert alone["track"] == [[0.0, 16.0, 0.0, 4.0]] and alone["early"] and alone["sends"]
     audio, _ = soundfile.read(tmp_path / alone["file"])
     assert np.abs(audio[round(0.5 * 48000):round(1.5 * 48000)]).max() > 0.01  # it sounds
+
+
+def test_the_page_hears_the_court_the_kit_was_asked_for(tmp_path, monkeypatch):
+    """``kit --court damped`` rendered the loops damped and gave the page the bare court's
+    responses; ``--court none`` gives it none."""
+    from soundscape.kit.build import _listen
+
+    given = []
+    monkeypatch.setattr(listen, "court_responses",
+                        lambda folder, court, seed: given.append(court.name) or [])
+    site, said = load_site(), []
+    found = [_listen(tmp_path, [], site, 0, said.append, name)["court"]
+             for name in ("bare", "damped", "none")]
+    assert found == ["bare", "damped", "none"] and given == ["bare", "damped"]
+    assert "(damped court)" in said[1] and "--court none" in said[2]
