@@ -83,3 +83,36 @@ def test_a_place_behind_the_walls_is_one_line_exit_2(tmp_path, soundscape_cli, w
     assert code == 2 and "the court's walls stand between them" in err, err
     assert "with --court none" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_same_response_is_the_same_bytes_with_the_layouts_speakers(tmp_path,
+                                                                      soundscape_cli):
+    """Two runs differed in the PEAK chunk's timestamp, and a 5.1 response carried no
+    speaker mask (a convolver could not tell the LFE)."""
+    from soundscape.sound.audiofile import read_wav_channel_mask
+
+    for name in ("a.wav", "b.wav"):
+        code, err = soundscape_cli("impulse", "--source", "gong_xi", "--layout", "5.1",
+                                   "--court", "none", "-o", name, cwd=tmp_path)
+        assert code == 0, err
+    assert (tmp_path / "a.wav").read_bytes() == (tmp_path / "b.wav").read_bytes()
+    assert read_wav_channel_mask(tmp_path / "a.wav") == 0x3F
+    assert soundfile.info(str(tmp_path / "a.wav")).subtype == "FLOAT"
+
+
+def test_a_full_disk_is_one_line_naming_the_response(tmp_path, soundscape_cli, monkeypatch):
+    """libsndfile's "System error." came out as a traceback, exit 1."""
+    import errno
+    import os
+
+    from soundscape.sound import directio
+
+    def full(self, chunk, offset):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.name)
+
+    monkeypatch.setattr(directio.DirectWriter, "_write_direct", full)
+    code, err = soundscape_cli("impulse", "--source", "gong_xi", "--court", "none", "-o",
+                               "ir.wav", cwd=tmp_path)
+    assert code == 2 and err.strip().endswith(
+        "error: ir.wav: no space left on the device; free some space or write elsewhere"), err
+    assert "Traceback" not in err and list(tmp_path.iterdir()) == []

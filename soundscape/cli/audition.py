@@ -17,13 +17,13 @@ from pathlib import Path
 
 import click
 import numpy as np
-import soundfile
 
 from soundscape.cli._common import SEED_MAX, FilePath, WholeRange
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
 from soundscape.music.tuning import LU, Tuning
 from soundscape.resources import bundled_dir
+from soundscape.sound.audiofile import write_audio
 from soundscape.sound.render import SAMPLE_RATES
 from soundscape.sound.synth import BELL_SETS, render_note
 
@@ -258,8 +258,7 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
         audio = render_demo(instrument, notes, sample_rate=rate, seed=seed,
                             tuning=tuning, bells=bells)
         wav = out_dir / f"{instrument.id}.wav"
-        with atomic_path(wav) as tmp:
-            soundfile.write(tmp, audio, rate, subtype="PCM_24")
+        write_audio(wav, audio, rate, bits="24")
         write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=rate, notes=notes,
                           title=f"{instrument.name} {instrument.roman}: audition, tuned "
                                 f"{tuning.name}, 黃鍾 = {tuning.pitch('黃鍾').hz:.1f} Hz")

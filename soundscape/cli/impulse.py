@@ -55,15 +55,14 @@ __all__ = ["command"]
 def command(source: str, height: float | None, place: str, facing: str | None, layout: str,
             court: str, rite: str | None, rate: str, seed: int, out: Path) -> None:
     """The court's impulse response from one place to another (WAV and a JSON report)."""
-    import numpy as np
-    import soundfile
-
     from soundscape.errors import RenderError
-    from soundscape.fileio import atomic_path, write_text
+    from soundscape.fileio import write_text
     from soundscape.site.courtyard import load_site
     from soundscape.site.listeners import listener_at
     from soundscape.sound import iso3382
+    from soundscape.sound.audiofile import write_audio
     from soundscape.sound.impulse import impulse_response
+    from soundscape.sound.panning import make_panner, wav_channel_mask
 
     if out.suffix.lower() != ".wav":
         raise RenderError(f"--out {str(out)!r}: the response is written as WAV; give a .wav "
@@ -85,9 +84,8 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
         figures = dict(measured)
     except RenderError as error:  # a response too short or too dry to measure
         figures = {"error": str(error)}
-    with atomic_path(out) as tmp:
-        soundfile.write(tmp, response.astype(np.float32), int(rate), subtype="FLOAT",
-                        format="WAV")
+    mask = wav_channel_mask(make_panner(speakers))  # the speakers, as render's WAVs carry
+    write_audio(out, response, int(rate), bits="float", channel_mask=mask)
     report = {"source": source, "source_point": list(point), "listener": place,
               "listener_point": list(listener.position), "layout": layout,
               "sample_rate": int(rate), "seconds": len(response) / int(rate),

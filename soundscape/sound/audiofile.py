@@ -43,7 +43,7 @@ from soundscape.sound.directio import DirectWriter
 __all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
            "append_wav_cues", "check_channels", "open_writer", "pack_samples",
            "read_wav_channel_mask", "read_wav_cues", "sample_writer", "set_wav_channel_mask",
-           "subtype_for", "write_sidecar"]
+           "subtype_for", "write_audio", "write_sidecar"]
 
 FORMATS = ("wav", "flac")
 _RIFF_LIMIT = 0xFFFFFFFF - (1 << 24)  # bytes of audio a RIFF WAV can hold, with room for chunks
@@ -134,6 +134,20 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
         if file_format == "flac":
             _tag_flac(tmp, cues, sample_rate=sample_rate, channels=channels,
                       channel_mask=channel_mask)
+
+
+def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, *, bits: str,
+                file_format: str = "wav", channel_mask: int | None = None) -> Path:
+    """Write ``audio`` (frames, or frames × channels) whole through :func:`open_writer`:
+    atomically, the same bytes every time (no PEAK chunk's timestamp), a full disk an
+    ``OSError`` naming ``path``, the layout's ``channel_mask`` in the WAV."""
+    block = np.asarray(audio, dtype=np.float32)
+    block = block[:, None] if block.ndim == 1 else block
+    with open_writer(path, sample_rate=sample_rate, channels=block.shape[1],
+                     file_format=file_format, bits=bits, frames=len(block),
+                     channel_mask=channel_mask) as writer:
+        writer.write(block)
+    return Path(path)
 
 
 @contextlib.contextmanager
