@@ -178,7 +178,9 @@ def write_timeline(performance: Performance, out: str | Path) -> Path:
         raise SoundscapeError(f"{out}: ending {Path(out).suffix!r} is no picture format "
                               f"written; accepted: {', '.join(PICTURES)}")
     figure = timeline_figure(performance)
-    with atomic_path(out) as tmp:
+    # no date, and ids from a fixed salt: the same Performance gives the same bytes
+    with (matplotlib.rc_context({"svg.hashsalt": "soundscape-timeline"}),
+          atomic_path(out) as tmp):
         figure.savefig(tmp, dpi=110, format=kind[1:],
-                       metadata={"Software": None} if kind == ".png" else None)
+                       metadata={"Software": None} if kind == ".png" else {"Date": None})
     return Path(out)

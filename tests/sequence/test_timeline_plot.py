@@ -120,3 +120,12 @@ def test_a_sequence_whose_picture_fails_leaves_the_earlier_performance(tmp_path,
     assert code != 0 and "t.png: no space left on the device" in err, err
     assert (tmp_path / "p.json").read_text() == "earlier"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]
+
+
+@pytest.mark.parametrize("kind", [".svg", ".png"])
+def test_the_same_performance_draws_the_same_bytes(tmp_path, kind):
+    """The SVG carried the time it was drawn and random clip-path ids."""
+    part = perform_from_file(seed=0, from_section="s45", to_section="s45")
+    drawn = [timeline_plot.write_timeline(part, tmp_path / f"{n}{kind}").read_bytes()
+             for n in range(2)]
+    assert drawn[0] == drawn[1]
