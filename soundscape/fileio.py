@@ -23,7 +23,7 @@ import stat
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,7 +31,7 @@ from soundscape.errors import SoundscapeError
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "atomic_paths", "parse_toml", "read_bytes",
            "read_json", "read_text", "read_toml", "regular_file", "replace_set", "write_bytes",
-           "write_text"]
+           "write_text", "write_texts"]
 
 #: Largest input file read (bytes): a whole annotated Yili is about 1 MB.
 MAX_BYTES = 64 * 1024 * 1024
@@ -77,6 +77,15 @@ def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]
         yield tuple(stack.enter_context(atomic_path(target)) for target in targets)
 
 
+def write_texts(texts: Mapping[Path, str]) -> list[Path]:
+    """Write each text as UTF-8 to its path, all of them or none (:func:`atomic_paths`)."""
+    paths = list(texts)
+    with atomic_paths(*paths) as parts:
+        for part, path in zip(parts, paths, strict=True):
+            part.write_text(texts[path], encoding="utf-8")
+    return paths
+
+
 def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record: str) -> list[Path]:
     """Remove from ``folder`` the files an earlier run wrote there (listed in the hidden
     file ``record``) that this run, which wrote ``names``, did not; then record ``names``.
@@ -96,7 +105,7 @@ def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record:
         path = folder / name
         if name == Path(name).name and name not in ("", ".", "..") and name != record \
                 and path.is_file() and not path.is_symlink():
-            path.unlink()
+            path.unlink(missing_ok=True)  # another run into the folder may have been first
             removed.append(path)
     write_text(listing, "".join(f"{name}\n" for name in names))
     return sorted(removed)

@@ -15,6 +15,7 @@ from soundscape.fileio import (
     read_toml,
     replace_set,
     write_text,
+    write_texts,
 )
 
 
@@ -57,6 +58,18 @@ def test_files_that_belong_together_are_all_written_or_none(tmp_path):
         one.write_text("new")
         two.write_text("new")
     assert (first.read_text(), second.read_text()) == ("new", "new")
+
+
+def test_texts_that_belong_together_are_all_written_or_none(tmp_path):
+    """scala's .kbm failing left the new .scl; archery's second round failing, the first."""
+    first = write_text(tmp_path / "u.scl", "old")
+    (tmp_path / "u.kbm").mkdir()  # the second cannot be written
+    with pytest.raises(OSError):
+        write_texts({first: "new", tmp_path / "u.kbm": "new"})
+    assert first.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["u.kbm", "u.scl"]
+    assert write_texts({first: "新", tmp_path / "x.kbm": "二"}) == [first, tmp_path / "x.kbm"]
+    assert (first.read_text(encoding="utf-8"), (tmp_path / "x.kbm").read_text()) == ("新", "二")
 
 
 def test_a_set_of_files_drops_what_the_last_run_wrote_and_this_one_did_not(tmp_path):

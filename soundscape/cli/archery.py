@@ -13,7 +13,7 @@ from soundscape.cli._common import (
     cue_sheet_option,
     sequencing_options,
 )
-from soundscape.fileio import replace_set
+from soundscape.fileio import replace_set, write_texts
 from soundscape.sequence import archery
 
 __all__ = ["command", "structure"]
@@ -63,9 +63,10 @@ def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
                    f"{f'section {asked}' if asked else 'the text'}")
         return
     click.echo(structure(performance))
-    written: list[Path] = []
+    # every round's files written, or none: a full disk left round0's alone
+    written = write_texts({path: text for shoot in performance.rounds
+                           for path, text in archery.results_files(shoot, out_dir).items()})
     for shoot in performance.rounds:
-        written += archery.write_results(shoot, out_dir)
         shots = shoot.shots
         line = (f"{shoot.number} {shoot.name} at {shoot.start / 60:.1f} min: "
                 f"{len(shots)} arrows, {sum(s.called for s in shots)} 獲, "

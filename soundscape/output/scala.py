@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from soundscape.fileio import write_text
+from soundscape.fileio import write_texts
 from soundscape.music.tuning import LU, Tuning
 from soundscape.output import mts
 
@@ -48,8 +48,8 @@ def kbm_text(tuning: Tuning) -> str:
 
 
 def write_scala(tuning: Tuning, stem: str | Path) -> tuple[Path, Path]:
-    """Write ``<stem>.scl`` and ``<stem>.kbm`` atomically and return both paths."""
+    """Write ``<stem>.scl`` and ``<stem>.kbm``, both or neither, and return both paths."""
     stem = Path(stem)
-    scl = write_text(stem.with_suffix(".scl"), scl_text(tuning))
-    kbm = write_text(stem.with_suffix(".kbm"), kbm_text(tuning))
+    scl, kbm = stem.with_suffix(".scl"), stem.with_suffix(".kbm")
+    write_texts({scl: scl_text(tuning), kbm: kbm_text(tuning)})
     return scl, kbm

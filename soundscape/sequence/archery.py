@@ -40,7 +40,7 @@ import numpy as np
 
 from soundscape import validate
 from soundscape.errors import ArcheryError
-from soundscape.fileio import read_toml, write_text
+from soundscape.fileio import read_toml, write_texts
 from soundscape.geometry import Vec3
 from soundscape.performance import Round, Shot, SideCount, Turn, TurnTally
 from soundscape.resources import data_dir
@@ -704,18 +704,22 @@ _CSV_FIELDS = ("turn", "pair", "archer", "archer_name", "role", "arrow", "target
                "on_beat", "counted", "side")
 
 
-def write_results(result: Round, out_dir: str | Path) -> tuple[Path, Path]:
-    """Write ``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow), atomically."""
-    out_dir = Path(out_dir)
-    stem = f"round{result.number}"
-    json_path = write_text(out_dir / f"{stem}.json",
-                           json.dumps(asdict(result), ensure_ascii=False, indent=1))
+def results_files(result: Round, out_dir: str | Path) -> dict[Path, str]:
+    """``round<N>.json`` (everything) and ``round<N>.csv`` (one row per arrow) in
+    ``out_dir``, each path with its text."""
+    stem = Path(out_dir) / f"round{result.number}"
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(_CSV_FIELDS)
     for shot in result.shots:
         writer.writerow([_cell(getattr(shot, f)) for f in _CSV_FIELDS])
-    csv_path = write_text(out_dir / f"{stem}.csv", buffer.getvalue())
+    return {stem.with_suffix(".json"): json.dumps(asdict(result), ensure_ascii=False, indent=1),
+            stem.with_suffix(".csv"): buffer.getvalue()}
+
+
+def write_results(result: Round, out_dir: str | Path) -> tuple[Path, Path]:
+    """Write :func:`results_files`, both or neither; return the JSON's and the CSV's paths."""
+    json_path, csv_path = write_texts(results_files(result, out_dir))
     return json_path, csv_path
 
 
