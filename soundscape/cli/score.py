@@ -12,10 +12,11 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import FilePath, Sequencing, sequencing_options, stage
+from soundscape.cli._common import FilePath, Sequencing, counted, sequencing_options, stage
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
+from soundscape.output.midi import music_only
 
 __all__ = ["command"]
 
@@ -96,7 +97,14 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
         sequencing = replace(sequencing, performance=Path(target))
         target = None
     rite = sequencing.perform(Path(target) if target else None, tuning=tuning)
-    parts = len({e.source for e in rite.events})
-    with stage(f"laying out the score ({parts} parts, {len(rite.events)} notes)"):
+    played = music_only(rite).events  # what the score holds: no footsteps, beds or words
+    if not played:
+        asked = " to ".join(dict.fromkeys(s for s in (sequencing.from_section,
+                                                      sequencing.to_section) if s))
+        raise RenderError(f"{f'section {asked}' if asked else rite.info.title}: no music is "
+                          "played there, so there is nothing to score; `soundscape sections` "
+                          "lists the music of each section")
+    parts = counted(len({e.source for e in played}), "part")
+    with stage(f"laying out the score ({parts}, {counted(len(played), 'note')})"):
         return score.write_performance_score(rite, output or Path("output/dashe.musicxml"),
                                              cents_in_alter=cents_in_alter)

@@ -282,9 +282,13 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
     played = [e for e in section.events if section.sources[e.source].group not in midi.NOT_PLAYED]
     onsets = {(e.source, round(tmap.tick(e.time) / 1920 / score.QUANTUM_BEATS)) for e in played}
     assert len(notes) == len(onsets)
+    # the progress line counts what the score holds, not every sounding source
+    assert f"laying out the score ({len(sounding)} parts, {len(played)} notes)" in err
 
 
 @pytest.mark.parametrize(("args", "message"), [
+    (["--performance", "--from", "s19", "--to", "s19"],
+     "section s19: no music is played there, so there is nothing to score"),
     ([], "give a PIECE"),
     (["luming", "--from", "s09"], "use them with --performance"),
     (["--performance", "--seed", "-1"], "-1 is not in the range 0<=x<=9223372036854775807"),
