@@ -29,9 +29,23 @@ from typing import Any, NoReturn
 
 from soundscape.errors import SoundscapeError
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "atomic_path", "atomic_paths", "parse_toml", "read_bytes",
-           "read_json", "read_text", "read_toml", "regular_file", "replace_set", "write_bytes",
-           "write_text", "write_texts"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "atomic_path",
+    "atomic_paths",
+    "parse_toml",
+    "read_bytes",
+    "read_json",
+    "read_text",
+    "read_toml",
+    "recorded",
+    "regular_file",
+    "replace_set",
+    "write_bytes",
+    "write_text",
+    "write_texts",
+]
 
 #: Largest input file read (bytes): a whole annotated Yili is about 1 MB.
 MAX_BYTES = 64 * 1024 * 1024
@@ -92,23 +106,39 @@ def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record:
 
     A folder of per-piece or per-round files then holds this run's set only, and a file
     the user put there is never touched: only names this function recorded are removed,
-    and only plain file names (no folders, no links) at that. Returns the removed files.
+    and only regular files inside ``folder`` at that (a name may be ``sub/file``; no
+    absolute paths, ``..`` or links are followed). A subfolder left empty goes too.
+    Returns the removed files.
     """
     folder, names = Path(folder), sorted(set(names))
-    listing = folder / record
-    try:
-        earlier = listing.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        earlier = []
     removed = []
-    for name in set(earlier) - set(names):
+    for name in sorted(set(recorded(folder, record)) - set(names) - {record}):
         path = folder / name
-        if name == Path(name).name and name not in ("", ".", "..") and name != record \
-                and path.is_file() and not path.is_symlink():
-            path.unlink(missing_ok=True)  # another run into the folder may have been first
-            removed.append(path)
-    write_text(listing, "".join(f"{name}\n" for name in names))
+        if not _inside(folder, name) or path.is_symlink() or not path.is_file():
+            continue
+        path.unlink(missing_ok=True)  # another run into the folder may have been first
+        removed.append(path)
+        with contextlib.suppress(OSError):  # a subfolder it emptied (not empty: kept)
+            for parent in path.relative_to(folder).parents[:-1]:
+                (folder / parent).rmdir()
+    write_text(folder / record, "".join(f"{name}\n" for name in names))
     return sorted(removed)
+
+
+def recorded(folder: str | os.PathLike[str], record: str) -> list[str]:
+    """The names :func:`replace_set` recorded in ``folder`` (none if unreadable)."""
+    try:
+        return (Path(folder) / record).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def _inside(folder: Path, name: str) -> bool:
+    """Whether ``name`` is a relative path that stays in ``folder``, through no link."""
+    parts = Path(name).parts
+    if not parts or Path(name).is_absolute() or any(p in ("", ".", "..") for p in parts):
+        return False
+    return not any((folder / Path(*parts[:i])).is_symlink() for i in range(1, len(parts)))
 
 
 def _umask() -> int:

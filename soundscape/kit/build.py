@@ -30,7 +30,7 @@ from soundscape.kit import KitError
 from soundscape.kit.batch import Job, run_jobs
 from soundscape.kit.captions import captions, write_srt, write_vtt
 from soundscape.kit.loop import LoopResult
-from soundscape.kit.manifest import write_manifest
+from soundscape.kit.manifest import begin, finish
 from soundscape.kit.programmes import (
     Programme,
     cut,
@@ -123,6 +123,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         jobs.extend(job for _, job, _ in masters)
         built.append(Built(programme, part, length, parts, renders, lead, restart, masters))
     mastered = sum(len(item.masters) for item in built)
+    begin(out)  # from here the folder is being rebuilt: no manifest until it is whole
     say(f"rendering {len(jobs) - mastered} loops and {mastered} ADM masters ({executor}, "
         f"{workers} workers)" if mastered else
         f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
@@ -134,13 +135,13 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         for found in item.masters:
             found[2] = next(results)
         _sidecars(out, item, site, _section_at(rite, item.parts[0][0]))
-    for layout in speaker_layouts:
-        if isinstance(layout, SpeakerLayout):
-            write_iem(layout, out / "layouts" / f"{layout.name}.json")
+    layouts_written = [write_iem(layout, out / "layouts" / f"{layout.name}.json")
+                       for layout in speaker_layouts if isinstance(layout, SpeakerLayout)]
     from soundscape.kit.web import write_page
-    write_page(out, built, site,
-               listen=_listen(out, built, site, seed, say, court) if listen else None)
-    return write_manifest(out, rite, built, court=court)
+    heard = _listen(out, built, site, seed, say, court) if listen else None
+    write_page(out, built, site, listen=heard)
+    return finish(out, rite, built, court=court, layouts=layouts_written,
+                  listen=_listen_files(out, heard))
 
 
 def _masters(out: Path, programme: Programme, part: Performance, site, seed: int,
@@ -195,6 +196,15 @@ def _listen(out: Path, built: list[Built], site, seed: int, say: Callable[[str],
             out / f"{item.programme.id}.listen", item.performance, court=court,
             listen_at=first, seed=seed, calibration_lufs=item.programme.calibration_lufs)
     return found
+
+
+def _listen_files(out: Path, heard: dict | None) -> list[Path]:
+    """The files of the page's live listening (:func:`_listen`): responses and stems."""
+    if heard is None:
+        return []
+    return ([out / name for response in heard["responses"] for name in response["files"]]
+            + [out / stem["file"] for found in heard["programmes"].values()
+               for stem in found["stems"]])
 
 
 def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],

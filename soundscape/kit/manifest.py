@@ -16,15 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from soundscape import __version__
-from soundscape.fileio import write_text
+from soundscape.fileio import recorded, replace_set, write_text
 from soundscape.performance import Performance
 
-__all__ = ["MANIFEST_VERSION", "sha256", "write_manifest"]
+__all__ = ["MANIFEST_VERSION", "RECORD", "begin", "files_of", "finish", "sha256", "write_manifest"]
 
 MANIFEST_VERSION = 1
 
@@ -111,9 +112,49 @@ def court_entry(court: str) -> dict[str, str]:
             "note": found.hypothesis.note}
 
 
-def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare") -> Path:
+#: The hidden list of the files the last kit built in its folder (fileio.replace_set).
+RECORD = ".soundscape.kit"
+
+
+def begin(out: Path) -> None:
+    """Before a kit is built into ``out``: its earlier manifest goes (a build stopped half
+    way leaves no manifest that its files no longer match), and the files it listed are
+    recorded, so that the finished build removes those it does not make again."""
+    manifest = out / "manifest.json"
+    try:
+        earlier = files_of(json.loads(manifest.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return
+    write_text(out / RECORD, "".join(f"{name}\n" for name in
+                                      sorted({*recorded(out, RECORD), *earlier})))
+    manifest.unlink(missing_ok=True)
+
+
+def files_of(data: Any) -> list[str]:
+    """Every ``file`` a manifest (or any part of one) names."""
+    if isinstance(data, dict):
+        found = [data["file"]] if isinstance(data.get("file"), str) else []
+        return found + [f for value in data.values() for f in files_of(value)]
+    if isinstance(data, list):
+        return [f for value in data for f in files_of(value)]
+    return []
+
+
+def finish(out: Path, rite: Performance, built: list, *, court: str,
+           layouts: Sequence[Path], listen: Sequence[Path]) -> Path:
+    """Write the manifest of the kit just built (:func:`write_manifest`) and remove the
+    files an earlier kit in ``out`` made that this one did not (its own names stay)."""
+    path = write_manifest(out, rite, built, court=court, layouts=layouts, listen=listen)
+    made = files_of(json.loads(path.read_text(encoding="utf-8")))
+    replace_set(out, [*made, path.name], record=RECORD)
+    return path
+
+
+def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare", *,
+                   layouts: Sequence[Path] = (), listen: Sequence[Path] = ()) -> Path:
     """Write ``manifest.json`` in ``out`` for the built programmes (heard in the court
-    hypothesis ``court``)."""
+    hypothesis ``court``), with the speaker ``layouts`` and the page's ``listen`` files
+    this build wrote."""
     data = {
         "manifest": MANIFEST_VERSION, "soundscape": __version__,
         "rite": {**asdict(rite.info), "seconds": round(rite.duration, 3)},
@@ -125,9 +166,8 @@ def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare
         "page": [_file(out, out / name) for name in ("index.html", "web/kit.js", "web/listen.js",
                                                       "web/kit.css", "web/data.js",
                                                       "web/cjk.otf", "web/cjk-OFL.txt")],
-        "layouts": [_file(out, path) for path in sorted((out / "layouts").glob("*.json"))],
-        "listen": [_file(out, path) for path in sorted([*out.glob("listen/*.flac"),
-                                                        *out.glob("*.listen/*.flac")])],
+        "layouts": [_file(out, path) for path in sorted(layouts)],
+        "listen": [_file(out, path) for path in sorted(listen)],
     }
     return write_text(out / "manifest.json",
                       json.dumps(data, ensure_ascii=False, indent=1,

@@ -133,3 +133,36 @@ def test_a_layout_files_name_never_leaves_the_kit(tmp_path):
     assert not outside, outside
     assert (deep / "kit" / "layouts" / "pwned_rel.json").is_file()
     assert (deep / "kit" / "music.gong_wei.pwned_rel.wav").is_file()
+
+
+def test_a_rebuilt_kit_holds_and_lists_only_what_it_made(tmp_path):
+    """A second kit in the same folder listed the first one's listening files as its own,
+    and its loops, captions, layouts and stems stayed; a file the user put there stays."""
+    from soundscape.kit.manifest import files_of
+
+    kit = build(tmp_path).parent
+    (kit / "notes.txt").write_text("mine")
+    first = {p.relative_to(kit).as_posix() for p in kit.rglob("*") if p.is_file()}
+    assert any(".listen/" in name for name in first) and "layouts/5.1.json" in first
+    music_only = PROGRAMMES.replace(PROGRAMMES[PROGRAMMES.index("[[programme]]"):
+                                               PROGRAMMES.rindex("[[programme]]")], "")
+    manifest = build(tmp_path, music_only, layouts=("stereo",), listen=False)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    assert [p["id"] for p in data["programmes"]] == ["music"]
+    assert data["layouts"] == [] and data["listen"] == []
+    left = {p.relative_to(kit).as_posix() for p in kit.rglob("*")
+            if p.is_file() and not p.name.startswith(".")}
+    assert left == {*files_of(data), "manifest.json", "notes.txt"}
+    assert not any(kit.glob("*.listen")) and not (kit / "layouts").exists()
+
+
+def test_a_kit_being_rebuilt_has_no_manifest_its_files_do_not_match(tmp_path):
+    """Stopped half way, the new loops sat beside the old manifest's checksums."""
+    from soundscape.kit.manifest import RECORD, begin, files_of
+
+    manifest = build(tmp_path, layouts=("stereo",), listen=False)
+    kit = manifest.parent
+    listed = files_of(json.loads(manifest.read_text(encoding="utf-8")))
+    begin(kit)
+    assert not manifest.exists()
+    assert set(listed) <= set((kit / RECORD).read_text(encoding="utf-8").splitlines())
