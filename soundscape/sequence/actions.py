@@ -33,6 +33,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
+from soundscape.text.hanzi import mentions
 
 __all__ = ["ActionSounds", "load_actions"]
 
@@ -101,7 +102,7 @@ class ActionSounds:
             point = tuple(a + (b - a) * middle for a, b in zip(here, there, strict=True))
             on_hall = point[2] > self.walk["hall_above_m"]
             surface = self.walk["hall" if on_hall else "ground"]
-            if "趨" in step.quote:
+            if mentions(step.quote, "趨"):
                 surface += self.walk["hurried_suffix"]
             made.add(actor, self.walk["instrument"], step.id, timed.start + i * length,
                      length, surface, self.walk["velocity"] * _vary(rng), point)
@@ -112,7 +113,7 @@ class ActionSounds:
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
         sounds = list(self.by_action.get(step.action, ()))
-        sounds += [(s, 1) for word, s in self.by_word.items() if word in step.quote]
+        sounds += [(s, 1) for word, s in self.by_word.items() if mentions(step.quote, word)]
         slot = own / max(times, 1)
         for k in range(max(times, 1)):
             for sound, count in sounds:
@@ -126,7 +127,7 @@ class ActionSounds:
     def _place_bed(self, made, steps: Iterable[Step], times: Mapping[str, TimedStep],
                    site: Site, end: float, seed: int) -> None:
         bed, steps = self.bed, list(steps)
-        lit = [s for s in steps if bed["night_from"] in s.quote and s.id in times]
+        lit = [s for s in steps if mentions(s.quote, bed["night_from"]) and s.id in times]
         night = min((times[s.id].start for s in lit), default=math.inf)
         ambience = load_instrument(bed["instrument"])
         corners = bed["corners"]
@@ -152,7 +153,7 @@ class ActionSounds:
         fade = float(ambience.raw_params[torch["articulation"]]["fade_s"])
         for step in lit:
             for words, place in torch["places"].items():
-                if words not in step.quote:
+                if not mentions(step.quote, words):
                     continue
                 x, y, z = site.place(place)
                 t, k = times[step.id].start, 0

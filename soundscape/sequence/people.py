@@ -21,6 +21,7 @@ from soundscape.sequence.players import Players
 from soundscape.sequence.settings import SequenceSettings
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
+from soundscape.text.hanzi import mentions
 
 __all__ = ["STEP_M", "People", "standing_where_heard"]
 
@@ -72,7 +73,7 @@ class People:
     def at_step(self, step: Step, start: float) -> None:
         """The 工 move where the step's words move them (sequence.toml [[gong_move]])."""
         for move in self.settings.gong_moves:
-            if move.at in step.quote:
+            if mentions(step.quote, move.at):
                 self.players.move_gong(start, move.phase, self.site)
 
     def music_starts(self, kind: str, start: float) -> None:

@@ -23,6 +23,7 @@ from soundscape.site import orchestra
 from soundscape.site.courtyard import Site
 from soundscape.text.derive.formulas import rules as derive_rules
 from soundscape.text.derive.generic import by_family, is_placeable
+from soundscape.text.hanzi import canonical
 
 __all__ = ["Players", "build_players", "printed_pattern", "wusuan_turn"]
 
@@ -159,7 +160,8 @@ def printed_pattern(piece: Piece, cue: MusicCue) -> Piece:
     ``鼓節:LABEL:○□…``, ``text.derive.notation``) in place of its own, else as it is: ○
     the 鼙, □ the 鼓 (鄭注: 圜者擊鼙，方者擊鼓), the 半 kept as the pattern's half."""
     table = derive_rules()["notation"]
-    printed = next((c for c in cue.conditions if c.startswith(table["condition"])), None)
+    printed = next((c for c in cue.conditions
+                    if canonical(c).startswith(canonical(table["condition"]))), None)
     if printed is None or piece.jie is None:
         return piece
     label, symbols = printed[len(table["condition"]):].split(":", 1)
@@ -177,7 +179,8 @@ def wusuan_turn(cue: MusicCue, arrangement, note: TimedNote, sheng: bool) -> str
     are the cue's conditions, read by derive from the 鄭注 on 無算樂 (鄉飲酒禮: 或間或合; 燕禮,
     大射儀: 升歌間合; 鄉射禮: 合鄉樂, 合 alone); with both, stanzas take turns, 合 first (the
     order is ours: 鄭注 says only 或間或合, 無次數)."""
-    ways = [w for w in ("合", "間") if w in cue.conditions] if cue.kind == "wusuan" else []
+    read = {canonical(c) for c in cue.conditions}  # 间 in a sheet derived from 简体
+    ways = [w for w in ("合", "間") if w in read] if cue.kind == "wusuan" else []
     if not sheng or not ways or note.phrase < 0:
         return ""
     stanza = arrangement.phrases[note.phrase].stanza

@@ -23,6 +23,7 @@ from soundscape.sequence.players import Players
 from soundscape.sequence.settings import RoundSpec, SequenceSettings, round_specs
 from soundscape.sequence.timeline import Durations
 from soundscape.site.courtyard import Site
+from soundscape.text.hanzi import mentions
 
 __all__ = ["Shoot", "Shooting", "find_shoots"]
 
@@ -64,22 +65,22 @@ def find_shoots(sheet: CueSheet, specs: Iterable[RoundSpec]) -> dict[str, Shoot]
     :class:`~soundscape.sequence.settings.RoundSpec`)."""
     found = {}
     for spec in specs:
-        steps = [s for sec in sheet.sections if any(n in sec.name for n in spec.sections)
+        steps = [s for sec in sheet.sections if any(mentions(sec.name, n) for n in spec.sections)
                  for s in sheet.steps_in(sec.id)] if spec.sections is not None \
             else list(sheet.steps)
-        begin = next((i for i, s in enumerate(steps) if spec.after in s.quote), None)
-        starts = [i for i, s in enumerate(steps) if spec.at in s.quote
+        begin = next((i for i, s in enumerate(steps) if mentions(s.quote, spec.after)), None)
+        starts = [i for i, s in enumerate(steps) if mentions(s.quote, spec.at)
                   and begin is not None and i >= begin]
         if not starts:
             continue
         first = starts[0]
-        ends = [i for i, s in enumerate(steps) if spec.until in s.quote and i >= first]
+        ends = [i for i, s in enumerate(steps) if mentions(s.quote, spec.until) and i >= first]
         last = (ends[0] if spec.end == "first" else ends[-1]) if ends else first
         span = tuple(steps[first:last + 1])
         count = None
         if spec.count_at:  # a quote, or its spellings in the editions (視筭, 視算)
             later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
-            count = next((s.id for s in later if any(w in s.quote for w in spec.count_at)),
+            count = next((s.id for s in later if any(mentions(s.quote, w) for w in spec.count_at)),
                          None)
         found[span[0].id] = Shoot(spec, span, count)
     return found

@@ -46,6 +46,7 @@ from soundscape.sequence.settings import SpeechSettings
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import gloss, glossary, prosody
+from soundscape.text.hanzi import mentions
 from soundscape.text.reading import ReadingError, checked, read
 
 __all__ = ["PHRASED", "one_at_a_time", "phrase_seconds", "speech_events", "speech_markers",
@@ -88,7 +89,7 @@ def _count() -> dict[str, Any]:
 def _counted_steps(cues: Iterable[SpeechCue]) -> set[str]:
     """The steps whose words hold a count the game gives (the placeholder 若干)."""
     mark = _count().get("placeholder")
-    return {c.step for c in cues if mark and mark in c.quote}
+    return {c.step for c in cues if mark and mentions(c.quote, mark)}
 
 
 def _is_alternative(cue: SpeechCue, counted: set[str]) -> bool:
@@ -204,7 +205,7 @@ def _planned(cues: Iterable[SpeechCue], times: Mapping[str, TimedStep],
         if timed is None or _is_alternative(cue, counted):
             continue
         at = timed.start + timed.walk + settings.pause_s
-        if cue.step in counted and _count()["placeholder"] in cue.quote:
+        if cue.step in counted and mentions(cue.quote, _count()["placeholder"]):
             words = announcement(*simulated_count(cue.step, seed))
             own = next((c for c in cues if c.step == cue.step and c.quote == words), cue)
             out.append(_Said(own, at, words))

@@ -24,6 +24,7 @@ from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
 from soundscape.resources import data_dir
 from soundscape.text import glossary
+from soundscape.text.hanzi import mentions
 
 __all__ = ["Durations", "StepLike", "TimedStep", "time_steps"]
 
@@ -167,9 +168,9 @@ class Durations:
 
     def repeats(self, step: StepLike) -> int:
         """How many times the step's action is done: once per participant when it goes round."""
-        if not any(mark in step.quote for mark in self.repeat_markers):
+        if not any(mentions(step.quote, mark) for mark in self.repeat_markers):
             return 1
-        counts = [n for rank, n in self.participants.items() if rank in step.quote]
+        counts = [n for rank, n in self.participants.items() if mentions(step.quote, rank)]
         return max(counts, default=1) or 1
 
 
@@ -205,7 +206,7 @@ class _Walkers:
         self.last[step.actor] = where
         if before is None:
             return 0.0
-        pace = durations.hurry if "趨" in step.quote else durations.walk
+        pace = durations.hurry if mentions(step.quote, "趨") else durations.walk
         return math.dist(before[:2], where[:2]) / pace
 
 

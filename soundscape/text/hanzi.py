@@ -18,7 +18,7 @@ import opencc
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 
-__all__ = ["in_context", "is_han", "normalise", "normalise_char"]
+__all__ = ["canonical", "in_context", "is_han", "mentions", "normalise", "normalise_char"]
 
 
 def is_han(char: str) -> bool:
@@ -63,3 +63,16 @@ def normalise(s: str) -> str:
     '樂人宿縣於阼階東'
     """
     return "".join(normalise_char(c) for c in in_context(s))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def canonical(s: str) -> str:
+    """:func:`normalise`, remembered: the sequencer asks of the same quotes and words often."""
+    return normalise(s)
+
+
+def mentions(text: str, word: str) -> bool:
+    """Whether ``word`` is in ``text`` as any edition may print it: variant and simplified
+    characters unified on both sides (a sheet derived from 简体 reads 辩 for 辯, 诱射 for
+    誘射; the sequencer's words are the 經文's)."""
+    return canonical(word) in canonical(text)

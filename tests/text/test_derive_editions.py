@@ -170,3 +170,28 @@ def test_the_kanseki_dashe_is_recognised_and_lacks_only_the_missing_page():
     bundled = cuesheet.load(bundled_dir("cues") / "dashe.toml")
     assert [m.piece for m in sheet.music] == [m.piece for m in bundled.music
                                               if m.piece != "xingong"]
+
+
+@pytest.mark.parametrize("rite", ["dashe", "yan"])
+def test_a_text_in_simplified_characters_is_sequenced_as_the_traditional(rite, tmp_path):
+    """The sequencer looked for its words (誘射's commands, the 辯 of a step done round
+    everyone, the 鄭注's 間) as the 經文 prints them: a 简体 大射 lost round 0 and
+    stretched round 2, a 简体 燕禮 ran 6 minutes short."""
+    import opencc
+
+    from soundscape.performance import Performance
+
+    raw = (data_dir() / "texts" / _FILES[rite]).read_text(encoding="utf-8")
+    heard = {}
+    for name, body in (("traditional", raw), ("simplified", opencc.OpenCC("t2s").convert(raw))):
+        (tmp_path / f"{name}.txt").write_text(body, encoding="utf-8")
+        _run(["derive", str(tmp_path / f"{name}.txt"), "-o", str(tmp_path / f"{name}.toml")],
+             tmp_path)
+        _run(["sequence", str(tmp_path / f"{name}.toml"), "-o", str(tmp_path / f"{name}.json"),
+              "--plot", str(tmp_path / f"{name}.png")], tmp_path)
+        heard[name] = Performance.load_json(tmp_path / f"{name}.json")
+    old, new = heard["traditional"], heard["simplified"]
+    assert abs(new.duration - old.duration) < 2.0
+    assert [r.number for r in new.rounds] == [r.number for r in old.rounds]
+    for ours, theirs in ((new.rounds, old.rounds), (new.sections, old.sections)):
+        assert all(abs(a.start - b.start) < 2.0 for a, b in zip(ours, theirs, strict=True))
