@@ -499,11 +499,14 @@ class Performance:
     def section(self, name: str) -> SectionSpan:
         """The span of a performed section named by id (``s18``), name (``樂賓``) or heading
         (``右樂賓``); PerformanceError naming the performed sections (id and name) if none."""
-        heading = name.removeprefix("右")  # 右樂賓 names the section 樂賓, and the reverse
+        from soundscape.text.hanzi import canonical  # OpenCC: not for every reader of a file
+
+        # 右樂賓 names the section 樂賓, and the reverse; 乐宾 as 樂賓 (as derive reads)
+        heading = canonical(name.removeprefix("右"))
         for span in self.sections:
             if name == span.id:
                 return span
-        named = [s for s in self.sections if heading == s.name.removeprefix("右")]
+        named = [s for s in self.sections if heading == canonical(s.name.removeprefix("右"))]
         if len(named) > 1:  # the text repeats a heading (取矢視算 ends two rounds)
             raise PerformanceError(f"section {name!r} names {len(named)} sections: "
                                    f"{', '.join(s.id for s in named)}; give one by its id")

@@ -229,3 +229,20 @@ def test_counts_of_one_are_singular():
     from soundscape.cli._common import counted
 
     assert [counted(n, "target") for n in (0, 1, 2)] == ["0 targets", "1 target", "2 targets"]
+
+
+def test_a_sheets_default_outputs_are_named_after_it(soundscape_cli, tmp_path):
+    """A 燕禮 sheet's sequence wrote output/dashe.timeline.png over the 大射's."""
+    import shutil
+
+    from soundscape.resources import bundled_dir
+
+    shutil.copy(bundled_dir("cues") / "yan.toml", tmp_path / "mine.toml")
+    code, err = soundscape_cli("sequence", "mine.toml", "--from", "s03", "--to", "s03",
+                               cwd=tmp_path)
+    assert code == 0, err
+    assert sorted(p.name for p in (tmp_path / "output").iterdir()) == [
+        "mine.performance.json", "mine.timeline.png"]
+    code, err = soundscape_cli("midi", "--performance", "output/mine.performance.json",
+                               cwd=tmp_path)
+    assert code == 0 and (tmp_path / "output" / "mine.mid").is_file(), err

@@ -233,3 +233,12 @@ def test_a_heading_the_text_repeats_names_no_section_alone(tmp_path):
                                                "one by its id"):
         perf.cut("納賓")
     assert perf.cut("s2") == perf.between(3.0, 4.0)
+
+
+def test_a_section_is_found_by_its_name_in_simplified_characters():
+    """A user of a 简体 text gave its heading 乐宾: "section '乐宾' is not in this
+    performance"."""
+    from soundscape.sequence.planner import perform_from_file
+
+    rite = perform_from_file(seed=0, from_section="s18", to_section="s19")
+    assert rite.section("乐宾") == rite.section("右樂賓") == rite.section("s18")

@@ -183,6 +183,18 @@ class Sequencing:
                                      to_section=self.to_section, site=site, tuning=tuning,
                                      options=options)
 
+    def output_name(self, cues: Path | None) -> str:
+        """The stem of a run's default outputs (``output/NAME.wav`` …): the ``--rite``'s id,
+        the cue sheet's or the saved Performance's file name, else ``dashe`` (the bundled
+        sheet): a 燕禮 sheet's render no longer writes over the 大射's."""
+        if self.rite is not None:
+            return self.rite
+        if cues is not None:
+            return cues.stem
+        if self.performance is not None:
+            return self.performance.stem.removesuffix(".performance")
+        return "dashe"
+
     def cue_sheet(self, cues: Path | None) -> Path | None:
         """The cue sheet to use: the path given, or the sheet of ``--rite``."""
         if self.rite is None:

@@ -25,8 +25,9 @@ _ENDINGS = (".mid", ".midi")
 @click.command("midi")
 @cue_sheet_option
 @click.option("-o", "--out", "output", type=FilePath(path_type=Path), default=None,
-              help="MIDI file to write, ending .mid or .midi (default output/dashe.mid); "
-              "with --split, the folder (default output/dashe.pieces or output/dashe.sections).")
+              help="MIDI file to write, ending .mid or .midi (default output/NAME.mid: the "
+              "--rite's id, the cue sheet's file name, else dashe); with --split, the folder "
+              "(default output/NAME.pieces or output/NAME.sections).")
 @click.option("--split", type=click.Choice(midi.SPLITS), default=None,
               help="One file per piece played (NN-CUE.mid in playing order, its notes only) "
               "or per section (SECTION.mid, from its start to the next section's), each on "
@@ -50,7 +51,7 @@ _ENDINGS = (".mid", ".midi")
 def command(cues: Path | None, output: Path | None, split: str | None, grid: str | None,
             tuning_mode: str, ports: str, place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
-    name = sequencing.rite or "dashe"  # --rite ID → output/ID.mid
+    name = sequencing.output_name(cues)  # --rite ID → output/ID.mid
     output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
     steps = int(grid) if grid else None
     if split is None and output.suffix.lower() not in _ENDINGS:

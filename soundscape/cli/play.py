@@ -142,7 +142,8 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
                               f"({performance.duration:.1f} s); give an earlier --start or --at")
         part = performance if begin == 0 else performance.between(begin, math.inf)
         keep()  # and its cut
-        gain_db, source = _gain(gain_db, report, sequencing, performance, layout=layout,
+        gain_db, source = _gain(gain_db, report, sequencing, performance,
+                                name=sequencing.output_name(cues), layout=layout,
                                 rate=sample_rate, say=say)
         say(f"play: from {_clock(begin)} of the part ({at or 'its start'}"
             f"{f' + {offset:g} s' if offset else ''}), {_clock(part.duration)} to play; gain "
@@ -235,7 +236,7 @@ def _finite(value: float, option: str, low: float, high: float) -> float:
 
 
 def _gain(gain_db: float | None, report: Path | None, sequencing: Sequencing,
-          performance, *, layout: str, rate: int, say) -> tuple[float, str]:
+          performance, *, name: str, layout: str, rate: int, say) -> tuple[float, str]:
     """The gain and where it comes from: --gain, --loudness, the default render's report
     (if it rendered the part played: its text, start and length), else the calibration."""
     from soundscape.sound.stream import calibrated_gain, gain_from_report
@@ -245,7 +246,7 @@ def _gain(gain_db: float | None, report: Path | None, sequencing: Sequencing,
     part = {"text": performance.info.text, "offset": performance.info.offset,
             "duration": performance.duration}
     if report is None:
-        beside = Path("output") / f"{sequencing.rite or 'dashe'}.wav.loudness.json"
+        beside = Path("output") / f"{name}.wav.loudness.json"  # render's default output
         found = gain_from_report(beside) if beside.is_file() else None
         other = found is not None and _other_part(found[1], part)
         if other:

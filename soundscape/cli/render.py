@@ -81,8 +81,8 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               "same; docs/render.md).")
 @click.option("--quiet", is_flag=True, help="No progress bar or report.")
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path), default=None,
-              help="Output file (default output/dashe.<format>, or output/ID.<format> "
-                   "with --rite ID).")
+              help="Output file (default output/NAME.<format>: the --rite's id, the cue "
+                   "sheet's file name, else dashe).")
 @click.option("--bells", type=click.Choice(("ideal", "zeng")), default="ideal",
               show_default=True, help="Bells on the tuning, or each tone off it as the "
               "Marquis Yi of Zeng bells measure (Braun 2003; docs/instruments.md).")
@@ -122,7 +122,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     # of a part sequenced before skips sequencing (the whole rite: 2.8 s on one core)
     performance = (sequencing.perform(cues, site=courtyard) if store is None
                    else sequencing.perform_cached(cues, site=courtyard)[0])
-    name = sequencing.rite or "dashe"  # --rite xiangyinjiu → output/xiangyinjiu.wav
+    name = sequencing.output_name(cues)  # --rite xiangyinjiu → output/xiangyinjiu.wav
     out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     terminal = sys.stderr.isatty()

@@ -37,8 +37,9 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 @sequencing_options(saved=False)
 @click.option("-o", "--out", "output", type=FilePath(dir_okay=False, path_type=Path),
               default=None,
-              help="MusicXML file (default output/PIECE.musicxml, or output/dashe.musicxml "
-              "with --performance); ending .mxl: compressed MusicXML.")
+              help="MusicXML file (default output/PIECE.musicxml, or with --performance "
+              "output/NAME.musicxml, NAME the rite's: see `render -o`); ending .mxl: "
+              "compressed MusicXML.")
 @click.option("--huangzhong", default="convention", show_default=True,
               help="黃鍾 in Hz or a preset name (convention, zeng, qing).")
 @click.option("--cents-in-alter", is_flag=True,
@@ -106,5 +107,6 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
                           "lists the music of each section")
     parts = counted(len({e.source for e in played}), "part")
     with stage(f"laying out the score ({parts}, {counted(len(played), 'note')})"):
-        return score.write_performance_score(rite, output or Path("output/dashe.musicxml"),
+        name = sequencing.output_name(Path(target) if target else None)
+        return score.write_performance_score(rite, output or Path(f"output/{name}.musicxml"),
                                              cents_in_alter=cents_in_alter)

@@ -18,16 +18,16 @@ __all__ = ["command"]
 @cue_sheet_option
 @sequencing_options
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path), default=None,
-              help="Where the Performance JSON goes (default output/dashe.performance.json, "
-                   "or output/ID.performance.json with --rite ID).")
+              help="Where the Performance JSON goes (default output/NAME.performance.json: "
+                   "the --rite's id, the cue sheet's file name, else dashe).")
 @click.option("--plot", type=FilePath(dir_okay=False, path_type=Path), default=None,
               help="Where the timeline picture goes, PNG or SVG (default "
-                   "output/dashe.timeline.png, or output/ID.timeline.png with --rite ID).")
+                   "output/NAME.timeline.png, as -o).")
 def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
             plot: Path | None) -> None:
     """Sequence the rite (the bundled 大射 cue sheet, or CUES) into one timed Performance:
     every ritual step on one clock, music timed to the rite, the shooting rounds."""
-    name = sequencing.rite or "dashe"
+    name = sequencing.output_name(cues)
     out = out or Path(f"output/{name}.performance.json")
     plot = plot or Path(f"output/{name}.timeline.png")
     if plot.suffix.lower() not in PICTURES:  # refused before the (slow) sequencing
