@@ -123,6 +123,13 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     click.echo(f"{target}: {len(sheet.sections)} sections, {len(sheet.steps)} steps, "
                f"{len(sheet.layout)} layout entries, {len(sheet.music)} music cues, "
                f"{len(sheet.voices)} voice cues, {len(sheet.speech)} speech cues")
+    ji = next((s for s in sheet.sections if s.part == "記"), None)
+    if ji is not None:  # say where: a 記 read too early leaves the rite's end unperformed
+        size = ji.span[1] - ji.span[0]
+        click.echo(f"note: {loaded.source}:{loaded.line_of(ji.span[0])}: the 記 begins "
+                   f"({size} of {len(loaded.chars)} characters, "
+                   f"{100 * size / max(1, len(loaded.chars)):.0f} %): kept apart, never "
+                   "performed; its music lines are variants (`soundscape rites`)", err=True)
     if not sheet.music:
         click.echo(f"note: no music found in {loaded.source}: none of the formulas "
                    "(奏X, 歌X, 管X, 笙入, 間歌, 合樂, 無算樂, 入驁) occurs; the sheet has "

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from soundscape import cuesheet, text
 from soundscape.cli import cli
 from soundscape.errors import TextError
+from soundscape.resources import bundled_dir, data_dir
 from soundscape.text.derive import derive
 from soundscape.text.source import TEXT_BYTES
 from tests.text.test_text import SEED_000, SEED_003
@@ -307,3 +308,37 @@ def test_a_sheet_that_will_not_sequence_is_an_error_exit_2(soundscape_cli, tmp_p
                                cwd=tmp_path)
     assert code == 2 and "error: s.toml was written but will not sequence" in err, err
     assert (tmp_path / "s.toml").is_file()
+
+
+@pytest.mark.parametrize(("change", "what"), [
+    # a 鄭注 in brackets derive does not read as a note, citing the 鄉射's 記
+    (("以貍步", "以貍步〔鄉射記曰侯道五十弓〕"), "a cited 記"),
+    # 江永 prints 記 lines after some sections: before the last 右 heading, no supplement
+    (("右請射\n", "右請射\n記君於郊則閭中以旌獲\n"), "a 記 line among the sections"),
+])
+def test_a_ji_that_does_not_begin_the_supplement_leaves_the_rite_whole(soundscape_cli,
+                                                                     tmp_path, change, what):
+    """The first 記 anywhere began the supplement: the rest of the rite became variants
+    that are never performed (the whole 大射 20 s long, exit 0)."""
+    old, new = change
+    raw = (data_dir() / "texts" / "dashe.txt").read_text(encoding="utf-8")
+    assert old in raw
+    source = tmp_path / "dashe_edited.txt"
+    source.write_text(raw.replace(old, new, 1), encoding="utf-8")
+    code, err = soundscape_cli("derive", str(source), "-o", "s.toml", cwd=tmp_path)
+    assert code == 0, err
+    sheet = cuesheet.load(tmp_path / "s.toml")
+    bundled = cuesheet.load(bundled_dir("cues") / "dashe.toml")
+    assert [s.name for s in sheet.sections] == [s.name for s in bundled.sections], what
+    assert [(m.piece, m.variant) for m in sheet.music] == \
+        [(m.piece, m.variant) for m in bundled.music], what
+
+
+def test_derive_says_where_the_ji_begins(soundscape_cli, tmp_path):
+    source = data_dir() / "texts" / "kanseki" / "KR1d0026_006.txt"
+    code, err = soundscape_cli("derive", str(source), "-o", "y.toml", cwd=tmp_path)
+    assert code == 0, err
+    line = next(n for n, text in enumerate(source.read_text(encoding="utf-8").splitlines(), 1)
+                if ")記燕朝服於寢" in text)  # the 記 opens mid-line, after a note
+    assert f"{source}:{line}: the 記 begins (316 of 3053 characters, 10 %): kept apart, " \
+           "never performed" in err, err

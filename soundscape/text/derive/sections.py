@@ -10,7 +10,8 @@ once the running section holds ``min_chars`` characters. The rule is measured ag
 headings of the bundled 大射 by ``bench/bench_derive.py``.
 
 The 記, the supplement of variant rules after the rite, starts at the first 記 of the
-經文 and is one section of part ``記``: never performed, its music cues become variants.
+經文 (after the last ``右…`` heading, where there are headings; not a cited ``…記曰``) and
+is one section of part ``記``: never performed, its music cues become variants.
 """
 
 from __future__ import annotations
@@ -40,10 +41,17 @@ def _rule() -> tuple[re.Pattern, re.Pattern, int]:
     return joined(table["marks"]), joined(table["openers"]), table["min_chars"]
 
 
-def ji_start(chars: str) -> int | None:
-    """Offset of the 記 in ``chars``, or None if the text has none."""
-    found = chars.find(rules()["ji"]["mark"])
-    return found if found > 0 else None
+def ji_start(chars: str, after: int = 0) -> int | None:
+    """Offset of the 記 in ``chars`` (the first 記 at or past ``after`` that is not cited:
+    ``鄉射記曰``, ``禮記``), or None if the text has none."""
+    table = rules()["ji"]
+    for found in re.finditer(re.escape(table["mark"]), chars):
+        at = found.start()
+        cited = (at > 0 and chars[at - 1] in table["cited_after"]) or \
+            chars[at + 1:at + 2] in tuple(table["cited_before"])
+        if at > 0 and at >= after and not cited:
+            return at
+    return None
 
 
 def boundaries(chars: str, start: int = 0, end: int | None = None) -> list[int]:
@@ -66,7 +74,8 @@ def boundaries(chars: str, start: int = 0, end: int | None = None) -> list[int]:
 def sections_of(text: Text) -> list[Section]:
     """Sections from the ``右…`` headings, else by the rule; the 記 last, apart."""
     chars = text.chars
-    ji = ji_start(chars)
+    # with 右 headings the rite runs to its last one: a 記 before it is no supplement
+    ji = ji_start(chars, after=text.headings[-1].end if text.headings else 0)
     body_end = ji if ji is not None else len(chars)
     sections: list[Section] = []
 
