@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
 
 from soundscape import cuesheet, text
 from soundscape.cli._common import FilePath, counted
-from soundscape.errors import CueSheetError
+from soundscape.errors import CueSheetError, TextError
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text.derive import derive, rites, unscored_music
@@ -47,6 +48,22 @@ def _shown(source: str) -> str:
         if base is not None and path.is_relative_to(base):
             return str(path.relative_to(base))
     return path.name
+
+
+def _one_chapter(loaded: text.Text) -> None:
+    """Refuse a file holding two chapters: their title lines (卷題) number two 卷 (儀禮卷第四
+    … 儀禮卷第六), and the second chapter would be read as the first one's end or 記."""
+    first: str | None = None
+    for aside in (a for a in loaded.asides if a.kind == "卷題"):
+        number = re.search(r"第([一二三四五六七八九十百]+)", loaded.original[aside.start:aside.end])
+        if number is None:
+            continue
+        if first is not None and number.group(1) != first:
+            title = loaded.original[aside.start:aside.end].strip().rstrip("¶")
+            raise TextError(f"{loaded.source}:{aside.line}: another chapter begins here "
+                            f"({title}, after 卷第{first}); derive reads one rite: give each "
+                            "chapter its own file")
+        first = first or number.group(1)
 
 
 def set_aside_report(loaded: text.Text) -> list[str]:
@@ -109,6 +126,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     if source is not None and target.resolve() == source.resolve():
         raise CueSheetError(f"{target}: is the text itself; the sheet needs a name of its own "
                             "(-o FILE.toml)")
+    _one_chapter(loaded)
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)

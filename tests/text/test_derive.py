@@ -342,3 +342,23 @@ def test_derive_says_where_the_ji_begins(soundscape_cli, tmp_path):
                 if ")記燕朝服於寢" in text)  # the 記 opens mid-line, after a note
     assert f"{source}:{line}: the 記 begins (316 of 3053 characters, 10 %): kept apart, " \
            "never performed" in err, err
+
+
+def test_two_chapters_in_one_file_are_refused_naming_where_the_second_begins(soundscape_cli,
+                                                                           tmp_path):
+    """鄉飲酒禮 and 燕禮 in one file derived with exit 0: the whole 燕禮 became the first
+    one's 記, never performed."""
+    kanseki = data_dir() / "texts" / "kanseki"
+    first = (kanseki / "KR1d0026_004.txt").read_text(encoding="utf-8")
+    second = (kanseki / "KR1d0026_006.txt").read_text(encoding="utf-8")
+    (tmp_path / "two.txt").write_text(first + second, encoding="utf-8")
+    code, err = soundscape_cli("derive", "two.txt", "-o", "two.toml", cwd=tmp_path)
+    where = len(first.splitlines()) + next(
+        n for n, line in enumerate(second.splitlines(), 1) if "儀禮卷第六" in line)
+    assert code == 2 and f"two.txt:{where}: another chapter begins here (儀禮卷第六, after " \
+                         "卷第四); derive reads one rite" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two.txt"]
+    # one chapter, whose 卷 is named again at its end, is no second chapter
+    code, err = soundscape_cli("derive", str(kanseki / "KR1d0026_004.txt"), "-o", "one.toml",
+                               cwd=tmp_path)
+    assert code == 0, err
