@@ -695,6 +695,9 @@ class LoudnessReport:
 
     def text(self) -> str:
         """A short human-readable report."""
+        if not math.isfinite(self.measured_lufs):  # a rite with no music, words or place
+            return ("loudness: the render is silent (nothing in the part played makes a "
+                    "sound: no music, words, actions or place); written as silence, no gain")
         return (f"loudness: measured {self.measured_lufs:.1f} LUFS, gain {self.gain_db:+.1f} dB "
                 f"→ {self.output_lufs:.1f} LUFS (target {self.target_lufs:.1f}); true peak "
                 f"{self.output_peak_dbtp:.1f} dBTP (ceiling {self.ceiling_dbtp:.1f}, limiter "

@@ -916,6 +916,9 @@ def test_the_report_of_silence_is_json(tmp_path):
     report = json.loads(result.report_file.read_text(encoding="utf-8"),
                         parse_constant=lambda name: pytest.fail(f"{name} in the report"))
     assert report["measured_lufs"] is None
+    # said in words: "measured -inf LUFS" left a user of a text without music guessing
+    assert result.report.text().startswith("loudness: the render is silent")
+    assert report["gain_db"] == 0.0
 
 
 def test_notes_are_made_with_one_blas_thread_in_the_render_and_its_helper():
