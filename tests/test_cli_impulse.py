@@ -41,6 +41,7 @@ def test_no_court_is_the_floor_and_hall_alone(tmp_path, soundscape_cli):
     audio, rate = soundfile.read(tmp_path / "ir.wav")
     assert audio.shape[0] / rate < 1.0  # no tail
     assert json.loads((tmp_path / "ir.wav.json").read_text())["court"] == "none"
+    assert "note: no ISO 3382 figures: the response is" in err, err
 
 
 def test_unknown_court_is_one_line_exit_2(tmp_path, soundscape_cli):

@@ -99,6 +99,8 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     if "edt" in measured:
         click.echo("EDT {edt:.2f} s, T20 {t20:.2f} s, C80 {c80:+.1f} dB, D50 {d50:.2f}, "
                    "echo period {echo:.2f} s (500 Hz–1 kHz)".format(**measured))
+    else:  # too short or too dry to measure (--court none): say why, not only in the JSON
+        click.echo(f"note: no ISO 3382 figures: {figures['error']}", err=True)
 
 
 def _point(site, source: str, height: float | None) -> tuple[float, float, float]:
