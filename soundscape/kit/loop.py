@@ -25,8 +25,8 @@ pages count as the process's own (the whole rite in stereo held 4.3 GiB of PSS t
 
 from __future__ import annotations
 
+import contextlib
 import math
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +42,7 @@ from soundscape.sound.loudness import LoudnessMeter, TruePeakMeter
 from soundscape.sound.panning import Panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import SynthVoice, Voice, render_blocks
+from soundscape.sound.staging import Staging
 
 __all__ = ["MAX_CHANNELS", "LoopResult", "channel_groups", "render_loop", "seam_steps"]
 
@@ -103,8 +104,10 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
     width = len(panner.channels)
     surroundings = surroundings or Surroundings()
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=f".{path.stem}.loop-") as tmp, \
-            _FramesFile(Path(tmp) / "loop.f32", frames, width) as loop:
+    # the scratch goes in a staging folder named by this process: one a killed run left
+    # is removed by the next (staging.remove_stale), and an error names the loop's file
+    with Staging(path.parent, f"{path.stem}.loop") as staged, _named(path), \
+            _FramesFile(staged.scratch / "loop.f32", frames, width) as loop:
         blocks = render_blocks(performance, listener=listener, panner=panner,
                                sample_rate=sample_rate, seed=seed,
                                voice=voice or SynthVoice(surroundings.reference_db),
@@ -126,6 +129,17 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
     return LoopResult(files, channel_map, frames / sample_rate, measured, gain_db,
                       measured + gain_db, out_peak, calibration_lufs, ceiling_dbtp, seam,
                       (float(np.percentile(inside, 95)), float(inside.max())), restart)
+
+
+@contextlib.contextmanager
+def _named(path: Path) -> Iterator[None]:
+    """An error of the loop's scratch file (a full disk) names the loop asked for."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None or Path(error.filename) == path:
+            raise
+        raise OSError(error.errno, error.strerror, str(path)) from None
 
 
 class _FramesFile:

@@ -194,3 +194,29 @@ def test_the_loop_file_reads_zeros_until_written_and_only_runs_of_frames(tmp_pat
         assert loop[8:20].shape == (2, 3)
         with pytest.raises(ValueError, match="step 1"):
             loop[::2]
+
+
+def test_a_full_disk_names_the_loop_and_a_killed_loops_scratch_is_removed(tmp_path,
+                                                                          monkeypatch):
+    """The error named `.loop.loop-3wld9ufv/loop.f32`, and a loop killed by SIGKILL left
+    its scratch folder (224 MB) for good."""
+    import errno
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a process id that no longer runs
+    left = tmp_path / f".loop.loop.render-{dead.pid}-0123abcd"
+    (left / "scratch").mkdir(parents=True)
+    (left / "scratch" / "loop.f32").write_bytes(b"\0" * 4096)
+    real = directio.DirectFile.write
+
+    def full(self, offset, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.name)
+
+    monkeypatch.setattr(directio.DirectFile, "write", full)
+    with pytest.raises(OSError) as error:
+        render_loop(steady(2.0), tmp_path / "loop.wav", length_s=2.0, listener=HERE,
+                    panner=make_panner("stereo"), voice=ringing_voice, surroundings=QUIET)
+    assert error.value.filename == str(tmp_path / "loop.wav")
+    assert list(tmp_path.iterdir()) == []  # the dead run's scratch, and its own, are gone
+    monkeypatch.setattr(directio.DirectFile, "write", real)
