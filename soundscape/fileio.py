@@ -35,6 +35,7 @@ __all__ = [
     "atomic_path",
     "atomic_paths",
     "parse_toml",
+    "process_alive",
     "read_bytes",
     "read_json",
     "read_text",
@@ -62,9 +63,10 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=f".part{target.suffix}",
-                                   dir=target.parent)
+    _remove_dead_parts(target)
+    try:  # named by this process, so that the next run can tell a killed one's leftovers
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.{os.getpid()}-",
+                                   suffix=f".part{target.suffix}", dir=target.parent)
     except OSError as error:  # name the file asked for, not the hidden one
         raise OSError(error.errno, error.strerror, str(target)) from None
     os.close(fd)
@@ -139,6 +141,35 @@ def _inside(folder: Path, name: str) -> bool:
     if not parts or Path(name).is_absolute() or any(p in ("", ".", "..") for p in parts):
         return False
     return not any((folder / Path(*parts[:i])).is_symlink() for i in range(1, len(parts)))
+
+
+def _remove_dead_parts(target: Path) -> None:
+    """Remove the hidden files :func:`atomic_path` began for ``target`` in processes that
+    are gone (killed with SIGKILL, or the machine stopped): a killed ``play -o x.wav`` left
+    ``.x.<pid>-….part.wav`` beside it for good."""
+    pattern = re.compile(rf"\.{re.escape(target.stem)}\.(\d+)-[^/]*\.part"
+                         rf"{re.escape(target.suffix)}")
+    try:
+        names = [name for name in os.listdir(target.parent) if pattern.fullmatch(name)]
+    except OSError:
+        return
+    for name in names:
+        pid = int(pattern.fullmatch(name).group(1))  # type: ignore[union-attr]
+        path = target.parent / name
+        with contextlib.suppress(OSError):
+            if path.lstat().st_uid == os.getuid() and not process_alive(pid):
+                path.unlink()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (someone else's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _umask() -> int:

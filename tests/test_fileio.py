@@ -185,3 +185,22 @@ def test_nesting_up_to_the_limit_loads():
 def test_bad_toml_names_file_and_line():
     with pytest.raises(SoundscapeError, match=r"bad\.toml:2: not valid TOML"):
         parse_toml("a = 1\nb = = 2\n", "bad.toml")
+
+
+def test_a_killed_runs_hidden_file_is_removed_by_the_next_write(tmp_path):
+    """A ``play -o x.wav`` killed with SIGKILL left ``.x.….part.wav`` (63 MB) for good; a
+    running process's, or another target's, stays."""
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = tmp_path / f".x.{dead.pid}-abc123.part.wav"
+    running = tmp_path / f".x.{os.getpid()}-def456.part.wav"
+    other = tmp_path / f".y.{dead.pid}-abc123.part.wav"
+    for path in (left, running, other):
+        path.write_bytes(b"half")
+    with atomic_path(tmp_path / "x.wav") as tmp:
+        assert tmp.name.startswith(f".x.{os.getpid()}-") and tmp.name.endswith(".part.wav")
+        tmp.write_bytes(b"whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, other.name,
+                                                                  "x.wav"])

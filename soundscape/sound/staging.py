@@ -23,6 +23,8 @@ import shutil
 from pathlib import Path
 from types import TracebackType
 
+from soundscape.fileio import process_alive
+
 __all__ = ["Staging", "remove_stale"]
 
 _PATTERN = re.compile(r"^\..+\.render-(\d+)-[0-9a-f]{8}$")
@@ -39,21 +41,11 @@ def remove_stale(folder: Path) -> list[Path]:
         match = _PATTERN.match(entry.name)
         if match is None or not entry.is_dir() or entry.is_symlink():
             continue
-        if entry.stat().st_uid != os.getuid() or _alive(int(match.group(1))):
+        if entry.stat().st_uid != os.getuid() or process_alive(int(match.group(1))):
             continue
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 class Staging:
