@@ -50,6 +50,28 @@ def _shown(source: str) -> str:
     return path.name
 
 
+def _shooting_found(sheet: cuesheet.CueSheet, rite_id: str, source: str) -> None:
+    """Say so when the text's shooting rounds are not all found where the bundled rite's
+    are (the 大射's are found by its 右 headings: a text without them has no archery)."""
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence.archery import load_config
+    from soundscape.sequence.settings import load_settings, round_specs
+    from soundscape.sequence.shooting import find_shoots
+
+    config = load_config(rite=rite_id)
+    specs = (round_specs(config.data["round"], str(config.source)) if "round" in config.data
+             else load_settings().rounds)
+    bundled = find_shoots(cuesheet.load(bundled_dir("cues") / f"{rite_id}.toml"), specs)
+    found = find_shoots(sheet, specs)
+    if len(found) < len(bundled):
+        named = list(dict.fromkeys(name for spec in specs for name in spec.sections or ()))
+        click.echo(f"note: {source}: {len(found)} of the {len(bundled)} shooting rounds of "
+                   f"{rites.rite(rite_id).title} were found; they are found by "
+                   + (f"the sections named {', '.join(named)} (右… headings)" if named else
+                      "the 司射's commands")
+                   + ": the missing rounds are sequenced without their archery", err=True)
+
+
 def _one_chapter(loaded: text.Text) -> None:
     """Refuse a file holding two chapters: their title lines (卷題) number two 卷 (儀禮卷第四
     … 儀禮卷第六), and the second chapter would be read as the first one's end or 記."""
@@ -152,6 +174,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         click.echo(f"note: no music found in {loaded.source}: none of the formulas "
                    "(奏X, 歌X, 管X, 笙入, 間歌, 合樂, 無算樂, 入驁) occurs; the sheet has "
                    "no music cues", err=True)
+    if rite_id is not None:
+        _shooting_found(sheet, rite_id, loaded.source)
     problems = unplayable(target)
     if problems:
         advice = ("pass --rite ID if the text is one of the bundled rites "
