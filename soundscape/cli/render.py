@@ -159,8 +159,9 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         f"{staged.final(result.report_file)}")
     if store is not None:
         stats = store.stats
+        why = store.unusable() if stats["misses"] and not stats["writes"] else None
         say(f"note cache {store.folder}: {stats['hits']} notes read, {stats['misses']} made "
-            f"({stats['writes']} kept)")
+            f"({stats['writes']} kept{f': {why}' if why else ''})")
 
 
 def _midi_and_count(performance, path: Path, listener) -> tuple[Path, int]:

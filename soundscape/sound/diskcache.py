@@ -418,6 +418,17 @@ class NoteStore:
 
     # Counts ---------------------------------------------------------------------
 
+    def unusable(self) -> str | None:
+        """Why no note can be kept here (its folder cannot be made or written), or None: a
+        render that kept none says why, not only "0 kept"."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            return f"its folder cannot be made ({error.strerror or error})"
+        if not os.access(self.folder, os.W_OK | os.X_OK):
+            return "its folder is not writable"
+        return None
+
     def _count(self, what: int) -> None:
         self._counts[what + (0 if os.getpid() == self._owner else 3)] += 1
 

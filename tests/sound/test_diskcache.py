@@ -363,3 +363,11 @@ def test_the_code_version_is_kept_with_a_stamp_of_its_files(tmp_path, monkeypatc
     finally:
         diskcache.code_version.cache_clear()
     assert len(list((tmp_path / "cache" / "code").glob("*.txt"))) == 1
+
+
+def test_a_store_that_can_keep_nothing_says_why(tmp_path):
+    """SOUNDSCAPE_CACHE_DIR naming a file: renders kept no note and said only "0 kept"."""
+    (tmp_path / "file").write_text("")
+    assert NoteStore(tmp_path / "file" / "notes", 1 << 20).unusable() == \
+        "its folder cannot be made (Not a directory)"
+    assert NoteStore(tmp_path / "notes", 1 << 20).unusable() is None
