@@ -147,7 +147,8 @@ def _remove_dead_parts(target: Path) -> None:
     """Remove the hidden files :func:`atomic_path` began for ``target`` in processes that
     are gone (killed with SIGKILL, or the machine stopped): a killed ``play -o x.wav`` left
     ``.x.<pid>-….part.wav`` beside it for good."""
-    pattern = re.compile(rf"\.{re.escape(target.stem)}\.(\d+)-[^/]*\.part"
+    # mkstemp's 8 characters exactly: another target's name (a.5-b.wav) must not match
+    pattern = re.compile(rf"\.{re.escape(target.stem)}\.(\d+)-[a-z0-9_]{{8}}\.part"
                          rf"{re.escape(target.suffix)}")
     try:
         names = [name for name in os.listdir(target.parent) if pattern.fullmatch(name)]

@@ -194,13 +194,15 @@ def test_a_killed_runs_hidden_file_is_removed_by_the_next_write(tmp_path):
 
     dead = subprocess.Popen(["true"])
     dead.wait()
-    left = tmp_path / f".x.{dead.pid}-abc123.part.wav"
-    running = tmp_path / f".x.{os.getpid()}-def456.part.wav"
-    other = tmp_path / f".y.{dead.pid}-abc123.part.wav"
-    for path in (left, running, other):
+    left = tmp_path / f".x.{dead.pid}-abc12345.part.wav"
+    running = tmp_path / f".x.{os.getpid()}-def45678.part.wav"
+    other = tmp_path / f".y.{dead.pid}-abc12345.part.wav"
+    # a live write of the target x.5-b.wav, whose name also begins ".x.5-"
+    alike = tmp_path / f".x.{dead.pid}-b.{os.getpid()}-ghi90123.part.wav"
+    for path in (left, running, other, alike):
         path.write_bytes(b"half")
     with atomic_path(tmp_path / "x.wav") as tmp:
         assert tmp.name.startswith(f".x.{os.getpid()}-") and tmp.name.endswith(".part.wav")
         tmp.write_bytes(b"whole")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, other.name,
-                                                                  "x.wav"])
+                                                                  alike.name, "x.wav"])
