@@ -51,8 +51,8 @@ def _shown(source: str) -> str:
 
 
 def _shooting_found(sheet: cuesheet.CueSheet, rite_id: str, source: str) -> None:
-    """Say so when the text's shooting rounds are not all found where the bundled rite's
-    are (the 大射's are found by its 右 headings: a text without them has no archery)."""
+    """Say so when the text's shooting rounds are not all found as the bundled rite's are
+    (each by its words: the 司射's command, then 乃射 … its last words)."""
     from soundscape.resources import bundled_dir
     from soundscape.sequence.archery import load_config
     from soundscape.sequence.settings import load_settings, round_specs
@@ -61,15 +61,17 @@ def _shooting_found(sheet: cuesheet.CueSheet, rite_id: str, source: str) -> None
     config = load_config(rite=rite_id)
     specs = (round_specs(config.data["round"], str(config.source)) if "round" in config.data
              else load_settings().rounds)
-    bundled = find_shoots(cuesheet.load(bundled_dir("cues") / f"{rite_id}.toml"), specs)
-    found = find_shoots(sheet, specs)
-    if len(found) < len(bundled):
-        named = list(dict.fromkeys(name for spec in specs for name in spec.sections or ()))
-        click.echo(f"note: {source}: {len(found)} of the {len(bundled)} shooting rounds of "
-                   f"{rites.rite(rite_id).title} were found; they are found by "
-                   + (f"the sections named {', '.join(named)} (右… headings)" if named else
-                      "the 司射's commands")
-                   + ": the missing rounds are sequenced without their archery", err=True)
+    bundled = {s.number for s in
+               find_shoots(cuesheet.load(bundled_dir("cues") / f"{rite_id}.toml"), specs).values()}
+    missing = bundled - {s.number for s in find_shoots(sheet, specs).values()}
+    if missing:
+        words = [f"round {spec.number} ("
+                 + " … ".join(w for w in (spec.after, spec.at, spec.until) if w) + ")"
+                 for spec in specs if spec.number in missing]
+        click.echo(f"note: {source}: {len(bundled) - len(missing)} of the {len(bundled)} shooting "
+                   f"rounds of {rites.rite(rite_id).title} were found; not found by their words: "
+                   f"{', '.join(words)}: the missing rounds are sequenced without their archery",
+                   err=True)
 
 
 def _one_chapter(loaded: text.Text) -> None:

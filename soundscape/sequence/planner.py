@@ -27,7 +27,7 @@ makes the Performance from what they decided.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -52,6 +52,7 @@ from soundscape.sequence.speech import (
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site, site_of
 from soundscape.text import gloss
+from soundscape.text.hanzi import mentions
 from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
@@ -175,7 +176,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
     players = _placed(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
-    preparation = _preparation_steps(sheet, planner.settings.preparation)
+    preparation = _preparation_steps(sheet, planner.settings.preparation.get(sheet.text.id))
     talk = step_speech_seconds(sheet.speech, options.reading, planner.settings.speech) \
         if options.soundscape else {}
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
@@ -281,9 +282,12 @@ def _sung(events: list[Event], reading: str) -> dict[int, str]:
     return out
 
 
-def _preparation_steps(sheet: CueSheet, names: Iterable[str]) -> set[str]:
-    sections = {s.id for s in sheet.sections if s.name in set(names)}
-    return {s.id for s in sheet.steps if s.section in sections}
+def _preparation_steps(sheet: CueSheet, day_begins: str | None) -> set[str]:
+    """The steps before the first one holding the words that begin the rite's day."""
+    if day_begins is None:
+        return set()
+    first = next((i for i, s in enumerate(sheet.steps) if mentions(s.quote, day_begins)), 0)
+    return {s.id for s in sheet.steps[:first]}
 
 
 def _place_of(site: Site):

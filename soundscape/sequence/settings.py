@@ -29,46 +29,47 @@ _PHASES = ("ge", "guan", "zuo")  # where the 工 stand (the site's performer pha
 
 @dataclass(frozen=True, slots=True)
 class RoundSpec:
-    """Where a shoot stands in the text: it starts at the first step of ``sections`` (any
-    section, when empty) at or after the first quote holding ``after`` whose quote holds
-    ``at``, and the steps up to the last (``end = "first"``: the first) holding ``until``
-    narrate it. ``count_at``: the words of the step after it where the 算 are counted (視算,
-    or its spellings); ``split_at_pair``: in a round told in two sections, the pair whose
-    turn opens the second."""
+    """Where a shoot stands in the text, found by its words whatever the edition's sections
+    (江永's 右 headings, a modern edition's paragraphs, none): it starts at the first step
+    holding ``at`` at or after the first one holding ``after`` (the 司射's command that opens
+    the round), and the steps up to the first one holding ``until`` narrate it.
+    ``count_at``: the words of the step after it where the 算 are counted (視算, or its
+    spellings). A round told in two parts (the 大射's second: the three pairs, then the duke
+    and the rest) is split after the step holding ``split_after``, and ``split_at_pair`` is
+    the pair whose turn opens the later part."""
 
     number: int
     at: str
     until: str
-    sections: tuple[str, ...] | None = None
     after: str = ""
-    end: str = "last"
     count_at: tuple[str, ...] = ()
+    split_after: str | None = None
     split_at_pair: str | None = None
 
     @classmethod
     def parse(cls, data: Any, where: str) -> RoundSpec:
-        _table(data, where, ("number", "sections", "at", "until", "after", "end",
-                             "count_at", "split_at_pair"))
+        _table(data, where, ("number", "at", "until", "after", "count_at", "split_after",
+                             "split_at_pair"))
 
         def words(key: str) -> str:
             return validate.text(data.get(key), key=key, where=where, error=CueSheetError)
 
         count = data.get("count_at", [])
         count = [count] if isinstance(count, str) else count
-        split = data.get("split_at_pair")
+        if ("split_after" in data) != ("split_at_pair" in data):
+            raise CueSheetError(f"{where}: split_after and split_at_pair go together; "
+                                "accepted: both (a round told in two parts) or neither")
+        split = "split_after" in data
         return cls(
             validate.choice(data.get("number"), _ROUNDS, key="number", where=where,
                             error=CueSheetError),
             words("at"), words("until"),
-            None if "sections" not in data else tuple(
-                words_in(data["sections"], "sections", where)),
             validate.text(data.get("after", ""), key="after", where=where,
                           error=CueSheetError, empty_ok=True),
-            validate.choice(data.get("end", "last"), ("first", "last"), key="end",
-                            where=where, error=CueSheetError),
             tuple(words_in(count, "count_at", where)),
-            None if split is None else validate.ident(split, key="split_at_pair",
-                                                      where=where, error=CueSheetError))
+            words("split_after") if split else None,
+            validate.ident(data["split_at_pair"], key="split_at_pair", where=where,
+                           error=CueSheetError) if split else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +107,7 @@ class Timing:
 class SequenceSettings:
     """``data/sequence.toml``, checked (see the module)."""
 
-    preparation: tuple[str, ...]
+    preparation: Mapping[str, str]  # rite id → the words that begin its day
     rounds: tuple[RoundSpec, ...]
     gong_moves: tuple[GongMove, ...]
     speech: SpeechSettings
@@ -146,6 +147,16 @@ def round_specs(data: Any, where: str) -> tuple[RoundSpec, ...]:
     return tuple(RoundSpec.parse(spec, f"{where}: round[{i}]") for i, spec in enumerate(data))
 
 
+def _day_begins(data: Any, where: str) -> dict[str, str]:
+    """``[preparation]``: rite id → the words of the step that begins its day."""
+    if not isinstance(data, Mapping):
+        raise CueSheetError(f"{where}: must be a table of rite id = the words that begin "
+                            "its day")
+    return {validate.ident(rite, key="rite id", where=where, error=CueSheetError):
+            validate.text(words, key=rite, where=where, error=CueSheetError)
+            for rite, words in data.items()}
+
+
 def parse(data: Mapping[str, Any], where: str) -> SequenceSettings:
     """The settings of a parsed ``sequence.toml``; any problem names ``where`` and the key."""
     _table(data, where, ("schema", "preparation", "round", "gong_move", "speech", "register",
@@ -171,7 +182,7 @@ def parse(data: Mapping[str, Any], where: str) -> SequenceSettings:
                        f"{where}: timing", dict, after_round_s=(0.0, 3600.0),
                        voice_call_s=(0.01, 60.0), voice_walk_call_s=(0.01, 60.0))
     return SequenceSettings(
-        tuple(words_in(data.get("preparation", []), "preparation", where)),
+        _day_begins(data.get("preparation", {}), f"{where}: preparation"),
         round_specs(data.get("round", []), where), tuple(moves), speech,
         validate.text(register.get("singers"), key="register.singers", where=where,
                       error=CueSheetError),

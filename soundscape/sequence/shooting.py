@@ -31,14 +31,14 @@ __all__ = ["Shoot", "Shooting", "find_shoots"]
 @dataclass
 class Shoot:
     """A shoot laid on the text: the steps that narrate it, where its 算 are counted, and
-    once shot, when it started, where its later section begins, the round as shot and the
+    once shot, when it started, where its later part begins, the round as shot and the
     music it was shot to."""
 
     spec: RoundSpec
     steps: tuple[Step, ...]
     count_step: str | None
     start: float = 0.0
-    split: float | None = None  # when the later section of a two-section round begins
+    split: float | None = None  # when the later part of a round told in two begins
     round: Round | None = None
     music: Played | None = None
 
@@ -53,33 +53,33 @@ class Shoot:
         return self.round
 
     def parts(self) -> list[tuple[Step, ...]]:
-        """The shoot's steps by section, in order."""
-        sections: dict[str, list[Step]] = {}
-        for step in self.steps:
-            sections.setdefault(step.section, []).append(step)
-        return [tuple(steps) for steps in sections.values()]
+        """The shoot's steps, as one part or, for a round told in two, split after the step
+        holding the spec's ``split_after``."""
+        words = self.spec.split_after
+        cut = next((i + 1 for i, step in enumerate(self.steps)
+                    if words is not None and mentions(step.quote, words)), len(self.steps))
+        return [part for part in (self.steps[:cut], self.steps[cut:]) if part]
 
 
 def find_shoots(sheet: CueSheet, specs: Iterable[RoundSpec]) -> dict[str, Shoot]:
     """The shoots found in the text, keyed by the step where each starts (see
     :class:`~soundscape.sequence.settings.RoundSpec`)."""
     found = {}
+    steps = sheet.steps
     for spec in specs:
-        steps = [s for sec in sheet.sections if any(mentions(sec.name, n) for n in spec.sections)
-                 for s in sheet.steps_in(sec.id)] if spec.sections is not None \
-            else list(sheet.steps)
         begin = next((i for i, s in enumerate(steps) if mentions(s.quote, spec.after)), None)
-        starts = [i for i, s in enumerate(steps) if mentions(s.quote, spec.at)
-                  and begin is not None and i >= begin]
-        if not starts:
+        if begin is None:
             continue
-        first = starts[0]
-        ends = [i for i, s in enumerate(steps) if mentions(s.quote, spec.until) and i >= first]
-        last = (ends[0] if spec.end == "first" else ends[-1]) if ends else first
+        first = next((i for i in range(begin, len(steps)) if mentions(steps[i].quote, spec.at)),
+                     None)
+        if first is None:
+            continue
+        last = next((i for i in range(first, len(steps)) if mentions(steps[i].quote, spec.until)),
+                    first)
         span = tuple(steps[first:last + 1])
         count = None
         if spec.count_at:  # a quote, or its spellings in the editions (視筭, 視算)
-            later = sheet.steps[sheet.step_index(span[-1].id) + 1:]
+            later = steps[last + 1:]
             count = next((s.id for s in later if any(mentions(s.quote, w) for w in spec.count_at)),
                          None)
         found[span[0].id] = Shoot(spec, span, count)
@@ -101,6 +101,7 @@ class Shooting:
         specs = (round_specs(self.config.data["round"], str(self.config.source))
                  if "round" in self.config.data else settings.rounds)
         self.shoots = find_shoots(sheet, specs)
+        self._position = {step.id: i for i, step in enumerate(sheet.steps)}
         self.counts = {s.count_step: s for s in self.shoots.values() if s.count_step}
         self.stretch: dict[str, float] = {}
         self.count_events: list[Event] = []
@@ -141,10 +142,10 @@ class Shooting:
         split = next((t.start for t in shoot.round.turns
                       if t.pair == shoot.spec.split_at_pair), None)
         if split is not None and len(parts) > 1:
-            # the first section narrates the turns before that pair, the rest the others
+            # the first part narrates the turns before that pair, the later one the others
             shoot.split = split
-            self._spread([s for part in parts[:-1] for s in part], split - start)
-            self._spread(parts[-1], end - split)
+            self._spread(parts[0], split - start)
+            self._spread(parts[1], end - split)
         else:
             self._spread(shoot.steps, end - start)
         return self.stretch[shoot.steps[0].id]
@@ -183,13 +184,24 @@ class Shooting:
         return max((e.end for e in events), default=start) - start
 
     def _cue_ids(self, shoot: Shoot, part: int = 0) -> dict[str, str]:
-        """Which cue-sheet entries the sounds of one section of the shoot trace to."""
-        steps = shoot.parts()[part]
+        """Which cue-sheet entries the sounds of one part of the shoot trace to: the 獲者's
+        voice cues the text names in the part's own steps (衆皆繼射 … 如初), else those it
+        names since what came before (the last shoot, or the part before: 司射作射如初
+        before the arrows), whatever the edition's sections."""
+        parts = shoot.parts()
+        steps = parts[part]
+        where = self._position
+        first, last = where[steps[0].id], where[steps[-1].id]
+        before = parts[parts.index(steps) - 1][-1] if parts.index(steps) else None
+        since = where[before.id] + 1 if before else max(
+            (where[s.steps[-1].id] + 1 for s in self.shoots.values()
+             if where[s.steps[-1].id] < first), default=0)
+        calls = [v for v in self.sheet.voices if v.actor == "huozhe"]
         ids = {"shoot": steps[0].id, "tally": steps[0].id}
-        sections = {s.section for s in steps}
-        for voice in self.sheet.voices:
-            if voice.actor == "huozhe" and self.sheet.step(voice.step).section in sections:
-                ids.setdefault(voice.what, voice.id)
+        for low, high in ((first, last), (since, first - 1)):
+            for voice in calls:
+                if low <= where[voice.step] <= high:
+                    ids.setdefault(voice.what, voice.id)
         if shoot.count_step:
             ids["announce"] = shoot.count_step
         return ids
@@ -240,6 +252,6 @@ class Shooting:
 
 def _retrace(events: list[Event], split: float, before: Mapping[str, str],
              after: Mapping[str, str]) -> list[Event]:
-    """Credit the sounds made from ``split`` on to the later section's cues."""
+    """Credit the sounds made from ``split`` on to the later part's cues."""
     moved = {before[role]: after[role] for role in before if role in after}
     return [replace(e, cue=moved.get(e.cue, e.cue)) if e.time >= split else e for e in events]

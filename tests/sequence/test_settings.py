@@ -12,10 +12,10 @@ from soundscape.sequence.settings import RoundSpec, load_settings
 
 def test_the_bundled_settings_are_typed():
     settings = load_settings()
-    assert settings.preparation == ("戒百官", "張侯", "設樂", "陳設器席")
+    assert settings.preparation == {"dashe": "羮定"}
     assert [r.number for r in settings.rounds] == [0, 1, 2, 3]
-    assert settings.rounds[2] == RoundSpec(2, "乃射", "繼射", ("再射釋獲", "公及諸公卿大夫射"),
-                                           count_at=("視算",), split_at_pair="gong")
+    assert settings.rounds[2] == RoundSpec(2, "乃射", "衆皆繼射", "不貫不釋", ("視算", "視筭"),
+                                           split_after="三耦卒射", split_at_pair="gong")
     assert {m.phase for m in settings.gong_moves} == {"zuo", "ge"}
     assert settings.timing.voice_walk_call_s == 3.0 and settings.speech.hz == 118.0
     assert settings.singers == "tenor"
@@ -37,7 +37,11 @@ def _edited(tmp_path, old, new):
     (r"^phase = \"zuo\"", "phase = \"roof\"",
      r"gong_move\[0\]: phase='roof' must be one of the accepted values \(accepted: ge, guan"),
     (r"^number = 3", "number = 9", r"round\[3\]: number=9 must be one of the accepted"),
-    (r"^until = \"卒射\"", "untill = \"卒射\"", r"round\[1\]: untill='卒射' must be a known key"),
+    (r"^until = \"三耦卒射\"", "untill = \"三耦卒射\"",
+     r"round\[1\]: untill='三耦卒射' must be a known key"),
+    (r"^split_after = .*", "", r"round\[2\]: split_after and split_at_pair go together"),
+    (r"^dashe = \"羮定\"", "dashe = 1", r"preparation: dashe=1 must be a string"),
+    (r"^dashe = \"羮定\"", "'da she' = \"羮定\"", r"preparation: rite id='da she'"),
     (r"^hz = 118.0", "hz = 1e400", r"speech: hz=inf must be a finite number"),
     (r"^singers = \"tenor\"", "singers = 3", r"register.singers=3 must be a string"),
 ])

@@ -93,7 +93,8 @@ def test_derive_sequence_midi_render_on_the_other_edition(rite, tmp_path, monkey
     performance = tmp_path / "p.json"
     _run(["sequence", str(sheet_path), "-o", str(performance)], tmp_path)
     sections = json.loads(performance.read_text(encoding="utf-8"))["sections"]
-    short = min(sections, key=lambda s: s["end"] - s["start"])["id"]
+    short = min((s for s in sections if s["end"] > s["start"]),  # not made ready before the day
+                key=lambda s: s["end"] - s["start"])["id"]
     _run(["midi", "--performance", str(performance), "-o", str(tmp_path / "r.mid")], tmp_path)
     assert (tmp_path / "r.mid").stat().st_size > 1000
     _run(["render", "--cues", str(sheet_path), "--from", short, "--to", short, "--quiet",
@@ -195,3 +196,45 @@ def test_a_text_in_simplified_characters_is_sequenced_as_the_traditional(rite, t
     assert [r.number for r in new.rounds] == [r.number for r in old.rounds]
     for ours, theirs in ((new.rounds, old.rounds), (new.sections, old.sections)):
         assert all(abs(a.start - b.start) < 2.0 for a, b in zip(ours, theirs, strict=True))
+
+
+@pytest.mark.parametrize("edition", ["headings stripped", "kanseki"])
+def test_the_dashe_without_headings_is_shot_in_its_four_rounds(edition, tmp_path):
+    """The rounds were found by 江永's 右 headings (誘射, 初射, 再射釋獲 …) and the steps
+    done before the day by four more (戒百官 … 陳設器席), so the 大射 as the 《四部叢刊》
+    prints it, or any edition without those headings, was sequenced with no archery at all
+    (derive: 0 of the 4 shooting rounds were found) and 2.5 minutes of preparation. Both
+    are found by the 經文's words now: the same four rounds, as long as the bundled sheet's,
+    the second told in its two parts; without the headings alone, the same clock."""
+    from soundscape.performance import Performance
+
+    if edition == "kanseki":  # lacks pages 12b, 14a–b (新宮) and 31a–b: an earlier clock
+        body = (data_dir() / "texts" / "kanseki" / "KR1d0026_007.txt").read_text(encoding="utf-8")
+    else:
+        body = second_edition("dashe")
+    (tmp_path / "e.txt").write_text(body, encoding="utf-8")
+    said = _run(["derive", str(tmp_path / "e.txt"), "-o", str(tmp_path / "e.toml")], tmp_path)
+    assert "shooting rounds" not in said, said
+    heard = {}
+    for name, sheet in (("bundled", str(bundled_dir("cues") / "dashe.toml")),
+                        ("edition", str(tmp_path / "e.toml"))):
+        _run(["sequence", sheet, "-o", str(tmp_path / f"{name}.json"),
+              "--plot", str(tmp_path / f"{name}.png")], tmp_path)
+        heard[name] = Performance.load_json(tmp_path / f"{name}.json")
+    ours, theirs = heard["edition"], heard["bundled"]
+    assert [r.number for r in ours.rounds] == [r.number for r in theirs.rounds] == [0, 1, 2, 3]
+    for a, b in zip(ours.rounds, theirs.rounds, strict=True):
+        assert len(a.shots) == len(b.shots)
+        assert abs((a.end - a.start) - (b.end - b.start)) < 0.02 * (b.end - b.start)
+    before_the_day = [m for m in ours.markers if m.gloss.startswith("Before the day")]
+    assert [m.text.count("右") for m in before_the_day] == [4], before_the_day  # 戒 … 厥明
+    if edition == "headings stripped":
+        assert all(abs(a.start - b.start) < 60 for a, b in zip(ours.rounds, theirs.rounds,
+                                                                strict=True))
+        assert abs(ours.duration - theirs.duration) < 0.01 * theirs.duration
+
+    # the 獲者's calls trace to the voice cues that name them, before and after the duke's pair
+    def calls(performance):
+        return sorted({e.cue for e in performance.events if e.source.startswith("voice.huozhe")})
+    assert calls(ours) == calls(theirs)
+    assert len(calls(theirs)) == 8
