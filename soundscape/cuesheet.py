@@ -302,7 +302,8 @@ def performed(sheet: CueSheet, chosen: tuple[str, ...] = ()) -> CueSheet:
     The 記's steps are never performed (they are rules, not a second rite). A chosen
     variant's music starts at its ``anchor`` in the rite and runs its length, in place of
     the rite's cue of the same piece there and of the cues it names in ``replaces``;
-    variants not chosen are left out.
+    variants not chosen are left out. A variant is named as any edition prints it
+    (simplified or traditional, variant glyphs).
 
     Raises
     ------
@@ -310,6 +311,8 @@ def performed(sheet: CueSheet, chosen: tuple[str, ...] = ()) -> CueSheet:
         For a variant the sheet does not name, or one with no anchor in the rite.
     """
     known = variants(sheet)
+    spelt = {normalise(name): name for name in known}  # 若以乐纳宾 is 若以樂納賓
+    chosen = tuple(spelt.get(normalise(name), name) for name in chosen)
     for name in chosen:
         if name not in known:
             raise CueSheetError(f"{sheet.path or 'the cue sheet'}: variant {name!r} unknown; "

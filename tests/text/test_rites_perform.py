@@ -88,6 +88,16 @@ def test_a_variant_plays_inside_the_rite_when_asked():
     assert all(m.end < gai.start for m in sixia)  # at the guest's entry and the toast
 
 
+def test_a_variant_is_named_as_any_edition_prints_it():
+    """--variant 若以乐纳宾 (简体) was 'unknown; accepted: 若以樂納賓 …'."""
+    from soundscape.cuesheet import load, performed
+    from soundscape.resources import bundled_dir
+
+    sheet = load(bundled_dir("cues") / "yan.toml")
+    assert performed(sheet, ("若以乐纳宾",)) == performed(sheet, ("若以樂納賓",))
+    assert performed(sheet, ("若以乐纳宾",)) != performed(sheet)
+
+
 def test_he_yue_is_song_se_and_sheng_together(xiangyinjiu):
     instrument = {s.id: s.instrument for s in xiangyinjiu.sources.values()}
     for piece in ("guanju", "caipin"):
