@@ -12,6 +12,7 @@ from soundscape.cli._common import FilePath, counted
 from soundscape.errors import CueSheetError, TextError
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
+from soundscape.text import commentary
 from soundscape.text.derive import derive, rites, unscored_music
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report", "unplayable"]
@@ -106,7 +107,10 @@ def set_aside_report(loaded: text.Text) -> list[str]:
                      "the rest")
     if loaded.notes and not loaded.source.startswith("bundled:"):
         kept = counted(len(loaded.notes), "bracketed note")
-        lines.append(f"kept {kept} (【…】, （…）) as notes; not derived from")
+        marks = ", ".join(f"{opener}…{closer}" for opener, closer
+                          in commentary.rules()["notes"]["brackets"].items()
+                          if opener in loaded.original)
+        lines.append(f"kept {kept} ({marks}) as notes; not derived from")
     return lines
 
 

@@ -213,6 +213,9 @@ def parse(original: str, *, source: str) -> Text:
         if char in brackets:
             close = _closing(original, index, char)
             inside = original[index + 1:close].replace(column_break, "")
+            if _emendation(char, inside):
+                index += 1  # read as text: the closing bracket is passed over as a mark
+                continue
             if any(is_han(c) for c in inside):
                 if (notes and notes[-1].offset == len(chars)
                         and _continues(original, note_end, index)):
@@ -249,6 +252,13 @@ def parse(original: str, *, source: str) -> Text:
                  if g.at < origin[-1])
     return Text(source, tuple(header), original, "".join(chars), tuple(origin),
                 tuple(headings), tuple(notes), tuple(asides), _merged(hidden), gaps)
+
+
+def _emendation(opener: str, inside: str) -> bool:
+    """Whether a bracket holds an editor's correction to read as text (editions.toml
+    ``[notes] emendation``: a few Han characters alone), not a note."""
+    most = commentary.rules()["notes"].get("emendation", {}).get(opener, 0)
+    return 0 < len(inside) <= most and all(is_han(c) for c in inside)
 
 
 def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
