@@ -20,6 +20,8 @@ it knows are in ``data/editions.toml``:
 - an edition's apparatus (``[apparatus]``): comment lines (``# src: LIJI 40.01.01 …``, the
   Kanseki Repository's 禮記), outline headings (``** 41 投壺``, kind 卷題: a title line) and
   paragraph numbers at a line's start (``41.6``), kind 版記;
+- a line opening with a commentary's label (注：, 鄭注：, 疏：, 按：, 【注】 …: ``[commentary]
+  label_line``), kind 注, to its end;
 - 鄭注 labelled 注 inside the 經's lines, up to the label (音義, 疏) of the bracketed note
   that follows it (``[labelled]``: the Kanseki 四庫全書 禮記注疏); the labels are 版記;
 - 鄭注 run on after the 經文 in the same paragraph (注疏 editions without
@@ -280,12 +282,27 @@ def _labelled(original: str, start: int, first_line: int) -> list[Aside]:
     return found_asides
 
 
+@functools.cache
+def _label_line() -> re.Pattern:
+    return re.compile(rules()["commentary"]["label_line"], re.MULTILINE)  # ^: a line's start
+
+
+def _labelled_lines(original: str, lines: list[tuple[int, int]], first_line: int
+                    ) -> list[Aside]:
+    """Lines that open with a commentary's label (注：, 疏：, 按：, 【注】 …): the whole line."""
+    pattern = _label_line()
+    return [Aside("注", a, b, first_line + index) for index, (a, b) in enumerate(lines)
+            if pattern.match(original, a, b)]
+
+
 def find_asides(original: str, start: int = 0) -> list[Aside]:
     """The asides of ``original`` from offset ``start`` (after the header), in order."""
     lines = _lines(original, start)
     first_line = original.count("\n", 0, start) + 1
     blocks = _blocks(original, lines, first_line)
     asides = blocks + _commentaries(original, lines, first_line, blocks)
+    asides += [t for t in _labelled_lines(original, lines, first_line)
+               if not any(a.start < t.end and t.start < a.end for a in asides)]
     asides += [t for t in _labelled(original, start, first_line)
                if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _apparatus(original, lines, first_line)

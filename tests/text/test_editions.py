@@ -113,3 +113,15 @@ def test_the_siku_title_lines_are_not_the_rite():
     loaded = text.parse(head + body + "\n禮書綱目卷十\n", source="siku.txt")
     assert loaded.chars == text.load_bundled().chars
     assert [a.kind for a in loaded.asides if a.kind == "卷題"] == ["卷題"] * 5
+
+
+@pytest.mark.parametrize("label", ["注：", "鄭注:", "　　疏：", "【注】", "[注]", "按："])
+def test_commentary_on_lines_of_its_own_is_set_aside(label):
+    """An edition that prints each 鄭注 on a line of its own after the 經文, labelled
+    (注：…, 【注】…), or an editor's remark (按：…), was read notes and all (878 steps from
+    the 江永 text so printed, not recognised). Such a line is commentary to its end."""
+    raw = KANSEKI_DASHE.read_text(encoding="utf-8")
+    lined = re.sub(r"\(([^()]*)\)", lambda m: f"\n{label}{m.group(1)}\n", raw)
+    ours, theirs = text.parse(lined, source="lined.txt"), text.load(KANSEKI_DASHE)
+    assert ours.chars == theirs.chars
+    assert sum(a.kind == "注" for a in ours.asides) > 300
