@@ -81,7 +81,9 @@ def _one_chapter(loaded: text.Text) -> None:
     … 儀禮卷第六), and the second chapter would be read as the first one's end or 記."""
     first: str | None = None
     for aside in (a for a in loaded.asides if a.kind == "卷題"):
-        number = re.search(r"第([一二三四五六七八九十百]+)", loaded.original[aside.start:aside.end])
+        # the 卷's number (儀禮卷第四): a 注疏 edition's 卷 is not its chapter's (大射第七)
+        number = re.search(r"卷第([一二三四五六七八九十百]+)",
+                           loaded.original[aside.start:aside.end])
         if number is None:
             continue
         if first is not None and number.group(1) != first:

@@ -125,3 +125,34 @@ def test_commentary_on_lines_of_its_own_is_set_aside(label):
     ours, theirs = text.parse(lined, source="lined.txt"), text.load(KANSEKI_DASHE)
     assert ours.chars == theirs.chars
     assert sum(a.kind == "注" for a in ours.asides) > 300
+
+
+def test_sections_without_headings_are_named_after_the_rites_headings():
+    """The 《四部叢刊》 大射 has no 右 headings: its sections were named by their opening
+    words (「司射入於次搢三挾…」), so `--from 誘射` and the markers' English titles knew none
+    of them. They take the names of 江永's headings they align with, a later part of one
+    cut finer by the rule ``name（二）`` …; only the two on the lost pages are missing."""
+    from soundscape.text import gloss
+
+    sheet = derive(text.load(KANSEKI_DASHE), rite="dashe")
+    names = [s.name for s in sheet.sections if not s.part]
+    bundled = [s.name for s in cuesheet.load(cuesheet.bundled_path()).sections]
+    assert [n for n in bundled if n not in names] == ["公為賓若孤卿舉旅", "燕"]  # 14a–b, 31a–b
+    whole = [n for n in names if "（" not in n]
+    assert whole == [n for n in bundled if n in whole]  # in the headings' order
+    assert all(n.split("（")[0] in bundled for n in names) and "主人酬賓（二）" in names
+    assert gloss.load().section("主人酬賓（二）") == gloss.load().section("主人酬賓") + " (part 2)"
+    assert [s.name for s in derive(text.load(KANSEKI_DASHE)).sections][21].endswith("…")
+
+
+def test_title_lines_of_a_chapter_are_set_aside_and_do_not_make_two_chapters():
+    """A modern edition opens with its chapter's title (礼仪大射仪第七, 大射仪第七): it was the
+    rite's first words. A 注疏 edition's 卷 is not its chapter (儀禮注疏卷第十六, 大射第七):
+    one chapter, not two."""
+    body = text.load_bundled().original
+    modern = text.parse("礼仪大射仪第七\n\n大射仪第七\n" + body, source="m.txt")
+    assert modern.chars == text.load_bundled().chars
+    assert [a.kind for a in modern.asides][:2] == ["卷題", "卷題"]
+    from soundscape.cli.derive import _one_chapter
+
+    _one_chapter(text.parse("儀禮注疏卷第十六\n大射第七\n" + body, source="z.txt"))

@@ -126,8 +126,9 @@ def test_run_on_notes_and_subcommentary_are_set_aside():
 
 def test_intro_notes_and_translation_are_set_aside():
     t = text.parse(SEED_000, source="000")
-    assert [(a.kind, a.line) for a in t.asides] == [("題解", 2), ("注釋", 12), ("譯文", 18)]
-    assert t.chars.startswith(text.normalise("大射儀第七大射之儀君有命戒射"))
+    assert [(a.kind, a.line) for a in t.asides] == [("卷題", 1), ("題解", 2), ("注釋", 12),
+                                                    ("譯文", 18)]
+    assert t.chars.startswith(text.normalise("大射之儀君有命戒射"))  # the title line is not
     assert t.chars.endswith(text.normalise("公入驁"))
     assert "譯" not in t.chars and "新宮" not in t.chars and "記述" not in t.chars
     assert t.notes == ()  # the note numbers (1), (83) hold no text

@@ -157,11 +157,12 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
     """The cue sheet of ``text``: sections, steps, layout, music and voice cues.
 
     ``rite`` (a bundled rite id, :mod:`soundscape.text.derive.rites`) completes the 設樂
-    with the rite's default layout where the text does not set it out; a text with neither
+    with the rite's default layout where the text does not set it out, and names sections
+    cut by the rule after the rite's own headings (the 大射's); a text with neither
     a 設樂 nor a rite has its instruments placed by family rules
     (:mod:`soundscape.text.derive.generic`).
     """
-    sections = sections_of(text)
+    sections = sections_of(text, rites.load_rite_text(rite) if rite is not None else None)
     units_by_section = played_orders({
         s.id: find_units(text.chars[s.span[0]:s.span[1]], s.span[0]) for s in sections})
     printed = printed_marks(text)  # the quotation marks and punctuation, where printed

@@ -16,6 +16,8 @@ is one section of part ``記``: never performed, its music cues become variants.
 
 from __future__ import annotations
 
+import bisect
+import difflib
 import functools
 import re
 
@@ -23,6 +25,7 @@ from soundscape.cuesheet import Section
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text.derive.formulas import rules
+from soundscape.text.hanzi import PART_NUMERALS
 from soundscape.text.source import Text
 
 __all__ = ["boundaries", "ji_start", "sections_of"]
@@ -71,8 +74,13 @@ def boundaries(chars: str, start: int = 0, end: int | None = None) -> list[int]:
     return found
 
 
-def sections_of(text: Text) -> list[Section]:
-    """Sections from the ``右…`` headings, else by the rule; the 記 last, apart."""
+def sections_of(text: Text, headed: Text | None = None) -> list[Section]:
+    """Sections from the ``右…`` headings, else by the rule; the 記 last, apart.
+
+    A text without headings whose rite's own text has them (``headed``: the 大射 in 江永's
+    print) names the sections the rule cuts after the headings they align with: the
+    section that opens where a heading's section opens takes its name, the later ones the
+    rule cuts inside it ``name（二）``, ``name（三）`` … (else their opening words)."""
     chars = text.chars
     # with 右 headings the rite runs to its last one: a 記 before it is no supplement
     ji = ji_start(chars, after=text.headings[-1].end if text.headings else 0)
@@ -92,9 +100,31 @@ def sections_of(text: Text) -> list[Section]:
             add("全文" if not sections else "餘", (start, body_end))
     elif body_end:
         opens = boundaries(chars, 0, body_end)
-        for a, b in zip(opens, [*opens[1:], body_end], strict=True):
-            add(chars[a:min(b, a + _NAME_CHARS)] + ("…" if b - a > _NAME_CHARS else ""),
-                (a, b))
+        ends = [*opens[1:], body_end]
+        named = _aligned_names(chars, opens, headed) if headed and headed.headings else {}
+        for a, b in zip(opens, ends, strict=True):
+            add(named.get(a) or chars[a:min(b, a + _NAME_CHARS)]
+                + ("…" if b - a > _NAME_CHARS else ""), (a, b))
     if ji is not None:
         add("記", (ji, len(chars)), part="記")
     return sections
+
+
+def _aligned_names(chars: str, opens: list[int], headed: Text) -> dict[int, str]:
+    """Offset of a section's opening → the name of the heading's section it falls in (see
+    :func:`sections_of`); the two texts are aligned character by character."""
+    blocks = difflib.SequenceMatcher(None, headed.chars, chars,
+                                     autojunk=False).get_matching_blocks()
+    starts = [0, *(h.end for h in headed.headings[:-1])]
+    parts: dict[int, int] = {}
+    named = {}
+    for at in opens:
+        there = next((x + at - y for x, y, n in blocks if y <= at < y + n), None)
+        if there is None:
+            continue  # not in the headed text (its words differ here): the opening words
+        k = bisect.bisect_right(starts, there) - 1
+        parts[k] = 1 if there == starts[k] else max(parts.get(k, 1), 1) + 1
+        if parts[k] - 2 < len(PART_NUMERALS):
+            named[at] = headed.headings[k].name + (
+                f"（{PART_NUMERALS[parts[k] - 2]}）" if parts[k] > 1 else "")
+    return named
