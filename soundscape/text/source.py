@@ -37,6 +37,10 @@ BUNDLED_NAME = "dashe"
 #: of the 注疏: 64 kB), and deriving takes ~30 s a megabyte, so 4 MiB is a whole book's room
 #: and two minutes' wait at most.
 TEXT_BYTES = 4 << 20
+# Quotation marks (opening → closing), and the marks that may stand between a passage's last
+# character and the closing mark of a quotation it opens (「…賓。」, “…宾！”).
+_QUOTATIONS = {"“": "”", "「": "」", "『": "』"}
+_SENTENCE_END = "。．！？，；：…”」』"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +110,7 @@ class Text:
         if not 0 <= start < end <= len(self.chars):
             raise IndexError(f"span [{start}, {end}] outside the text (0..{len(self.chars)})")
         first, last = self.origin[start], self.origin[end - 1] + 1
+        last = self._closed(first, last)
         pieces, position = [], first
         # hidden is sorted and disjoint: start at the first span that ends after `first`
         at = bisect.bisect_right(self.hidden, first, key=lambda span: span[1])
@@ -115,6 +120,24 @@ class Text:
             position, at = b, at + 1
         pieces.append(self.original[position:last])
         return "".join(pieces)
+
+    def _closed(self, first: int, last: int) -> int:
+        """``last``, or past the marks right after it that close a quotation the passage
+        opens (公曰：“命某為賓 + 。”): a quote never leaves a “ or 「 dangling."""
+        text = self.original[first:last]
+        if sum(text.count(o) - text.count(c) for o, c in _QUOTATIONS.items()) <= 0:
+            return last
+        end, skips = last, {a: b for a, b in self.hidden}  # a note between: （65）。”
+        while end < len(self.original):
+            if end in skips:
+                end = skips[end]
+            elif self.original[end] in _SENTENCE_END:
+                end += 1
+                if self.original[end - 1] in _QUOTATIONS.values():
+                    last = end
+            else:
+                break
+        return last
 
     def line_of(self, offset: int) -> int:
         """1-based line in the source of the character at ``offset`` of ``chars``."""

@@ -156,3 +156,16 @@ def test_title_lines_of_a_chapter_are_set_aside_and_do_not_make_two_chapters():
     from soundscape.cli.derive import _one_chapter
 
     _one_chapter(text.parse("儀禮注疏卷第十六\n大射第七\n" + body, source="z.txt"))
+
+
+def test_a_quote_closes_the_quotation_it_opens():
+    """A step ends at the last word spoken, so its quote left the quotation open
+    (「公曰：“命某为宾」: 13 of the modern edition's quotes). The marks after it that close
+    it come with it, over a note number between (不贯不释（65）。”)."""
+    loaded = text.parse("公曰：“命某为宾。”摈者命宾。命曰：“不贯不释（65）。”上射揖。",
+                        source="q.txt")
+    at = loaded.chars.index(text.normalise("摈"))
+    assert loaded.quote(0, at) == "公曰：“命某为宾。”"
+    assert loaded.quote(at, at + 3) == "摈者命"  # no quotation open: cut where it ends
+    start = loaded.chars.index(text.normalise("命曰"))
+    assert loaded.quote(start, loaded.chars.index(text.normalise("上"))) == "命曰：“不贯不释。”"
