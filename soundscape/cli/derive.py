@@ -26,7 +26,7 @@ _MARKER_TEXT = ("# A soundscape project folder: its cues/ and instruments/ are u
 _KINDS = {"題解": "introduction (題解)", "注釋": "numbered notes (注釋)",
           "譯文": "modern translation (譯文)", "疏": "sub-commentary (疏)",
           "注": "commentary (注: run on after the 經文, or on lines labelled 注：, 按：, 【注】 …)",
-          "卷題": "title lines of the book (卷題)"}
+          "卷題": "title and heading lines of the book (卷題)"}
 
 
 def _project_output() -> Path:

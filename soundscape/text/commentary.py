@@ -226,13 +226,15 @@ def _titles(original: str, lines: list[tuple[int, int]], first_line: int) -> lis
 @functools.cache
 def _apparatus_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     table = rules()["apparatus"]
-    return (re.compile(table["comment"]), re.compile(table["outline"]),
+    return (re.compile(table["comment"]),
+            re.compile(f"{table['outline']}|{table['section_heading']}"),
             re.compile(table["paragraph_number"]))
 
 
 def _apparatus(original: str, lines: list[tuple[int, int]], first_line: int) -> list[Aside]:
-    """The edition's own apparatus: comment lines (版記), outline headings (卷題) and the
-    paragraph numbers that open a line (版記). None of it is the rite's."""
+    """The edition's own apparatus: comment lines (版記), outline and numbered section
+    headings (卷題) and the paragraph numbers that open a line (版記). None of it is the
+    rite's."""
     comment, outline, number = _apparatus_patterns()
     found = []
     for index, (a, b) in enumerate(lines):

@@ -169,3 +169,33 @@ def test_a_quote_closes_the_quotation_it_opens():
     assert loaded.quote(at, at + 3) == "摈者命"  # no quotation open: cut where it ends
     start = loaded.chars.index(text.normalise("命曰"))
     assert loaded.quote(start, loaded.chars.index(text.normalise("上"))) == "命曰：“不贯不释。”"
+
+
+_NUMERALS = ["一", "二", "三", "四", "五", "六", "七", "八", "九", "十"]
+
+
+def _chinese(n: int) -> str:
+    tens, units = divmod(n, 10)
+    return ((_NUMERALS[tens - 1] if tens > 1 else "") + ("十" if tens else "")
+            + (_NUMERALS[units - 1] if units else ""))
+
+
+@pytest.mark.parametrize("style", ["{n}、{name}", "（{n}）{name}", "第{n}節 {name}"])
+def test_an_editions_numbered_section_headings_are_not_the_rite(style):
+    """An edition that heads each section on a line of its own (一、戒百官) was read with its
+    headings as the rite's words: 590 steps and 45 speech cues for 564 and 41, 3 minutes
+    longer. The headings are set aside; the sections come from the rule, named after 江永's."""
+    lines = [line for line in text.load_bundled().original.splitlines()
+             if not line.startswith("#")]
+    out, section = [], []
+    for line in lines:  # each 右 heading moved before its section, numbered
+        if line.startswith("右"):
+            out += [style.format(n=_chinese(len(out) // 2 + 1), name=line[1:]), "".join(section)]
+            section = []
+        else:
+            section.append(line)
+    loaded = text.parse("\n".join(out) + "\n", source="numbered.txt")
+    assert loaded.chars == text.load_bundled().chars
+    assert sum(a.kind == "卷題" for a in loaded.asides) == 45
+    names = [s.name for s in derive(loaded, rite="dashe").sections]
+    assert names[:6] == ["戒百官", "張侯", "設樂", "陳設器席", "即位請立賓及執事者", "納賓"]
