@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
+from soundscape.text import gloss
 from soundscape.text.hanzi import is_han, normalise
 
 __all__ = ["Aside", "find_asides", "rules"]
@@ -224,24 +225,79 @@ def _titles(original: str, lines: list[tuple[int, int]], first_line: int) -> lis
 
 
 @functools.cache
-def _apparatus_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+def _apparatus_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
     table = rules()["apparatus"]
     return (re.compile(table["comment"]),
             re.compile(f"{table['outline']}|{table['section_heading']}"),
-            re.compile(table["paragraph_number"]))
+            re.compile(table["paragraph_number"]), re.compile(table["heading_number"]))
 
 
-def _apparatus(original: str, lines: list[tuple[int, int]], first_line: int) -> list[Aside]:
-    """The edition's own apparatus: comment lines (版記), outline and numbered section
-    headings (卷題) and the paragraph numbers that open a line (版記). None of it is the
-    rite's."""
-    comment, outline, number = _apparatus_patterns()
+@functools.cache
+def _section_names() -> frozenset[str]:
+    """The names 江永 gives the rite's sections, normalised."""
+    return frozenset(map(normalise, gloss.load().sections))
+
+
+def _covered(lines: list[tuple[int, int]], asides: list[Aside]) -> list[bool]:
+    """For each line, whether it opens inside an aside already found."""
+    spans = sorted((a.start, a.end) for a in asides)
+    starts, reach = [a for a, _ in spans], list(itertools.accumulate(b for _, b in spans))
+    return [(i := bisect.bisect_right(starts, a) - 1) >= 0 and a < reach[i] for a, _ in lines]
+
+
+def _punctuated(original: str, lines: list[tuple[int, int]], covered: list[bool]) -> bool:
+    """Whether the edition punctuates: its long lines carry sentence marks (not counting
+    the lines already set aside, whose labels 注： and 按： are marks)."""
+    table = rules()["apparatus"]
+    marks = set(table["sentence_marks"])
+    long_lines = [original[a:b] for (a, b), aside in zip(lines, covered, strict=True)
+                  if not aside and sum(map(is_han, original[a:b])) >= table["punctuated_line"]]
+    marked = sum(not marks.isdisjoint(line) for line in long_lines)
+    return bool(long_lines) and marked >= table["punctuated_share"] * len(long_lines)
+
+
+def _bare_headings(original: str, lines: list[tuple[int, int]], asides: list[Aside]
+                   ) -> set[int]:
+    """The lines that hold a section heading alone, after a number or none (誘射, 1. 誘射).
+
+    A candidate is a short line of Han characters alone that the rite's words follow (not
+    a line set aside: a fragment of the 經文 between two notes printed on lines of their
+    own is followed by its note). Where the edition punctuates, every candidate is a
+    heading; else those that are 江永's names, where enough of them are lines of their own.
+    """
+    table = rules()["apparatus"]
+    number = _apparatus_patterns()[3]
+    covered = _covered(lines, asides)
+    candidates: dict[int, str] = {}
+    for index, (a, b) in enumerate(lines):
+        line = original[a:b]
+        words = line[m.end():].strip() if (m := number.match(line)) else line.strip()
+        following = next((i for i in range(index + 1, len(lines))
+                          if original[slice(*lines[i])].strip()), None)
+        if (0 < len(words) <= table["heading_longest"] and all(map(is_han, words))
+                and not words.startswith("右")  # 右… headings close their section: source's
+                and following is not None and not covered[following]):
+            candidates[index] = normalise(words)
+    if _punctuated(original, lines, covered):
+        return set(candidates)
+    named = {index for index, words in candidates.items() if words in _section_names()}
+    enough = len({candidates[index] for index in named}) >= table["heading_names_least"]
+    return named if enough else set()
+
+
+def _apparatus(original: str, lines: list[tuple[int, int]], first_line: int,
+               asides: list[Aside]) -> list[Aside]:
+    """The edition's own apparatus: comment lines (版記), outline headings and section
+    headings, numbered or not (卷題), and the paragraph numbers that open a line (版記).
+    None of it is the rite's."""
+    comment, outline, number, _ = _apparatus_patterns()
+    headings = _bare_headings(original, lines, asides)
     found = []
     for index, (a, b) in enumerate(lines):
         line = original[a:b]
         if comment.match(line):
             found.append(Aside("版記", a, b, first_line + index))
-        elif outline.match(line):
+        elif outline.match(line) or index in headings:
             found.append(Aside("卷題", a, b, first_line + index))
         elif (m := number.match(line)) and m.end() > m.start():
             found.append(Aside("版記", a + m.start(), a + m.end(), first_line + index))
@@ -307,8 +363,8 @@ def find_asides(original: str, start: int = 0) -> list[Aside]:
                if not any(a.start < t.end and t.start < a.end for a in asides)]
     asides += [t for t in _labelled(original, start, first_line)
                if not any(a.start <= t.start < a.end for a in asides)]
-    asides += [t for t in _apparatus(original, lines, first_line)
-               if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _titles(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in blocks)]
+    asides += [t for t in _apparatus(original, lines, first_line, asides)
+               if not any(a.start <= t.start < a.end for a in asides)]
     return sorted(asides, key=lambda a: a.start)

@@ -180,17 +180,20 @@ def _chinese(n: int) -> str:
             + (_NUMERALS[units - 1] if units else ""))
 
 
-@pytest.mark.parametrize("style", ["{n}、{name}", "（{n}）{name}", "第{n}節 {name}"])
+@pytest.mark.parametrize("style", ["{n}、{name}", "（{n}）{name}", "第{n}節 {name}", "{name}",
+                                   "{m}. {name}", "（{m}）{name}", "{m}、{name}"])
 def test_an_editions_numbered_section_headings_are_not_the_rite(style):
-    """An edition that heads each section on a line of its own (一、戒百官) was read with its
-    headings as the rite's words: 590 steps and 45 speech cues for 564 and 41, 3 minutes
-    longer. The headings are set aside; the sections come from the rule, named after 江永's."""
+    """An edition that heads each section on a line of its own (一、戒百官, 1. 戒百官, or the
+    name alone) was read with its headings as the rite's words: 590 steps and 45 speech
+    cues for 564 and 41, 3 minutes longer. The headings are set aside; the sections come
+    from the rule, named after 江永's."""
     lines = [line for line in text.load_bundled().original.splitlines()
              if not line.startswith("#")]
     out, section = [], []
     for line in lines:  # each 右 heading moved before its section, numbered
         if line.startswith("右"):
-            out += [style.format(n=_chinese(len(out) // 2 + 1), name=line[1:]), "".join(section)]
+            number = len(out) // 2 + 1
+            out += [style.format(n=_chinese(number), m=number, name=line[1:]), "".join(section)]
             section = []
         else:
             section.append(line)
@@ -199,3 +202,21 @@ def test_an_editions_numbered_section_headings_are_not_the_rite(style):
     assert sum(a.kind == "卷題" for a in loaded.asides) == 45
     names = [s.name for s in derive(loaded, rite="dashe").sections]
     assert names[:6] == ["戒百官", "張侯", "設樂", "陳設器席", "即位請立賓及執事者", "納賓"]
+
+
+def test_a_punctuated_editions_unnumbered_headings_are_not_the_rite():
+    """Where an edition punctuates the 經文, a short line without a mark is its own heading,
+    whatever it names (射前戒備 is none of 江永's). A text that does not punctuate keeps
+    such a line, and one of 江永's names too where it is the only one (the headed edition
+    is tested above), and so does a punctuated text where a note follows it (a fragment
+    of the 經文 between notes on lines of their own)."""
+    body = ("大射之儀，君有命戒射。宰戒百官有事於射者。射人戒諸公卿大夫射，司士戒士射與贊者。\n"
+            "前射三日，宰夫戒宰及司馬、射人宿視滌。司馬命量人量侯道與所設乏以貍步。\n")
+    loaded = text.parse("射前戒備\n" + body, source="p.txt")
+    assert [(a.kind, a.line) for a in loaded.asides] == [("卷題", 1)]
+    assert loaded.chars == text.parse(body, source="b.txt").chars
+    bare = re.sub("[，。、]", "", body)
+    assert not text.parse("射前戒備\n" + bare, source="u.txt").asides
+    assert not text.parse("戒百官\n" + bare, source="n.txt").asides
+    noted = text.parse("射前戒備\n注：戒射之前。\n" + body, source="f.txt")
+    assert [a.kind for a in noted.asides] == ["注"]
