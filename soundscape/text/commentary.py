@@ -241,7 +241,7 @@ def _section_names() -> frozenset[str]:
 def _covered(lines: list[tuple[int, int]], asides: list[Aside]) -> list[bool]:
     """For each line, whether it opens inside an aside already found."""
     spans = sorted((a.start, a.end) for a in asides)
-    starts, reach = [a for a, _ in spans], list(itertools.accumulate(b for _, b in spans))
+    starts, reach = [a for a, _ in spans], list(itertools.accumulate((b for _, b in spans), max))
     return [(i := bisect.bisect_right(starts, a) - 1) >= 0 and a < reach[i] for a, _ in lines]
 
 
@@ -269,15 +269,16 @@ def _bare_headings(original: str, lines: list[tuple[int, int]], asides: list[Asi
     number = _apparatus_patterns()[3]
     covered = _covered(lines, asides)
     candidates: dict[int, str] = {}
-    for index, (a, b) in enumerate(lines):
-        line = original[a:b]
+    following = None  # the next line that is not blank, walking back from the end
+    for index in range(len(lines) - 1, -1, -1):
+        line = original[slice(*lines[index])]
         words = line[m.end():].strip() if (m := number.match(line)) else line.strip()
-        following = next((i for i in range(index + 1, len(lines))
-                          if original[slice(*lines[i])].strip()), None)
         if (0 < len(words) <= table["heading_longest"] and all(map(is_han, words))
                 and not words.startswith("右")  # 右… headings close their section: source's
                 and following is not None and not covered[following]):
             candidates[index] = normalise(words)
+        if line.strip():
+            following = index
     if _punctuated(original, lines, covered):
         return set(candidates)
     named = {index for index, words in candidates.items() if words in _section_names()}

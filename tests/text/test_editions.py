@@ -220,3 +220,6 @@ def test_a_punctuated_editions_unnumbered_headings_are_not_the_rite():
     assert not text.parse("戒百官\n" + bare, source="n.txt").asides
     noted = text.parse("射前戒備\n注：戒射之前。\n" + body, source="f.txt")
     assert [a.kind for a in noted.asides] == ["注"]
+    note = "注：宰戒百官，射人戒諸公卿大夫，司士戒士。\n"
+    later = text.parse(note + body + note + "量侯道\n" + body, source="l.txt")
+    assert [(a.kind, a.line) for a in later.asides] == [("注", 1), ("注", 4), ("卷題", 5)]
