@@ -150,6 +150,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         target = output or _project_output()
     else:
         loaded, text_id, title = text.load(source), source.stem, source.stem
+        if loaded.encoding != "utf-8":
+            click.echo(f"note: {loaded.source}: not UTF-8; read as {loaded.encoding}", err=True)
         target = output or source.with_suffix(".toml")
         rite_id, recognised = _which_rite(loaded, rite_id)
         if rite_id is not None:

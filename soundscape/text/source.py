@@ -16,15 +16,15 @@ remains is the passage: its Han characters, normalised
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from soundscape.errors import TextError
 from soundscape.fileio import read_bytes, read_toml
 from soundscape.resources import data_dir
-from soundscape.text import commentary, pages
+from soundscape.text import commentary, encoding, pages
 from soundscape.text.commentary import Aside
 from soundscape.text.hanzi import in_context, is_han, normalise, normalise_char
 from soundscape.text.pages import Gap
@@ -43,7 +43,7 @@ _QUOTATIONS = {"“": "”", "「": "」", "『": "』"}
 _SENTENCE_END = "。．！？，；：…”」』"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Heading:
     """A ``右…`` section heading.
 
@@ -59,7 +59,7 @@ class Heading:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Note:
     """A note (鄭注 or 記) tied to the passage it follows.
 
@@ -75,7 +75,7 @@ class Note:
     after: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Text:
     """A source text: passage characters, their origin, headings, notes and asides.
 
@@ -92,6 +92,7 @@ class Text:
     hidden : spans of ``original`` left out of quotes (notes, asides and print marks),
         sorted and disjoint
     gaps : pages missing from the print (``Gap.at`` is then an offset in ``chars``)
+    encoding : the encoding the file was read in (``utf-8``, ``gb18030``, ``big5hkscs`` …)
     """
 
     source: str
@@ -104,6 +105,7 @@ class Text:
     asides: tuple[Aside, ...] = ()
     hidden: tuple[tuple[int, int], ...] = ()
     gaps: tuple[Gap, ...] = ()
+    encoding: str = "utf-8"
 
     def quote(self, start: int, end: int) -> str:
         """The passage ``chars[start:end]`` as written in the source, notes and asides left out."""
@@ -308,25 +310,26 @@ def _continues(original: str, after: int, before: int) -> bool:
 
 
 def load(path: str | Path) -> Text:
-    """Read and parse the text file at ``path`` (UTF-8, a BOM is allowed).
+    """Read and parse the text file at ``path``: UTF-8 (a BOM allowed), UTF-16/32 with a
+    BOM, GB18030 or Big5 (:mod:`soundscape.text.encoding`; ``Text.encoding`` says which).
 
     Raises
     ------
     TextError
-        If the file cannot be read, is not UTF-8, is empty or holds no Chinese text.
+        If the file cannot be read, is in none of those encodings, is empty or holds no
+        Chinese text.
     """
     path = Path(path)
     raw = read_bytes(path, TextError, limit=TEXT_BYTES)
     if not raw.strip():
         raise TextError(f"{path}: the file is empty; expected the 經文 as UTF-8 text")
     try:
-        original = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        raise TextError(f"{path}:{line}: byte {raw[error.start]:#04x} at offset {error.start} "
-                        "is not UTF-8; save the text as UTF-8 (GB18030/Big5 are not read)"
-                        ) from error
-    return parse(original, source=str(path))
+        original, name = encoding.decode(raw)
+    except encoding.Undecodable as error:
+        line = raw.count(b"\n", 0, error.offset) + 1
+        raise TextError(f"{path}:{line}: byte {raw[error.offset]:#04x} at offset "
+                        f"{error.offset}: {error}; save the text as UTF-8") from error
+    return dataclasses.replace(parse(original, source=str(path)), encoding=name)
 
 
 def bundled_path() -> Path:

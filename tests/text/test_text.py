@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 
 from soundscape import text
@@ -56,14 +58,54 @@ def test_unreadable_empty_and_wrong_encoding(tmp_path):
     empty.write_bytes(b"  \n")
     with pytest.raises(TextError, match="empty"):
         text.load(empty)
-    big5 = tmp_path / "big5.txt"
-    big5.write_bytes("大射之儀".encode("big5"))
-    with pytest.raises(TextError, match=r"big5.txt:1: .*not UTF-8"):
-        text.load(big5)
+    noise = tmp_path / "noise.txt"
+    noise.write_bytes("大射之儀\n".encode() + bytes(range(0x80, 0x100)))
+    with pytest.raises(TextError, match=r"noise.txt:2: byte 0x80 at offset 13: not utf-8, "
+                                        r"and neither gb18030 nor big5hkscs reads"):
+        text.load(noise)
+    broken = tmp_path / "broken16.txt"
+    broken.write_bytes(codecs.BOM_UTF16_LE + "大射".encode("utf-16-le") + b"\x00\xd8")
+    with pytest.raises(TextError, match=r"broken16.txt:1: .*not utf-16, although"):
+        text.load(broken)
     latin = tmp_path / "latin.txt"
     latin.write_text("no Chinese here\n", encoding="utf-8")
     with pytest.raises(TextError, match="no Chinese text"):
         text.load(latin)
+
+
+# Standard forms for the bundled text's variants that Big5 has no code for (鼔 →鼓 …).
+_BIG5_FORMS = str.maketrans("捝横内虚鼔絶眂", "挩橫內虛鼓絕視")
+
+
+@pytest.mark.parametrize(("saved", "read"), [("gb18030", "gb18030"), ("big5hkscs", "big5hkscs"),
+                                             ("utf-16", "utf-16"),
+                                             ("utf-32", "utf-32"), ("utf-8-sig", "utf-8")])
+def test_a_text_saved_in_a_chinese_encoding_reads_as_in_utf8(tmp_path, saved, read):
+    """A user's text in GB18030, Big5 or Notepad's UTF-16 was refused ("not UTF-8"). It is
+    read as its encoding, chosen by which decoding gives the Yili's characters (GB18030 and
+    Big5 each read the other's bytes as Han characters, no error)."""
+    body = text.load_bundled().original.translate(_BIG5_FORMS)
+    utf8, other = tmp_path / "utf8.txt", tmp_path / f"{saved}.txt"
+    utf8.write_text(body, encoding="utf-8")
+    other.write_bytes(body.encode(saved))
+    expected, loaded = text.load(utf8), text.load(other)
+    assert (loaded.encoding, loaded.original) == (read, expected.original)
+    assert (loaded.chars, loaded.headings) == (expected.chars, expected.headings)
+    short = "大射之儀君有命戒射".encode(saved)  # one line: enough to tell the encoding
+    other.write_bytes(short)
+    assert text.load(other).original == "大射之儀君有命戒射"
+
+
+def test_derive_says_which_encoding_it_read(tmp_path):
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    source = tmp_path / "gb.txt"
+    source.write_bytes(text.load_bundled().original.encode("gb18030"))
+    result = CliRunner().invoke(cli, ["derive", str(source), "-o", str(tmp_path / "gb.toml")])
+    assert result.exit_code == 0, result.output
+    assert f"note: {source}: not UTF-8; read as gb18030" in result.output
 
 
 # ------------------------------------------------- commentary and translation
