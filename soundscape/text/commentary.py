@@ -46,7 +46,7 @@ from soundscape.resources import data_dir
 from soundscape.text import gloss
 from soundscape.text.hanzi import is_han, normalise
 
-__all__ = ["Aside", "find_asides", "rules"]
+__all__ = ["Aside", "find_asides", "note_call", "rules"]
 
 _CLOSING = "》〉」』”’）)。．，、；：！？"
 _NUMBERED_NOTE = re.compile(r"[（(]\s*\d{1,3}\s*[）)]")
@@ -80,6 +80,12 @@ def rules() -> dict:
     return read_toml(data_dir() / "editions.toml")
 
 
+@functools.cache
+def note_call() -> re.Pattern:
+    """A note's call printed without brackets (①, ⑴, ¹ …: ``[notes] call``)."""
+    return re.compile(rules()["notes"]["call"])
+
+
 def _lines(original: str, start: int) -> list[tuple[int, int]]:
     """(start, end) of each line from ``start``, newline excluded."""
     spans, position = [], start
@@ -103,7 +109,8 @@ def _intro_end(original: str, lines: list[tuple[int, int]], head: int, stop: int
     if resumes:
         return stop
     for index in range(head + 1, stop):
-        if _NUMBERED_NOTE.search(original[slice(*lines[index])]):
+        line = original[slice(*lines[index])]
+        if _NUMBERED_NOTE.search(line) or note_call().search(line):
             return index
     first = next((i for i in range(head + 1, stop) if original[slice(*lines[i])].strip()),
                  head)

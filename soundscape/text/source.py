@@ -223,7 +223,8 @@ def parse(original: str, *, source: str) -> Text:
     origin: list[int] = []
     headings: list[Heading] = []
     notes: list[Note] = []
-    hidden = [(a.start, a.end) for a in asides] + list(printed.marks)
+    calls = [m.span() for m in commentary.note_call().finditer(original, body)]
+    hidden = [(a.start, a.end) for a in asides] + list(printed.marks) + calls
     pending = sorted(hidden, reverse=True)  # spans to skip, the next one last
     index = body
     line = counted = 0  # lines counted up to `counted`, so headings cost no rescans

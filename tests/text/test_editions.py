@@ -223,3 +223,15 @@ def test_a_punctuated_editions_unnumbered_headings_are_not_the_rite():
     note = "注：宰戒百官，射人戒諸公卿大夫，司士戒士。\n"
     later = text.parse(note + body + note + "量侯道\n" + body, source="l.txt")
     assert [(a.kind, a.line) for a in later.asides] == [("注", 1), ("注", 4), ("卷題", 5)]
+
+
+@pytest.mark.parametrize("call", ["①", "⑴", "¹", "❶"])
+def test_note_calls_printed_without_brackets_are_note_calls(call):
+    """Modern editions print a note's call as ① (or ⑴, ¹): it stood in the quotes, and a
+    題解 of two paragraphs ended after its first (it runs to the first paragraph with a
+    call, and only （1） was one), so its second was read as the rite's words."""
+    printed = ("【题解】\n\n《大射仪》记述诸侯与群臣习射的礼节。\n\n篇中首先对射前的准备做了详细描述。\n\n"
+               f"大射之仪，君有命戒射{call}。宰戒百官有事于射者。\n\n【注释】\n\n{call}戒射：告诫。\n")
+    loaded = text.parse(printed, source="called.txt")
+    assert loaded.chars == text.normalise("大射之仪君有命戒射宰戒百官有事于射者")
+    assert loaded.quote(0, len(loaded.chars)) == "大射之仪，君有命戒射。宰戒百官有事于射者"
