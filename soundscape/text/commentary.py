@@ -361,6 +361,19 @@ def _labelled_lines(original: str, lines: list[tuple[int, int]], first_line: int
             if pattern.match(original, a, b)]
 
 
+@functools.cache
+def _text_label() -> re.Pattern:
+    return re.compile(rules()["commentary"]["text_label"], re.MULTILINE)  # ^: a line's start
+
+
+def _text_labels(original: str, lines: list[tuple[int, int]], first_line: int
+                 ) -> list[Aside]:
+    """The 經文's own label at a line's start (經：, 【經】 …): the label, not the line."""
+    pattern = _text_label()
+    return [Aside("版記", m.start(), m.end(), first_line + index)
+            for index, (a, b) in enumerate(lines) if (m := pattern.match(original, a, b))]
+
+
 def find_asides(original: str, start: int = 0) -> list[Aside]:
     """The asides of ``original`` from offset ``start`` (after the header), in order."""
     lines = _lines(original, start)
@@ -370,6 +383,8 @@ def find_asides(original: str, start: int = 0) -> list[Aside]:
     asides += [t for t in _labelled_lines(original, lines, first_line)
                if not any(a.start < t.end and t.start < a.end for a in asides)]
     asides += [t for t in _labelled(original, start, first_line)
+               if not any(a.start <= t.start < a.end for a in asides)]
+    asides += [t for t in _text_labels(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _titles(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in blocks)]

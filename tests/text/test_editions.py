@@ -230,8 +230,22 @@ def test_note_calls_printed_without_brackets_are_note_calls(call):
     """Modern editions print a note's call as ① (or ⑴, ¹): it stood in the quotes, and a
     題解 of two paragraphs ended after its first (it runs to the first paragraph with a
     call, and only （1） was one), so its second was read as the rite's words."""
-    printed = ("【题解】\n\n《大射仪》记述诸侯与群臣习射的礼节。\n\n篇中首先对射前的准备做了详细描述。\n\n"
+    printed = ("【题解】\n\n《大射仪》记述诸侯与群臣习射的礼节。\n\n"
+               "篇中首先对射前的准备做了详细描述。\n\n"
                f"大射之仪，君有命戒射{call}。宰戒百官有事于射者。\n\n【注释】\n\n{call}戒射：告诫。\n")
     loaded = text.parse(printed, source="called.txt")
     assert loaded.chars == text.normalise("大射之仪君有命戒射宰戒百官有事于射者")
     assert loaded.quote(0, len(loaded.chars)) == "大射之仪，君有命戒射。宰戒百官有事于射者"
+
+
+@pytest.mark.parametrize("label", ["經：", "经文：", "原文：", "【經】", "〔經〕", "[經文]"])
+def test_the_label_of_the_jingwen_is_not_the_rite(label):
+    """An edition that labels each 經文 paragraph (經：…, 【經】…) beside its 注 read the
+    label as the rite's first word (經大射之儀: an extra step per paragraph), 〔經〕 as an
+    emendation and 【經】 as a note."""
+    body = "大射之儀，君有命戒射。宰戒百官有事於射者。\n前射三日，宰夫戒宰及司馬。\n"
+    labelled = "".join(f"{label}{line}\n注：鄭注之文。\n" for line in body.splitlines())
+    loaded = text.parse(labelled, source="labelled.txt")
+    assert loaded.chars == text.parse(body, source="plain.txt").chars
+    assert not loaded.notes
+    assert loaded.quote(0, 4) == "大射之儀"
