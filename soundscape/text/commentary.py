@@ -228,7 +228,7 @@ def _titles(original: str, lines: list[tuple[int, int]], first_line: int) -> lis
     line_end = rules()["print"]["line_end"]
     pattern = _title_line()
     return [Aside("卷題", a, b, first_line + index) for index, (a, b) in enumerate(lines)
-            if pattern.fullmatch(original[a:b].replace(line_end, "").strip())]
+            if pattern.fullmatch(normalise(original[a:b].replace(line_end, "").strip()))]
 
 
 @functools.cache

@@ -249,3 +249,19 @@ def test_the_label_of_the_jingwen_is_not_the_rite(label):
     assert loaded.chars == text.parse(body, source="plain.txt").chars
     assert not loaded.notes
     assert loaded.quote(0, 4) == "大射之儀"
+
+
+@pytest.mark.parametrize("chapter", ["004", "005", "006", "007"])
+def test_title_lines_in_simplified_characters_are_title_lines(chapter):
+    """The 《四部叢刊》 chapters converted to simplified characters (opencc t2s) began
+    their rite with the title line 乡饮酒礼第四　仪礼　郑氏注: the title patterns are written in
+    traditional characters, and are now matched against the line normalised."""
+    import opencc
+
+    path = data_dir() / "texts" / "kanseki" / f"KR1d0026_{chapter}.txt"
+    raw = path.read_text(encoding="utf-8")
+    traditional = text.parse(raw, source=path.name)
+    simplified = text.parse(opencc.OpenCC("t2s").convert(raw), source="simplified.txt")
+    assert len(simplified.chars) == len(traditional.chars)
+    assert ([a.line for a in simplified.asides if a.kind == "卷題"]
+            == [a.line for a in traditional.asides if a.kind == "卷題"])
