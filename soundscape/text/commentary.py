@@ -122,7 +122,8 @@ def _blocks(original: str, lines: list[tuple[int, int]], first_line: int) -> lis
              if (kind := _block_kind(original[slice(*span)]))]
     asides = []
     for n, (index, kind) in enumerate(heads):
-        if kind == "text":
+        if kind == "text":  # the heading line itself is the edition's (【原文】), not the rite's
+            asides.append(Aside("版記", *lines[index], first_line + index))
             continue
         following = heads[n + 1] if n + 1 < len(heads) else (len(lines), "")
         stop = following[0]
@@ -362,16 +363,28 @@ def _labelled_lines(original: str, lines: list[tuple[int, int]], first_line: int
 
 
 @functools.cache
-def _text_label() -> re.Pattern:
-    return re.compile(rules()["commentary"]["text_label"], re.MULTILINE)  # ^: a line's start
+def _block_label() -> re.Pattern:
+    """A block's word as a label opening a line with more after it: 【译文】…, 译文：…"""
+    words = "|".join(sorted((re.escape(w) for ws in rules()["blocks"].values() for w in ws),
+                            key=len, reverse=True))
+    space = r"[^\S\n]*"  # within the line
+    return re.compile(rf"^{space}(?:[【\[〔［]{space}(?P<b>{words}){space}[】\]〕］]{space}[：:]?"
+                      rf"|(?P<c>{words}){space}[：:])(?={space}\S)", re.MULTILINE)  # ^: a line's
 
 
-def _text_labels(original: str, lines: list[tuple[int, int]], first_line: int
-                 ) -> list[Aside]:
-    """The 經文's own label at a line's start (經：, 【經】 …): the label, not the line."""
-    pattern = _text_label()
-    return [Aside("版記", m.start(), m.end(), first_line + index)
-            for index, (a, b) in enumerate(lines) if (m := pattern.match(original, a, b))]
+def _block_labels(original: str, lines: list[tuple[int, int]], first_line: int
+                  ) -> list[Aside]:
+    """Lines that open with a block's label (译文：…, 【注释】…): that block's kind to the
+    line's end; the 經文's own label (原文：, 【經】) alone, the line being the rite's."""
+    pattern = _block_label()
+    kinds = {w: kind for kind, words in rules()["blocks"].items() for w in words}
+    found = []
+    for index, (a, b) in enumerate(lines):
+        if match := pattern.match(original, a, b):
+            kind = kinds[match.group("b") or match.group("c")]
+            end = match.end() if kind == "text" else b
+            found.append(Aside("版記" if kind == "text" else kind, a, end, first_line + index))
+    return found
 
 
 def find_asides(original: str, start: int = 0) -> list[Aside]:
@@ -384,7 +397,7 @@ def find_asides(original: str, start: int = 0) -> list[Aside]:
                if not any(a.start < t.end and t.start < a.end for a in asides)]
     asides += [t for t in _labelled(original, start, first_line)
                if not any(a.start <= t.start < a.end for a in asides)]
-    asides += [t for t in _text_labels(original, lines, first_line)
+    asides += [t for t in _block_labels(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in asides)]
     asides += [t for t in _titles(original, lines, first_line)
                if not any(a.start <= t.start < a.end for a in blocks)]

@@ -238,11 +238,12 @@ def test_note_calls_printed_without_brackets_are_note_calls(call):
     assert loaded.quote(0, len(loaded.chars)) == "大射之仪，君有命戒射。宰戒百官有事于射者"
 
 
-@pytest.mark.parametrize("label", ["經：", "经文：", "原文：", "【經】", "〔經〕", "[經文]"])
+@pytest.mark.parametrize("label", ["經：", "经文：", "原文：", "【經】", "〔經〕", "[經文]",
+                                   "【原文】\n"])
 def test_the_label_of_the_jingwen_is_not_the_rite(label):
     """An edition that labels each 經文 paragraph (經：…, 【經】…) beside its 注 read the
     label as the rite's first word (經大射之儀: an extra step per paragraph), 〔經〕 as an
-    emendation and 【經】 as a note."""
+    emendation and 【經】 (or 【原文】 on a line of its own) as a note."""
     body = "大射之儀，君有命戒射。宰戒百官有事於射者。\n前射三日，宰夫戒宰及司馬。\n"
     labelled = "".join(f"{label}{line}\n注：鄭注之文。\n" for line in body.splitlines())
     loaded = text.parse(labelled, source="labelled.txt")
@@ -265,3 +266,15 @@ def test_title_lines_in_simplified_characters_are_title_lines(chapter):
     assert len(simplified.chars) == len(traditional.chars)
     assert ([a.line for a in simplified.asides if a.kind == "卷題"]
             == [a.line for a in traditional.asides if a.kind == "卷題"])
+
+
+@pytest.mark.parametrize("label", ["译文：", "譯文:", "【译文】", "[今譯]", "【译文】："])
+def test_a_translation_paragraph_labelled_on_its_line_is_set_aside(label):
+    """A bilingual edition alternates 原文 and 译文 paragraphs, each labelled on its own line:
+    the translation was read as the rite (the modern 大射 so printed: 976 steps for 555)."""
+    body = "大射之儀，君有命戒射。宰戒百官有事於射者。\n前射三日，宰夫戒宰及司馬。\n"
+    printed = "".join(f"原文：{line}\n{label}国君发布命令：准备射箭。\n"
+                      for line in body.splitlines())
+    loaded = text.parse(printed, source="bilingual.txt")
+    assert loaded.chars == text.parse(body, source="plain.txt").chars
+    assert [a.kind for a in loaded.asides] == ["版記", "譯文"] * 2
