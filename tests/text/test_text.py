@@ -226,3 +226,14 @@ def test_dang_reads_pipes_only_where_placed_like_an_instrument():
     assert text.normalise("荡") == "蕩"  # simplified 蕩 elsewhere
     t = text.parse("蕩蕩乎民無能名焉蕩在其中\n", source="traditional")
     assert "簜" not in t.chars
+
+
+def test_a_modern_editions_misprint_of_the_gan_target_is_read_as_the_target():
+    """The modern annotated 大射 prints 大史在于侯之东北: the scorer stood by no target the
+    sequencer knew, and the second round ran 78 s short. 倚旌于侯中 (鄉射) stays 于."""
+    from soundscape.text.derive import derive
+
+    assert text.normalise("大史在于侯之东北") == text.normalise("大史在干侯之東北")
+    assert text.normalise("獲者倚旌于侯中") == "獲者倚旌於侯中"
+    placed = derive(text.parse("大史在于侯之东北，北面东上。\n", source="m.txt"), rite="dashe")
+    assert [s.place for s in placed.steps] == ["gan"]
