@@ -288,9 +288,12 @@ def _emendation(opener: str, inside: str) -> bool:
 
 
 def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """``spans`` sorted, with overlapping and nested ones joined (print marks inside notes)."""
+    """``spans`` sorted, with overlapping and nested ones joined (print marks inside notes),
+    empty ones dropped (a quote's walk over them would not move)."""
     merged: list[tuple[int, int]] = []
     for a, b in sorted(spans):
+        if b <= a:
+            continue
         if merged and a <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], b))
         else:
