@@ -76,6 +76,24 @@ def _shooting_found(sheet: cuesheet.CueSheet, rite_id: str, source: str) -> None
                    err=True)
 
 
+def _unmatched(loaded: text.Text, rite_id: str) -> None:
+    """Say where the text holds runs of words its rite's own text does not (commentary or a
+    translation read as the rite, most often), so that the user can mark them."""
+    from soundscape.text.derive.recognise import unmatched
+
+    spans = unmatched(loaded, rite_id)
+    if not spans:
+        return
+    size = sum(b - a for a, b in spans)
+    where = ", ".join(f"line {loaded.line_of(a)} 「{loaded.chars[a:min(b, a + 8)]}"
+                      f"{'…' if b - a > 8 else ''}」" for a, b in spans[:6])
+    click.echo(f"note: {loaded.source}: {counted(size, 'character')} in "
+               f"{counted(len(spans), 'run')} are not in the bundled {rites.rite(rite_id).title}'s "
+               f"經文 ({where}{' …' if len(spans) > 6 else ''}): read as the rite's words. If "
+               "they are commentary, a translation or the edition's own, mark them as "
+               "docs/rites.md (Reading any edition) shows", err=True)
+
+
 def _one_chapter(loaded: text.Text) -> None:
     """Refuse a file holding two chapters: their title lines (卷題) number two 卷 (儀禮卷第四
     … 儀禮卷第六), and the second chapter would be read as the first one's end or 記."""
@@ -187,6 +205,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
                    "no music cues", err=True)
     if rite_id is not None:
         _shooting_found(sheet, rite_id, loaded.source)
+        if source is not None:
+            _unmatched(loaded, rite_id)
     problems = unplayable(target)
     if problems:
         advice = ("pass --rite ID if the text is one of the bundled rites "

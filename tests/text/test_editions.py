@@ -278,3 +278,25 @@ def test_a_translation_paragraph_labelled_on_its_line_is_set_aside(label):
     loaded = text.parse(printed, source="bilingual.txt")
     assert loaded.chars == text.parse(body, source="plain.txt").chars
     assert [a.kind for a in loaded.asides] == ["版記", "譯文"] * 2
+
+
+def test_derive_says_where_a_text_holds_words_its_rite_does_not(tmp_path):
+    """A paragraph of commentary no mark sets aside is read as the rite's words; derive
+    says where (line, first words, how many characters), and says nothing of an edition
+    whose differences are variant glyphs (the 《四部叢刊》 大射 against 江永's)."""
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    intro = "大射儀記述諸侯與群臣習射的禮節儀式篇中首先對射前的準備做了詳細描述"
+    body = text.load_bundled().original
+    first = next(i for i, line in enumerate(body.splitlines()) if "大射之儀" in line)
+    lines = body.splitlines()
+    source = tmp_path / "introduced.txt"
+    source.write_text("\n".join([*lines[:first], intro, *lines[first:]]), encoding="utf-8")
+    said = CliRunner().invoke(cli, ["derive", str(source), "-o", str(tmp_path / "a.toml")])
+    assert said.exit_code == 0, said.output
+    assert (f"note: {source}: {len(intro)} characters in 1 run are not in the bundled 大射儀's "
+            f"經文 (line {first + 1} 「大射儀記述諸侯與…」)") in said.output
+    clean = CliRunner().invoke(cli, ["derive", str(KANSEKI_DASHE), "-o", str(tmp_path / "b.toml")])
+    assert clean.exit_code == 0 and "are not in the bundled" not in clean.output

@@ -29,7 +29,8 @@ from soundscape.text.derive.formulas import find_units, rules
 from soundscape.text.hanzi import is_han, normalise
 from soundscape.text.source import Text
 
-__all__ = ["FEATURES", "Fingerprint", "Recognition", "fingerprint", "recognise"]
+__all__ = ["FEATURES", "Fingerprint", "Recognition", "fingerprint", "recognise",
+           "unmatched"]
 
 FEATURES = ("title", "incipit", "steps", "music")
 
@@ -131,3 +132,20 @@ def recognise(text: Text) -> Recognition:
     sure = score >= config["threshold"] and ahead
     return Recognition(best if sure else None, score, features[best], tuple(scores),
                        config["threshold"], config["margin"])
+
+
+def unmatched(text: Text, rite_id: str) -> list[tuple[int, int]]:
+    """Spans of ``text.chars`` that the rite's own text does not hold, aligned character by
+    character, each at least ``[recognise] unmatched_run`` characters long: commentary,
+    a translation or an edition's apparatus read as the rite, or a passage the edition
+    has and the bundled text lacks. Variant glyphs, a missing page, a few characters the
+    editions differ by are not reported."""
+    ref = rites.load_rite_text(rite_id).chars
+    least = _config()["unmatched_run"]
+    blocks = SequenceMatcher(None, ref, text.chars, autojunk=False).get_matching_blocks()
+    spans, covered = [], 0
+    for _, start, size in blocks:  # the last block is (len, len, 0): it closes the final gap
+        if start - covered >= least:
+            spans.append((covered, start))
+        covered = max(covered, start + size)
+    return spans
