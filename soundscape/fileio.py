@@ -10,15 +10,18 @@ that opens them itself (a sample to soundfile) are checked with :func:`regular_f
 first.
 
 An output goes to a temporary file beside the target and is then renamed, so a
-failure or an interrupt never leaves a half-written file at the destination.
+failure or an interrupt never leaves a half-written file at the destination; files that
+belong together are renamed all or none (:func:`replace_all`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import secrets
 import stat
 import sys
 import tempfile
@@ -42,6 +45,7 @@ __all__ = [
     "read_toml",
     "recorded",
     "regular_file",
+    "replace_all",
     "replace_set",
     "write_bytes",
     "write_text",
@@ -55,13 +59,8 @@ MAX_DEPTH = 32
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; rename it onto ``target`` on success.
-
-    The temporary file keeps the target's suffix so that writers which infer the
-    format from the name (soundfile, matplotlib) still work.
-    """
-    target = Path(target)
+def _part(target: Path) -> Iterator[Path]:
+    """A hidden temporary file beside ``target`` (its suffix kept), removed on leaving."""
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_dead_parts(target)
     try:  # named by this process, so that the next run can tell a killed one's leftovers
@@ -73,9 +72,6 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        # mkstemp makes the file private (0600); give it the mode a plain open() would
-        os.chmod(tmp_path, 0o666 & ~_umask())
-        os.replace(tmp_path, target)
     except OSError as error:  # a write's (no name) or the hidden file's: name the target
         if error.filename is not None and Path(error.filename) != tmp_path:
             raise
@@ -85,12 +81,68 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path in the target's folder; rename it onto ``target`` on success.
+
+    The temporary file keeps the target's suffix so that writers which infer the
+    format from the name (soundfile, matplotlib) still work.
+    """
+    with atomic_paths(target) as (part,):
+        yield part
+
+
+@contextlib.contextmanager
 def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]:
     """:func:`atomic_path` for files that belong together: none is renamed onto its
-    target until every one has been written, so a failure while making the second
-    leaves the first as it was."""
+    target until every one has been written, and then all are or none
+    (:func:`replace_all`), so a failure while making or placing the second leaves the
+    first as it was."""
+    paths = [Path(target) for target in targets]
     with contextlib.ExitStack() as stack:
-        yield tuple(stack.enter_context(atomic_path(target)) for target in targets)
+        parts = tuple(stack.enter_context(_part(path)) for path in paths)
+        yield parts
+        for part in parts:  # mkstemp makes a file private (0600): a plain open()'s mode
+            os.chmod(part, 0o666 & ~_umask())
+        replace_all(list(zip(parts, paths, strict=True)))
+
+
+def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> None:
+    """Rename each ``(source, target)`` of ``moves``, all of them or none.
+
+    A target that is a folder is refused before anything moves. A file a target replaces
+    is first moved aside (into ``aside``, else beside it, hidden): if a later rename fails,
+    each one already placed is undone and the files moved aside return, so the targets
+    hold the old set, and the error names the target it failed on. On success the old
+    files go.
+    """
+    for _, target in moves:
+        if target.is_dir() and not target.is_symlink():
+            raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be "
+                                    "written", str(target))
+    placed: list[tuple[Path, Path | None]] = []  # (target, its old file moved aside)
+    try:
+        for source, target in moves:
+            old = None
+            if os.path.lexists(target):
+                old = (aside or target.parent) / (f".{target.name}.{os.getpid()}-"
+                                                  f"{secrets.token_hex(4)}.old")
+                os.replace(target, old)
+            placed.append((target, old))
+            try:
+                os.replace(source, target)
+            except OSError as error:
+                raise OSError(error.errno, error.strerror, str(target)) from None
+    except BaseException:
+        for target, old in reversed(placed):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    os.replace(old, target)
+        raise
+    for _, old in placed:
+        if old is not None:
+            old.unlink(missing_ok=True)
 
 
 def write_texts(texts: Mapping[Path, str]) -> list[Path]:

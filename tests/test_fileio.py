@@ -206,3 +206,31 @@ def test_a_killed_runs_hidden_file_is_removed_by_the_next_write(tmp_path):
         tmp.write_bytes(b"whole")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, other.name,
                                                                   alike.name, "x.wav"])
+
+
+def test_a_set_is_placed_whole_or_not_at_all(tmp_path, monkeypatch):
+    """atomic_paths renamed its files one by one, the last first: a rename failing on the
+    first left the last new. What was placed is undone and its old file restored; a
+    folder where a file was to go is refused before anything moves."""
+    import soundscape.fileio as fileio
+
+    first, second = write_text(tmp_path / "p.json", "old"), write_text(tmp_path / "p.png", "old")
+    real = os.replace
+
+    def failing(source, target):
+        if str(source).endswith(".part.json"):
+            raise OSError(28, "No space left on device")
+        real(source, target)
+
+    monkeypatch.setattr(fileio.os, "replace", failing)
+    with pytest.raises(OSError, match=r"p\.json"), atomic_paths(first, second) as (one, two):
+        one.write_text("new")
+        two.write_text("new")
+    assert (first.read_text(), second.read_text()) == ("old", "old")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json", "p.png"]
+    monkeypatch.setattr(fileio.os, "replace", real)
+    (tmp_path / "q.png").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"q\.png"), \
+            atomic_paths(first, tmp_path / "q.png") as (one, two):
+        one.write_text("new")
+    assert first.read_text() == "old"

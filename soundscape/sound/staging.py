@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 from types import TracebackType
 
-from soundscape.fileio import process_alive
+from soundscape.fileio import process_alive, replace_all
 
 __all__ = ["Staging", "remove_stale"]
 
@@ -81,9 +81,10 @@ class Staging:
         try:
             if kind is None:
                 shutil.rmtree(self.scratch)
-                for staged in sorted(self.folder.iterdir()):
-                    if staged.is_file() and not staged.name.startswith("."):
-                        os.replace(staged, self.destination / staged.name)
+                replace_all([(staged, self.destination / staged.name)
+                             for staged in sorted(self.folder.iterdir())
+                             if staged.is_file() and not staged.name.startswith(".")],
+                            aside=self.folder)  # the set placed whole, or the old one kept
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
 

@@ -49,3 +49,27 @@ def test_nothing_moves_when_the_run_fails(tmp_path):
         raise KeyboardInterrupt
     assert [p.name for p in tmp_path.iterdir()] == ["a.wav"]
     assert (tmp_path / "a.wav").read_bytes() == b"old"
+
+
+def test_a_rename_that_fails_midway_leaves_the_old_set(tmp_path, monkeypatch):
+    """The outputs moved in one by one: a rename failing on the third left the first two
+    new beside an old third (a new WAV with the old loudness report). Now the ones
+    placed are undone and the old files come back; the error names the output."""
+    import soundscape.fileio as fileio
+
+    for name in ("a.wav", "a.wav.loudness.json", "a.wav.markers.txt"):
+        (tmp_path / name).write_bytes(b"old " + name.encode())
+    real = os.replace
+
+    def failing(source, target):
+        if str(source).endswith("markers.txt") and ".render-" in str(source):
+            raise OSError(5, "Input/output error")
+        real(source, target)
+
+    monkeypatch.setattr(fileio.os, "replace", failing)
+    with pytest.raises(OSError, match=r"a\.wav\.markers\.txt"), Staging(tmp_path, "a") as staged:
+        for name in ("a.wav", "a.wav.loudness.json", "a.wav.markers.txt", "a.mid"):
+            (staged.folder / name).write_bytes(b"new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.wav", "a.wav.loudness.json", "a.wav.markers.txt"]
+    assert all(p.read_bytes() == b"old " + p.name.encode() for p in tmp_path.iterdir())
