@@ -55,7 +55,7 @@ EXAMPLE_TEXT = ("大射儀\n"
 
 
 def derive(text: str | Path | None = None, *, rite: str | None = None,
-           text_id: str | None = None) -> CueSheet:
+           text_id: str | None = None, chapter: str | None = None) -> CueSheet:
     """The cue sheet of a Yili text: its sections, steps, orchestra, music and voice cues.
 
     Parameters
@@ -69,6 +69,10 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
         by its content (``soundscape derive`` says how sure), if any.
     text_id : str or None
         The sheet's text id; None: the rite's id, else the file's stem, else ``text``.
+    chapter : str or None
+        For a text that is a book of several chapters: the one to derive, by its number
+        (``"5"``, ``"五"``) or words of its title (``"鄉射"``); None: the one recognised
+        as ``rite``. A book and neither is refused, its chapters listed.
 
     Examples
     --------
@@ -83,7 +87,7 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
     from soundscape.text import source
     from soundscape.text.derive import derive as derive_sheet
     from soundscape.text.derive import rites
-    from soundscape.text.derive.recognise import recognise
+    from soundscape.text.derive.recognise import chapter_of, recognise
 
     if rite is not None:
         rites.rite(rite)  # an unknown id is refused with the known ones
@@ -94,6 +98,8 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
         loaded = source.load(text)
     else:
         loaded = source.parse(text, source="<text>")
+    if text is not None:
+        loaded = chapter_of(loaded, chapter, rite)
     if rite is None:
         rite = recognise(loaded).rite
     name = text_id or rite or (text.stem if isinstance(text, Path) else "text")

@@ -55,3 +55,19 @@ def test_the_package_says_it_is_typed() -> None:
     # in the installed package (the wheel takes every file under soundscape/)
     marker = Path(soundscape.__file__).with_name("py.typed")
     assert marker.is_file() and marker.read_text() == ""
+
+
+def test_derive_takes_one_chapter_of_a_book(tmp_path: Path) -> None:
+    """soundscape.derive(book) refused a file of two chapters; chapter= chooses one, as
+    derive --chapter does, and a book without it is refused with its chapters listed."""
+    from soundscape.errors import TextError
+    from soundscape.resources import data_dir
+
+    kanseki = data_dir() / "texts" / "kanseki"
+    book = tmp_path / "book.txt"
+    book.write_text("".join((kanseki / f"KR1d0026_00{n}.txt").read_text(encoding="utf-8")
+                            for n in (4, 6)), encoding="utf-8")
+    assert soundscape.derive(book, chapter="六").text.id == "yan"
+    assert soundscape.derive(book, rite="xiangyinjiu").text.id == "xiangyinjiu"
+    with pytest.raises(TextError, match=r"holds 2 chapters: line 11 .*--chapter 4, xiangyinjiu"):
+        soundscape.derive(book)

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
 from soundscape import cuesheet, text
 from soundscape.cli._common import FilePath, counted
-from soundscape.errors import CueSheetError, TextError
+from soundscape.errors import CueSheetError
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text import commentary
+from soundscape.text.chapters import chapters
 from soundscape.text.derive import derive, rites, unscored_music
+from soundscape.text.derive.recognise import chapter_of
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report", "unplayable"]
 
@@ -94,24 +95,6 @@ def _unmatched(loaded: text.Text, rite_id: str) -> None:
                "docs/rites.md (Reading any edition) shows", err=True)
 
 
-def _one_chapter(loaded: text.Text) -> None:
-    """Refuse a file holding two chapters: their title lines (卷題) number two 卷 (儀禮卷第四
-    … 儀禮卷第六), and the second chapter would be read as the first one's end or 記."""
-    first: str | None = None
-    for aside in (a for a in loaded.asides if a.kind == "卷題"):
-        # the 卷's number (儀禮卷第四): a 注疏 edition's 卷 is not its chapter's (大射第七)
-        number = re.search(r"卷第([一二三四五六七八九十百]+)",
-                           loaded.original[aside.start:aside.end])
-        if number is None:
-            continue
-        if first is not None and number.group(1) != first:
-            title = loaded.original[aside.start:aside.end].strip().rstrip("¶")
-            raise TextError(f"{loaded.source}:{aside.line}: another chapter begins here "
-                            f"({title}, after 卷第{first}); derive reads one rite: give each "
-                            "chapter its own file")
-        first = first or number.group(1)
-
-
 def set_aside_report(loaded: text.Text) -> list[str]:
     """One line per kind of aside (and for bracketed notes): what was not derived from."""
     lines = []
@@ -146,7 +129,12 @@ def set_aside_report(loaded: text.Text) -> list[str]:
                    "forces and rules are used. Without TEXT, derive that rite from its own "
                    "text into cues/ID.toml in the project folder; with TEXT, force it "
                    "(else derive recognises the rite by the text's content).")
-def command(source: Path | None, output: Path | None, rite_id: str | None) -> None:
+@click.option("--chapter", default=None, metavar="N",
+              help="For a TEXT that is a book of several chapters (鄉射禮第五, 燕禮第六 …): "
+                   "the one to derive, by its number (5, 五) or words of its title (鄉射). "
+                   "Without it, --rite ID chooses the chapter recognised as that rite.")
+def command(source: Path | None, output: Path | None, rite_id: str | None,
+            chapter: str | None) -> None:
     """Derive a cue sheet (sections, steps, layout, music, voices) from TEXT.
 
     With no TEXT, derive it from the bundled 大射儀 經文 and write cues/dashe.toml
@@ -158,7 +146,9 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     forces and rules. A sheet that would not sequence is written, but derive says why
     and exits with an error.
     """
-    recognised = ""
+    recognised = part = ""
+    if chapter is not None and source is None:
+        raise click.UsageError("--chapter chooses a chapter of TEXT: give the TEXT")
     if source is None and rite_id is not None:
         loaded, text_id = rites.load_rite_text(rite_id), rite_id
         title = rites.rite(rite_id).title
@@ -170,6 +160,12 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
         loaded, text_id, title = text.load(source), source.stem, source.stem
         if loaded.encoding != "utf-8":
             click.echo(f"note: {loaded.source}: not UTF-8; read as {loaded.encoding}", err=True)
+        book, loaded = loaded, chapter_of(loaded, chapter, rite_id)
+        if loaded is not book:
+            (chosen,) = chapters(loaded)
+            part = f", its chapter {chosen.title} (line {chosen.line})"
+            click.echo(f"note: {loaded.source}: a book of chapters; derived the one at line "
+                       f"{chosen.line}, {chosen.title}", err=True)
         target = output or source.with_suffix(".toml")
         rite_id, recognised = _which_rite(loaded, rite_id)
         if rite_id is not None:
@@ -177,7 +173,6 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     if source is not None and target.resolve() == source.resolve():
         raise CueSheetError(f"{target}: is the text itself; the sheet needs a name of its own "
                             "(-o FILE.toml)")
-    _one_chapter(loaded)
     for line in set_aside_report(loaded):
         click.echo(f"note: {line}", err=True)
     sheet = derive(loaded, text_id=text_id, title=title, rite=rite_id)
@@ -185,7 +180,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None) -> No
     for piece, number, quote in unscored_music(loaded):
         click.echo(f"note: {loaded.source}:{number}: {quote} names piece {piece!r}, which has "
                    "no score in the repertoire: not cued", err=True)
-    header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}.\n"
+    header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}{part}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters."
               + (f"\n{recognised}" if recognised else ""))
     cuesheet.save(sheet, target, header=header)

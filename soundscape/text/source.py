@@ -29,8 +29,8 @@ from soundscape.text.commentary import Aside
 from soundscape.text.hanzi import in_context, is_han, normalise, normalise_char
 from soundscape.text.pages import Gap
 
-__all__ = ["Aside", "Gap", "Heading", "Note", "Text", "is_han", "load", "load_bundled", "normalise",
-           "parse"]
+__all__ = ["Aside", "Gap", "Heading", "Note", "Text", "header_end", "is_han", "load",
+           "load_bundled", "normalise", "parse"]
 
 BUNDLED_NAME = "dashe"
 #: Bytes of a text file: a chapter of the Yili with 鄭注 and 賈疏 is under 100 kB (the 大射
@@ -152,6 +152,11 @@ class Text:
     def aside_text(self, aside: Aside) -> str:
         """What ``aside`` holds, as written."""
         return self.original[aside.start:aside.end]
+
+
+def header_end(original: str) -> int:
+    """The offset where the body starts, after the ``#`` lines at the top."""
+    return _header(original)[1]
 
 
 def _header(original: str) -> tuple[list[str], int]:

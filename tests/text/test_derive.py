@@ -344,20 +344,35 @@ def test_derive_says_where_the_ji_begins(soundscape_cli, tmp_path):
            "never performed" in err, err
 
 
-def test_two_chapters_in_one_file_are_refused_naming_where_the_second_begins(soundscape_cli,
-                                                                           tmp_path):
+def test_a_book_of_chapters_derives_the_chapter_asked_for(soundscape_cli, tmp_path):
     """鄉飲酒禮 and 燕禮 in one file derived with exit 0: the whole 燕禮 became the first
-    one's 記, never performed."""
+    one's 記, never performed; then the file was refused. Now the chapters are listed
+    (line, title, the rite each is), and --chapter or --rite derives one: the same sheet
+    as that chapter's own file gives, lines and all."""
     kanseki = data_dir() / "texts" / "kanseki"
     first = (kanseki / "KR1d0026_004.txt").read_text(encoding="utf-8")
     second = (kanseki / "KR1d0026_006.txt").read_text(encoding="utf-8")
     (tmp_path / "two.txt").write_text(first + second, encoding="utf-8")
     code, err = soundscape_cli("derive", "two.txt", "-o", "two.toml", cwd=tmp_path)
     where = len(first.splitlines()) + next(
-        n for n, line in enumerate(second.splitlines(), 1) if "儀禮卷第六" in line)
-    assert code == 2 and f"two.txt:{where}: another chapter begins here (儀禮卷第六, after " \
-                         "卷第四); derive reads one rite" in err, err
+        n for n, line in enumerate(second.splitlines(), 1) if "燕禮第六" in line)
+    assert code == 2 and "two.txt: holds 2 chapters: line 11 鄕飮酒禮第四　儀禮　鄭氏注 " \
+        f"(--chapter 4, xiangyinjiu); line {where} 燕禮第六　儀禮　鄭氏注 (--chapter 6, yan); " \
+        "derive reads one" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["two.txt"]
+    alone = tmp_path / "six.txt"
+    alone.write_text(second, encoding="utf-8")
+    assert soundscape_cli("derive", "six.txt", "-o", "six.toml", cwd=tmp_path)[0] == 0
+    for chosen in (["--chapter", "6"], ["--chapter", "燕禮"], ["--rite", "yan"]):
+        code, err = soundscape_cli("derive", "two.txt", "-o", "two.toml", *chosen, cwd=tmp_path)
+        assert code == 0 and f"derived the one at line {where}, 燕禮第六" in err, err
+        ours, theirs = (cuesheet.load(tmp_path / name) for name in ("two.toml", "six.toml"))
+        assert (ours.steps, ours.music, ours.layout) == (theirs.steps, theirs.music,
+                                                         theirs.layout)
+        (tmp_path / "two.toml").unlink()
+    code, err = soundscape_cli("derive", "two.txt", "-o", "two.toml", "--chapter", "9",
+                               cwd=tmp_path)
+    assert code == 2 and "--chapter 9 names none of them" in err, err
     # one chapter, whose 卷 is named again at its end, is no second chapter
     code, err = soundscape_cli("derive", str(kanseki / "KR1d0026_004.txt"), "-o", "one.toml",
                                cwd=tmp_path)

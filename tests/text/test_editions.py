@@ -148,14 +148,16 @@ def test_sections_without_headings_are_named_after_the_rites_headings():
 def test_title_lines_of_a_chapter_are_set_aside_and_do_not_make_two_chapters():
     """A modern edition opens with its chapter's title (礼仪大射仪第七, 大射仪第七): it was the
     rite's first words. A 注疏 edition's 卷 is not its chapter (儀禮注疏卷第十六, 大射第七):
-    one chapter, not two."""
+    one chapter over two 卷, not two."""
     body = text.load_bundled().original
     modern = text.parse("礼仪大射仪第七\n\n大射仪第七\n" + body, source="m.txt")
     assert modern.chars == text.load_bundled().chars
     assert [a.kind for a in modern.asides][:2] == ["卷題", "卷題"]
-    from soundscape.cli.derive import _one_chapter
+    from soundscape.text.chapters import chapters
 
-    _one_chapter(text.parse("儀禮注疏卷第十六\n大射第七\n" + body, source="z.txt"))
+    shu = text.parse("儀禮注疏卷第十六\n大射第七\n" + body + "\n儀禮注疏卷第十七\n" + body,
+                     source="z.txt")
+    assert [(c.number, c.title) for c in chapters(shu)] == [("七", "大射第七")]
 
 
 def test_a_quote_closes_the_quotation_it_opens():

@@ -23,13 +23,14 @@ import functools
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from soundscape.text import glossary
+from soundscape.errors import TextError
+from soundscape.text import chapters, glossary
 from soundscape.text.derive import rites
 from soundscape.text.derive.formulas import find_units, rules
 from soundscape.text.hanzi import is_han, normalise
 from soundscape.text.source import Text
 
-__all__ = ["FEATURES", "Fingerprint", "Recognition", "fingerprint", "recognise",
+__all__ = ["FEATURES", "Fingerprint", "Recognition", "chapter_of", "fingerprint", "recognise",
            "unmatched"]
 
 FEATURES = ("title", "incipit", "steps", "music")
@@ -149,3 +150,42 @@ def unmatched(text: Text, rite_id: str) -> list[tuple[int, int]]:
             spans.append((covered, start))
         covered = max(covered, start + size)
     return spans
+
+
+def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None) -> Text:
+    """The one chapter of ``book`` to derive (:mod:`soundscape.text.chapters`): the one
+    ``chapter`` names (its number or title words), else the one recognised as ``rite``,
+    else the book itself where it holds one chapter or none.
+
+    Raises
+    ------
+    TextError
+        If the book holds several chapters and none or more than one is chosen so, or a
+        chapter is asked of a book whose title lines number none; the message lists the
+        chapters (line, title, the rite each is recognised as).
+    """
+    found = chapters.chapters(book)
+    if chapter is None and len(found) <= 1:
+        return book
+    if chapter is not None:
+        picked = [c for c in found if c.is_named(chapter)]
+    else:
+        picked = [c for c in found if recognise(chapters.one(book, c)).rite == rite]
+    if len(picked) == 1:
+        return chapters.one(book, picked[0])
+    if not found:
+        raise TextError(f"{book.source}: --chapter {chapter}: no title line numbers a chapter "
+                        "here (鄉射禮第五, 儀禮卷第五 …); the file is one text: derive it without "
+                        "--chapter")
+    listed = "; ".join(
+        f"line {c.line} {c.title} (--chapter {c.value}"
+        + (f", {r}" if (r := recognise(chapters.one(book, c)).rite) else "") + ")"
+        for c in found)
+    if chapter is not None:
+        why = f"--chapter {chapter} names {'none' if not picked else 'more than one'} of them"
+    elif rite is not None:
+        why = f"{'none' if not picked else len(picked)} recognised as {rite}"
+    else:
+        why = "derive reads one"
+    raise TextError(f"{book.source}: holds {len(found)} chapters: {listed}; {why}: choose "
+                    "one with --chapter N (its number, or words of its title), or --rite ID")
