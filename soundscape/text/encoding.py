@@ -18,10 +18,19 @@ from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text.hanzi import is_han, normalise
 
-__all__ = ["Undecodable", "decode"]
+__all__ = ["NotText", "Undecodable", "decode"]
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+class NotText(ValueError):
+    """The file is a document of another kind (PDF, Word …), not a text: ``kind`` says
+    which (``[encoding] documents``)."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
 
 
 class Undecodable(ValueError):
@@ -68,10 +77,16 @@ def decode(raw: bytes) -> tuple[str, str]:
 
     Raises
     ------
+    NotText
+        If the bytes open as a document of another kind (PDF, Word …).
     Undecodable
         If the bytes are not UTF-8, carry no UTF-16/32 BOM, and no legacy encoding reads
         enough of them as characters of the Yili (``[encoding] least_known_share``).
     """
+    table = _table()
+    for document in table["documents"]:
+        if raw.startswith(bytes.fromhex(document["magic"])):
+            raise NotText(document["kind"])
     name = next((name for bom, name in _BOMS if raw.startswith(bom)), "utf-8-sig")
     try:  # UTF-32's BOM begins with UTF-16's: _BOMS has the longer first
         return raw.decode(name), name.removesuffix("-sig")
@@ -79,7 +94,6 @@ def decode(raw: bytes) -> tuple[str, str]:
         if name != "utf-8-sig":
             raise Undecodable(error.start, (name,)) from error
         offset = error.start
-    table = _table()
     shares = {}
     for name in table["legacy"]:
         try:

@@ -334,6 +334,9 @@ def load(path: str | Path) -> Text:
         raise TextError(f"{path}: the file is empty; expected the 經文 as UTF-8 text")
     try:
         original, name = encoding.decode(raw)
+    except encoding.NotText as error:
+        raise TextError(f"{path}: is {error.kind}, not a text file; export or save its text "
+                        "as plain text (UTF-8) and derive that") from error
     except encoding.Undecodable as error:
         line = raw.count(b"\n", 0, error.offset) + 1
         raise TextError(f"{path}:{line}: byte {raw[error.offset]:#04x} at offset "

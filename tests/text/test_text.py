@@ -58,6 +58,14 @@ def test_unreadable_empty_and_wrong_encoding(tmp_path):
     empty.write_bytes(b"  \n")
     with pytest.raises(TextError, match="empty"):
         text.load(empty)
+    for name, start, kind in (("a.pdf", b"%PDF-1.7\n", "a PDF document"),
+                              ("b.docx", b"PK\x03\x04\x14\x00", "a zip archive"),
+                              ("c.doc", bytes.fromhex("d0cf11e0a1b11ae1"), "an old Word"),
+                              ("d.rtf", b"{\\rtf1\\ansi", "an RTF document")):
+        document = tmp_path / name
+        document.write_bytes(start + "大射之儀".encode("gb18030") * 20)
+        with pytest.raises(TextError, match=rf"{name}: is {kind}.*, not a text file; export"):
+            text.load(document)
     noise = tmp_path / "noise.txt"
     noise.write_bytes("大射之儀\n".encode() + bytes(range(0x80, 0x100)))
     with pytest.raises(TextError, match=r"noise.txt:2: byte 0x80 at offset 13: not utf-8, "
