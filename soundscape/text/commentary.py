@@ -246,11 +246,30 @@ def _section_names() -> frozenset[str]:
     return frozenset(map(normalise, gloss.load().sections))
 
 
+class _Reach:
+    """The asides found so far, asked in log time whether one holds an offset or meets a
+    span (a text of thousands of labelled lines asked of each one took minutes)."""
+
+    def __init__(self, asides: list[Aside]) -> None:
+        spans = sorted((a.start, a.end) for a in asides)
+        self.starts = [a for a, _ in spans]
+        self.ends = list(itertools.accumulate((b for _, b in spans), max))  # furthest so far
+
+    def holds(self, offset: int) -> bool:
+        """Whether an aside starts at or before ``offset`` and ends after it."""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i >= 0 and offset < self.ends[i]
+
+    def meets(self, start: int, end: int) -> bool:
+        """Whether an aside overlaps ``[start, end)``."""
+        i = bisect.bisect_left(self.starts, end) - 1
+        return i >= 0 and start < self.ends[i]
+
+
 def _covered(lines: list[tuple[int, int]], asides: list[Aside]) -> list[bool]:
     """For each line, whether it opens inside an aside already found."""
-    spans = sorted((a.start, a.end) for a in asides)
-    starts, reach = [a for a, _ in spans], list(itertools.accumulate((b for _, b in spans), max))
-    return [(i := bisect.bisect_right(starts, a) - 1) >= 0 and a < reach[i] for a, _ in lines]
+    reach = _Reach(asides)
+    return [reach.holds(a) for a, _ in lines]
 
 
 def _punctuated(original: str, lines: list[tuple[int, int]], covered: list[bool]) -> bool:
@@ -393,14 +412,16 @@ def find_asides(original: str, start: int = 0) -> list[Aside]:
     first_line = original.count("\n", 0, start) + 1
     blocks = _blocks(original, lines, first_line)
     asides = blocks + _commentaries(original, lines, first_line, blocks)
+    reach = _Reach(asides)
     asides += [t for t in _labelled_lines(original, lines, first_line)
-               if not any(a.start < t.end and t.start < a.end for a in asides)]
-    asides += [t for t in _labelled(original, start, first_line)
-               if not any(a.start <= t.start < a.end for a in asides)]
-    asides += [t for t in _block_labels(original, lines, first_line)
-               if not any(a.start <= t.start < a.end for a in asides)]
-    asides += [t for t in _titles(original, lines, first_line)
-               if not any(a.start <= t.start < a.end for a in blocks)]
+               if not reach.meets(t.start, t.end)]
+    for found in (_labelled(original, start, first_line),
+                  _block_labels(original, lines, first_line)):
+        reach = _Reach(asides)
+        asides += [t for t in found if not reach.holds(t.start)]
+    reach = _Reach(blocks)
+    asides += [t for t in _titles(original, lines, first_line) if not reach.holds(t.start)]
+    reach = _Reach(asides)
     asides += [t for t in _apparatus(original, lines, first_line, asides)
-               if not any(a.start <= t.start < a.end for a in asides)]
+               if not reach.holds(t.start)]
     return sorted(asides, key=lambda a: a.start)
