@@ -129,10 +129,11 @@ class Text:
         text = self.original[first:last]
         if sum(text.count(o) - text.count(c) for o, c in _QUOTATIONS.items()) <= 0:
             return last
-        end, skips = last, {a: b for a, b in self.hidden}  # a note between: （65）。”
+        end = last
         while end < len(self.original):
-            if end in skips:
-                end = skips[end]
+            i = bisect.bisect_left(self.hidden, (end, end))  # hidden: sorted, disjoint
+            if i < len(self.hidden) and self.hidden[i][0] == end:  # a note between: （65）。”
+                end = self.hidden[i][1]
             elif self.original[end] in _SENTENCE_END:
                 end += 1
                 if self.original[end - 1] in _QUOTATIONS.values():
