@@ -153,6 +153,9 @@ def test_title_lines_of_a_chapter_are_set_aside_and_do_not_make_two_chapters():
     modern = text.parse("礼仪大射仪第七\n\n大射仪第七\n" + body, source="m.txt")
     assert modern.chars == text.load_bundled().chars
     assert [a.kind for a in modern.asides][:2] == ["卷題", "卷題"]
+    for name in ("大射儀：", "《大射仪》", "大射"):  # as a website prints it above the text
+        assert text.parse(f"{name}\n{body}", source="w.txt").chars == modern.chars
+    assert text.parse("大射之儀\n" + body, source="x.txt").chars.startswith("大射之儀大射之儀")
     from soundscape.text.chapters import chapters
 
     shu = text.parse("儀禮注疏卷第十六\n大射第七\n" + body + "\n儀禮注疏卷第十七\n" + body,
