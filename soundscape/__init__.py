@@ -19,7 +19,7 @@ three times; the 大射's own 設樂 completes the orchestra)::
     [('luming', 3)]
     >>> performance = soundscape.perform(sheet)
     >>> [(m.piece, m.start) for m in performance.music]
-    [('luming', 100.0)]
+    [('luming', 88.0)]
     >>> sorted({performance.sources[e.source].instrument for e in performance.events
     ...         if e.cue == "luming"})
     ['se', 'voice']
@@ -55,7 +55,8 @@ EXAMPLE_TEXT = ("大射儀\n"
 
 
 def derive(text: str | Path | None = None, *, rite: str | None = None,
-           text_id: str | None = None, chapter: str | None = None) -> CueSheet:
+           text_id: str | None = None, chapter: str | None = None,
+           drop_unmatched: bool = False) -> CueSheet:
     """The cue sheet of a Yili text: its sections, steps, orchestra, music and voice cues.
 
     Parameters
@@ -73,21 +74,25 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
         For a text that is a book of several chapters: the one to derive, by its number
         (``"5"``, ``"五"``) or words of its title (``"鄉射"``); None: the one recognised
         as ``rite``. A book and neither is refused, its chapters listed.
+    drop_unmatched : bool
+        Set aside what the rite's own text does not hold (commentary or a translation no
+        mark sets apart), as ``soundscape derive --drop-unmatched`` does; needs a rite.
 
     Examples
     --------
     >>> sheet = derive(EXAMPLE_TEXT, rite="dashe")
     >>> sheet.text.id, len(sheet.sections), sheet.music[0].piece
-    ('dashe', 2, 'luming')
+    ('dashe', 1, 'luming')
     >>> derive("no Han characters here")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     soundscape.errors.TextError: <text>: holds no Chinese text ...
     """
+    from soundscape.errors import TextError
     from soundscape.text import source
     from soundscape.text.derive import derive as derive_sheet
     from soundscape.text.derive import rites
-    from soundscape.text.derive.recognise import chapter_of, recognise
+    from soundscape.text.derive.recognise import chapter_of, recognise, unmatched, without
 
     if rite is not None:
         rites.rite(rite)  # an unknown id is refused with the known ones
@@ -102,6 +107,11 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
         loaded = chapter_of(loaded, chapter, rite)
     if rite is None:
         rite = recognise(loaded).rite
+    if drop_unmatched:
+        if rite is None:
+            raise TextError(f"{loaded.source}: drop_unmatched needs a bundled rite; the text "
+                            "is none (pass rite=)")
+        loaded = without(loaded, unmatched(loaded, rite))
     name = text_id or rite or (text.stem if isinstance(text, Path) else "text")
     title = rites.rite(rite).title if rite is not None else name
     return derive_sheet(loaded, text_id=name, title=title, rite=rite)
@@ -141,7 +151,7 @@ def perform(cues: CueSheet | str | Path | None = None, *, seed: int = 0,
     --------
     >>> performance = perform(derive(EXAMPLE_TEXT, rite="dashe"), seed=0)
     >>> [s.id for s in performance.sections]
-    ['s01', 's02']
+    ['s01']
     >>> performance.duration > 60.0
     True
     >>> perform(derive(EXAMPLE_TEXT, rite="dashe"), seed=-1)

@@ -71,3 +71,13 @@ def test_derive_takes_one_chapter_of_a_book(tmp_path: Path) -> None:
     assert soundscape.derive(book, rite="xiangyinjiu").text.id == "xiangyinjiu"
     with pytest.raises(TextError, match=r"holds 2 chapters: line 11 .*--chapter 4, xiangyinjiu"):
         soundscape.derive(book)
+
+
+def test_derive_can_drop_what_the_rite_does_not_hold() -> None:
+    """drop_unmatched= reads only the rite's words, as derive --drop-unmatched does."""
+    body = "\n".join(f"{line}\n這一段說的是{line[:6]}等事，今譯其大意於此，以便讀者。"
+                     for line in soundscape.text.load_bundled().original.splitlines()
+                     if line and not line.startswith("#"))
+    as_printed = soundscape.derive(body, rite="dashe")
+    dropped = soundscape.derive(body, rite="dashe", drop_unmatched=True)
+    assert len(as_printed.steps) > len(dropped.steps) == len(soundscape.derive().steps)

@@ -14,7 +14,7 @@ from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text import commentary
 from soundscape.text.chapters import chapters
 from soundscape.text.derive import derive, rites, unscored_music
-from soundscape.text.derive.recognise import chapter_of
+from soundscape.text.derive.recognise import chapter_of, unmatched, without
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report", "unplayable"]
 
@@ -77,22 +77,26 @@ def _shooting_found(sheet: cuesheet.CueSheet, rite_id: str, source: str) -> None
                    err=True)
 
 
-def _unmatched(loaded: text.Text, rite_id: str) -> None:
+def _unmatched(loaded: text.Text, rite_id: str, drop: bool) -> text.Text:
     """Say where the text holds runs of words its rite's own text does not (commentary or a
-    translation read as the rite, most often), so that the user can mark them."""
-    from soundscape.text.derive.recognise import unmatched
-
+    translation read as the rite, most often), so that the user can mark them; with
+    ``drop`` (--drop-unmatched), set them aside and return the text without them."""
     spans = unmatched(loaded, rite_id)
     if not spans:
-        return
+        return loaded
     size = sum(b - a for a, b in spans)
     where = ", ".join(f"line {loaded.line_of(a)} 「{loaded.chars[a:min(b, a + 8)]}"
                       f"{'…' if b - a > 8 else ''}」" for a, b in spans[:6])
-    click.echo(f"note: {loaded.source}: {counted(size, 'character')} in "
-               f"{counted(len(spans), 'run')} are not in the bundled {rites.rite(rite_id).title}'s "
-               f"經文 ({where}{' …' if len(spans) > 6 else ''}): read as the rite's words. If "
-               "they are commentary, a translation or the edition's own, mark them as "
-               "docs/rites.md (Reading any edition) shows", err=True)
+    runs = (f"{counted(size, 'character')} in {counted(len(spans), 'run')} "
+            f"{'that are' if drop else 'are'} not in the bundled {rites.rite(rite_id).title}'s "
+            f"經文 ({where}{' …' if len(spans) > 6 else ''})")
+    if drop:
+        click.echo(f"note: {loaded.source}: set aside {runs} (--drop-unmatched)", err=True)
+        return without(loaded, spans)
+    click.echo(f"note: {loaded.source}: {runs}: read as the rite's words. If they are "
+               "commentary, a translation or the edition's own, mark them as docs/rites.md "
+               "(Reading any edition) shows, or pass --drop-unmatched", err=True)
+    return loaded
 
 
 def set_aside_report(loaded: text.Text) -> list[str]:
@@ -133,8 +137,12 @@ def set_aside_report(loaded: text.Text) -> list[str]:
               help="For a TEXT that is a book of several chapters (鄉射禮第五, 燕禮第六 …): "
                    "the one to derive, by its number (5, 五) or words of its title (鄉射). "
                    "Without it, --rite ID chooses the chapter recognised as that rite.")
+@click.option("--drop-unmatched", is_flag=True,
+              help="Set aside the runs of 12 characters or more that the bundled rite's own "
+                   "text does not hold (commentary or a translation no mark sets apart), "
+                   "reading only the rite's words. Without it derive names them.")
 def command(source: Path | None, output: Path | None, rite_id: str | None,
-            chapter: str | None) -> None:
+            chapter: str | None, drop_unmatched: bool) -> None:
     """Derive a cue sheet (sections, steps, layout, music, voices) from TEXT.
 
     With no TEXT, derive it from the bundled 大射儀 經文 and write cues/dashe.toml
@@ -147,8 +155,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
     and exits with an error.
     """
     recognised = part = ""
-    if chapter is not None and source is None:
-        raise click.UsageError("--chapter chooses a chapter of TEXT: give the TEXT")
+    if (chapter is not None or drop_unmatched) and source is None:
+        raise click.UsageError("--chapter and --drop-unmatched read a TEXT: give the TEXT")
     if source is None and rite_id is not None:
         loaded, text_id = rites.load_rite_text(rite_id), rite_id
         title = rites.rite(rite_id).title
@@ -170,6 +178,10 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
         rite_id, recognised = _which_rite(loaded, rite_id)
         if rite_id is not None:
             text_id, title = rite_id, rites.rite(rite_id).title
+            loaded = _unmatched(loaded, rite_id, drop_unmatched)
+        elif drop_unmatched:
+            raise click.UsageError("--drop-unmatched sets aside what a bundled rite's own text "
+                                   "does not hold: the text is none (pass --rite ID)")
     if source is not None and target.resolve() == source.resolve():
         raise CueSheetError(f"{target}: is the text itself; the sheet needs a name of its own "
                             "(-o FILE.toml)")
@@ -200,8 +212,6 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
                    "no music cues", err=True)
     if rite_id is not None:
         _shooting_found(sheet, rite_id, loaded.source)
-        if source is not None:
-            _unmatched(loaded, rite_id)
     problems = unplayable(target)
     if problems:
         advice = ("pass --rite ID if the text is one of the bundled rites "

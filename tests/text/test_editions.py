@@ -305,3 +305,33 @@ def test_derive_says_where_a_text_holds_words_its_rite_does_not(tmp_path):
             f"經文 (line {first + 1} 「大射儀記述諸侯與…」)") in said.output
     clean = CliRunner().invoke(cli, ["derive", str(KANSEKI_DASHE), "-o", str(tmp_path / "b.toml")])
     assert clean.exit_code == 0 and "are not in the bundled" not in clean.output
+
+
+def test_drop_unmatched_reads_only_the_rites_words(tmp_path):
+    """A bilingual edition that prints each paragraph's translation after it, with no label,
+    was read translation and all; --drop-unmatched sets aside every line the rite's own
+    text does not hold (a translation's line whole, though it quotes the rite's words), and
+    the sheet is the one the 經文 alone gives."""
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    lines = [line for line in text.load_bundled().original.splitlines()
+             if line and not line.startswith("#")]
+    translated = "\n".join(
+        f"{line}\n這一段說的是{line[:6]}等事，今譯其大意於此，以便讀者。" for line in lines)
+    source = tmp_path / "bilingual.txt"
+    source.write_text(translated, encoding="utf-8")
+    runner = CliRunner()
+    said = runner.invoke(cli, ["derive", str(source), "-o", str(tmp_path / "a.toml")])
+    assert said.exit_code == 0 and "or pass --drop-unmatched" in said.output, said.output
+    dropped = runner.invoke(cli, ["derive", str(source), "-o", str(tmp_path / "b.toml"),
+                                  "--drop-unmatched"])
+    assert dropped.exit_code == 0 and "(--drop-unmatched)" in dropped.output, dropped.output
+    ours = cuesheet.load(tmp_path / "b.toml")
+    theirs = cuesheet.load(cuesheet.bundled_path())
+    assert [(s.actor, s.span) for s in ours.steps] != []
+    assert len(ours.steps) == len(theirs.steps)
+    assert [m.piece for m in ours.music] == [m.piece for m in theirs.music]
+    refused = runner.invoke(cli, ["derive", "--drop-unmatched", "-o", str(tmp_path / "c.toml")])
+    assert refused.exit_code == 2 and "give the TEXT" in refused.output

@@ -19,7 +19,10 @@ when its score reaches the threshold and leads the next rite by the margin.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import functools
+import itertools
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -28,10 +31,10 @@ from soundscape.text import chapters, glossary
 from soundscape.text.derive import rites
 from soundscape.text.derive.formulas import find_units, rules
 from soundscape.text.hanzi import is_han, normalise
-from soundscape.text.source import Text
+from soundscape.text.source import Text, parse
 
 __all__ = ["FEATURES", "Fingerprint", "Recognition", "chapter_of", "fingerprint", "recognise",
-           "unmatched"]
+           "unmatched", "without"]
 
 FEATURES = ("title", "incipit", "steps", "music")
 
@@ -136,20 +139,70 @@ def recognise(text: Text) -> Recognition:
 
 
 def unmatched(text: Text, rite_id: str) -> list[tuple[int, int]]:
-    """Spans of ``text.chars`` that the rite's own text does not hold, aligned character by
-    character, each at least ``[recognise] unmatched_run`` characters long: commentary,
-    a translation or an edition's apparatus read as the rite, or a passage the edition
-    has and the bundled text lacks. Variant glyphs, a missing page, a few characters the
-    editions differ by are not reported."""
+    """Spans of ``text.chars`` that the rite's own text does not hold: commentary, a
+    translation or an edition's apparatus read as the rite, or a passage the edition has
+    and the bundled text lacks.
+
+    The two texts are aligned character by character. A line most of whose characters the
+    rite's text does not hold is a span whole (a translation's paragraph, even where it
+    quotes a few of the rite's words); in the other lines, the runs of at least
+    ``[recognise] unmatched_run`` characters are. Variant glyphs, a missing page, the few
+    characters editions differ by, and a character the alignment gave to a neighbouring
+    line, are not reported.
+    """
     ref = rites.load_rite_text(rite_id).chars
     least = _config()["unmatched_run"]
-    blocks = SequenceMatcher(None, ref, text.chars, autojunk=False).get_matching_blocks()
-    spans, covered = [], 0
-    for _, start, size in blocks:  # the last block is (len, len, 0): it closes the final gap
-        if start - covered >= least:
-            spans.append((covered, start))
-        covered = max(covered, start + size)
-    return spans
+    held = [False] * len(text.chars)
+    for _, start, size in SequenceMatcher(None, ref, text.chars,
+                                          autojunk=False).get_matching_blocks():
+        held[start:start + size] = [True] * size
+    spans: list[tuple[int, int]] = []
+    for first, last in _lines_of(text):
+        if 2 * held[first:last].count(False) > last - first:
+            spans.append((first, last))
+            continue
+        for is_held, group in itertools.groupby(range(first, last), held.__getitem__):
+            run = list(group)
+            if not is_held and len(run) >= least:
+                spans.append((run[0], run[-1] + 1))
+    return _joined(spans)
+
+
+def _lines_of(text: Text) -> list[tuple[int, int]]:
+    """``(first, end)`` of the characters of each line of ``text`` that holds any."""
+    breaks = [i for i, c in enumerate(text.original) if c == "\n"]
+    lines = [bisect.bisect_left(breaks, at) for at in text.origin]
+    return [(group[0], group[-1] + 1) for group in
+            (list(g) for _, g in itertools.groupby(range(len(lines)), lines.__getitem__))]
+
+
+def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans that touch made one (a translation's paragraphs in a row are one run)."""
+    joined: list[tuple[int, int]] = []
+    for start, end in spans:
+        if joined and joined[-1][1] == start:
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
+
+
+def without(text: Text, spans: list[tuple[int, int]]) -> Text:
+    """``text`` with the characters ``spans`` of its ``chars`` cover blanked, with what
+    stands between them on their line (their notes and marks): read as no one's words. The
+    lines between keep what they hold (a 右 heading between two paragraphs of a
+    translation), and line breaks stay, so every line number is the file's."""
+    original = list(text.original)
+    for start, end in spans:
+        first = text.origin[start]
+        for index in range(start, end):
+            at = text.origin[index]
+            if "\n" in text.original[first:at]:
+                first = at  # a new line: what lay between is not the run's
+            original[first:at + 1] = " " * (at + 1 - first)
+            first = at + 1
+    return dataclasses.replace(parse("".join(original), source=text.source),
+                               encoding=text.encoding)
 
 
 def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None) -> Text:
