@@ -14,7 +14,7 @@ from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text import commentary
 from soundscape.text.chapters import chapters
 from soundscape.text.derive import derive, rites, unscored_music
-from soundscape.text.derive.recognise import chapter_of, unmatched, without
+from soundscape.text.derive.recognise import chapter_of, lacking, unmatched, without
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report", "unplayable"]
 
@@ -75,6 +75,21 @@ def _shooting_found(sheet: cuesheet.CueSheet, rite_id: str, source: str) -> None
                    f"rounds of {rites.rite(rite_id).title} were found; not found by their words: "
                    f"{', '.join(words)}: the missing rounds are sequenced without their archery",
                    err=True)
+
+
+def _lacking(loaded: text.Text, rite_id: str) -> None:
+    """Say which runs of its rite's own text the text does not hold, and where."""
+    runs = lacking(loaded, rite_id)
+    if not runs:
+        return
+    size = sum(len(words) for words, _ in runs)
+    where = ", ".join(
+        f"{len(words)} at line {loaded.line_of(min(at, len(loaded.chars) - 1))} "
+        f"「{words[:8]}{'…' if len(words) > 8 else ''}」" for words, at in runs[:6])
+    click.echo(f"note: {loaded.source}: lacks {counted(size, 'character')} of the bundled "
+               f"{rites.rite(rite_id).title}'s 經文 in {counted(len(runs), 'run')} "
+               f"({where}{' …' if len(runs) > 6 else ''}): a page the print lost, an "
+               "omission or an excerpt's end; sequenced without them", err=True)
 
 
 def _unmatched(loaded: text.Text, rite_id: str, drop: bool) -> text.Text:
@@ -179,6 +194,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
         if rite_id is not None:
             text_id, title = rite_id, rites.rite(rite_id).title
             loaded = _unmatched(loaded, rite_id, drop_unmatched)
+            _lacking(loaded, rite_id)
         elif drop_unmatched:
             raise click.UsageError("--drop-unmatched sets aside what a bundled rite's own text "
                                    "does not hold: the text is none (pass --rite ID)")

@@ -288,7 +288,8 @@ def test_a_translation_paragraph_labelled_on_its_line_is_set_aside(label):
 def test_derive_says_where_a_text_holds_words_its_rite_does_not(tmp_path):
     """A paragraph of commentary no mark sets aside is read as the rite's words; derive
     says where (line, first words, how many characters), and says nothing of an edition
-    whose differences are variant glyphs (the 《四部叢刊》 大射 against 江永's)."""
+    whose differences are variant glyphs (the 《四部叢刊》 大射 against 江永's). What a
+    text lacks of its rite it names too: the 《四部叢刊》's lost pages, where they fall."""
     from click.testing import CliRunner
 
     from soundscape.cli import cli
@@ -303,8 +304,17 @@ def test_derive_says_where_a_text_holds_words_its_rite_does_not(tmp_path):
     assert said.exit_code == 0, said.output
     assert (f"note: {source}: {len(intro)} characters in 1 run are not in the bundled 大射儀's "
             f"經文 (line {first + 1} 「大射儀記述諸侯與…」)") in said.output
+    assert "lacks" not in said.output  # it holds the whole rite
     clean = CliRunner().invoke(cli, ["derive", str(KANSEKI_DASHE), "-o", str(tmp_path / "b.toml")])
     assert clean.exit_code == 0 and "are not in the bundled" not in clean.output
+    # what it lacks is what its lost pages held, where they were lost
+    lost = [int(n) for n in re.findall(r"missing before line (\d+)", clean.output)]
+    lacks = re.search(r"lacks 210 characters of the bundled 大射儀's 經文 in 3 runs \((.*?)\)",
+                      clean.output)
+    assert lacks, clean.output
+    at = [int(n) for n in re.findall(r"at line (\d+)", lacks.group(1))]
+    assert len(at) == len(lost) == 3
+    assert all(0 <= a - b <= 2 for a, b in zip(at, lost, strict=True))
 
 
 def test_drop_unmatched_reads_only_the_rites_words(tmp_path):

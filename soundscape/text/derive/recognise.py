@@ -33,8 +33,8 @@ from soundscape.text.derive.formulas import find_units, rules
 from soundscape.text.hanzi import is_han, normalise
 from soundscape.text.source import Text, parse
 
-__all__ = ["FEATURES", "Fingerprint", "Recognition", "chapter_of", "fingerprint", "recognise",
-           "unmatched", "without"]
+__all__ = ["FEATURES", "Fingerprint", "Recognition", "chapter_of", "fingerprint", "lacking",
+           "recognise", "unmatched", "without"]
 
 FEATURES = ("title", "incipit", "steps", "music")
 
@@ -166,6 +166,21 @@ def unmatched(text: Text, rite_id: str) -> list[tuple[int, int]]:
             if not is_held and len(run) >= least:
                 spans.append((run[0], run[-1] + 1))
     return _joined(spans)
+
+
+def lacking(text: Text, rite_id: str) -> list[tuple[str, int]]:
+    """The runs of the rite's own text that ``text`` does not hold (a page the print lost,
+    an omission, the rest of an excerpt), each at least ``[recognise] unmatched_run``
+    characters: ``(the run's characters, where in text.chars it falls)``."""
+    ref = rites.load_rite_text(rite_id).chars
+    least = _config()["unmatched_run"]
+    runs, covered, at = [], 0, 0
+    for start, found, size in SequenceMatcher(None, ref, text.chars,
+                                              autojunk=False).get_matching_blocks():
+        if start - covered >= least:
+            runs.append((ref[covered:start], at))
+        covered, at = max(covered, start + size), found + size
+    return runs
 
 
 def _lines_of(text: Text) -> list[tuple[int, int]]:
