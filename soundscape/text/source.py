@@ -278,8 +278,11 @@ def parse(original: str, *, source: str) -> Text:
             origin.append(index)
         index += 1
     if not chars:
-        raise TextError(f"{source}: holds no Chinese text (only header, notes, commentary or "
-                        "blank lines); expected the 經文 in Han characters")
+        kinds = sorted({a.kind for a in asides})
+        raise TextError(f"{source}: holds no Chinese text of the rite (only header, notes, "
+                        "commentary, titles or blank lines"
+                        + (f"; set aside: {', '.join(kinds)}" if kinds else "")
+                        + "); expected the 經文 in Han characters")
     gaps = tuple(Gap(g.pages, bisect.bisect_left(origin, g.at), g.line) for g in printed.gaps
                  if g.at < origin[-1])
     return Text(source, tuple(header), original, "".join(chars), tuple(origin),
