@@ -345,3 +345,12 @@ def test_drop_unmatched_reads_only_the_rites_words(tmp_path):
     assert [m.piece for m in ours.music] == [m.piece for m in theirs.music]
     refused = runner.invoke(cli, ["derive", "--drop-unmatched", "-o", str(tmp_path / "c.toml")])
     assert refused.exit_code == 2 and "give the TEXT" in refused.output
+
+
+def test_a_wikis_headings_are_not_the_rite():
+    """Wikisource's source text heads its chapter and sections == 大射儀 ==: the names were
+    read as the rite's words."""
+    wiki = text.parse("== 大射儀 ==\n大射之儀，君有命戒射。\n=== 誘射 ===\n司射入於次。\n",
+                      source="wiki.txt")
+    assert wiki.chars == text.normalise("大射之儀君有命戒射司射入於次")
+    assert [(a.kind, a.line) for a in wiki.asides] == [("卷題", 1), ("卷題", 3)]
