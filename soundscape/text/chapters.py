@@ -15,6 +15,7 @@ chapter is the book's.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -88,7 +89,7 @@ def one(book: Text, chapter: Chapter) -> Text:
                 + blank.sub(" ", book.original[header:chapter.start])
                 + book.original[chapter.start:chapter.end]
                 + blank.sub(" ", book.original[chapter.end:]))
-    return parse(original, source=book.source)
+    return dataclasses.replace(parse(original, source=book.source), encoding=book.encoding)
 
 
 def numeral_value(numeral: str) -> int:

@@ -354,3 +354,19 @@ def test_a_wikis_headings_are_not_the_rite():
                       source="wiki.txt")
     assert wiki.chars == text.normalise("大射之儀君有命戒射司射入於次")
     assert [(a.kind, a.line) for a in wiki.asides] == [("卷題", 1), ("卷題", 3)]
+
+
+def test_a_chapter_of_a_book_keeps_the_books_encoding_and_lines(tmp_path):
+    from soundscape.text.chapters import chapters, one
+
+    kanseki = data_dir() / "texts" / "kanseki"
+    raw = "".join((kanseki / f"KR1d0026_00{n}.txt").read_text(encoding="utf-8") for n in (4, 6))
+    book = tmp_path / "book.txt"
+    book.write_bytes(raw.encode("gb18030"))
+    loaded = text.load(book)
+    first, second = chapters(loaded)
+    chapter = one(loaded, second)
+    assert (chapter.encoding, second.title) == ("gb18030", "燕禮第六　儀禮　鄭氏注")
+    assert chapter.line_of(0) == loaded.line_of(loaded.chars.index(chapter.chars[:12]))
+    assert chapter.chars == text.load(kanseki / "KR1d0026_006.txt").chars
+    assert first.end == second.start and first.number == "四"
