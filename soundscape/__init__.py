@@ -92,7 +92,7 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
     from soundscape.text import source
     from soundscape.text.derive import derive as derive_sheet
     from soundscape.text.derive import rites
-    from soundscape.text.derive.recognise import chapter_of, recognise, unmatched, without
+    from soundscape.text.derive.recognise import chapter_of, only_the_rite, recognise
 
     if rite is not None:
         rites.rite(rite)  # an unknown id is refused with the known ones
@@ -104,14 +104,14 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
     else:
         loaded = source.parse(text, source="<text>")
     if text is not None:
-        loaded = chapter_of(loaded, chapter, rite)
+        loaded, _ = chapter_of(loaded, chapter, rite)
     if rite is None:
         rite = recognise(loaded).rite
     if drop_unmatched:
         if rite is None:
             raise TextError(f"{loaded.source}: drop_unmatched needs a bundled rite; the text "
                             "is none (pass rite=)")
-        loaded = without(loaded, unmatched(loaded, rite))
+        loaded, _ = only_the_rite(loaded, rite)
     name = text_id or rite or (text.stem if isinstance(text, Path) else "text")
     title = rites.rite(rite).title if rite is not None else name
     return derive_sheet(loaded, text_id=name, title=title, rite=rite)

@@ -109,40 +109,66 @@ def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]
 def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> None:
     """Rename each ``(source, target)`` of ``moves``, all of them or none.
 
-    A target that is a folder is refused before anything moves. A file a target replaces
-    is first moved aside (into ``aside``, else beside it, hidden): if a later rename fails,
-    each one already placed is undone and the files moved aside return, so the targets
-    hold the old set, and the error names the target it failed on. On success the old
-    files go.
+    A target that is a folder is refused before anything moves. Each rename is atomic (a
+    target is always its old file or its new one, never missing). Before the renames, each
+    target's old file gets a second name, a hard link (in ``aside``, else beside it, named
+    as a part of this process's, so that a later run removes it once this one is gone); if
+    a rename fails, the ones placed are undone from those links and the error names the
+    target it failed on. Where the file system has no hard links, a target is replaced
+    without one and cannot be undone. One move is a plain atomic rename.
     """
     for _, target in moves:
         if target.is_dir() and not target.is_symlink():
             raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be "
                                     "written", str(target))
-    placed: list[tuple[Path, Path | None]] = []  # (target, its old file moved aside)
+    if len(moves) == 1:
+        _rename(*moves[0])
+        return
+    # (target, whether it was there, a second name of its old file)
+    kept: list[tuple[Path, bool, Path | None]] = []
+    placed = 0
     try:
+        for _, target in moves:
+            kept.append((target, os.path.lexists(target), _second_name(target, aside)))
         for source, target in moves:
-            old = None
-            if os.path.lexists(target):
-                old = (aside or target.parent) / (f".{target.name}.{os.getpid()}-"
-                                                  f"{secrets.token_hex(4)}.old")
-                os.replace(target, old)
-            placed.append((target, old))
-            try:
-                os.replace(source, target)
-            except OSError as error:
-                raise OSError(error.errno, error.strerror, str(target)) from None
+            _rename(source, target)
+            placed += 1
     except BaseException:
-        for target, old in reversed(placed):
+        for target, existed, old in reversed(kept[:placed]):
             with contextlib.suppress(OSError):
-                if old is None:
-                    target.unlink(missing_ok=True)
-                else:
+                if old is not None:
                     os.replace(old, target)
+                elif not existed:
+                    target.unlink(missing_ok=True)
         raise
-    for _, old in placed:
-        if old is not None:
-            old.unlink(missing_ok=True)
+    finally:
+        for _, _, old in kept:
+            if old is not None:
+                old.unlink(missing_ok=True)
+
+
+def _rename(source: Path, target: Path) -> None:
+    try:
+        os.replace(source, target)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(target)) from None
+
+
+def _second_name(target: Path, aside: Path | None) -> Path | None:
+    """A hard link to ``target``'s file, named as a part of this process's; None where
+    there is no file, or the file system has no hard links."""
+    if not os.path.lexists(target) or target.is_symlink():
+        return None
+    old = (aside or target.parent) / (f".{target.stem}.{os.getpid()}-{secrets.token_hex(4)}"
+                                      f".part{target.suffix}")
+    try:
+        os.link(target, old)
+    except OSError as error:
+        if error.errno in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK,
+                           errno.EOPNOTSUPP):
+            return None  # no hard links here (FAT, exFAT, some network file systems)
+        raise
+    return old
 
 
 def write_texts(texts: Mapping[Path, str]) -> list[Path]:

@@ -12,9 +12,8 @@ from soundscape.errors import CueSheetError
 from soundscape.fileio import write_text
 from soundscape.resources import PROJECT_MARKER, data_dir, project_dir
 from soundscape.text import commentary
-from soundscape.text.chapters import chapters
 from soundscape.text.derive import derive, rites, unscored_music
-from soundscape.text.derive.recognise import chapter_of, lacking, unmatched, without
+from soundscape.text.derive.recognise import chapter_of, lacking, only_the_rite, unmatched
 
 __all__ = ["DEFAULT_OUTPUT", "command", "set_aside_report", "unplayable"]
 
@@ -106,8 +105,9 @@ def _unmatched(loaded: text.Text, rite_id: str, drop: bool) -> text.Text:
             f"{'that are' if drop else 'are'} not in the bundled {rites.rite(rite_id).title}'s "
             f"經文 ({where}{' …' if len(spans) > 6 else ''})")
     if drop:
+        kept, _ = only_the_rite(loaded, rite_id)
         click.echo(f"note: {loaded.source}: set aside {runs} (--drop-unmatched)", err=True)
-        return without(loaded, spans)
+        return kept
     click.echo(f"note: {loaded.source}: {runs}: read as the rite's words. If they are "
                "commentary, a translation or the edition's own, mark them as docs/rites.md "
                "(Reading any edition) shows, or pass --drop-unmatched", err=True)
@@ -183,9 +183,8 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
         loaded, text_id, title = text.load(source), source.stem, source.stem
         if loaded.encoding != "utf-8":
             click.echo(f"note: {loaded.source}: not UTF-8; read as {loaded.encoding}", err=True)
-        book, loaded = loaded, chapter_of(loaded, chapter, rite_id)
-        if loaded is not book:
-            (chosen,) = chapters(loaded)
+        loaded, chosen = chapter_of(loaded, chapter, rite_id)
+        if chosen is not None:
             part = f", its chapter {chosen.title} (line {chosen.line})"
             click.echo(f"note: {loaded.source}: a book of chapters; derived the one at line "
                        f"{chosen.line}, {chosen.title}", err=True)

@@ -61,6 +61,7 @@ from soundscape.text.reading import (
     read,
     syllable,
 )
+from soundscape.text.source import BUNDLED_NAME
 
 __all__ = ["SequenceOptions", "perform", "perform_from_file"]
 
@@ -176,7 +177,10 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
     players = _placed(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
-    preparation = _preparation_steps(sheet, planner.settings.preparation.get(sheet.text.id))
+    # the rite's own words, else (a sheet of the 大射 under another id) the 大射's, whose
+    # site it is played on; a generic rite has none
+    preparation = _preparation_steps(sheet, planner.settings.preparation.get(
+        site_of(sheet.text.id, sheet.layout) or BUNDLED_NAME))
     talk = step_speech_seconds(sheet.speech, options.reading, planner.settings.speech) \
         if options.soundscape else {}
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,

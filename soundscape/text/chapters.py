@@ -15,6 +15,7 @@ chapter is the book's.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ from soundscape.text.source import Text, header_end, parse
 
 __all__ = ["Chapter", "chapters", "numeral_value", "one"]
 
-_NUMERAL = "[一二三四五六七八九十百]+"
-_BY_TITLE = re.compile(f"(?<!卷)第({_NUMERAL})")  # 鄕射禮第五 (not 卷第五)
+_DIGITS = "一二三四五六七八九十百"
+_NUMERAL = f"[{_DIGITS}]+"
+# 鄕射禮第五 (not 卷第五, and not a section's 第一節 or 第十一章: the whole number, then no 節)
+_BY_TITLE = re.compile(f"(?<!卷)第({_NUMERAL})(?![{_DIGITS}節节章段])")
 _BY_JUAN = re.compile(f"卷第({_NUMERAL})")
 
 
@@ -54,12 +57,14 @@ class Chapter:
         return numeral_value(self.number)
 
     def is_named(self, asked: str) -> bool:
-        """Whether ``asked`` names this chapter: its number (7, 七) or words of its title
-        (大射, 大射儀, 大射仪)."""
+        """Whether ``asked`` names this chapter: its number (7, 七: 七 is not 十七) or words
+        of its title (大射, 大射儀, 大射仪)."""
         asked = asked.strip()
-        if asked.isdigit():
+        if re.fullmatch("[0-9]+", asked):
             return int(asked) == self.value
-        return bool(asked) and (asked == self.number or normalise(asked) in normalise(self.title))
+        if re.fullmatch(_NUMERAL, asked):
+            return numeral_value(asked) == self.value
+        return bool(asked) and normalise(asked) in normalise(self.title)
 
 
 def chapters(book: Text) -> list[Chapter]:
@@ -75,9 +80,24 @@ def chapters(book: Text) -> list[Chapter]:
         if match and (not begun or match.group(1) != begun[-1][0]):
             title = book.aside_text(aside).replace(line_end, "").strip()
             begun.append((match.group(1), title, aside.line, aside.start))
-    ends = [start for *_, start in begun[1:]] + [len(book.original)] * bool(begun)
+    # a title with none of the rite's words after it before the next (a table of contents,
+    # a title line printed twice) begins no chapter: the next title that has them does
+    begun = [b for b, after in zip(begun, _ends(begun, book), strict=True)
+             if _holds_words(book, b[3], after)]
+    ends = _ends(begun, book)
     return [Chapter(number, title, line, start, end)
             for (number, title, line, start), end in zip(begun, ends, strict=True)]
+
+
+def _ends(begun: list[tuple[str, str, int, int]], book: Text) -> list[int]:
+    """Where each begun chapter ends: the next one's start, the last at the book's end."""
+    return [start for *_, start in begun[1:]] + [len(book.original)] * bool(begun)
+
+
+def _holds_words(book: Text, start: int, end: int) -> bool:
+    """Whether any character of the rite stands in ``book.original[start:end]``."""
+    i = bisect.bisect_left(book.origin, start)
+    return i < len(book.origin) and book.origin[i] < end
 
 
 def one(book: Text, chapter: Chapter) -> Text:

@@ -112,7 +112,10 @@ class Text:
         if not 0 <= start < end <= len(self.chars):
             raise IndexError(f"span [{start}, {end}] outside the text (0..{len(self.chars)})")
         first, last = self.origin[start], self.origin[end - 1] + 1
-        last = self._closed(first, last)
+        return self._visible(first, self._closed(first, last))
+
+    def _visible(self, first: int, last: int) -> str:
+        """``original[first:last]`` without its hidden spans (notes, asides, print marks)."""
         pieces, position = [], first
         # hidden is sorted and disjoint: start at the first span that ends after `first`
         at = bisect.bisect_right(self.hidden, first, key=lambda span: span[1])
@@ -125,8 +128,9 @@ class Text:
 
     def _closed(self, first: int, last: int) -> int:
         """``last``, or past the marks right after it that close a quotation the passage
-        opens (公曰：“命某為賓 + 。”): a quote never leaves a “ or 「 dangling."""
-        text = self.original[first:last]
+        opens (公曰：“命某為賓 + 。”): a quote never leaves a “ or 「 dangling. Only the
+        passage's own marks count, not those of a note inside it."""
+        text = self._visible(first, last)
         if sum(text.count(o) - text.count(c) for o, c in _QUOTATIONS.items()) <= 0:
             return last
         end = last
@@ -291,9 +295,12 @@ def parse(original: str, *, source: str) -> Text:
 
 def _emendation(opener: str, inside: str) -> bool:
     """Whether a bracket holds an editor's correction to read as text (editions.toml
-    ``[notes] emendation``: a few Han characters alone), not a note."""
-    most = commentary.rules()["notes"].get("emendation", {}).get(opener, 0)
-    return 0 < len(inside) <= most and all(is_han(c) for c in inside)
+    ``[notes] emendation``: a few Han characters alone), not a note. A note's number
+    (〔一〕, 〔十二〕: ``not_emendation``) and a commentary's label (〔注〕, 〔疏〕) are not."""
+    table = commentary.rules()["notes"]
+    most = table.get("emendation", {}).get(opener, 0)
+    return (0 < len(inside) <= most and all(is_han(c) for c in inside)
+            and not set(inside) <= set(table["not_emendation"]))
 
 
 def _merged(spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:

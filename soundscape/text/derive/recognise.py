@@ -34,7 +34,7 @@ from soundscape.text.hanzi import is_han, normalise
 from soundscape.text.source import Text, parse
 
 __all__ = ["FEATURES", "Fingerprint", "Recognition", "chapter_of", "fingerprint", "lacking",
-           "recognise", "unmatched", "without"]
+           "only_the_rite", "recognise", "unmatched", "without"]
 
 FEATURES = ("title", "incipit", "steps", "music")
 
@@ -143,22 +143,20 @@ def unmatched(text: Text, rite_id: str) -> list[tuple[int, int]]:
     translation or an edition's apparatus read as the rite, or a passage the edition has
     and the bundled text lacks.
 
-    The two texts are aligned character by character. A line most of whose characters the
-    rite's text does not hold is a span whole (a translation's paragraph, even where it
-    quotes a few of the rite's words); in the other lines, the runs of at least
-    ``[recognise] unmatched_run`` characters are. Variant glyphs, a missing page, the few
-    characters editions differ by, and a character the alignment gave to a neighbouring
-    line, are not reported.
+    The two texts are aligned character by character. A line of at least ``[recognise]
+    unmatched_run`` characters most of which the rite's text does not hold is a span whole
+    (a translation's paragraph, even where it quotes a few of the rite's words); in the
+    other lines, the runs of at least that many characters are. Variant glyphs, a missing
+    page, the few characters editions differ by, and a character the alignment gave to a
+    neighbouring line, are not reported.
     """
-    ref = rites.load_rite_text(rite_id).chars
     least = _config()["unmatched_run"]
     held = [False] * len(text.chars)
-    for _, start, size in SequenceMatcher(None, ref, text.chars,
-                                          autojunk=False).get_matching_blocks():
+    for _, start, size in _matching(text.chars, rite_id):
         held[start:start + size] = [True] * size
     spans: list[tuple[int, int]] = []
     for first, last in _lines_of(text):
-        if 2 * held[first:last].count(False) > last - first:
+        if last - first >= least and 2 * held[first:last].count(False) > last - first:
             spans.append((first, last))
             continue
         for is_held, group in itertools.groupby(range(first, last), held.__getitem__):
@@ -175,12 +173,19 @@ def lacking(text: Text, rite_id: str) -> list[tuple[str, int]]:
     ref = rites.load_rite_text(rite_id).chars
     least = _config()["unmatched_run"]
     runs, covered, at = [], 0, 0
-    for start, found, size in SequenceMatcher(None, ref, text.chars,
-                                              autojunk=False).get_matching_blocks():
+    for start, found, size in _matching(text.chars, rite_id):
         if start - covered >= least:
             runs.append((ref[covered:start], at))
         covered, at = max(covered, start + size), found + size
     return runs
+
+
+@functools.lru_cache(maxsize=2)
+def _matching(chars: str, rite_id: str) -> tuple[tuple[int, int, int], ...]:
+    """The blocks in which ``chars`` and the rite's own text match (``difflib``), made
+    once for :func:`unmatched` and :func:`lacking` both."""
+    ref = rites.load_rite_text(rite_id).chars
+    return tuple(SequenceMatcher(None, ref, chars, autojunk=False).get_matching_blocks())
 
 
 def _lines_of(text: Text) -> list[tuple[int, int]]:
@@ -220,10 +225,28 @@ def without(text: Text, spans: list[tuple[int, int]]) -> Text:
                                encoding=text.encoding)
 
 
-def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None) -> Text:
-    """The one chapter of ``book`` to derive (:mod:`soundscape.text.chapters`): the one
-    ``chapter`` names (its number or title words), else the one recognised as ``rite``,
-    else the book itself where it holds one chapter or none.
+def only_the_rite(text: Text, rite_id: str) -> tuple[Text, list[tuple[int, int]]]:
+    """``text`` without what :func:`unmatched` finds, and those spans.
+
+    Raises
+    ------
+    TextError
+        If that would leave none of the text: it is not the rite.
+    """
+    spans = unmatched(text, rite_id)
+    if sum(end - start for start, end in spans) >= len(text.chars):
+        raise TextError(f"{text.source}: none of its {len(text.chars)} characters is in "
+                        f"{rites.rite(rite_id).title}'s own text: it is not that rite; "
+                        "drop_unmatched (--drop-unmatched) would leave nothing")
+    return without(text, spans), spans
+
+
+def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None
+               ) -> tuple[Text, chapters.Chapter | None]:
+    """The one chapter of ``book`` to derive (:mod:`soundscape.text.chapters`), with the
+    chapter (None: the book itself): the one ``chapter`` names (its number or title
+    words), else the one recognised as ``rite``, else the book itself where it holds one
+    chapter or none.
 
     Raises
     ------
@@ -234,21 +257,23 @@ def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None) 
     """
     found = chapters.chapters(book)
     if chapter is None and len(found) <= 1:
-        return book
-    if chapter is not None:
-        picked = [c for c in found if c.is_named(chapter)]
-    else:
-        picked = [c for c in found if recognise(chapters.one(book, c)).rite == rite]
-    if len(picked) == 1:
-        return chapters.one(book, picked[0])
+        return book, None
     if not found:
         raise TextError(f"{book.source}: --chapter {chapter}: no title line numbers a chapter "
                         "here (鄉射禮第五, 儀禮卷第五 …); the file is one text: derive it without "
                         "--chapter")
-    listed = "; ".join(
-        f"line {c.line} {c.title} (--chapter {c.value}"
-        + (f", {r}" if (r := recognise(chapters.one(book, c)).rite) else "") + ")"
-        for c in found)
+    texts = {c: chapters.one(book, c) for c in found}
+    rites_of = {c: recognise(texts[c]).rite for c in found}
+    if chapter is not None:
+        picked = [c for c in found if c.is_named(chapter)]
+    elif rite is not None:
+        picked = [c for c in found if rites_of[c] == rite]
+    else:
+        picked = []  # a book and no choice: refused, its chapters listed
+    if len(picked) == 1:
+        return texts[picked[0]], picked[0]
+    listed = "; ".join(f"line {c.line} {c.title} (--chapter {c.value}"
+                       + (f", {rites_of[c]}" if rites_of[c] else "") + ")" for c in found)
     if chapter is not None:
         why = f"--chapter {chapter} names {'none' if not picked else 'more than one'} of them"
     elif rite is not None:

@@ -60,6 +60,7 @@ def rite(rite_id: str) -> Rite:
                 data_dir() / table["text"], table)
 
 
+@functools.cache  # a Text is frozen: derive asks for the rite's own text on every call
 def load_rite_text(rite_id: str) -> Text:
     """The text of a bundled rite (the 大射 with 鄭玄's notes from its notes table)."""
     chosen = rite(rite_id)

@@ -123,7 +123,7 @@ def _aligned_names(chars: str, opens: list[int], headed: Text) -> dict[int, str]
         if there is None:
             continue  # not in the headed text (its words differ here): the opening words
         k = bisect.bisect_right(starts, there) - 1
-        parts[k] = 1 if there == starts[k] else max(parts.get(k, 1), 1) + 1
+        parts[k] = 1 if there == starts[k] else parts.get(k, 1) + 1
         if parts[k] - 2 < len(PART_NUMERALS):
             named[at] = headed.headings[k].name + (
                 f"（{PART_NUMERALS[parts[k] - 2]}）" if parts[k] > 1 else "")
