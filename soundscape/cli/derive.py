@@ -130,9 +130,10 @@ def set_aside_report(loaded: text.Text) -> list[str]:
                      "the rest")
     if loaded.notes and not loaded.source.startswith("bundled:"):
         kept = counted(len(loaded.notes), "bracketed note")
+        opened = {loaded.original[a] for a, _ in loaded.hidden}  # what the hidden spans open with
         marks = ", ".join(f"{opener}…{closer}" for opener, closer
                           in commentary.rules()["notes"]["brackets"].items()
-                          if opener in loaded.original)
+                          if opener in opened)
         lines.append(f"kept {kept} ({marks}) as notes; not derived from")
     return lines
 

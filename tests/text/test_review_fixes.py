@@ -114,3 +114,15 @@ def test_a_quotation_mark_inside_a_note_does_not_open_the_passage():
     loaded = text.parse("擯者（注“賓，某）命賓。”公曰：「命某（注”某）為賓。」", source="q.txt")
     assert loaded.quote(0, 4) == "擯者命賓"
     assert loaded.quote(4, len(loaded.chars)) == "公曰：「命某為賓。」"
+
+
+def test_derive_names_the_brackets_that_held_notes(tmp_path):
+    """It named every bracket anywhere in the file: [ ] inside a set-aside 注 line too."""
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    source = tmp_path / "b.txt"
+    source.write_text("大射之儀（鄭注之文）君有命戒射。\n注：[某]之文也。\n", encoding="utf-8")
+    said = CliRunner().invoke(cli, ["derive", str(source), "-o", str(tmp_path / "b.toml")])
+    assert "kept 1 bracketed note (（…）) as notes" in said.output, said.output
