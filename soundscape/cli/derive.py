@@ -95,7 +95,7 @@ def _unmatched(loaded: text.Text, rite_id: str, drop: bool) -> text.Text:
     """Say where the text holds runs of words its rite's own text does not (commentary or a
     translation read as the rite, most often), so that the user can mark them; with
     ``drop`` (--drop-unmatched), set them aside and return the text without them."""
-    spans = unmatched(loaded, rite_id)
+    kept, spans = only_the_rite(loaded, rite_id) if drop else (loaded, unmatched(loaded, rite_id))
     if not spans:
         return loaded
     size = sum(b - a for a, b in spans)
@@ -105,7 +105,6 @@ def _unmatched(loaded: text.Text, rite_id: str, drop: bool) -> text.Text:
             f"{'that are' if drop else 'are'} not in the bundled {rites.rite(rite_id).title}'s "
             f"經文 ({where}{' …' if len(spans) > 6 else ''})")
     if drop:
-        kept, _ = only_the_rite(loaded, rite_id)
         click.echo(f"note: {loaded.source}: set aside {runs} (--drop-unmatched)", err=True)
         return kept
     click.echo(f"note: {loaded.source}: {runs}: read as the rite's words. If they are "

@@ -387,8 +387,9 @@ def _block_label() -> re.Pattern:
     words = "|".join(sorted((re.escape(w) for ws in rules()["blocks"].values() for w in ws),
                             key=len, reverse=True))
     space = r"[^\S\n]*"  # within the line
-    return re.compile(rf"^{space}(?:[【\[〔［]{space}(?P<b>{words}){space}[】\]〕］]{space}[：:]?"
-                      rf"|(?P<c>{words}){space}[：:])(?={space}\S)", re.MULTILINE)  # ^: a line's
+    label = (rf"^{space}(?:[【\[〔［]{space}(?P<b>{words}){space}[】\]〕］]{space}[：:]?"
+             rf"|(?P<c>{words}){space}[：:])(?={space}\S)")
+    return re.compile(label, re.MULTILINE)  # ^: a line's start
 
 
 def _block_labels(original: str, lines: list[tuple[int, int]], first_line: int

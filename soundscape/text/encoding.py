@@ -12,6 +12,7 @@ wrong decoding is mostly characters no chapter uses.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import functools
 
 from soundscape.fileio import read_toml
@@ -94,13 +95,12 @@ def decode(raw: bytes) -> tuple[str, str]:
         if name != "utf-8-sig":
             raise Undecodable(error.start, (name,)) from error
         offset = error.start
-    shares = {}
+    decoded = {}
     for name in table["legacy"]:
-        try:
-            shares[name] = _known_share(raw.decode(name))
-        except UnicodeDecodeError:
-            continue
+        with contextlib.suppress(UnicodeDecodeError):
+            decoded[name] = raw.decode(name)
+    shares = {name: _known_share(text) for name, text in decoded.items()}
     best = max(shares, key=shares.__getitem__, default=None)
     if best is None or shares[best] < table["least_known_share"]:
         raise Undecodable(offset, ("utf-8", *table["legacy"]))
-    return raw.decode(best), best
+    return decoded[best], best

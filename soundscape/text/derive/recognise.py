@@ -234,6 +234,8 @@ def only_the_rite(text: Text, rite_id: str) -> tuple[Text, list[tuple[int, int]]
         If that would leave none of the text: it is not the rite.
     """
     spans = unmatched(text, rite_id)
+    if not spans:
+        return text, spans
     if sum(end - start for start, end in spans) >= len(text.chars):
         raise TextError(f"{text.source}: none of its {len(text.chars)} characters is in "
                         f"{rites.rite(rite_id).title}'s own text: it is not that rite; "
