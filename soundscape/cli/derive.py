@@ -129,7 +129,7 @@ def set_aside_report(loaded: text.Text) -> list[str]:
                      "the rest")
     if loaded.notes and not loaded.source.startswith("bundled:"):
         kept = counted(len(loaded.notes), "bracketed note")
-        opened = {loaded.original[a] for a, _ in loaded.hidden}  # what the hidden spans open with
+        opened = {note.opener for note in loaded.notes}
         marks = ", ".join(f"{opener}…{closer}" for opener, closer
                           in commentary.rules()["notes"]["brackets"].items()
                           if opener in opened)

@@ -68,11 +68,13 @@ class Note:
     offset : int, offset in ``Text.chars`` of the character the note follows (end of passage)
     text : the note as written
     after : up to 12 characters of the passage before the note, for readers
+    opener : the bracket it was printed in (（, 【, 〔 …), where it was read from a print
     """
 
     offset: int
     text: str
     after: str
+    opener: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -255,9 +257,9 @@ def parse(original: str, *, source: str) -> Text:
             if any(is_han(c) for c in inside):
                 if (notes and notes[-1].offset == len(chars)
                         and _continues(original, note_end, index)):
-                    notes[-1] = Note(len(chars), notes[-1].text + inside, notes[-1].after)
+                    notes[-1] = dataclasses.replace(notes[-1], text=notes[-1].text + inside)
                 else:
-                    notes.append(Note(len(chars), inside, "".join(chars[-12:])))
+                    notes.append(Note(len(chars), inside, "".join(chars[-12:]), char))
                 note_end = close + 1
             hidden.append((index, close + 1))
             index = close + 1

@@ -328,8 +328,9 @@ def test_drop_unmatched_reads_only_the_rites_words(tmp_path):
 
     lines = [line for line in text.load_bundled().original.splitlines()
              if line and not line.startswith("#")]
-    translated = "\n".join(
-        f"{line}\n這一段說的是{line[:6]}等事，今譯其大意於此，以便讀者。" for line in lines)
+    translated = "\n".join(  # a long line of translation and a short one (7 characters)
+        f"{line}\n這一段說的是{line[:6]}等事，今譯其大意於此，以便讀者。\n然後登堂就席。"
+        for line in lines)
     source = tmp_path / "bilingual.txt"
     source.write_text(translated, encoding="utf-8")
     runner = CliRunner()

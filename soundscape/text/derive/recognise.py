@@ -144,19 +144,19 @@ def unmatched(text: Text, rite_id: str) -> list[tuple[int, int]]:
     and the bundled text lacks.
 
     The two texts are aligned character by character. A line of at least ``[recognise]
-    unmatched_run`` characters most of which the rite's text does not hold is a span whole
+    unmatched_line`` characters most of which the rite's text does not hold is a span whole
     (a translation's paragraph, even where it quotes a few of the rite's words); in the
-    other lines, the runs of at least that many characters are. Variant glyphs, a missing
-    page, the few characters editions differ by, and a character the alignment gave to a
-    neighbouring line, are not reported.
+    other lines, the runs of at least ``unmatched_run`` characters are. Variant glyphs, a
+    missing page, the few characters editions differ by, and a character the alignment gave
+    to a neighbouring line, are not reported.
     """
-    least = _config()["unmatched_run"]
+    least, line = _config()["unmatched_run"], _config()["unmatched_line"]
     held = [False] * len(text.chars)
     for _, start, size in _matching(text.chars, rite_id):
         held[start:start + size] = [True] * size
     spans: list[tuple[int, int]] = []
     for first, last in _lines_of(text):
-        if last - first >= least and 2 * held[first:last].count(False) > last - first:
+        if last - first >= line and 2 * held[first:last].count(False) > last - first:
             spans.append((first, last))
             continue
         for is_held, group in itertools.groupby(range(first, last), held.__getitem__):
