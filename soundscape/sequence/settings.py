@@ -33,8 +33,9 @@ class RoundSpec:
     (江永's 右 headings, a modern edition's paragraphs, none): it starts at the first step
     holding ``at`` at or after the first one holding ``after`` (the 司射's command that opens
     the round), and the steps up to the first one holding ``until`` narrate it.
-    ``count_at``: the words of the step after it where the 算 are counted (視算, or its
-    spellings). A round told in two parts (the 大射's second: the three pairs, then the duke
+    ``count_at``: the words of the step after it where the 算 are counted (視算: every
+    edition's spelling matches, 視筭 too, as :func:`~soundscape.text.hanzi.mentions`
+    unifies them). A round told in two parts (the 大射's second: the three pairs, then the duke
     and the rest) is split after the step holding ``split_after``, and ``split_at_pair`` is
     the pair whose turn opens the later part."""
 
@@ -42,7 +43,7 @@ class RoundSpec:
     at: str
     until: str
     after: str = ""
-    count_at: tuple[str, ...] = ()
+    count_at: str | None = None
     split_after: str | None = None
     split_at_pair: str | None = None
 
@@ -54,8 +55,6 @@ class RoundSpec:
         def words(key: str) -> str:
             return validate.text(data.get(key), key=key, where=where, error=CueSheetError)
 
-        count = data.get("count_at", [])
-        count = [count] if isinstance(count, str) else count
         if ("split_after" in data) != ("split_at_pair" in data):
             raise CueSheetError(f"{where}: split_after and split_at_pair go together; "
                                 "accepted: both (a round told in two parts) or neither")
@@ -66,7 +65,7 @@ class RoundSpec:
             words("at"), words("until"),
             validate.text(data.get("after", ""), key="after", where=where,
                           error=CueSheetError, empty_ok=True),
-            tuple(words_in(count, "count_at", where)),
+            words("count_at") if "count_at" in data else None,
             words("split_after") if split else None,
             validate.ident(data["split_at_pair"], key="split_at_pair", where=where,
                            error=CueSheetError) if split else None)
@@ -113,13 +112,6 @@ class SequenceSettings:
     speech: SpeechSettings
     singers: str
     timing: Timing
-
-
-def words_in(value: Any, key: str, where: str) -> list[str]:
-    """A list of non-empty strings."""
-    validate.size(value, key=key, where=where, error=CueSheetError, kind=list)
-    return [validate.text(v, key=f"{key}[{i}]", where=where, error=CueSheetError)
-            for i, v in enumerate(value)]
 
 
 def _table(data: Any, where: str, keys: tuple[str, ...]) -> Mapping[str, Any]:

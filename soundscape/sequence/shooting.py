@@ -78,9 +78,8 @@ def find_shoots(sheet: CueSheet, specs: Iterable[RoundSpec]) -> dict[str, Shoot]
                     first)
         span = tuple(steps[first:last + 1])
         count = None
-        if spec.count_at:  # a quote, or its spellings in the editions (視筭, 視算)
-            later = steps[last + 1:]
-            count = next((s.id for s in later if any(mentions(s.quote, w) for w in spec.count_at)),
+        if spec.count_at:
+            count = next((s.id for s in steps[last + 1:] if mentions(s.quote, spec.count_at)),
                          None)
         found[span[0].id] = Shoot(spec, span, count)
     return found

@@ -59,6 +59,21 @@ def test_the_shoots_stand_where_the_settings_say(sheet):
     assert len(two.parts()) == 2  # 再射釋獲, then 公及諸公卿大夫射
 
 
+def test_the_count_is_found_as_the_edition_spells_it():
+    # the 鄉射禮's edition prints 視筭; the data names the word once, 視算
+    from soundscape import cuesheet
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence.archery import load_config
+    from soundscape.sequence.settings import round_specs
+
+    sheet = cuesheet.load(bundled_dir("cues") / "xiangshe.toml")
+    config = load_config(rite="xiangshe")
+    specs = round_specs(config.data["round"], "archery.toml")
+    assert {s.count_at for s in specs if s.count_at} == {"視算"}
+    counted = [s.count_step for s in find_shoots(sheet, specs).values() if s.count_step]
+    assert len(counted) == 2 and all("視筭" in sheet.step(c).quote for c in counted)
+
+
 def test_the_words_of_the_text_move_the_gong(sheet, site):
     players = build_players(sheet, site)
     people = People(sheet, site, players, load_settings())

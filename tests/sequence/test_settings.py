@@ -14,7 +14,7 @@ def test_the_bundled_settings_are_typed():
     settings = load_settings()
     assert settings.preparation == {"dashe": "羮定"}
     assert [r.number for r in settings.rounds] == [0, 1, 2, 3]
-    assert settings.rounds[2] == RoundSpec(2, "乃射", "衆皆繼射", "不貫不釋", ("視算", "視筭"),
+    assert settings.rounds[2] == RoundSpec(2, "乃射", "衆皆繼射", "不貫不釋", "視算",
                                            split_after="三耦卒射", split_at_pair="gong")
     assert {m.phase for m in settings.gong_moves} == {"zuo", "ge"}
     assert settings.timing.voice_walk_call_s == 3.0 and settings.speech.hz == 118.0
