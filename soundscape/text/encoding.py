@@ -58,10 +58,14 @@ def _table() -> dict:
 
 @functools.cache
 def _known() -> frozenset[str]:
-    """The Han characters of the bundled chapters, normalised."""
-    folder = data_dir() / "texts"
+    """The Han characters of the bundled chapters (``[encoding] known_from``), normalised."""
+    patterns = _table()["known_from"]
+    paths = [path for pattern in patterns for path in sorted(data_dir().glob(pattern))]
+    if not paths:  # a package built without its texts
+        raise FileNotFoundError(f"editions.toml [encoding] known_from: no file under "
+                                f"{data_dir()} matches {patterns}")
     chars: set[str] = set()
-    for path in (folder / "dashe.txt", *sorted((folder / "kanseki").glob("*.txt"))):
+    for path in paths:
         chars.update(normalise("".join(filter(is_han, path.read_text(encoding="utf-8")))))
     return frozenset(chars)
 
