@@ -150,7 +150,8 @@ def set_aside_report(loaded: text.Text) -> list[str]:
                    "(else derive recognises the rite by the text's content).")
 @click.option("--chapter", default=None, metavar="N",
               help="For a TEXT that is a book of several chapters (鄉射禮第五, 燕禮第六 …): "
-                   "the one to derive, by its number (5, 五) or words of its title (鄉射). "
+                   "the one to derive, by its number (5, 五), words of its title (鄉射) "
+                   "or the line of its title (\"line 379\": a chapter printed twice). "
                    "Without it, --rite ID chooses the chapter recognised as that rite.")
 @click.option("--drop-unmatched", is_flag=True,
               help="Set aside the runs of 12 characters or more that the bundled rite's own "

@@ -57,9 +57,12 @@ class Chapter:
         return numeral_value(self.number)
 
     def is_named(self, asked: str) -> bool:
-        """Whether ``asked`` names this chapter: its number (7, 七: 七 is not 十七) or words
-        of its title (大射, 大射儀, 大射仪)."""
+        """Whether ``asked`` names this chapter: its number (7, 七: 七 is not 十七), words
+        of its title (大射, 大射儀, 大射仪), or the line of its title (``line 11``: a book
+        that prints a chapter twice)."""
         asked = asked.strip()
+        if by_line := re.fullmatch("line *([0-9]+)", asked, re.IGNORECASE):
+            return int(by_line[1]) == self.line
         if re.fullmatch("[0-9]+", asked):
             return int(asked) == self.value
         if re.fullmatch(_NUMERAL, asked):

@@ -379,6 +379,32 @@ def test_a_book_of_chapters_derives_the_chapter_asked_for(soundscape_cli, tmp_pa
     assert code == 0, err
 
 
+def test_a_book_printing_a_chapter_twice_chooses_it_by_line(soundscape_cli, tmp_path):
+    """A book that prints the 燕禮, the 大射 and the 燕禮 again (two editions bound
+    together) could not choose the second 燕禮: both were --chapter 6. Now the two are
+    listed by the line of their title, and --chapter "line L" derives the one at L. (The
+    same title twice in a row stays one chapter: a 注疏 chapter repeats it at each 卷.)"""
+    kanseki = data_dir() / "texts" / "kanseki"
+    six, seven = ((kanseki / f"KR1d0026_00{n}.txt").read_text(encoding="utf-8")
+                  for n in (6, 7))
+    again = six.replace("官饌于寢東(", "官饌於寢東(")  # the other edition's spelling
+    (tmp_path / "book.txt").write_text(six + seven + again, encoding="utf-8")
+    title = next(n for n, line in enumerate(six.splitlines(), 1) if "燕禮第六" in line)
+    second = len(six.splitlines()) + len(seven.splitlines()) + title
+    code, err = soundscape_cli("derive", "book.txt", "-o", "book.toml", "--chapter", "6",
+                               cwd=tmp_path)
+    assert code == 2 and "--chapter 6 names more than one of them" in err, err
+    assert f'line {title} 燕禮第六　儀禮　鄭氏注 (--chapter "line {title}", yan); ' in err, err
+    assert f'line {second} 燕禮第六　儀禮　鄭氏注 (--chapter "line {second}", yan)' in err, err
+    assert "(--chapter 7, dashe)" in err, err
+    for line, spelt in ((title, "官饌于寢東"), (second, "官饌於寢東")):
+        code, err = soundscape_cli("derive", "book.txt", "-o", f"{line}.toml", "--chapter",
+                                   f"line {line}", cwd=tmp_path)
+        assert code == 0 and f"derived the one at line {line}, 燕禮第六" in err, err
+        quotes = "".join(step.quote for step in cuesheet.load(tmp_path / f"{line}.toml").steps)
+        assert spelt in quotes, spelt
+
+
 def test_derive_says_when_the_rites_shooting_is_not_found(soundscape_cli, tmp_path):
     """A 大射 whose round cannot be found derived with exit 0 and was sequenced without that
     round's archery, without a word. Without its 右 headings it is found (by its words)."""

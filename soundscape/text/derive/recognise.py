@@ -23,6 +23,7 @@ import bisect
 import dataclasses
 import functools
 import itertools
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -274,7 +275,12 @@ def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None
         picked = []  # a book and no choice: refused, its chapters listed
     if len(picked) == 1:
         return texts[picked[0]], picked[0]
-    listed = "; ".join(f"line {c.line} {c.title} (--chapter {c.value}"
+    numbers = Counter(c.value for c in found)
+
+    def choice(c: chapters.Chapter) -> str:  # a number printed twice is chosen by line
+        return f'"line {c.line}"' if numbers[c.value] > 1 else str(c.value)
+
+    listed = "; ".join(f"line {c.line} {c.title} (--chapter {choice(c)}"
                        + (f", {rites_of[c]}" if rites_of[c] else "") + ")" for c in found)
     if chapter is not None:
         why = f"--chapter {chapter} names {'none' if not picked else 'more than one'} of them"
@@ -283,4 +289,5 @@ def chapter_of(book: Text, chapter: str | None = None, rite: str | None = None
     else:
         why = "derive reads one"
     raise TextError(f"{book.source}: holds {len(found)} chapters: {listed}; {why}: choose "
-                    "one with --chapter N (its number, or words of its title), or --rite ID")
+                    "one with --chapter N (its number, words of its title, or \"line L\", "
+                    "the line of its title), or --rite ID")
