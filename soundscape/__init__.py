@@ -73,7 +73,8 @@ def derive(text: str | Path | None = None, *, rite: str | None = None,
     chapter : str or None
         For a text that is a book of several chapters: the one to derive, by its number
         (``"5"``, ``"五"``), words of its title (``"鄉射"``) or the line of its title
-        (``"line 379"``); None: the one recognised as ``rite``. A book and neither is refused, its chapters listed.
+        (``"line 379"``); None: the one recognised as ``rite``. A book and neither is
+        refused, its chapters listed.
     drop_unmatched : bool
         Set aside what the rite's own text does not hold (commentary or a translation no
         mark sets apart), as ``soundscape derive --drop-unmatched`` does; needs a rite.

@@ -207,7 +207,8 @@ class Bar:
 
 def bars(arrangement, piece) -> list[Bar]:
     """The bars of one 終 of ``arrangement``: each phrase a bar of its own length (5-beat
-    phrases are 5/4, not forced into 4/4), the first bar of each stanza labelled."""
+    phrases are 5/4, not forced into 4/4), the first bar of each stanza labelled, and what
+    the 終 holds after its last phrase (a 節's closing stroke) a bar of its own."""
     beat = arrangement.tempo_bpm / 60.0
     found: list[Bar] = []
     if arrangement.music_start > 0:
@@ -223,6 +224,9 @@ def bars(arrangement, piece) -> list[Bar]:
             label = labels[phrase.stanza] if phrase.stanza < len(labels) else None
         found.append(Bar(_beats(phrase.start * beat), _beats((stop - phrase.start) * beat),
                          label))
+    end, last = _beats(arrangement.zhong[0][1] * beat), found[-1].start + found[-1].beats
+    if end > last:  # the 節's closing stroke (貍首, 騶虞: the arrow is loosed on it)
+        found.append(Bar(last, end - last))
     return found
 
 
@@ -288,6 +292,7 @@ def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled
     part.partName, part.partAbbreviation = f"{name} {spec.id}", name
     part.insert(0, _instrument(spec.instrument, programs, part.partName))
     metre = None
+    placed = 0
     for number, bar in enumerate(layout, start=1):
         measure = music21.stream.Measure(number=number)
         if bar.beats != metre:
@@ -301,6 +306,10 @@ def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled
                   < bar.start + bar.beats]
         _fill(measure, inside, bar, per_second, keys, spelled, full)
         part.append(measure)
+        placed += len(inside)
+    if placed != len(notes):  # a note outside every bar would be dropped without a word
+        raise RenderError(f"the score of part {spec.id} has bars for {placed} of its "
+                          f"{len(notes)} notes")
     first = _first_bar(part)
     if all(n.pitch is None for n in notes):
         first.insert(0, music21.clef.PercussionClef())

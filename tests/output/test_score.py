@@ -394,3 +394,26 @@ def test_stanzas_are_marked_in_the_top_part_only(tmp_path):
     ("蕤賓", "蕤"), ("黃鍾", "黃")])
 def test_lu_letters_as_the_scores_print_them(name, letter):
     assert score.lu_letter(name) == letter
+
+
+@pytest.mark.parametrize("piece_id", ["lishou", "zouyu", "luming"])
+def test_every_note_of_the_zhong_is_in_the_score(piece_id, tmp_path):
+    """貍首 and 騶虞's 節 drum printed an empty staff: its one stroke, the one the arrow is
+    loosed on, comes after the last phrase and fell in no bar. The 終's close is now a bar."""
+    from soundscape.music.arrange import arrange
+
+    piece = repertoire.load_piece(piece_id)
+    path = score.write_piece_score(piece, tmp_path / f"{piece_id}.musicxml", tuning=TUNING)
+    played = arrange(piece, tuning=TUNING, repeats=1)
+    end = played.zhong[0][1]
+    written = {part.partName.split()[-1]: part for part in music21.converter.parse(path).parts}
+    for spec in piece.parts:
+        heard = [n for n in played.parts[spec.id] if n.time < end]
+        if not heard:
+            continue
+        notes = written[spec.id].flatten().notes
+        assert sum(len(n.pitches) or 1 for n in notes) == len(heard), spec.id
+    if piece.jie is not None:  # the closing stroke sits alone in the last bar, on its beat
+        last = written["jie"].getElementsByClass(music21.stream.Measure)[-1]
+        assert last.barDuration.quarterLength == piece.jie.close_beats
+        assert [n.offset for n in last.notes] == [0.0]
