@@ -37,20 +37,26 @@ _ENDINGS = (".mid", ".midi")
               "beat (MuseScore then keeps the tempo map; times move by up to half a step). "
               "Default: times exact.")
 @click.option("--tuning", "tuning_mode", type=click.Choice(midi.TUNING_MODES), default="mts",
-              show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note; "
+              show_default=True, help="mts: MIDI Tuning Standard; mpe: pitch bend per note, "
+              "over several ports (for DAWs: players that ignore ports play it out of tune); "
               "12tet: nearest key (rehearsal).")
-@click.option("--ports", type=click.Choice(midi.PORTS), default="one", show_default=True,
-              help="one: a single MIDI port, channels shared by GM program, so every track "
-              "sounds with its own instrument in players that ignore ports (FluidSynth); "
-              "many: every track its own channel, over several ports (for DAWs; always with "
-              "--tuning mpe).")
+@click.option("--ports", type=click.Choice(midi.PORTS), default=None,
+              help="one (default; not with --tuning mpe): a single MIDI port, channels "
+              "shared by GM program, so every track sounds with its own instrument in "
+              "players that ignore ports (FluidSynth); many (default with --tuning mpe): "
+              "every track its own channel, over several ports (for DAWs).")
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help=f"Where the listener sits (pan and volume from there, as `soundscape "
               f"render` hears it): {SEATS_HELP}; none: no pan or volume.")
 @sequencing_options
 def command(cues: Path | None, output: Path | None, split: str | None, grid: str | None,
-            tuning_mode: str, ports: str, place: str, sequencing: Sequencing) -> None:
+            tuning_mode: str, ports: str | None, place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""
+    if tuning_mode == "mpe" and ports == "one":
+        raise click.UsageError("--tuning mpe gives each sounding bend a channel of its own, "
+                               "over several ports: it cannot be --ports one (for players "
+                               "that ignore ports, FluidSynth among them, use --tuning mts)")
+    ports = ports or ("many" if tuning_mode == "mpe" else "one")
     name = sequencing.output_name(cues)  # --rite ID → output/ID.mid
     output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
     steps = int(grid) if grid else None

@@ -472,6 +472,22 @@ def test_cli_midi_refuses_an_audio_ending(tmp_path, soundscape_cli):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_cli_midi_mpe_is_never_one_port(tmp_path, soundscape_cli):
+    """--tuning mpe --ports one wrote 5 ports without a word, and a player that ignores
+    ports (FluidSynth) bent a quarter of its notes with another track's bend."""
+    section = ("--from", "s09", "--to", "s09")
+    code, err = soundscape_cli("midi", *section, "--tuning", "mpe", "--ports", "one",
+                               "-o", "a.mid", cwd=tmp_path)
+    assert code == 2 and "--tuning mpe" in err and "cannot be --ports one" in err, err
+    assert list(tmp_path.iterdir()) == []
+    code, err = soundscape_cli("midi", *section, "--tuning", "mpe", "-o", "b.mid",
+                               cwd=tmp_path)
+    assert code == 0, err
+    ports = {m.port for t in mido.MidiFile(tmp_path / "b.mid").tracks for m in t
+             if m.type == "midi_port"}
+    assert len(ports) > 1
+
+
 def test_cli_midi_split_by_section(tmp_path, soundscape_cli):
     code, err = soundscape_cli("midi", "--from", "s18", "--to", "s19", "--split", "section",
                                "-o", "parts", cwd=tmp_path)
