@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -534,6 +535,12 @@ def test_the_default_whole_rite_file_plays_right_in_a_player_that_ignores_ports(
     notes = f"{midi.note_count(one):,}".replace(",", " ")
     claim = (f"the whole rite (seed 0) is {tracks} tracks on one port and {channels} "
              f"channels, {notes} notes")
+    assert claim in " ".join(doc.split()), claim
+    kinds = Counter(m.kind for m in rite.markers)
+    assert len(midi.read_markers(one)) == sum(kinds.values())
+    claim = (f"Of the whole rite's {sum(kinds.values())} markers, {kinds['step']} are steps, "
+             f"{kinds['section']} sections, {kinds['speech']} speech, {kinds['music']} music, "
+             f"{kinds['shot']} shots")
     assert claim in " ".join(doc.split()), claim
 
 
