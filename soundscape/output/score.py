@@ -165,7 +165,7 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
     if pitch is None:
         stroke = music21.note.Unpitched(quarterLength=beats)
         if lyric:
-            stroke.addLyric(lyric)
+            stroke.addLyric(lyric, applyRaw=True)
         return stroke
     key = keys.key(pitch)
     note = music21.note.Note(key, quarterLength=beats)
@@ -179,7 +179,7 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
              f"{cents:+.0f}"]
     for number, text in enumerate(lines, start=1):
         if text:
-            note.addLyric(text, lyricNumber=number)
+            note.addLyric(text, lyricNumber=number, applyRaw=True)  # "-45": no hyphen
     return note
 
 

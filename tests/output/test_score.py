@@ -417,3 +417,14 @@ def test_every_note_of_the_zhong_is_in_the_score(piece_id, tmp_path):
         last = written["jie"].getElementsByClass(music21.stream.Measure)[-1]
         assert last.barDuration.quarterLength == piece.jie.close_beats
         assert [n.offset for n in last.notes] == [0.0]
+
+
+def test_cents_below_the_key_keep_their_minus_sign(tmp_path):
+    """With 黃鍾 = 270 Hz every note sits below its key; music21 took the leading "-" of
+    "-45" for a hyphen and printed "45": a player tuning from the score went 90 ¢ wrong."""
+    tuning = Tuning.sanfen_sunyi(270.0)
+    path = score.write_piece_score(_piece(), tmp_path / "luming.musicxml", tuning=tuning)
+    keys = [tuning.pitch(n).midi for n in NAMES]
+    cents = [n.findtext("lyric[@number='4']/text") for n in ET.parse(path).getroot().iter("note")]
+    assert cents == [f"{(k - round(k)) * 100:+.0f}" for k in keys]
+    assert sum(c.startswith("-") for c in cents) >= 4
