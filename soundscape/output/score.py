@@ -288,7 +288,7 @@ def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled
     length changes, a double bar line at each stanza and (``marks``: the top part) its
     rehearsal mark; a percussion clef for strokes, else the clef that suits the range."""
     part = music21.stream.Part(id=spec.id)
-    name = _INSTRUMENT_NAMES.get(spec.instrument, spec.instrument)
+    name = _PART_NAMES.get(spec.id) or _INSTRUMENT_NAMES.get(spec.instrument, spec.instrument)
     part.partName, part.partAbbreviation = f"{name} {spec.id}", name
     part.insert(0, _instrument(spec.instrument, programs, part.partName))
     metre = None
@@ -354,6 +354,10 @@ def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
 _INSTRUMENT_NAMES = {"bianzhong": "編鐘", "bo": "鑮", "bianqing": "編磬", "jiangu": "建鼓",
                      "pi": "鼙", "tao": "鼗", "se": "瑟", "guan": "管", "sheng": "笙",
                      "voice": "歌"}
+#: Parts of one instrument in a piece, named apart (the text's 朔鼙 and 應鼙; the 建鼓 of
+#: the 節, struck once at the 節's close), so that each staff keeps its own name on every
+#: system, where MusicXML prints the short name.
+_PART_NAMES = {"shuopi": "朔鼙", "yingpi": "應鼙", "jie": "建鼓 節"}
 
 
 def write_performance_score(performance: Performance, path: str | Path, *,

@@ -428,3 +428,13 @@ def test_cents_below_the_key_keep_their_minus_sign(tmp_path):
     cents = [n.findtext("lyric[@number='4']/text") for n in ET.parse(path).getroot().iter("note")]
     assert cents == [f"{(k - round(k)) * 100:+.0f}" for k in keys]
     assert sum(c.startswith("-") for c in cents) >= 4
+
+
+@pytest.mark.parametrize("piece_id", ["sixia", "lishou"])
+def test_every_staff_keeps_a_name_of_its_own_on_later_systems(piece_id, tmp_path):
+    """肆夏's 朔鼙 and 應鼙 were both 鼙 from the second system on (the short name), 貍首's
+    two 建鼓 both 建鼓: a player could not tell which staff was theirs."""
+    piece = repertoire.load_piece(piece_id)
+    path = score.write_piece_score(piece, tmp_path / "p.musicxml", tuning=TUNING)
+    short = [e.text for e in ET.parse(path).getroot().iter("part-abbreviation")]
+    assert len(short) == len(piece.parts) and len(set(short)) == len(short), short
