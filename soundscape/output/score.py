@@ -392,9 +392,10 @@ def write_performance_score(performance: Performance, path: str | Path, *,
         part.partName = f"{source.name} {source.roman}"
         part.insert(0, _instrument(source.instrument, programs, source.roman))
         if not parts:
-            for segment in tmap.segments:
-                part.insert(segment.tick / TICKS_PER_BEAT,
-                            music21.tempo.MetronomeMark(number=round(6e7 / segment.tempo, 1)))
+            for segment in tmap.segments:  # printed whole, played exact (<sound tempo>)
+                bpm = round(6e7 / segment.tempo, 1)
+                part.insert(segment.tick / TICKS_PER_BEAT, music21.tempo.MetronomeMark(
+                    number=round(bpm), numberSounding=bpm))
             for marker in markers:
                 part.insert(beats(marker.time), music21.expressions.RehearsalMark(
                     "\n".join(wrap(f"{marker.text} | {marker.gloss}", _MARK_WIDTH))))
@@ -421,7 +422,8 @@ def _performance_credits(performance: Performance) -> Credits:
     span = f"{' – '.join(names)}; " if names else ""
     return Credits(
         title=performance.info.title or "大射儀",
-        subtitle=f"{span}♩ = 60: a quarter note is a second; cents from 12-TET under each note",
+        subtitle=f"{span}each piece in its own tempo, the rite between at about ♩ = 60 "
+                 "(a tempo mark at each change); cents from 12-TET under each note",
         basis="\n".join(f"{p.title}: {basis_line(p.basis, p.note)}" for p in pieces),
         notes=tuple((p.title, p.note) for p in pieces))
 

@@ -438,3 +438,19 @@ def test_every_staff_keeps_a_name_of_its_own_on_later_systems(piece_id, tmp_path
     path = score.write_piece_score(piece, tmp_path / "p.musicxml", tuning=TUNING)
     short = [e.text for e in ET.parse(path).getroot().iter("part-abbreviation")]
     assert len(short) == len(piece.parts) and len(set(short)) == len(short), short
+
+
+def test_performance_tempo_marks_print_whole_and_play_the_tempo_map(tmp_path):
+    """The subtitle said '♩ = 60: a quarter note is a second' over marks of 44 and 59.3
+    (the score is in the tempo map's beats), and a player was handed ♩ = 59.3."""
+    rite = sequence.perform_from_file(seed=0, from_section="s18", to_section="s18")
+    path = score.write_performance_score(rite, tmp_path / "s18.musicxml")
+    root = ET.parse(path).getroot()
+    printed = [float(e.text) for e in root.iter("per-minute")]
+    played = [float(e.get("tempo")) for e in root.iter("sound") if e.get("tempo")]
+    exact = [round(6e7 / s.tempo, 1)
+             for s in midi.tempo_map_of(midi.music_only(rite)).segments]
+    assert played == exact and printed == [round(t) for t in exact]
+    assert any(t != round(t) for t in exact)  # the case that was printed 59.3
+    words = " ".join(e.text or "" for e in root.iter("credit-words"))
+    assert "each piece in its own tempo" in words and "a second" not in words
