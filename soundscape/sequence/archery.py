@@ -384,6 +384,7 @@ def even_jie_times(start: float, n_turns: int, *, config: ArcheryConfig,
 
 def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig,
                   start: float = 0.0, jie_times: Sequence[float] | None = None,
+                  drum: Sequence[float] = (),
                   rng: np.random.Generator | None = None) -> tuple[TurnPlan, ...]:
     """Who shoots when: the turns of a round with each arrow's intended release.
 
@@ -405,9 +406,13 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         Round 3 only, required: the drum 節 of the music (貍首, 騶虞), sorted, ``heard_jie
         + shot_jie`` (大射 7, 鄉射 5) per turn in turn order; each time is the drum that closes
         its 節. On each of a turn's last ``shot_jie`` 節 the pair looses one 拾:
-        the first shooter on the stroke ``first_stroke_phase`` into the 節, the
+        the first shooter on the stroke nearest ``first_stroke_phase`` into the 節, the
         second on its closing stroke (both strokes are in ``TurnPlan.strokes``
         for the drum part). The duke looses freely in ``duke_phase`` of the 節.
+    drum : sequence of float, seconds
+        Round 3: the 建鼓 strokes the piece already plays (its 投壺 pattern). The first
+        shooter's stroke is the one of them within the 節 nearest ``first_stroke_phase``
+        into it; where none is, the phase point itself (a stroke of its own).
     """
     if round_no not in ROUND_NAMES:
         raise ArcheryError(f"round {round_no!r} unknown; accepted: 0, 1, 2, 3")
@@ -418,7 +423,7 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
     if not chosen:
         raise ArcheryError(f"round {round_no}: no pairs to shoot (the roster is empty)")
     if round_no == 3:
-        return _music_turns(chosen, config, jie_times)
+        return _music_turns(chosen, config, jie_times, drum)
     if jie_times is not None:
         raise ArcheryError(f"round {round_no}: jie_times given, but only round 3 is shot "
                            "to music")
@@ -463,7 +468,8 @@ def _induce_turn(config: ArcheryConfig, start: float) -> TurnPlan:
 
 
 def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
-                 jie_times: Sequence[float] | None) -> tuple[TurnPlan, ...]:
+                 jie_times: Sequence[float] | None, drum: Sequence[float] = ()
+                 ) -> tuple[TurnPlan, ...]:
     heard = int(config.number("music", "heard_jie"))
     shot = int(config.number("music", "shot_jie"))
     per_turn = heard + shot
@@ -489,7 +495,8 @@ def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
         for k in range(shot):
             close = jie[heard + k]
             opening = jie[heard + k - 1]
-            first_stroke = opening + phase * (close - opening)
+            first_stroke = _stroke_near(opening + phase * (close - opening), opening, close,
+                                        drum)
             strokes += [first_stroke, close]
             for (archer, role), stroke in zip(_order(pair), (first_stroke, close), strict=True):
                 if archer.rank in free:
@@ -500,6 +507,14 @@ def _music_turns(pairs: Sequence[Pair], config: ArcheryConfig,
                     shots.append(PlannedShot(archer, role, k + 1, pair.target, stroke, True))
         turns.append(TurnPlan(index, pair, jie[0] - period, tuple(shots), jie, tuple(strokes)))
     return tuple(turns)
+
+
+def _stroke_near(point: float, opening: float, close: float, drum: Sequence[float]) -> float:
+    """The stroke of ``drum`` strictly between ``opening`` and ``close`` nearest ``point``
+    (the earlier of two as near), else ``point``: a shooter looses on a stroke the drum
+    plays, not on one added off its beat."""
+    inside = [t for t in drum if opening < t < close]
+    return min(inside, key=lambda t: (abs(t - point), t)) if inside else point
 
 
 # -- where -----------------------------------------------------------------------------------
@@ -583,7 +598,7 @@ def announcement(right: int, left: int) -> str:
 # -- simulation ------------------------------------------------------------------------------
 def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequence[float] | None
                    = None, site: Any, rng: np.random.Generator, config: ArcheryConfig,
-                   start: float = 0.0) -> Round:
+                   start: float = 0.0, drum: Sequence[float] = ()) -> Round:
     """Simulate one round: the round as the Performance keeps it (its turns name their
     pairs; :func:`lay_out_turns` gives the plans they were shot from). ``Round.jie``, the
     節 of the music it is shot to, is the sequencer's to add.
@@ -597,6 +612,8 @@ def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequenc
     jie_times : sequence of float, seconds
         Round 3 only: the drum 節 of the music, ``heard_jie + shot_jie`` per turn (see
         :func:`lay_out_turns`).
+    drum : sequence of float, seconds
+        Round 3: the 建鼓 strokes the music plays (see :func:`lay_out_turns`).
     site : Site or mapping
         Positions of ``wu``, ``dahou``, ``can``, ``gan`` (a ``soundscape.site.courtyard.Site``
         or a mapping id → (x, y, z) metres).
@@ -607,7 +624,7 @@ def simulate_round(round_no: int, *, archers: Sequence[Pair], jie_times: Sequenc
     """
     # the intervals from a generator of their own: the arrows' flights draw as before
     turns = lay_out_turns(round_no, archers, config=config, start=start, jie_times=jie_times,
-                          rng=rng.spawn(1)[0])
+                          drum=drum, rng=rng.spawn(1)[0])
     tolerance = config.number("music", "tolerance_s")
     shots = [_shoot(round_no, turn, planned, site, rng, config, tolerance)
              for turn in turns for planned in turn.shots]

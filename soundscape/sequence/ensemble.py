@@ -11,8 +11,9 @@ together to the sample. Three layers, each from ``data/ensemble.toml``:
   their own plus a fresh deviation on every note;
 - **dynamics**: each note's velocity and held length vary a little.
 
-Shooting music keeps its drum 節 exactly where the archery put them (the
-arrows leave on them); only the other parts breathe around them.
+Shooting music keeps its 建鼓 exactly on the beat, the 節 where the archery put
+them and the pattern's strokes (the first shooter of a 拾 looses on one of them);
+only the other parts breathe around them.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class Ensemble:
         takes: list[list[Take]] = []
         together: dict[float, list[tuple[int, int]]] = {}
         for note, group in notes:
-            if note.role in _FIXED_ROLES:
+            if note.role in _FIXED_ROLES or (arrangement.jie and note.instrument == "jiangu"):
                 takes.append([Take(s, note.time, note.duration, note.velocity) for s in group])
                 continue
             beat = round(_lean(note.time, phrases, self.lean), 6)

@@ -134,7 +134,8 @@ class Shooting:
         jie = self._jie(shoot, start) if shoot.number == 3 else None
         shoot.round = archery.simulate_round(shoot.number, archers=self.roster,
                                              jie_times=jie, site=self.site, rng=rng,
-                                             config=self.config, start=start)
+                                             config=self.config, start=start,
+                                             drum=self._drum(shoot, start))
         music_end = start + shoot.music.end if shoot.music and shoot.music.end else start
         end = max(shoot.round.end, music_end) + self.settings.timing.after_round_s
         parts = shoot.parts()
@@ -171,6 +172,14 @@ class Shooting:
                 f"{self.config.source}: music.heard_jie = {heard}, but piece "
                 f"{played.piece.id!r} hears {played.piece.jie.heard} 節 first; accepted: the same")
         return [start + t for t in self.music.to_shoot(played, per_turn * turns)]
+
+    @staticmethod
+    def _drum(shoot: Shoot, start: float) -> list[float]:
+        """The 建鼓 strokes of the shoot's music (arranged by ``_jie``), seconds."""
+        played = shoot.music
+        if shoot.number != 3 or played is None or played.arrangement is None:
+            return []
+        return [start + n.time for n in played.arrangement.notes() if n.instrument == "jiangu"]
 
     def _count(self, shoot: Shoot, start: float) -> float:
         if shoot.round is None:

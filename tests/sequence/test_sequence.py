@@ -102,6 +102,13 @@ def test_round_three_arrows_leave_on_evenly_spaced_jie(rite):
     drums = np.array([e.time for e in rite.events
                       if rite.sources[e.source].instrument == "jiangu"])
     assert all(np.min(np.abs(drums - s)) < 1e-6 for s in strokes)
+    # ... and one of 貍首's own, on its beat: the first shooter's was a stroke added half a
+    # beat off it (beat 15½ of each pass), 36 times
+    span = next(m for m in rite.music if m.piece == "lishou")
+    beats = (np.array([e.time for e in rite.events if e.piece == "lishou" and
+                       rite.sources[e.source].instrument == "jiangu"]) - span.start) \
+        * span.tempo_bpm / 60
+    assert np.allclose(beats, np.round(beats), atol=1e-6)
     # each turn's arrows fall on its last 4 節: none during the 3 heard ones
     for turn in range(len(jie) // per_turn):
         heard_end = jie[turn * per_turn + 2]
