@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 import sys
 import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -384,12 +386,16 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     spelled: dict = {}
     programs = load_programs()
     parts: list[music21.stream.Part] = []
-    for source in performance.sources.values():
+    playing = [s for s in performance.sources.values()
+               if any(e.source == s.id for e in performance.events)]
+    shared = Counter(s.name for s in playing)
+    for source in playing:
         events = [e for e in performance.events if e.source == source.id]
-        if not events:
-            continue
         part = music21.stream.Part(id=source.id)
         part.partName = f"{source.name} {source.roman}"
+        # the name every later system prints: its own (two 建鼓: 建鼓 east, 建鼓 west)
+        part.partAbbreviation = (source.name if shared[source.name] == 1
+                                 else f"{source.name} {source.roman.split()[0]}")
         part.insert(0, _instrument(source.instrument, programs, source.roman))
         if not parts:
             for segment in tmap.segments:  # printed whole, played exact (<sound tempo>)
@@ -408,7 +414,14 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             notes = [_note(e.pitch, length, keys, e.lyric, spelled) for e in group]
             part.insert(onset, notes[0] if len(notes) == 1 or any(e.pitch is None for e in group)
                         else _chord(notes))
+        if all(e.pitch is None for e in events):  # strokes: not noteheads on a treble staff
+            part.insert(0, music21.clef.PercussionClef())
         parts.append(part)
+    # every part to the end of the last whole 4/4 bar, so the last bar is full
+    end = math.ceil(max((p.highestTime for p in parts), default=0.0) / 4) * 4
+    for part in parts:
+        if part.highestTime < end:
+            part.insert(part.highestTime, music21.note.Rest(quarterLength=end - part.highestTime))
     score = music21.stream.Score(parts)
     return _export(score, path, _performance_credits(performance),
                    spelled if cents_in_alter else None)

@@ -454,3 +454,20 @@ def test_performance_tempo_marks_print_whole_and_play_the_tempo_map(tmp_path):
     assert any(t != round(t) for t in exact)  # the case that was printed 59.3
     words = " ".join(e.text or "" for e in root.iter("credit-words"))
     assert "each piece in its own tempo" in words and "a second" not in words
+
+
+def test_a_performance_score_names_every_staff_and_fills_its_last_bar(tmp_path):
+    """Performance scores printed no staff names after the first system, their drums as
+    noteheads on a treble staff, and s45's last bar three beats long under 4/4."""
+    rite = sequence.perform_from_file(seed=0, from_section="s45", to_section="s45")
+    path = score.write_performance_score(rite, tmp_path / "s45.musicxml")
+    root = ET.parse(path).getroot()
+    short = [e.text for e in root.iter("part-abbreviation")]
+    assert len(short) == len(root.findall("part")) == len(set(short)), short
+    reloaded = music21.converter.parse(path)
+    for part in reloaded.parts:
+        strokes = not any(n.isNote or n.isChord for n in part.recurse().notes)
+        clef = part.recurse().getElementsByClass(music21.clef.Clef)[0]
+        assert isinstance(clef, music21.clef.PercussionClef) == strokes, part.partName
+        last = part.getElementsByClass(music21.stream.Measure)[-1]
+        assert last.duration.quarterLength == last.barDuration.quarterLength, part.partName
