@@ -160,16 +160,17 @@ def _child(parent: ET.Element, path: str) -> ET.Element:
 
 
 def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None,
-          spelled: dict, *, full: bool = True) -> music21.note.GeneralNote:
+          spelled: dict, *, full: bool = True, octaves: int = 0) -> music21.note.GeneralNote:
     """A music21 note (or unpitched stroke) with its lines under it: the sung character,
     its 律 (``lu_letter``), its 工尺 (``full`` only) and its cents from 12-TET, whole
-    (``+12``); records the spelled cents."""
+    (``+12``); records the spelled cents. ``octaves``: the note sounds so many octaves
+    from ``pitch`` (a song sung lower), its lines name ``pitch`` as notated."""
     if pitch is None:
         stroke = music21.note.Unpitched(quarterLength=beats)
         if lyric:
             stroke.addLyric(lyric, applyRaw=True)
         return stroke
-    key = keys.key(pitch)
+    key = keys.key(_moved(pitch, octaves))
     note = music21.note.Note(key, quarterLength=beats)
     if note.pitch.alter == 0:
         note.pitch.accidental = None  # music21 marks a MIDI key's natural; notation needs none
@@ -183,6 +184,11 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
         if text:
             note.addLyric(text, lyricNumber=number, applyRaw=True)  # "-45": no hyphen
     return note
+
+
+def _moved(pitch: Pitch, octaves: int) -> Pitch:
+    """``pitch`` moved by ``octaves``."""
+    return Pitch(pitch.lu, pitch.octave + octaves, pitch.hz * 2.0 ** octaves) if octaves else pitch
 
 
 #: Octave prefixes of a 律's name: 清 an octave up, 倍 an octave down.
@@ -258,7 +264,8 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
     arrangement = arrange(piece, tuning=tuning, repeats=1)
     layout = bars(arrangement, piece)
     pitches = [n.pitch for part in arrangement.parts.values() for n in part if n.pitch]
-    keys = mts.key_map(pitches)
+    sung = _sung_octaves(piece, arrangement)
+    keys = mts.key_map(pitches + [_moved(p, sung) for p in pitches])
     spelled: dict = {}
     programs = load_programs()
     lead = next(p.id for p in piece.parts if p.role == "melody")
@@ -270,8 +277,11 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
             continue
         if spec.id == lead:  # the words go under the first melody part, note by note
             notes = [replace(n, lyric=n.lyric or next(words, None)) for n in notes]
+        voice = spec.instrument == "voice"
         part = _piece_part(spec, notes, layout, arrangement.tempo_bpm / 60.0, keys, spelled,
-                           programs, full=spec.id == lead, marks=not parts)
+                           programs, full=spec.id == lead, marks=not parts,
+                           octaves=sung if voice else 0,
+                           clef=music21.clef.Treble8vbClef() if voice and sung == -1 else None)
         if not parts:
             _first_bar(part).insert(0, music21.tempo.MetronomeMark(number=piece.tempo_bpm))
         parts.append(part)
@@ -284,11 +294,23 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
                    spelled if cents_in_alter else None)
 
 
+def _sung_octaves(piece, arrangement) -> int:
+    """The octaves the rite's 工 (``data/sequence.toml`` singers) move the piece's song by,
+    as the sequencer does: 鹿鳴 an octave down for tenors (docs/voice.md, Register)."""
+    from soundscape.music.register import octave_shift
+    from soundscape.sequence.settings import load_settings
+
+    sung = [n.pitch for n in arrangement.notes() if n.instrument == "voice" and n.pitch]
+    return octave_shift(sung, load_settings().singers) if sung else 0
+
+
 def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled: dict,
-                programs, *, full: bool, marks: bool) -> music21.stream.Part:
+                programs, *, full: bool, marks: bool, octaves: int = 0,
+                clef: music21.clef.Clef | None = None) -> music21.stream.Part:
     """One part of a piece's score: a measure per bar, a time signature where the bar's
     length changes, a double bar line at each stanza and (``marks``: the top part) its
-    rehearsal mark; a percussion clef for strokes, else the clef that suits the range."""
+    rehearsal mark; a percussion clef for strokes, else ``clef`` or the clef that suits
+    the range. ``octaves``: the part sounds so many octaves from the notes (``_note``)."""
     part = music21.stream.Part(id=spec.id)
     name = _PART_NAMES.get(spec.id) or _INSTRUMENT_NAMES.get(spec.instrument, spec.instrument)
     part.partName, part.partAbbreviation = f"{name} {spec.id}", name
@@ -306,7 +328,7 @@ def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled
             measure.insert(0, music21.expressions.RehearsalMark(bar.stanza))
         inside = [n for n in notes if bar.start <= _beats(n.time * per_second)
                   < bar.start + bar.beats]
-        _fill(measure, inside, bar, per_second, keys, spelled, full)
+        _fill(measure, inside, bar, per_second, keys, spelled, full, octaves)
         part.append(measure)
         placed += len(inside)
     if placed != len(notes):  # a note outside every bar would be dropped without a word
@@ -316,7 +338,7 @@ def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled
     if all(n.pitch is None for n in notes):
         first.insert(0, music21.clef.PercussionClef())
     else:
-        first.insert(0, music21.clef.bestClef(part, recurse=True))
+        first.insert(0, clef or music21.clef.bestClef(part, recurse=True))
     return part
 
 
@@ -328,7 +350,7 @@ def _metre(beats: float) -> music21.meter.TimeSignature:
 
 
 def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
-          full: bool) -> None:
+          full: bool, octaves: int = 0) -> None:
     """The bar's notes at their beats (held at most to the next onset or the bar line),
     simultaneous ones a chord, rests between."""
     onsets: dict[float, list] = {}
@@ -344,7 +366,7 @@ def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
         length = min(max(_beats(max(n.duration for n in group) * per_second), 0.125),
                      stop - onset)
         made = [_note(n.pitch, length, keys, n.lyric if full else None, spelled,
-                      full=full) for n in group]
+                      full=full, octaves=octaves) for n in group]
         pitched = all(n.pitch is not None for n in group) and len(made) > 1
         measure.insert(onset, _chord(made) if pitched else made[0])
         at = onset + length

@@ -471,3 +471,27 @@ def test_a_performance_score_names_every_staff_and_fills_its_last_bar(tmp_path):
         assert isinstance(clef, music21.clef.PercussionClef) == strokes, part.partName
         last = part.getElementsByClass(music21.stream.Measure)[-1]
         assert last.duration.quarterLength == last.barDuration.quarterLength, part.partName
+
+
+def test_the_song_is_written_where_the_rite_sings_it_with_its_notated_lu(tmp_path):
+    """鹿鳴's 歌 part was written (and played by MuseScore) an octave above what the rite's
+    tenors sing. Now it sounds where they sing, on a treble clef with an 8 under it, and
+    its 律 line still names the notes as the 詩譜 print them (清黃, as the 瑟's)."""
+    from soundscape.music.arrange import arrange
+    from soundscape.sequence import perform_from_file
+
+    piece = repertoire.load_piece("luming")
+    path = score.write_piece_score(piece, tmp_path / "luming.musicxml", tuning=TUNING)
+    song = music21.converter.parse(path).parts[0]
+    assert isinstance(song.recurse().getElementsByClass(music21.clef.Clef)[0],
+                      music21.clef.Treble8vbClef)
+    written = [n.pitch.midi for n in song.flatten().notes]
+    rite = perform_from_file(seed=0, from_section="s18", to_section="s18")
+    sung = sorted({round(e.pitch.midi) for e in rite.events if e.piece == "luming"
+                   and rite.sources[e.source].instrument == "voice" and e.pitch})
+    assert sorted(set(written)) == sung  # the rite's own octave
+    notated = [n for n in arrange(piece, tuning=TUNING, repeats=1).parts["song"]
+               if n.pitch][:len(written)]
+    lu = [n.lyrics[1].text for n in song.flatten().notes]
+    assert lu == [score.lu_letter(n.pitch.name) for n in notated]
+    assert lu[0] == "清黃"
