@@ -239,13 +239,16 @@ class PieceInfo:
     """A piece as the performance uses it, with what it rests on.
 
     ``basis`` is ``surviving`` (with its source) or ``reconstruction`` (with the
-    rules and evidence it rests on); ``note`` says which.
+    rules and evidence it rests on); ``note`` says which. ``unplayed``: the piece's
+    parts no instrument of the rite plays, ``part (instrument)`` (騶虞's 鼙 in the 鄉射,
+    which places none), so that a silent part is said, not lost.
     """
 
     id: str
     title: str
     basis: str
     note: str
+    unplayed: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.basis not in BASES:

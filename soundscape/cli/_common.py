@@ -108,6 +108,12 @@ def data_line(*, cues: Path | None = None, overrides: Path | None = None,
     return "data: " + "; ".join(parts)
 
 
+def unplayed_line(piece) -> str:
+    """What of ``piece`` (a PieceInfo) no instrument of the rite plays."""
+    return (f"its part{'s' if len(piece.unplayed) > 1 else ''} "
+            f"{', '.join(piece.unplayed)} not played: the rite places no such instrument")
+
+
 def say_data(**files: Path | None) -> None:
     """Print :func:`data_line` on stderr (stdout stays the verb's own output)."""
     click.echo(data_line(**files), err=True)
@@ -167,6 +173,10 @@ class Sequencing:
             raise PerformanceError(f"section {asked} takes no time in the performance (made "
                                    "ready before the rite's day): nothing to hear; `soundscape "
                                    "sections` gives each section's length")
+        played = {e.piece for e in performance.events}
+        for piece in performance.pieces.values():
+            if piece.unplayed and piece.id in played:
+                click.echo(f"note: {piece.title} ({piece.id}): {unplayed_line(piece)}", err=True)
         return performance
 
     def _sequenced(self, cues: Path | None, site=None, tuning=None):

@@ -594,6 +594,9 @@ def _conductor(performance: Performance, tmap: tempo_map.TempoMap) -> mido.MidiT
         start = min((e.time for e in performance.events if e.piece == piece.id), default=None)
         if start is not None:
             text = f"{piece.title} ({piece.id}): {piece.basis}. {piece.note}".strip()
+            if piece.unplayed:  # said where the piece starts, not left to be missed
+                text += (f" Not played in this rite (it places no such instrument): "
+                         f"{', '.join(piece.unplayed)}.")
             items.append((tmap.tick(start), _SETUP, mido.MetaMessage("text", text=text)))
     return _delta_track(items)
 

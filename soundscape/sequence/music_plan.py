@@ -134,9 +134,13 @@ class MusicPlan:
                      for p in self.played.values() if p.end is not None)
 
     def pieces(self) -> dict[str, PieceInfo]:
-        """The pieces started, with their basis."""
-        return {p.piece.id: PieceInfo(p.piece.id, p.piece.title, p.piece.basis,
-                                      p.piece.basis_note) for p in self.played.values()}
+        """The pieces started, with their basis and the parts the rite has no instrument for."""
+        held = {s.instrument for s in self.players.sources.values()}
+        return {p.piece.id: PieceInfo(
+            p.piece.id, p.piece.title, p.piece.basis, p.piece.basis_note,
+            tuple(f"{part.id} ({part.instrument})" for part in p.piece.parts
+                  if part.instrument not in held))
+            for p in self.played.values()}
 
     def events(self) -> list[Event]:
         """Every note played and sung, by the players the cues name, as they breathe."""

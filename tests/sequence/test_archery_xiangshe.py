@@ -231,3 +231,25 @@ def test_the_gong_are_moved_by_one_table_of_the_texts_words():
         assert any(move["at"] in part for part in parts)
         assert move["phase"] in load_site(rite=rite).phases
     assert not any(hasattr(p, "at") for p in load_site(rite="xiangshe").phases.values())
+
+
+def test_a_part_the_rite_has_no_instrument_for_is_said(xiangshe, soundscape_cli, tmp_path):
+    """騶虞's 鼙 part (the 投壺 pattern's ○, 13 of its 23 strokes) went silent in the 鄉射,
+    which places no 鼙, without a word. The Performance, the MIDI file and the command say
+    it; every instrument the 大射 places plays its pieces' parts."""
+    import mido
+
+    zouyu = xiangshe.pieces["zouyu"]
+    assert zouyu.unplayed == ("bi (pi)",)
+    assert not any(e.piece == "zouyu" and xiangshe.sources[e.source].instrument == "pi"
+                   for e in xiangshe.events)
+    dashe = perform_from_file(seed=0, from_section="s18", to_section="s18")
+    assert all(not p.unplayed for p in dashe.pieces.values())
+    code, err = soundscape_cli("midi", "--rite", "xiangshe", "--from", "s31", "--to", "s31",
+                               "-o", "x.mid", cwd=tmp_path)
+    assert code == 0
+    assert "note: 騶虞 (zouyu): its part bi (pi) not played: the rite places no such " \
+        "instrument" in err, err
+    texts = [m.text for m in mido.MidiFile(tmp_path / "x.mid", charset="utf-8").tracks[0]
+             if m.type == "text"]
+    assert any(t.startswith("騶虞") and t.endswith("such instrument): bi (pi).") for t in texts)
