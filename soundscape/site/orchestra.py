@@ -362,7 +362,9 @@ def _room_between(entry: Any, entries: Mapping[str, Any], site: Site, direction:
 def _placed(entry: Any, site: Site, position: Vec3, facing: Vec3, struck: Vec3 | None,
             axis: Vec3, basis: str) -> PlacedInstrument:
     size = site.instruments[entry.instrument]
-    prefix = site.group_names.get(entry.group, "")
+    # 東縣/西縣 name a side's hanging set; one hung between the steps is on neither side
+    # (鄉飲酒's 磬階間: 大夫而特縣)
+    prefix = "" if entry.relation == "between" else site.group_names.get(entry.group, "")
     pitches = load_instrument(entry.instrument).pitches if size.kind == "rack" else ()
     return PlacedInstrument(
         id=entry.id, name=f"{prefix} {entry.name}".strip(), roman=entry.id.replace(".", " "),

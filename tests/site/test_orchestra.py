@@ -257,3 +257,16 @@ def _rekey(placed, sheet):
             key = {"zuojie": "east.jiangu", "xijie": "west.jiangu_2"}.get(item.of, "west.jiangu")
         ids[key] = placed[item.id]
     return ids
+
+
+def test_a_side_names_its_own_hanging_set_only():
+    """鄉飲酒's 磬 hangs between the steps (磬階間縮霤, 大夫而特縣), but was named 東縣 磬 (the
+    east set) because its layout group is east; the 大射's racks keep 東縣 and 西縣."""
+    from soundscape import cuesheet
+    from soundscape.resources import bundled_dir
+
+    for rite, expected in (("xiangyinjiu", {"qing": "磬"}),
+                           ("dashe", {"east.shengqing": "東縣 笙磬", "west.zhong": "西縣 鐘"})):
+        sheet = cuesheet.load(bundled_dir("cues") / f"{rite}.toml")
+        placed = orchestra.place(sheet.layout, load_site(rite=rite if rite != "dashe" else None))
+        assert {key: placed[key].name for key in expected} == expected
