@@ -215,6 +215,8 @@ class Piece:
         Where a filled span may stop: ``phrase`` or ``stanza``.
     source : str
         The file it was read from.
+    songs : tuple of (id, title)
+        Selections only: the pieces it sings, in order.
     """
 
     id: str
@@ -234,6 +236,7 @@ class Piece:
     fill_seconds: float | None = None
     end_on: str = "phrase"
     source: str = ""
+    songs: tuple[tuple[str, str], ...] = ()
 
     @property
     def notes(self) -> tuple[PieceNote, ...]:
@@ -572,4 +575,5 @@ def _selection(path: Path, table: _Table) -> Piece:
         fill_seconds=table.number("seconds", low=FILL_SECONDS[0], high=FILL_SECONDS[1],
                                   low_open=True),
         end_on="stanza",
+        songs=tuple((s.id, s.title) for s in songs),
     )

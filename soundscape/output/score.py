@@ -285,11 +285,17 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
         if not parts:
             _first_bar(part).insert(0, music21.tempo.MetronomeMark(number=piece.tempo_bpm))
         parts.append(part)
+    note = piece.basis_note
+    if piece.songs:  # a selection's 終 is a stanza: say what the rest is, and where
+        note = (f"This score shows one 終 of the selection ({piece.stanza_labels[0]}); each of "
+                "its songs has a score of its own: "
+                + ", ".join(f"soundscape score {song} ({title})" for song, title in piece.songs)
+                + f". {note}")
     credits = Credits(
         title=f"{piece.title} {getattr(piece, 'roman', '')}".strip(),
         subtitle=f"{piece.mode}; {tuning.name}, 黃鍾 = {tuning.huangzhong_hz:.2f} Hz; "
                  "under the notes: words, 律, 工尺, cents from 12-TET",
-        basis=basis_line(piece.basis, piece.basis_note), notes=((piece.title, piece.basis_note),))
+        basis=basis_line(piece.basis, piece.basis_note), notes=((piece.title, note),))
     return _export(music21.stream.Score(parts), path, credits,
                    spelled if cents_in_alter else None)
 

@@ -495,3 +495,14 @@ def test_the_song_is_written_where_the_rite_sings_it_with_its_notated_lu(tmp_pat
     lu = [n.lyrics[1].text for n in song.flatten().notes]
     assert lu == [score.lu_letter(n.pitch.name) for n in notated]
     assert lu[0] == "清黃"
+
+
+def test_a_selections_score_says_it_shows_one_stanza_and_where_the_songs_are(tmp_path):
+    """`score wusuanyue` printed 鹿鳴's first stanza under the title 無算樂, with no word of
+    its eleven other songs."""
+    piece = repertoire.load_piece("wusuanyue")
+    path = score.write_piece_score(piece, tmp_path / "w.musicxml", tuning=TUNING)
+    note = ET.parse(path).getroot().findtext(".//miscellaneous-field")
+    assert note.startswith("This score shows one 終 of the selection (鹿鳴 1)")
+    assert all(f"soundscape score {song} ({title})" in note for song, title in piece.songs)
+    assert len(piece.songs) == 12
