@@ -77,7 +77,7 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
         "parts": [[round(a, 3), round(b, 3)] for a, b in item.parts],
         "lead_s": round(item.lead_s, 3), "restart_s": round(item.restart_s, 3),
         "zones": [{"id": z.id, "walk": [list(w) for w in z.waypoints]} for z in programme.zones],
-        "pieces": [asdict(performance.pieces[p]) for p in heard],
+        "pieces": [_piece(performance.pieces[p]) for p in heard],
         "renders": renders,
         "adm_masters": [{"zone": zone, **_file(out, result.files[0]),
                          "layout": job.layout,
@@ -172,3 +172,12 @@ def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare
     return write_text(out / "manifest.json",
                       json.dumps(data, ensure_ascii=False, indent=1,
                                  allow_nan=False) + "\n")  # NaN is no JSON
+
+
+def _piece(piece) -> dict:
+    """A piece heard, with what it rests on, and its parts the rite has no instrument for
+    where there are any."""
+    fields = asdict(piece)
+    if not fields["unplayed"]:
+        del fields["unplayed"]
+    return fields
