@@ -127,13 +127,14 @@ def lishou_jiangu() -> tuple[list[str], np.ndarray, int]:
 
 
 def test_no_two_jiangu_strokes_of_lishou_are_one_sound():
-    """All 729 建鼓 strokes of 貍首: each its own rendering, and fewer pairs alike in the
-    drum's band than the point and force alone made (8.0 % of pairs above r 0.9 before the
-    hands, the bounce and the head's wander; 5.6 % with them; before any scatter: 3
-    renderings per velocity, the hardest 101 strokes at 0.997). Any two below 0.9 is not
-    met (docs/instruments.md says why)."""
+    """All 693 建鼓 strokes of 貍首 (729 while the first shooter of a 拾 loosed on a stroke
+    of its own, off the beat): each its own rendering, and fewer pairs alike in the drum's
+    band than the point and force alone made (8.0 % of pairs above r 0.9 before the hands,
+    the bounce and the head's wander; 5.6 % with them, 5.3 % of the 693; before any
+    scatter: 3 renderings per velocity, the hardest 101 strokes at 0.997). Any two below
+    0.9 is not met (docs/instruments.md says why)."""
     drums, matrix, renderings = lishou_jiangu()
-    assert len(drums) == renderings == 729
+    assert len(drums) == renderings == 693
     pairs = matrix[np.triu_indices(len(drums), 1)]
     assert np.median(pairs) < 0.6
     assert np.mean(pairs > 0.9) < 0.065
@@ -142,7 +143,7 @@ def test_no_two_jiangu_strokes_of_lishou_are_one_sound():
 def test_neighbouring_strokes_of_one_drum_are_not_one_sound():
     """Successive strokes of each 建鼓 of 貍首 land apart on the head and, the hands taking
     turns, on its two sides: no two in a row correlate at 0.88 or more in the drum's band
-    (every drum: 0.86-0.87; before the hands: 0.89-0.90; before the sequence of places:
+    (every drum: 0.85-0.88; before the hands: 0.89-0.90; before the sequence of places:
     up to 0.997)."""
     drums, matrix, _ = lishou_jiangu()
     for drum in sorted(set(drums)):
