@@ -23,6 +23,7 @@ own place. A path ending in ``.mxl`` gets compressed MusicXML (a zip with
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import re
@@ -40,7 +41,7 @@ import music21
 from soundscape.errors import RenderError, TuningError
 from soundscape.fileio import write_bytes
 from soundscape.music.pitch import Pitch
-from soundscape.music.tuning import Tuning, to_gongche
+from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
 from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
 from soundscape.output.tempo_map import TICKS_PER_BEAT
@@ -171,7 +172,7 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
             stroke.addLyric(lyric, applyRaw=True)
         return stroke
     key = keys.key(_moved(pitch, octaves))
-    note = music21.note.Note(key, quarterLength=beats)
+    note = music21.note.Note(_spelled(key, pitch.lu, keys.huangzhong_key), quarterLength=beats)
     if note.pitch.alter == 0:
         note.pitch.accidental = None  # music21 marks a MIDI key's natural; notation needs none
     cents = keys.offset_cents(pitch)
@@ -184,6 +185,40 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
         if text:
             note.addLyric(text, lyricNumber=number, applyRaw=True)  # "-45": no hyphen
     return note
+
+
+_LETTERS = "CDEFGAB"
+_NATURAL = (0, 2, 4, 5, 7, 9, 11)  # semitones of C D E F G A B above C
+#: Letters each 律 stands above 黃鍾 (黃 大 太 夾 姑 仲 蕤 林 夷 南 無 應: a scale on 黃鍾
+#: as do: 1 ♭2 2 ♭3 3 4 ♯4 5 ♭6 6 ♭7 7), so that no two 律 share a letter and accidental.
+_DEGREES = (0, 1, 1, 2, 2, 3, 3, 4, 5, 5, 6, 6)
+_GONG = (0, 2, 4, 6, 7, 9, 11)  # 黃 太 姑 蕤 林 南 應: the 黃鍾宮 scale
+
+
+def _spelled(key: int, lu: str, huangzhong_key: int) -> music21.pitch.Pitch:
+    """MIDI ``key`` spelled as the 律 ``lu`` stands above 黃鍾 (on ``huangzhong_key``): a
+    黃鍾 on C♯ reads D♭ E♭ F G A♭ B♭ C, one letter a 律, where music21's own spelling of
+    each key mixed sharps and flats (G G♯ for 應鍾 清黃鍾)."""
+    letter, alter = _letter(_tonic(huangzhong_key % 12), LU.index(lu))
+    octave = (key - _NATURAL[letter] - alter) // 12 - 1
+    return music21.pitch.Pitch(step=_LETTERS[letter], octave=octave,
+                               accidental=alter if alter else None)
+
+
+def _letter(tonic: tuple[int, int], index: int) -> tuple[int, int]:
+    """(letter, alter) of the 律 ``index`` steps above a 黃鍾 spelled ``tonic``."""
+    letter = (tonic[0] + _DEGREES[index]) % 7
+    semitones = (_NATURAL[tonic[0]] + tonic[1] + index) % 12
+    return letter, (semitones - _NATURAL[letter] + 6) % 12 - 6
+
+
+@functools.cache
+def _tonic(pitch_class: int) -> tuple[int, int]:
+    """黃鍾's spelling (letter, alter) on ``pitch_class``: the one whose 黃鍾宮 scale needs
+    the fewest accidentals (C♯ → D♭: five flats, not seven sharps)."""
+    spellings = [(letter, (pitch_class - _NATURAL[letter] + 6) % 12 - 6) for letter in range(7)]
+    return min((s for s in spellings if abs(s[1]) <= 1), key=lambda s: (
+        sum(abs(_letter(s, i)[1]) for i in _GONG), abs(s[1]), s[1] < 0))
 
 
 def _moved(pitch: Pitch, octaves: int) -> Pitch:

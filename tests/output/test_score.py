@@ -16,7 +16,7 @@ import pytest
 from soundscape import sequence
 from soundscape.music import repertoire
 from soundscape.music.tuning import Tuning
-from soundscape.output import midi, score
+from soundscape.output import midi, mts, score
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 from tests.conftest import problems
 
@@ -506,3 +506,17 @@ def test_a_selections_score_says_it_shows_one_stanza_and_where_the_songs_are(tmp
     assert note.startswith("This score shows one 終 of the selection (鹿鳴 1)")
     assert all(f"soundscape score {song} ({title})" in note for song, title in piece.songs)
     assert len(piece.songs) == 12
+
+
+@pytest.mark.parametrize(("hz", "scale"), [
+    (270.0, ["D-", "E-", "F", "G", "A-", "B-", "C"]),  # 黃鍾 on C♯ − 45 ¢
+    (261.63, ["C", "D", "E", "F#", "G", "A", "B"])])
+def test_each_lu_is_spelled_as_it_stands_above_huangzhong(hz, scale):
+    """With 黃鍾 off C the score spelled each key as music21 does alone: 黃 C♯, 太 E♭,
+    林 G♯, 應 G (two 律 on G, sharps beside flats). Now a letter per 律, as a scale on 黃鍾."""
+    tuning = Tuning.sanfen_sunyi(hz)
+    names = ["黃鍾", "太簇", "姑洗", "蕤賓", "林鍾", "南呂", "應鍾"]
+    keys = mts.key_map([tuning.pitch(n) for n in names])
+    spelled = [score._note(tuning.pitch(n), 1.0, keys, None, {}).pitch for n in names]
+    assert [p.name for p in spelled] == scale
+    assert [round(p.ps) for p in spelled] == [keys.key(tuning.pitch(n)) for n in names]
