@@ -201,8 +201,9 @@ def _spelled(key: int, lu: str, huangzhong_key: int) -> music21.pitch.Pitch:
     each key mixed sharps and flats (G G♯ for 應鍾 清黃鍾)."""
     letter, alter = _letter(_tonic(huangzhong_key % 12), LU.index(lu))
     octave = (key - _NATURAL[letter] - alter) // 12 - 1
-    return music21.pitch.Pitch(step=_LETTERS[letter], octave=octave,
-                               accidental=alter if alter else None)
+    spelled = music21.pitch.Pitch(_LETTERS[letter] + ("#" * alter if alter > 0 else "-" * -alter))
+    spelled.octave = octave
+    return spelled
 
 
 def _letter(tonic: tuple[int, int], index: int) -> tuple[int, int]:
