@@ -200,6 +200,9 @@ def _spelled(key: int, lu: str, huangzhong_key: int) -> music21.pitch.Pitch:
     黃鍾 on C♯ reads D♭ E♭ F G A♭ B♭ C, one letter a 律, where music21's own spelling of
     each key mixed sharps and flats (G G♯ for 應鍾 清黃鍾)."""
     letter, alter = _letter(_tonic(huangzhong_key % 12), LU.index(lu))
+    if abs(alter) > 1:  # 大呂 on a D♭ 黃鍾 is E𝄫 by degree: a player reads D
+        letter, alter = (letter - 1) % 7 if alter < 0 else (letter + 1) % 7, 0
+        alter = (key - _NATURAL[letter] + 6) % 12 - 6
     octave = (key - _NATURAL[letter] - alter) // 12 - 1
     spelled = music21.pitch.Pitch(_LETTERS[letter] + ("#" * alter if alter > 0 else "-" * -alter))
     spelled.octave = octave

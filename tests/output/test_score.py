@@ -520,3 +520,13 @@ def test_each_lu_is_spelled_as_it_stands_above_huangzhong(hz, scale):
     spelled = [score._note(tuning.pitch(n), 1.0, keys, None, {}).pitch for n in names]
     assert [p.name for p in spelled] == scale
     assert [round(p.ps) for p in spelled] == [keys.key(tuning.pitch(n)) for n in names]
+
+
+def test_every_lu_on_every_huangzhong_is_its_key_with_one_accidental_at_most():
+    """Spelling by degree gives 大呂 on a D♭ 黃鍾 as E𝄫: a player reads D."""
+    from soundscape.music.tuning import LU
+
+    for tonic in range(60, 72):
+        for index, lu in enumerate(LU):
+            spelled = score._spelled(tonic + index, lu, tonic)
+            assert round(spelled.ps) == tonic + index and abs(spelled.alter) <= 1, spelled
