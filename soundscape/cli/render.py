@@ -71,6 +71,13 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,
               callback=lambda _ctx, _param, value: _finite(value, "--target", -70.0, 0.0),
               help="Integrated loudness in LUFS, -70 to 0 (EBU R 128: -23).")
+@click.option("--gain", "gain_db", type=float, default=None,
+              callback=lambda _ctx, _param, value: value if value is None else _finite(
+                  value, "--gain", -70.0, 70.0),
+              help="Apply this gain in dB (-70 to 70) instead of normalising to --target: "
+                   "a section at the level it has in the whole rite, whose render's "
+                   "NAME.loudness.json gives its gain_db (a section normalised alone raises "
+                   "a quiet one's bed with it). The limiter still keeps the ceiling.")
 @click.option("--no-reflections", is_flag=True, help="Direct sound only (no floor, no walls, "
               "no tail).")
 @court_option
@@ -89,7 +96,8 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 def command(cues: Path | None, sequencing: Sequencing, place: str,
             facing: str | None, walk: Path | None, layout: str, file_format: str | None,
             bits: str,
-            rate: str, target_lufs: float, no_reflections: bool, court: str, jobs: int,
+            rate: str, target_lufs: float, gain_db: float | None, no_reflections: bool,
+            court: str, jobs: int,
             no_cache: bool, quiet: bool, out: Path | None, bells: str) -> None:
     """Render the rite as heard from a place: audio (stereo, binaural, ambisonics,
     loudspeakers or stems) normalised to a loudness target, with its MIDI."""
@@ -114,6 +122,9 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                           "another layout")
     if master:
         check_target(master, target_lufs)
+        if gain_db is not None:
+            raise click.UsageError(f"--layout {layout} is delivered at a loudness target: "
+                                   "give --target, not --gain")
     if file_format != "midi" and not master:
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
@@ -140,7 +151,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
             ) if master else render.render_audio(
                 performance, staged.folder / out.name, listener=listener, layout=speakers,
                 sample_rate=int(rate), seed=sequencing.seed, file_format=file_format,
-                bits=bits, target_lufs=target_lufs,
+                bits=bits, target_lufs=target_lufs, gain_db=gain_db,
                 surroundings=surroundings,
                 voice=render.SynthVoice(surroundings.reference_db, bells=bells),
                 progress=not quiet and terminal, workers=jobs,

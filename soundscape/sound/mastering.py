@@ -85,6 +85,9 @@ class Mastering:
         ``stage(text)`` → a context manager around each pass (a log line per stage).
     workers : int >= 1
         2: pass 1's writing and metering run in a process of their own.
+    gain_db : float or None, dB
+        A gain given (a part at the level of the whole rite's render): applied as it is,
+        through the limiter, instead of the gain to ``target_lufs``.
     """
 
     sample_rate: int
@@ -98,6 +101,7 @@ class Mastering:
     progress: bool = False
     stage: Callable[[str], contextlib.AbstractContextManager] | None = None
     workers: int = 1
+    gain_db: float | None = None
 
     def step(self, text: str) -> contextlib.AbstractContextManager:
         return self.stage(text) if self.stage is not None else contextlib.nullcontext()
@@ -122,6 +126,8 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
     frames, peak = first.frames, first.peak
     measured = first.meter.integrated()
     gain_db = how.target_lufs - measured if math.isfinite(measured) else 0.0
+    if how.gain_db is not None:
+        gain_db = how.gain_db
     limiter_ceiling = how.ceiling_dbtp - LIMITER_MARGIN_DB
     limit = peak.peak_dbtp + gain_db > limiter_ceiling
 
@@ -136,6 +142,8 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
     if not limit:  # gain only: BS.1770 loudness and true peak scale exactly with it
         _, _, limited = write(gain_db)
         output_lufs, output_peak = measured + gain_db, peak.peak_dbtp + gain_db
+    elif how.gain_db is not None:  # the gain given, limited where it must be: written once
+        output_lufs, output_peak, limited = write(gain_db)
     else:
         # What the limiter takes off the loudness is known only by limiting: the file is
         # written at a first guess, metered as it is written; only if that misses the
@@ -157,7 +165,10 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
             if settled != gain_db:
                 gain_db = settled
                 output_lufs, output_peak, limited = write(gain_db)
-    return LoudnessReport(measured, how.target_lufs, gain_db, output_lufs,
+    # with a gain given, the level it aims at stands for the target in the report
+    target = (how.target_lufs if how.gain_db is None or not math.isfinite(measured)
+              else measured + how.gain_db)
+    return LoudnessReport(measured, target, gain_db, output_lufs,
                           peak.peak_dbtp + gain_db, output_peak, how.ceiling_dbtp,
                           limited), frames
 

@@ -322,6 +322,7 @@ def render_audio(performance: Performance, path: str | Path, *,
                  sample_rate: int = 48000, seed: int = 0, voice: Voice | None = None,
                  surroundings: Surroundings | None = None, file_format: str = "wav",
                  bits: str = "24", target_lufs: float = -23.0, ceiling_dbtp: float = -1.0,
+                 gain_db: float | None = None,
                  block_s: float = 1.0, progress: bool = False, workers: int = 1,
                  stage: Callable[[str], contextlib.AbstractContextManager] | None = None,
                  store: NoteStore | str | None = "env") -> RenderResult:
@@ -355,6 +356,10 @@ def render_audio(performance: Performance, path: str | Path, *,
         Integrated loudness of the file (BS.1770; ambisonics: of W), −70 to 0.
     ceiling_dbtp : float, dBTP
         True-peak ceiling (4× oversampled), −20 to 0.
+    gain_db : float or None, dB
+        A gain to apply instead of the one to ``target_lufs`` (−70 to 70): a part rendered
+        at the level it has in the whole rite (that render's ``gain_db``), not normalised
+        on its own. The limiter still keeps ``ceiling_dbtp``.
     block_s : float, seconds
         Streaming block length, 0.01 to 10 (pass 1 keeps a small loudness-meter
         snapshot per block, so very short blocks on a very long rite cost memory).
@@ -373,7 +378,8 @@ def render_audio(performance: Performance, path: str | Path, *,
     if isinstance(store, str) and store != "env":
         raise RenderError(f"store={store!r}, accepted: a NoteStore, None or 'env'")
     _check_numbers(sample_rate=sample_rate, target_lufs=target_lufs,
-                   ceiling_dbtp=ceiling_dbtp, block_s=block_s)
+                   ceiling_dbtp=ceiling_dbtp, block_s=block_s,
+                   **({} if gain_db is None else {"gain_db": gain_db}))
     if file_format not in FORMATS:
         raise RenderError(f"format={file_format!r}, accepted: {', '.join(FORMATS)}")
     subtype_for(file_format, bits)  # fail now, not after the render
@@ -387,7 +393,8 @@ def render_audio(performance: Performance, path: str | Path, *,
     check_channels(file_format, per_file)
     how = Mastering(sample_rate, per_file * max(1, len(stems)), per_file,
                     panner.loudness_weights(), measurement(per_file, len(stems)), block_frames,
-                    target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
+                    target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers,
+                    gain_db=gain_db)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
             for m in performance.markers]
     try:
@@ -440,7 +447,8 @@ def render_audio(performance: Performance, path: str | Path, *,
 
 
 #: Accepted ranges of render_audio's numbers (finite, inclusive).
-_RANGES = {"target_lufs": (-70.0, 0.0), "ceiling_dbtp": (-20.0, 0.0), "block_s": (0.01, 10.0)}
+_RANGES = {"target_lufs": (-70.0, 0.0), "ceiling_dbtp": (-20.0, 0.0), "block_s": (0.01, 10.0),
+           "gain_db": (-70.0, 70.0)}
 _TAIL_S = 30.0  # seconds allowed past the last event for rings and echoes (space estimate)
 _SPACE_MARGIN = 64 << 20  # bytes kept free besides the render's own
 

@@ -252,6 +252,24 @@ def test_markers_are_cues_and_sidecar(tmp_path):
     assert "奏肆夏" in result.sidecar.read_text(encoding="utf-8")
 
 
+def test_a_gain_given_is_applied_as_it_is_not_normalised(tmp_path):
+    """A section rendered alone was always normalised on its own, so a quiet one's bed came
+    up by 30 dB; --gain renders it at a given level (the whole rite's), limiter kept."""
+    normal = render_audio(scene(), tmp_path / "a.wav", listener=NORTH, voice=noise_voice,
+                          bits="float")
+    given = normal.report.gain_db - 12.0
+    quiet = render_audio(scene(), tmp_path / "b.wav", listener=NORTH, voice=noise_voice,
+                         bits="float", gain_db=given)
+    assert quiet.report.gain_db == given and quiet.report.limiter_db == 0
+    a, b = (soundfile.read(r.files[0])[0] for r in (normal, quiet))
+    np.testing.assert_allclose(b, a * 10 ** (-12.0 / 20), rtol=1e-5, atol=1e-9)
+    assert abs(quiet.report.output_lufs - (normal.report.output_lufs - 12.0)) < 0.01
+    assert quiet.report.target_lufs == pytest.approx(quiet.report.output_lufs, abs=0.01)
+    with pytest.raises(RenderError, match=r"gain_db=99.0, accepted: a finite number from -70"):
+        render_audio(scene(), tmp_path / "c.wav", listener=NORTH, voice=noise_voice,
+                     gain_db=99.0)
+
+
 def test_bad_options_name_value_and_accepted(tmp_path):
     with pytest.raises(RenderError, match=r"sample rate=22050.*44100, 48000, 96000"):
         render_audio(scene(), tmp_path / "x.wav", listener=NORTH, sample_rate=22050,
@@ -375,6 +393,10 @@ def test_cli_renders_a_section_with_walking_listener(tmp_path, soundscape_cli):
     (["--target", "nan"], "--target nan, accepted: a finite number from -70 to 0"),
     (["--target", "inf"], "--target inf, accepted"),
     (["--target", "1e308"], "--target 1e+308, accepted"),
+    (["--gain", "nan"], "--gain nan, accepted: a finite number from -70 to 70"),
+    (["--gain", "80"], "--gain 80.0, accepted: a finite number from -70 to 70"),
+    (["--gain", "6", "--layout", "adm"], "--layout adm is delivered at a loudness target: "
+                                        "give --target, not --gain"),
     (["--listener", "0,0,1.5", "--facing", "nan"], "--facing 'nan', accepted"),
     (["--listener", "0,0,1.5", "--facing", "inf"], "--facing 'inf', accepted"),
     (["--layout", "30,30"], "--layout '30,30': speakers 1 and 2 stand in the same direction"),
