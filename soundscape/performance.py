@@ -603,6 +603,14 @@ class Performance:
                 if times != sorted(times):
                     raise PerformanceError(f"sources[{key!r}].moves: times {times} must "
                                            "increase")
+            # ids that name files (`midi --split`: SECTION.mid, NN-CUE.mid), never paths
+            named = [(f"sections[{i}].id", span.id) for i, span in enumerate(parts["sections"])]
+            named += [(f"music[{i}].{name}", getattr(span, name))
+                      for i, span in enumerate(parts["music"]) for name in ("cue", "piece")]
+            named += [(f"pieces[{key!r}]", key) for key in parts["pieces"]]
+            for name, value in named:
+                if not validate.ID.fullmatch(value):
+                    validate.ident(value, key=name, where="", error=PerformanceError)
             return cls(**parts)
         except (PerformanceError, ValueError) as error:  # Pitch raises ValueError
             where = str(error).removeprefix(": ")  # validate's WHERE is the key path here

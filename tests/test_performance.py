@@ -164,6 +164,9 @@ def _set(path: str, value):
     ("sources/bell/instrument", "/etc/hostname",
      r"sources\['bell'\].instrument='/etc/hostname' must be an id of a-z"),
     ("sources/bell/instrument", "../../x", r"sources\['bell'\].instrument='../../x' must be"),
+    # section and cue ids name `midi --split`'s files: ../../x.mid was written outside
+    ("sections/0/id", "../../escaped", r"sections\[0\].id='../../escaped' must be an id"),
+    ("music/0/cue", "/../../x", r"music\[0\].cue='/../../x' must be an id"),
 ])
 def test_a_saved_performance_is_checked_as_it_loads(tmp_path, where, value, message):
     path = _saved(tmp_path, _set(where, value))
