@@ -446,10 +446,13 @@ class _Checker:
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             self.fail(key, f"{self.where()} {key}={_shown(value)} must be a list of non-empty "
                            "strings")
-        for item in value:
+        for index, item in enumerate(value):
             if choices is not None and item not in choices:
                 self.fail(key, f"{self.where()} {key} has unknown {_shown(item)}; accepted: "
                                f"{', '.join(sorted(choices))}")
+            if choices is not None and item in value[:index]:  # each plays the part again
+                self.fail(key, f"{self.where()} {key} names {_shown(item)} twice; accepted: "
+                               "each at most once")
         return tuple(value)
 
     def span(self, text_length: int, within: Span | None = None) -> Span:
