@@ -867,16 +867,18 @@ def save(sheet: CueSheet, path: str | Path, *, header: str = "") -> Path:
     """
     path = Path(path)
     original = _earlier(path)
-    updated = None if original is None else _updated(sheet, original)
-    if updated is not None:
-        return fileio.write_text(path, updated)
-    if original is not None:
-        comments = "".join(f"{line}\n" for line in
-                           itertools.takewhile(lambda line: line.startswith("#"),
-                                               original.splitlines()))
-    else:
-        comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
-    return fileio.write_text(path, comments + ("\n" if comments else "") + _fresh(sheet))
+    text = None if original is None else _updated(sheet, original)
+    if text is None:
+        if original is not None:
+            comments = "".join(f"{line}\n" for line in
+                               itertools.takewhile(lambda line: line.startswith("#"),
+                                                   original.splitlines()))
+        else:
+            comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+        text = comments + ("\n" if comments else "") + _fresh(sheet)
+    # a sheet that would not load (a quote past its bound) is never written over a good one
+    loads(text, source=f"{path} (not written)")
+    return fileio.write_text(path, text)
 
 
 def _earlier(path: Path) -> str | None:

@@ -420,3 +420,16 @@ def test_derive_says_when_the_rites_shooting_is_not_found(soundscape_cli, tmp_pa
     code, err = soundscape_cli("derive", str(data_dir() / "texts" / "dashe.txt"), "-o",
                                "whole.toml", cwd=tmp_path)
     assert code == 0 and "shooting rounds" not in err, err
+
+
+def test_a_sheet_that_would_not_load_is_never_written_over_a_good_one(soundscape_cli, tmp_path):
+    """A passage of 100 002 characters without a break made a quote past a sheet's bound:
+    derive replaced the good sheet with it, then refused it (hardening review)."""
+    sheet = tmp_path / "good.toml"
+    sheet.write_bytes(cuesheet.bundled_path().read_bytes())
+    before = sheet.read_bytes()
+    (tmp_path / "long.txt").write_text("大射" * 50001, encoding="utf-8")
+    code, err = soundscape_cli("derive", "long.txt", "-o", "good.toml", cwd=tmp_path)
+    assert code == 2 and "(not written)" in err and "at most 100000 characters" in err, err
+    assert sheet.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.toml", "long.txt"]
