@@ -141,6 +141,9 @@ def test_a_table_shows_no_control_characters():
 
 @pytest.mark.parametrize(("args", "message"), [
     (("sequence", "-o", "x.png", "--plot", "x.png"), "--plot and -o are one file, 'x.png'"),
+    # -o CUES wrote the Performance's JSON over the hand-edited sheet (hardening review)
+    (("sequence", "-o", "x.toml"), "-o 'x.toml': ending '.toml' is not the Performance's; "
+                                   "accepted: a .json file"),
     (("impulse", "--source", "men", "--layout", "stems", "-o", "i.wav"),
      "--layout stems is a render's (files per stem, an ADM master); impulse takes a "
      "speaker layout: stereo, binaural, foa, hoa3, ring8, 5.1, 7.1, 7.1.4 or azimuths"),
@@ -246,3 +249,15 @@ def test_a_sheets_default_outputs_are_named_after_it(soundscape_cli, tmp_path):
     code, err = soundscape_cli("midi", "--performance", "output/mine.performance.json",
                                cwd=tmp_path)
     assert code == 0 and (tmp_path / "output" / "mine.mid").is_file(), err
+
+
+def test_sequence_never_writes_over_its_own_input(soundscape_cli, tmp_path):
+    """`sequence --performance p.json -o p.json` wrote the part over the whole it came from."""
+    code, err = soundscape_cli("sequence", "--from", "s10", "--to", "s10", "-o", "p.json",
+                               cwd=tmp_path)
+    assert code == 0, err
+    before = (tmp_path / "p.json").read_bytes()
+    code, err = soundscape_cli("sequence", "--performance", "p.json", "-o", "p.json",
+                               cwd=tmp_path)
+    assert code == 2 and "-o 'p.json' is an input of this run" in err, err
+    assert (tmp_path / "p.json").read_bytes() == before

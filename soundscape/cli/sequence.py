@@ -35,6 +35,13 @@ def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
                               f"format written; accepted: {', '.join(PICTURES)}")
     if plot.resolve() == out.resolve():  # the picture was written over the Performance
         raise SoundscapeError(f"--plot and -o are one file, {str(out)!r}; give each its own")
+    if out.suffix.lower() != ".json":  # `-o CUES` wrote the JSON over the cue sheet
+        raise SoundscapeError(f"-o {str(out)!r}: ending {out.suffix!r} is not the Performance's; "
+                              "accepted: a .json file")
+    inputs = [p for p in (cues, sequencing.durations, sequencing.performance) if p is not None]
+    if any(p.resolve() == out.resolve() for p in inputs):
+        raise SoundscapeError(f"-o {str(out)!r} is an input of this run; give the Performance "
+                              "a file of its own")
     performance = sequencing.perform(cues)
     with atomic_paths(out, plot) as (out_part, plot_part):  # both written, or neither
         performance.save_json(out_part)
