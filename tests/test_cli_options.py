@@ -40,7 +40,8 @@ def test_every_sequencing_verb_takes_the_cue_sheet_as_cues_or_positional(verb, a
     sheet = bundled_dir("cues") / "yan.toml"
     for args in ([str(sheet)], ["--cues", str(sheet)]):
         asked.clear()
-        out = {"midi": ["-o", str(tmp_path / "x.mid")], "sections": []}.get(
+        out = {"midi": ["-o", str(tmp_path / "x.mid")], "sections": [],
+               "sequence": ["-o", str(tmp_path / "x.json")]}.get(
             verb, ["-o", str(tmp_path / "x")])
         result = _invoke(verb, *args, *out)
         assert isinstance(result.exception, _Stop), result.output
