@@ -49,6 +49,10 @@ class Pitch:
         """The fractional MIDI note number (A4 = 440 Hz = 69)."""
         return 69.0 + 12.0 * math.log2(self.hz / 440.0)
 
+    def moved(self, octaves: int) -> Pitch:
+        """This 律 ``octaves`` octaves up (negative: down)."""
+        return Pitch(self.lu, self.octave + octaves, self.hz * 2.0 ** octaves) if octaves else self
+
     def nearest_midi(self) -> tuple[int, float]:
         """The nearest 12-TET MIDI note and the offset from it in cents."""
         note = round(self.midi)

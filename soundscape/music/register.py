@@ -14,6 +14,7 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from soundscape.fileio import read_toml
 from soundscape.music.pitch import Pitch
 from soundscape.resources import data_dir
 
-__all__ = ["PARTS", "VoicePart", "octave_shift", "rule", "sung_pitch", "voice_part"]
+__all__ = ["PARTS", "VoicePart", "octave_shift", "rule", "song_octaves", "sung_pitch", "voice_part"]
 
 PARTS = ("tenor", "baritone", "bass")
 
@@ -77,11 +78,18 @@ def octave_shift(pitches: Iterable[Pitch | float], part: str) -> int:
     return min(range(nearest - 2, nearest + 3), key=cost)
 
 
+def song_octaves(notes: Iterable[Any], part: str) -> int:
+    """The octaves ``part`` moves a piece's song by (``octave_shift`` of the pitched notes
+    of instrument ``voice`` among ``notes``, an arrangement's); 0 for a piece not sung."""
+    sung = [n.pitch for n in notes if n.instrument == "voice" and n.pitch is not None]
+    return octave_shift(sung, part) if sung else 0
+
+
 def sung_pitch(notated: Pitch, part: str, *, shift: int | None = None) -> Pitch:
     """The pitch a part sings for ``notated``: moved by ``shift`` octaves (a piece's
     ``octave_shift``); None places the note alone by the same rule."""
     octaves = octave_shift([notated], part) if shift is None else shift
-    return Pitch(notated.lu, notated.octave + octaves, notated.hz * 2.0 ** octaves)
+    return notated.moved(octaves)
 
 
 @functools.cache

@@ -171,7 +171,7 @@ def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None
         if lyric:
             stroke.addLyric(lyric, applyRaw=True)
         return stroke
-    key = keys.key(_moved(pitch, octaves))
+    key = keys.key(pitch.moved(octaves))
     note = music21.note.Note(_spelled(key, pitch.lu, keys.huangzhong_key), quarterLength=beats)
     if note.pitch.alter == 0:
         note.pitch.accidental = None  # music21 marks a MIDI key's natural; notation needs none
@@ -201,7 +201,7 @@ def _spelled(key: int, lu: str, huangzhong_key: int) -> music21.pitch.Pitch:
     each key mixed sharps and flats (G G♯ for 應鍾 清黃鍾)."""
     letter, alter = _letter(_tonic(huangzhong_key % 12), LU.index(lu))
     if abs(alter) > 1:  # 大呂 on a D♭ 黃鍾 is E𝄫 by degree: a player reads D
-        letter, alter = (letter - 1) % 7 if alter < 0 else (letter + 1) % 7, 0
+        letter = (letter + (1 if alter > 0 else -1)) % 7
         alter = (key - _NATURAL[letter] + 6) % 12 - 6
     octave = (key - _NATURAL[letter] - alter) // 12 - 1
     spelled = music21.pitch.Pitch(_LETTERS[letter] + ("#" * alter if alter > 0 else "-" * -alter))
@@ -223,11 +223,6 @@ def _tonic(pitch_class: int) -> tuple[int, int]:
     spellings = [(letter, (pitch_class - _NATURAL[letter] + 6) % 12 - 6) for letter in range(7)]
     return min((s for s in spellings if abs(s[1]) <= 1), key=lambda s: (
         sum(abs(_letter(s, i)[1]) for i in _GONG), abs(s[1]), s[1] < 0))
-
-
-def _moved(pitch: Pitch, octaves: int) -> Pitch:
-    """``pitch`` moved by ``octaves``."""
-    return Pitch(pitch.lu, pitch.octave + octaves, pitch.hz * 2.0 ** octaves) if octaves else pitch
 
 
 #: Octave prefixes of a 律's name: 清 an octave up, 倍 an octave down.
@@ -303,8 +298,8 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
     arrangement = arrange(piece, tuning=tuning, repeats=1)
     layout = bars(arrangement, piece)
     pitches = [n.pitch for part in arrangement.parts.values() for n in part if n.pitch]
-    sung = _sung_octaves(piece, arrangement)
-    keys = mts.key_map(pitches + [_moved(p, sung) for p in pitches])
+    sung = _sung_octaves(arrangement)
+    keys = mts.key_map(pitches + [p.moved(sung) for p in pitches])
     spelled: dict = {}
     programs = load_programs()
     lead = next(p.id for p in piece.parts if p.role == "melody")
@@ -339,14 +334,13 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
                    spelled if cents_in_alter else None)
 
 
-def _sung_octaves(piece, arrangement) -> int:
+def _sung_octaves(arrangement) -> int:
     """The octaves the rite's 工 (``data/sequence.toml`` singers) move the piece's song by,
     as the sequencer does: 鹿鳴 an octave down for tenors (docs/voice.md, Register)."""
-    from soundscape.music.register import octave_shift
+    from soundscape.music.register import song_octaves
     from soundscape.sequence.settings import load_settings
 
-    sung = [n.pitch for n in arrangement.notes() if n.instrument == "voice" and n.pitch]
-    return octave_shift(sung, load_settings().singers) if sung else 0
+    return song_octaves(arrangement.notes(), load_settings().singers)
 
 
 def _piece_part(spec, notes, layout: list[Bar], per_second: float, keys, spelled: dict,
@@ -453,8 +447,8 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     spelled: dict = {}
     programs = load_programs()
     parts: list[music21.stream.Part] = []
-    playing = [s for s in performance.sources.values()
-               if any(e.source == s.id for e in performance.events)]
+    sounding = {e.source for e in performance.events}
+    playing = [s for s in performance.sources.values() if s.id in sounding]
     shared = Counter(s.name for s in playing)
     for source in playing:
         events = [e for e in performance.events if e.source == source.id]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from soundscape.cuesheet import STOP_LENGTH, CueSheet, MusicCue, Step
 from soundscape.errors import CueSheetError, RepertoireError
 from soundscape.music.arrange import Arrangement, arrange
-from soundscape.music.register import octave_shift, sung_pitch
+from soundscape.music.register import song_octaves, sung_pitch
 from soundscape.music.repertoire import Piece, load_piece
 from soundscape.music.tuning import Tuning
 from soundscape.performance import Event, MusicSpan, PieceInfo
@@ -177,9 +177,7 @@ class MusicPlan:
 
     def _sung_octaves(self, played: Played) -> int:
         """The octaves the 工 move a piece's song by to sing it in their register."""
-        sung = [n.pitch for n in played.arranged()[0].notes()
-                if n.instrument == "voice" and n.pitch is not None]
-        return octave_shift(sung, self.singers) if sung else 0
+        return song_octaves(played.arranged()[0].notes(), self.singers)
 
 
 def _with_sheng(played: Played, sheng: bool = False) -> Iterator:
