@@ -866,19 +866,25 @@ def save(sheet: CueSheet, path: str | Path, *, header: str = "") -> Path:
     existing file's leading ``#`` lines, or ``header`` as ``#`` comments for a new file.
     """
     path = Path(path)
-    original = _earlier(path)
-    text = None if original is None else _updated(sheet, original)
-    if text is None:
-        if original is not None:
-            comments = "".join(f"{line}\n" for line in
-                               itertools.takewhile(lambda line: line.startswith("#"),
-                                                   original.splitlines()))
-        else:
-            comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
-        text = comments + ("\n" if comments else "") + _fresh(sheet)
+    text = file_text(sheet, original=_earlier(path), header=header)
     # a sheet that would not load (a quote past its bound) is never written over a good one
     loads(text, source=f"{path} (not written)")
     return fileio.write_text(path, text)
+
+
+def file_text(sheet: CueSheet, *, original: str | None = None, header: str = "") -> str:
+    """The text :func:`save` writes: ``original`` (a valid sheet's text) updated in place,
+    or afresh under its leading ``#`` lines, or under ``header`` as ``#`` comments."""
+    text = None if original is None else _updated(sheet, original)
+    if text is not None:
+        return text
+    if original is not None:
+        comments = "".join(f"{line}\n" for line in
+                           itertools.takewhile(lambda line: line.startswith("#"),
+                                               original.splitlines()))
+    else:
+        comments = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+    return comments + ("\n" if comments else "") + _fresh(sheet)
 
 
 def _earlier(path: Path) -> str | None:

@@ -130,6 +130,26 @@ def test_an_empty_output_name_is_refused(soundscape_cli, tmp_path, verb):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("verb", ["scala", "plan", "sequence", "midi", "render", "score"])
+def test_a_dash_is_no_file_named_dash(soundscape_cli, tmp_path, verb):
+    """``-o -`` wrote a file named "-" where a user meant standard output."""
+    code, err = soundscape_cli(verb, "-o", "-", cwd=tmp_path)
+    assert code == 2 and "'-' (standard input or output) is not read or written here" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_derive_o_dash_writes_the_sheet_to_standard_output(tmp_path, monkeypatch):
+    """The same bytes as the file it writes; the summary on standard error; no file "-"."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    piped = runner.invoke(cli.cli, ["derive", "--rite", "yan", "-o", "-"])
+    filed = runner.invoke(cli.cli, ["derive", "--rite", "yan", "-o", "yan.toml"])
+    assert piped.exit_code == filed.exit_code == 0, piped.output
+    assert piped.stdout_bytes == (tmp_path / "yan.toml").read_bytes()
+    assert "<standard output>: 30 sections" in piped.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["yan.toml"]
+
+
 def test_a_table_shows_no_control_characters():
     """A sheet's quote with a terminal escape (a title change) printed raw by `cues`."""
     from soundscape.cli._common import table

@@ -85,11 +85,15 @@ def speaker_layout(layout: str, verb: str) -> str | tuple[float, ...]:
 
 
 class FilePath(click.Path):
-    """``click.Path`` that refuses an empty name (``-o ''``, which would be the folder ".")."""
+    """``click.Path`` that refuses an empty name (``-o ''``, which would be the folder ".")
+    and ``-`` where the command does not stream (it made a file named "-")."""
 
     def convert(self, value, param, ctx):
         if isinstance(value, str) and not value.strip():
             self.fail(f"{value!r} is empty; give a file or folder name", param, ctx)
+        if value == "-" and not self.allow_dash:
+            self.fail("'-' (standard input or output) is not read or written here; give a "
+                      "file name (./- for a file named -)", param, ctx)
         return super().convert(value, param, ctx)
 
 

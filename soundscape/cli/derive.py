@@ -139,10 +139,11 @@ def set_aside_report(loaded: text.Text) -> list[str]:
 
 @click.command("derive")
 @click.argument("source", required=False, type=FilePath(path_type=Path))
-@click.option("-o", "--out", "output", type=FilePath(dir_okay=False, path_type=Path),
-              default=None,
+@click.option("-o", "--out", "output",
+              type=FilePath(dir_okay=False, allow_dash=True, path_type=Path), default=None,
               help="Cue sheet to write (default: cues/dashe.toml under the current folder "
-                   "for the bundled text, else the text's name with .toml beside it).")
+                   "for the bundled text, else the text's name with .toml beside it); "
+                   "- writes it to standard output.")
 @click.option("--rite", "rite_id", default=None, metavar="ID",
               help="The bundled rite (see `soundscape rites`) the text is: its site, layout, "
                    "forces and rules are used. Without TEXT, derive that rite from its own "
@@ -211,10 +212,18 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
     header = (f"Cue sheet derived by `soundscape derive` from {_shown(loaded.source)}{part}.\n"
               "Format: docs/cuesheet.md. Spans index the text's normalised characters."
               + (f"\n{recognised}" if recognised else ""))
-    cuesheet.save(sheet, target, header=header)
-    click.echo(f"{target}: {len(sheet.sections)} sections, {len(sheet.steps)} steps, "
-               f"{len(sheet.layout)} layout entries, {len(sheet.music)} music cues, "
-               f"{len(sheet.voices)} voice cues, {len(sheet.speech)} speech cues")
+    to_stdout = str(target) == "-"
+    if to_stdout:
+        written = cuesheet.file_text(sheet, header=header)
+        click.echo(written, nl=False)
+        target = Path("<standard output>")
+        saved = cuesheet.loads(written, source=str(target))
+    else:
+        saved = cuesheet.load(cuesheet.save(sheet, target, header=header))
+    click.echo(f"{target}: {len(sheet.sections)} sections, "
+               f"{len(sheet.steps)} steps, {len(sheet.layout)} layout entries, "
+               f"{len(sheet.music)} music cues, {len(sheet.voices)} voice cues, "
+               f"{len(sheet.speech)} speech cues", err=to_stdout)
     ji = next((s for s in sheet.sections if s.part == "記"), None)
     if ji is not None:  # say where: a 記 read too early leaves the rite's end unperformed
         size = ji.span[1] - ji.span[0]
@@ -228,7 +237,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
                    "no music cues", err=True)
     if rite_id is not None:
         _shooting_found(sheet, rite_id, loaded.source)
-    problems = unplayable(target)
+    problems = unplayable(saved, target)
     if problems:
         advice = ("pass --rite ID if the text is one of the bundled rites "
                   f"({', '.join(rites.rite_ids())}; see `soundscape rites`), or add "
@@ -271,14 +280,14 @@ def _which_rite(loaded: text.Text, forced: str | None) -> tuple[str | None, str]
     return forced, f"Rite {forced} forced (--rite); by its content the text is {found.describe()}."
 
 
-def unplayable(path: Path) -> list[str]:
-    """Why the sheet at ``path`` would not sequence (``FILE:LINE: …`` each), or []: every
-    music cue's performer must be a layout entry placed on the rite's site, or the 工."""
+def unplayable(sheet: cuesheet.CueSheet, path: Path) -> list[str]:
+    """Why ``sheet``, as loaded from ``path``, would not sequence (``FILE:LINE: …`` each),
+    or []: every music cue's performer must be a layout entry placed on the rite's site,
+    or the 工."""
     from soundscape.errors import SoundscapeError
     from soundscape.sequence.players import build_players
     from soundscape.site.courtyard import load_site, site_of
 
-    sheet = cuesheet.load(path)
     try:
         site = load_site(rite=site_of(sheet.text.id, sheet.layout))
         players = build_players(sheet, site)
