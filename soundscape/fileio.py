@@ -44,6 +44,7 @@ __all__ = [
     "read_text",
     "read_toml",
     "recorded",
+    "refuse_folders",
     "regular_file",
     "replace_all",
     "replace_set",
@@ -117,10 +118,7 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
     target it failed on. Where the file system has no hard links, a target is replaced
     without one and cannot be undone. One move is a plain atomic rename.
     """
-    for _, target in moves:
-        if target.is_dir() and not target.is_symlink():
-            raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be "
-                                    "written", str(target))
+    refuse_folders(*(target for _, target in moves))
     if len(moves) == 1:
         _rename(*moves[0])
         return
@@ -145,6 +143,15 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
         for _, _, old in kept:
             if old is not None:
                 old.unlink(missing_ok=True)
+
+
+def refuse_folders(*targets: str | os.PathLike[str]) -> None:
+    """Raise IsADirectoryError naming the first of ``targets`` that is a folder: a file
+    is to be written there (checked before a long run, not after it)."""
+    for target in map(Path, targets):
+        if target.is_dir() and not target.is_symlink():
+            raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be "
+                                    "written", str(target))
 
 
 def _rename(source: Path, target: Path) -> None:

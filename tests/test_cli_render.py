@@ -107,3 +107,29 @@ def test_sigterm_stops_a_render_as_ctrl_c_does_leaving_nothing(tmp_path):
     assert err.rstrip().endswith("Terminated.") and "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.wav"]
     assert earlier.read_bytes() == b"an earlier render"
+
+
+@pytest.mark.parametrize("layout, companion", [
+    ("stereo", "x.mid"), ("stereo", "x.wav.loudness.json"), ("stereo", "x.wav.markers.txt"),
+    ("stems", "x.bianqing.wav")])
+def test_a_folder_where_an_output_goes_is_named_before_the_render(
+        soundscape_cli, tmp_path, layout, companion):
+    """A folder named as one of the files a render writes failed the render at its end,
+    naming the .wav; it is refused before pass 1, by its own name, and nothing is left."""
+    (tmp_path / companion).mkdir()
+    code, err = soundscape_cli("render", "--from", "s45", "--to", "s45", "--layout", layout,
+                               "-o", "x.wav", cwd=tmp_path)
+    assert code != 0 and err.rstrip().endswith(f"{companion}: is a folder, not a file"), err
+    assert "render pass 1" not in err
+    assert [p.name for p in tmp_path.iterdir()] == [companion]
+
+
+def test_an_error_in_the_staging_folder_names_the_output(tmp_path):
+    from soundscape.sound.staging import Staging
+
+    staged = Staging(tmp_path, "x")
+    inner = staged.folder / ".x.render-1-00000000" / "x.wav.loudness.json"
+    shown = staged.shown(IsADirectoryError(21, "is a folder", str(inner)), tmp_path / "x.wav")
+    assert shown.filename == str(tmp_path / "x.wav.loudness.json")
+    bare = staged.shown(OSError(28, "no space left"), tmp_path / "x.wav")
+    assert bare.filename == str(tmp_path / "x.wav")

@@ -28,6 +28,7 @@ from soundscape.cli._common import (
     surroundings_for,
 )
 from soundscape.errors import RenderError
+from soundscape.fileio import refuse_folders
 from soundscape.site.listeners import listener_at
 from soundscape.site.walks import load_walk
 from soundscape.sound.adm import MASTER_LAYOUTS, check_target
@@ -128,18 +129,24 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     if file_format != "midi" and not master:
         subtype_for(file_format, bits)
         check_channels(file_format, len(make_panner(speakers).channels))
+    out = out or Path(f"output/{sequencing.output_name(cues)}."
+                      f"{'mid' if file_format == 'midi' else file_format}")
+    refuse_folders(out.with_suffix(".mid"), *(out.with_name(out.name + companion) for companion
+                                             in ("", ".markers.txt", ".loudness.json",
+                                                 ".adm.json")))
     store = None if no_cache else diskcache.from_env()
     # the sequenced rite is kept as the notes are (the same switches turn both off): a render
     # of a part sequenced before skips sequencing (the whole rite: 2.8 s on one core)
     performance = (sequencing.perform(cues, site=courtyard) if store is None
                    else sequencing.perform_cached(cues, site=courtyard)[0])
-    name = sequencing.output_name(cues)  # --rite xiangyinjiu → output/xiangyinjiu.wav
-    out = out or Path(f"output/{name}.{'mid' if file_format == 'midi' else file_format}")
+    if file_format != "midi" and not master:  # the stems are known once sequenced
+        refuse_folders(*render.output_files(performance, out, speakers))
     say = (lambda text: None) if quiet else (lambda text: click.echo(text, err=True))
     terminal = sys.stderr.isatty()
+    staged = Staging(out.parent, out.stem)
     try:
         # the MIDI and the audio files are staged and replace the old ones together
-        with Staging(out.parent, out.stem) as staged, _Aside(
+        with staged, _Aside(
                 _midi_and_count, performance, staged.folder / f"{out.stem}.mid", listener,
                 aside=file_format != "midi") as made_midi:
             result = None if file_format == "midi" else _render_adm(
@@ -158,7 +165,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
                 stage=None if quiet or terminal else stage, store=store)
             midi_path, notes = made_midi.result()
     except OSError as error:  # name the output, not the hidden folder it was staged in
-        raise OSError(error.errno, error.strerror, str(out)) from None
+        raise staged.shown(error, out) from None
     click.echo(f"wrote {staged.final(midi_path)} ({notes} notes)")
     if result is None:
         return

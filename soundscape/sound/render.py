@@ -40,7 +40,7 @@ from threadpoolctl import ThreadpoolController
 from tqdm import tqdm
 
 from soundscape.errors import RenderError
-from soundscape.fileio import write_text
+from soundscape.fileio import refuse_folders, write_text
 from soundscape.malloc import one_arena, releasing_now_and_then
 from soundscape.performance import Performance, Source
 from soundscape.site.listeners import Listener, ListenerPath
@@ -65,7 +65,7 @@ from soundscape.sound.staging import Staging
 from soundscape.sound.tail import Tail
 
 __all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice", "frozen",
-           "render_audio", "render_blocks", "space_needed"]
+           "output_files", "render_audio", "render_blocks", "space_needed"]
 
 SAMPLE_RATES = (44100, 48000, 96000)
 
@@ -386,8 +386,7 @@ def render_audio(performance: Performance, path: str | Path, *,
     path = Path(path)
     surroundings = surroundings or Surroundings()
     panner = make_panner(layout, speed_of_sound=surroundings.air.speed_of_sound)
-    stems = (tuple(sorted({performance.sources[e.source].instrument for e in performance.events}))
-             if layout == "stems" else ())
+    stems = _stems(performance, layout)
     block_frames = max(1, round(block_s * sample_rate))
     per_file = len(panner.channels)
     check_channels(file_format, per_file)
@@ -397,8 +396,10 @@ def render_audio(performance: Performance, path: str | Path, *,
                     gain_db=gain_db)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
             for m in performance.markers]
+    refuse_folders(*output_files(performance, path, layout))
+    staged = Staging(path.parent, path.stem)
     try:
-        with Staging(path.parent, path.stem) as staged:
+        with staged:
             _check_space(path, performance.duration, sample_rate, how.width, bits)
             store = from_env() if isinstance(store, str) else store
             if store is not None:  # the notes kept must not take the render's room
@@ -438,7 +439,7 @@ def render_audio(performance: Performance, path: str | Path, *,
                  "files": [t.name for t in targets]}, indent=1, ensure_ascii=False,
                 allow_nan=False))
     except OSError as error:  # name the output, not the hidden file it was being written as
-        raise OSError(error.errno, error.strerror, str(path)) from None
+        raise staged.shown(error, path) from None
     except soundfile.SoundFileError as error:  # libsndfile's own (a failed FLAC write)
         raise RenderError(f"{path}: {error}") from None
     return RenderResult(tuple(staged.final(t) for t in targets), staged.final(sidecar),
@@ -495,6 +496,24 @@ def _court_report(surroundings: Surroundings) -> dict | None:
 
 def _size(nbytes: float) -> str:
     return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.0f} MiB"
+
+
+def output_files(performance: Performance, path: str | Path,
+                 layout: str | tuple[float, ...]) -> tuple[Path, ...]:
+    """Every file :func:`render_audio` writes for ``path``: the audio (a file per
+    instrument with layout "stems"), its markers and its loudness report."""
+    path = Path(path)
+    audio = _stem_paths(path, _stems(performance, layout)) or (path,)
+    return (*audio, *(path.with_name(path.name + companion)
+                      for companion in (".markers.txt", ".loudness.json")))
+
+
+def _stems(performance: Performance, layout: str | tuple[float, ...]) -> tuple[str, ...]:
+    """The instruments that get a file each (layout "stems"), else none."""
+    if layout != "stems":
+        return ()
+    return tuple(sorted({performance.sources[e.source].instrument
+                         for e in performance.events}))
 
 
 def _stem_paths(path: Path, stems: tuple[str, ...]) -> tuple[Path, ...]:

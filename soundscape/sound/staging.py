@@ -91,3 +91,13 @@ class Staging:
     def final(self, staged: Path) -> Path:
         """Where a file written in the staging folder ends up."""
         return self.destination / Path(staged).name
+
+    def shown(self, error: OSError, default: Path) -> OSError:
+        """``error`` naming the output it was about (``default`` where it names no file),
+        not the hidden staging folder's copy (nested stagings write the same names)."""
+        where = Path(error.filename) if error.filename else default
+        if self.folder in where.parents:  # staged here, or in a staging folder within
+            where = self.final(where)
+        elif where == self.folder:
+            where = default
+        return OSError(error.errno, error.strerror, str(where))
