@@ -28,6 +28,7 @@ from soundscape.errors import PerformanceError
 from soundscape.fileio import read_json, write_text
 from soundscape.geometry import Vec3
 from soundscape.music.pitch import Pitch
+from soundscape.text.reading import READINGS
 from soundscape.validate import shown
 
 __all__ = ["Event", "Info", "Marker", "MusicSpan", "Performance", "PieceInfo", "Round",
@@ -592,6 +593,7 @@ class Performance:
                     if span.start > span.end:
                         raise PerformanceError(f"{name}[{i}]: start={span.start!r} must not "
                                                f"be after end={span.end!r}")
+            _check_info(parts["info"])
             for key, item in parts["sources"].items():
                 # ids, never paths: they name stems and are looked up as instrument files
                 for name, value in (("", key), (".id", item.id),
@@ -628,6 +630,18 @@ class Performance:
             raise PerformanceError(f"{path}: not a performance (a JSON object written by "
                                    "`soundscape sequence -o`)")
         return cls.from_dict(data, source=str(path))
+
+
+def _check_info(info: Info) -> None:
+    """The reading is one the sequencer knows and 黃鍾 a pitch it tunes to (0: a file
+    saved before it was recorded): both are reported with the render and compared by
+    `play`."""
+    if info.reading not in ("", *READINGS):
+        validate.fail(PerformanceError, "", "info.reading", info.reading,
+                      "a reading of the words", ", ".join(READINGS))
+    if info.huangzhong_hz != 0:
+        validate.number(info.huangzhong_hz, key="info.huangzhong_hz", where="", low=100.0,
+                        high=600.0, unit="Hz", error=PerformanceError)
 
 
 #: Largest magnitude of any number in a saved Performance (seconds, metres, Hz …): the

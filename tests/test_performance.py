@@ -245,3 +245,24 @@ def test_a_section_is_found_by_its_name_in_simplified_characters():
 
     rite = perform_from_file(seed=0, from_section="s18", to_section="s19")
     assert rite.section("乐宾") == rite.section("右樂賓") == rite.section("s18")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("reading", "klingon", "info.reading='klingon' must be a reading of the words "
+                           "(accepted: middle-chinese, mandarin)"),
+    ("huangzhong_hz", 5.0, "info.huangzhong_hz=5.0 must be a finite number ≥ 100 and ≤ 600 Hz"),
+    ("huangzhong_hz", 6000, "info.huangzhong_hz=6000.0 must be a finite number ≥ 100"),
+])
+def test_a_saved_info_the_sequencer_never_writes_is_refused(tmp_path, key, value, message):
+    """A file's reading and 黃鍾 go into the render's report and `play`'s comparison."""
+    data = _perf().to_dict()
+    data["info"][key] = value
+    with pytest.raises(PerformanceError) as raised:
+        Performance.from_dict(json.loads(json.dumps(data)), source="p.json")
+    assert str(raised.value).startswith(f"p.json: {message}"), raised.value
+
+
+def test_a_file_saved_before_the_reading_and_huangzhong_were_recorded_loads():
+    data = _perf().to_dict()
+    data["info"].update(reading="", huangzhong_hz=0)
+    assert Performance.from_dict(json.loads(json.dumps(data))).info.huangzhong_hz == 0
