@@ -145,6 +145,7 @@ class Sequencing:
         say_data(cues=cues, durations=self.durations, performance=self.performance)
         if self.performance is not None:
             return self._heard(self._saved(cues))
+        self._say_unmatched_ranks(cues)
         return self._heard(self._sequenced(cues, site, tuning))
 
     def perform_cached(self, cues: Path | None, *, site=None):
@@ -158,6 +159,7 @@ class Sequencing:
         from soundscape.sequence.cache import cached_performance, performance_key
 
         say_data(cues=cues, durations=self.durations)
+        self._say_unmatched_ranks(cues)
         key = performance_key(
             cues if cues is not None else bundled_dir("cues") / "dashe.toml", self.durations,
             seed=self.seed, from_section=self.from_section, to_section=self.to_section,
@@ -165,6 +167,27 @@ class Sequencing:
             variants=self.variants)
         performance, cached = cached_performance(key, lambda: self._sequenced(cues, site))
         return self._heard(performance), cached
+
+    def _say_unmatched_ranks(self, cues: Path | None) -> None:
+        """Name the ranks of the user's durations table that the bundled table lacks and
+        no step going round names: a misspelt rank (大犬 for 大夫) changes nothing."""
+        if self.durations is None:
+            return
+        from soundscape import cuesheet
+        from soundscape.sequence.timeline import Durations
+
+        theirs, bundled = Durations.load(self.durations), Durations.load()
+        sheet = cuesheet.load(cues if cues is not None else bundled_dir("cues") / "dashe.toml")
+        known = theirs.replace(participants=bundled.participants)
+        unmatched = set(known.unmatched_ranks(sheet.steps))
+        new = [rank for rank in theirs.participants if rank in unmatched
+               and rank not in bundled.participants]
+        if new:
+            matched = [rank for rank in known.participants if rank not in unmatched]
+            click.echo(f"note: {self.durations}: participants {', '.join(new)}: named by "
+                       f"no step going round ({', '.join(theirs.repeat_markers)}), so "
+                       f"changing nothing; the ranks the steps name: "
+                       f"{', '.join(matched) or 'none'}", err=True)
 
     def _heard(self, performance):
         """``performance``, unless the sections asked for take no time (s01–s04 are made

@@ -166,6 +166,14 @@ class Durations:
         """A step's own time: its action, once per participant where it goes round."""
         return self.action_seconds(step.action) * self.repeats(step)
 
+    def unmatched_ranks(self, steps: Iterable[StepLike]) -> list[str]:
+        """The ranks of ``participants`` that no step going round names (a misspelt rank
+        changes nothing, silently)."""
+        going_round = [step.quote for step in steps
+                       if any(mentions(step.quote, mark) for mark in self.repeat_markers)]
+        return [rank for rank in self.participants
+                if not any(mentions(quote, rank) for quote in going_round)]
+
     def repeats(self, step: StepLike) -> int:
         """How many times the step's action is done: once per participant when it goes round."""
         if not any(mentions(step.quote, mark) for mark in self.repeat_markers):

@@ -1,10 +1,12 @@
 """The ritual clock: durations from the table, walking, repeats, holds and waits."""
 
 import itertools
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+import soundscape
 from soundscape.errors import CueSheetError
 from soundscape.sequence.timeline import Durations, time_steps
 
@@ -72,6 +74,27 @@ def test_an_action_that_goes_round_repeats_per_participant(durations):
     timed = time_steps([step("a", "獻", quote="主人獻大夫辯")], durations)
     assert timed[0].duration == pytest.approx(
         durations.action_seconds("獻") * durations.participants["大夫"])
+
+
+def test_a_rank_no_step_going_round_names_is_found(durations):
+    steps = [step("a", "獻", quote="主人獻大夫辯"), step("b", "獻", quote="獻士")]
+    misspelt = durations.replace(participants={"大犬": 5})
+    assert misspelt.unmatched_ranks(steps) == ["卿", "士", "工", "大犬"]
+
+
+def test_sequencing_names_a_misspelt_rank_of_the_users_table(tmp_path, soundscape_cli):
+    """A user's [participants] rank that no step going round names changed nothing, and
+    nothing said so; the bundled table's own ranks are never named."""
+    bundled = (Path(soundscape.__file__).parent / "data" / "durations.toml").read_text("utf-8")
+    (tmp_path / "mine.toml").write_text(bundled.replace('"大夫" = 5', '"大犬" = 5'), "utf-8")
+    (tmp_path / "same.toml").write_text(bundled, "utf-8")
+    args = ("sequence", "--from", "s45", "--to", "s45", "-o", "p.json")
+    code, err = soundscape_cli(*args, "--durations", "mine.toml", cwd=tmp_path)
+    assert code == 0 and ("note: mine.toml: participants 大犬: named by no step going round "
+                          "(辯, 徧, 皆), so changing nothing; the ranks the steps name: 卿, 士, "
+                          "工, 大夫") in err, err
+    code, err = soundscape_cli(*args, "--durations", "same.toml", cwd=tmp_path)
+    assert code == 0 and "participants" not in err, err
 
 
 def test_hold_makes_the_rite_wait_and_wait_delays_a_start(durations):
