@@ -123,6 +123,9 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
     if "cues" in entry:
         cues_path = (folder / validate.text(entry["cues"], key="cues", where=where,
                                             error=KitError, longest=500)).resolve()
+        if not cues_path.is_relative_to(folder.resolve()):  # a plan is untrusted
+            validate.fail(KitError, where, "cues", entry["cues"],
+                          "a cue sheet inside the plan's folder")
         if not cues_path.is_file():
             validate.fail(KitError, where, "cues", entry["cues"], "a cue sheet file")
         cues = str(cues_path)
