@@ -409,7 +409,9 @@ class Info:
     reading of the words, ``offset``: where this clock's 0 stands on the whole rite's, and
     ``site``: the site it was sequenced on, for ``site.courtyard.load_site(rite=…)`` (a
     bundled rite's id, ``generic`` for a rite with no data, ``""`` the 大射's; None in a file
-    saved before it was recorded), so a saved Performance is heard where it was played."""
+    saved before it was recorded), so a saved Performance is heard where it was played;
+    ``cut_at``: where a part was cut off before the rite's own end, on this clock (what
+    began there or later left out; None: nothing was), where a render fades it out."""
 
     title: str = ""
     text: str = ""
@@ -420,6 +422,7 @@ class Info:
     reading: str = ""
     offset: float = 0.0
     site: str | None = None
+    cut_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -543,10 +546,14 @@ class Performance:
         def inside(items):
             return [item for item in items if start <= item.start < stop]
 
+        ends = [stop] if self.events and self.events[-1].time >= stop else []  # sorted
+        if self.info.cut_at is not None:
+            ends.append(self.info.cut_at)
         return Performance(
             _moved(self.events, Event, start, stop), _moved(self.markers, Marker, start, stop),
             {k: s.shifted(start, stop) for k, s in self.sources.items()}, self.pieces,
-            replace(self.info, offset=self.info.offset + start),
+            replace(self.info, offset=self.info.offset + start,
+                    cut_at=min(ends) - start if ends else None),
             tuple(replace(s, start=s.start - start, end=s.end - start)
                   for s in inside(self.sections)),
             tuple(replace(m, start=m.start - start, end=m.end - start)
@@ -635,10 +642,13 @@ class Performance:
 def _check_info(info: Info) -> None:
     """The reading is one the sequencer knows and 黃鍾 a pitch it tunes to (0: a file
     saved before it was recorded): both are reported with the render and compared by
-    `play`."""
+    `play`; a part's cut is on its clock."""
     if info.reading not in ("", *READINGS):
         validate.fail(PerformanceError, "", "info.reading", info.reading,
                       "a reading of the words", ", ".join(READINGS))
+    if info.cut_at is not None:
+        validate.number(info.cut_at, key="info.cut_at", where="", low=0.0, unit="s",
+                        error=PerformanceError)
     if info.huangzhong_hz != 0:
         validate.number(info.huangzhong_hz, key="info.huangzhong_hz", where="", low=100.0,
                         high=600.0, unit="Hz", error=PerformanceError)

@@ -112,7 +112,7 @@ def render_loop(performance: Performance, path: str | Path, *, length_s: float,
                                sample_rate=sample_rate, seed=seed,
                                voice=voice or SynthVoice(surroundings.reference_db),
                                surroundings=surroundings, block_frames=_BLOCK,
-                               workers=workers)
+                               workers=workers, fade_at_cut=False)
         _wrap(blocks, loop)
         measured, peak = _measure(loop, panner, sample_rate)
         gain_db = 0.0 if math.isinf(measured) else calibration_lufs - measured

@@ -69,6 +69,10 @@ __all__ = ["CACHE_BYTES", "SAMPLE_RATES", "RenderResult", "SynthVoice", "Voice",
 
 SAMPLE_RATES = (44100, 48000, 96000)
 
+#: A part cut off before the rite's end fades out over its last seconds (an excerpt's
+#: fade: long enough not to be heard as a cut, short beside any section).
+PART_FADE_S = 3.0
+
 
 def render_blocks(performance: Performance, *, listener: Listener | ListenerPath,
                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
@@ -77,8 +81,13 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   stem_of: Callable[[Source], str] | None = None,
                   tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                   store: NoteStore | None = None, notes_to: NoteHandoff | None = None,
-                  notes_from: NoteHandoff | None = None) -> Generator[np.ndarray, None, None]:
+                  notes_from: NoteHandoff | None = None, fade_at_cut: bool = True,
+                  ) -> Generator[np.ndarray, None, None]:
     """Render a Performance at the listener, yielding ``(frames, channels)`` blocks in order.
+
+    A part cut off before the rite's own end (``Info.cut_at``: the music or the bed was
+    still going) ends there, faded out over its last ``PART_FADE_S``, as an excerpt does:
+    it stopped mid-phrase and then went on ringing into digital silence.
 
     The process allocates from one glibc arena from then on (``malloc.one_arena``: the
     buses' threads kept a heap of freed blocks each), and the objects that exist when the
@@ -121,13 +130,39 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         Hand each event's dry note to another render of the same events drawn beside this
         one, block by block (``notes_to``), or take them from one (``notes_from``; same
         output: a note not handed over is made). The ADM master's streams.
+    fade_at_cut : bool
+        End a cut part at its cut, faded (False: everything rings out; a kit's loop,
+        whose ring is added back at its start).
     """
     one_arena()  # before the buses' threads: one heap, not one kept per thread
-    return _one_blas_thread(_blocks(
+    blocks = _one_blas_thread(_blocks(
         performance, listener=listener, panner=panner, sample_rate=sample_rate, seed=seed,
         voice=voice, surroundings=surroundings, block_frames=block_frames, stems=stems,
         progress=progress, cache_bytes=cache_bytes, workers=workers, stem_of=stem_of,
         tail=tail, store=store, notes_to=notes_to, notes_from=notes_from))
+    cut = performance.info.cut_at
+    if cut is None or not fade_at_cut:
+        return blocks
+    return _faded_out(blocks, round(cut * sample_rate), round(PART_FADE_S * sample_rate))
+
+
+def _faded_out(blocks: Generator[np.ndarray, None, None], end: int, fade: int
+               ) -> Generator[np.ndarray, None, None]:
+    """``blocks`` up to frame ``end``, the ``fade`` frames before it faded out (cos²: a
+    smooth start and end); the rest is never made."""
+    base = 0
+    with contextlib.closing(blocks):
+        for block in blocks:
+            if base >= end:
+                return
+            block = block[:end - base]
+            first = max(base, end - fade)
+            if first < base + len(block):
+                k = np.arange(first, base + len(block)) - (end - fade) + 0.5
+                block[first - base:] *= (np.cos(0.5 * np.pi * k / max(1, fade)) ** 2
+                                         ).astype(block.dtype)[:, None]
+            yield block
+            base += len(block)
 
 
 def _one_blas_thread(blocks: Generator[np.ndarray, None, None]

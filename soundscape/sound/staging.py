@@ -96,8 +96,10 @@ class Staging:
         """``error`` naming the output it was about (``default`` where it names no file),
         not the hidden staging folder's copy (nested stagings write the same names)."""
         where = Path(error.filename) if error.filename else default
-        if self.folder in where.parents:  # staged here, or in a staging folder within
-            where = self.final(where)
-        elif where == self.folder:
-            where = default
+        if where == self.folder or self.folder in where.parents:
+            staged_in = where.parent
+            if staged_in != self.folder and _PATTERN.match(staged_in.name):
+                staged_in = staged_in.parent  # a staging folder within (a render's own)
+            output = staged_in == self.folder and where != self.scratch
+            where = self.final(where) if output else default  # else scratch, or the folder
         return OSError(error.errno, error.strerror, str(where))

@@ -153,6 +153,37 @@ def test_output_covers_ring_and_delay():
     assert np.abs(out[-200:]).max() < 1e-3 * np.abs(out).max()
 
 
+def test_a_part_cut_before_the_end_ends_at_the_cut_faded_out():
+    """A part cut while sounds were still to come (a section's music, the bed) ends at the
+    cut, its last PART_FADE_S times cos² of the render that runs on (which ran on into
+    digital silence after the music stopped mid-phrase); before the fade, the same."""
+    from soundscape.sound.render import PART_FADE_S
+
+    whole = scene(n_events=16, spacing=0.4)
+    part = whole.between(0.0, 5.05)  # events at 0.1 … 6.1 s: those after 5.05 s left out
+    assert part.info.cut_at == 5.05 and whole.between(0.0, 9.0).info.cut_at is None
+    faded = blocks_of(part, block_frames=4800)
+    rung = np.concatenate(list(render_blocks(
+        part, listener=NORTH, panner=make_panner("stereo"), sample_rate=FS, seed=0,
+        voice=noise_voice, surroundings=Surroundings(), block_frames=4800,
+        fade_at_cut=False)))
+    end, fade = round(5.05 * FS), round(PART_FADE_S * FS)
+    assert len(faded) == end and len(rung) > end
+    assert np.array_equal(faded[:end - fade], rung[:end - fade])
+    k = np.arange(fade) + 0.5
+    envelope = np.cos(0.5 * np.pi * k / fade) ** 2
+    assert np.allclose(faded[end - fade:], rung[end - fade:end] * envelope[:, None],
+                       atol=1e-7)
+    assert np.abs(faded[-48:]).max() < 1e-4 * np.abs(faded).max()
+
+
+def test_a_cut_of_a_cut_keeps_the_earlier_cut_on_its_clock():
+    whole = scene(n_events=16, spacing=0.4)
+    part = whole.between(1.0, 5.05).between(0.5, 10.0)
+    assert part.info.cut_at == pytest.approx(3.55)
+    assert whole.between(1.0, 20.0).info.cut_at is None
+
+
 @pytest.mark.parametrize("layout", ["stereo", "hoa3", "binaural"])
 def test_note_cache_changes_nothing_but_the_work(layout):
     perf = scene(12)
