@@ -119,7 +119,8 @@ class Step:
 
     ``actor`` is the Chinese term (``""`` if no one is named yet), ``action`` a
     term of the glossary's action vocabulary or ``"other"``, ``place`` a place
-    id or ``""``.
+    id or ``""``. ``as_in``: the earlier steps this one performs again where the text
+    says 如初 (a repeated section that abbreviates its procedure), in order.
     """
 
     id: str
@@ -130,6 +131,7 @@ class Step:
     quote: str
     span: Span
     line: int = field(default=0, compare=False)
+    as_in: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +343,42 @@ def performed(sheet: CueSheet, chosen: tuple[str, ...] = ()) -> CueSheet:
         speech=tuple(v for v in sheet.speech if v.step in kept))
 
 
+def again(sheet: CueSheet) -> dict[str, tuple[Step, Step]]:
+    """The steps performed again (``Step.as_in``): each copy's id (``s34.02.r01`` … for
+    the steps ``s34.02`` names) → (the 如初 step, the step it repeats)."""
+    copies = {}
+    for step in sheet.steps:
+        for k, named in enumerate(step.as_in, start=1):
+            copies[f"{step.id}.r{k:02d}"] = (step, sheet.step(named))
+    return copies
+
+
+def performed_again(sheet: CueSheet) -> CueSheet:
+    """The sheet with each 如初 step followed by the steps it performs again: copies in its
+    section, under their own ids (:func:`again`), quoting the passage that states them.
+
+    Raises
+    ------
+    CueSheetError
+        Where a copy's id is already a step's.
+    """
+    copies = again(sheet)
+    if not copies:
+        return sheet
+    taken = {s.id for s in sheet.steps} & set(copies)
+    if taken:
+        clash = sheet.step(min(taken))
+        raise CueSheetError(f"{sheet.path or 'the cue sheet'}:{clash.line}: step id "
+                            f"{clash.id!r} is the id of a step performed again "
+                            f"(as_in of {copies[clash.id][0].id!r}); give it another")
+    by_step: dict[str, list[Step]] = {}
+    for copy_id, (step, original) in copies.items():
+        by_step.setdefault(step.id, []).append(dataclasses.replace(
+            original, id=copy_id, section=step.section, as_in=()))
+    steps = [done for s in sheet.steps for done in (s, *by_step.get(s.id, ()))]
+    return dataclasses.replace(sheet, steps=tuple(steps))
+
+
 def bundled_path() -> Path:
     """The path of the bundled 大射 cue sheet, ``cues/dashe.toml``."""
     return bundled_dir("cues") / "dashe.toml"
@@ -523,8 +561,10 @@ def loads(raw: str, *, source: str = "<cue sheet>") -> CueSheet:
     sections = tuple(_section(c, info.chars) for c in checkers("section"))
     _unique(checkers("section"), "section")
     section_spans = {s.id: s.span for s in sections}
-    steps = tuple(_step(c, info.chars, section_spans) for c in checkers("step"))
-    _unique(checkers("step"), "step")
+    step_checks = checkers("step")
+    steps = tuple(_step(c, info.chars, section_spans) for c in step_checks)
+    _unique(step_checks, "step")
+    _repeated_steps(step_checks, steps)
     layout_checks = checkers("layout")
     _unique(layout_checks, "layout")
     layout_ids = {c.entry.get("id") for c in layout_checks}
@@ -574,7 +614,7 @@ def _section(c: _Checker, length: int) -> Section:
 
 
 def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
-    c.keys(("id", "section", "actor", "action", "quote", "span"), ("place",))
+    c.keys(("id", "section", "actor", "action", "quote", "span"), ("place", "as_in"))
     words = glossary.load()
     section = c.string("section", choices=sections)
     actor = c.string("actor", empty_ok=True)
@@ -583,7 +623,31 @@ def _step(c: _Checker, length: int, sections: dict[str, Span]) -> Step:
                         "accepted: a term of the glossary's [actor] table or \"\"")
     return Step(c.string("id"), section, actor, c.string("action", choices=_actions(words)),
                 c.string("place", default="", choices=_places(words)),
-                c.string("quote"), c.span(length, sections[section]), line=c.line())
+                c.string("quote"), c.span(length, sections[section]), line=c.line(),
+                as_in=c.strings("as_in"))
+
+
+#: Steps one 如初 may perform again (a section's procedure: the 大射's longest is 25).
+MOST_REPEATED = 64
+
+
+def _repeated_steps(checks: list[_Checker], steps: tuple[Step, ...]) -> None:
+    """Each ``as_in`` names earlier steps, each once, at most ``MOST_REPEATED``, none
+    itself performing others again (a repetition is of what the text states)."""
+    earlier: set[str] = set()
+    repeats = {s.id for s in steps if s.as_in}
+    for check, step in zip(checks, steps, strict=True):
+        if len(step.as_in) > MOST_REPEATED:
+            check.fail("as_in", f"{check.where()} as_in names {len(step.as_in)} steps; "
+                                f"accepted: at most {MOST_REPEATED}")
+        for index, named in enumerate(step.as_in):
+            if named not in earlier or named in repeats:
+                check.fail("as_in", f"{check.where()} as_in has {_shown(named)}; accepted: "
+                                    "the id of an earlier step that has no as_in itself")
+            if named in step.as_in[:index]:
+                check.fail("as_in", f"{check.where()} as_in names {_shown(named)} twice; "
+                                    "accepted: each at most once")
+        earlier.add(step.id)
 
 
 @functools.cache
@@ -756,7 +820,8 @@ def _rows(sheet: CueSheet) -> dict[str, list[list[tuple[str, Any]]]]:
                     for s in sheet.sections],
         "step": [[("id", s.id), ("section", s.section), ("actor", s.actor),
                   ("action", s.action), *_optional(place=s.place),
-                  ("quote", s.quote), ("span", s.span)] for s in sheet.steps],
+                  ("quote", s.quote), ("span", s.span), *_optional(as_in=s.as_in)]
+                 for s in sheet.steps],
         "layout": [[("id", i.id), ("name", i.name), ("instrument", i.instrument),
                     ("group", i.group), ("relation", i.relation), ("of", i.of),
                     *_optional(side=i.side, facing=i.facing, struck_face=i.struck_face),

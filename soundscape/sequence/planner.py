@@ -32,7 +32,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from soundscape import validate
-from soundscape.cuesheet import CueSheet, Step, bundled_path, load, performed
+from soundscape.cuesheet import (
+    CueSheet,
+    Step,
+    again,
+    bundled_path,
+    load,
+    performed,
+    performed_again,
+)
 from soundscape.errors import CueSheetError, PerformanceError, SiteError
 from soundscape.music.tuning import Tuning, default_tuning
 from soundscape.performance import Event, Info, Marker, Performance, SectionSpan
@@ -173,6 +181,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         raise PerformanceError(f"seed={seed!r} must be a whole number >= 0")
     options = options or SequenceOptions()
     sheet = performed(sheet, options.variants)  # the 記 apart, chosen variants in place
+    repeated = again(sheet)
+    sheet = performed_again(sheet)  # what a 如初 stands for, done again
     if options.reading not in READINGS:
         raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
     players = _placed(sheet, site)
@@ -194,7 +204,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
                          + planner.people.fuhou_events(times, tuning), options.reading)
     shot = bool(shooting.shot())
     sources = {**players.sources, **(shooting.sources if shot else {})}  # none idle
-    markers = _markers(sheet, times, planner, preparation)
+    markers = _markers(sheet, times, planner, preparation, repeated)
     if options.soundscape:
         end = max((e.end for e in events), default=0.0)
         end = max([end, *(t.end for t in timed)]) + 10.0
@@ -304,9 +314,11 @@ def _place_of(site: Site):
 
 
 def _markers(sheet: CueSheet, times: Mapping[str, TimedStep], planner: _Planner,
-             preparation: set[str]) -> list[Marker]:
+             preparation: set[str], repeated: Mapping[str, tuple[Step, Step]]
+             ) -> list[Marker]:
     """Markers as ``中文`` text and an English gloss (``text.gloss``), in full. The
-    preparation, done before the day, is one marker at 0 s, not a pile of its steps."""
+    preparation, done before the day, is one marker at 0 s, not a pile of its steps; a
+    step performed again (``repeated``: copy id → the 如初 step, the step) says so."""
     english = gloss.load()
     before = [s for s in sheet.sections if sheet.steps_in(s.id)
               and all(t.id in preparation for t in sheet.steps_in(s.id))]
@@ -318,9 +330,12 @@ def _markers(sheet: CueSheet, times: Mapping[str, TimedStep], planner: _Planner,
                                   f"右{section.name}", english.section(section.name), section.id))
     for step in sheet.steps:
         if step.id not in preparation:
-            markers.append(Marker(times[step.id].start, "step", step.quote,
-                                  english.step(step.actor, step.action, step.place, step.quote),
-                                  step.id, step.quote))
+            said = english.step(step.actor, step.action, step.place, step.quote)
+            if step.id in repeated:
+                ruchu, original = repeated[step.id]
+                said = f"As at first (如初, {ruchu.id}; {original.id}): {said}"
+            markers.append(Marker(times[step.id].start, "step", step.quote, said, step.id,
+                                  step.quote))
     for played in planner.music.played.values():
         if played.end is None:
             continue

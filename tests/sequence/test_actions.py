@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from soundscape import cuesheet
 from soundscape.music.instruments import load_instrument
 from soundscape.music.tuning import default_tuning
 from soundscape.sequence.actions import load_actions
@@ -27,10 +28,15 @@ def test_every_instrument_the_table_names_exists():
 
 
 def test_every_action_sound_is_traced_to_its_step(rite, sheet):
+    """To a step of the sheet, or to a step done again where the text says 如初 (s34.02.r01
+    is s28.06 done again as s34.02 says), which names the step of the sheet it is."""
     steps = {s.id for s in sheet.steps}
+    repeated = cuesheet.again(sheet)
     actions = kind(rite, "action")
     assert len(actions) > 500
-    assert {e.cue for e in actions} <= steps
+    assert {e.cue for e in actions} <= steps | set(repeated)
+    assert {e.cue for e in actions} & set(repeated)
+    assert all({ruchu.id, original.id} <= steps for ruchu, original in repeated.values())
 
 
 def test_a_bow_twice_is_heard_twice(rite, sheet):

@@ -32,6 +32,7 @@ from soundscape.text.derive.cues import (
 from soundscape.text.derive.formulas import Unit, alternation, find_units, played_orders, rules
 from soundscape.text.derive.generic import generic_layout
 from soundscape.text.derive.layout import derive_layout, with_sheng_forces
+from soundscape.text.derive.repeats import with_repeats
 from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import Printed, answer_starts, printed_marks, speech_cues
 from soundscape.text.source import Text
@@ -181,7 +182,7 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
     if rite is not None:  # an edition without the 鄭注: the rite's own note on 無算樂
         music = [dataclasses.replace(m, conditions=wusuan_ways(rites.note_after(rite, "無算樂")))
                  if m.kind == "wusuan" and not m.conditions and not m.note else m for m in music]
-    steps = _to_the_gate(steps, music)
+    steps = with_repeats(sections, _to_the_gate(steps, music))
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps, printed)
     info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))
