@@ -244,7 +244,7 @@ def test_a_file_used_as_a_folder_is_named(soundscape_cli, tmp_path):
     """``-o base.wav/x.wav`` with base.wav a file said "base.wav/x.wav: already exists"."""
     (tmp_path / "base.wav").write_bytes(b"mine")
     code, err = soundscape_cli("render", "--from", "s45", "-o", "base.wav/x.wav", cwd=tmp_path)
-    assert code == 2 and "base.wav is a file, where a folder is needed" in err, err
+    assert code == 2 and "error: base.wav: is a file, where a folder is needed" in err, err
     assert (tmp_path / "base.wav").read_bytes() == b"mine"
 
 
