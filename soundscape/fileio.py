@@ -37,6 +37,7 @@ __all__ = [
     "MAX_DEPTH",
     "atomic_path",
     "atomic_paths",
+    "held",
     "parse_toml",
     "process_alive",
     "read_bytes",
@@ -143,6 +144,29 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
         for _, _, old in kept:
             if old is not None:
                 old.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def held(folder: str | os.PathLike[str], error: type[SoundscapeError], what: str
+         ) -> Iterator[None]:
+    """Hold ``folder`` (made if missing; a lock on the folder itself, no file left in it)
+    while a run writes a set of files there: a second run into it is refused at once,
+    ``error`` saying ``what`` is being written (waiting could hang; two runs interleaved
+    left a set of both). The lock goes with the process, however it ends."""
+    import fcntl
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise error(f"{folder}: another run is writing {what} there; run again when it "
+                        "has ended, or write elsewhere") from None
+        yield
+    finally:
+        os.close(fd)  # closing lets the lock go
 
 
 def refuse_folders(*targets: str | os.PathLike[str]) -> None:

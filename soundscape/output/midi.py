@@ -49,7 +49,7 @@ from pathlib import Path
 import mido
 
 from soundscape.errors import RenderError, RepertoireError
-from soundscape.fileio import atomic_path, replace_set
+from soundscape.fileio import atomic_path, atomic_paths, held, replace_set
 from soundscape.output import mts, tempo_map
 from soundscape.output.tempo_map import TICKS_PER_BEAT
 from soundscape.performance import Event, Performance, Source
@@ -218,20 +218,22 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
                 ) -> list[Path]:
     """Write one MIDI file per piece or per section into ``folder`` (see :func:`parts`).
 
-    Every file is made before any is written, and each is written atomically, so an
-    error leaves no file of the set. Files of the same kind an earlier run wrote there
-    and this one does not (a piece the edited sheet no longer plays) are removed; other
-    files in the folder are left alone (:func:`soundscape.fileio.replace_set`).
+    Every file is made before any is written, and the set is placed whole or not at all
+    (:func:`soundscape.fileio.atomic_paths`), so an error leaves the folder as it was.
+    Files of the same kind an earlier run wrote there and this one does not (a piece the
+    edited sheet no longer plays) are removed; other files in the folder are left alone
+    (:func:`soundscape.fileio.replace_set`). A second split into the same folder while
+    this one writes is refused (:func:`soundscape.fileio.held`).
     """
     made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid,
                              ports=ports))
             for name, part in parts(performance, by)]
-    written = []
-    for name, midi in made:
-        with atomic_path(Path(folder) / name) as tmp:
-            midi.save(tmp)
-        written.append(Path(folder) / name)
-    replace_set(folder, [path.name for path in written], record=f".soundscape.{by}s")
+    written = [Path(folder) / name for name, _ in made]
+    with held(folder, RenderError, f"MIDI files by {by}"):
+        with atomic_paths(*written) as staged:
+            for (_, midi), part in zip(made, staged, strict=True):
+                midi.save(part)
+        replace_set(folder, [path.name for path in written], record=f".soundscape.{by}s")
     return written
 
 

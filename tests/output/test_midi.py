@@ -587,3 +587,36 @@ def test_grid_moves_notes_onto_the_beat_and_keeps_them_sounding(tmp_path):
     assert min(n.duration for n in notes) > 0
     with pytest.raises(RenderError, match="accepted: 1, 2, 4, 8, 16"):
         midi.write_midi(jittered, tmp_path / "x.mid", listener=None, grid=3)
+
+
+def test_a_second_split_into_a_folder_being_written_is_refused(tmp_path):
+    """Two splits into one folder interleaved their files, leaving a set of both."""
+    from soundscape.fileio import held
+
+    rite = sequence.perform_from_file(seed=0, from_section="s18", to_section="s19")
+    with held(tmp_path, RenderError, "a test's files"), pytest.raises(RenderError) as raised:
+        midi.write_split(rite, tmp_path, by="section", listener=None)
+    assert str(raised.value) == (f"{tmp_path}: another run is writing MIDI files by section "
+                                 "there; run again when it has ended, or write elsewhere")
+    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in midi.write_split(rite, tmp_path, by="section", listener=None)] \
+        == ["s18.mid", "s19.mid"]  # the lock went with the run that held it
+
+
+def test_a_split_that_fails_midway_leaves_the_earlier_set(tmp_path, monkeypatch):
+    """Files were written one by one: a failure at the second left a mixed set."""
+    rite = sequence.perform_from_file(seed=0, from_section="s18", to_section="s19")
+    midi.write_split(rite, tmp_path, by="section", listener=None, tuning_mode="12tet")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real, saved = mido.MidiFile.save, []
+
+    def save_once(self, path):
+        if saved:
+            raise OSError(28, "No space left on device")
+        saved.append(path)
+        real(self, path)
+
+    monkeypatch.setattr(mido.MidiFile, "save", save_once)
+    with pytest.raises(OSError):
+        midi.write_split(rite, tmp_path, by="section", listener=None)
+    assert saved and {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
