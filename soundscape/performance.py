@@ -242,7 +242,9 @@ class PieceInfo:
     ``basis`` is ``surviving`` (with its source) or ``reconstruction`` (with the
     rules and evidence it rests on); ``note`` says which. ``unplayed``: the piece's
     parts no instrument of the rite plays, ``part (instrument)`` (騶虞's 鼙 in the 鄉射,
-    which places none), so that a silent part is said, not lost.
+    which places none), so that a silent part is said, not lost. ``sung_octaves``: the
+    octaves the singers move its song by (鹿鳴 -1: tenors sing the 詩譜's notes an octave
+    down), so that a score names the sung notes as the score of the piece prints them.
     """
 
     id: str
@@ -250,6 +252,7 @@ class PieceInfo:
     basis: str
     note: str
     unplayed: tuple[str, ...] = ()
+    sung_octaves: int = 0
 
     def __post_init__(self) -> None:
         if self.basis not in BASES:

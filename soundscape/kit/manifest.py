@@ -176,8 +176,9 @@ def write_manifest(out: Path, rite: Performance, built: list, court: str = "bare
 
 def _piece(piece) -> dict:
     """A piece heard, with what it rests on, and its parts the rite has no instrument for
-    where there are any."""
+    where there are any (the singers' octave is the scores' business)."""
     fields = asdict(piece)
+    del fields["sung_octaves"]
     if not fields["unplayed"]:
         del fields["unplayed"]
     return fields

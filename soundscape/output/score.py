@@ -32,7 +32,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -45,7 +45,7 @@ from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
 from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
 from soundscape.output.tempo_map import TICKS_PER_BEAT
-from soundscape.performance import Performance
+from soundscape.performance import Event, Performance, PieceInfo
 
 __all__ = [
     "QUANTUM_BEATS",
@@ -64,13 +64,18 @@ __all__ = [
 #: fall within it).
 QUANTUM_BEATS = 0.5
 
-# A4 in tenths at music21's scaling (7 mm per 40 tenths), margins 15 mm.
-_PAGE_W, _PAGE_H, _MARGIN = 1200, 1697, 85
+# A4 and its margins, in mm: in tenths, a fortieth of the staff (music21's: 7 mm).
+_PAGE_MM = (210.0, 297.0, 15.0)  # width, height, margin
+#: Staff height (mm) of a piece's score (music21's) and of a performance score, whose
+#: dozen staves a 7 mm staff spread over a page a system (Gould, *Behind Bars*: 5-6 mm
+#: for a full score of this size).
+PIECE_STAFF_MM, PERFORMANCE_STAFF_MM = 7.0, 5.0
 # Credit line widths in half-width characters (a Han character counts two and is 1 em wide,
 # Latin letters are narrower): the note (left, 8 pt: ≤ 280 pt) and the basis (right, 10 pt:
 # ≤ 210 pt) fit side by side in the 510 pt between the margins.
 _NOTE_WIDTH, _BASIS_WIDTH = 70, 42
 _TITLE_TENTHS = 90  # the title (20 pt) and subtitle (11 pt) lines
+_SUBTITLE_WIDTH, _SUBTITLE_LINE_TENTHS = 88, 26  # 11 pt lines between the margins
 _MARK_WIDTH = 30  # rehearsal marks wrapped: one near the right margin mostly stays on the page
 _MAX_NOTE_LINES = 35  # 700 tenths of 8 pt lines: the music starts in the page's top half
 _MXL_CONTAINER = """<?xml version="1.0" encoding="UTF-8"?>
@@ -472,7 +477,11 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             length = max(beats(max(e.end for e in group)) - onset, QUANTUM_BEATS)
             if stop is not None:
                 length = min(length, stop - onset)
-            notes = [_note(e.pitch, length, keys, e.lyric, spelled) for e in group]
+            notes = []
+            for event in group:
+                written, octaves = _as_written(event, performance.pieces)
+                notes.append(_note(written, length, keys, event.lyric, spelled,
+                                   octaves=octaves))
             part.insert(onset, notes[0] if len(notes) == 1 or any(e.pitch is None for e in group)
                         else _chord(notes))
         if all(e.pitch is None for e in events):  # strokes: not noteheads on a treble staff
@@ -485,7 +494,17 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             part.insert(part.highestTime, music21.note.Rest(quarterLength=end - part.highestTime))
     score = music21.stream.Score(parts)
     return _export(score, path, _performance_credits(performance),
-                   spelled if cents_in_alter else None)
+                   spelled if cents_in_alter else None, PERFORMANCE_STAFF_MM)
+
+
+def _as_written(event: Event, pieces: Mapping[str, PieceInfo]) -> tuple[Pitch | None, int]:
+    """``event``'s pitch as its piece's score writes it, and the octaves it sounds from
+    there: a song the 工 sing an octave down names 南, the 詩譜's note with its 工尺, not
+    倍南, which has none."""
+    piece = pieces.get(event.piece or "") if event.articulation == "sing" else None
+    if event.pitch is None or piece is None or not piece.sung_octaves:
+        return event.pitch, 0
+    return event.pitch.moved(-piece.sung_octaves), piece.sung_octaves
 
 
 def _performance_credits(performance: Performance) -> Credits:
@@ -574,8 +593,10 @@ def _credit(kind: str, x: int, y: int, justify: str, words: Iterable[tuple[str, 
     return credit
 
 
-def _set_credits(root: ET.Element, credits: Credits) -> None:
-    """Title, page layout, credits and creator, replacing what music21 wrote."""
+def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STAFF_MM
+                 ) -> None:
+    """Title, page layout at ``staff_mm`` a staff, credits and creator, replacing what
+    music21 wrote. Tenths are a fortieth of the staff: the page's are scaled from 7 mm's."""
     for old in root.findall("credit"):
         root.remove(old)
     _child(root, "work/work-title").text = credits.title
@@ -591,27 +612,32 @@ def _set_credits(root: ET.Element, credits: Credits) -> None:
         for label, note in credits.notes:
             ET.SubElement(fields, "miscellaneous-field", name=f"basis of {label}").text = note
     defaults = _child(root, "defaults")
+    scale = PIECE_STAFF_MM / staff_mm
+    _child(defaults, "scaling/millimeters").text = f"{staff_mm:g}"
+    page_w, page_h, margin = (int(mm / staff_mm * 40) for mm in _PAGE_MM)
     layout = ET.Element("page-layout")
-    ET.SubElement(layout, "page-height").text = str(_PAGE_H)
-    ET.SubElement(layout, "page-width").text = str(_PAGE_W)
+    ET.SubElement(layout, "page-height").text = str(page_h)
+    ET.SubElement(layout, "page-width").text = str(page_w)
     margins = ET.SubElement(layout, "page-margins", type="both")
     for side in ("left", "right", "top", "bottom"):
-        ET.SubElement(margins, f"{side}-margin").text = str(_MARGIN)
+        ET.SubElement(margins, f"{side}-margin").text = str(margin)
     defaults.insert(list(defaults).index(_child(defaults, "scaling")) + 1, layout)
     basis, note_lines = wrap(credits.basis, _BASIS_WIDTH), _note_lines(credits.notes)
+    subtitle = wrap(credits.subtitle, _SUBTITLE_WIDTH)  # one line ran off both edges
     # MuseScore 3 hangs composer and lyricist text from the bottom of the title frame and
     # sizes the frame by the credits' lowest default-y: both go at the block's foot.
-    top = _PAGE_H - _MARGIN
-    foot = top - _TITLE_TENTHS - max(len(basis) * 25, len(note_lines) * 20)
+    top = page_h - margin
+    foot = top - round(scale * (_TITLE_TENTHS + _SUBTITLE_LINE_TENTHS * max(0, len(subtitle) - 1)
+                                + max(len(basis) * 25, len(note_lines) * 20)))
     made = [
-        _credit("title", _PAGE_W // 2, top, "center",
-                [(credits.title, 20), ("\n" + credits.subtitle, 11)]),
+        _credit("title", page_w // 2, top, "center",
+                [(credits.title, 20), ("\n" + "\n".join(subtitle), 11)]),
     ]
     if credits.basis:
-        made.append(_credit("composer", _PAGE_W - _MARGIN, foot, "right",
+        made.append(_credit("composer", page_w - margin, foot, "right",
                             [("\n".join(basis), 10)]))
     if note_lines:
-        made.append(_credit("lyricist", _MARGIN, foot, "left", [("\n".join(note_lines), 8)]))
+        made.append(_credit("lyricist", margin, foot, "left", [("\n".join(note_lines), 8)]))
     at = list(root).index(defaults) + 1
     root[at:at] = made
 
@@ -684,13 +710,13 @@ def _music21_xml(score: music21.stream.Score) -> bytes:
 
 
 def _export(score: music21.stream.Score, path: str | Path, credits: Credits,
-            spelled: dict | None) -> Path:
-    """Export with music21, set the credits (and decimal alters if ``spelled``), write
-    plain or (``.mxl``) compressed MusicXML."""
+            spelled: dict | None, staff_mm: float = PIECE_STAFF_MM) -> Path:
+    """Export with music21, set the credits (and decimal alters if ``spelled``) on A4 at
+    ``staff_mm`` a staff, write plain or (``.mxl``) compressed MusicXML."""
     score.insert(0, music21.metadata.Metadata(title=credits.title))
     root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
-    _set_credits(root, credits)
+    _set_credits(root, credits, staff_mm)
     for direction in root.iter("direction"):  # MuseScore 3 misplaces an unplaced tempo mark
         direction.set("placement", direction.get("placement", "above"))
     if spelled is not None:

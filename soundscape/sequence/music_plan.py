@@ -139,7 +139,8 @@ class MusicPlan:
         return {p.piece.id: PieceInfo(
             p.piece.id, p.piece.title, p.piece.basis, p.piece.basis_note,
             tuple(f"{part.id} ({part.instrument})" for part in p.piece.parts
-                  if part.instrument not in held))
+                  if part.instrument not in held),
+            self._sung_octaves(p) if p.arrangement is not None else 0)
             for p in self.played.values()}
 
     def events(self) -> list[Event]:

@@ -127,7 +127,7 @@ def test_credits_title_basis_and_layout(tmp_path):
         "melody: surviving")
     assert "Music21" not in ET.tostring(root, encoding="unicode").replace("music21 v", "")
     # Lines wrapped to their column: the note (left) and the basis (right) never meet.
-    width = score._PAGE_W - 2 * score._MARGIN
+    width = (score._PAGE_MM[0] - 2 * score._PAGE_MM[2]) / 7 * 40  # tenths of a 7 mm staff
     for kind, limit in (("lyricist", score._NOTE_WIDTH), ("composer", score._BASIS_WIDTH)):
         text = "".join(w.text for w in credits[kind].iter("credit-words"))
         assert max(score._width(line) for line in text.split("\n")) <= limit
@@ -473,6 +473,35 @@ def test_a_performance_score_names_every_staff_and_fills_its_last_bar(tmp_path):
         assert last.duration.quarterLength == last.barDuration.quarterLength, part.partName
 
 
+def test_a_performance_score_is_a_full_score_on_a4_under_a_subtitle_that_fits(tmp_path):
+    """A performance score's dozen staves at a piece's 7 mm gave a system a page (s06: 7
+    pages, the first holding only the credits) under a subtitle one line long, which ran
+    off both edges of the page. Its staves are 5 mm now, the page still A4 and its
+    margins 15 mm, the subtitle wrapped to the page."""
+    def geometry(root):
+        mm = float(root.findtext("defaults/scaling/millimeters"))
+        tenths = float(root.findtext("defaults/scaling/tenths"))
+        size = [float(root.findtext(f"defaults/page-layout/page-{k}")) * mm / tenths
+                for k in ("width", "height")]
+        margin = float(root.findtext("defaults/page-layout/page-margins/left-margin"))
+        return mm, size, margin * mm / tenths
+
+    rite = sequence.perform_from_file(seed=0, from_section="s06", to_section="s06")
+    root = ET.parse(score.write_performance_score(rite, tmp_path / "s06.musicxml")).getroot()
+    mm, (width, height), margin = geometry(root)
+    assert mm == score.PERFORMANCE_STAFF_MM == 5.0
+    assert width == pytest.approx(210, abs=0.2) and height == pytest.approx(297, abs=0.2)
+    assert margin == pytest.approx(15, abs=0.2)
+    title = next(c for c in root.iter("credit") if c.findtext("credit-type") == "title")
+    lines = title.findall("credit-words")[1].text.strip("\n").split("\n")
+    assert len(lines) == 2 and all(score._width(line) <= 88 for line in lines)
+    assert " ".join(lines).startswith("s06 右納賓; each piece in its own tempo")
+    piece = ET.parse(score.write_piece_score(repertoire.load_piece("luming"),
+                                             tmp_path / "l.musicxml", tuning=TUNING)).getroot()
+    assert geometry(piece)[0] == score.PIECE_STAFF_MM == 7.0
+    assert geometry(piece)[1] == pytest.approx([210, 297], abs=0.3)
+
+
 def test_the_song_is_written_where_the_rite_sings_it_with_its_notated_lu(tmp_path):
     """鹿鳴's 歌 part was written (and played by MuseScore) an octave above what the rite's
     tenors sing. Now it sounds where they sing, on a treble clef with an 8 under it, and
@@ -495,6 +524,28 @@ def test_the_song_is_written_where_the_rite_sings_it_with_its_notated_lu(tmp_pat
     lu = [n.lyrics[1].text for n in song.flatten().notes]
     assert lu == [score.lu_letter(n.pitch.name) for n in notated]
     assert lu[0] == "清黃"
+
+
+def test_the_performance_score_names_sung_notes_as_the_pieces_score_does(tmp_path):
+    """The 工's parts of 樂賓 named the notes they sound (倍南 倍蕤 倍姑: no 工尺, which has
+    none below 黃鍾) where the 詩譜, the piece score and the 瑟 beside them say 南 蕤 姑."""
+    from soundscape.music.arrange import arrange
+    from soundscape.sequence import perform_from_file
+
+    rite = perform_from_file(seed=0, from_section="s18", to_section="s18")
+    assert rite.pieces["luming"].sung_octaves == -1
+    root = ET.parse(score.write_performance_score(rite, tmp_path / "s18.musicxml")).getroot()
+    names = {p.get("id"): p.findtext("part-name") for p in root.iter("score-part")}
+    sung = next(p for p in root.iter("part") if names[p.get("id")].startswith("工 大師"))
+    lines = [(n.findtext("lyric[@number='1']/text"), n.findtext("lyric[@number='2']/text"),
+              n.findtext("lyric[@number='3']/text")) for n in sung.iter("note")
+             if n.find("lyric") is not None]
+    notated = [n for n in arrange(repertoire.load_piece("luming"), tuning=TUNING,
+                                  repeats=1).parts["song"] if n.pitch]
+    assert [(w, lu) for w, lu, _ in lines[:len(notated)]] == [
+        (n.lyric, score.lu_letter(n.pitch.name)) for n in notated]
+    assert all(gongche for _, _, gongche in lines[:len(notated)])
+    assert not any(lu.startswith("倍") for _, lu, _ in lines)
 
 
 def test_a_selections_score_says_it_shows_one_stanza_and_where_the_songs_are(tmp_path):
