@@ -32,9 +32,10 @@ import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 import music21
 
@@ -45,7 +46,7 @@ from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
 from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
 from soundscape.output.tempo_map import TICKS_PER_BEAT
-from soundscape.performance import Event, Performance, PieceInfo
+from soundscape.performance import Event, Marker, Performance, PieceInfo
 
 __all__ = [
     "QUANTUM_BEATS",
@@ -468,9 +469,8 @@ def write_performance_score(performance: Performance, path: str | Path, *,
                 bpm = round(6e7 / segment.tempo, 1)
                 part.insert(segment.tick / TICKS_PER_BEAT, music21.tempo.MetronomeMark(
                     number=round(bpm), numberSounding=bpm))
-            for marker in markers:
-                part.insert(beats(marker.time), music21.expressions.RehearsalMark(
-                    "\n".join(wrap(f"{marker.text} | {marker.gloss}", _MARK_WIDTH))))
+            for beat, mark in _marks(markers, beats):
+                part.insert(beat, mark)
         groups = _chords(events, beats)
         for index, (onset, group) in enumerate(groups):
             stop = groups[index + 1][0] if index + 1 < len(groups) else None
@@ -495,6 +495,34 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     score = music21.stream.Score(parts)
     return _export(score, path, _performance_credits(performance),
                    spelled if cents_in_alter else None, PERFORMANCE_STAFF_MM)
+
+
+#: Markers a player finds their place by: rehearsal marks, ``中文 | English``.
+_LANDMARKS = ("section", "music", "shot")
+_STEP_WIDTH = 24  # a bar's steps: 12 Han characters a line
+
+
+def _marks(markers: Sequence[Marker], beats: Callable[[float], float]
+           ) -> list[tuple[float, music21.base.Music21Object]]:
+    """Rehearsal marks at the sections, music and shots; the other markers (steps, words,
+    calls) as one small text a 4/4 bar, their words only, at the first one's beat: a mark
+    each stacked a bar's six steps into a tower over the system (s06, bar 14)."""
+    made: list[tuple[float, music21.base.Music21Object]] = []
+    steps: dict[int, list[tuple[float, str]]] = {}
+    for marker in markers:
+        beat = beats(marker.time)
+        if marker.kind in _LANDMARKS:
+            made.append((beat, music21.expressions.RehearsalMark(
+                "\n".join(wrap(f"{marker.text} | {marker.gloss}", _MARK_WIDTH)))))
+        else:
+            steps.setdefault(int(beat // 4), []).append((beat, marker.text))
+    for said in steps.values():
+        text = music21.expressions.TextExpression(
+            "\n".join(wrap("、".join(dict.fromkeys(words for _, words in said)), _STEP_WIDTH)))
+        cast(music21.style.TextStyle, text.style).fontSize = 8
+        text.placement = "above"
+        made.append((said[0][0], text))
+    return made
 
 
 def _as_written(event: Event, pieces: Mapping[str, PieceInfo]) -> tuple[Pitch | None, int]:

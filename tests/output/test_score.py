@@ -272,10 +272,18 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
         [f"{s.name} {s.roman}" for s in sounding]
     marks = [r.text for r in root.iter("rehearsal")]
     assert marks == ["\n".join(score.wrap(f"{m.text} | {m.gloss}", score._MARK_WIDTH))
-                     for m in section.markers]
+                     for m in section.markers if m.kind in score._LANDMARKS]
     assert all(score._width(line) <= score._MARK_WIDTH or " " not in line
                for mark in marks for line in mark.split("\n"))
     assert marks[0].startswith("右主人獻公")
+    # the steps in small words, a text a bar: every step's words are there, in order
+    words = "".join(w.text.replace("\n", "") for w in root.iter("words")
+                    if w.get("font-size") == "8")
+    at = 0
+    for step in [m.text for m in section.markers if m.kind not in score._LANDMARKS]:
+        found = words.find(step, at)
+        assert found >= 0 or words.find(step) >= 0, step  # a bar says a repeat once
+        at = max(at, found)
     notes = [n for n in root.iter("note") if n.find("rest") is None and n.find("chord") is None
              and (n.find("tie") is None or n.find("tie").get("type") == "start")]
     tmap = midi.tempo_map_of(section)
@@ -524,6 +532,19 @@ def test_the_song_is_written_where_the_rite_sings_it_with_its_notated_lu(tmp_pat
     lu = [n.lyrics[1].text for n in song.flatten().notes]
     assert lu == [score.lu_letter(n.pitch.name) for n in notated]
     assert lu[0] == "清黃"
+
+
+def test_a_bars_steps_are_one_small_text_not_a_tower_of_marks(tmp_path):
+    """s06's bar 14 held six rehearsal marks, stacked into a tower over the system. Marks
+    are the landmarks now (sections, music, shots); a bar's steps one small text."""
+    rite = sequence.perform_from_file(seed=0, from_section="s06", to_section="s06")
+    root = ET.parse(score.write_performance_score(rite, tmp_path / "s06.musicxml")).getroot()
+    first = next(root.iter("part"))
+    per_bar = [len([w for w in m.iter("words") if w.get("font-size") == "8"])
+               for m in first.iter("measure")]
+    assert max(per_bar) == 1 and sum(per_bar) >= 5
+    landmarks = [m for m in rite.markers if m.kind in score._LANDMARKS]
+    assert len(list(root.iter("rehearsal"))) == len(landmarks) < len(rite.markers) / 4
 
 
 def test_the_performance_score_names_sung_notes_as_the_pieces_score_does(tmp_path):
