@@ -11,6 +11,7 @@ performance; renderers convert at their own file edge.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import json
@@ -542,18 +543,23 @@ class Performance:
                                    "last")
         return self.between(begin.start, end.end)
 
-    def between(self, start: float, stop: float) -> Performance:
+    def between(self, start: float, stop: float, *, carry: bool = True) -> Performance:
         """The part in ``[start, stop)`` on its own clock (``start`` becomes 0): events,
         markers, sections, music and rounds that begin in it, and every source where it
-        stands at ``start`` with the moves it makes inside the span."""
+        stands at ``start`` with the moves it makes inside the span. With ``carry``, the
+        place's own sounds still going at ``start`` (the bed's overlapping segments) go on
+        from 0 as sounds of what is left of them: dropped, they left a part's first 2 s in
+        digital silence (a kit's loop, whose ring comes back at its start, carries none)."""
         def inside(items):
             return [item for item in items if start <= item.start < stop]
 
         ends = [stop] if self.events and self.events[-1].time >= stop else []  # sorted
         if self.info.cut_at is not None:
             ends.append(self.info.cut_at)
+        carried = self._going_on(start) if carry and start > 0 else ()
         return Performance(
-            _moved(self.events, Event, start, stop), _moved(self.markers, Marker, start, stop),
+            carried + _moved(self.events, Event, start, stop),
+            _moved(self.markers, Marker, start, stop),
             {k: s.shifted(start, stop) for k, s in self.sources.items()}, self.pieces,
             replace(self.info, offset=self.info.offset + start,
                     cut_at=min(ends) - start if ends else None),
@@ -562,6 +568,16 @@ class Performance:
             tuple(replace(m, start=m.start - start, end=m.end - start)
                   for m in inside(self.music)),
             tuple(r.shifted(start) for r in inside(self.rounds)))
+
+    def _going_on(self, start: float) -> tuple[Event, ...]:
+        """The place's sounds begun in the ``PLACE_SPAN_S`` before ``start`` and still
+        sounding there, from 0 for what is left of them."""
+        first = bisect.bisect_left(self.events, start - PLACE_SPAN_S,
+                                   key=operator.attrgetter("time"))
+        return tuple(replace(e, time=0.0, duration=e.end - start)
+                     for e in self.events[first:bisect.bisect_left(
+                         self.events, start, key=operator.attrgetter("time"))]
+                     if e.end > start and self.sources[e.source].group == "place")
 
     # JSON -----------------------------------------------------------------
 
@@ -656,6 +672,10 @@ def _check_info(info: Info) -> None:
         validate.number(info.huangzhong_hz, key="info.huangzhong_hz", where="", low=100.0,
                         high=600.0, unit="Hz", error=PerformanceError)
 
+
+#: The longest a sound of the place lasts (the bed's segments: 8.19 s; a cricket's 9.5 s):
+#: how far before a cut ``between`` looks for those still going.
+PLACE_SPAN_S = 30.0
 
 #: Largest magnitude of any number in a saved Performance (seconds, metres, Hz …): the
 #: whole rite is 9,000 s in a courtyard of 100 m; far beyond, arithmetic overflows.

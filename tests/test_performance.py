@@ -266,3 +266,25 @@ def test_a_file_saved_before_the_reading_and_huangzhong_were_recorded_loads():
     data = _perf().to_dict()
     data["info"].update(reading="", huangzhong_hz=0)
     assert Performance.from_dict(json.loads(json.dumps(data))).info.huangzhong_hz == 0
+
+
+def _bed_and_bell():
+    sources = {**_sources(), "bed": Source("bed", "ambience", "場", "bed", "place",
+                                           (0.0, 0.0, 1.0))}
+    events = [Event(t, 8.0, "bed", None, 0.5, "day", "bed") for t in (0.0, 2.5, 5.0, 7.5)]
+    events += [Event(6.5, 3.0, "bell", None, 0.5, "A", "c")]
+    return Performance.build(events, [], sources)
+
+
+def test_a_cut_carries_the_place_sounds_still_going_and_nothing_else():
+    """The bed is overlapping segments: a part dropped those begun before it, and its first
+    seconds were digital silence until the next one (s18: 2.0 s, s22: 1.4 s). What is left
+    of them goes on from 0; a bell struck before the cut is not heard (it was struck
+    before); a kit's loop carries nothing."""
+    part = _bed_and_bell().between(7.0, 20.0)
+    carried = [(e.source, e.time, e.duration) for e in part.events if e.time == 0.0]
+    assert carried == [("bed", 0.0, pytest.approx(1.0)), ("bed", 0.0, pytest.approx(3.5)),
+                       ("bed", 0.0, pytest.approx(6.0))]
+    assert [(e.source, e.time) for e in part.events if e.time > 0] == [("bed", 0.5)]
+    assert all(e.source != "bell" for e in part.events)
+    assert [e.time for e in _bed_and_bell().between(7.0, 20.0, carry=False).events] == [0.5]

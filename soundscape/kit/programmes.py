@@ -296,7 +296,7 @@ def cut(performance: Performance, parts: list[tuple[float, float]], gap_s: float
     """
     pieces, offset = [], 0.0
     for start, stop in parts:
-        part = performance.between(start, stop)
+        part = performance.between(start, stop, carry=False)  # the loop's ring comes back
         pieces.append((offset, replace(part, sections=_sections(performance, start, stop))))
         offset += stop - start + gap_s
     if len(pieces) == 1:

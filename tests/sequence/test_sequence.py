@@ -252,12 +252,17 @@ def _heard_from(performance, event):
 
 def test_every_section_cut_places_and_times_every_sound_as_the_whole_rite(rite, sheet):
     """A part of the rite is the whole rite seen through a window: the same sounds, at the
-    same places, shifted by the section's start (every section, one at a time)."""
+    same places, shifted by the section's start (every section, one at a time), and what
+    is left of the place's sounds still going at its start, from 0."""
     for section in rite.sections:
         part = rite.cut(section.id, section.id)
+        going = [e for e in rite.events if e.time < section.start < e.end
+                 and rite.sources[e.source].group == "place"] if section.start > 0 else []
+        assert [(e.source, e.time, e.duration) for e in part.events[:len(going)]] == [
+            (e.source, 0.0, pytest.approx(e.end - section.start)) for e in going]
         whole = [e for e in rite.events if section.start <= e.time < section.end]
-        assert len(part.events) == len(whole), section.id
-        for mine, theirs in zip(part.events, whole, strict=True):
+        assert len(part.events) == len(going) + len(whole), section.id
+        for mine, theirs in zip(part.events[len(going):], whole, strict=True):
             assert mine.time == pytest.approx(theirs.time - section.start, abs=1e-9)
             assert (mine.source, mine.cue, mine.pitch) == (theirs.source, theirs.cue,
                                                             theirs.pitch)

@@ -1062,3 +1062,23 @@ def test_a_render_freezes_its_objects_while_it_lasts_and_lets_only_its_own_go(mo
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_a_section_begins_in_its_place_not_in_digital_silence():
+    """s18 alone began with 2.0 s of zeros (the bed's segments under way were dropped);
+    now its first sound is the bed at the duke's seat, as far in as it travels (62 ms)."""
+    from soundscape.sequence import perform_from_file
+    from soundscape.site.courtyard import load_site
+    from soundscape.sound.render import SynthVoice
+
+    part = perform_from_file(seed=0, from_section="s18", to_section="s18")
+    seat = load_site().listener("gong_wei")
+    blocks = render_blocks(part, listener=Listener(seat.position, seat.facing),
+                           panner=make_panner("stereo"), sample_rate=FS, seed=0,
+                           voice=SynthVoice(), surroundings=Surroundings(),
+                           block_frames=FS // 2)
+    first = next(blocks)
+    blocks.close()
+    sounding = np.flatnonzero(np.abs(first).max(axis=1) > 1e-6)
+    assert len(sounding) and sounding[0] < 0.1 * FS
+    assert np.sqrt(np.mean(first[FS // 4:] ** 2)) > 1e-5  # raw: -90 dBFS before the gain
