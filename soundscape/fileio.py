@@ -49,6 +49,7 @@ __all__ = [
     "regular_file",
     "replace_all",
     "replace_set",
+    "undo_interrupted",
     "write_bytes",
     "write_text",
     "write_texts",
@@ -126,24 +127,56 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
     # (target, whether it was there, a second name of its old file)
     kept: list[tuple[Path, bool, Path | None]] = []
     placed = 0
+    journal = None if aside is None else aside / JOURNAL
     try:
         for _, target in moves:
             kept.append((target, os.path.lexists(target), _second_name(target, aside)))
+        if journal is not None:  # a run killed among the renames is undone by the next
+            write_text(journal, json.dumps([[str(s), str(t), e, None if o is None else str(o)]
+                                            for (s, _), (t, e, o) in zip(moves, kept,
+                                                                          strict=True)]))
         for source, target in moves:
             _rename(source, target)
             placed += 1
+        if journal is not None:
+            journal.unlink()
     except BaseException:
         for target, existed, old in reversed(kept[:placed]):
-            with contextlib.suppress(OSError):
-                if old is not None:
-                    os.replace(old, target)
-                elif not existed:
-                    target.unlink(missing_ok=True)
+            _put_back(target, existed, old)
         raise
     finally:
         for _, _, old in kept:
             if old is not None:
                 old.unlink(missing_ok=True)
+
+
+#: The moves :func:`replace_all` is making, kept in its ``aside`` folder until all are made.
+JOURNAL = ".moves.json"
+
+
+def undo_interrupted(aside: Path) -> bool:
+    """Undo the renames of a :func:`replace_all` killed among them (its journal is still in
+    ``aside``, the folder its old files' second names are in): each target whose new file
+    was placed gets its old file back, or goes if there was none. True if there was one."""
+    journal = aside / JOURNAL
+    try:
+        moves = json.loads(journal.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    for source, target, existed, old in reversed(moves):
+        if not os.path.lexists(source):  # moved onto its target
+            _put_back(Path(target), existed, None if old is None else Path(old))
+    journal.unlink(missing_ok=True)
+    return True
+
+
+def _put_back(target: Path, existed: bool, old: Path | None) -> None:
+    """``target`` as it was before a move onto it: its old file from its second name."""
+    with contextlib.suppress(OSError):
+        if old is not None:
+            os.replace(old, target)
+        elif not existed:
+            target.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

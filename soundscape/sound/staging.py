@@ -11,7 +11,9 @@ samples).
 A run killed outright (``kill -9``, a power cut) cannot remove its folder. The
 next run in that folder removes every staging folder whose owning process (the
 pid in its name) no longer exists and that belongs to the same user; a folder
-whose pid is alive, possibly reused by another process, is left alone.
+whose pid is alive, possibly reused by another process, is left alone. A run killed
+among its final renames left a set of new and old files: the folder keeps the moves'
+journal and the old files' second names, and the next run puts the old set back first.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import shutil
 from pathlib import Path
 from types import TracebackType
 
-from soundscape.fileio import process_alive, replace_all
+from soundscape.fileio import process_alive, replace_all, undo_interrupted
 
 __all__ = ["Staging", "remove_stale"]
 
@@ -43,6 +45,7 @@ def remove_stale(folder: Path) -> list[Path]:
             continue
         if entry.stat().st_uid != os.getuid() or process_alive(int(match.group(1))):
             continue
+        undo_interrupted(entry)  # killed among its final renames: the old set back whole
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed

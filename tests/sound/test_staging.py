@@ -73,3 +73,41 @@ def test_a_rename_that_fails_midway_leaves_the_old_set(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "a.wav", "a.wav.loudness.json", "a.wav.markers.txt"]
     assert all(p.read_bytes() == b"old " + p.name.encode() for p in tmp_path.iterdir())
+
+
+_KILLED_AMONG_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+from soundscape import fileio
+from soundscape.sound.staging import Staging
+
+real, renames = fileio._rename, []
+def rename(source, target):
+    if Path(target).name.startswith("."):  # the journal
+        return real(source, target)
+    if renames:
+        os.kill(os.getpid(), signal.SIGKILL)  # kill -9, one file placed, the other not
+    renames.append(target)
+    real(source, target)
+fileio._rename = rename
+with Staging(sys.argv[1], "x") as staged:
+    for name in ("x.mid", "x.wav"):
+        (staged.folder / name).write_bytes(b"new " + name.encode())
+"""
+
+
+def test_a_run_killed_among_its_renames_is_undone_by_the_next(tmp_path):
+    """kill -9 between the renames left the new MIDI beside the old audio for good."""
+    for name in ("x.mid", "x.wav"):
+        (tmp_path / name).write_bytes(b"old " + name.encode())
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", _KILLED_AMONG_RENAMES, str(tmp_path)],
+                         env=env, capture_output=True)
+    assert run.returncode == -9
+    assert (tmp_path / "x.mid").read_bytes() == b"new x.mid"  # the mixed set it left
+    assert (tmp_path / "x.wav").read_bytes() == b"old x.wav"
+    removed = remove_stale(tmp_path)  # what the next run into the folder does first
+    assert len(removed) == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {
+        "x.mid": b"old x.mid", "x.wav": b"old x.wav"}
