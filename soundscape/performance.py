@@ -541,7 +541,8 @@ class Performance:
             raise PerformanceError(f"section {first!r} ({begin.id}) comes after {last!r} "
                                    f"({end.id}); accepted: a first section at or before the "
                                    "last")
-        return self.between(begin.start, end.end)
+        # to the last section is to the rite's end: its last sounds, as the whole rite's
+        return self.between(begin.start, math.inf if end is self.sections[-1] else end.end)
 
     def between(self, start: float, stop: float, *, carry: bool = True) -> Performance:
         """The part in ``[start, stop)`` on its own clock (``start`` becomes 0): events,

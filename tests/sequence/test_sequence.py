@@ -260,7 +260,8 @@ def test_every_section_cut_places_and_times_every_sound_as_the_whole_rite(rite, 
                  and rite.sources[e.source].group == "place"] if section.start > 0 else []
         assert [(e.source, e.time, e.duration) for e in part.events[:len(going)]] == [
             (e.source, 0.0, pytest.approx(e.end - section.start)) for e in going]
-        whole = [e for e in rite.events if section.start <= e.time < section.end]
+        stop = math.inf if section is rite.sections[-1] else section.end  # to the rite's end
+        whole = [e for e in rite.events if section.start <= e.time < stop]
         assert len(part.events) == len(going) + len(whole), section.id
         for mine, theirs in zip(part.events[len(going):], whole, strict=True):
             assert mine.time == pytest.approx(theirs.time - section.start, abs=1e-9)
@@ -271,6 +272,17 @@ def test_every_section_cut_places_and_times_every_sound_as_the_whole_rite(rite, 
             for t in (0.0, (section.end - section.start) / 2):
                 whole_source = rite.sources[source.id]
                 assert source.position_at(t) == whole_source.position_at(t + section.start)
+
+
+def test_a_part_to_the_last_section_runs_to_the_rites_end(rite):
+    """It ended at the section's end, faded (``Info.cut_at``), where the whole rite's bed
+    and last sounds go on some seconds more."""
+    last = rite.sections[-1]
+    part = rite.cut(last.id)
+    assert part.info.cut_at is None
+    assert part.duration == pytest.approx(rite.duration - last.start)
+    assert rite.cut(rite.sections[-2].id, rite.sections[-2].id).info.cut_at == \
+        pytest.approx(rite.sections[-2].end - rite.sections[-2].start)
 
 
 def test_the_musicians_take_their_seats_after_the_pipes(rite, site):
