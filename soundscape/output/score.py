@@ -1,8 +1,9 @@
 """MusicXML scores through music21: the one module that talks to music21.
 
-Two entry points: :func:`write_piece_score` (one piece, its melody with lyrics)
-and :func:`write_performance_score` (parts per placed source, rehearsal marks at
-the ritual markers). Each note carries, as lyric lines under it, the sung
+Two entry points: :func:`write_piece_score` (one piece, every part of it) and
+:func:`write_performance_score` (a full score: a staff per placed source, or per part
+its players share, rehearsal marks at the ritual markers, its staff and page those its
+system fits, :func:`full_score_size`). Each note carries, as lyric lines under it, the sung
 character (if any), its 律 name, its 工尺 syllable (熊朋來's key, where it has
 one) and its deviation from 12-TET in cents.
 
@@ -15,8 +16,8 @@ the same keys as the MIDI file's MTS key map (one key per 律), so one spelled p
 is one 律.
 
 The credits (title, subtitle, the melody's basis as composer, the basis note) are
-written by this module, laid out on an A4 page so that MuseScore puts each in its
-own place. A path ending in ``.mxl`` gets compressed MusicXML (a zip with
+written by this module, laid out on the page so that MuseScore puts each in its own
+place. A path ending in ``.mxl`` gets compressed MusicXML (a zip with
 ``META-INF/container.xml``).
 """
 
@@ -46,7 +47,7 @@ from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
 from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
 from soundscape.output.tempo_map import TICKS_PER_BEAT
-from soundscape.performance import Event, Marker, Performance, PieceInfo
+from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 
 __all__ = [
     "QUANTUM_BEATS",
@@ -54,6 +55,7 @@ __all__ = [
     "Credits",
     "bars",
     "basis_line",
+    "full_score_size",
     "lu_letter",
     "wrap",
     "write_performance_score",
@@ -67,10 +69,18 @@ QUANTUM_BEATS = 0.5
 
 # A4 and its margins, in mm: in tenths, a fortieth of the staff (music21's: 7 mm).
 _PAGE_MM = (210.0, 297.0, 15.0)  # width, height, margin
+#: A3, for a full score whose system a readable staff cannot fit on A4.
+_A3_MM = (297.0, 420.0, 15.0)
 #: Staff height (mm) of a piece's score (music21's) and of a performance score, whose
 #: dozen staves a 7 mm staff spread over a page a system (Gould, *Behind Bars*: 5-6 mm
-#: for a full score of this size).
-PIECE_STAFF_MM, PERFORMANCE_STAFF_MM = 7.0, 5.0
+#: for a full score of this size); a performance score with more staves takes a smaller
+#: staff, down to the least a full score is printed with (Gould: 3.5 mm), so that its
+#: system fits the page.
+PIECE_STAFF_MM, PERFORMANCE_STAFF_MM, LEAST_STAFF_MM = 7.0, 5.0, 3.5
+# MuseScore 3's vertical layout, in spaces (a quarter of the staff; measured on its pages
+# of s32): a staff and the least distance to the next 10.5, the lyric lines under a staff
+# 3 each beyond the 4.7 that distance holds, the marks and texts over a system at most 16.
+_STAFF_SP, _GAP_SP, _LYRIC_SP, _LYRIC_FREE_SP, _HEAD_SP = 10.5, 6.5, 3.0, 4.7, 16.0
 # Credit line widths in half-width characters (a Han character counts two and is 1 em wide,
 # Latin letters are narrower): the note (left, 8 pt: ≤ 280 pt) and the basis (right, 10 pt:
 # ≤ 210 pt) fit side by side in the 510 pt between the margins.
@@ -453,17 +463,13 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     spelled: dict = {}
     programs = load_programs()
     parts: list[music21.stream.Part] = []
-    sounding = {e.source for e in performance.events}
-    playing = [s for s in performance.sources.values() if s.id in sounding]
-    shared = Counter(s.name for s in playing)
-    for source in playing:
-        events = [e for e in performance.events if e.source == source.id]
-        part = music21.stream.Part(id=source.id)
-        part.partName = f"{source.name} {source.roman}"
-        # the name every later system prints: its own (two 建鼓: 建鼓 east, 建鼓 west)
-        part.partAbbreviation = (source.name if shared[source.name] == 1
-                                 else f"{source.name} {source.roman.split()[0]}")
-        part.insert(0, _instrument(source.instrument, programs, source.roman))
+    staves = _staves(performance, beats)
+    for (sources, notes), short in zip(staves, _abbreviations([s for s, _ in staves]),
+                                       strict=True):
+        part = music21.stream.Part(id=sources[0].id)
+        part.partName = _staff_name(sources)
+        part.partAbbreviation = short  # the name every later system prints
+        part.insert(0, _instrument(sources[0].instrument, programs, sources[0].roman))
         if not parts:
             for segment in tmap.segments:  # printed whole, played exact (<sound tempo>)
                 bpm = round(6e7 / segment.tempo, 1)
@@ -471,57 +477,161 @@ def write_performance_score(performance: Performance, path: str | Path, *,
                     number=round(bpm), numberSounding=bpm))
             for beat, mark in _marks(markers, beats):
                 part.insert(beat, mark)
-        groups = _chords(events, beats)
-        for index, (onset, group) in enumerate(groups):
-            stop = groups[index + 1][0] if index + 1 < len(groups) else None
-            length = max(beats(max(e.end for e in group)) - onset, QUANTUM_BEATS)
-            if stop is not None:
-                length = min(length, stop - onset)
-            notes = []
-            for event in group:
-                written, octaves = _as_written(event, performance.pieces)
-                notes.append(_note(written, length, keys, event.lyric, spelled,
-                                   octaves=octaves))
-            part.insert(onset, notes[0] if len(notes) == 1 or any(e.pitch is None for e in group)
-                        else _chord(notes))
-        if all(e.pitch is None for e in events):  # strokes: not noteheads on a treble staff
-            part.insert(0, music21.clef.PercussionClef())
+        for onset, length, written in notes:
+            made = [_note(pitch, length, keys, lyric, spelled, octaves=octaves)
+                    for pitch, octaves, lyric in written]
+            part.insert(onset, made[0] if len(made) == 1 or any(p is None for p, _, _ in written)
+                        else _chord(made))
+        if all(p is None for _, _, written in notes for p, _, _ in written):  # strokes: not
+            part.insert(0, music21.clef.PercussionClef())  # noteheads on a treble staff
         parts.append(part)
-    # every part to the end of the last whole 4/4 bar, so the last bar is full
-    end = math.ceil(max((p.highestTime for p in parts), default=0.0) / 4) * 4
+    # rests where a part is silent (music21 fills its gaps with hidden ones: empty bars),
+    # every part to the end of the last whole 4/4 bar, so the last bar is full and holds
+    # the last thing written (a tempo mark where the music has ended)
+    end = max((max(math.ceil(p.highestTime / 4), math.floor(p.highestOffset / 4) + 1) * 4
+               for p in parts), default=0)
     for part in parts:
-        if part.highestTime < end:
-            part.insert(part.highestTime, music21.note.Rest(quarterLength=end - part.highestTime))
+        part.makeRests(refStreamOrTimeRange=[0.0, end], fillGaps=True, inPlace=True)
     score = music21.stream.Score(parts)
+    staff_mm, page_mm = full_score_size([_lyric_lines(notes) for _, notes in staves])
     return _export(score, path, _performance_credits(performance),
-                   spelled if cents_in_alter else None, PERFORMANCE_STAFF_MM)
+                   spelled if cents_in_alter else None, staff_mm, page_mm)
+
+
+def _lyric_lines(notes: Sequence[Notated]) -> int:
+    """The most lines under any note of a staff (its character, 律, 工尺, cents)."""
+    return max((sum(map(bool, (lyric, *(("律", "工尺", "cents") if pitch else ()))))
+                for _, _, written in notes for pitch, _, lyric in written), default=0)
+
+
+def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, tuple[float, float, float]]:
+    """Staff height (mm) and page (width, height, margin in mm) of a full score whose
+    staves carry so many lyric lines each: A4 at ``PERFORMANCE_STAFF_MM``, or the staff
+    that fits its system on A4, down to ``LEAST_STAFF_MM``; A3 beyond that. A system
+    taller than its page runs off it (s32's 26 staves at 5 mm went 12 mm past A4)."""
+    spaces = _HEAD_SP - _GAP_SP + sum(_STAFF_SP + max(0.0, _LYRIC_SP * n - _LYRIC_FREE_SP)
+                                      for n in lyric_lines)
+    def fits(page_mm: tuple[float, float, float]) -> float:  # the staff whose system fits
+        return 4 * (page_mm[1] - 2 * page_mm[2]) / spaces
+
+    page_mm = _PAGE_MM if fits(_PAGE_MM) >= LEAST_STAFF_MM else _A3_MM
+    staff_mm = min(PERFORMANCE_STAFF_MM, math.floor(fits(page_mm) * 10) / 10)
+    return max(LEAST_STAFF_MM, staff_mm), page_mm
+
+
+#: A staff's note: onset and length in beats, and what sounds there, each (its pitch as
+#: written, the octaves it sounds from there, its lyric).
+Notated = tuple[float, float, tuple[tuple[Pitch | None, int, str | None], ...]]
+
+
+def _staves(performance: Performance, beats: Callable[[float], float]
+            ) -> list[tuple[tuple[Source, ...], tuple[Notated, ...]]]:
+    """A staff per playing source, its notes; sources of one instrument that play the
+    same notes (the four 瑟 of a song, the three 負侯 answering together) share one, as a
+    full score writes doubled parts, each note held as long as the longest of them holds
+    it (players let a phrase's last note go a little apart): a staff each took 26
+    staves for s32, a system taller than the page."""
+    by_source: dict[str, list[Event]] = {}
+    for event in performance.events:
+        by_source.setdefault(event.source, []).append(event)
+    staves: dict[tuple, list[tuple[Source, tuple[Notated, ...]]]] = {}
+    for source in performance.sources.values():
+        if source.id in by_source:
+            notes = _notated(by_source[source.id], beats, performance.pieces)
+            played = tuple((onset, written) for onset, _, written in notes)
+            staves.setdefault((source.instrument, played), []).append((source, notes))
+    return [(tuple(source for source, _ in players), _held_longest([n for _, n in players]))
+            for players in staves.values()]
+
+
+def _held_longest(parts: Sequence[Sequence[Notated]]) -> tuple[Notated, ...]:
+    """The notes that ``parts`` (the same onsets and pitches) play, each as long as the
+    longest holds it."""
+    return tuple((onset, max(notes[1] for notes in same), written)
+                 for same in zip(*parts, strict=True) for onset, _, written in same[:1])
+
+
+def _notated(events: Sequence[Event], beats: Callable[[float], float],
+             pieces: Mapping[str, PieceInfo]) -> tuple[Notated, ...]:
+    """One part's notes on the grid: simultaneous ones together, each held at most until
+    the next onset."""
+    groups = _chords(events, beats)
+    notes = []
+    for index, (onset, group) in enumerate(groups):
+        length = max(beats(max(e.end for e in group)) - onset, QUANTUM_BEATS)
+        if index + 1 < len(groups):
+            length = min(length, groups[index + 1][0] - onset)
+        notes.append((onset, length, tuple((*_as_written(e, pieces), e.lyric) for e in group)))
+    return tuple(notes)
+
+
+def _players(sources: Sequence[Source]) -> str:
+    """The Chinese names of a staff's players, their shared first words said once:
+    工 大師、少師; 工 上工一–上工四."""
+    words = [s.name.split(" ") for s in sources]
+    common = 0
+    while all(len(w) > common + 1 and w[common] == words[0][common] for w in words):
+        common += 1
+    own = [" ".join(w[common:]) for w in words]
+    listed = "、".join(own) if len(own) <= 3 else f"{own[0]}–{own[-1]}"
+    return f"{' '.join(words[0][:common])} {listed}".strip()
+
+
+def _staff_name(sources: Sequence[Source]) -> str:
+    """A staff's name on the first system: ``中文 roman``; a shared staff's players and how
+    many play (``工 上工一–上工四 4 × se``)."""
+    if len(sources) == 1:
+        return f"{sources[0].name} {sources[0].roman.replace('_', ' ')}"
+    return f"{_players(sources)} {len(sources)} × {sources[0].instrument}"
+
+
+def _abbreviations(staves: Sequence[Sequence[Source]]) -> list[str]:
+    """The name each later system prints, one per staff and no two alike: the players';
+    where two staves share it, their sides (建鼓 east, 建鼓 west), then a number (建鼓 west 2)."""
+    names = [_players(sources) for sources in staves]
+    alike = Counter(names)
+    names = [name if alike[name] == 1 else f"{name} {sources[0].roman.split()[0]}"
+             for name, sources in zip(names, staves, strict=True)]
+    alike, seen = Counter(names), Counter[str]()
+    numbered = []
+    for name in names:
+        seen[name] += 1
+        numbered.append(f"{name} {seen[name]}" if alike[name] > 1 and seen[name] > 1 else name)
+    return numbered
 
 
 #: Markers a player finds their place by: rehearsal marks, ``中文 | English``.
 _LANDMARKS = ("section", "music", "shot")
-_STEP_WIDTH = 24  # a bar's steps: 12 Han characters a line
+_STEP_WIDTH, _STEP_LINES = 24, 3  # 12 Han characters a line, three lines at most
+_STEP_BEATS = 16  # a small text at most every four 4/4 bars
 
 
 def _marks(markers: Sequence[Marker], beats: Callable[[float], float]
            ) -> list[tuple[float, music21.base.Music21Object]]:
     """Rehearsal marks at the sections, music and shots; the other markers (steps, words,
-    calls) as one small text a 4/4 bar, their words only, at the first one's beat: a mark
-    each stacked a bar's six steps into a tower over the system (s06, bar 14)."""
+    calls) as one small text every four bars at most, their words only, at the first one's
+    beat, cut to three lines: a mark each stacked a bar's six steps into a tower over the
+    system (s06, bar 14), and a text a bar, each wider than its bar, climbed over the next
+    ones off the page (s32). The markers keep every word (MIDI, cue sheet)."""
     made: list[tuple[float, music21.base.Music21Object]] = []
-    steps: dict[int, list[tuple[float, str]]] = {}
-    for marker in markers:
+    steps: list[tuple[float, list[str]]] = []  # each text's beat and words
+    for marker in sorted(markers, key=lambda m: m.time):
         beat = beats(marker.time)
         if marker.kind in _LANDMARKS:
             made.append((beat, music21.expressions.RehearsalMark(
                 "\n".join(wrap(f"{marker.text} | {marker.gloss}", _MARK_WIDTH)))))
+        elif steps and beat < steps[-1][0] + _STEP_BEATS:
+            steps[-1][1].append(marker.text)
         else:
-            steps.setdefault(int(beat // 4), []).append((beat, marker.text))
-    for said in steps.values():
-        text = music21.expressions.TextExpression(
-            "\n".join(wrap("、".join(dict.fromkeys(words for _, words in said)), _STEP_WIDTH)))
+            steps.append((beat, [marker.text]))
+    for beat, said in steps:
+        lines = wrap("、".join(dict.fromkeys(said)), _STEP_WIDTH)
+        if len(lines) > _STEP_LINES:
+            lines = [*lines[:_STEP_LINES - 1], lines[_STEP_LINES - 1][:-1] + "…"]
+        text = music21.expressions.TextExpression("\n".join(lines))
         cast(music21.style.TextStyle, text.style).fontSize = 8
         text.placement = "above"
-        made.append((said[0][0], text))
+        made.append((beat, text))
     return made
 
 
@@ -621,8 +731,8 @@ def _credit(kind: str, x: int, y: int, justify: str, words: Iterable[tuple[str, 
     return credit
 
 
-def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STAFF_MM
-                 ) -> None:
+def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STAFF_MM,
+                 page_mm: tuple[float, float, float] = _PAGE_MM) -> None:
     """Title, page layout at ``staff_mm`` a staff, credits and creator, replacing what
     music21 wrote. Tenths are a fortieth of the staff: the page's are scaled from 7 mm's."""
     for old in root.findall("credit"):
@@ -642,7 +752,7 @@ def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STA
     defaults = _child(root, "defaults")
     scale = PIECE_STAFF_MM / staff_mm
     _child(defaults, "scaling/millimeters").text = f"{staff_mm:g}"
-    page_w, page_h, margin = (int(mm / staff_mm * 40) for mm in _PAGE_MM)
+    page_w, page_h, margin = (int(mm / staff_mm * 40) for mm in page_mm)
     layout = ET.Element("page-layout")
     ET.SubElement(layout, "page-height").text = str(page_h)
     ET.SubElement(layout, "page-width").text = str(page_w)
@@ -738,13 +848,14 @@ def _music21_xml(score: music21.stream.Score) -> bytes:
 
 
 def _export(score: music21.stream.Score, path: str | Path, credits: Credits,
-            spelled: dict | None, staff_mm: float = PIECE_STAFF_MM) -> Path:
+            spelled: dict | None, staff_mm: float = PIECE_STAFF_MM,
+            page_mm: tuple[float, float, float] = _PAGE_MM) -> Path:
     """Export with music21, set the credits (and decimal alters if ``spelled``) on A4 at
     ``staff_mm`` a staff, write plain or (``.mxl``) compressed MusicXML."""
     score.insert(0, music21.metadata.Metadata(title=credits.title))
     root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
-    _set_credits(root, credits, staff_mm)
+    _set_credits(root, credits, staff_mm, page_mm)
     for direction in root.iter("direction"):  # MuseScore 3 misplaces an unplaced tempo mark
         direction.set("placement", direction.get("placement", "above"))
     if spelled is not None:

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import unicodedata
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import mido
@@ -32,12 +33,13 @@ TUNING = Tuning.sanfen_sunyi()
 TIMEOUT_S = 240
 
 
-def mscore(source: Path, target: Path) -> str:
-    """Convert ``source`` with MuseScore 3; its output (stdout and stderr) is returned."""
+def mscore(source: Path, target: Path, made: Path | None = None) -> str:
+    """Convert ``source`` with MuseScore 3 (which writes ``made``, if not ``target``: an
+    SVG's first page is ``NAME-01.svg``); its output (stdout and stderr) is returned."""
     run = subprocess.run(["xvfb-run", "-a", "mscore3", "-o", str(target), str(source)],
                          capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     said = run.stdout + run.stderr
-    assert run.returncode == 0 and target.exists(), said
+    assert run.returncode == 0 and (made or target).exists(), said
     return said
 
 
@@ -201,3 +203,36 @@ def test_notes_on_the_grid_keep_the_tempo_map_in_musescore(tmp_path):
     mscore(snapped, tmp_path / "grid_back.mid")
     found = _tempo_and_metre(tmp_path / "grid_back.mid")
     assert ("set_tempo", round(6e7 / 44), None) in found and ("time_signature", None, 4) in found
+
+
+def test_a_full_score_fits_its_pages(tmp_path):
+    """s32's full score (the third round, with its singers, 瑟, 負侯 and archery) laid out
+    by MuseScore: at 5 mm on A4 its 26 staves ran past the page's foot, and a small text a
+    bar climbed over the next ones up and off the page's right edge. Every staff now lies
+    within the page's margins, and every mark, text and name on the page."""
+    rite = sequence.perform_from_file(seed=0, from_section="s32", to_section="s32")
+    source = score.write_performance_score(rite, tmp_path / "s32.musicxml")
+    root = ET.parse(source).getroot()
+    to_mm = float(root.findtext("defaults/scaling/millimeters")) / float(
+        root.findtext("defaults/scaling/tenths"))
+    page_mm = [float(root.findtext(f"defaults/page-layout/page-{k}")) * to_mm
+               for k in ("width", "height")]
+    margin_mm = float(root.findtext("defaults/page-layout/page-margins/top-margin")) * to_mm
+    mscore(source, tmp_path / "s32.svg", made=tmp_path / "s32-01.svg")
+    pages = sorted(tmp_path.glob("s32-*.svg"))
+    assert len(pages) > 10
+    for page in pages:
+        svg = page.read_text(encoding="utf-8")
+        width, height = map(float, re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
+        per_mm = width / page_mm[0]
+        assert height / per_mm == pytest.approx(page_mm[1], abs=0.5)
+        staff = [float(y) for points in re.findall(r'class="StaffLines"[^>]*points="([^"]+)"', svg)
+                 for y in re.findall(r",([\d.]+)", points)]
+        assert staff or page == pages[0], page.name  # the first may hold the credits alone
+        assert margin_mm - 1 <= min(staff, default=margin_mm * per_mm) / per_mm, page.name
+        assert max(staff, default=0.0) / per_mm <= page_mm[1] - margin_mm + 1, page.name
+        for kind, shape in re.findall(r'class="(StaffText|RehearsalMark|Tempo|Lyrics|'
+                                      r'InstrumentName)"[^>]*? d="([^"]+)"', svg):
+            xy = np.array([float(v) for v in re.findall(r"-?[\d.]+", shape)]).reshape(-1, 2)
+            assert xy.min() >= 0 and xy[:, 0].max() <= width and xy[:, 1].max() <= height, (
+                page.name, kind)

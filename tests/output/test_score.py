@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import tempfile
 import xml.etree.ElementTree as ET
@@ -319,8 +320,8 @@ def test_cli_piece(tmp_path, soundscape_cli):
 def test_more_parts_than_midi_channels_write_quietly(tmp_path, capfd):
     sources = {f"s{i}": Source(f"s{i}", "bianqing", f"磬{i}", f"qing {i}", "east",
                                (float(i), 5.0, 1.0)) for i in range(20)}
-    events = [Event(0.25 * i, 0.5, f"s{i}", TUNING.pitch("林鍾"), 0.5, "strike", "m")
-              for i in range(20)]
+    events = [Event(1.0 * i, 0.5, f"s{i}", TUNING.pitch("林鍾"), 0.5, "strike", "m")
+              for i in range(20)]  # a beat apart: no two play the same notes (one staff)
     path = score.write_performance_score(Performance.build(events, [], sources),
                                          tmp_path / "many.musicxml")
     assert capfd.readouterr().err == ""
@@ -535,16 +536,56 @@ def test_the_song_is_written_where_the_rite_sings_it_with_its_notated_lu(tmp_pat
 
 
 def test_a_bars_steps_are_one_small_text_not_a_tower_of_marks(tmp_path):
-    """s06's bar 14 held six rehearsal marks, stacked into a tower over the system. Marks
-    are the landmarks now (sections, music, shots); a bar's steps one small text."""
+    """s06's bar 14 held six rehearsal marks, stacked into a tower over the system; then a
+    small text a bar, each wider than its bar, climbed over the next ones off the page
+    (s32). Marks are the landmarks (sections, music, shots); the steps one small text of
+    at most three lines, four bars apart at least."""
     rite = sequence.perform_from_file(seed=0, from_section="s06", to_section="s06")
     root = ET.parse(score.write_performance_score(rite, tmp_path / "s06.musicxml")).getroot()
     first = next(root.iter("part"))
-    per_bar = [len([w for w in m.iter("words") if w.get("font-size") == "8"])
+    per_bar = [[w.text for w in m.iter("words") if w.get("font-size") == "8"]
                for m in first.iter("measure")]
-    assert max(per_bar) == 1 and sum(per_bar) >= 5
+    bars = [k for k, texts in enumerate(per_bar) if texts]
+    assert max(map(len, per_bar)) == 1 and len(bars) >= 3
+    assert min(b - a for a, b in itertools.pairwise(bars)) >= 4
+    assert max(len(texts[0].split("\n")) for texts in per_bar if texts) <= 3
     landmarks = [m for m in rite.markers if m.kind in score._LANDMARKS]
     assert len(list(root.iter("rehearsal"))) == len(landmarks) < len(rite.markers) / 4
+
+
+def test_players_of_one_part_share_a_staff_and_keep_their_notes(tmp_path):
+    """A staff a source gave s32 26 staves: the two singers, the four 瑟 and the three
+    負侯 each on their own, note for note the same. Players of one part now share a staff
+    named for them all; every note each plays is on it, at its onset and pitch."""
+    rite = sequence.perform_from_file(seed=0, from_section="s32", to_section="s32")
+    root = ET.parse(score.write_performance_score(rite, tmp_path / "s32.musicxml")).getroot()
+    names = [p.findtext("part-name") for p in root.iter("score-part")]
+    assert "工 上工一–上工四 4 × se" in names and "工 大師、少師 2 × voice" in names
+    assert "負侯 大侯、參、干 3 × voice" in names
+    assert len(names) == 20
+    short = [p.findtext("part-abbreviation") for p in root.iter("score-part")]
+    assert len(set(short)) == len(short) and "建鼓 west 2" in short
+    played = midi.music_only(rite)
+    tmap = midi.tempo_map_of(played)
+    reloaded = music21.converter.parse(tmp_path / "s32.musicxml")
+    staff = {p.partName: p for p in reloaded.parts}["工 上工一–上工四 4 × se"]
+    written = sorted((n.getOffsetInHierarchy(staff), n.pitch.midi) for n in staff.flatten().notes
+                     if n.tie is None or n.tie.type == "start")
+    for player in ("gong.shanggong.1", "gong.shanggong.4"):
+        own = sorted((round(tmap.tick(e.time) / 1920 * 2) / 2, round(e.pitch.midi))
+                     for e in played.events if e.source == player)
+        assert written == own, player
+
+
+def test_a_full_score_takes_the_staff_and_page_its_system_fits():
+    a4, a3 = (210.0, 297.0, 15.0), (297.0, 420.0, 15.0)
+    assert score.full_score_size([0] * 8) == (5.0, a4)
+    staff, page = score.full_score_size([4] * 3 + [0] * 17)  # s32's staves
+    assert page == a4 and 3.5 <= staff < 5.0
+    # the system at that staff: 16 spaces of marks, 10.5 a staff, 3 a lyric line beyond 4.7
+    spaces = 16 - 6.5 + 20 * 10.5 + 3 * (3 * 4 - 4.7)
+    assert spaces * staff / 4 <= 267 < spaces * (staff + 0.1) / 4
+    assert score.full_score_size([4] * 60) == (3.5, a3)
 
 
 def test_the_performance_score_names_sung_notes_as_the_pieces_score_does(tmp_path):
