@@ -33,7 +33,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
@@ -55,6 +55,7 @@ __all__ = [
     "Credits",
     "bars",
     "basis_line",
+    "beat_rests",
     "full_score_size",
     "lu_letter",
     "wrap",
@@ -491,7 +492,9 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     end = max((max(math.ceil(p.highestTime / 4), math.floor(p.highestOffset / 4) + 1) * 4
                for p in parts), default=0)
     for part in parts:
-        part.makeRests(refStreamOrTimeRange=[0.0, end], fillGaps=True, inPlace=True)
+        for start, stop in _silences(part, end):
+            for at, length in beat_rests(start, stop):
+                part.insert(at, music21.note.Rest(quarterLength=length))
     score = music21.stream.Score(parts)
     staff_mm, page_mm = full_score_size([_lyric_lines(notes) for _, notes in staves])
     return _export(score, path, _performance_credits(performance),
@@ -517,6 +520,36 @@ def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, tuple[float, flo
     page_mm = _PAGE_MM if fits(_PAGE_MM) >= LEAST_STAFF_MM else _A3_MM
     staff_mm = min(PERFORMANCE_STAFF_MM, math.floor(fits(page_mm) * 10) / 10)
     return max(LEAST_STAFF_MM, staff_mm), page_mm
+
+
+def _silences(part: music21.stream.Part, end: float) -> list[tuple[float, float]]:
+    """Where ``part`` plays nothing, from 0 to ``end`` (beats)."""
+    silences, at = [], 0.0
+    for start, stop in sorted((n.offset, n.offset + n.quarterLength) for n in part.notes):
+        if start > at:
+            silences.append((at, start))
+        at = max(at, stop)
+    return [*silences, (at, end)] if at < end else silences
+
+
+def beat_rests(start: float, stop: float) -> Iterator[tuple[float, float]]:
+    """The rests (onset, length in beats) of a silence in 4/4 as a player reads them, each
+    showing the beat (Gould, *Behind Bars*): what is left of a beat first, then a whole
+    bar's rest on its first beat, a half on the first or third, else a quarter, the part
+    of a beat last. One rest for the silence gave an eighth then a double-dotted half."""
+    at = start
+    while at < stop:
+        beat = at % 4
+        if beat % 1:
+            length = min(math.floor(at) + 1.0, stop) - at
+        elif beat == 0 and at + 4 <= stop:
+            length = 4.0
+        elif beat in (0, 2) and at + 2 <= stop:
+            length = 2.0
+        else:
+            length = min(1.0, stop - at)
+        yield at, length
+        at += length
 
 
 #: A staff's note: onset and length in beats, and what sounds there, each (its pitch as

@@ -553,12 +553,20 @@ def test_a_bars_steps_are_one_small_text_not_a_tower_of_marks(tmp_path):
     assert len(list(root.iter("rehearsal"))) == len(landmarks) < len(rite.markers) / 4
 
 
-def test_players_of_one_part_share_a_staff_and_keep_their_notes(tmp_path):
+@pytest.fixture(scope="module")
+def third_round(tmp_path_factory):
+    """s32 (the third round: 貍首 sung to 瑟 and drums, the archery) and its full score."""
+    rite = sequence.perform_from_file(seed=0, from_section="s32", to_section="s32")
+    folder = tmp_path_factory.mktemp("s32")
+    return rite, score.write_performance_score(rite, folder / "s32.musicxml")
+
+
+def test_players_of_one_part_share_a_staff_and_keep_their_notes(third_round):
     """A staff a source gave s32 26 staves: the two singers, the four 瑟 and the three
     負侯 each on their own, note for note the same. Players of one part now share a staff
     named for them all; every note each plays is on it, at its onset and pitch."""
-    rite = sequence.perform_from_file(seed=0, from_section="s32", to_section="s32")
-    root = ET.parse(score.write_performance_score(rite, tmp_path / "s32.musicxml")).getroot()
+    rite, path = third_round
+    root = ET.parse(path).getroot()
     names = [p.findtext("part-name") for p in root.iter("score-part")]
     assert "工 上工一–上工四 4 × se" in names and "工 大師、少師 2 × voice" in names
     assert "負侯 大侯、參、干 3 × voice" in names
@@ -567,7 +575,7 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(tmp_path):
     assert len(set(short)) == len(short) and "建鼓 west 2" in short
     played = midi.music_only(rite)
     tmap = midi.tempo_map_of(played)
-    reloaded = music21.converter.parse(tmp_path / "s32.musicxml")
+    reloaded = music21.converter.parse(path)
     staff = {p.partName: p for p in reloaded.parts}["工 上工一–上工四 4 × se"]
     written = sorted((n.getOffsetInHierarchy(staff), n.pitch.midi) for n in staff.flatten().notes
                      if n.tie is None or n.tie.type == "start")
@@ -575,6 +583,31 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(tmp_path):
         own = sorted((round(tmap.tick(e.time) / 1920 * 2) / 2, round(e.pitch.midi))
                      for e in played.events if e.source == player)
         assert written == own, player
+
+
+def test_rests_show_the_beat(third_round):
+    """A silence was one rest: an eighth note, then a double-dotted half rest. Each rest
+    now lies within a beat, or is a quarter on a beat, a half on the first or third, a
+    whole bar on the first; and every bar of every staff is full."""
+    assert list(score.beat_rests(0.5, 8.0)) == [(0.5, 0.5), (1.0, 1.0), (2.0, 2.0), (4.0, 4.0)]
+    assert list(score.beat_rests(1.0, 3.5)) == [(1.0, 1.0), (2.0, 1.0), (3.0, 0.5)]
+    root = ET.parse(third_round[1]).getroot()
+    divisions = int(next(root.iter("divisions")).text)
+    rests = 0
+    for part in root.iter("part"):
+        for bar in part.iter("measure"):
+            at = 0.0
+            for note in bar.iter("note"):
+                length = int(note.findtext("duration")) / divisions
+                if note.find("rest") is not None:
+                    rests += 1
+                    in_a_beat = math.floor(at) == math.ceil(at + length) - 1
+                    assert in_a_beat or (length, at) in ((2.0, 0.0), (2.0, 2.0), (4.0, 0.0)), (
+                        part.get("id"), bar.get("number"), at, length)
+                if note.find("chord") is None:
+                    at += length
+            assert at == 4.0, (part.get("id"), bar.get("number"))
+    assert rests > 1000
 
 
 def test_a_full_score_takes_the_staff_and_page_its_system_fits():
