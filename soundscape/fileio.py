@@ -65,6 +65,7 @@ MAX_DEPTH = 32
 def _part(target: Path) -> Iterator[Path]:
     """A hidden temporary file beside ``target`` (its suffix kept), removed on leaving."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    _undo_dead_sets(target.parent)  # first: their old files' second names are dead parts
     _remove_dead_parts(target)
     try:  # named by this process, so that the next run can tell a killed one's leftovers
         fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.{os.getpid()}-",
@@ -99,17 +100,20 @@ def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]
     """:func:`atomic_path` for files that belong together: none is renamed onto its
     target until every one has been written, and then all are or none
     (:func:`replace_all`), so a failure while making or placing the second leaves the
-    first as it was."""
+    first as it was. The renames keep a journal in the first target's folder: a process
+    killed among them is undone by the next write there (the old set back whole)."""
     paths = [Path(target) for target in targets]
     with contextlib.ExitStack() as stack:
         parts = tuple(stack.enter_context(_part(path)) for path in paths)
         yield parts
         for part in parts:  # mkstemp makes a file private (0600): a plain open()'s mode
             os.chmod(part, 0o666 & ~_umask())
-        replace_all(list(zip(parts, paths, strict=True)))
+        journal = paths[0].parent / f".{os.getpid()}-{secrets.token_hex(4)}{_SET_MOVES}"
+        replace_all(list(zip(parts, paths, strict=True)), journal=journal)
 
 
-def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> None:
+def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None, *,
+                journal: Path | None = None) -> None:
     """Rename each ``(source, target)`` of ``moves``, all of them or none.
 
     A target that is a folder is refused before anything moves. Each rename is atomic (a
@@ -118,7 +122,9 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
     as a part of this process's, so that a later run removes it once this one is gone); if
     a rename fails, the ones placed are undone from those links and the error names the
     target it failed on. Where the file system has no hard links, a target is replaced
-    without one and cannot be undone. One move is a plain atomic rename.
+    without one and cannot be undone. One move is a plain atomic rename. The moves are
+    written to ``journal`` (default: ``aside``'s :data:`JOURNAL`, if ``aside``) until all
+    are made, so that a process killed among them can be undone (:func:`undo_interrupted`).
     """
     refuse_folders(*(target for _, target in moves))
     if len(moves) == 1:
@@ -127,14 +133,18 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
     # (target, whether it was there, a second name of its old file)
     kept: list[tuple[Path, bool, Path | None]] = []
     placed = 0
-    journal = None if aside is None else aside / JOURNAL
+    if journal is None and aside is not None:
+        journal = aside / JOURNAL
     try:
         for _, target in moves:
             kept.append((target, os.path.lexists(target), _second_name(target, aside)))
         if journal is not None:  # a run killed among the renames is undone by the next
-            write_text(journal, json.dumps([[str(s), str(t), e, None if o is None else str(o)]
-                                            for (s, _), (t, e, o) in zip(moves, kept,
-                                                                          strict=True)]))
+            try:
+                write_text(journal, json.dumps([[str(s), str(t), e, None if o is None else str(o)]
+                                                for (s, _), (t, e, o) in zip(moves, kept,
+                                                                              strict=True)]))
+            except OSError as error:  # (a full disk) name the files, not the hidden journal
+                raise OSError(error.errno, error.strerror, str(moves[0][1])) from None
         for source, target in moves:
             _rename(source, target)
             placed += 1
@@ -143,6 +153,8 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
     except BaseException:
         for target, existed, old in reversed(kept[:placed]):
             _put_back(target, existed, old)
+        if journal is not None:  # undone here: nothing for the next run to undo
+            journal.unlink(missing_ok=True)
         raise
     finally:
         for _, _, old in kept:
@@ -152,22 +164,64 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None) -> No
 
 #: The moves :func:`replace_all` is making, kept in its ``aside`` folder until all are made.
 JOURNAL = ".moves.json"
+#: The end of the name of an :func:`atomic_paths` set's journal, ``.<pid>-<8 hex>`` before it.
+_SET_MOVES = ".moves.json"
+_SET_JOURNAL = re.compile(r"\.(\d+)-[0-9a-f]{8}" + re.escape(_SET_MOVES))
 
 
 def undo_interrupted(aside: Path) -> bool:
     """Undo the renames of a :func:`replace_all` killed among them (its journal is still in
     ``aside``, the folder its old files' second names are in): each target whose new file
     was placed gets its old file back, or goes if there was none. True if there was one."""
-    journal = aside / JOURNAL
+    return _undo(aside / JOURNAL)
+
+
+def _undo_dead_sets(folder: Path) -> None:
+    """Undo the renames of :func:`atomic_paths` sets whose process died among them (their
+    journals in ``folder``, named by the process): a kill -9 there left a new SVG beside
+    an old PNG."""
+    try:
+        names = [n for n in os.listdir(folder) if _SET_JOURNAL.fullmatch(n)]
+    except OSError:
+        return
+    for name in names:
+        pid = int(_SET_JOURNAL.fullmatch(name).group(1))  # type: ignore[union-attr]
+        with contextlib.suppress(OSError):
+            if (folder / name).lstat().st_uid == os.getuid() and not process_alive(pid):
+                _undo(folder / name)
+
+
+def _undo(journal: Path) -> bool:
+    """Undo the moves ``journal`` lists whose source is gone (moved onto its target), and
+    remove the sources never moved. A
+    journal that is not a list of moves, or names an old file's second name outside its
+    target's folder and the journal's, is left alone: the file is not to be trusted."""
     try:
         moves = json.loads(journal.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
+    if not isinstance(moves, list) or not all(_a_move(move, journal.parent) for move in moves):
+        return False
     for source, target, existed, old in reversed(moves):
         if not os.path.lexists(source):  # moved onto its target
             _put_back(Path(target), existed, None if old is None else Path(old))
+        else:  # a new file never placed, and its target's old file kept as it is
+            for path in (source, old):
+                if path is not None:
+                    Path(path).unlink(missing_ok=True)
     journal.unlink(missing_ok=True)
     return True
+
+
+def _a_move(move: Any, journal_folder: Path) -> bool:
+    """Whether ``move`` is a journal's ``[source, target, existed, old]``, the new file and
+    the old one's second name each beside its target or the journal."""
+    if not (isinstance(move, list) and len(move) == 4 and isinstance(move[0], str)
+            and isinstance(move[1], str) and isinstance(move[2], bool)
+            and (move[3] is None or isinstance(move[3], str))):
+        return False
+    beside = (Path(move[1]).parent, journal_folder)
+    return Path(move[0]).parent in beside and (move[3] is None or Path(move[3]).parent in beside)
 
 
 def _put_back(target: Path, existed: bool, old: Path | None) -> None:

@@ -1,9 +1,14 @@
 """Atomic output: a failure never leaves a file, or a temporary, at the destination."""
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
+from soundscape import fileio
 from soundscape.errors import SoundscapeError
 from soundscape.fileio import (
     MAX_DEPTH,
@@ -218,7 +223,7 @@ def test_a_set_is_placed_whole_or_not_at_all(tmp_path, monkeypatch):
     real = os.replace
 
     def failing(source, target):
-        if str(source).endswith(".part.json"):
+        if Path(source).name.startswith(".p.") and str(source).endswith(".part.json"):
             raise OSError(28, "No space left on device")
         real(source, target)
 
@@ -234,3 +239,57 @@ def test_a_set_is_placed_whole_or_not_at_all(tmp_path, monkeypatch):
             atomic_paths(first, tmp_path / "q.png") as (one, two):
         one.write_text("new")
     assert first.read_text() == "old"
+
+
+_KILLED_AMONG_A_SETS_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+from soundscape import fileio
+
+real, renames = fileio._rename, []
+def rename(source, target):
+    if Path(target).name.startswith("."):  # the journal
+        return real(source, target)
+    if renames:
+        os.kill(os.getpid(), signal.SIGKILL)  # kill -9, one file placed, the other not
+    renames.append(target)
+    real(source, target)
+fileio._rename = rename
+folder = Path(sys.argv[1])
+with fileio.atomic_paths(folder / "plan.svg", folder / "plan.png") as (svg, png):
+    svg.write_bytes(b"new svg")
+    png.write_bytes(b"new png")
+"""
+
+
+def test_a_set_killed_among_its_renames_is_undone_by_the_next_write_there(tmp_path):
+    """kill -9 between an atomic_paths set's renames left a new SVG beside an old PNG for
+    good (the plan's pair, a MIDI split). The next write into the folder puts the old set
+    back whole and leaves no hidden file behind."""
+    for name in ("plan.svg", "plan.png"):
+        (tmp_path / name).write_bytes(b"old " + name.encode())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", _KILLED_AMONG_A_SETS_RENAMES, str(tmp_path)],
+                         env=env, capture_output=True, timeout=120)
+    assert run.returncode == -9
+    assert (tmp_path / "plan.svg").read_bytes() == b"new svg"  # the mixed set it left
+    assert (tmp_path / "plan.png").read_bytes() == b"old plan.png"
+    fileio.write_text(tmp_path / "notes.txt", "another output")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == {
+        "plan.svg": b"old plan.svg", "plan.png": b"old plan.png", "notes.txt": b"another output"}
+
+
+def test_a_journal_that_names_files_elsewhere_is_left_alone(tmp_path):
+    """A set's journal is a file in the user's folder: one that would move a file from
+    another folder onto a target is not followed."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "elsewhere.txt").write_text("keep", encoding="utf-8")
+    target = tmp_path / "out" / "plan.svg"
+    target.write_text("mine", encoding="utf-8")
+    journal = tmp_path / "out" / ".999999999-0123abcd.moves.json"
+    journal.write_text(json.dumps([[str(tmp_path / "out" / ".gone"), str(target), True,
+                                    str(tmp_path / "elsewhere.txt")]]), encoding="utf-8")
+    fileio.write_text(tmp_path / "out" / "notes.txt", "x")
+    assert target.read_text(encoding="utf-8") == "mine"
+    assert (tmp_path / "elsewhere.txt").read_text(encoding="utf-8") == "keep"

@@ -525,7 +525,8 @@ def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, tuple[float, flo
 def _silences(part: music21.stream.Part, end: float) -> list[tuple[float, float]]:
     """Where ``part`` plays nothing, from 0 to ``end`` (beats)."""
     silences, at = [], 0.0
-    for start, stop in sorted((n.offset, n.offset + n.quarterLength) for n in part.notes):
+    for start, stop in sorted((float(n.offset), float(n.offset + n.quarterLength))
+                              for n in part.notes):
         if start > at:
             silences.append((at, start))
         at = max(at, stop)
