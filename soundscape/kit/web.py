@@ -100,17 +100,19 @@ def _playable(layout: Any, result) -> bool:
         channels <= _PLAYABLE or (channels <= _DOWNMIXED and channel_mask(layout) != 0))
 
 
-def _programme(item) -> dict[str, Any]:
+def _programme(item, site) -> dict[str, Any]:
     performance = item.performance
     lit = activity(performance)
     zones: dict[str, dict[str, Any]] = {}
+    named = {z.id: _zone_name(z, site) for z in item.programme.zones}
 
     def zone_entry(zone_id: str, job) -> dict[str, Any]:
         if zone_id in zones:
             return zones[zone_id]
         listener = job.listener.at(0.0)
         return zones.setdefault(zone_id, {
-            "id": zone_id, "x": listener.position[0], "y": listener.position[1],
+            "id": zone_id, "name": named.get(zone_id, zone_id),
+            "x": listener.position[0], "y": listener.position[1],
             "facing": listener.facing[:2], "renders": [], "walk": _walk(job.listener),
             "captions": [{"start": round(c.start, 3), "end": round(c.end, 3), "text": c.text,
                           "kind": c.kind}
@@ -150,6 +152,22 @@ def _walk(listener) -> list[list[float]] | None:
     points = getattr(listener, "waypoints", None)
     return None if points is None else [[round(t, 3), round(p[0], 3), round(p[1], 3)]
                                         for t, p, _ in points]
+
+
+def _place_name(site, place: str) -> str:
+    """A place as a visitor reads it: ``中庭 mid-court``."""
+    info = site.place_info(place)
+    return f"{info.name} {_english(info.roman)}"
+
+
+def _zone_name(zone, site) -> str:
+    """What the page's "Heard from" offers for a zone: its place's name (it offered the
+    place's id, ``zhongting``), or the places a walk goes through."""
+    if not zone.waypoints:
+        return _place_name(site, zone.id)
+    places = [_place_name(site, place) for _, place in zone.waypoints]
+    return "行 walking: " + " → ".join(p for k, p in enumerate(places)
+                                        if k == 0 or p != places[k - 1])
 
 
 def _english(roman: str) -> str:
@@ -208,7 +226,7 @@ def write_page(out: str | Path, built: list, site=None, listen: dict | None = No
                "x": site.place(p)[0], "y": site.place(p)[1]} for p in _PLACES
               if p in site.places]
     data = {"places": places, "outline": outline(site),
-            "programmes": [_programme(item) for item in built], "listen": listen}
+            "programmes": [_programme(item, site) for item in built], "listen": listen}
     (out / "web").mkdir(parents=True, exist_ok=True)
     for name in ("kit.js", "listen.js", "kit.css"):
         shutil.copyfile(_ASSETS / name, out / "web" / name)

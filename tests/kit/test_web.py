@@ -110,6 +110,13 @@ def test_screenshot_of_the_page(page, tmp_path):
     assert path.stat().st_size > 10_000
 
 
+def test_heard_from_offers_places_by_their_names(page):
+    # it offered the places' ids (gong_wei, zhongting), which no visitor reads
+    labels = page.evaluate("[...document.querySelectorAll('#zone option')]"
+                           ".map((o) => [o.value, o.textContent])")
+    assert labels == [["gong_wei", "公席 the duke's seat"], ["zhongting", "中庭 mid-court"]]
+
+
 def test_a_named_loudspeaker_loop_plays_and_ambisonics_are_left_to_the_venue(page):
     labels = page.evaluate("[...document.querySelectorAll('#layout option')]"
                            ".map((o) => o.textContent)")

@@ -168,6 +168,8 @@ def _on_walk(walk: list, t: float) -> list[float]:
 def test_following_the_walk_keeps_the_listener_on_it_as_the_programme_plays(page):
     page.select_option("#zone", "walk")
     page.wait_for_function("!document.getElementById('followbox').hidden")
+    assert page.evaluate("document.querySelector('#zone option[value=walk]').textContent") \
+        == "行 walking: 中庭 mid-court → 西階 west steps"
     walk = page.evaluate("window.kit.zone().walk")
     site = load_site()
     assert [v for w in walk for v in w] == pytest.approx(

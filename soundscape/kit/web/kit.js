@@ -186,7 +186,7 @@
     $("description").textContent = programme.description;
     const zones = $("zone");
     zones.replaceChildren();
-    for (const z of programme.zones) option(zones, z.id, z.id);
+    for (const z of programme.zones) option(zones, z.id, z.name || z.id);
     drawTimeline();
     chooseZone();
     document.dispatchEvent(new CustomEvent("kit:programme", { detail: programme }));
