@@ -408,15 +408,15 @@ def _metre(beats: float) -> music21.meter.TimeSignature:
 def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
           full: bool, octaves: int = 0) -> None:
     """The bar's notes at their beats (held at most to the next onset or the bar line),
-    simultaneous ones a chord, rests between."""
+    simultaneous ones a chord, rests between (:func:`beat_rests`)."""
     onsets: dict[float, list] = {}
     for note in notes:
         onsets.setdefault(_beats(note.time * per_second) - bar.start, []).append(note)
     at = 0.0
     times = sorted(onsets)
     for index, onset in enumerate(times):
-        if onset > at:
-            measure.insert(at, music21.note.Rest(quarterLength=onset - at))
+        for rest, length in beat_rests(at, onset, bar.beats):
+            measure.insert(rest, music21.note.Rest(quarterLength=length))
         stop = times[index + 1] if index + 1 < len(times) else bar.beats
         group = onsets[onset]
         length = min(max(_beats(max(n.duration for n in group) * per_second), 0.125),
@@ -426,8 +426,8 @@ def _fill(measure, notes, bar: Bar, per_second: float, keys, spelled: dict,
         pitched = all(n.pitch is not None for n in group) and len(made) > 1
         measure.insert(onset, _chord(made) if pitched else made[0])
         at = onset + length
-    if at < bar.beats:
-        measure.insert(at, music21.note.Rest(quarterLength=bar.beats - at))
+    for rest, length in beat_rests(at, bar.beats, bar.beats):
+        measure.insert(rest, music21.note.Rest(quarterLength=length))
 
 
 #: The instruments' names on the parts (as the text names them).
@@ -533,19 +533,20 @@ def _silences(part: music21.stream.Part, end: float) -> list[tuple[float, float]
     return [*silences, (at, end)] if at < end else silences
 
 
-def beat_rests(start: float, stop: float) -> Iterator[tuple[float, float]]:
-    """The rests (onset, length in beats) of a silence in 4/4 as a player reads them, each
-    showing the beat (Gould, *Behind Bars*): what is left of a beat first, then a whole
-    bar's rest on its first beat, a half on the first or third, else a quarter, the part
-    of a beat last. One rest for the silence gave an eighth then a double-dotted half."""
+def beat_rests(start: float, stop: float, bar: float = 4.0) -> Iterator[tuple[float, float]]:
+    """The rests (onset, length in beats) of a silence in bars of ``bar`` beats (offsets
+    from a bar line), as a player reads them, each showing the beat (Gould, *Behind
+    Bars*): what is left of a beat first, then a whole bar's rest from its first beat, a
+    half rest from an odd beat (the first, third …), else a quarter, the part of a beat
+    last. One rest for a silence gave an eighth note, then a double-dotted half rest."""
     at = start
     while at < stop:
-        beat = at % 4
+        beat = at % bar
         if beat % 1:
             length = min(math.floor(at) + 1.0, stop) - at
-        elif beat == 0 and at + 4 <= stop:
-            length = 4.0
-        elif beat in (0, 2) and at + 2 <= stop:
+        elif beat == 0 and at + bar <= stop:
+            length = bar
+        elif beat % 2 == 0 and beat + 2 <= bar and at + 2 <= stop:
             length = 2.0
         else:
             length = min(1.0, stop - at)
