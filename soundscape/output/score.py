@@ -514,6 +514,7 @@ def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, tuple[float, flo
     taller than its page runs off it (s32's 26 staves at 5 mm went 12 mm past A4)."""
     spaces = _HEAD_SP - _GAP_SP + sum(_STAFF_SP + max(0.0, _LYRIC_SP * n - _LYRIC_FREE_SP)
                                       for n in lyric_lines)
+
     def fits(page_mm: tuple[float, float, float]) -> float:  # the staff whose system fits
         return 4 * (page_mm[1] - 2 * page_mm[2]) / spaces
 
