@@ -300,9 +300,11 @@ class _KeepingThread:
             self.result = self._keeper.result()
 
 
-def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots) -> None:
+def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots, parent: int) -> None:
     """The keeping process: keep each block handed over (``_Slots``) until the end, then
-    send the result.
+    send the result. ``parent``: the main process's pid, taken there (read here, it was the
+    new parent's where the main process was killed before this one first ran, and this
+    one waited for ever).
 
     Its heap's free pages go back to the system now and then (``releasing_now_and_then``):
     its heap is the render's at the fork, and the chunks free there, once this process
@@ -317,7 +319,6 @@ def _keep_in_process(conn, other, keeper: _Keeper, slots: _Slots) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # and so is the command's SIGTERM
     other.close()  # so the pipe reports EOF if the main process dies
-    parent = os.getppid()
     with contextlib.suppress(EOFError, BrokenPipeError, ConnectionResetError):
         try:
             release = releasing_now_and_then()
@@ -424,7 +425,8 @@ class _KeepingProcess:
         self._conn, child = context.Pipe()
         self._slots = _Slots(context, block_bytes)
         self._process = context.Process(target=_keep_in_process,
-                                        args=(child, self._conn, keeper, self._slots),
+                                        args=(child, self._conn, keeper, self._slots,
+                                              os.getpid()),
                                         daemon=True)
         self._process.start()
         child.close()

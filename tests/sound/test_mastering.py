@@ -372,14 +372,26 @@ def test_a_keeping_process_told_to_stop_early_ends_by_itself(tmp_path, monkeypat
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc")
-def test_a_keeping_process_whose_main_process_is_killed_ends(tmp_path):
+@pytest.mark.parametrize("keeper_starts_late", [False, True])
+def test_a_keeping_process_whose_main_process_is_killed_ends(tmp_path, keeper_starts_late):
     """Killed mid pass 1 (e.g. for memory), the main process tells the keeper nothing: the
-    keeper, orphaned, ends rather than wait for blocks for ever."""
+    keeper, orphaned, ends rather than wait for blocks for ever. Also where the main
+    process is killed before the keeper first runs (a busy machine): the keeper took its
+    new parent for the main process and waited for ever (CI, once)."""
     import signal
     import subprocess
     import time
 
-    script = textwrap.dedent(f"""
+    late = textwrap.dedent("""
+        import time
+        from soundscape.sound import mastering
+        first_run = mastering._keep_in_process
+        def late(*args):
+            time.sleep(1.5)  # the main process is killed meanwhile
+            first_run(*args)
+        mastering._keep_in_process = late
+        """) if keeper_starts_late else ""
+    script = late + textwrap.dedent(f"""
         import itertools, multiprocessing, sys
         import numpy as np
         from soundscape.sound.loudness import LoudnessMeter
@@ -400,9 +412,14 @@ def test_a_keeping_process_whose_main_process_is_killed_ends(tmp_path):
     main.send_signal(signal.SIGKILL)
     main.wait()
     deadline = time.monotonic() + 60
-    while _running(keeper):
-        assert time.monotonic() < deadline, "the orphaned keeper never ended"
-        time.sleep(0.05)
+    try:
+        while _running(keeper):
+            assert time.monotonic() < deadline, "the orphaned keeper never ended"
+            time.sleep(0.05)
+    finally:  # not left behind waiting for ever where the test fails
+        if _running(keeper):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(keeper, signal.SIGKILL)
 
 
 def _running(pid: int) -> bool:
