@@ -108,5 +108,6 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
     parts = counted(len({e.source for e in played}), "part")
     with stage(f"laying out the score ({parts}, {counted(len(played), 'note')})"):
         name = sequencing.output_name(Path(target) if target else None)
-        return score.write_performance_score(rite, output or Path(f"output/{name}.musicxml"),
-                                             cents_in_alter=cents_in_alter)
+        return score.write_performance_score(
+            rite, output or Path(f"output/{name}.musicxml"), cents_in_alter=cents_in_alter,
+            notice=lambda said: click.echo(f"note: {said}", err=True))

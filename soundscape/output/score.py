@@ -2,8 +2,8 @@
 
 Two entry points: :func:`write_piece_score` (one piece, every part of it) and
 :func:`write_performance_score` (a full score: a staff per placed source, or per part
-its players share, rehearsal marks at the ritual markers, its staff and page those its
-system fits, :func:`full_score_size`). Each note carries, as lyric lines under it, the sung
+its players share, rehearsal marks at the ritual markers, its staff the one its system
+fits on A4, :func:`full_score_size`). Each note carries, as lyric lines under it, the sung
 character (if any), its 律 name, its 工尺 syllable (熊朋來's key, where it has
 one) and its deviation from 12-TET in cents.
 
@@ -70,13 +70,13 @@ QUANTUM_BEATS = 0.5
 
 # A4 and its margins, in mm: in tenths, a fortieth of the staff (music21's: 7 mm).
 _PAGE_MM = (210.0, 297.0, 15.0)  # width, height, margin
-#: A3, for a full score whose system a readable staff cannot fit on A4.
-_A3_MM = (297.0, 420.0, 15.0)
 #: Staff height (mm) of a piece's score (music21's) and of a performance score, whose
 #: dozen staves a 7 mm staff spread over a page a system (Gould, *Behind Bars*: 5-6 mm
 #: for a full score of this size); a performance score with more staves takes a smaller
 #: staff, down to the least a full score is printed with (Gould: 3.5 mm), so that its
-#: system fits the page.
+#: system fits the page. The page stays A4: MuseScore 3 (Debian's 3.2) draws a score on
+#: A3 with its staves 1.41 times the size asked (the page's width over A4's), and the
+#: whole rite's systems then ran 65 mm past the page.
 PIECE_STAFF_MM, PERFORMANCE_STAFF_MM, LEAST_STAFF_MM = 7.0, 5.0, 3.5
 # MuseScore 3's vertical layout, in spaces (a quarter of the staff; measured on its pages
 # of s32): a staff and the least distance to the next 10.5, the lyric lines under a staff
@@ -441,7 +441,8 @@ _PART_NAMES = {"shuopi": "朔鼙", "yingpi": "應鼙", "jie": "建鼓 節"}
 
 
 def write_performance_score(performance: Performance, path: str | Path, *,
-                            cents_in_alter: bool = False) -> Path:
+                            cents_in_alter: bool = False,
+                            notice: Callable[[str], None] | None = None) -> Path:
     """Write a performance as MusicXML: a part per source that plays music (the sounds of
     the actions, the place and the spoken words are left to the audio), rehearsal marks
     at the ritual markers.
@@ -450,7 +451,8 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     its own tempo, the rite's clock between, a tempo mark at each change), onsets and
     lengths on a ``QUANTUM_BEATS`` grid, so a piece's notes read as the beats they were
     laid on; a note is held at most until the next onset in its part, and simultaneous
-    notes of one part form a chord. Rehearsal marks read ``中文 | English``.
+    notes of one part form a chord. Rehearsal marks read ``中文 | English``. ``notice`` is
+    told where the system does not fit an A4 page even at ``LEAST_STAFF_MM``.
     """
     markers = performance.markers
     performance = music_only(performance)
@@ -496,9 +498,13 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             for at, length in beat_rests(start, stop):
                 part.insert(at, music21.note.Rest(quarterLength=length))
     score = music21.stream.Score(parts)
-    staff_mm, page_mm = full_score_size([_lyric_lines(notes) for _, notes in staves])
+    staff_mm, fits = full_score_size([_lyric_lines(notes) for _, notes in staves])
+    if not fits and notice is not None:
+        notice(f"the full score's {len(staves)} staves do not fit an A4 page even at "
+               f"{LEAST_STAFF_MM:g} mm: its systems will run past the page in MuseScore; "
+               "score a part of the rite (--from/--to) to read it")
     return _export(score, path, _performance_credits(performance),
-                   spelled if cents_in_alter else None, staff_mm, page_mm)
+                   spelled if cents_in_alter else None, staff_mm)
 
 
 def _lyric_lines(notes: Sequence[Notated]) -> int:
@@ -507,20 +513,16 @@ def _lyric_lines(notes: Sequence[Notated]) -> int:
                 for _, _, written in notes for pitch, _, lyric in written), default=0)
 
 
-def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, tuple[float, float, float]]:
-    """Staff height (mm) and page (width, height, margin in mm) of a full score whose
-    staves carry so many lyric lines each: A4 at ``PERFORMANCE_STAFF_MM``, or the staff
-    that fits its system on A4, down to ``LEAST_STAFF_MM``; A3 beyond that. A system
-    taller than its page runs off it (s32's 26 staves at 5 mm went 12 mm past A4)."""
+def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, bool]:
+    """The staff height (mm) of a full score on A4 whose staves carry so many lyric lines
+    each, and whether its system fits the page there: ``PERFORMANCE_STAFF_MM`` where it
+    fits, else the staff that fits it, down to ``LEAST_STAFF_MM``. A system taller than
+    its page runs off it (s32's 26 staves at 5 mm went 12 mm past A4)."""
     spaces = _HEAD_SP - _GAP_SP + sum(_STAFF_SP + max(0.0, _LYRIC_SP * n - _LYRIC_FREE_SP)
                                       for n in lyric_lines)
-
-    def fits(page_mm: tuple[float, float, float]) -> float:  # the staff whose system fits
-        return 4 * (page_mm[1] - 2 * page_mm[2]) / spaces
-
-    page_mm = _PAGE_MM if fits(_PAGE_MM) >= LEAST_STAFF_MM else _A3_MM
-    staff_mm = min(PERFORMANCE_STAFF_MM, math.floor(fits(page_mm) * 10) / 10)
-    return max(LEAST_STAFF_MM, staff_mm), page_mm
+    fitting = 4 * (_PAGE_MM[1] - 2 * _PAGE_MM[2]) / spaces  # the staff whose system fits
+    staff_mm = min(PERFORMANCE_STAFF_MM, math.floor(fitting * 10) / 10)
+    return max(LEAST_STAFF_MM, staff_mm), staff_mm >= LEAST_STAFF_MM
 
 
 def _silences(part: music21.stream.Part, end: float) -> list[tuple[float, float]]:
@@ -767,8 +769,8 @@ def _credit(kind: str, x: int, y: int, justify: str, words: Iterable[tuple[str, 
     return credit
 
 
-def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STAFF_MM,
-                 page_mm: tuple[float, float, float] = _PAGE_MM) -> None:
+def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STAFF_MM
+                 ) -> None:
     """Title, page layout at ``staff_mm`` a staff, credits and creator, replacing what
     music21 wrote. Tenths are a fortieth of the staff: the page's are scaled from 7 mm's."""
     for old in root.findall("credit"):
@@ -788,7 +790,7 @@ def _set_credits(root: ET.Element, credits: Credits, staff_mm: float = PIECE_STA
     defaults = _child(root, "defaults")
     scale = PIECE_STAFF_MM / staff_mm
     _child(defaults, "scaling/millimeters").text = f"{staff_mm:g}"
-    page_w, page_h, margin = (int(mm / staff_mm * 40) for mm in page_mm)
+    page_w, page_h, margin = (int(mm / staff_mm * 40) for mm in _PAGE_MM)
     layout = ET.Element("page-layout")
     ET.SubElement(layout, "page-height").text = str(page_h)
     ET.SubElement(layout, "page-width").text = str(page_w)
@@ -884,14 +886,13 @@ def _music21_xml(score: music21.stream.Score) -> bytes:
 
 
 def _export(score: music21.stream.Score, path: str | Path, credits: Credits,
-            spelled: dict | None, staff_mm: float = PIECE_STAFF_MM,
-            page_mm: tuple[float, float, float] = _PAGE_MM) -> Path:
+            spelled: dict | None, staff_mm: float = PIECE_STAFF_MM) -> Path:
     """Export with music21, set the credits (and decimal alters if ``spelled``) on A4 at
     ``staff_mm`` a staff, write plain or (``.mxl``) compressed MusicXML."""
     score.insert(0, music21.metadata.Metadata(title=credits.title))
     root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
-    _set_credits(root, credits, staff_mm, page_mm)
+    _set_credits(root, credits, staff_mm)
     for direction in root.iter("direction"):  # MuseScore 3 misplaces an unplaced tempo mark
         direction.set("placement", direction.get("placement", "above"))
     if spelled is not None:

@@ -630,15 +630,37 @@ def test_rests_show_the_beat(third_round, tmp_path):
         assert rests > 10 and wrong == [], piece_id
 
 
-def test_a_full_score_takes_the_staff_and_page_its_system_fits():
-    a4, a3 = (210.0, 297.0, 15.0), (297.0, 420.0, 15.0)
-    assert score.full_score_size([0] * 8) == (5.0, a4)
-    staff, page = score.full_score_size([4] * 3 + [0] * 17)  # s32's staves
-    assert page == a4 and 3.5 <= staff < 5.0
+def test_a_full_score_takes_the_staff_its_system_fits_on_a4():
+    assert score.full_score_size([0] * 8) == (5.0, True)
+    staff, fits = score.full_score_size([4] * 3 + [0] * 17)  # s32's staves
+    assert fits and 3.5 <= staff < 5.0
     # the system at that staff: 16 spaces of marks, 10.5 a staff, 3 a lyric line beyond 4.7
     spaces = 16 - 6.5 + 20 * 10.5 + 3 * (3 * 4 - 4.7)
     assert spaces * staff / 4 <= 267 < spaces * (staff + 0.1) / 4
-    assert score.full_score_size([4] * 60) == (3.5, a3)
+    assert score.full_score_size([4] * 60) == (3.5, False)
+
+
+def test_a_full_score_too_tall_for_a4_says_so(tmp_path):
+    """The whole rite's 28 staves fit no A4 page at 3.5 mm; on A3 MuseScore 3 drew its
+    staves 1.41 times the size asked and its systems ran 65 mm past the page. A4 it stays,
+    and the command says what to do."""
+    sources = {f"s{i}": Source(f"s{i}", "bianqing", f"磬{i}", f"qing {i}", "east",
+                               (float(i), 5.0, 1.0)) for i in range(40)}
+    events = [Event(1.0 * i, 0.5, f"s{i}", TUNING.pitch("林鍾"), 0.5, "strike", "m")
+              for i in range(40)]
+    said: list[str] = []
+    path = score.write_performance_score(Performance.build(events, [], sources),
+                                         tmp_path / "many.musicxml", notice=said.append)
+    root = ET.parse(path).getroot()
+    assert float(root.findtext("defaults/scaling/millimeters")) == score.LEAST_STAFF_MM
+    assert float(root.findtext("defaults/page-layout/page-height")) * 3.5 / 40 == \
+        pytest.approx(297, abs=0.2)
+    assert said == ["the full score's 40 staves do not fit an A4 page even at 3.5 mm: its "
+                    "systems will run past the page in MuseScore; score a part of the rite "
+                    "(--from/--to) to read it"]
+    said.clear()
+    score.write_performance_score(_performance(), tmp_path / "few.musicxml", notice=said.append)
+    assert said == []
 
 
 def test_the_performance_score_names_sung_notes_as_the_pieces_score_does(tmp_path):
