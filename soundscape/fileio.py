@@ -65,7 +65,6 @@ MAX_DEPTH = 32
 def _part(target: Path) -> Iterator[Path]:
     """A hidden temporary file beside ``target`` (its suffix kept), removed on leaving."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    _undo_dead_sets(target.parent)  # first: their old files' second names are dead parts
     _remove_dead_parts(target)
     try:  # named by this process, so that the next run can tell a killed one's leftovers
         fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.{os.getpid()}-",
@@ -103,12 +102,14 @@ def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]
     first as it was. The renames keep a journal in the first target's folder: a process
     killed among them is undone by the next write there (the old set back whole)."""
     paths = [Path(target) for target in targets]
+    for folder in dict.fromkeys(path.parent for path in paths):  # before the dead parts go:
+        _undo_dead_sets(folder)  # a killed set's old files' second names are among them
     with contextlib.ExitStack() as stack:
         parts = tuple(stack.enter_context(_part(path)) for path in paths)
         yield parts
         for part in parts:  # mkstemp makes a file private (0600): a plain open()'s mode
             os.chmod(part, 0o666 & ~_umask())
-        journal = paths[0].parent / f".{os.getpid()}-{secrets.token_hex(4)}{_SET_MOVES}"
+        journal = paths[0].parent / f".{os.getpid()}-{secrets.token_hex(4)}{JOURNAL}"
         replace_all(list(zip(parts, paths, strict=True)), journal=journal)
 
 
@@ -162,11 +163,10 @@ def replace_all(moves: list[tuple[Path, Path]], aside: Path | None = None, *,
                 old.unlink(missing_ok=True)
 
 
-#: The moves :func:`replace_all` is making, kept in its ``aside`` folder until all are made.
+#: The moves :func:`replace_all` is making, kept in its ``aside`` folder until all are made
+#: (an :func:`atomic_paths` set's in its first file's folder, ``.<pid>-<8 hex>`` before it).
 JOURNAL = ".moves.json"
-#: The end of the name of an :func:`atomic_paths` set's journal, ``.<pid>-<8 hex>`` before it.
-_SET_MOVES = ".moves.json"
-_SET_JOURNAL = re.compile(r"\.(\d+)-[0-9a-f]{8}" + re.escape(_SET_MOVES))
+_SET_JOURNAL = re.compile(r"\.(\d+)-[0-9a-f]{8}" + re.escape(JOURNAL))
 
 
 def undo_interrupted(aside: Path) -> bool:
@@ -193,9 +193,8 @@ def _undo_dead_sets(folder: Path) -> None:
 
 def _undo(journal: Path) -> bool:
     """Undo the moves ``journal`` lists whose source is gone (moved onto its target), and
-    remove the sources never moved. A
-    journal that is not a list of moves, or names an old file's second name outside its
-    target's folder and the journal's, is left alone: the file is not to be trusted."""
+    remove the sources never moved. A journal that is not a list of moves, or names a file
+    outside its target's folder and the journal's, is left alone: it is not to be trusted."""
     try:
         moves = json.loads(journal.read_text(encoding="utf-8"))
     except (OSError, ValueError):

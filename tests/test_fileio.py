@@ -3,7 +3,6 @@
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from soundscape.fileio import (
     write_text,
     write_texts,
 )
+from tests.killing import killed_among_renames
 
 
 def test_write_text_replaces_atomically(tmp_path):
@@ -195,7 +195,6 @@ def test_bad_toml_names_file_and_line():
 def test_a_killed_runs_hidden_file_is_removed_by_the_next_write(tmp_path):
     """A ``play -o x.wav`` killed with SIGKILL left ``.x.….part.wav`` (63 MB) for good; a
     running process's, or another target's, stays."""
-    import subprocess
 
     dead = subprocess.Popen(["true"])
     dead.wait()
@@ -241,21 +240,7 @@ def test_a_set_is_placed_whole_or_not_at_all(tmp_path, monkeypatch):
     assert first.read_text() == "old"
 
 
-_KILLED_AMONG_A_SETS_RENAMES = """
-import os, signal, sys
-from pathlib import Path
-from soundscape import fileio
-
-real, renames = fileio._rename, []
-def rename(source, target):
-    if Path(target).name.startswith("."):  # the journal
-        return real(source, target)
-    if renames:
-        os.kill(os.getpid(), signal.SIGKILL)  # kill -9, one file placed, the other not
-    renames.append(target)
-    real(source, target)
-fileio._rename = rename
-folder = Path(sys.argv[1])
+_PLAN = """
 with fileio.atomic_paths(folder / "plan.svg", folder / "plan.png") as (svg, png):
     svg.write_bytes(b"new svg")
     png.write_bytes(b"new png")
@@ -268,11 +253,7 @@ def test_a_set_killed_among_its_renames_is_undone_by_the_next_write_there(tmp_pa
     back whole and leaves no hidden file behind."""
     for name in ("plan.svg", "plan.png"):
         (tmp_path / name).write_bytes(b"old " + name.encode())
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", _KILLED_AMONG_A_SETS_RENAMES, str(tmp_path)],
-                         env=env, capture_output=True, timeout=120)
-    assert run.returncode == -9
+    killed_among_renames(_PLAN, tmp_path)
     assert (tmp_path / "plan.svg").read_bytes() == b"new svg"  # the mixed set it left
     assert (tmp_path / "plan.png").read_bytes() == b"old plan.png"
     fileio.write_text(tmp_path / "notes.txt", "another output")

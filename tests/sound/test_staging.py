@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from soundscape.sound.staging import Staging, remove_stale
+from tests.killing import killed_among_renames
 
 
 def _dead_pid() -> int:
@@ -75,22 +76,9 @@ def test_a_rename_that_fails_midway_leaves_the_old_set(tmp_path, monkeypatch):
     assert all(p.read_bytes() == b"old " + p.name.encode() for p in tmp_path.iterdir())
 
 
-_KILLED_AMONG_RENAMES = """
-import os, signal, sys
-from pathlib import Path
-from soundscape import fileio
+_STAGED = """
 from soundscape.sound.staging import Staging
-
-real, renames = fileio._rename, []
-def rename(source, target):
-    if Path(target).name.startswith("."):  # the journal
-        return real(source, target)
-    if renames:
-        os.kill(os.getpid(), signal.SIGKILL)  # kill -9, one file placed, the other not
-    renames.append(target)
-    real(source, target)
-fileio._rename = rename
-with Staging(sys.argv[1], "x") as staged:
+with Staging(folder, "x") as staged:
     for name in ("x.mid", "x.wav"):
         (staged.folder / name).write_bytes(b"new " + name.encode())
 """
@@ -100,11 +88,7 @@ def test_a_run_killed_among_its_renames_is_undone_by_the_next(tmp_path):
     """kill -9 between the renames left the new MIDI beside the old audio for good."""
     for name in ("x.mid", "x.wav"):
         (tmp_path / name).write_bytes(b"old " + name.encode())
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-c", _KILLED_AMONG_RENAMES, str(tmp_path)],
-                         env=env, capture_output=True)
-    assert run.returncode == -9
+    killed_among_renames(_STAGED, tmp_path)
     assert (tmp_path / "x.mid").read_bytes() == b"new x.mid"  # the mixed set it left
     assert (tmp_path / "x.wav").read_bytes() == b"old x.wav"
     removed = remove_stale(tmp_path)  # what the next run into the folder does first
