@@ -29,8 +29,8 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 @click.option("--performance", is_flag=True,
               help="Write the sequenced rite (CUES, default: the bundled 大射 sheet, or a "
               "Performance JSON saved by `soundscape sequence`) instead of a piece. The whole "
-              "rite takes ~11 minutes and 1.5 GB (music21 lays out "
-              "every part's bars): use --from/--to for a section.")
+              "rite takes ~3 minutes and 1.2 GB (music21 lays out every staff's bars) and "
+              "is too tall for A4: use --from/--to for a section.")
 @click.option("--cues", "cues_file", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="With --performance: the cue sheet (the same as the CUES argument).")
@@ -105,8 +105,8 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
         raise RenderError(f"{f'section {asked}' if asked else rite.info.title}: no music is "
                           "played there, so there is nothing to score; `soundscape sections` "
                           "lists the music of each section")
-    parts = counted(len({e.source for e in played}), "part")
-    with stage(f"laying out the score ({parts}, {counted(len(played), 'note')})"):
+    players = counted(len({e.source for e in played}), "player")
+    with stage(f"laying out the score ({players}, {counted(len(played), 'note')})"):
         name = sequencing.output_name(Path(target) if target else None)
         return score.write_performance_score(
             rite, output or Path(f"output/{name}.musicxml"), cents_in_alter=cents_in_alter,

@@ -178,13 +178,19 @@ def _child(parent: ET.Element, path: str) -> ET.Element:
 
 
 def _note(pitch: Pitch | None, beats: float, keys: mts.KeyMap, lyric: str | None,
-          spelled: dict, *, full: bool = True, octaves: int = 0) -> music21.note.GeneralNote:
+          spelled: dict, *, full: bool = True, octaves: int = 0,
+          line: tuple[str, str] | None = None) -> music21.note.GeneralNote:
     """A music21 note (or unpitched stroke) with its lines under it: the sung character,
     its 律 (``lu_letter``), its 工尺 (``full`` only) and its cents from 12-TET, whole
     (``+12``); records the spelled cents. ``octaves``: the note sounds so many octaves
-    from ``pitch`` (a song sung lower), its lines name ``pitch`` as notated."""
+    from ``pitch`` (a song sung lower), its lines name ``pitch`` as notated. ``line``: a
+    stroke's place and notehead on a shared percussion staff (``("F5", "x")``)."""
     if pitch is None:
         stroke = music21.note.Unpitched(quarterLength=beats)
+        if line is not None:
+            stroke.displayStep = cast(music21.common.types.StepName, line[0][0])
+            stroke.displayOctave = int(line[0][1:])
+            stroke.notehead = line[1]
         if lyric:
             stroke.addLyric(lyric, applyRaw=True)
         return stroke
@@ -467,12 +473,14 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     programs = load_programs()
     parts: list[music21.stream.Part] = []
     staves = _staves(performance, beats)
-    for (sources, notes), short in zip(staves, _abbreviations([s for s, _ in staves]),
-                                       strict=True):
+    for staff, short in zip(staves, _abbreviations(staves), strict=True):
+        sources, notes = staff.sources, staff.notes
         part = music21.stream.Part(id=sources[0].id)
-        part.partName = _staff_name(sources)
+        part.partName = staff.name or _staff_name(sources)
         part.partAbbreviation = short  # the name every later system prints
         part.insert(0, _instrument(sources[0].instrument, programs, sources[0].roman))
+        if staff.key:
+            part.insert(notes[0][0], music21.expressions.TextExpression(staff.key))
         if not parts:
             for segment in tmap.segments:  # printed whole, played exact (<sound tempo>)
                 bpm = round(6e7 / segment.tempo, 1)
@@ -481,11 +489,8 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             for beat, mark in _marks(markers, beats):
                 part.insert(beat, mark)
         for onset, length, written in notes:
-            made = [_note(pitch, length, keys, lyric, spelled, octaves=octaves)
-                    for pitch, octaves, lyric in written]
-            part.insert(onset, made[0] if len(made) == 1 or any(p is None for p, _, _ in written)
-                        else _chord(made))
-        if all(p is None for _, _, written in notes for p, _, _ in written):  # strokes: not
+            part.insert(onset, _sounding(written, length, keys, spelled))
+        if all(w[0] is None for _, _, written in notes for w in written):  # strokes: not
             part.insert(0, music21.clef.PercussionClef())  # noteheads on a treble staff
         parts.append(part)
     # rests where a part is silent (music21 fills its gaps with hidden ones: empty bars),
@@ -498,7 +503,7 @@ def write_performance_score(performance: Performance, path: str | Path, *,
             for at, length in beat_rests(start, stop):
                 part.insert(at, music21.note.Rest(quarterLength=length))
     score = music21.stream.Score(parts)
-    staff_mm, fits = full_score_size([_lyric_lines(notes) for _, notes in staves])
+    staff_mm, fits = full_score_size([_lyric_lines(staff.notes) for staff in staves])
     if not fits and notice is not None:
         notice(f"the full score's {len(staves)} staves do not fit an A4 page even at "
                f"{LEAST_STAFF_MM:g} mm: its systems will run past the page in MuseScore; "
@@ -507,10 +512,26 @@ def write_performance_score(performance: Performance, path: str | Path, *,
                    spelled if cents_in_alter else None, staff_mm)
 
 
+def _sounding(written: Sequence[Written], length: float, keys: mts.KeyMap,
+              spelled: dict) -> music21.note.GeneralNote:
+    """What sounds at one onset of a staff: a note or stroke, a chord of notes, or the
+    strokes of a shared percussion staff together (each on its line)."""
+    made = [_note(pitch, length, keys, lyric, spelled, octaves=octaves, line=line)
+            for pitch, octaves, lyric, line in written]
+    if len(made) == 1:
+        return made[0]
+    if all(w[0] is None for w in written):
+        if all(w[3] is not None for w in written):
+            return music21.percussion.PercussionChord(cast(list[music21.note.NotRest], made),
+                                                      quarterLength=length)
+        return made[0]  # one source's strokes at one onset: one stroke
+    return _chord(made)
+
+
 def _lyric_lines(notes: Sequence[Notated]) -> int:
     """The most lines under any note of a staff (its character, 律, 工尺, cents)."""
     return max((sum(map(bool, (lyric, *(("律", "工尺", "cents") if pitch else ()))))
-                for _, _, written in notes for pitch, _, lyric in written), default=0)
+                for _, _, written in notes for pitch, _, lyric, _ in written), default=0)
 
 
 def full_score_size(lyric_lines: Sequence[int]) -> tuple[float, bool]:
@@ -558,28 +579,84 @@ def beat_rests(start: float, stop: float, bar: float = 4.0) -> Iterator[tuple[fl
 
 
 #: A staff's note: onset and length in beats, and what sounds there, each (its pitch as
-#: written, the octaves it sounds from there, its lyric).
-Notated = tuple[float, float, tuple[tuple[Pitch | None, int, str | None], ...]]
+#: written, the octaves it sounds from there, its lyric, its line and notehead on a
+#: percussion staff that several sources share, else None).
+Written = tuple[Pitch | None, int, str | None, tuple[str, str] | None]
+Notated = tuple[float, float, tuple[Written, ...]]
 
 
-def _staves(performance: Performance, beats: Callable[[float], float]
-            ) -> list[tuple[tuple[Source, ...], tuple[Notated, ...]]]:
+@dataclass(frozen=True)
+class Staff:
+    """A staff of the full score: its sources (players), its notes, and for a shared
+    percussion staff its own name, the name later systems print and its key."""
+
+    sources: tuple[Source, ...]
+    notes: tuple[Notated, ...]
+    name: str | None = None
+    short: str | None = None
+    key: str | None = None
+
+
+#: The shooting on one percussion staff, as a percussion score writes a kit: the strokes
+#: of the archery's sources (bows, arrow, targets, tally; the voices keep their staves),
+#: each source on its own line or space from the top line down, instruments in this
+#: order, each instrument its own notehead. A staff each took 7 of s32's 20 staves for
+#: 200 arrows and 187 other strokes.
+_KIT_GROUP = "archery"
+_KIT_HEADS = {"bow": ("x", "×"), "arrow": ("triangle", "△"), "target": ("normal", "●"),
+              "tally": ("diamond", "◇")}
+_KIT_LINES = ("F5", "E5", "D5", "C5", "B4", "A4", "G4", "F4", "E4")
+_KIT_NAME = ("射 the shooting", "射")
+
+
+def _staves(performance: Performance, beats: Callable[[float], float]) -> list[Staff]:
     """A staff per playing source, its notes; sources of one instrument that play the
     same notes (the four 瑟 of a song, the three 負侯 answering together) share one, as a
     full score writes doubled parts, each note held as long as the longest of them holds
     it (players let a phrase's last note go a little apart): a staff each took 26
-    staves for s32, a system taller than the page."""
+    staves for s32, a system taller than the page. The archery's strokes share one
+    percussion staff (``_KIT_HEADS``)."""
     by_source: dict[str, list[Event]] = {}
     for event in performance.events:
         by_source.setdefault(event.source, []).append(event)
+    playing = [s for s in performance.sources.values() if s.id in by_source]
+    kit = _kit_lines(playing)
     staves: dict[tuple, list[tuple[Source, tuple[Notated, ...]]]] = {}
-    for source in performance.sources.values():
-        if source.id in by_source:
-            notes = _notated(by_source[source.id], beats, performance.pieces)
-            played = tuple((onset, written) for onset, _, written in notes)
-            staves.setdefault((source.instrument, played), []).append((source, notes))
-    return [(tuple(source for source, _ in players), _held_longest([n for _, n in players]))
-            for players in staves.values()]
+    for source in playing:
+        if source.id in kit:  # notated together below
+            staves.setdefault(("kit",), []).append((source, ()))
+            continue
+        notes = _notated(by_source[source.id], beats, performance.pieces)
+        played = tuple((onset, written) for onset, _, written in notes)
+        staves.setdefault((source.instrument, played), []).append((source, notes))
+    made = []
+    for group, players in staves.items():
+        members = tuple(source for source, _ in players)
+        if group == ("kit",):
+            events = sorted((e for s in members for e in by_source[s.id]), key=lambda e: e.time)
+            made.append(Staff(members, _notated(events, beats, performance.pieces, kit),
+                              *_KIT_NAME, key=_kit_key(members, kit)))
+        else:
+            made.append(Staff(members, _held_longest([n for _, n in players])))
+    return made
+
+
+def _kit_lines(playing: Sequence[Source]) -> dict[str, tuple[str, str]]:
+    """The line and notehead of each archery source on the shared staff (none where
+    fewer than two play: a lone one keeps its own staff)."""
+    members = sorted((s for s in playing if s.group == _KIT_GROUP and s.instrument in _KIT_HEADS),
+                     key=lambda s: list(_KIT_HEADS).index(s.instrument))
+    if len(members) < 2 or len(members) > len(_KIT_LINES):
+        return {}
+    return {s.id: (line, _KIT_HEADS[s.instrument][0])
+            for s, line in zip(members, _KIT_LINES, strict=False)}
+
+
+def _kit_key(members: Sequence[Source], kit: Mapping[str, tuple[str, str]]) -> str:
+    """The shared staff's key: ``top line down: 上射之物弓 × · … · 中算 ◇``."""
+    ordered = sorted(members, key=lambda s: _KIT_LINES.index(kit[s.id][0]))
+    return "top line down: " + " · ".join(f"{s.name.replace(' ', '')} {_KIT_HEADS[s.instrument][1]}"
+                      for s in ordered)
 
 
 def _held_longest(parts: Sequence[Sequence[Notated]]) -> tuple[Notated, ...]:
@@ -590,16 +667,20 @@ def _held_longest(parts: Sequence[Sequence[Notated]]) -> tuple[Notated, ...]:
 
 
 def _notated(events: Sequence[Event], beats: Callable[[float], float],
-             pieces: Mapping[str, PieceInfo]) -> tuple[Notated, ...]:
-    """One part's notes on the grid: simultaneous ones together, each held at most until
-    the next onset."""
+             pieces: Mapping[str, PieceInfo],
+             kit: Mapping[str, tuple[str, str]] | None = None) -> tuple[Notated, ...]:
+    """One staff's notes on the grid: simultaneous ones together, each held at most
+    until the next onset; ``kit``: each source's line and notehead on a shared
+    percussion staff (one stroke a line at an onset)."""
     groups = _chords(events, beats)
     notes = []
     for index, (onset, group) in enumerate(groups):
         length = max(beats(max(e.end for e in group)) - onset, QUANTUM_BEATS)
         if index + 1 < len(groups):
             length = min(length, groups[index + 1][0] - onset)
-        notes.append((onset, length, tuple((*_as_written(e, pieces), e.lyric) for e in group)))
+        written = tuple((*_as_written(e, pieces), e.lyric, kit.get(e.source) if kit else None)
+                        for e in group)
+        notes.append((onset, length, tuple(dict.fromkeys(written)) if kit else written))
     return tuple(notes)
 
 
@@ -623,13 +704,13 @@ def _staff_name(sources: Sequence[Source]) -> str:
     return f"{_players(sources)} {len(sources)} × {sources[0].instrument}"
 
 
-def _abbreviations(staves: Sequence[Sequence[Source]]) -> list[str]:
+def _abbreviations(staves: Sequence[Staff]) -> list[str]:
     """The name each later system prints, one per staff and no two alike: the players';
     where two staves share it, their sides (建鼓 east, 建鼓 west), then a number (建鼓 west 2)."""
-    names = [_players(sources) for sources in staves]
+    names = [staff.short or _players(staff.sources) for staff in staves]
     alike = Counter(names)
-    names = [name if alike[name] == 1 else f"{name} {sources[0].roman.split()[0]}"
-             for name, sources in zip(names, staves, strict=True)]
+    names = [name if alike[name] == 1 else f"{name} {staff.sources[0].roman.split()[0]}"
+             for name, staff in zip(names, staves, strict=True)]
     alike, seen = Counter(names), Counter[str]()
     numbered = []
     for name in names:

@@ -292,7 +292,7 @@ def test_cli_performance_section_is_valid_musicxml(tmp_path, soundscape_cli):
     onsets = {(e.source, round(tmap.tick(e.time) / 1920 / score.QUANTUM_BEATS)) for e in played}
     assert len(notes) == len(onsets)
     # the progress line counts what the score holds, not every sounding source
-    assert f"laying out the score ({len(sounding)} parts, {len(played)} notes)" in err
+    assert f"laying out the score ({len(sounding)} players, {len(played)} notes)" in err
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -570,7 +570,7 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(third_round):
     names = [p.findtext("part-name") for p in root.iter("score-part")]
     assert "工 上工一–上工四 4 × se" in names and "工 大師、少師 2 × voice" in names
     assert "負侯 大侯、參、干 3 × voice" in names
-    assert len(names) == 20
+    assert len(names) == 14
     short = [p.findtext("part-abbreviation") for p in root.iter("score-part")]
     assert len(set(short)) == len(short) and "建鼓 west 2" in short
     played = midi.music_only(rite)
@@ -583,6 +583,62 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(third_round):
         own = sorted((round(tmap.tick(e.time) / 1920 * 2) / 2, round(e.pitch.midi))
                      for e in played.events if e.source == player)
         assert written == own, player
+
+
+def _strokes(part: ET.Element, divisions: int) -> list[tuple[float, str, str]]:
+    """A percussion staff's strokes: (onset in beats, display step and octave, notehead)."""
+    strokes, bar_start = [], 0.0
+    for bar in part.iter("measure"):
+        at = 0.0
+        for note in bar.iter("note"):
+            length = int(note.findtext("duration")) / divisions
+            if note.find("chord") is not None:
+                at -= length  # a chord's later notes sound with its first
+            place = note.find("unpitched")
+            held = any(t.get("type") == "stop" for t in note.iter("tie"))  # a bar line's tie
+            if place is not None and not held:
+                strokes.append((bar_start + at, place.findtext("display-step")
+                                + place.findtext("display-octave"),
+                                note.findtext("notehead") or "normal"))
+            at += length
+        bar_start += at
+    return strokes
+
+
+def test_the_shooting_shares_one_percussion_staff_each_source_on_its_line(third_round):
+    """The archery's bows, arrow, three targets and tally took 7 of s32's 20 staves. They
+    share one percussion staff now, each source on its own line with its instrument's
+    notehead, named in a key over its first stroke; every stroke of each is there at its
+    onset, and nothing else is."""
+    rite, path = third_round
+    root = ET.parse(path).getroot()
+    divisions = int(next(root.iter("divisions")).text)
+    names = {p.get("id"): p.findtext("part-name") for p in root.iter("score-part")}
+    part = next(p for p in root.iter("part") if names[p.get("id")] == "射 the shooting")
+    written = _strokes(part, divisions)
+    played = midi.music_only(rite)
+    tmap = midi.tempo_map_of(played)
+    kit = [s for s in played.sources.values() if s.group == "archery"
+           and any(e.source == s.id for e in played.events)]
+    assert {s.instrument for s in kit} == {"bow", "arrow", "target", "tally"} and len(kit) == 7
+    onsets = {s.id: {round(tmap.tick(e.time) / 1920 * 2) / 2
+                     for e in played.events if e.source == s.id} for s in kit}
+    places: dict[tuple[str, str], set] = {}
+    for onset, line, head in written:
+        places.setdefault((line, head), set()).add(onset)
+    # each source on a line of its own, written at exactly that source's onsets
+    own = {s.id: next(place for place, at in places.items() if at == onsets[s.id])
+           for s in kit}
+    assert len(places) == len(kit) and len({line for line, _ in own.values()}) == len(kit)
+    by_instrument = {s.instrument: {own[o.id][1] for o in kit if o.instrument == s.instrument}
+                     for s in kit}
+    assert all(len(h) == 1 for h in by_instrument.values())
+    assert len({next(iter(h)) for h in by_instrument.values()}) == 4  # a notehead each
+    key = next(w.text for w in part.iter("words"))
+    top_down = sorted(kit, key=lambda s: -music21.pitch.Pitch(own[s.id][0]).diatonicNoteNum)
+    assert key.startswith("top line down: ")
+    assert [k.split(" ")[0] for k in key.removeprefix("top line down: ").split(" · ")] == [
+        s.name.replace(" ", "") for s in top_down]
 
 
 def _rests_against_the_beat(path: Path) -> tuple[int, list[tuple]]:
