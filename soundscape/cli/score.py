@@ -16,7 +16,7 @@ from soundscape.cli._common import FilePath, Sequencing, counted, sequencing_opt
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
-from soundscape.output.midi import music_only
+from soundscape.output.midi import SPLITS, music_only
 
 __all__ = ["command"]
 
@@ -35,18 +35,22 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
               default=None, metavar="FILE",
               help="With --performance: the cue sheet (the same as the CUES argument).")
 @sequencing_options(saved=False)
-@click.option("-o", "--out", "output", type=FilePath(dir_okay=False, path_type=Path),
-              default=None,
+@click.option("-o", "--out", "output", type=FilePath(path_type=Path), default=None,
               help="MusicXML file (default output/PIECE.musicxml, or with --performance "
               "output/NAME.musicxml, NAME the rite's: see `render -o`); ending .mxl: "
-              "compressed MusicXML.")
+              "compressed MusicXML; with --split, the folder.")
+@click.option("--split", type=click.Choice(SPLITS), default=None,
+              help="With --performance: a full score per piece played (NN-CUE.musicxml, its "
+              "notes only) or per section that plays music (SECTION.musicxml), each with its "
+              "own staves, into the folder -o (default output/NAME.pieces or "
+              "output/NAME.sections, beside `midi --split`'s files).")
 @click.option("--huangzhong", default="convention", show_default=True,
               help="黃鍾 in Hz or a preset name (convention, zeng, qing).")
 @click.option("--cents-in-alter", is_flag=True,
               help="Also write each note's cents as a decimal <alter> (MuseScore 4 and Dorico "
               "read it as tuning; MuseScore 3 rejects it). The cents are always in lyric line 4.")
 def command(target: str | None, performance: bool, cues_file: Path | None,
-            sequencing: Sequencing, output: Path | None, huangzhong: str,
+            sequencing: Sequencing, output: Path | None, split: str | None, huangzhong: str,
             cents_in_alter: bool) -> None:
     """Write PIECE (an id like luming or a title like 鹿鳴) as MusicXML, or with
     --performance the rite; the options from --from to --wusuan-seconds shape the rite.
@@ -54,6 +58,7 @@ def command(target: str | None, performance: bool, cues_file: Path | None,
     \b
     soundscape score 鹿鳴
     soundscape score --performance --from s18 --to s18 -o output/yuebin.musicxml
+    soundscape score --performance --split section
     soundscape score --performance output/dashe.performance.json --from 樂賓 --to 樂賓
     """
     if cues_file is not None:
@@ -66,11 +71,14 @@ def command(target: str | None, performance: bool, cues_file: Path | None,
     except ValueError:
         reference = huangzhong
     tuning = Tuning.sanfen_sunyi(reference)
-    if output is not None and output.suffix.lower() not in _ENDINGS:
+    if split is not None and not performance:
+        raise click.UsageError("--split writes the rite's scores: give it with --performance")
+    if split is None and output is not None and (output.suffix.lower() not in _ENDINGS
+                                                 or output.is_dir()):
         raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a score; "
                           f"give an --out ending {', '.join(_ENDINGS)} (.mxl: compressed)")
     if performance:
-        path = _performance(target, sequencing, output, tuning, cents_in_alter)
+        path = _performance(target, sequencing, output, tuning, cents_in_alter, split)
     else:
         path = _piece(target, sequencing, output, tuning, cents_in_alter)
     click.echo(f"wrote {path}")
@@ -91,7 +99,7 @@ def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
 
 
 def _performance(target: str | None, sequencing: Sequencing, output: Path | None,
-                 tuning: Tuning, cents_in_alter: bool) -> Path:
+                 tuning: Tuning, cents_in_alter: bool, split: str | None) -> Path | str:
     if target is not None and not Path(target).is_file():
         raise click.BadParameter(f"cue sheet {target!r} is not a file", param_hint="CUES")
     if target is not None and target.endswith(".json"):  # a saved Performance
@@ -106,8 +114,19 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
                           "played there, so there is nothing to score; `soundscape sections` "
                           "lists the music of each section")
     players = counted(len({e.source for e in played}), "player")
+    name = sequencing.output_name(Path(target) if target else None)
+    if split is not None:
+        folder = output or Path(f"output/{name}.{split}s")
+        with stage(f"laying out a score per {split} ({players}, "
+                   f"{counted(len(played), 'note')})"):
+            paths = score.write_split_scores(rite, folder, by=split,
+                                             cents_in_alter=cents_in_alter, notice=_notice)
+        return f"{counted(len(paths), 'score')} into {folder} (one per {split})"
     with stage(f"laying out the score ({players}, {counted(len(played), 'note')})"):
-        name = sequencing.output_name(Path(target) if target else None)
         return score.write_performance_score(
             rite, output or Path(f"output/{name}.musicxml"), cents_in_alter=cents_in_alter,
-            notice=lambda said: click.echo(f"note: {said}", err=True))
+            notice=_notice)
+
+
+def _notice(said: str) -> None:
+    click.echo(f"note: {said}", err=True)

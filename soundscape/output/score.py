@@ -41,11 +41,12 @@ from typing import cast
 import music21
 
 from soundscape.errors import RenderError, TuningError
-from soundscape.fileio import write_bytes
+from soundscape.fileio import atomic_paths, held, replace_set, write_bytes
 from soundscape.music.pitch import Pitch
 from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
 from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
+from soundscape.output.midi import parts as split_parts
 from soundscape.output.tempo_map import TICKS_PER_BEAT
 from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 
@@ -58,9 +59,11 @@ __all__ = [
     "beat_rests",
     "full_score_size",
     "lu_letter",
+    "performance_score",
     "wrap",
     "write_performance_score",
     "write_piece_score",
+    "write_split_scores",
 ]
 
 #: Performance scores: onsets and lengths on a grid of half a beat, eighth notes (the
@@ -353,8 +356,9 @@ def write_piece_score(piece, path: str | Path, *, tuning: Tuning,
         subtitle=f"{piece.mode}; {tuning.name}, 黃鍾 = {tuning.huangzhong_hz:.2f} Hz; "
                  "under the notes: words, 律, 工尺, cents from 12-TET",
         basis=basis_line(piece.basis, piece.basis_note), notes=((piece.title, note),))
-    return _export(music21.stream.Score(parts), path, credits,
-                   spelled if cents_in_alter else None)
+    return write_bytes(path, _exported(music21.stream.Score(parts), credits,
+                                       spelled if cents_in_alter else None,
+                                       compressed=_is_mxl(path)))
 
 
 def _sung_octaves(arrangement) -> int:
@@ -449,7 +453,52 @@ _PART_NAMES = {"shuopi": "朔鼙", "yingpi": "應鼙", "jie": "建鼓 節"}
 def write_performance_score(performance: Performance, path: str | Path, *,
                             cents_in_alter: bool = False,
                             notice: Callable[[str], None] | None = None) -> Path:
-    """Write a performance as MusicXML: a part per source that plays music (the sounds of
+    """Write a performance as MusicXML (``.mxl``: compressed), the full score of
+    :func:`performance_score`."""
+    return write_bytes(path, performance_score(performance, cents_in_alter=cents_in_alter,
+                                               compressed=_is_mxl(path), notice=notice))
+
+
+def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
+                       ending: str = ".musicxml", cents_in_alter: bool = False,
+                       notice: Callable[[str], None] | None = None) -> list[Path]:
+    """Write a full score per piece played or per section that plays music (the parts of
+    ``midi.parts``: ``NN-CUE`` or ``SECTION``, then ``ending``) into ``folder``, each with
+    only the staves that play in it, so that each fits its page where the whole rite's
+    22 staves do not.
+
+    Every score is made before any is written, and the set is placed whole or not at all;
+    scores an earlier split of this kind wrote there and this one does not are removed,
+    other files (the MIDI split's) are left alone; a second split into the folder while
+    this one writes is refused. ``notice`` is told, by file, where a system does not fit.
+    """
+    if ending not in (".musicxml", ".xml", ".mxl"):
+        raise RenderError(f"ending {ending!r}; accepted: .musicxml, .xml, .mxl")
+    made = []
+    for name, part in split_parts(performance, by):
+        if not music_only(part).events:  # a section without music has no score
+            continue
+        name = f"{Path(name).stem}{ending}"
+        made.append((name, performance_score(
+            part, cents_in_alter=cents_in_alter, compressed=ending == ".mxl",
+            notice=None if notice is None else functools.partial(_told, notice, name))))
+    written = [Path(folder) / name for name, _ in made]
+    with held(folder, RenderError, f"scores by {by}"):
+        with atomic_paths(*written) as staged:
+            for (_, data), target in zip(made, staged, strict=True):
+                target.write_bytes(data)
+        replace_set(folder, [path.name for path in written], record=f".soundscape.{by}-scores")
+    return written
+
+
+def _told(notice: Callable[[str], None], name: str, said: str) -> None:
+    notice(f"{name}: {said}")
+
+
+def performance_score(performance: Performance, *, cents_in_alter: bool = False,
+                      compressed: bool = False,
+                      notice: Callable[[str], None] | None = None) -> bytes:
+    """A performance as MusicXML: a part per source that plays music (the sounds of
     the actions, the place and the spoken words are left to the audio), rehearsal marks
     at the ritual markers.
 
@@ -507,9 +556,10 @@ def write_performance_score(performance: Performance, path: str | Path, *,
     if not fits and notice is not None:
         notice(f"the full score's {len(staves)} staves do not fit an A4 page even at "
                f"{LEAST_STAFF_MM:g} mm: its systems will run past the page in MuseScore; "
-               "score a part of the rite (--from/--to) to read it")
-    return _export(score, path, _performance_credits(performance),
-                   spelled if cents_in_alter else None, staff_mm)
+               "score a part of the rite (--from/--to) or each section (--split section) "
+               "to read it")
+    return _exported(score, _performance_credits(performance),
+                     spelled if cents_in_alter else None, staff_mm, compressed=compressed)
 
 
 def _sounding(written: Sequence[Written], length: float, keys: mts.KeyMap,
@@ -966,10 +1016,10 @@ def _music21_xml(score: music21.stream.Score) -> bytes:
     return text
 
 
-def _export(score: music21.stream.Score, path: str | Path, credits: Credits,
-            spelled: dict | None, staff_mm: float = PIECE_STAFF_MM) -> Path:
+def _exported(score: music21.stream.Score, credits: Credits, spelled: dict | None,
+              staff_mm: float = PIECE_STAFF_MM, *, compressed: bool = False) -> bytes:
     """Export with music21, set the credits (and decimal alters if ``spelled``) on A4 at
-    ``staff_mm`` a staff, write plain or (``.mxl``) compressed MusicXML."""
+    ``staff_mm`` a staff: plain or (``compressed``, ``.mxl``) compressed MusicXML."""
     score.insert(0, music21.metadata.Metadata(title=credits.title))
     root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
@@ -980,9 +1030,11 @@ def _export(score: music21.stream.Score, path: str | Path, credits: Credits,
         _cents_in_alter(root, spelled)
     ET.indent(root, space="  ")
     data = (_HEADER + ET.tostring(root, encoding="unicode") + "\n").encode("utf-8")
-    if Path(path).suffix.lower() == ".mxl":
-        data = _compressed(data)
-    return write_bytes(path, data)
+    return _compressed(data) if compressed else data
+
+
+def _is_mxl(path: str | Path) -> bool:
+    return Path(path).suffix.lower() == ".mxl"
 
 
 def _compressed(xml: bytes) -> bytes:

@@ -18,7 +18,14 @@ from soundscape import sequence
 from soundscape.music import repertoire
 from soundscape.music.tuning import Tuning
 from soundscape.output import midi, mts, score
-from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
+from soundscape.performance import (
+    Event,
+    Marker,
+    Performance,
+    PieceInfo,
+    SectionSpan,
+    Source,
+)
 from tests.conftest import problems
 
 TUNING = Tuning.sanfen_sunyi()  # 黃鍾 = C4
@@ -713,10 +720,21 @@ def test_a_full_score_too_tall_for_a4_says_so(tmp_path):
         pytest.approx(297, abs=0.2)
     assert said == ["the full score's 40 staves do not fit an A4 page even at 3.5 mm: its "
                     "systems will run past the page in MuseScore; score a part of the rite "
-                    "(--from/--to) to read it"]
+                    "(--from/--to) or each section (--split section) to read it"]
     said.clear()
     score.write_performance_score(_performance(), tmp_path / "few.musicxml", notice=said.append)
     assert said == []
+    # split by section, the score that does not fit is named
+    said.clear()
+    sectioned = Performance.build(events, [], sources, sections=(
+        SectionSpan("s1", "設樂", 0.0, 20.0), SectionSpan("s2", "射", 20.0, 60.0)))
+    written = score.write_split_scores(sectioned, tmp_path / "split", by="section",
+                                       notice=said.append)
+    assert [p.name for p in written] == ["s1.musicxml", "s2.musicxml"]
+    assert said == [f"s{n}.musicxml: the full score's 20 staves do not fit an A4 page even at "
+                    "3.5 mm: its systems will run past the page in MuseScore; score a part of "
+                    "the rite (--from/--to) or each section (--split section) to read it"
+                    for n in (1, 2)]
 
 
 def test_the_performance_score_names_sung_notes_as_the_pieces_score_does(tmp_path):
@@ -774,3 +792,46 @@ def test_every_lu_on_every_huangzhong_is_its_key_with_one_accidental_at_most():
         for index, lu in enumerate(LU):
             spelled = score._spelled(tonic + index, lu, tonic)
             assert round(spelled.ps) == tonic + index and abs(spelled.alter) <= 1, spelled
+
+
+def test_a_score_per_section_beside_the_midi_files(tmp_path, soundscape_cli):
+    """The whole rite's 22 staves fit no page; a score per section (or piece) holds only
+    the staves that play there, each the score of that section alone, written into the
+    folder `midi --split` fills, whose files it leaves alone; a second split with fewer
+    sections takes away the score it no longer writes, and nothing the user put there."""
+    span = ("--from", "s18", "--to", "s19")  # 樂賓 (鹿鳴, 新宮), then 立司正: no music
+    code, err = soundscape_cli("midi", *span, "--split", "section", "-o", "parts",
+                               cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    (tmp_path / "parts" / "mine.musicxml").write_text("mine")
+    code, err = soundscape_cli("score", "--performance", *span, "--split", "section",
+                               "-o", "parts", cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    folder = tmp_path / "parts"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        ".soundscape.section-scores", ".soundscape.sections", "mine.musicxml", "s18.mid",
+        "s18.musicxml", "s19.mid"]
+    code, err = soundscape_cli("score", "--performance", "--from", "s18", "--to", "s18",
+                               "-o", "alone.musicxml", cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    assert (folder / "s18.musicxml").read_bytes() == (tmp_path / "alone.musicxml").read_bytes()
+    code, err = soundscape_cli("score", "--performance", "--from", "s19", "--to", "s45",
+                               "--split", "piece", "-o", "pieces", cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    pieces = sorted(p.name for p in (tmp_path / "pieces").glob("*.musicxml"))
+    assert pieces == ["01-lishou.musicxml", "02-wusuanyue.musicxml", "03-gaixia.musicxml",
+                      "04-aoxia.musicxml"]
+    lishou = ET.parse(tmp_path / "pieces" / "01-lishou.musicxml").getroot()
+    names = [p.findtext("part-name") for p in lishou.iter("score-part")]
+    assert "射 the shooting" not in names and "工 上工一–上工四 4 × se" in names
+    code, err = soundscape_cli("score", "--performance", "--from", "s19", "--to", "s19",
+                               "--split", "section", "-o", "parts", cwd=tmp_path)
+    assert code == 2 and "no music is played there" in err
+    code, err = soundscape_cli("score", "--performance", "--from", "s21", "--to", "s22",
+                               "--split", "section", "-o", "parts", cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    assert sorted(p.name for p in folder.glob("*.musicxml")) == [
+        "mine.musicxml", "s21.musicxml", "s22.musicxml"]
+    assert {"s18.mid", "s19.mid"} <= {p.name for p in folder.iterdir()}
+    code, err = soundscape_cli("score", "s18", "--split", "section", cwd=tmp_path)
+    assert code == 2 and "--split writes the rite's scores" in err
