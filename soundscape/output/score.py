@@ -670,7 +670,7 @@ def _staves(performance: Performance, beats: Callable[[float], float]) -> list[S
     for event in performance.events:
         by_source.setdefault(event.source, []).append(event)
     playing = [s for s in performance.sources.values() if s.id in by_source]
-    kit = _kit_lines(playing)
+    kit = _kit_lines([s for s in playing if all(e.pitch is None for e in by_source[s.id])])
     staves: dict[tuple, list[tuple[Source, tuple[Notated, ...]]]] = {}
     for source in playing:
         if source.id in kit:  # notated together below
@@ -692,8 +692,9 @@ def _staves(performance: Performance, beats: Callable[[float], float]) -> list[S
 
 
 def _kit_lines(playing: Sequence[Source]) -> dict[str, tuple[str, str]]:
-    """The line and notehead of each archery source on the shared staff (none where
-    fewer than two play: a lone one keeps its own staff)."""
+    """The line and notehead of each archery source (of ``playing``, those that only
+    strike) on the shared staff (none where fewer than two play: a lone one keeps its own
+    staff)."""
     members = sorted((s for s in playing if s.group == _KIT_GROUP and s.instrument in _KIT_HEADS),
                      key=lambda s: list(_KIT_HEADS).index(s.instrument))
     if len(members) < 2 or len(members) > len(_KIT_LINES):
