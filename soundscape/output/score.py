@@ -552,6 +552,9 @@ def performance_score(performance: Performance, *, cents_in_alter: bool = False,
             for at, length in beat_rests(start, stop):
                 part.insert(at, music21.note.Rest(quarterLength=length))
     score = music21.stream.Score(parts)
+    for first, last, name in _brackets(staves):
+        score.insert(0, music21.layout.StaffGroup(parts[first:last + 1], name=name,
+                                                  symbol="bracket", barTogether=False))
     staff_mm, fits = full_score_size([_lyric_lines(staff.notes) for staff in staves])
     if not fits and notice is not None:
         notice(f"the full score's {len(staves)} staves do not fit an A4 page even at "
@@ -689,6 +692,27 @@ def _staves(performance: Performance, beats: Callable[[float], float]) -> list[S
         else:
             made.append(Staff(members, _held_longest([n for _, n in players])))
     return made
+
+
+#: Brackets of the full score, by where the players stand (their source ids' first word):
+#: the east and west racks below the hall (設樂), the musicians on it, the shooting's
+#: officials and sounds; a bracket joins two or more staves side by side.
+_BRACKETS = {"east": "東 east", "west": "西 west", "gong": "工 musicians", "voice": "射 shooting",
+             "archery": "射 shooting"}
+
+
+def _brackets(staves: Sequence[Staff]) -> list[tuple[int, int, str]]:
+    """The brackets (first staff, last staff, name) over runs of staves whose players
+    stand together (``_BRACKETS``)."""
+    runs: list[list] = []
+    for index, staff in enumerate(staves):
+        name = _BRACKETS.get(staff.sources[0].id.split(".")[0])
+        if runs and name is not None and runs[-1][2] == name:
+            runs[-1][1] = index
+        else:
+            runs.append([index, index, name])
+    return [(first, last, name) for first, last, name in runs
+            if name is not None and last > first]
 
 
 def _kit_lines(playing: Sequence[Source]) -> dict[str, tuple[str, str]]:

@@ -592,6 +592,34 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(third_round):
         assert written == own, player
 
 
+def test_a_bracket_joins_the_players_who_stand_together(third_round):
+    """A full score brackets its families; s32's 14 staves had none. The east drums, the
+    west rack and drums, the musicians on the hall and the shooting each have a bracket
+    over their staves, and no staff stands outside its side's."""
+    _, path = third_round
+    part_list = ET.parse(path).getroot().find("part-list")
+    brackets, open_at, names = [], {}, []
+    for element in part_list:
+        if element.tag == "score-part":
+            names.append(element.findtext("part-name"))
+        elif element.get("type") == "start":
+            assert element.findtext("group-symbol") == "bracket"
+            open_at[element.get("number")] = (len(names), element.findtext("group-name"))
+        else:
+            start, name = open_at.pop(element.get("number"))
+            brackets.append((name, names[start:]))
+    assert not open_at
+    assert brackets == [
+        ("東 east", ["建鼓 east jiangu", "應鼙 east yingpi"]),
+        ("西 west", ["西縣 頌磬 west songqing", "建鼓 west jiangu", "朔鼙 west shuopi",
+                    "建鼓 west jiangu 2"]),
+        ("工 musicians", ["工 大師、少師 2 × voice", "工 上工一–上工四 4 × se"]),
+        ("射 shooting", ["負侯 大侯、參、干 3 × voice", "射 the shooting",
+                       "司射 director of archery", "大侯獲者 hit caller at the dahou shelter",
+                       "參獲者 hit caller at the can shelter",
+                       "干獲者 hit caller at the gan shelter"])]
+
+
 def _strokes(part: ET.Element, divisions: int) -> list[tuple[float, str, str]]:
     """A percussion staff's strokes: (onset in beats, display step and octave, notehead)."""
     strokes, bar_start = [], 0.0
