@@ -69,6 +69,16 @@ class WholeRange(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+def split_folder(output: Path | None, default: Path) -> Path:
+    """The folder a ``--split`` writes into: ``output`` (default ``default``), refused at
+    once where a file stands there (before minutes of work that could not be written)."""
+    folder = output or default
+    if folder.exists() and not folder.is_dir():
+        raise click.BadParameter(f"{str(folder)!r} is a file; --split writes a folder of "
+                                 "files: give a folder", param_hint="-o/--out")
+    return folder
+
+
 def speaker_layout(layout: str, verb: str) -> str | tuple[float, ...]:
     """``layout`` parsed (a name or azimuths), refused if it is a render's alone (stems, an
     ADM master): ``verb`` (play, impulse) hears through loudspeakers or headphones."""

@@ -13,6 +13,7 @@ from soundscape.cli._common import (
     counted,
     cue_sheet_option,
     sequencing_options,
+    split_folder,
 )
 from soundscape.errors import RenderError
 from soundscape.output import midi
@@ -58,7 +59,8 @@ def command(cues: Path | None, output: Path | None, split: str | None, grid: str
                                "that ignore ports, FluidSynth among them, use --tuning mts)")
     ports = ports or ("many" if tuning_mode == "mpe" else "one")
     name = sequencing.output_name(cues)  # --rite ID → output/ID.mid
-    output = output or Path(f"output/{name}.{split}s" if split else f"output/{name}.mid")
+    output = (split_folder(output, Path(f"output/{name}.{split}s")) if split
+              else output or Path(f"output/{name}.mid"))
     steps = int(grid) if grid else None
     if split is None and output.suffix.lower() not in _ENDINGS:
         raise RenderError(f"--out {str(output)!r}: ending {output.suffix!r} is not a MIDI "

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import FilePath, Sequencing, counted, sequencing_options, stage
+from soundscape.cli._common import (
+    FilePath,
+    Sequencing,
+    counted,
+    sequencing_options,
+    split_folder,
+    stage,
+)
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
@@ -116,7 +123,7 @@ def _performance(target: str | None, sequencing: Sequencing, output: Path | None
     players = counted(len({e.source for e in played}), "player")
     name = sequencing.output_name(Path(target) if target else None)
     if split is not None:
-        folder = output or Path(f"output/{name}.{split}s")
+        folder = split_folder(output, Path(f"output/{name}.{split}s"))
         with stage(f"laying out a score per {split} ({players}, "
                    f"{counted(len(played), 'note')})"):
             paths = score.write_split_scores(rite, folder, by=split,

@@ -863,3 +863,10 @@ def test_a_score_per_section_beside_the_midi_files(tmp_path, soundscape_cli):
     assert {"s18.mid", "s19.mid"} <= {p.name for p in folder.iterdir()}
     code, err = soundscape_cli("score", "s18", "--split", "section", cwd=tmp_path)
     assert code == 2 and "--split writes the rite's scores" in err
+    # a file where the folder should be: refused before any work, the file untouched
+    (tmp_path / "a.txt").write_text("mine")
+    for verb in (("score", "--performance"), ("midi",)):
+        code, err = soundscape_cli(*verb, "--from", "s18", "--to", "s18", "--split",
+                                   "section", "-o", "a.txt", cwd=tmp_path)
+        assert code == 2 and "'a.txt' is a file; --split writes a folder" in err, err
+        assert "laying out" not in err and (tmp_path / "a.txt").read_text() == "mine"
