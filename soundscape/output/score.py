@@ -730,8 +730,8 @@ def _kit_lines(playing: Sequence[Source]) -> dict[str, tuple[str, str]]:
 def _kit_key(members: Sequence[Source], kit: Mapping[str, tuple[str, str]]) -> str:
     """The shared staff's key: ``top line down: 上射之物弓 × · … · 中算 ◇``."""
     ordered = sorted(members, key=lambda s: _KIT_LINES.index(kit[s.id][0]))
-    return "top line down: " + " · ".join(f"{s.name.replace(' ', '')} {_KIT_HEADS[s.instrument][1]}"
-                      for s in ordered)
+    named = [f"{s.name.replace(' ', '')} {_KIT_HEADS[s.instrument][1]}" for s in ordered]
+    return "top line down: " + " · ".join(named)
 
 
 def _held_longest(parts: Sequence[Sequence[Notated]]) -> tuple[Notated, ...]:
