@@ -37,7 +37,7 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
               help="Write the sequenced rite (CUES, default: the bundled 大射 sheet, or a "
               "Performance JSON saved by `soundscape sequence`) instead of a piece. The whole "
               "rite takes ~3 minutes and 1.2 GB (music21 lays out every staff's bars) and "
-              "is too tall for A4: use --from/--to for a section.")
+              "is too tall for A4: use --from/--to for a section, or --split section.")
 @click.option("--cues", "cues_file", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="With --performance: the cue sheet (the same as the CUES argument).")
