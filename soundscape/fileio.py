@@ -26,7 +26,7 @@ import stat
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -51,6 +51,7 @@ __all__ = [
     "replace_set",
     "undo_interrupted",
     "write_bytes",
+    "write_set",
     "write_text",
     "write_texts",
 ]
@@ -320,6 +321,21 @@ def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record:
                 (folder / parent).rmdir()
     write_text(folder / record, "".join(f"{name}\n" for name in names))
     return sorted(removed)
+
+
+def write_set(folder: str | os.PathLike[str], writers: Mapping[str, Callable[[Path], object]],
+              *, record: str, error: type[SoundscapeError], what: str) -> list[Path]:
+    """Write a folder's set of files, each ``name`` by ``writers[name](path)``: the folder
+    held while it is written (:func:`held`, ``error`` saying ``what`` is written), the files
+    placed all or none (:func:`atomic_paths`), and those of the last set written with
+    ``record`` that this one lacks removed (:func:`replace_set`)."""
+    written = [Path(folder) / name for name in writers]
+    with held(folder, error, what):
+        with atomic_paths(*written) as staged:
+            for write, part in zip(writers.values(), staged, strict=True):
+                write(part)
+        replace_set(folder, list(writers), record=record)
+    return written
 
 
 def recorded(folder: str | os.PathLike[str], record: str) -> list[str]:

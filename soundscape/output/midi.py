@@ -49,7 +49,7 @@ from pathlib import Path
 import mido
 
 from soundscape.errors import RenderError, RepertoireError
-from soundscape.fileio import atomic_path, atomic_paths, held, replace_set
+from soundscape.fileio import atomic_path, write_set
 from soundscape.output import mts, tempo_map
 from soundscape.output.tempo_map import TICKS_PER_BEAT
 from soundscape.performance import Event, Performance, Source
@@ -225,16 +225,12 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
     (:func:`soundscape.fileio.replace_set`). A second split into the same folder while
     this one writes is refused (:func:`soundscape.fileio.held`).
     """
-    made = [(name, midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid,
-                             ports=ports))
-            for name, part in parts(performance, by)]
-    written = [Path(folder) / name for name, _ in made]
-    with held(folder, RenderError, f"MIDI files by {by}"):
-        with atomic_paths(*written) as staged:
-            for (_, midi), part in zip(made, staged, strict=True):
-                midi.save(part)
-        replace_set(folder, [path.name for path in written], record=f".soundscape.{by}s")
-    return written
+    made = {name: midi_file(part, listener=listener, tuning_mode=tuning_mode, grid=grid,
+                            ports=ports).save
+            for name, part in parts(performance, by)}  # every file made before any is written
+    return write_set(folder, made,
+                     record=f".soundscape.{by}s", error=RenderError,
+                     what=f"MIDI files by {by}")
 
 
 def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:

@@ -41,7 +41,7 @@ from typing import cast
 import music21
 
 from soundscape.errors import RenderError, TuningError
-from soundscape.fileio import atomic_paths, held, replace_set, write_bytes
+from soundscape.fileio import write_bytes, write_set
 from soundscape.music.pitch import Pitch
 from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
@@ -460,10 +460,10 @@ def write_performance_score(performance: Performance, path: str | Path, *,
 
 
 def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
-                       ending: str = ".musicxml", cents_in_alter: bool = False,
+                       cents_in_alter: bool = False,
                        notice: Callable[[str], None] | None = None) -> list[Path]:
     """Write a full score per piece played or per section that plays music (the parts of
-    ``midi.parts``: ``NN-CUE`` or ``SECTION``, then ``ending``) into ``folder``, each with
+    ``midi.parts``: ``NN-CUE.musicxml`` or ``SECTION.musicxml``) into ``folder``, each with
     only the staves that play in it, so that each fits its page where the whole rite's
     22 staves do not.
 
@@ -472,23 +472,18 @@ def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
     other files (the MIDI split's) are left alone; a second split into the folder while
     this one writes is refused. ``notice`` is told, by file, where a system does not fit.
     """
-    if ending not in (".musicxml", ".xml", ".mxl"):
-        raise RenderError(f"ending {ending!r}; accepted: .musicxml, .xml, .mxl")
-    made = []
+    scores: dict[str, bytes] = {}
     for name, part in split_parts(performance, by):
         if not music_only(part).events:  # a section without music has no score
             continue
-        name = f"{Path(name).stem}{ending}"
-        made.append((name, performance_score(
-            part, cents_in_alter=cents_in_alter, compressed=ending == ".mxl",
-            notice=None if notice is None else functools.partial(_told, notice, name))))
-    written = [Path(folder) / name for name, _ in made]
-    with held(folder, RenderError, f"scores by {by}"):
-        with atomic_paths(*written) as staged:
-            for (_, data), target in zip(made, staged, strict=True):
-                target.write_bytes(data)
-        replace_set(folder, [path.name for path in written], record=f".soundscape.{by}-scores")
-    return written
+        name = f"{Path(name).stem}.musicxml"
+        scores[name] = performance_score(
+            part, cents_in_alter=cents_in_alter,
+            notice=None if notice is None else functools.partial(_told, notice, name))
+    return write_set(folder, {name: functools.partial(Path.write_bytes, data=data)
+                              for name, data in scores.items()},
+                     record=f".soundscape.{by}-scores", error=RenderError,
+                     what=f"scores by {by}")
 
 
 def _told(notice: Callable[[str], None], name: str, said: str) -> None:
