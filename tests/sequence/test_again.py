@@ -1,4 +1,5 @@
-"""Steps done again where the text says 如初: the third round's 取矢視算 and 飲不勝者."""
+"""Steps done again where the text says 如初: the third round's 取矢視算 and 飲不勝者 (the
+大射's, by its headings' names; the 鄉射's, by the procedure's own words)."""
 
 import dataclasses
 
@@ -6,6 +7,8 @@ import pytest
 
 from soundscape import cuesheet
 from soundscape.errors import CueSheetError
+from soundscape.resources import bundled_dir
+from soundscape.sequence.planner import perform_from_file
 from soundscape.text.derive.repeats import with_repeats
 
 
@@ -61,6 +64,39 @@ def test_only_a_section_that_repeats_an_earlier_ones_name_and_says_ruchu_repeats
              _step("d1", "d", "射")]
     got = {s.id: s.as_in for s in with_repeats(sections, steps) if s.as_in}
     assert got == {"c1": ("a1", "a2"), "c2": ("a3",)}
+
+
+def test_a_procedure_said_again_by_its_opening_words_repeats_through_its_closing_ones():
+    """Sections named by their opening words share no name: a 如初 section that says the
+    飲不勝者's opening words (設豐) does again the earlier steps from the first saying them
+    through the next saying its closing ones (徹豐), not the steps after; a 如初 section
+    that says no procedure's words, or one never closed, takes nothing."""
+    sections = [cuesheet.Section(id_, id_, (k, k + 1)) for k, id_ in enumerate("abcdef")]
+    steps = [_step("a1", "a", "射"), _step("b1", "b", "司射命弟子設豐"),
+             _step("b2", "b", "勝者皆袒"), _step("c1", "c", "不勝者升飮卒觶"),
+             _step("c2", "c", "乃徹豐與觶"), _step("c3", "c", "獻獲者"),
+             _step("d1", "d", "射如初"),
+             _step("e1", "e", "司射命設豐如初"), _step("e2", "e", "不勝者升飲如初"),
+             _step("f1", "f", "命設豐如初")]
+    got = {s.id: s.as_in for s in with_repeats(sections, steps) if s.as_in}
+    assert got == {"e1": ("b1", "b2"), "e2": ("c1", "c2"), "f1": ("b1", "b2", "c1", "c2")}
+    unclosed = [s for s in steps if s.id != "c2"]
+    assert not any(s.as_in for s in with_repeats(sections, unclosed))
+
+
+def test_the_xiangshes_third_drinking_is_the_seconds_done_again():
+    """The 鄉射 prints no headings: its third round's 飲不勝者 (s33: 司射命設豐…如初,
+    不勝者…升飮如初) lasted 9 s; it does again s25–s26 from 設豐 through 乃徹豐與觶 (not the
+    獻獲者 after it) and takes as long, give or take its own two steps."""
+    sheet = cuesheet.load(bundled_dir("cues") / "xiangshe.toml")
+    done = [n for s in ("s33.01", "s33.02") for n in sheet.step(s).as_in]
+    assert done[0] == "s25.01" and "設豐" in sheet.step(done[0]).quote
+    assert "徹豐" in sheet.step(done[-1]).quote
+    assert len(done) == len(set(done)) == 14
+    assert not any("獻獲者" in sheet.step(n).quote for n in done)
+    performed = perform_from_file(bundled_dir("cues") / "xiangshe.toml", seed=0)
+    length = {s.id: s.end - s.start for s in performed.sections}
+    assert length["s33"] > 0.5 * (length["s25"] + length["s26"]) > 30
 
 
 def test_a_sheets_as_in_names_earlier_steps_once_each(tmp_path, sheet):

@@ -13,6 +13,12 @@ character pairs with it as the one sharing most (its anchor); the later steps cu
 earlier ones there, and a 如初 step takes the run from its anchor to the next step's (the
 first, from the start). A step that restates its procedure (no 如初) takes nothing: the
 text gave it its own words.
+
+A section that repeats no earlier name (a text without headings names its sections by their
+opening words) may still say a procedure again: where its 如初 steps say the words that open
+one of the procedures of ``derive_rules.toml`` ``[[procedure]]`` (設豐 for the 飲不勝者), the
+earlier steps from the first saying them through the next saying its closing words (徹豐)
+stand for the earlier section.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from soundscape.cuesheet import Section, Step
+from soundscape.cuesheet import MOST_REPEATED, Section, Step
+from soundscape.text.derive.formulas import rules
+from soundscape.text.hanzi import normalise
 
 __all__ = ["MARK", "with_repeats"]
 
@@ -35,11 +43,16 @@ def with_repeats(sections: Sequence[Section], steps: Sequence[Step]) -> list[Ste
         by_section.setdefault(step.section, []).append(step)
     first_of: dict[str, str] = {}
     repeats: dict[str, tuple[str, ...]] = {}
+    done: list[Step] = []  # the steps of the sections before, in order
     for section in sections:
         earlier = first_of.setdefault(section.name, section.id)
         later = by_section.get(section.id, [])
-        if earlier != section.id and any(MARK in s.quote for s in later):
-            repeats.update(_repeated(later, by_section.get(earlier, [])))
+        if any(MARK in s.quote for s in later):
+            procedure = (by_section.get(earlier, []) if earlier != section.id
+                         else _bracketed(later, [s for s in done if s.id not in repeats]))
+            if procedure:
+                repeats.update(_repeated(later, procedure))
+        done.extend(later)
     return [dataclasses.replace(s, as_in=repeats[s.id]) if repeats.get(s.id) else s
             for s in steps]
 
@@ -56,6 +69,25 @@ def _repeated(later: list[Step], earlier: list[Step]) -> dict[str, tuple[str, ..
     bounds.append(len(earlier))
     return {step.id: tuple(s.id for s in earlier[bounds[k]:bounds[k + 1]])
             for k, step in enumerate(later) if MARK in step.quote}
+
+
+def _bracketed(later: list[Step], earlier: list[Step]) -> list[Step]:
+    """The earlier steps of the procedure whose opening words ``later``'s 如初 steps say:
+    from the first earlier step saying them through the next saying its closing words;
+    none where no procedure is said, opened or closed (within ``MOST_REPEATED`` steps)."""
+    said = " ".join(normalise(s.quote) for s in later if MARK in s.quote)
+    quotes = [normalise(s.quote) for s in earlier]
+    for procedure in rules().get("procedure", []):
+        if procedure["opens"] not in said:
+            continue
+        first = next((k for k, q in enumerate(quotes) if procedure["opens"] in q), None)
+        if first is None:
+            continue
+        last = next((k for k in range(first, min(first + MOST_REPEATED, len(quotes)))
+                     if procedure["closes"] in quotes[k]), None)
+        if last is not None:
+            return earlier[first:last + 1]
+    return []
 
 
 def _anchor(quote: str, earlier: list[Step], start: int) -> int:
