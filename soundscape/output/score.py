@@ -888,17 +888,26 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+#: Punctuation a line may not begin with (it hangs past the width instead) or end with (it
+#: goes down to the next line with what it opens): the CJK line-breaking rule (kinsoku).
+_NO_LINE_START = frozenset("，。、；：！？）」』〕】》〉,.;:!?)")
+_NO_LINE_END = frozenset("（「『〔【《〈(")
+
+
 def wrap(text: str, width: int) -> list[str]:
     """Lines of at most ``width`` half-width characters (a Han character counts two),
-    broken at spaces or between Han characters; paragraphs (``\\n``) kept."""
+    broken at spaces or between Han characters; paragraphs (``\\n``) kept; a closing
+    mark hangs at a line's end rather than begin the next, an opening one goes down."""
     lines: list[str] = []
     for paragraph in text.split("\n"):
         line = ""
         for token in re.findall(r"[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]|\S+|\s+",
                                 paragraph):
-            if _width(line + token) > width and line.strip():
-                lines.append(line.rstrip())
-                line = "" if token.isspace() else token
+            if (_width(line + token) > width and line.strip()
+                    and token not in _NO_LINE_START):
+                opening = line[-1] if line[-1] in _NO_LINE_END and line[:-1].strip() else ""
+                lines.append(line[:len(line) - len(opening)].rstrip())
+                line = opening + ("" if token.isspace() else token)
             else:
                 line += token
         lines.append(line.rstrip())

@@ -165,6 +165,21 @@ def test_wrap_counts_han_characters_double_and_keeps_every_character():
     assert lines[-1] == "Next."
 
 
+def test_wrap_never_begins_a_line_with_a_closing_mark_nor_ends_one_with_an_opening_one():
+    """s45's credits printed 「，其詩今亡)」 on a line of its own (kinsoku: a closing mark
+    hangs at the end of the line before; an opening one goes down with what it opens)."""
+    basis = ("驁夏: melody: reconstruction, 驁夏 is lost "
+             "(鄭注 on 公入驁: 驁夏亦樂章也，以鍾鼓奏之，其詩今亡)")
+    lines = score.wrap(basis, score._BASIS_WIDTH)
+    assert lines[-1] == "其詩今亡)" and lines[-2].endswith("，")
+    for width in range(4, 30):
+        for text in (basis, "一二三四（五六七）八九、十。" * 3):
+            lines = score.wrap(text, width)
+            assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+            assert not any(line[0] in "，。、）)" for line in lines[1:] if line)
+            assert not any(line[-1] in "（(" for line in lines if line)
+
+
 def test_mxl_is_compressed_musicxml(tmp_path):
     path = score.write_piece_score(_piece(), tmp_path / "luming.mxl", tuning=TUNING)
     with zipfile.ZipFile(path) as archive:
