@@ -45,3 +45,28 @@ def test_an_unknown_section_is_a_clean_error(soundscape_cli, tmp_path):
     code, err = soundscape_cli("sections", "--from", "s99", cwd=tmp_path)
     assert code == 2
     assert "'s99'" in err and "s18 樂賓" in err
+
+
+def test_the_hint_hears_the_rite_that_was_listed_not_the_dashe(tmp_path):
+    """The hint's command carried no --rite or sheet: copied after `sections --rite
+    xiangyinjiu` it rendered the 大射's s12 (媵爵, no music) for 鄉飲酒's 工歌."""
+    import shlex
+
+    from soundscape.resources import bundled_dir
+
+    runner = CliRunner()
+    sheet = tmp_path / "my sheet.toml"
+    sheet.write_bytes((bundled_dir("cues") / "xiangshe.toml").read_bytes())
+    for asked in (["--rite", "xiangyinjiu", "--seed", "3"], [str(sheet)]):
+        shown = runner.invoke(cli.cli, ["sections", *asked])
+        assert shown.exit_code == 0, shown.output
+        hint = shown.stdout.splitlines()[-1]
+        words = shlex.split(hint.removeprefix("hear one: soundscape render "))
+        assert words[-4:-2] == ["--from", words[-1]]
+        again = runner.invoke(cli.cli, ["sections", "--json", *words])
+        assert again.exit_code == 0, again.output
+        [row] = json.loads(again.stdout)
+        assert row["music"], hint  # the section the hint names plays music in that rite
+        listed = runner.invoke(cli.cli, ["sections", "--json", *asked])
+        first = next(r for r in json.loads(listed.stdout) if r["id"] == words[-1])
+        assert (row["name"], row["music"]) == (first["name"], first["music"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import shlex
 import sys
 import threading
 import time
@@ -147,6 +148,18 @@ class Sequencing:
     performance: Path | None
     rite: str | None = None
     variants: tuple[str, ...] = ()
+
+    def again(self, cues: Path | None) -> list[str]:
+        """The options that make this rite again on another verb's command line (``cues``:
+        the sheet the user named, None for the project's or bundled one), ``--from/--to``
+        left out: a hint's command runs the rite the user is looking at, not the 大射."""
+        given = [("--cues", cues), ("--performance", self.performance), ("--rite", self.rite),
+                 *(("--variant", v) for v in self.variants),
+                 ("--seed", self.seed or None), ("--durations", self.durations),
+                 ("--zhong", self.zhong), ("--reading", self.reading),
+                 ("--wusuan-seconds", self.wusuan_seconds)]
+        return [word for option, value in given if value is not None
+                for word in (option, shlex.quote(str(value)))]
 
     def perform(self, cues: Path | None, *, site=None, tuning=None):
         """Sequence ``cues`` (None: the project's or bundled sheet) with these options, or

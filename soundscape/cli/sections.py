@@ -62,4 +62,5 @@ def command(cues: Path | None, sequencing: Sequencing, as_json: bool) -> None:
                f"(seed {sequencing.seed})")
     with_music = [row["id"] for row in rows if row["music"]]
     if with_music:
-        click.echo(f"hear one: soundscape render --from {with_music[0]} --to {with_music[0]}")
+        click.echo(" ".join(["hear one: soundscape render", *sequencing.again(cues),
+                             "--from", with_music[0], "--to", with_music[0]]))

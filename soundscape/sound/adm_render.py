@@ -78,6 +78,7 @@ from soundscape.sound.render import (
     _SPACE_MARGIN,
     RenderResult,
     _check_space,
+    at_the_cut,
     one_blas_thread,
     render_blocks,
     space_needed,
@@ -296,8 +297,9 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             progress=progress, workers=workers, store=store,
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
             tail=court_bed if court else None, notes_to=handoff), 0, len(objects)))
-        if court:
-            streams.append((_made(courts), len(objects), bed_width))
+        if court:  # made by the objects' stream, which ends at a cut: so does the bed
+            streams.append((at_the_cut(_made(courts), performance, sample_rate),
+                            len(objects), bed_width))
         if echoes:
             # the objects' early images off the walls and the hall, in the bed: drawn after
             # the objects' stream, which hands it each event's dry note as it mixes it

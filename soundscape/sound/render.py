@@ -140,8 +140,15 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         voice=voice, surroundings=surroundings, block_frames=block_frames, stems=stems,
         progress=progress, cache_bytes=cache_bytes, workers=workers, stem_of=stem_of,
         tail=tail, store=store, notes_to=notes_to, notes_from=notes_from))
+    return at_the_cut(blocks, performance, sample_rate) if fade_at_cut else blocks
+
+
+def at_the_cut(blocks: Generator[np.ndarray, None, None], performance: Performance,
+               sample_rate: int) -> Generator[np.ndarray, None, None]:
+    """``blocks`` of ``performance`` ended at its cut (``Info.cut_at``), faded out over the
+    last ``PART_FADE_S`` before it; as they are where the part was not cut."""
     cut = performance.info.cut_at
-    if cut is None or not fade_at_cut:
+    if cut is None:
         return blocks
     return _faded_out(blocks, round(cut * sample_rate), round(PART_FADE_S * sample_rate))
 

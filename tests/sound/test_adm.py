@@ -631,3 +631,18 @@ def test_off_the_main_thread_the_early_images_are_drawn_in_turn(tmp_path, court,
     # the same bytes (they differed by 1 LSB in the bed's 2nd and 3rd orders before the
     # worker's thread set OpenBLAS's count for itself, ``render._one_thread``)
     assert (tmp_path / "worker.wav").read_bytes() == (tmp_path / "main.wav").read_bytes()
+
+
+def test_a_part_cut_before_the_end_ends_at_the_cut_faded_out_bed_and_all(tmp_path, court):
+    """As ``render``'s: the master of a part cut while sounds were to come ends at the cut,
+    faded out. The court bed is made by the objects' stream, and it ran on past the cut
+    unfaded (s21's master 47.0 s against 45.3 s in stereo, −15.6 dBFS in its last 50 ms)."""
+    whole = scene(walker=False)
+    part = whole.between(0.0, 2.0)
+    assert part.info.cut_at == 2.0
+    result = render_adm(part, tmp_path / "cut.wav", listener=NORTH, voice=noise_voice,
+                        surroundings=court, target_lufs=-30.0)
+    audio, _ = soundfile.read(result.files[0])
+    assert len(audio) == round(2.0 * FS) and audio.shape[1] == 3 + 16
+    assert np.abs(audio[-48:]).max() < 1e-3 * np.abs(audio).max()
+    assert np.abs(audio[-round(0.5 * FS):, 3:]).max() > 0  # the bed faded, not silent
