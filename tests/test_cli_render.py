@@ -133,3 +133,17 @@ def test_an_error_in_the_staging_folder_names_the_output(tmp_path):
     assert shown.filename == str(tmp_path / "x.wav.loudness.json")
     bare = staged.shown(OSError(28, "no space left"), tmp_path / "x.wav")
     assert bare.filename == str(tmp_path / "x.wav")
+
+
+def test_quiet_reports_no_stage_and_a_verb_after_it_reports_again(tmp_path, soundscape_cli):
+    """``render --quiet`` printed "sequencing the rite …" and its time; the quiet ends with
+    the command (one process may run several, as the tests do)."""
+    from soundscape.cli._common import QUIET
+
+    args = ("render", "--no-cache", "--format", "midi", "--from", "s21", "--to", "s21")
+    code, err = soundscape_cli(*args, "--quiet", "-o", str(tmp_path / "q.mid"), cwd=tmp_path)
+    assert code == 0 and (tmp_path / "q.mid").exists(), err
+    assert "sequencing" not in err and "…" not in err and "data:" in err, err
+    assert not QUIET.is_set()
+    code, err = soundscape_cli(*args, "-o", str(tmp_path / "loud.mid"), cwd=tmp_path)
+    assert code == 0 and "sequencing the rite" in err, err

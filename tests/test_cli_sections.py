@@ -70,3 +70,9 @@ def test_the_hint_hears_the_rite_that_was_listed_not_the_dashe(tmp_path):
         listed = runner.invoke(cli.cli, ["sections", "--json", *asked])
         first = next(r for r in json.loads(listed.stdout) if r["id"] == words[-1])
         assert (row["name"], row["music"]) == (first["name"], first["music"])
+
+
+def test_one_section_is_counted_in_the_singular():
+    shown = CliRunner().invoke(cli.cli, ["sections", "--from", "s21", "--to", "s21"])
+    assert shown.exit_code == 0, shown.output
+    assert "\n1 section, 0:" in shown.stdout, shown.stdout

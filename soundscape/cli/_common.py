@@ -395,11 +395,32 @@ def cue_sheet_option(command: Callable) -> Callable:
     return click.argument("cues", required=False, type=_CUES)(run)
 
 
+#: Set while a verb runs with ``--quiet`` (``quietly``): its stages are not reported.
+QUIET = threading.Event()
+
+
+@contextlib.contextmanager
+def quietly(on: bool) -> Iterator[None]:
+    """``QUIET`` while a verb given ``--quiet`` runs (``click.Context.with_resource``: until
+    the command returns or fails)."""
+    if not on:
+        yield
+        return
+    QUIET.set()
+    try:
+        yield
+    finally:
+        QUIET.clear()
+
+
 @contextlib.contextmanager
 def stage(what: str) -> Iterator[None]:
     """Report a long stage on stderr: on a terminal a line with a running clock, else a
-    plain line when it starts and one when it ends (for logs)."""
+    plain line when it starts and one when it ends (for logs); nothing under ``QUIET``."""
     began = time.monotonic()
+    if QUIET.is_set():
+        yield
+        return
     if not sys.stderr.isatty():
         click.echo(f"{what} …", err=True)
         yield

@@ -24,6 +24,7 @@ from soundscape.cli._common import (
     Sequencing,
     WholeRange,
     court_option,
+    quietly,
     sequencing_options,
     speaker_layout,
     surroundings_for,
@@ -88,7 +89,8 @@ BLOCK_S = 0.125
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the disk caches of "
               "notes, tails and the sequenced rite (same frames; $SOUNDSCAPE_CACHE=off does "
               "the same).")
-@click.option("--quiet", is_flag=True, help="No report on standard error.")
+@click.option("--quiet", is_flag=True, help="No stages or report on standard error (the "
+              "data files used are still named).")
 def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: str | None,
             place: str, facing: str | None, layout: str, bits: str, rate: str,
             gain_db: float | None, report: Path | None, ceiling_dbtp: float, no_limiter: bool,
@@ -104,6 +106,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     from soundscape.sound.stream import cue_time, parse_time, played
     from soundscape.sound.tailstore import stored_tail
 
+    click.get_current_context().with_resource(quietly(quiet))
     _import_models()
     began = time.perf_counter()  # imports done: the clock of the first audio starts
     began_cpu = time.process_time()  # and its CPU seconds (this process's)
@@ -224,8 +227,13 @@ def _other_part(report: dict, part: dict) -> str:
         same = (theirs == mine if isinstance(mine, str) else isinstance(theirs, int | float)
                 and abs(theirs - mine) < 1e-6)
         if not same:
-            found.append(f"{key} {theirs!r}, here {mine!r}")
+            found.append(f"{key} {_shown(theirs)}, here {_shown(mine)}")
     return "; ".join(found)
+
+
+def _shown(value) -> str:
+    """A report's value as a reader takes it: seconds to a tenth, anything else quoted."""
+    return f"{value:.1f} s" if isinstance(value, int | float) else repr(value)
 
 
 def _finite(value: float, option: str, low: float, high: float) -> float:

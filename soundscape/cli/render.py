@@ -23,6 +23,7 @@ from soundscape.cli._common import (
     Sequencing,
     WholeRange,
     court_option,
+    quietly,
     sequencing_options,
     stage,
     surroundings_for,
@@ -87,7 +88,8 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the disk caches of "
               "notes and of the sequenced rite (same bytes; $SOUNDSCAPE_CACHE=off does the "
               "same; docs/render.md).")
-@click.option("--quiet", is_flag=True, help="No progress bar or report.")
+@click.option("--quiet", is_flag=True, help="No progress bar, stages or report (the data "
+              "files used are still named on standard error).")
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path), default=None,
               help="Output file (default output/NAME.<format>: the --rite's id, the cue "
                    "sheet's file name, else dashe).")
@@ -105,6 +107,7 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
     from soundscape.sound import diskcache, render
     from soundscape.sound.staging import Staging
 
+    click.get_current_context().with_resource(quietly(quiet))
     file_format = _format(file_format, out)
     courtyard = sequencing.site(cues)  # the rite's own (鄉射: the 序)
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,

@@ -58,7 +58,8 @@ def command(cues: Path | None, sequencing: Sequencing, as_json: bool) -> None:
         lines.append([row["id"], row["name"], _clock(row["start"]),
                       _clock(row["end"] - row["start"]), music])
     click.echo(table(lines))
-    click.echo(f"{len(rows)} sections, {_clock(performance.duration)} in all "
+    click.echo(f"{len(rows)} section{'' if len(rows) == 1 else 's'}, "
+               f"{_clock(performance.duration)} in all "
                f"(seed {sequencing.seed})")
     with_music = [row["id"] for row in rows if row["music"]]
     if with_music:

@@ -5,11 +5,14 @@ cue's QLab message ``/cue/{number}/start`` over UDP to ``--osc HOST:PORT`` when 
 clock reaches its time; start the programme's audio at the same moment. With
 ``--adm-osc HOST:PORT`` it also streams the ADM master's objects (names and positions, ADM-OSC
 1.0, ``soundscape.kit.admosc``) on the same clock, for a spatial processor that renders the
-objects live; ``--adm`` names the master's ``.adm.json`` (``render --layout adm``).
+objects live; ``--adm`` names the master's ``.adm.json`` (``render --layout adm``), else the
+kit's own master of the programme is taken (``kit --layout adm``: one per zone). Without
+``--programme`` the kit's only programme is played; a kit of several names them.
 """
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,9 +30,12 @@ __all__ = ["command"]
 @click.option("--adm-osc", "adm_target", default=None, help="Where to stream the objects' "
               "positions as ADM-OSC: HOST:PORT (a spatial processor).")
 @click.option("--adm", "adm_file", type=FilePath(dir_okay=False, path_type=Path),
-              default=None, help="The objects for --adm-osc (default: "
-              "<kit>/<programme>.wav.adm.json, from `render --layout adm`).")
-@click.option("--programme", default="rite", show_default=True, help="Programme id.")
+              default=None, help="The objects for --adm-osc (default: the kit's master of the "
+              "programme, <kit>/<programme>.<zone>.adm.wav.adm.json from `kit --layout adm`, "
+              "where it has one; or <kit>/<programme>.wav.adm.json from `render --layout "
+              "adm`).")
+@click.option("--programme", default=None, help="Programme id (default: the kit's only "
+              "programme; `soundscape kit --list` lists them).")
 @click.option("--kit", "kit_dir", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Folder of the kit.")
 @click.option("--start", "start_at", type=FiniteRange(min=0), default=0.0,
@@ -37,32 +43,34 @@ __all__ = ["command"]
 @click.option("--for", "stop_after", type=FiniteRange(min=0), default=None,
               help="Stop after this many seconds (default: the whole programme).")
 def command(target: str | None, adm_target: str | None, adm_file: Path | None,
-            programme: str, kit_dir: Path, start_at: float, stop_after: float | None) -> None:
+            programme: str | None, kit_dir: Path, start_at: float, stop_after: float | None
+            ) -> None:
     """Play a programme's cues against the wall clock, as QLab OSC messages, and stream its
     ADM objects' positions as ADM-OSC."""
-    from soundscape import validate
     from soundscape.kit import KitError, admosc
     from soundscape.kit.player import load_cues, osc_sender, parse_target, play
 
-    validate.ident(programme, key="--programme", where="soundscape show", error=KitError)
     if target is None and adm_target is None:
         raise KitError("soundscape show: give --osc HOST:PORT (cues), --adm-osc HOST:PORT "
                        "(ADM objects) or both")
+    cue_at = parse_target(target) if target is not None else None
+    try:
+        adm_at = parse_target(adm_target) if adm_target is not None else None
+    except KitError as error:
+        raise KitError(str(error).replace("--osc", "--adm-osc", 1)) from None
+    programme = _programme(kit_dir, programme)
     items: list[Any] = []  # cues and ADM-OSC messages, each with its .time
     senders: dict[str, Callable[[Any], None]] = {}
-    if target is not None:
-        host, port = parse_target(target)
+    if cue_at is not None:
+        host, port = cue_at
         cues = load_cues(kit_dir / f"{programme}.cues.json")
         items += cues
         senders["cue"] = osc_sender(host, port)
         click.echo(f"sending {len(cues)} cues of {programme} to {host}:{port} (OSC over UDP)",
                    err=True)
-    if adm_target is not None:
-        try:
-            host, port = parse_target(adm_target)
-        except KitError as error:
-            raise KitError(str(error).replace("--osc", "--adm-osc", 1)) from None
-        objects = admosc.load_objects(adm_file or kit_dir / f"{programme}.wav.adm.json")
+    if adm_at is not None:
+        host, port = adm_at
+        objects = admosc.load_objects(adm_file or _masters_objects(kit_dir, programme))
         items += admosc.messages(objects)
         senders["adm"] = admosc.osc_sender(host, port)
         click.echo(f"streaming {len(objects)} objects to {host}:{port} (ADM-OSC over UDP)",
@@ -78,3 +86,43 @@ def command(target: str | None, adm_target: str | None, adm_file: Path | None,
                     and (stop_after is None or item.time <= start_at + stop_after))
     click.echo(f"sent {cue_count} cues" + (f" and {sent - cue_count} ADM-OSC messages"
                                           if adm_target is not None else ""))
+
+
+def _programme(kit_dir: Path, asked: str | None) -> str:
+    """``--programme``, or the kit's only one; refused where the kit has no cue list of it,
+    naming the programmes it has."""
+    from soundscape import validate
+    from soundscape.kit import KitError
+
+    if asked is not None:
+        validate.ident(asked, key="--programme", where="soundscape show", error=KitError)
+    built = sorted(p.name.removesuffix(".cues.json") for p in kit_dir.glob("*.cues.json"))
+    if asked in built or (asked is None and len(built) == 1):
+        return asked or built[0]
+    has = (f"it holds {', '.join(built)}" if built else
+           "it holds no programme: build one with `soundscape kit --programme ID`")
+    if asked is None:
+        raise KitError(f"soundscape show: {kit_dir} holds {len(built)} programmes "
+                       f"({', '.join(built)}): give --programme ID" if built else
+                       f"soundscape show: {kit_dir}: {has}")
+    raise KitError(f"soundscape show: --programme {asked!r}: {kit_dir} has no "
+                   f"{asked}.cues.json; {has}")
+
+
+def _masters_objects(kit_dir: Path, programme: str) -> Path:
+    """The objects of ``programme``'s ADM master in the kit: ``render``'s, else the kit's
+    one (a master per zone and layout: more than one is refused, naming them)."""
+    from soundscape.kit import KitError
+
+    rendered = kit_dir / f"{programme}.wav.adm.json"
+    if rendered.is_file():
+        return rendered
+    found = sorted(kit_dir.glob(f"{glob.escape(programme)}.*.wav.adm.json"))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise KitError(f"soundscape show: {kit_dir} holds {len(found)} ADM masters of "
+                       f"{programme} ({', '.join(f.name for f in found)}): give --adm FILE")
+    raise KitError(f"soundscape show: {kit_dir} holds no ADM master of {programme} "
+                   f"({programme}.ZONE.adm.wav.adm.json): build it with `soundscape kit "
+                   f"--programme {programme} --layout adm`, or give --adm FILE")

@@ -124,9 +124,10 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         built.append(Built(programme, part, length, parts, renders, lead, restart, masters))
     mastered = sum(len(item.masters) for item in built)
     begin(out)  # from here the folder is being rebuilt: no manifest until it is whole
-    say(f"rendering {len(jobs) - mastered} loops and {mastered} ADM masters ({executor}, "
-        f"{workers} workers)" if mastered else
-        f"rendering {len(jobs)} loops ({executor}, {workers} workers)")
+    loops = _counted(len(jobs) - mastered, "loop")
+    say(f"rendering {loops} and {_counted(mastered, 'ADM master')} ({executor}, "
+        f"{_counted(workers, 'worker')})" if mastered else
+        f"rendering {loops} ({executor}, {_counted(workers, 'worker')})")
     results = iter(run_jobs(jobs, executor=executor, workers=workers,
                             progress=lambda job: say(f"  {job.path.name}")))
     for item in built:
@@ -261,3 +262,8 @@ def _sidecars(out: Path, item: Built, site, section: str) -> None:
     write_cue_json(cues, out / f"{programme.id}.cues.json", programme=programme.id, audio=audio)
     write_cue_csv(cues, out / f"{programme.id}.cues.csv")
     performance.save_json(out / f"{programme.id}.performance.json")
+
+
+def _counted(count: int, noun: str) -> str:
+    """``1 loop``, ``2 loops``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -56,7 +56,7 @@ import json
 import queue
 import struct
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -520,7 +520,7 @@ def _side_by_side(streams: Sequence[tuple[Iterator[np.ndarray], int, int]], widt
         yield out
 
 
-def _made(courts: list[_CourtBed]) -> Iterator[np.ndarray]:
+def _made(courts: list[_CourtBed]) -> Generator[np.ndarray, None, None]:
     """The court bed's blocks, each made as the objects' stream yields the block beside it."""
     while courts and courts[0].made:
         yield courts[0].made.popleft()

@@ -113,3 +113,34 @@ def test_show_needs_a_target(tmp_path, soundscape_cli):
     assert code != 0 and "--adm-osc" in err
     code, err = soundscape_cli("show", "--adm-osc", "nohost", "--kit", "kit", cwd=tmp_path)
     assert code == 2 and "--adm-osc 'nohost'" in err
+
+
+def test_show_takes_the_kits_only_programme_and_its_own_master(tmp_path, soundscape_cli,
+                                                                 receiver):
+    """`show --osc HOST:PORT` as the README gives it asked for `rite`, which a default kit
+    never builds, and --adm-osc looked for `render`'s file, not the kit's per-zone master."""
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    perf = Performance.build([], [Marker(0.0, "section", "右設樂", "she yue", "s1")], {})
+    write_cue_json(cue_list(perf), kit / "cue.p.cues.json", programme="cue.p", audio=[])
+    (kit / "cue.p.zhongting.adm.wav.adm.json").write_text(
+        json.dumps(OBJECTS, ensure_ascii=False), encoding="utf-8")
+    target = f"127.0.0.1:{receiver.port}"
+    code, err = soundscape_cli("show", "--osc", target, "--adm-osc", target, "--kit", "kit",
+                               cwd=tmp_path)
+    assert code == 0, err
+    assert "1 cues of cue.p" in err and f"{len(OBJECTS['objects'])} objects" in err, err
+    (kit / "cue.p.gong_wei.adm.wav.adm.json").write_bytes(
+        (kit / "cue.p.zhongting.adm.wav.adm.json").read_bytes())
+    code, err = soundscape_cli("show", "--adm-osc", target, "--kit", "kit", cwd=tmp_path)
+    assert code == 2 and "2 ADM masters of cue.p" in err and "give --adm FILE" in err, err
+    assert "cue.p.gong_wei.adm.wav.adm.json, cue.p.zhongting.adm.wav.adm.json" in err
+    write_cue_json(cue_list(perf), kit / "q.cues.json", programme="q", audio=[])
+    code, err = soundscape_cli("show", "--osc", target, "--kit", "kit", cwd=tmp_path)
+    assert code == 2 and "holds 2 programmes (cue.p, q): give --programme ID" in err, err
+    code, err = soundscape_cli("show", "--osc", target, "--programme", "rite", "--kit", "kit",
+                               cwd=tmp_path)
+    assert code == 2 and "has no rite.cues.json; it holds cue.p, q" in err, err
+    code, err = soundscape_cli("show", "--adm-osc", target, "--programme", "q", "--kit", "kit",
+                               cwd=tmp_path)
+    assert code == 2 and "no ADM master of q" in err and "--layout adm" in err, err

@@ -25,4 +25,4 @@ def test_batch_and_show_refuse_bad_input(tmp_path, soundscape_cli):
     assert code == 2 and "plan.toml: [[render]] 1: layout='mono'" in err
     code, err = soundscape_cli("show", "--osc", "127.0.0.1:53000", "--programme", "rite",
                                "--kit", "nokit", cwd=tmp_path)
-    assert code == 2 and "rite.cues.json: no such file" in err
+    assert code == 2 and "nokit has no rite.cues.json; it holds no programme" in err, err
