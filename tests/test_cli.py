@@ -1,6 +1,7 @@
 """The command group: a lazy verb list, and file-system errors as one line with exit 2."""
 
 import errno
+import json
 import subprocess
 import sys
 
@@ -271,6 +272,20 @@ def test_a_sheets_default_outputs_are_named_after_it(soundscape_cli, tmp_path):
     assert code == 0 and (tmp_path / "output" / "mine.mid").is_file(), err
 
 
+def test_sequences_picture_is_named_as_its_json(soundscape_cli, tmp_path):
+    """`sequence --from s18 --to s18 -o output/s18.json` wrote its picture over the whole
+    rite's output/dashe.timeline.png."""
+    (tmp_path / "output").mkdir()
+    whole = tmp_path / "output" / "dashe.timeline.png"
+    whole.write_bytes(b"the whole rite's picture")
+    for out, picture in (("output/s18.json", "output/s18.timeline.png"),
+                         ("part.performance.json", "part.timeline.png")):
+        code, err = soundscape_cli("sequence", "--from", "s21", "--to", "s21", "-o", out,
+                                   cwd=tmp_path)
+        assert code == 0 and (tmp_path / picture).stat().st_size > 1000, err
+    assert whole.read_bytes() == b"the whole rite's picture"
+
+
 def test_sequence_never_writes_over_its_own_input(soundscape_cli, tmp_path):
     """`sequence --performance p.json -o p.json` wrote the part over the whole it came from."""
     code, err = soundscape_cli("sequence", "--from", "s10", "--to", "s10", "-o", "p.json",
@@ -281,3 +296,20 @@ def test_sequence_never_writes_over_its_own_input(soundscape_cli, tmp_path):
                                cwd=tmp_path)
     assert code == 2 and "-o 'p.json' is an input of this run" in err, err
     assert (tmp_path / "p.json").read_bytes() == before
+
+
+def test_another_rites_plan_and_rounds_go_beside_the_dashes(soundscape_cli, tmp_path):
+    """`plan --rite xiangshe` and `archery --rite xiangshe` wrote output/plan.svg and
+    output/archery/round*.json over the 大射's, where render, midi and sequence name their
+    files after the rite."""
+    for verb in ("plan", "archery"):
+        for asked in ((), ("--rite", "xiangshe")):
+            code, err = soundscape_cli(verb, *asked, cwd=tmp_path)
+            assert code == 0, err
+    made = sorted(p.name for p in (tmp_path / "output").iterdir())
+    assert made == ["archery", "plan.png", "plan.svg", "xiangshe.archery", "xiangshe.plan.png",
+                    "xiangshe.plan.svg"]
+    dashe = json.loads((tmp_path / "output" / "archery" / "round1.json").read_text("utf-8"))
+    xiangshe = json.loads((tmp_path / "output" / "xiangshe.archery" / "round1.json")
+                          .read_text("utf-8"))
+    assert dashe != xiangshe

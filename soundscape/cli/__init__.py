@@ -169,8 +169,10 @@ def _run() -> None:
         cli.main(standalone_mode=False)
     except click.exceptions.Exit as stop:
         raise SystemExit(stop.exit_code) from None
-    except click.ClickException as error:
-        error.show()
+    except click.ClickException as error:  # one line, as every error (not click's usage block)
+        context = getattr(error, "ctx", None)
+        helped = f" (`{context.command_path} --help`)" if context is not None else ""
+        click.echo(f"error: {_short(error.format_message())}{helped}", err=True)
         raise SystemExit(error.exit_code) from None
     except click.exceptions.Abort as stop:
         terminated = isinstance(stop.__cause__, _Terminated)

@@ -46,13 +46,16 @@ def structure(performance) -> str:
 @cue_sheet_option
 @sequencing_options
 @click.option("-o", "--out", "out_dir", type=FilePath(file_okay=False, path_type=Path),
-              default=Path("output/archery"), show_default=True,
-              help="Folder for round<N>.json and round<N>.csv.")
-def command(cues: Path | None, sequencing: Sequencing, out_dir: Path) -> None:
+              default=None, help="Folder for round<N>.json and round<N>.csv (default "
+              "output/archery for the 大射, else output/NAME.archery: the --rite's id or the "
+              "cue sheet's name).")
+def command(cues: Path | None, sequencing: Sequencing, out_dir: Path | None) -> None:
     """Sequence the rite (the bundled 大射 cue sheet, CUES, or --rite xiangshe) and write the
     results of 誘射 and the three rounds, one JSON and one CSV per round; print the rite's
     shooting (targets, pairs, 節 a pair in the round shot to music) and the tallies. The
     same --seed as `soundscape render` gives the rounds you hear there."""
+    name = sequencing.output_name(cues)  # another rite's rounds beside the 大射's
+    out_dir = out_dir or Path("output/archery" if name == "dashe" else f"output/{name}.archery")
     performance = sequencing.perform(cues)
     if not performance.rounds:
         if (out_dir / _RECORD).is_file():  # an earlier rite's rounds are not this one's

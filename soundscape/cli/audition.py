@@ -252,8 +252,8 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
     make = Tuning.sanfen_sunyi if tuning_name == "sanfen" else Tuning.equal
     tuning = make(reference)
     click.echo(f"data: instruments {bundled_dir('instruments')}", err=True)
-    for ident in instruments or list_instruments():
-        instrument = load_instrument(ident)
+    chosen = [load_instrument(ident) for ident in instruments or list_instruments()]
+    for instrument in chosen:  # every id checked before anything is written
         notes = demo_notes(instrument, tuning=tuning, gong=gong)
         audio = render_demo(instrument, notes, sample_rate=rate, seed=seed,
                             tuning=tuning, bells=bells)

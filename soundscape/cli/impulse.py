@@ -63,6 +63,7 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     from soundscape.sound.audiofile import write_audio
     from soundscape.sound.impulse import impulse_response
     from soundscape.sound.panning import make_panner, wav_channel_mask
+    from soundscape.sound.propagation import check_within
 
     if out.suffix.lower() != ".wav":
         raise RenderError(f"--out {str(out)!r}: the response is written as WAV; give a .wav "
@@ -72,6 +73,8 @@ def command(source: str, height: float | None, place: str, facing: str | None, l
     point = _point(site, source, height)
     listener = listener_at(site, place, facing)
     surroundings = surroundings_for(site, court)
+    check_within(surroundings, point, "--source")
+    check_within(surroundings, listener.position, "--listener")
     response = impulse_response(point, listener, surroundings=surroundings, layout=speakers,
                                 sample_rate=int(rate), seed=seed)
     omni = (response[:, 0] if isinstance(speakers, str) and speakers in ("foa", "hoa3")

@@ -19,11 +19,14 @@ def site_rite(rite: str) -> str:
     return bundled_rite(rite).id
 
 
-def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path:
+def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path | None
+              ) -> Path | None:
     """Refuse an ``--out`` that ends in neither .svg nor .png (usage error, exit 2)."""
     from soundscape.errors import RenderError
     from soundscape.output import plan
 
+    if value is None:
+        return None
     try:
         plan.output_paths(value)
     except RenderError as error:
@@ -33,9 +36,10 @@ def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path
 
 @click.command("plan")
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path),
-              default=Path("output/plan.svg"), show_default=True, callback=_out_path,
+              default=None, callback=_out_path,
               help="Where to write, ending .svg or .png: both the SVG and the PNG of "
-              "that name are written.")
+              "that name are written (default output/plan.svg for the 大射, else "
+              "output/NAME.plan.svg: the --rite's id or the --cues sheet's name).")
 @click.option("--listener", "place", default=None,
               help=f"Where a listener sits: {SEATS_HELP}. Draws the direction and distance "
               "to every source.")
@@ -50,7 +54,7 @@ def _out_path(_ctx: click.Context, _param: click.Parameter, value: Path) -> Path
               default=None, help="TOML file moving places or instruments (see docs/site.md).")
 @click.option("--chi-m", type=float, default=None,
               help="Length of one 尺 in metres (default 0.231, the Eastern Zhou ruler).")
-def command(out: Path, place: str | None, cues: Path | None, rite: str | None,
+def command(out: Path | None, place: str | None, cues: Path | None, rite: str | None,
             overrides: Path | None, chi_m: float | None) -> None:
     """Draw the site: hall, steps, targets and shelters with distances, every instrument
     with its names, facing and struck face, the musicians' places, scale bars, north."""
@@ -60,6 +64,8 @@ def command(out: Path, place: str | None, cues: Path | None, rite: str | None,
     from soundscape.site.listeners import place_id
     from soundscape.text.derive.rites import rite_ids
 
+    name = cues.stem if cues is not None else rite  # another rite's plan beside the 大射's
+    out = out or Path("output/plan.svg" if name in (None, "dashe") else f"output/{name}.plan.svg")
     if rite is not None and cues is None:
         cues = bundled_dir("cues") / f"{site_rite(rite)}.toml"
     say_data(cues=cues, overrides=overrides)

@@ -31,6 +31,7 @@ from soundscape.cli._common import (
 )
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path
+from soundscape.sound.propagation import check_within
 from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
@@ -125,6 +126,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
     surroundings = surroundings_for(courtyard, "none" if no_reflections else court,
                                     reflections=not no_reflections)
     listener = listener_at(courtyard, place, facing)
+    check_within(surroundings, listener.position, "--listener")
     panner = make_panner(speakers, speed_of_sound=surroundings.air.speed_of_sound)
     sample_rate = int(rate)
     ready = time.perf_counter()

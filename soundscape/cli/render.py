@@ -30,11 +30,12 @@ from soundscape.cli._common import (
 )
 from soundscape.errors import RenderError
 from soundscape.fileio import refuse_folders
-from soundscape.site.listeners import listener_at
+from soundscape.site.listeners import ListenerPath, listener_at
 from soundscape.site.walks import load_walk
 from soundscape.sound.adm import MASTER_LAYOUTS, check_target
 from soundscape.sound.audiofile import check_channels, subtype_for
 from soundscape.sound.panning import LAYOUTS, MAX_SPEAKERS, make_panner, parse_layout
+from soundscape.sound.propagation import check_within
 from soundscape.sound.render import SAMPLE_RATES
 
 __all__ = ["command"]
@@ -117,6 +118,11 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
         raise click.UsageError("--path walks the listener from place to place, facing as its "
                                "waypoints say: give --path, or --listener/--facing, not both")
     listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
+    if isinstance(listener, ListenerPath):
+        for k, (_, position, _) in enumerate(listener.waypoints):
+            check_within(surroundings, position, f"--path {walk}: waypoint {k + 1}")
+    else:
+        check_within(surroundings, listener.position, "--listener")
     master = MASTER_LAYOUTS.get(layout)
     # check before sequencing
     speakers = layout if master else parse_layout(layout, (*LAYOUTS, *MASTER_LAYOUTS))

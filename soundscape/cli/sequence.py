@@ -21,15 +21,20 @@ __all__ = ["command"]
               help="Where the Performance JSON goes (default output/NAME.performance.json: "
                    "the --rite's id, the cue sheet's file name, else dashe).")
 @click.option("--plot", type=FilePath(dir_okay=False, path_type=Path), default=None,
-              help="Where the timeline picture goes, PNG or SVG (default "
-                   "output/NAME.timeline.png, as -o).")
+              help="Where the timeline picture goes, PNG or SVG (default: beside -o, "
+                   "named as it is: -o s18.json gives s18.timeline.png; without -o "
+                   "output/NAME.timeline.png).")
 def command(cues: Path | None, sequencing: Sequencing, out: Path | None,
             plot: Path | None) -> None:
     """Sequence the rite (the bundled 大射 cue sheet, or CUES) into one timed Performance:
     every ritual step on one clock, music timed to the rite, the shooting rounds."""
     name = sequencing.output_name(cues)
+    # the picture beside the JSON, named as it is (-o s18.json: s18.timeline.png, not the
+    # whole rite's picture written over)
+    plot = plot or (out.with_name(f"{out.name.removesuffix('.json').removesuffix('.performance')}"
+                                  ".timeline.png") if out else
+                    Path(f"output/{name}.timeline.png"))
     out = out or Path(f"output/{name}.performance.json")
-    plot = plot or Path(f"output/{name}.timeline.png")
     if plot.suffix.lower() not in PICTURES:  # refused before the (slow) sequencing
         raise SoundscapeError(f"--plot {str(plot)!r}: ending {plot.suffix!r} is no picture "
                               f"format written; accepted: {', '.join(PICTURES)}")

@@ -233,6 +233,24 @@ def _plain_paths(s: np.ndarray, ear: np.ndarray, surroundings: Surroundings,
     return out
 
 
+def check_within(surroundings: Surroundings, point, what: str) -> None:
+    """Refuse ``what`` (a listener, an impulse's source) outside the court's walls: the image
+    sources are those of a point inside the box (outside it they mirror it through walls it
+    stands behind: 79 m east of the court, an impulse response measured EDT 5.3 s)."""
+    court = surroundings.court
+    if court is None:
+        return
+    e = court.enclosure
+    x, y, z = (float(v) for v in point)
+    if e.west <= x <= e.east and e.gate <= y <= e.north:
+        return
+    raise RenderError(
+        f"{what} at ({x:.1f}, {y:.1f}, {z:.1f}) m is outside the court's walls (x {e.west:.1f} "
+        f"to {e.east:.1f} m, y {e.gate:.1f} to {e.north:.1f} m): the model's echoes and tail "
+        "are those of a place within them (walls, not sound bent over them); choose a place "
+        "within the walls, or --court none")
+
+
 #: The octave band whose reflection factor an early path carries (the spatialiser's paths
 #: have one gain; air absorption is applied per bin on top).
 _PATH_BAND = 3  # 1 kHz

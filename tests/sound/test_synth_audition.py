@@ -22,6 +22,13 @@ def test_audition_writes_wav_and_spectrogram(tmp_path):
         assert (tmp_path / f"{ident}.png").stat().st_size > 10_000
 
 
+def test_an_unknown_id_after_good_ones_writes_nothing(tmp_path, soundscape_cli):
+    """`audition pu nosuch` wrote pu.wav and pu.png, then refused nosuch."""
+    code, err = soundscape_cli("audition", "pi", "nosuch", "--out", "out", cwd=tmp_path)
+    assert code == 2 and "'nosuch'" in err, err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_bell_programme_is_each_bell_a_then_b():
     bells = load_instrument("bianzhong")
     notes = demo_notes(bells, tuning=default_tuning(), gong="黃鍾")
