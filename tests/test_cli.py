@@ -313,3 +313,16 @@ def test_another_rites_plan_and_rounds_go_beside_the_dashes(soundscape_cli, tmp_
     xiangshe = json.loads((tmp_path / "output" / "xiangshe.archery" / "round1.json")
                           .read_text("utf-8"))
     assert dashe != xiangshe
+
+
+def test_every_option_of_every_verb_says_what_it_is():
+    """`impulse --sample-rate`, `kit --seed` and `render --bits` had no help text."""
+    import click
+
+    from soundscape.cli import cli
+
+    context = click.Context(cli)
+    silent = [(name, p.opts[0]) for name in cli.list_commands(context)
+              for p in cli.get_command(context, name).params
+              if isinstance(p, click.Option) and not p.hidden and not (p.help or "").strip()]
+    assert silent == []

@@ -444,7 +444,8 @@ def stage(what: str) -> Iterator[None]:
 
 #: The seats with a listener's facing and ear height in the site data, for --help.
 SEATS_HELP = ("gong_wei 公席 (the duke), bin_wei 賓席, zhongting 中庭, men 門, "
-              "fa_dahou 大侯之乏, tang_edge 堂廉, or any place by id or Chinese name")
+              "fa_dahou 大侯之乏, tang_edge 堂廉, or any place by id or Chinese name (the "
+              "大射's; another --rite's site names its own: `soundscape plan --rite ID`)")
 
 
 def court_option(command: Callable) -> Callable:

@@ -47,7 +47,7 @@ __all__ = ["command"]
 @click.option("--rite", metavar="ID", default=None,
               help="A bundled rite: the response in its own site (鄉射: the 序; 燕禮: the 寢).")
 @click.option("--sample-rate", "--rate", "rate", type=click.Choice(("44100", "48000", "96000")),
-              default="48000", show_default=True)
+              default="48000", show_default=True, help="Samples a second of the response (Hz).")
 @click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True,
               help="Seed of the late tail's decorrelation (as `render --seed`).")
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path),

@@ -32,7 +32,7 @@ __all__ = ["command"]
 @click.option("--list", "list_only", is_flag=True,
               help="List the programmes (id, title, zones, length) and build nothing.")
 @click.option("--layout", "layouts", multiple=True,
-              help="stereo, binaural, foa, hoa3, 5.1, ring8, an IEM AllRADecoder .json "
+              help="stereo, binaural, foa, hoa3, 5.1, 7.1, 7.1.4, ring8, an IEM AllRADecoder .json "
               "file, or az[:el] degrees like 30:0,-30:0,0:90 (repeatable; default stereo); "
               "adm: an ADM BWF master per programme and standing zone (-18 LUFS); atmos: "
               "the same in the Dolby Atmos Master ADM Profile.")
@@ -41,7 +41,8 @@ __all__ = ["command"]
                    "(programmes up to 10 minutes).")
 @click.option("-o", "--out", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
-@click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True)
+@click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True,
+              help="Seed of the rite and its sound (as `render --seed`: the same loops).")
 @click.option("--executor", default="local", show_default=True,
               help="local (a process pool), serial, or dask://HOST:PORT.")
 @click.option("--jobs", type=WholeRange(1, 64), default=2, show_default=True,

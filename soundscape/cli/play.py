@@ -58,9 +58,9 @@ BLOCK_S = 0.125
               help="north/south/east/west, a bearing in degrees or x,y (default: the place's).")
 @click.option("--layout", default="stereo", show_default=True,
               help="A layout of `render` (stereo, binaural, foa, hoa3, ring8, 5.1, 7.1, 7.1.4) "
-                   "or loudspeaker azimuths like 30,-30,0,110,-110; not stems or adm.")
+                   "or loudspeaker azimuths like 30,-30,0,110,-110; not stems, adm or atmos.")
 @click.option("--bits", type=click.Choice(("16", "24", "float")), default="24",
-              show_default=True)
+              show_default=True, help="Sample format of the file (float: 32-bit float).")
 @click.option("--sample-rate", "--rate", "rate", type=click.Choice([str(r) for r in SAMPLE_RATES]),
               default="48000", show_default=True, help="Sample rate in Hz.")
 @click.option("--gain", "gain_db", type=float, default=None,

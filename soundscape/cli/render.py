@@ -68,7 +68,7 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
               help="Audio format (MIDI is written beside it), or MIDI only "
               "(default: from the --out ending, else wav).")
 @click.option("--bits", type=click.Choice(("16", "24", "float")), default="24",
-              show_default=True)
+              show_default=True, help="Sample format of the file (float: 32-bit float).")
 @click.option("--sample-rate", "--rate", "rate", type=click.Choice([str(r) for r in SAMPLE_RATES]),
               default="48000", show_default=True, help="Sample rate in Hz.")
 @click.option("--target", "target_lufs", type=float, default=-23.0, show_default=True,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from soundscape import cuesheet
-from soundscape.cli._common import table
+from soundscape.cli._common import counted, table
 from soundscape.resources import bundled_dir
 from soundscape.text.derive import rites
 
@@ -25,7 +25,14 @@ def command() -> None:
         path = bundled_dir("cues") / f"{rite_id}.toml"
         sheet = cuesheet.load(path)
         main = [m for m in sheet.music if not m.variant]
+        performed = [s for s in sheet.sections if s.part != "記"]
         variants = "; ".join(cuesheet.variants(sheet)) or "—"
+        # as `sections` and `cues` count them: the 記 and its variants said apart
+        ji = [f"{len(sheet.sections) - len(performed)} of the 記"] if len(performed) < len(
+            sheet.sections) else []
+        ji += [counted(len(sheet.music) - len(main), "variant cue")] if len(main) < len(
+            sheet.music) else []
         rows.append([rite_id, rite.title, rite.chapter, rite.rank, rite.text.name,
-                     f"{len(sheet.sections)} sections, {len(main)} music cues", variants])
+                     f"{len(performed)} sections, {len(main)} music cues"
+                     + (f" (+ {', '.join(ji)})" if ji else ""), variants])
     click.echo(table(rows))

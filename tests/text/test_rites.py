@@ -161,6 +161,29 @@ def test_rites_command_lists_the_four():
     assert "若以樂納賓" in out and "鄉飲酒禮" in out
 
 
+def test_the_rites_table_counts_as_sections_and_cues_do():
+    """`rites` said 23 sections and 20 music cues for 鄉飲酒禮, where `sections` lists 22 and
+    `cues` 21: the 記 and its variant were counted in one and not the other, unsaid."""
+    import json
+    import re
+
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    runner = CliRunner()
+    table = runner.invoke(cli, ["rites"]).output
+    for rite in ("xiangyinjiu", "yan", "dashe"):
+        row = next(line for line in table.splitlines() if line.startswith(rite))
+        listed = json.loads(runner.invoke(cli, ["sections", "--rite", rite, "--json"]).stdout)
+        cued = runner.invoke(cli, ["cues", "--rite", rite]).output
+        [all_music] = re.findall(r"(\d+) music cues", cued)
+        sections, music = map(int, re.search(r"(\d+) sections, (\d+) music cues", row).groups())
+        variants = re.search(r"(\d+) variant cues?", row)
+        assert sections == len(listed), row
+        assert music + (int(variants.group(1)) if variants else 0) == int(all_music), row
+
+
 def test_every_music_the_yan_names_is_cued(sheets):
     """燕禮 記: 若舞則勺 … 有房中之樂: both are cued (as variants), nothing is left unscored."""
     from soundscape.text.derive import unscored_music
