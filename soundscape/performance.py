@@ -507,6 +507,13 @@ class Performance:
         ends = [e.end for e in self.events] + [m.time for m in self.markers]
         return max(ends, default=0.0)
 
+    @property
+    def heard_until(self) -> float:
+        """Seconds of it a listener hears: to its cut where a part was cut before the rite's
+        own end (a render ends there), else its ``duration``."""
+        cut = self.info.cut_at
+        return self.duration if cut is None else min(cut, self.duration)
+
     def section(self, name: str) -> SectionSpan:
         """The span of a performed section named by id (``s18``), name (``樂賓``) or heading
         (``右樂賓``); PerformanceError naming the performed sections (id and name) if none."""

@@ -151,7 +151,7 @@ def command(cues: Path | None, sequencing: Sequencing, at: str | None, start: st
                                 name=sequencing.output_name(cues), layout=layout,
                                 rate=sample_rate, say=say)
         say(f"play: from {_clock(begin)} of the part ({at or 'its start'}"
-            f"{f' + {offset:g} s' if offset else ''}), {_clock(part.duration)} to play; gain "
+            f"{f' + {offset:g} s' if offset else ''}), {_clock(part.heard_until)} to play; gain "
             f"{gain_db:+.2f} dB ({source}); limiter "
             f"{'off' if no_limiter else f'at {ceiling_dbtp:g} dBTP'}")
 

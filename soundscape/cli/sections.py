@@ -59,7 +59,7 @@ def command(cues: Path | None, sequencing: Sequencing, as_json: bool) -> None:
                       _clock(row["end"] - row["start"]), music])
     click.echo(table(lines))
     click.echo(f"{len(rows)} section{'' if len(rows) == 1 else 's'}, "
-               f"{_clock(performance.duration)} in all "
+               f"{_clock(performance.heard_until)} in all "
                f"(seed {sequencing.seed})")
     with_music = [row["id"] for row in rows if row["music"]]
     if with_music:

@@ -131,8 +131,9 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
     limiter_ceiling = how.ceiling_dbtp - LIMITER_MARGIN_DB
     limit = peak.peak_dbtp + gain_db > limiter_ceiling
 
-    def write(gain: float) -> tuple[float, float, float]:
-        with how.step(f"render pass 2 of 2: gain {gain:+.1f} dB, limiter, writing"), \
+    def write(gain: float, again: bool = False) -> tuple[float, float, float]:
+        with how.step(f"render pass 2 of 2{' written again, at the settled gain' if again else ''}"
+                      f": gain {gain:+.1f} dB, limiter, writing"), \
                 open_outputs(frames) as writers, \
                 tqdm(total=round(frames / how.sample_rate, 1), unit="s", desc="pass 2",
                      disable=not how.progress, leave=False) as bar:
@@ -164,7 +165,7 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
                 settled = settle_gain(loudness_at, gain_db, how.target_lufs)
             if settled != gain_db:
                 gain_db = settled
-                output_lufs, output_peak, limited = write(gain_db)
+                output_lufs, output_peak, limited = write(gain_db, again=True)
     # with a gain given, the level it aims at stands for the target in the report
     target = (how.target_lufs if how.gain_db is None or not math.isfinite(measured)
               else measured + how.gain_db)
