@@ -325,9 +325,25 @@ def _joined(pieces: list[tuple[float, Performance]], whole: Performance) -> Perf
         [later(e, at) for at, p in pieces for e in p.events],
         [later(m, at) for at, p in pieces for m in p.markers], sources,
         pieces=whole.pieces, info=first.info,
-        sections=tuple(span(s, at) for at, p in pieces for s in p.sections),
+        sections=_once_each([span(s, at) for at, p in pieces for s in p.sections]),
         music=tuple(span(m, at) for at, p in pieces for m in p.music),
         rounds=tuple(r.shifted(-at) for at, p in pieces for r in p.rounds))
+
+
+def _once_each(sections: list) -> tuple:
+    """The joined excerpts' sections, each id once: two excerpts of one section in a row (鹿鳴
+    and 新宮, both in s18) are one span; an id that comes back later is ``id.2``, ``id.3`` …
+    (a Performance holds each section once: the `music` programme stopped on s18 twice)."""
+    joined: list = []
+    taken: dict[str, int] = {}
+    for section in sections:
+        if joined and joined[-1].id == section.id:
+            joined[-1] = replace(joined[-1], end=max(joined[-1].end, section.end))
+            continue
+        taken[section.id] = taken.get(section.id, 0) + 1
+        again = taken[section.id]
+        joined.append(replace(section, id=f"{section.id}.{again}") if again > 1 else section)
+    return tuple(joined)
 
 
 def _moving(key: str, pieces: list[tuple[float, Performance]]) -> Source:

@@ -134,3 +134,24 @@ def test_no_lead_when_the_part_opens_quietly_or_none_can_be_found():
     busy = _sounds(*(0.5 * i for i in range(int(2 * (LEAD_REACH_S + 12)))))
     assert lead_in(busy, [(LEAD_REACH_S + 10.0, LEAD_REACH_S + 11.0)], 1.0) == [
         (LEAD_REACH_S + 10.0, LEAD_REACH_S + 11.0)]
+
+
+def test_excerpts_of_one_section_join_as_one_span_and_a_return_is_named_apart():
+    """鹿鳴 and 新宮 both lie in s18: the `music` programme's join held s18 twice and the
+    Performance refused it, so `soundscape kit` with its defaults could not build."""
+    perf = rite()
+    joined, _ = cut(perf, [(5.0, 6.0), (6.0, 7.0), (0.5, 1.0), (5.5, 6.5)])
+    assert [(s.id, s.start, s.end) for s in joined.sections] == [
+        ("s2", 0.0, 2.0), ("s1", 2.0, 2.5), ("s2.2", 2.5, 3.5)]
+
+
+def test_every_short_bundled_programme_cuts_the_bundled_rite():
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence.planner import perform_from_file
+
+    whole = perform_from_file(bundled_dir("cues") / "dashe.toml", seed=0)
+    for programme in expand(load_programmes(), whole):
+        parts = spans(programme, whole)
+        if sum(b - a for a, b in parts) <= 20 * 60:
+            part, length = cut(whole, parts, gap_s=programme.gap_s)
+            assert length > 0 and part.sections, programme.id
