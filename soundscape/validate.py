@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Sized
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeGuard
 
 from soundscape.errors import SoundscapeError
 
@@ -68,6 +68,17 @@ def number(value: Any, *, key: str, where: str, error: type[SoundscapeError],
     if high is not None and (result > high or (high_open and result == high)):
         fail(error, where, key, value, must)
     return result
+
+
+def is_finite(value: Any) -> TypeGuard[int | float]:
+    """Whether ``value`` is a finite real number (int or float, not bool): an int past a
+    float's range is not (``math.isfinite`` raises OverflowError on one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def whole(value: Any, *, key: str, where: str, error: type[SoundscapeError],

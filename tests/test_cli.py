@@ -326,3 +326,47 @@ def test_every_option_of_every_verb_says_what_it_is():
               for p in cli.get_command(context, name).params
               if isinstance(p, click.Option) and not p.hidden and not (p.help or "").strip()]
     assert silent == []
+
+
+BIG = "9" * 5000  # past Python's 4300 digits for int(): a ValueError, not the option's refusal
+
+
+@pytest.mark.parametrize(("files", "args", "said"), [
+    ({"ov.toml": f'[places.dahou]\ny = "{BIG} 尺"\n'},
+     ("plan", "--overrides", "ov.toml", "-o", "p.svg"), "places.dahou"),
+    ({}, ("play", "--from", "s18", "--to", "s18", "--start", f"{BIG}:00", "-o", "x.wav"),
+     "--start"),
+    ({}, ("show", "--osc", f"127.0.0.1:{BIG}"), "--osc"),
+    ({"iem.json": '{"LoudspeakerLayout": {"Loudspeakers": [{"Azimuth": %s, "Elevation": 0, '
+                  '"Channel": 1}, {"Azimuth": -30, "Elevation": 0, "Channel": 2}]}}' % ("9" * 400)},
+     ("kit", "--layout", "iem.json", "--list"), "Azimuth"),
+    ({"walk.toml": f'[[waypoint]]\ntime = 0\nplace = "men"\nfacing = {"9" * 400}\n'
+                   '[[waypoint]]\ntime = 60\nplace = "zhongting"\n'},
+     ("render", "--path", "walk.toml", "-o", "w.wav"), "facing"),
+    ({"r.json": '{"gain_db": %s}' % ("9" * 400)},
+     ("play", "--from", "s18", "--to", "s18", "--loudness", "r.json", "-o", "x.wav"),
+     "gain_db"),
+])
+def test_numbers_past_a_floats_range_or_pythons_digits_are_refused_in_one_line(
+        tmp_path, soundscape_cli, files, args, said):
+    """Each was a traceback (int() past 4300 digits; math.isfinite of a 400-digit int)."""
+    for name, body in files.items():
+        (tmp_path / name).write_text(body, "utf-8")
+    code, err = soundscape_cli(*args, cwd=tmp_path)
+    last = err.splitlines()[-1]
+    assert code == 2 and last.startswith("error: ") and said in last, err[-600:]
+    assert "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(files)
+
+
+@pytest.mark.parametrize("chapter", [BIG, f"line {BIG}"])
+def test_a_chapter_number_past_pythons_digits_is_no_chapter(tmp_path, soundscape_cli, chapter):
+    from soundscape.resources import data_dir
+
+    book = tmp_path / "book.txt"
+    book.write_text("".join((data_dir() / "texts" / "kanseki" / f"KR1d0026_00{n}.txt")
+                            .read_text("utf-8") for n in (4, 5)), "utf-8")
+    code, err = soundscape_cli("derive", "book.txt", "--chapter", chapter, "-o", "x.toml",
+                               cwd=tmp_path)
+    last = err.splitlines()[-1]
+    assert code == 2 and last.startswith("error: ") and "Traceback" not in err, err[-600:]

@@ -53,20 +53,22 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
             executor: str, jobs: int, list_only: bool, court: str,
             listen: bool) -> None:
     """Build the museum installation kit (docs/kit.md)."""
-    from soundscape.kit.build import build_kit, check_request
+    from soundscape.kit.build import build_kit, check_request, programmes_for
     from soundscape.kit.manifest import check_court
     from soundscape.kit.programmes import load_programmes
     from soundscape.sequence.planner import perform_from_file
     from soundscape.site.courtyard import load_site
 
     cues = _cue_sheet(cues, rite)
-    site = load_site()  # the programmes' places are the 大射's (data/programmes.toml)
-    programmes = load_programmes(programme_file, places=set(site.places))
+    site = load_site(rite=_site_rite(cues))  # the rite's own (鄉射: the 序)
+    programmes = load_programmes(programme_file, places=None if programme_file is None
+                                 else set(site.places))
     check_request(programmes, programme_ids, layouts)
     check_court(court)
     performance = perform_from_file(cues, seed=seed, site=site)
     if list_only:
-        _list(programmes, performance)
+        _list(programmes_for(performance, site, programme_file,
+                             lambda text: click.echo(text, err=True)), performance)
         return
     manifest = build_kit(out, rite=performance, site=site, programme_file=programme_file,
                          programme_ids=programme_ids, layouts=layouts or ("stereo",),
@@ -74,6 +76,18 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
                          say=lambda text: click.echo(text, err=True), court=court,
                          listen=listen)
     click.echo(f"wrote {manifest.parent}/index.html and {manifest}")
+
+
+def _site_rite(cues: Path | None) -> str | None:
+    """The bundled rite whose site the kit's rite is played on (its sheet's ``[text] id``),
+    as the other verbs take it; None: the 大射's."""
+    from soundscape.cuesheet import load
+    from soundscape.site.courtyard import site_of
+
+    if cues is None:
+        return None
+    sheet = load(cues)
+    return site_of(sheet.text.id, sheet.layout)
 
 
 def _cue_sheet(cues: Path | None, rite: str | None) -> Path | None:
@@ -101,10 +115,9 @@ def _list(programmes, rite) -> None:
     """Print every programme (``each_music`` ones expanded) with its zones and length."""
     from soundscape.cli._common import table
     from soundscape.kit.build import LONG_S, lengths
-    from soundscape.kit.programmes import expand
 
     rows = [["id", "title", "zones", "length", ""]]
-    for programme, length in lengths(expand(programmes, rite), rite):
+    for programme, length in lengths(programmes, rite):
         minutes, seconds = divmod(round(length), 60)
         rows.append([programme.id, programme.title,
                      ", ".join(zone.id for zone in programme.zones),

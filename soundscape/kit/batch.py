@@ -328,7 +328,7 @@ def _run_dask(jobs: Sequence[Job], order: list[int], address: str,
     results: list[Any] = [None] * len(jobs)
     host, _, port = address.rpartition(":")
     try:
-        if not port.isdigit() or not 0 < int(port) < 65536:
+        if not port.isdigit() or len(port) > 5 or not 0 < int(port) < 65536:
             raise OSError("the address is not HOST:PORT")
         _greets_like_dask(host, int(port))
         client = Client(f"tcp://{address}", timeout="10s")

@@ -36,6 +36,7 @@ from soundscape.kit.programmes import (
     cut,
     expand,
     first_sound,
+    fitting,
     lead_in,
     load_programmes,
     spans,
@@ -85,8 +86,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
     is heard in the court hypothesis ``court`` (``render --court``), which the manifest
     names."""
     out = Path(out)
-    programmes = _chosen(expand(load_programmes(programme_file, places=set(site.places)), rite),
-                         programme_ids)
+    programmes = _chosen(programmes_for(rite, site, programme_file, say), programme_ids)
     if not programme_ids:
         long = {p.id: length for p, length in lengths(programmes, rite) if length > LONG_S}
         if long:
@@ -221,6 +221,19 @@ def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
     for text in layouts:
         if text not in MASTER_LAYOUTS:
             layout_from_text(text)
+
+
+def programmes_for(rite: Performance, site, programme_file: str | Path | None = None,
+                   say: Callable[[str], None] = lambda text: None) -> tuple[Programme, ...]:
+    """The programmes of ``programme_file`` (``each_music`` ones expanded) for ``rite`` on its
+    ``site``. The bundled file is written for the 大射: with another rite, what it cannot play
+    is left out and said (``fitting``); a file of the user's is taken as written."""
+    if programme_file is not None:
+        return expand(load_programmes(programme_file, places=set(site.places)), rite)
+    kept, notes = fitting(expand(load_programmes(), rite), rite, site)
+    for note in notes:
+        say(note)
+    return kept
 
 
 def lengths(programmes, rite: Performance) -> list[tuple[Programme, float]]:

@@ -210,6 +210,30 @@ def expand(programmes: tuple[Programme, ...], performance: Performance
     return tuple(out)
 
 
+def fitting(programmes: tuple[Programme, ...], performance: Performance, site
+            ) -> tuple[tuple[Programme, ...], list[str]]:
+    """The programmes (written for the 大射: the bundled file) that another rite can play,
+    and a note on each left out: a programme whose round, music or sections the rite does not
+    perform (燕禮 shoots no round 3), a zone at a place its site lacks (the 鄉射's one 侯 has no
+    大侯之乏); a programme with no zone left is left out."""
+    kept, notes = [], []
+    for programme in programmes:
+        try:
+            spans(programme, performance)
+        except KitError as error:
+            notes.append(f"{programme.id}: left out: {str(error).split(': ', 2)[-1]}")
+            continue
+        zones = tuple(z for z in programme.zones if all(
+            place in site.places for place in ([t[1] for t in z.waypoints] or [z.id])))
+        lost = [z.id for z in programme.zones if z not in zones]
+        if lost:
+            notes.append(f"{programme.id}: {'left out' if not zones else 'zones left out'}: "
+                         f"{', '.join(lost)} (not on this rite's site)")
+        if zones:
+            kept.append(replace(programme, zones=zones))
+    return tuple(kept), notes
+
+
 def spans(programme: Programme, performance: Performance) -> list[tuple[float, float]]:
     """The parts of ``performance`` the programme plays, in seconds on its clock."""
     where = f"{programme.where} id={programme.id!r}"

@@ -278,8 +278,7 @@ def _entry(entry: Any, where: str) -> Speaker:
     for key, default in (("Azimuth", None), ("Elevation", None), ("Radius", 1.0),
                          ("Channel", 0), ("Gain", 1.0)):
         value = entry.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-                value):
+        if not validate.is_finite(value):
             raise KitError(f"{where}: {key}={value!r}, accepted: a number")
         values[key] = value
     imaginary = entry.get("IsImaginary", False)

@@ -382,9 +382,10 @@ class _Table:
         return value
 
 
-#: Ranges of a piece's numbers: beats per minute, beats of a part's rhythm or a rest,
-#: seconds a selection fills, octaves a part is moved.
-TEMPO_BPM = (0.0, 400.0)
+#: Ranges of a piece's numbers: beats per minute (a beat of 6 s at the slowest: 1e-300
+#: divided music21's tempo by zero), beats of a note, a part's rhythm or a rest, seconds a
+#: selection fills, octaves a part is moved.
+TEMPO_BPM = (10.0, 400.0)
 BEATS = (0.0, 64.0)
 FILL_SECONDS = (0.0, 3600.0)
 OCTAVES = (-3, 3)
@@ -409,8 +410,7 @@ def _head(table: _Table, path: Path) -> dict[str, Any]:
                            accepted=" or ".join(BASES)),
         "basis_note": table.get("basis_note", str, check=lambda s: bool(s.strip()),
                                 accepted="a non-empty note on the source or the rules"),
-        "tempo_bpm": table.number("tempo_bpm", low=TEMPO_BPM[0], high=TEMPO_BPM[1],
-                                  low_open=True),
+        "tempo_bpm": table.number("tempo_bpm", low=TEMPO_BPM[0], high=TEMPO_BPM[1]),
         "parts": _parts(table),
         "source": str(path),
     }
@@ -479,9 +479,10 @@ def _phrases(table: _Table) -> tuple[tuple[tuple[PieceNote, ...], ...], tuple[in
             _note_name(row, f"notes[{j}]", name)
         beats = row.get("beats", list, [1.0] * len(names))
         if len(beats) != len(names) or not all(
-                isinstance(b, int | float) and not isinstance(b, bool) and 0 < b < math.inf
-                for b in beats):
-            row.fail("beats", beats, f"{len(names)} numbers > 0, one per note")
+                isinstance(b, int | float) and not isinstance(b, bool) and 0 < b <= BEATS[1]
+                for b in beats):  # a note of 1e9 beats laid out a score until the OOM killer
+            row.fail("beats", beats, f"{len(names)} numbers above 0 and up to {BEATS[1]:g}, "
+                                     "one per note")
         lyrics = row.get("lyrics", str, None)
         if lyrics is not None and len(lyrics) != len(names):
             row.fail("lyrics", lyrics, f"{len(names)} characters, one per note")

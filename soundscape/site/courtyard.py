@@ -159,7 +159,7 @@ def _parse_terms(text: str, *, chi_m: float, key: str) -> float:
                             f"accepted: {', '.join(UNITS)}")
         try:
             value = float(Fraction(number))
-        except (ZeroDivisionError, OverflowError):
+        except (ZeroDivisionError, OverflowError, ValueError):  # ValueError: past 4300 digits
             raise SiteError(f"{key}: {validate.shown(text)}: {validate.shown(number)} is not a "
                             f"number of at most {LONGEST_M:g} m (a fraction needs a divisor "
                             "other than 0)") from None

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from soundscape import validate
 from soundscape.errors import RenderError, SiteError
 from soundscape.geometry import Vec3
 from soundscape.validate import shown
@@ -62,7 +63,7 @@ def facing_vector(facing: str | float | Sequence[float]) -> Vec3:
         except KeyError:
             raise RenderError(f"facing={shown(facing)}, {accepted}") from None
     if isinstance(facing, int | float) and not isinstance(facing, bool):
-        if not math.isfinite(facing) or abs(facing) > 1e6:  # sin() of 1e300 is noise
+        if not validate.is_finite(facing) or abs(facing) > 1e6:  # sin() of 1e300 is noise
             raise RenderError(f"facing={shown(facing)}, {accepted}")
         bearing = math.radians(float(facing))
         return (math.sin(bearing), math.cos(bearing), 0.0)

@@ -32,6 +32,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from soundscape import validate
 from soundscape.errors import PerformanceError, RenderError
 from soundscape.fileio import read_json, read_toml
 from soundscape.performance import Performance
@@ -170,8 +171,7 @@ def gain_from_report(path: str | Path) -> tuple[float, dict]:
     and the report."""
     report = read_json(path, RenderError)
     gain = report.get("gain_db") if isinstance(report, dict) else None
-    if (isinstance(gain, bool) or not isinstance(gain, int | float) or not math.isfinite(gain)
-            or abs(gain) > MAX_GAIN_DB):
+    if not validate.is_finite(gain) or abs(gain) > MAX_GAIN_DB:
         raise RenderError(f"{path}: gain_db={gain!r}: not a render's loudness report (a "
                           "<out>.loudness.json written beside a render, with a gain_db from "
                           f"{-MAX_GAIN_DB:g} to {MAX_GAIN_DB:g})")
@@ -188,7 +188,7 @@ def calibrated_gain() -> tuple[float, str]:
     return float(gain), str(data.get("basis", ""))
 
 
-_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d*)?)$")
+_CLOCK = re.compile(r"^(?:(\d{1,9}):)?(\d{1,9}):(\d{1,9}(?:\.\d{0,9})?)$")  # no 5000-digit int
 
 
 def parse_time(text: str, *, option: str = "--start") -> float:

@@ -61,9 +61,9 @@ class Chapter:
         of its title (大射, 大射儀, 大射仪), or the line of its title (``line 11``: a book
         that prints a chapter twice)."""
         asked = asked.strip()
-        if by_line := re.fullmatch("line *([0-9]+)", asked, re.IGNORECASE):
+        if by_line := re.fullmatch("line *([0-9]{1,9})", asked, re.IGNORECASE):  # not 5000
             return int(by_line[1]) == self.line
-        if re.fullmatch("[0-9]+", asked):
+        if re.fullmatch("[0-9]{1,9}", asked):
             return int(asked) == self.value
         if re.fullmatch(_NUMERAL, asked):
             return numeral_value(asked) == self.value

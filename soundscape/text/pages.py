@@ -20,6 +20,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from soundscape.errors import TextError
 from soundscape.text.commentary import rules
 from soundscape.text.hanzi import is_han
 
@@ -71,12 +72,26 @@ def _page_name(ordinal: int) -> str:
     return f"{ordinal // 2 + 1}{'ab'[ordinal % 2]}"
 
 
-def read_print(original: str, start: int) -> Print:
-    """The page markers and line-end marks of ``original`` from ``start``, and its gaps."""
+#: The highest leaf number a page marker may carry: a chapter of the 儀禮 takes dozens of
+#: leaves, a whole 四部叢刊 print a few thousand. A number past it (a typo, or a hostile
+#: file) would have every "missing" page between listed: 2.2 GB for one of 20 000 000.
+MOST_LEAVES = 100_000
+
+
+def read_print(original: str, start: int, *, source: str = "text") -> Print:
+    """The page markers and line-end marks of ``original`` from ``start``, and its gaps; a
+    marker past :data:`MOST_LEAVES` is refused (TextError naming ``source`` and the line)."""
     marker, line_end = _patterns()
     markers = list(marker.finditer(original, start))
     marks = sorted([m.span() for m in markers] + [m.span() for m in line_end.finditer(
         original, start)])
+    for m in markers:
+        if len(m.group(1)) > len(str(MOST_LEAVES)) or int(m.group(1)) > MOST_LEAVES:
+            line = original.count("\n", 0, m.start()) + 1
+            shown = m.group(0) if len(m.group(0)) <= 40 else f"{m.group(0)[:40]}…"
+            raise TextError(f"{source}:{line}: page marker {shown!r}: leaf "
+                            f"{m.group(1)[:12]}{'…' if len(m.group(1)) > 12 else ''}; accepted: "
+                            f"a leaf from 1 to {MOST_LEAVES}")
     return Print(tuple(marks), tuple(_gaps(original, markers)))
 
 

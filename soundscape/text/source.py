@@ -227,7 +227,7 @@ def parse(original: str, *, source: str) -> Text:
     """
     header, body = _header(original)
     asides = commentary.find_asides(original, body)
-    printed = pages.read_print(original, body)
+    printed = pages.read_print(original, body, source=source)
     reading = in_context(original)
     brackets = commentary.rules()["notes"]["brackets"]
     column_break = commentary.rules()["print"]["column_break"]

@@ -26,3 +26,23 @@ def test_batch_and_show_refuse_bad_input(tmp_path, soundscape_cli):
     code, err = soundscape_cli("show", "--osc", "127.0.0.1:53000", "--programme", "rite",
                                "--kit", "nokit", cwd=tmp_path)
     assert code == 2 and "nokit has no rite.cues.json; it holds no programme" in err, err
+
+
+def test_the_bundled_programmes_list_for_every_rite_leaving_out_what_it_cannot_play():
+    """`kit --rite yan --list` stopped on round3 (燕禮 shoots no round) and `--rite xiangshe`
+    on a place of the 大射's site ('hou' unknown: the kit sequenced the 鄉射 on it)."""
+    from click.testing import CliRunner
+
+    from soundscape.cli import cli
+
+    runner = CliRunner()
+    for rite, note in (("yan", "round3: left out: round=3 was not shot"),
+                       ("xiangshe", "round3: zones left out: fa_dahou (not on this rite's "
+                                    "site)"),
+                       ("xiangyinjiu", "round3: left out")):
+        shown = runner.invoke(cli, ["kit", "--rite", rite, "--list"])
+        assert shown.exit_code == 0 and note in shown.stderr, shown.output
+        assert "music " in shown.stdout and "cue.gaixia" in shown.stdout
+        assert ("round3 " in shown.stdout) is (rite == "xiangshe")
+    shown = runner.invoke(cli, ["kit", "--list"])
+    assert shown.exit_code == 0 and "left out" not in shown.stderr, shown.output

@@ -263,6 +263,11 @@ def test_a_good_minimal_file_loads(tmp_path):
     ('"清黃鍾"]', '"清黃X"]', "phrase[0].notes[1]", "清黃X"),
     ('lyrics = "呦呦"', 'lyrics = "呦"', "phrase[0].lyrics", "呦"),
     ("tempo_bpm = 60", "tempo_bpm = -1", "tempo_bpm", "-1"),
+    # a ZeroDivisionError in music21's tempo; a note of 1e9 beats laid a score out until
+    # the machine ran out of memory
+    ("tempo_bpm = 60", "tempo_bpm = 1e-300", "tempo_bpm", "1e-300"),
+    ('lyrics = "呦呦"', 'lyrics = "呦呦"\nbeats = [1, 1e9]', "phrase[0].beats",
+     "1000000000.0"),
     ("velocity = 0.5", "velocity = 2", "parts.song.velocity", "2"),
     ('role = "melody"', 'role = "solo"', "parts.song.role", "solo"),
     ("count = 1", "count = 0", "zhong.count", "0"),
