@@ -15,11 +15,12 @@ Each object's names and first place are sent at the programme's start, and each 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from soundscape import validate
+from soundscape.fileio import read_json
 from soundscape.kit import KitError
 
 __all__ = ["OscMessage", "load_objects", "messages", "osc_sender"]
@@ -34,23 +35,47 @@ class OscMessage:
     args: tuple
 
 
+#: Bounds of an object list: objects (an ADM master holds at most 118), blocks of one, and
+#: where a block may stand (seconds into the programme; degrees; distance 0–1).
+MOST_OBJECTS, MOST_BLOCKS = 128, 100_000
+_BLOCK_RANGES = {"time": (0.0, 48 * 3600.0), "azimuth": (-360.0, 360.0),
+                 "elevation": (-90.0, 90.0), "distance": (0.0, 1.0)}
+
+
 def load_objects(path: str | Path) -> list[dict]:
-    """The objects of an ADM master's ``<file>.adm.json`` (``render --layout adm``)."""
+    """The objects of an ADM master's ``<file>.adm.json`` (``render --layout adm``), checked as
+    any file a user gives: a regular file of bounded size (a FIFO is refused, not waited on),
+    each object's number, names and blocks, each block's time (in order) and place in range."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        objects = data["objects"]
-        for k, obj in enumerate(objects):
-            number, blocks = obj["number"], obj["blocks"]
-            if not (isinstance(number, int) and blocks and all(
-                    {"time", "azimuth", "elevation", "distance"} <= set(b) for b in blocks)):
-                raise KitError(f"{path}: objects[{k}]: needs a number and blocks of time, "
-                               "azimuth, elevation, distance")
-    except FileNotFoundError:
+    if not path.exists():
         raise KitError(f"{path}: no such file; render the master with "
-                       "`soundscape render --layout adm` (it writes <file>.wav.adm.json)") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise KitError(f"{path}: not an ADM object list ({error})") from None
+                       "`soundscape render --layout adm` (it writes <file>.wav.adm.json)")
+    data = read_json(path, KitError)
+    where = str(path)
+    objects = validate.size(data.get("objects") if isinstance(data, dict) else None,
+                            key="objects", where=where, error=KitError, kind=list, least=1,
+                            most=MOST_OBJECTS)
+    for k, obj in enumerate(objects):
+        at = f"{where}: objects[{k}]"
+        validate.size(obj, key="object", where=at, error=KitError, kind=dict, least=1)
+        validate.whole(obj.get("number"), key="number", where=at, error=KitError, low=1,
+                       high=MOST_OBJECTS)
+        for key in ("name", "roman"):
+            validate.text(obj.get(key), key=key, where=at, error=KitError, empty_ok=True,
+                          longest=200)
+        blocks = validate.size(obj.get("blocks"), key="blocks", where=at, error=KitError,
+                               kind=list, least=1, most=MOST_BLOCKS)
+        previous = 0.0
+        for b, block in enumerate(blocks):
+            there = f"{at}.blocks[{b}]"
+            validate.size(block, key="block", where=there, error=KitError, kind=dict, least=4)
+            for key, (low, high) in _BLOCK_RANGES.items():
+                validate.number(block.get(key), key=key, where=there, error=KitError, low=low,
+                                high=high)
+            if block["time"] < previous:
+                validate.fail(KitError, there, "time", block["time"],
+                              f"at or after the previous block's {previous:g} s")
+            previous = block["time"]
     return objects
 
 

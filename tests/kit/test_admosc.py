@@ -144,3 +144,32 @@ def test_show_takes_the_kits_only_programme_and_its_own_master(tmp_path, soundsc
     code, err = soundscape_cli("show", "--adm-osc", target, "--programme", "q", "--kit", "kit",
                                cwd=tmp_path)
     assert code == 2 and "no ADM master of q" in err and "--layout adm" in err, err
+
+
+@pytest.mark.parametrize(("block", "key"), [
+    ('{"time": 0, "azimuth": "abc", "elevation": 0, "distance": 1}', "azimuth"),
+    ('{"time": "x", "azimuth": 0, "elevation": 0, "distance": 1}', "time"),
+    ('{"time": 0, "azimuth": 0, "elevation": 95, "distance": 1}', "elevation"),
+])
+def test_an_object_list_is_checked_as_any_file_a_user_gives(tmp_path, block, key):
+    """`show --adm` read the file with read_text (a FIFO hung it) and used its values
+    unchecked (a ValueError or TypeError traceback)."""
+    bad = tmp_path / "bad.adm.json"
+    bad.write_text('{"objects": [{"number": 1, "name": "a", "roman": "b", "blocks": ['
+                   + block + "]}]}")
+    with pytest.raises(KitError, match=rf"objects\[0\]\.blocks\[0\]: {key}="):
+        load_objects(bad)
+    nameless = tmp_path / "nameless.adm.json"
+    nameless.write_text('{"objects": [{"number": 1, "blocks": [{"time": 0, "azimuth": 0, '
+                        '"elevation": 0, "distance": 1}]}]}')
+    with pytest.raises(KitError, match=r"objects\[0\]: name=None must be a string"):
+        load_objects(nameless)
+
+
+def test_an_object_list_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    import os
+
+    fifo = tmp_path / "f.adm.json"
+    os.mkfifo(fifo)
+    with pytest.raises(KitError, match=r"f\.adm\.json"):
+        load_objects(fifo)
