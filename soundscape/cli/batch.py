@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import FilePath, WholeRange, court_option
+from soundscape.cli._common import FilePath, WholeRange, counted, court_option
 
 __all__ = ["command"]
 
@@ -31,7 +31,7 @@ def command(plan: Path, executor: str, jobs: int, court: str) -> None:
 
     check_court(court)
     out, work = load_plan(plan, load_site(), court=court)
-    click.echo(f"{len(work)} renders into {out} ({executor})", err=True)
+    click.echo(f"{counted(len(work), 'render')} into {out} ({executor})", err=True)
     results = run_jobs(work, executor=executor, workers=jobs,
                        progress=lambda job: click.echo(f"  done {job.name}", err=True))
     for result in results:

@@ -162,6 +162,14 @@ class Job:
             performance = self.performance
         elif self.make is not None:
             performance = self.make()
+            if performance.duration == 0:  # s01–s04: an empty render crashed pass 1
+                asked = " to ".join(dict.fromkeys(
+                    s for s in (getattr(self.make, "from_section", None),
+                                getattr(self.make, "to_section", None)) if s))
+                raise KitError(f"render {self.name}: {f'section {asked}' if asked else 'it'} "
+                               "takes no time in the performance (made ready before the "
+                               "rite's day): nothing to render; `soundscape sections` gives "
+                               "each section's length")
         else:
             raise KitError(f"job {self.name}: give it a performance or a make() for one")
         voice = SharedVoice(shares=workers == 1)

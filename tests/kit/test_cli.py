@@ -46,3 +46,15 @@ def test_the_bundled_programmes_list_for_every_rite_leaving_out_what_it_cannot_p
         assert ("round3 " in shown.stdout) is (rite == "xiangshe")
     shown = runner.invoke(cli, ["kit", "--list"])
     assert shown.exit_code == 0 and "left out" not in shown.stderr, shown.output
+
+
+def test_a_batch_render_of_sections_that_take_no_time_is_refused_by_its_id(tmp_path,
+                                                                           soundscape_cli):
+    """s01–s04 (made ready before the day) crashed pass 1 (a reshape of nothing) and left an
+    empty folder; `render --from s01 --to s04` refuses them by name."""
+    (tmp_path / "plan.toml").write_text('out = "batch"\n[[render]]\nid = "a"\nfrom = "s01"\n'
+                                        'to = "s04"\n')
+    code, err = soundscape_cli("batch", "plan.toml", "--executor", "serial", cwd=tmp_path)
+    assert code == 2 and "1 render into" in err, err
+    assert "error: render a: section s01 to s04 takes no time" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.toml"]
