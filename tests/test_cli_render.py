@@ -29,6 +29,27 @@ def test_the_work_runs_in_another_process_at_the_lowest_priority():
     assert niceness == 19
 
 
+def test_a_render_stopped_at_once_ends_its_aside_without_a_traceback(capfd):
+    """The forked process took the command's SIGTERM handler: stopped while it started, it
+    raised the command's _Terminated there and printed its traceback above the one-line
+    error (5 runs in 10 on a full disk)."""
+    import signal
+    import time
+
+    from soundscape.cli import _terminate
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        for _ in range(20):
+            with _Aside(time.sleep, 5) as aside:
+                process = aside._process
+                aside._stop(wait=False)
+            assert process.exitcode == -signal.SIGTERM  # ended by the signal, quietly
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_without_aside_the_work_runs_here_when_asked():
     with _Aside(_where, aside=False) as aside:
         assert aside.result() == (os.getpid(), os.nice(0))

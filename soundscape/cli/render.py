@@ -11,6 +11,7 @@ import gc
 import math
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -224,7 +225,14 @@ class _Aside:
             self._answers, theirs = context.Pipe(duplex=False)
             self._process = context.Process(target=_aside, args=(theirs, self._work,
                                                                  self._args), daemon=True)
-            self._process.start()
+            # SIGTERM held while it forks: the child would take the command's handler, and a
+            # render stopped at once raised it in the child's start-up (its traceback printed
+            # above the command's one-line error)
+            held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+            try:
+                self._process.start()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, held)
             theirs.close()
         return self
 
@@ -254,7 +262,10 @@ class _Aside:
 
 
 def _aside(answers, work: Callable, args: tuple) -> None:
-    """In the forked process: the lowest priority, then ``work``'s result, or that it failed."""
+    """In the forked process: SIGTERM ends it quietly (the command's handler is not for it),
+    the lowest priority, then ``work``'s result, or that it failed."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     os.nice(19)
     try:
         answer = (True, work(*args))
