@@ -430,7 +430,7 @@ class NoteHelper:
             try:
                 _ask_for(self._requests, asked)
             except OSError:  # BrokenPipeError and the like: it is gone
-                raise RenderError(_GONE) from None
+                raise self._gone() from None
 
     def share(self, stop: int) -> None:
         """Ask for the notes of events 1 to ``stop`` (at most ``_IN_FLIGHT``) now, before the
@@ -445,7 +445,7 @@ class NoteHelper:
         """Ask for the notes from ``_next`` up to ``stop`` that are not in hand (as far as
         the limits on notes in flight and finished bytes allow)."""
         if self._ended:
-            raise RenderError(_GONE)
+            raise self._gone()
         stop = min(len(self.heard.performance.events), stop)
         asked: list[int] = []
         while (self._next < stop and self._in_flight < self._IN_FLIGHT
@@ -463,7 +463,7 @@ class NoteHelper:
             try:
                 _ask_for(self._requests, asked)
             except OSError:  # BrokenPipeError and the like: it is gone
-                raise RenderError(_GONE) from None
+                raise self._gone() from None
 
     def has(self, index: int) -> bool:
         return index in self._keys
@@ -484,13 +484,22 @@ class NoteHelper:
         with self._arrived:
             while index not in self._ready:
                 if self._ended:
-                    raise RenderError(_GONE)
+                    raise self._gone(locked=True)
                 self._arrived.wait()
             note = self._ready.pop(index)
             if isinstance(note, BaseException):
                 raise note
             self._ready_bytes -= heard_bytes(note)
         return note
+
+    def _gone(self, *, locked: bool = False) -> BaseException:
+        """Why the helper ended: the error it sent with a note (it stops after one: a
+        phone the voice cannot say, a file the cache could not read), else that it is gone
+        (killed). Its error was lost when the main process asked for more notes first."""
+        with contextlib.nullcontext() if locked else self._arrived:
+            error = next((n for n in self._ready.values() if isinstance(n, BaseException)),
+                         None)
+        return error if error is not None else RenderError(_GONE)
 
     def _waiting_for(self, index: int) -> bool:
         with self._arrived:

@@ -872,6 +872,27 @@ def test_an_error_in_the_helper_process_reaches_the_caller():
                            block_frames=FS, workers=2))
 
 
+_MAIN_PID = os.getpid()
+
+
+def failing_ahead(event, source, *, sample_rate, rng):
+    """Fails in the helper only, on the notes well ahead of the main process."""
+    if os.getpid() != _MAIN_PID and event.time > 2.0:
+        raise RenderError("phone 'hello' cannot be said")
+    return noise_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+
+def test_the_helpers_error_is_raised_even_when_more_notes_are_asked_for_first():
+    """The helper sends its error with the note and ends; the main process, asking for
+    more notes before it reached that one, said only "the render's helper process ended
+    without a word (killed?)" (a speech quote of Latin letters, --jobs 2)."""
+    with pytest.raises(RenderError, match="cannot be said"):
+        list(render_blocks(scene(300, spacing=0.1, distinct=True), listener=NORTH,
+                           panner=make_panner("stereo"), sample_rate=FS, seed=0,
+                           voice=failing_ahead, surroundings=Surroundings(),
+                           block_frames=FS // 10, workers=2))
+
+
 @pytest.mark.parametrize("helper_makes", [True, False])
 def test_a_helper_process_killed_mid_render_is_an_error_not_a_hang(monkeypatch, helper_makes):
     """Killed while it makes notes the main process waits for, or while the main process
