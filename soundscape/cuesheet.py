@@ -84,6 +84,9 @@ MOST = {"section": 2_000, "step": 40_000, "layout": 500, "music": 200, "voice": 
         "speech": 50_000}
 #: Characters of a speech cue's quote: the words are spoken, about four a second.
 SPOKEN = 1_000
+#: Characters of a section's name: a heading or its opening words (names of 100 000
+#: characters were read, and the timeline's drawing of them ran past five minutes).
+NAME_LONGEST = 200
 
 Span = tuple[int, int]
 
@@ -454,7 +457,7 @@ class _Checker:
                                f"{', '.join(required + optional)}")
 
     def string(self, key: str, *, default: str | None = None, choices: Any = None,
-               empty_ok: bool = False) -> str:
+               empty_ok: bool = False, longest: int = 100_000) -> str:
         if key not in self.entry and default is not None:
             return default
         if key not in self.entry:
@@ -462,9 +465,9 @@ class _Checker:
         value = self.entry[key]
         if value == "" and (empty_ok or default == ""):
             return value
-        if not (isinstance(value, str) and value and len(value) <= 100_000):  # the line is
+        if not (isinstance(value, str) and value and len(value) <= longest):  # the line is
             validate.text(value, key=f"{self.where()} {key}", where=self.at(key),  # looked up
-                          error=CueSheetError)  # only for a value that fails
+                          error=CueSheetError, longest=longest)  # only for a value that fails
         if choices is not None and value not in choices:
             shown = ", ".join(sorted(choices)) if len(choices) <= 40 else \
                 f"one of {len(choices)} known values (see docs/cuesheet.md)"
@@ -609,7 +612,8 @@ def _text_info(c: _Checker) -> TextInfo:
 
 def _section(c: _Checker, length: int) -> Section:
     c.keys(("id", "name", "span"), ("part",))
-    return Section(c.string("id"), c.string("name"), c.span(length), line=c.line(),
+    return Section(c.string("id"), c.string("name", longest=NAME_LONGEST), c.span(length),
+                   line=c.line(),
                    part=c.string("part", default="", choices=PARTS))
 
 

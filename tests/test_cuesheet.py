@@ -357,3 +357,19 @@ def test_speech_is_bounded_and_spoken_by_a_title(old, new, message):
     assert old in bundled
     with pytest.raises(CueSheetError, match=re.escape(message)):
         cuesheet.loads(bundled.replace(old, new, 1), source="s.toml")
+
+
+def test_a_section_name_is_at_most_200_characters():
+    """Names of 100 000 characters were read, and the timeline's drawing of them ran past
+    five minutes."""
+    bundled = cuesheet.bundled_path().read_text(encoding="utf-8")
+    old = next(line for line in bundled.splitlines() if line.startswith("name = ") and
+               "樂賓" in line)
+    for name, fails in (("戒" * 200, False), ("戒" * 201, True)):
+        text = bundled.replace(old, f'name = "{name}"', 1)
+        if not fails:
+            assert any(s.name == name for s in cuesheet.loads(text, source="n.toml").sections)
+            continue
+        with pytest.raises(CueSheetError, match=r"n\.toml:\d+: section 's\d+' name=.*must be "
+                                                r"at most 200 characters long"):
+            cuesheet.loads(text, source="n.toml")

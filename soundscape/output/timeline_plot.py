@@ -58,8 +58,8 @@ def _title(performance: Performance) -> str:
     span = ""
     if performance.sections and info.offset > 0:
         first, last = performance.sections[0], performance.sections[-1]
-        span = f", {first.id} {first.name}"
-        span += f" to {last.id} {last.name}" if last is not first else ""
+        span = f", {first.id} {_short(first.name)}"
+        span += f" to {last.id} {_short(last.name)}" if last is not first else ""
     return (f"{info.title}{span} — {performance.duration / 60:.0f} min, seed {info.seed}")
 
 
@@ -116,7 +116,7 @@ def _time_axis(performance: Performance) -> str:
     """What the minutes count from: the rite's start, or for a cut, where the cut starts."""
     if performance.info.offset > 0 and performance.sections:
         first = performance.sections[0]
-        return (f"minutes from the start of {first.id} {first.name} "
+        return (f"minutes from the start of {first.id} {_short(first.name)} "
                 f"({performance.info.offset / 60:.1f} min into the rite)")
     return "minutes from the start of the rite"
 
@@ -131,7 +131,7 @@ def _sections(ax: Axes, performance: Performance, end_minute: float) -> None:
     placed = spread(centres, gap=_LABEL_GAP * end_minute, low=0.0, high=end_minute)
     for centre, x, (_, _, section) in zip(centres, placed, spans, strict=True):
         ax.plot([centre, centre, x], [3.25, 3.35, _NAMES_BOTTOM - 0.05], color="0.6", lw=0.5)
-        ax.text(x, _NAMES_BOTTOM, f"{section.id} {section.name}", rotation=90, ha="center",
+        ax.text(x, _NAMES_BOTTOM, f"{section.id} {_short(section.name)}", rotation=90, ha="center",
                 va="bottom", fontsize=7.5)
 
 
@@ -184,3 +184,9 @@ def write_timeline(performance: Performance, out: str | Path) -> Path:
         figure.savefig(tmp, dpi=110, format=kind[1:],
                        metadata={"Software": None} if kind == ".png" else {"Date": None})
     return Path(out)
+
+
+def _short(name: str, most: int = 24) -> str:
+    """A section's name as drawn: its first ``most`` characters (a saved Performance's names
+    may run to 100 000, and laying them out took minutes)."""
+    return name if len(name) <= most else f"{name[:most]}…"
