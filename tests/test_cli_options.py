@@ -80,7 +80,7 @@ def test_kit_takes_cues_file_and_rite_id_like_the_other_verbs(kit_asked):
         kit_asked.clear()
         result = _invoke("kit", *args, "--programme", "rite")
         assert isinstance(result.exception, _Stop), result.output
-        assert kit_asked == {"cues": sheet, "site": load_site().name}  # the programmes' site
+        assert kit_asked == {"cues": sheet, "site": load_site(rite="xiangshe").name}  # its own
     result = _invoke("kit", "--rite", "nowhere")
     assert "rite 'nowhere' unknown; known: dashe" in str(result.exception)
 

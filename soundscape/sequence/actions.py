@@ -15,7 +15,9 @@ its step (``Event.cue``).
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -33,7 +35,8 @@ from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
-from soundscape.text.hanzi import mentions
+from soundscape.text.derive import place_mentions
+from soundscape.text.hanzi import mentions, normalise
 
 __all__ = ["ActionSounds", "load_actions"]
 
@@ -85,7 +88,8 @@ class ActionSounds:
             track.append((timed.start + timed.walk, actor, there))
             own = durations.step_seconds(step)
             self._act(made, step, actor, there, timed.start + timed.walk, own,
-                      durations.repeats(step), rng)
+                      durations.repeats(step), rng, site,
+                      lasts=max(own, timed.duration - timed.walk))
         self._place_bed(made, steps, times, site, end, seed)
         return made.sources, made.events, track
 
@@ -108,13 +112,18 @@ class ActionSounds:
                      length, surface, self.walk["velocity"] * _vary(rng), point)
 
     def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
-             times: int, rng) -> None:
+             times: int, rng, site: Site, lasts: float) -> None:
+        """The step's own action in its ``own`` seconds (once per participant: ``times``),
+        and the others its text names over all the time it ``lasts`` (a step held by the
+        shooting or music it starts: 誘射's 揖…降 after the arrows are heard late, not in the
+        7 s before them)."""
         if step.action in ("升", "降"):  # the steps of the stairs, in stone
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
         sounds = list(self.by_action.get(step.action, ()))
         sounds += [(s, 1) for word, s in self.by_word.items() if mentions(step.quote, word)]
-        slot = own / max(times, 1)
+        also = self._also(step, site, place)
+        slot, span = own / max(times, 1), lasts / max(times, 1)
         for k in range(max(times, 1)):
             for sound, count in sounds:
                 for n in range(count):
@@ -122,6 +131,50 @@ class ActionSounds:
                     point = (place[0], place[1], place[2] + sound.height)
                     made.add(actor, sound.instrument, step.id, at, sound.duration,
                              sound.articulation, sound.velocity * _vary(rng), point)
+            for fraction, word, point in also:  # when and where the text says it
+                self._also_one(made, step, actor, point, start + k * span + span * fraction,
+                               slot / (len(also) + 1), word, rng)
+
+    def _also(self, step: Step, site: Site, place: Vec3) -> list[tuple[float, str, Vec3]]:
+        """The actions a step's text names for its actor after its own, each with where it
+        stands in the text (0–1) and where he is then (the last place the text has put him
+        in: 當物…揖 at the 物; else the step's ``place``): 司射入於次…揖…揖…升堂揖…誘射…降
+        was one step, heard as nothing but its arrows for 45 s; 主人洗…升酌…降…坐奠…再拜稽首
+        only as its washing."""
+        text = normalise(step.quote)
+        found = [(m.start(), m.group()) for m in _action_words(
+            tuple(self.by_action)).finditer(text)]
+        own = next((i for i, (_, word) in enumerate(found) if step.action and (
+            step.action in word or word in step.action)), None)  # 拜 said as 答拜
+        after = found[own][0] if own is not None else 0
+        if own is not None:
+            del found[own]  # the step's own action, sounded above
+        # only the actor's: the text goes on to another (…至再拜賓答再拜: the 賓's bows)
+        words = glossary.load()
+        mine = words.id_of("actor", step.actor) if step.actor else None
+        other = next((m.start() for m in _actors(words.terms_longest_first("actor")).finditer(
+            text, after) if words.id_of("actor", m.group()) != mine), len(text))
+        length = max(len(text), 1)
+        mentioned = [(at, _place(site, pid)) for at, pid in place_mentions(text)]
+
+        def where(at: int) -> Vec3:
+            return next((p for m, p in reversed(mentioned) if m < at and p is not None), place)
+
+        return [(at / length, word, where(at)) for at, word in found if at < other]
+
+    def _also_one(self, made, step: Step, actor: str, place: Vec3, at: float, room: float,
+                  word: str, rng) -> None:
+        """One action the text names within a step, at ``at``, in ``room`` seconds."""
+        if word in _STAIRS:
+            made.add(actor, self.walk["instrument"], step.id, at, min(max(room, 0.5), 3.0),
+                     self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
+            return
+        for sound, count in self.by_action.get(word, ()):
+            for n in range(count):
+                point = (place[0], place[1], place[2] + sound.height)
+                made.add(actor, sound.instrument, step.id, at + n * 0.4 * min(room, 2.5),
+                         sound.duration, sound.articulation, sound.velocity * _vary(rng),
+                         point)
 
     # -- the place -----------------------------------------------------------------------
     def _place_bed(self, made, steps: Iterable[Step], times: Mapping[str, TimedStep],
@@ -228,6 +281,21 @@ class _Made:
                                           _UP, cue=cue)
         self.events.append(Event(time, duration, source, None, velocity, articulation, cue,
                                  lyric=tag))
+
+
+_STAIRS = ("升", "降")  # going up or down the stairs: stone steps
+
+
+@functools.cache
+def _action_words(actions: tuple[str, ...]) -> re.Pattern:
+    """The table's action words and the stairs', longest first (再拜稽首 before 拜)."""
+    words = sorted({*actions, *_STAIRS}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(w) for w in words))
+
+
+@functools.cache
+def _actors(terms: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(re.escape(t) for t in terms))
 
 
 def _vary(rng) -> float:

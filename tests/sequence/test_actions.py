@@ -46,6 +46,33 @@ def test_a_bow_twice_is_heard_twice(rite, sheet):
     assert len(bows) == 2 and bows[0].time < bows[1].time
 
 
+def test_every_action_a_step_names_for_its_actor_is_heard_where_the_text_says_it(rite,
+                                                                                sheet):
+    """s21.01 (司射入於次…西面揖當階北面揖及階揖升堂揖…降…) was one step of action 入: 45 s of
+    誘射 heard as its arrows alone. Each action its text names for the 司射 is heard, in the
+    order of the text; a bow the text gives another (…再拜賓答再拜) is not his."""
+    step = sheet.step("s21.01")
+    heard = sorted((e for e in rite.events if e.cue == step.id
+                    and rite.sources[e.source].group == "action"), key=lambda e: e.time)
+    said = [e.articulation for e in heard if e.articulation in ("salute", "stone")]
+    assert said.count("salute") == step.quote.count("揖") == 8
+    assert said.count("stone") == step.quote.count("升") + step.quote.count("降") == 3
+    assert said[:5] == ["salute", "salute", "salute", "stone", "salute"]  # …及階揖升堂揖
+    assert {e.source.split(".")[1] for e in heard} == {"sishe"}
+    # 當物北面揖及物揖: at the 物, where the text has put him (the step's place is the 次)
+    salutes = [e for e in heard if e.articulation == "salute"]
+    assert math.dist(salutes[4].position[:2], salutes[0].position[:2]) > 10.0
+    # the 揖…降 after his four arrows are heard after the first of them (the step lasts the
+    # shooting), not crammed into the 7 s before it
+    s21 = next(span for span in rite.sections if span.id == "s21")
+    releases = sorted(e.time for e in rite.events if rite.sources[e.source].instrument == "bow"
+                      and s21.start <= e.time < s21.end)
+    assert salutes[-1].time > releases[0]
+    washing = sheet.step("s10.01")  # 主人洗…升…酌…降…酢…坐奠…再拜稽首
+    kinds = {e.articulation for e in rite.events if e.cue == washing.id}
+    assert {"cup", "stone", "kneel", "jue_wood", "bow"} <= kinds
+
+
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):
     steps = [e for e in kind(rite, "action") if rite.sources[e.source].instrument == "footstep"]
     assert steps

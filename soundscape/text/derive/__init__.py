@@ -37,7 +37,7 @@ from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import Printed, answer_starts, printed_marks, speech_cues
 from soundscape.text.source import Text
 
-__all__ = ["derive", "sections_of", "unscored_music"]
+__all__ = ["derive", "place_mentions", "sections_of", "unscored_music"]
 
 
 # --------------------------------------------------------------------- steps
@@ -120,6 +120,14 @@ def _action(chars: str, unit: Unit | None) -> str:
         if not match.start() or blanked[match.start() - 1] not in negations:
             return words.name("action", words.known_id("action", match.group(0)))
     return "other"
+
+
+def place_mentions(chars: str) -> list[tuple[int, str]]:
+    """(offset, place id) of each place ``chars`` (normalised) names after a word that goes
+    before a place (適次, 當物, 立於物間): where a step's actor is as the text goes on."""
+    words = glossary.load()
+    return [(m.start(1), words.known_id("place", m.group(1)))
+            for m in _place_pattern().finditer(chars)]
 
 
 def _place(chars: str) -> str:
