@@ -24,9 +24,10 @@ CUES = ("cue.gaixia", "cue.sixia_2")
 def manifest(tmp_path_factory) -> dict:
     site = load_site()
     out = tmp_path_factory.mktemp("kit")
+    said: list[str] = []
     build_kit(out, rite=perform_from_file(None, seed=0, site=site), site=site,
-              programme_ids=CUES, executor="serial")
-    return json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+              programme_ids=CUES, executor="serial", say=said.append)
+    return {**json.loads((out / "manifest.json").read_text(encoding="utf-8")), "said": said}
 
 
 def test_real_programmes_loop_with_seams_within_their_own_steps(manifest):
@@ -46,6 +47,10 @@ def test_real_programmes_loop_with_seams_within_their_own_steps(manifest):
                    and render["output_lufs"] < render["calibration_lufs"]
                    and not render["at_calibration"])
         assert render["at_calibration"] or stopped
+        # and the build says so (a loop 2.6 LU under its neighbours went by without a word)
+        named = [line for line in manifest["said"] if "not its calibration's" in line
+                 and render["files"][0]["file"] in line]
+        assert len(named) == (0 if render["at_calibration"] else 1), manifest["said"]
         assert render["output_lufs"] > render["calibration_lufs"] - 6.0  # a gain was applied
         assert render["true_peak_dbtp"] <= -1.0
 
