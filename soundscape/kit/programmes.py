@@ -259,6 +259,11 @@ def spans(programme: Programme, performance: Performance) -> list[tuple[float, f
         last = _section(performance, programme.to_section, where) \
             if programme.to_section else performance.sections[-1]
         if last.end <= first.start:
+            index = [s.id for s in performance.sections]
+            if index.index(first.id) <= index.index(last.id):  # s01–s04: before the day
+                raise KitError(f"{where}: from={first.id} to={last.id} takes no time in the "
+                               "performance (made ready before the rite's day); `soundscape "
+                               "sections` gives each section's length")
             raise KitError(f"{where}: from={first.id} comes after to={last.id}")
         return [(first.start, last.end)]
     # the rite ends with its last section; the bed's last segments ring on past it, so

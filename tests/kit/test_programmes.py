@@ -155,3 +155,19 @@ def test_every_short_bundled_programme_cuts_the_bundled_rite():
         if sum(b - a for a, b in parts) <= 20 * 60:
             part, length = cut(whole, parts, gap_s=programme.gap_s)
             assert length > 0 and part.sections, programme.id
+
+
+def test_a_programme_over_sections_that_take_no_time_says_so(tmp_path):
+    """`from = "s01"`, `to = "s04"` (made ready before the day) was refused as "from=s01
+    comes after to=s04"."""
+    from soundscape.kit import KitError
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence.planner import perform_from_file
+
+    whole = perform_from_file(bundled_dir("cues") / "dashe.toml", seed=0)
+    path = tmp_path / "p.toml"
+    path.write_text('[[programme]]\nid = "p"\ntitle = "t"\nlisteners = ["zhongting"]\n'
+                    'from = "s01"\nto = "s04"\n')
+    (programme,) = load_programmes(path)
+    with pytest.raises(KitError, match="from=s01 to=s04 takes no time in the performance"):
+        spans(programme, whole)
