@@ -196,7 +196,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
                        place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
                        speak=lambda step: talk.get(step.id, 0.0))
-    _within_bound(sheet, timed)
+    _within_bound(sheet, timed, options.durations)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})
     shooting = planner.shooting
@@ -229,15 +229,18 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
                              rounds=shooting.rounds())
 
 
-def _within_bound(sheet: CueSheet, timed: Sequence[TimedStep]) -> None:
-    """Refuse a rite whose steps run past ``MAX_RITE_S``, naming the step that passes it
-    (before the sounds of its actions and words are made)."""
+def _within_bound(sheet: CueSheet, timed: Sequence[TimedStep], durations: Durations) -> None:
+    """Refuse a rite whose steps run past ``MAX_RITE_S``, naming the step that passes it and
+    what times the steps (before the sounds of its actions and words are made): every value
+    of a durations table may be in range and their sum not (3 600 s an action: 25 hours)."""
     late = next((t for t in timed if t.end > MAX_RITE_S), None)
     if late is not None:
         raise CueSheetError(
             f"{sheet.path or 'the cue sheet'}:{sheet.step(late.id).line}: step {late.id!r} "
             f"ends at {late.end:.0f} s, past the {MAX_RITE_S:.0f} s a rite may run "
-            f"(accepted: a rite of at most {MAX_RITE_S / 3600:g} hours; the 大射 runs 2½)")
+            f"(accepted: a rite of at most {MAX_RITE_S / 3600:g} hours; the 大射 runs 2½); "
+            f"the steps are timed by {durations.source} (seconds an action, paces, "
+            "participants) and the pieces' tempi")
 
 
 def _placed(sheet: CueSheet, site: Site) -> Players:

@@ -106,3 +106,22 @@ def test_the_longest_sequenced_rite_is_bounded(sheet, site, monkeypatch):
     with pytest.raises(CueSheetError, match=r"dashe.toml:\d+: step 's\d+\.\d+' ends at "
                                             r"\d+ s, past the 600 s a rite may run"):
         perform(sheet, site=site, tuning=default_tuning(), seed=0)
+
+
+def test_a_rite_run_long_by_its_durations_table_names_the_table(tmp_path, sheet, site):
+    """Every action at 3 600 s (the table's bound) gave a rite of 25 hours, refused naming
+    only the cue sheet."""
+    from soundscape.resources import data_dir
+    from soundscape.sequence.planner import SequenceOptions
+    from soundscape.sequence.timeline import Durations
+
+    table = (data_dir() / "durations.toml").read_text("utf-8")
+    slow = tmp_path / "slow.toml"
+    head, actions = table.split("[action]", 1)  # every action at the bound, the rest as is
+    actions, rest = actions.split("[pace]", 1)
+    slow.write_text(head + "[action]" + re.sub(r"= \d+(\.\d+)?", "= 3600", actions)
+                    + "[pace]" + rest, "utf-8")
+    options = SequenceOptions(durations=Durations.load(slow))
+    with pytest.raises(CueSheetError, match=r"past the 86400 s a rite may run .*the steps are "
+                                            rf"timed by {re.escape(str(slow))}"):
+        perform(sheet, site=site, tuning=default_tuning(), seed=0, options=options)
