@@ -298,21 +298,24 @@ def write_texts(texts: Mapping[Path, str]) -> list[Path]:
     return paths
 
 
-def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record: str) -> list[Path]:
+def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record: str,
+                kinds: tuple[str, ...] = ()) -> list[Path]:
     """Remove from ``folder`` the files an earlier run wrote there (listed in the hidden
     file ``record``) that this run, which wrote ``names``, did not; then record ``names``.
 
     A folder of per-piece or per-round files then holds this run's set only, and a file
     the user put there is never touched: only names this function recorded are removed,
     and only regular files inside ``folder`` at that (a name may be ``sub/file``; no
-    absolute paths, ``..`` or links are followed). A subfolder left empty goes too.
-    Returns the removed files.
+    absolute paths, ``..`` or links are followed), and only of the set's ``kinds`` (name
+    endings; none: any) — a record edited or copied by hand removed the notes listed in
+    it. A subfolder left empty goes too. Returns the removed files.
     """
     folder, names = Path(folder), sorted(set(names))
     removed = []
     for name in sorted(set(recorded(folder, record)) - set(names) - {record}):
         path = folder / name
-        if not _inside(folder, name) or path.is_symlink() or not path.is_file():
+        if (not _inside(folder, name) or path.is_symlink() or not path.is_file()
+                or (kinds and not name.endswith(kinds))):
             continue
         path.unlink(missing_ok=True)  # another run into the folder may have been first
         removed.append(path)
@@ -324,17 +327,18 @@ def replace_set(folder: str | os.PathLike[str], names: Iterable[str], *, record:
 
 
 def write_set(folder: str | os.PathLike[str], writers: Mapping[str, Callable[[Path], object]],
-              *, record: str, error: type[SoundscapeError], what: str) -> list[Path]:
+              *, record: str, error: type[SoundscapeError], what: str,
+              kinds: tuple[str, ...] = ()) -> list[Path]:
     """Write a folder's set of files, each ``name`` by ``writers[name](path)``: the folder
     held while it is written (:func:`held`, ``error`` saying ``what`` is written), the files
     placed all or none (:func:`atomic_paths`), and those of the last set written with
-    ``record`` that this one lacks removed (:func:`replace_set`)."""
+    ``record`` that this one lacks removed (:func:`replace_set`, of ``kinds`` only)."""
     written = [Path(folder) / name for name in writers]
     with held(folder, error, what):
         with atomic_paths(*written) as staged:
             for write, part in zip(writers.values(), staged, strict=True):
                 write(part)
-        replace_set(folder, list(writers), record=record)
+        replace_set(folder, list(writers), record=record, kinds=kinds)
     return written
 
 

@@ -87,6 +87,16 @@ def test_a_set_of_files_drops_what_the_last_run_wrote_and_this_one_did_not(tmp_p
     assert (tmp_path / ".set").read_text() == "01-a.mid\n"
 
 
+def test_a_set_of_a_kind_removes_only_files_of_that_kind(tmp_path):
+    """A record edited or copied by hand (`notes.txt` listed in `.soundscape.sections`) had
+    `midi --split` remove the user's notes."""
+    for name in ("s01.mid", "notes.txt"):
+        (tmp_path / name).write_text(name)
+    (tmp_path / ".set").write_text("s01.mid\nnotes.txt\n")
+    assert replace_set(tmp_path, [], record=".set", kinds=(".mid",)) == [tmp_path / "s01.mid"]
+    assert (tmp_path / "notes.txt").read_text() == "notes.txt"
+
+
 def test_a_set_record_removes_only_plain_files_of_its_own_folder(tmp_path):
     """The record is a file anyone can edit: names out of the folder, folders and links
     in it are left alone."""

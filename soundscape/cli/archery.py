@@ -19,6 +19,7 @@ from soundscape.sequence import archery
 __all__ = ["command", "structure"]
 
 #: The hidden list of the files the last run wrote (fileio.replace_set).
+_KINDS = (".json", ".csv")  # round<N>.json and .csv: nothing else is removed
 _RECORD = ".soundscape.rounds"
 
 
@@ -59,7 +60,7 @@ def command(cues: Path | None, sequencing: Sequencing, out_dir: Path | None) -> 
     performance = sequencing.perform(cues)
     if not performance.rounds:
         if (out_dir / _RECORD).is_file():  # an earlier rite's rounds are not this one's
-            replace_set(out_dir, [], record=_RECORD)
+            replace_set(out_dir, [], record=_RECORD, kinds=_KINDS)
         asked = " to ".join(dict.fromkeys(s for s in (sequencing.from_section,
                                                       sequencing.to_section) if s))
         click.echo(f"{performance.info.title}: no shooting round in "
@@ -79,5 +80,5 @@ def command(cues: Path | None, sequencing: Sequencing, out_dir: Path | None) -> 
                      f"{shoot.announcement}")
         click.echo(line)
     # a round the earlier run wrote and this one did not shoot (another rite) goes
-    replace_set(out_dir, [path.name for path in written], record=_RECORD)
+    replace_set(out_dir, [path.name for path in written], record=_RECORD, kinds=_KINDS)
     click.echo(f"results in {out_dir}")

@@ -230,7 +230,7 @@ def write_split(performance: Performance, folder: str | Path, *, by: str, listen
             for name, part in parts(performance, by)}  # every file made before any is written
     return write_set(folder, made,
                      record=f".soundscape.{by}s", error=RenderError,
-                     what=f"MIDI files by {by}")
+                     what=f"MIDI files by {by}", kinds=(".mid",))
 
 
 def parts(performance: Performance, by: str) -> list[tuple[str, Performance]]:

@@ -483,7 +483,7 @@ def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
     return write_set(folder, {name: functools.partial(Path.write_bytes, data=data)
                               for name, data in scores.items()},
                      record=f".soundscape.{by}-scores", error=RenderError,
-                     what=f"scores by {by}")
+                     what=f"scores by {by}", kinds=(".musicxml",))
 
 
 def _told(notice: Callable[[str], None], name: str, said: str) -> None:
