@@ -52,7 +52,8 @@ def command(cues: Path | None, rite: str | None, programme_file: Path | None,
             programme_ids: tuple[str, ...], layouts: tuple[str, ...], out: Path, seed: int,
             executor: str, jobs: int, list_only: bool, court: str,
             listen: bool) -> None:
-    """Build the museum installation kit (docs/kit.md)."""
+    """Build the museum installation kit (docs/kit.md): the programmes and layouts asked
+    for, in one run; it replaces the kit an earlier build made in the folder (not your files)."""
     from soundscape.kit.build import build_kit, check_request, programmes_for
     from soundscape.kit.manifest import check_court
     from soundscape.kit.programmes import load_programmes
