@@ -289,7 +289,7 @@ _STAIRS = ("升", "降")  # going up or down the stairs: stone steps
 @functools.cache
 def _action_words(actions: tuple[str, ...]) -> re.Pattern:
     """The table's action words and the stairs', longest first (再拜稽首 before 拜)."""
-    words = sorted({*actions, *_STAIRS}, key=len, reverse=True)
+    words = sorted({*actions, *_STAIRS}, key=lambda w: (-len(w), w))
     return re.compile("|".join(re.escape(w) for w in words))
 
 
