@@ -33,7 +33,8 @@ from soundscape.text.reading import READINGS
 from soundscape.validate import shown
 
 __all__ = ["Event", "Info", "Marker", "MusicSpan", "Performance", "PieceInfo", "Round",
-           "SectionSpan", "Shot", "SideCount", "Source", "Turn", "TurnTally", "Vec3"]
+           "SectionSpan", "Shot", "SideCount", "Source", "Turn", "TurnTally", "Vec3",
+           "takes_no_time"]
 
 SCHEMA_VERSION = 2
 
@@ -427,6 +428,14 @@ class Info:
     offset: float = 0.0
     site: str | None = None
     cut_at: float | None = None
+
+
+def takes_no_time(asked: str) -> str:
+    """What is said where ``asked`` (sections, a programme's span) takes no time on the day:
+    the 大射's s01–s04 are made ready before it, so a render, a loop or a table of them
+    would be empty."""
+    return (f"{asked} takes no time in the performance (made ready before the rite's day): "
+            "nothing to hear; `soundscape sections` gives each section's length")
 
 
 @dataclass(frozen=True)

@@ -217,12 +217,11 @@ class Sequencing:
         ready before the rite's day): an empty render, MIDI or table, exit 0, before."""
         if (self.from_section or self.to_section) and performance.duration == 0:
             from soundscape.errors import PerformanceError
+            from soundscape.performance import takes_no_time
 
             asked = " to ".join(dict.fromkeys(s for s in (self.from_section, self.to_section)
                                               if s))
-            raise PerformanceError(f"section {asked} takes no time in the performance (made "
-                                   "ready before the rite's day): nothing to hear; `soundscape "
-                                   "sections` gives each section's length")
+            raise PerformanceError(takes_no_time(f"section {asked}"))
         played = {e.piece for e in performance.events}
         for piece in performance.pieces.values():
             if piece.unplayed and piece.id in played:

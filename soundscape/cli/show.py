@@ -97,16 +97,19 @@ def _programme(kit_dir: Path, asked: str | None) -> str:
     if asked is not None:
         validate.ident(asked, key="--programme", where="soundscape show", error=KitError)
     built = sorted(p.name.removesuffix(".cues.json") for p in kit_dir.glob("*.cues.json"))
-    if asked in built or (asked is None and len(built) == 1):
-        return asked or built[0]
-    has = (f"it holds {', '.join(built)}" if built else
-           "it holds no programme: build one with `soundscape kit --programme ID`")
-    if asked is None:
+    if asked is None and len(built) == 1:
+        return built[0]
+    if asked is not None and asked in built:
+        return asked
+    holds = (f"it holds {', '.join(built)}" if built else
+             "it holds no programme: build one with `soundscape kit --programme ID`")
+    if asked is not None:
+        raise KitError(f"soundscape show: --programme {asked!r}: {kit_dir} has no "
+                       f"{asked}.cues.json; {holds}")
+    if built:
         raise KitError(f"soundscape show: {kit_dir} holds {len(built)} programmes "
-                       f"({', '.join(built)}): give --programme ID" if built else
-                       f"soundscape show: {kit_dir}: {has}")
-    raise KitError(f"soundscape show: --programme {asked!r}: {kit_dir} has no "
-                   f"{asked}.cues.json; {has}")
+                       f"({', '.join(built)}): give --programme ID")
+    raise KitError(f"soundscape show: {kit_dir}: {holds}")
 
 
 def _masters_objects(kit_dir: Path, programme: str) -> Path:

@@ -44,7 +44,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from soundscape.kit import KitError
-from soundscape.performance import Event, Performance, Source
+from soundscape.performance import Event, Performance, Source, takes_no_time
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.propagation import REFERENCE_DB
 from soundscape.sound.render import SynthVoice
@@ -166,10 +166,8 @@ class Job:
                 asked = " to ".join(dict.fromkeys(
                     s for s in (getattr(self.make, "from_section", None),
                                 getattr(self.make, "to_section", None)) if s))
-                raise KitError(f"render {self.name}: {f'section {asked}' if asked else 'it'} "
-                               "takes no time in the performance (made ready before the "
-                               "rite's day): nothing to render; `soundscape sections` gives "
-                               "each section's length")
+                raise KitError(f"render {self.name}: "
+                               + takes_no_time(f"section {asked}" if asked else "it"))
         else:
             raise KitError(f"job {self.name}: give it a performance or a make() for one")
         voice = SharedVoice(shares=workers == 1)

@@ -134,7 +134,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
         item.renders[:] = [(zone, layout, job, next(results))
                            for zone, layout, job, _ in item.renders]
         for _, _, job, result in item.renders:  # the manifest says so too (at_calibration)
-            if result is not None and abs(result.output_lufs - result.calibration_lufs) >= 0.05:
+            if result is not None and not result.at_calibration:
                 say(f"  {job.path.name}: {result.output_lufs:.1f} LUFS, not its calibration's "
                     f"{result.calibration_lufs:.1f}: the true-peak ceiling "
                     f"({result.ceiling_dbtp:g} dBTP) stopped the gain (docs/kit.md)")

@@ -77,6 +77,12 @@ class LoopResult:
     elsewhere_db: tuple[float, float]
     restart_db: float
 
+    @property
+    def at_calibration(self) -> bool:
+        """Whether the loop plays at its calibration (else the true-peak ceiling stopped
+        the gain short of it)."""
+        return abs(self.output_lufs - self.calibration_lufs) < 0.05
+
 
 def channel_groups(width: int) -> list[range]:
     """Output channels (from 0) of each file: consecutive runs of at most 16."""

@@ -62,7 +62,7 @@ def programme_entry(out: Path, item) -> dict[str, Any]:
             "output_lufs": _level(result.output_lufs),
             "true_peak_dbtp": _level(result.output_peak_dbtp),
             "calibration_lufs": result.calibration_lufs, "ceiling_dbtp": result.ceiling_dbtp,
-            "at_calibration": abs(result.output_lufs - result.calibration_lufs) < 0.05,
+            "at_calibration": result.at_calibration,
             "seam_step_db": _level(result.seam_db),
             "other_steps_db": {"p95": _level(result.elsewhere_db[0]),
                                "max": _level(result.elsewhere_db[1])},

@@ -36,7 +36,7 @@ from soundscape import validate
 from soundscape.errors import PerformanceError
 from soundscape.fileio import read_toml
 from soundscape.kit import KitError
-from soundscape.performance import Performance, Source
+from soundscape.performance import Performance, Source, takes_no_time
 from soundscape.resources import data_dir
 from soundscape.site.listeners import Listener, ListenerPath, listener_at
 
@@ -221,7 +221,8 @@ def fitting(programmes: tuple[Programme, ...], performance: Performance, site
         try:
             spans(programme, performance)
         except KitError as error:
-            notes.append(f"{programme.id}: left out: {str(error).split(': ', 2)[-1]}")
+            reason = str(error).removeprefix(f"{programme.where} id={programme.id!r}: ")
+            notes.append(f"{programme.id}: left out: {reason}")
             continue
         zones = tuple(z for z in programme.zones if all(
             place in site.places for place in ([t[1] for t in z.waypoints] or [z.id])))
@@ -261,9 +262,7 @@ def spans(programme: Programme, performance: Performance) -> list[tuple[float, f
         if last.end <= first.start:
             index = [s.id for s in performance.sections]
             if index.index(first.id) <= index.index(last.id):  # s01–s04: before the day
-                raise KitError(f"{where}: from={first.id} to={last.id} takes no time in the "
-                               "performance (made ready before the rite's day); `soundscape "
-                               "sections` gives each section's length")
+                raise KitError(f"{where}: " + takes_no_time(f"from={first.id} to={last.id}"))
             raise KitError(f"{where}: from={first.id} comes after to={last.id}")
         return [(first.start, last.end)]
     # the rite ends with its last section; the bed's last segments ring on past it, so

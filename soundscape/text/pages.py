@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from soundscape.errors import TextError
 from soundscape.text.commentary import rules
 from soundscape.text.hanzi import is_han
+from soundscape.validate import shown
 
 __all__ = ["Gap", "Print", "read_print", "without_marks"]
 
@@ -88,10 +89,8 @@ def read_print(original: str, start: int, *, source: str = "text") -> Print:
     for m in markers:
         if len(m.group(1)) > len(str(MOST_LEAVES)) or int(m.group(1)) > MOST_LEAVES:
             line = original.count("\n", 0, m.start()) + 1
-            shown = m.group(0) if len(m.group(0)) <= 40 else f"{m.group(0)[:40]}…"
-            raise TextError(f"{source}:{line}: page marker {shown!r}: leaf "
-                            f"{m.group(1)[:12]}{'…' if len(m.group(1)) > 12 else ''}; accepted: "
-                            f"a leaf from 1 to {MOST_LEAVES}")
+            raise TextError(f"{source}:{line}: page marker {shown(m.group(0))}; accepted: a "
+                            f"leaf from 1 to {MOST_LEAVES}")
     return Print(tuple(marks), tuple(_gaps(original, markers)))
 
 
