@@ -70,6 +70,30 @@ class WholeRange(click.IntRange):
         return super().convert(value, param, ctx)
 
 
+class Huangzhong(click.ParamType):
+    """黃鍾: a preset of ``tuning.toml`` (convention, qing, zeng) or Hz from 100 to 600 (what
+    a saved Performance and a batch plan take), kept as typed (for hints and cache keys)."""
+
+    name = "HZ|PRESET"
+    LOWEST, HIGHEST = 100.0, 600.0
+
+    def convert(self, value, param, ctx):
+        from soundscape.music.tuning import HUANGZHONG_HZ
+        from soundscape.validate import shown
+
+        text = str(value).strip()
+        if text in HUANGZHONG_HZ:
+            return text
+        try:
+            hz = float(text) if len(text) <= 40 else math.nan  # no 4 300-digit parse
+        except ValueError:
+            hz = math.nan
+        if not self.LOWEST <= hz <= self.HIGHEST:
+            self.fail(f"{shown(text)}: accepted: Hz from {self.LOWEST:g} to {self.HIGHEST:g}, "
+                      f"or a preset: {', '.join(HUANGZHONG_HZ.keys())}", param, ctx)
+        return text
+
+
 def split_folder(output: Path | None, default: Path) -> Path:
     """The folder a ``--split`` writes into: ``output`` (default ``default``), refused at
     once where a file stands there (before minutes of work that could not be written)."""
@@ -148,6 +172,15 @@ class Sequencing:
     performance: Path | None
     rite: str | None = None
     variants: tuple[str, ...] = ()
+    temperament: str | None = None  # None: not given (三分損益)
+    huangzhong: str | None = None  # None: not given (the convention, C4)
+
+    def tuning(self):
+        """The tuning asked for (``--temperament``, ``--huangzhong``): 三分損益 on C4 unless
+        given otherwise."""
+        from soundscape.music.tuning import tuning_named
+
+        return tuning_named(self.temperament or "sanfen", self.huangzhong or "convention")
 
     def again(self, cues: Path | None) -> list[str]:
         """The options that make this rite again on another verb's command line (``cues``:
@@ -157,7 +190,8 @@ class Sequencing:
                  *(("--variant", v) for v in self.variants),
                  ("--seed", self.seed or None), ("--durations", self.durations),
                  ("--zhong", self.zhong), ("--reading", self.reading),
-                 ("--wusuan-seconds", self.wusuan_seconds)]
+                 ("--wusuan-seconds", self.wusuan_seconds),
+                 ("--temperament", self.temperament), ("--huangzhong", self.huangzhong)]
         return [word for option, value in given if value is not None
                 for word in (option, shlex.quote(str(value)))]
 
@@ -187,7 +221,7 @@ class Sequencing:
             cues if cues is not None else bundled_dir("cues") / "dashe.toml", self.durations,
             seed=self.seed, from_section=self.from_section, to_section=self.to_section,
             zhong=self.zhong, reading=self.reading, wusuan_seconds=self.wusuan_seconds,
-            variants=self.variants)
+            variants=self.variants, tuning=(self.temperament, self.huangzhong))
         performance, cached = cached_performance(key, lambda: self._sequenced(cues, site))
         return self._heard(performance), cached
 
@@ -239,7 +273,8 @@ class Sequencing:
             options = replace(options, reading=self.reading)
         with stage("sequencing the rite"):
             return perform_from_file(cues, seed=self.seed, from_section=self.from_section,
-                                     to_section=self.to_section, site=site, tuning=tuning,
+                                     to_section=self.to_section, site=site,
+                                     tuning=tuning or self.tuning(),
                                      options=options)
 
     def output_name(self, cues: Path | None) -> str:
@@ -296,7 +331,9 @@ class Sequencing:
         given = [name for name, value in ((sheet, cues), ("--durations", self.durations),
                                           ("--zhong", self.zhong),
                                           ("--reading", self.reading),
-                                          ("--wusuan-seconds", self.wusuan_seconds))
+                                          ("--wusuan-seconds", self.wusuan_seconds),
+                                          ("--temperament", self.temperament),
+                                          ("--huangzhong", self.huangzhong))
                  if value is not None]
         if given:
             raise click.UsageError(f"--performance {self.performance} is already sequenced: "
@@ -356,21 +393,38 @@ _OPTIONS = (
 )
 
 
-def sequencing_options(command: Callable | None = None, *, saved: bool = True) -> Callable:
+#: The tuning's options, for the verbs whose output sounds or notates pitch.
+_TUNING_OPTIONS = (
+    click.option("--temperament", type=click.Choice(["sanfen", "equal"]), default=None,
+                 help="The 律 by 三分損益 (sanfen, the default) or in equal temperament "
+                      "(equal; docs/tuning.md)."),
+    click.option("--huangzhong", type=Huangzhong(), default=None,
+                 help="黃鍾 in Hz (100-600) or a preset: convention (C4, the default), "
+                      "zeng (the Zeng bells' pitch), qing."),
+)
+
+
+def sequencing_options(command: Callable | None = None, *, saved: bool = True,
+                       tuned: bool = False) -> Callable:
     """Add the sequencing options to a click command; it receives them as one
     ``sequencing`` keyword (a :class:`Sequencing`). ``saved=False`` leaves out
-    ``--performance FILE`` (for ``score``, whose ``--performance`` is a flag)."""
+    ``--performance FILE`` (for ``score``, whose ``--performance`` is a flag); ``tuned``
+    adds ``--temperament`` and ``--huangzhong`` (the verbs that sound or notate pitch)."""
     if command is None:
-        return functools.partial(sequencing_options, saved=saved)
+        return functools.partial(sequencing_options, saved=saved, tuned=tuned)
 
     @functools.wraps(command)
     def run(*args, from_section, to_section, seed, durations, zhong, reading, wusuan_seconds,
-            rite=None, variants=(), performance_file=None, **kwargs):
+            rite=None, variants=(), performance_file=None, temperament=None, huangzhong=None,
+            **kwargs):
         sequencing = Sequencing(from_section, to_section, seed, durations, zhong, reading,
-                                wusuan_seconds, performance_file, rite, tuple(variants))
+                                wusuan_seconds, performance_file, rite, tuple(variants),
+                                temperament, huangzhong)
         return command(*args, sequencing=sequencing, **kwargs)
 
-    for option in reversed(_OPTIONS if saved else _OPTIONS[:-1]):
+    options = (*_OPTIONS[:-1], *(_TUNING_OPTIONS if tuned else ()),
+               *(_OPTIONS[-1:] if saved else ()))
+    for option in reversed(options):
         run = option(run)
     return run
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import click
 import numpy as np
 
-from soundscape.cli._common import SEED_MAX, FilePath, WholeRange
+from soundscape.cli._common import SEED_MAX, FilePath, Huangzhong, WholeRange
 from soundscape.fileio import atomic_path
 from soundscape.music.instruments import Instrument, list_instruments, load_instrument
-from soundscape.music.tuning import LU, Tuning
+from soundscape.music.tuning import LU, Tuning, tuning_named
 from soundscape.resources import bundled_dir
 from soundscape.sound.audiofile import write_audio
 from soundscape.sound.render import SAMPLE_RATES
@@ -234,10 +234,11 @@ def _note_name(note: DemoNote) -> str:
               default="48000", show_default=True, help="Samples per second (Hz).")
 @click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True,
               help="Seed of the randomness in the notes: same seed, same samples.")
-@click.option("--tuning", "tuning_name", type=click.Choice(["sanfen", "equal"]),
-              default="sanfen", show_default=True, help="三分損益 or equal temperament.")
-@click.option("--huangzhong", default="convention", show_default=True,
-              help="黃鍾 in Hz or a preset: convention (C4), zeng, qing.")
+@click.option("--temperament", "--tuning", "tuning_name", type=click.Choice(["sanfen", "equal"]),
+              default="sanfen", show_default=True,
+              help="三分損益 or equal temperament (--tuning: the same).")
+@click.option("--huangzhong", type=Huangzhong(), default="convention", show_default=True,
+              help="黃鍾 in Hz (100-600) or a preset: convention (C4), zeng, qing.")
 @click.option("--gong", type=click.Choice(LU), default="黃鍾", show_default=True,
               help="The 律 that is 宮 for the scales of 瑟, 管 and 笙.")
 @click.option("--bells", type=click.Choice(BELL_SETS), default="ideal", show_default=True,
@@ -248,9 +249,7 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
     """Write each INSTRUMENT's audition to OUT/NAME.wav with a spectrogram OUT/NAME.png
     (all bundled instruments when none is named)."""
     rate = int(sample_rate)
-    reference = float(huangzhong) if _is_number(huangzhong) else huangzhong
-    make = Tuning.sanfen_sunyi if tuning_name == "sanfen" else Tuning.equal
-    tuning = make(reference)
+    tuning = tuning_named(tuning_name, huangzhong)
     click.echo(f"data: instruments {bundled_dir('instruments')}", err=True)
     chosen = [load_instrument(ident) for ident in instruments or list_instruments()]
     for instrument in chosen:  # every id checked before anything is written
@@ -263,11 +262,3 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
                           title=f"{instrument.name} {instrument.roman}: audition, tuned "
                                 f"{tuning.name}, 黃鍾 = {tuning.pitch('黃鍾').hz:.1f} Hz")
         click.echo(f"{wav}  {len(notes)} notes, {audio.size / rate:.1f} s")
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True

@@ -49,7 +49,7 @@ _ENDINGS = (".mid", ".midi")
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help=f"Where the listener sits (pan and volume from there, as `soundscape "
               f"render` hears it): {SEATS_HELP}; none: no pan or volume.")
-@sequencing_options
+@sequencing_options(tuned=True)
 def command(cues: Path | None, output: Path | None, split: str | None, grid: str | None,
             tuning_mode: str, ports: str | None, place: str, sequencing: Sequencing) -> None:
     """Write the rite's MIDI: markers, a track per placed instrument, the historical tuning."""

@@ -44,7 +44,7 @@ BLOCK_S = 0.125
 @click.command("play")
 @click.option("--cues", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet (default: the bundled 大射 sheet).")
-@sequencing_options
+@sequencing_options(tuned=True)
 @click.option("--at", "at", metavar="CUE", default=None,
               help="Start at a cue of the part played: a section (s18, 樂賓), a step (s18.09 "
                    "or its words 乃歌鹿鳴三終), a music cue (luming) or piece (鹿鳴), as the "

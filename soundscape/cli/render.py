@@ -49,7 +49,7 @@ _SUFFIXES = {".wav": "wav", ".flac": "flac", ".mid": "midi", ".midi": "midi"}
 @click.command("render")
 @click.option("--cues", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Cue sheet (default: the bundled 大射 sheet).")
-@sequencing_options
+@sequencing_options(tuned=True)
 @click.option("--listener", "place", default="gong_wei", show_default=True,
               help=f"Where the listener sits: {SEATS_HELP}; or x,y,z in metres.")
 @click.option("--facing", default=None,

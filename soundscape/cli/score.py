@@ -41,7 +41,7 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
 @click.option("--cues", "cues_file", type=FilePath(exists=True, dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help="With --performance: the cue sheet (the same as the CUES argument).")
-@sequencing_options(saved=False)
+@sequencing_options(saved=False, tuned=True)
 @click.option("-o", "--out", "output", type=FilePath(path_type=Path), default=None,
               help="MusicXML file (default output/PIECE.musicxml, or with --performance "
               "output/NAME.musicxml, NAME the rite's: see `render -o`); ending .mxl: "
@@ -51,13 +51,11 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
               "notes only) or per section that plays music (SECTION.musicxml), each with its "
               "own staves, into the folder -o (default output/NAME.pieces or "
               "output/NAME.sections, beside `midi --split`'s files).")
-@click.option("--huangzhong", default="convention", show_default=True,
-              help="黃鍾 in Hz or a preset name (convention, zeng, qing).")
 @click.option("--cents-in-alter", is_flag=True,
               help="Also write each note's cents as a decimal <alter> (MuseScore 4 and Dorico "
               "read it as tuning; MuseScore 3 rejects it). The cents are always in lyric line 4.")
 def command(target: str | None, performance: bool, cues_file: Path | None,
-            sequencing: Sequencing, output: Path | None, split: str | None, huangzhong: str,
+            sequencing: Sequencing, output: Path | None, split: str | None,
             cents_in_alter: bool) -> None:
     """Write PIECE (an id like luming or a title like 鹿鳴) as MusicXML, or with
     --performance the rite; the options from --from to --wusuan-seconds shape the rite.
@@ -73,11 +71,7 @@ def command(target: str | None, performance: bool, cues_file: Path | None,
             raise click.UsageError("--cues FILE is the rite's cue sheet: give it with "
                                    "--performance, and not besides a CUES argument")
         target = str(cues_file)
-    try:
-        reference: float | str = float(huangzhong)
-    except ValueError:
-        reference = huangzhong
-    tuning = Tuning.sanfen_sunyi(reference)
+    tuning = sequencing.tuning()
     if split is not None and not performance:
         raise click.UsageError("--split writes the rite's scores: give it with --performance")
     if split is None and output is not None and (output.suffix.lower() not in _ENDINGS

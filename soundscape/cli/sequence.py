@@ -16,7 +16,7 @@ __all__ = ["command"]
 
 @click.command("sequence")
 @cue_sheet_option
-@sequencing_options
+@sequencing_options(tuned=True)
 @click.option("-o", "--out", type=FilePath(dir_okay=False, path_type=Path), default=None,
               help="Where the Performance JSON goes (default output/NAME.performance.json: "
                    "the --rite's id, the cue sheet's file name, else dashe).")

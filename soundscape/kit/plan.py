@@ -68,15 +68,15 @@ class Sequencing:
         return _sequenced(self)
 
     def make(self) -> Performance:
-        from soundscape.music.tuning import Tuning
+        from soundscape.music.tuning import tuning_named
         from soundscape.sequence.planner import SequenceOptions, perform_from_file
 
-        make = Tuning.equal if self.tuning == "equal" else Tuning.sanfen_sunyi
         options = SequenceOptions(zhong=self.zhong or None)
         if self.reading:
             options = replace(options, reading=self.reading)
         return perform_from_file(self.cues, seed=self.seed, from_section=self.from_section,
-                                 to_section=self.to_section, tuning=make(self.huangzhong_hz),
+                                 to_section=self.to_section,
+                                 tuning=tuning_named(self.tuning, self.huangzhong_hz),
                                  options=options)
 
 

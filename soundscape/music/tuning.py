@@ -20,6 +20,7 @@ in ``soundscape/data/tuning.toml`` with their sources (docs/sources.md M4).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import math
@@ -38,13 +39,16 @@ __all__ = [
     "HUANGZHONG_HZ",
     "LU",
     "PENTATONIC",
+    "TEMPERAMENTS",
     "Tuning",
     "canonical_degree",
     "canonical_lu",
     "canonical_name",
     "default_tuning",
     "parse_name",
+    "performed_tuning",
     "to_gongche",
+    "tuning_named",
 ]
 
 _UP, _DOWN = "清", "倍"
@@ -84,6 +88,9 @@ class _Presets:
 
     def keys(self) -> list[str]:
         return sorted(_named_hz())
+
+    def __contains__(self, key: object) -> bool:
+        return key in _named_hz()
 
 
 HUANGZHONG_HZ = _Presets()
@@ -314,7 +321,11 @@ def to_gongche(pitch: Pitch | str) -> str:
 
 
 def _reference(huangzhong_hz: float | str) -> float:
+    """Hz, a preset's name, or Hz as typed (``"440"``: an option's value)."""
     if isinstance(huangzhong_hz, str):
+        if huangzhong_hz not in HUANGZHONG_HZ and len(huangzhong_hz) <= 40:
+            with contextlib.suppress(ValueError):
+                return float(huangzhong_hz)
         return HUANGZHONG_HZ[huangzhong_hz]
     try:
         return float(huangzhong_hz)
@@ -322,6 +333,34 @@ def _reference(huangzhong_hz: float | str) -> float:
         raise TuningError(
             f"huangzhong_hz={huangzhong_hz!r} must be Hz or a preset: {HUANGZHONG_HZ.keys()}"
         ) from error
+
+
+#: The temperaments a verb (``--temperament``) or a batch plan (``tuning``) names: 三分損益
+#: (``sanfen``, or ``sanfen_sunyi`` as batch plans spell it) or equal temperament.
+TEMPERAMENTS: dict[str, str] = {"sanfen": "三分損益", "sanfen_sunyi": "三分損益",
+                                "equal": "十二平均律"}
+
+
+def tuning_named(temperament: str, huangzhong: float | str = "convention") -> Tuning:
+    """The tuning of ``temperament`` (a key of :data:`TEMPERAMENTS`) with 黃鍾 at
+    ``huangzhong`` (Hz, or a preset of :data:`HUANGZHONG_HZ`)."""
+    if temperament not in TEMPERAMENTS:
+        raise TuningError(f"temperament {temperament!r} unknown; accepted: "
+                          f"{', '.join(TEMPERAMENTS)}")
+    make = Tuning.equal if temperament == "equal" else Tuning.sanfen_sunyi
+    return make(huangzhong)
+
+
+def performed_tuning(name: str, huangzhong_hz: float) -> Tuning:
+    """The tuning a Performance was sequenced in, from its ``info`` (the tuning's name and
+    黃鍾): what the bells' B-tones are reckoned in. The default where the info does not say
+    (a file saved before it was recorded, or a tuning of the caller's own cents, which the
+    info does not keep)."""
+    if huangzhong_hz and name == "十二平均律":
+        return Tuning.equal(huangzhong_hz)
+    if huangzhong_hz and name == "三分損益":
+        return Tuning.sanfen_sunyi(huangzhong_hz)
+    return default_tuning()
 
 
 def default_tuning() -> Tuning:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.linalg.blas import idamax as _idamax
 
+from soundscape.music.tuning import Tuning, default_tuning, performed_tuning
 from soundscape.performance import Event, Source
 from soundscape.sound.propagation import REFERENCE_DB
 
@@ -90,6 +91,7 @@ class SynthVoice:
         self.lines: SungLines | None = None  # the performance's sung lines (``bind``)
         self.places: StrokePlaces | dict = {}  # where strokes land (``bind``)
         self.seed = 0
+        self.tuning: Tuning | None = None  # the performance's (``bind``): bells' B-tones in it
         self.store: NoteStore | None = None  # the disk cache of its sung lines (DryNotes)
         self._files: dict[str, str] = {}
         self._instrument_of: dict[str, str] = {}  # source id → instrument id, once bound
@@ -105,6 +107,7 @@ class SynthVoice:
         bound = SynthVoice(self.reference_db, self.bells)
         bound._instruments = self._instruments  # loaded once (the lines' test loads them)
         bound.seed = seed
+        bound.tuning = performed_tuning(performance.info.tuning, performance.info.huangzhong_hz)
         bound._instrument_of = {id_: s.instrument for id_, s in performance.sources.items()}
         bound.lines = SungLines(performance, lambda source: self._sings_lines(source))
         bound.places = StrokePlaces(bound, performance, seed)
@@ -134,7 +137,8 @@ class SynthVoice:
             articulation=event.articulation, sample_rate=sample_rate, rng=rng,
             lyric=event.phones or event.lyric,
             pitch=None if event.pitch is None else event.pitch.name, performer=source.id,
-            bells=self.bells, place=self.places.get((event.source, event.time)))
+            bells=self.bells, place=self.places.get((event.source, event.time)),
+            tuning=self.tuning)
         return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
 
     def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
@@ -180,7 +184,7 @@ class SynthVoice:
 
     def _voicing(self, instrument_id: str) -> tuple:
         """The instrument file's contents (and any sample file it names), this voice's
-        level and bells."""
+        level, bells and temperament (a bell's B-tone is a step of it)."""
         found = self._files.get(instrument_id)
         if found is None:
             instrument = self._instrument(instrument_id)
@@ -188,7 +192,8 @@ class SynthVoice:
             for file in sorted(_files_named(instrument.raw_params)):
                 digest.update(Path(file).read_bytes())
             found = self._files[instrument_id] = digest.hexdigest()
-        return (instrument_id, found, float(self.reference_db), self.bells)
+        tuning = self.tuning or default_tuning()
+        return (instrument_id, found, float(self.reference_db), self.bells, tuning.cents)
 
     def keeps(self, key: tuple) -> bool:
         """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and

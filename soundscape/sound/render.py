@@ -477,6 +477,7 @@ def render_audio(performance: Performance, path: str | Path, *,
                  "text": performance.info.text, "offset": performance.info.offset,
                  "duration": performance.duration,
                  "reading": performance.info.reading, "tuning": performance.info.tuning,
+                 "huangzhong_hz": performance.info.huangzhong_hz or None,
                  "court": _court_report(surroundings),
                  "files": [t.name for t in targets]}, indent=1, ensure_ascii=False,
                 allow_nan=False))

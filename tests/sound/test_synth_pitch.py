@@ -221,3 +221,26 @@ def test_the_render_voice_sounds_the_chosen_bell_set():
                                          rng=np.random.default_rng(0))
         want = bell_tones(bells, hz=event.pitch.hz, pitch="南呂", bells=choice)[0]
         assert abs(cents(peak_hz(audio, want, search_cents=80), want)) < 1.0
+
+
+@pytest.mark.parametrize("tuning", [default_tuning(), Tuning.equal(440.0)],
+                         ids=["sanfen-convention", "equal-440"])
+def test_the_renders_voice_strikes_a_bells_b_tone_in_the_performances_tuning(tuning):
+    """The render's voice reckons a bell's B-tone (a step of the tuning) in the tuning the
+    performance was sequenced in, not the default: 黃鍾's B is 姑洗, 400 cents up in equal
+    temperament and 407.8 in 三分損益."""
+    from dataclasses import replace
+
+    from soundscape.music.pitch import Pitch
+    from soundscape.performance import Event, Info, Performance, Source
+    from soundscape.sound.notes import SynthVoice
+
+    bells = Source("b", "bianzhong", "鐘", "bells", "east", (0.0, 0.0, 1.5))
+    event = Event(0.0, 1.0, "b", Pitch("黃鍾", 0, tuning.pitch("黃鍾").hz), 0.8, "B", "c")
+    performance = replace(Performance.build([event], [], {"b": bells}),
+                          info=Info(tuning=tuning.name, huangzhong_hz=tuning.huangzhong_hz))
+    voice = SynthVoice().bind(performance, seed=0)
+    note = voice(event, bells, sample_rate=RATE, rng=np.random.default_rng(1))
+    want = tuning.step("黃鍾", 4).hz
+    error = cents(peak_hz(note, want, search_cents=60), want)
+    assert abs(error) < 3.0, f"B-tone {error:+.2f} cents off {want:.2f} Hz ({tuning.name})"
