@@ -11,7 +11,8 @@ first.
 
 An output goes to a temporary file beside the target and is then renamed, so a
 failure or an interrupt never leaves a half-written file at the destination; files that
-belong together are renamed all or none (:func:`replace_all`).
+belong together are renamed all or none (:func:`replace_all`). A folder made for an output
+goes again if the write fails (:func:`made_folder`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ __all__ = [
     "atomic_path",
     "atomic_paths",
     "held",
+    "made_folder",
+    "make_folder",
     "parse_toml",
     "process_alive",
     "read_bytes",
@@ -47,6 +50,7 @@ __all__ = [
     "recorded",
     "refuse_folders",
     "regular_file",
+    "remove_made",
     "replace_all",
     "replace_set",
     "undo_interrupted",
@@ -65,7 +69,6 @@ MAX_DEPTH = 32
 @contextlib.contextmanager
 def _part(target: Path) -> Iterator[Path]:
     """A hidden temporary file beside ``target`` (its suffix kept), removed on leaving."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     _remove_dead_parts(target)
     try:  # named by this process, so that the next run can tell a killed one's leftovers
         fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.{os.getpid()}-",
@@ -100,12 +103,15 @@ def atomic_paths(*targets: str | os.PathLike[str]) -> Iterator[tuple[Path, ...]]
     """:func:`atomic_path` for files that belong together: none is renamed onto its
     target until every one has been written, and then all are or none
     (:func:`replace_all`), so a failure while making or placing the second leaves the
-    first as it was. The renames keep a journal in the first target's folder: a process
-    killed among them is undone by the next write there (the old set back whole)."""
+    first as it was; a folder made for them goes again. The renames keep a journal in the
+    first target's folder: a process killed among them is undone by the next write there
+    (the old set back whole)."""
     paths = [Path(target) for target in targets]
-    for folder in dict.fromkeys(path.parent for path in paths):  # before the dead parts go:
-        _undo_dead_sets(folder)  # a killed set's old files' second names are among them
     with contextlib.ExitStack() as stack:
+        for folder in dict.fromkeys(path.parent for path in paths):
+            stack.enter_context(made_folder(folder))
+            _undo_dead_sets(folder)  # before the dead parts go: a killed set's old files'
+            # second names are among them
         parts = tuple(stack.enter_context(_part(path)) for path in paths)
         yield parts
         for part in parts:  # mkstemp makes a file private (0600): a plain open()'s mode
@@ -234,24 +240,61 @@ def _put_back(target: Path, existed: bool, old: Path | None) -> None:
 
 
 @contextlib.contextmanager
+def made_folder(folder: str | os.PathLike[str]) -> Iterator[Path]:
+    """``folder``, made (with its missing parents) for a write; if the write fails, the
+    folders made here go again, each if still empty: a full disk left an empty ``-o``
+    folder behind, where the user had none."""
+    folder = Path(folder)
+    missing = make_folder(folder)
+    try:
+        yield folder
+    except BaseException:
+        remove_made(missing)
+        raise
+
+
+def make_folder(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing parents; return those it made, deepest first."""
+    missing = [path for path in (folder, *folder.parents) if not os.path.lexists(path)]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except BaseException:  # a file in the way, or a full disk, part of the way down
+        remove_made(missing)
+        raise
+    return missing
+
+
+def remove_made(folders: Iterable[Path]) -> None:
+    """Remove each of ``folders`` (deepest first) that is still an empty folder."""
+    for path in folders:
+        with contextlib.suppress(OSError):  # not empty (another run's files): kept
+            path.rmdir()
+
+
+@contextlib.contextmanager
 def held(folder: str | os.PathLike[str], error: type[SoundscapeError], what: str
          ) -> Iterator[None]:
-    """Hold ``folder`` (made if missing; a lock on the folder itself, no file left in it)
+    """Hold ``folder`` (made if missing, and removed again if the write fails; a lock on
+    the folder itself, no file left in it)
     while a run writes a set of files there: a second run into it is refused at once,
     ``error`` saying ``what`` is being written (waiting could hang; two runs interleaved
     left a set of both). The lock goes with the process, however it ends."""
     import fcntl
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    missing = make_folder(folder)
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except BlockingIOError:  # the other run's folder: not ours to remove
             raise error(f"{folder}: another run is writing {what} there; run again when it "
                         "has ended, or write elsewhere") from None
-        yield
+        try:
+            yield
+        except BaseException:  # while still held: no other run is writing there yet
+            remove_made(missing)
+            raise
     finally:
         os.close(fd)  # closing lets the lock go
 

@@ -28,6 +28,7 @@ from soundscape import validate
 from soundscape.errors import PerformanceError
 from soundscape.fileio import read_json, write_text
 from soundscape.geometry import Vec3
+from soundscape.music.instruments import list_instruments
 from soundscape.music.pitch import Pitch
 from soundscape.text.reading import READINGS
 from soundscape.validate import shown
@@ -637,13 +638,16 @@ class Performance:
                         raise PerformanceError(f"{name}[{i}]: start={span.start!r} must not "
                                                f"be after end={span.end!r}")
             _check_info(parts["info"])
+            instruments = set(list_instruments())
             for key, item in parts["sources"].items():
                 # ids, never paths: they name stems and are looked up as instrument files
-                for name, value in (("", key), (".id", item.id),
-                                    (".instrument", item.instrument)):
+                for name, value in (("", key), (".id", item.id)):
                     if not validate.ID.fullmatch(value):
                         validate.ident(value, key=f"sources[{key!r}]{name}", where="",
                                        error=PerformanceError)
+                if item.instrument not in instruments:  # midi said "no GM program", no file
+                    validate.ident(item.instrument, key=f"sources[{key!r}].instrument",
+                                   where="", error=PerformanceError, known=instruments)
                 times = [t for t, _ in item.moves]
                 if times != sorted(times):
                     raise PerformanceError(f"sources[{key!r}].moves: times {times} must "
@@ -688,6 +692,15 @@ def _check_info(info: Info) -> None:
     if info.huangzhong_hz != 0:
         validate.number(info.huangzhong_hz, key="info.huangzhong_hz", where="", low=100.0,
                         high=600.0, unit="Hz", error=PerformanceError)
+    if info.site:  # a site is looked up by it: the error names this file, not the rites'
+        from soundscape.text.derive.rites import rite_ids  # (70 ms: only when there is one)
+
+        validate.choice(info.site, (*rite_ids(), _GENERIC_SITE), key="info.site", where="",
+                        error=PerformanceError)
+
+
+#: ``site.courtyard.GENERIC``, the site of a rite with no data (site lies above this layer).
+_GENERIC_SITE = "generic"
 
 
 #: The longest a sound of the place lasts (the bed's segments: 8.19 s; a cricket's 9.5 s):

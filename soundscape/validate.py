@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Sized
+from collections.abc import Collection, Mapping, Sequence, Sized
 from typing import Any, NoReturn, TypeGuard
 
 from soundscape.errors import SoundscapeError
 
-__all__ = ["ID", "choice", "fail", "ident", "number", "shown", "size", "text", "whole"]
+__all__ = ["ID", "choice", "fail", "ident", "needs", "number", "shown", "size", "text", "whole"]
 
 #: An id: lower-case ASCII letters, digits, ``_``, ``.`` and ``-``, starting with a letter
 #: or digit (so no id is ``..``, hidden, or a path).
@@ -41,6 +41,15 @@ def fail(error: type[SoundscapeError], where: str, key: str, value: Any, must: s
     """Raise ``error("WHERE: key=value must be MUST (accepted: ACCEPTED)")``."""
     tail = f" (accepted: {accepted})" if accepted else ""
     raise error(f"{where}: {key}={shown(value)} must be {must}{tail}")
+
+
+def needs(data: Mapping[str, Any], keys: Sequence[str], *, where: str,
+          error: type[SoundscapeError], what: str) -> None:
+    """Raise ``error("WHERE: lacks key 'K' (WHAT needs: …)")`` for the first of ``keys``
+    not in ``data``: a missing key is not a bad value (it read as ``roman=None``)."""
+    missing = [key for key in keys if key not in data]
+    if missing:
+        raise error(f"{where}: lacks key {missing[0]!r} ({what} needs: {', '.join(keys)})")
 
 
 def _range(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:

@@ -139,6 +139,13 @@ def test_a_dash_is_no_file_named_dash(soundscape_cli, tmp_path, verb):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_scala_takes_a_stem_or_a_name_of_the_pair(soundscape_cli, tmp_path):
+    for name in ("a", "b.scl", "c.KBM"):
+        assert soundscape_cli("scala", "-o", name, cwd=tmp_path) == (0, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.kbm", "a.scl", "b.kbm", "b.scl", "c.kbm", "c.scl"]
+
+
 def test_derive_o_dash_writes_the_sheet_to_standard_output(tmp_path, monkeypatch):
     """The same bytes as the file it writes; the summary on standard error; no file "-"."""
     monkeypatch.chdir(tmp_path)
@@ -177,6 +184,13 @@ def test_a_table_shows_no_control_characters():
     (("sections", "--from", "s02", "--to", "s02"), "section s02 takes no time"),
     (("midi", "--from", "s01", "--to", "s04", "-o", "m.mid"), "section s01 to s04 takes no "
                                                               "time"),
+    # an ending no verb reads as a cue sheet; a folder's pair written beside it, a stem's .v2
+    # replaced (refused the way the other verbs refuse an unknown ending)
+    (("derive", "--rite", "yan", "-o", "sheet.xyz"), "-o 'sheet.xyz': ending '.xyz' is not a "
+                                                     "cue sheet's; accepted: a .toml file, or -"),
+    (("scala", "-o", "out/"), "-o 'out/': names a folder; accepted: a path stem (STEM.scl and "
+                              "STEM.kbm are written) or a name ending .scl or .kbm"),
+    (("scala", "-o", "tuning.v2"), "-o 'tuning.v2': ending '.v2' is not Scala's; accepted: "),
 ])
 def test_options_that_made_nonsense_are_refused(soundscape_cli, tmp_path, args, message):
     code, err = soundscape_cli(*args, cwd=tmp_path)

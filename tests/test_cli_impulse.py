@@ -78,7 +78,7 @@ def test_a_source_point_out_of_reach_is_one_line_exit_2(tmp_path, soundscape_cli
                                               ("--source", "200,0,1.5"),
                                               ("--source", "100,-30,1.5"),
                                               ("--source", "0,-300,1.5"),
-                                              ("--listener", "0,9,1.5")])
+                                              ("--listener", "0,9,2.5")])
 def test_a_place_behind_the_walls_is_one_line_exit_2(tmp_path, soundscape_cli, where, point):
     """Outside the court the image sources mirror a point through walls it stands behind: a
     traceback once (min() of no paths), then figures of no sound's (79 m east of the court,
@@ -104,6 +104,17 @@ def test_a_render_heard_from_behind_the_walls_is_refused_before_sequencing(tmp_p
                     '[[waypoint]]\ntime = 10\nposition = [0, -200, 1.6]\n', "utf-8")
     code, err = soundscape_cli("render", "--path", str(walk), "-o", "out.wav", cwd=tmp_path)
     assert code == 2 and "waypoint 2" in err and "outside the court's walls" in err, err
+
+
+def test_a_render_heard_from_inside_the_hall_platform_is_refused_before_sequencing(
+        tmp_path, soundscape_cli):
+    """It rendered, from within the rammed earth a site override refuses a place in."""
+    code, err = soundscape_cli("render", "--listener", "0,5,0.5", "--from", "s18", "--to",
+                               "s18", "-o", "out.wav", cwd=tmp_path)
+    assert code == 2 and err.endswith("error: --listener '0,5,0.5': (0.00, 5.00, 0.50) m is "
+                                      "inside the hall platform; a listener on the hall needs "
+                                      "z >= 1.62 m\n"), err
+    assert "sequencing" not in err and list(tmp_path.iterdir()) == []
 
 
 def test_the_same_response_is_the_same_bytes_with_the_layouts_speakers(tmp_path,

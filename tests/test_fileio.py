@@ -18,6 +18,7 @@ from soundscape.fileio import (
     read_text,
     read_toml,
     replace_set,
+    write_set,
     write_text,
     write_texts,
 )
@@ -75,6 +76,32 @@ def test_texts_that_belong_together_are_all_written_or_none(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["u.kbm", "u.scl"]
     assert write_texts({first: "新", tmp_path / "x.kbm": "二"}) == [first, tmp_path / "x.kbm"]
     assert (first.read_text(encoding="utf-8"), (tmp_path / "x.kbm").read_text()) == ("新", "二")
+
+
+def _full_at_second(path):
+    """A writer that fills the disk part-way through a set: the second file fails."""
+    path.write_text("half")
+    raise OSError(28, "No space left on device")
+
+
+def test_a_failed_write_removes_the_folders_it_made(tmp_path):
+    """`archery -o new/x` on a full disk left the empty new/x behind; `midi --split
+    section -o DIR` left DIR."""
+    folder = tmp_path / "new" / "x"
+    with pytest.raises(OSError), \
+            atomic_paths(folder / "round0.json", folder / "round0.csv") as (json_, csv):
+        json_.write_text("{}")
+        _full_at_second(csv)
+    with pytest.raises(OSError):
+        write_set(folder, {"a.mid": lambda path: path.write_text("a"), "b.mid": _full_at_second},
+                  record=".set", error=SoundscapeError, what="a test's files")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "keep").mkdir()  # a folder the user had is kept, empty or not
+    with pytest.raises(OSError):
+        write_set(tmp_path / "keep", {"a.mid": _full_at_second}, record=".set",
+                  error=SoundscapeError, what="a test's files")
+    assert [p.name for p in tmp_path.iterdir()] == ["keep"]
+    assert list((tmp_path / "keep").iterdir()) == []
 
 
 def test_a_set_of_files_drops_what_the_last_run_wrote_and_this_one_did_not(tmp_path):

@@ -165,6 +165,9 @@ def _set(path: str, value):
     ("sources/bell/instrument", "/etc/hostname",
      r"sources\['bell'\].instrument='/etc/hostname' must be an id of a-z"),
     ("sources/bell/instrument", "../../x", r"sources\['bell'\].instrument='../../x' must be"),
+    # `midi --performance` said "no GM program", naming no file or key
+    ("sources/bell/instrument", "nosuch", r"sources\['bell'\].instrument='nosuch' must be a "
+                                          r"known id \(accepted: .*bianzhong, "),
     # section and cue ids name `midi --split`'s files: ../../x.mid was written outside
     ("sections/0/id", "../../escaped", r"sections\[0\].id='../../escaped' must be an id"),
     ("music/0/cue", "/../../x", r"music\[0\].cue='/../../x' must be an id"),
@@ -253,6 +256,10 @@ def test_a_section_is_found_by_its_name_in_simplified_characters():
                            "(accepted: middle-chinese, mandarin)"),
     ("huangzhong_hz", 5.0, "info.huangzhong_hz=5.0 must be a finite number ≥ 100 and ≤ 600 Hz"),
     ("huangzhong_hz", 6000, "info.huangzhong_hz=6000.0 must be a finite number ≥ 100"),
+    # the site is looked up by it: "rite '../../etc' unknown" named no file or key
+    ("site", "../../etc", "info.site='../../etc' must be one of the accepted values (accepted: "
+                          "dashe, "),
+    ("site", "nosuch", "info.site='nosuch' must be one of the accepted values"),
 ])
 def test_a_saved_info_the_sequencer_never_writes_is_refused(tmp_path, key, value, message):
     """A file's reading and 黃鍾 go into the render's report and `play`'s comparison."""
@@ -267,6 +274,9 @@ def test_a_file_saved_before_the_reading_and_huangzhong_were_recorded_loads():
     data = _perf().to_dict()
     data["info"].update(reading="", huangzhong_hz=0)
     assert Performance.from_dict(json.loads(json.dumps(data))).info.huangzhong_hz == 0
+    for site in (None, "", "xiangshe", "generic"):  # not recorded, the 大射's, a rite's
+        data["info"]["site"] = site
+        assert Performance.from_dict(json.loads(json.dumps(data))).info.site == site
 
 
 def _bed_and_bell():

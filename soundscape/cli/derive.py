@@ -172,6 +172,7 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
     and exits with an error.
     """
     recognised = part = ""
+    _check_ending(output)
     if (chapter is not None or drop_unmatched) and source is None:
         raise click.UsageError("--chapter and --drop-unmatched read a TEXT: give the TEXT")
     if source is None and rite_id is not None:
@@ -246,6 +247,14 @@ def command(source: Path | None, output: Path | None, rite_id: str | None,
             f"{target} was written but will not sequence:\n  " + "\n  ".join(problems[:8])
             + (f"\n  … {len(problems) - 8} more" if len(problems) > 8 else "")
             + f"\n{advice}")
+
+
+def _check_ending(output: Path | None) -> None:
+    """Refuse, before deriving, an ``-o`` that names no cue sheet (``sheet.xyz`` was
+    written, and no verb reads it as one)."""
+    if output is not None and str(output) != "-" and output.suffix.lower() != ".toml":
+        raise CueSheetError(f"-o {str(output)!r}: ending {output.suffix!r} is not a cue "
+                            "sheet's; accepted: a .toml file, or - (standard output)")
 
 
 def _within_bounds(sheet: cuesheet.CueSheet, source: str) -> None:

@@ -13,6 +13,8 @@ kit's own master of the programme is taken (``kit --layout adm``: one per zone).
 from __future__ import annotations
 
 import glob
+import ipaddress
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,16 +50,13 @@ def command(target: str | None, adm_target: str | None, adm_file: Path | None,
     """Play a programme's cues against the wall clock, as QLab OSC messages, and stream its
     ADM objects' positions as ADM-OSC."""
     from soundscape.kit import KitError, admosc
-    from soundscape.kit.player import load_cues, osc_sender, parse_target, play
+    from soundscape.kit.player import load_cues, osc_sender, play
 
     if target is None and adm_target is None:
         raise KitError("soundscape show: give --osc HOST:PORT (cues), --adm-osc HOST:PORT "
                        "(ADM objects) or both")
-    cue_at = parse_target(target) if target is not None else None
-    try:
-        adm_at = parse_target(adm_target) if adm_target is not None else None
-    except KitError as error:
-        raise KitError(str(error).replace("--osc", "--adm-osc", 1)) from None
+    cue_at = _target(target, "--osc") if target is not None else None
+    adm_at = _target(adm_target, "--adm-osc") if adm_target is not None else None
     programme = _programme(kit_dir, programme)
     items: list[Any] = []  # cues and ADM-OSC messages, each with its .time
     senders: dict[str, Callable[[Any], None]] = {}
@@ -129,3 +128,43 @@ def _masters_objects(kit_dir: Path, programme: str) -> Path:
     raise KitError(f"soundscape show: {kit_dir} holds no ADM master of {programme} "
                    f"({programme}.ZONE.adm.wav.adm.json): build it with `soundscape kit "
                    f"--programme {programme} --layout adm`, or give --adm FILE")
+
+
+#: A host name's labels (RFC 1123): letters, digits and inner hyphens, 63 at most.
+_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_FORMS = "HOST:PORT like 127.0.0.1:53000, localhost:53000 or [::1]:53000"
+
+
+def _target(text: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``kit.player.parse_target``), its host checked too: ``[::1:5`` took
+    ``[::1`` for a host. An IPv6 address is written in brackets, sent without them."""
+    from soundscape.kit import KitError
+    from soundscape.kit.player import parse_target
+
+    try:
+        host, port = parse_target(text)
+    except KitError as error:
+        raise KitError(str(error).replace("--osc", option, 1)) from None
+    name = _host(host)
+    if name is None:
+        raise KitError(f"{option} {text!r}: {host!r} is no host name, IPv4 address or "
+                       f"bracketed IPv6 address; accepted: {_FORMS}")
+    return name, port
+
+
+def _host(host: str) -> str | None:
+    """The address to send to of a ``HOST`` as written, or None if it is none."""
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            return str(ipaddress.IPv6Address(host[1:-1]))
+        except ValueError:
+            return None
+    labels = host.removesuffix(".").split(".")
+    if len(host) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        return None  # brackets, colons (IPv6 unbracketed), spaces, empty labels
+    if all(label.isdigit() for label in labels):  # 999.1.1.1 is no name and no address
+        try:
+            return str(ipaddress.IPv4Address(host))
+        except ValueError:
+            return None
+    return host

@@ -117,7 +117,8 @@ def list_instruments() -> list[str]:
 
 
 def load_instrument(id_or_path: str | Path) -> Instrument:
-    """Load and validate an instrument by bundled id (``bianzhong``) or by file path.
+    """Load and validate an instrument by bundled id (a ``str``: ``bianzhong``) or by file
+    (a ``Path``). A string is always an id, never a path (``../x``, ``cues/dashe.toml``).
 
     Raises
     ------
@@ -130,19 +131,18 @@ def load_instrument(id_or_path: str | Path) -> Instrument:
 
 
 def _resolve(id_or_path: str | Path) -> Path:
-    text = str(id_or_path)
-    if text.endswith(".toml") or "/" in text or isinstance(id_or_path, Path):
-        return Path(id_or_path)  # a file the user names; read_toml refuses what is no file
+    if isinstance(id_or_path, Path):
+        return id_or_path  # a file the caller's code names; read_toml refuses what is no file
     known = list_instruments()
-    if text not in known:  # checked before any path is built from it
+    if id_or_path not in known:  # ids come from the command line and user files: never a path
         raise InstrumentError(
-            f"instrument {validate.shown(text)} unknown; bundled: {', '.join(known)}")
-    return bundled_dir("instruments") / f"{text}.toml"
+            f"instrument {validate.shown(id_or_path)} unknown; bundled: {', '.join(known)}")
+    return bundled_dir("instruments") / f"{id_or_path}.toml"
 
 
-#: The keys of an instrument file (docs/instruments.md).
-_KEYS = ("id", "name", "roman", "family", "model", "articulations", "loudness_db", "sources",
-         "pitches", "range_hz", "default_hz", "working_hz", "renderings", "params")
+#: The keys every instrument file has, then the optional ones (docs/instruments.md).
+_NEEDED = ("id", "name", "roman", "family", "model", "articulations", "loudness_db", "sources")
+_KEYS = (*_NEEDED, "pitches", "range_hz", "default_hz", "working_hz", "renderings", "params")
 
 
 def _build(data: dict[str, Any], path: Path) -> Instrument:
@@ -160,6 +160,7 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
     if unknown:  # a misspelt key was ignored without a word
         validate.fail(InstrumentError, where, unknown[0], data[unknown[0]],
                       "a key of an instrument file", ", ".join(_KEYS))
+    validate.needs(data, _NEEDED, where=where, error=InstrumentError, what="an instrument file")
     ident = validate.ident(data.get("id"), key="id", where=where, error=InstrumentError)
     if ident != path.stem:
         validate.fail(InstrumentError, where, "id", ident, f"the file name {path.stem!r}")

@@ -22,6 +22,7 @@ from typing import Any
 from soundscape import validate
 from soundscape.errors import RepertoireError, TuningError
 from soundscape.fileio import read_toml
+from soundscape.music.instruments import list_instruments
 from soundscape.music.tuning import canonical_degree, parse_name
 from soundscape.resources import data_dir
 
@@ -425,6 +426,7 @@ def _parts(table: _Table) -> tuple[Part, ...]:
     if not parts_table:
         table.fail("parts", parts_table, "at least one [parts.NAME] table")
     parts = []
+    known = list_instruments()  # a file's id is never a path (score failed naming no file)
     for part_id, raw in parts_table.items():
         row = table.sub(f"parts.{part_id}", raw)
         role = row.get("role", str, check=lambda r: r in ROLES, accepted=", ".join(ROLES))
@@ -433,7 +435,8 @@ def _parts(table: _Table) -> tuple[Part, ...]:
             _note_name(row, "pitch", pitch)
         parts.append(Part(
             id=part_id, role=role,
-            instrument=row.get("instrument", str, check=bool, accepted="an instrument id"),
+            instrument=row.get("instrument", str, check=lambda i: i in known,
+                               accepted=f"a known instrument id ({', '.join(known)})"),
             articulation=row.get("articulation", str),
             velocity=row.number("velocity", low=0.0, high=1.0, low_open=True),
             lyrics=row.get("lyrics", bool, False),

@@ -405,8 +405,9 @@ class Site:
         """``metres`` expressed in ``unit``."""
         return metres / to_metres(1.0, unit, chi_m=self.chi_m)
 
-    def overrides_note(self) -> str:
-        """The override keys that shape the orchestra's layout, for an error message.
+    def overrides_note(self, shaping: tuple[str, ...] | None = None) -> str:
+        """The override keys that shape the orchestra's layout (or, given, the tables in
+        ``shaping``), for an error message.
 
         Returns
         -------
@@ -416,7 +417,7 @@ class Site:
         """
         keys: dict[str, list[str]] = {}
         for key, path in self.overridden.items():
-            if key.split(".", 1)[0] in _SHAPES_LAYOUT:
+            if key.split(".", 1)[0] in (shaping or _SHAPES_LAYOUT):
                 keys.setdefault(path, []).append(key)
         return "".join(f" (site override {path} sets {', '.join(names)})"
                        for path, names in keys.items())
@@ -561,8 +562,10 @@ def load_site(*, chi_m: float = CHI_M, overrides: str | Path | None = None,
         layout = _merge(data, user, str(overrides), origin, set_by, chi_m)
         source = f"{source} + {overrides}"
     site = _build(data, origin, {**defined, **set_by}, layout, chi_m, source, str(data_path))
-    return replace(site, overridden=MappingProxyType(set_by), name=str(data.get("name", "")),
+    site = replace(site, overridden=MappingProxyType(set_by), name=str(data.get("name", "")),
                    rite=rite if rite is not None and rite_file is not None else "")
+    _check_places(site, origin)  # once overridden holds the user's keys only (not the rite's)
+    return site
 
 
 #: The site of a rite with no site of its own: a hall and its court (``sites/generic.toml``).
@@ -679,6 +682,8 @@ _LAYOUT_KEYS = ("x", "y", "z", "dx", "dy", "dz", "facing", "struck_face")
 _KINDS = ("rack", "drum", "thing")
 #: Tables whose values move or size the placed orchestra (Site.overrides_note).
 _SHAPES_LAYOUT = ("spacing", "instruments", "places", "stairs", "hall", "courtyard")
+#: Tables whose values move the places or the walls they are checked against.
+_SHAPES_PLACES = ("places", "targets", "stairs", "hall", "courtyard")
 #: Lengths that cannot be negative: (table, name or None for all) → (least, may equal it?).
 #: A gap of 0 would let racks and drums touch; a rack, drum or hall has a size.
 _AT_LEAST: Mapping[tuple[str, str | None], tuple[float, bool]] = MappingProxyType({
@@ -816,9 +821,7 @@ def _build(data: dict[str, Any], origin: dict[str, str], set_by: dict[str, str],
                 MappingProxyType(listeners), MappingProxyType(dict(data["groups"])),
                 MappingProxyType(layout), source, MappingProxyType(set_by),
                 MappingProxyType({k: length(v, f"people.{k}") for k, v in data["people"].items()}))
-    site = replace(site, enclosure=_enclosure(site, data.get("enclosure", {}), length, data_path))
-    _check_places(site, origin)
-    return site
+    return replace(site, enclosure=_enclosure(site, data.get("enclosure", {}), length, data_path))
 
 
 def _enclosure(site: Site, raw: Mapping[str, Any], length, data_path: str) -> Enclosure:
@@ -925,26 +928,31 @@ def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
 
 
 def _check_places(site: Site, origin: Mapping[str, str]) -> None:
-    """Refuse places that cannot be: below ground, outside the walls, under the hall."""
+    """Refuse places that cannot be: below ground, outside the walls, under the hall.
+
+    The file a place was written in may not be the one to blame (an override that narrowed
+    the courtyard), so each error ends with the override keys that move places or walls."""
+    note = site.overrides_note(_SHAPES_PLACES)
     if site.gate_y >= 0:
-        raise SiteError(f"{origin['places.men']}: places.men: the gate must be south of the hall")
+        raise SiteError(f"{origin['places.men']}: places.men: the gate must be south of the "
+                        f"hall{note}")
     for id_ in site.targets:
         distance = -site.place(id_)[1]
         if not 0 < distance < -site.gate_y:
             raise SiteError(
                 f"{origin[f'places.{id_}']}: targets.{id_}.distance (places.{id_}.y): "
                 f"{distance:.2f} m from the hall must lie between the hall (0) and the gate "
-                f"({-site.gate_y:.2f} m)")
+                f"({-site.gate_y:.2f} m){note}")
     for id_, place in site.places.items():
         x, y, z = place.position
         key = f"{origin[f'places.{id_}']}: places.{id_}"
         where = f"({x:.2f}, {y:.2f}, {z:.2f}) m"
         if z < 0:
-            raise SiteError(f"{key}: {where} is below the ground (z must be >= 0)")
+            raise SiteError(f"{key}: {where} is below the ground (z must be >= 0){note}")
         if id_ != "men" and not site.in_courtyard(x, y):
             raise SiteError(f"{key}: {where} is outside the courtyard (|x| <= "
                             f"{site.courtyard_width / 2:.2f} m, y from the gate "
-                            f"{site.gate_y:.2f} m to the back of the hall)")
+                            f"{site.gate_y:.2f} m to the back of the hall){note}")
         if z < site.hall.height - 1e-9 and site.on_hall(x, y):
             raise SiteError(f"{key}: {where} is inside the hall platform; a place on the hall "
-                            f"needs z >= {site.hall.height:.2f} m")
+                            f"needs z >= {site.hall.height:.2f} m{note}")

@@ -23,8 +23,8 @@ from soundscape.errors import RenderError, SiteError
 from soundscape.geometry import Vec3
 from soundscape.validate import shown
 
-__all__ = ["COMPASS", "MAX_METRES", "Listener", "ListenerPath", "checked_position",
-           "facing_vector", "listener_at", "parse_facing", "place_id"]
+__all__ = ["COMPASS", "MAX_METRES", "Listener", "ListenerPath", "check_off_platform",
+           "checked_position", "facing_vector", "listener_at", "parse_facing", "place_id"]
 
 
 #: Farthest a listener may stand from the origin on any axis, metres: a courtyard is
@@ -221,6 +221,15 @@ def parse_facing(text: str) -> str | float | tuple[float, ...]:
     return numbers
 
 
+def check_off_platform(site, position: Vec3, what: str) -> None:
+    """Refuse ``what`` at ``position`` inside the solid hall platform of ``site``, as a site
+    override refuses a place there (a listener in rammed earth was rendered)."""
+    x, y, z = position
+    if z < site.hall.height - 1e-9 and site.on_hall(x, y):
+        raise RenderError(f"{what}: ({x:.2f}, {y:.2f}, {z:.2f}) m is inside the hall platform; "
+                          f"a listener on the hall needs z >= {site.hall.height:.2f} m")
+
+
 def listener_at(site, name: str, facing: str | None = None) -> Listener:
     """The listener at a place of ``site`` named by id or Chinese name (its ear height and
     facing: the duke seated at ``gong_wei`` faces west), or at ``x,y,z`` metres (facing
@@ -233,8 +242,10 @@ def listener_at(site, name: str, facing: str | None = None) -> Listener:
             raise RenderError(f"--listener {name!r}: coordinates must be x,y,z in metres"
                               ) from None
         try:
-            return Listener((x, y, z), parse_facing(facing) if facing else "north")
+            listener = Listener((x, y, z), parse_facing(facing) if facing else "north")
         except RenderError as error:
             raise RenderError(f"--listener {name!r}: {error}") from None
+        check_off_platform(site, listener.position, f"--listener {name!r}")
+        return listener
     seat = site.listener(place_id(site, name))
     return Listener(seat.position, parse_facing(facing) if facing else seat.facing)

@@ -10,7 +10,7 @@ from typing import Any
 from soundscape import validate
 from soundscape.errors import RenderError, SoundscapeError
 from soundscape.fileio import read_toml
-from soundscape.site.listeners import Listener, ListenerPath, listener_at
+from soundscape.site.listeners import Listener, ListenerPath, check_off_platform, listener_at
 from soundscape.validate import shown
 
 __all__ = ["MAX_TIME_S", "MAX_WAYPOINTS", "load_walk"]
@@ -70,4 +70,6 @@ def _waypoint(entry: dict, site: Any, key: str) -> tuple:
         listener = Listener(position, entry.get("facing", facing))
     except SoundscapeError as error:
         raise RenderError(f"{key}: {error}") from None
+    if "position" in entry:  # a place is on its floor already
+        check_off_platform(site, listener.position, f"{key}: position")
     return listener.position, listener.facing

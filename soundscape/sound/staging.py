@@ -25,7 +25,13 @@ import shutil
 from pathlib import Path
 from types import TracebackType
 
-from soundscape.fileio import process_alive, replace_all, undo_interrupted
+from soundscape.fileio import (
+    make_folder,
+    process_alive,
+    remove_made,
+    replace_all,
+    undo_interrupted,
+)
 
 __all__ = ["Staging", "remove_stale"]
 
@@ -72,15 +78,21 @@ class Staging:
         self.stem = stem
         self.folder = self.destination / f".{stem}.render-{os.getpid()}-{secrets.token_hex(4)}"
         self.scratch = self.folder / "scratch"
+        self._made: list[Path] = []  # the folders __enter__ made, gone if the run fails
 
     def __enter__(self) -> Staging:
-        self.destination.mkdir(parents=True, exist_ok=True)
-        remove_stale(self.destination)
-        self.scratch.mkdir(parents=True)
+        self._made = make_folder(self.destination)
+        try:
+            remove_stale(self.destination)
+            self.scratch.mkdir(parents=True)
+        except BaseException:
+            remove_made(self._made)
+            raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
+        placed = False
         try:
             if kind is None:
                 shutil.rmtree(self.scratch)
@@ -88,8 +100,11 @@ class Staging:
                              for staged in sorted(self.folder.iterdir())
                              if staged.is_file() and not staged.name.startswith(".")],
                             aside=self.folder)  # the set placed whole, or the old one kept
+                placed = True
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+            if not placed:
+                remove_made(self._made)
 
     def final(self, staged: Path) -> Path:
         """Where a file written in the staging folder ends up."""

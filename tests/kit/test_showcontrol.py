@@ -124,3 +124,25 @@ def test_schedule_is_checked_against_the_programmes(tmp_path):
         load_schedule(path, {"music"})
     with pytest.raises(KitError, match="HOST:PORT"):
         parse_target("localhost")
+
+
+@pytest.mark.parametrize("text", ["[::1:5", "::1:53000", "[::1]x:5", "[nohost]:5", "a..b:5",
+                                  "999.1.1.1:5", "bad host:5", "-lead:5", "x[y]:5"])
+def test_show_refuses_a_malformed_host(tmp_path, soundscape_cli, text):
+    """`show --osc '[::1:5'` took `[::1` for a host (and an unbracketed IPv6 address its last
+    group for the port); refused with the forms accepted, before the kit is read."""
+    for option in ("--osc", "--adm-osc"):
+        code, err = soundscape_cli("show", option, text, cwd=tmp_path)
+        assert code == 2 and err.startswith(f"error: {option} {text!r}: "), err
+        assert err.rstrip().endswith("accepted: HOST:PORT like 127.0.0.1:53000, "
+                                     "localhost:53000 or [::1]:53000"), err
+
+
+def test_show_sends_to_a_host_name_an_ipv4_or_a_bracketed_ipv6_address():
+    from soundscape.cli.show import _target
+
+    assert _target("127.0.0.1:53000", "--osc") == ("127.0.0.1", 53000)
+    assert _target("qlab.local:53000", "--osc") == ("qlab.local", 53000)
+    assert _target("[::1]:53000", "--osc") == ("::1", 53000)  # getaddrinfo takes no brackets
+    with pytest.raises(KitError, match=r"--adm-osc 'localhost', accepted: HOST:PORT"):
+        _target("localhost", "--adm-osc")

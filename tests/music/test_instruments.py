@@ -52,7 +52,10 @@ DRUM = (Path(__file__).resolve().parents[2] / "instruments" / "pi.toml").read_te
     ("change", "message"),
     [(("ratio = 1.593", "ratio = -1.0"),
       r"params.modes\[1\].ratio=-1.0 must be a finite number ≥ 0.01 and ≤ 100"),
-     (('model = "membrane"\n', ''), r"model=None must be a model name \(accepted: .*membrane, "),
+     # a missing key is said to be missing, not shown as =None
+     (('model = "membrane"\n', ''), r"lacks key 'model' \(an instrument file needs: id, name, "),
+     (('roman = "pi, small drum (shuopi, yingpi)"\n', ''), r"lacks key 'roman' "),
+     (('id = "test_drum"\n', ''), r"lacks key 'id' \(an instrument file needs: id, "),
      (("t60_s = 0.45", "t60_s = \"long\""), r"params.t60_s='long' must be a finite number"),
      (("t60_s = 0.45", "t60_s = nan"), r"params.t60_s=nan must be a finite number"),
      (("loudness_db = 94.0", "loudness_db = 300"), r"loudness_db=300 must be a finite number > 0"),
@@ -87,6 +90,14 @@ def test_bad_values_name_the_file_and_key(tmp_path, change, message):
     path = write(tmp_path, DRUM.replace(old, new))
     with pytest.raises(InstrumentError, match=f"test_drum.toml: {message}"):
         load_instrument(path)
+
+
+@pytest.mark.parametrize("named", ["../x", "/etc/passwd", "cues/dashe.toml", "pi.toml"])
+def test_a_name_is_an_id_never_a_path(named):
+    """`audition ../x` read whatever file the name led to (docs/cuesheet.md: a name on the
+    command line is looked up among the known ones before any path is built)."""
+    with pytest.raises(InstrumentError, match=r"unknown; bundled: .*bianzhong"):
+        load_instrument(named)
 
 
 def test_unknown_id_and_bad_toml(tmp_path):
@@ -213,8 +224,12 @@ def test_a_model_without_a_module_is_named_with_its_file_on_first_use(tmp_path):
     kazoo = load_instrument(write(tmp_path, DRUM.replace('model = "membrane"',
                                                          'model = "kazoo"')))
     with pytest.raises(InstrumentError, match=r"test_drum.toml: model = 'kazoo': model 'kazoo' "
-                                              r"has no module soundscape.sound.synth.kazoo"):
+                                              r"has no module soundscape.sound.synth.kazoo; "
+                                              r"accepted: ambience, .*membrane, modal, "):
         params_of(kazoo)
+    klatt = load_instrument(write(tmp_path, DRUM.replace('model = "membrane"', 'model = "klatt"')))
+    with pytest.raises(InstrumentError, match=r"klatt has no render function; accepted: .*modal"):
+        params_of(klatt)  # a helper module is no model
 
 
 def test_the_model_checks_again_before_rendering(tmp_path):

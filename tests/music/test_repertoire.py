@@ -272,6 +272,9 @@ def test_a_good_minimal_file_loads(tmp_path):
     ('role = "melody"', 'role = "solo"', "parts.song.role", "solo"),
     ("count = 1", "count = 0", "zhong.count", "0"),
     ('title = "試"\n', "", "title", "missing"),
+    # an instrument is an id of a known one, never a path (score failed naming no file)
+    ('instrument = "voice"', 'instrument = "../../x"', "parts.song.instrument", "../../x"),
+    ('instrument = "voice"', 'instrument = "qin"', "parts.song.instrument", "bianzhong"),
 ])
 def test_broken_piece_files_name_file_key_and_value(tmp_path, old, new, key, value):
     assert old in GOOD

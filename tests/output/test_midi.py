@@ -620,3 +620,6 @@ def test_a_split_that_fails_midway_leaves_the_earlier_set(tmp_path, monkeypatch)
     with pytest.raises(OSError):
         midi.write_split(rite, tmp_path, by="section", listener=None)
     assert saved and {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    with pytest.raises(OSError):  # a folder the split made goes with it (docs/midi.md)
+        midi.write_split(rite, tmp_path / "new", by="section", listener=None)
+    assert not (tmp_path / "new").exists()

@@ -65,7 +65,7 @@ def test_listener_at_a_place_by_id_or_name_or_at_coordinates():
     assert place_id(site, name) == "gong_wei" and listener_at(site, name) == duke
     turned = listener_at(site, "gong_wei", "90")
     assert turned.position == duke.position and turned.facing == pytest.approx((1, 0, 0))
-    assert listener_at(site, "1,2,1.5").position == (1.0, 2.0, 1.5)
+    assert listener_at(site, "1,-2,1.5").position == (1.0, -2.0, 1.5)
     with pytest.raises(SiteError, match=r"place 'nowhere' is unknown; known: .*gong_wei"):
         listener_at(site, "nowhere")
     with pytest.raises(RenderError, match=r"--facing 400\.0, accepted: a finite number from "
@@ -86,3 +86,27 @@ def test_a_walk_goes_through_places_named_by_id_or_chinese_name(tmp_path):
     walk = load_walk(path, site)
     assert walk.at(20.0) == listener_at(site, "zhongting")
     assert walk.at(0.0) == listener_at(site, "gong_wei")
+
+
+def test_a_listener_inside_the_hall_platform_is_refused_as_a_place_there_is(tmp_path):
+    """`render --listener 0,5,0.5` rendered from within the rammed earth of the hall, which a
+    site override refuses for a place; a walk's position likewise."""
+    from soundscape.site.courtyard import load_site
+    from soundscape.site.listeners import check_off_platform, listener_at
+    from soundscape.site.walks import load_walk
+
+    site = load_site()
+    floor = site.hall.height
+    with pytest.raises(RenderError, match=r"^--listener '0,5,0.5': \(0.00, 5.00, 0.50\) m is "
+                                          rf"inside the hall platform; a listener on the hall "
+                                          rf"needs z >= {floor:.2f} m$"):
+        listener_at(site, "0,5,0.5")
+    assert listener_at(site, f"0,5,{floor + 1.5}").position == (0.0, 5.0, floor + 1.5)
+    check_off_platform(site, (0.0, -0.5, 0.5), "in front of the hall")  # the court's floor
+    check_off_platform(site, (site.hall.width, 5.0, 0.5), "beside it")
+    path = tmp_path / "walk.toml"
+    path.write_text("[[waypoint]]\ntime = 0\nplace = 'men'\n[[waypoint]]\ntime = 9\n"
+                    "position = [0, 5, 0.5]\n", encoding="utf-8")
+    with pytest.raises(RenderError, match=rf"^{path}: waypoint\[1\]: position: \(0.00, 5.00, "
+                                          r"0.50\) m is inside the hall platform"):
+        load_walk(path, site)

@@ -154,6 +154,21 @@ def test_bad_overrides_name_the_key(tmp_path, text, words):
         assert word in message
 
 
+@pytest.mark.parametrize("text, key, words", [
+    ('[courtyard]\nwidth = "1 尺"\n', "courtyard.width", "outside the courtyard"),
+    ('[hall]\nheight = "3 丈"\n', "hall.height", "inside the hall platform"),
+])
+def test_a_place_an_override_made_impossible_names_the_override(tmp_path, text, key, words):
+    """The bundled place is not to blame: the override file and the key it set are named."""
+    path = tmp_path / "my.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SiteError) as error:
+        load_site(overrides=path)
+    message = str(error.value)
+    assert words in message
+    assert message.endswith(f" (site override {path} sets {key})")
+
+
 def test_bad_chi_and_unknown_names_are_refused(site):
     for chi in (0, float("inf"), 10**400, True):
         with pytest.raises(SiteError, match=r"chi_m=.* must be a finite number ≥ 0.1 and ≤ 1"):

@@ -52,6 +52,14 @@ def test_nothing_moves_when_the_run_fails(tmp_path):
     assert (tmp_path / "a.wav").read_bytes() == b"old"
 
 
+def test_a_failed_run_removes_the_folder_it_made(tmp_path):
+    """`render -o new/x.wav` failing part-way left the empty new/ behind."""
+    with pytest.raises(OSError), Staging(tmp_path / "new" / "sub", "x") as staged:
+        (staged.folder / "x.wav").write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_rename_that_fails_midway_leaves_the_old_set(tmp_path, monkeypatch):
     """The outputs moved in one by one: a rename failing on the third left the first two
     new beside an old third (a new WAV with the old loudness report). Now the ones

@@ -29,6 +29,13 @@ def test_an_unknown_id_after_good_ones_writes_nothing(tmp_path, soundscape_cli):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_a_path_is_no_instrument(tmp_path, soundscape_cli):
+    """`audition ../x` and `audition /etc/passwd` opened the file the name led to."""
+    code, err = soundscape_cli("audition", "/etc/passwd", "--out", "out", cwd=tmp_path)
+    assert code == 2 and "'/etc/passwd' unknown; bundled: " in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_bell_programme_is_each_bell_a_then_b():
     bells = load_instrument("bianzhong")
     notes = demo_notes(bells, tuning=default_tuning(), gong="黃鍾")

@@ -270,7 +270,7 @@ def test_derive_reads_each_score_once_and_scans_the_forces_once(monkeypatch):
 
 def test_derive_never_writes_over_its_text(soundscape_cli, tmp_path):
     """The default output is the text's name with .toml: a text named x.toml was replaced."""
-    for name, extra in (("x.toml", ()), ("y.txt", ("-o", "y.txt"))):
+    for name, extra in (("x.toml", ()), ("y.toml", ("-o", "./y.toml"))):
         source = tmp_path / name
         source.write_text(SEED_003, encoding="utf-8")
         code, err = soundscape_cli("derive", name, *extra, cwd=tmp_path)

@@ -58,9 +58,8 @@ from soundscape.sound.synth.modal import BELL_SETS
 if TYPE_CHECKING:
     from soundscape.music.instruments import Instrument
 
-__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "model_module", "params_of",
-           "render_note",
-           "takes_place", "without_infrasound"]
+__all__ = ["BELL_SETS", "INFRASOUND_HZ", "bell_tones", "made_at", "model_module", "models",
+           "params_of", "render_note", "takes_place", "without_infrasound"]
 
 def render_note(instrument: Instrument, *, hz: float | None, velocity: float, duration: float,
                 articulation: str, sample_rate: int, rng: np.random.Generator,
@@ -149,11 +148,26 @@ def model_module(name: str) -> ModuleType:
     (an instrument file names its model; the models live here, so the lookup does too)."""
     if not name.isidentifier() or name.startswith("_") or name == "params" \
             or importlib.util.find_spec(f"soundscape.sound.synth.{name}") is None:
-        raise InstrumentError(f"model {name!r} has no module soundscape.sound.synth.{name}")
+        raise InstrumentError(f"model {name!r} has no module soundscape.sound.synth.{name}; "
+                              f"accepted: {', '.join(models())}")
     module = importlib.import_module(f"soundscape.sound.synth.{name}")
     if not callable(getattr(module, "render", None)):
-        raise InstrumentError(f"model module soundscape.sound.synth.{name} has no render function")
+        raise InstrumentError(f"model module soundscape.sound.synth.{name} has no render "
+                              f"function; accepted: {', '.join(models())}")
     return module
+
+
+@functools.cache
+def models() -> tuple[str, ...]:
+    """The models an instrument file may name: the modules here with a ``render`` (a
+    model added as code only has no schema, so ``known_models`` may not list it)."""
+    import pkgutil
+
+    names = [m.name for m in pkgutil.iter_modules(__path__)
+             if not m.name.startswith("_") and m.name != "params"]
+    return tuple(name for name in names  # helper modules (klatt, glottal) render no note
+                 if callable(getattr(importlib.import_module(f"{__name__}.{name}"), "render",
+                                     None)))
 
 
 def _module_of(instrument: Instrument) -> ModuleType:
