@@ -10,7 +10,6 @@ markers carry both (``中文 | English``).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -18,11 +17,8 @@ from types import MappingProxyType
 from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
-from soundscape.text.hanzi import PART_NUMERALS
 
 __all__ = ["English", "load"]
-
-_PART = re.compile(f"(.+)（([{PART_NUMERALS}])）")
 
 
 @dataclass(frozen=True, slots=True, eq=False)  # one per process
@@ -54,11 +50,7 @@ class English:
         return sentence[0].upper() + sentence[1:]
 
     def section(self, name: str) -> str:
-        """The section's English title (its heading when there is none); a later part of a
-        section cut in several (``name（二）``, soundscape.text.derive.sections) says so."""
-        part = _PART.fullmatch(name)
-        if part and part.group(1) in self.sections:
-            return f"{self.sections[part.group(1)]} (part {PART_NUMERALS.index(part.group(2)) + 2})"
+        """The section's English title (its heading when there is none)."""
         return self.sections.get(name, name)
 
     def _verb_in(self, text: str) -> tuple[str, str] | None:

@@ -18,12 +18,7 @@ import opencc
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 
-__all__ = ["PART_NUMERALS", "canonical", "in_context", "is_han", "mentions", "normalise",
-           "normalise_char"]
-
-# The numbers of a section's later parts, where a text without headings is cut finer than
-# the headings (主人酬賓, 主人酬賓（二）: soundscape.text.derive.sections).
-PART_NUMERALS = "二三四五六七八九十"
+__all__ = ["canonical", "in_context", "is_han", "mentions", "normalise", "normalise_char"]
 
 
 def is_han(char: str) -> bool:

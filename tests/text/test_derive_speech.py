@@ -197,3 +197,25 @@ def test_the_dashe_of_another_edition():
     assert len(held) == 41
     result = speech_gold.score("dashe", source, sheet, held)
     assert result.recall == 1.0 and result.exactness == 1.0, "\n".join(result.wrong)
+
+
+@pytest.mark.parametrize("rite", list(EXACT))
+def test_no_step_begins_inside_words_someone_says(rite, derived):
+    """Words said are no one acting: the steps were cut at every actor the words name (the
+    司射's oath 公射大侯，大夫射參，士射干… was three steps, 24 s of 射; 膳宰請羞於諸公卿者 gave
+    卿 a step of its own)."""
+    _, sheet = derived[rite]
+    for cue in sheet.speech:
+        a, b = cue.span
+        inside = [s.id for s in sheet.steps if a < s.span[0] < b]
+        assert not inside, f"{cue.id} {cue.quote}: steps {inside} begin inside its words"
+
+
+def test_an_action_named_in_words_said_is_not_the_steps(derived):
+    """司射西面誓之曰公射大侯… does not shoot (it was a step of 射, 12 s); 請 and 許諾, the
+    speaking itself, stay the action where they stand inside the words (擯者請賓)."""
+    _, sheet = derived["dashe"]
+    oath = next(s for s in sheet.steps if s.quote.startswith("司射西面誓之曰公射大侯大夫射參"))
+    assert oath.action == "other" and oath.quote.endswith("不異侯")
+    asked = next(s for s in sheet.steps if s.quote == "擯者請賓")
+    assert asked.action == "請"

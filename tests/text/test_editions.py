@@ -11,6 +11,7 @@ or by the rule).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -127,22 +128,28 @@ def test_commentary_on_lines_of_its_own_is_set_aside(label):
     assert sum(a.kind == "注" for a in ours.asides) > 300
 
 
-def test_sections_without_headings_are_named_after_the_rites_headings():
-    """The 《四部叢刊》 大射 has no 右 headings: its sections were named by their opening
-    words (「司射入於次搢三挾…」), so `--from 誘射` and the markers' English titles knew none
-    of them. They take the names of 江永's headings they align with, a later part of one
-    cut finer by the rule ``name（二）`` …; only the two on the lost pages are missing."""
-    from soundscape.text import gloss
-
-    sheet = derive(text.load(KANSEKI_DASHE), rite="dashe")
-    names = [s.name for s in sheet.sections if not s.part]
-    bundled = [s.name for s in cuesheet.load(cuesheet.bundled_path()).sections]
-    assert [n for n in bundled if n not in names] == ["公為賓若孤卿舉旅", "燕"]  # 14a–b, 31a–b
-    whole = [n for n in names if "（" not in n]
-    assert whole == [n for n in bundled if n in whole]  # in the headings' order
-    assert all(n.split("（")[0] in bundled for n in names) and "主人酬賓（二）" in names
-    assert gloss.load().section("主人酬賓（二）") == gloss.load().section("主人酬賓") + " (part 2)"
-    assert [s.name for s in derive(text.load(KANSEKI_DASHE)).sections][21].endswith("…")
+def test_sections_without_headings_are_cut_where_the_rites_headings_fall():
+    """The 《四部叢刊》 大射 has no 右 headings: its sections were cut by the rule (58 of them,
+    ids unlike the docs' s18 = 樂賓) and named after the headings they aligned with
+    (主人酬賓（二）…). They are cut where 江永's headings fall in it, the texts aligned: every
+    section keeps its heading's id, name and opening words (賓諸公卿皆人門: the print's 人 for
+    入 is no matter), but the one on the lost pages
+    (s16, 14a–b), which is left out; 燕 (s38), which the rule missed, is found."""
+    source = text.load(KANSEKI_DASHE)
+    sheet = derive(source, rite="dashe")
+    bundled = cuesheet.load(cuesheet.bundled_path())
+    ours = [(s.id, s.name) for s in sheet.sections]
+    assert [s for s in ((s.id, s.name) for s in bundled.sections) if s not in ours] == [
+        ("s16", "公為賓若孤卿舉旅")]
+    assert len(ours) == 44 and ("s18", "樂賓") in ours and ("s38", "燕") in ours
+    theirs = text.load_bundled()
+    for section in sheet.sections:
+        first = bundled.section(section.id).span[0]
+        assert source.chars[section.span[0]:][:4] == theirs.chars[first:first + 4], section
+    spans = [s.span for s in sheet.sections]
+    assert spans[0][0] == 0 and spans[-1][1] == len(source.chars)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))  # nothing left between
+    assert [s.name for s in derive(source).sections][21].endswith("…")  # no rite: the rule
 
 
 def test_title_lines_of_a_chapter_are_set_aside_and_do_not_make_two_chapters():

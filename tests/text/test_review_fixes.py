@@ -59,7 +59,9 @@ def test_section_headings_and_a_table_of_contents_begin_no_chapter(tmp_path):
             section.append(line)
     numbered = tmp_path / "numbered.txt"
     numbered.write_text("\n".join(out), encoding="utf-8")
-    assert len(soundscape.derive(numbered).steps) == len(derive(text.load_bundled()).steps) + 6
+    # one chapter whose headings are set aside, cut where 江永's fall: the bundled sheet's steps
+    assert ([s.quote for s in soundscape.derive(numbered).steps]
+            == [s.quote for s in derive(text.load_bundled()).steps])
     book = text.parse("目錄\n鄕飮酒禮第四\n鄕射禮第五\n" + _chapter(4) + _chapter(5),
                       source="toc.txt")
     assert [(c.number, c.line) for c in chapters(book)] == [("四", 14), ("五", 337)]

@@ -103,8 +103,10 @@ _FIXED_ACTIONS = {"music": {"ge": "歌", "he": "歌", "sheng": "奏", "guan": "�
 _ROLE_ACTIONS = {"stop": "樂闋", "command": "命", "implied": "許諾"}
 
 
-def _action(chars: str, unit: Unit | None) -> str:
-    """The step's action: fixed by its formula, else the first action word outside names."""
+def _action(chars: str, unit: Unit | None, unsaid: str | None = None) -> str:
+    """The step's action: fixed by its formula, else the first action word outside names
+    and, unless it is the speaking itself (``spoken_actions``), outside the words said
+    (``unsaid``: ``chars`` with them blanked)."""
     words = glossary.load()
     if unit is not None:
         if unit.role == "music":
@@ -115,10 +117,13 @@ def _action(chars: str, unit: Unit | None) -> str:
             return _ROLE_ACTIONS[unit.role]
     # 射 in 司射 is a name, not shooting: blank out the names first
     blanked = _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
-    negations = rules()["negations"]
+    negations, spoken = rules()["negations"], rules()["spoken_actions"]
     for match in _term_pattern("action").finditer(blanked):
-        if not match.start() or blanked[match.start() - 1] not in negations:
-            return words.name("action", words.known_id("action", match.group(0)))
+        if match.start() and blanked[match.start() - 1] in negations:
+            continue
+        name = words.name("action", words.known_id("action", match.group(0)))
+        if unsaid is None or unsaid[match.start()] == chars[match.start()] or name in spoken:
+            return name
     return "other"
 
 
@@ -154,7 +159,8 @@ def _steps(text: Text, section: Section, units: list[Unit], printed: Printed) ->
             actor = words.name("actor", words.known_id("actor", actor_at[a]))
         named = actor if a in actor_at or unit is None or unit.role != "music" else ""
         steps.append(Step(f"{section.id}.{number:02d}", section.id, named,
-                          _action(piece, unit), _place(piece), text.quote(start + a, start + b),
+                          _action(piece, unit, printed.unsaid(piece, start + a)), _place(piece),
+                          text.quote(start + a, start + b),
                           (start + a, start + b)))
     return steps
 
@@ -176,6 +182,10 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
         s.id: find_units(text.chars[s.span[0]:s.span[1]], s.span[0]) for s in sections})
     printed = printed_marks(text)  # the quotation marks and punctuation, where printed
     steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id], printed)]
+    # words said are no one acting, printed in quotation marks or not: cut again around the
+    # words found said (the 司射's oath 公射大侯，大夫射參，士射干… was three steps)
+    said = printed.with_words(cue.span for cue in speech_cues(text, steps, printed))
+    steps = [step for s in sections for step in _steps(text, s, units_by_section[s.id], said)]
     layout = derive_layout(text, sections)
     rank = ""
     if rite is not None:

@@ -16,7 +16,6 @@ is one section of part ``記``: never performed, its music cues become variants.
 
 from __future__ import annotations
 
-import bisect
 import difflib
 import functools
 import re
@@ -25,7 +24,6 @@ from soundscape.cuesheet import Section
 from soundscape.fileio import read_toml
 from soundscape.resources import data_dir
 from soundscape.text.derive.formulas import rules
-from soundscape.text.hanzi import PART_NUMERALS
 from soundscape.text.source import Text
 
 __all__ = ["boundaries", "ji_start", "sections_of"]
@@ -78,17 +76,18 @@ def sections_of(text: Text, headed: Text | None = None) -> list[Section]:
     """Sections from the ``右…`` headings, else by the rule; the 記 last, apart.
 
     A text without headings whose rite's own text has them (``headed``: the 大射 in 江永's
-    print) names the sections the rule cuts after the headings they align with: the
-    section that opens where a heading's section opens takes its name, the later ones the
-    rule cuts inside it ``name（二）``, ``name（三）`` … (else their opening words)."""
+    print) is cut where those headings fall in it, the two texts aligned character by
+    character: each section keeps the heading's name and number (``s18`` is 樂賓 in any
+    edition; a section whose words a print lost is left out, its number with it)."""
     chars = text.chars
     # with 右 headings the rite runs to its last one: a 記 before it is no supplement
     ji = ji_start(chars, after=text.headings[-1].end if text.headings else 0)
     body_end = ji if ji is not None else len(chars)
     sections: list[Section] = []
 
-    def add(name: str, span: tuple[int, int], part: str = "") -> None:
-        sections.append(Section(f"s{len(sections) + 1:02d}", name, span, part=part))
+    def add(name: str, span: tuple[int, int], part: str = "", number: int = 0) -> None:
+        number = number or (int(sections[-1].id[1:]) + 1 if sections else 1)
+        sections.append(Section(f"s{number:02d}", name, span, part=part))
 
     if text.headings:
         start = 0
@@ -98,33 +97,34 @@ def sections_of(text: Text, headed: Text | None = None) -> list[Section]:
                 start = heading.end
         if start < body_end:
             add("全文" if not sections else "餘", (start, body_end))
+    elif body_end and headed is not None and headed.headings:
+        for number, name, span in _aligned_sections(chars, body_end, headed):
+            add(name, span, number=number)
     elif body_end:
         opens = boundaries(chars, 0, body_end)
-        ends = [*opens[1:], body_end]
-        named = _aligned_names(chars, opens, headed) if headed and headed.headings else {}
-        for a, b in zip(opens, ends, strict=True):
-            add(named.get(a) or chars[a:min(b, a + _NAME_CHARS)]
-                + ("…" if b - a > _NAME_CHARS else ""), (a, b))
+        for a, b in zip(opens, [*opens[1:], body_end], strict=True):
+            add(chars[a:min(b, a + _NAME_CHARS)] + ("…" if b - a > _NAME_CHARS else ""), (a, b))
     if ji is not None:
         add("記", (ji, len(chars)), part="記")
     return sections
 
 
-def _aligned_names(chars: str, opens: list[int], headed: Text) -> dict[int, str]:
-    """Offset of a section's opening → the name of the heading's section it falls in (see
-    :func:`sections_of`); the two texts are aligned character by character."""
-    blocks = difflib.SequenceMatcher(None, headed.chars, chars,
+def _aligned_sections(chars: str, end: int, headed: Text
+                      ) -> list[tuple[int, str, tuple[int, int]]]:
+    """(number, name, span in ``chars[:end]``) of each of ``headed``'s sections, cut where
+    its headings fall once the two texts are aligned character by character: the first
+    opens at 0, the last closes at ``end``; a section none of whose words the text holds
+    (a print's lost pages) is left out, and the others keep their numbers."""
+    blocks = difflib.SequenceMatcher(None, headed.chars, chars[:end],
                                      autojunk=False).get_matching_blocks()
-    starts = [0, *(h.end for h in headed.headings[:-1])]
-    parts: dict[int, int] = {}
-    named = {}
-    for at in opens:
-        there = next((x + at - y for x, y, n in blocks if y <= at < y + n), None)
-        if there is None:
-            continue  # not in the headed text (its words differ here): the opening words
-        k = bisect.bisect_right(starts, there) - 1
-        parts[k] = 1 if there == starts[k] else parts.get(k, 1) + 1
-        if parts[k] - 2 < len(PART_NUMERALS):
-            named[at] = headed.headings[k].name + (
-                f"（{PART_NUMERALS[parts[k] - 2]}）" if parts[k] > 1 else "")
-    return named
+
+    def there(at: int) -> int:  # where ``at`` of the headed text stands in ``chars``
+        for x, y, n in blocks:
+            if at < x + n:
+                return y + max(at - x, 0)
+        return end
+
+    opens = [0, *(there(h.end) for h in headed.headings[:-1]), end]
+    return [(k + 1, h.name, (a, b))
+            for k, (h, a, b) in enumerate(zip(headed.headings, opens, opens[1:], strict=False))
+            if b > a]

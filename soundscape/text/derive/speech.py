@@ -106,6 +106,29 @@ class Printed:
         return _Marks(quoted, frozenset(b - start for b in self.breaks[low:high]),
                       frozenset(b - start for b in stops))
 
+    def with_words(self, spans: Iterable[tuple[int, int]]) -> Printed:
+        """These marks with ``spans`` (words found said: an unpunctuated text prints no
+        quotation marks) as quotations too, kept as outermost pairs."""
+        outer: list[tuple[int, int]] = []
+        for a, b in sorted({*self.quotes, *spans}):
+            if outer and a < outer[-1][1]:
+                outer[-1] = (outer[-1][0], max(outer[-1][1], b))
+            else:
+                outer.append((a, b))
+        return Printed(tuple(outer), self.breaks, self.stops)
+
+    def unsaid(self, chars: str, start: int) -> str:
+        """``chars`` (at offset ``start`` of the text) with the quoted words blanked: an
+        action named in words said is no one's action (司射誓之曰公射大侯 does not shoot)."""
+        out = list(chars)
+        first = max(bisect.bisect_left(self.quotes, (start, -1)) - 1, 0)
+        for a, b in self.quotes[first:]:
+            if a >= start + len(chars):
+                break
+            for at in range(max(a, start), min(b, start + len(chars))):
+                out[at - start] = "　"
+        return "".join(out)
+
     def inside(self, at: int) -> bool:
         """Whether offset ``at`` stands inside a quotation (after its first character)."""
         found = bisect.bisect_left(self.quotes, (at, -1)) - 1
