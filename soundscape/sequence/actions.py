@@ -19,7 +19,7 @@ import functools
 import math
 import re
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
 from soundscape.music.instruments import load_instrument
-from soundscape.performance import Event, Source
+from soundscape.performance import Event, Shot, Source
 from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, TimedStep
 from soundscape.site.courtyard import Site
@@ -38,7 +38,7 @@ from soundscape.text import glossary
 from soundscape.text.derive import place_mentions
 from soundscape.text.hanzi import mentions, normalise
 
-__all__ = ["ActionSounds", "load_actions"]
+__all__ = ["ActionSounds", "after_shooting", "load_actions", "shooting_words"]
 
 _UP = (0.0, 0.0, 1.0)
 
@@ -66,11 +66,15 @@ class ActionSounds:
     creatures: Mapping[str, Any]
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
-               durations: Durations, seed: int, end: float
+               durations: Durations, seed: int, end: float,
+               shots: Mapping[str, Sequence[Shot]] | None = None
                ) -> tuple[dict[str, Source], list[Event], list[tuple[float, str, Vec3]]]:
         """The sources and events of the actions of ``steps`` and of the place, up to
         ``end`` seconds, and the track of where each actor stands from when
-        (``(time, actor, floor point)``, in time order)."""
+        (``(time, actor, floor point)``, in time order). ``shots``: step id → the arrows
+        of the round it narrates (its actions are heard before, between and after them
+        as its text puts them)."""
+        shots = shots or {}
         made = _Made()
         track: list[tuple[float, str, Vec3]] = []
         where: dict[str, Vec3] = {}
@@ -89,7 +93,8 @@ class ActionSounds:
             own = durations.step_seconds(step)
             self._act(made, step, actor, there, timed.start + timed.walk, own,
                       durations.repeats(step), rng, site,
-                      lasts=max(own, timed.duration - timed.walk))
+                      lasts=max(own, timed.duration - timed.walk),
+                      held=_loosed(shots.get(step.id, ())))
         self._place_bed(made, steps, times, site, end, seed)
         return made.sources, made.events, track
 
@@ -112,11 +117,15 @@ class ActionSounds:
                      length, surface, self.walk["velocity"] * _vary(rng), point)
 
     def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
-             times: int, rng, site: Site, lasts: float) -> None:
+             times: int, rng, site: Site, lasts: float,
+             held: tuple[float, float] | None = None) -> None:
         """The step's own action in its ``own`` seconds (once per participant: ``times``),
         and the others its text names over all the time it ``lasts`` (a step held by the
         shooting or music it starts: 誘射's 揖…降 after the arrows are heard late, not in the
-        7 s before them)."""
+        7 s before them). A step of one doer whose arrows are ``held`` (first release, last
+        arrival) has the words before its shooting heard before the first arrow and those
+        after 卒射 after the last: 誘射's 當物…揖 came after his first arrow and his 降 and
+        取朴 before his last."""
         if step.action in ("升", "降"):  # the steps of the stairs, in stone
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
@@ -124,6 +133,9 @@ class ActionSounds:
         sounds += [(s, 1) for word, s in self.by_word.items() if mentions(step.quote, word)]
         also = self._also(step, site, place)
         slot, span = own / max(times, 1), lasts / max(times, 1)
+        text = normalise(step.quote)
+        found = shooting_words(text) if held and times <= 1 and start <= held[0] else None
+        shooting = None if found is None else (found[0] / len(text), found[1] / len(text))
         for k in range(max(times, 1)):
             for sound, count in sounds:
                 for n in range(count):
@@ -132,8 +144,9 @@ class ActionSounds:
                     made.add(actor, sound.instrument, step.id, at, sound.duration,
                              sound.articulation, sound.velocity * _vary(rng), point)
             for fraction, word, point in also:  # when and where the text says it
-                self._also_one(made, step, actor, point, start + k * span + span * fraction,
-                               slot / (len(also) + 1), word, rng)
+                at = (start + k * span + span * fraction if shooting is None or held is None
+                      else _around(fraction, shooting, held, start, start + lasts))
+                self._also_one(made, step, actor, point, at, slot / (len(also) + 1), word, rng)
 
     def _also(self, step: Step, site: Site, place: Vec3) -> list[tuple[float, str, Vec3]]:
         """The actions a step's text names for its actor after its own, each with where it
@@ -142,8 +155,7 @@ class ActionSounds:
         was one step, heard as nothing but its arrows for 45 s; 主人洗…升酌…降…坐奠…再拜稽首
         only as its washing."""
         text = normalise(step.quote)
-        found = [(m.start(), m.group()) for m in _action_words(
-            tuple(self.by_action)).finditer(text)]
+        found = self.words_in(text)
         own = next((i for i, (_, word) in enumerate(found) if step.action and (
             step.action in word or word in step.action)), None)  # 拜 said as 答拜
         after = found[own][0] if own is not None else 0
@@ -161,6 +173,12 @@ class ActionSounds:
             return next((p for m, p in reversed(mentioned) if m < at and p is not None), place)
 
         return [(at / length, word, where(at)) for at, word in found if at < other]
+
+    def words_in(self, text: str) -> list[tuple[int, str]]:
+        """(offset, word) of each action ``text`` (normalised) names that has a sound, the
+        stairs' included; not one after 如, a likeness (降如升射之儀: no 升)."""
+        return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
+            text) if not text.startswith("如", m.start() - 1)]
 
     def _also_one(self, made, step: Step, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:
@@ -296,6 +314,48 @@ def _action_words(actions: tuple[str, ...]) -> re.Pattern:
 @functools.cache
 def _actors(terms: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(re.escape(t) for t in terms))
+
+
+def _loosed(shots: Sequence[Shot]) -> tuple[float, float] | None:
+    """When a step's arrows fly: the first release and the last arrival, or None."""
+    if not shots:
+        return None
+    return min(s.release for s in shots), max(s.arrival for s in shots)
+
+
+def shooting_words(text: str) -> tuple[int, int] | None:
+    """Where a step's text (normalised) narrates its shooting: from its first 射 or 發 that
+    is no name (司射) to the end of its 卒射, else of its last 射 or 發 (誘射射三侯將乘矢…再發
+    卒射 of 司射入於次…北面揖及階揖降如升射之儀: 如升射之儀 is after); None if none."""
+    words = glossary.load()
+    blanked = _actors(words.terms_longest_first("actor")).sub(
+        lambda m: "　" * len(m.group()), text)
+    shot = [m.span() for m in re.finditer("射|發", blanked)]
+    if not shot:
+        return None
+    first = shot[0][0]
+    done = blanked.find("卒射", first)
+    return first, done + 2 if done >= 0 else shot[-1][1]
+
+
+def after_shooting(text: str) -> str:
+    """What a step's text (normalised) narrates after its 卒射: done after the last arrow."""
+    found = shooting_words(text)
+    return text[found[1]:] if found and "卒射" in text[:found[1]] else ""
+
+
+def _around(fraction: float, shooting: tuple[float, float], held: tuple[float, float],
+            start: float, end: float) -> float:
+    """When the words at ``fraction`` of a step's text are done, its ``shooting`` words
+    (fractions) laid on the arrows' ``held`` time: those before in the time before the first
+    release, those after from a second after the last arrow lands to the step's ``end``."""
+    (a, b), (first, last) = shooting, held
+    if fraction < a:
+        return start + (first - start) * fraction / a
+    if fraction <= b:
+        return first + (last - first) * (fraction - a) / max(b - a, 1e-9)
+    after = last + 1.0
+    return after + (max(end, after + 2.0) - after) * (fraction - b) / max(1.0 - b, 1e-9)
 
 
 def _vary(rng) -> float:

@@ -45,7 +45,7 @@ from soundscape.errors import CueSheetError, PerformanceError, SiteError
 from soundscape.music.tuning import Tuning, default_tuning
 from soundscape.performance import Event, Info, Marker, Performance, SectionSpan
 from soundscape.sequence import archery
-from soundscape.sequence.actions import load_actions
+from soundscape.sequence.actions import after_shooting, load_actions
 from soundscape.sequence.music_plan import MusicPlan
 from soundscape.sequence.people import People, standing_where_heard
 from soundscape.sequence.players import Players, build_players
@@ -60,7 +60,7 @@ from soundscape.sequence.speech import (
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site, site_of
 from soundscape.text import gloss
-from soundscape.text.hanzi import mentions
+from soundscape.text.hanzi import mentions, normalise
 from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
@@ -140,6 +140,8 @@ class _Planner:
                                  players=players, config=options.archery,
                                  roster=options.roster)
         self.sheet = sheet
+        self.durations = options.durations
+        self.actions = load_actions()
 
     def hold(self, step: Step, start: float) -> float:
         """How long ``step`` must last: its narration of a shoot, the music-bound cues it
@@ -157,7 +159,11 @@ class _Planner:
             elif played.end is not None:
                 after += played.end
                 needed = max(needed, after)
-        return max(needed, self.shooting.at_step(step, start))
+        shot = self.shooting.at_step(step, start)
+        if shot:  # and what its text does after its 卒射 (誘射: 北面揖及階揖降…取朴搢之)
+            shot += sum(self.durations.action_seconds(word) for _, word in
+                        self.actions.words_in(after_shooting(normalise(step.quote))))
+        return max(needed, shot)
 
     def wait(self, step: Step, clock: float) -> float:
         """The earliest ``step`` may start: when the music it stops has ended (樂闋)."""
@@ -208,8 +214,9 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     if options.soundscape:
         end = max((e.end for e in events), default=0.0)
         end = max([end, *(t.end for t in timed)]) + 10.0
-        made, sounds, track = load_actions().events(
-            sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end)
+        made, sounds, track = planner.actions.events(
+            sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end,
+            shots=shooting.shots_at())
         speakers, said = speech_events(sheet.speech, times, track, site=site,
                                        settings=planner.settings.speech, tuning=tuning,
                                        reading=options.reading, shots=shooting.shots_at(),
