@@ -433,3 +433,15 @@ def test_a_sheet_that_would_not_load_is_never_written_over_a_good_one(soundscape
     assert code == 2 and "(not written)" in err and "at most 100000 characters" in err, err
     assert sheet.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["good.toml", "long.txt"]
+
+
+def test_an_org_header_is_cited_as_a_reader_would():
+    """The Kanseki Repository's header (an Emacs mode line, +TITLE, +PROPERTY lines) was the
+    鄉射's sheet's edition word for word: `-*- mode: mandoku-view; -*- +TITLE: 儀禮 +DATE: …`."""
+    from soundscape.text.derive import edition_of, rites
+
+    cited = edition_of(rites.load_rite_text("xiangshe").header)
+    assert cited == ("儀禮 卷5 (Kanseki Repository KR1d0026, base edition SBCK, file "
+                     "SB01n0002-005儀禮-卷第五, 2015-09-10)")
+    assert edition_of(["# a plain note", "底本：某本"]) == "# a plain note 底本：某本"
+    assert edition_of(["-*- coding: utf-8 -*-", "底本：某本"]) == "底本：某本"

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 
 from soundscape.cuesheet import SCHEMA_VERSION, CueSheet, Section, Step, TextInfo
 from soundscape.text import glossary
@@ -37,7 +38,7 @@ from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import Printed, answer_starts, printed_marks, speech_cues
 from soundscape.text.source import Text
 
-__all__ = ["derive", "place_mentions", "sections_of", "unscored_music"]
+__all__ = ["derive", "edition_of", "place_mentions", "sections_of", "unscored_music"]
 
 
 # --------------------------------------------------------------------- steps
@@ -203,9 +204,40 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
     steps = with_repeats(sections, _to_the_gate(steps, music))
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps, printed)
-    info = TextInfo(text_id, title, " ".join(text.header), len(text.chars))
+    info = TextInfo(text_id, title, edition_of(text.header), len(text.chars))
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
                     tuple(music), tuple(voices), speech=tuple(speech))
+
+
+_ORG = re.compile(r"\+(TITLE|DATE|PROPERTY):\s*(\S+)?\s*(.*)")
+
+
+def edition_of(header: Sequence[str]) -> str:
+    """The sheet's ``edition``: the text's header lines, one line; an Org header (the Kanseki
+    Repository's ``-*- mode: mandoku-view; -*-``, ``+TITLE:``, ``+PROPERTY: JUAN 5`` …) as
+    a reader would cite it: 儀禮 卷5 (Kanseki Repository KR1d0026, base edition SBCK, file …,
+    2015-09-10)."""
+    kept, org = [], {}
+    for line in header:
+        found = _ORG.fullmatch(line.strip())
+        if found is None:
+            if not re.fullmatch(r"-\*-.*-\*-", line.strip()):  # an editor's mode line
+                kept.append(line)
+            continue
+        key, first, rest = found.groups()
+        if key == "PROPERTY":
+            org[first] = rest.strip()
+        else:
+            org[key] = " ".join(p for p in (first, rest.strip()) if p)
+    if org:
+        cited = [f"Kanseki Repository {org['ID']}" if "ID" in org else "",
+                 f"base edition {org['BASEEDITION']}" if "BASEEDITION" in org else "",
+                 f"file {org['FILE'].rstrip('.')}" if "FILE" in org else "",
+                 org.get("DATE", "")[:10]]
+        title = " ".join(p for p in (org.get("TITLE", ""),
+                                     f"卷{org['JUAN']}" if "JUAN" in org else "") if p)
+        kept.insert(0, f"{title} ({', '.join(p for p in cited if p)})".strip())
+    return " ".join(kept)
 
 
 def _to_the_gate(steps: list[Step], music) -> list[Step]:
