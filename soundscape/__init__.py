@@ -151,8 +151,8 @@ def perform(cues: CueSheet | str | Path | None = None, *, seed: int = 0,
     Examples
     --------
     >>> performance = perform(derive(EXAMPLE_TEXT, rite="dashe"), seed=0)
-    >>> [s.id for s in performance.sections]
-    ['s01']
+    >>> [(s.id, s.name) for s in performance.sections]  # the 大射's own section, in any text
+    [('s18', '樂賓')]
     >>> performance.duration > 60.0
     True
     >>> perform(derive(EXAMPLE_TEXT, rite="dashe"), seed=-1)

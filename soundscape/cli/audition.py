@@ -78,14 +78,15 @@ def _programme(instrument: Instrument, *, tuning: Tuning, gong: str) -> Iterator
         yield from _roll(instrument)
         return
     low, high = instrument.range_hz
-    scale = [p.hz for p in tuning.scale(gong=_lowest_gong(tuning, gong, low), octaves=4)
-             if low <= p.hz <= high][:11]
+    played = [p for p in tuning.scale(gong=_lowest_gong(tuning, gong, low), octaves=4)
+              if low <= p.hz <= high][:11]
+    scale: list[tuple[float, str | None]] = [(p.hz, p.name) for p in played]
     if instrument.family == "bell":  # a single bell (鑮): its own pitch, soft to loud
-        scale = [instrument.default_hz or scale[0]] * 4
-    for i, hz in enumerate(scale + scale[-2::-1]):
+        scale = [(instrument.default_hz, None) if instrument.default_hz else scale[0]] * 4
+    for i, (hz, lu) in enumerate(scale + scale[-2::-1]):
         velocity = 0.4 + 0.6 * (i % 4) / 3 if instrument.family == "bell" else 0.8
         yield DemoNote(i * 0.6 * (3 if instrument.family == "bell" else 1), 0.5, hz,
-                       velocity, arts[0])
+                       velocity, arts[0], pitch=lu)
 
 
 def _roll(instrument: Instrument) -> Iterator[DemoNote]:
@@ -216,11 +217,23 @@ def _name_notes(axes, notes: list[DemoNote]) -> None:
                   rotation=90, ha="right", va="top", fontsize=8, color="white")
 
 
+def _bells_said(instrument: Instrument, bells: str) -> str:
+    """The title's word on the bells: a set with the Zeng bells' measured tones says so
+    (``--bells zeng``); ``--bells ideal`` on a set that has them says how to hear them."""
+    if instrument.family != "bell" or "zeng" not in instrument.raw_params:
+        return ""
+    if bells == "zeng":
+        return "; each tone off it as the Marquis Yi of Zeng bells measure (--bells zeng)"
+    return "; bells on the tuning (--bells zeng: as the Zeng bells measure)"
+
+
 def _note_name(note: DemoNote) -> str:
     if note.lyric is not None:
         return f"{note.lyric} {note.hz:.0f} Hz" if note.hz else note.lyric
-    if note.pitch is not None:
-        return f"{note.pitch} {note.articulation}" if note.articulation in "AB" else note.pitch
+    if note.pitch is not None and note.articulation in "AB":  # a bell of a set: its tone
+        return f"{note.pitch} {note.articulation}"
+    if note.pitch is not None:  # a 律 of the scale played (瑟, 笙 …) and what it sounds
+        return f"{note.pitch} {note.hz:.0f} Hz" if note.hz else note.pitch
     if note.hz is not None:
         return f"{note.hz:.0f} Hz"
     return f"{note.articulation} v={note.velocity:.1f}"  # a stroke: how hard
@@ -260,5 +273,6 @@ def command(instruments: tuple[str, ...], out_dir: Path, sample_rate: str, seed:
         write_audio(wav, audio, rate, bits="24")
         write_spectrogram(audio, wav.with_suffix(".png"), sample_rate=rate, notes=notes,
                           title=f"{instrument.name} {instrument.roman}: audition, tuned "
-                                f"{tuning.name}, 黃鍾 = {tuning.pitch('黃鍾').hz:.1f} Hz")
+                                f"{tuning.name}, 黃鍾 = {tuning.pitch('黃鍾').hz:.1f} Hz"
+                                + _bells_said(instrument, bells))
         click.echo(f"{wav}  {len(notes)} notes, {audio.size / rate:.1f} s")
