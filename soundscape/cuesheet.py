@@ -52,6 +52,7 @@ __all__ = [
     "VoiceCue",
     "bundled_path",
     "dumps",
+    "key_line",
     "load",
     "loads",
     "performed",
@@ -522,6 +523,18 @@ def load(path: str | Path) -> CueSheet:
     """
     path = Path(path)
     return loads(fileio.read_text(path, CueSheetError), source=str(path))
+
+
+def key_line(path: str | Path, table: str, header: int, key: str) -> int:
+    """The line of ``key`` in the ``[[table]]`` entry whose header is line ``header`` of the
+    sheet at ``path`` (the header's where it is not found): for a message about an entry
+    found after loading (a ``quote`` the voice cannot say), read again only then."""
+    try:
+        locator = _Locator(fileio.read_text(Path(path), CueSheetError))
+    except CueSheetError:  # gone or changed since: the header's line still says which entry
+        return header
+    numbers = locator.headers.get(table, [])
+    return locator.line(table, numbers.index(header), key) if header in numbers else header
 
 
 def too_many(counts: Mapping[str, int]) -> tuple[str, int] | None:

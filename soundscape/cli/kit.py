@@ -113,7 +113,8 @@ def _cue_sheet(cues: Path | None, rite: str | None) -> Path | None:
 
 
 def _list(programmes, rite) -> None:
-    """Print every programme (``each_music`` ones expanded) with its zones and length."""
+    """Print every programme (``each_music`` ones expanded) with its zones and length, and
+    its description under its title (both as filled for the rite)."""
     from soundscape.cli._common import table
     from soundscape.kit.build import LONG_S, lengths
 
@@ -124,4 +125,10 @@ def _list(programmes, rite) -> None:
                      ", ".join(zone.id for zone in programme.zones),
                      f"{minutes}:{seconds:02d}",
                      "long: only with --programme" if length > LONG_S else ""])
-    click.echo(table(rows))
+    header, *lines = table(rows).splitlines()
+    indent = " " * header.index("title")
+    click.echo(header)
+    for line, programme in zip(lines, programmes, strict=True):
+        click.echo(line)
+        if programme.description:  # a cell of its own: control characters made harmless
+            click.echo(indent + table([[programme.description]]))

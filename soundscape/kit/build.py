@@ -35,10 +35,13 @@ from soundscape.kit.programmes import (
     Programme,
     cut,
     expand,
+    fill,
     first_sound,
     fitting,
+    for_rite,
     lead_in,
     load_programmes,
+    loop_length,
     spans,
 )
 from soundscape.kit.showcontrol import cue_list, write_cue_csv, write_cue_json
@@ -231,24 +234,23 @@ def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],
 def programmes_for(rite: Performance, site, programme_file: str | Path | None = None,
                    say: Callable[[str], None] = lambda text: None) -> tuple[Programme, ...]:
     """The programmes of ``programme_file`` (``each_music`` ones expanded) for ``rite`` on its
-    ``site``. The bundled file is written for the 大射: with another rite, what it cannot play
-    is left out and said (``fitting``); a file of the user's is taken as written."""
-    if programme_file is not None:
-        return expand(load_programmes(programme_file, places=set(site.places)), rite)
-    kept, notes = fitting(expand(load_programmes(), rite), rite, site)
-    for note in notes:
-        say(note)
-    return kept
+    ``site``, each as its ``[programme.rite.ID]`` gives it for the rite, its placeholders
+    filled (``for_rite``, ``fill``). The bundled file is written for every bundled rite:
+    with another, what it cannot play is left out and said (``fitting``); a file of the
+    user's is taken as written."""
+    places = None if programme_file is None else set(site.places)
+    programmes = expand(tuple(for_rite(p, rite.info.text) for p in
+                              load_programmes(programme_file, places=places)), rite)
+    if programme_file is None:
+        programmes, notes = fitting(programmes, rite, site)
+        for note in notes:
+            say(note)
+    return tuple(fill(p, rite, site) for p in programmes)
 
 
 def lengths(programmes, rite: Performance) -> list[tuple[Programme, float]]:
     """Each programme with its loop's length in seconds (lead and gaps included)."""
-    out = []
-    for programme in programmes:
-        parts = lead_in(rite, spans(programme, rite), programme.lead_s)
-        gaps = programme.gap_s * (len(parts) - 1)
-        out.append((programme, sum(stop - start for start, stop in parts) + gaps))
-    return out
+    return [(programme, loop_length(programme, rite)) for programme in programmes]
 
 
 def _chosen(programmes: tuple[Programme, ...], ids: Sequence[str]) -> list[Programme]:

@@ -15,6 +15,13 @@ and its zones with ``listeners`` (place ids) and/or ``walk`` (waypoints ``{time,
 place}``: a walking listener). ``calibration_lufs`` and ``ceiling_dbtp`` may be given
 per programme or at the top of the file.
 
+Wording: ``title`` and ``description`` may hold placeholders (``PLACEHOLDERS``: ``{rite}``,
+``{length}``, ``{pieces}`` …), checked when the file is read and filled for the rite the
+kit is built for (``fill``); ``{{`` and ``}}`` are literal braces, and any other brace is
+text. A ``[programme.rite.ID]`` table gives a bundled rite its own ``title``,
+``description`` and ``from``/``to`` (``for_rite``): the 燕禮 sings for its guest in s16–s18,
+not in the 大射's s18.
+
 The loop point: a programme loops from its end into its beginning, so where it begins
 on a sound (a music cue's first stroke), the loop point would fall on that onset. Its
 first part therefore opens ``lead_s`` (default 1 s) before its first sound, on the rite's
@@ -27,7 +34,10 @@ first sound is heard as it is in the rite, after what comes before it.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,11 +50,20 @@ from soundscape.performance import Performance, Source, takes_no_time
 from soundscape.resources import data_dir
 from soundscape.site.listeners import Listener, ListenerPath, listener_at
 
-__all__ = ["LEAD_REACH_S", "Programme", "Zone", "cut", "default_path", "expand",
-           "first_sound", "lead_in", "load_programmes", "spans"]
+__all__ = ["LEAD_REACH_S", "PLACEHOLDERS", "Programme", "Zone", "cut", "default_path",
+           "expand", "fill", "first_sound", "for_rite", "lead_in", "load_programmes",
+           "loop_length", "spans", "spoken_length"]
 
 _KEYS = {"id", "title", "description", "from", "to", "round", "music", "excerpt_s", "gap_s",
-         "lead_s", "each_music", "listeners", "walk", "calibration_lufs", "ceiling_dbtp"}
+         "lead_s", "each_music", "listeners", "walk", "calibration_lufs", "ceiling_dbtp", "rite"}
+#: The keys a ``[programme.rite.ID]`` table may give.
+_RITE_KEYS = ("title", "description", "from", "to")
+#: What a title or description may say in braces, filled for the rite (``fill``).
+PLACEHOLDERS = ("rite", "rite_en", "rite_length", "length", "music_count", "pieces",
+                "pieces_basis", "sections", "place", "excerpt_s", "gap_s")
+# {{ and }} are literal braces; a brace around anything but a lower-case name is text
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([a-z_]+)\}")
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 #: How far before its part a programme may open to find its quiet lead (s).
 LEAD_REACH_S = 10.0
 _MAX_PROGRAMMES = 500
@@ -83,6 +102,7 @@ class Programme:
     calibration_lufs: float = -23.0
     ceiling_dbtp: float = -1.0
     where: str = ""
+    rites: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # ``[programme.rite.ID]``
 
 
 def default_path() -> Path:
@@ -133,12 +153,12 @@ def _programme(entry: Any, where: str, top: dict[str, float], places: set[str] |
     if len(kinds) > 1:
         raise KitError(f"{where}: id={pid!r} chooses its part twice ({', '.join(kinds)}); "
                        "give one of from/to, round, music, each_music")
+    named = f"{where} id={pid!r}"
     fields: dict[str, Any] = {
         "id": pid, "where": where,
-        "title": validate.text(entry.get("title", pid), key="title", where=where,
-                               error=KitError, longest=200),
-        "description": validate.text(entry.get("description", ""), key="description",
-                                     where=where, error=KitError, empty_ok=True, longest=2000),
+        "title": _wording(entry.get("title", pid), "title", named),
+        "description": _wording(entry.get("description", ""), "description", named),
+        "rites": _rites(entry.get("rite", {}), named, kinds),
     }
     for key in ("from", "to"):
         if key in entry:
@@ -162,6 +182,46 @@ def _programme(entry: Any, where: str, top: dict[str, float], places: set[str] |
         fields[key] = _level(entry[key], key, where) if key in entry else default
     fields["zones"] = _zones(entry, where, places)
     return Programme(**fields)
+
+
+def _wording(value: Any, key: str, where: str) -> str:
+    """A title or description whose placeholders are all known (see module)."""
+    text = validate.text(value, key=key, where=where, error=KitError,
+                         empty_ok=not key.endswith("title"),
+                         longest=200 if key.endswith("title") else 2000)
+    for found in _PLACEHOLDER.finditer(text):
+        if found[1] is not None and found[1] not in PLACEHOLDERS:
+            raise KitError(f"{where}: {key}={validate.shown(text)}: {{{found[1]}}} is not a "
+                           f"placeholder; accepted: {', '.join(f'{{{p}}}' for p in PLACEHOLDERS)}"
+                           " ({{ and }} for a brace)")
+    return text
+
+
+def _rites(table: Any, where: str, kinds: list[str]) -> tuple:
+    """The ``[programme.rite.ID]`` tables: a bundled rite's own wording and sections."""
+    from soundscape.text.derive.rites import rite_ids
+
+    validate.size(table, key="rite", where=where, error=KitError, kind=dict)
+    found = []
+    for rite_id, own in table.items():
+        validate.ident(rite_id, key="rite", where=where, error=KitError, known=rite_ids())
+        validate.size(own, key=f"rite.{rite_id}", where=where, error=KitError, kind=dict,
+                      least=1)
+        for key in own:
+            validate.choice(key, _RITE_KEYS, key=f"rite.{rite_id}", where=where, error=KitError)
+            if key in ("from", "to") and not {"from", "to"} & set(kinds):
+                raise KitError(f"{where}: rite.{rite_id}.{key}: the programme chooses no "
+                               "sections; give from/to on the programme too")
+        found.append((rite_id, tuple((key, _own(value, f"rite.{rite_id}.{key}", where))
+                                     for key, value in own.items())))
+    return tuple(found)
+
+
+def _own(value: Any, key: str, where: str) -> str:
+    """One value of a ``[programme.rite.ID]`` table: wording, or a section (``from``/``to``)."""
+    if key.endswith(("title", "description")):
+        return _wording(value, key, where)
+    return validate.text(value, key=key, where=where, error=KitError, longest=40)
 
 
 def _zones(entry: dict, where: str, places: set[str] | None) -> tuple[Zone, ...]:
@@ -204,15 +264,139 @@ def expand(programmes: tuple[Programme, ...], performance: Performance
             continue
         for span in performance.music:
             piece = performance.pieces.get(span.piece)
-            title = f"{p.title}: {piece.title if piece else span.piece} ({span.cue})"
+            named = _literal(f"{piece.title if piece else span.piece} ({span.cue})")
+            title = f"{p.title}: {named}"
             out.append(replace(p, id=f"{p.id}.{span.cue}", title=title, music=span.cue,
                                each_music=False, excerpt_s=span.end - span.start))
     return tuple(out)
 
 
+def for_rite(programme: Programme, rite_id: str) -> Programme:
+    """The programme as its ``[programme.rite.ID]`` table gives it for the rite ``rite_id``
+    (the performance's ``info.text``); as it is for a rite with none."""
+    own = dict(dict(programme.rites).get(rite_id, ()))
+    fields: dict[str, Any] = {
+        "from_section" if key == "from" else "to_section" if key == "to" else key: value
+        for key, value in own.items()}
+    return replace(programme, **fields) if fields else programme
+
+
+def fill(programme: Programme, performance: Performance, site) -> Programme:
+    """The programme with the placeholders of its title and description filled for
+    ``performance`` heard on ``site`` (each value worked out only if used)."""
+    values = _values(programme, performance, site)
+
+    def said(found: re.Match) -> str:
+        if found[1] is None:  # {{ or }}
+            return found[0][0]
+        return values[found[1]]() if found[1] in values else found[0]
+
+    def filled(text: str) -> str:
+        return _PLACEHOLDER.sub(said, text)
+
+    return replace(programme, title=filled(programme.title),
+                   description=filled(programme.description))
+
+
+def _values(programme: Programme, performance: Performance, site
+            ) -> dict[str, Callable[[], str]]:
+    """What each of ``PLACEHOLDERS`` says for the programme in ``performance``."""
+    def own() -> list[tuple[float, float]]:
+        return spans(programme, performance)
+
+    whole = Programme("rite", "rite")
+    return {
+        "rite": lambda: performance.info.title or performance.info.text,
+        "rite_en": lambda: (_english_names().get(performance.info.text)
+                            or performance.info.title or performance.info.text),
+        "rite_length": lambda: spoken_length(loop_length(whole, performance)),
+        "length": lambda: spoken_length(loop_length(programme, performance)),
+        "music_count": lambda: _number(len(performance.music)),
+        "pieces": lambda: _pieces(performance, own(), basis=False),
+        "pieces_basis": lambda: _pieces(performance, own(), basis=True),
+        "sections": lambda: _sections_named(performance, own()),
+        "place": lambda: _place(site, programme.zones[0]),
+        "excerpt_s": lambda: f"{programme.excerpt_s:g}",
+        "gap_s": lambda: f"{programme.gap_s:g}",
+    }
+
+
+def _literal(text: str) -> str:
+    """``text`` as a title says it literally (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+@functools.cache
+def _english_names() -> dict[str, str]:
+    """The bundled rites' English names (the bundled programme file's ``[rite_en]``)."""
+    return dict(read_toml(default_path(), KitError).get("rite_en", {}))
+
+
+def loop_length(programme: Programme, performance: Performance) -> float:
+    """The programme's loop in seconds: its parts, the lead and the gaps."""
+    parts = lead_in(performance, spans(programme, performance), programme.lead_s)
+    return sum(stop - start for start, stop in parts) + programme.gap_s * (len(parts) - 1)
+
+
+def spoken_length(seconds: float) -> str:
+    """A length as a title says it: to the quarter hour from about an hour (``2½ hours``),
+    to 5 minutes from 20 minutes, to the minute, or to 5 seconds under a minute."""
+    minutes = seconds / 60.0
+    if minutes >= 52.5:
+        hours, quarter = divmod(round(minutes / 15.0), 4)
+        plural = "" if (hours, quarter) == (1, 0) else "s"
+        return f"{hours}{('', '¼', '½', '¾')[quarter]} hour{plural}"
+    if minutes >= 19.5:
+        return f"{5 * round(minutes / 5.0)} minutes"
+    if seconds >= 57.5:
+        return f"{_number(round(minutes))} minute{'' if round(minutes) == 1 else 's'}"
+    return f"{_number(max(5, 5 * round(seconds / 5.0)))} seconds"
+
+
+def _number(count: int) -> str:
+    """A count as prose writes it: words to ten, figures above."""
+    return _WORDS[count] if 0 <= count < len(_WORDS) else str(count)
+
+
+def _pieces(performance: Performance, parts: list[tuple[float, float]], *, basis: bool) -> str:
+    """The pieces whose music begins in ``parts``, in order, each once (``鹿鳴, 新宮``);
+    with ``basis``, each run of one basis followed by it (``鹿鳴 (surviving), 新宮
+    (reconstruction)``)."""
+    heard: list[str] = []
+    for span in performance.music:
+        if span.piece not in heard and any(a <= span.start < b for a, b in parts):
+            heard.append(span.piece)
+    if not heard:
+        return "no music"
+    runs: list[tuple[str, list[str]]] = []
+    for piece in (performance.pieces[p] for p in heard):
+        kind = piece.basis if basis else ""
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(piece.title)
+        else:
+            runs.append((kind, [piece.title]))
+    return ", ".join(", ".join(titles) + (f" ({kind})" if kind else "") for kind, titles in runs)
+
+
+def _sections_named(performance: Performance, parts: list[tuple[float, float]]) -> str:
+    """The sections ``parts`` play: ``s18 樂賓``, or ``s01 戒百官 to s45 賓出公入``."""
+    played = [s for start, stop in parts for s in _sections(performance, start, stop)]
+    if not played:
+        return "no section"
+    first, last = played[0], played[-1]
+    return (f"{first.id} {first.name}" if first.id == last.id
+            else f"{first.id} {first.name} to {last.id} {last.name}")
+
+
+def _place(site, zone: Zone) -> str:
+    """A zone's place (a walk's first) as English says it: ``the duke's seat``."""
+    info = site.place_info(zone.waypoints[0][1] if zone.waypoints else zone.id)
+    return info.roman.split(",", 1)[-1].strip() or info.name  # ``zhong ting, mid-court``
+
+
 def fitting(programmes: tuple[Programme, ...], performance: Performance, site
             ) -> tuple[tuple[Programme, ...], list[str]]:
-    """The programmes (written for the 大射: the bundled file) that another rite can play,
+    """The programmes (the bundled file's, for every bundled rite) that this rite can play,
     and a note on each left out: a programme whose round, music or sections the rite does not
     perform (燕禮 shoots no round 3), a zone at a place its site lacks (the 鄉射's one 侯 has no
     大侯之乏); a programme with no zone left is left out."""

@@ -52,7 +52,9 @@ from soundscape.sequence.players import Players, build_players
 from soundscape.sequence.settings import load_settings
 from soundscape.sequence.shooting import Shooting
 from soundscape.sequence.speech import (
+    check_quotes,
     one_at_a_time,
+    phrase_phones,
     speech_events,
     speech_markers,
     step_speech_seconds,
@@ -65,9 +67,7 @@ from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
     ReadingError,
-    phrase_contours,
     read,
-    syllable,
 )
 from soundscape.text.source import BUNDLED_NAME
 
@@ -191,6 +191,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
     sheet = performed_again(sheet)  # what a 如初 stands for, done again
     if options.reading not in READINGS:
         raise PerformanceError(f"reading={options.reading!r}, accepted: {', '.join(READINGS)}")
+    if options.soundscape:  # the words are said: each one the voice can say, before any work
+        check_quotes(sheet.speech, options.reading, str(sheet.path) if sheet.path else None)
     players = _placed(sheet, site)
     planner = _Planner(sheet, site, tuning, seed, options, players)
     # the rite's own words, else (a sheet of the 大射 under another id) the 大射's, whose
@@ -272,10 +274,7 @@ def _pronounced(events: list[Event], reading: str) -> list[Event]:
     phones: dict[str, str | None] = {}
     for lyric in {e.lyric for e in events if e.lyric}:
         try:
-            said = read(lyric, reading)  # a phrase's tones as said together (3 3 → 2 3)
-            phones[lyric] = syllable(lyric, reading).lyric if len(lyric) == 1 else " | ".join(
-                f"{s.lyric} {''.join(map(str, c))}"
-                for s, c in zip(said, phrase_contours(said), strict=True))
+            phones[lyric] = phrase_phones(lyric, reading)  # as check_quotes read it
         except ReadingError:
             phones[lyric] = None
     return [replace(e, phones=sung[i] if i in sung else phones[e.lyric]) if e.lyric else e

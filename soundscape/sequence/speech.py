@@ -20,6 +20,11 @@ A count the text leaves to the game (禮記·投壺: 「某賢於某若干純」
 ``data/speech.toml [count]``) is said as the count simulated for its step (the seed's), in the
 words the archery announces a tally with; its alternatives are said only as that count.
 Numbers: ``data/sequence.toml [speech]``.
+
+A phrase reaches the voice as its phones (``phrase_phones``). Words it cannot say (letters,
+a character the reading cannot read) used to be found only by the render, naming the
+voice's data file; ``check_quotes`` finds them when the rite is sequenced, by that same
+reading, at the quote's line in the cue sheet.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from soundscape import validate
-from soundscape.cuesheet import SpeechCue
+from soundscape.cuesheet import SpeechCue, key_line
 from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
@@ -46,11 +51,11 @@ from soundscape.sequence.settings import SpeechSettings
 from soundscape.sequence.timeline import TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import gloss, glossary, prosody
-from soundscape.text.hanzi import mentions
-from soundscape.text.reading import ReadingError, checked, read
+from soundscape.text.hanzi import is_han, mentions
+from soundscape.text.reading import ReadingError, checked, phrase_contours, read, syllable
 
-__all__ = ["PHRASED", "one_at_a_time", "phrase_seconds", "speech_events", "speech_markers",
-           "step_speech_seconds"]
+__all__ = ["PHRASED", "check_quotes", "one_at_a_time", "phrase_phones", "phrase_seconds",
+           "speech_events", "speech_markers", "step_speech_seconds", "unsayable"]
 
 _RAISED_UNNAMED = ("command", "announce")
 #: Articulations that are a person's speech (a sung note is not a phrase).
@@ -109,6 +114,61 @@ def simulated_count(step: str, seed: int) -> tuple[int, int]:
 def _outcomes() -> dict[str, str]:
     """Word → the arrow's outcome it reports (``archery.MISS_OUTCOMES``)."""
     return dict(_report().get("words", {}))
+
+
+@functools.lru_cache(maxsize=4096)  # the check reads each quote first: read once
+def phrase_phones(words: str, reading: str) -> str:
+    """The phones the voice is given for ``words`` in ``reading``: one character's
+    syllable, or a phrase's syllables separated by ``|``, each with its tone as said together
+    (Chao digits: 3 3 → 2 3). Characters that are not Han are passed over; one the reading
+    cannot read raises ``ReadingError``."""
+    if len(words) == 1:
+        return syllable(words, reading).lyric
+    said = read(words, reading)
+    return " | ".join(f"{s.lyric} {''.join(map(str, c))}"
+                      for s, c in zip(said, phrase_contours(said), strict=True))
+
+
+def unsayable(words: str, reading: str) -> str:
+    """What of ``words`` the voice cannot say in ``reading`` ("" when it says them all as
+    ``phrase_phones`` gives them): letters or figures, which the reading passes over (a
+    phrase of none but them reached the voice as they are and stopped the render), no Han
+    character at all, or characters the reading cannot read."""
+    foreign = "".join(c if c.isalnum() and not is_han(c) else " " for c in words).split()
+    if foreign:
+        return f"{', '.join(map(repr, foreign))} " + (
+            "is not a Han character" if len(foreign) == 1 else "are not Han characters")
+    if not any(is_han(c) for c in words):
+        return "it holds no Han character"
+    try:
+        phrase_phones(words, reading)
+    except ReadingError as error:
+        unread = [c for c in dict.fromkeys(words) if is_han(c) and not _reads(c, reading)]
+        return f"it does not read {', '.join(map(repr, unread)) or 'them'} ({error})"
+    return ""
+
+
+def _reads(character: str, reading: str) -> bool:
+    try:
+        syllable(character, reading)
+    except ReadingError:
+        return False
+    return True
+
+
+def check_quotes(cues: Iterable[SpeechCue], reading: str, path: str | None) -> None:
+    """Refuse the first speech cue whose ``quote`` the voice cannot say in ``reading``
+    (``unsayable``), at the quote's line of the cue sheet at ``path``, before any sound is
+    made of the rite."""
+    for cue in cues:
+        problem = unsayable(cue.quote, reading)
+        if problem:
+            line = key_line(path, "speech", cue.line, "quote") if path else cue.line
+            raise CueSheetError(
+                f"{path or 'the cue sheet'}:{line}: speech {cue.id!r} "
+                f"quote={validate.shown(cue.quote)} cannot be said in the {reading} reading: "
+                f"{problem}; accepted: Han characters the {reading} reading reads (spaces and "
+                "punctuation are passed over)")
 
 
 def phrase_seconds(words: str, reading: str, *, raised: bool) -> float:

@@ -220,13 +220,15 @@ def _medial(position, rules: list[dict]) -> str:
 
 
 def _position(character: str):
-    """The character's 廣韻 音韻地位 (tshet-uinh): as written, else its variant or OpenCC form;
-    the choices table picks among several readings, else the first listed is taken."""
+    """The character's 廣韻 音韻地位 (tshet-uinh): as written, else its variant, its OpenCC
+    form or that form's variant; the choices table picks among several readings, else the
+    first listed is taken."""
     import tshet_uinh
 
     choices = _choices()
-    for written in dict.fromkeys((choices["variants"].get(character, character),
-                                  normalise_char(character))):
+    normal = normalise_char(character)  # 间 → 間, whose 廣韻 form is the variant 閒
+    for written in dict.fromkeys((choices["variants"].get(character, character), normal,
+                                  choices["variants"].get(normal, normal))):
         chosen = choices["character"].get(written)
         if chosen is not None:
             return tshet_uinh.音韻地位.from描述(chosen["position"])

@@ -23,7 +23,8 @@ listeners = ["gong_wei", "zhongting"]
 
 [[programme]]
 id = "music"
-title = "肆夏"
+title = "肆夏 in {length}"
+description = "{pieces_basis} in {sections}, heard from {place}, {{as written}}"
 from = "s2"
 to = "s2"
 calibration_lufs = -30.0
@@ -106,6 +107,20 @@ def test_same_inputs_same_bytes_whatever_the_executor(kit, tmp_path):
     for name in ("music.gong_wei.stereo.wav", "music.gong_wei.5.1.wav", "music.cues.csv",
                  "music.gong_wei.vtt"):
         assert (other / name).read_bytes() == (kit / name).read_bytes(), name
+
+
+def test_the_manifest_and_page_say_the_programmes_wording_filled(kit):
+    """Placeholders in a title or description are filled for the rite wherever the kit
+    shows them (they were shown as written)."""
+    title, description = ("肆夏 in five seconds",
+                          "肆夏 (reconstruction) in s2 奏樂, heard from the duke's seat, "
+                          "{as written}")
+    music = json.loads((kit / "manifest.json").read_text())["programmes"][1]
+    assert (music["title"], music["description"]) == (title, description)
+    page = json.loads((kit / "web" / "data.js").read_text().removeprefix("window.KIT = ")
+                      .rstrip().rstrip(";"))
+    shown = next(p for p in page["programmes"] if p["id"] == "music")
+    assert (shown["title"], shown["description"]) == (title, description)
 
 
 def test_kit_page_and_sidecars_exist(kit):

@@ -44,8 +44,43 @@ def test_the_bundled_programmes_list_for_every_rite_leaving_out_what_it_cannot_p
         assert shown.exit_code == 0 and note in shown.stderr, shown.output
         assert "music " in shown.stdout and "cue.gaixia" in shown.stdout
         assert ("round3 " in shown.stdout) is (rite == "xiangshe")
+        _worded_for(rite, shown.stdout)
     shown = runner.invoke(cli, ["kit", "--list"])
     assert shown.exit_code == 0 and "left out" not in shown.stderr, shown.output
+    _worded_for("dashe", shown.stdout)
+
+
+#: What each rite's listing says of it: its name, length, music, round and guest's music.
+WORDING = {
+    "dashe": ("The whole rite (about 2½ hours)", "The 大射儀, the Great Archery Meeting, "
+              "from s01 戒百官 to s45 賓出公入, heard from the duke's seat",
+              "The music of the rite, in about ten minutes", "each of the eight music cues",
+              "shot to 貍首", "s32 三射用樂: the archers loose on the drum 節 of 貍首",
+              "s18 樂賓: sung, then piped: 鹿鳴 (surviving), 新宮 (reconstruction)"),
+    "yan": ("(about 1¼ hours)", "The 燕禮, the Banquet, from s01", "heard from the duke's seat",
+            "in about 25 minutes", "each of the 20 music cues",
+            "s16 席工於西階上少東… to s18 笙入立於縣中奏南…: sung, then piped: 鹿鳴, 四牡, "
+            "皇皇者華 (surviving), 南陔, 白華, 華黍 (reconstruction)"),
+    "xiangyinjiu": ("(about 1 hour)", "The 鄉飲酒禮, the District Symposium", "the host's place",
+                    "in about 25 minutes", "each of the 20 music cues", "s12 設席於堂廉東上工…"),
+    "xiangshe": ("(about 2 hours)", "The 鄉射禮, the District Archery Meeting",
+                 "the host's place", "in about 13 minutes", "each of the nine music cues",
+                 "shot to 騶虞", "the drum 節 of 騶虞 (reconstruction)", "合樂): 關雎"),
+}
+
+
+def _worded_for(rite: str, listing: str) -> None:
+    """The titles and descriptions under ``kit --list`` say the rite's own figures and no
+    other rite's: they said the 大射's (2½ hours, eight cues, 貍首, s18 樂賓) for every rite."""
+    for said in WORDING[rite]:
+        assert said in listing, (rite, said, listing)
+    theirs = {said for other, wording in WORDING.items() if other != rite for said in wording
+              if not any(said in mine for mine in WORDING[rite])}
+    for said in theirs:
+        assert said not in listing, (rite, said)
+    if rite != "dashe":
+        assert "大射" not in listing and "貍首" not in listing and "2½" not in listing
+    assert "{" not in listing
 
 
 def test_a_batch_render_of_sections_that_take_no_time_is_refused_by_its_id(tmp_path,

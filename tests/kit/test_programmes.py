@@ -42,6 +42,19 @@ def test_bundled_programmes_load_against_the_site():
     ('[[programme]]\nid = "a"\nwalk = [{time = 5, place = "men"}, {time = 2, place = "men"}]'
      '\n', r"walk\[1\]\.time=2"),
     ('[[programme]]\nid = "a"\nlead_s = 11\n', r"lead_s=11"),
+    # wording: an unknown placeholder names itself and the accepted ones (it was printed as
+    # written); a rite's own table takes known rites and keys, its sections only with from/to
+    ('[[programme]]\nid = "a"\ntitle = "the {ritee} {A}"\n',
+     r"\[\[programme\]\] 1 id='a': title='the \{ritee\} \{A\}': \{ritee\} is not a "
+     r"placeholder; accepted: \{rite\}, \{rite_en\}, .*\{gap_s\} \(\{\{ and \}\} for a brace\)$"),
+    ('[[programme]]\nid = "a"\n[programme.rite.yan]\ndescription = "{x}"\n',
+     r"id='a': rite.yan.description='\{x\}': \{x\} is not a placeholder"),
+    ('[[programme]]\nid = "a"\n[programme.rite.yann]\ntitle = "t"\n',
+     r"id='a': rite='yann' must be a known id \(accepted: dashe, xiangshe, xiangyinjiu, yan\)"),
+    ('[[programme]]\nid = "a"\n[programme.rite.yan]\ncolour = "red"\n',
+     r"id='a': rite.yan='colour' must be one of .*title, description, from, to"),
+    ('[[programme]]\nid = "a"\nround = 1\n[programme.rite.yan]\nfrom = "s16"\n',
+     r"id='a': rite.yan.from: the programme chooses no sections"),
 ])
 def test_bad_programme_files_name_file_entry_key_and_value(tmp_path, body, message):
     path = tmp_path / "p.toml"
@@ -171,3 +184,41 @@ def test_a_programme_over_sections_that_take_no_time_says_so(tmp_path):
     (programme,) = load_programmes(path)
     with pytest.raises(KitError, match="from=s01 to=s04 takes no time in the performance"):
         spans(programme, whole)
+
+
+def test_titles_and_descriptions_are_filled_for_the_rite_and_braces_kept(tmp_path):
+    """Placeholders are filled from the rite; {{ }} are braces, and a brace around anything
+    but a placeholder's name is the user's text (the bundled wording was the 大射's for every
+    rite: no placeholders)."""
+    from soundscape.kit.programmes import fill
+
+    body = ('title = "{rite} {{rite}} {A} { } a}b {貍首} {length}"\nfrom = "s2"\n'
+            'description = "{pieces_basis} in {sections}, heard from {place}; {rite_en}, '
+            '{rite_length}, {music_count} cue"\n')
+    (programme,) = _one(tmp_path, body)
+    assert programme.title.startswith("{rite} {{rite}}")  # as written until filled
+    filled = fill(programme, rite(), load_site())
+    assert filled.title == "大射儀 {rite} {A} { } a}b {貍首} five seconds"
+    assert filled.description == ("肆夏 (reconstruction) in s2 奏樂, heard from the duke's "
+                                  "seat; the Great Archery Meeting, ten seconds, one cue")
+
+
+def test_a_rite_of_its_own_takes_its_sections_and_wording(tmp_path):
+    from soundscape.kit.programmes import for_rite
+
+    (programme,) = _one(tmp_path, 'from = "s18"\nto = "s18"\n[programme.rite.yan]\n'
+                                  'from = "s16"\ntitle = "燕"\n')
+    yan = for_rite(programme, "yan")
+    assert (yan.from_section, yan.to_section, yan.title) == ("s16", "s18", "燕")
+    assert for_rite(programme, "dashe") == programme
+
+
+@pytest.mark.parametrize(("seconds", "said"), [
+    (9310.1, "2½ hours"), (4919.2, "1¼ hours"), (3867.5, "1 hour"), (7476.1, "2 hours"),
+    (3300.0, "1 hour"), (1536.0, "25 minutes"), (803.0, "13 minutes"), (580.0, "ten minutes"),
+    (61.0, "one minute"), (49.0, "50 seconds"), (1.0, "five seconds"), (8100.0, "2¼ hours"),
+])
+def test_a_length_is_said_rounded_to_its_size(seconds, said):
+    from soundscape.kit.programmes import spoken_length
+
+    assert spoken_length(seconds) == said
