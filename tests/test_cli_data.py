@@ -131,3 +131,22 @@ def test_stages_are_plain_lines_when_stderr_is_not_a_terminal(capsys):
     lines = captured.err.splitlines()
     assert captured.out == "work\n" and lines[0] == "laying out …"
     assert lines[1].startswith("laying out: done in ") and lines[1].endswith(" s")
+
+
+def test_a_stage_that_fails_on_a_terminal_says_it_stopped_not_done(capsys, monkeypatch):
+    """On a terminal the stage's clock line ended "done in N s" above the error that
+    stopped it."""
+    import sys
+
+    import pytest
+
+    from soundscape.cli._common import stage
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with pytest.raises(ValueError), stage("sequencing the rite"):
+        raise ValueError("bad quote")
+    last = capsys.readouterr().err.split("\r")[-1]
+    assert last.startswith("sequencing the rite: stopped after ") and last.endswith(" s\n")
+    with stage("laying out"):
+        pass
+    assert capsys.readouterr().err.split("\r")[-1].startswith("laying out: done in ")

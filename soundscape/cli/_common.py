@@ -487,12 +487,14 @@ def stage(what: str) -> Iterator[None]:
 
     clock = threading.Thread(target=tick, daemon=True)
     clock.start()
+    ended = "stopped after"  # an error's line follows on a line of its own, not "done"
     try:
         yield
+        ended = "done in"
     finally:
         done.set()
         clock.join()
-        click.echo(f"\r{what}: done in {time.monotonic() - began:.1f} s", err=True)
+        click.echo(f"\r{what}: {ended} {time.monotonic() - began:.1f} s", err=True)
 
 
 #: The seats with a listener's facing and ear height in the site data, for --help.

@@ -148,7 +148,7 @@ def build_kit(out: str | Path, *, rite: Performance, site, programme_file: str |
                        for layout in speaker_layouts if isinstance(layout, SpeakerLayout)]
     from soundscape.kit.web import write_page
     heard = _listen(out, built, site, seed, say, court) if listen else None
-    write_page(out, built, site, listen=heard)
+    write_page(out, built, site, listen=heard, rite=rite.info.title or "大射儀")
     return finish(out, rite, built, court=court, layouts=layouts_written,
                   listen=_listen_files(out, heard))
 

@@ -24,6 +24,7 @@ page works from a plain local file server and from a file opened directly):
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from pathlib import Path
@@ -212,10 +213,12 @@ def outline(site) -> dict[str, Any]:
     }
 
 
-def write_page(out: str | Path, built: list, site=None, listen: dict | None = None) -> Path:
+def write_page(out: str | Path, built: list, site=None, listen: dict | None = None,
+               rite: str = "大射儀") -> Path:
     """Write ``index.html``, ``web/kit.js``, ``web/kit.css``, ``web/cjk.otf`` and
     ``web/data.js`` in ``out``; ``listen``: the stems and court responses the page renders
-    live from (``kit.listen``; the listening panel is hidden without them)."""
+    live from (``kit.listen``; the listening panel is hidden without them); ``rite``: the
+    rite's title, the page's heading (a 燕禮 kit was headed 大射儀)."""
     from soundscape.resources import data_dir
     from soundscape.site.courtyard import load_site
 
@@ -234,4 +237,5 @@ def write_page(out: str | Path, built: list, site=None, listen: dict | None = No
     shutil.copyfile(data_dir() / "fonts" / "OFL.txt", out / "web" / "cjk-OFL.txt")
     write_text(out / "web" / "data.js",
                "window.KIT = " + json.dumps(data, ensure_ascii=False) + ";\n")
-    return write_text(out / "index.html", (_ASSETS / "index.html").read_text(encoding="utf-8"))
+    page = (_ASSETS / "index.html").read_text(encoding="utf-8")
+    return write_text(out / "index.html", page.replace("{rite}", html.escape(rite)))

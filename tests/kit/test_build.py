@@ -181,3 +181,12 @@ def test_a_kit_being_rebuilt_has_no_manifest_its_files_do_not_match(tmp_path):
     begin(kit)
     assert not manifest.exists()
     assert set(listed) <= set((kit / RECORD).read_text(encoding="utf-8").splitlines())
+
+
+def test_the_page_is_headed_by_its_rites_title(tmp_path):
+    """index.html said 大射儀 in its title and heading whatever rite the kit was built for."""
+    from soundscape.kit.web import write_page
+
+    page = write_page(tmp_path, [], load_site(), rite="燕禮 <i>").read_text(encoding="utf-8")
+    assert "<title>燕禮 &lt;i&gt; — soundscape kit</title>" in page
+    assert "<h1>燕禮 &lt;i&gt; <span" in page and "大射儀" not in page and "{rite}" not in page
