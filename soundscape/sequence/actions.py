@@ -64,6 +64,7 @@ class ActionSounds:
     bed: Mapping[str, Any]
     torch: Mapping[str, Any]
     creatures: Mapping[str, Any]
+    stairs: Mapping[str, Any]
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
                durations: Durations, seed: int, end: float,
@@ -167,12 +168,50 @@ class ActionSounds:
         other = next((m.start() for m in _actors(words.terms_longest_first("actor")).finditer(
             text, after) if words.id_of("actor", m.group()) != mine), len(text))
         length = max(len(text), 1)
-        mentioned = [(at, _place(site, pid)) for at, pid in place_mentions(text)]
+        mentioned = sorted([*((at, _place(site, pid)) for at, pid in place_mentions(text)),
+                            *self._on_the_stairs(text, step.actor, site,
+                                                 up=place[2] > self.walk["hall_above_m"])],
+                           key=lambda m: m[0])
 
         def where(at: int) -> Vec3:
             return next((p for m, p in reversed(mentioned) if m < at and p is not None), place)
 
-        return [(at / length, word, where(at)) for at, word in found if at < other]
+        return [(at / length, word, self._stairs_at(text, at, step.actor, site)
+                 if word in _STAIRS else where(at)) for at, word in found if at < other]
+
+    def _stairs(self, text: str, at: int, actor: str, site: Site) -> tuple[Vec3, Vec3]:
+        """The foot and the top of the stairs a 升 or 降 at ``at`` climbs (or a bare 階
+        names): those the text names right after it (升自西階, 降自阼階), else the actor's
+        (the lord's and the host's the east stairs, everyone else's the west)."""
+        named = re.match(r"自(西|阼|東|北)階", text[at + 1:at + 6])
+        side = {"西": "west", "阼": "east", "東": "east", "北": "north"}.get(
+            named.group(1) if named else "", "east" if actor in self.stairs.get(
+                "east_actors", ()) else "west")
+        foot = site.place(self.stairs.get(side, {"north": "beijie"}.get(side, "xijie")))
+        hall = site.hall.height
+        top_y = foot[1] - 0.6 if side == "north" else 0.6  # a step onto the hall's floor
+        return foot, (foot[0], top_y, hall)
+
+    def _on_the_stairs(self, text: str, actor: str, site: Site, up: bool
+                       ) -> list[tuple[int, Vec3]]:
+        """Where the text puts its actor without a place word: at their top after 升, at
+        their foot after 降, and at a bare 階 (當階, 及階) at the foot, or at the top when he
+        is on the hall (``up``: where the step found him; 北面揖及階揖降 after shooting)."""
+        found = []
+        for match in re.finditer(r"(?<![西阼東北])階|升|降", text):
+            if text.startswith("如", match.start() - 1):
+                continue  # 降如升射之儀: a likeness
+            foot, top = self._stairs(text, match.start(), actor, site)
+            if match.group() != "階":
+                up = match.group() == "升"
+            found.append((match.start() + (0 if match.group() == "階" else 1),
+                          top if up else foot))
+        return found
+
+    def _stairs_at(self, text: str, at: int, actor: str, site: Site) -> Vec3:
+        """Where a climb at ``at`` is heard: halfway up its stairs."""
+        (x, y, z), (_, top_y, top_z) = self._stairs(text, at, actor, site)
+        return x, (y + top_y) / 2, (z + top_z) / 2
 
     def words_in(self, text: str) -> list[tuple[int, str]]:
         """(offset, word) of each action ``text`` (normalised) names that has a sound, the
@@ -387,7 +426,8 @@ def load_actions(path: Any = None) -> ActionSounds:
         by_word = {row["word"]: _sound(row) for row in data.get("cue_word", [])}
         return ActionSounds(dict(data["walk"]), dict(data["start"]),
                             {k: tuple(v) for k, v in by_action.items()}, by_word,
-                            dict(data["bed"]), dict(data["torch"]), dict(data["creatures"]))
+                            dict(data["bed"]), dict(data["torch"]), dict(data["creatures"]),
+                            dict(data.get("stairs", {})))
     except (KeyError, TypeError, ValueError) as error:
         raise CueSheetError(f"{path}: missing or malformed key: {error}") from error
 

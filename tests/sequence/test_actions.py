@@ -47,7 +47,7 @@ def test_a_bow_twice_is_heard_twice(rite, sheet):
 
 
 def test_every_action_a_step_names_for_its_actor_is_heard_where_the_text_says_it(rite,
-                                                                                sheet):
+                                                                                sheet, site):
     """s21.01 (司射入於次…西面揖當階北面揖及階揖升堂揖…降…) was one step of action 入: 45 s of
     誘射 heard as its arrows alone. Each action its text names for the 司射 is heard, in the
     order of the text; a bow the text gives another (…再拜賓答再拜) is not his."""
@@ -77,6 +77,16 @@ def test_every_action_a_step_names_for_its_actor_is_heard_where_the_text_says_it
     assert [e.articulation for e in after] == ["salute", "salute", "stone", "handover",
                                                "handover"]
     assert after[-1].time < s21.end
+    # 當階…揖及階揖升堂揖 at the west stairs (the 司射's: the lord and host keep the east), at
+    # their foot, halfway up them, at their top on the hall; after his arrows 及階揖 at the
+    # top again (he is on the hall) and 降 halfway down (they were all heard at the 次)
+    west, hall = site.place("xijie"), site.hall.height
+    foot, climb, top = salutes[1], before[[e.articulation for e in before].index("stone")], \
+        salutes[3]
+    assert math.dist(foot.position[:2], west[:2]) < 1.0 and foot.position[2] < 2.0
+    assert math.dist(climb.position[:2], west[:2]) < 1.5 and 0 < climb.position[2] < hall
+    assert math.dist(top.position[:2], west[:2]) < 1.5 and top.position[2] > hall
+    assert after[1].position[2] > hall and after[2].position == climb.position
     washing = sheet.step("s10.01")  # 主人洗…升…酌…降…酢…坐奠…再拜稽首
     kinds = {e.articulation for e in rite.events if e.cue == washing.id}
     assert {"cup", "stone", "kneel", "jue_wood", "bow"} <= kinds
@@ -185,3 +195,16 @@ def test_the_creatures_call_by_the_hour_from_their_trees_and_walls(rite):
     for event in calls:
         assert rite.sources[event.source].position in spots[of[event.articulation]]
         assert event.duration < 10.0  # lined: one filter a chunk, however many calls
+
+
+def test_the_stairs_are_the_actors_unless_the_text_names_them(site):
+    """The lord and the host climb the east stairs (阼階), everyone else the west, unless the
+    text says which (升自西階)."""
+    table = load_actions()
+    east, west = site.place("zuojie"), site.place("xijie")
+    assert table._stairs("公升即席", 1, "公", site)[0] == east
+    assert table._stairs("主人降", 2, "主人", site)[0] == east
+    assert table._stairs("賓升", 1, "賓", site)[0] == west
+    assert table._stairs("主人升自西階", 2, "主人", site)[0] == west
+    foot, top = table._stairs("賓降自阼階", 1, "賓", site)
+    assert foot == east and top[2] == site.hall.height
