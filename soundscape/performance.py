@@ -30,6 +30,7 @@ from soundscape.fileio import read_json, write_text
 from soundscape.geometry import Vec3
 from soundscape.music.instruments import list_instruments
 from soundscape.music.pitch import Pitch
+from soundscape.music.tuning import HUANGZHONG_RANGE_HZ
 from soundscape.text.reading import READINGS
 from soundscape.validate import shown
 
@@ -690,8 +691,9 @@ def _check_info(info: Info) -> None:
         validate.number(info.cut_at, key="info.cut_at", where="", low=0.0, unit="s",
                         error=PerformanceError)
     if info.huangzhong_hz != 0:
-        validate.number(info.huangzhong_hz, key="info.huangzhong_hz", where="", low=100.0,
-                        high=600.0, unit="Hz", error=PerformanceError)
+        validate.number(info.huangzhong_hz, key="info.huangzhong_hz", where="",
+                        low=HUANGZHONG_RANGE_HZ[0], high=HUANGZHONG_RANGE_HZ[1], unit="Hz",
+                        error=PerformanceError)
     if info.site:  # a site is looked up by it: the error names this file, not the rites'
         from soundscape.text.derive.rites import rite_ids  # (70 ms: only when there is one)
 

@@ -112,3 +112,26 @@ def test_the_cached_performance_is_kept_apart_per_tuning(monkeypatch, tmp_path):
         assert performance.info.tuning == {"sanfen": "三分損益", "equal": "十二平均律"}[temperament]
         made.setdefault(temperament, []).append(cached)
     assert made == {"sanfen": [False, True], "equal": [False]}
+
+
+def test_a_pieces_score_takes_the_tuning(tmp_path):
+    """`score 鹿鳴 --huangzhong 270` was refused as an option that shapes the rite."""
+    out = tmp_path / "luming.musicxml"
+    result = _invoke("score", "luming", "--temperament", "equal", "--huangzhong", "270",
+                     "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert "十二平均律" in out.read_text(encoding="utf-8")
+    assert _invoke("score", "luming", "--seed", "3", "-o", str(out)).exit_code == 2
+
+
+def test_scala_takes_the_same_tuning_options(tmp_path):
+    """`scala --huangzhong` took any Hz from 8 to 20 000 and parsed it on its own; it takes
+    the verbs' `--huangzhong` and `--temperament` (its `--equal` kept)."""
+    for args in (["--temperament", "equal"], ["--equal"]):
+        assert _invoke("scala", *args, "--huangzhong", "zeng",
+                       "-o", str(tmp_path / "t")).exit_code == 0
+        lines = [line for line in (tmp_path / "t.scl").read_text(encoding="utf-8").splitlines()
+                 if line.strip() and not line.startswith("!")][2:]  # a description, a count
+        assert [float(line.split()[0]) for line in lines[:3]] == [100.0, 200.0, 300.0]
+    assert _invoke("scala", "--huangzhong", "1000", "-o", str(tmp_path / "u")).exit_code == 2
+    assert not (tmp_path / "u.scl").exists()

@@ -75,10 +75,9 @@ class Huangzhong(click.ParamType):
     a saved Performance and a batch plan take), kept as typed (for hints and cache keys)."""
 
     name = "HZ|PRESET"
-    LOWEST, HIGHEST = 100.0, 600.0
 
     def convert(self, value, param, ctx):
-        from soundscape.music.tuning import HUANGZHONG_HZ
+        from soundscape.music.tuning import HUANGZHONG_HZ, HUANGZHONG_RANGE_HZ
         from soundscape.validate import shown
 
         text = str(value).strip()
@@ -88,9 +87,10 @@ class Huangzhong(click.ParamType):
             hz = float(text) if len(text) <= 40 else math.nan  # no 4 300-digit parse
         except ValueError:
             hz = math.nan
-        if not self.LOWEST <= hz <= self.HIGHEST:
-            self.fail(f"{shown(text)}: accepted: Hz from {self.LOWEST:g} to {self.HIGHEST:g}, "
-                      f"or a preset: {', '.join(HUANGZHONG_HZ.keys())}", param, ctx)
+        low, high = HUANGZHONG_RANGE_HZ
+        if not low <= hz <= high:
+            self.fail(f"{shown(text)}: accepted: Hz from {low:g} to {high:g}, or a preset: "
+                      f"{', '.join(HUANGZHONG_HZ.keys())}", param, ctx)
         return text
 
 

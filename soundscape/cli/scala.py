@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from soundscape.cli._common import FilePath
+from soundscape.cli._common import FilePath, Huangzhong
 from soundscape.errors import SoundscapeError
-from soundscape.music.tuning import Tuning
+from soundscape.music.tuning import tuning_named
 from soundscape.output import scala
 
 __all__ = ["command"]
@@ -23,17 +23,17 @@ _ENDINGS = (".scl", ".kbm")
               default="output/sanfen_sunyi", show_default=True,
               help="Path stem: writes STEM.scl and STEM.kbm (a name ending .scl or .kbm "
                    "names the same pair).")
-@click.option("--huangzhong", default="convention", show_default=True,
-              help="黃鍾 in Hz or a preset name (convention, zeng, qing).")
-@click.option("--equal", is_flag=True, help="Twelve equal semitones instead of 三分損益.")
-def command(output: str, huangzhong: str, equal: bool) -> None:
+@click.option("--huangzhong", type=Huangzhong(), default="convention", show_default=True,
+              help="黃鍾 in Hz (100-600) or a preset: convention (C4), zeng, qing.")
+@click.option("--temperament", type=click.Choice(["sanfen", "equal"]), default=None,
+              help="三分損益 (sanfen, the default) or equal temperament, as for `render`.")
+@click.option("--equal", is_flag=True, help="The same as --temperament equal.")
+def command(output: str, huangzhong: str, temperament: str | None, equal: bool) -> None:
     """Write the 三分損益 tuning (or equal temperament) for synths that read Scala files."""
     stem = _stem(output)
-    try:
-        reference: float | str = float(huangzhong)
-    except ValueError:
-        reference = huangzhong
-    tuning = Tuning.equal(reference) if equal else Tuning.sanfen_sunyi(reference)
+    if equal and temperament == "sanfen":
+        raise click.UsageError("--equal is --temperament equal: give one of them")
+    tuning = tuning_named("equal" if equal else temperament or "sanfen", huangzhong)
     for path in scala.write_scala(tuning, stem):
         click.echo(f"wrote {path}")
 

@@ -91,7 +91,7 @@ def _piece(piece: str | None, sequencing: Sequencing, output: Path | None,
 
     if piece is None:
         raise click.UsageError("give a PIECE (e.g. luming), or --performance for the rite")
-    if sequencing != _UNSEQUENCED:
+    if replace(sequencing, temperament=None, huangzhong=None) != _UNSEQUENCED:  # tuning: ok
         raise click.UsageError("--from, --to, --seed, --durations, --reading and "
                                "--wusuan-seconds shape the rite: use them with --performance")
     found = repertoire.load_piece(repertoire.piece_id(piece))

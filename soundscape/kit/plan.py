@@ -36,7 +36,7 @@ from soundscape import validate
 from soundscape.fileio import read_toml
 from soundscape.kit import KitError
 from soundscape.kit.batch import Job
-from soundscape.music.tuning import HUANGZHONG_HZ
+from soundscape.music.tuning import HUANGZHONG_HZ, HUANGZHONG_RANGE_HZ, TEMPERAMENTS
 from soundscape.performance import Performance
 from soundscape.site.listeners import listener_at
 from soundscape.sound.court import hypotheses
@@ -46,7 +46,7 @@ __all__ = ["Sequencing", "load_plan"]
 
 _KEYS = {"id", "cues", "from", "to", "seed", "tuning", "huangzhong_hz", "zhong", "reading",
          "listener", "layout", "target_lufs", "court"}
-_TUNINGS = ("sanfen_sunyi", "equal")
+_TUNINGS = tuple(TEMPERAMENTS)  # sanfen or sanfen_sunyi (三分損益), equal
 _ZHONG = ("song", "stanza")
 _LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1")
 
@@ -138,8 +138,8 @@ def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Jo
         validate.choice(hz, HUANGZHONG_HZ.keys(), key="huangzhong_hz", where=where,
                         error=KitError)
     else:
-        hz = validate.number(hz, key="huangzhong_hz", where=where, error=KitError, low=100.0,
-                             high=600.0, unit="Hz")
+        hz = validate.number(hz, key="huangzhong_hz", where=where, error=KitError,
+                             low=HUANGZHONG_RANGE_HZ[0], high=HUANGZHONG_RANGE_HZ[1], unit="Hz")
     zhong, reading = entry.get("zhong"), entry.get("reading")
     if zhong is not None:
         validate.choice(zhong, _ZHONG, key="zhong", where=where, error=KitError)

@@ -391,7 +391,10 @@ def _sections_named(performance: Performance, parts: list[tuple[float, float]]) 
 def _place(site, zone: Zone) -> str:
     """A zone's place (a walk's first) as English says it: ``the duke's seat``."""
     info = site.place_info(zone.waypoints[0][1] if zone.waypoints else zone.id)
-    return info.roman.split(",", 1)[-1].strip() or info.name  # ``zhong ting, mid-court``
+    english = info.roman.split(",", 1)[-1].strip()  # ``zhong ting, mid-court``
+    if not english:
+        return info.name
+    return english if english.startswith(("the ", "a ")) else f"the {english}"  # the gate
 
 
 def fitting(programmes: tuple[Programme, ...], performance: Performance, site

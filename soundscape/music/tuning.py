@@ -37,6 +37,7 @@ from soundscape.resources import data_dir
 __all__ = [
     "DEGREES",
     "HUANGZHONG_HZ",
+    "HUANGZHONG_RANGE_HZ",
     "LU",
     "PENTATONIC",
     "TEMPERAMENTS",
@@ -334,6 +335,11 @@ def _reference(huangzhong_hz: float | str) -> float:
             f"huangzhong_hz={huangzhong_hz!r} must be Hz or a preset: {HUANGZHONG_HZ.keys()}"
         ) from error
 
+
+#: The 黃鍾 a verb (``--huangzhong``), a batch plan or a saved Performance takes, Hz: the
+#: presets (zeng ≈ 208, convention ≈ 262, qing ≈ 294) and every pitch standard proposed for
+#: the Zhou lie well inside.
+HUANGZHONG_RANGE_HZ = (100.0, 600.0)
 
 #: The temperaments a verb (``--temperament``) or a batch plan (``tuning``) names: 三分損益
 #: (``sanfen``, or ``sanfen_sunyi`` as batch plans spell it) or equal temperament.

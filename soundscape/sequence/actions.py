@@ -168,8 +168,9 @@ class ActionSounds:
         other = next((m.start() for m in _actors(words.terms_longest_first("actor")).finditer(
             text, after) if words.id_of("actor", m.group()) != mine), len(text))
         length = max(len(text), 1)
-        mentioned = sorted([*((at, _place(site, pid)) for at, pid in place_mentions(text)),
-                            *self._on_the_stairs(text, step.actor, site,
+        mentioned = sorted([*((at, _place(site, pid)) for at, pid in place_mentions(text)
+                              if text[max(at - 2, 0):at] not in ("升自", "降自")),  # which
+                            *self._on_the_stairs(text, step.actor, site,  # stairs, not where
                                                  up=place[2] > self.walk["hall_above_m"])],
                            key=lambda m: m[0])
 
@@ -189,7 +190,7 @@ class ActionSounds:
                 "east_actors", ()) else "west")
         foot = site.place(self.stairs.get(side, {"north": "beijie"}.get(side, "xijie")))
         hall = site.hall.height
-        top_y = foot[1] - 0.6 if side == "north" else 0.6  # a step onto the hall's floor
+        top_y = site.hall.total_depth - 0.6 if side == "north" else 0.6  # onto the hall
         return foot, (foot[0], top_y, hall)
 
     def _on_the_stairs(self, text: str, actor: str, site: Site, up: bool

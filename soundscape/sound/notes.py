@@ -93,7 +93,7 @@ class SynthVoice:
         self.seed = 0
         self.tuning: Tuning | None = None  # the performance's (``bind``): bells' B-tones in it
         self.store: NoteStore | None = None  # the disk cache of its sung lines (DryNotes)
-        self._files: dict[str, str] = {}
+        self._files: dict[str, tuple[str, bool]] = {}  # instrument → (digest, tuned)
         self._instrument_of: dict[str, str] = {}  # source id → instrument id, once bound
         self._repeats: dict[str, bool] = {}  # instrument id → its model's REPEATS
         self._made_at: dict[tuple[str, int], int] = {}  # (instrument id, rate) → made_at
@@ -184,16 +184,21 @@ class SynthVoice:
 
     def _voicing(self, instrument_id: str) -> tuple:
         """The instrument file's contents (and any sample file it names), this voice's
-        level, bells and temperament (a bell's B-tone is a step of it)."""
+        level and bells, and for a set whose members are found by the tuning (a bell's
+        B-tone is a step of it: ``for_pitch``) the temperament."""
         found = self._files.get(instrument_id)
         if found is None:
+            from soundscape.sound.synth import model_module
+
             instrument = self._instrument(instrument_id)
-            digest = hashlib.blake2b(Path(instrument.path).read_bytes(), digest_size=16)
+            made = hashlib.blake2b(Path(instrument.path).read_bytes(), digest_size=16)
             for file in sorted(_files_named(instrument.raw_params)):
-                digest.update(Path(file).read_bytes())
-            found = self._files[instrument_id] = digest.hexdigest()
-        tuning = self.tuning or default_tuning()
-        return (instrument_id, found, float(self.reference_db), self.bells, tuning.cents)
+                made.update(Path(file).read_bytes())
+            tuned = hasattr(model_module(instrument.model), "for_pitch")
+            found = self._files[instrument_id] = (made.hexdigest(), tuned)
+        digest, tuned = found
+        voicing = (instrument_id, digest, float(self.reference_db), self.bells)
+        return (*voicing, (self.tuning or default_tuning()).cents) if tuned else voicing
 
     def keeps(self, key: tuple) -> bool:
         """Whether a note of ``key`` is worth keeping: not a sung line's part (made once and

@@ -208,3 +208,17 @@ def test_the_stairs_are_the_actors_unless_the_text_names_them(site):
     assert table._stairs("主人升自西階", 2, "主人", site)[0] == west
     foot, top = table._stairs("賓降自阼階", 1, "賓", site)
     assert foot == east and top[2] == site.hall.height
+
+
+def test_after_a_climb_the_text_names_the_actor_is_on_the_hall(rite, sheet, site):
+    """小樂正從之升自西階北面東上坐授瑟乃降 (s18.07): his 坐 and 授 were heard at the foot of
+    the west stairs, on the ground, the stairs named (自西階) taken for where he stood."""
+    step = sheet.step("s18.07")
+    assert "升自西階" in step.quote
+    heard = {e.articulation: e.position for e in rite.events if e.cue == step.id
+             and rite.sources[e.source].group == "action"}
+    for doing in ("kneel", "handover"):
+        assert heard[doing][2] > site.hall.height, doing
+    # the north stairs' top is on the hall too
+    _, top = load_actions()._stairs("降自北階", 0, "司宮", site)
+    assert site.on_hall(top[0], top[1])

@@ -244,3 +244,22 @@ def test_the_renders_voice_strikes_a_bells_b_tone_in_the_performances_tuning(tun
     want = tuning.step("黃鍾", 4).hz
     error = cents(peak_hz(note, want, search_cents=60), want)
     assert abs(error) < 3.0, f"B-tone {error:+.2f} cents off {want:.2f} Hz ({tuning.name})"
+
+
+def test_only_the_notes_the_tuning_shapes_are_cached_by_it():
+    """A bell's note is kept apart per temperament (its B-tone is a step of it); a drum's,
+    a footstep's or a voice's is the same note in any temperament, kept once."""
+    from dataclasses import replace
+
+    from soundscape.performance import Info, Performance
+    from soundscape.sound.notes import SynthVoice
+
+    def voice(tuning):
+        rite = replace(Performance.build([], [], {}),
+                       info=Info(tuning=tuning.name, huangzhong_hz=tuning.huangzhong_hz))
+        return SynthVoice().bind(rite, seed=0)
+
+    sanfen, equal = voice(default_tuning()), voice(Tuning.equal(default_tuning().huangzhong_hz))
+    for unshaped in ("jiangu", "footstep", "voice"):
+        assert sanfen.stored_as((unshaped,)) == equal.stored_as((unshaped,)), unshaped
+    assert sanfen.stored_as(("bianzhong",)) != equal.stored_as(("bianzhong",))

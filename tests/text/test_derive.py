@@ -445,3 +445,4 @@ def test_an_org_header_is_cited_as_a_reader_would():
                      "SB01n0002-005儀禮-卷第五, 2015-09-10)")
     assert edition_of(["# a plain note", "底本：某本"]) == "# a plain note 底本：某本"
     assert edition_of(["-*- coding: utf-8 -*-", "底本：某本"]) == "底本：某本"
+    assert edition_of(["+TITLE: 投壺"]) == "投壺" and edition_of(["+DATE: 2015"]) == "(2015)"

@@ -378,3 +378,21 @@ def test_a_chapter_of_a_book_keeps_the_books_encoding_and_lines(tmp_path):
     assert chapter.line_of(0) == loaded.line_of(loaded.chars.index(chapter.chars[:12]))
     assert chapter.chars == text.load(kanseki / "KR1d0026_006.txt").chars
     assert first.end == second.start and first.number == "四"
+
+
+def test_an_excerpt_of_the_dashe_keeps_its_sections_and_no_coincidences(tmp_path):
+    """An excerpt (s18–s21) under a title line of its own: the title's characters matched a
+    character here and there of 戒百官 and made sections of one to four characters named
+    after headings the excerpt does not hold (s01 戒百官, s05, s13)."""
+    bundled, sheet = text.load_bundled(), cuesheet.load(cuesheet.bundled_path())
+    first, last = sheet.section("s18").span[0], sheet.section("s21").span[1]
+    (tmp_path / "ex.txt").write_text("大射儀記曰禮也\n" + bundled.chars[first:last] + "\n",
+                                     encoding="utf-8")
+    source = text.load(tmp_path / "ex.txt")
+    cut = derive(source, rite="dashe").sections
+    assert [(s.id, s.name) for s in cut] == [("s18", "樂賓"), ("s19", "立司正"),
+                                             ("s20", "請射"), ("s21", "誘射")]
+    assert cut[0].span[0] == 0 and cut[-1].span[1] == len(source.chars)
+    for section in cut[1:]:  # each opens with its own words
+        start = sheet.section(section.id).span[0]
+        assert source.chars[section.span[0]:][:6] == bundled.chars[start:start + 6]

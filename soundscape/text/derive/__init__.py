@@ -236,7 +236,8 @@ def edition_of(header: Sequence[str]) -> str:
                  org.get("DATE", "")[:10]]
         title = " ".join(p for p in (org.get("TITLE", ""),
                                      f"卷{org['JUAN']}" if "JUAN" in org else "") if p)
-        kept.insert(0, f"{title} ({', '.join(p for p in cited if p)})".strip())
+        cited_as = ", ".join(p for p in cited if p)
+        kept.insert(0, f"{title} ({cited_as})".strip() if cited_as else title)
     return " ".join(kept)
 
 

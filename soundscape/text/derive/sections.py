@@ -109,14 +109,21 @@ def sections_of(text: Text, headed: Text | None = None) -> list[Section]:
     return sections
 
 
+#: The shortest run of characters the two texts share that aligns them: a shorter one is
+#: a coincidence (an excerpt's title line matched a character here and there of 戒百官).
+_ALIGNED_RUN = 8
+
+
 def _aligned_sections(chars: str, end: int, headed: Text
                       ) -> list[tuple[int, str, tuple[int, int]]]:
     """(number, name, span in ``chars[:end]``) of each of ``headed``'s sections, cut where
-    its headings fall once the two texts are aligned character by character: the first
-    opens at 0, the last closes at ``end``; a section none of whose words the text holds
-    (a print's lost pages) is left out, and the others keep their numbers."""
-    blocks = difflib.SequenceMatcher(None, headed.chars, chars[:end],
-                                     autojunk=False).get_matching_blocks()
+    its headings fall once the two texts are aligned character by character (runs of
+    ``_ALIGNED_RUN`` or more): a section none of whose words the text holds (a print's lost
+    pages, the rest of the rite around an excerpt) is left out, its number with it; the first
+    opens at 0 and the last closes at ``end``, so nothing of the text is lost."""
+    blocks = [b for b in difflib.SequenceMatcher(None, headed.chars, chars[:end],
+                                                 autojunk=False).get_matching_blocks()
+              if b.size >= _ALIGNED_RUN]
 
     def there(at: int) -> int:  # where ``at`` of the headed text stands in ``chars``
         for x, y, n in blocks:
@@ -124,7 +131,11 @@ def _aligned_sections(chars: str, end: int, headed: Text
                 return y + max(at - x, 0)
         return end
 
-    opens = [0, *(there(h.end) for h in headed.headings[:-1]), end]
-    return [(k + 1, h.name, (a, b))
-            for k, (h, a, b) in enumerate(zip(headed.headings, opens, opens[1:], strict=False))
-            if b > a]
+    starts = [0, *(h.end for h in headed.headings[:-1])]
+    ends = [*starts[1:], len(headed.chars)]
+    held = [(k, h.name, there(a)) for k, (h, a, b) in enumerate(zip(
+        headed.headings, starts, ends, strict=True)) if any(x < b and x + n > a
+                                                             for x, _, n in blocks)]
+    opens = [0, *(at for _, _, at in held[1:]), end]
+    return [(k + 1, name, (a, b)) for (k, name, _), a, b in zip(held, opens, opens[1:],
+                                                                 strict=False) if b > a]
