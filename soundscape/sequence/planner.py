@@ -160,9 +160,9 @@ class _Planner:
                 after += played.end
                 needed = max(needed, after)
         shot = self.shooting.at_step(step, start)
-        if shot:  # and what its text does after its 卒射 (誘射: 北面揖及階揖降…取朴搢之)
-            shot += sum(self.durations.action_seconds(word) for _, word in
-                        self.actions.words_in(after_shooting(normalise(step.quote))))
+        if shot and self.durations.repeats(step) <= 1:  # and what its one doer does after
+            shot += sum(self.durations.action_seconds(word) for _, word in  # his 卒射 (誘射:
+                        self.actions.words_in(after_shooting(normalise(step.quote))))  # 降…)
         return max(needed, shot)
 
     def wait(self, step: Step, clock: float) -> float:
