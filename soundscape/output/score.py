@@ -663,9 +663,7 @@ def _staves(performance: Performance, beats: Callable[[float], float]) -> list[S
     full score writes doubled parts, each note held as long as the longest of them holds
     it (players let a phrase's last note go a little apart): a staff each took 26
     staves for s32, a system taller than the page. The archery's strokes share one
-    percussion staff (``_KIT_HEADS``), and the archery's callers of one office (the three
-    獲者, each calling his own target's hits) one staff, their calls in time order: a staff
-    each made three of a few notes."""
+    percussion staff (``_KIT_HEADS``)."""
     by_source: dict[str, list[Event]] = {}
     for event in performance.events:
         by_source.setdefault(event.source, []).append(event)
@@ -676,28 +674,16 @@ def _staves(performance: Performance, beats: Callable[[float], float]) -> list[S
         if source.id in kit:  # notated together below
             staves.setdefault(("kit",), []).append((source, ()))
             continue
-        if source.group == "voice" and source.id.count(".") > 1:  # voice.huozhe.dahou
-            staves.setdefault(("calls", source.id.rsplit(".", 1)[0]), []).append((source, ()))
-            continue
         notes = _notated(by_source[source.id], beats, performance.pieces)
         played = tuple((onset, written) for onset, _, written in notes)
         staves.setdefault((source.instrument, played), []).append((source, notes))
     made = []
     for group, players in staves.items():
         members = tuple(source for source, _ in players)
-        events = sorted((e for s in members for e in by_source[s.id]), key=lambda e: e.time)
         if group == ("kit",):
+            events = sorted((e for s in members for e in by_source[s.id]), key=lambda e: e.time)
             made.append(Staff(members, _notated(events, beats, performance.pieces, kit),
                               *_KIT_NAME, key=_kit_key(members, kit)))
-        elif group[0] == "calls":  # one line of calls; the same call at once sounds once
-            notes = tuple((onset, length, tuple(dict.fromkeys(written)))
-                          for onset, length, written in _notated(events, beats,
-                                                                  performance.pieces))
-            together = len({tuple((onset, written) for onset, _, written in _notated(
-                by_source[s.id], beats, performance.pieces)) for s in members}) == 1
-            made.append(Staff(members, notes) if together else Staff(
-                members, notes, f"{_players(members)} {len(members)} × voice, each his own "
-                "calls", _players(members)))
         else:
             made.append(Staff(members, _held_longest([n for _, n in players])))
     return made

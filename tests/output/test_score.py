@@ -592,10 +592,7 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(third_round):
     names = [p.findtext("part-name") for p in root.iter("score-part")]
     assert "工 上工一–上工四 4 × se" in names and "工 大師、少師 2 × voice" in names
     assert "負侯 大侯、參、干 3 × voice" in names
-    # the three 獲者 each call their own target's hits: one staff of calls, not three
-    callers = "大侯獲者、參獲者、干獲者 3 × voice, each his own calls"
-    assert callers in names and not any(n.endswith("shelter") for n in names)
-    assert len(names) == 12
+    assert len(names) == 14
     short = [p.findtext("part-abbreviation") for p in root.iter("score-part")]
     assert len(set(short)) == len(short) and "建鼓 west 2" in short
     played = midi.music_only(rite)
@@ -608,18 +605,10 @@ def test_players_of_one_part_share_a_staff_and_keep_their_notes(third_round):
         own = sorted((round(tmap.tick(e.time) / 1920 * 2) / 2, round(e.pitch.midi))
                      for e in played.events if e.source == player)
         assert written == own, player
-    calls = {p.partName: p for p in reloaded.parts}[callers]
-    heard = {(n.getOffsetInHierarchy(calls), p.midi) for n in calls.flatten().notes
-             for p in n.pitches if n.tie is None or n.tie.type == "start"}
-    called = [(tmap.tick(e.time) / 1920, round(e.pitch.midi))
-              for e in played.events if e.source.startswith("voice.huozhe.")]
-    assert len(called) > 20 and len(heard) <= len(called)
-    for onset, pitch in called:  # each call on the staff, on the grid's nearest eighth
-        assert any(p == pitch and abs(t - onset) <= 0.5 for t, p in heard), (onset, pitch)
 
 
 def test_a_bracket_joins_the_players_who_stand_together(third_round):
-    """A full score brackets its families; s32's staves (14, now 12) had none. The east drums, the
+    """A full score brackets its families; s32's 14 staves had none. The east drums, the
     west rack and drums, the musicians on the hall and the shooting each have a bracket
     over their staves, and no staff stands outside its side's."""
     _, path = third_round
@@ -641,8 +630,9 @@ def test_a_bracket_joins_the_players_who_stand_together(third_round):
                     "建鼓 west jiangu 2"]),
         ("工 musicians", ["工 大師、少師 2 × voice", "工 上工一–上工四 4 × se"]),
         ("射 shooting", ["負侯 大侯、參、干 3 × voice", "射 the shooting",
-                       "司射 director of archery",
-                           "大侯獲者、參獲者、干獲者 3 × voice, each his own calls"])]
+                       "司射 director of archery", "大侯獲者 hit caller at the dahou shelter",
+                       "參獲者 hit caller at the can shelter",
+                       "干獲者 hit caller at the gan shelter"])]
 
 
 def _strokes(part: ET.Element, divisions: int) -> list[tuple[float, str, str]]:
