@@ -397,7 +397,7 @@ _OPTIONS = (
 _TUNING_OPTIONS = (
     click.option("--temperament", type=click.Choice(["sanfen", "equal"]), default=None,
                  help="The 律 by 三分損益 (sanfen, the default) or in equal temperament "
-                      "(equal; docs/tuning.md)."),
+                      "(equal; docs/cli.md)."),
     click.option("--huangzhong", type=Huangzhong(), default=None,
                  help="黃鍾 in Hz (100-600) or a preset: convention (C4, the default), "
                       "zeng (the Zeng bells' pitch), qing."),

@@ -362,10 +362,9 @@ def performed_tuning(name: str, huangzhong_hz: float) -> Tuning:
     黃鍾): what the bells' B-tones are reckoned in. The default where the info does not say
     (a file saved before it was recorded, or a tuning of the caller's own cents, which the
     info does not keep)."""
-    if huangzhong_hz and name == "十二平均律":
-        return Tuning.equal(huangzhong_hz)
-    if huangzhong_hz and name == "三分損益":
-        return Tuning.sanfen_sunyi(huangzhong_hz)
+    temperament = next((key for key, named in TEMPERAMENTS.items() if named == name), None)
+    if huangzhong_hz and temperament is not None:
+        return tuning_named(temperament, huangzhong_hz)
     return default_tuning()
 
 

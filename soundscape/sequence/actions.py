@@ -186,9 +186,9 @@ class ActionSounds:
         (the lord's and the host's the east stairs, everyone else's the west)."""
         named = re.match(r"自(西|阼|東|北)階", text[at + 1:at + 6])
         side = {"西": "west", "阼": "east", "東": "east", "北": "north"}.get(
-            named.group(1) if named else "", "east" if actor in self.stairs.get(
-                "east_actors", ()) else "west")
-        foot = site.place(self.stairs.get(side, {"north": "beijie"}.get(side, "xijie")))
+            named.group(1) if named else "",
+            "east" if actor in self.stairs["east_actors"] else "west")
+        foot = site.place(self.stairs[side])
         hall = site.hall.height
         top_y = site.hall.total_depth - 0.6 if side == "north" else 0.6  # onto the hall
         return foot, (foot[0], top_y, hall)
@@ -200,8 +200,8 @@ class ActionSounds:
         is on the hall (``up``: where the step found him; 北面揖及階揖降 after shooting)."""
         found = []
         for match in re.finditer(r"(?<![西阼東北])階|升|降", text):
-            if text.startswith("如", match.start() - 1):
-                continue  # 降如升射之儀: a likeness
+            if _likeness(text, match.start()):
+                continue
             foot, top = self._stairs(text, match.start(), actor, site)
             if match.group() != "階":
                 up = match.group() == "升"
@@ -218,7 +218,7 @@ class ActionSounds:
         """(offset, word) of each action ``text`` (normalised) names that has a sound, the
         stairs' included; not one after 如, a likeness (降如升射之儀: no 升)."""
         return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
-            text) if not text.startswith("如", m.start() - 1)]
+            text) if not _likeness(text, m.start())]
 
     def _also_one(self, made, step: Step, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:
@@ -356,6 +356,11 @@ def _actors(terms: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(re.escape(t) for t in terms))
 
 
+def _likeness(text: str, at: int) -> bool:
+    """Whether the action word at ``at`` follows 如: a likeness, not a doing (降如升射之儀)."""
+    return at > 0 and text[at - 1] == "如"
+
+
 def _loosed(shots: Sequence[Shot]) -> tuple[float, float] | None:
     """When a step's arrows fly: the first release and the last arrival, or None."""
     if not shots:
@@ -428,7 +433,7 @@ def load_actions(path: Any = None) -> ActionSounds:
         return ActionSounds(dict(data["walk"]), dict(data["start"]),
                             {k: tuple(v) for k, v in by_action.items()}, by_word,
                             dict(data["bed"]), dict(data["torch"]), dict(data["creatures"]),
-                            dict(data.get("stairs", {})))
+                            dict(data["stairs"]))
     except (KeyError, TypeError, ValueError) as error:
         raise CueSheetError(f"{path}: missing or malformed key: {error}") from error
 

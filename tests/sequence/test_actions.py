@@ -222,3 +222,11 @@ def test_after_a_climb_the_text_names_the_actor_is_on_the_hall(rite, sheet, site
     # the north stairs' top is on the hall too
     _, top = load_actions()._stairs("降自北階", 0, "司宮", site)
     assert site.on_hall(top[0], top[1])
+
+
+def test_only_a_word_after_如_is_a_likeness():
+    """A text that opened on an action word and closed on 如 lost that word: the check looked
+    at the character before offset 0, the text's last."""
+    table = load_actions()
+    assert (0, "升") in table.words_in("升堂揖如")
+    assert all(word != "升" for _, word in table.words_in("降如升射之儀"))
