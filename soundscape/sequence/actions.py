@@ -38,7 +38,7 @@ from soundscape.text import glossary
 from soundscape.text.derive import place_mentions
 from soundscape.text.hanzi import mentions, normalise
 
-__all__ = ["ActionSounds", "after_shooting", "load_actions", "shooting_words"]
+__all__ = ["ActionSounds", "load_actions", "shooting_words"]
 
 _UP = (0.0, 0.0, 1.0)
 
@@ -51,6 +51,19 @@ class _Sound:
     at: float
     duration: float
     height: float
+
+
+@dataclass(frozen=True)
+class _Doing:
+    """An action a step's text names: where it stands in the text (0–1), its word, where
+    it is heard, and where its doer is when it begins and when it ends (the two ends of
+    the stairs for 升 and 降, else where it is heard)."""
+
+    fraction: float
+    word: str
+    point: Vec3
+    begin: Vec3
+    end: Vec3
 
 
 @dataclass(frozen=True)
@@ -89,15 +102,16 @@ class ActionSounds:
             rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
             if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
                 self._walk(made, step, actor, here, there, timed, rng)
-            where[actor] = there
             track.append((timed.start + timed.walk, actor, there))
             own = durations.step_seconds(step)
-            self._act(made, step, actor, there, timed.start + timed.walk, own,
-                      durations.repeats(step), rng, site,
-                      lasts=max(own, timed.duration - timed.walk),
-                      held=_loosed(shots.get(step.id, ())))
+            moved = self._act(made, step, actor, there, timed.start + timed.walk, own,
+                              durations, rng, site,
+                              lasts=max(own, timed.duration - timed.walk),
+                              held=_loosed(shots.get(step.id, ())))
+            track += [(t, actor, point) for t, point in moved]
+            where[actor] = moved[-1][1] if moved else there
         self._place_bed(made, steps, times, site, end, seed)
-        return made.sources, made.events, track
+        return made.sources, made.events, sorted(track, key=lambda entry: entry[0])
 
     # -- people ------------------------------------------------------------------------
     def _first_place(self, actor: str, site: Site) -> Vec3:
@@ -105,8 +119,14 @@ class ActionSounds:
 
     def _walk(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
               timed: TimedStep, rng) -> None:
-        pieces = max(1, math.ceil(timed.walk / self.walk["piece_s"]))
-        length = timed.walk / pieces
+        self._footsteps(made, step, actor, here, there, timed.start, timed.walk, rng)
+
+    def _footsteps(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
+                   start: float, seconds: float, rng) -> None:
+        """A walk from ``here`` to ``there`` in ``seconds`` from ``start``, heard in pieces
+        that move with the walker, on the floor under him."""
+        pieces = max(1, math.ceil(seconds / self.walk["piece_s"]))
+        length = seconds / pieces
         for i in range(pieces):
             middle = (i + 0.5) / pieces
             point = tuple(a + (b - a) * middle for a, b in zip(here, there, strict=True))
@@ -114,29 +134,30 @@ class ActionSounds:
             surface = self.walk["hall" if on_hall else "ground"]
             if mentions(step.quote, "趨"):
                 surface += self.walk["hurried_suffix"]
-            made.add(actor, self.walk["instrument"], step.id, timed.start + i * length,
+            made.add(actor, self.walk["instrument"], step.id, start + i * length,
                      length, surface, self.walk["velocity"] * _vary(rng), point)
 
     def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
-             times: int, rng, site: Site, lasts: float,
-             held: tuple[float, float] | None = None) -> None:
-        """The step's own action in its ``own`` seconds (once per participant: ``times``),
-        and the others its text names over all the time it ``lasts`` (a step held by the
-        shooting or music it starts: 誘射's 揖…降 after the arrows are heard late, not in the
-        7 s before them). A step of one doer whose arrows are ``held`` (first release, last
-        arrival) has the words before its shooting heard before the first arrow and those
-        after 卒射 after the last: 誘射's 當物…揖 came after his first arrow and his 降 and
-        取朴 before his last."""
+             durations: Durations, rng, site: Site, lasts: float,
+             held: tuple[float, float] | None = None) -> list[tuple[float, Vec3]]:
+        """The step's own action in its ``own`` seconds (once per participant where it goes
+        round), and the others its text names over all the time it ``lasts`` (a step held
+        by the shooting or music it starts: 誘射's 揖…降 after the arrows are heard late, not
+        in the 7 s before them). A step of one doer whose arrows are ``held`` (first
+        release, last arrival) has the words before its shooting heard before the first
+        arrow and those after 卒射 after the last: 誘射's 當物…揖 came after his first arrow
+        and his 降 and 取朴 before his last. One doer walks between the places his text
+        names (次 → 階 → 物), heard as footsteps; returns his moves (time, where)."""
         if step.action in ("升", "降"):  # the steps of the stairs, in stone
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
+        times = durations.repeats(step)
         sounds = list(self.by_action.get(step.action, ()))
         sounds += [(s, 1) for word, s in self.by_word.items() if mentions(step.quote, word)]
         also = self._also(step, site, place)
         slot, span = own / max(times, 1), lasts / max(times, 1)
         text = normalise(step.quote)
         found = shooting_words(text) if held and times <= 1 and start <= held[0] else None
-        shooting = None if found is None else (found[0] / len(text), found[1] / len(text))
         for k in range(max(times, 1)):
             for sound, count in sounds:
                 for n in range(count):
@@ -144,12 +165,64 @@ class ActionSounds:
                     point = (place[0], place[1], place[2] + sound.height)
                     made.add(actor, sound.instrument, step.id, at, sound.duration,
                              sound.articulation, sound.velocity * _vary(rng), point)
-            for fraction, word, point in also:  # when and where the text says it
-                at = (start + k * span + span * fraction if shooting is None or held is None
-                      else _around(fraction, shooting, held, start, start + lasts))
-                self._also_one(made, step, actor, point, at, slot / (len(also) + 1), word, rng)
+        room = slot / (len(also) + 1)
+        if times > 1:  # a company going round: each does them in his share, where he is
+            for k in range(times):
+                for doing in also:
+                    self._also_one(made, step, actor, doing.point,
+                                   start + k * span + span * doing.fraction, room, doing.word,
+                                   rng)
+            return []
+        if found is None or held is None:  # where the text says it, in the step's time
+            parts = [(also, False, start, start + lasts)]
+        else:  # timed for it: before his first release, on his arrows, after the last lands
+            (first, last), a, b = held, found[0] / len(text), found[1] / len(text)
+            parts = [([d for d in also if d.fraction < a], True, start + own, first),
+                     ([d for d in also if a <= d.fraction <= b], True, first, last),
+                     ([d for d in also if d.fraction > b], True, last + 1.0,
+                      max(start + lasts, last + 3.0))]
+        pace = durations.hurry if mentions(step.quote, "趨") else durations.walk
+        here, moved = place, []
+        for doings, paced, begin, end in parts:
+            starts = [here, *(d.end for d in doings)][:len(doings)]
+            costs = [(math.dist(p, d.begin) / pace, durations.action_seconds(d.word))
+                     for p, d in zip(starts, doings, strict=True)]
+            table = _timetable(costs, begin, end) if paced else _as_told(
+                costs, [begin + (end - begin) * d.fraction for d in doings], begin)
+            for doing, (leave, at, done) in zip(doings, table, strict=True):
+                if at - leave >= 0.5:  # walks there, heard
+                    self._footsteps(made, step, actor, here, doing.begin, leave, at - leave,
+                                    rng)
+                if doing.end != here:
+                    here = doing.end
+                    moved.append((at, here))
+                self._also_one(made, step, actor, doing.point, at, done - at, doing.word,
+                               rng)
+        return moved
 
-    def _also(self, step: Step, site: Site, place: Vec3) -> list[tuple[float, str, Vec3]]:
+    def around_shooting(self, step: Step, site: Site, durations: Durations
+                        ) -> tuple[float, float]:
+        """How long one doer's step takes before its shooting and after its 卒射 (0, 0 if
+        it narrates none): his own action, then each action his text names before his first
+        射, and those after, with his walks between their places (誘射: 入於次…西面揖當階北面揖
+        及階揖升堂揖當物北面揖及物揖 is some 60 s, where the round gave 12)."""
+        text = normalise(step.quote)
+        found = shooting_words(text)
+        here = _place(site, step.place)
+        if found is None or here is None:
+            return 0.0, 0.0
+        pace = durations.hurry if mentions(step.quote, "趨") else durations.walk
+        before, after = durations.step_seconds(step), 0.0
+        for doing in self._also(step, site, here):
+            seconds = math.dist(here, doing.begin) / pace + durations.action_seconds(doing.word)
+            if doing.fraction < found[0] / len(text):
+                before += seconds
+            elif doing.fraction > found[1] / len(text) and "卒射" in text[:found[1]]:
+                after += seconds  # what he does once done shooting (not after 命…射)
+            here = doing.end
+        return before, after
+
+    def _also(self, step: Step, site: Site, place: Vec3) -> list[_Doing]:
         """The actions a step's text names for its actor after its own, each with where it
         stands in the text (0–1) and where he is then (the last place the text has put him
         in: 當物…揖 at the 物; else the step's ``place``): 司射入於次…揖…揖…升堂揖…誘射…降
@@ -177,8 +250,19 @@ class ActionSounds:
         def where(at: int) -> Vec3:
             return next((p for m, p in reversed(mentioned) if m < at and p is not None), place)
 
-        return [(at / length, word, self._stairs_at(text, at, step.actor, site)
-                 if word in _STAIRS else where(at)) for at, word in found if at < other]
+        doings = []
+        for at, word in found:
+            if at >= other:
+                break
+            if word in _STAIRS:  # heard halfway up, from one end of the stairs to the other
+                foot, top = self._stairs(text, at, step.actor, site)
+                ends = (foot, top) if word == "升" else (top, foot)
+                doings.append(_Doing(at / length, word, self._stairs_at(text, at, step.actor,
+                                                                         site), *ends))
+            else:
+                point = where(at)
+                doings.append(_Doing(at / length, word, point, point, point))
+        return doings
 
     def _stairs(self, text: str, at: int, actor: str, site: Site) -> tuple[Vec3, Vec3]:
         """The foot and the top of the stairs a 升 or 降 at ``at`` climbs (or a bare 階
@@ -224,7 +308,7 @@ class ActionSounds:
                   word: str, rng) -> None:
         """One action the text names within a step, at ``at``, in ``room`` seconds."""
         if word in _STAIRS:
-            made.add(actor, self.walk["instrument"], step.id, at, min(max(room, 0.5), 3.0),
+            made.add(actor, self.walk["instrument"], step.id, at, _climb(room),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
             return
         for sound, count in self.by_action.get(word, ()):
@@ -361,6 +445,38 @@ def _likeness(text: str, at: int) -> bool:
     return at > 0 and text[at - 1] == "如"
 
 
+def _timetable(doings: Sequence[tuple[float, float]], begin: float, end: float
+               ) -> list[tuple[float, float, float]]:
+    """When each of one doer's doings (walk there, then do it: seconds each) leaves, arrives
+    and is done, one after another from ``begin``, at their own pace where they fit before
+    ``end``, else all quicker in proportion."""
+    total = sum(walk + act for walk, act in doings)
+    factor = min(1.0, max(end - begin, 0.0) / total) if total > 0 else 1.0
+    times, clock = [], begin
+    for walk, act in doings:
+        leave, arrive = clock, clock + walk * factor
+        clock = arrive + act * factor
+        times.append((leave, arrive, clock))
+    return times
+
+
+def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begin: float
+             ) -> list[tuple[float, float, float]]:
+    """One doer's doings (walk there, then do it: seconds each) at the ``times`` the text
+    puts them: each walk leaves at its pace to arrive then, or as soon as he is done with
+    the last (from ``begin``); (leave, arrive, done) each."""
+    table, free = [], begin
+    for (walk, act), at in zip(doings, times, strict=True):
+        table.append((min(max(free, at - walk), at), at, at + act))
+        free = at + act
+    return table
+
+
+def _climb(room: float) -> float:
+    """How long a climb of the stairs within a step sounds, in ``room`` seconds."""
+    return min(max(room, 0.5), 3.0)
+
+
 def _loosed(shots: Sequence[Shot]) -> tuple[float, float] | None:
     """When a step's arrows fly: the first release and the last arrival, or None."""
     if not shots:
@@ -381,26 +497,6 @@ def shooting_words(text: str) -> tuple[int, int] | None:
     first = shot[0][0]
     done = blanked.find("卒射", first)
     return first, done + 2 if done >= 0 else shot[-1][1]
-
-
-def after_shooting(text: str) -> str:
-    """What a step's text (normalised) narrates after its 卒射: done after the last arrow."""
-    found = shooting_words(text)
-    return text[found[1]:] if found and "卒射" in text[:found[1]] else ""
-
-
-def _around(fraction: float, shooting: tuple[float, float], held: tuple[float, float],
-            start: float, end: float) -> float:
-    """When the words at ``fraction`` of a step's text are done, its ``shooting`` words
-    (fractions) laid on the arrows' ``held`` time: those before in the time before the first
-    release, those after from a second after the last arrow lands to the step's ``end``."""
-    (a, b), (first, last) = shooting, held
-    if fraction < a:
-        return start + (first - start) * fraction / a
-    if fraction <= b:
-        return first + (last - first) * (fraction - a) / max(b - a, 1e-9)
-    after = last + 1.0
-    return after + (max(end, after + 2.0) - after) * (fraction - b) / max(1.0 - b, 1e-9)
 
 
 def _vary(rng) -> float:

@@ -45,7 +45,7 @@ from soundscape.errors import CueSheetError, PerformanceError, SiteError
 from soundscape.music.tuning import Tuning, default_tuning
 from soundscape.performance import Event, Info, Marker, Performance, SectionSpan
 from soundscape.sequence import archery
-from soundscape.sequence.actions import after_shooting, load_actions
+from soundscape.sequence.actions import load_actions
 from soundscape.sequence.music_plan import MusicPlan
 from soundscape.sequence.people import People, standing_where_heard
 from soundscape.sequence.players import Players, build_players
@@ -62,7 +62,7 @@ from soundscape.sequence.speech import (
 from soundscape.sequence.timeline import Durations, TimedStep, time_steps
 from soundscape.site.courtyard import Site, load_site, site_of
 from soundscape.text import gloss
-from soundscape.text.hanzi import mentions, normalise
+from soundscape.text.hanzi import mentions
 from soundscape.text.reading import (
     DEFAULT_READING,
     READINGS,
@@ -140,6 +140,7 @@ class _Planner:
                                  players=players, config=options.archery,
                                  roster=options.roster)
         self.sheet = sheet
+        self.site = site
         self.durations = options.durations
         self.actions = load_actions()
 
@@ -159,11 +160,13 @@ class _Planner:
             elif played.end is not None:
                 after += played.end
                 needed = max(needed, after)
-        shot = self.shooting.at_step(step, start)
-        if shot and self.durations.repeats(step) <= 1:  # and what its one doer does after
-            shot += sum(self.durations.action_seconds(word) for _, word in  # his 卒射 (誘射:
-                        self.actions.words_in(after_shooting(normalise(step.quote))))  # 降…)
-        return max(needed, shot)
+        # one doer's own doings around his arrows, his walks between them included: the
+        # 誘射 walks to his mark bowing on the way before his first arrow, and back after
+        lead, after = self.actions.around_shooting(step, self.site, self.durations) \
+            if self.durations.repeats(step) <= 1 else (0.0, 0.0)
+        shot = self.shooting.at_step(
+            step, start, lead=lead if shoot is not None and shoot.number == 0 else 0.0)
+        return max(needed, shot + after if shot else 0.0)
 
     def wait(self, step: Step, clock: float) -> float:
         """The earliest ``step`` may start: when the music it stops has ended (樂闋)."""

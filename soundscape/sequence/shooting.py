@@ -116,25 +116,30 @@ class Shooting:
         """How long a step that narrates a shoot must last (0: as long as it takes)."""
         return self.stretch.get(step.id, 0.0)
 
-    def at_step(self, step: Step, start: float) -> float:
+    def at_step(self, step: Step, start: float, *, lead: float = 0.0) -> float:
         """Shoot the round that starts at ``step``, or count the 算 of the round whose count
-        step it is; how long the step must then last (0 if neither)."""
+        step it is; how long the step must then last (0 if neither). ``lead``: what the
+        step's doer does before his first arrow takes that long (his first release comes
+        one release's time after it, or the round's own first release if that is later)."""
         needed = 0.0
         shoot = self.shoots.get(step.id)
         if shoot is not None:
-            needed = max(needed, self._shoot(shoot, start))
+            needed = max(needed, self._shoot(shoot, start, lead))
         if step.id in self.counts:
             needed = max(needed, self._count(self.counts[step.id], start))
         return needed
 
-    def _shoot(self, shoot: Shoot, start: float) -> float:
-        """Simulate the shoot from ``start``; stretch its narrating steps over it."""
+    def _shoot(self, shoot: Shoot, start: float, lead: float = 0.0) -> float:
+        """Simulate the shoot from ``start`` (its first release at least ``lead`` and one
+        release's time later); stretch its narrating steps over it."""
         shoot.start = start
         rng = np.random.default_rng([self.seed, 1, shoot.number])
         jie = self._jie(shoot, start) if shoot.number == 3 else None
+        later = max(0.0, lead + self.config.number("timing", "shot_interval_s")
+                    - self.config.number("timing", "first_release_s")) if lead > 0 else 0.0
         shoot.round = archery.simulate_round(shoot.number, archers=self.roster,
                                              jie_times=jie, site=self.site, rng=rng,
-                                             config=self.config, start=start,
+                                             config=self.config, start=start + later,
                                              drum=self._drum(shoot, start))
         music_end = start + shoot.music.end if shoot.music and shoot.music.end else start
         end = max(shoot.round.end, music_end) + self.settings.timing.after_round_s

@@ -898,9 +898,11 @@ def _build_places(raw: Mapping[str, Any], targets: Mapping[str, Target],
         if "from" in entry:
             if entry["from"] not in raw:
                 raise SiteError(f"{key}.from: place {entry['from']!r} is unknown")
-            bx, by, bz = build(entry["from"], (*chain, id_)).position
-            position = (bx + length("dx", 0.0), by + length("dy", 0.0),
-                        length("z", 0.0) if "z" in entry else bz + length("dz", 0.0))
+            base = build(entry["from"], (*chain, id_)).position
+            # an axis given outright (z = "0 尺": on the ground below it), else moved by d·
+            x, y, z = (length(axis, 0.0) if axis in entry else b + length(f"d{axis}", 0.0)
+                       for axis, b in zip("xyz", base, strict=True))
+            position = (x, y, z)
         elif id_ in targets:
             target = targets[id_]
             position = (length("x", 0.0), length("y", -target.distance),

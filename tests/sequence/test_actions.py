@@ -10,6 +10,7 @@ from soundscape.music.instruments import load_instrument
 from soundscape.music.tuning import default_tuning
 from soundscape.sequence.actions import load_actions
 from soundscape.sequence.planner import SequenceOptions, perform
+from soundscape.sequence.timeline import Durations
 
 
 def kind(rite, group):
@@ -74,6 +75,7 @@ def test_every_action_a_step_names_for_its_actor_is_heard_where_the_text_says_it
     before, after = heard[:heard.index(salutes[5]) + 1], heard[heard.index(salutes[6]):]
     assert [e.articulation for e in before].count("stone") == 1
     assert all(e.time < first for e in before) and all(e.time > landed for e in after)
+    after = [e for e in after if not e.articulation.startswith(("earth", "wood"))]  # walks
     assert [e.articulation for e in after] == ["salute", "salute", "stone", "handover",
                                                "handover"]
     assert after[-1].time < s21.end
@@ -90,6 +92,40 @@ def test_every_action_a_step_names_for_its_actor_is_heard_where_the_text_says_it
     washing = sheet.step("s10.01")  # 主人洗…升…酌…降…酢…坐奠…再拜稽首
     kinds = {e.articulation for e in rite.events if e.cue == washing.id}
     assert {"cup", "stone", "kneel", "jue_wood", "bow"} <= kinds
+
+
+def test_one_doer_walks_between_the_places_his_text_names(rite, sheet, site):
+    """s21.01: 出於次西面揖當階…及階揖升堂揖當物…及物揖 — the 司射 walks from the 次 to the west
+    stairs (on the earth), climbs, walks on the hall to the 物, all before his first arrow
+    and at his pace; after his last, back to the stairs, down, and 適堂西 (the ground west of
+    the hall, not the hall's middle), where he takes the 朴. Before, he went from the 次 to
+    the 物 unheard in the 12 s the round gave its first release."""
+    step = sheet.step("s21.01")
+    heard = sorted((e for e in rite.events if e.cue == step.id
+                    and rite.sources[e.source].group == "action"), key=lambda e: e.time)
+    s21 = next(span for span in rite.sections if span.id == "s21")
+    first = min(e.time for e in rite.events if s21.start <= e.time < s21.end
+                and rite.sources[e.source].instrument == "bow")
+    tent, stairs, mark = site.place("ci"), site.place("xijie"), site.place("wu")
+    earth = [e for e in heard if e.articulation.startswith("earth") and e.time < first]
+    wood = [e for e in heard if e.articulation.startswith("wood") and e.time < first]
+    # the court crossed piece by piece, each nearer the stairs, at his formal pace
+    gaps = [math.dist(e.position[:2], stairs[:2]) for e in earth]
+    assert len(earth) >= 5 and gaps == sorted(gaps, reverse=True)
+    assert math.dist(earth[0].position[:2], tent[:2]) < 3.0 and gaps[-1] < 3.0
+    pace = Durations.load().walk
+    walked = earth[-1].time + earth[-1].duration - earth[0].time
+    assert walked == pytest.approx(math.dist(tent[:2], stairs[:2]) / pace, rel=0.05)
+    # then on the hall's boards from the top of the stairs to the 物, still before his arrow
+    assert wood and all(e.position[2] > site.hall.height - 0.1 for e in wood)
+    assert math.dist(wood[-1].position[:2], mark[:2]) < 2.0
+    assert wood[0].time > earth[-1].time and wood[-1].time + wood[-1].duration < first
+    # after his arrows: over the court to 堂西, beside the hall on the ground
+    west_of_hall = site.place("tang_xi")
+    assert west_of_hall[2] == 0 and west_of_hall[0] < -site.hall.width / 2
+    taken = [e for e in heard if e.articulation == "handover"]
+    assert taken and all(math.dist(e.position[:2], west_of_hall[:2]) < 0.5 for e in taken)
+    assert any(e.articulation.startswith("earth") and e.time > first for e in heard)
 
 
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):

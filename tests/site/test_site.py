@@ -187,3 +187,33 @@ def test_the_site_remembers_what_an_override_set(tmp_path):
     assert dict(site.overridden) == {"spacing.gap": str(path), "targets.can.band": str(path)}
     assert site.overrides_note() == f" (site override {path} sets spacing.gap)"
     assert load_site().overrides_note() == ""
+
+
+@pytest.mark.parametrize("rite", [None, "xiangshe", "xiangyinjiu", "yan", "generic"])
+def test_the_ground_around_the_hall_is_beside_it_on_every_site(rite):
+    """堂西 and 堂東 (賓降適堂西袒決遂; 鄉射 三耦俟于堂西), 堂下, 西堂下 and 東堂下 are on the
+    ground beside or below the hall, each site's own: they were read as the hall's middle, up
+    on its floor."""
+    site = load_site(rite=rite)
+    edge = site.hall.width / 2
+    west, east, below = site.place("tang_xi"), site.place("tang_dong"), site.place("tang_xia")
+    assert west[2] == east[2] == below[2] == 0.0
+    assert west[0] == pytest.approx(-edge - site.metres(1, "弓"))
+    assert east[0] == pytest.approx(edge + site.metres(1, "弓"))
+    assert 0 < west[1] < site.hall.depth and below[1] < 0 and below[0] == 0
+    for side, x in (("xitang", -1), ("dongtang", 1)):
+        under = site.place(f"{side}_xia")
+        assert under[2] == 0 and under[1] == below[1] and under[0] == site.place(side)[0]
+        assert x * under[0] > 0
+
+
+def test_a_place_from_another_takes_an_axis_outright(tmp_path):
+    """A place measured from another (下物: from the 物) with an axis given (y = "-6 尺")
+    takes it; the others still move by d·."""
+    override = tmp_path / "site.toml"
+    override.write_text('[places.wu_xia]\ny = "-6 尺"\n', encoding="utf-8")
+    site = load_site(overrides=override)
+    x, y, z = site.place("wu_xia")
+    assert (x, y) == pytest.approx((site.place("wu")[0] + site.metres(3, "尺"),
+                                    -site.metres(6, "尺")))
+    assert z == site.place("wu")[2]

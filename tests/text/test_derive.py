@@ -156,6 +156,21 @@ def test_xiangyinjiu_formulas():
     assert len(set(starts)) == len(starts)  # each piece its own step, in order
 
 
+def test_the_ground_around_the_hall_is_a_place_of_its_own(dashe):
+    """堂西, 堂東, 堂下, 西堂下 and 東堂下 were read as the 堂 (its middle, up on the floor)
+    or the side hall: the 賓 went up to the hall to bare his arm. A facing after a place
+    (於堂西面) is the place and the facing."""
+    from soundscape.text.derive import place_mentions
+
+    assert [pid for _, pid in place_mentions("賓降適堂西袒決遂")] == ["tang_xi"]
+    assert [pid for _, pid in place_mentions("亨於堂東北")] == ["tang_dong"]
+    assert [pid for _, pid in place_mentions("司射遂適堂下北面")] == ["tang_xia"]
+    assert [pid for _, pid in place_mentions("授矢人於西堂下")] == ["xitang_xia"]
+    assert [pid for _, pid in place_mentions("小臣師從者在東堂下南面")] == ["dongtang_xia"]
+    assert [pid for _, pid in place_mentions("立於堂西面")] == ["tang"]
+    assert dashe.step("s26.14").place == "tang_xi"  # 賓降適堂西袒決遂…升自西階
+
+
 def test_xiangshe_and_yanli_formulas():
     sheet = _derive("樂正命大師曰奏騶虞間若一大師不興許諾樂正退反位乃奏騶虞以射"
                     "升歌鹿鳴下管新宮無算樂賓醉北面坐取其薦脯以降奏陔")

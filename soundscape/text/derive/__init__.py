@@ -53,7 +53,8 @@ def _term_pattern(category: str) -> re.Pattern:
 def _place_pattern() -> re.Pattern:
     places = alternation(glossary.load().terms_longest_first("place"))
     preps = alternation(tuple(rules()["place_prepositions"]))
-    return re.compile(rf"(?:{preps})({places})")
+    # not a place that a facing follows (於堂西面: the 堂, facing west)
+    return re.compile(rf"(?:{preps})({places})(?!面)")
 
 
 def _actor_starts(chars: str) -> list[tuple[int, int, str]]:
