@@ -266,3 +266,16 @@ def test_only_a_word_after_如_is_a_likeness():
     table = load_actions()
     assert (0, "升") in table.words_in("升堂揖如")
     assert all(word != "升" for _, word in table.words_in("降如升射之儀"))
+
+
+def test_a_word_that_names_the_basin_or_the_offerings_is_no_washing(rite, sheet):
+    """適洗 (to the basin), 立於洗南, 設洗於阼階東南, 奠爵於薦右 name a place or a thing: the
+    washing and presenting they were heard as were not done. 至再拜 is arriving, then bowing."""
+    table = load_actions()
+    assert [w for _, w in table.words_in("司正適洗洗角觶")] == ["洗"]
+    assert [w for _, w in table.words_in("設洗於阼階東南罍水在東篚在洗西")] == []
+    assert [w for _, w in table.words_in("奠爵於薦右興")] == ["奠", "興"]
+    assert [w for _, w in table.words_in("北面至再拜")] == ["再拜"]
+    step = sheet.step("s19.04")  # 司正適洗洗角觶南面坐奠於中庭…: one washing, not two
+    washing = [e for e in rite.events if e.cue == step.id and e.articulation == "cup"]
+    assert len(washing) == 1
