@@ -35,7 +35,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
-from soundscape.text.derive import place_mentions
+from soundscape.text.derive import names_a_thing, place_mentions
 from soundscape.text.hanzi import mentions, normalise
 
 __all__ = ["ActionSounds", "load_actions", "shooting_words"]
@@ -78,7 +78,6 @@ class ActionSounds:
     torch: Mapping[str, Any]
     creatures: Mapping[str, Any]
     stairs: Mapping[str, Any]
-    not_after: tuple[str, ...] = ()
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
                durations: Durations, seed: int, end: float,
@@ -302,10 +301,9 @@ class ActionSounds:
     def words_in(self, text: str) -> list[tuple[int, str]]:
         """(offset, word) of each action ``text`` (normalised) names that has a sound, the
         stairs' included; not one after 如, a likeness (降如升射之儀: no 升), nor one that
-        names a thing or place (``not_after``: 設洗於阼階東南, 立於洗南)."""
+        names a thing or place (設洗於阼階東南, 立於洗南: ``derive.names_a_thing``)."""
         return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
-            text) if not _likeness(text, m.start())
-            and not text[:m.start()].endswith(self.not_after)]
+            text) if not _likeness(text, m.start()) and not names_a_thing(text, m.start())]
 
     def _also_one(self, made, step: Step, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:
@@ -532,8 +530,7 @@ def load_actions(path: Any = None) -> ActionSounds:
         return ActionSounds(dict(data["walk"]), dict(data["start"]),
                             {k: tuple(v) for k, v in by_action.items()}, by_word,
                             dict(data["bed"]), dict(data["torch"]), dict(data["creatures"]),
-                            dict(data["stairs"]),
-                            tuple(str(w) for w in data.get("words", {}).get("not_after", ())))
+                            dict(data["stairs"]))
     except (KeyError, TypeError, ValueError) as error:
         raise CueSheetError(f"{path}: missing or malformed key: {error}") from error
 

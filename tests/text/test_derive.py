@@ -169,6 +169,9 @@ def test_the_ground_around_the_hall_is_a_place_of_its_own(dashe):
     assert [pid for _, pid in place_mentions("小臣師從者在東堂下南面")] == ["dongtang_xia"]
     assert [pid for _, pid in place_mentions("立於堂西面")] == ["tang"]
     assert dashe.step("s26.14").place == "tang_xi"  # 賓降適堂西袒決遂…升自西階
+    # an action word after a word that goes before a place is that place: 主人於洗北…辯獻大夫
+    # is a presenting at the basin, not a washing
+    assert dashe.step("s17.07").action == "獻"
 
 
 def test_xiangshe_and_yanli_formulas():

@@ -121,12 +121,24 @@ def _action(chars: str, unit: Unit | None, unsaid: str | None = None) -> str:
     blanked = _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
     negations, spoken = rules()["negations"], rules()["spoken_actions"]
     for match in _term_pattern("action").finditer(blanked):
-        if match.start() and blanked[match.start() - 1] in negations:
+        if (match.start() and blanked[match.start() - 1] in negations) \
+                or names_a_thing(chars, match.start()):
             continue
         name = words.name("action", words.known_id("action", match.group(0)))
         if unsaid is None or unsaid[match.start()] == chars[match.start()] or name in spoken:
             return name
     return "other"
+
+
+def names_a_thing(chars: str, at: int) -> bool:
+    """Whether the action word at ``at`` of ``chars`` (normalised) names a thing or a place,
+    not a doing, by the word before it (設洗於阼階東南, 立於洗南, 適洗: the basin)."""
+    return chars[:at].endswith(_thing_markers())
+
+
+@functools.cache
+def _thing_markers() -> tuple[str, ...]:
+    return tuple(rules()["thing_markers"])
 
 
 def place_mentions(chars: str) -> list[tuple[int, str]]:
