@@ -23,7 +23,7 @@ from soundscape.cli._common import (
 from soundscape.errors import RenderError
 from soundscape.music.tuning import Tuning
 from soundscape.output import score
-from soundscape.output.midi import SPLITS, music_only
+from soundscape.output.midi import music_only
 
 __all__ = ["command"]
 
@@ -46,11 +46,12 @@ _UNSEQUENCED = Sequencing(None, None, 0, None, None, None, None, None)
               help="MusicXML file (default output/PIECE.musicxml, or with --performance "
               "output/NAME.musicxml, NAME the rite's: see `render -o`); ending .mxl: "
               "compressed MusicXML; with --split, the folder.")
-@click.option("--split", type=click.Choice(SPLITS), default=None,
+@click.option("--split", type=click.Choice(score.SPLITS), default=None,
               help="With --performance: a full score per piece played (NN-CUE.musicxml, its "
               "notes only) or per section that plays music (SECTION.musicxml), each with its "
-              "own staves, into the folder -o (default output/NAME.pieces or "
-              "output/NAME.sections, beside `midi --split`'s files).")
+              "own staves, or a part per staff of the full score for its players to play "
+              "from (NN-SOURCE.musicxml), into the folder -o (default output/NAME.pieces, "
+              "output/NAME.sections or output/NAME.parts, beside `midi --split`'s files).")
 @click.option("--cents-in-alter", is_flag=True,
               help="Also write each note's cents as a decimal <alter> (MuseScore 4 and Dorico "
               "read it as tuning; MuseScore 3 rejects it). The cents are always in lyric line 4.")

@@ -45,6 +45,7 @@ from soundscape.fileio import write_bytes, write_set
 from soundscape.music.pitch import Pitch
 from soundscape.music.tuning import LU, Tuning, to_gongche
 from soundscape.output import mts
+from soundscape.output.midi import SPLITS as MIDI_SPLITS
 from soundscape.output.midi import load_programs, music_only, program_for, tempo_map_of
 from soundscape.output.midi import parts as split_parts
 from soundscape.output.tempo_map import TICKS_PER_BEAT
@@ -52,6 +53,7 @@ from soundscape.performance import Event, Marker, Performance, PieceInfo, Source
 
 __all__ = [
     "QUANTUM_BEATS",
+    "SPLITS",
     "Bar",
     "Credits",
     "bars",
@@ -73,6 +75,10 @@ QUANTUM_BEATS = 0.5
 
 # A4 and its margins, in mm: in tenths, a fortieth of the staff (music21's: 7 mm).
 _PAGE_MM = (210.0, 297.0, 15.0)  # width, height, margin
+#: How ``write_split_scores`` splits the rite: by piece or section as ``midi --split``
+#: does, or a part per staff of the full score.
+SPLITS = (*MIDI_SPLITS, "part")
+
 #: Staff height (mm) of a piece's score (music21's) and of a performance score, whose
 #: dozen staves a 7 mm staff spread over a page a system (Gould, *Behind Bars*: 5-6 mm
 #: for a full score of this size); a performance score with more staves takes a smaller
@@ -465,7 +471,8 @@ def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
     """Write a full score per piece played or per section that plays music (the parts of
     ``midi.parts``: ``NN-CUE.musicxml`` or ``SECTION.musicxml``) into ``folder``, each with
     only the staves that play in it, so that each fits its page where the whole rite's
-    22 staves do not.
+    22 staves do not; or (``by="part"``) each staff of the full score on its own, the part
+    its players play from (``NN-SOURCE.musicxml``, NN its place in the full score).
 
     Every score is made before any is written, and the set is placed whole or not at all;
     scores an earlier split of this kind wrote there and this one does not are removed,
@@ -473,17 +480,39 @@ def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
     this one writes is refused. ``notice`` is told, by file, where a system does not fit.
     """
     scores: dict[str, bytes] = {}
-    for name, part in split_parts(performance, by):
-        if not music_only(part).events:  # a section without music has no score
-            continue
+    for name, part, staff in _split(performance, by):
         name = f"{Path(name).stem}.musicxml"
         scores[name] = performance_score(
-            part, cents_in_alter=cents_in_alter,
+            part, cents_in_alter=cents_in_alter, staff=staff,
             notice=None if notice is None else functools.partial(_told, notice, name))
     return write_set(folder, {name: functools.partial(Path.write_bytes, data=data)
                               for name, data in scores.items()},
                      record=f".soundscape.{by}-scores", error=RenderError,
                      what=f"scores by {by}", kinds=(".musicxml",))
+
+
+def _split(performance: Performance, by: str
+           ) -> Iterator[tuple[str, Performance, int | None]]:
+    """The scores a split writes: (name, the part of the rite, the staff it keeps or None
+    for all). By part: each staff of the full score on its own, for its players."""
+    if by == "part":
+        played = music_only(performance)
+        for index, staff in enumerate(_staves(played, _beats_of(tempo_map_of(played)))):
+            yield f"{index + 1:02d}-{_file_word(staff.sources[0].id)}", performance, index
+        return
+    for name, part in split_parts(performance, by):
+        if music_only(part).events:  # a section without music has no score
+            yield name, part, None
+
+
+def _file_word(text: str) -> str:
+    """``text`` as a file name's word (ids are ASCII: this only guards against others)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "part"
+
+
+def _beats_of(tmap) -> Callable[[float], float]:
+    """Seconds → beats of the tempo map ``tmap``, on the notation grid."""
+    return lambda seconds: _on_grid(tmap.tick(seconds) / TICKS_PER_BEAT)
 
 
 def _told(notice: Callable[[str], None], name: str, said: str) -> None:
@@ -492,7 +521,8 @@ def _told(notice: Callable[[str], None], name: str, said: str) -> None:
 
 def performance_score(performance: Performance, *, cents_in_alter: bool = False,
                       compressed: bool = False,
-                      notice: Callable[[str], None] | None = None) -> bytes:
+                      notice: Callable[[str], None] | None = None,
+                      staff: int | None = None) -> bytes:
     """A performance as MusicXML: a part per source that plays music (the sounds of
     the actions, the place and the spoken words are left to the audio), rehearsal marks
     at the ritual markers.
@@ -502,14 +532,14 @@ def performance_score(performance: Performance, *, cents_in_alter: bool = False,
     lengths on a ``QUANTUM_BEATS`` grid, so a piece's notes read as the beats they were
     laid on; a note is held at most until the next onset in its part, and simultaneous
     notes of one part form a chord. Rehearsal marks read ``中文 | English``. ``notice`` is
-    told where the system does not fit an A4 page even at ``LEAST_STAFF_MM``.
+    told where the system does not fit an A4 page even at ``LEAST_STAFF_MM``. ``staff``:
+    that staff of the full score alone (counted from 0), its players' part, with the
+    tempo and rehearsal marks.
     """
     markers = performance.markers
     performance = music_only(performance)
     tmap = tempo_map_of(performance)
-
-    def beats(seconds: float) -> float:
-        return _on_grid(tmap.tick(seconds) / TICKS_PER_BEAT)
+    beats = _beats_of(tmap)
 
     pitches = [e.pitch for e in performance.events if e.pitch is not None]
     keys = mts.key_map(pitches)
@@ -517,14 +547,16 @@ def performance_score(performance: Performance, *, cents_in_alter: bool = False,
     programs = load_programs()
     parts: list[music21.stream.Part] = []
     staves = _staves(performance, beats)
-    for staff, short in zip(staves, _abbreviations(staves), strict=True):
-        sources, notes = staff.sources, staff.notes
+    if staff is not None:
+        staves = [staves[staff]]
+    for one, short in zip(staves, _abbreviations(staves), strict=True):
+        sources, notes = one.sources, one.notes
         part = music21.stream.Part(id=sources[0].id)
-        part.partName = staff.name or _staff_name(sources)
+        part.partName = one.name or _staff_name(sources)
         part.partAbbreviation = short  # the name every later system prints
         part.insert(0, _instrument(sources[0].instrument, programs, sources[0].roman))
-        if staff.key:
-            part.insert(notes[0][0], music21.expressions.TextExpression(staff.key))
+        if one.key:
+            part.insert(notes[0][0], music21.expressions.TextExpression(one.key))
         if not parts:
             for segment in tmap.segments:  # printed whole, played exact (<sound tempo>)
                 bpm = round(6e7 / segment.tempo, 1)
@@ -542,6 +574,10 @@ def performance_score(performance: Performance, *, cents_in_alter: bool = False,
     # the last thing written (a tempo mark where the music has ended)
     end = max((max(math.ceil(p.highestTime / 4), math.floor(p.highestOffset / 4) + 1) * 4
                for p in parts), default=0)
+    # and four bars past the last small text, whose words run on to the right: in the last
+    # bar they ran past the page's edge (MuseScore 3 reads no alignment for them)
+    texts = parts[0].getElementsByClass(music21.expressions.TextExpression) if parts else []
+    end = max([end, *(math.floor(t.offset / 4) * 4 + _STEP_BEATS for t in texts)])
     for part in parts:
         for start, stop in _silences(part, end):
             for at, length in beat_rests(start, stop):
@@ -550,7 +586,7 @@ def performance_score(performance: Performance, *, cents_in_alter: bool = False,
     for first, last, name in _brackets(staves):
         score.insert(0, music21.layout.StaffGroup(parts[first:last + 1], name=name,
                                                   symbol="bracket", barTogether=False))
-    staff_mm, fits = full_score_size([_lyric_lines(staff.notes) for staff in staves])
+    staff_mm, fits = full_score_size([_lyric_lines(one.notes) for one in staves])
     if not fits and notice is not None:
         notice(f"the full score's {len(staves)} staves do not fit an A4 page even at "
                f"{LEAST_STAFF_MM:g} mm: its systems will run past the page in MuseScore; "

@@ -212,15 +212,33 @@ def test_a_full_score_fits_its_pages(tmp_path):
     within the page's margins, and every mark, text and name on the page."""
     rite = sequence.perform_from_file(seed=0, from_section="s32", to_section="s32")
     source = score.write_performance_score(rite, tmp_path / "s32.musicxml")
+    assert _pages_laid_out_within(source, tmp_path) > 10
+
+
+def test_a_players_part_fits_its_pages_in_a_few(tmp_path):
+    """The 瑟 players' part of s32 (`score --split part`), a staff alone, keeps within its
+    pages as the full score does, in 6 pages where the full score takes 84."""
+    rite = sequence.perform_from_file(seed=0, from_section="s32", to_section="s32")
+    source = tmp_path / "se.musicxml"
+    source.write_bytes(score.performance_score(rite, staff=7))
+    assert ET.parse(source).getroot().findtext("part-list/score-part/part-name") \
+        == "工 上工一–上工四 4 × se"
+    assert _pages_laid_out_within(source, tmp_path) <= 8
+
+
+def _pages_laid_out_within(source: Path, folder: Path) -> int:
+    """How many pages MuseScore lays ``source`` out on, each staff within the margins and
+    every mark, text and name on its page (asserted)."""
     root = ET.parse(source).getroot()
     to_mm = float(root.findtext("defaults/scaling/millimeters")) / float(
         root.findtext("defaults/scaling/tenths"))
     page_mm = [float(root.findtext(f"defaults/page-layout/page-{k}")) * to_mm
                for k in ("width", "height")]
     margin_mm = float(root.findtext("defaults/page-layout/page-margins/top-margin")) * to_mm
-    mscore(source, tmp_path / "s32.svg", made=tmp_path / "s32-01.svg")
-    pages = sorted(tmp_path.glob("s32-*.svg"))
-    assert len(pages) > 10
+    said = mscore(source, folder / f"{source.stem}.svg", made=folder)  # pages STEM-N.svg
+    pages = sorted(folder.glob(f"{source.stem}-*.svg"),
+                   key=lambda page: int(page.stem.rpartition("-")[2]))
+    assert pages, said
     for page in pages:
         svg = page.read_text(encoding="utf-8")
         width, height = map(float, re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg).groups())
@@ -236,3 +254,4 @@ def test_a_full_score_fits_its_pages(tmp_path):
             xy = np.array([float(v) for v in re.findall(r"-?[\d.]+", shape)]).reshape(-1, 2)
             assert xy.min() >= 0 and xy[:, 0].max() <= width and xy[:, 1].max() <= height, (
                 page.name, kind)
+    return len(pages)

@@ -885,3 +885,37 @@ def test_a_score_per_section_beside_the_midi_files(tmp_path, soundscape_cli):
                                    "section", "-o", "a.txt", cwd=tmp_path)
         assert code == 2 and "'a.txt' is a file; --split writes a folder" in err, err
         assert "laying out" not in err and (tmp_path / "a.txt").read_text() == "mine"
+
+
+def test_a_part_per_staff_for_its_players_to_play_from(tmp_path, soundscape_cli):
+    """s32's full score runs to 84 pages, a system a page; its players play from parts:
+    each staff of the full score on its own (NN-SOURCE.musicxml in the full score's order),
+    holding exactly that staff's notes, with the tempo and rehearsal marks."""
+    span = ("--from", "s32", "--to", "s32")
+    code, err = soundscape_cli("score", "--performance", *span, "-o", "full.musicxml",
+                               cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    code, err = soundscape_cli("score", "--performance", *span, "--split", "part",
+                               cwd=tmp_path)
+    assert (code, problems(err)) == (0, [])
+    folder = tmp_path / "output" / "dashe.parts"
+    full = ET.parse(tmp_path / "full.musicxml").getroot()
+    staves = full.findall("part")
+    names = [p.findtext("part-name") for p in full.iter("score-part")]
+    files = sorted(folder.glob("*.musicxml"))
+    assert len(files) == len(staves) == 14
+
+    def written(part):  # each note or stroke and rest as written, bar by bar
+        return [(bar.get("number"), n.findtext("pitch/step"), n.findtext("pitch/octave"),
+                 n.findtext("duration"), n.find("rest") is not None, n.find("chord") is not None)
+                for bar in part.iter("measure") for n in bar.iter("note")]
+
+    for index, (path, staff, name) in enumerate(zip(files, staves, names, strict=True)):
+        root = ET.parse(path).getroot()
+        assert path.name.startswith(f"{index + 1:02d}-")
+        assert [p.findtext("part-name") for p in root.iter("score-part")] == [name]
+        (part,) = root.findall("part")
+        assert written(part) == written(staff)
+        assert sum(1 for _ in part.iter("rehearsal")) == sum(1 for _ in full.iter("rehearsal"))
+        assert sum(1 for _ in part.iter("metronome")) >= 1
+    assert {"07-gong-dashi.musicxml", "08-gong-shanggong-1.musicxml"} <= {p.name for p in files}
