@@ -141,13 +141,12 @@ class ActionSounds:
              durations: Durations, rng, site: Site, lasts: float,
              held: tuple[float, float] | None = None) -> list[tuple[float, Vec3]]:
         """The step's own action in its ``own`` seconds (once per participant where it goes
-        round), and the others its text names over all the time it ``lasts`` (a step held
-        by the shooting or music it starts: 誘射's 揖…降 after the arrows are heard late, not
-        in the 7 s before them). A step of one doer whose arrows are ``held`` (first
-        release, last arrival) has the words before its shooting heard before the first
-        arrow and those after 卒射 after the last: 誘射's 當物…揖 came after his first arrow
-        and his 降 and 取朴 before his last. One doer walks between the places his text
-        names (次 → 階 → 物), heard as footsteps; returns his moves (time, where)."""
+        round), and the others its text names where the text puts them in all the time it
+        ``lasts`` (a step held by the music it starts lasts the music). One doer walks
+        between the places his text names (次 → 階 → 物), heard as footsteps; where his
+        arrows are ``held`` (first release, last arrival), what his text says before his
+        shooting is done, at its own pace, before the first arrow, and what it says after
+        卒射 after the last has landed. Returns his moves (when he arrives, where)."""
         if step.action in ("升", "降"):  # the steps of the stairs, in stone
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
