@@ -481,7 +481,6 @@ def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
     """
     scores: dict[str, bytes] = {}
     for name, part, staff in _split(performance, by):
-        name = f"{Path(name).stem}.musicxml"
         scores[name] = performance_score(
             part, cents_in_alter=cents_in_alter, staff=staff,
             notice=None if notice is None else functools.partial(_told, notice, name))
@@ -493,21 +492,17 @@ def write_split_scores(performance: Performance, folder: str | Path, *, by: str,
 
 def _split(performance: Performance, by: str
            ) -> Iterator[tuple[str, Performance, int | None]]:
-    """The scores a split writes: (name, the part of the rite, the staff it keeps or None
-    for all). By part: each staff of the full score on its own, for its players."""
+    """The scores a split writes: (file name, the part of the rite, the staff it keeps or
+    None for all). By part: each staff of the full score on its own, for its players, named
+    by its place in the full score and its first player's id (ids are never paths)."""
     if by == "part":
         played = music_only(performance)
         for index, staff in enumerate(_staves(played, _beats_of(tempo_map_of(played)))):
-            yield f"{index + 1:02d}-{_file_word(staff.sources[0].id)}", performance, index
+            yield f"{index + 1:02d}-{staff.sources[0].id}.musicxml", performance, index
         return
     for name, part in split_parts(performance, by):
         if music_only(part).events:  # a section without music has no score
-            yield name, part, None
-
-
-def _file_word(text: str) -> str:
-    """``text`` as a file name's word (ids are ASCII: this only guards against others)."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", text).strip("-") or "part"
+            yield f"{Path(name).stem}.musicxml", part, None
 
 
 def _beats_of(tmap) -> Callable[[float], float]:

@@ -101,7 +101,7 @@ class ActionSounds:
             there = _place(site, step.place) or here
             rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
             if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
-                self._walk(made, step, actor, here, there, timed, rng)
+                self._footsteps(made, step, actor, here, there, timed.start, timed.walk, rng)
             track.append((timed.start + timed.walk, actor, there))
             own = durations.step_seconds(step)
             moved = self._act(made, step, actor, there, timed.start + timed.walk, own,
@@ -116,10 +116,6 @@ class ActionSounds:
     # -- people ------------------------------------------------------------------------
     def _first_place(self, actor: str, site: Site) -> Vec3:
         return site.place(self.start.get(actor, self.start["default"]))
-
-    def _walk(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
-              timed: TimedStep, rng) -> None:
-        self._footsteps(made, step, actor, here, there, timed.start, timed.walk, rng)
 
     def _footsteps(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
                    start: float, seconds: float, rng) -> None:
@@ -180,7 +176,7 @@ class ActionSounds:
                      ([d for d in also if a <= d.fraction <= b], True, first, last),
                      ([d for d in also if d.fraction > b], True, last + 1.0,
                       max(start + lasts, last + 3.0))]
-        pace = durations.hurry if mentions(step.quote, "趨") else durations.walk
+        pace = durations.pace_of(step)
         here, moved = place, []
         for doings, paced, begin, end in parts:
             starts = [here, *(d.end for d in doings)][:len(doings)]
@@ -210,7 +206,7 @@ class ActionSounds:
         here = _place(site, step.place)
         if found is None or here is None:
             return 0.0, 0.0
-        pace = durations.hurry if mentions(step.quote, "趨") else durations.walk
+        pace = durations.pace_of(step)
         before, after = durations.step_seconds(step), 0.0
         for doing in self._also(step, site, here):
             seconds = math.dist(here, doing.begin) / pace + durations.action_seconds(doing.word)

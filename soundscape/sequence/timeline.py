@@ -162,6 +162,10 @@ class Durations:
         """Seconds one performance of ``action`` takes."""
         return float(self.actions.get(action, self.actions["other"]))
 
+    def pace_of(self, step: StepLike) -> float:
+        """How fast the step's actor walks, m/s: hurried where its text says 趨."""
+        return self.hurry if mentions(step.quote, "趨") else self.walk
+
     def step_seconds(self, step: StepLike) -> float:
         """A step's own time: its action, once per participant where it goes round."""
         return self.action_seconds(step.action) * self.repeats(step)
@@ -214,8 +218,7 @@ class _Walkers:
         self.last[step.actor] = where
         if before is None:
             return 0.0
-        pace = durations.hurry if mentions(step.quote, "趨") else durations.walk
-        return math.dist(before[:2], where[:2]) / pace
+        return math.dist(before[:2], where[:2]) / durations.pace_of(step)
 
 
 def _no_hold(step: StepLike, start: float) -> float:

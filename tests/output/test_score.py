@@ -919,5 +919,5 @@ def test_a_part_per_staff_for_its_players_to_play_from(tmp_path, soundscape_cli)
         assert written(part) == written(staff)
         assert sum(1 for _ in part.iter("rehearsal")) == sum(1 for _ in full.iter("rehearsal"))
         assert sum(1 for _ in part.iter("metronome")) >= 1
-    assert [p.name for p in files][3:] == ["04-gong-dashi.musicxml",
-                                           "05-gong-shanggong-1.musicxml"]
+    assert [p.name for p in files][3:] == ["04-gong.dashi.musicxml",
+                                           "05-gong.shanggong.1.musicxml"]
