@@ -15,12 +15,13 @@ its step (``Event.cue``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,13 +33,13 @@ from soundscape.geometry import Vec3
 from soundscape.music.instruments import load_instrument
 from soundscape.performance import Event, Shot, Source
 from soundscape.resources import data_dir
-from soundscape.sequence.timeline import Durations, TimedStep
+from soundscape.sequence.timeline import Durations, StepLike, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
 from soundscape.text.derive import names_a_thing, place_mentions
 from soundscape.text.hanzi import mentions, normalise
 
-__all__ = ["ActionSounds", "load_actions", "shooting_words"]
+__all__ = ["ActionSounds", "TurnWalk", "load_actions", "shooting_words"]
 
 _UP = (0.0, 0.0, 1.0)
 
@@ -67,6 +68,38 @@ class _Doing:
 
 
 @dataclass(frozen=True)
+class TurnWalk:
+    """A walk a text tells and the others do likewise (亦如之): an archer of a pair going up
+    to his mark or coming down from it. ``text`` names what he does on the way and where
+    (出次西面揖當階北面揖及階揖升堂揖當物北面揖及物揖) as ``actor``'s (上射), from ``start``
+    (a site place); ``side_m``: how far east of the places he keeps (the pair walk side by
+    side, 上射在左); he leaves at ``begin`` at his pace, done by ``end`` if given (quicker in
+    proportion where that is too soon). Heard as step ``cue``'s, from a source of the
+    ``walker``'s own (else the actor's)."""
+
+    cue: str
+    actor: str
+    text: str
+    start: str
+    begin: float
+    end: float | None = None
+    side_m: float = 0.0
+    walker: tuple[str, str] | None = None  # who walks (id, name: sanou.2.shang, 次耦上射)
+
+
+@dataclass(frozen=True)
+class _Told:
+    """What a turn walk's words are read as: a step of its actor with no action of its own."""
+
+    id: str
+    actor: str
+    quote: str
+    action: str = ""
+    section: str = ""
+    place: str | None = None
+
+
+@dataclass(frozen=True)
 class ActionSounds:
     """The table of ``data/actions.toml``; :meth:`events` makes the sounds of a timed rite."""
 
@@ -81,15 +114,17 @@ class ActionSounds:
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
                durations: Durations, seed: int, end: float,
-               shots: Mapping[str, Sequence[Shot]] | None = None
+               shots: Mapping[str, Sequence[Shot]] | None = None,
+               quiet: Iterable[str] = ()
                ) -> tuple[dict[str, Source], list[Event], list[tuple[float, str, Vec3]]]:
         """The sources and events of the actions of ``steps`` and of the place, up to
         ``end`` seconds, and the track of where each actor stands from when
         (``(time, actor, floor point)``, in time order). ``shots``: step id → the arrows
         of the round it narrates (its actions are heard before, between and after them
-        as its text puts them)."""
-        shots = shots or {}
-        made = _Made()
+        as its text puts them). ``quiet``: steps whose doers move as they tell but are
+        heard elsewhere (a round's archers, in their turn walks)."""
+        shots, quiet = shots or {}, set(quiet)
+        made, unheard = _Made(), _Made()
         track: list[tuple[float, str, Vec3]] = []
         where: dict[str, Vec3] = {}
         for step in steps:
@@ -100,11 +135,12 @@ class ActionSounds:
             here = where.get(actor) or self._first_place(actor, site)
             there = _place(site, step.place) or here
             rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
+            heard = unheard if step.id in quiet else made
             if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
-                self._footsteps(made, step, actor, here, there, timed.start, timed.walk, rng)
+                self._footsteps(heard, step, actor, here, there, timed.start, timed.walk, rng)
             track.append((timed.start + timed.walk, actor, there))
             own = durations.step_seconds(step)
-            moved = self._act(made, step, actor, there, timed.start + timed.walk, own,
+            moved = self._act(heard, step, actor, there, timed.start + timed.walk, own,
                               durations, rng, site,
                               lasts=max(own, timed.duration - timed.walk),
                               held=_loosed(shots.get(step.id, ())))
@@ -117,7 +153,7 @@ class ActionSounds:
     def _first_place(self, actor: str, site: Site) -> Vec3:
         return site.place(self.start.get(actor, self.start["default"]))
 
-    def _footsteps(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
+    def _footsteps(self, made, step: StepLike, actor: str, here: Vec3, there: Vec3,
                    start: float, seconds: float, rng) -> None:
         """A walk from ``here`` to ``there`` in ``seconds`` from ``start``, heard in pieces
         that move with the walker, on the floor under him."""
@@ -177,23 +213,65 @@ class ActionSounds:
                      ([d for d in also if d.fraction > b], True, last + 1.0,
                       max(start + lasts, last + 3.0))]
         pace = durations.pace_of(step)
-        here, moved = place, []
+        here = place
+        moved: list[tuple[float, Vec3]] = []
         for doings, paced, begin, end in parts:
-            starts = [here, *(d.end for d in doings)][:len(doings)]
-            costs = [(math.dist(p, d.begin) / pace, durations.action_seconds(d.word))
-                     for p, d in zip(starts, doings, strict=True)]
+            costs = _costs(doings, here, pace, durations)
             table = _timetable(costs, begin, end) if paced else _as_told(
                 costs, [begin + (end - begin) * d.fraction for d in doings], begin)
-            for doing, (leave, at, done) in zip(doings, table, strict=True):
-                if at - leave >= 0.5:  # walks there, heard
-                    self._footsteps(made, step, actor, here, doing.begin, leave, at - leave,
-                                    rng)
-                if doing.end != here:
-                    here = doing.end
-                    moved.append((at, here))
-                self._also_one(made, step, actor, doing.point, at, done - at, doing.word,
-                               rng)
+            here = self._go(made, step, actor, here, doings, table, rng, moved)
         return moved
+
+    def _go(self, made, step: StepLike, actor: str, here: Vec3, doings: Sequence[_Doing],
+            table: Sequence[tuple[float, float, float]], rng,
+            moved: list[tuple[float, Vec3]]) -> Vec3:
+        """One doer's ``doings`` on their timetable (leave, arrive, done each): the walk
+        to each, heard where it is long enough, then the doing; appends his moves to
+        ``moved`` and returns where he ends."""
+        for doing, (leave, at, done) in zip(doings, table, strict=True):
+            if at - leave >= 0.5:  # walks there, heard
+                self._footsteps(made, step, actor, here, doing.begin, leave, at - leave, rng)
+            if doing.end != here:
+                here = doing.end
+                moved.append((at, here))
+            self._also_one(made, step, actor, doing.point, at, done - at, doing.word, rng)
+        return here
+
+    def turn_walks(self, walks: Iterable[TurnWalk], *, site: Site, durations: Durations,
+                   seed: int) -> tuple[dict[str, Source], list[Event]]:
+        """The sources and events of archers walking up to their marks and down again, turn
+        by turn (the text tells it of the first pair, and says 亦如之 of the others): each
+        walk's words done one after another at the walkers' pace, from where the text puts
+        them, then on to the last place it names; quicker in proportion where they must
+        be at their marks sooner."""
+        made = _Made()
+        for walk in walks:
+            step = _Told(walk.cue, walk.actor, walk.text)
+            start = _place(site, walk.start)
+            if start is None:
+                raise CueSheetError(f"turn walk of {walk.actor} ({walk.cue}): no place "
+                                    f"{walk.start!r} on the site")
+            doings = [_aside(d, walk.side_m) for d in self._also(step, site, start)]
+            last = self._place_named_last(walk.text, site)
+            here, pace = _aside_point(start, walk.side_m), durations.pace_of(step)
+            costs = _costs(doings, here, pace, durations)
+            if last is not None:  # on to the last place the text names (…適次)
+                there = _aside_point(last, walk.side_m)
+                end_of = doings[-1].end if doings else here
+                doings.append(_Doing(1.0, "", there, there, there))
+                costs.append((math.dist(end_of, there) / pace, 0.0))
+            total = sum(a + b for a, b in costs)
+            begin = walk.begin
+            rng = np.random.default_rng([seed, 10, zlib.crc32(
+                f"{walk.cue}/{walk.actor}/{walk.begin:.3f}".encode())])
+            table = _timetable(costs, begin, walk.end if walk.end is not None
+                               else begin + total)
+            self._go(made.as_(walk.walker), step, walk.actor, here, doings, table, rng, [])
+        return made.sources, made.events
+
+    def _place_named_last(self, text: str, site: Site) -> Vec3 | None:
+        found = [place for _, place in place_mentions(normalise(text))]
+        return _place(site, found[-1]) if found else None
 
     def around_shooting(self, step: Step, site: Site, durations: Durations
                         ) -> tuple[float, float]:
@@ -217,7 +295,7 @@ class ActionSounds:
             here = doing.end
         return before, after
 
-    def _also(self, step: Step, site: Site, place: Vec3) -> list[_Doing]:
+    def _also(self, step: StepLike, site: Site, place: Vec3) -> list[_Doing]:
         """The actions a step's text names for its actor after its own, each with where it
         stands in the text (0–1) and where he is then (the last place the text has put him
         in: 當物…揖 at the 物; else the step's ``place``): 司射入於次…揖…揖…升堂揖…誘射…降
@@ -300,7 +378,7 @@ class ActionSounds:
         return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
             text) if not _likeness(text, m.start()) and not names_a_thing(text, m.start())]
 
-    def _also_one(self, made, step: Step, actor: str, place: Vec3, at: float, room: float,
+    def _also_one(self, made, step: StepLike, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:
         """One action the text names within a step, at ``at``, in ``room`` seconds."""
         if word in _STAIRS:
@@ -399,10 +477,21 @@ class _Made:
         self.sources: dict[str, Source] = {}
         self.events: list[Event] = []
         self._words = glossary.load()
+        self._walker: tuple[str, str] | None = None
+
+    def as_(self, walker: tuple[str, str] | None) -> _Made:
+        """This, adding under ``walker``'s id and name (one archer of many 上射), if given."""
+        if walker is None:
+            return self
+        made = copy.copy(self)  # the same sources and events
+        made._walker = walker
+        return made
 
     def add(self, actor: str, instrument: str, cue: str, time: float, duration: float,
             articulation: str, velocity: float, point: Vec3) -> None:
         who = self._words.id_or_pinyin("actor", actor)
+        if self._walker is not None:
+            who, actor = self._walker
         source = f"action.{who}.{instrument}"
         if source not in self.sources:
             self.sources[source] = Source(source, instrument, f"{actor} {instrument}",
@@ -466,6 +555,24 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
         table.append((min(max(free, at - walk), at), at, at + act))
         free = at + act
     return table
+
+
+def _costs(doings: Sequence[_Doing], here: Vec3, pace: float, durations: Durations
+           ) -> list[tuple[float, float]]:
+    """Each doing's walk from where the one before left him (at ``pace``) and its own time."""
+    starts = [here, *(d.end for d in doings)][:len(doings)]
+    return [(math.dist(p, d.begin) / pace, durations.action_seconds(d.word) if d.word else 0.0)
+            for p, d in zip(starts, doings, strict=True)]
+
+
+def _aside_point(point: Vec3, east: float) -> Vec3:
+    return point[0] + east, point[1], point[2]
+
+
+def _aside(doing: _Doing, east: float) -> _Doing:
+    """A doing ``east`` metres east of where the text puts it (one of a pair side by side)."""
+    return replace(doing, point=_aside_point(doing.point, east),
+                   begin=_aside_point(doing.begin, east), end=_aside_point(doing.end, east))
 
 
 def _climb(room: float) -> float:

@@ -221,7 +221,11 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         end = max([end, *(t.end for t in timed)]) + 10.0
         made, sounds, track = planner.actions.events(
             sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end,
-            shots=shooting.shots_at())
+            shots=shooting.shots_at(), quiet=shooting.told_by_walks())
+        walkers, walks = planner.actions.turn_walks(
+            shooting.turn_walks(), site=site, durations=options.durations, seed=seed)
+        made.update(walkers)
+        sounds += walks
         speakers, said = speech_events(sheet.speech, times, track, site=site,
                                        settings=planner.settings.speech, tuning=tuning,
                                        reading=options.reading, shots=shooting.shots_at(),

@@ -18,6 +18,7 @@ from soundscape.cuesheet import CueSheet, Step
 from soundscape.errors import PerformanceError
 from soundscape.performance import Event, Round, Shot, Source
 from soundscape.sequence import archery, archery_events
+from soundscape.sequence.actions import TurnWalk
 from soundscape.sequence.music_plan import MusicPlan, Played
 from soundscape.sequence.players import Players
 from soundscape.sequence.settings import RoundSpec, SequenceSettings, round_specs
@@ -218,6 +219,62 @@ class Shooting:
         if shoot.count_step:
             ids["announce"] = shoot.count_step
         return ids
+
+    # -- the pairs' walks ---------------------------------------------------------------
+    def turn_walks(self) -> list[TurnWalk]:
+        """Every walking pair's walks, turn by turn (``[turn_walk]`` of the archery data):
+        up to its marks from where it waits, leaving as the pair before comes down (the two
+        cross at the steps: 與升射者相左交於階前) and at its marks ``settle_s`` before its
+        first arrow; down again after its last arrow lands. The first pair of a round went
+        up in the steps before it."""
+        spec = self.config.data.get("turn_walk")
+        if not spec:
+            return []
+        groups, settle = set(spec["groups"]), float(spec["settle_s"])
+        after = float(spec["after_s"])
+        half = archery.release_point(self.site, "xia", config=self.config)[0] - \
+            archery.place_of(self.site, "wu")[0]
+        walks = []
+        for shoot in self.shot():
+            if shoot.number < 1:
+                continue
+            done = None  # when the turn before was over
+            for turn in shoot.shot().turns:
+                shots = [s for s in shoot.shot().shots if s.turn == turn.index]
+                first = min(s.release for s in shots)
+                last = max(s.arrival for s in shots) + after
+                pair = next((p for p in self.roster if p.id == turn.pair), None)
+                if pair is not None and pair.group in groups:
+                    cue = self._turn_cue(shoot, turn.start, turn.index)
+                    for archer, actor, side in ((pair.shang, "上射", -half),
+                                                (pair.xia, "下射", half)):
+                        walker = (archer.id, archer.name)
+                        if done is not None:
+                            walks.append(TurnWalk(cue, actor, spec["up"], spec["from"], done,
+                                                  first - settle, side, walker))
+                        walks.append(TurnWalk(cue, actor, spec["down"], "wu", last,
+                                              side_m=side, walker=walker))
+                done = last
+        return walks
+
+    def told_by_walks(self) -> set[str]:
+        """The steps narrating a round whose doers are the walking pairs' archers (上射降二等,
+        上射於左與升射者相左…適次): heard as the turn walks of every pair, not once at
+        the time a step's share of the round falls."""
+        spec = self.config.data.get("turn_walk")
+        if not spec:
+            return set()
+        actors = set(spec["told_by"])
+        return {step.id for shoot in self.shot() if shoot.number >= 1
+                for step in shoot.steps if step.actor in actors}
+
+    def _turn_cue(self, shoot: Shoot, start: float, index: int) -> str:
+        """The step a turn's walks trace to: the first of its part for the pair the text
+        tells of, the last (三耦卒射亦如之, 衆皆繼射) for the pairs that do likewise."""
+        later = shoot.split is not None and start >= shoot.split
+        part = shoot.parts()[-1 if later else 0]
+        told = index == 0 or (later and start == shoot.split)
+        return part[0].id if told else part[-1].id
 
     # -- what was decided ------------------------------------------------------------
     def shot(self) -> list[Shoot]:

@@ -128,6 +128,49 @@ def test_one_doer_walks_between_the_places_his_text_names(rite, sheet, site):
     assert any(e.articulation.startswith("earth") and e.time > first for e in heard)
 
 
+def test_every_pair_walks_up_to_its_marks_and_down_again(rite, sheet, site):
+    """The text tells the 上耦's walk (出次…當階北面揖及階揖…升堂…當物北面揖及物揖; 卒射…降…
+    相左交於階前…適次) and says 亦如之 of the other pairs: each walking pair of every round
+    is heard going up between the pair before's last arrow and its own first, and coming
+    down after its own last, on the earth, the stairs' stone and the hall's boards, the
+    上射 on the west; no archer is on the stairs while a pair shoots."""
+    ci, mark = site.place("ci"), site.place("wu")
+    archers = [e for e in kind(rite, "action") if e.source.startswith(
+        tuple(f"action.{s.archer}." for r in rite.rounds for s in r.shots if s.pair != "gong"))]
+    for round_ in rite.rounds[1:]:
+        done, shooting = None, []
+        for turn in round_.turns:
+            shots = [s for s in round_.shots if s.turn == turn.index]
+            first, last = min(s.release for s in shots), max(s.arrival for s in shots)
+            shooting.append((first, last))
+            if turn.pair == "gong":  # the duke and the 賓 go up in their own steps
+                done = last
+                continue
+            for who in ("shang", "xia"):
+                mine = [e for e in archers if e.source.startswith(f"action.{turn.pair}.{who}.")]
+                up = [e for e in mine if done is not None and done < e.time < first]
+                down = [e for e in mine if last < e.time < last + 90.0]
+                for walk in (up, down) if done is not None else (down,):
+                    assert {"stone", "salute"} <= {e.articulation for e in walk}, (
+                        round_.number, turn.name, who)
+                    assert any(e.articulation.startswith("wood") for e in walk)
+                    assert any(e.articulation.startswith("earth") for e in walk)
+                if up:
+                    assert max(e.time + e.duration for e in up
+                               if e.articulation != "salute") <= first
+                    boards = [e for e in up if e.articulation.startswith("wood")]
+                    assert math.dist(boards[-1].position[:2], mark[:2]) < 2.0
+                    earth = [e for e in up if e.articulation.startswith("earth")]
+                    assert math.dist(earth[0].position[:2], ci[:2]) < \
+                        math.dist(earth[-1].position[:2], ci[:2])
+                at_mark = min((e for e in down if e.articulation == "salute"),
+                              key=lambda e: e.time)  # 北面揖 at his 物: 上射在左, the west
+                assert (at_mark.position[0] < mark[0]) == (who == "shang")
+            done = last
+        stairs = [e for e in archers if e.articulation == "stone"]
+        assert not [e for e in stairs for first, last in shooting if first < e.time < last]
+
+
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):
     steps = [e for e in kind(rite, "action") if rite.sources[e.source].instrument == "footstep"]
     assert steps
@@ -135,12 +178,16 @@ def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):
         on_hall = event.position[2] > 0.3
         if event.articulation.startswith(("earth", "wood")):
             assert event.articulation.startswith("wood") == on_hall
-    # a walk of several pieces moves: consecutive pieces of one step change place
-    by_step = {}
-    for event in steps:
-        if event.articulation != "stone":
-            by_step.setdefault(event.cue, []).append(event)
-    longest = max(by_step.values(), key=len)
+    # a walk of several pieces moves: the pieces of one walker's walk change place
+    walks = []
+    for event in sorted(steps, key=lambda e: (e.source, e.time)):
+        walk = walks[-1] if walks else None
+        if walk and walk[-1].source == event.source and \
+                event.time - walk[-1].time - walk[-1].duration < 0.01:
+            walk.append(event)
+        elif event.articulation != "stone":
+            walks.append([event])
+    longest = max(walks, key=len)
     assert len(longest) >= 3
     assert math.dist(longest[0].position, longest[-1].position) > 2.0
 
