@@ -223,7 +223,7 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
             sheet.steps, times, site=site, durations=options.durations, seed=seed, end=end,
             shots=shooting.shots_at(), quiet=shooting.told_by_walks())
         walkers, walks = planner.actions.turn_walks(
-            shooting.turn_walks(), site=site, durations=options.durations, seed=seed)
+            shooting.turn_walks(times), site=site, durations=options.durations, seed=seed)
         made.update(walkers)
         sounds += walks
         speakers, said = speech_events(sheet.speech, times, track, site=site,

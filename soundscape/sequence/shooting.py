@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from soundscape.sequence.actions import TurnWalk
 from soundscape.sequence.music_plan import MusicPlan, Played
 from soundscape.sequence.players import Players
 from soundscape.sequence.settings import RoundSpec, SequenceSettings, round_specs
-from soundscape.sequence.timeline import Durations
+from soundscape.sequence.timeline import Durations, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text.hanzi import mentions
 
@@ -221,12 +222,13 @@ class Shooting:
         return ids
 
     # -- the pairs' walks ---------------------------------------------------------------
-    def turn_walks(self) -> list[TurnWalk]:
+    def turn_walks(self, times: Mapping[str, TimedStep]) -> list[TurnWalk]:
         """Every walking pair's walks, turn by turn (``[turn_walk]`` of the archery data):
         up to its marks from where it waits, leaving as the pair before comes down (the two
         cross at the steps: 與升射者相左交於階前) and at its marks ``settle_s`` before its
-        first arrow; down again after its last arrow lands. The first pair of a round went
-        up in the steps before it."""
+        first arrow; down again after its last arrow lands. The first pair of a round goes
+        up in the steps before it: its own (上射…升, walked as they tell), or, told in
+        another's (司射作射如初一耦揖升如初: ``first_up``), when that step begins."""
         spec = self.config.data.get("turn_walk")
         if not spec:
             return []
@@ -246,16 +248,32 @@ class Shooting:
                 pair = next((p for p in self.roster if p.id == turn.pair), None)
                 if pair is not None and pair.group in groups:
                     cue = self._turn_cue(shoot, turn.start, turn.index)
+                    told = self._told_going_up(shoot, spec) if done is None else None
+                    up = (cue, done) if done is not None else (
+                        (told.id, times[told.id].start) if told is not None
+                        and told.id in times else None)
                     for archer, actor, side in ((pair.shang, "上射", -half),
                                                 (pair.xia, "下射", half)):
                         walker = (archer.id, archer.name)
-                        if done is not None:
-                            walks.append(TurnWalk(cue, actor, spec["up"], spec["from"], done,
-                                                  first - settle, side, walker))
+                        if up is not None:
+                            walks.append(TurnWalk(up[0], actor, spec["up"], spec["from"],
+                                                  up[1], first - settle, side, walker))
                         walks.append(TurnWalk(cue, actor, spec["down"], "wu", last,
                                               side_m=side, walker=walker))
                 done = last
         return walks
+
+    def _told_going_up(self, shoot: Shoot, spec: Mapping[str, Any]) -> Step | None:
+        """The step before ``shoot`` (since the shoot before it) that tells its first pair
+        going up in another's words (``first_up``: 一耦揖升), if any."""
+        words = spec.get("first_up")
+        if not words:
+            return None
+        where = self._position
+        begin = max((where[s.steps[-1].id] + 1 for s in self.shoots.values()
+                     if where[s.steps[-1].id] < where[shoot.steps[0].id]), default=0)
+        return next((step for step in self.sheet.steps[begin:where[shoot.steps[0].id]]
+                     if mentions(step.quote, words)), None)
 
     def told_by_walks(self) -> set[str]:
         """The steps narrating a round whose doers are the walking pairs' archers (上射降二等,

@@ -133,7 +133,8 @@ def test_every_pair_walks_up_to_its_marks_and_down_again(rite, sheet, site):
     相左交於階前…適次) and says 亦如之 of the other pairs: each walking pair of every round
     is heard going up between the pair before's last arrow and its own first, and coming
     down after its own last, on the earth, the stairs' stone and the hall's boards, the
-    上射 on the west; no archer is on the stairs while a pair shoots."""
+    上射 on the west; no archer is on the stairs while a pair shoots. The first pair of
+    rounds 2 and 3 goes up in the 司射's step that says so (一耦揖升如初)."""
     ci, mark = site.place("ci"), site.place("wu")
     archers = [e for e in kind(rite, "action") if e.source.startswith(
         tuple(f"action.{s.archer}." for r in rite.rounds for s in r.shots if s.pair != "gong"))]
@@ -169,6 +170,11 @@ def test_every_pair_walks_up_to_its_marks_and_down_again(rite, sheet, site):
             done = last
         stairs = [e for e in archers if e.articulation == "stone"]
         assert not [e for e in stairs for first, last in shooting if first < e.time < last]
+        if round_.number >= 2:  # 司射作射如初一耦揖升如初: the first pair goes up then
+            pair = round_.turns[0].pair
+            told = {e.articulation for e in archers if e.source.startswith(f"action.{pair}.")
+                    and "一耦揖升" in sheet.step(e.cue).quote and e.time < shooting[0][0]}
+            assert {"stone", "salute", "wood", "earth"} <= told
 
 
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):
