@@ -150,6 +150,7 @@ def load_config(path: str | Path | None = None, *, rite: str | None = None) -> A
         if config.get("ranks", "target", rank) not in config.get("targets"):
             raise ArcheryError(f"{source}: ranks.target.{rank} names an unknown target")
     _check_groups(config)
+    _check_turn_walk(config)
     return config
 
 
@@ -200,6 +201,33 @@ def _check_groups(config: ArcheryConfig) -> None:
         if group_id not in {g["id"] for g in groups}:
             raise ArcheryError(f"{config.source}: roster.first_round names {group_id!r}, "
                                "not a roster group")
+
+
+def _check_turn_walk(config: ArcheryConfig) -> None:
+    """``[turn_walk]``, where there is one: known roster groups, words, seconds in range."""
+    if "turn_walk" not in config.data:
+        return
+    walk, where = config.get("turn_walk"), f"{config.source}: turn_walk"
+    if not isinstance(walk, Mapping):
+        raise ArcheryError(f"{where} must be a table")
+    groups = {g["id"] for g in config.get("roster", "group")}
+    named = walk.get("groups")
+    if not isinstance(named, list) or not all(isinstance(g, str) and g in groups
+                                              for g in named):
+        raise ArcheryError(f"{where}.groups = {named!r}; accepted: a list of roster groups "
+                           f"({', '.join(sorted(groups))})")
+    for key in ("from", "up", "down"):
+        if not isinstance(walk.get(key), str) or not 0 < len(walk[key]) <= 200:
+            raise ArcheryError(f"{where}.{key} = {walk.get(key)!r}; accepted: a text of "
+                               "1 to 200 characters")
+    told = walk.get("told_by", [])
+    if not isinstance(told, list) or not all(isinstance(t, str) for t in told):
+        raise ArcheryError(f"{where}.told_by = {told!r}; accepted: a list of actors")
+    if not isinstance(walk.get("first_up", ""), str):
+        raise ArcheryError(f"{where}.first_up = {walk['first_up']!r}; accepted: words")
+    for key in ("settle_s", "after_s"):
+        validate.number(walk.get(key), key=f"turn_walk.{key}", where=config.source,
+                        error=ArcheryError, low=0.0, high=60.0)
 
 
 # -- who shoots ----------------------------------------------------------------------------

@@ -230,8 +230,9 @@ class Shooting:
         up in the steps before it: its own (上射…升, walked as they tell), or, told in
         another's (司射作射如初一耦揖升如初: ``first_up``), when that step begins."""
         spec = self.config.data.get("turn_walk")
-        if not spec:
+        if not spec or not [s for s in self.shot() if s.number >= 1]:
             return []
+        archery.place_of(self.site, spec["from"])  # where they wait: a place of the site
         groups, settle = set(spec["groups"]), float(spec["settle_s"])
         after = float(spec["after_s"])
         half = archery.release_point(self.site, "xia", config=self.config)[0] - \

@@ -245,6 +245,23 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
         archery.build_roster(config=CONFIG, rng=rng, counts={"zhongou": 10**9})
 
 
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('groups = ["sanou", "qing", "dafu", "zhongou"]', 'groups = ["sanou", "nobody"]',
+     r"turn_walk.groups = \['sanou', 'nobody'\]; accepted: a list of roster groups"),
+    ("settle_s = 3.0", "settle_s = 1e9",
+     r"turn_walk.settle_s=1000000000.0 must be a finite number ≥ 0 and ≤ 60"),
+    ("after_s = 1.0", 'after_s = "soon"', r"turn_walk.after_s='soon' must be"),
+    ('from = "ci"', 'from = ""', r"turn_walk.from = ''; accepted: a text of 1 to 200"),
+])
+def test_a_bad_turn_walk_is_named(tmp_path, old, new, message):
+    text = Path(CONFIG.source).read_text(encoding="utf-8")
+    assert old in text
+    bad = tmp_path / "archery.toml"
+    bad.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(archery.ArcheryError, match=message):
+        archery.load_config(bad)
+
+
 def test_results_files(tmp_path):
     result = _round(3)
     json_path, csv_path = archery.write_results(result, tmp_path)
