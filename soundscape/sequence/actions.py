@@ -136,14 +136,17 @@ class ActionSounds:
             there = _place(site, step.place) or here
             rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
             heard = unheard if step.id in quiet else made
-            if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
-                self._footsteps(heard, step, actor, here, there, timed.start, timed.walk, rng)
-            track.append((timed.start + timed.walk, actor, there))
+            climb = self._own_climb(step, site, durations)
+            goes_to = climb[0] if climb else there  # a climb's first stair, else the place
+            if timed.walk > 0 and math.dist(here[:2], goes_to[:2]) > 0.5:
+                self._footsteps(heard, step, actor, here, goes_to, timed.start, timed.walk,
+                                rng)
+            track.append((timed.start + timed.walk, actor, goes_to))
             own = durations.step_seconds(step)
             moved = self._act(heard, step, actor, there, timed.start + timed.walk, own,
                               durations, rng, site,
                               lasts=max(own, timed.duration - timed.walk),
-                              held=_loosed(shots.get(step.id, ())))
+                              held=_loosed(shots.get(step.id, ())), climb=climb)
             track += [(t, actor, point) for t, point in moved]
             where[actor] = moved[-1][1] if moved else there
         self._place_bed(made, steps, times, site, end, seed)
@@ -171,15 +174,31 @@ class ActionSounds:
 
     def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
              durations: Durations, rng, site: Site, lasts: float,
-             held: tuple[float, float] | None = None) -> list[tuple[float, Vec3]]:
+             held: tuple[float, float] | None = None,
+             climb: tuple[Vec3, Vec3] | None = None) -> list[tuple[float, Vec3]]:
         """The step's own action in its ``own`` seconds (once per participant where it goes
         round), and the others its text names where the text puts them in all the time it
         ``lasts`` (a step held by the music it starts lasts the music). One doer walks
         between the places his text names (次 → 階 → 物), heard as footsteps; where his
         arrows are ``held`` (first release, last arrival), what his text says before his
         shooting is done, at its own pace, before the first arrow, and what it says after
-        卒射 after the last has landed. Returns his moves (when he arrives, where)."""
-        if step.action in ("升", "降"):  # the steps of the stairs, in stone
+        卒射 after the last has landed. ``climb``: the two ends of the stairs his own 升 or
+        降 takes him between (heard halfway up, then on to ``place`` where the step puts
+        him off the stairs: 賓降釋弓於堂西). Returns his moves (when he arrives, where)."""
+        moved: list[tuple[float, Vec3]] = []
+        if climb is not None:
+            (x0, y0, z0), (x1, y1, z1) = climb
+            made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
+                     self.walk["stairs"], self.walk["velocity"] * _vary(rng),
+                     ((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2))
+            moved.append((start + own, climb[1]))
+            if min(math.dist(end[:2], place[:2]) for end in climb) > 1.0:  # on from the
+                # stairs to where the step puts him (降適堂西), not back to their foot (升自西階)
+                seconds = math.dist(climb[1], place) / durations.pace_of(step)
+                self._footsteps(made, step, actor, climb[1], place, start + own, seconds, rng)
+                moved.append((start + own + seconds, place))
+            place = moved[-1][1]
+        elif step.action in _STAIRS:  # a company going up or down: where the step puts it
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
         times = durations.repeats(step)
@@ -203,18 +222,18 @@ class ActionSounds:
                     self._also_one(made, step, actor, doing.point,
                                    start + k * span + span * doing.fraction, room, doing.word,
                                    rng)
-            return []
+            return moved
+        free = moved[-1][0] if moved else start  # once off the stairs and where he goes
         if found is None or held is None:  # where the text says it, in the step's time
-            parts = [(also, False, start, start + lasts)]
+            parts = [(also, False, free, max(start + lasts, free))]
         else:  # timed for it: before his first release, on his arrows, after the last lands
             (first, last), a, b = held, found[0] / len(text), found[1] / len(text)
-            parts = [([d for d in also if d.fraction < a], True, start + own, first),
+            parts = [([d for d in also if d.fraction < a], True, max(start + own, free), first),
                      ([d for d in also if a <= d.fraction <= b], True, first, last),
                      ([d for d in also if d.fraction > b], True, last + 1.0,
                       max(start + lasts, last + 3.0))]
         pace = durations.pace_of(step)
         here = place
-        moved: list[tuple[float, Vec3]] = []
         for doings, paced, begin, end in parts:
             costs = _costs(doings, here, pace, durations)
             table = _timetable(costs, begin, end) if paced else _as_told(
@@ -272,6 +291,16 @@ class ActionSounds:
     def _place_named_last(self, text: str, site: Site) -> Vec3 | None:
         found = [place for _, place in place_mentions(normalise(text))]
         return _place(site, found[-1]) if found else None
+
+    def _own_climb(self, step: Step, site: Site, durations: Durations
+                   ) -> tuple[Vec3, Vec3] | None:
+        """Where one doer's own 升 or 降 begins and ends (the foot and the top of the stairs
+        his text names, else his own), or None: another action, or a company (皆升)."""
+        if step.action not in _STAIRS or durations.repeats(step) > 1:
+            return None
+        text = normalise(step.quote)
+        foot, top = self._stairs(text, max(text.find(step.action), 0), step.actor, site)
+        return (foot, top) if step.action == "升" else (top, foot)
 
     def around_shooting(self, step: Step, site: Site, durations: Durations
                         ) -> tuple[float, float]:
@@ -549,11 +578,13 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
              ) -> list[tuple[float, float, float]]:
     """One doer's doings (walk there, then do it: seconds each) at the ``times`` the text
     puts them: each walk leaves at its pace to arrive then, or as soon as he is done with
-    the last (from ``begin``); (leave, arrive, done) each."""
+    the last (from ``begin``), arriving later rather than quicker; (leave, arrive, done)
+    each."""
     table, free = [], begin
     for (walk, act), at in zip(doings, times, strict=True):
-        table.append((min(max(free, at - walk), at), at, at + act))
-        free = at + act
+        leave = max(free, at - walk)
+        table.append((leave, leave + walk, leave + walk + act))
+        free = leave + walk + act
     return table
 
 
