@@ -194,10 +194,13 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
 
 def _midi_and_count(performance, path: Path, listener) -> tuple[Path, int]:
     """The MIDI of the rite heard by ``listener`` written to ``path``; its path and notes."""
+    from soundscape.fileio import atomic_path
     from soundscape.output import midi
 
-    written = midi.write_midi(performance, path, listener=listener)
-    return written, midi.note_count(written)
+    made = midi.midi_file(performance, listener=listener)
+    with atomic_path(path) as tmp:
+        made.save(tmp)
+    return Path(path), midi.note_count(made)  # counted as made, not read back
 
 
 class _Aside:

@@ -718,9 +718,10 @@ def _control(msg: mido.Message, port: int, pan: dict, volume: dict, rpn: dict,
         bend_range[ch] = value
 
 
-def note_count(path: str | Path) -> int:
-    """Notes (note-ons of velocity > 0) in a MIDI file."""
-    return sum(1 for track in mido.MidiFile(path).tracks for message in track
+def note_count(source: str | Path | mido.MidiFile) -> int:
+    """Notes (note-ons of velocity > 0) in a MIDI file, or in one made and not yet read back."""
+    made = source if isinstance(source, mido.MidiFile) else mido.MidiFile(source)
+    return sum(1 for track in made.tracks for message in track
                if message.type == "note_on" and message.velocity > 0)
 
 
