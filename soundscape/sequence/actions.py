@@ -137,18 +137,27 @@ class ActionSounds:
             rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
             heard = unheard if step.id in quiet else made
             climb = self._own_climb(step, site, durations)
-            goes_to = climb[0] if climb else there  # a climb's first stair, else the place
-            if timed.walk > 0 and math.dist(here[:2], goes_to[:2]) > 0.5:
-                self._footsteps(heard, step, actor, here, goes_to, timed.start, timed.walk,
-                                rng)
-            track.append((timed.start + timed.walk, actor, goes_to))
+            level = self.walk["hall_above_m"]
+            done = climb is not None and (here[2] > level) != (climb[0][2] > level)
+            climb = None if done else climb  # down already (or up): his text lost him
             own = durations.step_seconds(step)
-            moved = self._act(heard, step, actor, there, timed.start + timed.walk, own,
-                              durations, rng, site,
-                              lasts=max(own, timed.duration - timed.walk),
-                              held=_loosed(shots.get(step.id, ())), climb=climb)
+            start = timed.start + timed.walk
+            if climb is None:
+                if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
+                    self._footsteps(heard, step, actor, here, there, timed.start, timed.walk,
+                                    rng, site)
+                way = [(start, there)]
+            else:
+                way = self._climbing(heard, step, actor, here, there, climb, timed, own,
+                                     durations, rng, site)
+            track += [(t, actor, point) for t, point in way]
+            begin = max(start, way[-1][0])  # where he is once down or up and there
+            moved = self._act(heard, step, actor, way[-1][1], begin, own, durations, rng, site,
+                              lasts=max(own, timed.duration - timed.walk) - (begin - start),
+                              held=_loosed(shots.get(step.id, ())),
+                              climbed=climb is not None or done)
             track += [(t, actor, point) for t, point in moved]
-            where[actor] = moved[-1][1] if moved else there
+            where[actor] = moved[-1][1] if moved else way[-1][1]
         self._place_bed(made, steps, times, site, end, seed)
         return made.sources, made.events, sorted(track, key=lambda entry: entry[0])
 
@@ -156,10 +165,63 @@ class ActionSounds:
     def _first_place(self, actor: str, site: Site) -> Vec3:
         return site.place(self.start.get(actor, self.start["default"]))
 
+    def _climbing(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
+                  climb: tuple[Vec3, Vec3], timed: TimedStep, own: float,
+                  durations: Durations, rng, site: Site) -> list[tuple[float, Vec3]]:
+        """One doer's own 升 or 降, heard halfway up the stairs: where the step puts him off
+        them (賓降釋弓於堂西), to the first stair, up or down, and on to the place, all in
+        the walk the clock gave the step and his action's own time (quicker in proportion
+        where that is short); else to the first stair in that walk, and up or down in his
+        action's own time. Returns his moves (when he arrives, where)."""
+        first, last = climb
+        middle = tuple((a + b) / 2 for a, b in zip(first, last, strict=True))
+        stone = self.walk["velocity"] * _vary(rng)
+        if min(math.dist(end[:2], there[:2]) for end in climb) > 1.0:
+            pace = durations.pace_of(step)
+            legs = [(math.dist(here, first) / pace, 0.0), (0.0, own),
+                    (math.dist(last, there) / pace, 0.0)]
+            (l0, a0, _), (_, a1, d1), (l2, a2, _) = _timetable(
+                legs, timed.start, timed.start + timed.walk + own)
+            for (leave, arrive), (frm, to) in (((l0, a0), (here, first)),
+                                               ((l2, a2), (last, there))):
+                if arrive - leave >= 0.5 and math.dist(frm[:2], to[:2]) > 0.5:
+                    self._footsteps(made, step, actor, frm, to, leave, arrive - leave, rng,
+                                    site)
+            made.add(actor, self.walk["instrument"], step.id, a1, max(d1 - a1, 0.5),
+                     self.walk["stairs"], stone, middle)
+            return [(a0, first), (d1, last), (a2, there)]
+        if timed.walk > 0 and math.dist(here[:2], first[:2]) > 0.5:
+            self._footsteps(made, step, actor, here, first, timed.start, timed.walk, rng,
+                            site)
+        start = timed.start + timed.walk
+        made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
+                 self.walk["stairs"], stone, middle)
+        return [(start, first), (start + own, last)]
+
     def _footsteps(self, made, step: StepLike, actor: str, here: Vec3, there: Vec3,
-                   start: float, seconds: float, rng) -> None:
+                   start: float, seconds: float, rng, site: Site) -> None:
         """A walk from ``here`` to ``there`` in ``seconds`` from ``start``, heard in pieces
-        that move with the walker, on the floor under him."""
+        that move with the walker, on the floor under him; from the court to the hall or
+        back by his stairs (their stone counted twice its length: a slower gait)."""
+        here, there = _floor(here, site, self.walk["hall_above_m"]), _floor(
+            there, site, self.walk["hall_above_m"])
+        level = self.walk["hall_above_m"]
+        if (here[2] > level) != (there[2] > level):
+            foot, top = self._stairs("", 0, step.actor, site)
+            first, last = (foot, top) if there[2] > level else (top, foot)
+            lengths = [math.dist(here, first), 2 * math.dist(first, last),
+                       math.dist(last, there)]
+            share = [seconds * d / max(sum(lengths), 1e-9) for d in lengths]
+            self._footsteps(made, step, actor, here, first, start, share[0], rng, site)
+            made.add(actor, self.walk["instrument"], step.id, start + share[0],
+                     max(share[1], 0.5), self.walk["stairs"],
+                     self.walk["velocity"] * _vary(rng),
+                     tuple((a + b) / 2 for a, b in zip(first, last, strict=True)))
+            self._footsteps(made, step, actor, last, there, start + share[0] + share[1],
+                            share[2], rng, site)
+            return
+        if seconds <= 0 or math.dist(here[:2], there[:2]) < 0.05:
+            return
         pieces = max(1, math.ceil(seconds / self.walk["piece_s"]))
         length = seconds / pieces
         for i in range(pieces):
@@ -175,30 +237,17 @@ class ActionSounds:
     def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
              durations: Durations, rng, site: Site, lasts: float,
              held: tuple[float, float] | None = None,
-             climb: tuple[Vec3, Vec3] | None = None) -> list[tuple[float, Vec3]]:
+             climbed: bool = False) -> list[tuple[float, Vec3]]:
         """The step's own action in its ``own`` seconds (once per participant where it goes
         round), and the others its text names where the text puts them in all the time it
         ``lasts`` (a step held by the music it starts lasts the music). One doer walks
         between the places his text names (次 → 階 → 物), heard as footsteps; where his
         arrows are ``held`` (first release, last arrival), what his text says before his
         shooting is done, at its own pace, before the first arrow, and what it says after
-        卒射 after the last has landed. ``climb``: the two ends of the stairs his own 升 or
-        降 takes him between (heard halfway up, then on to ``place`` where the step puts
-        him off the stairs: 賓降釋弓於堂西). Returns his moves (when he arrives, where)."""
+        卒射 after the last has landed. ``climbed``: his own 升 or 降 is heard already
+        (:meth:`_climbing`). Returns his moves (when he arrives, where)."""
         moved: list[tuple[float, Vec3]] = []
-        if climb is not None:
-            (x0, y0, z0), (x1, y1, z1) = climb
-            made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
-                     self.walk["stairs"], self.walk["velocity"] * _vary(rng),
-                     ((x0 + x1) / 2, (y0 + y1) / 2, (z0 + z1) / 2))
-            moved.append((start + own, climb[1]))
-            if min(math.dist(end[:2], place[:2]) for end in climb) > 1.0:  # on from the
-                # stairs to where the step puts him (降適堂西), not back to their foot (升自西階)
-                seconds = math.dist(climb[1], place) / durations.pace_of(step)
-                self._footsteps(made, step, actor, climb[1], place, start + own, seconds, rng)
-                moved.append((start + own + seconds, place))
-            place = moved[-1][1]
-        elif step.action in _STAIRS:  # a company going up or down: where the step puts it
+        if step.action in _STAIRS and not climbed:  # a company: where the step puts it
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                      self.walk["stairs"], self.walk["velocity"] * _vary(rng), place)
         times = durations.repeats(step)
@@ -223,12 +272,11 @@ class ActionSounds:
                                    start + k * span + span * doing.fraction, room, doing.word,
                                    rng)
             return moved
-        free = moved[-1][0] if moved else start  # once off the stairs and where he goes
         if found is None or held is None:  # where the text says it, in the step's time
-            parts = [(also, False, free, max(start + lasts, free))]
+            parts = [(also, False, start, start + lasts)]
         else:  # timed for it: before his first release, on his arrows, after the last lands
             (first, last), a, b = held, found[0] / len(text), found[1] / len(text)
-            parts = [([d for d in also if d.fraction < a], True, max(start + own, free), first),
+            parts = [([d for d in also if d.fraction < a], True, start + own, first),
                      ([d for d in also if a <= d.fraction <= b], True, first, last),
                      ([d for d in also if d.fraction > b], True, last + 1.0,
                       max(start + lasts, last + 3.0))]
@@ -238,18 +286,21 @@ class ActionSounds:
             costs = _costs(doings, here, pace, durations)
             table = _timetable(costs, begin, end) if paced else _as_told(
                 costs, [begin + (end - begin) * d.fraction for d in doings], begin)
-            here = self._go(made, step, actor, here, doings, table, rng, moved)
+            if table and table[-1][2] > max(end, begin) + 1e-6:  # not kept by the step's end:
+                table = _timetable(costs, begin, end)  # all of it quicker in proportion
+            here = self._go(made, step, actor, here, doings, table, rng, moved, site)
         return moved
 
     def _go(self, made, step: StepLike, actor: str, here: Vec3, doings: Sequence[_Doing],
             table: Sequence[tuple[float, float, float]], rng,
-            moved: list[tuple[float, Vec3]]) -> Vec3:
+            moved: list[tuple[float, Vec3]], site: Site) -> Vec3:
         """One doer's ``doings`` on their timetable (leave, arrive, done each): the walk
         to each, heard where it is long enough, then the doing; appends his moves to
         ``moved`` and returns where he ends."""
         for doing, (leave, at, done) in zip(doings, table, strict=True):
             if at - leave >= 0.5:  # walks there, heard
-                self._footsteps(made, step, actor, here, doing.begin, leave, at - leave, rng)
+                self._footsteps(made, step, actor, here, doing.begin, leave, at - leave, rng,
+                                site)
             if doing.end != here:
                 here = doing.end
                 moved.append((at, here))
@@ -285,7 +336,8 @@ class ActionSounds:
                 f"{walk.cue}/{walk.actor}/{walk.begin:.3f}".encode())])
             table = _timetable(costs, begin, walk.end if walk.end is not None
                                else begin + total)
-            self._go(made.as_(walk.walker), step, walk.actor, here, doings, table, rng, [])
+            self._go(made.as_(walk.walker), step, walk.actor, here, doings, table, rng, [],
+                     site)
         return made.sources, made.events
 
     def _place_named_last(self, text: str, site: Site) -> Vec3 | None:
@@ -586,6 +638,15 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
         table.append((leave, leave + walk, leave + walk + act))
         free = leave + walk + act
     return table
+
+
+def _floor(point: Vec3, site: Site, level: float) -> Vec3:
+    """The floor under ``point``: the hall's, where it is over the hall above ``level``,
+    else the court's (a place with a height, a target's 侯, is walked to on the ground)."""
+    x, y, z = point
+    hall = site.hall
+    on_hall = z > level and abs(x) <= hall.width / 2 and 0.0 <= y <= hall.total_depth
+    return x, y, hall.height if on_hall else 0.0
 
 
 def _costs(doings: Sequence[_Doing], here: Vec3, pace: float, durations: Durations
