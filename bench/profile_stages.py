@@ -69,7 +69,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="from_section")
     parser.add_argument("--to", dest="to_section")
-    parser.add_argument("--rate", type=float, default=50.0, help="Samples a second.")
+    parser.add_argument("--rate", type=int, default=50,
+                        help="Samples a second (py-spy takes a whole number).")
     parser.add_argument("--layout", default="stereo")
     parser.add_argument("--raw", type=Path, help="Sum this py-spy raw file instead.")
     args = parser.parse_args()
