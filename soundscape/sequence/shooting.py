@@ -249,10 +249,8 @@ class Shooting:
                 pair = next((p for p in self.roster if p.id == turn.pair), None)
                 if pair is not None and pair.group in groups:
                     cue = self._turn_cue(shoot, turn.start, turn.index)
-                    told = self._told_going_up(shoot, spec) if done is None else None
-                    up = (cue, done) if done is not None else (
-                        (told.id, times[told.id].start) if told is not None
-                        and told.id in times else None)
+                    up = (cue, done) if done is not None else self._first_up(shoot, spec,
+                                                                             times)
                     for archer, actor, side in ((pair.shang, "上射", -half),
                                                 (pair.xia, "下射", half)):
                         walker = (archer.id, archer.name)
@@ -264,17 +262,19 @@ class Shooting:
                 done = last
         return walks
 
-    def _told_going_up(self, shoot: Shoot, spec: Mapping[str, Any]) -> Step | None:
+    def _first_up(self, shoot: Shoot, spec: Mapping[str, Any],
+                  times: Mapping[str, TimedStep]) -> tuple[str, float] | None:
         """The step before ``shoot`` (since the shoot before it) that tells its first pair
-        going up in another's words (``first_up``: 一耦揖升), if any."""
+        going up in another's words (``first_up``: 一耦揖升) and when it begins, if any."""
         words = spec.get("first_up")
         if not words:
             return None
         where = self._position
         begin = max((where[s.steps[-1].id] + 1 for s in self.shoots.values()
                      if where[s.steps[-1].id] < where[shoot.steps[0].id]), default=0)
-        return next((step for step in self.sheet.steps[begin:where[shoot.steps[0].id]]
-                     if mentions(step.quote, words)), None)
+        told = next((step for step in self.sheet.steps[begin:where[shoot.steps[0].id]]
+                     if mentions(step.quote, words) and step.id in times), None)
+        return (told.id, times[told.id].start) if told is not None else None
 
     def told_by_walks(self) -> set[str]:
         """The steps narrating a round whose doers are the walking pairs' archers (上射降二等,
@@ -283,7 +283,7 @@ class Shooting:
         spec = self.config.data.get("turn_walk")
         if not spec:
             return set()
-        actors = set(spec["told_by"])
+        actors = set(spec.get("told_by", []))
         return {step.id for shoot in self.shot() if shoot.number >= 1
                 for step in shoot.steps if step.actor in actors}
 
