@@ -94,6 +94,18 @@ def test_a_bow_is_a_rustle_that_swells_and_kneeling_lands_on_the_mat():
     assert 20 * np.log10(thud[0] / thud[1]) > 12.0
 
 
+def test_a_sleeve_drawn_off_is_a_long_rustle_without_a_thud():
+    """袒 and 襲: the whole sleeve, ~2 s of rustle swelling through its middle, brighter than
+    a 揖's sleeves and with nothing landing on the mat."""
+    dress, kneel = play("robe", "dress", duration=2.0), play("robe", "kneel", duration=2.0)
+    assert 1500.0 < centroid(dress) < 5000.0 and band_share(dress, 0.0, 500.0) < 0.03
+    env = envelope(dress, 0.05)
+    middle = env[round(0.7 * RATE):round(1.3 * RATE)].mean()
+    assert middle > 2.0 * env[:round(0.1 * RATE)].mean()
+    assert middle > 2.0 * env[round(1.9 * RATE):round(2.0 * RATE)].mean()
+    assert band_share(dress, 75.0, 300.0) < 0.2 * band_share(kneel, 75.0, 300.0)
+
+
 @pytest.mark.parametrize(("articulation", "t60"), [("jue_wood", 1.6 * 0.3),
                                                     ("jue_basket", 1.6 * 0.12)])
 def test_a_cup_set_down_rings_in_its_ring_modes_damped_by_what_it_stands_on(articulation, t60):
