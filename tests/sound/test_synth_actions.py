@@ -13,7 +13,8 @@ from soundscape.music.instruments import load_instrument
 from soundscape.sound.synth import params_of, render_note
 
 RATE = 16000
-ACTIONS = {"footstep": 3.0, "robe": 1.5, "vessel": 0.4, "pour": 2.0, "shafts": 1.5, "pu": 0.3}
+ACTIONS = {"footstep": 3.0, "robe": 1.5, "vessel": 0.4, "pour": 2.0, "shafts": 1.5, "pu": 0.3,
+           "gear": 0.6}
 
 
 def play(instrument_id: str, articulation: str, *, duration: float = 1.5, seed: int = 0,
@@ -151,6 +152,18 @@ def test_arrows_gathered_knock_again_and_again_and_a_bundle_lands_on_the_bi():
     lay = play("shafts", "lay", duration=0.5)
     head = lay[:round(0.05 * RATE)]
     assert band_share(head, 200.0, 600.0) > 0.25  # the 楅's wooden knock under the shafts
+
+
+def test_a_bow_set_down_knocks_in_its_staves_mode_and_taken_up_ticks():
+    """釋弓: the stave knocks the earth, ringing in its lowest bending mode (~45 Hz); 執弓:
+    less knock, more of the string's tick: brighter."""
+    set_down, taken = play("gear", "set", duration=0.6), play("gear", "take", duration=0.6)
+    power = np.abs(np.fft.rfft(set_down)) ** 2
+    freqs = np.fft.rfftfreq(set_down.size, 1.0 / RATE)
+    peak = freqs[np.argmax(power * (freqs > 20.0))]
+    assert 35.0 < peak < 55.0
+    assert band_share(set_down, 0.0, 500.0) > 0.8
+    assert centroid(taken) > 1.5 * centroid(set_down)
 
 
 @pytest.mark.parametrize("instrument_id", sorted(ACTIONS))
