@@ -194,13 +194,10 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
 
 def _midi_and_count(performance, path: Path, listener) -> tuple[Path, int]:
     """The MIDI of the rite heard by ``listener`` written to ``path``; its path and notes."""
-    from soundscape.fileio import atomic_path
     from soundscape.output import midi
 
     made = midi.midi_file(performance, listener=listener)
-    with atomic_path(path) as tmp:
-        made.save(tmp)
-    return Path(path), midi.note_count(made)  # counted as made, not read back
+    return midi.save_midi(made, path), midi.note_count(made)  # counted as made, not read back
 
 
 class _Aside:

@@ -75,6 +75,7 @@ __all__ = [
     "program_for",
     "read_events",
     "read_markers",
+    "save_midi",
     "tempo_map_of",
     "volume_value",
     "write_midi",
@@ -206,10 +207,14 @@ def write_midi(performance: Performance, path: str | Path, *, listener,
     -------
     Path
     """
-    midi = midi_file(performance, listener=listener, tuning_mode=tuning_mode, grid=grid,
-                     ports=ports)
+    return save_midi(midi_file(performance, listener=listener, tuning_mode=tuning_mode,
+                               grid=grid, ports=ports), path)
+
+
+def save_midi(made: mido.MidiFile, path: str | Path) -> Path:
+    """Write a made MIDI file to ``path``, atomically (nothing half-written is left)."""
     with atomic_path(path) as tmp:
-        midi.save(tmp)
+        made.save(tmp)
     return Path(path)
 
 

@@ -174,7 +174,7 @@ class ActionSounds:
         where that is short); else to the first stair in that walk, and up or down in his
         action's own time. Returns his moves (when he arrives, where)."""
         first, last = climb
-        middle = tuple((a + b) / 2 for a, b in zip(first, last, strict=True))
+        middle = _halfway(first, last)
         stone = self.walk["velocity"] * _vary(rng)
         if min(math.dist(end[:2], there[:2]) for end in climb) > 1.0:
             pace = durations.pace_of(step)
@@ -216,7 +216,7 @@ class ActionSounds:
             made.add(actor, self.walk["instrument"], step.id, start + share[0],
                      max(share[1], 0.5), self.walk["stairs"],
                      self.walk["velocity"] * _vary(rng),
-                     tuple((a + b) / 2 for a, b in zip(first, last, strict=True)))
+                     _halfway(first, last))
             self._footsteps(made, step, actor, last, there, start + share[0] + share[1],
                             share[2], rng, site)
             return
@@ -330,12 +330,10 @@ class ActionSounds:
                 end_of = doings[-1].end if doings else here
                 doings.append(_Doing(1.0, "", there, there, there))
                 costs.append((math.dist(end_of, there) / pace, 0.0))
-            total = sum(a + b for a, b in costs)
-            begin = walk.begin
             rng = np.random.default_rng([seed, 10, zlib.crc32(
                 f"{walk.cue}/{walk.actor}/{walk.begin:.3f}".encode())])
-            table = _timetable(costs, begin, walk.end if walk.end is not None
-                               else begin + total)
+            table = _timetable(costs, walk.begin, walk.begin + sum(map(sum, costs))
+                               if walk.end is None else walk.end)
             self._go(made.as_(walk.walker), step, walk.actor, here, doings, table, rng, [],
                      site)
         return made.sources, made.events
@@ -449,8 +447,7 @@ class ActionSounds:
 
     def _stairs_at(self, text: str, at: int, actor: str, site: Site) -> Vec3:
         """Where a climb at ``at`` is heard: halfway up its stairs."""
-        (x, y, z), (_, top_y, top_z) = self._stairs(text, at, actor, site)
-        return x, (y + top_y) / 2, (z + top_z) / 2
+        return _halfway(*self._stairs(text, at, actor, site))
 
     def words_in(self, text: str) -> list[tuple[int, str]]:
         """(offset, word) of each action ``text`` (normalised) names that has a sound, the
@@ -638,6 +635,10 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
         table.append((leave, leave + walk, leave + walk + act))
         free = leave + walk + act
     return table
+
+
+def _halfway(a: Vec3, b: Vec3) -> Vec3:
+    return (a[0] + b[0]) / 2, (a[1] + b[1]) / 2, (a[2] + b[2]) / 2
 
 
 def _floor(point: Vec3, site: Site, level: float) -> Vec3:
