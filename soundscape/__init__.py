@@ -18,8 +18,8 @@ three times; the 大射's own 設樂 completes the orchestra)::
     >>> [(cue.piece, cue.repeats) for cue in sheet.music]
     [('luming', 3)]
     >>> performance = soundscape.perform(sheet)
-    >>> [(m.piece, m.start) for m in performance.music]
-    [('luming', 88.0)]
+    >>> [(m.piece, round(m.start, 1)) for m in performance.music]
+    [('luming', 101.7)]
     >>> sorted({performance.sources[e.source].instrument for e in performance.events
     ...         if e.cue == "luming"})
     ['se', 'voice']

@@ -38,6 +38,10 @@ FAMILIES = ("bell", "chime", "drum", "rattle", "string", "pipe", "reed", "voice"
 #: Ranges of an instrument file's numbers: level at 1 m, playable and default pitch, and
 #: the rate its notes need (a speech band's 8 kHz up to a 192 kHz render's).
 LOUDNESS_DB = (0.0, 160.0)
+#: What ``loudness_db`` measures of a note at 1 m and velocity 1: its sample ``peak`` (a
+#: stroke, a click), or its loudest 125 ms RMS, what a sound level meter reads on ``fast``
+#: (LFmax: the basis of the levels quoted for rustles, steps and pours).
+LEVELS = ("peak", "fast")
 HEARING_HZ = (1.0, 24000.0)
 WORKING_HZ = (8000.0, 192000.0)
 MOST_PITCHES = 128
@@ -67,7 +71,7 @@ class Instrument:
     articulations : tuple of str
         The articulations it accepts; the first is the default.
     loudness_db : float, dB SPL
-        Level at 1 m for velocity 1.
+        Level at 1 m for velocity 1, as ``level`` measures it.
     pitches : tuple of str
         律 names (with 清/倍) of the members of a set (bells, chimes, 瑟 strings);
         empty for instruments played at any pitch in ``range_hz`` or unpitched.
@@ -107,6 +111,8 @@ class Instrument:
     sources: tuple[str, ...]
     path: Path
     renderings: int | str | None = None
+    #: What ``loudness_db`` measures: one of ``LEVELS``.
+    level: str = "peak"
     #: The model's prepared parameters, once the synth has made them (``params_of``).
     prepared: list = field(default_factory=list, compare=False, repr=False)
 
@@ -142,7 +148,8 @@ def _resolve(id_or_path: str | Path) -> Path:
 
 #: The keys every instrument file has, then the optional ones (docs/instruments.md).
 _NEEDED = ("id", "name", "roman", "family", "model", "articulations", "loudness_db", "sources")
-_KEYS = (*_NEEDED, "pitches", "range_hz", "default_hz", "working_hz", "renderings", "params")
+_KEYS = (*_NEEDED, "pitches", "range_hz", "default_hz", "working_hz", "renderings", "level",
+         "params")
 
 
 def _build(data: dict[str, Any], path: Path) -> Instrument:
@@ -173,6 +180,8 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
     loudness = validate.number(data.get("loudness_db"), key="loudness_db", where=where,
                                error=InstrumentError, low=LOUDNESS_DB[0],
                                high=LOUDNESS_DB[1], low_open=True, unit="dB SPL at 1 m")
+    level = validate.choice(data.get("level", "peak"), LEVELS, key="level", where=where,
+                            error=InstrumentError)
     sources = tuple(validate.text(s, key=f"sources[{i}]", where=where, error=InstrumentError)
                     for i, s in enumerate(names("sources", 1, 100)))
     pitches = tuple(names("pitches", 0, MOST_PITCHES))
@@ -216,7 +225,7 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         articulations=articulations, loudness_db=loudness, pitches=pitches,
         range_hz=range_hz, default_hz=default_hz, working_hz=working_hz,
         raw_params=frozen(params),
-        sources=sources, path=path, renderings=renderings,
+        sources=sources, path=path, renderings=renderings, level=level,
     )
 
 

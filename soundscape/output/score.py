@@ -559,6 +559,11 @@ def performance_score(performance: Performance, *, cents_in_alter: bool = False,
                     number=round(bpm), numberSounding=bpm))
             for beat, mark in _marks(markers, beats):
                 part.insert(beat, mark)
+                if staff is None and isinstance(mark, music21.expressions.TextExpression):
+                    # a small text begins its system: in a system's last bar it ran off
+                    # the page's right edge (MuseScore 3 reads no alignment for it)
+                    part.insert(math.floor(beat / 4) * 4,
+                                music21.layout.SystemLayout(isNew=True))
         for onset, length, written in notes:
             part.insert(onset, _sounding(written, length, keys, spelled))
         if all(w[0] is None for _, _, written in notes for w in written):  # strokes: not
@@ -1084,6 +1089,9 @@ def _exported(score: music21.stream.Score, credits: Credits, spelled: dict | Non
     root = ET.fromstring(_music21_xml(score))
     _make_deterministic(root)
     _set_credits(root, credits, staff_mm)
+    for sound in root.iter("sound"):  # music21 writes 59.6 as 59.60000000000001
+        if sound.get("tempo"):
+            sound.set("tempo", f"{round(float(sound.get('tempo', '')), 3):g}")
     for direction in root.iter("direction"):  # MuseScore 3 misplaces an unplaced tempo mark
         direction.set("placement", direction.get("placement", "above"))
     if spelled is not None:

@@ -338,6 +338,10 @@ class ActionSounds:
                      site)
         return made.sources, made.events
 
+    def _place_named_first(self, text: str, site: Site) -> Vec3 | None:
+        found = [place for _, place in place_mentions(text)]
+        return _place(site, found[0]) if found else None
+
     def _place_named_last(self, text: str, site: Site) -> Vec3 | None:
         found = [place for _, place in place_mentions(normalise(text))]
         return _place(site, found[-1]) if found else None
@@ -373,6 +377,23 @@ class ActionSounds:
                 after += seconds  # what he does once done shooting (not after 命…射)
             here = doing.end
         return before, after
+
+    def told_seconds(self, step: Step, site: Site, durations: Durations) -> float:
+        """How long one doer's step takes by what its text tells him to do: his own action,
+        then each action it names after it, with his walks between their places (司正降自西階
+        南面坐取觶升酌散降南面坐奠觶興…再拜稽首左還南面坐取觶洗南面反奠於其所北面立 is some
+        80 s, where its 降 gave 5 and the rest was heard at one instant); 0 for a company
+        going round (each does his share in its time) and for one shooting
+        (``around_shooting``)."""
+        text = normalise(step.quote)
+        if durations.repeats(step) > 1 or shooting_words(text) is not None:
+            return 0.0
+        here = _place(site, step.place) or self._place_named_first(text, site)
+        doings = self._also(step, site, here or (0.0, 0.0, 0.0))
+        if here is None and doings:  # where he is is not said: from his first doing
+            here = doings[0].begin
+        costs = _costs(doings, here or (0.0, 0.0, 0.0), durations.pace_of(step), durations)
+        return durations.step_seconds(step) + sum(walk + act for walk, act in costs)
 
     def _also(self, step: StepLike, site: Site, place: Vec3) -> list[_Doing]:
         """The actions a step's text names for its actor after its own, each with where it

@@ -168,6 +168,14 @@ class _Planner:
             step, start, lead=lead if shoot is not None and shoot.number == 0 else 0.0)
         return max(needed, shot + after if shot else 0.0)
 
+    def tells(self, step: Step) -> float:
+        """How long one doer's step takes by what its text tells him to do (his action, then
+        the others it names, walked between): 0 for a step that narrates a shoot, whose
+        round times it (``hold``, called before)."""
+        if self.shooting.stretched(step) or self.shooting.shoot_at(step) is not None:
+            return 0.0
+        return self.actions.told_seconds(step, self.site, self.durations)
+
     def wait(self, step: Step, clock: float) -> float:
         """The earliest ``step`` may start: when the music it stops has ended (樂闋)."""
         return self.music.wait(step, clock)
@@ -206,7 +214,8 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         if options.soundscape else {}
     timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
                        place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
-                       speak=lambda step: talk.get(step.id, 0.0))
+                       speak=lambda step: talk.get(step.id, 0.0),
+                       tells=planner.tells if options.soundscape else lambda step: 0.0)
     _within_bound(sheet, timed, options.durations)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})

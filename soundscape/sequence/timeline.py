@@ -238,6 +238,7 @@ def time_steps(
     wait: Callable[[_Step, float], float] = _no_hold,
     scale: Mapping[str, float] | None = None,
     speak: Callable[[_Step], float] = lambda step: 0.0,
+    tells: Callable[[_Step], float] = lambda step: 0.0,
 ) -> tuple[TimedStep, ...]:
     """Put the steps on one clock, in order.
 
@@ -258,6 +259,10 @@ def time_steps(
     speak : callable, step → seconds
         How long the step's words take once its actor has arrived (the step lasts at
         least its walk and then that long, so its speaker ends before the next step).
+    tells : callable, step → seconds
+        How long what its text tells its doer to do takes once he has arrived (his own
+        action, then the others it names with his walks between them); called after
+        ``hold``. The step lasts at least its walk and then that long.
     """
     walkers = _Walkers(place_of)
     clock = 0.0
@@ -267,7 +272,7 @@ def time_steps(
         walk = walkers.seconds(step, durations)
         own = durations.step_seconds(step) * (scale or {}).get(step.id, 1.0)
         needed = hold(step, start)
-        own = max(own, speak(step))
+        own = max(own, speak(step), tells(step))
         duration = max(own + walk, needed)
         timed.append(TimedStep(step.id, step.section, start, duration, walk, needed > own + walk))
         clock = start + duration

@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from soundscape.sound.diskcache import NoteStore
     from soundscape.sound.sung import SungLines
 
-__all__ = ["CACHE_BYTES", "EACH", "VARIANTS", "ByteLru", "DryNotes", "EventVariants", "LruPart",
-           "NoteHandoff", "StrokePlaces", "SynthVoice", "Voice", "event_variants", "note_key",
-           "stable_ints"]
+__all__ = ["CACHE_BYTES", "EACH", "FAST_S", "VARIANTS", "ByteLru", "DryNotes", "EventVariants",
+           "LruPart", "NoteHandoff", "StrokePlaces", "SynthVoice", "Voice", "event_variants",
+           "fast_max", "note_key", "stable_ints"]
 
 #: A note voice: (event, source, *, sample_rate, rng) → mono float array at 1 m, amplitude
 #: relative to ``Surroundings.reference_db`` (1.0 = 94 dB SPL). It may depend only on the
@@ -127,7 +127,7 @@ class SynthVoice:
             note = sung_line.inhale(synth.params_of(instrument), duration=event.duration,
                                     velocity=event.velocity, sample_rate=sample_rate, rng=rng,
                                     performer=source.id)
-            return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+            return note * self._gain(instrument, note, event.velocity, sample_rate)
         if self.lines is not None and self.lines.find(event) is not None:
             return self.lines.part(event, sample_rate,
                                    lambda line: self._line(line, source, sample_rate))
@@ -139,7 +139,17 @@ class SynthVoice:
             pitch=None if event.pitch is None else event.pitch.name, performer=source.id,
             bells=self.bells, place=self.places.get((event.source, event.time)),
             tuning=self.tuning)
-        return note * 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        return note * self._gain(instrument, note, event.velocity, sample_rate)
+
+    def _gain(self, instrument, note: np.ndarray, velocity: float, sample_rate: int) -> float:
+        """What puts a note (peak ``velocity`` from its model) at the instrument's
+        ``loudness_db`` at 1 m, measured as its ``level`` says: the peak, or a meter's
+        ``fast`` reading (``fast_max``) times the velocity."""
+        gain = 10 ** ((instrument.loudness_db - self.reference_db) / 20)
+        if instrument.level == "fast":
+            reading = fast_max(note, sample_rate)
+            gain *= velocity / reading if reading > 0 else 1.0
+        return gain
 
     def _line(self, line, source: Source, sample_rate: int) -> np.ndarray:
         """A sung line, mono from its first onset, at 1 m (seeded by the render's seed, the
@@ -387,6 +397,21 @@ class LruPart:
     @limit.setter
     def limit(self, limit_bytes: int) -> None:
         self.whole.limit = limit_bytes
+
+
+#: A sound level meter's ``fast`` time constant (IEC 61672-1): the window of ``fast_max``.
+FAST_S = 0.125
+
+
+def fast_max(note: np.ndarray, sample_rate: int) -> float:
+    """The loudest RMS of ``note`` over any ``FAST_S`` window (a short note: over the
+    window that holds it, silence around it counted), what a meter on ``fast`` reads at
+    its loudest (LFmax, with a rectangular window for the meter's exponential one)."""
+    width = max(1, round(FAST_S * sample_rate))
+    energy = np.concatenate(([0.0], np.cumsum(np.square(note, dtype=float))))
+    if energy.size - 1 <= width:
+        return float(np.sqrt(energy[-1] / width))
+    return float(np.sqrt(np.max(energy[width:] - energy[:-width]) / width))
 
 
 def stable_ints(*parts: object) -> list[int]:

@@ -59,6 +59,8 @@ DRUM = (Path(__file__).resolve().parents[2] / "instruments" / "pi.toml").read_te
      (("t60_s = 0.45", "t60_s = \"long\""), r"params.t60_s='long' must be a finite number"),
      (("t60_s = 0.45", "t60_s = nan"), r"params.t60_s=nan must be a finite number"),
      (("loudness_db = 94.0", "loudness_db = 300"), r"loudness_db=300 must be a finite number > 0"),
+     (("loudness_db = 94.0", 'loudness_db = 94.0\nlevel = "rms"'),
+      r"level='rms' must be one of the accepted values \(accepted: peak, fast\)"),
      (('family = "drum"', 'family = "kettle"'), r"family='kettle' must be one of the accepted "
                                                 r"values \(accepted: bell, chime"),
      (('id = "test_drum"', 'id = "other"'), r"id='other' must be the file name 'test_drum'"),

@@ -1,5 +1,6 @@
 """The sounds between the music: the actions of the rite and the place."""
 
+import collections
 import itertools
 import math
 
@@ -195,6 +196,22 @@ def test_ones_own_climb_is_on_the_stairs_and_he_walks_on_from_them(rite, site):
     assert earth[0].time >= stone.time + stone.duration - 1e-6
     assert math.dist(earth[-1].position[:2], west[:2]) < math.dist(earth[0].position[:2],
                                                                    west[:2])
+
+
+def test_a_step_lasts_what_its_text_tells_its_doer_to_do(rite, sheet):
+    """司正降自西階南面坐取觶升酌散降南面坐奠觶興…再拜稽首左還南面坐取觶洗南面反奠於其所
+    (s19.09) was given its 降's 5 s, and its 21 other sounds were heard at one instant. The
+    step lasts what its doings take, one after another, so no one makes two sounds of one
+    kind at once anywhere in the rite (9 did before)."""
+    heard = sorted((e for e in kind(rite, "action") if e.cue == "s19.09"), key=lambda e: e.time)
+    onsets = [e.time for e in heard]
+    assert len(heard) > 20 and len(set(onsets)) > 20
+    assert onsets[-1] - onsets[0] > 60.0
+    step_start = next(m.time for m in rite.markers if m.ref == "s19.09")
+    following = next(m.time for m in rite.markers if m.ref == "s20.01")
+    assert following >= onsets[-1] > step_start
+    at_once = collections.Counter((e.source, e.time, e.articulation) for e in rite.events)
+    assert max(at_once.values()) == 1
 
 
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):

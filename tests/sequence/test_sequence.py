@@ -121,7 +121,9 @@ def test_changing_a_duration_moves_what_follows_and_nothing_before(sheet, site):
     base_options = SequenceOptions()
     base = perform(sheet, site=site, tuning=default_tuning(), seed=1, options=base_options)
     # an action first used well into the rite, at a step no music holds, and never used
-    # while shooting (the steps that narrate a shoot are spread over its simulated length)
+    # while shooting (the steps that narrate a shoot are spread over its simulated length);
+    # no text before tells anyone to do it, and its step's text names it once (a step lasts
+    # what its text tells its doer to do)
     shooting = {s.section for s in sheet.steps if "射" in sheet.section(s.section).name}
     used_in_shooting = {s.action for s in sheet.steps if s.section in shooting}
     music_steps = {c.start for c in sheet.music} | {c.stop for c in sheet.music}
@@ -130,7 +132,9 @@ def test_changing_a_duration_moves_what_follows_and_nothing_before(sheet, site):
         seen.setdefault(step.action, index)
     action = max((a for a, i in seen.items() if a not in used_in_shooting
                   and sheet.steps[i].id not in music_steps
-                  and sheet.steps[i + 1].id not in music_steps), key=seen.get)
+                  and sheet.steps[i + 1].id not in music_steps
+                  and not any(a in s.quote for s in sheet.steps[:i])
+                  and sheet.steps[i].quote.count(a) == 1), key=seen.get)
     first = sheet.steps[seen[action]]
     slower = SequenceOptions(durations=base_options.durations.replace(
         actions={action: base_options.durations.action_seconds(action) + 30.0}))

@@ -70,6 +70,21 @@ def test_a_step_lasts_its_walk_and_then_its_words(durations):
     assert timed[2].duration == durations.action_seconds("揖")
 
 
+def test_a_step_lasts_its_walk_and_then_what_its_text_tells(durations):
+    """What the text tells its doer to do (his action and the others it names) takes that
+    long once he has arrived, where it outlasts the action, the words and the walk."""
+    places = {"xi": (0.0, -10.0, 0.0), "xijie": (-6.0, -2.0, 0.0)}
+    steps = [step("a", "立", actor="司正", place="xi"),
+             step("b", "降", actor="司正", place="xijie"), step("c", "揖")]
+    told = {"b": 80.0, "c": 0.01}
+    timed = time_steps(steps, durations, place_of=places.get,
+                       speak=lambda s: 20.0 if s.id == "b" else 0.0,
+                       tells=lambda s: told.get(s.id, 0.0))
+    assert timed[1].duration == pytest.approx(10.0 / durations.walk + 80.0)
+    assert timed[2].duration == durations.action_seconds("揖")
+    assert timed[2].start == pytest.approx(timed[1].end)
+
+
 def test_an_action_that_goes_round_repeats_per_participant(durations):
     timed = time_steps([step("a", "獻", quote="主人獻大夫辯")], durations)
     assert timed[0].duration == pytest.approx(

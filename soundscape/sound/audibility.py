@@ -1,0 +1,141 @@
+"""What a person beside a doer hears of his action over the place's own sounds.
+
+Issue 25 asks that each action sound stand at least 6 dB over the bed in its own band
+where a person nearby would hear it. ``over_bed`` measures that for one event: it renders
+the event alone and the place's sounds alone (the bed, the calls, the court's echoes of
+them) through the render's own path (``render.render_blocks``: spreading, air, floor, the
+court) at a listener standing ``distance`` metres from where the sound is made, ear
+``EAR_M`` over the floor under it, and compares them in the octave band that holds most
+of the action's energy there, over the part of the sound within ``SPAN_DB`` of its
+loudest 50 ms.
+
+The event is heard in a window of the rite (``Performance.between``) with the place's
+sounds that were going on carried in, so a measure costs a render of a few seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import signal
+
+from soundscape.performance import Performance
+from soundscape.sound.court import Court
+from soundscape.sound.panning import make_panner
+from soundscape.sound.propagation import Surroundings
+from soundscape.sound.render import render_blocks
+
+__all__ = ["OCTAVES_HZ", "Heard", "nearby", "over_bed"]
+
+#: Octave band centres (Hz) an action's own band is chosen from.
+OCTAVES_HZ = (63.0, 125.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
+#: A standing listener's ear over the floor (m).
+EAR_M = 1.6
+#: The sound's body: its 50 ms frames within this many dB of its loudest (its level is
+#: their mean power; the bed's is taken over the same frames).
+SPAN_DB = 10.0
+FRAME_S = 0.05
+#: The place's sounds heard before the event (s): the court's tail of them builds up.
+LEAD_S = 3.0
+#: How long after the event's nominal end its ring is measured (s).
+RING_S = 1.5
+
+
+@dataclass(frozen=True)
+class Heard:
+    """One action as a person nearby hears it: the octave band (centre, Hz) that holds most
+    of its energy, its level and the bed's there over the sound's body (dB SPL), and the
+    difference."""
+
+    index: int
+    band_hz: float
+    action_db: float
+    bed_db: float
+
+    @property
+    def margin_db(self) -> float:
+        return self.action_db - self.bed_db
+
+
+def nearby(performance: Performance, index: int, site, distance: float = 1.0
+           ) -> tuple[float, float, float]:
+    """Where a person ``distance`` m east of the sound of event ``index`` stands with his
+    ears (m): on the hall where the sound is made over the hall's floor, else on the court's
+    (west rather than east where east would leave the hall or the court)."""
+    event = performance.events[index]
+    x, y, z = event.position or performance.sources[event.source].position_at(event.time)
+    hall = site.hall
+    on_hall = z >= hall.height - 0.05 and abs(x) <= hall.width / 2 and 0.0 <= y <= hall.total_depth
+    east = x + distance
+    if (on_hall and abs(east) > hall.width / 2) or abs(east) > site.courtyard_width / 2:
+        east = x - distance
+    return east, y, (hall.height if on_hall else 0.0) + EAR_M
+
+
+def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: Court | None,
+             distance: float = 1.0, seed: int = 0, sample_rate: int = 24000
+             ) -> list[Heard]:
+    """Each event of ``indexes`` as a person ``distance`` m from it hears it over the place's
+    sounds (see the module's docstring); ``court`` as the render's ``--court`` loads it
+    (None: the floor and the hall's front only)."""
+    from soundscape.site.listeners import Listener
+
+    surroundings = Surroundings(court=court) if court is not None else Surroundings()
+    out = []
+    for index in indexes:
+        event = performance.events[index]
+        start = max(0.0, event.time - LEAD_S)
+        window = performance.between(start, event.end + RING_S)
+        listener = Listener(nearby(performance, index, site, distance))
+        place = [e for e in window.events if window.sources[e.source].group == "place"]
+        mine = [replace(event, time=event.time - start)]
+        action, bed = (_heard(replace(window, events=tuple(events)), listener, surroundings,
+                              seed, sample_rate) for events in (mine, place))
+        out.append(_compare(index, action, bed, surroundings.reference_db, sample_rate))
+    return out
+
+
+def _heard(performance: Performance, listener, surroundings: Surroundings, seed: int,
+           sample_rate: int) -> np.ndarray:
+    """The render's stereo at ``listener`` (frames, 2), 1.0 = ``surroundings.reference_db``
+    (the constant-power pan keeps a source's power in the sum of the channels' powers)."""
+    if not performance.events:
+        return np.zeros((0, 2))
+    from soundscape.sound.notes import SynthVoice
+
+    panner = make_panner("stereo", speed_of_sound=surroundings.air.speed_of_sound)
+    blocks = render_blocks(performance, listener=listener, panner=panner,
+                           sample_rate=sample_rate, seed=seed,
+                           voice=SynthVoice(surroundings.reference_db),
+                           surroundings=surroundings, block_frames=sample_rate,
+                           fade_at_cut=False)
+    return np.concatenate(list(blocks)).astype(float)
+
+
+def _band_frames(audio: np.ndarray, centre: float, sample_rate: int) -> np.ndarray:
+    """Power per 50 ms frame in the octave around ``centre`` (summed over channels)."""
+    sos = signal.butter(4, (centre / 2**0.5, min(centre * 2**0.5, 0.45 * sample_rate)),
+                        btype="bandpass", fs=sample_rate, output="sos")
+    power = np.sum(signal.sosfilt(sos, audio, axis=0) ** 2, axis=1)
+    hop = round(FRAME_S * sample_rate)
+    frames = power.size // hop
+    return power[:frames * hop].reshape(frames, hop).mean(axis=1)
+
+
+def _compare(index: int, action: np.ndarray, bed: np.ndarray, reference_db: float,
+             sample_rate: int) -> Heard:
+    """The action's octave with the most energy, and both levels over its body there."""
+    bands = [centre for centre in OCTAVES_HZ if centre * 2**0.5 < 0.5 * sample_rate]
+    frames = [_band_frames(action, centre, sample_rate) for centre in bands]
+    own = int(np.argmax([f.sum() for f in frames]))
+    mine = frames[own]
+    body = mine >= mine.max() * 10 ** (-SPAN_DB / 10)
+    place = _band_frames(bed, bands[own], sample_rate) if bed.size else np.zeros_like(mine)
+    place = np.pad(place, (0, max(0, mine.size - place.size)))[:mine.size]
+
+    def level(power: np.ndarray) -> float:
+        return reference_db + 10 * float(np.log10(max(float(power[body].mean()), 1e-30)))
+
+    return Heard(index, bands[own], level(mine), level(place))
