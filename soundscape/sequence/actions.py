@@ -322,7 +322,7 @@ class ActionSounds:
                 raise CueSheetError(f"turn walk of {walk.actor} ({walk.cue}): no place "
                                     f"{walk.start!r} on the site")
             doings = [_aside(d, walk.side_m) for d in self._also(step, site, start)]
-            last = self._place_named_last(walk.text, site)
+            last = self._place_named(walk.text, site, -1)
             here, pace = _aside_point(start, walk.side_m), durations.pace_of(step)
             costs = _costs(doings, here, pace, durations)
             if last is not None:  # on to the last place the text names (…適次)
@@ -338,13 +338,10 @@ class ActionSounds:
                      site)
         return made.sources, made.events
 
-    def _place_named_first(self, text: str, site: Site) -> Vec3 | None:
-        found = [place for _, place in place_mentions(text)]
-        return _place(site, found[0]) if found else None
-
-    def _place_named_last(self, text: str, site: Site) -> Vec3 | None:
+    def _place_named(self, text: str, site: Site, which: int) -> Vec3 | None:
+        """Where the ``which``-th place ``text`` names is (0 the first, -1 the last)."""
         found = [place for _, place in place_mentions(normalise(text))]
-        return _place(site, found[-1]) if found else None
+        return _place(site, found[which]) if found else None
 
     def _own_climb(self, step: Step, site: Site, durations: Durations
                    ) -> tuple[Vec3, Vec3] | None:
@@ -388,11 +385,11 @@ class ActionSounds:
         text = normalise(step.quote)
         if durations.repeats(step) > 1 or shooting_words(text) is not None:
             return 0.0
-        here = _place(site, step.place) or self._place_named_first(text, site)
-        doings = self._also(step, site, here or (0.0, 0.0, 0.0))
-        if here is None and doings:  # where he is is not said: from his first doing
-            here = doings[0].begin
-        costs = _costs(doings, here or (0.0, 0.0, 0.0), durations.pace_of(step), durations)
+        here = _place(site, step.place) or self._place_named(text, site, 0)
+        doings = self._also(step, site, here or _NOWHERE)
+        if here is None:  # where he is is not said: from his first doing
+            here = doings[0].begin if doings else _NOWHERE
+        costs = _costs(doings, here, durations.pace_of(step), durations)
         return durations.step_seconds(step) + sum(walk + act for walk, act in costs)
 
     def _also(self, step: StepLike, site: Site, place: Vec3) -> list[_Doing]:
@@ -656,6 +653,11 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
         table.append((leave, leave + walk, leave + walk + act))
         free = leave + walk + act
     return table
+
+
+#: Where a doer is when his step names no place and its text none: walks are reckoned
+#: between the places it does name.
+_NOWHERE: Vec3 = (0.0, 0.0, 0.0)
 
 
 def _halfway(a: Vec3, b: Vec3) -> Vec3:

@@ -22,7 +22,9 @@ import numpy as np
 from scipy import signal
 
 from soundscape.performance import Performance
+from soundscape.site.listeners import Listener
 from soundscape.sound.court import Court
+from soundscape.sound.notes import SynthVoice
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
@@ -66,12 +68,11 @@ def nearby(performance: Performance, index: int, site, distance: float = 1.0
     (west rather than east where east would leave the hall or the court)."""
     event = performance.events[index]
     x, y, z = event.position or performance.sources[event.source].position_at(event.time)
-    hall = site.hall
-    on_hall = z >= hall.height - 0.05 and abs(x) <= hall.width / 2 and 0.0 <= y <= hall.total_depth
+    on_hall = z >= site.hall.height - 0.05 and site.on_hall(x, y)
     east = x + distance
-    if (on_hall and abs(east) > hall.width / 2) or abs(east) > site.courtyard_width / 2:
+    if (on_hall and not site.on_hall(east, y)) or not site.in_courtyard(east, y):
         east = x - distance
-    return east, y, (hall.height if on_hall else 0.0) + EAR_M
+    return east, y, (site.hall.height if on_hall else 0.0) + EAR_M
 
 
 def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: Court | None,
@@ -80,8 +81,6 @@ def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: C
     """Each event of ``indexes`` as a person ``distance`` m from it hears it over the place's
     sounds (see the module's docstring); ``court`` as the render's ``--court`` loads it
     (None: the floor and the hall's front only)."""
-    from soundscape.site.listeners import Listener
-
     surroundings = Surroundings(court=court) if court is not None else Surroundings()
     out = []
     for index in indexes:
@@ -103,8 +102,6 @@ def _heard(performance: Performance, listener, surroundings: Surroundings, seed:
     (the constant-power pan keeps a source's power in the sum of the channels' powers)."""
     if not performance.events:
         return np.zeros((0, 2))
-    from soundscape.sound.notes import SynthVoice
-
     panner = make_panner("stereo", speed_of_sound=surroundings.air.speed_of_sound)
     blocks = render_blocks(performance, listener=listener, panner=panner,
                            sample_rate=sample_rate, seed=seed,
