@@ -5,9 +5,18 @@ where a person nearby would hear it. ``over_bed`` measures that for one event: i
 the event alone and the place's sounds alone (the bed, the calls, the court's echoes of
 them) through the render's own path (``render.render_blocks``: spreading, air, floor, the
 court) at a listener standing ``distance`` metres from where the sound is made, ear
-``EAR_M`` over the floor under it, and compares them in the octave band that holds most
-of the action's energy there, over the part of the sound within ``SPAN_DB`` of its
-loudest 50 ms.
+``EAR_M`` over the floor under it, and compares them octave by octave over the part of
+the sound within ``SPAN_DB`` of its loudest 50 ms. The listener hears it in its own band
+where it stands farthest over the place's sounds: of the octaves that carry its energy
+(within ``OWN_DB`` of its loudest), the one of best ratio, as the ear detects a sound in
+the auditory filter where the signal-to-masker ratio is highest (the power-spectrum model
+of masking: Fletcher 1940; Patterson & Moore 1986, in B. C. J. Moore, *An Introduction to
+the Psychology of Hearing*, 6th ed., ch. 3). The margin in its loudest octave is kept too.
+
+The place's sounds are the bed (the air and trees beside the court, torches) and, with
+``calls`` (the default), the creatures' calls: issue 25 names the bed, and places the calls
+as sources of their own, so both are measured (a cicada in the next trees hides a sleeve's
+rustle, as it would).
 
 The event is heard in a window of the rite (``Performance.between``) with the place's
 sounds that were going on carried in, so a measure costs a render of a few seconds.
@@ -29,10 +38,14 @@ from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
 
-__all__ = ["OCTAVES_HZ", "Heard", "nearby", "over_bed"]
+__all__ = ["CALLS", "OCTAVES_HZ", "Heard", "nearby", "over_bed"]
 
 #: Octave band centres (Hz) an action's own band is chosen from.
 OCTAVES_HZ = (63.0, 125.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
+#: The instrument of the place's calls (birds, insects, leaves in a gust).
+CALLS = "creatures"
+#: An octave carries the sound's energy if it holds within this many dB of its loudest.
+OWN_DB = 10.0
 #: A standing listener's ear over the floor (m).
 EAR_M = 1.6
 #: The sound's body: its 50 ms frames within this many dB of its loudest (its level is
@@ -47,14 +60,16 @@ RING_S = 1.5
 
 @dataclass(frozen=True)
 class Heard:
-    """One action as a person nearby hears it: the octave band (centre, Hz) that holds most
-    of its energy, its level and the bed's there over the sound's body (dB SPL), and the
-    difference."""
+    """One action as a person nearby hears it: the octave band (centre, Hz) of its own where
+    it stands farthest over the place's sounds, its level and the bed's there over the
+    sound's body (dB SPL); and the margin in the octave holding most of its energy."""
 
     index: int
     band_hz: float
     action_db: float
     bed_db: float
+    loudest_hz: float
+    loudest_margin_db: float
 
     @property
     def margin_db(self) -> float:
@@ -76,11 +91,12 @@ def nearby(performance: Performance, index: int, site, distance: float = 1.0
 
 
 def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: Court | None,
-             distance: float = 1.0, seed: int = 0, sample_rate: int = 24000
-             ) -> list[Heard]:
+             distance: float = 1.0, seed: int = 0, sample_rate: int = 24000,
+             calls: bool = True) -> list[Heard]:
     """Each event of ``indexes`` as a person ``distance`` m from it hears it over the place's
-    sounds (see the module's docstring); ``court`` as the render's ``--court`` loads it
-    (None: the floor and the hall's front only)."""
+    sounds, with the creatures' calls or without them (see the module's docstring);
+    ``court`` as the render's ``--court`` loads it (None: the floor and the hall's front
+    only)."""
     surroundings = Surroundings(court=court) if court is not None else Surroundings()
     out = []
     for index in indexes:
@@ -88,7 +104,8 @@ def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: C
         start = max(0.0, event.time - LEAD_S)
         window = performance.between(start, event.end + RING_S)
         listener = Listener(nearby(performance, index, site, distance))
-        place = [e for e in window.events if window.sources[e.source].group == "place"]
+        place = [e for e in window.events if window.sources[e.source].group == "place"
+                 and (calls or window.sources[e.source].instrument != CALLS)]
         mine = [replace(event, time=event.time - start)]
         action, bed = (_heard(replace(window, events=tuple(events)), listener, surroundings,
                               seed, sample_rate) for events in (mine, place))
@@ -123,16 +140,25 @@ def _band_frames(audio: np.ndarray, centre: float, sample_rate: int) -> np.ndarr
 
 def _compare(index: int, action: np.ndarray, bed: np.ndarray, reference_db: float,
              sample_rate: int) -> Heard:
-    """The action's octave with the most energy, and both levels over its body there."""
+    """Both levels over the sound's body in each octave carrying its energy; the octave of
+    best margin, and the margin in its loudest octave."""
     bands = [centre for centre in OCTAVES_HZ if centre * 2**0.5 < 0.5 * sample_rate]
     frames = [_band_frames(action, centre, sample_rate) for centre in bands]
-    own = int(np.argmax([f.sum() for f in frames]))
-    mine = frames[own]
+    energy = np.array([f.sum() for f in frames])
+    loudest = int(np.argmax(energy))
+    mine = frames[loudest]
     body = mine >= mine.max() * 10 ** (-SPAN_DB / 10)
-    place = _band_frames(bed, bands[own], sample_rate) if bed.size else np.zeros_like(mine)
-    place = np.pad(place, (0, max(0, mine.size - place.size)))[:mine.size]
 
     def level(power: np.ndarray) -> float:
         return reference_db + 10 * float(np.log10(max(float(power[body].mean()), 1e-30)))
 
-    return Heard(index, bands[own], level(mine), level(place))
+    def levels(band: int) -> tuple[float, float]:
+        place = _band_frames(bed, bands[band], sample_rate) if bed.size else np.zeros(0)
+        place = np.pad(place, (0, max(0, mine.size - place.size)))[:mine.size]
+        return level(frames[band]), level(place)
+
+    own = np.flatnonzero(energy >= energy[loudest] * 10 ** (-OWN_DB / 10))
+    heard = {int(band): levels(int(band)) for band in own}
+    best = max(heard, key=lambda band: heard[band][0] - heard[band][1])
+    at_loudest = heard[loudest][0] - heard[loudest][1]
+    return Heard(index, bands[best], *heard[best], bands[loudest], at_loudest)

@@ -10,7 +10,7 @@ from soundscape.music.instruments import load_instrument
 from soundscape.performance import Event, Source
 from soundscape.sequence.planner import perform_from_file
 from soundscape.site.courtyard import load_site
-from soundscape.sound.audibility import OCTAVES_HZ, over_bed
+from soundscape.sound.audibility import CALLS, OCTAVES_HZ, _compare, over_bed
 from soundscape.sound.court import load_court
 from soundscape.sound.notes import FAST_S, SynthVoice, fast_max
 
@@ -45,6 +45,22 @@ def test_a_rustle_a_step_and_a_pour_are_at_their_level_as_a_meter_reads_it(instr
     assert reading == pytest.approx(made.loudness_db + 20 * math.log10(0.5), abs=0.01)
 
 
+def test_a_sound_is_heard_in_its_own_octave_where_the_bed_masks_it_least():
+    """Its loudest octave (4 kHz) under a cicada's; its 1 kHz octave, 6 dB under its loudest,
+    over a quiet bed there: heard at 1 kHz. Its 250 Hz octave stands farther over the bed
+    but carries 20 dB less than its loudest: not its own band."""
+    t = np.arange(RATE) / RATE
+    action = (np.sin(2 * np.pi * 4000 * t) + 0.5 * np.sin(2 * np.pi * 1000 * t)
+              + 0.1 * np.sin(2 * np.pi * 250 * t))
+    bed = 3.0 * np.sin(2 * np.pi * 4100 * t) + 0.03 * np.sin(2 * np.pi * 1010 * t)
+    heard = _compare(7, np.column_stack([action, action]), np.column_stack([bed, bed]),
+                     94.0, RATE)
+    assert (heard.index, heard.band_hz, heard.loudest_hz) == (7, 1000.0, 4000.0)
+    assert heard.margin_db == pytest.approx(20 * math.log10(0.5 / 0.03), abs=1.0)
+    assert heard.loudest_margin_db == pytest.approx(20 * math.log10(1 / 3), abs=1.0)
+    assert heard.action_db == pytest.approx(94.0 + 10 * math.log10(2 * 0.5**2 / 2), abs=0.5)
+
+
 @pytest.fixture(scope="module")
 def rite():
     return perform_from_file(seed=0)
@@ -68,3 +84,19 @@ def test_a_bow_a_salute_and_a_step_stand_over_the_bed_for_one_beside_the_doer(ri
     assert min(margins) >= 6.0, margins
     robes = [h.action_db for h in heard[:6]]
     assert min(robes) > 25.0, robes  # dB SPL in its octave, 1 m away
+
+
+def test_a_cicada_singing_nearby_masks_a_salute_that_the_bed_alone_leaves_clear(rite):
+    """The place's calls count among its sounds unless ``calls=False``: the first 揖 heard
+    while a cicada sings in the trees stands over the bed alone by more than over the bed
+    and the song."""
+    site = load_site()
+    cicadas = [e for e in rite.events if rite.sources[e.source].instrument == CALLS
+               and e.articulation == "cicada"]
+    index = next(i for i, e in enumerate(rite.events)
+                 if rite.sources[e.source].instrument == "robe" and e.articulation == "salute"
+                 and any(c.time + 2.0 < e.time and e.end < c.end - 2.0 for c in cicadas))
+    court = load_court(site, "bare")
+    (both,), (bed,) = (over_bed(rite, [index], site=site, court=court, sample_rate=16000,
+                                calls=calls) for calls in (True, False))
+    assert bed.margin_db >= both.margin_db + 3.0, (bed, both)
