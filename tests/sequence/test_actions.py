@@ -168,6 +168,10 @@ def test_every_pair_walks_up_to_its_marks_and_down_again(rite, sheet, site):
                 # at the 次 he puts his sleeve on again (適次釋弓說決拾襲反位)
                 dressed = [e for e in down if e.articulation == "dress"]
                 assert dressed and math.dist(dressed[0].position[:2], ci[:2]) < 2.0
+                # …and first takes off his thumb ring and armguard there (說決拾)
+                bracer = [e for e in down if e.articulation == "bracer"]
+                assert bracer and bracer[0].time < dressed[0].time
+                assert math.dist(bracer[0].position[:2], ci[:2]) < 2.0
                 at_mark = min((e for e in down if e.articulation == "salute"),
                               key=lambda e: e.time)  # 北面揖 at his 物: 上射在左, the west
                 assert (at_mark.position[0] < mark[0]) == (who == "shang")

@@ -67,8 +67,9 @@ def rite():
 
 
 def test_a_bow_a_salute_and_a_step_stand_over_the_bed_for_one_beside_the_doer(rite):
-    """Each measured at 1 m in its own octave over the bed, the calls and the court's echoes
-    of them there (the robes were 10-17 dB SPL there, under the bed's 5-36)."""
+    """Each measured at 1 m in its own octave over the bed and the court's echoes of it (the
+    robes were 10-17 dB SPL there, under the bed's 5-36); a call may come near any of them
+    (the next test), so the calls are left out here."""
     site = load_site()
     picked = []
     for instrument, articulation in (("robe", "salute"), ("robe", "bow"),
@@ -77,7 +78,7 @@ def test_a_bow_a_salute_and_a_step_stand_over_the_bed_for_one_beside_the_doer(ri
                    if rite.sources[e.source].instrument == instrument
                    and e.articulation == articulation][:3]
     heard = over_bed(rite, picked, site=site, court=load_court(site, "bare"),
-                     sample_rate=16000)
+                     sample_rate=16000, calls=False)
     assert [h.index for h in heard] == picked
     assert all(h.band_hz in OCTAVES_HZ for h in heard)
     margins = [h.margin_db for h in heard]
