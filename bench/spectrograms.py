@@ -4,7 +4,8 @@
 
 Writes ``footsteps.png`` (a walk over the courtyard's earth, up the stone steps, across
 the hall's floor, then 趨 on it), ``vessel.png`` (a 爵 set down on the 豐, then a 觶 into
-the 篚) and ``ambience.png`` (30 s of the place by day above, 30 s of it at night below:
+the 篚), ``robe.png`` (說決拾襲 at the 次: the thumb ring and armguard off, then the sleeve on,
+then a 揖) and ``ambience.png`` (30 s of the place by day above, 30 s of it at night below:
 the bed with the calls of its hour, each source at its distance from the listener), all
 at 48 kHz with seed 0. Not a test: run it after changing a model or its data, and
 look at the pictures.
@@ -102,6 +103,11 @@ def main() -> None:
     cups = sequence("vessel", [("jue_wood", 0.0, 0.3), ("zhi_basket", 1.2, 0.3)])
     draw([("a 爵 set down on the 豐 (three legs), then a 觶 into the bamboo 篚", cups, 1024,
            14000.0)], out / "vessel.png", [[(0.02, "jue on wood"), (1.22, "zhi in basket")]])
+    robe = sequence("robe", [("bracer", 0.0, 1.5), ("dress", 2.0, 2.0), ("salute", 4.5, 1.2)])
+    draw([("說決拾襲 at the 次: the thumb ring and leather armguard off (bracer), the sleeve put "
+           "on (dress), then a 揖 (salute)", robe, 1024, 12000.0)], out / "robe.png",
+         [[(0.05, "bracer: leather, ring's tick"), (2.05, "dress: silk sleeve"),
+           (4.55, "salute")]])
     day = place("day", [("cicada", 2.0, 8.0, 40.0), ("sparrow", 11.0, 2.0, 35.0),
                         ("magpie", 14.0, 1.5, 45.0), ("rustle", 17.0, 5.0, 35.0),
                         ("oriole", 23.0, 1.5, 40.0), ("dove", 26.0, 2.5, 50.0)])
@@ -115,7 +121,7 @@ def main() -> None:
          out / "ambience.png", [[(2.1, "cicada"), (11.1, "sparrow"), (14.1, "magpie"),
                                  (17.1, "rustle"), (23.1, "oriole"), (26.1, "dove")],
                                 [(0.6, "crickets"), (14.1, "rustle")]])
-    print(f"wrote {out}/footsteps.png, vessel.png, ambience.png")
+    print(f"wrote {out}/footsteps.png, vessel.png, robe.png, ambience.png")
 
 
 if __name__ == "__main__":
