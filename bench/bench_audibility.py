@@ -66,8 +66,7 @@ def main() -> None:
             found += [(instrument, articulation, h) for h in over_bed(
                 performance, picked, site=site, court=court, distance=args.distance,
                 calls=calls)]
-        values = np.array([h.margin_db for i, a, h in heard[True] if (i, a) == (
-            instrument, articulation)])
+        values = np.array([h.margin_db for *_, h in heard[True][-len(picked):]])
         print(f"{instrument} {articulation}: {len(indexes)} events, {values.size} measured, "
               f"over the place median {np.median(values):+.1f} dB, lowest "
               f"{values.min():+.1f} dB, {int(np.sum(values < GOAL_DB))} under "
