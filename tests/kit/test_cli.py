@@ -52,9 +52,9 @@ def test_the_bundled_programmes_list_for_every_rite_leaving_out_what_it_cannot_p
 
 #: What each rite's listing says of it: its name, length, music, round and guest's music.
 WORDING = {
-    "dashe": ("The whole rite (about 3¼ hours)", "The 大射儀, the Great Archery Meeting, "
+    "dashe": ("The whole rite (about 3½ hours)", "The 大射儀, the Great Archery Meeting, "
               "from s01 戒百官 to s45 賓出公入, heard from the duke's seat",
-              "The music of the rite, in about ten minutes", "each of the eight music cues",
+              "The music of the rite, in about 11 minutes", "each of the eight music cues",
               "shot to 貍首", "s32 三射用樂: the archers loose on the drum 節 of 貍首",
               "s18 樂賓: sung, then piped: 鹿鳴 (surviving), 新宮 (reconstruction)"),
     "yan": ("(about 1¾ hours)", "The 燕禮, the Banquet, from s01", "heard from the duke's seat",

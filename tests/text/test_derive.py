@@ -174,6 +174,23 @@ def test_the_ground_around_the_hall_is_a_place_of_its_own(dashe):
     assert dashe.step("s17.07").action == "獻"
 
 
+def test_a_name_in_a_condition_does_not_act(dashe):
+    """若飲公則侍射者降洗角觶升酌散降拜 (if it is the duke who drinks, the one shooting beside
+    him, the 賓 by 鄭注, goes down to wash the horn cup): the step was the duke's, its action
+    射 read from 侍射者, so the 賓's washing and pouring had a shooting's time. A name before
+    則 and another name is a condition's (無諸公則大夫… is no step of the 諸公), and a name
+    after 如 a likeness: the 卿 shoot 如三耦升射, the three pairs do nothing there."""
+    step = dashe.step("s28.16")
+    assert (step.actor, step.action) == ("賓", "降")
+    assert step.quote.startswith("侍射者降洗角觶")
+    assert dashe.step("s28.15").quote.endswith("若飲公則")
+    qing = next(s for s in dashe.steps if s.quote.startswith("卿取弓矢於次中"))
+    assert qing.actor == "卿" and "如三耦升射卒射降如三耦適次" in qing.quote
+    sheet = _derive("大夫如介禮無諸公則大夫如賓禮")
+    assert [(s.actor, s.quote) for s in sheet.steps] == [
+        ("大夫", "大夫如介禮無諸公則"), ("大夫", "大夫如賓禮")]
+
+
 def test_xiangshe_and_yanli_formulas():
     sheet = _derive("樂正命大師曰奏騶虞間若一大師不興許諾樂正退反位乃奏騶虞以射"
                     "升歌鹿鳴下管新宮無算樂賓醉北面坐取其薦脯以降奏陔")

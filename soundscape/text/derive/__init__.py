@@ -58,13 +58,18 @@ def _place_pattern() -> re.Pattern:
 
 
 def _actor_starts(chars: str) -> list[tuple[int, int, str]]:
-    """(start, end, term) of each actor named as the one who acts."""
-    markers = rules()["object_markers"]
+    """(start, end, term) of each actor named as the one who acts: not an object (揖賓), not
+    an owner (公之), not a condition's (若飲公則侍射者: the 侍射者 acts)."""
+    markers, then = rules()["object_markers"], rules()["condition_then"]
+    actors = _term_pattern("actor")
     found = []
-    for match in _term_pattern("actor").finditer(chars):
+    for match in actors.finditer(chars):
         start, end = match.span()
-        if (not start or chars[start - 1] not in markers) and not chars.startswith("之", end):
-            found.append((start, end, match.group(0)))
+        if (start and chars[start - 1] in markers) or chars.startswith("之", end):
+            continue
+        if chars.startswith(then, end) and actors.match(chars, end + len(then)):
+            continue
+        found.append((start, end, match.group(0)))
     return found
 
 
