@@ -10,10 +10,10 @@ bed with the creatures' calls, and over the bed alone. Prints per class the medi
 lowest margin over both and how many are under 6 dB (the goal: none); then, for each
 masker, each of those with its time, band and the place's level, and the distributions::
 
-    .venv/bin/python bench/bench_audibility.py                 # 12 a class, ~10 min
+    .venv/bin/python bench/bench_audibility.py                 # 12 a class, ~6 min
     .venv/bin/python bench/bench_audibility.py --per-class 4 --cues cues/xiangshe.toml
 
-A benchmark, not a test: every event is two short renders.
+A benchmark, not a test: every event is three short renders (itself, the bed, the calls).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def spread(indexes: list[int], count: int) -> list[int]:
 def main() -> None:
     from soundscape.sequence.planner import perform_from_file
     from soundscape.site.courtyard import load_site
-    from soundscape.sound.audibility import over_bed
+    from soundscape.sound.audibility import over_bed_and_calls
     from soundscape.sound.court import load_court
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -62,10 +62,10 @@ def main() -> None:
     heard = {calls: [] for calls in (True, False)}
     for (instrument, articulation), indexes in classes(performance).items():
         picked = spread(indexes, args.per_class)
-        for calls, found in heard.items():
-            found += [(instrument, articulation, h) for h in over_bed(
-                performance, picked, site=site, court=court, distance=args.distance,
-                calls=calls)]
+        for with_calls, alone in over_bed_and_calls(performance, picked, site=site, court=court,
+                                                    distance=args.distance):
+            heard[True].append((instrument, articulation, with_calls))
+            heard[False].append((instrument, articulation, alone))
         values = np.array([h.margin_db for *_, h in heard[True][-len(picked):]])
         print(f"{instrument} {articulation}: {len(indexes)} events, {values.size} measured, "
               f"over the place median {np.median(values):+.1f} dB, lowest "

@@ -21,12 +21,12 @@ import math
 import re
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from soundscape.cuesheet import Step
+from soundscape.cuesheet import SpeechCue, Step
 from soundscape.errors import CueSheetError
 from soundscape.fileio import read_toml
 from soundscape.geometry import Vec3
@@ -99,6 +99,9 @@ class _Told:
     place: str | None = None
 
 
+#: A name after these is where a doer goes or whom he speaks to, not another doer (告於公).
+_TOWARDS = ("於", "于")
+
 @dataclass(frozen=True)
 class ActionSounds:
     """The table of ``data/actions.toml``; :meth:`events` makes the sounds of a timed rite."""
@@ -111,6 +114,29 @@ class ActionSounds:
     torch: Mapping[str, Any]
     creatures: Mapping[str, Any]
     stairs: Mapping[str, Any]
+    #: The words said in each step's text, by the step's first offset: (start, end) within
+    #: its normalised quote (``saying``).
+    said: Mapping[int, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+
+    def saying(self, speech: Iterable[SpeechCue], steps: Iterable[Step]) -> ActionSounds:
+        """This table knowing which of each step's words are said (the sheet's speech cues):
+        射 said (告於公曰左右卒射) is no shooting of the one who says it."""
+        starts = {step.id: step.span[0] for step in steps}
+        said: dict[int, list[tuple[int, int]]] = {}
+        for cue in speech:
+            if cue.step in starts:
+                start = starts[cue.step]
+                said.setdefault(start, []).append((cue.span[0] - start, cue.span[1] - start))
+        return replace(self, said={k: tuple(v) for k, v in said.items()})
+
+    def _said(self, step: StepLike) -> tuple[tuple[int, int], ...]:
+        """The spans of the step's normalised quote that are words said (``saying``)."""
+        span = getattr(step, "span", None)
+        return self.said.get(span[0], ()) if span else ()
+
+    def _shooting_words(self, step: Step, text: str) -> tuple[int, int] | None:
+        """``shooting_words`` of the step's normalised ``text``, its words said left out."""
+        return shooting_words(text, self._said(step))
 
     def events(self, steps: Iterable[Step], times: Mapping[str, TimedStep], *, site: Site,
                durations: Durations, seed: int, end: float,
@@ -256,7 +282,8 @@ class ActionSounds:
         also = self._also(step, site, place)
         slot, span = own / max(times, 1), lasts / max(times, 1)
         text = normalise(step.quote)
-        found = shooting_words(text) if held and times <= 1 and start <= held[0] else None
+        found = self._shooting_words(step, text) if held and times <= 1 and start <= held[0] \
+            else None
         for k in range(max(times, 1)):
             for sound, count in sounds:
                 for n in range(count):
@@ -360,7 +387,7 @@ class ActionSounds:
         射, and those after, with his walks between their places (誘射: 入於次…西面揖當階北面揖
         及階揖升堂揖當物北面揖及物揖 is some 60 s, where the round gave 12)."""
         text = normalise(step.quote)
-        found = shooting_words(text)
+        found = self._shooting_words(step, text)
         here = _place(site, step.place)
         if found is None or here is None:
             return 0.0, 0.0
@@ -383,7 +410,7 @@ class ActionSounds:
         going round (each does his share in its time) and for one shooting
         (``around_shooting``)."""
         text = normalise(step.quote)
-        if durations.repeats(step) > 1 or shooting_words(text) is not None:
+        if durations.repeats(step) > 1 or self._shooting_words(step, text) is not None:
             return 0.0
         here = _place(site, step.place) or self._place_named(text, site, 0)
         doings = self._also(step, site, here or _NOWHERE)
@@ -405,11 +432,16 @@ class ActionSounds:
         after = found[own][0] if own is not None else 0
         if own is not None:
             del found[own]  # the step's own action, sounded above
-        # only the actor's: the text goes on to another (…至再拜賓答再拜: the 賓's bows)
+        # only the actor's: the text goes on to another (…至再拜賓答再拜: the 賓's bows; 公答拜
+        # 媵爵者…: any name, the one bowed to too, as the text runs on unpunctuated), not at
+        # one he goes or speaks to (告於公, 請射於公) nor one in words said
         words = glossary.load()
         mine = words.id_of("actor", step.actor) if step.actor else None
+        said = self._said(step)
         other = next((m.start() for m in _actors(words.terms_longest_first("actor")).finditer(
-            text, after) if words.id_of("actor", m.group()) != mine), len(text))
+            text, after) if words.id_of("actor", m.group()) != mine
+            and text[m.start() - 1:m.start()] not in _TOWARDS
+            and not any(lo <= m.start() < hi for lo, hi in said)), len(text))
         length = max(len(text), 1)
         mentioned = sorted([*((at, _place(site, pid)) for at, pid in place_mentions(text)
                               if text[max(at - 2, 0):at] not in ("升自", "降自")),  # which
@@ -703,13 +735,16 @@ def _loosed(shots: Sequence[Shot]) -> tuple[float, float] | None:
     return min(s.release for s in shots), max(s.arrival for s in shots)
 
 
-def shooting_words(text: str) -> tuple[int, int] | None:
+def shooting_words(text: str, said: Iterable[tuple[int, int]] = ()) -> tuple[int, int] | None:
     """Where a step's text (normalised) narrates its shooting: from its first 射 or 發 that
-    is no name (司射) to the end of its 卒射, else of its last 射 or 發 (誘射射三侯將乘矢…再發
-    卒射 of 司射入於次…北面揖及階揖降如升射之儀: 如升射之儀 is after); None if none."""
+    is no name (司射) nor in words said (``said``: spans of ``text``; 曰左右卒射) to the end
+    of its 卒射, else of its last 射 or 發 (誘射射三侯將乘矢…再發卒射 of 司射入於次…北面揖
+    及階揖降如升射之儀: 如升射之儀 is after); None if none."""
     words = glossary.load()
     blanked = _actors(words.terms_longest_first("actor")).sub(
         lambda m: "　" * len(m.group()), text)
+    for start, end in said:
+        blanked = blanked[:start] + "　" * (end - start) + blanked[end:]
     shot = [m.span() for m in re.finditer("射|發", blanked)]
     if not shot:
         return None

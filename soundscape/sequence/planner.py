@@ -142,7 +142,7 @@ class _Planner:
         self.sheet = sheet
         self.site = site
         self.durations = options.durations
-        self.actions = load_actions()
+        self.actions = load_actions().saying(sheet.speech, sheet.steps)
 
     def hold(self, step: Step, start: float) -> float:
         """How long ``step`` must last: its narration of a shoot, the music-bound cues it

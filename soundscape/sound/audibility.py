@@ -38,7 +38,7 @@ from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
 from soundscape.sound.render import render_blocks
 
-__all__ = ["CALLS", "OCTAVES_HZ", "Heard", "nearby", "over_bed"]
+__all__ = ["CALLS", "OCTAVES_HZ", "Heard", "nearby", "over_bed", "over_bed_and_calls"]
 
 #: Octave band centres (Hz) an action's own band is chosen from.
 OCTAVES_HZ = (63.0, 125.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0)
@@ -97,19 +97,54 @@ def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: C
     sounds, with the creatures' calls or without them (see the module's docstring);
     ``court`` as the render's ``--court`` loads it (None: the floor and the hall's front
     only)."""
+    return [heard for heard, _ in _over(performance, indexes, site, court, distance, seed,
+                                        sample_rate, calls, False)]
+
+
+def over_bed_and_calls(performance: Performance, indexes: Iterable[int], *, site,
+                       court: Court | None, distance: float = 1.0, seed: int = 0,
+                       sample_rate: int = 24000) -> list[tuple[Heard, Heard]]:
+    """Each event of ``indexes`` as ``over_bed`` hears it over the bed with the calls and
+    over the bed alone, each sound rendered once: the bed with the calls is the bed's render
+    plus the calls' (the render adds its sources' paths, and nothing after them in
+    ``render_blocks`` is level-dependent)."""
+    return [(with_calls, alone) for with_calls, alone in _over(
+        performance, indexes, site, court, distance, seed, sample_rate, True, True)]
+
+
+def _over(performance: Performance, indexes: Iterable[int], site, court: Court | None,
+          distance: float, seed: int, sample_rate: int, calls: bool, bed_alone: bool):
+    """(over the place's sounds, with ``calls`` or not; over the bed alone if ``bed_alone``,
+    else None) for each event of ``indexes``."""
     surroundings = Surroundings(court=court) if court is not None else Surroundings()
-    out = []
     for index in indexes:
         event = performance.events[index]
         start = max(0.0, event.time - LEAD_S)
         window = performance.between(start, event.end + RING_S)
         listener = Listener(nearby(performance, index, site, distance))
-        place = [e for e in window.events if window.sources[e.source].group == "place"
-                 and (calls or window.sources[e.source].instrument != CALLS)]
-        mine = [replace(event, time=event.time - start)]
-        action, bed = (_heard(replace(window, events=tuple(events)), listener, surroundings,
-                              seed, sample_rate) for events in (mine, place))
-        out.append(_compare(index, action, bed, surroundings.reference_db, sample_rate))
+
+        def heard(events: list, window=window, listener=listener) -> np.ndarray:
+            return _heard(replace(window, events=tuple(events)), listener, surroundings,
+                          seed, sample_rate)
+
+        place = [e for e in window.events if window.sources[e.source].group == "place"]
+        called = [e for e in place if window.sources[e.source].instrument == CALLS]
+        action = heard([replace(event, time=event.time - start)])
+        if not bed_alone:
+            bed = heard(place if calls else [e for e in place if e not in called])
+            yield _compare(index, action, bed, surroundings.reference_db, sample_rate), None
+            continue
+        bed = heard([e for e in place if e not in called])
+        both = _summed(bed, heard(called)) if called else bed
+        yield (_compare(index, action, both, surroundings.reference_db, sample_rate),
+               _compare(index, action, bed, surroundings.reference_db, sample_rate))
+
+
+def _summed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two renders of one window added (a render ends where its last sound does)."""
+    out = np.zeros((max(len(a), len(b)), 2))
+    out[:len(a)] += a
+    out[:len(b)] += b
     return out
 
 

@@ -218,6 +218,36 @@ def test_a_step_lasts_what_its_text_tells_its_doer_to_do(rite, sheet):
     assert max(at_once.values()) == 1
 
 
+def test_words_said_and_one_spoken_to_do_not_end_what_the_doer_does(rite, sheet):
+    """釋獲者…適阼階下北面告於公曰左右卒射反位坐委餘獲於中西興共而俟 (s26.44): the 卒射 he
+    says made it a shooting step, which the round times, and the duke he speaks to (於公)
+    ended his doings there, so he knelt, laid down the tallies and rose in its 4 s (a
+    company's default). Now the step lasts what he does after he speaks; 司馬正出於下射之南…
+    降自西階遂適次釋弓說決拾襲反位 (s22.17) goes on past the 下射 he passes by."""
+    from soundscape.sequence.actions import shooting_words
+    from soundscape.text.source import normalise
+
+    step = sheet.step("s26.44")
+    text = normalise(step.quote)
+    said = [(c.span[0] - step.span[0], c.span[1] - step.span[0]) for c in sheet.speech
+            if c.step == step.id]
+    assert [text[a:b] for a, b in said] == ["左右卒射"]
+    assert shooting_words(text) is not None and shooting_words(text, said) is None
+
+    def lasts(step_id):
+        refs = [m for m in rite.markers if m.kind == "step"]
+        at = next(k for k, m in enumerate(refs) if m.ref == step_id)
+        return refs[at + 1].time - refs[at].time
+
+    his = [e for e in kind(rite, "action") if e.cue == "s26.44"]
+    assert {"kneel", "rise"} <= {e.articulation for e in his}
+    durations = Durations.load()
+    assert lasts("s26.44") >= durations.step_seconds(step) + durations.action_seconds("坐") \
+        + durations.action_seconds("興")  # his own 適, then a kneeling and a rising
+    gear = {e.articulation for e in kind(rite, "action") if e.cue == "s22.17"}
+    assert {"set", "bracer", "dress"} <= gear  # 釋弓, 說決拾, 襲
+
+
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):
     steps = [e for e in kind(rite, "action") if rite.sources[e.source].instrument == "footstep"]
     assert steps

@@ -10,7 +10,7 @@ from soundscape.music.instruments import load_instrument
 from soundscape.performance import Event, Source
 from soundscape.sequence.planner import perform_from_file
 from soundscape.site.courtyard import load_site
-from soundscape.sound.audibility import CALLS, OCTAVES_HZ, _compare, over_bed
+from soundscape.sound.audibility import CALLS, OCTAVES_HZ, _compare, over_bed, over_bed_and_calls
 from soundscape.sound.court import load_court
 from soundscape.sound.notes import FAST_S, SynthVoice, fast_max
 
@@ -101,3 +101,10 @@ def test_a_cicada_singing_nearby_masks_a_salute_that_the_bed_alone_leaves_clear(
     (both,), (bed,) = (over_bed(rite, [index], site=site, court=court, sample_rate=16000,
                                 calls=calls) for calls in (True, False))
     assert bed.margin_db >= both.margin_db + 3.0, (bed, both)
+    # each sound rendered once, the bed with the calls as the bed's render plus the calls':
+    # the same margins as the renders of each
+    (pair,) = over_bed_and_calls(rite, [index], site=site, court=court, sample_rate=16000)
+    for made, alone in zip(pair, (both, bed), strict=True):
+        assert made.band_hz == alone.band_hz
+        assert made.margin_db == pytest.approx(alone.margin_db, abs=0.01)
+        assert made.loudest_margin_db == pytest.approx(alone.loudest_margin_db, abs=0.01)
