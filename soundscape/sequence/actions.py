@@ -434,13 +434,14 @@ class ActionSounds:
             del found[own]  # the step's own action, sounded above
         # only the actor's: the text goes on to another (…至再拜賓答再拜: the 賓's bows; 公答拜
         # 媵爵者…: any name, the one bowed to too, as the text runs on unpunctuated), not at
-        # one he goes or speaks to (告於公, 請射於公) nor one in words said
+        # one he goes or speaks to (告於公, 請射於公; but 受於公者拜: those who received from
+        # him) nor one in words said
         words = glossary.load()
         mine = words.id_of("actor", step.actor) if step.actor else None
         said = self._said(step)
         other = next((m.start() for m in _actors(words.terms_longest_first("actor")).finditer(
             text, after) if words.id_of("actor", m.group()) != mine
-            and text[m.start() - 1:m.start()] not in _TOWARDS
+            and (text[m.start() - 1:m.start()] not in _TOWARDS or text.startswith("者", m.end()))
             and not any(lo <= m.start() < hi for lo, hi in said)), len(text))
         length = max(len(text), 1)
         mentioned = sorted([*((at, _place(site, pid)) for at, pid in place_mentions(text)

@@ -223,7 +223,8 @@ def test_words_said_and_one_spoken_to_do_not_end_what_the_doer_does(rite, sheet)
     says made it a shooting step, which the round times, and the duke he speaks to (於公)
     ended his doings there, so he knelt, laid down the tallies and rose in its 4 s (a
     company's default). Now the step lasts what he does after he speaks; 司馬正出於下射之南…
-    降自西階遂適次釋弓說決拾襲反位 (s22.17) goes on past the 下射 he passes by."""
+    降自西階遂適次釋弓說決拾襲反位 (s22.17) goes on past the 下射 he passes by; but not past
+    受於公者 (those who received from the duke: s44.13 is the pourer's)."""
     from soundscape.sequence.actions import shooting_words
     from soundscape.text.source import normalise
 
@@ -246,6 +247,9 @@ def test_words_said_and_one_spoken_to_do_not_end_what_the_doer_does(rite, sheet)
         + durations.action_seconds("興")  # his own 適, then a kneeling and a rising
     gear = {e.articulation for e in kind(rite, "action") if e.cue == "s22.17"}
     assert {"set", "bracer", "dress"} <= gear  # 釋弓, 說決拾, 襲
+    # 執散爵者乃酌行之唯受於公者拜…: those who received from the duke bow, not the pourer
+    pourer = {e.articulation for e in kind(rite, "action") if e.cue == "s44.13"}
+    assert "cup" in pourer and not {"bow", "rise"} & pourer
 
 
 def test_walkers_are_heard_moving_on_the_floor_under_them(rite, site):
