@@ -10,7 +10,7 @@ bed with the creatures' calls, and over the bed alone. Prints per class the medi
 lowest margin over both and how many are under 6 dB (the goal: none); then, for each
 masker, each of those with its time, band and the place's level, and the distributions::
 
-    .venv/bin/python bench/bench_audibility.py                 # 12 a class, ~6 min
+    .venv/bin/python bench/bench_audibility.py                 # 12 a class, ~4 min
     .venv/bin/python bench/bench_audibility.py --per-class 4 --cues cues/xiangshe.toml
 
 A benchmark, not a test: every event is three short renders (itself, the bed, the calls).

@@ -97,8 +97,12 @@ def over_bed(performance: Performance, indexes: Iterable[int], *, site, court: C
     sounds, with the creatures' calls or without them (see the module's docstring);
     ``court`` as the render's ``--court`` loads it (None: the floor and the hall's front
     only)."""
-    return [heard for heard, _ in _over(performance, indexes, site, court, distance, seed,
-                                        sample_rate, calls, False)]
+    surroundings = _surroundings(court)
+    out = []
+    for index in indexes:
+        near = _Near.of(performance, index, site, distance, surroundings, seed, sample_rate)
+        out.append(near.compare(near.heard(near.place(calls))))
+    return out
 
 
 def over_bed_and_calls(performance: Performance, indexes: Iterable[int], *, site,
@@ -108,36 +112,62 @@ def over_bed_and_calls(performance: Performance, indexes: Iterable[int], *, site
     over the bed alone, each sound rendered once: the bed with the calls is the bed's render
     plus the calls' (the render adds its sources' paths, and nothing after them in
     ``render_blocks`` is level-dependent)."""
-    return [(with_calls, alone) for with_calls, alone in _over(
-        performance, indexes, site, court, distance, seed, sample_rate, True, True)]
-
-
-def _over(performance: Performance, indexes: Iterable[int], site, court: Court | None,
-          distance: float, seed: int, sample_rate: int, calls: bool, bed_alone: bool):
-    """(over the place's sounds, with ``calls`` or not; over the bed alone if ``bed_alone``,
-    else None) for each event of ``indexes``."""
-    surroundings = Surroundings(court=court) if court is not None else Surroundings()
+    surroundings = _surroundings(court)
+    out = []
     for index in indexes:
+        near = _Near.of(performance, index, site, distance, surroundings, seed, sample_rate)
+        bed = near.heard(near.place(calls=False))
+        called = near.called()
+        both = _summed(bed, near.heard(called)) if called else bed
+        out.append((near.compare(both), near.compare(bed)))
+    return out
+
+
+def _surroundings(court: Court | None) -> Surroundings:
+    return Surroundings(court=court) if court is not None else Surroundings()
+
+
+@dataclass(frozen=True)
+class _Near:
+    """One event's window of the rite, heard by the person beside it: the event itself
+    rendered (``action``), and whatever of the place's sounds ``heard`` is asked for."""
+
+    index: int
+    window: Performance
+    listener: Listener
+    surroundings: Surroundings
+    seed: int
+    sample_rate: int
+    action: np.ndarray
+
+    @classmethod
+    def of(cls, performance: Performance, index: int, site, distance: float,
+           surroundings: Surroundings, seed: int, sample_rate: int) -> _Near:
         event = performance.events[index]
         start = max(0.0, event.time - LEAD_S)
         window = performance.between(start, event.end + RING_S)
         listener = Listener(nearby(performance, index, site, distance))
+        action = _heard(replace(window, events=(replace(event, time=event.time - start),)),
+                        listener, surroundings, seed, sample_rate)
+        return cls(index, window, listener, surroundings, seed, sample_rate, action)
 
-        def heard(events: list, window=window, listener=listener) -> np.ndarray:
-            return _heard(replace(window, events=tuple(events)), listener, surroundings,
-                          seed, sample_rate)
+    def place(self, calls: bool) -> list:
+        """The place's sounds in the window, the creatures' calls among them or not."""
+        return [e for e in self.window.events if self.window.sources[e.source].group == "place"
+                and (calls or self.window.sources[e.source].instrument != CALLS)]
 
-        place = [e for e in window.events if window.sources[e.source].group == "place"]
-        called = [e for e in place if window.sources[e.source].instrument == CALLS]
-        action = heard([replace(event, time=event.time - start)])
-        if not bed_alone:
-            bed = heard(place if calls else [e for e in place if e not in called])
-            yield _compare(index, action, bed, surroundings.reference_db, sample_rate), None
-            continue
-        bed = heard([e for e in place if e not in called])
-        both = _summed(bed, heard(called)) if called else bed
-        yield (_compare(index, action, both, surroundings.reference_db, sample_rate),
-               _compare(index, action, bed, surroundings.reference_db, sample_rate))
+    def called(self) -> list:
+        """The creatures' calls in the window."""
+        return [e for e in self.place(calls=True)
+                if self.window.sources[e.source].instrument == CALLS]
+
+    def heard(self, events: list) -> np.ndarray:
+        return _heard(replace(self.window, events=tuple(events)), self.listener,
+                      self.surroundings, self.seed, self.sample_rate)
+
+    def compare(self, place: np.ndarray) -> Heard:
+        return _compare(self.index, self.action, place, self.surroundings.reference_db,
+                        self.sample_rate)
 
 
 def _summed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
