@@ -98,6 +98,12 @@ class _Checker:
             elif not spec.get("optional", False):
                 raise InstrumentError(f"{self.where}: {key}.{name} is missing (required by "
                                       "the model)")
+        for name, spec in specs.items():  # one number a mode, a partial, …
+            other = spec.get("same_size_as")
+            if other is not None and name in table and other in table \
+                    and len(table[name]) != len(table[other]):
+                self.fail(f"{key}.{name}", table[name], f"{len(table[other])} numbers, one "
+                          f"for each of {key}.{other}")
         for name in table:  # a misspelt key was ignored, and its sound with it
             if name not in specs and name not in also:
                 raise InstrumentError(

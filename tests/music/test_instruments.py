@@ -94,6 +94,20 @@ def test_bad_values_name_the_file_and_key(tmp_path, change, message):
         load_instrument(path)
 
 
+def test_one_amplitude_a_mode(tmp_path):
+    """An impact's ``amps`` gives each of its ``modes`` one amplitude: one short would have
+    failed in numpy at render time, with no file or key named."""
+    gear = (Path(__file__).resolve().parents[2] / "instruments" / "gear.toml").read_text(
+        encoding="utf-8").replace('id = "gear"', 'id = "test_gear"')
+    old = "amps = [0.13, 0.55, 1.0]"
+    assert old in gear
+    path = write(tmp_path, gear.replace(old, "amps = [0.13, 1.0]"), name="test_gear")
+    with pytest.raises(InstrumentError, match=r"test_gear.toml: params.set.amps=\[0.13, 1.0\] "
+                                              r"must be 3 numbers, one for each of "
+                                              r"params.set.modes"):
+        load_instrument(path)
+
+
 @pytest.mark.parametrize("named", ["../x", "/etc/passwd", "cues/dashe.toml", "pi.toml"])
 def test_a_name_is_an_id_never_a_path(named):
     """`audition ../x` read whatever file the name led to (docs/cuesheet.md: a name on the

@@ -5,7 +5,10 @@ articulation, decaying fast) plus a low-passed noise burst for the shaft's
 impact and the tearing or scattering of what it hits. Each articulation is a
 table under ``[params.<articulation>]``: ``modes`` (ratios), ``t60_s``,
 ``noise_db``, ``noise_s``, ``noise_high_hz``, ``contact_s`` (how long the
-arrow's push lasts: it cancels the impact's DC, see ``_common.cancel_dc``).
+arrow's push lasts: it cancels the impact's DC, see ``_common.cancel_dc``) and, optional,
+``amps``: each mode's amplitude as radiated (1/n when absent). A slender stave radiates its
+low bending modes hardly at all (a line dipole: radiation efficiency ~ (ka)³), so what is
+heard of it is its upper modes, and the file says so.
 
 No two hits alike (``[params.scatter]``, optional): an arrow lands anywhere on the
 target, so each mode is excited by its shape there (a level scattered normally by
@@ -39,7 +42,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     """One impact; ``hz`` (Hz) is the lowest mode, ``articulation`` the surface struck."""
     row = params[articulation]
     ratios = np.asarray(row["modes"], dtype=float)
-    amps = 1.0 / np.arange(1, ratios.size + 1)
+    amps = np.asarray(row.get("amps", 1.0 / np.arange(1, ratios.size + 1)), dtype=float)
     scatter = params.get("scatter")
     if scatter is not None:
         ratios = ratios * (1.0 + float(rng.uniform(-1.0, 1.0)) * scatter["detune"])
