@@ -149,8 +149,32 @@ class ActionSounds:
         of the round it narrates (its actions are heard before, between and after them
         as its text puts them). ``quiet``: steps whose doers move as they tell but are
         heard elsewhere (a round's archers, in their turn walks)."""
-        shots, quiet = shots or {}, set(quiet)
-        made, unheard = _Made(), _Made()
+        made = _Made()
+        track = self._people(made, steps, times, site=site, durations=durations, seed=seed,
+                             shots=shots or {}, quiet=set(quiet), climbs={})
+        self._place_bed(made, steps, times, site, end, seed)
+        return made.sources, made.events, sorted(track, key=lambda entry: entry[0])
+
+    def climb_walks(self, steps: Sequence[Step], *, site: Site, durations: Durations,
+                    seed: int) -> dict[str, float]:
+        """Step id → the seconds one doer's own 升 or 降 needs to walk to the stairs from
+        where the rite has put him, and from them on to the step's place: what the clock
+        gives the step's walk (``time_steps``'s ``approach``), which by itself knows only
+        the places steps name (司馬正又袒執弓升: from his place in the court, some 20 m).
+        Where people are does not depend on when, so any clock tells it."""
+        anytime = {step.id: TimedStep(step.id, step.section, 0.0, 1.0) for step in steps}
+        climbs: dict[str, float] = {}
+        self._people(_Made(), steps, anytime, site=site, durations=durations, seed=seed,
+                     shots={}, quiet=set(), climbs=climbs)
+        return climbs
+
+    def _people(self, made: _Made, steps: Iterable[Step], times: Mapping[str, TimedStep], *,
+                site: Site, durations: Durations, seed: int,
+                shots: Mapping[str, Sequence[Shot]], quiet: set[str],
+                climbs: dict[str, float]) -> list[tuple[float, str, Vec3]]:
+        """The doers' sounds of ``steps`` into ``made`` (``quiet`` steps' nowhere), the
+        track of where each stands from when, and each climb's walks into ``climbs``."""
+        unheard = _Made()
         track: list[tuple[float, str, Vec3]] = []
         where: dict[str, Vec3] = {}
         for step in steps:
@@ -159,13 +183,16 @@ class ActionSounds:
                 continue
             actor = step.actor or "衆"
             here = where.get(actor) or self._first_place(actor, site)
-            there = _place(site, step.place) or here
             rng = np.random.default_rng([seed, 9, zlib.crc32(step.id.encode())])
             heard = unheard if step.id in quiet else made
             climb = self._own_climb(step, site, durations)
             level = self.walk["hall_above_m"]
             done = climb is not None and (here[2] > level) != (climb[0][2] > level)
             climb = None if done else climb  # down already (or up): his text lost him
+            # a climb the step puts nowhere else leaves him at its end, on the stairs
+            there = _place(site, step.place) or (here if climb is None else climb[1])
+            if climb is not None:
+                climbs[step.id] = _climb_walk(here, there, climb, durations.pace_of(step))
             own = durations.step_seconds(step)
             start = timed.start + timed.walk
             if climb is None:
@@ -184,8 +211,7 @@ class ActionSounds:
                               climbed=climb is not None or done)
             track += [(t, actor, point) for t, point in moved]
             where[actor] = moved[-1][1] if moved else way[-1][1]
-        self._place_bed(made, steps, times, site, end, seed)
-        return made.sources, made.events, sorted(track, key=lambda entry: entry[0])
+        return track
 
     # -- people ------------------------------------------------------------------------
     def _first_place(self, actor: str, site: Site) -> Vec3:
@@ -202,7 +228,7 @@ class ActionSounds:
         first, last = climb
         middle = _halfway(first, last)
         stone = self.walk["velocity"] * _vary(rng)
-        if min(math.dist(end[:2], there[:2]) for end in climb) > 1.0:
+        if _off_the_stairs(there, climb):
             pace = durations.pace_of(step)
             legs = [(math.dist(here, first) / pace, 0.0), (0.0, own),
                     (math.dist(last, there) / pace, 0.0)]
@@ -691,6 +717,21 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
 #: Where a doer is when his step names no place and its text none: walks are reckoned
 #: between the places it does name.
 _NOWHERE: Vec3 = (0.0, 0.0, 0.0)
+
+
+def _off_the_stairs(there: Vec3, climb: tuple[Vec3, Vec3]) -> bool:
+    """Whether a climb's step puts its doer more than a metre from either end of it."""
+    return min(math.dist(end[:2], there[:2]) for end in climb) > 1.0
+
+
+def _climb_walk(here: Vec3, there: Vec3, climb: tuple[Vec3, Vec3], pace: float) -> float:
+    """Seconds of walking at ``pace`` around a climb (``_climbing``'s legs): from ``here``
+    to its first stair, and from its last on to ``there`` where the step puts him."""
+    first, last = climb
+    metres = math.dist(here, first) if math.dist(here[:2], first[:2]) > 0.5 else 0.0
+    if _off_the_stairs(there, climb):
+        metres += math.dist(last, there)
+    return metres / pace
 
 
 def _halfway(a: Vec3, b: Vec3) -> Vec3:

@@ -176,6 +176,12 @@ class _Planner:
             return 0.0
         return self.actions.told_seconds(step, self.site, self.durations)
 
+    def approach(self, step: Step, climbs: Mapping[str, float]) -> float:
+        """How long one doer walks to his own 升 or 降 and on from it (``climbs``:
+        ``ActionSounds.climb_walks``): 0 for a step a round times (its walks are the
+        pair's, ``Shooting.turn_walks``)."""
+        return 0.0 if self.shooting.stretched(step) else climbs.get(step.id, 0.0)
+
     def wait(self, step: Step, clock: float) -> float:
         """The earliest ``step`` may start: when the music it stops has ended (樂闋)."""
         return self.music.wait(step, clock)
@@ -212,10 +218,14 @@ def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
         site_of(sheet.text.id, sheet.layout) or BUNDLED_NAME))
     talk = step_speech_seconds(sheet.speech, options.reading, planner.settings.speech) \
         if options.soundscape else {}
-    timed = time_steps([s for s in sheet.steps if s.id not in preparation], options.durations,
+    on_the_clock = [s for s in sheet.steps if s.id not in preparation]
+    climbs = planner.actions.climb_walks(on_the_clock, site=site, durations=options.durations,
+                                         seed=seed) if options.soundscape else {}
+    timed = time_steps(on_the_clock, options.durations,
                        place_of=_place_of(site), hold=planner.hold, wait=planner.wait,
                        speak=lambda step: talk.get(step.id, 0.0),
-                       tells=planner.tells if options.soundscape else lambda step: 0.0)
+                       tells=planner.tells if options.soundscape else lambda step: 0.0,
+                       approach=lambda step: planner.approach(step, climbs))
     _within_bound(sheet, timed, options.durations)
     times = {t.id: t for t in timed}
     times.update({id_: TimedStep(id_, sheet.step(id_).section, 0.0, 0.0) for id_ in preparation})

@@ -239,6 +239,7 @@ def time_steps(
     scale: Mapping[str, float] | None = None,
     speak: Callable[[_Step], float] = lambda step: 0.0,
     tells: Callable[[_Step], float] = lambda step: 0.0,
+    approach: Callable[[_Step], float] = lambda step: 0.0,
 ) -> tuple[TimedStep, ...]:
     """Put the steps on one clock, in order.
 
@@ -263,13 +264,17 @@ def time_steps(
         How long what its text tells its doer to do takes once he has arrived (his own
         action, then the others it names with his walks between them); called after
         ``hold``. The step lasts at least its walk and then that long.
+    approach : callable, step → seconds
+        How long its doer walks before his action from where the rite has put him, where
+        that is more than the walk between the places steps name (his own 升 or 降: to
+        the stairs and on); the step's walk is the longer of the two.
     """
     walkers = _Walkers(place_of)
     clock = 0.0
     timed = []
     for step in steps:
         start = max(clock, wait(step, clock))
-        walk = walkers.seconds(step, durations)
+        walk = max(walkers.seconds(step, durations), approach(step))
         own = durations.step_seconds(step) * (scale or {}).get(step.id, 1.0)
         needed = hold(step, start)
         own = max(own, speak(step), tells(step))

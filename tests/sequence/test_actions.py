@@ -202,6 +202,26 @@ def test_ones_own_climb_is_on_the_stairs_and_he_walks_on_from_them(rite, site):
                                                                    west[:2])
 
 
+def test_a_climb_that_names_no_place_is_walked_to_and_leaves_him_up(rite, sheet, site):
+    """司馬正又袒執弓升 (s23.12) names no place: he went from his place in the court to the
+    west stairs (20 m), up them and back through the air to where he had stood, all in the
+    升's 5 s, and his 袒 and 執弓 were heard on the ground. The clock now gives the step his
+    walk to the stairs at his pace (``ActionSounds.climb_walks``), and he stays up."""
+    foot, top = load_actions()._own_climb(sheet.step("s23.12"), site, Durations.load())
+    heard = sorted((e for e in kind(rite, "action") if e.cue == "s23.12"), key=lambda e: e.time)
+    steps = [e for e in heard if rite.sources[e.source].instrument == "footstep"]
+    earth = [e for e in steps if e.articulation.startswith("earth")]
+    (stone,) = [e for e in steps if e.articulation == "stone"]
+    assert earth and earth[-1].time < stone.time  # to the stairs, and not back
+    metres = math.dist(earth[0].position[:2], foot[:2])
+    assert metres > 15.0
+    walked = stone.time - earth[0].time
+    assert walked >= metres / Durations.load().walk * 0.9  # at his pace, not 10 m/s
+    after = [e for e in heard if e.time >= stone.time + stone.duration - 1e-6]
+    assert after and all(e.position[2] > site.hall.height for e in after)  # 袒, 執弓: up
+    assert math.dist(after[0].position[:2], top[:2]) < 0.5
+
+
 def test_a_step_lasts_what_its_text_tells_its_doer_to_do(rite, sheet):
     """司正降自西階南面坐取觶升酌散降南面坐奠觶興…再拜稽首左還南面坐取觶洗南面反奠於其所
     (s19.09) was given its 降's 5 s, and its 21 other sounds were heard at one instant. The

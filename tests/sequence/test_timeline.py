@@ -85,6 +85,22 @@ def test_a_step_lasts_its_walk_and_then_what_its_text_tells(durations):
     assert timed[2].start == pytest.approx(timed[1].end)
 
 
+def test_a_step_walks_as_far_as_where_the_rite_has_put_its_doer(durations):
+    """A climb naming no place is walked to from wherever the doer stands (``approach``),
+    which the clock by itself knows only from the places steps name: the longer of the two
+    is the step's walk."""
+    places = {"xi": (0.0, -10.0, 0.0), "xijie": (-6.0, -2.0, 0.0)}
+    steps = [step("a", "立", actor="司馬", place="xi"), step("b", "升", actor="司馬"),
+             step("c", "立", actor="司馬", place="xijie")]
+    plain = time_steps(steps, durations, place_of=places.get)
+    assert plain[1].walk == 0.0
+    timed = time_steps(steps, durations, place_of=places.get,
+                       approach=lambda s: 25.0 if s.id in "bc" else 0.0)
+    assert timed[1].walk == 25.0
+    assert timed[1].duration == pytest.approx(25.0 + durations.action_seconds("升"))
+    assert timed[2].walk == pytest.approx(max(25.0, 10.0 / durations.walk))
+
+
 def test_an_action_that_goes_round_repeats_per_participant(durations):
     timed = time_steps([step("a", "獻", quote="主人獻大夫辯")], durations)
     assert timed[0].duration == pytest.approx(
