@@ -19,7 +19,7 @@ three times; the 大射's own 設樂 completes the orchestra)::
     [('luming', 3)]
     >>> performance = soundscape.perform(sheet)
     >>> [(m.piece, round(m.start, 1)) for m in performance.music]
-    [('luming', 101.7)]
+    [('luming', 113.1)]
     >>> sorted({performance.sources[e.source].instrument for e in performance.events
     ...         if e.cue == "luming"})
     ['se', 'voice']

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 import re
 import zlib
@@ -191,24 +192,32 @@ class ActionSounds:
             climb = None if done else climb  # down already (or up): his text lost him
             # a climb the step puts nowhere else leaves him at its end, on the stairs
             there = _place(site, step.place) or (here if climb is None else climb[1])
-            if climb is not None:
-                climbs[step.id] = _climb_walk(here, there, climb, durations.pace_of(step))
             own = durations.step_seconds(step)
             start = timed.start + timed.walk
+            ahead, climbing = [], timed
+            if climb is not None:  # what his text has him do before he climbs, done first
+                ahead = self._ahead_of_climb(step, site, here)
+                table = _timetable(_costs(ahead, here, durations.pace_of(step), durations),
+                                   timed.start, math.inf)
+                moves: list[tuple[float, Vec3]] = []
+                here = self._go(heard, step, actor, here, ahead, table, rng, moves, site)
+                track += [(t, actor, point) for t, point in moves]
+                climbing = replace(timed, start=table[-1][2]) if table else timed
+                climbs[step.id] = _climb_walk(here, there, climb, durations.pace_of(step))
             if climb is None:
                 if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
                     self._footsteps(heard, step, actor, here, there, timed.start, timed.walk,
                                     rng, site)
                 way = [(start, there)]
             else:
-                way = self._climbing(heard, step, actor, here, there, climb, timed, own,
+                way = self._climbing(heard, step, actor, here, there, climb, climbing, own,
                                      durations, rng, site)
             track += [(t, actor, point) for t, point in way]
             begin = max(start, way[-1][0])  # where he is once down or up and there
             moved = self._act(heard, step, actor, way[-1][1], begin, own, durations, rng, site,
                               lasts=max(own, timed.duration - timed.walk) - (begin - start),
                               held=_loosed(shots.get(step.id, ())),
-                              climbed=climb is not None or done)
+                              climbed=climb is not None or done, done_ahead=len(ahead))
             track += [(t, actor, point) for t, point in moved]
             where[actor] = moved[-1][1] if moved else way[-1][1]
         return track
@@ -289,7 +298,7 @@ class ActionSounds:
     def _act(self, made, step: Step, actor: str, place: Vec3, start: float, own: float,
              durations: Durations, rng, site: Site, lasts: float,
              held: tuple[float, float] | None = None,
-             climbed: bool = False) -> list[tuple[float, Vec3]]:
+             climbed: bool = False, done_ahead: int = 0) -> list[tuple[float, Vec3]]:
         """The step's own action in its ``own`` seconds (once per participant where it goes
         round), and the others its text names where the text puts them in all the time it
         ``lasts`` (a step held by the music it starts lasts the music). One doer walks
@@ -297,7 +306,8 @@ class ActionSounds:
         arrows are ``held`` (first release, last arrival), what his text says before his
         shooting is done, at its own pace, before the first arrow, and what it says after
         卒射 after the last has landed. ``climbed``: his own 升 or 降 is heard already
-        (:meth:`_climbing`). Returns his moves (when he arrives, where)."""
+        (:meth:`_climbing`), and the first ``done_ahead`` of the others before it
+        (:meth:`_ahead_of_climb`). Returns his moves (when he arrives, where)."""
         moved: list[tuple[float, Vec3]] = []
         if step.action in _STAIRS and not climbed:  # a company: where the step puts it
             made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
@@ -305,7 +315,7 @@ class ActionSounds:
         times = durations.repeats(step)
         sounds = list(self.by_action.get(step.action, ()))
         sounds += [(s, 1) for word, s in self.by_word.items() if mentions(step.quote, word)]
-        also = self._also(step, site, place)
+        also = self._also(step, site, place)[done_ahead:]
         slot, span = own / max(times, 1), lasts / max(times, 1)
         text = normalise(step.quote)
         found = self._shooting_words(step, text) if held and times <= 1 and start <= held[0] \
@@ -395,6 +405,15 @@ class ActionSounds:
         """Where the ``which``-th place ``text`` names is (0 the first, -1 the last)."""
         found = [place for _, place in place_mentions(normalise(text))]
         return _place(site, found[which]) if found else None
+
+    def _ahead_of_climb(self, step: Step, site: Site, here: Vec3) -> list[_Doing]:
+        """The doings his text names before his own 升 or 降 (司馬正又袒執弓升: he bares his
+        arm and takes his bow, then climbs; 主人受爵降: he receives the cup, then goes down),
+        where he stands: the first of ``_also``'s."""
+        text = normalise(step.quote)
+        climbs_at = max(text.find(step.action), 0) / max(len(text), 1)
+        return list(itertools.takewhile(lambda doing: doing.fraction < climbs_at,
+                                        self._also(step, site, here)))
 
     def _own_climb(self, step: Step, site: Site, durations: Durations
                    ) -> tuple[Vec3, Vec3] | None:

@@ -54,10 +54,10 @@ def test_the_bundled_programmes_list_for_every_rite_leaving_out_what_it_cannot_p
 WORDING = {
     "dashe": ("The whole rite (about 3½ hours)", "The 大射儀, the Great Archery Meeting, "
               "from s01 戒百官 to s45 賓出公入, heard from the duke's seat",
-              "The music of the rite, in about 11 minutes", "each of the eight music cues",
+              "The music of the rite, in about 12 minutes", "each of the eight music cues",
               "shot to 貍首", "s32 三射用樂: the archers loose on the drum 節 of 貍首",
               "s18 樂賓: sung, then piped: 鹿鳴 (surviving), 新宮 (reconstruction)"),
-    "yan": ("(about 1¾ hours)", "The 燕禮, the Banquet, from s01", "heard from the duke's seat",
+    "yan": ("(about 2 hours)", "The 燕禮, the Banquet, from s01", "heard from the duke's seat",
             "in about 25 minutes", "each of the 20 music cues",
             "s16 席工於西階上少東… to s18 笙入立於縣中奏南…: sung, then piped: 鹿鳴, 四牡, "
             "皇皇者華 (surviving), 南陔, 白華, 華黍 (reconstruction)"),

@@ -205,8 +205,9 @@ def test_ones_own_climb_is_on_the_stairs_and_he_walks_on_from_them(rite, site):
 def test_a_climb_that_names_no_place_is_walked_to_and_leaves_him_up(rite, sheet, site):
     """司馬正又袒執弓升 (s23.12) names no place: he went from his place in the court to the
     west stairs (20 m), up them and back through the air to where he had stood, all in the
-    升's 5 s, and his 袒 and 執弓 were heard on the ground. The clock now gives the step his
-    walk to the stairs at his pace (``ActionSounds.climb_walks``), and he stays up."""
+    升's 5 s, then bared his arm and took his bow. The clock now gives the step his walk to
+    the stairs at his pace (``ActionSounds.climb_walks``); he bares his arm and takes his
+    bow where he stands, as the text has it, walks, climbs, and stays up."""
     foot, top = load_actions()._own_climb(sheet.step("s23.12"), site, Durations.load())
     heard = sorted((e for e in kind(rite, "action") if e.cue == "s23.12"), key=lambda e: e.time)
     steps = [e for e in heard if rite.sources[e.source].instrument == "footstep"]
@@ -217,9 +218,10 @@ def test_a_climb_that_names_no_place_is_walked_to_and_leaves_him_up(rite, sheet,
     assert metres > 15.0
     walked = stone.time - earth[0].time
     assert walked >= metres / Durations.load().walk * 0.9  # at his pace, not 10 m/s
-    after = [e for e in heard if e.time >= stone.time + stone.duration - 1e-6]
-    assert after and all(e.position[2] > site.hall.height for e in after)  # 袒, 執弓: up
-    assert math.dist(after[0].position[:2], top[:2]) < 0.5
+    ahead = [e for e in heard if e.time < earth[0].time]
+    assert [e.articulation for e in ahead] == ["dress", "take"]  # 袒, 執弓
+    assert all(math.dist(e.position[:2], earth[0].position[:2]) < 2.0 for e in ahead)
+    assert heard[-1] is stone and stone.position[2] < top[2]  # up, and nothing after
 
 
 def test_a_step_lasts_what_its_text_tells_its_doer_to_do(rite, sheet):
