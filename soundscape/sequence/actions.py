@@ -37,7 +37,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, StepLike, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
-from soundscape.text.derive import names_a_thing, place_mentions
+from soundscape.text.derive import names_a_thing, negated, place_mentions
 from soundscape.text.hanzi import mentions, normalise
 
 __all__ = ["ActionSounds", "TurnWalk", "load_actions", "shooting_words"]
@@ -548,9 +548,11 @@ class ActionSounds:
     def words_in(self, text: str) -> list[tuple[int, str]]:
         """(offset, word) of each action ``text`` (normalised) names that has a sound, the
         stairs' included; not one after 如, a likeness (降如升射之儀: no 升), nor one that
-        names a thing or place (設洗於阼階東南, 立於洗南: ``derive.names_a_thing``)."""
+        names a thing or place (設洗於阼階東南, 立於洗南: ``derive.names_a_thing``), nor one
+        not done (工不興, 不拜酒: ``derive.negated``)."""
         return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
-            text) if not _likeness(text, m.start()) and not names_a_thing(text, m.start())]
+            text) if not _likeness(text, m.start()) and not names_a_thing(text, m.start())
+            and not negated(text, m.start())]
 
     def _also_one(self, made, step: StepLike, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:

@@ -224,6 +224,18 @@ def test_a_climb_that_names_no_place_is_walked_to_and_leaves_him_up(rite, sheet,
     assert heard[-1] is stone and stone.position[2] < top[2]  # up, and nothing after
 
 
+def test_a_doing_the_text_says_is_not_done_is_not_heard(rite, sheet):
+    """工不興左瑟一人拜受爵: the 工 does not rise (blind, he bows seated); 賓揖升不拜洗: the 賓
+    does not bow for the washing; 大師不興許諾: he assents seated. Each was heard done."""
+    def heard(cue):
+        return {e.articulation for e in kind(rite, "action") if e.cue == cue}
+
+    assert "不興" in sheet.step("s18.11").quote
+    assert "bow" in heard("s18.11") and "rise" not in heard("s18.11")
+    assert "salute" in heard("s11.07") and "bow" not in heard("s11.07")
+    assert "rise" not in heard("s32.13")
+
+
 def test_a_step_lasts_what_its_text_tells_its_doer_to_do(rite, sheet):
     """司正降自西階南面坐取觶升酌散降南面坐奠觶興…再拜稽首左還南面坐取觶洗南面反奠於其所
     (s19.09) was given its 降's 5 s, and its 21 other sounds were heard at one instant. The

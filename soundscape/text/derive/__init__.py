@@ -124,15 +124,20 @@ def _action(chars: str, unit: Unit | None, unsaid: str | None = None) -> str:
             return _ROLE_ACTIONS[unit.role]
     # 射 in 司射 is a name, not shooting: blank out the names first
     blanked = _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
-    negations, spoken = rules()["negations"], rules()["spoken_actions"]
+    spoken = rules()["spoken_actions"]
     for match in _term_pattern("action").finditer(blanked):
-        if (match.start() and blanked[match.start() - 1] in negations) \
-                or names_a_thing(chars, match.start()):
+        if negated(blanked, match.start()) or names_a_thing(chars, match.start()):
             continue
         name = words.name("action", words.known_id("action", match.group(0)))
         if unsaid is None or unsaid[match.start()] == chars[match.start()] or name in spoken:
             return name
     return "other"
+
+
+def negated(chars: str, at: int) -> bool:
+    """Whether the action word at ``at`` of ``chars`` (normalised) is not done: a negation
+    goes before it (工不興, 不拜酒, 不降不執弓)."""
+    return at > 0 and chars[at - 1] in rules()["negations"]
 
 
 def names_a_thing(chars: str, at: int) -> bool:
