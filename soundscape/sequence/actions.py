@@ -320,6 +320,14 @@ class ActionSounds:
         text = normalise(step.quote)
         found = self._shooting_words(step, text) if held and times <= 1 and start <= held[0] \
             else None
+        ahead = _before(also, text, step.action) if times <= 1 and (
+            found is None or held is None) else []
+        if ahead:  # what his text has him do before his own action, done first (袒決遂執弓…出)
+            table = _timetable(_costs(ahead, place, durations.pace_of(step), durations), start,
+                               math.inf)
+            place = self._go(made, step, actor, place, ahead, table, rng, moved, site)
+            lasts, start = max(lasts - (table[-1][2] - start), own), table[-1][2]
+            also = also[len(ahead):]
         for k in range(max(times, 1)):
             for sound, count in sounds:
                 for n in range(count):
@@ -410,10 +418,7 @@ class ActionSounds:
         """The doings his text names before his own 升 or 降 (司馬正又袒執弓升: he bares his
         arm and takes his bow, then climbs; 主人受爵降: he receives the cup, then goes down),
         where he stands: the first of ``_also``'s."""
-        text = normalise(step.quote)
-        climbs_at = max(text.find(step.action), 0) / max(len(text), 1)
-        return list(itertools.takewhile(lambda doing: doing.fraction < climbs_at,
-                                        self._also(step, site, here)))
+        return _before(self._also(step, site, here), normalise(step.quote), step.action)
 
     def _own_climb(self, step: Step, site: Site, durations: Durations
                    ) -> tuple[Vec3, Vec3] | None:
@@ -738,6 +743,13 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
 #: Where a doer is when his step names no place and its text none: walks are reckoned
 #: between the places it does name.
 _NOWHERE: Vec3 = (0.0, 0.0, 0.0)
+
+
+def _before(doings: list[_Doing], text: str, action: str) -> list[_Doing]:
+    """The first of ``doings`` (``_also``'s, in the text's order), those the text (normalised)
+    names before the step's own ``action``."""
+    own_at = max(text.find(action), 0) / max(len(text), 1) if action else 0.0
+    return list(itertools.takewhile(lambda doing: doing.fraction < own_at, doings))
 
 
 def _off_the_stairs(there: Vec3, climb: tuple[Vec3, Vec3]) -> bool:

@@ -236,6 +236,15 @@ def test_a_doing_the_text_says_is_not_done_is_not_heard(rite, sheet):
     assert "rise" not in heard("s32.13")
 
 
+def test_what_the_text_names_before_the_doers_own_action_comes_first(rite, sheet):
+    """司射袒執弓挾一個搢樸…命三耦 (s28.04, his own action the 命): he bares his arm, takes
+    his bow and puts the 扑 in his belt, in that order; the 扑 was heard before the bow (each
+    placed by where its word falls in the step's time, after his own action)."""
+    assert sheet.step("s28.04").action == "命"
+    heard = sorted((e for e in kind(rite, "action") if e.cue == "s28.04"), key=lambda e: e.time)
+    assert [e.articulation for e in heard] == ["dress", "take", "set"]
+
+
 def test_a_step_lasts_what_its_text_tells_its_doer_to_do(rite, sheet):
     """司正降自西階南面坐取觶升酌散降南面坐奠觶興…再拜稽首左還南面坐取觶洗南面反奠於其所
     (s19.09) was given its 降's 5 s, and its 21 other sounds were heard at one instant. The
