@@ -37,7 +37,7 @@ from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, StepLike, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
-from soundscape.text.derive import names_a_thing, negated, place_mentions
+from soundscape.text.derive import names_a_thing, negated, paid_for, place_mentions
 from soundscape.text.hanzi import mentions, normalise
 
 __all__ = ["ActionSounds", "TurnWalk", "load_actions", "shooting_words"]
@@ -158,11 +158,12 @@ class ActionSounds:
 
     def climb_walks(self, steps: Sequence[Step], *, site: Site, durations: Durations,
                     seed: int) -> dict[str, float]:
-        """Step id → the seconds one doer's own 升 or 降 needs to walk to the stairs from
-        where the rite has put him, and from them on to the step's place: what the clock
-        gives the step's walk (``time_steps``'s ``approach``), which by itself knows only
-        the places steps name (司馬正又袒執弓升: from his place in the court, some 20 m).
-        Where people are does not depend on when, so any clock tells it."""
+        """Step id → the seconds one doer's own 升 or 降 needs before it, for what his text has
+        him do first and his walk to the stairs from where the rite has put him, and after
+        it on to the step's place: what the clock gives the step's walk (``time_steps``'s
+        ``approach``), which by itself knows only the places steps name (司馬正又袒執弓升:
+        from his place in the court, some 20 m). Where people are does not depend on when,
+        so a clock of one second a step tells it (a step of no time is skipped by both)."""
         anytime = {step.id: TimedStep(step.id, step.section, 0.0, 1.0) for step in steps}
         climbs: dict[str, float] = {}
         self._people(_Made(), steps, anytime, site=site, durations=durations, seed=seed,
@@ -194,7 +195,8 @@ class ActionSounds:
             there = _place(site, step.place) or (here if climb is None else climb[1])
             own = durations.step_seconds(step)
             start = timed.start + timed.walk
-            ahead, climbing = [], timed
+            ahead: list[_Doing] = []
+            leave = timed.start  # when he sets off for the stairs
             if climb is not None:  # what his text has him do before he climbs, done first
                 ahead = self._ahead_of_climb(step, site, here)
                 table = _timetable(_costs(ahead, here, durations.pace_of(step), durations),
@@ -202,16 +204,17 @@ class ActionSounds:
                 moves: list[tuple[float, Vec3]] = []
                 here = self._go(heard, step, actor, here, ahead, table, rng, moves, site)
                 track += [(t, actor, point) for t, point in moves]
-                climbing = replace(timed, start=table[-1][2]) if table else timed
-                climbs[step.id] = _climb_walk(here, there, climb, durations.pace_of(step))
+                leave = table[-1][2] if table else timed.start
+                climbs[step.id] = leave - timed.start + _climb_walk(
+                    here, there, climb, durations.pace_of(step))
             if climb is None:
                 if timed.walk > 0 and math.dist(here[:2], there[:2]) > 0.5:
                     self._footsteps(heard, step, actor, here, there, timed.start, timed.walk,
                                     rng, site)
                 way = [(start, there)]
             else:
-                way = self._climbing(heard, step, actor, here, there, climb, climbing, own,
-                                     durations, rng, site)
+                way = self._climbing(heard, step, actor, here, there, climb, leave,
+                                     max(start - leave, 0.0), own, durations, rng, site)
             track += [(t, actor, point) for t, point in way]
             begin = max(start, way[-1][0])  # where he is once down or up and there
             moved = self._act(heard, step, actor, way[-1][1], begin, own, durations, rng, site,
@@ -227,7 +230,7 @@ class ActionSounds:
         return site.place(self.start.get(actor, self.start["default"]))
 
     def _climbing(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
-                  climb: tuple[Vec3, Vec3], timed: TimedStep, own: float,
+                  climb: tuple[Vec3, Vec3], leave: float, walk: float, own: float,
                   durations: Durations, rng, site: Site) -> list[tuple[float, Vec3]]:
         """One doer's own 升 or 降, heard halfway up the stairs: where the step puts him off
         them (賓降釋弓於堂西), to the first stair, up or down, and on to the place, all in
@@ -242,7 +245,7 @@ class ActionSounds:
             legs = [(math.dist(here, first) / pace, 0.0), (0.0, own),
                     (math.dist(last, there) / pace, 0.0)]
             (l0, a0, _), (_, a1, d1), (l2, a2, _) = _timetable(
-                legs, timed.start, timed.start + timed.walk + own)
+                legs, leave, leave + walk + own)
             for (leave, arrive), (frm, to) in (((l0, a0), (here, first)),
                                                ((l2, a2), (last, there))):
                 if arrive - leave >= 0.5 and math.dist(frm[:2], to[:2]) > 0.5:
@@ -251,10 +254,10 @@ class ActionSounds:
             made.add(actor, self.walk["instrument"], step.id, a1, max(d1 - a1, 0.5),
                      self.walk["stairs"], stone, middle)
             return [(a0, first), (d1, last), (a2, there)]
-        if timed.walk > 0 and math.dist(here[:2], first[:2]) > 0.5:
-            self._footsteps(made, step, actor, here, first, timed.start, timed.walk, rng,
+        if walk > 0 and math.dist(here[:2], first[:2]) > 0.5:
+            self._footsteps(made, step, actor, here, first, leave, walk, rng,
                             site)
-        start = timed.start + timed.walk
+        start = leave + walk
         made.add(actor, self.walk["instrument"], step.id, start, max(own, 0.5),
                  self.walk["stairs"], stone, middle)
         return [(start, first), (start + own, last)]
@@ -320,7 +323,7 @@ class ActionSounds:
         text = normalise(step.quote)
         found = self._shooting_words(step, text) if held and times <= 1 and start <= held[0] \
             else None
-        ahead = _before(also, text, step.action) if times <= 1 and (
+        ahead = _before(also, self._own_at(step)) if times <= 1 and (
             found is None or held is None) else []
         if ahead:  # what his text has him do before his own action, done first (袒決遂執弓…出)
             table = _timetable(_costs(ahead, place, durations.pace_of(step), durations), start,
@@ -414,11 +417,32 @@ class ActionSounds:
         found = [place for _, place in place_mentions(normalise(text))]
         return _place(site, found[which]) if found else None
 
+    @staticmethod
+    def _own_word(step: StepLike, found: list[tuple[int, str]]) -> int | None:
+        """Which of ``found`` (``words_in``'s) is the step's own action: the first that is it,
+        or holds it, or is held in it (拜 said as 答拜)."""
+        return next((i for i, (_, word) in enumerate(found) if step.action and (
+            step.action in word or word in step.action)), None)
+
+    def _own_at(self, step: StepLike) -> float:
+        """Where in the step's text (0–1) its own action is named: as ``_also`` finds it
+        among the words with a sound, else (命, 告: no sound of their own) its first
+        mention outside the names (射 in 司射 is none); 0 if it is not named."""
+        text = normalise(step.quote)
+        found = self.words_in(text)
+        own = self._own_word(step, found)
+        if own is not None:
+            return found[own][0] / max(len(text), 1)
+        names = _actors(glossary.load().terms_longest_first("actor"))
+        at = names.sub(lambda m: "　" * len(m.group()), text).find(step.action) \
+            if step.action else -1
+        return max(at, 0) / max(len(text), 1)
+
     def _ahead_of_climb(self, step: Step, site: Site, here: Vec3) -> list[_Doing]:
         """The doings his text names before his own 升 or 降 (司馬正又袒執弓升: he bares his
         arm and takes his bow, then climbs; 主人受爵降: he receives the cup, then goes down),
         where he stands: the first of ``_also``'s."""
-        return _before(self._also(step, site, here), normalise(step.quote), step.action)
+        return _before(self._also(step, site, here), self._own_at(step))
 
     def _own_climb(self, step: Step, site: Site, durations: Durations
                    ) -> tuple[Vec3, Vec3] | None:
@@ -477,8 +501,7 @@ class ActionSounds:
         only as its washing."""
         text = normalise(step.quote)
         found = self.words_in(text)
-        own = next((i for i, (_, word) in enumerate(found) if step.action and (
-            step.action in word or word in step.action)), None)  # 拜 said as 答拜
+        own = self._own_word(step, found)
         after = found[own][0] if own is not None else 0
         if own is not None:
             del found[own]  # the step's own action, sounded above
@@ -554,10 +577,11 @@ class ActionSounds:
         """(offset, word) of each action ``text`` (normalised) names that has a sound, the
         stairs' included; not one after 如, a likeness (降如升射之儀: no 升), nor one that
         names a thing or place (設洗於阼階東南, 立於洗南: ``derive.names_a_thing``), nor one
-        not done (工不興, 不拜酒: ``derive.negated``)."""
+        not done (工不興, 不拜酒: ``derive.negated``), nor another's that a courtesy is paid
+        for (主人辭降, 賓拜洗: ``derive.paid_for``)."""
         return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
             text) if not _likeness(text, m.start()) and not names_a_thing(text, m.start())
-            and not negated(text, m.start())]
+            and not negated(text, m.start()) and not paid_for(text, m.start(), m.group())]
 
     def _also_one(self, made, step: StepLike, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:
@@ -745,10 +769,9 @@ def _as_told(doings: Sequence[tuple[float, float]], times: Sequence[float], begi
 _NOWHERE: Vec3 = (0.0, 0.0, 0.0)
 
 
-def _before(doings: list[_Doing], text: str, action: str) -> list[_Doing]:
-    """The first of ``doings`` (``_also``'s, in the text's order), those the text (normalised)
-    names before the step's own ``action``."""
-    own_at = max(text.find(action), 0) / max(len(text), 1) if action else 0.0
+def _before(doings: list[_Doing], own_at: float) -> list[_Doing]:
+    """The first of ``doings`` (``_also``'s, in the text's order), those the text names
+    before the step's own action (at ``own_at`` of it, 0–1)."""
     return list(itertools.takewhile(lambda doing: doing.fraction < own_at, doings))
 
 

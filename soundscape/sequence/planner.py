@@ -178,9 +178,9 @@ class _Planner:
 
     def approach(self, step: Step, climbs: Mapping[str, float]) -> float:
         """How long one doer walks to his own 升 or 降 and on from it (``climbs``:
-        ``ActionSounds.climb_walks``): 0 for a step the walking pairs' archers do (their
-        walks are the turn walks, ``Shooting.turn_walks``)."""
-        return 0.0 if self.shooting.walked_in_turns(step) else climbs.get(step.id, 0.0)
+        ``ActionSounds.climb_walks``): 0 for a step the walking pairs' archers do, heard in
+        their turn walks (``Shooting.told_by_walks``: its round is shot by then)."""
+        return 0.0 if step.id in self.shooting.told_by_walks() else climbs.get(step.id, 0.0)
 
     def wait(self, step: Step, clock: float) -> float:
         """The earliest ``step`` may start: when the music it stops has ended (樂闋)."""

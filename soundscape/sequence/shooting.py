@@ -280,16 +280,12 @@ class Shooting:
         """The steps narrating a round whose doers are the walking pairs' archers (上射降二等,
         上射於左與升射者相左…適次): heard as the turn walks of every pair, not once at
         the time a step's share of the round falls."""
-        return {step.id for shoot in self.shot() for step in shoot.steps
-                if self.walked_in_turns(step)}
-
-    def walked_in_turns(self, step: Step) -> bool:
-        """Whether ``step`` narrates a round (shot yet or not) whose doers are the walking
-        pairs' archers (``told_by_walks``)."""
         spec = self.config.data.get("turn_walk")
-        return bool(spec) and step.actor in spec.get("told_by", []) and any(
-            shoot.number >= 1 and any(s.id == step.id for s in shoot.steps)
-            for shoot in self.shoots.values())
+        if not spec:
+            return set()
+        actors = set(spec.get("told_by", []))
+        return {step.id for shoot in self.shot() if shoot.number >= 1
+                for step in shoot.steps if step.actor in actors}
 
     def _turn_cue(self, shoot: Shoot, start: float, index: int) -> str:
         """The step a turn's walks trace to: the first of its part for the pair the text

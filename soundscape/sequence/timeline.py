@@ -267,18 +267,21 @@ def time_steps(
     approach : callable, step → seconds
         How long its doer walks before his action from where the rite has put him, where
         that is more than the walk between the places steps name (his own 升 or 降: to
-        the stairs and on); the step's walk is the longer of the two.
+        the stairs and on); the step's walk is the longer of the two, and what ``hold``
+        asks of the step is counted from when that longer walk is done.
     """
     walkers = _Walkers(place_of)
     clock = 0.0
     timed = []
     for step in steps:
         start = max(clock, wait(step, clock))
-        walk = max(walkers.seconds(step, durations), approach(step))
+        walked = walkers.seconds(step, durations)
+        walk = max(walked, approach(step))
         own = durations.step_seconds(step) * (scale or {}).get(step.id, 1.0)
         needed = hold(step, start)
         own = max(own, speak(step), tells(step))
-        duration = max(own + walk, needed)
+        # a hold is the step's own time: the walk the clock did not know comes before it
+        duration = max(own + walk, needed + walk - walked)
         timed.append(TimedStep(step.id, step.section, start, duration, walk, needed > own + walk))
         clock = start + duration
     return tuple(timed)

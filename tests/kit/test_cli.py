@@ -57,7 +57,7 @@ WORDING = {
               "The music of the rite, in about 12 minutes", "each of the eight music cues",
               "shot to 貍首", "s32 三射用樂: the archers loose on the drum 節 of 貍首",
               "s18 樂賓: sung, then piped: 鹿鳴 (surviving), 新宮 (reconstruction)"),
-    "yan": ("(about 2 hours)", "The 燕禮, the Banquet, from s01", "heard from the duke's seat",
+    "yan": ("(about 1¾ hours)", "The 燕禮, the Banquet, from s01", "heard from the duke's seat",
             "in about 25 minutes", "each of the 20 music cues",
             "s16 席工於西階上少東… to s18 笙入立於縣中奏南…: sung, then piped: 鹿鳴, 四牡, "
             "皇皇者華 (surviving), 南陔, 白華, 華黍 (reconstruction)"),

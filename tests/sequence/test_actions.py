@@ -226,14 +226,18 @@ def test_a_climb_that_names_no_place_is_walked_to_and_leaves_him_up(rite, sheet,
 
 def test_a_doing_the_text_says_is_not_done_is_not_heard(rite, sheet):
     """工不興左瑟一人拜受爵: the 工 does not rise (blind, he bows seated); 賓揖升不拜洗: the 賓
-    does not bow for the washing; 大師不興許諾: he assents seated. Each was heard done."""
+    does not bow for the washing, nor wash (the host does); 大師不興許諾: he assents seated;
+    賓少進辭洗, 主人辭降: the washing and the going down declined are the other's. Each was
+    heard done by the step's actor."""
     def heard(cue):
         return {e.articulation for e in kind(rite, "action") if e.cue == cue}
 
     assert "不興" in sheet.step("s18.11").quote
     assert "bow" in heard("s18.11") and "rise" not in heard("s18.11")
-    assert "salute" in heard("s11.07") and "bow" not in heard("s11.07")
+    assert "salute" in heard("s11.07") and not heard("s11.07") & {"bow", "cup", "clink"}
     assert "rise" not in heard("s32.13")
+    assert sheet.step("s07.06").quote.endswith("辭洗") and not heard("s07.06") & {"cup", "clink"}
+    assert sheet.step("s07.03").quote == "主人辭降" and "stone" not in heard("s07.03")
 
 
 def test_what_the_text_names_before_the_doers_own_action_comes_first(rite, sheet):

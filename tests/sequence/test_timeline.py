@@ -95,7 +95,7 @@ def test_a_step_walks_as_far_as_where_the_rite_has_put_its_doer(durations):
     plain = time_steps(steps, durations, place_of=places.get)
     assert plain[1].walk == 0.0
     timed = time_steps(steps, durations, place_of=places.get,
-                       approach=lambda s: 25.0 if s.id in "bc" else 0.0)
+                       approach=lambda s: 25.0 if s.id in {"b", "c"} else 0.0)
     assert timed[1].walk == 25.0
     assert timed[1].duration == pytest.approx(25.0 + durations.action_seconds("升"))
     assert timed[2].walk == pytest.approx(max(25.0, 10.0 / durations.walk))

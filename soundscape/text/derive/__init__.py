@@ -140,6 +140,13 @@ def negated(chars: str, at: int) -> bool:
     return at > 0 and chars[at - 1] in rules()["negations"]
 
 
+def paid_for(chars: str, at: int, word: str) -> bool:
+    """Whether the action ``word`` at ``at`` of ``chars`` (normalised) is what a courtesy
+    before it is paid for (辭洗, 辭降, 拜洗: another's doing, declined or bowed for)."""
+    objects = rules()["courtesy_objects"]
+    return at > 0 and word in objects.get(chars[at - 1], ())
+
+
 def names_a_thing(chars: str, at: int) -> bool:
     """Whether the action word at ``at`` of ``chars`` (normalised) names a thing or a place,
     not a doing, by the word before it (設洗於阼階東南, 立於洗南, 適洗: the basin)."""
