@@ -218,7 +218,8 @@ class ActionSounds:
             track += [(t, actor, point) for t, point in way]
             begin = max(start, way[-1][0])  # where he is once down or up and there
             moved = self._act(heard, step, actor, way[-1][1], begin, own, durations, rng, site,
-                              lasts=max(own, timed.duration - timed.walk) - (begin - start),
+                              lasts=max(max(own, timed.duration - timed.walk) - (begin - start),
+                                        0.0),
                               held=_loosed(shots.get(step.id, ())),
                               climbed=climb is not None or done, done_ahead=len(ahead))
             track += [(t, actor, point) for t, point in moved]
