@@ -38,7 +38,7 @@ __all__ = ["command"]
               "the same in the Dolby Atmos Master ADM Profile.")
 @click.option("--listen/--no-listen", default=True, show_default=True,
               help="Write the object stems and court responses the page renders live from "
-                   "(programmes up to 10 minutes).")
+                   "(programmes up to 30 minutes).")
 @click.option("-o", "--out", type=FilePath(file_okay=False, path_type=Path),
               default=Path("output/kit"), show_default=True, help="Kit folder.")
 @click.option("--seed", type=WholeRange(min=0, max=SEED_MAX), default=0, show_default=True,

@@ -212,8 +212,8 @@ def _listen_files(out: Path, heard: dict | None) -> list[Path]:
     if heard is None:
         return []
     return ([out / name for response in heard["responses"] for name in response["files"]]
-            + [out / stem["file"] for found in heard["programmes"].values()
-               for stem in found["stems"]])
+            + [out / name for found in heard["programmes"].values()
+               for stem in found["stems"] for name in stem["files"] if name is not None])
 
 
 def check_request(programmes: tuple[Programme, ...], ids: Sequence[str],

@@ -8,10 +8,12 @@
   over time in metres (``adm.source_tracks``: a point per move or far step) and the court
   zone it sends to. The courtyard's ambience (the bed's sources, ``adm.group_bed``) has up
   to ``MAX_BED_STEMS`` stems of its own (``bed``), heard like the others from where its
-  sources stand round the court, its reflections and late sound included. A browser decodes
-  stems whole (32-bit floats at its own rate: a
-  programme's frames × stems × 4 bytes), so they are written for programmes of at most
-  ``LISTEN_S``.
+  sources stand round the court, its reflections and late sound included. Each stem is
+  written in pieces of ``PIECE_S`` (``stem.NN.KKK.flac``, each at its own peak, with the
+  gain that brings it back; a silent piece is no file): a browser decodes a file whole, to
+  32-bit floats, so the page decodes only the pieces around what it plays, and the kit
+  holds one piece of the stems at a time while it writes them, whatever the programme's
+  length. Programmes up to ``LISTEN_S`` get stems (their size on disk).
 - **The court's early reflections** (``early`` per stem, per listening spot): the image
   sources of the stem's first place heard at the spot (``Court.images``, the early paths the
   render itself hears: ``Court.split``, within ``early_ms`` of the direct sound and up to
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +58,21 @@ from soundscape.sound.loudness import LoudnessMeter
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, Voice, stable_ints
 from soundscape.sound.propagation import Air, Surroundings
 
-__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_BED_STEMS", "MAX_STEMS", "RING_DEG",
+__all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_BED_STEMS", "MAX_STEMS", "PIECE_S",
+           "RING_DEG",
            "court_responses", "early_images", "write_stems"]
 
 #: Stems a page mixes live (each an HRTF panner: a convolution per ear per stem), and the
 #: courtyard's ambience's besides (its sources where they stand round the court).
 MAX_STEMS = 16
 MAX_BED_STEMS = 4
-#: Programmes up to this long (s) get stems (a 10-minute programme of 16 stems decodes to
-#: 1.8 GB at 48 kHz; longer ones keep their loops only).
-LISTEN_S = 10 * 60.0
+#: Programmes up to this long (s) get stems: the page decodes three pieces at a time, but the
+#: kit's disk holds them all (the 大射's 29-minute 貍首, 20 stems: ~0.4 GB of FLAC; the whole
+#: rite's 3½ hours would take some 3 GB more than its loops: asked for, not made).
+LISTEN_S = 30 * 60.0
+#: Seconds of a stem a file holds (the page keeps the piece it plays, the one before and the
+#: next: 20 stems of 30 s decode to ~115 MB each at 48 kHz).
+PIECE_S = 30.0
 RATE = 48000
 #: The shipped responses' rate and length: the late tail is made at 8 kHz (docs/site.md),
 #: and by ``IR_S`` it has decayed some 40 dB in the bare court (the render's own tail, 4.5 s,
@@ -82,17 +90,34 @@ _KHZ = BANDS.index(1000.0)
 _FADE_S = 0.005
 
 
-def _dry_stems(performance: Performance, groups: list[list[str]], *, voice: Voice,
-               seed: int) -> np.ndarray:
-    """(frames, stems) float32: every event's dry note at its onset in its group's stem."""
+def _dry_pieces(performance: Performance, groups: list[list[str]], *, voice: Voice, seed: int,
+                piece: int) -> Iterator[np.ndarray]:
+    """The stems in pieces of ``piece`` frames, in order, each ``(frames, stems)`` float32 (the
+    last one shorter): every event's dry note added at its onset into its group's stem, the
+    events in time order, so that a piece no later note reaches is given out (and dropped)
+    as soon as a note starts past it. The stems run past the programme's end by a second,
+    and on to the last note's last sample."""
     stem_of = {sid: k for k, members in enumerate(groups) for sid in members}
     bind = getattr(voice, "bind", None)
     voice = bind(performance, seed) if bind is not None else voice
     notes: dict[int, DryNotes] = {}
-    out = np.zeros((math.ceil(performance.duration * RATE) + RATE, len(groups)), np.float32)
-    for index, event in enumerate(performance.events):
+    events = performance.events
+    total = math.ceil(performance.duration * RATE) + RATE
+    held: dict[int, np.ndarray] = {}  # piece index → its sum so far
+    given = 0  # pieces given out
+
+    def piece_at(index: int) -> np.ndarray:
+        found = held.pop(index, None)
+        return np.zeros((piece, len(groups)), np.float32) if found is None else found
+
+    for index in sorted(range(len(events)), key=lambda i: events[i].time):
+        event = events[index]
         if event.source not in stem_of:
             continue
+        onset = round(event.time * RATE)
+        while given < onset // piece:  # no note from here on reaches it
+            yield piece_at(given)
+            given += 1
         source = performance.sources[event.source]
         made_at = getattr(voice, "made_at", lambda s, r: r)(source, RATE)
         dry = notes.get(made_at) or notes.setdefault(
@@ -104,12 +129,18 @@ def _dry_stems(performance: Performance, groups: list[list[str]], *, voice: Voic
             continue
         if made_at != RATE:
             mono = signal.resample_poly(mono, RATE // made_at, 1).astype(np.float32)
-        onset = round(event.time * RATE)
-        if onset + len(mono) > len(out):
-            out = np.concatenate([out, np.zeros((onset + len(mono) - len(out), len(groups)),
-                                                np.float32)])
-        out[onset:onset + len(mono), stem_of[event.source]] += mono
-    return out
+        end = onset + len(mono)
+        total = max(total, end)
+        for k in range(onset // piece, (end - 1) // piece + 1):
+            block = held.get(k)
+            if block is None:
+                block = held[k] = np.zeros((piece, len(groups)), np.float32)
+            lo, hi = max(onset, k * piece), min(end, (k + 1) * piece)
+            block[lo - k * piece:hi - k * piece, stem_of[event.source]] += mono[lo - onset:
+                                                                                hi - onset]
+    while given * piece < total:
+        yield piece_at(given)[:total - given * piece]
+        given += 1
 
 
 def _sends(court, points: list[tuple], seed: int) -> list[dict[str, float]]:
@@ -130,32 +161,51 @@ def _sends(court, points: list[tuple], seed: int) -> list[dict[str, float]]:
 
 
 def write_stems(folder: Path, performance: Performance, *, court, listen_at, seed: int,
-                calibration_lufs: float, voice: Voice | None = None) -> dict[str, Any]:
+                calibration_lufs: float, voice: Voice | None = None,
+                piece_s: float | None = None) -> dict[str, Any]:
     """Write the programme's stems into ``folder`` and return their description for the page
-    (files relative to the kit folder, ``folder``'s parent): see the module."""
+    (files relative to the kit folder, ``folder``'s parent): see the module. ``piece_s``:
+    seconds a file holds (``PIECE_S``)."""
     folder.mkdir(parents=True, exist_ok=True)
     air = Air()
+    piece = round((piece_s or PIECE_S) * RATE)
     groups = adm.group_sources(performance, MAX_STEMS)
     placed = len(groups)
     groups += adm.group_bed(performance, MAX_BED_STEMS)
     tracks = adm.source_tracks(performance)
-    audio = _dry_stems(performance, groups, voice=voice or SynthVoice(), seed=seed)
-    peak = float(np.abs(audio).max()) or 1.0
-    scale = 0.5 / peak  # one gain for all: the stems keep their levels at 1 m
     stems: list[dict[str, Any]] = []
     for k, members in enumerate(groups):
-        name = folder / f"stem.{k + 1:02d}.flac"
-        soundfile.write(name, audio[:, k] * scale, RATE, subtype="PCM_24")
         places = (tracks[members[0]] if len(members) == 1 else
                   [(0.0, tuple(np.mean([tracks[m][0][1] for m in members], axis=0)))])
         sources = [performance.sources[m] for m in members]
         stems.append({
-            "file": f"{folder.name}/{name.name}", "sources": members,
+            "files": [], "scales": [], "sources": members,
             "name": " + ".join(s.name for s in sources),
             "roman": " + ".join(s.roman for s in sources),
             "track": [[round(t, 3), *(round(float(v), 3) for v in p)] for t, p in places],
             "zone": court.zone(places[0][1])[0] if court is not None else None,
             "bed": k >= placed})
+    # the page's overall gain: the dry stems heard at 1/r from the first listening place
+    # measure ``calibration_lufs`` (BS.1770; the direct sound only, the court adds to it)
+    spread = np.asarray([1 / max(1.0, math.dist(listen_at, s["track"][0][1:])) for s in stems],
+                        dtype=np.float32)
+    meter = LoudnessMeter(RATE, np.ones(1))
+    frames = 0
+    for number, audio in enumerate(_dry_pieces(performance, groups, voice=voice or SynthVoice(),
+                                               seed=seed, piece=piece)):
+        frames += len(audio)
+        meter.add(np.asarray(audio @ spread, dtype=float)[:, None])
+        for k, stem in enumerate(stems):
+            peak = float(np.abs(audio[:, k]).max())
+            if peak == 0.0:  # silent: no file, nothing for the page to decode
+                stem["files"].append(None)
+                stem["scales"].append(0.0)
+                continue
+            name = folder / f"stem.{k + 1:02d}.{number:03d}.flac"
+            # each piece at half its peak (24 bits for its own range), the page scales it back
+            soundfile.write(name, audio[:, k] * (0.5 / peak), RATE, subtype="PCM_24")
+            stem["files"].append(f"{folder.name}/{name.name}")
+            stem["scales"].append(peak / 0.5)
     if court is not None:
         for stem, sends in zip(stems, _sends(court, [s["track"][0][1:] for s in stems], seed),
                                strict=True):
@@ -163,15 +213,9 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
             stem["early"] = {spot: early_images(court, tuple(stem["track"][0][1:]),
                                                 (x, y, EAR_M), air.speed_of_sound)
                              for spot, (x, y, _) in court.zones}
-    # the page's overall gain: the dry stems heard at 1/r from the first listening place
-    # measure ``calibration_lufs`` (BS.1770; the direct sound only, the court adds to it)
-    heard = sum(audio[:, k] / max(1.0, math.dist(listen_at, s["track"][0][1:]))
-                for k, s in enumerate(stems))
-    meter = LoudnessMeter(RATE, np.ones(1))
-    meter.add(np.asarray(heard, dtype=float)[:, None])
     loudness = meter.integrated()
     gain_db = calibration_lufs - loudness if math.isfinite(loudness) else 0.0
-    return {"rate": RATE, "scale": 1 / scale, "gain_db": round(gain_db, 2),
+    return {"rate": RATE, "piece_s": piece / RATE, "frames": frames, "gain_db": round(gain_db, 2),
             "speed_of_sound": round(air.speed_of_sound, 3),
             "air": {"hz": AIR_HZ,
                     "db_per_m": float(air.absorption_db_per_m(np.asarray([AIR_HZ]))[0])},

@@ -23,19 +23,37 @@ def court():
     return load_court(load_site())
 
 
+def whole(root, found: dict, stem: dict) -> np.ndarray:
+    """A stem's pieces read back and put end to end, each times its gain: pressure at 1 m."""
+    piece = round(found["piece_s"] * found["rate"])
+    out = np.zeros(found["frames"])
+    for k, (name, scale) in enumerate(zip(stem["files"], stem["scales"], strict=True)):
+        if name is not None:
+            audio, rate = soundfile.read(root / name)
+            assert rate == found["rate"] and len(audio) == min(piece, len(out) - k * piece)
+            out[k * piece:k * piece + len(audio)] = audio * scale
+    return out
+
+
 def test_stems_are_the_voices_dry_notes_at_their_onsets_with_their_places(tmp_path, court):
     perf = rite()
+    # pieces of 1.5 s: the bells' notes (1.5 s from 4 s, every 0.5 s) run across their ends
     found = listen.write_stems(tmp_path / "p.listen", perf, court=court, listen_at=(0, 0, 1.5),
-                               seed=3, calibration_lufs=-24.0, voice=tone_voice)
+                               seed=3, calibration_lufs=-24.0, voice=tone_voice, piece_s=1.5)
     stems = {s["sources"][0]: s for s in found["stems"]}
     assert set(stems) == {e.source for e in perf.events}  # one per source: under the limit
     bells = stems["east.bells"]
     assert bells["track"] == [[0.0, 8.0, 0.0, 1.2]] and bells["zone"] == court.zone(
         (8.0, 0.0, 1.2))[0]
-    audio, rate = soundfile.read(tmp_path / bells["file"])
-    assert rate == 48000
+    # the stems run a second past the programme, in pieces; silent pieces are no file
+    rate = found["rate"]
+    assert found["frames"] == math.ceil(perf.duration * rate) + rate
+    assert len(bells["files"]) == math.ceil(found["frames"] / (1.5 * rate))
+    assert bells["files"][:2] == [None, None] and all(bells["files"][2:7])
+    assert len({name for s in found["stems"] for name in s["files"] if name}) == sum(
+        name is not None for s in found["stems"] for name in s["files"])
     # back to pressure at 1 m: the events' own dry notes (same keys and variants as a render)
-    audio *= found["scale"]
+    audio = whole(tmp_path, found, bells)
     dry = DryNotes(tone_voice, rate, 3, ByteLru(0))
     expected = np.zeros_like(audio)
     for index, event in enumerate(perf.events):
@@ -45,8 +63,32 @@ def test_stems_are_the_voices_dry_notes_at_their_onsets_with_their_places(tmp_pa
             note = dry(event, source, key, stable_ints(3, index)[0] % dry.variants(source))
             at = round(event.time * rate)
             expected[at:at + len(note)] += note[:len(audio) - at]
-    assert np.abs(audio - expected).max() < 2e-6 * found["scale"]  # 24-bit rounding
+    # each piece at its own peak: 24-bit rounding of the loudest
+    assert np.abs(audio - expected).max() < 2e-6 * max(bells["scales"])
+    assert np.abs(expected).max() > 0.1
     assert found["air"]["hz"] == listen.AIR_HZ and 0.05 < found["air"]["db_per_m"] < 0.3
+
+
+def test_a_piece_is_given_out_before_any_note_that_starts_after_it_is_made():
+    """The kit holds the pieces that notes still sound in, not the programme: piece k comes
+    out before a note starting past its end is made, so a long programme's stems take the
+    memory of a few pieces."""
+    perf = rite()
+    made: list[float] = []
+
+    def voice(event, source, *, sample_rate, rng):
+        made.append(event.time)
+        return tone_voice(event, source, sample_rate=sample_rate, rng=rng)
+
+    groups = [[sid] for sid in perf.sources]
+    pieces = []
+    for k, piece in enumerate(listen._dry_pieces(perf, groups, voice=voice, seed=0,
+                                                 piece=listen.RATE)):
+        assert all(t < k + 1 for t in made), (k, made)  # nothing from a later second yet
+        pieces.append(piece)
+    assert max(made) > 6.0  # notes of the seventh second made (DryNotes keeps repeats)
+    assert [len(p) for p in pieces[:-1]] == [listen.RATE] * (len(pieces) - 1)
+    assert sum(map(len, pieces)) == math.ceil(perf.duration * listen.RATE) + listen.RATE
 
 
 def test_past_the_limit_standing_sources_share_a_stem_at_their_centroid(tmp_path, court):
@@ -91,7 +133,7 @@ def test_synth_voice_stems_default(tmp_path, court):
                             {"east.bells": perf.sources["east.bells"]})
     found = listen.write_stems(tmp_path / "r.listen", few, court=court, listen_at=(0, 0, 1.5),
                                seed=0, calibration_lufs=-24.0, voice=SynthVoice())
-    audio, _ = soundfile.read(tmp_path / found["stems"][0]["file"])
+    audio = whole(tmp_path, found, found["stems"][0])
     assert np.abs(audio).max() > 0.1 and math.isfinite(found["gain_db"])
 
 
@@ -173,7 +215,7 @@ def test_the_courtyards_ambience_has_stems_of_its_own_where_its_sources_stand(tm
         e.source for e in perf.events}
     alone = next(s for s in bed if s["sources"] == ["place.bed.0"])
     assert alone["track"] == [[0.0, 16.0, 0.0, 4.0]] and alone["early"] and alone["sends"]
-    audio, _ = soundfile.read(tmp_path / alone["file"])
+    audio = whole(tmp_path, found, alone)
     assert np.abs(audio[round(0.5 * 48000):round(1.5 * 48000)]).max() > 0.01  # it sounds
 
 

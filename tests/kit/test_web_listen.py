@@ -3,7 +3,9 @@ machine without CJK fonts): the page renders the programme live from its object 
 what it renders is measured from its own audio graph (an OfflineAudioContext of the same
 graph): a source east of the listener is louder in the right ear and west of it in the
 left, and its level falls as 1/r; jumping to a section moves live playback; the Chinese of
-the listening controls is drawn by the page's own font."""
+the listening controls is drawn by the page's own font. The test kit's stems come in pieces
+of 2 s (the bells strike on 4 s and 6 s, two of their ends), so the page's piece by piece
+playback is what every test hears."""
 
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ pytestmark = [needs_chromium, needs_latin_only,
 BELLS = "east.bells"
 #: The walk a zone of the programme follows: from the middle of the court to the west steps.
 WALK = (("zhongting", 0.0), ("xijie", 6.0))
+#: Seconds of a stem piece in the test kit (the programme is 9 s of stems: five pieces).
+PIECE_S = 2.0
 #: The test kit's programmes, with that walk as a zone of "all".
 WALKING = PROGRAMMES.replace('listeners = ["gong_wei", "zhongting"]\n', (
     'listeners = ["gong_wei", "zhongting"]\nwalk = ['
@@ -39,8 +43,12 @@ WALKING = PROGRAMMES.replace('listeners = ["gong_wei", "zhongting"]\n', (
 
 @pytest.fixture(scope="module")
 def kit(tmp_path_factory):
+    from soundscape.kit import listen
+
     root = tmp_path_factory.mktemp("listen")
-    return build(root, WALKING, layouts=("stereo",), programme_ids=("all",)).parent, root
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(listen, "PIECE_S", PIECE_S)
+        return build(root, WALKING, layouts=("stereo",), programme_ids=("all",)).parent, root
 
 
 @pytest.fixture
@@ -105,8 +113,12 @@ def test_the_direct_sound_falls_as_one_over_r(page):
 def test_a_stem_that_failed_to_load_is_fetched_again_next_time(page):
     # the first fetch of the bells' stem fails (a server that stumbled once): that measure
     # fails; the next one fetches the stem again and hears it (a failure is not kept)
-    stem = page.evaluate(f"""() => window.KIT.listen.programmes[window.kit.programme().id]
-        .stems.find((s) => s.sources.includes({BELLS!r})).file""")
+    t = max(0.0, _bells_start(page) - 0.05)
+    stem = page.evaluate(f"""() => {{  // the piece of the bells' first stroke
+        const p = window.KIT.listen.programmes[window.kit.programme().id];
+        return p.stems.find((s) => s.sources.includes({BELLS!r}))
+            .files[Math.floor({_bells_start(page)} / p.piece_s)]; }}""")
+    assert stem
     failed = []
 
     def stumble(route):
@@ -114,8 +126,8 @@ def test_a_stem_that_failed_to_load_is_fetched_again_next_time(page):
         route.fulfill(status=503, body="busy")
 
     page.route(f"**/{stem}", stumble)
-    options = {"t": max(0.0, _bells_start(page) - 0.05), "seconds": 1.5, "solo": BELLS,
-               "x": 24.0, "y": 0.0, "reverb": False, "early": False}
+    options = {"t": t, "seconds": 1.5, "solo": BELLS, "x": 24.0, "y": 0.0, "reverb": False,
+               "early": False}
     with pytest.raises(Exception, match="503"):
         settle(page, "(o) => window.kit.listen.measure(o)", options)
     assert len(failed) == 1 and page.evaluate("window.kit.listen.pending()") == []
@@ -149,6 +161,17 @@ def test_live_playback_from_a_clicked_place_follows_a_jump_to_a_section(page):
     assert started < last["start"] + 2.0
     page.wait_for_function(f"window.kit.listen.time() > {started} + 0.2")  # it plays on
     assert page.evaluate("document.getElementById('audio').paused")  # the loop is silent
+    # from the start: pieces 0 and 1 at once, each later one as the clock enters the piece
+    # before it, and the decoded pieces two back let go (the page never holds the programme)
+    first = sections[0]
+    page.click(f'#timeline button[data-section="{first["id"]}"]')
+    page.wait_for_function("window.kit.listen.time() < 1 && window.kit.listen.graph()"
+                           " && window.kit.listen.graph().next === 2")
+    page.wait_for_function(f"window.kit.listen.time() > 3 * {PIECE_S}"
+                           " && window.kit.listen.graph().next === 4")
+    held = page.evaluate("window.kit.listen.held()")
+    assert held and not any(".000.flac@" in key for key in held), held
+    assert page.evaluate("window.kit.listen.state") == "playing"
 
 
 def test_the_listening_controls_chinese_is_drawn_without_a_cjk_font(page):
@@ -204,6 +227,34 @@ def _coherence(left: np.ndarray, right: np.ndarray, rate: int = 48000) -> float:
     a, b = left[lag:-lag], right
     norm = math.sqrt(float(a @ a) * float(right[lag:-lag] @ right[lag:-lag])) or 1.0
     return max(abs(float(a @ b[lag + k:len(b) - lag + k])) for k in range(-lag, lag + 1)) / norm
+
+
+def test_pieces_play_end_to_end_as_the_stem_they_were_cut_from(page, kit):
+    """Heard across a piece's end (6 s, where a bell strikes): the page's output is its own
+    response to a click (the same graph, held still: a linear, time-invariant filter)
+    convolved with the stem read back from the kit's pieces, sample for sample; a piece
+    started a sample early or late, or its gain, would show at the stroke."""
+    from scipy import signal
+
+    from tests.kit.test_listen import whole
+
+    place = {"x": 24.0, "y": 0.0, "reverb": False, "early": False}
+    t, seconds = 5.0, 2.0
+    heard = settle(page, "(o) => window.kit.listen.measure(o)",
+                   {**place, "t": t, "seconds": seconds, "solo": BELLS, "samples": True})
+    response = _click(page, place["x"], place["y"], seconds, reverb=False, early=False)
+    found = page.evaluate("window.KIT.listen.programmes[window.kit.programme().id]")
+    assert found["piece_s"] == PIECE_S
+    bells = next(s for s in found["stems"] if s["sources"] == [BELLS])
+    stem = whole(kit[0], found, bells)
+    rate = found["rate"]
+    frames = round(seconds * rate)
+    dry = stem[round(t * rate):round(t * rate) + frames]
+    assert np.abs(dry[round(rate * 0.99):round(rate * 1.01)]).max() > 0.05  # the stroke at 6 s
+    for ear in ("left", "right"):
+        expected = signal.fftconvolve(dry, response[ear])[:frames]
+        got = np.asarray(heard[ear])
+        assert np.abs(got - expected).max() < 1e-3 * np.abs(expected).max(), ear
 
 
 def _click(page, x: float, y: float, seconds: float, **options) -> dict:

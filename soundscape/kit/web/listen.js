@@ -1,6 +1,9 @@
 // Listening from any place: the programme rendered live from its object stems (dry at 1 m,
 // web/data.js KIT.listen) where the visitor clicks on the plan, or along the zone's walk.
-// Per stem: its gain back to pressure at 1 m → a low-pass fitted to the project's air
+// A stem comes in pieces of piece_s seconds (a file each, or none where it is silent, each
+// with its gain back): the page decodes the piece it plays and the next, schedules each on
+// the frame its predecessor ends, and lets go of those played.
+// Per stem: its pieces' gains back to pressure at 1 m → a low-pass fitted to the project's air
 // absorption at that distance → an HRTF PannerNode (inverse distance, reference 1 m, rolloff 1:
 // the 1/r of the project's spreading) → the master. Its early reflections: the court's image
 // sources of its place at the listening spot nearest the visitor (as the render finds them),
@@ -19,7 +22,7 @@
   const box = $("live");
   if (!L || !box) return;
   const SVG = "http://www.w3.org/2000/svg";
-  const decoded = new Map();  // file → AudioBuffer (decoded at the live context's rate)
+  const decoded = new Map();  // file@rate → AudioBuffer (decoded at the context's rate)
   const pending = new Set();  // files being fetched and decoded (for a test that waits)
   let ctx = null, graph = null, here = null, offset = 0, startedAt = 0, follow = false;
   let followedAt = null;  // the programme's time the listener was last put on the walk
@@ -78,11 +81,47 @@
     return decoded.get(key);
   }
 
+  // Let go of the decoded pieces of the programme's stems but pieces from..to (a browser
+  // holds a decoded piece as 32-bit floats: a long programme is never held whole).
+  function forget(from, to) {
+    const kept = new Set(), all = new Set();
+    for (const stem of mine().stems) {
+      stem.files.forEach((file, k) => { if (file) (k >= from && k <= to ? kept : all).add(file); });
+    }
+    for (const key of [...decoded.keys()]) {
+      const file = key.slice(0, key.lastIndexOf("@"));
+      if (all.has(file) && !kept.has(file)) decoded.delete(key);
+    }
+  }
+
+  // Piece k of every stem of graph g, decoded and started on its first frame's time: the
+  // context's time `origin` + k piece_s, or at once, that far into it, where that has
+  // passed (a late decode: heard from where it should be, never shifted).
+  async function schedule(g, k) {
+    const p = mine(), c = g.context, P = p.piece_s;
+    const made = await Promise.all(g.stems.map(
+      (s) => (s.stem.files[k] ? decode(c, s.stem.files[k]) : null)));
+    if (g.stopped) return;
+    for (const [i, buffer] of made.entries()) {
+      if (!buffer) continue;
+      const s = g.stems[i];
+      const source = new AudioBufferSourceNode(c, { buffer });
+      const back = new GainNode(c, { gain: s.stem.scales[k] });
+      source.connect(back).connect(s.dry);
+      const when = g.origin + k * P, now = c.currentTime;
+      if (when >= now) source.start(when);
+      else if (now - when < buffer.duration) source.start(now, now - when);
+      else continue;  // already over
+      g.sources.add(source);
+      source.onended = () => { g.sources.delete(source); back.disconnect(); };
+    }
+  }
+
   // The graph in `context` (live or offline) for the listener at [x, y] at time t.
   // Options for tests: reverb (the late sound), early (the reflections), direct (the direct
-  // sound), click (each stem a click of 1 at 1 m at t, instead of its sound).
+  // sound). Nothing plays until pieces are scheduled (schedule) or a click is (measure).
   async function build(context, { x, y, t, solo = null, reverb = true, early = true,
-                                  direct = true, click = false }) {
+                                  direct = true }) {
     const p = mine();
     const master = context.createGain();
     master.gain.value = Math.pow(10, p.gain_db / 20);
@@ -127,12 +166,9 @@
     const stems = [];
     const chosen = p.stems.filter((s) => solo === null || s.sources.includes(solo));
     for (const stem of chosen) {
-      const buffer = click ? clickBuffer(context, 1 / p.scale) : await decode(context, stem.file);
-      const source = new AudioBufferSourceNode(context, { buffer });
-      const dry = new GainNode(context, { gain: p.scale });
+      const dry = new GainNode(context, { gain: 1 });  // the pieces come in here
       const air = airFilter(context);
       const panner = hrtf(context);
-      source.connect(dry);
       if (direct) dry.connect(air).connect(panner).connect(master);
       const images = [];
       for (const image of (early && stem.early && stem.early[spot]) || []) {
@@ -146,9 +182,11 @@
         const send = new GainNode(context, { gain: (stem.sends || {})[spot] ?? 1 });
         dry.connect(send).connect(c);
       }
-      stems.push({ stem, source, air, panner, images });
+      stems.push({ stem, dry, air, panner, images });
     }
-    const g = { context, master, ears, stems, spot, x, y, ring };
+    const g = { context, master, ears, stems, spot, x, y, ring, sources: new Set(),
+                stopped: false, origin: 0, next: 0, loading: null,
+                pieces: Math.max(0, ...p.stems.map((s) => s.files.length)) };
     place(g, x, y, t);
     return g;
   }
@@ -158,9 +196,9 @@
     maxDistance: 100000, coneInnerAngle: 360, coneOuterAngle: 360 });
   const airFilter = (context) => new BiquadFilterNode(context, { type: "lowpass", Q: -3.0103 });
 
-  function clickBuffer(context, value) {
+  function clickBuffer(context) {
     const b = new AudioBuffer({ length: context.sampleRate, sampleRate: context.sampleRate });
-    b.getChannelData(0)[0] = value;
+    b.getChannelData(0)[0] = 1;
     return b;
   }
 
@@ -201,20 +239,41 @@
 
   function stop() {
     if (!graph) return;
-    for (const s of graph.stems) { try { s.source.stop(); } catch (e) { /* not started */ } }
+    graph.stopped = true;
+    for (const source of graph.sources) { try { source.stop(); } catch (e) { /* not started */ } }
     graph.master.disconnect();
     graph = null;
   }
 
+  // Play from time t: the piece that holds it and the next decoded first, the rest as the
+  // clock comes to them (tick).
   async function start(t) {
     stop();
     offset = Math.max(0, Math.min(t, kit.programme().seconds));
     const g = await build(ctx, { x: here[0], y: here[1], t: offset });
+    const k = Math.floor(offset / mine().piece_s);
+    forget(k, k + 1);
+    await Promise.all([k, k + 1].map((j) => Promise.all(g.stems.map(
+      (s) => (s.stem.files[j] ? decode(ctx, s.stem.files[j]) : null)))));
     if (graph || !kit.player) return;  // another start won the race, or it was turned off
     graph = g;
     startedAt = ctx.currentTime;
-    for (const s of g.stems) s.source.start(startedAt, offset);
+    g.origin = startedAt - offset;
+    await Promise.all([schedule(g, k), schedule(g, k + 1)]);
+    g.next = k + 2;
     kit.listen.state = "playing";
+  }
+
+  // Once the clock is in the piece before the next to schedule, that one is decoded and
+  // scheduled (a piece's length ahead), and what was played before is let go.
+  function ahead(g) {
+    if (g.loading || g.next >= g.pieces || time() < (g.next - 1) * mine().piece_s
+        || performance.now() < (g.retryAt || 0)) return;
+    const k = g.next;
+    forget(k - 2, k);
+    g.loading = schedule(g, k).then(() => { g.next = k + 1; })
+      .catch(() => { g.retryAt = performance.now() + 1000; })  // a server that stumbled
+      .finally(() => { g.loading = null; });
   }
 
   function time() {
@@ -275,6 +334,7 @@
         drawHere();
       }
       place(graph, here[0], here[1], time());
+      ahead(graph);
     }
     requestAnimationFrame(tick);
   }
@@ -314,8 +374,20 @@
     const rate = 48000;
     const off = new OfflineAudioContext(2, Math.round(seconds * rate), rate);
     kit.listen.stage = "building";  // where a measure is (for a test that waits on it)
-    const g = await build(off, { x, y, t, solo, reverb, early, direct, click });
-    for (const s of g.stems) s.source.start(0, click ? 0 : t);
+    const g = await build(off, { x, y, t, solo, reverb, early, direct });
+    g.origin = -t;  // the offline context's time 0 is the programme's t
+    if (click) {
+      for (const s of g.stems) {
+        const source = new AudioBufferSourceNode(off, { buffer: clickBuffer(off) });
+        source.connect(s.dry);
+        source.start(0);
+      }
+    } else {
+      const P = mine().piece_s;
+      const pieces = [];
+      for (let k = Math.floor(t / P); k * P < t + seconds; k++) pieces.push(schedule(g, k));
+      await Promise.all(pieces);
+    }
     kit.listen.stage = "rendering";
     const out = await off.startRendering();
     kit.listen.stage = "rendered";
@@ -332,7 +404,7 @@
   }
 
   kit.listen = { state: "off", toggle, moveTo, measure, time, here: () => here,
-                 pending: () => [...pending],
+                 pending: () => [...pending], held: () => [...decoded.keys()],
                  graph: () => graph, followed: () => ({ t: followedAt, here }) };
   refresh();
   requestAnimationFrame(tick);
