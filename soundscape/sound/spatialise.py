@@ -42,6 +42,8 @@ __all__ = ["GUARD", "RESPONSE_BYTES", "HeardNote", "HeardNotes", "Spatialiser", 
 GUARD = 64
 #: Bound of the kept transfer functions (one per source place, listener and FFT size).
 RESPONSE_BYTES = 8 << 20
+#: Places whose arrivals a spatialiser keeps.
+ARRIVALS = 256
 #: A note at the listener (``Spatialiser.__call__``): (start frame relative to the onset,
 #: signals (frames, k) float32, mix (k, channels) or None).
 Heard = tuple[int, np.ndarray, np.ndarray | None]
@@ -86,6 +88,10 @@ class Spatialiser:
         self.sample_rate = sample_rate
         self.channels = len(panner.channels)
         self._responses = ByteLru(RESPONSE_BYTES)
+        # the arrivals per (source point, listener, face), the oldest dropped past ARRIVALS:
+        # the spatialiser's own (a cache on the class kept every spatialiser of a process
+        # alive with its responses: 8 MiB a render, 0.5 GB for a kit's 64 court responses)
+        self._arrivals: dict[tuple, tuple] = {}
 
     def __call__(self, mono: np.ndarray, source_point, listener: Listener,
                  struck_face) -> Heard:
@@ -131,10 +137,19 @@ class Spatialiser:
             out[:, row] = scipy.fft.irfft(response[0], n_fft)[:length]
         return out, mix
 
-    @functools.lru_cache(maxsize=256)  # noqa: B019 (one spatialiser a render)
     def arrivals(self, source_point, listener: Listener, struck_face) -> tuple:
         """Each path with its panning terms and delays (samples) per channel; the first
-        output frame (``start``, relative to the onset) and the latest delay."""
+        output frame (``start``, relative to the onset) and the latest delay (kept: every
+        note of a standing source asks again)."""
+        key = (source_point, listener, struck_face)
+        found = self._arrivals.get(key)
+        if found is None:
+            if len(self._arrivals) >= ARRIVALS:
+                del self._arrivals[next(iter(self._arrivals))]
+            found = self._arrivals[key] = self._arrivals_of(source_point, listener, struck_face)
+        return found
+
+    def _arrivals_of(self, source_point, listener: Listener, struck_face) -> tuple:
         fs = self.sample_rate
         c = self.surroundings.air.speed_of_sound
         arrivals = []

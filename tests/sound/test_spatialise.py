@@ -389,3 +389,21 @@ def test_a_heard_note_is_frame_major():
                                   None)
     assert mix is None and signals.dtype == np.float32 and signals.flags.c_contiguous
     assert signals.shape[1] == 2 and signals.shape[0] >= len(mono)
+
+
+def test_a_spatialiser_is_freed_when_its_render_is_done():
+    """Nothing outside a spatialiser keeps it (its arrivals are its own): a kit renders 64 of
+    the court's responses in one process, and each spatialiser holds up to RESPONSE_BYTES
+    of transfer functions (a cache on the class kept them all: ~8 MiB a render)."""
+    import weakref
+
+    from soundscape.sound.spatialise import Spatialiser
+
+    spatialiser = Spatialiser(make_panner("stereo"), ANECHOIC, FS)
+    listener = Listener((0.0, 0.0, 1.5), "north")
+    start, out, _ = spatialiser(np.ones(64, np.float32), (3.0, 10.0, 1.5), listener, None)
+    assert spatialiser.arrivals((3.0, 10.0, 1.5), listener, None)[1] == start
+    assert np.abs(out).max() > 0
+    gone = weakref.ref(spatialiser)
+    del spatialiser
+    assert gone() is None

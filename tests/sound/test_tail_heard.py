@@ -174,3 +174,26 @@ def test_a_heard_note_carries_its_dry_note_only_where_a_tail_takes_it(site, walk
             assert len(dry) < len(signals)  # the dry click, not the heard one
             assert heard_bytes((start, signals, mix, dry)) == signals.nbytes + dry.nbytes
         buses.close()
+
+
+def test_a_render_leaves_nothing_of_its_tail_to_the_cyclic_collector(site):
+    """A render's tail, lines and filters are freed as the render ends, by reference counting:
+    a process that renders many times (a kit's 64 court responses, its loops) held each
+    render's tail filters until the cyclic collector ran (~8 MiB a response, 720 MiB peak)."""
+    import gc
+
+    court = load_court(site, "bare")
+    gc.collect()
+    gc.disable()
+    try:
+        impulse_response((0.0, -40.0, 1.5), _seat(site, "gong_wei"),
+                         surroundings=Surroundings(court=court), layout="stereo",
+                         sample_rate=16000, seed=0)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = {type(found).__name__ for found in gc.garbage}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert not left & {"Tail", "Lines", "_Filter", "_Stream", "ByteLru", "Spatialiser"}, left
