@@ -51,8 +51,13 @@ __all__ = ["CHUNK", "FIRST_CHUNK", "Lines", "first_chunks", "impulse_filter"]
 CHUNK = 57344
 #: Samples of the response kept at least past the last arrival (sinc tails, tapered).
 TAIL = 2048
-#: Bound of the kept filters (one per place; stereo ~260 KiB each).
+#: Bound of the kept filters' spectra (one per place; stereo 512 KiB each, two rows).
 FILTER_BYTES = 16 << 20
+#: Bound of the kept filters' impulse responses (stereo 64 KiB a place, an eighth of its
+#: spectrum): a place heard again after its spectrum was dropped costs a forward FFT of its
+#: response, not the response made again (the whole rite in stereo made 2 443 filters for
+#: 400 places, 11.5 s of the render's main thread, with the spectra alone kept).
+IMPULSE_BYTES = 16 << 20
 #: Frames of the first piece of the first chunk (a multiple of the upsampler's group, 64).
 FIRST_CHUNK = 1024
 #: Rows of float32 that pocketfft transforms at once (its SIMD lanes: at 65 536 points one
@@ -74,8 +79,9 @@ def first_chunks(chunk: int, first: int = FIRST_CHUNK) -> tuple[int, ...]:
     return (*sizes, chunk - sum(sizes))
 
 
-class _Filter:
-    """A place's filter for a chunk: what ``_Line`` needs of the transfer function."""
+class _Impulse:
+    """A place's filter as an impulse response: its rows (paths or channels, ``taps``), the
+    first tap's frame after the dry one (``start``) and what ``_Filter`` keeps besides."""
 
     def __init__(self, spatialiser: Spatialiser, point, listener: Listener, face) -> None:
         _, self.start, last = spatialiser.arrivals(point, listener, face)
@@ -86,10 +92,23 @@ class _Filter:
         self.reach = math.ceil(last) + GUARD  # frames after a dry frame that it is heard
         grid = fft_size(2 * self.taps)
         rows, self.mix = spatialiser.response(point, listener, face, grid)
-        response = scipy.fft.irfft(rows, grid, axis=1)[:, :self.taps]
+        # its own copy: a slice would hold the whole inverse transform (twice the taps)
+        self.rows = scipy.fft.irfft(rows, grid, axis=1)[:, :self.taps].copy()
         fade = (self.taps - (math.ceil(last) - self.start)) // 2
-        response[:, -fade:] *= np.hanning(2 * fade)[fade:]
-        self.spectrum = scipy.fft.rfft(response, self.n_fft, axis=1).astype(np.complex64)
+        self.rows[:, -fade:] *= np.hanning(2 * fade)[fade:]
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes + (0 if self.mix is None else self.mix.nbytes)
+
+
+class _Filter:
+    """A place's filter for a chunk: what ``_Line`` needs of the transfer function."""
+
+    def __init__(self, impulse: _Impulse) -> None:
+        self.start, self.n_fft, self.taps = impulse.start, impulse.n_fft, impulse.taps
+        self.reach, self.mix = impulse.reach, impulse.mix
+        self.spectrum = scipy.fft.rfft(impulse.rows, self.n_fft, axis=1).astype(np.complex64)
 
     @property
     def nbytes(self) -> int:
@@ -201,8 +220,10 @@ class Lines:
         self.listener = listener
         self.channels = channels
         self._lines: dict[tuple, _Line] = {}
-        # a place's filter outlives its line (a line ends when its place falls silent)
+        # a place's filter outlives its line (a line ends when its place falls silent), and
+        # its impulse response outlives its spectrum
         self._filters = ByteLru(FILTER_BYTES)
+        self._impulses = ByteLru(IMPULSE_BYTES)
         self._first = first_chunks(chunk)  # the first chunk's pieces
         self._heard = 0  # chunks (pieces) heard
         self.next_chunk = 0  # absolute frame of the next chunk to hear
@@ -245,9 +266,16 @@ class Lines:
             if self._make_filter is not None:
                 found = self._make_filter(point, face)
             else:
-                assert self.spatialiser is not None, "lines without a filter maker hear paths"
-                found = _Filter(self.spatialiser, point, self.listener, face)
+                found = _Filter(self._impulse(point, face))
             self._filters.put((point, face), found, found.nbytes)
+        return found
+
+    def _impulse(self, point, face) -> _Impulse:
+        found = self._impulses.get((point, face))
+        if found is None:
+            assert self.spatialiser is not None, "lines without a filter maker hear paths"
+            found = _Impulse(self.spatialiser, point, self.listener, face)
+            self._impulses.put((point, face), found, found.nbytes)
         return found
 
     def chunk(self) -> np.ndarray:

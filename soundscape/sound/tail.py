@@ -136,9 +136,7 @@ class Tail:
         # its lines ask the tail for filters through a weak reference: a tail and its lines
         # are freed when the render is done, not when the cyclic collector next runs (a
         # kit's 64 court responses in one process kept ~8 MiB each meanwhile)
-        method = weakref.WeakMethod(self._filter)
-        self.lines = Lines(None, self.listener, channels,
-                           make_filter=lambda point, face: method()(point, face),
+        self.lines = Lines(None, self.listener, channels, make_filter=_weakly(self._filter),
                            chunk=TAIL_CHUNK)
         self._up = upsampler(factor, channels, group=_UP_GROUP) if factor > 1 else None
         self._lag = 0 if self._up is None else self._up.delay
@@ -423,6 +421,17 @@ class _Stream:
                 columns[:, a - lo:b - lo] = block[(a - at) * down:(b - at) * down].reshape(
                     -1, down).T
         return columns
+
+
+def _weakly(method):
+    """``method`` called through a weak reference to its object (which owns the caller)."""
+    found = weakref.WeakMethod(method)
+
+    def call(*args):
+        bound = found()
+        assert bound is not None, "called after its object was freed"
+        return bound(*args)
+    return call
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

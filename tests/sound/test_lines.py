@@ -3,6 +3,8 @@ as if each note had been heard on its own."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -289,3 +291,30 @@ def test_a_chunk_no_line_sounds_in_is_none_and_no_zeros_are_made(ahead):
         chunks.append(chunk)
     assert nones >= 8
     assert np.concatenate(chunks)[late:late + 900].any()
+
+
+def test_a_place_whose_spectrum_was_dropped_is_heard_again_from_its_kept_response(monkeypatch):
+    """With room for one place's spectrum, two places that take turns, each falling silent for
+    longer than a chunk (its line ends), come back from their kept impulse responses (an FFT,
+    not the response made again), to the bit."""
+    from soundscape.sound import lines
+
+    turns = Performance.build(
+        [replace(e, time=e.time + 2.5 * (i // 2)) for i, e in enumerate(_scene().events[:8])],
+        [], _scene().sources)
+    made = []
+    plain = lines._Impulse.__init__
+
+    def counted(self, *args):
+        made.append(args[1])
+        plain(self, *args)
+
+    whole = _render(turns, NORTH)
+    monkeypatch.setattr(lines._Impulse, "__init__", counted)
+    monkeypatch.setattr(lines, "FILTER_BYTES", 600 << 10)  # one stereo spectrum (512 KiB)
+    squeezed = _render(turns, NORTH)
+    assert sorted(made) == [(-10.0, 4.0, 1.5), (7.0, 9.0, 1.5)]  # each place's once
+    assert np.array_equal(squeezed, whole)
+    monkeypatch.setattr(lines, "IMPULSE_BYTES", 0)  # none kept: made again as they return
+    made.clear()
+    assert np.array_equal(_render(turns, NORTH), whole) and len(made) >= 6
