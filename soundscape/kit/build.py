@@ -13,7 +13,7 @@ Files in the kit folder (``<p>`` programme id, ``<z>`` zone, ``<l>`` layout):
 - ``<p>.<z>.vtt`` / ``.srt``, captions; ``<p>.cues.json`` / ``.csv``, the cue list;
 - ``<p>.performance.json``, what the programme plays (every sound traced to its cue);
 - ``layouts/<l>.json``, loudspeaker layouts in the IEM AllRADecoder format;
-- ``<p>.listen/stem.NN.flac`` and ``listen/ir.<zone>.<spot>.<pair>.flac``, what the page renders
+- ``<p>.listen/stem.NN.KKK.flac`` and ``listen/ir.<zone>.<spot>.<pair>.flac``, what the page renders
   live from wherever the visitor stands (``kit.listen``; programmes up to ``LISTEN_S``);
 - ``index.html`` and ``web/``, the page; ``manifest.json``.
 """

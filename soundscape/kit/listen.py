@@ -1,6 +1,6 @@
 """What the kit page needs to render a programme live from wherever the visitor stands.
 
-- **Object stems** (``<p>.listen/stem.NN.flac``): the programme's sounding sources as at
+- **Object stems** (``<p>.listen/stem.NN.KKK.flac``): the programme's sounding sources as at
   most ``MAX_STEMS`` mono stems, *dry at 1 m* (the voice's own notes, the same note keys,
   variants and sung lines as ``soundscape render``, summed at their onsets; no distance,
   air, floor or court), standing sources grouped with their nearest neighbour past the
@@ -66,12 +66,12 @@ __all__ = ["AIR_HZ", "IR_RATE", "IR_S", "LISTEN_S", "MAX_BED_STEMS", "MAX_STEMS"
 #: courtyard's ambience's besides (its sources where they stand round the court).
 MAX_STEMS = 16
 MAX_BED_STEMS = 4
-#: Programmes up to this long (s) get stems: the page decodes three pieces at a time, but the
+#: Programmes up to this long (s) get stems: the page holds a few pieces at a time, but the
 #: kit's disk holds them all (the 大射's 29-minute 貍首, 20 stems: ~0.4 GB of FLAC; the whole
 #: rite's 3½ hours would take some 3 GB more than its loops: asked for, not made).
 LISTEN_S = 30 * 60.0
-#: Seconds of a stem a file holds (the page keeps the piece it plays, the one before and the
-#: next: 20 stems of 30 s decode to ~115 MB each at 48 kHz).
+#: Seconds of a stem a file holds (the page holds the piece it plays and the next, and the
+#: one before until the one after is asked for: 20 stems of 30 s decode to ~115 MB).
 PIECE_S = 30.0
 RATE = 48000
 #: The shipped responses' rate and length: the late tail is made at 8 kHz (docs/site.md),
@@ -167,6 +167,8 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
     (files relative to the kit folder, ``folder``'s parent): see the module. ``piece_s``:
     seconds a file holds (``PIECE_S``)."""
     folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("stem.*.flac"):  # an earlier build's: none left unlisted
+        old.unlink()
     air = Air()
     piece = round((piece_s or PIECE_S) * RATE)
     groups = adm.group_sources(performance, MAX_STEMS)
@@ -205,7 +207,7 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
             # each piece at half its peak (24 bits for its own range), the page scales it back
             soundfile.write(name, audio[:, k] * (0.5 / peak), RATE, subtype="PCM_24")
             stem["files"].append(f"{folder.name}/{name.name}")
-            stem["scales"].append(peak / 0.5)
+            stem["scales"].append(float(f"{peak / 0.5:.9g}"))  # float32's precision and more
     if court is not None:
         for stem, sends in zip(stems, _sends(court, [s["track"][0][1:] for s in stems], seed),
                                strict=True):

@@ -88,7 +88,7 @@ class Spatialiser:
         self.sample_rate = sample_rate
         self.channels = len(panner.channels)
         self._responses = ByteLru(RESPONSE_BYTES)
-        # the arrivals per (source point, listener, face), the oldest dropped past ARRIVALS:
+        # the arrivals per (source point, listener, face), the least recent dropped past ARRIVALS:
         # the spatialiser's own (a cache on the class kept every spatialiser of a process
         # alive with its responses: 8 MiB a render, 0.5 GB for a kit's 64 court responses)
         self._arrivals: dict[tuple, tuple] = {}
@@ -142,11 +142,12 @@ class Spatialiser:
         output frame (``start``, relative to the onset) and the latest delay (kept: every
         note of a standing source asks again)."""
         key = (source_point, listener, struck_face)
-        found = self._arrivals.get(key)
+        found = self._arrivals.pop(key, None)  # put back last: the least recently asked go
         if found is None:
             if len(self._arrivals) >= ARRIVALS:
                 del self._arrivals[next(iter(self._arrivals))]
-            found = self._arrivals[key] = self._arrivals_of(source_point, listener, struck_face)
+            found = self._arrivals_of(source_point, listener, struck_face)
+        self._arrivals[key] = found
         return found
 
     def _arrivals_of(self, source_point, listener: Listener, struck_face) -> tuple:

@@ -172,6 +172,12 @@ def test_live_playback_from_a_clicked_place_follows_a_jump_to_a_section(page):
     held = page.evaluate("window.kit.listen.held()")
     assert held and not any(".000.flac@" in key for key in held), held
     assert page.evaluate("window.kit.listen.state") == "playing"
+    # two jumps in a row, the second while the first decodes: the second plays, alone
+    page.evaluate("window.kit.player.seek(0.5); window.kit.player.seek(4.5)")
+    page.wait_for_function("window.kit.listen.graph() && window.kit.listen.state === 'playing'"
+                           " && window.kit.listen.time() > 4.5")
+    assert page.evaluate("window.kit.listen.time()") < 6.5
+    assert page.evaluate("window.kit.listen.graph().next") == 4  # pieces 2 and 3 of 4.5 s
 
 
 def test_the_listening_controls_chinese_is_drawn_without_a_cjk_font(page):

@@ -26,6 +26,10 @@
   const pending = new Set();  // files being fetched and decoded (for a test that waits)
   let ctx = null, graph = null, here = null, offset = 0, startedAt = 0, follow = false;
   let followedAt = null;  // the programme's time the listener was last put on the walk
+  let starts = 0;  // live starts asked for: only the latest one plays
+  // Seconds between asking for a live piece and its first frame: a start given for a time
+  // already past would play late by the audio thread's lead, and overlap the next piece.
+  const LEAD = 0.1;
   box.hidden = false;
 
   const mine = () => L.programmes[kit.programme().id];
@@ -81,12 +85,17 @@
     return decoded.get(key);
   }
 
-  // Let go of the decoded pieces of the programme's stems but pieces from..to (a browser
-  // holds a decoded piece as 32-bit floats: a long programme is never held whole).
-  function forget(from, to) {
+  // Let go of every decoded stem piece but pieces from..to of this programme's (a browser
+  // holds a decoded piece as 32-bit floats: a long programme is never held whole, nor one
+  // left for another).
+  function forget(from = 0, to = -1) {
     const kept = new Set(), all = new Set();
-    for (const stem of mine().stems) {
-      stem.files.forEach((file, k) => { if (file) (k >= from && k <= to ? kept : all).add(file); });
+    for (const [id, programme] of Object.entries(L.programmes)) {
+      for (const stem of programme.stems) {
+        stem.files.forEach((file, k) => {
+          if (file) (id === kit.programme().id && k >= from && k <= to ? kept : all).add(file);
+        });
+      }
     }
     for (const key of [...decoded.keys()]) {
       const file = key.slice(0, key.lastIndexOf("@"));
@@ -95,25 +104,26 @@
   }
 
   // Piece k of every stem of graph g, decoded and started on its first frame's time: the
-  // context's time `origin` + k piece_s, or at once, that far into it, where that has
-  // passed (a late decode: heard from where it should be, never shifted).
+  // context's time `origin` + k piece_s (whole frames), or, where that is too near or past
+  // (the first piece of a start, a late decode), LEAD from now, that far into the piece:
+  // heard where it belongs, never shifted (an offline context starts at its time 0).
   async function schedule(g, k) {
     const p = mine(), c = g.context, P = p.piece_s;
     const made = await Promise.all(g.stems.map(
       (s) => (s.stem.files[k] ? decode(c, s.stem.files[k]) : null)));
     if (g.stopped) return;
+    const when = g.origin + k * P;
+    const soonest = c instanceof OfflineAudioContext ? 0 : c.currentTime + LEAD;
+    const at = Math.max(when, soonest);
     for (const [i, buffer] of made.entries()) {
-      if (!buffer) continue;
+      if (!buffer || at - when >= buffer.duration) continue;  // silent, or already over
       const s = g.stems[i];
       const source = new AudioBufferSourceNode(c, { buffer });
       const back = new GainNode(c, { gain: s.stem.scales[k] });
       source.connect(back).connect(s.dry);
-      const when = g.origin + k * P, now = c.currentTime;
-      if (when >= now) source.start(when);
-      else if (now - when < buffer.duration) source.start(now, now - when);
-      else continue;  // already over
+      source.start(at, at - when);
       g.sources.add(source);
-      source.onended = () => { g.sources.delete(source); back.disconnect(); };
+      source.onended = () => { g.sources.delete(source); source.disconnect(); back.disconnect(); };
     }
   }
 
@@ -246,29 +256,40 @@
   }
 
   // Play from time t: the piece that holds it and the next decoded first, the rest as the
-  // clock comes to them (tick).
+  // clock comes to them (ahead). Only the latest start plays: an earlier one still
+  // decoding lets its graph go.
   async function start(t) {
     stop();
+    const ticket = ++starts;
     offset = Math.max(0, Math.min(t, kit.programme().seconds));
     const g = await build(ctx, { x: here[0], y: here[1], t: offset });
     const k = Math.floor(offset / mine().piece_s);
     forget(k, k + 1);
-    await Promise.all([k, k + 1].map((j) => Promise.all(g.stems.map(
+    const ready = Promise.all([k, k + 1].map((j) => Promise.all(g.stems.map(
       (s) => (s.stem.files[j] ? decode(ctx, s.stem.files[j]) : null)))));
-    if (graph || !kit.player) return;  // another start won the race, or it was turned off
+    await ready.catch(() => null);  // a piece that failed is asked for again by schedule
+    if (ticket !== starts || !kit.player) {  // a later start, or turned off
+      g.stopped = true;
+      g.master.disconnect();
+      return;
+    }
     graph = g;
-    startedAt = ctx.currentTime;
-    g.origin = startedAt - offset;
-    await Promise.all([schedule(g, k), schedule(g, k + 1)]);
-    g.next = k + 2;
-    kit.listen.state = "playing";
+    startedAt = ctx.currentTime + LEAD;
+    const rate = ctx.sampleRate;
+    g.origin = Math.round((startedAt - offset) * rate) / rate;  // pieces on whole frames
+    g.next = k + 2;  // before any wait: ahead() waits for this start's loading
+    g.loading = Promise.all([schedule(g, k), schedule(g, k + 1)])
+      .finally(() => { g.loading = null; });
+    await g.loading;
+    if (graph === g) kit.listen.state = "playing";
   }
 
   // Once the clock is in the piece before the next to schedule, that one is decoded and
-  // scheduled (a piece's length ahead), and what was played before is let go.
+  // scheduled (a piece's length ahead), and what was played before is let go. The clock
+  // here runs on past the programme's end: the stems ring on after it.
   function ahead(g) {
-    if (g.loading || g.next >= g.pieces || time() < (g.next - 1) * mine().piece_s
-        || performance.now() < (g.retryAt || 0)) return;
+    if (g.loading || g.next >= g.pieces || g.context.currentTime - g.origin
+        < (g.next - 1) * mine().piece_s || performance.now() < (g.retryAt || 0)) return;
     const k = g.next;
     forget(k - 2, k);
     g.loading = schedule(g, k).then(() => { g.next = k + 1; })
@@ -278,7 +299,7 @@
 
   function time() {
     if (!ctx || !graph) return offset;
-    return Math.min(offset + ctx.currentTime - startedAt, kit.programme().seconds);
+    return Math.max(0, Math.min(ctx.currentTime - graph.origin, kit.programme().seconds));
   }
 
   function drawHere() {
@@ -305,7 +326,7 @@
   }
 
   function off() {
-    stop(); kit.player = null; kit.listen.state = "off";
+    stop(); forget(); kit.player = null; kit.listen.state = "off";
     $("livebutton").setAttribute("aria-pressed", "false");
   }
 
@@ -408,4 +429,6 @@
                  graph: () => graph, followed: () => ({ t: followedAt, here }) };
   refresh();
   requestAnimationFrame(tick);
+  // and twice a second besides: a hidden tab gets no animation frames, but plays on
+  setInterval(() => { if (graph) ahead(graph); }, 500);
 }());
