@@ -37,7 +37,13 @@ from soundscape.resources import data_dir
 from soundscape.sequence.timeline import Durations, StepLike, TimedStep
 from soundscape.site.courtyard import Site
 from soundscape.text import glossary
-from soundscape.text.derive import names_a_thing, negated, paid_for, place_mentions
+from soundscape.text.derive import (
+    names_a_thing,
+    negated,
+    paid_for,
+    place_mentions,
+    without_names,
+)
 from soundscape.text.hanzi import mentions, normalise
 
 __all__ = ["ActionSounds", "TurnWalk", "load_actions", "shooting_words"]
@@ -434,7 +440,7 @@ class ActionSounds:
         own = self._own_word(step, found)
         if own is not None:
             return found[own][0] / max(len(text), 1)
-        at = _without_names(text).find(step.action) if step.action else -1
+        at = without_names(text).find(step.action) if step.action else -1
         return max(at, 0) / max(len(text), 1)
 
     def _ahead_of_climb(self, step: Step, site: Site, here: Vec3) -> list[_Doing]:
@@ -729,12 +735,6 @@ def _actors(terms: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(re.escape(t) for t in terms))
 
 
-def _without_names(text: str) -> str:
-    """``text`` with every actor's name blanked, offsets kept (射 in 司射 is no shooting)."""
-    names = _actors(glossary.load().terms_longest_first("actor"))
-    return names.sub(lambda m: "　" * len(m.group()), text)
-
-
 def _likeness(text: str, at: int) -> bool:
     """Whether the action word at ``at`` follows 如: a likeness, not a doing (降如升射之儀)."""
     return at > 0 and text[at - 1] == "如"
@@ -843,7 +843,7 @@ def shooting_words(text: str, said: Iterable[tuple[int, int]] = ()) -> tuple[int
     is no name (司射) nor in words said (``said``: spans of ``text``; 曰左右卒射) to the end
     of its 卒射, else of its last 射 or 發 (誘射射三侯將乘矢…再發卒射 of 司射入於次…北面揖
     及階揖降如升射之儀: 如升射之儀 is after); None if none."""
-    blanked = _without_names(text)
+    blanked = without_names(text)
     for start, end in said:
         blanked = blanked[:start] + "　" * (end - start) + blanked[end:]
     shot = [m.span() for m in re.finditer("射|發", blanked)]

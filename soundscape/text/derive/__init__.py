@@ -123,7 +123,7 @@ def _action(chars: str, unit: Unit | None, unsaid: str | None = None) -> str:
         if unit.role in _ROLE_ACTIONS:
             return _ROLE_ACTIONS[unit.role]
     # 射 in 司射 is a name, not shooting: blank out the names first
-    blanked = _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
+    blanked = without_names(chars)
     spoken = rules()["spoken_actions"]
     for match in _term_pattern("action").finditer(blanked):
         if negated(blanked, match.start()) or names_a_thing(chars, match.start()):
@@ -132,6 +132,11 @@ def _action(chars: str, unit: Unit | None, unsaid: str | None = None) -> str:
         if unsaid is None or unsaid[match.start()] == chars[match.start()] or name in spoken:
             return name
     return "other"
+
+
+def without_names(chars: str) -> str:
+    """``chars`` with every actor's name blanked, offsets kept (射 in 司射 is no shooting)."""
+    return _term_pattern("actor").sub(lambda m: "　" * len(m.group(0)), chars)
 
 
 def negated(chars: str, at: int) -> bool:
