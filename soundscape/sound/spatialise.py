@@ -90,7 +90,7 @@ class Spatialiser:
         self._responses = ByteLru(RESPONSE_BYTES)
         # the arrivals per (source point, listener, face), the least recent dropped past ARRIVALS:
         # the spatialiser's own (a cache on the class kept every spatialiser of a process
-        # alive with its responses: 8 MiB a render, 0.5 GB for a kit's 64 court responses)
+        # alive, each with up to RESPONSE_BYTES of responses)
         self._arrivals: dict[tuple, tuple] = {}
 
     def __call__(self, mono: np.ndarray, source_point, listener: Listener,
