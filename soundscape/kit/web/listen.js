@@ -109,6 +109,7 @@
   // heard where it belongs, never shifted (an offline context starts at its time 0).
   async function schedule(g, k) {
     const p = mine(), c = g.context, P = p.piece_s;
+    g.asked.push([k, c.currentTime - g.origin]);
     const made = await Promise.all(g.stems.map(
       (s) => (s.stem.files[k] ? decode(c, s.stem.files[k]) : null)));
     if (g.stopped) return;
@@ -195,7 +196,8 @@
       stems.push({ stem, dry, air, panner, images });
     }
     const g = { context, master, ears, stems, spot, x, y, ring, sources: new Set(),
-                stopped: false, origin: 0, next: 0, loading: null,
+                stopped: false, origin: 0, next: 0, loading: null, from: t,
+                asked: [],  // [piece, programme time when it was asked for]: for tests
                 pieces: Math.max(0, ...p.stems.map((s) => s.files.length)) };
     place(g, x, y, t);
     return g;
