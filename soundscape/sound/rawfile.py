@@ -102,13 +102,14 @@ def stored_columns(block: np.ndarray) -> np.ndarray:
     """Per column of float32 ``block`` (frames, width): whether it is stored. A column is
     left out only if every sample's bits are zero (a −0 or a NaN sounds: a left-out column
     reads back as +0 exactly), and only where at least ``_LEAVE_OUT`` of the columns are.
-    The first frames settle most columns that sound; the rest are scanned whole only if
-    enough of them could be silent."""
+    The first frames settle most columns that sound; the block is scanned whole only if
+    enough of the others could be silent."""
     bits = block.view(np.uint32)
     columns = np.any(bits[:_FIRST_FRAMES], axis=0)
-    rest = np.flatnonzero(~columns)
-    if len(rest) >= _LEAVE_OUT * len(columns):
-        columns[rest] = np.any(bits[:, rest], axis=0)
+    if (~columns).sum() >= _LEAVE_OUT * len(columns):
+        # every column's bits or-ed in one pass down the block: a third of the time of
+        # reading the unsettled columns apart (strided), measured on a master's 33
+        columns = np.bitwise_or.reduce(bits, axis=0) != 0
     if (~columns).sum() < _LEAVE_OUT * len(columns):
         columns[:] = True  # too few to be worth the copies: every column, as it is
     return columns
@@ -164,26 +165,17 @@ def chunks(path: str | Path, layout: Layout, chunk_frames: int
 _AHEAD = 2
 
 
-def _runs(columns: np.ndarray) -> list[tuple[int, int]]:
-    """The runs of True in ``columns``, as (first, past the last)."""
-    edges = np.flatnonzero(np.diff(np.concatenate(([False], columns, [False])).view(np.int8)))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
-
-
 def _gathered(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """``block``'s ``columns`` side by side (a copy), a run of columns at a time (numpy's
-    fancy indexing over columns took twice as long, measured)."""
-    out = np.empty((len(block), int(columns.sum())), dtype=block.dtype)
-    at = 0
-    for lo, hi in _runs(columns):
-        out[:, at:at + hi - lo] = block[:, lo:hi]
-        at += hi - lo
-    return out
+    """``block``'s ``columns`` side by side (a copy)."""
+    return np.take(block, np.flatnonzero(columns), axis=1)
 
 
 def _placed(out: np.ndarray, stored: np.ndarray, columns: np.ndarray) -> None:
-    """The inverse of ``_gathered``: ``stored``'s columns into ``out``'s ``columns``."""
-    at = 0
-    for lo, hi in _runs(columns):
-        out[:, lo:hi] = stored[:, at:at + hi - lo]
-        at += hi - lo
+    """The inverse of ``_gathered``: ``stored``'s columns into ``out``'s ``columns``, a
+    stretch of frames at a time (both in the cache: half the time of the whole at once)."""
+    where = np.flatnonzero(columns)
+    for at in range(0, len(out), _PLACED_FRAMES):
+        out[at:at + _PLACED_FRAMES, where] = stored[at:at + _PLACED_FRAMES]
+
+
+_PLACED_FRAMES = 2048

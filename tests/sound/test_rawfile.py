@@ -11,10 +11,10 @@ from soundscape.sound import rawfile
 def _blocks() -> list[np.ndarray]:
     """Blocks of 6 columns, unequal lengths: columns silent in some blocks, one sounding only
     in its last frame, one all silent, a NaN, a column of −0, a block with nothing sounding
-    at all."""
+    at all, a long block (its columns placed back a stretch of frames at a time)."""
     rng = np.random.default_rng(3)
     blocks = []
-    for index, frames in enumerate([700, 1000, 1000, 333, 1000, 1]):
+    for index, frames in enumerate([700, 1000, 1000, 333, 1000, 1, 5000]):
         block = rng.standard_normal((frames, 6)).astype(np.float32)
         block[:, 5] = 0.0  # never sounds
         if index % 2:
@@ -26,6 +26,8 @@ def _blocks() -> list[np.ndarray]:
             block[:, 3] = -0.0  # not silent: its sign bit must come back
         if index == 3:
             block[:] = 0.0
+        if index == 6:
+            block[:, [0, 2]] = 0.0  # silent columns apart
         blocks.append(block)
     return blocks
 
@@ -44,7 +46,7 @@ def test_only_the_sounding_columns_are_stored(tmp_path):
     sounding = [np.any(b.view(np.uint32), axis=0) for b in blocks]
     # one silent column of six (blocks 0, 2 and 4) is kept as it is: under a quarter
     stored = [c if (~c).sum() >= 6 / 4 else np.ones(6, bool) for c in sounding]
-    assert [len(c) - c.sum() for c in sounding] == [1, 3, 1, 6, 1, 3]
+    assert [len(c) - c.sum() for c in sounding] == [1, 3, 1, 6, 1, 3, 3]
     assert np.array_equal(layout.columns, stored)
     assert layout.columns[1, 3] and layout.columns[0].all() and layout.columns[4].all()
     assert not layout.columns[[1, 3, 5], 5].any() and not layout.columns[3].any()
@@ -55,7 +57,8 @@ def test_only_the_sounding_columns_are_stored(tmp_path):
 
 
 @pytest.mark.parametrize("start, stop", [(0, 4034), (0, 1), (650, 1750), (699, 700),
-                                         (2699, 3034), (3030, 4034), (4033, 4034), (1000, 2700)])
+                                         (2699, 3034), (3030, 4034), (4033, 4034), (1000, 2700),
+                                         (4034, 9034), (4000, 6100), (6000, 9034)])
 def test_every_range_reads_back_as_written(tmp_path, start, stop):
     signal, layout = _written(tmp_path)
     got = rawfile.read(tmp_path / "raw.f32", layout, start, stop)
