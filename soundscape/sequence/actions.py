@@ -434,14 +434,18 @@ class ActionSounds:
     def _own_at(self, step: StepLike) -> float:
         """Where in the step's text (0–1) its own action is named: as ``_also`` finds it
         among the words with a sound, else (命, 告: no sound of their own) its first
-        mention outside the names (射 in 司射 is none); 0 if it is not named."""
+        mention outside the names that is done (射 in 司射 is none, nor 降 in 不降, nor 降 in
+        辭降: another's, declined); 0 if it is not named."""
         text = normalise(step.quote)
         found = self.words_in(text)
         own = self._own_word(step, found)
         if own is not None:
             return found[own][0] / max(len(text), 1)
-        at = without_names(text).find(step.action) if step.action else -1
-        return max(at, 0) / max(len(text), 1)
+        named = without_names(text)
+        at = next((m.start() for m in re.finditer(re.escape(step.action), named)
+                   if not negated(text, m.start())
+                   and not paid_for(text, m.start(), step.action)), 0) if step.action else 0
+        return at / max(len(text), 1)
 
     def _ahead_of_climb(self, step: Step, site: Site, here: Vec3) -> list[_Doing]:
         """The doings his text names before his own 升 or 降 (司馬正又袒執弓升: he bares his

@@ -3,6 +3,7 @@
 import collections
 import itertools
 import math
+import types
 
 import pytest
 
@@ -238,6 +239,21 @@ def test_a_doing_the_text_says_is_not_done_is_not_heard(rite, sheet):
     assert "rise" not in heard("s32.13")
     assert sheet.step("s07.06").quote.endswith("辭洗") and not heard("s07.06") & {"cup", "clink"}
     assert sheet.step("s07.03").quote == "主人辭降" and "stone" not in heard("s07.03")
+
+
+def test_a_soundless_action_is_placed_where_the_text_has_it_done_not_where_it_is_denied():
+    """命 and 告 have no sound of their own: a step's time is cut where its text names them.
+    A mention that is not done (不告; 辭降: declined, another's) is not that place."""
+    table = load_actions()
+
+    def at(quote: str, action: str) -> float:
+        step = types.SimpleNamespace(quote=quote, action=action, actor="司射", place=None)
+        return table._own_at(step)
+
+    quote = "司射不告遂適阼階下告於公"
+    assert at(quote, "告") == pytest.approx(quote.index("告於公") / len(quote))
+    assert at("司射適阼階下告於公", "告") == pytest.approx(6 / 9)
+    assert at("司射適阼階下", "告") == 0.0  # not named
 
 
 def test_what_the_text_names_before_the_doers_own_action_comes_first(rite, sheet):
