@@ -99,6 +99,7 @@ HUANGZHONG_HZ = _Presets()
 (≈ G♯3 − 32 cents, derived from the Zeng bells' 姑洗 ≈ C), ``qing`` (≈ D4)."""
 
 
+@functools.lru_cache(maxsize=1024)  # a rite asks for its few names tens of thousands of times
 def canonical_lu(text: str) -> str:
     """The canonical 律 name for a variant spelling, abbreviation or romanised id.
 
@@ -126,6 +127,7 @@ def canonical_lu(text: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_name(name: str) -> tuple[str, int]:
     """Split a pitch name into its canonical 律 and octave (清 +1 each, 倍 −1 each).
 
