@@ -433,9 +433,9 @@ class ActionSounds:
 
     def _own_at(self, step: StepLike) -> float:
         """Where in the step's text (0–1) its own action is named: as ``_also`` finds it
-        among the words with a sound, else (命, 告: no sound of their own) its first
-        mention outside the names that is done (射 in 司射 is none, nor 降 in 不降, nor 降 in
-        辭降: another's, declined); 0 if it is not named."""
+        among the words with a sound, else (命, 告: no sound of their own; or no mention of
+        it done) its first mention outside the names that is done (射 in 司射 is none, nor
+        降 in 不降, nor 降 in 辭降: another's, declined); 0 if there is none."""
         text = normalise(step.quote)
         found = self.words_in(text)
         own = self._own_word(step, found)

@@ -499,3 +499,18 @@ def test_column_peaks_are_each_channels_max_abs(channels, frames):
     expected = np.abs(block).max(axis=0)
     for layout in (block, np.asfortranarray(block)):
         np.testing.assert_array_equal(loudness._column_peaks(layout), expected)
+
+
+def test_the_silent_channel_check_is_any_for_every_float32_bit_pattern():
+    # −0 is silent, a NaN, an inf and a denormal sound: as ``np.any`` has them
+    block = np.zeros((700, 7), dtype=np.float32)
+    block[3, 1] = -0.0
+    block[:, 2] = -0.0
+    block[5, 3] = np.nan
+    block[699, 4] = -np.inf
+    block[0, 5] = np.float32(1e-45)  # the smallest denormal
+    block[350, 6] = -np.float32(1e-45)
+    found = loudness._nonzero_columns(block)
+    assert found.tolist() == np.any(block, axis=0).tolist() == [False, False, False, True,
+                                                                True, True, True]
+    assert loudness._nonzero_columns(block.astype(np.float64)).tolist() == found.tolist()
