@@ -434,8 +434,8 @@ class ActionSounds:
     def _own_at(self, step: StepLike) -> float:
         """Where in the step's text (0–1) its own action is named: as ``_also`` finds it
         among the words with a sound, else (命, 告: no sound of their own; or no mention of
-        it done) its first mention outside the names that is done (射 in 司射 is none, nor
-        降 in 不降, nor 降 in 辭降: another's, declined); 0 if there is none."""
+        it done) its first mention outside the names that is done (``_done``: 射 in 司射 is
+        none, nor 降 in 不降, nor 降 in 辭降); 0 if there is none."""
         text = normalise(step.quote)
         found = self.words_in(text)
         own = self._own_word(step, found)
@@ -443,8 +443,7 @@ class ActionSounds:
             return found[own][0] / max(len(text), 1)
         named = without_names(text)
         at = next((m.start() for m in re.finditer(re.escape(step.action), named)
-                   if not negated(text, m.start())
-                   and not paid_for(text, m.start(), step.action)), 0) if step.action else 0
+                   if _done(text, m.start(), step.action)), 0) if step.action else 0
         return at / max(len(text), 1)
 
     def _ahead_of_climb(self, step: Step, site: Site, here: Vec3) -> list[_Doing]:
@@ -589,8 +588,7 @@ class ActionSounds:
         not done (工不興, 不拜酒: ``derive.negated``), nor another's that a courtesy is paid
         for (主人辭降, 賓拜洗: ``derive.paid_for``)."""
         return [(m.start(), m.group()) for m in _action_words(tuple(self.by_action)).finditer(
-            text) if not _likeness(text, m.start()) and not names_a_thing(text, m.start())
-            and not negated(text, m.start()) and not paid_for(text, m.start(), m.group())]
+            text) if _done(text, m.start(), m.group())]
 
     def _also_one(self, made, step: StepLike, actor: str, place: Vec3, at: float, room: float,
                   word: str, rng) -> None:
@@ -737,6 +735,13 @@ def _action_words(actions: tuple[str, ...]) -> re.Pattern:
 @functools.cache
 def _actors(terms: tuple[str, ...]) -> re.Pattern:
     return re.compile("|".join(re.escape(t) for t in terms))
+
+
+def _done(text: str, at: int, word: str) -> bool:
+    """Whether the action ``word`` at ``at`` of ``text`` (normalised) is done there: not a
+    likeness (如), a thing or place named, a negation's, nor another's paid a courtesy."""
+    return not (_likeness(text, at) or names_a_thing(text, at) or negated(text, at)
+                or paid_for(text, at, word))
 
 
 def _likeness(text: str, at: int) -> bool:

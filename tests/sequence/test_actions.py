@@ -243,7 +243,7 @@ def test_a_doing_the_text_says_is_not_done_is_not_heard(rite, sheet):
 
 def test_a_soundless_action_is_placed_where_the_text_has_it_done_not_where_it_is_denied():
     """命 and 告 have no sound of their own: a step's time is cut where its text names them.
-    A mention that is not done (不告; 辭降: declined, another's) is not that place."""
+    A mention that is not done (不告, 如告; 辭降: declined, another's) is not that place."""
     table = load_actions()
 
     def at(quote: str, action: str) -> float:
@@ -253,6 +253,8 @@ def test_a_soundless_action_is_placed_where_the_text_has_it_done_not_where_it_is
     quote = "司射不告遂適阼階下告於公"
     assert at(quote, "告") == pytest.approx(quote.index("告於公") / len(quote))
     assert at("司射適阼階下告於公", "告") == pytest.approx(6 / 9)
+    quote = "司射如告遂告於公"  # a likeness (如告) is not the doing
+    assert at(quote, "告") == pytest.approx(quote.index("告於公") / len(quote))
     assert at("司射適阼階下", "告") == 0.0  # not named
 
 
