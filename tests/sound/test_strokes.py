@@ -142,15 +142,18 @@ def test_no_two_jiangu_strokes_of_lishou_are_one_sound():
 
 def test_neighbouring_strokes_of_one_drum_are_not_one_sound():
     """Successive strokes of each 建鼓 of 貍首 land apart on the head and, the hands taking
-    turns, on its two sides: no two in a row correlate at 0.88 or more in the drum's band
-    (every drum: 0.85-0.88; before the hands: 0.89-0.90; before the sequence of places:
-    up to 0.997)."""
+    turns, on its two sides: no two in a row correlate at 0.9 or more in the drum's band,
+    and 19 in 20 stay under 0.83 (highest 0.85-0.88 a drum, 95th percentile 0.78-0.80;
+    before the hands: highest 0.89-0.90; before the sequence of places: up to 0.997). The
+    highest of ~210 pairs moves by a few thousandths from machine to machine (west 2: 0.880
+    on one, 0.882 on another, the same code), so the bound on it is the issue's 0.9."""
     drums, matrix, _ = lishou_jiangu()
     for drum in sorted(set(drums)):
         mine = [k for k, who in enumerate(drums) if who == drum]
         neighbours = np.diagonal(matrix[np.ix_(mine, mine)], 1)
         assert len(mine) > 200
-        assert neighbours.max() < 0.88, drum
+        assert neighbours.max() < 0.9, drum
+        assert np.percentile(neighbours, 95) < 0.83, drum
         assert np.median(neighbours) < 0.65, drum
 
 
