@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import resource
 import shutil
@@ -52,8 +53,9 @@ def _performance(args: argparse.Namespace):
     from soundscape import sequence
     performance = sequence.perform_from_file(seed=0, from_section=args.from_section,
                                              to_section=args.to_section)
-    if args.seconds:
-        performance = performance.between(0.0, args.seconds)
+    if args.start or args.seconds:
+        stop = args.start + args.seconds if args.seconds else performance.duration
+        performance = performance.between(args.start, stop)
     return performance
 
 
@@ -173,6 +175,8 @@ def run_child(args: argparse.Namespace, layout: str, seconds: float | None = Non
         command += ["--to", args.to_section]
     if seconds or args.seconds:
         command += ["--seconds", str(seconds or args.seconds)]
+    if args.start:
+        command += ["--start", str(args.start)]
     command += ["--jobs", str(args.jobs), "--court", args.court]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode:
@@ -202,12 +206,53 @@ def run_fluidsynth(args: argparse.Namespace) -> dict:
             "speed": performance.duration / wall}
 
 
+def window_starts(duration: float, window: float) -> list[float]:
+    """Where spans of ``window`` seconds begin so that they cover ``duration``: every
+    ``window`` seconds, the last one moved back to end at the end."""
+    if duration <= window:
+        return [0.0]
+    starts = [k * window for k in range(math.ceil(duration / window))]
+    return [*starts[:-1], duration - window]
+
+
+def run_windows(args: argparse.Namespace) -> None:
+    """Each span of ``--windows`` seconds: the first layout's render and FluidSynth's, in
+    turn (the machine's speed drifts), and the ratio of their wall times."""
+    layout = next(filter(None, args.layouts.split(",")), "stereo")
+    duration = _performance(args).duration
+    rows = []
+    for start in window_starts(duration, args.windows):
+        span = argparse.Namespace(**{**vars(args), "start": start, "seconds": args.windows})
+        row = run_child(span, layout)
+        fluid = run_fluidsynth(span)
+        if "error" in fluid:
+            raise SystemExit(f"fluidsynth: {fluid['error']}")
+        row.update(start_s=start, fluidsynth_wall_s=fluid["wall_s"],
+                   vs_fluidsynth=row["wall_s"] / fluid["wall_s"])
+        rows.append(row)
+        print(f"{layout} {start:8.1f}-{start + row['audio_s']:8.1f} s: {row['wall_s']:6.1f} s "
+              f"wall against FluidSynth's {fluid['wall_s']:6.1f} s = "
+              f"{row['vs_fluidsynth']:5.2f}x, {row['events']} events", flush=True)
+    worst = max(rows, key=lambda row: row["vs_fluidsynth"])
+    print(f"highest: {worst['vs_fluidsynth']:.2f}x from {worst['start_s']:.1f} s; "
+          f"median {sorted(r['vs_fluidsynth'] for r in rows)[len(rows) // 2]:.2f}x "
+          f"over {len(rows)} spans", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"windows": rows}, indent=1), encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from", dest="from_section")
     parser.add_argument("--to", dest="to_section")
     parser.add_argument("--seconds", type=float, default=None,
                         help="Render only the first SECONDS of the part.")
+    parser.add_argument("--start", type=float, default=0.0,
+                        help="Begin SECONDS into the part (with --seconds: that span).")
+    parser.add_argument("--windows", type=float, default=None, metavar="SECONDS",
+                        help="Time the first layout on every span of SECONDS of the part "
+                        "(the last ending at its end), each beside FluidSynth on that "
+                        "span's MIDI, and report the highest ratio.")
     parser.add_argument("--short", type=float, default=600.0,
                         help="Length of the short render for the memory comparison (s).")
     parser.add_argument("--layouts", default=",".join(LAYOUTS),
@@ -224,6 +269,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         print(json.dumps(run_one(args)))
+        return
+    if args.windows:
+        run_windows(args)
         return
     results = {"layouts": [], "short": None, "fluidsynth": None}
     # timed runs first, FluidSynth right after them (the machine's speed drifts); then the
