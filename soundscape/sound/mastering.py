@@ -10,10 +10,12 @@ limiter has work, what it takes off the loudness is guessed from pass 1's
 measurements (``likely_gain``) and the file written at that gain; if it misses the
 target by ``SETTLE_LU``, dry runs — reading, limiting and metering only around the
 blocks loud enough for it, and taking pass 1's hops elsewhere — settle the gain
-and the file is written again. File I/O and metering run on background
-threads (pass 1's, with two workers, in a process) beside the rendering and the
-limiter; with two workers pass 2's limiter runs ahead in a process of its own, which
-sends its gains (not samples) and measures the true peak inside its runs.
+and the file is written again. Where the guess expects heavy limiting (a quiet part
+brought up by 30 dB), the dry runs settle the gain before the file is written once.
+File I/O and metering run on background threads (pass 1's, with two workers, in a
+process) beside the rendering and the limiter; with two workers pass 2's limiter runs
+ahead in a process of its own, which sends its gains (not samples) and measures the true
+peak inside its runs.
 """
 
 from __future__ import annotations
@@ -59,6 +61,13 @@ __all__ = ["LIMITER_MARGIN_DB", "SETTLE_LU", "Mastering", "likely_gain", "master
 LIMITER_MARGIN_DB = 0.1
 #: A limited output this close to the loudness target is kept, LU.
 SETTLE_LU = 0.2
+#: Least loudness a dB of gain is taken to add under the limiter when settling (LU/dB):
+#: it bounds a step at five times the error.
+MIN_SLOPE = 0.2
+#: A first guess this far above the gain that ignores the limiter expects heavy limiting,
+#: where ``likely_gain``'s one-hop dip is too short a model: the gain is settled by dry
+#: runs before the file is written, not after (dB).
+ROUGH_GUESS_DB = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,22 +158,29 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
         # What the limiter takes off the loudness is known only by limiting: the file is
         # written at a first guess, metered as it is written; only if that misses the
         # target do dry runs, limiting and metering around the loud blocks alone (a dry
-        # run measures what the write does, tested), settle the gain for a second write
-        gain_db = likely_gain(first, gain_db, how.target_lufs, limiter_ceiling)
-        output_lufs, output_peak, limited = write(gain_db)
-        if abs(output_lufs - how.target_lufs) >= SETTLE_LU:
+        # run measures what the write does, tested), settle the gain for a second write.
+        # A guess expecting heavy limiting is settled by dry runs before the first write.
+        known: dict[float, float] = {}  # output loudness by gain, written or dry-run
+
+        def loudness_at(gain: float) -> float:
+            if gain not in known:
+                known[gain] = _dry_run(raw, how, gain, limiter_ceiling, first)
+            return known[gain]
+
+        def settled(gain: float) -> float:
             with how.step("settling the gain under the limiter (dry runs around the loud "
                           "blocks)"):
-                written = {gain_db: output_lufs}
+                return settle_gain(loudness_at, gain, how.target_lufs)
 
-                def loudness_at(gain: float) -> float:
-                    if gain in written:
-                        return written[gain]
-                    return _dry_run(raw, how, gain, limiter_ceiling, first)
-
-                settled = settle_gain(loudness_at, gain_db, how.target_lufs)
-            if settled != gain_db:
-                gain_db = settled
+        guess = likely_gain(first, gain_db, how.target_lufs, limiter_ceiling)
+        # under heavy limiting the guess is rough: a write at it would likely be wasted
+        gain_db = settled(guess) if guess - gain_db > ROUGH_GUESS_DB else guess
+        output_lufs, output_peak, limited = write(gain_db)
+        known[gain_db] = output_lufs
+        if abs(output_lufs - how.target_lufs) >= SETTLE_LU:
+            better = settled(gain_db)
+            if better != gain_db:
+                gain_db = better
                 output_lufs, output_peak, limited = write(gain_db, again=True)
     # with a gain given, the level it aims at stands for the target in the report
     target = (how.target_lufs if how.gain_db is None or not math.isfinite(measured)
@@ -478,14 +494,19 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
                 *, tries: int = 5, tolerance: float = SETTLE_LU) -> float:
     """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
 
-    Limiting makes output loudness grow more slowly than the gain, and gating
-    can make it jump, so: step up by the error until the target is bracketed,
-    then bisect; return the best gain tried.
+    Limiting makes output loudness grow more slowly than the gain (under heavy limiting
+    ~0.4 LU a dB), and gating can make it jump, so: the first step is the error, each
+    later one follows the line through the last two gains tried (its slope held within
+    ``[MIN_SLOPE, 1]``), bisecting instead once the target is bracketed and the line
+    would leave the bracket; return the best gain tried. Stepping by the error alone
+    took five dry runs to come within 0.23 LU of it at 12 dB of limiting.
     """
     tried: dict[float, float] = {}
     low = high = None
+    last: tuple[float, float] | None = None
     for _ in range(tries):
-        error = target - loudness_at(gain_db)
+        loudness = loudness_at(gain_db)
+        error = target - loudness
         tried[gain_db] = abs(error)
         if abs(error) < tolerance or not math.isfinite(error):
             break
@@ -493,7 +514,13 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
             low = gain_db
         else:
             high = gain_db
-        gain_db = (low + high) / 2 if low is not None and high is not None else gain_db + error
+        slope = 1.0
+        if last is not None and last[0] != gain_db:
+            slope = min(1.0, max(MIN_SLOPE, (loudness - last[1]) / (gain_db - last[0])))
+        last = (gain_db, loudness)
+        gain_db += error / slope
+        if low is not None and high is not None and not low < gain_db < high:
+            gain_db = (low + high) / 2
     return min(tried, key=lambda gain: tried[gain])
 
 
