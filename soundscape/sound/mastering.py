@@ -170,14 +170,14 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
         def settled(gain: float) -> float:
             with how.step("settling the gain under the limiter (dry runs around the loud "
                           "blocks)"):
-                return settle_gain(loudness_at, gain, how.target_lufs)
+                return settle_gain(loudness_at, gain, how.target_lufs, known=known)
 
         guess = likely_gain(first, gain_db, how.target_lufs, limiter_ceiling)
         # under heavy limiting the guess is rough: a write at it would likely be wasted
         gain_db = settled(guess) if guess - gain_db > ROUGH_GUESS_DB else guess
         output_lufs, output_peak, limited = write(gain_db)
         known[gain_db] = output_lufs
-        if abs(output_lufs - how.target_lufs) >= SETTLE_LU:
+        if abs(output_lufs - how.target_lufs) >= SETTLE_LU:  # from what is known
             better = settled(gain_db)
             if better != gain_db:
                 gain_db = better
@@ -491,37 +491,48 @@ class _KeepingProcess:
 
 
 def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
-                *, tries: int = 5, tolerance: float = SETTLE_LU) -> float:
+                *, known: dict[float, float] | None = None, tries: int = 8,
+                tolerance: float = SETTLE_LU) -> float:
     """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
 
-    Limiting makes output loudness grow more slowly than the gain (under heavy limiting
-    ~0.4 LU a dB), and gating can make it jump, so: the first step is the error, each
-    later one follows the line through the last two gains tried (its slope held within
-    ``[MIN_SLOPE, 1]``), bisecting instead once the target is bracketed and the line
-    would leave the bracket; return the best gain tried. Stepping by the error alone
-    took five dry runs to come within 0.23 LU of it at 12 dB of limiting.
+    Limiting makes output loudness grow more slowly than the gain (~0.4 LU a dB under
+    heavy limiting), and gating makes it stand still over a dB or two and then jump, so
+    each next gain comes from every output measured so far (``known`` ones too, gain →
+    LUFS): between the nearest gains either side of the target once it is bracketed
+    (interpolated, or halfway where that would land near an end), else from the one
+    nearest along the slope to the next nearest (held within ``[MIN_SLOPE, 1]``).
+    Returns the best gain tried. Stepping by the error alone took five dry runs to come
+    within 0.23 LU of the target at 12 dB of limiting.
     """
-    tried: dict[float, float] = {}
-    low = high = None
-    last: tuple[float, float] | None = None
+    points = dict(known or {})
     for _ in range(tries):
-        loudness = loudness_at(gain_db)
-        error = target - loudness
-        tried[gain_db] = abs(error)
+        points[gain_db] = loudness_at(gain_db)
+        error = target - points[gain_db]
         if abs(error) < tolerance or not math.isfinite(error):
             break
-        if error > 0:
-            low = gain_db
-        else:
-            high = gain_db
-        slope = 1.0
-        if last is not None and last[0] != gain_db:
-            slope = min(1.0, max(MIN_SLOPE, (loudness - last[1]) / (gain_db - last[0])))
-        last = (gain_db, loudness)
-        gain_db += error / slope
-        if low is not None and high is not None and not low < gain_db < high:
-            gain_db = (low + high) / 2
-    return min(tried, key=lambda gain: tried[gain])
+        gain_db = _next_gain(points, target)
+        if gain_db in points:  # nowhere new to go (a plateau both sides)
+            break
+    return min(points, key=lambda gain: abs(target - points[gain]))
+
+
+def _next_gain(points: dict[float, float], target: float) -> float:
+    """The gain to try next, from the outputs measured at ``points`` (gain → LUFS)."""
+    below = [gain for gain, lufs in points.items() if lufs < target]
+    above = [gain for gain, lufs in points.items() if lufs > target]
+    if below and above:
+        low, high = max(below), min(above)
+        width = high - low
+        guess = low + (target - points[low]) * width / (points[high] - points[low])
+        inside = min(low, high) + 0.1 * abs(width) <= guess <= max(low, high) - 0.1 * abs(width)
+        return guess if inside else (low + high) / 2
+    nearest, *rest = sorted(points, key=lambda gain: abs(target - points[gain]))
+    slope = 1.0
+    if rest:
+        other = rest[0]
+        slope = (points[nearest] - points[other]) / (nearest - other)
+        slope = min(1.0, max(MIN_SLOPE, slope))
+    return nearest + (target - points[nearest]) / slope
 
 
 def likely_gain(reference: _PassOne, gain_db: float, target: float, ceiling_db: float,

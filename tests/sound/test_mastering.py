@@ -259,6 +259,25 @@ def test_settling_follows_the_slope_the_limiter_leaves(slope):
     assert abs(loudness_at(settled) + 23.0) < mastering.SETTLE_LU
 
 
+def test_settling_crosses_a_plateau_the_gating_makes():
+    """The rite's span 6 000-7 200 s brought up ~30 dB: its limited output measured at these
+    gains stands still from 28.5 to 30.4 dB, then climbs. Stepping by the error stalled on
+    the plateau and wrote the span 0.8 LU short of the target; settling from every output
+    measured lands it within SETTLE_LU."""
+    measured = ((26.93, -24.54), (28.47, -23.85), (30.37, -23.85), (33.11, -23.25),
+                (33.64, -23.02), (34.63, -22.53), (40.0, -20.0))
+    gains, lufs = zip(*measured, strict=True)
+    tried = []
+
+    def loudness_at(gain: float) -> float:
+        tried.append(gain)
+        return float(np.interp(gain, gains, lufs))
+
+    settled = mastering.settle_gain(loudness_at, 26.93, -23.0)
+    assert abs(loudness_at(settled) + 23.0) < mastering.SETTLE_LU
+    assert len(tried) <= 8
+
+
 @pytest.mark.parametrize("target", [-23.0, -14.0])
 def test_the_first_guess_lands_nearer_the_target_than_the_unlimited_gain(tmp_path, target):
     """likely_gain, from pass 1's measurements alone, lands nearer the target than the gain
