@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import math
 import multiprocessing
 import os
 import sys
@@ -245,14 +246,14 @@ def test_a_first_guess_expecting_heavy_limiting_is_settled_before_the_one_write(
 
 @pytest.mark.parametrize("slope", [0.3, 0.45, 1.0])
 def test_settling_follows_the_slope_the_limiter_leaves(slope):
-    """Output loudness growing ``slope`` LU a dB (heavy limiting: ~0.4): the gain lands
-    within SETTLE_LU in three dry runs or fewer (stepping by the error alone took five
-    and missed at 0.3 and 0.45)."""
+    """Output loudness growing ``slope`` LU a dB (heavy limiting: ~0.4), 2 LU short at the
+    first guess (the rite's quiet spans: 1.1-2.7): the gain lands within SETTLE_LU in three
+    dry runs or fewer (stepping by the error alone took five and missed at 0.3 and 0.45)."""
     tried = []
 
     def loudness_at(gain: float) -> float:
         tried.append(gain)
-        return -30.0 + slope * (gain - 20.0)
+        return -25.0 + slope * (gain - 20.0)
 
     settled = mastering.settle_gain(loudness_at, 20.0, -23.0)
     assert len(tried) <= 3
@@ -274,8 +275,31 @@ def test_settling_crosses_a_plateau_the_gating_makes():
         return float(np.interp(gain, gains, lufs))
 
     settled = mastering.settle_gain(loudness_at, 26.93, -23.0)
+    assert len(tried) <= 6
     assert abs(loudness_at(settled) + 23.0) < mastering.SETTLE_LU
-    assert len(tried) <= 8
+
+
+def test_settling_stops_where_the_output_levels_out():
+    """An output that levels out 1 LU under the target is not chased up by 5 errors a step
+    (it ran to +75 dB, then +145): it stops after two steps that moved nothing, each step at
+    most MAX_STEP_DB."""
+    tried = []
+
+    def levelling(gain: float) -> float:
+        tried.append(gain)
+        return -24.0 - 3.0 * math.exp(-(gain - 20.0) / 3.0)
+
+    settled = mastering.settle_gain(levelling, 20.0, -23.0)
+    assert len(tried) < 8
+    assert max(tried) <= 20.0 + len(tried) * mastering.MAX_STEP_DB
+    assert settled == max(tried)  # the best it found
+
+
+def test_settling_leaves_out_outputs_that_are_not_numbers():
+    known = {20.0: float("nan"), 21.0: -24.0}
+    settled = mastering.settle_gain(lambda gain: -24.0 + 0.5 * (gain - 21.0), 21.0, -23.0,
+                                    known=known)
+    assert math.isfinite(settled) and abs(settled - 23.0) < 0.5
 
 
 @pytest.mark.parametrize("target", [-23.0, -14.0])
