@@ -54,8 +54,9 @@ from soundscape.sound.loudness import (
     sample_peak,
 )
 
-__all__ = ["LIMITER_MARGIN_DB", "MAX_STEP_DB", "MIN_SLOPE", "ROUGH_GUESS_DB", "SAME_GAIN_DB",
-           "SETTLE_LU", "Mastering", "likely_gain", "master", "measurement", "settle_gain"]
+__all__ = ["LIMITER_MARGIN_DB", "MAX_STEP_DB", "MIN_SLOPE", "ROUGH_GUESS_DB", "ROUGH_SLOPE",
+           "SAME_GAIN_DB", "SETTLE_LU", "Mastering", "likely_gain", "master", "measurement",
+           "settle_gain"]
 
 #: The limiter aims this far under the ceiling (gain ripple), dB.
 LIMITER_MARGIN_DB = 0.1
@@ -64,6 +65,9 @@ SETTLE_LU = 0.2
 #: Least loudness a dB of gain is taken to add under the limiter when settling (LU/dB):
 #: it bounds a step at five times the error.
 MIN_SLOPE = 0.2
+#: LU a dB of gain adds where the guess expects heavy limiting, for the first step of
+#: settling (the rite's quiet spans brought up ~30 dB: 0.4-0.5 measured).
+ROUGH_SLOPE = 0.5
 #: Largest step of the gain from one dry run to the next, while the target is not
 #: bracketed (dB): a step of five errors may not run off where the output levels out.
 MAX_STEP_DB = 6.0
@@ -174,16 +178,17 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
                 known[gain] = _dry_run(raw, how, gain, limiter_ceiling, first)
             return known[gain]
 
-        def settled(gain: float) -> float:
+        def settled(gain: float, first_slope: float = 1.0) -> float:
             with how.step("settling the gain under the limiter (dry runs around the loud "
                           "blocks)"):
-                return settle_gain(loudness_at, gain, how.target_lufs, known=known)
+                return settle_gain(loudness_at, gain, how.target_lufs, known=known,
+                                   first_slope=first_slope)
 
         guess = likely_gain(first, gain_db, how.target_lufs, limiter_ceiling)
         # under heavy limiting the guess is rough: a write at it would likely be wasted;
         # settled before the write, its loudness is known, and another try would not land
         rough = guess - gain_db > ROUGH_GUESS_DB
-        gain_db = settled(guess) if rough else guess
+        gain_db = settled(guess, ROUGH_SLOPE) if rough else guess
         output_lufs, output_peak, limited = write(gain_db)
         known[gain_db] = output_lufs
         if not rough and abs(output_lufs - how.target_lufs) >= SETTLE_LU:
@@ -500,14 +505,15 @@ class _KeepingProcess:
 
 
 def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: float,
-                *, known: dict[float, float] | None = None, tries: int = 8,
-                tolerance: float = SETTLE_LU) -> float:
+                *, known: dict[float, float] | None = None, first_slope: float = 1.0,
+                tries: int = 8, tolerance: float = SETTLE_LU) -> float:
     """The gain (dB) whose limited output lands nearest ``target`` LUFS, by dry runs.
 
     Limiting makes output loudness grow more slowly than the gain (~0.4 LU a dB under
     heavy limiting), and gating makes it stand still over a dB or two and then jump, so
     each next gain comes from every output measured so far (``known`` ones too, gain →
-    LUFS; ``_next_gain``). It stops within ``tolerance``, after ``tries`` dry runs, where
+    LUFS; ``_next_gain``; from one output, a step along ``first_slope``). It stops within
+    ``tolerance``, after ``tries`` dry runs, where
     the next gain is within ``SAME_GAIN_DB`` of one tried (a jump across the target), or
     where the output stood still over the last two steps (a level it cannot reach).
     Returns the best gain tried. Stepping by the error alone took four dry runs to come
@@ -527,7 +533,7 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
         points[gain_db] = lufs
         if abs(target - lufs) < tolerance or flat >= 2:
             break
-        step = _next_gain(points, target)
+        step = _next_gain(points, target, first_slope)
         if min(abs(step - gain) for gain in points) < SAME_GAIN_DB:
             break
         gain_db = step
@@ -536,12 +542,12 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
     return min(points, key=lambda gain: abs(target - points[gain]))
 
 
-def _next_gain(points: dict[float, float], target: float) -> float:
+def _next_gain(points: dict[float, float], target: float, first_slope: float = 1.0) -> float:
     """The gain to try next, from the outputs measured at ``points`` (gain → finite LUFS):
     between the nearest gains either side of the target once it is bracketed (interpolated,
     or halfway where that would land within a tenth of the bracket of an end), else a step
-    from the one nearest the target along the slope to the next nearest (the first, with
-    one point, by the error), the slope held within ``[MIN_SLOPE, 1]`` and the step within
+    from the one nearest the target along the slope to the next nearest (with one point,
+    ``first_slope``), the slope held within ``[MIN_SLOPE, 1]`` and the step within
     ``MAX_STEP_DB``."""
     below = [gain for gain, lufs in points.items() if lufs < target]
     above = [gain for gain, lufs in points.items() if lufs > target]
@@ -552,7 +558,7 @@ def _next_gain(points: dict[float, float], target: float) -> float:
         inside = min(low, high) + 0.1 * abs(width) <= guess <= max(low, high) - 0.1 * abs(width)
         return guess if inside else (low + high) / 2
     nearest, *rest = sorted(points, key=lambda gain: abs(target - points[gain]))
-    slope = 1.0
+    slope = first_slope
     if rest:
         other = rest[0]
         slope = (points[nearest] - points[other]) / (nearest - other)

@@ -279,6 +279,25 @@ def test_settling_crosses_a_plateau_the_gating_makes():
     assert abs(loudness_at(settled) + 23.0) < mastering.SETTLE_LU
 
 
+def test_settling_under_heavy_limiting_starts_along_its_slope():
+    """The rite's span 9 600-10 800 s brought up ~30 dB, its limited output as measured at
+    four gains: the first step along ROUGH_SLOPE (0.5 LU a dB) lands it in two dry runs,
+    the first by the error in four."""
+    measured = ((30.04, -25.66), (32.69, -24.51), (35.49, -23.00), (36.20, -22.62))
+    gains, lufs = zip(*measured, strict=True)
+    tried = []
+
+    def loudness_at(gain: float) -> float:
+        tried.append(gain)
+        return float(np.interp(gain, gains, lufs))
+
+    for slope, runs in ((mastering.ROUGH_SLOPE, 2), (1.0, 4)):
+        tried.clear()
+        settled = mastering.settle_gain(loudness_at, 30.04, -23.0, first_slope=slope)
+        assert len(tried) == runs
+        assert abs(loudness_at(settled) + 23.0) < mastering.SETTLE_LU
+
+
 def test_settling_stops_where_the_output_levels_out():
     """An output that levels out 1 LU under the target is not chased up by 5 errors a step
     (it ran to +75 dB, then +145): it stops after two steps that moved nothing, each step at
