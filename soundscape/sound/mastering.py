@@ -513,12 +513,12 @@ def settle_gain(loudness_at: Callable[[float], float], gain_db: float, target: f
     heavy limiting), and gating makes it stand still over a dB or two and then jump, so
     each next gain comes from every output measured so far (``known`` ones too, gain →
     LUFS; ``_next_gain``; from one output, a step along ``first_slope``). It stops within
-    ``tolerance``, after ``tries`` dry runs, where
-    the next gain is within ``SAME_GAIN_DB`` of one tried (a jump across the target), or
-    where the output stood still over the last two steps (a level it cannot reach).
-    Returns the best gain tried. Stepping by the error alone took four dry runs to come
-    within 0.23 LU of the target on a quiet span of the rite brought up 30 dB, and stalled
-    0.8 LU short on another's plateau (docs/render.md, "pass 2").
+    ``tolerance``, after ``tries`` dry runs, where the next gain is within
+    ``SAME_GAIN_DB`` of one tried (a jump across the target), or where the output stood
+    still over the last two steps (a level it cannot reach). Returns the best gain tried.
+    Stepping by the error alone took four dry runs to come within 0.23 LU of the target on
+    a quiet span of the rite brought up 30 dB, and stalled 0.8 LU short on another's
+    plateau (docs/render.md, "Metering costs").
     """
     points = {gain: lufs for gain, lufs in (known or {}).items() if math.isfinite(lufs)}
     flat = 0  # steps in a row over which the output stood still
