@@ -163,6 +163,8 @@ def chunks(path: str | Path, layout: Layout, chunk_frames: int
 #: Chunks read at once: a chunk's reading and the placing of its columns take about as long
 #: as its packing and writing (the ADM master of s18, py-spy).
 _AHEAD = 2
+#: Frames ``_placed`` moves at a time (a stretch of both arrays in the cache).
+_PLACED_FRAMES = 2048
 
 
 def _gathered(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -176,6 +178,3 @@ def _placed(out: np.ndarray, stored: np.ndarray, columns: np.ndarray) -> None:
     where = np.flatnonzero(columns)
     for at in range(0, len(out), _PLACED_FRAMES):
         out[at:at + _PLACED_FRAMES, where] = stored[at:at + _PLACED_FRAMES]
-
-
-_PLACED_FRAMES = 2048
