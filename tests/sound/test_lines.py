@@ -318,3 +318,58 @@ def test_a_place_whose_spectrum_was_dropped_is_heard_again_from_its_kept_respons
     monkeypatch.setattr(lines, "IMPULSE_BYTES", 0)  # none kept: made again as they return
     made.clear()
     assert np.array_equal(_render(turns, NORTH), whole) and len(made) >= 6
+
+
+def test_lines_past_the_folded_bound_fold_their_filter_each_chunk_to_the_same_bits(monkeypatch):
+    """In hoa3 a place's few paths are folded into 16 channels' filters, 16 rows a line. With
+    room for one line's, four places sounding together keep one folded between chunks and
+    fold the others' again each chunk they are heard in: never more than the bound kept,
+    every bit as when all are kept."""
+    from soundscape.sound import lines
+
+    points = [(-10.0, 4.0, 1.5), (7.0, 9.0, 1.5), (3.0, -6.0, 1.5), (-4.0, 12.0, 1.5)]
+    sources = {f"p{i}": Source(f"p{i}", "bianzhong", "鐘", "bells", "west", point)
+               for i, point in enumerate(points)}
+    events = [Event(0.05 + 0.07 * i, 0.8, f"p{i % 4}", None, 0.5 + 0.01 * (i % 5), "strike",
+                    "c") for i in range(40)]
+    four = Performance.build(events, [], sources)
+    folds, kept = [], []
+    plain_fold, plain_folded = lines._folded, lines.Lines.folded
+
+    def counted_fold(spectrum, mix):
+        folds.append(mix is not None)
+        return plain_fold(spectrum, mix)
+
+    def watched(self, line):
+        got = plain_folded(self, line)
+        kept.append(self._folded_bytes)
+        return got
+
+    monkeypatch.setattr(lines, "_folded", counted_fold)
+    monkeypatch.setattr(lines.Lines, "folded", watched)
+    whole = _render(four, NORTH, "hoa3")
+    all_kept = sum(folds)
+    assert all_kept >= 4 and max(kept) >= 4 * 16 * (65536 // 2 + 1) * 8  # every line's kept
+    bound = 16 * (65536 // 2 + 1) * 8  # one line's 16 rows at 65 536 points
+    monkeypatch.setattr(lines, "FOLDED_BYTES", bound)
+    folds.clear()
+    kept.clear()
+    squeezed = _render(four, NORTH, "hoa3")
+    assert np.array_equal(squeezed, whole)
+    assert max(kept) <= bound and sum(folds) > 2 * all_kept  # folded again, chunk by chunk
+
+
+@pytest.mark.parametrize("paths", [1, 4, 15])
+def test_a_folded_filter_is_each_channels_paths_summed_by_their_gains(paths):
+    """The real product over (re, im) pairs is each channel's Σ gain × path spectrum."""
+    from soundscape.sound.lines import _folded
+
+    rng = np.random.default_rng(paths)
+    spectrum = (rng.normal(size=(paths, 4097)) + 1j * rng.normal(size=(paths, 4097))
+                ).astype(np.complex64)
+    mix = rng.normal(size=(paths, 16)).astype(np.float32)
+    folded = _folded(spectrum, mix)
+    want = np.einsum("pc,pk->ck", mix.astype(np.float64), spectrum.astype(np.complex128))
+    assert folded.dtype == np.complex64 and folded.shape == (16, 4097)
+    assert np.abs(folded - want).max() < 1e-5 * np.abs(want).max()
+    assert _folded(spectrum, None) is spectrum  # already per channel: itself
