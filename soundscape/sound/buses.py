@@ -57,6 +57,11 @@ _GROUP = 8
 _FEW_COLUMNS = 4
 #: Up to this factor the upsampler's phase 0 is made apart (``Upsampler``).
 _APART_UP_TO = 3
+#: The upsampler multiplies only the columns that sound when fewer than 1/_SCATTER of them
+#: do, and every column otherwise: a silent column's product is +0 to the bit, and placing
+#: the others' into a block of zeros costs about six columns' products (12 columns ×3–×6,
+#: 8 192 frames: 1.6–1.9 ms against 1.2–1.3 ms with the LFE multiplied, measured).
+_SCATTER = 2
 #: Frames ``sounding`` looks at first.
 _FIRST_FRAMES = 256
 #: Input frames brought up at a time (``Upsampler.feed``): a chunk of the lines (57 344
@@ -68,15 +73,20 @@ PIECE = 8192
 
 def sounding(block: np.ndarray) -> np.ndarray:
     """Which columns of ``(frames, channels)`` are not all zero. Most blocks sound in every
-    column from their first frames, which a look at those tells (0.01 ms); otherwise a
-    column's own ``any()`` reads it faster than ``any(axis=0)`` reads every column (a stereo
-    chunk: 0.15 against 1.25 ms); past a few columns the strided reads cost more."""
+    column from their first frames, which a look at those tells (0.01 ms); the columns
+    silent there are asked each on its own, as a column's own ``any()`` reads it faster than
+    ``any(axis=0)`` reads every column (a stereo chunk: 0.15 against 1.25 ms; 7.1.4's 8 192
+    frames with the LFE silent: 0.02 against 0.17 ms); past a few such columns the strided
+    reads cost more."""
     first = np.asarray(block[:_FIRST_FRAMES].any(axis=0))
     if first.all():
         return first
-    if block.shape[1] > _FEW_COLUMNS:
+    quiet = np.flatnonzero(~first)
+    if len(quiet) > _FEW_COLUMNS:
         return np.asarray(block.any(axis=0))
-    return np.array([block[:, c].any() for c in range(block.shape[1])], dtype=bool)
+    for column in quiet:  # a loudspeaker layout's LFE: every block of 7.1.4 asked it alone
+        first[column] = block[:, column].any()
+    return first
 
 
 class Upsampler:
@@ -190,7 +200,7 @@ class Upsampler:
         live = np.flatnonzero(sounding(block) | history.any(axis=0))
         if not len(live):
             return None
-        if len(live) < channels:  # only the channels that sound (an ADM master's objects)
+        if _SCATTER * len(live) < channels:  # only the columns that sound (a master's objects)
             out = np.zeros((frames * self.factor, channels), dtype=np.float32)
             out[:, live] = self._product(history[:, live], block[:, live])
             return out

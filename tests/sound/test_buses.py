@@ -12,7 +12,7 @@ from scipy import signal
 from soundscape.music.instruments import list_instruments, load_instrument
 from soundscape.music.tuning import Tuning, parse_name
 from soundscape.performance import Event, Performance, Source
-from soundscape.sound.buses import Buses, Upsampler, _Made, summed
+from soundscape.sound.buses import Buses, Upsampler, _Made, sounding, summed
 from soundscape.sound.notes import SynthVoice
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
@@ -66,16 +66,19 @@ def test_upsampler_is_the_polyphase_filter_it_states(factor):
     assert np.max(np.abs(got - want)) < 2e-5
 
 
-@pytest.mark.parametrize(("factor", "channels"), [(2, 1), (3, 2), (6, 2), (3, 4), (2, 6)])
+@pytest.mark.parametrize(("factor", "channels", "silent"),
+                         [(2, 1, 1), (3, 2, 1), (6, 2, 1), (3, 4, 1), (2, 6, 1), (6, 12, 1),
+                          (3, 12, 9)])
 def test_upsampler_streams_odd_blocks_and_silent_columns_as_the_polyphase_filter(
-        factor, channels):
-    """Blocks shorter than its history, of odd sizes, a silent block between and a silent
-    column: still the causal filter sample for sample, history carried across blocks; a
-    silent column gives exact zeros, and the others the bits they have without it."""
+        factor, channels, silent):
+    """Blocks shorter than its history, of odd sizes, a silent block between and silent
+    columns (a 7.1.4 bus's LFE; most of a master's objects): still the causal filter sample
+    for sample, history carried across blocks; a silent column gives +0.0 in every sample,
+    and the others the bits they have without it."""
     rng = np.random.default_rng(5)
     low = rng.normal(0.0, 1.0, (3000, channels)).astype(np.float32)
     low[1000:1500] = 0.0  # a silent stretch across blocks
-    low[:, -1] = 0.0  # a silent column
+    low[:, channels - silent:] = 0.0  # silent columns
     taps = factor * signal.firwin(20 * factor + 1, 1.0 / factor, window=("kaiser", 5.0))
     want = signal.upfirdn(taps, low.astype(float), up=factor, axis=0)[:len(low) * factor]
     up = Upsampler(factor, channels)
@@ -83,11 +86,48 @@ def test_upsampler_streams_odd_blocks_and_silent_columns_as_the_polyphase_filter
     got = np.concatenate([up(low[a:b]) for a, b in itertools.pairwise(cuts)])
     assert got.shape == (len(low) * factor, channels) and got.dtype == np.float32
     assert np.max(np.abs(got - want)) < 2e-5
-    assert not got[:, -1].any()
-    if channels > 1:
-        alone = Upsampler(factor, channels - 1)
-        without = np.concatenate([alone(low[a:b, :-1]) for a, b in itertools.pairwise(cuts)])
-        assert np.array_equal(got[:, :-1], without)
+    quiet = got[:, channels - silent:]
+    assert not quiet.any() and not np.signbit(quiet).any()
+    if channels > silent:
+        alone = Upsampler(factor, channels - silent)
+        without = np.concatenate([alone(low[a:b, :channels - silent])
+                                  for a, b in itertools.pairwise(cuts)])
+        assert np.array_equal(got[:, :channels - silent], without)
+
+
+@pytest.mark.parametrize("quiet", [[3], [0, 5], [1, 2, 4, 6, 7, 8, 10]])
+def test_sounding_finds_columns_that_start_late_and_those_that_never_do(quiet):
+    """Columns silent at the start of a block are read to its end (one by one when few, all
+    at once when many): one that sounds only in its last frame sounds, a silent one does
+    not."""
+    block = np.random.default_rng(7).normal(0.0, 1.0, (8192, 12)).astype(np.float32)
+    block[:, quiet] = 0.0
+    block[-1, quiet[0]] = -0.0  # a signed zero is silence
+    late = quiet[-1]
+    block[-1, late] = 1e-30
+    want = np.ones(12, dtype=bool)
+    want[quiet] = False
+    want[late] = True
+    assert np.array_equal(sounding(block), want)
+
+
+@pytest.mark.parametrize(("silent", "multiplied"), [(1, 12), (5, 12), (7, 5), (11, 1)])
+def test_an_upsampler_multiplies_every_column_unless_most_are_silent(
+        monkeypatch, silent, multiplied):
+    """A few silent columns (7.1.4's LFE) are multiplied with the rest, their zeros cheaper
+    than placing the others' products into a block of zeros; with most silent (a master's
+    objects), only those that sound are."""
+    widths = []
+    plain = Upsampler._product
+
+    def watched(self, history, block):
+        widths.append(block.shape[1])
+        return plain(self, history, block)
+    monkeypatch.setattr(Upsampler, "_product", watched)
+    low = np.random.default_rng(6).normal(0.0, 1.0, (4096, 12)).astype(np.float32)
+    low[:, 12 - silent:] = 0.0
+    Upsampler(3, 12)(low)
+    assert widths == [multiplied]
 
 
 def test_upsampler_keeps_a_tone_and_delays_it_by_its_stated_lag():

@@ -368,8 +368,37 @@ def test_a_folded_filter_is_each_channels_paths_summed_by_their_gains(paths):
     spectrum = (rng.normal(size=(paths, 4097)) + 1j * rng.normal(size=(paths, 4097))
                 ).astype(np.complex64)
     mix = rng.normal(size=(paths, 16)).astype(np.float32)
+    mix[:, [3, 9]] = 0.0  # channels no path reaches (a loudspeaker layout's panning)
     folded = _folded(spectrum, mix)
     want = np.einsum("pc,pk->ck", mix.astype(np.float64), spectrum.astype(np.complex128))
-    assert folded.dtype == np.complex64 and folded.shape == (16, 4097)
-    assert np.abs(folded - want).max() < 1e-5 * np.abs(want).max()
+    reached = [c for c in range(16) if c not in (3, 9)]
+    assert folded.dtype == np.complex64 and folded.shape == (14, 4097)
+    assert np.abs(folded - want[reached]).max() < 1e-5 * np.abs(want).max()
+    # a row's sums do not depend on the rows beside it: the bits of the full fold's rows
+    full = (mix.T @ spectrum.view(np.float32)).view(np.complex64)
+    assert np.array_equal(folded, full[reached])
     assert _folded(spectrum, None) is spectrum  # already per channel: itself
+
+
+def test_channels_a_line_does_not_reach_are_not_multiplied_and_sound_exact_zeros(monkeypatch):
+    """In 5.1 no path reaches the LFE, and a place ahead reaches few of the others: those
+    channels' products are not made (a line's multiplications are its reached channels'),
+    the output is the bits of the render that multiplied every channel, and a channel no
+    line reaches is +0.0 in every sample."""
+    from soundscape.sound import lines as lines_module
+
+    perf = _scene()
+    plain = _render(perf, NORTH, "5.1")
+    reached = []
+    own_reached = lines_module._reached
+    monkeypatch.setattr(lines_module, "_reached",
+                        lambda mix, rows: reached.append(own_reached(mix, rows)) or reached[-1])
+    again = _render(perf, NORTH, "5.1")
+    assert np.array_equal(plain, again)
+    assert reached and all(3 not in found for found in reached)  # never the LFE
+    assert any(len(found) < 5 for found in reached)  # a place that few channels hear
+    assert not plain[:, 3].any() and not np.signbit(plain[:, 3]).any()
+    # every channel multiplied: the fold's rows and the products as before this change
+    monkeypatch.setattr(lines_module, "_reached",
+                        lambda mix, rows: np.arange(rows))
+    assert np.array_equal(_render(perf, NORTH, "5.1"), plain)
