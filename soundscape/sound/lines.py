@@ -114,6 +114,7 @@ class _Filter:
         self.start, self.n_fft, self.taps = impulse.start, impulse.n_fft, impulse.taps
         self.reach, self.mix = impulse.reach, impulse.mix
         self.spectrum = scipy.fft.rfft(impulse.rows, self.n_fft, axis=1).astype(np.complex64)
+        self.sounding_rows = np.arange(len(self.spectrum))  # (an impulse filter's: some)
 
     @property
     def nbytes(self) -> int:
@@ -131,16 +132,16 @@ def impulse_filter(rows: np.ndarray, start: int, chunk: int = CHUNK) -> _Filter:
     made.reach = start + rows.shape[1]
     made.mix = None
     made.spectrum = scipy.fft.rfft(rows, made.n_fft, axis=1).astype(np.complex64)
+    made.sounding_rows = np.flatnonzero(rows.any(axis=1))  # the tail's LFE row is zeros
     return made
 
 
-def _reached(mix: np.ndarray | None, rows: int) -> np.ndarray:
-    """The output channels (of ``rows``) that a filter's paths reach: those with a gain in
-    ``mix`` (paths, channels), or every one when the filter is per channel already. A
-    loudspeaker layout's panning leaves the others silent: of s18's lines' channels, 7.1.4's
-    reached 55 %, 5.1's 67 % (its LFE none)."""
-    if mix is None:
-        return np.arange(rows)
+def _reached(mix: np.ndarray) -> np.ndarray:
+    """The output channels that a filter's paths reach: those with a gain in ``mix`` (paths,
+    channels). A loudspeaker layout's panning leaves the others silent: of s18's lines'
+    channels, 7.1.4's reached 55 %, 5.1's 67 % (its LFE none). (A filter per channel says
+    which of its rows sound: all, or, for the court's tail, all but the LFE's zeros:
+    ``impulse_filter``.)"""
     return np.flatnonzero(mix.any(axis=0))
 
 
@@ -158,7 +159,7 @@ def _folded(spectrum: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
     if mix is None:
         return spectrum.astype(np.complex64, copy=False)
     pairs = np.ascontiguousarray(spectrum, dtype=np.complex64).view(np.float32)
-    gains = mix[:, _reached(mix, mix.shape[1])].T.astype(np.float32)
+    gains = mix[:, _reached(mix)].T.astype(np.float32)
     return (gains @ pairs).view(np.complex64)
 
 
@@ -183,7 +184,12 @@ class _Line:
         self.response: _Filter | None = response
         self.folded = response.spectrum if response.mix is None else None
         self.rows = len(response.spectrum) if response.mix is None else response.mix.shape[1]
-        self.reached = _reached(response.mix, self.rows)  # the rows of ``folded``, in order
+        # the channels it sounds in, and their rows of ``folded`` (a fold holds only those)
+        if response.mix is None:
+            self.reached = self.folded_rows = response.sounding_rows
+        else:
+            self.reached = _reached(response.mix)
+            self.folded_rows = np.arange(len(self.reached))
         self.column = column
         self.serial = next(_SERIALS)  # lines are summed in the order they were made
         self.notes: list[tuple[int, np.ndarray]] = []  # (onset, samples), in added order
@@ -476,7 +482,8 @@ class Lines:
             lo = line.column
             for index, _ in chunks:
                 used[index, lo:lo + line.rows] = True
-            for filtered, channel in zip(folded, lo + line.reached, strict=True):
+            for row, channel in zip(line.folded_rows, lo + line.reached, strict=True):
+                filtered = folded[row]
                 for index, spectrum in chunks:
                     into = total[index * channels + channel]
                     if summed[index, channel]:

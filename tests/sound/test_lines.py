@@ -392,13 +392,38 @@ def test_channels_a_line_does_not_reach_are_not_multiplied_and_sound_exact_zeros
     reached = []
     own_reached = lines_module._reached
     monkeypatch.setattr(lines_module, "_reached",
-                        lambda mix, rows: reached.append(own_reached(mix, rows)) or reached[-1])
+                        lambda mix: reached.append(own_reached(mix)) or reached[-1])
     again = _render(perf, NORTH, "5.1")
     assert np.array_equal(plain, again)
     assert reached and all(3 not in found for found in reached)  # never the LFE
     assert any(len(found) < 5 for found in reached)  # a place that few channels hear
     assert not plain[:, 3].any() and not np.signbit(plain[:, 3]).any()
     # every channel multiplied: the fold's rows and the products as before this change
-    monkeypatch.setattr(lines_module, "_reached",
-                        lambda mix, rows: np.arange(rows))
+    monkeypatch.setattr(lines_module, "_reached", lambda mix: np.arange(mix.shape[1]))
     assert np.array_equal(_render(perf, NORTH, "5.1"), plain)
+
+
+def test_an_impulse_filters_rows_of_zeros_are_not_multiplied_and_sound_exact_zeros():
+    """The court's tail has no LFE: its impulse filter's row of zeros is left out of the
+    products (``sounding_rows``), the channel is +0.0 in every sample, and the others have
+    the bits they have with every row multiplied."""
+    rng = np.random.default_rng(17)
+    rows = rng.normal(0.0, 0.3, (3, 300)).astype(np.float32)
+    rows[1] = 0.0
+    made = impulse_filter(rows, 2, 4096)
+    assert list(made.sounding_rows) == [0, 2]
+
+    def render(sounding_rows):
+        made.sounding_rows = sounding_rows
+        lines = Lines(None, None, 3, make_filter=lambda point, face: made, chunk=4096)
+        for onset in range(0, 20000, 1700):
+            lines.add(onset, rng.normal(0.0, 1.0, 2500).astype(np.float32), "here", None, 0)
+        return _take_all(lines, lines.extent)
+
+    state = rng.bit_generator.state
+    skipped = render(np.array([0, 2]))
+    rng.bit_generator.state = state
+    every = render(np.arange(3))
+    assert skipped.shape[0] > 20000 and skipped[:, [0, 2]].any()
+    assert np.array_equal(skipped, every)
+    assert not skipped[:, 1].any() and not np.signbit(skipped[:, 1]).any()
