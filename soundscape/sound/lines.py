@@ -114,7 +114,8 @@ class _Filter:
         self.start, self.n_fft, self.taps = impulse.start, impulse.n_fft, impulse.taps
         self.reach, self.mix = impulse.reach, impulse.mix
         self.spectrum = scipy.fft.rfft(impulse.rows, self.n_fft, axis=1).astype(np.complex64)
-        self.sounding_rows = np.arange(len(self.spectrum))  # (an impulse filter's: some)
+        # the spectrum's rows that sound: all (``impulse_filter`` leaves out rows of zeros)
+        self.sounding_rows = np.arange(len(self.spectrum))
 
     @property
     def nbytes(self) -> int:
