@@ -174,7 +174,25 @@ def _gathered(block: np.ndarray, columns: np.ndarray) -> np.ndarray:
 
 def _placed(out: np.ndarray, stored: np.ndarray, columns: np.ndarray) -> None:
     """The inverse of ``_gathered``: ``stored``'s columns into ``out``'s ``columns``, a
-    stretch of frames at a time (both in the cache: half the time of the whole at once)."""
+    stretch of frames at a time (both in the cache: half the time of the whole at once).
+    Columns side by side go as one slice each run: an Atmos master's blocks store two or
+    three runs (the objects that sound together, the bed; s18), placed in half the time of
+    one index over all. Where most columns stand alone, the one index is quicker."""
     where = np.flatnonzero(columns)
+    runs = _runs(where)
     for at in range(0, len(out), _PLACED_FRAMES):
-        out[at:at + _PLACED_FRAMES, where] = stored[at:at + _PLACED_FRAMES]
+        frames = slice(at, at + _PLACED_FRAMES)
+        if 2 * len(runs) > len(where):
+            out[frames, where] = stored[frames]
+            continue
+        for first, past, index in runs:
+            out[frames, first:past] = stored[frames, index:index + past - first]
+
+
+def _runs(where: np.ndarray) -> list[tuple[int, int, int]]:
+    """The ascending column numbers ``where`` as runs of neighbours: (first, past the last,
+    index of the first in ``where``)."""
+    starts = np.flatnonzero(np.diff(where, prepend=-2) != 1)
+    stops = np.append(starts[1:], len(where))[:len(starts)]
+    return [(int(where[a]), int(where[b - 1]) + 1, int(a))
+            for a, b in zip(starts, stops, strict=True)]

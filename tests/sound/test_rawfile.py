@@ -92,3 +92,28 @@ def test_a_block_of_another_width_is_refused_by_name(tmp_path):
         writer.write(np.ones((4, 3), dtype=np.float32))
         with pytest.raises(ValueError, match=r"raw\.f32: a block of 2 columns after blocks of 3"):
             writer.write(np.ones((4, 2), dtype=np.float32))
+
+
+@pytest.mark.parametrize("stored", [
+    [*range(12, 18), *range(24, 33)],  # runs side by side: placed a run at a time
+    [0, *range(5, 9), 32],  # runs at both edges
+    list(range(0, 33, 2)),  # every other: placed by one index
+    [7],
+    list(range(33)),
+])
+def test_stored_columns_go_back_to_their_places_run_by_run_or_one_by_one(tmp_path, stored):
+    """An Atmos master's 33 columns: a block written and read back is the block, whatever
+    the runs of its sounding columns, over more frames than are placed at a time."""
+    columns = np.zeros(33, bool)
+    columns[stored] = True
+    block = np.zeros((3 * 2048 + 5, 33), dtype=np.float32)
+    block[:, columns] = np.random.default_rng(len(stored)).standard_normal(
+        (len(block), len(stored))).astype(np.float32)
+    with rawfile.RawWriter(tmp_path / "raw.f32") as writer:
+        writer.write(block)
+    layout = writer.layout()
+    assert np.array_equal(layout.columns[0], columns if len(stored) < 33 else np.ones(33, bool))
+    got = rawfile.read(tmp_path / "raw.f32", layout, 0, len(block))
+    assert got.tobytes() == block.tobytes()
+    assert rawfile.read(tmp_path / "raw.f32", layout, 2040, 4100).tobytes() == \
+        block[2040:4100].tobytes()
