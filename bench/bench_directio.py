@@ -12,6 +12,14 @@ the other, in the folder given (the disk a render would write to)::
     .venv/bin/python bench/bench_directio.py                 # 3 GB in the current folder
     .venv/bin/python bench/bench_directio.py --gb 1 --dir /tmp
 
+``--pass-two READ WRITE`` times instead what pass 2 asks of the disk, with no computing:
+reading a raw file of READ GB past the cache (``read_at``, as ``rawfile.chunks`` does)
+while a ``DirectWriter`` writes WRITE GB of output beside it, on two threads. Its wall time
+is the floor of a render's pass 2 (the render's log prints both sizes' sources: the raw
+file is the stored columns, the output its channels × 3 bytes × frames)::
+
+    .venv/bin/python bench/bench_directio.py --pass-two 2.5 4.5   # s18's Atmos master
+
 Measured 2026-12-04 on the project's 2-core virtual machine: docs/render.md, "2026-12-04,
 third: the kernel's copy into the page cache".
 """
@@ -21,6 +29,7 @@ from __future__ import annotations
 import argparse
 import resource
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +53,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gb", type=float, default=3.0, help="Bytes to write, in GB.")
     parser.add_argument("--dir", type=Path, default=Path.cwd(), help="Folder to write in.")
+    parser.add_argument("--pass-two", type=float, nargs=2, metavar=("READ", "WRITE"),
+                        help="Read READ GB past the cache while writing WRITE GB beside it.")
     args = parser.parse_args()
+    if args.pass_two:
+        pass_two(args.dir, *args.pass_two)
+        return
     block = np.random.default_rng(0).standard_normal((BLOCK_FRAMES, CHANNELS)
                                                      ).astype("<f4")
     blocks = max(1, round(args.gb * 1e9 / block.nbytes))
@@ -79,6 +93,41 @@ def main() -> None:
         _timed("read, past it (O_DIRECT)", read_direct)
         _timed("read, through the cache, of", lambda: read_plain(direct))
         print("  the file written past it (its pages not in the cache)")
+
+
+#: Bytes of one read (pass 2 reads four of pass 1's one-second blocks at a time) and of one
+#: write (their 24-bit samples).
+READ_BYTES, WRITE_BYTES = 8 << 20, 19 << 20
+
+
+def pass_two(where: Path, read_gb: float, write_gb: float) -> None:
+    """Time reading ``read_gb`` of a raw file while ``write_gb`` is written beside it."""
+    data = np.random.default_rng(0).integers(0, 256, WRITE_BYTES, dtype=np.uint8)
+    with tempfile.TemporaryDirectory(dir=where) as folder:
+        raw, out = Path(folder) / "raw.f32", Path(folder) / "out.wav"
+        with directio.DirectWriter(raw) as f:  # pass 1's file, not timed
+            for _ in range(max(1, round(read_gb * 1e9 / len(data)))):
+                f.write(data.data)
+
+        def read() -> None:
+            at = 0
+            while len(directio.read_at(raw, at, READ_BYTES)):
+                at += READ_BYTES
+
+        def write() -> None:
+            with directio.DirectWriter(out) as f:
+                for _ in range(max(1, round(write_gb * 1e9 / len(data)))):
+                    f.write(data.data)
+
+        def both() -> None:
+            reader = threading.Thread(target=read)
+            reader.start()
+            write()
+            reader.join()
+
+        print(f"pass 2's disk work in {folder}: {raw.stat().st_size / 1e9:.2f} GB read, "
+              f"{write_gb:.2f} GB written")
+        _timed("read and write, side by side", both)
 
 
 if __name__ == "__main__":
