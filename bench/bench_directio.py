@@ -15,8 +15,8 @@ the other, in the folder given (the disk a render would write to)::
 ``--pass-two READ WRITE`` times instead what pass 2 asks of the disk, with no computing:
 reading a raw file of READ GB past the cache (``read_at``, as ``rawfile.chunks`` does)
 while a ``DirectWriter`` writes WRITE GB of output beside it, on two threads. Its wall time
-is the floor of a render's pass 2 (the render's log prints both sizes' sources: the raw
-file is the stored columns, the output its channels × 3 bytes × frames)::
+is the floor of a render's pass 2 (a render's raw file holds its sounding columns as
+float32, 4 bytes a sample; its 24-bit output, channels × 3 bytes × frames)::
 
     .venv/bin/python bench/bench_directio.py --pass-two 2.5 4.5   # s18's Atmos master
 

@@ -180,9 +180,10 @@ def _placed(out: np.ndarray, stored: np.ndarray, columns: np.ndarray) -> None:
     one index over all. Where most columns stand alone, the one index is quicker."""
     where = np.flatnonzero(columns)
     runs = _runs(where)
+    by_index = 2 * len(runs) > len(where)
     for at in range(0, len(out), _PLACED_FRAMES):
         frames = slice(at, at + _PLACED_FRAMES)
-        if 2 * len(runs) > len(where):
+        if by_index:
             out[frames, where] = stored[frames]
             continue
         for first, past, index in runs:
