@@ -146,10 +146,10 @@ def _reached(mix: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mix.any(axis=0))
 
 
-def _folded(spectrum: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
-    """A filter's rows per output channel it reaches (``_reached``): ``spectrum``'s per-path
-    rows summed by the paths' channel gains ``mix`` (paths, channels), or ``spectrum`` as it
-    is (already per channel).
+def _folded(spectrum: np.ndarray, mix: np.ndarray | None, reached: np.ndarray) -> np.ndarray:
+    """A filter's rows per output channel it reaches (``reached``, as ``_reached`` finds
+    them): ``spectrum``'s per-path rows summed by the paths' channel gains ``mix`` (paths,
+    channels), or ``spectrum`` as it is (already per channel).
 
     Made once per line, so that a chunk costs a product per channel, not one per path and a
     matrix product over them (hoa3 from the walled court: 4–15 paths into 16 channels).
@@ -160,7 +160,7 @@ def _folded(spectrum: np.ndarray, mix: np.ndarray | None) -> np.ndarray:
     if mix is None:
         return spectrum.astype(np.complex64, copy=False)
     pairs = np.ascontiguousarray(spectrum, dtype=np.complex64).view(np.float32)
-    gains = mix[:, _reached(mix)].T.astype(np.float32)
+    gains = mix[:, reached].T.astype(np.float32)
     return (gains @ pairs).view(np.complex64)
 
 
@@ -301,7 +301,7 @@ class Lines:
         if line.folded is not None:
             return line.folded
         assert line.response is not None, "a line's filter is kept or its place's is"
-        folded = _folded(line.response.spectrum, line.response.mix)
+        folded = _folded(line.response.spectrum, line.response.mix, line.reached)
         if self._folded_bytes + folded.nbytes <= FOLDED_BYTES:
             line.folded, line.response = folded, None
             self._folded_bytes += folded.nbytes

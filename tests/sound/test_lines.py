@@ -336,9 +336,9 @@ def test_lines_past_the_folded_bound_fold_their_filter_each_chunk_to_the_same_bi
     folds, kept = [], []
     plain_fold, plain_folded = lines._folded, lines.Lines.folded
 
-    def counted_fold(spectrum, mix):
+    def counted_fold(spectrum, mix, reached):
         folds.append(mix is not None)
-        return plain_fold(spectrum, mix)
+        return plain_fold(spectrum, mix, reached)
 
     def watched(self, line):
         got = plain_folded(self, line)
@@ -362,14 +362,14 @@ def test_lines_past_the_folded_bound_fold_their_filter_each_chunk_to_the_same_bi
 @pytest.mark.parametrize("paths", [1, 4, 15])
 def test_a_folded_filter_is_each_channels_paths_summed_by_their_gains(paths):
     """The real product over (re, im) pairs is each channel's Σ gain × path spectrum."""
-    from soundscape.sound.lines import _folded
+    from soundscape.sound.lines import _folded, _reached
 
     rng = np.random.default_rng(paths)
     spectrum = (rng.normal(size=(paths, 4097)) + 1j * rng.normal(size=(paths, 4097))
                 ).astype(np.complex64)
     mix = rng.normal(size=(paths, 16)).astype(np.float32)
     mix[:, [3, 9]] = 0.0  # channels no path reaches (a loudspeaker layout's panning)
-    folded = _folded(spectrum, mix)
+    folded = _folded(spectrum, mix, _reached(mix))
     want = np.einsum("pc,pk->ck", mix.astype(np.float64), spectrum.astype(np.complex128))
     reached = [c for c in range(16) if c not in (3, 9)]
     assert folded.dtype == np.complex64 and folded.shape == (14, 4097)
@@ -377,7 +377,7 @@ def test_a_folded_filter_is_each_channels_paths_summed_by_their_gains(paths):
     # a row's sums do not depend on the rows beside it: the bits of the full fold's rows
     full = (mix.T @ spectrum.view(np.float32)).view(np.complex64)
     assert np.array_equal(folded, full[reached])
-    assert _folded(spectrum, None) is spectrum  # already per channel: itself
+    assert _folded(spectrum, None, np.arange(paths)) is spectrum  # per channel: itself
 
 
 def test_channels_a_line_does_not_reach_are_not_multiplied_and_sound_exact_zeros(monkeypatch):
