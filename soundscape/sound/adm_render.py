@@ -37,11 +37,12 @@ block behind the others (``_in_step``: the same bits as in turn). Each stream's 
 only its own sources, so every event keeps its index, and its variant, as in the project's
 other renders; the dry notes
 come from, and go to, the disk cache the other layouts share (``store``). Both are mastered
-together to a loudness target (BS.1770 of the objects' tracks, each weight 1, plus each
-bed's W: what a constant-power renderer's loudspeakers add up to for sources that do not
-cohere), with a true-peak limiter on every track. Every thread allocates from glibc's main
-arena (``malloc.one_arena``, which ``render_blocks`` asks for): a heap per thread held
-350 MiB more on s09.
+together to a loudness target, with a true-peak limiter on every track. The EBU master is
+measured on its tracks (BS.1770, each object weight 1, plus the bed's W: what a
+constant-power renderer's loudspeakers add up to for sources that do not cohere); the Dolby
+master on its own 5.1 render, as Dolby Atmos deliveries are (``_loudness_measure``). Every
+thread allocates from glibc's main arena (``malloc.one_arena``, which ``render_blocks`` asks
+for): a heap per thread held 350 MiB more on s09.
 
 The file: RIFF (BW64 with ``ds64`` past 4 GiB), ``fmt`` PCM 24-bit, ``bext``, ``chna``,
 ``data``, ``axml``, and the ``cue``/``labl`` markers as ``render`` writes them.
@@ -70,6 +71,7 @@ from soundscape.sound import adm
 from soundscape.sound.audiofile import Cue, SampleWriter, _pack24, write_sidecar
 from soundscape.sound.directio import DirectWriter
 from soundscape.sound.diskcache import NoteStore
+from soundscape.sound.loudness import Downmix
 from soundscape.sound.mastering import Mastering, master
 from soundscape.sound.notes import CACHE_BYTES, NoteHandoff, SynthVoice, Voice
 from soundscape.sound.panning import ChannelTerms, make_panner
@@ -102,6 +104,9 @@ _HANDOFF_BYTES = 32 << 20
 _LAYOUT_OF = {profile: layout for layout, profile in adm.MASTER_LAYOUTS.items()}
 _BED_WORDS = {"ebu": "a 3rd-order ambisonic bed", "dolby": "a 7.0.2 bed"}
 _BED_NAME = {"ebu": "AmbiX order 3", "dolby": "7.0.2 (Dolby room-centric)"}
+#: What each profile's loudness is measured on (``_loudness_measure``), in its report.
+_MEASURED_ON = {"ebu": "the tracks: each object weight 1, the bed's W",
+                "dolby": "the master's 5.1 render (0+5+0 VBAP): L R C 1, Ls Rs 1.41"}
 
 
 class ObjectTrack:
@@ -247,10 +252,11 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
     width = len(objects) + bed_width
     block_frames = max(1, round(block_s * sample_rate))
-    weights = _loudness_weights(objects, bed_panner, bed_width, performance.duration, profile)
+    weights, downmix = _loudness_measure(objects, bed_panner, bed_width, sample_rate, profile)
     object_stems = tuple(f"object.{o.number}" for o in objects)
     how = Mastering(sample_rate, width, width, weights, lambda block: block, block_frames,
-                    target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers)
+                    target_lufs, ceiling_dbtp, progress=progress, stage=stage, workers=workers,
+                    downmix=downmix)
     cues = [Cue(round(m.time * sample_rate), f"{m.text} | {m.gloss}")
             for m in performance.markers]
     seconds = performance.duration
@@ -349,39 +355,40 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
         report_file = write_text(staged.folder / f"{path.name}.loudness.json", json.dumps(
             {**asdict(report), "layout": layout, "sample_rate": sample_rate, "seed": seed,
              "seconds": frames / sample_rate, "objects": len(objects), "bed_channels": bed_width,
-             "bed_holds": holds,
+             "bed_holds": holds, "measured_on": _MEASURED_ON[profile],
              "files": [path.name, plan.name]}, indent=1, ensure_ascii=False))
     names = tuple(f"object {o.number}" for o in objects) + bed_panner.channels[:bed_width]
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
 
 
-def _loudness_weights(objects: Sequence[adm.AdmObject], bed_panner, bed_width: int,
-                      seconds: float, profile: str) -> np.ndarray:
-    """Each track's BS.1770 weight. EBU: each object 1 and the AmbiX bed's W (for sources
-    that do not cohere, what a constant-power renderer's loudspeakers add up to). Dolby: as
-    a 5.1 render of the master weighs them, the measure Dolby Atmos deliveries are held to
-    (Universal Music's specification): each object by where 0+5+0's VBAP puts its places,
-    over their durations, each bed channel by its direction."""
+def _loudness_measure(objects: Sequence[adm.AdmObject], bed_panner, bed_width: int,
+                      sample_rate: int, profile: str) -> tuple[np.ndarray, Downmix | None]:
+    """What BS.1770 measures of the master: its channel weights, and the render it measures
+    (none: the tracks themselves). EBU: the tracks, each object 1 and the AmbiX bed's W (for
+    sources that do not cohere, what a constant-power renderer's loudspeakers add up to).
+    Dolby: the master's 5.1 render, the measure Dolby Atmos deliveries are held to
+    (Universal Music's specification), over L R C Ls Rs: each object where 0+5+0's VBAP puts
+    its place of the moment (a later block's move taken at its start), each bed channel by
+    its direction; an object and its echoes in the bed add as they do in that render."""
     if profile != "dolby":
         bed = bed_panner.loudness_weights() if bed_width else np.zeros(0)
-        return np.concatenate([np.ones(len(objects)), bed])
-    placed = []
-    for obj in objects:
-        ends = [b.time for b in obj.blocks[1:]] + [max(seconds, obj.blocks[-1].time)]
-        spans = np.array([end - b.time for b, end in zip(obj.blocks, ends, strict=True)])
-        each = np.array([_five_one_weight(b.azimuth, b.elevation) for b in obj.blocks])
-        placed.append(float(each @ spans / spans.sum()) if spans.sum() > 0 else each[0])
-    bed = [_five_one_weight(az, el) for *_, (az, el) in adm.DOLBY_BED][:bed_width]
-    return np.array(placed + bed)
-
-
-def _five_one_weight(azimuth: float, elevation: float) -> float:
-    """BS.1770's weight of a sound from (azimuth, elevation) as a 5.1 render measures it: its
-    share of power in each loudspeaker of 0+5+0 (VBAP, constant power) times that one's."""
+        return np.concatenate([np.ones(len(objects)), bed]), None
     five = make_panner("5.1")
-    gains = five.terms(azimuth, elevation).gains
-    return float(np.square(gains) @ five.loudness_weights())
+    weights = five.loudness_weights()
+    heard = np.flatnonzero(weights)  # the LFE is not measured
+
+    def gains(azimuth: float, elevation: float) -> np.ndarray:
+        return five.terms(azimuth, elevation).gains[heard]
+
+    bed = [gains(az, el) for *_, (az, el) in adm.DOLBY_BED][:bed_width]
+    starts = sorted({round(b.time * sample_rate) for o in objects for b in o.blocks} | {0})
+    matrices = []
+    for start in starts:
+        placed = [next(b for b in reversed(o.blocks) if round(b.time * sample_rate) <= start)
+                  for o in objects]
+        matrices.append([gains(b.azimuth, b.elevation) for b in placed] + bed)
+    return weights[heard], Downmix(np.array(starts), np.array(matrices, np.float32))
 
 
 def _hall_heard(performance: Performance, listener: Listener, surroundings: Surroundings,

@@ -25,8 +25,9 @@ from scipy.signal import firwin
 
 from soundscape.sound.iir import sosfilt_within
 
-__all__ = ["LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter", "TruePeakMeter",
-           "integrated_loudness", "k_weighting", "sample_peak", "true_peak_envelope"]
+__all__ = ["Downmix", "LoudnessMeter", "LoudnessReport", "MeterSnapshot", "TruePeakLimiter",
+           "TruePeakMeter", "integrated_loudness", "k_weighting", "sample_peak",
+           "true_peak_envelope"]
 
 _OVERSAMPLE = 4
 _FILTER_MARGIN = 16  # base-rate samples the ×4 polyphase filter reaches on either side
@@ -39,6 +40,10 @@ _DENORMAL_GUARD = 1e-20
 #: A channel's filter state under this (the guard's own steady state is ~5e-22) rings only
 #: from the guard: fed zeros, it is not filtered (``LoudnessMeter._live``).
 _SETTLED = 1e-18
+#: Frames a ``Downmix`` product at most: 33 tracks into 5 channels stay under OpenBLAS's
+#: one-thread size (m·n·k ≤ 4 · 65 536 in its ``interface/gemm.c``; measured: 2 000 frames
+#: ran on one thread, 48 000 on two).
+_MIX_FRAMES = 1024
 
 
 class LoudnessMeter:
@@ -49,12 +54,21 @@ class LoudnessMeter:
     sample_rate : int, Hz
     weights : array_like (channels,)
         Channel weights G_i (1 for L/R/C, 1.41 for surrounds, 0 to leave a channel out).
+    downmix : Downmix or None
+        What is measured is the blocks' render to ``channels`` (a 5.1 render of an Atmos
+        master), not the blocks themselves.
     """
 
-    def __init__(self, sample_rate: int, weights: np.ndarray) -> None:
+    def __init__(self, sample_rate: int, weights: np.ndarray,
+                 downmix: Downmix | None = None) -> None:
         weights = np.asarray(weights, dtype=float)
         self._used = np.flatnonzero(weights)  # channels with weight 0 are not filtered at all
         self.weights = weights[self._used]
+        if downmix is not None and downmix.matrices.shape[2] != len(weights):
+            raise ValueError(f"a downmix to {downmix.matrices.shape[2]} channels, "
+                             f"{len(weights)} weights")
+        self._downmix = None if downmix is None else downmix.only(self._used)
+        self._frame = 0  # the next sample's frame on the signal's clock (the downmix's)
         self._sos = k_weighting(sample_rate)
         self._state = np.zeros((len(self.weights), len(self._sos), 2))
         self._hop = round(0.1 * sample_rate)
@@ -65,8 +79,19 @@ class LoudnessMeter:
     def add(self, block: np.ndarray) -> None:
         """Feed the next ``(frames, channels)`` block."""
         block = np.asarray(block)
-        live = self._live(block)
-        columns, guard = self._used[live], _guard(len(block))
+        guard = _guard(len(block))
+        if self._downmix is None:
+            live = self._live(block)
+            columns = self._used[live]
+
+            def stretch(start: int, stop: int) -> np.ndarray:
+                return block[start:stop, columns].T
+        else:  # its channels, rows already: all filtered (the bed sounds in every block)
+            live, mixed = np.arange(len(self._used)), self._downmix.rows(block, self._frame)
+
+            def stretch(start: int, stop: int) -> np.ndarray:
+                return mixed[:, start:stop]
+        self._frame += len(block)
         state = self._state[live]  # a copy (fancy index): put back below
         start = 0
         # a hop's stretch at a time (the rest of the unfinished one first): its channels,
@@ -75,8 +100,8 @@ class LoudnessMeter:
         # tracks); the same bits as filtering the block whole and summing its hops
         while start < len(block):
             stop = min(len(block), start + self._hop - self._partial_count)
-            rows = np.empty((len(columns), stop - start))
-            np.add(block[start:stop, columns].T, guard[start:stop], out=rows)
+            rows = np.empty((len(live), stop - start))
+            np.add(stretch(start, stop), guard[start:stop], out=rows)
             sosfilt_within(self._sos, rows, state)
             self._partial += self._all(live, np.square(rows, out=rows).sum(axis=1))
             self._partial_count += stop - start
@@ -96,8 +121,8 @@ class LoudnessMeter:
         channel's K-weighted power, under 10⁻³⁶, is 10⁻²⁹ of the absolute gate's, far under
         the last bit of any gated hop's sum, so it is counted as 0 and its state kept (when
         it sounds again, that state moves only the last bits of its first quiet samples;
-        docs/render.md, "Metering costs"). An ADM master's object tracks are silent in
-        three blocks of four (s18): most of its K-weighting."""
+        docs/render.md, "Metering costs"). An EBU ADM master's object tracks are silent
+        in three blocks of four (s18): most of its K-weighting."""
         settled = np.abs(self._state).max(axis=(1, 2)) < _SETTLED
         if not settled.any():  # (a pass over the block costs 0.6 ms: stereo's 9 078 blocks)
             return np.arange(len(self._used))
@@ -129,6 +154,7 @@ class LoudnessMeter:
         self._state = upto.state * gain
         self._partial = upto.partial * gain**2
         self._partial_count = upto.partial_count
+        self._frame = upto.hops * self._hop + upto.partial_count
 
     def resumed(self, at: MeterSnapshot, gain: float) -> LoudnessMeter:
         """A meter standing where this one stood at ``at``, as if fed ``gain`` × its signal,
@@ -138,6 +164,7 @@ class LoudnessMeter:
         meter._state = at.state * gain
         meter._partial = at.partial * gain**2
         meter._partial_count = at.partial_count
+        meter._frame = at.hops * self._hop + at.partial_count
         meter._hops = []
         return meter
 
@@ -229,6 +256,41 @@ def k_weighting(sample_rate: int) -> np.ndarray:
     a0 = 1 + k / _HIGHPASS_Q + k * k
     highpass = [1.0, -2.0, 1.0, 1.0, 2 * (k * k - 1) / a0, (1 - k / _HIGHPASS_Q + k * k) / a0]
     return np.array([shelf, highpass])
+
+
+@dataclass(frozen=True, eq=False)
+class Downmix:
+    """A render of a block's tracks to the channels a loudness measure hears, by a matrix
+    that changes as the tracks' sources move: ``matrices[k]`` (tracks, channels) from frame
+    ``starts[k]`` (the first 0) to the next. A 5.1 render of an Atmos master, whose tracks
+    add where they sound together (an object's direct sound and its echoes in the bed), as
+    no weight per track can foresee."""
+
+    starts: np.ndarray  # (changes,) int, rising
+    matrices: np.ndarray  # (changes, tracks, channels) float32
+
+    def only(self, channels: np.ndarray) -> Downmix:
+        """The same render to ``channels`` alone."""
+        return Downmix(self.starts, np.ascontiguousarray(self.matrices[:, :, channels]))
+
+    def rows(self, block: np.ndarray, first: int) -> np.ndarray:
+        """``(channels, frames)``: ``block`` (frames, tracks), whose first frame is
+        ``first``, rendered by matrix products (a float32 block's in single precision: far
+        finer than any loudness, and it reads the block once), ``_MIX_FRAMES`` at most each:
+        OpenBLAS splits larger ones among its threads, whose spinning then took a core's
+        worth from the render (the bits are the same either way: each output sums its
+        tracks whole, in one thread)."""
+        dtype = np.result_type(block.dtype, np.float32)
+        out = np.empty((self.matrices.shape[2], len(block)), dtype)
+        ends = np.append(self.starts[1:], np.iinfo(np.int64).max) - first  # each matrix's
+        start = 0
+        while start < len(block):
+            change = int(np.searchsorted(ends, start, side="right"))
+            stop = min(len(block), start + _MIX_FRAMES, int(ends[change]))
+            np.matmul(self.matrices[change].T.astype(dtype, copy=False), block[start:stop].T,
+                      out=out[:, start:stop])
+            start = stop
+        return out
 
 
 @dataclass(frozen=True, slots=True)

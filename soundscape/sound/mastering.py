@@ -45,6 +45,7 @@ from soundscape.malloc import releasing_now_and_then
 from soundscape.sound import rawfile
 from soundscape.sound.audiofile import BlockWriter
 from soundscape.sound.loudness import (
+    Downmix,
     LoudnessMeter,
     LoudnessReport,
     MeterSnapshot,
@@ -91,7 +92,7 @@ class Mastering:
         Channels of the raw render (all stems side by side).
     per_file : int
         Channels of each output file (``width`` is a multiple of it).
-    weights : ndarray (per_file,)
+    weights : ndarray (per_file,), or (channels,) of ``downmix``
         BS.1770 channel weights of the measured signal.
     measure : callable
         Block → what the meters and the limiter look at (the block, or the stems' sum).
@@ -107,6 +108,9 @@ class Mastering:
     gain_db : float or None, dB
         A gain given (a part at the level of the whole rite's render): applied as it is,
         through the limiter, instead of the gain to ``target_lufs``.
+    downmix : Downmix or None
+        The render the loudness is measured on (an Atmos master's 5.1), instead of what
+        ``measure`` gives (the true peak and the limiter look at that still).
     """
 
     sample_rate: int
@@ -121,6 +125,10 @@ class Mastering:
     stage: Callable[[str], contextlib.AbstractContextManager] | None = None
     workers: int = 1
     gain_db: float | None = None
+    downmix: Downmix | None = None
+
+    def loudness_meter(self) -> LoudnessMeter:
+        return LoudnessMeter(self.sample_rate, self.weights, self.downmix)
 
     def step(self, text: str) -> contextlib.AbstractContextManager:
         return self.stage(text) if self.stage is not None else contextlib.nullcontext()
@@ -140,7 +148,7 @@ def master(blocks: Iterator[np.ndarray], raw: Path, how: Mastering,
     yields (one per file); returns the loudness report and the frames written."""
     with how.step("render pass 1 of 2: rendering and metering"):
         first = _pass_one(blocks, raw, how.measure,
-                          LoudnessMeter(how.sample_rate, how.weights), separate=how.workers > 1,
+                          how.loudness_meter(), separate=how.workers > 1,
                           block_bytes=4 * how.width * how.block_frames)
     frames, peak = first.frames, first.peak
     measured = first.meter.integrated()
@@ -626,7 +634,7 @@ def _pass_two(raw: Path, how: Mastering, gain_db: float, ceiling_db: float, *, l
         for _, chunk in _read_raw(raw, reference.stored, how.block_frames):
             emit(chunk, gain)
         return math.nan, math.nan, 0.0
-    meter = LoudnessMeter(how.sample_rate, how.weights)
+    meter = how.loudness_meter()
     peak = TruePeakMeter()
     settle = how.sample_rate // 2  # unlimited frames after which K-weighting forgets the limiter
     clean = settle
@@ -923,7 +931,7 @@ def _meter_runs(raw: Path, how: Mastering, gain: float, ceiling_db: float,
         lo, hi = first * size, min(last * size, reference.frames)
         limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
         meter = (reference.meter.resumed(reference.snapshots[first - 1], gain) if first
-                 else LoudnessMeter(how.sample_rate, how.weights))
+                 else how.loudness_meter())
         # block by block (memory stays bounded), then the limiter's look-ahead past the
         # run (silence after the end), which makes it give out the run's last frames
         for start in [*range(lo, hi, size), hi]:

@@ -14,6 +14,7 @@ from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import loudness
 from soundscape.sound.loudness import (
+    Downmix,
     LoudnessMeter,
     TruePeakLimiter,
     TruePeakMeter,
@@ -218,6 +219,42 @@ def test_following_a_scaled_reference_equals_metering_it(gain):
     assert mixed.integrated() == pytest.approx(direct.integrated(), abs=1e-6)
     assert direct.integrated() == pytest.approx(
         reference.integrated() + 20 * np.log10(gain), abs=1e-6)
+
+
+def test_a_downmixed_meter_measures_the_render_its_matrices_make_as_they_change():
+    """An Atmos master is measured on its 5.1 render: four tracks into three channels, by a
+    matrix that changes inside a block, on a block's first frame and on a hop's, read from
+    the frame the meter stands at, even when it resumes or follows from a snapshot."""
+    rng = np.random.default_rng(4)
+    x = varied_signal(12, 4).astype(np.float32)
+    x[FS * 2:FS * 5, 3] = 0.0  # a track that stops and comes back
+    starts = np.array([0, 4 * (4800 * 5 + 17), FS * 3 + 1234, FS * 9 + 4800 * 3])
+    matrices = rng.uniform(0, 1, (len(starts), 4, 3)).astype(np.float32)
+    weights = np.array([1.0, 1.0, 1.41])
+    at = np.searchsorted(starts, np.arange(len(x)), side="right") - 1
+    rendered = np.einsum("ft,ftc->fc", x.astype(float), matrices[at].astype(float))
+    block = 4800 * 5 + 17  # blocks that do not line up with the hops
+    meter, snapshots = LoudnessMeter(FS, weights, Downmix(starts, matrices)), []
+    for start in range(0, len(x), block):
+        meter.add(x[start:start + block])
+        snapshots.append(meter.snapshot())
+    plain = LoudnessMeter(FS, weights)
+    plain.add(rendered)
+    np.testing.assert_allclose(meter.hops, plain.hops, rtol=1e-5, atol=1e-12)
+    assert meter.integrated() == pytest.approx(plain.integrated(), abs=1e-4)
+    # a dry run from block 3 (resumed) and pass 2 following pass 1 up to block 5
+    resumed = meter.resumed(snapshots[2], 2.0)
+    for start in range(3 * block, len(x), block):
+        resumed.add(2.0 * x[start:start + block])
+    np.testing.assert_allclose(resumed.hops, 4.0 * meter.hops[snapshots[2].hops:], rtol=1e-6,
+                               atol=1e-12)
+    follower = LoudnessMeter(FS, weights, Downmix(starts, matrices))
+    follower.follow(meter, snapshots[5], 1.0)
+    for start in range(6 * block, len(x), block):
+        follower.add(x[start:start + block])
+    assert np.array_equal(follower.hops, meter.hops)
+    with pytest.raises(ValueError, match="a downmix to 3 channels, 2 weights"):
+        LoudnessMeter(FS, [1.0, 1.0], Downmix(starts, matrices))
 
 
 def test_a_settled_silent_channel_is_not_filtered_and_the_loudness_is_the_same_bits(
