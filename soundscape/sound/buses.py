@@ -478,7 +478,7 @@ def _parts(taker: Bus | Tail, frames: int) -> list[Parts]:
 def _parts_taken(takers: deque[Bus | Tail], frames: int) -> dict[int, list[Parts]]:
     """``_parts`` of each taker this thread takes from ``takers`` (the others' threads take
     from it too: ``popleft`` is atomic) until none is left, by its id."""
-    made = {}
+    made: dict[int, list[Parts]] = {}
     while True:
         try:
             taker = takers.popleft()
