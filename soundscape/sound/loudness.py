@@ -40,9 +40,8 @@ _DENORMAL_GUARD = 1e-20
 #: A channel's filter state under this (the guard's own steady state is ~5e-22) rings only
 #: from the guard: fed zeros, it is not filtered (``LoudnessMeter._live``).
 _SETTLED = 1e-18
-#: Frames a ``Downmix`` product at most: 33 tracks into 5 channels stay under OpenBLAS's
-#: one-thread size (m·n·k ≤ 4 · 65 536 in its ``interface/gemm.c``; measured: 2 000 frames
-#: ran on one thread, 48 000 on two).
+#: Frames a ``Downmix`` product at most: OpenBLAS gives small products one thread (33 tracks
+#: into 5 channels, measured: 2 000 frames ran on one thread, a 48 000-frame block on two).
 _MIX_FRAMES = 1024
 
 
