@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pyloudnorm
 import pytest
 import soundfile
 
@@ -255,7 +256,6 @@ def test_the_loudness_is_measured_on_the_masters_5_1_render(atmos):
     behind, then east), each bed channel from its direction, an object and its echoes in the
     bed adding as they do in that render. Rendered here from the written file and its plan,
     measured by pyloudnorm: the target."""
-    pyloudnorm = pytest.importorskip("pyloudnorm")
     audio, rate = soundfile.read(atmos.files[0])
     plan = json.loads(Path(f"{atmos.files[0]}.adm.json").read_text(encoding="utf-8"))
     five, heard = make_panner("5.1"), [0, 1, 2, 4, 5]  # L R C Ls Rs: not the LFE
@@ -346,7 +346,6 @@ def test_a_5_1_render_of_the_atmos_master_measures_the_target(atmos, tmp_path):
     """Dolby Atmos deliveries are measured by BS.1770 on a 5.1 render of the master; the
     master's own measure (its own 5.1 render, VBAP's) lands within 0.2 LU of EBU's (here
     -20.04 against -20.0; -19.3 when each track was weighed apart, docs/render.md)."""
-    pyloudnorm = pytest.importorskip("pyloudnorm")
     fixed = _without_stream_packs(atmos.files[0], tmp_path / "fixed.wav")
     out = tmp_path / "five.wav"
     subprocess.run([ear_render(), "-s", "0+5+0", str(fixed), str(out)], check=True,
