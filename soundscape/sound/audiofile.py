@@ -38,7 +38,7 @@ import soundfile
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
-from soundscape.sound.directio import DirectWriter
+from soundscape.sound.directio import STAGE_BYTES, DirectWriter
 
 __all__ = ["FLAC_MAX_CHANNELS", "FORMATS", "SUBTYPES", "BlockWriter", "Cue", "SampleWriter",
            "append_wav_cues", "check_channels", "open_writer", "pack_samples",
@@ -88,7 +88,8 @@ def check_channels(file_format: str, channels: int) -> None:
 @contextlib.contextmanager
 def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_format: str,
                 bits: str, cues: Sequence[Cue] = (), frames: int = 0,
-                channel_mask: int | None = None) -> Iterator[soundfile.SoundFile]:
+                channel_mask: int | None = None,
+                stage_bytes: int = STAGE_BYTES) -> Iterator[soundfile.SoundFile]:
     """Open a streaming writer; on clean exit the file (with its cues) is renamed into place.
 
     Parameters
@@ -109,6 +110,9 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     channel_mask : int or None
         WAVE_FORMAT_EXTENSIBLE speaker mask of the channels (``panning.wav_channel_mask``);
         None writes a plain WAV and no FLAC mask comment.
+    stage_bytes : int
+        Bytes staged before each write to the disk (``directio.DirectWriter``): several
+        files written side by side share ``directio.STAGE_BYTES``.
 
     Yields
     ------
@@ -123,7 +127,7 @@ def open_writer(path: str | Path, *, sample_rate: int, channels: int, file_forma
     if file_format == "wav" and frames * channels * width > _RIFF_LIMIT:
         major = "RF64"
     with atomic_path(path) as tmp:
-        with _HeldErrors(tmp) as file, _closed_unsynced(soundfile.SoundFile(
+        with _HeldErrors(tmp, stage_bytes) as file, _closed_unsynced(soundfile.SoundFile(
                 file, "w", samplerate=sample_rate, channels=channels, subtype=subtype,
                 format=major)) as out, sample_writer(out, subtype) as writer:
             yield writer

@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 from soundscape.errors import RenderError
 from soundscape.malloc import releasing_now_and_then
-from soundscape.sound import rawfile
+from soundscape.sound import directio, rawfile
 from soundscape.sound.audiofile import BlockWriter
 from soundscape.sound.loudness import (
     Downmix,
@@ -730,8 +730,7 @@ def _run_gains(raw: Path, how: Mastering, gain: float, ceiling_db: float, refere
         lo, hi = first * size, min(last * size, reference.frames)
         limiter.resume(_scaled(raw, how, gain, lo - reach, lo, reference))
         lagged, peak = _Lagged(), _RunPeak(top)
-        for start in range(lo, hi, size):
-            scaled = _scaled(raw, how, gain, start, min(start + size, hi), reference)
+        for scaled in _scaled_blocks(raw, how, gain, lo, hi, reference):
             lagged.push(scaled)
             frames, gains = _turned(*limiter.gains(scaled))
             peak.add(how.measure(lagged.take(frames, gains)))
@@ -888,6 +887,19 @@ def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,
     return out
 
 
+def _scaled_blocks(raw: Path, how: Mastering, gain: float, lo: int, hi: int,
+                   reference: _PassOne) -> Iterator[np.ndarray]:
+    """``_scaled`` of frames ``lo…hi-1`` a block at a time (the last may be shorter), read
+    up to ``directio.STAGE_BYTES`` of the raw file at once: a limited run's blocks one read
+    each queued behind pass 2's larger reads and writes."""
+    size = how.block_frames
+    span = size * max(1, directio.STAGE_BYTES // (4 * max(1, how.width) * size))
+    for at in range(lo, hi, span):
+        scaled = _scaled(raw, how, gain, at, min(at + span, hi), reference)
+        for start in range(0, len(scaled), size):
+            yield scaled[start:start + size]
+
+
 def _loud_blocks(peaks: np.ndarray, gain: float, ceiling_db: float) -> np.ndarray:
     """Per block: whether, at ``gain``, its sample peak is within 6 dB of the ceiling (only
     there can the true peak reach it: see TruePeakMeter)."""
@@ -934,10 +946,9 @@ def _meter_runs(raw: Path, how: Mastering, gain: float, ceiling_db: float,
                  else how.loudness_meter())
         # block by block (memory stays bounded), then the limiter's look-ahead past the
         # run (silence after the end), which makes it give out the run's last frames
-        for start in [*range(lo, hi, size), hi]:
-            stop = min(start + size, hi) if start < hi else hi + reach
-            meter.add(how.measure(limiter.process(_scaled(raw, how, gain, start, stop,
-                                                          reference))))
+        for scaled in itertools.chain(_scaled_blocks(raw, how, gain, lo, hi, reference),
+                                      [_scaled(raw, how, gain, hi, hi + reach, reference)]):
+            meter.add(how.measure(limiter.process(scaled)))
         metered.append((reference.snapshots[first - 1].hops if first else 0, meter.hops))
     return metered
 
@@ -999,16 +1010,23 @@ def _runs(indices: np.ndarray, before: int, after: int, count: int
 
 def _read_raw(raw: Path, stored: rawfile.Layout, block_frames: int
               ) -> Iterator[tuple[int, np.ndarray]]:
-    """Pass 1's raw file, ``_READ_BLOCKS`` of pass 1's blocks at a time, as (index of the
+    """Pass 1's raw file, ``_read_blocks`` of pass 1's blocks at a time, as (index of the
     first block, their frames); the next two are read on threads while these are used
     (``rawfile.chunks``)."""
-    for start, chunk in rawfile.chunks(raw, stored, block_frames * _READ_BLOCKS):
+    frames = block_frames * _read_blocks(stored.width, block_frames)
+    for start, chunk in rawfile.chunks(raw, stored, frames):
         yield start // block_frames, chunk
 
 
-#: Pass 2 reads and hands on this many of pass 1's blocks at a time: each hand-over between
-#: its threads (reading, limiting, metering, converting, writing) wakes one, and a whole
-#: rite's ~9000 blocks made ~45 000 of them.
+def _read_blocks(width: int, block_frames: int) -> int:
+    """Pass 1's blocks pass 2 reads and hands on at a time: those of ``directio.STAGE_BYTES``
+    of float32 (a few requests side by side on the disk), and never fewer than
+    ``_READ_BLOCKS``: each hand-over between its threads (reading, limiting, metering,
+    converting, writing) wakes one, and a whole rite's ~9000 blocks one at a time made
+    ~45 000 of them."""
+    return max(_READ_BLOCKS, directio.STAGE_BYTES // (4 * max(1, width) * block_frames))
+
+
 _READ_BLOCKS = 4
 
 

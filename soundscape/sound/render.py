@@ -53,6 +53,7 @@ from soundscape.sound.audiofile import (
     write_sidecar,
 )
 from soundscape.sound.buses import Buses
+from soundscape.sound.directio import MIN_STAGE_BYTES, STAGE_BYTES
 from soundscape.sound.diskcache import NoteStore, from_env
 from soundscape.sound.helper import NoteHelper
 from soundscape.sound.loudness import LoudnessReport
@@ -456,7 +457,9 @@ def render_audio(performance: Performance, path: str | Path, *,
                     yield [stack.enter_context(open_writer(
                         target, sample_rate=sample_rate, channels=per_file,
                         file_format=file_format, bits=bits, cues=cues, frames=frames,
-                        channel_mask=wav_channel_mask(panner))) for target in targets]
+                        channel_mask=wav_channel_mask(panner), stage_bytes=max(
+                            MIN_STAGE_BYTES, STAGE_BYTES // len(targets))))
+                        for target in targets]
 
             blocks = render_blocks(performance, listener=listener, panner=panner,
                                    sample_rate=sample_rate, seed=seed,

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from soundscape.errors import RenderError
-from soundscape.sound import mastering
+from soundscape.sound import directio, mastering
 from soundscape.sound.loudness import LoudnessMeter, TruePeakLimiter, TruePeakMeter
 from soundscape.sound.mastering import (
     Mastering,
@@ -63,6 +63,28 @@ def _master(tmp_path):
     first = _pass_one(iter([x[i:i + BLOCK] for i in range(0, len(x), BLOCK)]), raw,
                       how.measure, LoudnessMeter(RATE, how.weights))
     return x, how, raw, first
+
+
+@pytest.mark.parametrize("stage_blocks", [1, 3, 1000])
+def test_the_limiters_runs_are_read_many_blocks_at_once_and_handed_out_block_by_block(
+        tmp_path, monkeypatch, stage_blocks):
+    """``_scaled_blocks`` reads a run ``directio.STAGE_BYTES`` at a time and gives it out a
+    block at a time: the blocks, and their bits, of reading each block alone, whether a
+    read holds one block, three, or the whole run, and to a last block cut short by the
+    file's end."""
+    x, how, raw, first = _master(tmp_path)
+    monkeypatch.setattr(directio, "STAGE_BYTES", stage_blocks * 4 * 2 * BLOCK)
+    gain = 10 ** (9.0 / 20)
+    frames = len(x) - BLOCK // 3  # a file that ends within a block
+    first = dataclasses.replace(first, frames=frames)
+    for lo, hi in ((0, 7 * BLOCK), (5 * BLOCK, frames)):
+        got = list(mastering._scaled_blocks(raw, how, gain, lo, hi, first))
+        alone = [mastering._scaled(raw, how, gain, start, min(start + BLOCK, hi), first)
+                 for start in range(lo, hi, BLOCK)]
+        assert [len(block) for block in got] == [len(block) for block in alone]
+        assert all(np.array_equal(a, b) and a.dtype == b.dtype for a, b in zip(
+            got, alone, strict=True))
+    assert len(alone[-1]) == BLOCK - BLOCK // 3
 
 
 @pytest.mark.parametrize("gain_db", [9.0, 14.0])
@@ -173,15 +195,22 @@ def test_an_error_in_the_limiters_process_is_raised_and_ends_it(tmp_path, monkey
     assert set(multiprocessing.active_children()) == before
 
 
-def test_pass_two_hands_on_the_raw_blocks_a_few_at_a_time_with_the_same_samples(tmp_path):
-    """Away from the limiter, pass 2 reads and writes ``_READ_BLOCKS`` of pass 1's blocks
-    at once (fewer hand-overs between its threads): fewer, longer writes, the same
-    samples, and the same loudness as block by block."""
+def test_pass_two_hands_on_the_raw_blocks_a_few_at_a_time_with_the_same_samples(
+        tmp_path, monkeypatch):
+    """Away from the limiter, pass 2 reads and writes ``_read_blocks`` of pass 1's blocks
+    at once (``directio.STAGE_BYTES`` of them, at least ``_READ_BLOCKS``: fewer hand-overs
+    between its threads, fewer and longer requests to the disk): the same samples, and the
+    same loudness as block by block."""
     x, how, raw, first = _master(tmp_path)
     gain = 10 ** (9.0 / 20)
+    blocks = len(first.peaks)
+    whole = _Keep()  # 20 s of stereo: less than STAGE_BYTES, one read
+    _pass_two(raw, how, 9.0, CEILING_DB, limit=False, write=[whole], reference=first)
+    assert len(whole.blocks) == 1
+    assert np.array_equal(whole.blocks[0], np.multiply(x, gain, dtype=np.float64))
+    monkeypatch.setattr(directio, "STAGE_BYTES", 1)  # the fewest blocks a read takes
     out = _Keep()
     _pass_two(raw, how, 9.0, CEILING_DB, limit=False, write=[out], reference=first)
-    blocks = len(first.peaks)
     assert len(out.blocks) == -(-blocks // mastering._READ_BLOCKS) < blocks
     assert np.array_equal(np.concatenate(out.blocks), np.multiply(x, gain, dtype=np.float64))
     limited = _Keep()  # at 9 dB the limiter has runs: whole chunks between them
