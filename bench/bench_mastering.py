@@ -12,14 +12,15 @@ work on a section the −23 LUFS default leaves unlimited. A/B: run it from two 
 
 ``--pass2 FOLDER`` times pass 2 alone, as the render runs it: pass 1 is run once (the WAV
 read in blocks, so a whole rite's fits; its raw file and measurements kept in FOLDER for
-the next runs, of either checkout), then pass 2 ``--repeat`` times, each with the raw file
-read into the page cache first (as pass 1 leaves it), with glibc's malloc set as the
-command sets it, and ``--workers`` (2 by default, as the command's ``--jobs 2``: the
-limiter's gains made in a process of their own, whose CPU the user and system times
-count). It prints wall, user and system CPU of each run and each thread's CPU (Linux:
-/proc), so the thread that bounds the wall shows on a busy machine too. E.g. the
-whole rite: ``--pass2 /tmp/p2 --target -21 rite.wav`` (a render's output is limited already:
-a target 2 dB over it makes the limiter work again).
+the next runs, of either checkout), then pass 2 ``--repeat`` times, reading the raw file
+past the page cache as the render does (``directio``), each after the last one's output is
+deleted and the disk has trimmed it (``sync``: the file system discards freed blocks), with
+glibc's malloc set as the command sets it, and ``--workers`` (2 by default, as the
+command's ``--jobs 2``: the limiter's gains made in a process of their own, whose CPU the
+user and system times count). It prints wall, user and system CPU of each run and each
+thread's CPU (Linux: /proc), so the thread that bounds the wall shows on a busy machine
+too. E.g. the whole rite: ``--pass2 /tmp/p2 --target -21 rite.wav`` (a render's output is
+limited already: a target 2 dB over it makes the limiter work again).
 """
 
 from __future__ import annotations
@@ -163,9 +164,10 @@ def pass_two(render: Path, folder: Path, target: float, repeat: int, workers: in
           f"{int(loud.sum())} of {len(loud)} blocks loud")
     out = folder / "out.wav"
     for _ in range(repeat):
-        with open(folder / "raw.f32", "rb", buffering=0) as f:  # in the page cache
-            while f.read(64 << 20):
-                pass
+        # the last run's output deleted, and the disk's trim of it waited for (the file
+        # system discards freed blocks as it commits): not in this run's time
+        out.unlink(missing_ok=True)
+        os.sync()
         with _ThreadWatch() as threads:
             start, used = time.monotonic(), _usage()
             with open_writer(out, sample_rate=RATE, channels=width, file_format="wav",

@@ -34,11 +34,12 @@ __all__ = ["ALIGN", "MIN_STAGE_BYTES", "STAGE_BYTES", "DirectFile", "DirectWrite
 ALIGN = 4096
 #: Bytes a writer stages before a write to the disk, and a bulk read asks for at once. The
 #: kernel hands the disk requests of up to its ``max_sectors_kb`` (4 MiB on the project's
-#: virtual disk) and sends a longer one as several side by side, so the disk works on more
-#: than one at a time: a whole rite's stereo pass 2, which reads the raw file while it
-#: writes the output, took 11.1–11.2 s in 1 MiB writes and 4-block reads, 8.1–9.0 s in
-#: 8 or 16 MiB writes and reads of 16 to 43 blocks (measured; `dd` alone wrote 3 GB as fast
-#: in 1 MiB writes as in 8 MiB ones: it is the reads beside them that queue).
+#: virtual disk) and sends a longer one as several side by side. Pass 2 reads the raw file
+#: while it writes the output, and in 1 MiB writes and reads of four blocks the writer waited
+#: on each write in turn: a whole rite's pass 2 (``bench/bench_mastering.py --pass2``, the
+#: limiter on) took 9.9–10.7 s in stereo and 24.1–26.5 s in 5.1, and 7.5–8.3 s and
+#: 19.1–20.6 s in 8 MiB (the same bytes; `dd` alone wrote as fast in 1 MiB as in 8 MiB: it
+#: is the reads beside the writes that queue).
 STAGE_BYTES = 8 << 20
 #: What a writer stages at least where several share :data:`STAGE_BYTES` (a render's stems).
 MIN_STAGE_BYTES = 1 << 20

@@ -20,17 +20,22 @@ def _writes(rng: np.random.Generator, count: int) -> list[bytes]:
     return [rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in sizes]
 
 
+@pytest.mark.parametrize("stage", [directio.STAGE_BYTES, directio.MIN_STAGE_BYTES,
+                                   3 * directio.ALIGN + 5, 100],
+                         ids=["stage", "least-stage", "odd-stage", "tiny-stage"])
 @pytest.mark.parametrize("direct", [True, False], ids=["direct", "through-the-cache"])
-def test_a_direct_writer_writes_the_bytes_a_plain_file_would(tmp_path, monkeypatch, direct):
+def test_a_direct_writer_writes_the_bytes_a_plain_file_would(tmp_path, monkeypatch, direct,
+                                                              stage):
     """Appends of any size, a header filled in afterwards (before what is staged and within
     it), a seek past the end: the same bytes and length as an ordinary file, with or
-    without O_DIRECT."""
+    without O_DIRECT, whatever it stages (a stage off the alignment is cut down to it, to
+    one aligned page at least)."""
     if not direct:
         monkeypatch.setattr(directio, "_O_DIRECT", 0)
     rng = np.random.default_rng(7)
     writes = _writes(rng, 40)
     with open(tmp_path / "plain", "wb") as plain, \
-            directio.DirectWriter(tmp_path / "direct") as ours:
+            directio.DirectWriter(tmp_path / "direct", stage) as ours:
         for f in (plain, ours):
             f.write(b"HEAD" + bytes(60))
             for data in writes:

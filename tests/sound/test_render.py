@@ -21,6 +21,7 @@ import soundfile
 from soundscape.errors import RenderError
 from soundscape.performance import Event, Marker, Performance, Source
 from soundscape.site.listeners import Listener, ListenerPath
+from soundscape.sound import directio
 from soundscape.sound.audiofile import read_wav_cues
 from soundscape.sound.panning import make_panner
 from soundscape.sound.propagation import Surroundings
@@ -264,6 +265,29 @@ def test_stems_sum_to_the_stereo_mix(tmp_path):
     stereo = soundfile.read(mix.files[0], always_2d=True)[0]
     assert np.abs(total - stereo).max() < 1e-6
     assert stems.report.gain_db == pytest.approx(mix.report.gain_db)
+
+
+def test_stems_share_one_files_staging_memory(tmp_path, monkeypatch):
+    """Each output file is staged for the disk in memory (``directio.STAGE_BYTES``, so that
+    the disk has several requests at a time); the stems' files share that memory, not one
+    each, down to ``directio.MIN_STAGE_BYTES``."""
+    staged: dict[str, int] = {}
+    init = directio.DirectWriter.__init__
+
+    def recording(self, path, stage_bytes=directio.STAGE_BYTES):
+        init(self, path, stage_bytes)
+        staged[Path(path).name] = len(self._stage)
+
+    monkeypatch.setattr(directio.DirectWriter, "__init__", recording)
+    perf = scene()
+    render_audio(perf, tmp_path / "mix.wav", listener=NORTH, voice=noise_voice)
+    render_audio(perf, tmp_path / "st.wav", listener=NORTH, voice=noise_voice, layout="stems")
+    outputs = {name: size for name, size in staged.items() if name.endswith(".wav")}
+    mix = [size for name, size in outputs.items() if "mix" in name]
+    stems = [size for name, size in outputs.items() if "st." in name]
+    assert mix == [directio.STAGE_BYTES] and len(stems) == 2
+    assert stems == [directio.STAGE_BYTES // 2] * 2
+    assert staged["raw.f32"] == directio.STAGE_BYTES  # pass 1's file, alone
 
 
 @pytest.mark.parametrize("layout", ["foa", "hoa3", "ring8", "5.1", "binaural"])
