@@ -186,6 +186,7 @@ def run_child(args: argparse.Namespace, layout: str, seconds: float | None = Non
         command += ["--start", str(args.start)]
     command += ["--jobs", str(args.jobs), "--court", args.court]
     done = subprocess.run(command, capture_output=True, text=True)
+    os.sync()  # the disk's trim of the render's deleted files, before the next one is timed
     if done.returncode:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -209,6 +210,7 @@ def run_fluidsynth(args: argparse.Namespace) -> dict:
         subprocess.run(["fluidsynth", "-ni", "-F", str(wav), "-r", "48000", str(SOUNDFONT),
                         str(mid)], check=True, capture_output=True)
         wall = time.perf_counter() - start
+    os.sync()  # as after each render: FluidSynth's deleted file trimmed before the next
     return {"wall_s": wall, "audio_s": performance.duration,
             "speed": performance.duration / wall}
 
