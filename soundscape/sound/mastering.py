@@ -1027,6 +1027,7 @@ def _read_blocks(width: int, block_frames: int) -> int:
     return max(_READ_BLOCKS, directio.STAGE_BYTES // (4 * max(1, width) * block_frames))
 
 
+#: The fewest of pass 1's blocks pass 2 reads at a time (``_read_blocks``).
 _READ_BLOCKS = 4
 
 
