@@ -890,10 +890,11 @@ def _scaled(raw: Path, how: Mastering, gain: float, start: int, stop: int,
 def _scaled_blocks(raw: Path, how: Mastering, gain: float, lo: int, hi: int,
                    reference: _PassOne) -> Iterator[np.ndarray]:
     """``_scaled`` of frames ``lo…hi-1`` a block at a time (the last may be shorter), read
-    up to ``directio.STAGE_BYTES`` of the raw file at once: a limited run's blocks one read
-    each queued behind pass 2's larger reads and writes."""
+    up to ``directio.STAGE_BYTES`` of the raw file at once (a read a block queued behind
+    pass 2's larger reads and writes); a block at least (float64 here: a wide master's
+    four would be 63 MB)."""
     size = how.block_frames
-    span = size * max(1, directio.STAGE_BYTES // (4 * max(1, how.width) * size))
+    span = size * max(1, _blocks_staged(how.width, size))
     for at in range(lo, hi, span):
         scaled = _scaled(raw, how, gain, at, min(at + span, hi), reference)
         for start in range(0, len(scaled), size):
@@ -1024,7 +1025,12 @@ def _read_blocks(width: int, block_frames: int) -> int:
     ``_READ_BLOCKS``: each hand-over between its threads (reading, limiting, metering,
     converting, writing) wakes one, and a whole rite's ~9000 blocks one at a time made
     ~45 000 of them."""
-    return max(_READ_BLOCKS, directio.STAGE_BYTES // (4 * max(1, width) * block_frames))
+    return max(_READ_BLOCKS, _blocks_staged(width, block_frames))
+
+
+def _blocks_staged(width: int, block_frames: int) -> int:
+    """Pass 1's blocks of ``width`` float32 tracks in ``directio.STAGE_BYTES`` (maybe 0)."""
+    return directio.STAGE_BYTES // (4 * max(1, width) * block_frames)
 
 
 #: The fewest of pass 1's blocks pass 2 reads at a time (``_read_blocks``).

@@ -451,14 +451,15 @@ def render_audio(performance: Performance, path: str | Path, *,
             targets = _stem_paths(staged.folder / path.name, stems) or (
                 staged.folder / path.name,)
 
+            stage_bytes = max(MIN_STAGE_BYTES, STAGE_BYTES // len(targets))  # shared
+
             @contextlib.contextmanager
             def open_outputs(frames: int) -> Iterator[list]:
                 with contextlib.ExitStack() as stack:
                     yield [stack.enter_context(open_writer(
                         target, sample_rate=sample_rate, channels=per_file,
                         file_format=file_format, bits=bits, cues=cues, frames=frames,
-                        channel_mask=wav_channel_mask(panner), stage_bytes=max(
-                            MIN_STAGE_BYTES, STAGE_BYTES // len(targets))))
+                        channel_mask=wav_channel_mask(panner), stage_bytes=stage_bytes))
                         for target in targets]
 
             blocks = render_blocks(performance, listener=listener, panner=panner,
