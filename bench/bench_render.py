@@ -141,6 +141,15 @@ class TimedVoice:
         return getattr(self.voice, name)
 
 
+def _cpu_seconds() -> float:
+    """User and system CPU seconds of this process and of its children waited for (the
+    render's helper processes, FluidSynth): a figure the machine's drift in speed moves
+    less than the wall time (both cores busy, or one)."""
+    return sum(usage.ru_utime + usage.ru_stime for usage in
+               (resource.getrusage(resource.RUSAGE_SELF),
+                resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def run_one(args: argparse.Namespace) -> dict:
     """Render one layout in this process; return timings and peak memory."""
     from soundscape.malloc import reuse_freed_memory
@@ -157,15 +166,17 @@ def run_one(args: argparse.Namespace) -> dict:
             performance = performance.between(0.0, fits)
         surroundings = _surroundings(args.court)
         voice = TimedVoice(SynthVoice(surroundings.reference_db))  # as the command's
+        cpu_before = _cpu_seconds()
         start = time.perf_counter()
         with PssSampler() if args.pss else contextlib.nullcontext() as pss:
             result = render_audio(performance, Path(tmp) / "bench.wav", listener=_listener(),
                                   layout=args.one, sample_rate=48000, seed=0, voice=voice,
                                   surroundings=surroundings, workers=args.jobs)
         wall = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu_before
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     helper_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall,
+    return {"layout": args.one, "audio_s": result.seconds, "wall_s": wall, "cpu_s": cpu,
             "speed": result.seconds / wall, "peak_mib": peak_mib, "helper_peak_mib": helper_mib,
             "peak_pss_mib": pss.peak_mib if args.pss else None,
             "events": len(performance.events), "lufs": result.report.output_lufs,
@@ -206,12 +217,14 @@ def run_fluidsynth(args: argparse.Namespace) -> dict:
             midi.write_midi(performance, mid, listener=_listener())
         except SoundscapeError as error:
             return {"error": f"midi.write_midi failed: {error}"}
+        cpu_before = _cpu_seconds()
         start = time.perf_counter()
         subprocess.run(["fluidsynth", "-ni", "-F", str(wav), "-r", "48000", str(SOUNDFONT),
                         str(mid)], check=True, capture_output=True)
         wall = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu_before
     os.sync()  # as after each render: FluidSynth's deleted file trimmed before the next
-    return {"wall_s": wall, "audio_s": performance.duration,
+    return {"wall_s": wall, "cpu_s": cpu, "audio_s": performance.duration,
             "speed": performance.duration / wall}
 
 
@@ -240,11 +253,12 @@ def run_windows(args: argparse.Namespace) -> None:
         if "error" in fluid:
             raise SystemExit(f"fluidsynth: {fluid['error']}")
         row.update(start_s=span.start, fluidsynth_wall_s=fluid["wall_s"],
-                   vs_fluidsynth=row["wall_s"] / fluid["wall_s"])
+                   fluidsynth_cpu_s=fluid["cpu_s"], vs_fluidsynth=row["wall_s"] / fluid["wall_s"])
         rows.append(row)
         print(f"{layout} {span.start:8.1f}-{span.start + row['audio_s']:8.1f} s: "
               f"{row['wall_s']:6.1f} s wall against FluidSynth's {fluid['wall_s']:6.1f} s = "
-              f"{row['vs_fluidsynth']:5.2f}x, {row['events']} events", flush=True)
+              f"{row['vs_fluidsynth']:5.2f}x ({row['cpu_s']:.1f} against {fluid['cpu_s']:.1f} s "
+              f"CPU), {row['events']} events", flush=True)
     ratios = sorted(row["vs_fluidsynth"] for row in rows)
     worst = max(rows, key=lambda row: row["vs_fluidsynth"])
     print(f"highest: {worst['vs_fluidsynth']:.2f}x from {worst['start_s']:.1f} s; lowest "
@@ -295,8 +309,9 @@ def main() -> None:
     for layout in layouts:
         row = run_child(args, layout)
         results["layouts"].append(row)
-        print(f"{layout:9s} {row['audio_s']:8.1f} s audio in {row['wall_s']:7.1f} s wall: "
-              f"{row['speed']:6.1f}x real time, peak RSS {row['peak_mib']:4.0f} MiB "
+        print(f"{layout:9s} {row['audio_s']:8.1f} s audio in {row['wall_s']:7.1f} s wall "
+              f"({row['cpu_s']:.1f} s CPU): {row['speed']:6.1f}x real time, "
+              f"peak RSS {row['peak_mib']:4.0f} MiB "
               f"(+ helper {row['helper_peak_mib']:.0f}) ({row['lufs']:.1f} LUFS, "
               f"{row['dbtp']:.1f} dBTP; synthesis {row['synth_s']:.0f} s of the wall time)",
               flush=True)
@@ -305,8 +320,8 @@ def main() -> None:
     if "error" in fluid:
         print(f"fluidsynth: {fluid['error']}")
     else:
-        print(f"fluidsynth {fluid['audio_s']:8.1f} s audio in {fluid['wall_s']:7.1f} s wall: "
-              f"{fluid['speed']:6.1f}x real time")
+        print(f"fluidsynth {fluid['audio_s']:8.1f} s audio in {fluid['wall_s']:7.1f} s wall "
+              f"({fluid['cpu_s']:.1f} s CPU): {fluid['speed']:6.1f}x real time")
         for row in results["layouts"]:
             # a prefix (too little disk for the whole) is compared per second of audio
             ratio = (fluid["speed"] / row["speed"] if row["partial_for_disk"]
@@ -314,7 +329,8 @@ def main() -> None:
             row["vs_fluidsynth"] = ratio
             how = ("per audio second (prefix: disk)" if row["partial_for_disk"]
                    else "wall / fluidsynth wall")
-            print(f"  {row['layout']:9s} {how} = {ratio:5.2f}", flush=True)
+            print(f"  {row['layout']:9s} {how} = {ratio:5.2f} (CPU seconds: "
+                  f"{row['cpu_s'] / fluid['cpu_s']:.2f})", flush=True)
     for row in results["layouts"]:
         memory = run_child(args, row["layout"], pss=True)
         row["peak_pss_mib"], row["wall_with_pss_sampler_s"] = (memory["peak_pss_mib"],

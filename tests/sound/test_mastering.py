@@ -265,11 +265,13 @@ def test_a_write_at_a_first_guess_that_lands_needs_no_dry_run(tmp_path, monkeypa
 
 def test_a_first_guess_expecting_heavy_limiting_is_settled_before_the_one_write(
         tmp_path, monkeypatch):
-    """At 12 dB of limiting the first guess is 2 dB over the gain that ignores the limiter
-    and still 0.5 LU short: the dry runs settle it first and the file is written once (it
-    was written at the guess, then again: a quiet part of the rite wrote 1 200 s twice)."""
+    """At 12 dB of limiting the first guess is 2.6 dB over the gain that ignores the limiter:
+    a dry run measures it before the file is written, once (a guess 0.5 LU short was
+    written, then settled by two dry runs and written again: a quiet part of the rite wrote
+    1 200 s twice)."""
     report, calls, writes = _master_with(tmp_path, monkeypatch, -14.0)
-    assert report.limiter_db > 0 and len(writes) == 1 and len(calls) >= 2
+    assert report.limiter_db > 10 and len(writes) == 1 and len(calls) == 1
+    assert report.gain_db == calls[0]
     assert abs(report.output_lufs - report.target_lufs) < mastering.SETTLE_LU
 
 
@@ -350,20 +352,33 @@ def test_settling_leaves_out_outputs_that_are_not_numbers():
     assert math.isfinite(settled) and abs(settled - 23.0) < 0.5
 
 
-@pytest.mark.parametrize("target", [-23.0, -14.0])
-def test_the_first_guess_lands_nearer_the_target_than_the_unlimited_gain(tmp_path, target):
-    """likely_gain, from pass 1's measurements alone, lands nearer the target than the gain
-    that ignores the limiter (at 2 dB and at 12 dB of limiting), and within SETTLE_LU at 2 dB
-    (the file is then written once, with no dry run)."""
+@pytest.mark.parametrize("target", [-23.0, -18.0, -14.0])
+def test_the_first_guess_lands_within_settling_of_the_target(tmp_path, target):
+    """likely_gain, from pass 1's measurements alone, lands within SETTLE_LU of the target
+    where the gain that ignores the limiter is 0.4, 1.7 and 2.3 LU short (2 to 12 dB of
+    limiting): the file is then written once, with at most one dry run. The loudest hop of
+    each loud block turned down alone missed by 0.22 and 0.49 LU at -18 and -14 LUFS."""
     _, how, raw, first = _master(tmp_path)
     naive = target - first.meter.integrated()
     guess = mastering.likely_gain(first, naive, target, CEILING_DB)
-    naive_error = abs(_dry_run(raw, how, naive, CEILING_DB, first) - target)
-    guess_error = abs(_dry_run(raw, how, guess, CEILING_DB, first) - target)
-    assert naive_error > mastering.SETTLE_LU  # the limiter takes enough to matter
-    assert guess_error < naive_error / 2
-    if target == -23.0:
-        assert guess_error < mastering.SETTLE_LU
+    assert abs(_dry_run(raw, how, naive, CEILING_DB, first) - target) > mastering.SETTLE_LU
+    assert abs(_dry_run(raw, how, guess, CEILING_DB, first) - target) < mastering.SETTLE_LU
+
+
+def test_under_light_limiting_the_first_guess_is_the_loudest_hops_dip(tmp_path):
+    """Where every hop of a loud block turned down by its own excess asks less than
+    HEAVY_DB more gain (0.09 dB here, at -21 LUFS), the guess is the one-hop dip's to the
+    bit: a render limited lightly (the whole rite) keeps the gain, and so the bytes, it
+    had. That guess measures -21.004 LUFS here, the other -20.94."""
+    *_, first = _master(tmp_path)
+    naive = -21.0 - first.meter.integrated()
+    power = first.meter.hops @ first.meter.weights
+    edges = [0, *(snapshot.hops for snapshot in first.snapshots)]
+    one_hop, every_hop = (mastering._guessed(model(power, edges), first.peaks, power, naive,
+                                             -21.0, CEILING_DB, 20)
+                          for model in (mastering._one_hop, mastering._every_hop))
+    assert 0 < every_hop - one_hop < mastering.HEAVY_DB
+    assert mastering.likely_gain(first, naive, -21.0, CEILING_DB) == one_hop
 
 
 def _blocks():
