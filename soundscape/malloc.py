@@ -7,18 +7,24 @@ Raising the mmap and trim thresholds keeps such blocks in the heap for the
 next one. Measured on a shared 2-core machine: a loudness-meter block
 2.9 → 1.3 ms; the whole-rite stereo render 64 s → 57–62 s (single runs), with
 peak RSS 766 → 772 MiB. Elsewhere than glibc this does nothing.
+
+Python's own cyclic collector is paused while a rite's objects are made in bulk
+(``collector_paused``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import functools
+import gc
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-__all__ = ["one_arena", "release_freed_memory", "releasing_now_and_then", "reuse_freed_memory"]
+__all__ = ["collector_paused", "one_arena", "release_freed_memory", "releasing_now_and_then",
+           "reuse_freed_memory"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -102,6 +108,22 @@ def releasing_now_and_then(every_s: float = RELEASE_EVERY_S,
             last = clock()
 
     return maybe
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off inside (a context or, as ``@collector_paused()``,
+    a function), on again after if it was: while tens of thousands of objects are made
+    that all live on, each full collection they set off walks every one made so far. The
+    whole rite's sequencing (34 514 events) took 1.65-2.19 s with it on and 1.47-1.50 s
+    off, the same Performance to the byte; reading one back, 0.17 s against 0.11 s."""
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
 
 
 def _mallopt():

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import gc
 import hashlib
 import io
 import os
@@ -31,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from soundscape.fileio import write_bytes
+from soundscape.malloc import collector_paused
 from soundscape.performance import Performance
 from soundscape.resources import bundled_dir
 
@@ -200,17 +200,10 @@ def _load(path: Path, header: bytes) -> Performance | None:
     return found if isinstance(found, Performance) else None
 
 
+@collector_paused()
 def _loads(data: bytes) -> object:
-    """``pickle.loads`` with the cyclic collector paused: each collection the ~40 000 new
-    objects of a rite set off would walk every one of them made so far (a whole rite read
-    back in 0.11 s instead of 0.17 s)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return pickle.loads(data)
-    finally:
-        if paused:
-            gc.enable()
+    """``pickle.loads`` with the cyclic collector paused (a rite's ~40 000 objects)."""
+    return pickle.loads(data)
 
 
 def _prune(folder: Path) -> None:

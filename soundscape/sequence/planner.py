@@ -42,6 +42,7 @@ from soundscape.cuesheet import (
     performed_again,
 )
 from soundscape.errors import CueSheetError, PerformanceError, SiteError
+from soundscape.malloc import collector_paused
 from soundscape.music.tuning import Tuning, default_tuning
 from soundscape.performance import Event, Info, Marker, Performance, SectionSpan
 from soundscape.sequence import archery
@@ -187,6 +188,7 @@ class _Planner:
         return self.music.wait(step, clock)
 
 
+@collector_paused()  # the rite's tens of thousands of events and takes all live on
 def perform(sheet: CueSheet, *, site: Site, tuning: Tuning, seed: int,
             options: SequenceOptions | None = None) -> Performance:
     """Sequence the whole rite of ``sheet`` into one Performance.

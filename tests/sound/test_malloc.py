@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
+import gc
 import platform
 
 import pytest
 
-from soundscape.malloc import reuse_freed_memory
+from soundscape.malloc import collector_paused, reuse_freed_memory
+
+
+def test_the_collector_is_paused_inside_and_left_as_it_was_found():
+    """Off inside, nested or not; on again after, an error or not; left off if it was off."""
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner one found it off
+    assert gc.isenabled()
+    with pytest.raises(ZeroDivisionError), collector_paused():
+        _ = 1 / 0
+    assert gc.isenabled()
+
+    @collector_paused()
+    def state() -> bool:
+        return gc.isenabled()
+
+    assert state() is False and state() is False and gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 @pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc",
