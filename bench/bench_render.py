@@ -2,10 +2,12 @@
 
 Each render is what ``soundscape render`` makes (the site's walled court under
 ``--court``, default ``bare``, with its late tail; the command's voice). Reports, for
-stereo, binaural and third-order ambisonics: audio seconds rendered per wall second and
-the peak resident memory of the rendering process (and of its helper process with
-``--jobs 2``); then the wall time of ``fluidsynth -ni -F`` rendering ``midi.write_midi``
-of the same performance with FluidR3_GM, right after, and the ratio of the wall times;
+stereo, binaural and third-order ambisonics: audio seconds rendered per wall second, the
+CPU seconds spent (the render's process and its helper processes: a figure the machine's
+drift in speed moves less) and the peak resident memory of the rendering process (and of
+its helper process with ``--jobs 2``); then the wall time and CPU seconds of ``fluidsynth
+-ni -F`` rendering ``midi.write_midi`` of the same performance with FluidR3_GM, right
+after, and the ratio of the wall times (and of the CPU seconds);
 then each render again, for the peak of the summed PSS of the render and its helpers
 (sampled every 0.2 s: reading a process's PSS walks its page tables under its memory
 lock, ~40 ms for the three processes, which would slow the timed run). A short part of
