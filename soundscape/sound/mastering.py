@@ -81,7 +81,7 @@ SAME_GAIN_DB = 0.02
 ROUGH_GUESS_DB = 1.0
 #: Where turning down every hop of a loud block by its own excess asks this much more gain
 #: than its loudest hop's dip alone, limiting is heavy and that guess is taken (dB): the
-#: rite's quiet spans 0.6-6.7 dB, the whole rite and its spans with music 0.00-0.03.
+#: rite's quiet spans 0.6-7.0 dB, the whole rite and its spans with music 0.00-0.03.
 HEAVY_DB = 0.25
 
 
