@@ -639,12 +639,14 @@ def _every_hop(power: np.ndarray, edges: list[int]) -> Callable[[np.ndarray, int
     """Each hop of a block turned down by its own excess, its peak taken as the block's
     times the square root of its power's share of the loudest hop's (one crest factor a
     block): the loudest by the block's excess, those 6 dB quieter by 6 dB less."""
+    shares = [power[first:last] / top if (top := power[first:last].max(initial=0.0)) > 0
+              else None for first, last in itertools.pairwise(edges)]
+
     def turn_down(scaled: np.ndarray, block: int, turned: float) -> None:
-        first, last = edges[block], edges[block + 1]
-        top = power[first:last].max(initial=0.0)
-        if top > 0:
-            share = power[first:last] / top
-            scaled[first:last] *= np.minimum(1.0, turned**2 / np.maximum(share, 1e-30))
+        share = shares[block]
+        if share is not None:
+            hops = slice(edges[block], edges[block + 1])
+            scaled[hops] *= np.minimum(1.0, turned**2 / np.maximum(share, 1e-30))
     return turn_down
 
 
