@@ -4,7 +4,8 @@
   most ``MAX_STEMS`` mono stems, *dry at 1 m* (the voice's own notes, the same note keys,
   variants and sung lines as ``soundscape render``, summed at their onsets; no distance,
   air, floor or court), standing sources grouped with their nearest neighbour past the
-  limit as the ADM master groups them (``adm.group_sources``), each stem with its places
+  limit (``adm.group_sources``: a stem is heard from one place at a time, so its sources
+  take no turns as the ADM master's may), each stem with its places
   over time in metres (``adm.source_tracks``: a point per move or far step) and the court
   zone it sends to. The courtyard's ambience (the bed's sources, ``adm.group_bed``) has up
   to ``MAX_BED_STEMS`` stems of its own (``bed``), heard like the others from where its

@@ -2,11 +2,18 @@
 ADM BWF (ITU-R BS.2088 / EBU Tech 3285 ``bext``, BS.2076 ``axml`` and ``chna``).
 
 The plan (``plan_objects``) turns a Performance heard by a standing listener into
-``AdmObject``s: one per placed source that sounds, or, when there would be more than the
-limits (``MAX_OBJECTS`` objects, ``MAX_CHANNELS`` − the bed's channels), standing sources
-merged with their nearest standing neighbour until they fit, each merged object naming its
-members. The listener's frame: azimuth 0 is the listener place's facing, positive to the
-left, elevation up (docs/architecture.md, which is also ADM's polar convention); distance is
+``AdmObject``s: one per placed source that sounds. When there would be more than the limits
+(``MAX_OBJECTS`` objects, ``MAX_CHANNELS`` − the bed's channels), some sources take turns
+on shared objects (``AdmTurn``): each object carries one source at a time, from the start of
+its stretch of sound to its end, and is handed to another no sooner than ``TURN_GAP_S``
+later, its blocks moving it to each source's place as its turn begins, so every sound keeps
+its own place. The walkers go first (their steps, robes and words), then the standing
+sources heard least: the fewest that fit. Only when sources sounding at once are more than
+the limits are standing sources merged with their nearest standing neighbour instead, each
+merged object naming its members.
+
+The listener's frame: azimuth 0 is the listener place's facing, positive to the left,
+elevation up (docs/architecture.md, which is also ADM's polar convention); distance is
 normalised by ``MAX_DISTANCE_M`` (the loudspeakers' radius) and clipped at 1: see there.
 
 Positions over time: a block per move of the source (``Source.moves``) and per event whose own
@@ -31,11 +38,13 @@ stream formats naming their pack (table 5). HOA is not among its types.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 import os
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
@@ -45,10 +54,10 @@ from soundscape.site.listeners import Listener
 from soundscape.sound.panning import Ambisonic, Panner, Vbap
 
 __all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "MASTER_LAYOUTS",
-           "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "AdmBlock",
-           "AdmObject", "axml", "bed_channels", "bed_panner", "bed_tracks", "bext",
-           "check_target", "chna", "group_sources", "hoa_channels", "plan_objects",
-           "room_position", "source_tracks"]
+           "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "TURN_GAP_S",
+           "AdmBlock", "AdmObject", "AdmTurn", "axml", "bed_channels", "bed_panner",
+           "bed_tracks", "bext", "check_target", "chna", "group_sources", "hoa_channels",
+           "object_of", "plan_objects", "room_position", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -65,6 +74,12 @@ BED_ORDER = 3
 MAX_DISTANCE_M = 2.0
 #: An event's own position farther than this from the object's place moves the object.
 MOVE_M = 2.5
+#: An object carrying sources in turn is handed to the next no sooner than this after its
+#: source's last event ends, and a source's sound falls into stretches (turns) where it is
+#: silent this long: its notes have rung out by then (the largest 鑮 rings about 10 s to
+#: −60 dB and is trimmed at −100 dB, some 16 s after its stroke; instruments/bo.toml) and
+#: reached the listener (a second across the court).
+TURN_GAP_S = 20.0
 #: The masters' ``--layout`` names and their shapes (see the module): an EBU master and a
 #: Dolby Atmos master.
 MASTER_LAYOUTS = {"adm": "ebu", "atmos": "dolby"}
@@ -121,15 +136,27 @@ class AdmBlock:
 
 
 @dataclass(frozen=True, slots=True)
+class AdmTurn:
+    """A source's stretch of sound on a shared object: from its first event's start to its
+    last event's end (s)."""
+
+    source: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True, slots=True)
 class AdmObject:
     """One audio object: its number (1 …, its track), Chinese and English names, the sources
-    it carries (more than one when grouped) and its blocks (the first at 0 s)."""
+    it carries (more than one when grouped or shared), its blocks (the first at 0 s) and,
+    when it is shared, its sources' turns in time order (empty: its sources all along)."""
 
     number: int
     name: str
     roman: str
     sources: tuple[str, ...]
     blocks: tuple[AdmBlock, ...]
+    turns: tuple[AdmTurn, ...] = ()
 
 
 def hoa_channels(order: int = BED_ORDER) -> int:
@@ -196,17 +223,141 @@ def plan_objects(performance: Performance, listener: Listener, *,
         raise RenderError("layout adm: objects are placed in a standing listener's frame; a "
                           "walking listener (--path) has none: give --listener")
     tracks = _tracks(performance)
-    groups = group_sources(performance, min(max_objects, max_channels))
+    limit = min(max_objects, max_channels)
+    sources = [sid for sid in sorted(tracks) if not _is_bed(performance, sid)]
+    found = _in_turn(performance, tracks, sources, limit) if len(sources) > limit else None
+    own, shared = found or (sources, [])
+    groups = _group([[sid] for sid in own], tracks, limit - len(shared)) if own else []
     objects = []
     for number, members in enumerate(groups, start=1):
-        sources = [performance.sources[sid] for sid in members]
+        named = [performance.sources[sid] for sid in members]
         places = (tracks[members[0]] if len(members) == 1 else
                   [(0.0, _centroid([tracks[m][0][1] for m in members]))])
         blocks = _blocks(places, listener)
-        name = " + ".join(s.name for s in sources)
-        roman = " + ".join(s.roman for s in sources)
+        name = " + ".join(s.name for s in named)
+        roman = " + ".join(s.roman for s in named)
         objects.append(AdmObject(number, name, roman, tuple(members), blocks))
+    for number, turns in enumerate(shared, start=len(objects) + 1):
+        carried = tuple(dict.fromkeys(turn.source for turn in turns))
+        named = [performance.sources[sid] for sid in carried]
+        objects.append(AdmObject(number, _in_turn_name([s.name for s in named]),
+                                 _in_turn_name([s.roman for s in named]), carried,
+                                 _blocks(_turn_places(turns, tracks), listener), tuple(turns)))
     return tuple(objects)
+
+
+def _in_turn_name(names: list[str]) -> str:
+    """A shared object's name: its sources' names in turn, ``a / b``, or past ``MAX_NAME``
+    ``a / 37 more`` (dozens take turns on one; each is in ``sources`` and ``turns``)."""
+    joined = " / ".join(names)
+    return joined if len(joined) <= MAX_NAME else f"{names[0]} / {len(names) - 1} more"
+
+
+def object_of(objects: Sequence[AdmObject]) -> Callable[[str, float], int | None]:
+    """(source, time of one of its events) → the number of the object that carries it: the
+    source's own or merged object, or the shared one whose turn the time falls in (None:
+    no object carries the source, the bed's)."""
+    own = {sid: o.number for o in objects if not o.turns for sid in o.sources}
+    turns: dict[str, list[tuple[float, int]]] = {}
+    for obj in objects:
+        for turn in obj.turns:
+            turns.setdefault(turn.source, []).append((turn.start, obj.number))
+    for found in turns.values():
+        found.sort()
+
+    def carrier(source: str, time: float) -> int | None:
+        if source not in turns:
+            return own.get(source)
+        found = turns[source]  # the turn of the stretch it falls in: the last begun
+        return found[bisect.bisect_right(found, (time, math.inf)) - 1][1]
+    return carrier
+
+
+def _in_turn(performance: Performance, tracks: dict, sources: list[str],
+             limit: int) -> tuple[list[str], list[list[AdmTurn]]] | None:
+    """The sources that keep an object of their own, and the shared objects' turns of the
+    others, at most ``limit`` objects in all (None: not even every source in turn fits;
+    see the module). Sources go in turn walkers first, then the standing ones, each kind
+    the least heard first, as few as fit: each source added takes one object of its own
+    away and adds at most one shared object (its stretches never overlap one another), so
+    the count only falls as more go in turn, and the fewest are found by bisection."""
+    stretches = _stretches(performance, set(sources))
+    heard = {sid: sum(end - start for start, end in stretches[sid]) for sid in sources}
+    order = sorted(sources, key=lambda sid: (len(tracks[sid]) == 1, heard[sid], sid))
+
+    def shared(count: int) -> list[list[AdmTurn]]:
+        return _taken_in_turn([AdmTurn(sid, start, end) for sid in order[:count]
+                               for start, end in stretches[sid]])
+
+    if len(shared(len(order))) > limit:
+        return None
+    low, high = 1, len(order)  # over the limit with none in turn; within it with all
+    while low < high:
+        middle = (low + high) // 2
+        if len(sources) - middle + len(shared(middle)) <= limit:
+            high = middle
+        else:
+            low = middle + 1
+    in_turn = set(order[:low])
+    return [sid for sid in sources if sid not in in_turn], shared(low)
+
+
+def _stretches(performance: Performance, sources: set[str]) -> dict[str, list[tuple]]:
+    """Each of ``sources``' stretches of sound, (start, end) s in time order: its events
+    split where it is silent for longer than ``TURN_GAP_S``."""
+    found: dict[str, list[list[float]]] = {}
+    for event in performance.events:  # in time order
+        if event.source not in sources:
+            continue
+        own = found.setdefault(event.source, [])
+        end = event.time + event.duration
+        if own and event.time <= own[-1][1] + TURN_GAP_S:
+            own[-1][1] = max(own[-1][1], end)
+        else:
+            own.append([event.time, end])
+    return {sid: [(start, end) for start, end in own] for sid, own in found.items()}
+
+
+def _taken_in_turn(turns: list[AdmTurn]) -> list[list[AdmTurn]]:
+    """``turns`` shared out among the fewest objects, each free ``TURN_GAP_S`` after its last
+    turn ends (in order of their starts, each takes a free object, or a new one when none
+    is: the most that sound at once, which no sharing can undercut), a source going back to
+    the object it last had when that one is free (fewer moves), else to the free object of
+    the lowest number; deterministic."""
+    objects: list[list[AdmTurn]] = []
+    busy: list[tuple[float, int]] = []  # (free from, object)
+    free: list[int] = []  # sorted
+    last: dict[str, int] = {}
+    for turn in sorted(turns, key=lambda turn: (turn.start, turn.source)):
+        while busy and busy[0][0] <= turn.start:
+            bisect.insort(free, heapq.heappop(busy)[1])
+        again = last.get(turn.source)
+        if again is not None and again in free:
+            free.remove(again)
+            taken = again
+        elif free:
+            taken = free.pop(0)
+        else:
+            taken = len(objects)
+            objects.append([])
+        objects[taken].append(turn)
+        last[turn.source] = taken
+        heapq.heappush(busy, (turn.end + TURN_GAP_S, taken))
+    return objects
+
+
+def _turn_places(turns: list[AdmTurn], tracks: dict) -> list[tuple[float, tuple]]:
+    """A shared object's places: each turn's source where it is as the turn starts, then
+    its moves within the turn; the first from 0 s."""
+    places: list[tuple[float, tuple]] = []
+    for turn in turns:
+        track = tracks[turn.source]
+        # where it stands as its turn starts (a track begins at 0 s)
+        places.append((turn.start, next(point for when, point in reversed(track)
+                                        if when <= turn.start)))
+        places.extend((when, point) for when, point in track
+                      if turn.start < when <= turn.end)
+    return [(0.0, places[0][1]), *places[1:]]
 
 
 def source_tracks(performance: Performance) -> dict[str, list[tuple[float, tuple]]]:
@@ -216,8 +367,9 @@ def source_tracks(performance: Performance) -> dict[str, list[tuple[float, tuple
 
 
 def group_sources(performance: Performance, limit: int) -> list[list[str]]:
-    """The sounding sources other than the bed, grouped to at most ``limit`` as the objects
-    are (the nearest standing ones merged first)."""
+    """The sounding sources other than the bed, grouped to at most ``limit`` by merging the
+    nearest standing ones, as the objects are where turns cannot do (the kit page's stems,
+    each heard from one place at a time, take no turns)."""
     tracks = _tracks(performance)
     return _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
                   tracks, limit)
@@ -318,8 +470,9 @@ def _object_xml(obj: AdmObject, seconds: float, profile: str = "ebu") -> tuple[s
     stream, track, uid = f"AS_0003{0x1000 + n:04X}", f"AT_0003{0x1000 + n:04X}_01", \
         f"ATU_{n:08X}"
     label = _label(obj)
-    members = "" if len(obj.sources) == 1 else (
-        f"<!-- grouped: {escape(', '.join(obj.sources))} -->")
+    members = "" if len(obj.sources) == 1 and not obj.turns else (
+        f"<!-- in turn: {escape(', '.join(_turn_words(turn) for turn in obj.turns))} -->"
+        if obj.turns else f"<!-- grouped: {escape(', '.join(obj.sources))} -->")
     blocks = []
     for k, block in enumerate(obj.blocks):
         end = obj.blocks[k + 1].time if k + 1 < len(obj.blocks) else seconds
@@ -352,10 +505,16 @@ def _label(obj: AdmObject) -> str:
     label = f"{obj.name} | {obj.roman}"
     if len(label) <= MAX_NAME:
         return label
-    first = obj.name.split(" + ")[0], obj.roman.split(" + ")[0]
-    more = f" + {len(obj.sources) - 1} more"
+    joined = " / " if obj.turns else " + "  # in turn, or merged
+    first = obj.name.split(joined)[0], obj.roman.split(joined)[0]
+    more = f"{joined}{len(obj.sources) - 1} more"
     label = f"{first[0]}{more} | {first[1]}{more}"
     return label if len(label) <= MAX_NAME else label[:MAX_NAME - 1] + "…"
+
+
+def _turn_words(turn: AdmTurn) -> str:
+    """A turn as the object's comment lists it: its source, from when to when."""
+    return f"{turn.source} {_time(turn.start)}–{_time(turn.end)}"
 
 
 def _position_xml(block: AdmBlock, profile: str) -> str:

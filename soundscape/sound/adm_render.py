@@ -65,7 +65,7 @@ import numpy as np
 
 from soundscape.errors import RenderError
 from soundscape.fileio import atomic_path, write_text
-from soundscape.performance import Performance, Source
+from soundscape.performance import Event, Performance, Source
 from soundscape.site.listeners import Listener
 from soundscape.sound import adm
 from soundscape.sound.audiofile import Cue, SampleWriter, _pack24, write_sidecar
@@ -249,7 +249,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                                max_channels=adm.MAX_CHANNELS - bed_width)
     if not objects:
         raise RenderError("layout adm: nothing sounds in this part of the rite")
-    stem = {sid: f"object.{o.number}" for o in objects for sid in o.sources}
+    carried = {sid for o in objects for sid in o.sources}
     width = len(objects) + bed_width
     block_frames = max(1, round(block_s * sample_rate))
     weights, downmix = _loudness_measure(objects, bed_panner, bed_width, sample_rate, profile)
@@ -297,9 +297,9 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
                 len(objects), bed_width))
         streams.append((render_blocks(
             performance, listener=listener, panner=ObjectTrack(), sample_rate=sample_rate,
-            seed=seed, voice=_Only(voice, lambda s: s.id in stem),
+            seed=seed, voice=_Only(voice, lambda s: s.id in carried),
             surroundings=_objects(surroundings), block_frames=block_frames,
-            stems=object_stems, stem_of=lambda s: stem.get(s.id, ""),
+            stems=object_stems, stem_of=_object_of(objects),
             progress=progress, workers=workers, store=store,
             cache_bytes=CACHE_BYTES - _BED_CACHE_BYTES if bed else CACHE_BYTES,
             tail=court_bed if court else None, notes_to=handoff), 0, len(objects)))
@@ -312,7 +312,7 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
             # (``handoff``): no note is made twice, nor read back from the disk
             streams.append((render_blocks(
                 performance, listener=listener, panner=bed_panner,
-                sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in stem),
+                sample_rate=sample_rate, seed=seed, voice=_Only(voice, lambda s: s.id in carried),
                 surroundings=replace(surroundings, walls_only=True),
                 block_frames=block_frames, store=store, cache_bytes=_BED_CACHE_BYTES,
                 tail=lambda _: None, notes_from=handoff), len(objects), bed_width))
@@ -360,6 +360,16 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
     names = tuple(f"object {o.number}" for o in objects) + bed_panner.channels[:bed_width]
     return RenderResult((staged.final(target),), staged.final(sidecar),
                         staged.final(report_file), report, frames / sample_rate, names)
+
+
+def _object_of(objects: Sequence[adm.AdmObject]) -> Callable[[Event], str]:
+    """Event → the stem of the object that carries it (``object.N``; "" for the bed's)."""
+    carrier = adm.object_of(objects)
+
+    def stem_of(event: Event) -> str:
+        number = carrier(event.source, event.time)
+        return "" if number is None else f"object.{number}"
+    return stem_of
 
 
 def _loudness_measure(objects: Sequence[adm.AdmObject], bed_panner, bed_width: int,

@@ -42,7 +42,7 @@ from tqdm import tqdm
 from soundscape.errors import RenderError
 from soundscape.fileio import refuse_folders, write_text
 from soundscape.malloc import one_arena, releasing_now_and_then
-from soundscape.performance import Performance, Source
+from soundscape.performance import Event, Performance
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound.audiofile import (
     FORMATS,
@@ -79,7 +79,7 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
                   panner: Panner, sample_rate: int, seed: int, voice: Voice,
                   surroundings: Surroundings, block_frames: int, stems: tuple[str, ...] = (),
                   progress: bool = False, cache_bytes: int = CACHE_BYTES, workers: int = 1,
-                  stem_of: Callable[[Source], str] | None = None,
+                  stem_of: Callable[[Event], str] | None = None,
                   tail: Callable[[tuple[int, ...]], Tail | None] | None = None,
                   store: NoteStore | None = None, notes_to: NoteHandoff | None = None,
                   notes_from: NoteHandoff | None = None, fade_at_cut: bool = True,
@@ -117,7 +117,8 @@ def render_blocks(performance: Performance, *, listener: Listener | ListenerPath
         Bound of all the note caches (dry and spatialised, shared by the buses);
         0 recomputes every note (same output, slower).
     stem_of : callable or None
-        Source → the stem its notes go to (None: its instrument); the ADM master's objects.
+        Event → the stem its note goes to (None: its source's instrument); the ADM
+        master's objects, which a source may take in turns.
     tail : callable or None
         The buses' rates → the late tail the lined notes are sent to, instead of the
         court's own (the ADM master's court bed: ``adm_render``).
@@ -242,7 +243,7 @@ def _thread_setter(path: str) -> Callable[[int], int] | None:
 def _blocks(performance: Performance, *, listener: Listener | ListenerPath, panner: Panner,
             sample_rate: int, seed: int, voice: Voice, surroundings: Surroundings,
             block_frames: int, stems: tuple[str, ...], progress: bool, cache_bytes: int,
-            workers: int, stem_of: Callable[[Source], str] | None,
+            workers: int, stem_of: Callable[[Event], str] | None,
             tail: Callable[[tuple[int, ...]], Tail | None] | None,
             store: NoteStore | None, notes_to: NoteHandoff | None,
             notes_from: NoteHandoff | None) -> Generator[np.ndarray, None, None]:
@@ -286,8 +287,8 @@ def _blocks(performance: Performance, *, listener: Listener | ListenerPath, pann
                 if notes_to is not None and (dry := buses.dry(key, note)) is not None:
                     rate, _, (dry_key, variant, *_) = key
                     notes_to.give(rate, dry_key, variant, dry)
-                source = performance.sources[event.source]
-                stem = source.instrument if stem_of is None else stem_of(source)
+                stem = (performance.sources[event.source].instrument if stem_of is None
+                        else stem_of(event))
                 buses.add(index, note, columns.get(stem, 0))
                 bar.update(round(event.time, 1) - bar.n)
             total = max(buses.extent, math.ceil(performance.duration * sample_rate))

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
+import json
 import os
 import shutil
 import struct
 import subprocess
 import xml.etree.ElementTree as ET
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,9 @@ import pytest
 import soundfile
 
 from soundscape.errors import RenderError
+from soundscape.kit import admosc
 from soundscape.performance import Event, Marker, Performance, Source
+from soundscape.sequence import perform_from_file
 from soundscape.site.listeners import Listener, ListenerPath
 from soundscape.sound import adm
 from soundscape.sound.adm_render import render_adm
@@ -93,6 +97,97 @@ def test_past_the_limit_the_nearest_standing_sources_are_grouped_and_named():
     moving = [(0.0, (0.0, 0.0, 0.0)), (1.0, (1.0, 0.0, 0.0))]
     with pytest.raises(RenderError, match="moving objects"):
         adm._group([["p"], ["q"]], {"p": moving, "q": moving}, 1)
+
+
+def carriers(objects, event) -> list[int]:
+    """The objects that carry ``event``: its source's own or merged one, or a shared one
+    whose turn of that source holds its time."""
+    return [o.number for o in objects
+            if (event.source in o.sources and not o.turns)
+            or any(t.source == event.source and t.start <= event.time <= t.end
+                   for t in o.turns)]
+
+
+def in_turn_scene() -> Performance:
+    """``n`` ahead sounding now and 25 s later; ``w`` (left, then it walks east) and ``e``
+    (right) each once, 25 s apart: more than ``TURN_GAP_S`` between them."""
+    sources = {"n": Source("n", "bianzhong", "鐘n", "bells n", "east", (0.0, 10.0, 1.5)),
+               "w": Source("w", "footstep", "步w", "steps w", "action", (-10.0, 2.0, 1.5),
+                           moves=((12.0, (10.0, -2.0, 1.5)),)),
+               "e": Source("e", "footstep", "步e", "steps e", "action", (10.0, 2.0, 1.5))}
+    events = [Event(0.1, 0.4, "n", None, 0.9, "strike", "c"),
+              Event(0.2, 0.4, "w", None, 0.9, "strike", "c"),
+              Event(0.6, 0.4, "w", None, 0.9, "strike", "c"),
+              Event(25.0, 0.4, "n", None, 0.9, "strike", "c"),
+              Event(25.1, 0.4, "e", None, 0.9, "strike", "c")]
+    return Performance.build(events, [Marker(0.0, "section", "右設樂", "she yue", "s1")],
+                             sources)
+
+
+def test_past_the_limit_sources_that_sound_apart_take_turns_on_one_object():
+    perf = in_turn_scene()
+    objects = adm.plan_objects(perf, NORTH, max_objects=2)
+    own, shared = objects
+    assert own.sources == ("n",) and not own.turns  # the most heard keeps its own
+    assert shared.sources == ("w", "e")
+    assert shared.turns == (adm.AdmTurn("w", 0.2, 1.0), adm.AdmTurn("e", 25.1, 25.5))
+    # the object stands where each source is as its turn begins (not where w walked to)
+    assert [b.time for b in shared.blocks] == [0.0, 25.1]
+    assert shared.blocks[0].azimuth == pytest.approx(78.7, abs=0.1)  # left
+    assert shared.blocks[1].azimuth == pytest.approx(-78.7, abs=0.1)  # right
+    assert all(carriers(objects, e) == [adm.object_of(objects)(e.source, e.time)]
+               for e in perf.events)
+    xml = adm.axml(objects, bed=False, seconds=26.0).decode()
+    assert ("<!-- in turn: w 00:00:00.20000–00:00:01.00000, "
+            "e 00:00:25.10000–00:00:25.50000 -->") in xml
+    assert "步w / 步e | steps w / steps e" in xml
+    # within the limit, one object each, as ever
+    assert [(o.sources, o.turns) for o in adm.plan_objects(perf, NORTH, max_objects=3)] == [
+        (("e",), ()), (("n",), ()), (("w",), ())]
+    # one object: n sounds with w, so turns cannot do; merging the standing ones leaves two
+    with pytest.raises(RenderError, match="moving objects"):
+        adm.plan_objects(perf, NORTH, max_objects=1)
+
+
+def test_sources_too_close_in_time_to_take_turns_are_merged_as_before():
+    perf = in_turn_scene()
+    close = Performance.build([replace(e, time=e.time - 15.0) if e.time > 20 else e
+                               for e in perf.events], list(perf.markers), dict(perf.sources))
+    objects = adm.plan_objects(close, NORTH, max_objects=2)  # 10 s apart: under TURN_GAP_S
+    assert not any(o.turns for o in objects)
+    assert sorted(o.sources for o in objects) == [("e", "n"), ("w",)]
+
+
+@pytest.fixture(scope="module")
+def rite() -> Performance:
+    return perform_from_file(seed=0)
+
+
+@pytest.mark.parametrize("profile", adm.PROFILES)
+def test_the_whole_rites_sources_fit_a_master_with_every_event_on_one_object(rite, profile,
+                                                                              tmp_path):
+    """The whole 大射 in one master: 236 sources beside the bed, 120 of them walkers, more
+    than merging every standing source into one object left room for (the master was
+    refused: "121 moving objects"); its objects as the master's ``.adm.json`` lists them
+    are read by ``show --adm-osc``'s loader (names and blocks within its bounds)."""
+    limit = min(adm.MAX_OBJECTS, adm.MAX_CHANNELS - adm.bed_channels(profile))
+    objects = adm.plan_objects(rite, NORTH, max_channels=adm.MAX_CHANNELS
+                               - adm.bed_channels(profile))
+    assert len(objects) == limit  # the fewest in turn that fit, none merged
+    assert all(len(o.sources) == 1 for o in objects if not o.turns)
+    shared = [o for o in objects if o.turns]
+    walkers = {sid for sid, s in rite.sources.items() if s.moves}
+    assert walkers <= {sid for o in shared for sid in o.sources}  # the walkers take turns
+    for obj in shared:  # one source at a time, handed over only after the gap
+        assert all(b.start >= a.end + adm.TURN_GAP_S for a, b in itertools.pairwise(obj.turns))
+    heard = [e for e in rite.events if not adm._is_bed(rite, e.source)]
+    carrier = adm.object_of(objects)
+    assert all(carriers(objects, e) == [carrier(e.source, e.time)] for e in heard)
+    sidecar = tmp_path / "rite.wav.adm.json"
+    sidecar.write_text(json.dumps({"objects": [asdict(o) for o in objects]},
+                                  ensure_ascii=False), encoding="utf-8")
+    assert [o["number"] for o in admosc.load_objects(sidecar)] == [o.number for o in objects]
+    assert all(len(f"{o.name} | {o.roman}") < 2 * adm.MAX_NAME for o in shared)
 
 
 def test_a_walking_listener_is_refused():
@@ -282,6 +377,34 @@ def test_a_source_to_the_left_is_loudest_in_the_left_channels(tmp_path):
                      strict=True))
     assert max(level, key=level.get) in ("L", "Ls")
     assert min(level["L"], level["Ls"]) > max(level["R"], level["Rs"]) + 20
+
+
+@needs_ear
+def test_a_shared_object_sounds_each_source_from_its_own_side_in_ear(tmp_path, monkeypatch):
+    """Past the limit (two objects for three sources), ``w`` (left) and ``e`` (right) take
+    turns on one object: its track carries each one's sound, and EBU's renderer plays the
+    first from the left and the second from the right."""
+    monkeypatch.setattr(adm, "plan_objects", functools.partial(adm.plan_objects,
+                                                               max_objects=2))
+    result = render_adm(in_turn_scene(), tmp_path / "turns.wav", listener=NORTH,
+                        voice=noise_voice, surroundings=DRY, target_lufs=-30.0)
+    tracks = soundfile.read(result.files[0])[0]
+    assert tracks.shape[1] == 2
+    first, later = slice(int(0.2 * FS), int(1.5 * FS)), slice(int(25.1 * FS), int(26.0 * FS))
+    quiet = slice(int(2.0 * FS), int(24.0 * FS))
+    shared = _levels_db(tracks[:, 1:2])[0]
+    assert _levels_db(tracks[first, 1:2])[0] > shared - 3  # w's steps, then e's
+    assert _levels_db(tracks[later, 1:2])[0] > shared - 3
+    assert np.abs(tracks[quiet, 1]).max() == 0.0  # nothing between the turns
+    out = tmp_path / "turns.0+5+0.wav"
+    subprocess.run([ear_render(), "-s", "0+5+0", str(result.files[0]), str(out)], check=True,
+                   capture_output=True)
+    rendered = soundfile.read(out)[0]
+    names = ("L", "R", "C", "LFE", "Ls", "Rs")
+    then = dict(zip(names, _levels_db(rendered[first]), strict=True))
+    after = dict(zip(names, _levels_db(rendered[later]), strict=True))
+    assert min(then["L"], then["Ls"]) > max(then["R"], then["Rs"]) + 20  # w, on the left
+    assert min(after["R"], after["Rs"]) > max(after["L"], after["Ls"]) + 20  # e, on the right
 
 
 @needs_ear
