@@ -3,11 +3,12 @@
 - **Object stems** (``<p>.listen/stem.NN.KKK.flac``): the programme's sounding sources as at
   most ``MAX_STEMS`` mono stems, *dry at 1 m* (the voice's own notes, the same note keys,
   variants and sung lines as ``soundscape render``, summed at their onsets; no distance,
-  air, floor or court), standing sources grouped with their nearest neighbour past the
-  limit (``adm.group_sources``: a stem is heard from one place at a time, so its sources
-  take no turns as the ADM master's may), each stem with its places
-  over time in metres (``adm.source_tracks``: a point per move or far step) and the court
-  zone it sends to. The courtyard's ambience (the bed's sources, ``adm.group_bed``) has up
+  air, floor or court), grouped past the limit as the ADM master's objects are
+  (``adm.group_sources``: sources taking turns on shared stems, each its own stretch of
+  sound, ``turns``; or, where too many sound at once, standing ones merged with their
+  nearest neighbour), each stem with its places over time in metres
+  (``adm.group_places``: a point per move or far step, and per turn) and the court zone
+  its first place sends to. The courtyard's ambience (the bed's sources, ``adm.group_bed``) has up
   to ``MAX_BED_STEMS`` stems of its own (``bed``), heard like the others from where its
   sources stand round the court, its reflections and late sound included. Each stem is
   written in pieces of ``PIECE_S`` (``stem.NN.KKK.flac``, each at its own peak, with the
@@ -91,14 +92,15 @@ _KHZ = BANDS.index(1000.0)
 _FADE_S = 0.005
 
 
-def _dry_pieces(performance: Performance, groups: list[list[str]], *, voice: Voice, seed: int,
-                piece: int) -> Iterator[np.ndarray]:
+def _dry_pieces(performance: Performance, groups: list[adm.SourceGroup], *, voice: Voice,
+                seed: int, piece: int) -> Iterator[np.ndarray]:
     """The stems in pieces of ``piece`` frames, in order, each ``(frames, stems)`` float32 (the
-    last one shorter): every event's dry note added at its onset into its group's stem, the
+    last one shorter): every event's dry note added at its onset into the stem of the group
+    that carries it (``adm.carrier``: its source's, or the shared one whose turn it is), the
     events in time order, so that a piece no later note reaches is given out (and dropped)
     as soon as a note starts past it. The stems run past the programme's end by a second,
     and on to the last note's last sample."""
-    stem_of = {sid: k for k, members in enumerate(groups) for sid in members}
+    stem_of = adm.carrier(groups)
     bind = getattr(voice, "bind", None)
     voice = bind(performance, seed) if bind is not None else voice
     notes: dict[int, DryNotes] = {}
@@ -113,7 +115,8 @@ def _dry_pieces(performance: Performance, groups: list[list[str]], *, voice: Voi
 
     for index in sorted(range(len(events)), key=lambda i: events[i].time):
         event = events[index]
-        if event.source not in stem_of:
+        stem = stem_of(event.source, event.time)
+        if stem is None:
             continue
         onset = round(event.time * RATE)
         while given < onset // piece:  # no note from here on reaches it
@@ -137,8 +140,7 @@ def _dry_pieces(performance: Performance, groups: list[list[str]], *, voice: Voi
             if block is None:
                 block = held[k] = np.zeros((piece, len(groups)), np.float32)
             lo, hi = max(onset, k * piece), min(end, (k + 1) * piece)
-            block[lo - k * piece:hi - k * piece, stem_of[event.source]] += mono[lo - onset:
-                                                                                hi - onset]
+            block[lo - k * piece:hi - k * piece, stem] += mono[lo - onset:hi - onset]
     while given * piece < total:
         yield piece_at(given)[:total - given * piece]
         given += 1
@@ -172,22 +174,23 @@ def write_stems(folder: Path, performance: Performance, *, court, listen_at, see
         old.unlink()
     air = Air()
     piece = round((piece_s or PIECE_S) * RATE)
-    groups = adm.group_sources(performance, MAX_STEMS)
+    groups = adm.group_sources(performance, MAX_STEMS, "the kit page's stems")
     placed = len(groups)
     groups += adm.group_bed(performance, MAX_BED_STEMS)
     tracks = adm.source_tracks(performance)
     stems: list[dict[str, Any]] = []
-    for k, members in enumerate(groups):
-        places = (tracks[members[0]] if len(members) == 1 else
-                  [(0.0, tuple(np.mean([tracks[m][0][1] for m in members], axis=0)))])
-        sources = [performance.sources[m] for m in members]
+    for k, group in enumerate(groups):
+        places = adm.group_places(group, tracks)
+        sources = [performance.sources[m] for m in group.sources]
         stems.append({
-            "files": [], "scales": [], "sources": members,
-            "name": " + ".join(s.name for s in sources),
-            "roman": " + ".join(s.roman for s in sources),
+            "files": [], "scales": [], "sources": list(group.sources),
+            "name": adm.group_name(group, [s.name for s in sources]),
+            "roman": adm.group_name(group, [s.roman for s in sources]),
             "track": [[round(t, 3), *(round(float(v), 3) for v in p)] for t, p in places],
             "zone": court.zone(places[0][1])[0] if court is not None else None,
-            "bed": k >= placed})
+            "bed": k >= placed,
+            **({"turns": [[t.source, round(t.start, 3), round(t.end, 3)] for t in group.turns]}
+               if group.turns else {})})
     # the page's overall gain: the dry stems heard at 1/r from the first listening place
     # measure ``calibration_lufs`` (BS.1770; the direct sound only, the court adds to it)
     spread = np.asarray([1 / max(1.0, math.dist(listen_at, s["track"][0][1:])) for s in stems],

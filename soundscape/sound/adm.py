@@ -9,8 +9,8 @@ its stretch of sound to its end, and is handed to another no sooner than ``TURN_
 later, its blocks moving it to each source's place as its turn begins, so every sound keeps
 its own place. The walkers go first (their steps, robes and words), then the standing
 sources heard least: the fewest that fit. Only when sources sounding at once are more than
-the limits are standing sources merged with their nearest standing neighbour instead, each
-merged object naming its members.
+the limits do all the walkers take turns and the standing sources merge with their nearest
+neighbour until they fit, each merged object naming its members.
 
 The listener's frame: azimuth 0 is the listener place's facing, positive to the left,
 elevation up (docs/architecture.md, which is also ADM's polar convention); distance is
@@ -55,9 +55,10 @@ from soundscape.sound.panning import Ambisonic, Panner, Vbap
 
 __all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "MASTER_LAYOUTS",
            "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "TURN_GAP_S",
-           "AdmBlock", "AdmObject", "AdmTurn", "axml", "bed_channels", "bed_panner",
-           "bed_tracks", "bext", "check_target", "chna", "group_sources", "hoa_channels",
-           "object_of", "plan_objects", "room_position", "source_tracks"]
+           "AdmBlock", "AdmObject", "AdmTurn", "SourceGroup", "axml", "bed_channels",
+           "bed_panner", "bed_tracks", "bext", "carrier", "check_target", "chna", "group_bed",
+           "group_name", "group_places", "group_sources", "hoa_channels", "plan_objects",
+           "room_position", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -146,6 +147,16 @@ class AdmTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceGroup:
+    """What one object (or one of the kit page's stems) carries: its sources, and when they
+    take turns on it, their turns in time order (empty: its sources all along, one source
+    or several merged)."""
+
+    sources: tuple[str, ...]
+    turns: tuple[AdmTurn, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class AdmObject:
     """One audio object: its number (1 …, its track), Chinese and English names, the sources
     it carries (more than one when grouped or shared), its blocks (the first at 0 s) and,
@@ -223,66 +234,70 @@ def plan_objects(performance: Performance, listener: Listener, *,
         raise RenderError("layout adm: objects are placed in a standing listener's frame; a "
                           "walking listener (--path) has none: give --listener")
     tracks = _tracks(performance)
-    limit = min(max_objects, max_channels)
-    sources = [sid for sid in sorted(tracks) if not _is_bed(performance, sid)]
-    found = _in_turn(performance, tracks, sources, limit) if len(sources) > limit else None
-    own, shared = found or (sources, [])
-    groups = _group([[sid] for sid in own], tracks, limit - len(shared)) if own else []
     objects = []
-    for number, members in enumerate(groups, start=1):
-        named = [performance.sources[sid] for sid in members]
-        places = (tracks[members[0]] if len(members) == 1 else
-                  [(0.0, _centroid([tracks[m][0][1] for m in members]))])
-        blocks = _blocks(places, listener)
-        name = " + ".join(s.name for s in named)
-        roman = " + ".join(s.roman for s in named)
-        objects.append(AdmObject(number, name, roman, tuple(members), blocks))
-    for number, turns in enumerate(shared, start=len(objects) + 1):
-        carried = tuple(dict.fromkeys(turn.source for turn in turns))
-        named = [performance.sources[sid] for sid in carried]
-        objects.append(AdmObject(number, _in_turn_name([s.name for s in named]),
-                                 _in_turn_name([s.roman for s in named]), carried,
-                                 _blocks(_turn_places(turns, tracks), listener), tuple(turns)))
+    for number, group in enumerate(group_sources(performance, min(max_objects, max_channels)),
+                                   start=1):
+        named = [performance.sources[sid] for sid in group.sources]
+        objects.append(AdmObject(number, group_name(group, [s.name for s in named]),
+                                 group_name(group, [s.roman for s in named]), group.sources,
+                                 _blocks(group_places(group, tracks), listener), group.turns))
     return tuple(objects)
 
 
-def _in_turn_name(names: list[str]) -> str:
-    """A shared object's name: its sources' names in turn, ``a / b``, or past ``MAX_NAME``
-    ``a / 37 more`` (dozens take turns on one; each is in ``sources`` and ``turns``)."""
+def group_name(group: SourceGroup, names: list[str]) -> str:
+    """A group's name from its sources' (``names``, in its order): ``a + b`` merged; ``a /
+    b`` in turn, or past ``MAX_NAME`` ``a / 37 more`` (dozens may take turns on one; each
+    is in ``sources`` and ``turns``)."""
+    if not group.turns:
+        return " + ".join(names)
     joined = " / ".join(names)
     return joined if len(joined) <= MAX_NAME else f"{names[0]} / {len(names) - 1} more"
 
 
-def object_of(objects: Sequence[AdmObject]) -> Callable[[str, float], int | None]:
-    """(source, time of one of its events) → the number of the object that carries it: the
-    source's own or merged object, or the shared one whose turn the time falls in (None:
-    no object carries the source, the bed's)."""
-    own = {sid: o.number for o in objects if not o.turns for sid in o.sources}
+def group_places(group: SourceGroup, tracks: dict) -> list[tuple[float, tuple]]:
+    """Where a group stands over time, (time, point) from 0 s: its source's track; its
+    members' centroid, merged; in turn, each turn's source where it is as the turn starts,
+    then its moves within the turn."""
+    if group.turns:
+        return _turn_places(group.turns, tracks)
+    if len(group.sources) == 1:
+        return tracks[group.sources[0]]
+    return [(0.0, _centroid([tracks[m][0][1] for m in group.sources]))]
+
+
+def carrier(groups: Sequence[SourceGroup | AdmObject]) -> Callable[[str, float], int | None]:
+    """(source, time of one of its events) → the index in ``groups`` of the one that
+    carries it: the source's own or merged group, or the shared one whose turn the time
+    falls in (None: none carries the source)."""
+    own = {sid: k for k, group in enumerate(groups) if not group.turns for sid in group.sources}
     turns: dict[str, list[tuple[float, int]]] = {}
-    for obj in objects:
-        for turn in obj.turns:
-            turns.setdefault(turn.source, []).append((turn.start, obj.number))
+    for k, group in enumerate(groups):
+        for turn in group.turns:
+            turns.setdefault(turn.source, []).append((turn.start, k))
     for found in turns.values():
         found.sort()
 
-    def carrier(source: str, time: float) -> int | None:
+    def carrying(source: str, time: float) -> int | None:
         if source not in turns:
             return own.get(source)
         found = turns[source]  # the turn of the stretch it falls in: the last begun
         return found[bisect.bisect_right(found, (time, math.inf)) - 1][1]
-    return carrier
+    return carrying
 
 
 def _in_turn(performance: Performance, tracks: dict, sources: list[str],
-             limit: int) -> tuple[list[str], list[list[AdmTurn]]] | None:
-    """The sources that keep an object of their own, and the shared objects' turns of the
-    others, at most ``limit`` objects in all (None: not even every source in turn fits;
-    see the module). Sources go in turn walkers first, then the standing ones, each kind
-    the least heard first, as few as fit: each source added takes one object of its own
-    away and adds at most one shared object (its stretches never overlap one another), so
-    the count only falls as more go in turn, and the fewest are found by bisection."""
+             limit: int) -> tuple[list[str], list[list[AdmTurn]]]:
+    """The sources that keep a group of their own (merged later if they must), and the
+    shared groups' turns of the others (see the module). Sources go in turn walkers first,
+    then the standing ones, each kind the least heard first, as few as fit ``limit``: each
+    source added takes one group of its own away and adds at most one shared group (its
+    stretches never overlap one another), so the count only falls as more go in turn, and
+    the fewest are found by bisection. Where not even all in turn fit (too many sound at
+    once), every walker goes in turn and the standing ones are left to merge."""
     stretches = _stretches(performance, set(sources))
-    heard = {sid: sum(end - start for start, end in stretches[sid]) for sid in sources}
+    # seconds heard to the microsecond: sums of float times differ in their last bits
+    heard = {sid: round(sum(end - start for start, end in stretches[sid]), 6)
+             for sid in sources}
     order = sorted(sources, key=lambda sid: (len(tracks[sid]) == 1, heard[sid], sid))
 
     def shared(count: int) -> list[list[AdmTurn]]:
@@ -290,14 +305,15 @@ def _in_turn(performance: Performance, tracks: dict, sources: list[str],
                                for start, end in stretches[sid]])
 
     if len(shared(len(order))) > limit:
-        return None
-    low, high = 1, len(order)  # over the limit with none in turn; within it with all
-    while low < high:
-        middle = (low + high) // 2
-        if len(sources) - middle + len(shared(middle)) <= limit:
-            high = middle
-        else:
-            low = middle + 1
+        low = sum(len(tracks[sid]) > 1 for sid in sources)  # the walkers
+    else:
+        low, high = 1, len(order)  # over the limit with none in turn; within it with all
+        while low < high:
+            middle = (low + high) // 2
+            if len(sources) - middle + len(shared(middle)) <= limit:
+                high = middle
+            else:
+                low = middle + 1
     in_turn = set(order[:low])
     return [sid for sid in sources if sid not in in_turn], shared(low)
 
@@ -346,9 +362,8 @@ def _taken_in_turn(turns: list[AdmTurn]) -> list[list[AdmTurn]]:
     return objects
 
 
-def _turn_places(turns: list[AdmTurn], tracks: dict) -> list[tuple[float, tuple]]:
-    """A shared object's places: each turn's source where it is as the turn starts, then
-    its moves within the turn; the first from 0 s."""
+def _turn_places(turns: Sequence[AdmTurn], tracks: dict) -> list[tuple[float, tuple]]:
+    """A shared group's places (``group_places``); the first from 0 s."""
     places: list[tuple[float, tuple]] = []
     for turn in turns:
         track = tracks[turn.source]
@@ -366,21 +381,34 @@ def source_tracks(performance: Performance) -> dict[str, list[tuple[float, tuple
     return _tracks(performance)
 
 
-def group_sources(performance: Performance, limit: int) -> list[list[str]]:
-    """The sounding sources other than the bed, grouped to at most ``limit`` by merging the
-    nearest standing ones, as the objects are where turns cannot do (the kit page's stems,
-    each heard from one place at a time, take no turns)."""
+def group_sources(performance: Performance, limit: int,
+                  what: str = "layout adm") -> list[SourceGroup]:
+    """The sounding sources other than the bed in at most ``limit`` groups, as the objects
+    are (see the module): one each; past the limit, turns on shared ones; where too many
+    sound at once for that, every walker in turn and the nearest standing ones merged.
+    ``what`` the groups are for, in the error where the walkers alone need them all."""
     tracks = _tracks(performance)
-    return _group([[sid] for sid in sorted(tracks) if not _is_bed(performance, sid)],
-                  tracks, limit)
+    sources = [sid for sid in sorted(tracks) if not _is_bed(performance, sid)]
+    own, shared = (_in_turn(performance, tracks, sources, limit) if len(sources) > limit
+                   else (sources, []))
+    if len(shared) + bool(own) > limit:
+        raise RenderError(
+            f"{what}: its walkers' sounds need {len(shared)} objects at once (less than "
+            f"{TURN_GAP_S:g} s apart), and its standing sources one at least: more than the "
+            f"{limit} it may hold")
+    merged = _group([[sid] for sid in own], tracks, limit - len(shared)) if own else []
+    return [*(SourceGroup(tuple(members)) for members in merged),
+            *(SourceGroup(tuple(dict.fromkeys(turn.source for turn in turns)), tuple(turns))
+              for turns in shared)]
 
 
-def group_bed(performance: Performance, limit: int) -> list[list[str]]:
-    """The sounding sources of the bed (the courtyard's ambience), grouped to at most
-    ``limit`` as ``group_sources`` groups the others (the kit page's ambience stems)."""
+def group_bed(performance: Performance, limit: int) -> list[SourceGroup]:
+    """The sounding sources of the bed (the courtyard's ambience, standing), the nearest
+    merged to at most ``limit`` groups (the kit page's ambience stems)."""
     tracks = _tracks(performance)
-    return _group([[sid] for sid in sorted(tracks) if _is_bed(performance, sid)],
-                  tracks, limit)
+    return [SourceGroup(tuple(members)) for members in
+            _group([[sid] for sid in sorted(tracks) if _is_bed(performance, sid)], tracks,
+                   limit)]
 
 
 def _is_bed(performance: Performance, source_id: str) -> bool:
@@ -388,36 +416,38 @@ def _is_bed(performance: Performance, source_id: str) -> bool:
 
 
 def _tracks(performance: Performance) -> dict[str, list[tuple[float, tuple]]]:
-    """Each sounding source's places: (time, point) from 0 s, a new one per move or far step."""
+    """Each sounding source's places: (time, point) from 0 s, a new one per move or far step
+    (a "move" to where it stands is none: a kit programme's cuts give every source one at
+    each join, and those made the whole orchestra of ``music`` walkers)."""
     tracks: dict[str, list[tuple[float, tuple]]] = {}
     moves = {sid: list(s.moves) for sid, s in performance.sources.items()}
     for event in performance.events:
         source = performance.sources[event.source]
         track = tracks.setdefault(event.source, [(0.0, tuple(source.position))])
         while moves[event.source] and moves[event.source][0][0] <= event.time:
-            when, point = moves[event.source].pop(0)
-            track.append((max(when, track[-1][0]), tuple(point)))
+            _moved(track, *moves[event.source].pop(0))
         if event.position is not None and _distance(event.position, track[-1][1]) > MOVE_M:
             track.append((event.time, tuple(event.position)))
     for sid, track in tracks.items():  # moves after the last event still move the object
-        track.extend((max(when, track[-1][0]), tuple(point)) for when, point in moves[sid])
+        for when, point in moves[sid]:
+            _moved(track, when, point)
     return tracks
 
 
+def _moved(track: list[tuple[float, tuple]], when: float, point: Sequence[float]) -> None:
+    """``track`` goes on to ``point`` at ``when`` (not before its last place), if it is not
+    there already."""
+    if tuple(point) != track[-1][1]:
+        track.append((max(when, track[-1][0]), tuple(point)))
+
+
 def _group(groups: list[list[str]], tracks: dict, limit: int) -> list[list[str]]:
-    """Merge the two nearest standing groups until ``limit`` remain (deterministic: ties go
-    to the first pair in id order)."""
-    if limit < 1:
-        raise RenderError(f"layout adm: room for {limit} objects; need ≥ 1")
+    """Merge the two nearest groups of standing sources until ``limit`` (≥ 1) remain
+    (deterministic: ties go to the first pair in id order)."""
     while len(groups) > limit:
-        standing = [i for i, g in enumerate(groups) if all(len(tracks[s]) == 1 for s in g)]
-        if len(standing) < 2:
-            raise RenderError(f"layout adm: {len(groups)} moving objects, more than the "
-                              f"{limit} a file may hold")
-        best = min(((_distance(_centroid([tracks[s][0][1] for s in groups[i]]),
-                               _centroid([tracks[s][0][1] for s in groups[j]])), i, j)
-                    for k, i in enumerate(standing) for j in standing[k + 1:]))
-        _, i, j = best
+        _, i, j = min((_distance(_centroid([tracks[s][0][1] for s in groups[i]]),
+                                 _centroid([tracks[s][0][1] for s in groups[j]])), i, j)
+                      for i in range(len(groups)) for j in range(i + 1, len(groups)))
         groups[i] = groups[i] + groups[j]
         del groups[j]
     return groups

@@ -364,11 +364,11 @@ def render_adm(performance: Performance, path: str | Path, *, listener: Listener
 
 def _object_of(objects: Sequence[adm.AdmObject]) -> Callable[[Event], str]:
     """Event → the stem of the object that carries it (``object.N``; "" for the bed's)."""
-    carrier = adm.object_of(objects)
+    carrying = adm.carrier(objects)
 
     def stem_of(event: Event) -> str:
-        number = carrier(event.source, event.time)
-        return "" if number is None else f"object.{number}"
+        k = carrying(event.source, event.time)
+        return "" if k is None else f"object.{objects[k].number}"
     return stem_of
 
 

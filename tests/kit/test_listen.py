@@ -13,6 +13,7 @@ import soundfile
 from soundscape.kit import listen
 from soundscape.performance import Event, Performance, Source
 from soundscape.site.courtyard import load_site
+from soundscape.sound import adm
 from soundscape.sound.court import load_court
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
 from tests.kit.scenes import rite, tone_voice
@@ -80,7 +81,7 @@ def test_a_piece_is_given_out_before_any_note_that_starts_after_it_is_made():
         made.append(event.time)
         return tone_voice(event, source, sample_rate=sample_rate, rng=rng)
 
-    groups = [[sid] for sid in perf.sources]
+    groups = [adm.SourceGroup((sid,)) for sid in perf.sources]
     pieces = []
     for k, piece in enumerate(listen._dry_pieces(perf, groups, voice=voice, seed=0,
                                                  piece=listen.RATE)):
@@ -105,6 +106,58 @@ def test_past_the_limit_standing_sources_share_a_stem_at_their_centroid(tmp_path
     for stem in grouped:
         xs = [float(sid[1:]) for sid in stem["sources"]]
         assert stem["track"][0][1] == pytest.approx(sum(xs) / len(xs))
+
+
+def test_past_the_limit_walkers_heard_apart_take_turns_on_a_stem(tmp_path, court):
+    """One walker more than the stems: the two that sound 30 s apart share a stem, which
+    carries each one's notes and stands where each is as its turn begins."""
+    sources = {f"w{k:02d}": Source(f"w{k:02d}", "footstep", f"步{k}", f"steps {k}", "action",
+                                   (float(k), 10.0, 0.0), moves=((40.0, (0.0, 0.0, 0.0)),))
+               for k in range(listen.MAX_STEMS + 1)}
+    events = [Event(0.1, 0.2, "w00", None, 0.8, "step", "c"),
+              Event(30.0, 0.2, "w01", None, 0.8, "step", "c")]
+    events += [Event(1.0, 0.2, sid, None, 0.8, "step", "c") for sid in sorted(sources)[2:]]
+    events.sort(key=lambda e: e.time)
+    found = listen.write_stems(tmp_path / "t.listen", Performance.build(events, [], sources),
+                               court=court, listen_at=(0, 0, 1.5), seed=0,
+                               calibration_lufs=-24.0, voice=tone_voice)
+    assert len(found["stems"]) == listen.MAX_STEMS
+    shared = [s for s in found["stems"] if "turns" in s]
+    assert [s["sources"] for s in shared] == [["w00", "w01"]]
+    stem = shared[0]
+    assert stem["turns"] == [["w00", 0.1, 0.3], ["w01", 30.0, 30.2]]
+    assert stem["track"] == [[0.0, 0.0, 10.0, 0.0], [30.0, 1.0, 10.0, 0.0]]
+    assert stem["name"] == "步0 / 步1"
+    audio = whole(tmp_path, found, stem)
+    rate = found["rate"]
+    assert np.abs(audio[:rate]).max() > 0.1 and np.abs(audio[30 * rate:31 * rate]).max() > 0.1
+    assert not audio[2 * rate:29 * rate].any()  # nothing between the turns
+    alone = [s for s in found["stems"] if s["sources"] == ["w02"]]
+    assert alone and "turns" not in alone[0]
+
+
+def test_every_bundled_programme_with_stems_fits_them():
+    """``music``, ``round3`` and ``cue.lishou`` stopped the kit ("layout adm: 37 moving
+    objects, more than the 16 a file may hold"): their walkers now take turns, and where
+    too many sound at once (貍首's orchestra) the standing sources merge."""
+    from soundscape.kit.build import programmes_for
+    from soundscape.kit.programmes import cut, lead_in, spans
+    from soundscape.sequence import perform_from_file
+
+    whole = perform_from_file(seed=0)
+    checked = []
+    for programme in programmes_for(whole, load_site()):
+        part, length = cut(whole, lead_in(whole, spans(programme, whole), programme.lead_s),
+                           programme.gap_s)
+        if length > listen.LISTEN_S:
+            continue
+        groups = adm.group_sources(part, listen.MAX_STEMS, "stems")
+        carrying = adm.carrier(groups)
+        assert len(groups) <= listen.MAX_STEMS
+        assert all(carrying(e.source, e.time) is not None for e in part.events
+                   if part.sources[e.source].instrument not in adm.BED_INSTRUMENTS)
+        checked.append(programme.id)
+    assert {"music", "round3", "cue.lishou", "yuebin"} <= set(checked)
 
 
 def test_a_zones_response_is_the_courts_late_sound_only(court):

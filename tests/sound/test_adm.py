@@ -94,9 +94,6 @@ def test_past_the_limit_the_nearest_standing_sources_are_grouped_and_named():
     assert [o.sources for o in grouped] == [("a", "b")]
     assert grouped[0].name == "鐘a + 鐘b"
     assert grouped[0].blocks[0].azimuth == pytest.approx(90.0 - 2.86, abs=0.1)  # centroid
-    moving = [(0.0, (0.0, 0.0, 0.0)), (1.0, (1.0, 0.0, 0.0))]
-    with pytest.raises(RenderError, match="moving objects"):
-        adm._group([["p"], ["q"]], {"p": moving, "q": moving}, 1)
 
 
 def carriers(objects, event) -> list[int]:
@@ -135,7 +132,8 @@ def test_past_the_limit_sources_that_sound_apart_take_turns_on_one_object():
     assert [b.time for b in shared.blocks] == [0.0, 25.1]
     assert shared.blocks[0].azimuth == pytest.approx(78.7, abs=0.1)  # left
     assert shared.blocks[1].azimuth == pytest.approx(-78.7, abs=0.1)  # right
-    assert all(carriers(objects, e) == [adm.object_of(objects)(e.source, e.time)]
+    carrying = adm.carrier(objects)
+    assert all(carriers(objects, e) == [objects[carrying(e.source, e.time)].number]
                for e in perf.events)
     xml = adm.axml(objects, bed=False, seconds=26.0).decode()
     assert ("<!-- in turn: w 00:00:00.20000–00:00:01.00000, "
@@ -144,18 +142,22 @@ def test_past_the_limit_sources_that_sound_apart_take_turns_on_one_object():
     # within the limit, one object each, as ever
     assert [(o.sources, o.turns) for o in adm.plan_objects(perf, NORTH, max_objects=3)] == [
         (("e",), ()), (("n",), ()), (("w",), ())]
-    # one object: n sounds with w, so turns cannot do; merging the standing ones leaves two
-    with pytest.raises(RenderError, match="moving objects"):
+    # one object: n sounds with w, so turns cannot do; w in turn and n and e merged are two
+    with pytest.raises(RenderError, match=r"walkers' sounds need 1 objects at once .* "
+                                          r"more than the 1"):
         adm.plan_objects(perf, NORTH, max_objects=1)
 
 
-def test_sources_too_close_in_time_to_take_turns_are_merged_as_before():
+def test_too_many_sounding_at_once_for_turns_the_walkers_take_turns_and_the_rest_merge():
     perf = in_turn_scene()
     close = Performance.build([replace(e, time=e.time - 15.0) if e.time > 20 else e
                                for e in perf.events], list(perf.markers), dict(perf.sources))
     objects = adm.plan_objects(close, NORTH, max_objects=2)  # 10 s apart: under TURN_GAP_S
-    assert not any(o.turns for o in objects)
-    assert sorted(o.sources for o in objects) == [("e", "n"), ("w",)]
+    merged, walker = objects
+    assert merged.sources == ("e", "n") and not merged.turns  # at their centroid
+    assert merged.name == "步e + 鐘n"
+    assert merged.blocks[0].azimuth == pytest.approx(-39.8, abs=0.1)  # (5, 6) m: to the right
+    assert walker.sources == ("w",) and walker.turns == (adm.AdmTurn("w", 0.2, 1.0),)
 
 
 @pytest.fixture(scope="module")
@@ -181,8 +183,9 @@ def test_the_whole_rites_sources_fit_a_master_with_every_event_on_one_object(rit
     for obj in shared:  # one source at a time, handed over only after the gap
         assert all(b.start >= a.end + adm.TURN_GAP_S for a, b in itertools.pairwise(obj.turns))
     heard = [e for e in rite.events if not adm._is_bed(rite, e.source)]
-    carrier = adm.object_of(objects)
-    assert all(carriers(objects, e) == [carrier(e.source, e.time)] for e in heard)
+    carrying = adm.carrier(objects)
+    assert all(carriers(objects, e) == [objects[carrying(e.source, e.time)].number]
+               for e in heard)
     sidecar = tmp_path / "rite.wav.adm.json"
     sidecar.write_text(json.dumps({"objects": [asdict(o) for o in objects]},
                                   ensure_ascii=False), encoding="utf-8")
