@@ -83,6 +83,10 @@ class Instrument:
         The lowest sample rate its notes need (they hold next to nothing above half of
         it): the renderer makes, places and mixes them at that rate or a little more;
         None: the model's own ``WORKING_HZ``, else the output's rate.
+    ring_s : float or None, s
+        How long its notes sound past their event's end, at most (to the synthesis's
+        −100 dB trim; measured over the bundled rites): a shared ADM object or stem may
+        take another source's sound that much later (``adm.TURN_GAP_S`` where None).
     renderings : int, str or None
         How many renderings a repeated note gets (each event picks one by a stable hash):
         a number, ``"each"`` (every event its own: strokes of drums, bells, stones), or
@@ -111,6 +115,7 @@ class Instrument:
     sources: tuple[str, ...]
     path: Path
     renderings: int | str | None = None
+    ring_s: float | None = None
     #: What ``loudness_db`` measures: one of ``LEVELS``.
     level: str = "peak"
     #: The model's prepared parameters, once the synth has made them (``params_of``).
@@ -149,7 +154,9 @@ def _resolve(id_or_path: str | Path) -> Path:
 #: The keys every instrument file has, then the optional ones (docs/instruments.md).
 _NEEDED = ("id", "name", "roman", "family", "model", "articulations", "loudness_db", "sources")
 _KEYS = (*_NEEDED, "pitches", "range_hz", "default_hz", "working_hz", "renderings", "level",
-         "params")
+         "ring_s", "params")
+#: Bounds of ``ring_s`` (s): a bronze bell's ring to −100 dB is well under a minute.
+RING_S = (0.0, 60.0)
 
 
 def _build(data: dict[str, Any], path: Path) -> Instrument:
@@ -208,6 +215,10 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         working_hz = validate.number(working_hz, key="working_hz", where=where,
                                      error=InstrumentError, low=WORKING_HZ[0],
                                      high=WORKING_HZ[1], unit="Hz")
+    ring_s = data.get("ring_s")
+    if ring_s is not None:
+        ring_s = validate.number(ring_s, key="ring_s", where=where, error=InstrumentError,
+                                 low=RING_S[0], high=RING_S[1], unit="s")
     renderings = data.get("renderings")
     if isinstance(renderings, str) and renderings != EACH:
         validate.fail(InstrumentError, where, "renderings", renderings,
@@ -225,7 +236,7 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         articulations=articulations, loudness_db=loudness, pitches=pitches,
         range_hz=range_hz, default_hz=default_hz, working_hz=working_hz,
         raw_params=frozen(params),
-        sources=sources, path=path, renderings=renderings, level=level,
+        sources=sources, path=path, renderings=renderings, level=level, ring_s=ring_s,
     )
 
 

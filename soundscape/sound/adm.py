@@ -5,12 +5,14 @@ The plan (``plan_objects``) turns a Performance heard by a standing listener int
 ``AdmObject``s: one per placed source that sounds. When there would be more than the limits
 (``MAX_OBJECTS`` objects, ``MAX_CHANNELS`` − the bed's channels), some sources take turns
 on shared objects (``AdmTurn``): each object carries one source at a time, from the start of
-its stretch of sound to its end, and is handed to another no sooner than ``TURN_GAP_S``
-later, its blocks moving it to each source's place as its turn begins, so every sound keeps
-its own place. The walkers go first (their steps, robes and words), then the standing
-sources heard least: the fewest that fit. Only when sources sounding at once are more than
-the limits do all the walkers take turns and the standing sources merge with their nearest
-neighbour until they fit, each merged object naming its members.
+its stretch of sound to its end, and is handed to another no sooner than its notes have
+rung out (its instrument's ``ring_s`` and ``HANDOVER_S``; else ``TURN_GAP_S``), its blocks
+moving it to each source's place as its turn begins, so every sound keeps its own place.
+The walkers go first (their steps, robes and words), then the standing sources heard
+least: the fewest that fit. Only when sources sounding at once are more than the limits do
+the walkers take turns (with the standing sources that fit their gaps) and the standing
+sources left merge with their nearest neighbour until they fit, each merged object naming
+its members.
 
 The listener's frame: azimuth 0 is the listener place's facing, positive to the left,
 elevation up (docs/architecture.md, which is also ADM's polar convention); distance is
@@ -39,6 +41,7 @@ stream formats naming their pack (table 5). HOA is not among its types.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import math
 import os
@@ -48,17 +51,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
-from soundscape.errors import RenderError
+from soundscape.errors import InstrumentError, RenderError
+from soundscape.music.instruments import load_instrument
 from soundscape.performance import Performance
 from soundscape.site.listeners import Listener
 from soundscape.sound.panning import Ambisonic, Panner, Vbap
 
-__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "MASTER_LAYOUTS",
-           "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M", "PROFILES", "TURN_GAP_S",
-           "AdmBlock", "AdmObject", "AdmTurn", "SourceGroup", "axml", "bed_channels",
-           "bed_panner", "bed_tracks", "bext", "carrier", "check_target", "chna", "group_bed",
-           "group_name", "group_places", "group_sources", "hoa_channels", "plan_objects",
-           "room_position", "source_tracks"]
+__all__ = ["BED_INSTRUMENTS", "BED_ORDER", "DOLBY_BED", "DOLBY_LOUDEST_LUFS", "HANDOVER_S",
+           "MASTER_LAYOUTS", "MAX_CHANNELS", "MAX_DISTANCE_M", "MAX_OBJECTS", "MOVE_M",
+           "PROFILES", "TURN_GAP_S", "AdmBlock", "AdmObject", "AdmTurn", "SourceGroup", "axml",
+           "bed_channels", "bed_panner", "bed_tracks", "bext", "carrier", "check_target",
+           "chna", "group_bed", "group_name", "group_places", "group_sources", "hoa_channels",
+           "plan_objects", "room_position", "source_tracks"]
 
 #: Dolby Atmos ADM BWF limits (Dolby Atmos Master ADM Profile): channels and objects.
 MAX_CHANNELS = 128
@@ -77,10 +81,13 @@ MAX_DISTANCE_M = 2.0
 MOVE_M = 2.5
 #: An object carrying sources in turn is handed to the next no sooner than this after its
 #: source's last event ends, and a source's sound falls into stretches (turns) where it is
-#: silent this long: its notes have rung out by then (the largest 鑮 rings about 10 s to
-#: −60 dB and is trimmed at −100 dB, some 16 s after its stroke; instruments/bo.toml) and
-#: reached the listener (a second across the court).
+#: silent this long, where its instrument gives no ``ring_s``: its notes have rung out by
+#: then (the largest 鑮 rings about 10 s to −60 dB and is trimmed at −100 dB, some 16 s
+#: after its stroke; instruments/bo.toml) and reached the listener.
 TURN_GAP_S = 20.0
+#: Where the instrument gives its ``ring_s``, the gap is that and this: the sound crosses
+#: the court (140 m) in under half a second.
+HANDOVER_S = 1.0
 #: The masters' ``--layout`` names and their shapes (see the module): an EBU master and a
 #: Dolby Atmos master.
 MASTER_LAYOUTS = {"adm": "ebu", "atmos": "dolby"}
@@ -293,53 +300,76 @@ def _in_turn(performance: Performance, tracks: dict, sources: list[str],
     source added takes one group of its own away and adds at most one shared group (its
     stretches never overlap one another), so the count only falls as more go in turn, and
     the fewest are found by bisection. Where not even all in turn fit (too many sound at
-    once), every walker goes in turn and the standing ones are left to merge."""
-    stretches = _stretches(performance, set(sources))
+    once), the walkers go in turn (they cannot merge) and with them each standing source
+    that fits the gaps they leave without another shared group; the standing ones left
+    are merged, the nearest first."""
+    gaps = {sid: _gap(performance.sources[sid].instrument) for sid in sources}
+    stretches = _stretches(performance, gaps)
     # seconds heard to the microsecond: sums of float times differ in their last bits
     heard = {sid: round(sum(end - start for start, end in stretches[sid]), 6)
              for sid in sources}
     order = sorted(sources, key=lambda sid: (len(tracks[sid]) == 1, heard[sid], sid))
 
-    def shared(count: int) -> list[list[AdmTurn]]:
-        return _taken_in_turn([AdmTurn(sid, start, end) for sid in order[:count]
-                               for start, end in stretches[sid]])
+    def shared(pool: Sequence[str]) -> list[list[AdmTurn]]:
+        return _taken_in_turn([AdmTurn(sid, start, end) for sid in pool
+                               for start, end in stretches[sid]], gaps)
 
-    if len(shared(len(order))) > limit:
-        low = sum(len(tracks[sid]) > 1 for sid in sources)  # the walkers
+    if len(shared(order)) > limit:
+        # the walkers (who cannot merge), and each standing source that fits the gaps
+        # their shared groups leave: no group more; the rest merge
+        pool = [sid for sid in order if len(tracks[sid]) > 1]
+        count = len(shared(pool))
+        for sid in order[len(pool):]:
+            if len(shared([*pool, sid])) == count:
+                pool.append(sid)
     else:
         low, high = 1, len(order)  # over the limit with none in turn; within it with all
         while low < high:
             middle = (low + high) // 2
-            if len(sources) - middle + len(shared(middle)) <= limit:
+            if len(sources) - middle + len(shared(order[:middle])) <= limit:
                 high = middle
             else:
                 low = middle + 1
-    in_turn = set(order[:low])
-    return [sid for sid in sources if sid not in in_turn], shared(low)
+        pool = order[:low]
+    in_turn = set(pool)
+    return [sid for sid in sources if sid not in in_turn], shared(pool)
 
 
-def _stretches(performance: Performance, sources: set[str]) -> dict[str, list[tuple]]:
-    """Each of ``sources``' stretches of sound, (start, end) s in time order: its events
-    split where it is silent for longer than ``TURN_GAP_S``."""
+@functools.cache
+def _gap(instrument: str) -> float:
+    """Seconds after a source's last event that its shared object waits before it takes
+    another's sound: its instrument's ``ring_s`` and ``HANDOVER_S``, else ``TURN_GAP_S`` (an
+    instrument not bundled, or one whose ring is not measured)."""
+    try:
+        ring = load_instrument(instrument).ring_s
+    except InstrumentError:
+        return TURN_GAP_S
+    return TURN_GAP_S if ring is None else ring + HANDOVER_S
+
+
+def _stretches(performance: Performance, gaps: dict[str, float]) -> dict[str, list[tuple]]:
+    """Each source of ``gaps``' stretches of sound, (start, end) s in time order: its events
+    split where it is silent for longer than its gap."""
     found: dict[str, list[list[float]]] = {}
     for event in performance.events:  # in time order
-        if event.source not in sources:
+        gap = gaps.get(event.source)
+        if gap is None:
             continue
         own = found.setdefault(event.source, [])
         end = event.time + event.duration
-        if own and event.time <= own[-1][1] + TURN_GAP_S:
+        if own and event.time <= own[-1][1] + gap:
             own[-1][1] = max(own[-1][1], end)
         else:
             own.append([event.time, end])
     return {sid: [(start, end) for start, end in own] for sid, own in found.items()}
 
 
-def _taken_in_turn(turns: list[AdmTurn]) -> list[list[AdmTurn]]:
-    """``turns`` shared out among the fewest objects, each free ``TURN_GAP_S`` after its last
-    turn ends (in order of their starts, each takes a free object, or a new one when none
-    is: the most that sound at once, which no sharing can undercut), a source going back to
-    the object it last had when that one is free (fewer moves), else to the free object of
-    the lowest number; deterministic."""
+def _taken_in_turn(turns: list[AdmTurn], gaps: dict[str, float]) -> list[list[AdmTurn]]:
+    """``turns`` shared out among the fewest objects, each free its source's gap (``gaps``)
+    after its last turn ends (in order of their starts, each takes a free object, or a new
+    one when none is: the most that sound at once, which no sharing can undercut), a source
+    going back to the object it last had when that one is free (fewer moves), else to the
+    free object of the lowest number; deterministic."""
     objects: list[list[AdmTurn]] = []
     busy: list[tuple[float, int]] = []  # (free from, object)
     free: list[int] = []  # sorted
@@ -358,7 +388,7 @@ def _taken_in_turn(turns: list[AdmTurn]) -> list[list[AdmTurn]]:
             objects.append([])
         objects[taken].append(turn)
         last[turn.source] = taken
-        heapq.heappush(busy, (turn.end + TURN_GAP_S, taken))
+        heapq.heappush(busy, (turn.end + gaps[turn.source], taken))
     return objects
 
 
@@ -393,8 +423,8 @@ def group_sources(performance: Performance, limit: int,
                    else (sources, []))
     if len(shared) + bool(own) > limit:
         raise RenderError(
-            f"{what}: its walkers' sounds need {len(shared)} objects at once (less than "
-            f"{TURN_GAP_S:g} s apart), and its standing sources one at least: more than the "
+            f"{what}: its walkers' sounds need {len(shared)} objects at once (too close in "
+            f"time to take turns), and its standing sources one at least: more than the "
             f"{limit} it may hold")
     merged = _group([[sid] for sid in own], tracks, limit - len(shared)) if own else []
     return [*(SourceGroup(tuple(members)) for members in merged),

@@ -107,7 +107,7 @@ def carriers(objects, event) -> list[int]:
 
 def in_turn_scene() -> Performance:
     """``n`` ahead sounding now and 25 s later; ``w`` (left, then it walks east) and ``e``
-    (right) each once, 25 s apart: more than ``TURN_GAP_S`` between them."""
+    (right) each once, 25 s apart: far more than a step rings."""
     sources = {"n": Source("n", "bianzhong", "鐘n", "bells n", "east", (0.0, 10.0, 1.5)),
                "w": Source("w", "footstep", "步w", "steps w", "action", (-10.0, 2.0, 1.5),
                            moves=((12.0, (10.0, -2.0, 1.5)),)),
@@ -150,9 +150,10 @@ def test_past_the_limit_sources_that_sound_apart_take_turns_on_one_object():
 
 def test_too_many_sounding_at_once_for_turns_the_walkers_take_turns_and_the_rest_merge():
     perf = in_turn_scene()
-    close = Performance.build([replace(e, time=e.time - 15.0) if e.time > 20 else e
-                               for e in perf.events], list(perf.markers), dict(perf.sources))
-    objects = adm.plan_objects(close, NORTH, max_objects=2)  # 10 s apart: under TURN_GAP_S
+    close = Performance.build(sorted((replace(e, time=0.5) if e.source == "e" else e
+                                      for e in perf.events), key=lambda e: e.time),
+                              list(perf.markers), dict(perf.sources))
+    objects = adm.plan_objects(close, NORTH, max_objects=2)  # e steps while w does
     merged, walker = objects
     assert merged.sources == ("e", "n") and not merged.turns  # at their centroid
     assert merged.name == "步e + 鐘n"
@@ -180,8 +181,9 @@ def test_the_whole_rites_sources_fit_a_master_with_every_event_on_one_object(rit
     shared = [o for o in objects if o.turns]
     walkers = {sid for sid, s in rite.sources.items() if s.moves}
     assert walkers <= {sid for o in shared for sid in o.sources}  # the walkers take turns
-    for obj in shared:  # one source at a time, handed over only after the gap
-        assert all(b.start >= a.end + adm.TURN_GAP_S for a, b in itertools.pairwise(obj.turns))
+    for obj in shared:  # one source at a time, handed over only once it has rung out
+        assert all(b.start >= a.end + adm._gap(rite.sources[a.source].instrument)
+                   for a, b in itertools.pairwise(obj.turns))
     heard = [e for e in rite.events if not adm._is_bed(rite, e.source)]
     carrying = adm.carrier(objects)
     assert all(carriers(objects, e) == [objects[carrying(e.source, e.time)].number]

@@ -210,7 +210,8 @@ def test_every_action_is_deterministic_unclipped_and_seeded(instrument_id):
     ("pour", "radius_mm = [1.0, 4.0]", "radius_mm = [1.0]", r"params\.cup\.radius_mm="),
     ("ambience", "knocks_per_min = 1.0", "knocks_per_min = -1",
      r"params\.evening\.knocks_per_min=-1"),
-    ("creatures", "pulses = 4", "pulses = 0", r"params\.cricket\.pulses=0")])
+    ("creatures", "pulses = 4", "pulses = 0", r"params\.cricket\.pulses=0"),
+    ("vessel", "ring_s = 0.5", "ring_s = 61", r"ring_s=61 must be .* ≤ 60 s")])
 def test_a_bad_value_is_refused_naming_the_file_and_key(tmp_path, instrument_id, old, new,
                                                          message):
     from soundscape.errors import InstrumentError
@@ -221,3 +222,40 @@ def test_a_bad_value_is_refused_naming_the_file_and_key(tmp_path, instrument_id,
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(InstrumentError, match=f"{instrument_id}.toml: {message}"):
         _ = params_of(load_instrument(path))
+
+
+def test_every_instruments_ring_is_as_long_as_its_file_says():
+    """``ring_s``, where an instrument gives it, bounds how long its notes sound past their
+    events' ends (an ADM master's or a stem's shared object takes the next source's sound
+    that much and ``adm.HANDOVER_S`` later): the first 40 events of each of its
+    articulations in each bundled rite (趨, the hurried steps, in 燕禮), made as the render
+    makes them."""
+    from soundscape.music.instruments import list_instruments
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence import perform_from_file
+    from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice, stable_ints
+
+    rings = {i: load_instrument(i).ring_s for i in list_instruments()}
+    assert {i for i, ring in rings.items() if ring is not None} >= {"footstep", "robe",
+                                                                     "voice", "vessel"}
+    seen: dict[tuple[str, str], list[float]] = {}
+    for rite_id in ("dashe", "xiangyinjiu", "xiangshe", "yan"):
+        rite = perform_from_file(bundled_dir("cues") / f"{rite_id}.toml", seed=0)
+        voice = SynthVoice().bind(rite, 0)
+        notes: dict[int, DryNotes] = {}
+        counted: dict[tuple[str, str], int] = {}
+        for index, event in enumerate(rite.events):
+            source = rite.sources[event.source]
+            kind = (source.instrument, event.articulation)
+            if rings.get(source.instrument) is None or counted.get(kind, 0) >= 40:
+                continue
+            counted[kind] = counted.get(kind, 0) + 1
+            rate = voice.made_at(source, 48000)
+            dry = notes.get(rate) or notes.setdefault(rate, DryNotes(voice, rate, 0,
+                                                                     ByteLru(64 << 20)))
+            mono = dry(event, source, dry.key(event, source),
+                       stable_ints(0, index)[0] % dry.variants(source))
+            seen.setdefault(kind, []).append(len(mono) / rate - event.duration)
+    assert {i for i, _ in seen} == {i for i, ring in rings.items() if ring is not None}
+    for (instrument, articulation), past in seen.items():
+        assert max(past) <= rings[instrument], (instrument, articulation, max(past))
