@@ -415,7 +415,8 @@ def group_sources(performance: Performance, limit: int,
                   what: str = "layout adm") -> list[SourceGroup]:
     """The sounding sources other than the bed in at most ``limit`` groups, as the objects
     are (see the module): one each; past the limit, turns on shared ones; where too many
-    sound at once for that, every walker in turn and the nearest standing ones merged.
+    sound at once for that, the walkers in turn (with the standing sources that fit their
+    gaps) and the other standing ones merged, the nearest first.
     ``what`` the groups are for, in the error where the walkers alone need them all."""
     tracks = _tracks(performance)
     sources = [sid for sid in sorted(tracks) if not _is_bed(performance, sid)]
