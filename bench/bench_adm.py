@@ -15,7 +15,7 @@ their ratio, and whether the ADM runs wrote the same bytes (they must)::
     .venv/bin/python bench/bench_adm.py                    # s18, two runs each
     .venv/bin/python bench/bench_adm.py --master atmos     # the Dolby Atmos master instead
     .venv/bin/python bench/bench_adm.py --from s09 --to s09 --runs 3
-    .venv/bin/python bench/bench_adm.py --from s01 --to s45  # the whole rite: ~140 GB free
+    .venv/bin/python bench/bench_adm.py --from s01 --to s45  # the whole rite: ~500 GiB free
 
 Measured: docs/render.md, "2026-12-04, fourth".
 """

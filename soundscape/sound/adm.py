@@ -82,8 +82,8 @@ MOVE_M = 2.5
 #: An object carrying sources in turn is handed to the next no sooner than this after its
 #: source's last event ends, and a source's sound falls into stretches (turns) where it is
 #: silent this long, where its instrument gives no ``ring_s``: its notes have rung out by
-#: then (the largest 鑮 rings about 10 s to −60 dB and is trimmed at −100 dB, some 16 s
-#: after its stroke; instruments/bo.toml) and reached the listener.
+#: then (the 鑮's notes, the longest, end at most 10.3 s after their events: the first 40
+#: strokes of the bundled 大射, measured) and reached the listener.
 TURN_GAP_S = 20.0
 #: Where the instrument gives its ``ring_s``, the gap is that and this: the sound crosses
 #: the court (140 m) in under half a second.
