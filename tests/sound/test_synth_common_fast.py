@@ -96,21 +96,24 @@ def test_attack_release_is_the_raised_cosines_over_the_whole_note_to_the_bit(
 
 def test_the_floor_rings_after_each_footfall_as_its_resonators_driven_by_the_walk():
     """One footfall's ringing added at each footfall is the modes' resonators run on the
-    whole walk's drive (push and release at every footfall), to 1e-9 of its peak."""
-    rate, hz = 48000, 100.0
+    whole walk's drive (each footfall's push, a Hann pulse over the contact, and its
+    release a sample later), to 1e-9 of its peak."""
+    rate, hz, contact = 48000, 100.0, 0.001
     modes = np.array([[1.2, 0.12, 0.0], [2.1, 0.08, -4.0], [3.4, 0.06, -8.0], [5.3, 0.04, -12.0]])
-    starts = np.array([0, 4320, 30000, 33000, 60000, 95990])
+    starts = np.array([0, 4320, 30000, 33000, 60000, 95900])
     gains = np.array([1.0, 0.5, 0.9, 0.45, 1.1, 0.7])
     frames = 96000
+    push = np.hanning(round(contact * rate) + 2)[1:-1]
     drive = np.zeros(frames)
-    np.add.at(drive, starts, gains)
+    for start, gain in zip(starts, gains, strict=True):
+        drive[start:start + push.size] += gain * push / push.sum()
     drive = np.diff(drive, prepend=0.0)
     plain = np.zeros(frames)
     for ratio, t60, level in modes:
         unit = rate / (2.0 * np.pi * hz * ratio)
         plain += footstep._resonate(drive, hz * ratio, t60, rate) \
             * (_common.db_to_gain(level) * 0.3 * unit)
-    floor = footstep._floor(modes, hz, rate, frames)
+    floor = footstep._floor(modes, hz, rate, frames, contact)
     added = np.zeros(frames)
     for start, gain in zip(starts, gains, strict=True):
         n = min(floor.size, frames - start)

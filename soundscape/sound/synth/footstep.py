@@ -10,7 +10,10 @@ Each articulation is a table ``[params.<articulation>]`` for one surface and gai
 - ``thump_low``, ``thump_high``: the thump's band as ratios of ``hz``; ``thump_s``:
   its decay (T60);
 - ``modes``: resonances of the surface as ``[ratio of hz, T60 s, level dB]`` (a
-  wooden floor's boards, a stone slab; none for beaten earth);
+  wooden floor's boards, a stone slab; none for beaten earth), set ringing by the
+  heel's push, a Hann pulse lasting ``contact_s`` (needed where there are modes): an
+  ideal push, one sample, started every step with a jump to its peak, a click up to the
+  Nyquist frequency that a heel does not make;
 - ``scuff_db``, ``scuff_s``, ``scuff_low_hz``, ``scuff_high_hz``: the friction burst;
 - ``grit_db``, ``grit_count``: grains of soil or sand crushed under the foot,
   a few tiny clicks within the first 40 ms (Cook's PhISEM idea: a walk on
@@ -38,12 +41,21 @@ from soundscape.sound.synth._common import (
     frames_for,
     noise_burst,
 )
+from soundscape.sound.synth.params import ParamError
 
-__all__ = ["render"]
+__all__ = ["render", "validate"]
 
 _SIGNS = (-1.0, 1.0)
 #: The floor's ringing counts as over once decayed by this (−180 dB).
 _RING_LEFT = 1e-9
+
+
+def validate(params: Mapping[str, Any]) -> None:
+    """A surface with modes says how long the heel's push lasts (``contact_s``)."""
+    for name, row in params.items():
+        if isinstance(row, Mapping) and row.get("modes") and "contact_s" not in row:
+            raise ParamError(f"{name}.contact_s", "is missing: a surface with modes needs "
+                             "the heel's contact time (s), the push that sets them ringing")
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -73,7 +85,7 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
         # The floor's modes, driven by each footfall's push and release (a first
         # difference: the drive has no area, so the ringing has no DC): one footfall's
         # ringing, added at each footfall (the floor is linear).
-        floor = _floor(modes, hz, sample_rate, frames)
+        floor = _floor(modes, hz, sample_rate, frames, row["contact_s"])
         for start, gain in zip(starts.tolist(), gains.tolist(), strict=True):
             n = min(floor.size, frames - start)
             out[start:start + n] += gain * floor[:n]
@@ -133,12 +145,20 @@ def _grit(row: Mapping[str, Any], starts: np.ndarray, gains: np.ndarray, *, fram
         * db_to_gain(row["grit_db"]) * 4.0
 
 
-def _floor(modes: np.ndarray, hz: float, sample_rate: int, frames: int) -> np.ndarray:
-    """The floor's ringing after one footfall of unit gain: its push and release (+1, then
-    −1 a sample later) through each mode's resonator, at most ``frames`` long and cut
-    once the longest mode has decayed by ``_RING_LEFT``."""
-    pulse = np.zeros(min(frames, _ring_frames(float(np.max(modes[:, 1])), sample_rate) + 2))
-    pulse[0], pulse[1:2] = 1.0, -1.0
+def _floor(modes: np.ndarray, hz: float, sample_rate: int, frames: int,
+           contact_s: float) -> np.ndarray:
+    """The floor's ringing after one footfall of unit gain: the heel's push and release
+    (a Hann pulse of unit area lasting ``contact_s``, less itself a sample later: the drive
+    has no area) through each mode's resonator, at most ``frames`` long and cut once the
+    longest mode has decayed by ``_RING_LEFT``. The pulse's spectrum, 1 at 0 Hz, falls
+    past ~1/``contact_s``: a mode under it rings as its level says, and the onset rises
+    over the contact instead of in one sample."""
+    push = np.hanning(max(1, frames_for(contact_s, sample_rate)) + 2)[1:-1]
+    push /= push.sum()
+    pulse = np.zeros(min(frames, _ring_frames(float(np.max(modes[:, 1])), sample_rate)
+                         + push.size + 1))
+    pulse[:push.size] += push[:pulse.size]
+    pulse[1:push.size + 1] -= push[:pulse.size - 1]
     out = np.zeros(pulse.size)
     for ratio, t60, level in modes:
         # the difference scales a mode by its ω per sample: undo that, level as given
