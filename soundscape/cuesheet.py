@@ -88,6 +88,8 @@ SPOKEN = 1_000
 #: Characters of a section's name: a heading or its opening words (names of 100 000
 #: characters were read, and the timeline's drawing of them ran past five minutes).
 NAME_LONGEST = 200
+#: The longest edition note a cue sheet may carry (the bundled 大射's is ~190 characters).
+EDITION_LONGEST = 2000
 
 Span = tuple[int, int]
 
@@ -466,7 +468,8 @@ class _Checker:
         value = self.entry[key]
         if value == "" and (empty_ok or default == ""):
             return value
-        if not (isinstance(value, str) and value and len(value) <= longest):  # the line is
+        if not (isinstance(value, str) and value and len(value) <= longest
+                and not validate.CONTROL.search(value)):  # the line is
             validate.text(value, key=f"{self.where()} {key}", where=self.at(key),  # looked up
                           error=CueSheetError, longest=longest)  # only for a value that fails
         if choices is not None and value not in choices:
@@ -619,8 +622,9 @@ def _unique(checks: list[_Checker], table: str) -> None:
 
 def _text_info(c: _Checker) -> TextInfo:
     c.keys(("id", "chars"), ("title", "edition"))
-    return TextInfo(c.string("id"), c.string("title", default=""),
-                    c.string("edition", default=""), c.integer("chars", CHARS))
+    return TextInfo(c.string("id"), c.string("title", default="", longest=NAME_LONGEST),
+                    c.string("edition", default="", longest=EDITION_LONGEST),
+                    c.integer("chars", CHARS))
 
 
 def _section(c: _Checker, length: int) -> Section:

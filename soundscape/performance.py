@@ -30,7 +30,7 @@ from soundscape.fileio import read_json, write_text
 from soundscape.geometry import Vec3
 from soundscape.music.instruments import list_instruments
 from soundscape.music.pitch import Pitch
-from soundscape.music.tuning import HUANGZHONG_RANGE_HZ
+from soundscape.music.tuning import HUANGZHONG_RANGE_HZ, LU
 from soundscape.text.reading import READINGS
 from soundscape.validate import shown
 
@@ -639,6 +639,9 @@ class Performance:
                         raise PerformanceError(f"{name}[{i}]: start={span.start!r} must not "
                                                f"be after end={span.end!r}")
             _check_info(parts["info"])
+            for i, event in enumerate(parts["events"]):
+                if event.pitch is not None:
+                    _check_pitch(event.pitch, f"events[{i}].pitch")
             instruments = set(list_instruments())
             for key, item in parts["sources"].items():
                 # ids, never paths: they name stems and are looked up as instrument files
@@ -678,6 +681,22 @@ class Performance:
             raise PerformanceError(f"{path}: not a performance (a JSON object written by "
                                    "`soundscape sequence -o`)")
         return cls.from_dict(data, source=str(path))
+
+
+#: A saved pitch's octave (倍 −1 … 清 +1 from the 正 octave at 黃鍾) and Hz: every
+#: instrument's notes lie within, and MIDI's keys 0-127 hold them from any 黃鍾 it takes.
+PITCH_OCTAVES, PITCH_HZ = (-4, 4), (16.0, 20000.0)
+
+
+def _check_pitch(pitch: Pitch, key: str) -> None:
+    """A canonical 律, an octave and Hz in range (MIDI and scores need all three)."""
+    if pitch.lu not in LU:
+        validate.fail(PerformanceError, "", f"{key}.lu", pitch.lu, "a canonical 律 name",
+                      ", ".join(LU))
+    validate.whole(pitch.octave, key=f"{key}.octave", where="", error=PerformanceError,
+                   low=PITCH_OCTAVES[0], high=PITCH_OCTAVES[1])
+    validate.number(pitch.hz, key=f"{key}.hz", where="", error=PerformanceError,
+                    low=PITCH_HZ[0], high=PITCH_HZ[1], unit="Hz")
 
 
 def _check_info(info: Info) -> None:

@@ -24,6 +24,9 @@ __all__ = ["ID", "choice", "fail", "ident", "needs", "number", "shown", "size", 
 #: An id: lower-case ASCII letters, digits, ``_``, ``.`` and ``-``, starting with a letter
 #: or digit (so no id is ``..``, hidden, or a path).
 ID = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+#: Control characters but tab, newline and carriage return: a text that holds one (a
+#: terminal's escape code in a title) is refused wherever a loader checks a string.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 _SHOWN = 60  # characters of a bad value shown in a message
 
@@ -111,6 +114,8 @@ def text(value: Any, *, key: str, where: str, error: type[SoundscapeError],
         fail(error, where, key, value, "a non-empty string")
     if len(value) > longest:
         fail(error, where, key, value, f"at most {longest} characters long")
+    if CONTROL.search(value):  # echoed to terminals and written into files
+        fail(error, where, key, value, "free of control characters (tab and newline are kept)")
     return value
 
 

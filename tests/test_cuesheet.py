@@ -349,7 +349,13 @@ def test_only_a_variant_replaces():
 @pytest.mark.parametrize(("old", "new", "message"), [
     ('quote = "請賓"', f'quote = "{"請" * 1001}"',
      "speech 'speech_001' quote is 1001 characters long; accepted: at most 1000"),
-    ('speaker = "擯者"', 'speaker = "擯者\\u0000../"', "speaker='擯者\\x00../' must be a title"),
+    ('speaker = "擯者"', 'speaker = "擯者 ../"', "speaker='擯者 ../' must be a title"),
+    ('speaker = "擯者"', 'speaker = "擯者\\u0000../"',
+     "speaker='擯者\\x00../' must be free of control characters"),
+    # printed by `sequence`, written into MIDI: a terminal escape set the terminal's title
+    ('title = "大射儀"', 'title = "大射儀\\u001b]0;pwned\\u0007"',
+     "title='大射儀\\x1b]0;pwned\\x07' must be free of control characters"),
+    ('title = "大射儀"', f'title = "{"大" * 201}"', "must be at most 200 characters long"),
 ])
 def test_speech_is_bounded_and_spoken_by_a_title(old, new, message):
     """A quote of 99 000 characters made one section eight hours long."""

@@ -209,6 +209,18 @@ def test_outside_files_get_one_message_whether_or_not_they_exist(folders):
     assert len(messages) == 1, messages
 
 
+def test_a_sample_of_nans_is_refused(folders):
+    """It played: NaN through the resampler and normaliser came out as sound."""
+    from soundscape.sound.synth import params_of
+
+    inside, _ = folders
+    soundfile.write(inside / "nan.wav", np.full(800, np.nan, dtype=np.float32), 8000,
+                    subtype="FLOAT")
+    with pytest.raises(InstrumentError, match=r"museum.toml: params.samples\[0\].file = .*"
+                                              r"nan.wav' holds samples that are not finite"):
+        params_of(load_instrument(_sampler(inside, "nan.wav")))
+
+
 def test_a_fifo_as_sample_is_refused_at_once(folders):
     inside, _ = folders
     os.mkfifo(inside / "pipe.wav")

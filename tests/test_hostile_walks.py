@@ -38,6 +38,7 @@ _BAD_WALKS = {
     "times backwards": "[[waypoint]]\ntime = 5\nplace = 'men'\n[[waypoint]]\ntime = 1\n"
                        "place = 'men'\n",
     "an unknown key": "[[waypoint]]\ntime = 0\nplace = 'men'\nspeed = 3\n",
+    "an unknown key of the walk": "speed = 3\n[[waypoint]]\ntime = 0\nplace = 'men'\n",
     "too many": "".join(f"[[waypoint]]\ntime = {i}\nplace = 'men'\n" for i in range(10_001)),
 }
 

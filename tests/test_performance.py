@@ -145,6 +145,13 @@ def _set(path: str, value):
     ("events/0/velocity", True, r"events\[0\].velocity=True must be a finite number"),
     ("events/0/pitch", {"lu": "黃鍾", "octave": 1.5, "hz": 523.25},
      r"events\[0\].pitch.octave=1.5 must be a whole number"),
+    # MIDI and scores refused these naming no file or event, or wrote a negative key
+    ("events/0/pitch", {"lu": "zz", "octave": 0, "hz": 261.6},
+     r"events\[0\].pitch.lu='zz' must be a canonical 律 name \(accepted: 黃鍾, "),
+    ("events/0/pitch", {"lu": "黃鍾", "octave": 12, "hz": 261.6},
+     r"events\[0\].pitch.octave=12 must be a whole number ≥ -4 and ≤ 4"),
+    ("events/0/pitch", {"lu": "黃鍾", "octave": 0, "hz": 9e6},
+     r"events\[0\].pitch.hz=9000000.0 must be a finite number ≥ 16 and ≤ 20000 Hz"),
     ("events/0/surprise", 1, r"events\[0\]: surprise=1 must be a known key"),
     ("sources/bell/moves", [[30.0, [1, 2, 3]], [10.0, [1, 2, 3]]],
      r"sources\['bell'\].moves: times \[30.0, 10.0\] must increase"),

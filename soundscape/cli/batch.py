@@ -26,11 +26,12 @@ def command(plan: Path, executor: str, jobs: int, court: str) -> None:
     """Render every [[render]] of a batch plan (format: docs/kit.md)."""
     from soundscape.kit.batch import run_jobs
     from soundscape.kit.manifest import check_court
-    from soundscape.kit.plan import load_plan
+    from soundscape.kit.plan import check_parts, load_plan
     from soundscape.site.courtyard import load_site
 
     check_court(court)
     out, work = load_plan(plan, load_site(), court=court)
+    check_parts(plan, work)
     click.echo(f"{counted(len(work), 'render')} into {out} ({executor})", err=True)
     results = run_jobs(work, executor=executor, workers=jobs,
                        progress=lambda job: click.echo(f"  done {job.name}", err=True))

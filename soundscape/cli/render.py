@@ -118,10 +118,14 @@ def command(cues: Path | None, sequencing: Sequencing, place: str,
             "place") is not click.core.ParameterSource.DEFAULT):  # the walk says both
         raise click.UsageError("--path walks the listener from place to place, facing as its "
                                "waypoints say: give --path, or --listener/--facing, not both")
+    if gain_db is not None and click.get_current_context().get_parameter_source(
+            "target_lufs") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--gain is applied instead of normalising to --target: give "
+                               "--gain or --target, not both")
     listener = load_walk(walk, courtyard) if walk else listener_at(courtyard, place, facing)
     if isinstance(listener, ListenerPath):
         for k, (_, position, _) in enumerate(listener.waypoints):
-            check_within(surroundings, position, f"--path {walk}: waypoint {k + 1}")
+            check_within(surroundings, position, f"--path {walk}: waypoint[{k}]")
     else:
         check_within(surroundings, listener.position, "--listener")
     master = MASTER_LAYOUTS.get(layout)

@@ -64,17 +64,22 @@ def command(target: str | None, adm_target: str | None, adm_file: Path | None,
         host, port = cue_at
         cues = load_cues(kit_dir / f"{programme}.cues.json")
         items += cues
-        senders["cue"] = osc_sender(host, port)
+        senders["cue"] = _reaching(lambda: osc_sender(host, port), "--osc", target)
         click.echo(f"sending {len(cues)} cues of {programme} to {host}:{port} (OSC over UDP)",
                    err=True)
     if adm_at is not None:
         host, port = adm_at
         objects = admosc.load_objects(adm_file or _masters_objects(kit_dir, programme))
         items += admosc.messages(objects)
-        senders["adm"] = admosc.osc_sender(host, port)
+        senders["adm"] = _reaching(lambda: admosc.osc_sender(host, port), "--adm-osc",
+                                   adm_target)
         click.echo(f"streaming {len(objects)} objects to {host}:{port} (ADM-OSC over UDP)",
                    err=True)
     items.sort(key=lambda item: item.time)  # stable: cues first at a shared time
+    if items and start_at > items[-1].time:
+        raise KitError(f"--start {start_at:g} s is past the last of {programme}'s cues and "
+                       f"messages (at {items[-1].time:g} s): nothing would be sent; accepted: "
+                       f"0 to {items[-1].time:g} s")
 
     def send(item) -> None:
         senders["adm" if isinstance(item, admosc.OscMessage) else "cue"](item)
@@ -85,6 +90,27 @@ def command(target: str | None, adm_target: str | None, adm_file: Path | None,
                     and (stop_after is None or item.time <= start_at + stop_after))
     click.echo(f"sent {cue_count} cues" + (f" and {sent - cue_count} ADM-OSC messages"
                                           if adm_target is not None else ""))
+
+
+def _reaching(make: Callable[[], Callable[[Any], None]], option: str, target: str | None
+              ) -> Callable[[Any], None]:
+    """``make()``'s sender, its network errors (a host not found, a broadcast address)
+    named by the option and target, not by the socket alone."""
+    from soundscape.kit import KitError
+
+    def failed(error: OSError) -> KitError:
+        return KitError(f"{option} {target}: {error.strerror or error}")
+    try:
+        send = make()
+    except OSError as error:
+        raise failed(error) from None
+
+    def sending(item: Any) -> None:
+        try:
+            send(item)
+        except OSError as error:
+            raise failed(error) from None
+    return sending
 
 
 def _programme(kit_dir: Path, asked: str | None) -> str:

@@ -55,11 +55,16 @@ def load_objects(path: str | Path) -> list[dict]:
     objects = validate.size(data.get("objects") if isinstance(data, dict) else None,
                             key="objects", where=where, error=KitError, kind=list, least=1,
                             most=MOST_OBJECTS)
+    numbered: dict[int, int] = {}
     for k, obj in enumerate(objects):
         at = f"{where}: objects[{k}]"
         validate.size(obj, key="object", where=at, error=KitError, kind=dict, least=1)
-        validate.whole(obj.get("number"), key="number", where=at, error=KitError, low=1,
-                       high=MOST_OBJECTS)
+        number = validate.whole(obj.get("number"), key="number", where=at, error=KitError,
+                                low=1, high=MOST_OBJECTS)
+        if number in numbered:  # two objects would send to one /adm/obj/N
+            validate.fail(KitError, at, "number", number,
+                          f"a number no other object has (objects[{numbered[number]}] has it)")
+        numbered[number] = k
         for key in ("name", "roman"):
             validate.text(obj.get(key), key=key, where=at, error=KitError, empty_ok=True,
                           longest=200)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from soundscape import validate
+from soundscape.errors import SoundscapeError
 from soundscape.fileio import read_toml
 from soundscape.kit import KitError
 from soundscape.kit.batch import Job
@@ -42,13 +43,15 @@ from soundscape.site.listeners import listener_at
 from soundscape.sound.court import hypotheses
 from soundscape.text.reading import READINGS
 
-__all__ = ["Sequencing", "load_plan"]
+__all__ = ["Sequencing", "check_parts", "load_plan"]
 
 _KEYS = {"id", "cues", "from", "to", "seed", "tuning", "huangzhong_hz", "zhong", "reading",
          "listener", "layout", "target_lufs", "court"}
 _TUNINGS = tuple(TEMPERAMENTS)  # sanfen or sanfen_sunyi (三分損益), equal
 _ZHONG = ("song", "stanza")
 _LAYOUTS = ("stereo", "binaural", "foa", "hoa3", "ring8", "5.1")
+#: A plan's own keys (each entry's are ``_KEYS``).
+_PLAN_KEYS = frozenset({"out", "defaults", "render"})
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,10 @@ def load_plan(path: str | Path, site, court: str = "bare") -> tuple[Path, list[J
     path = Path(path)
     data = read_toml(path, KitError)
     where = str(path)
+    unknown = sorted(set(data) - _PLAN_KEYS)
+    if unknown:  # a typo ([default]) would render every entry whole, unnoticed
+        validate.fail(KitError, where, "key", unknown[0], "a plan key",
+                      ", ".join(sorted(_PLAN_KEYS)))
     out_name = validate.text(data.get("out", "batch"), key="out", where=where, error=KitError,
                              longest=200)
     out = (path.parent / out_name).resolve()
@@ -112,6 +119,22 @@ def load_plan(path: str | Path, site, court: str = "bare") -> tuple[Path, list[J
         if names.count(name) > 1:
             raise KitError(f"{path}: render id={name!r} is given twice; ids must differ")
     return out, jobs
+
+
+def check_parts(path: str | Path, jobs: list[Job]) -> None:
+    """Each render's part (``from``/``to``) is found in its performance before any render
+    starts: a section missing from the fifth entry was found once four renders had been
+    written. Each recipe is sequenced here once (kept for a render in this process, or a
+    worker forked from it); errors name the plan and the entry."""
+    for i, job in enumerate(jobs):
+        recipe = job.make
+        if not isinstance(recipe, Sequencing) or (recipe.from_section is None
+                                                  and recipe.to_section is None):
+            continue
+        try:
+            recipe()
+        except SoundscapeError as error:
+            raise KitError(f"{path}: [[render]] {i + 1} (id={job.name!r}): {error}") from None
 
 
 def _job(entry: dict[str, Any], where: str, out: Path, folder: Path, site) -> Job:

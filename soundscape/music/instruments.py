@@ -184,6 +184,11 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
     articulations = tuple(validate.text(a, key=f"articulations[{i}]", where=where,
                                         error=InstrumentError, longest=32)
                           for i, a in enumerate(names("articulations", 1, 16)))
+    for i, name in enumerate(articulations):
+        if name in articulations[:i]:
+            validate.fail(InstrumentError, where, f"articulations[{i}]", name,
+                          f"an articulation not already listed (articulations"
+                          f"[{articulations.index(name)}])")
     loudness = validate.number(data.get("loudness_db"), key="loudness_db", where=where,
                                error=InstrumentError, low=LOUDNESS_DB[0],
                                high=LOUDNESS_DB[1], low_open=True, unit="dB SPL at 1 m")
@@ -210,6 +215,9 @@ def _build(data: dict[str, Any], path: Path) -> Instrument:
         default_hz = validate.number(default_hz, key="default_hz", where=where,
                                      error=InstrumentError, low=HEARING_HZ[0],
                                      high=HEARING_HZ[1], unit="Hz")
+        if range_hz is not None and not range_hz[0] <= default_hz <= range_hz[1]:
+            validate.fail(InstrumentError, where, "default_hz", default_hz,
+                          f"within range_hz [{range_hz[0]:g}, {range_hz[1]:g}] Hz")
     working_hz = data.get("working_hz")
     if working_hz is not None:
         working_hz = validate.number(working_hz, key="working_hz", where=where,

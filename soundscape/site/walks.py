@@ -24,6 +24,10 @@ MAX_TIME_S = 1e6
 def load_walk(path: str | Path, site: Any) -> ListenerPath:
     """The route in ``path`` through the places of ``site`` (see the module)."""
     data = read_toml(path, RenderError)
+    unknown = sorted(set(data) - {"waypoint"})
+    if unknown:
+        raise RenderError(f"{path}: key {unknown[0]!r} is not a key of a walk; accepted: "
+                          "[[waypoint]] entries")
     entries = data.get("waypoint")
     if not isinstance(entries, list) or not entries:
         raise RenderError(f"{path}: waypoint={shown(entries)}: give [[waypoint]] entries "

@@ -130,6 +130,8 @@ def test_plan_renders_equal_soundscape_render(tmp_path, soundscape_cli):
     ('[[render]]\nid = "a"\nlistener = "moon"\n', "listener='moon'"),
     ('[[render]]\nid = "a"\nzhong = "verse"\n', "zhong='verse'"),
     ('[[render]]\nid = "a"\n[[render]]\nid = "a"\n', "id='a' is given twice"),
+    # a typo of a plan's own key rendered every entry whole, unnoticed
+    ('[default]\nfrom = "s45"\n[[render]]\nid = "a"\n', "key='default' must be a plan key"),
 ])
 def test_bad_plans_are_refused_naming_file_entry_and_key(tmp_path, body, message):
     plan = tmp_path / "plan.toml"
@@ -395,3 +397,16 @@ def test_a_lone_local_job_makes_its_notes_in_a_helper_with_the_same_bytes(tmp_pa
     serial = _bytes(run_jobs(jobs(tmp_path / "a")[:1], executor="serial"))
     alone = _bytes(run_jobs(jobs(tmp_path / "b")[:1], executor="local", workers=2))
     assert asked == [1, 2] and serial == alone
+
+
+def test_a_part_missing_from_its_performance_is_refused_before_any_render(tmp_path,
+                                                                           soundscape_cli):
+    """The second entry's section was found missing once the first had been written."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[[render]]\nid = "ok"\nfrom = "s45"\nto = "s45"\n'
+                    '[[render]]\nid = "bad"\nfrom = "s99"\nto = "s45"\n', encoding="utf-8")
+    code, err = soundscape_cli("batch", str(plan), "--executor", "serial", cwd=tmp_path)
+    assert code == 2, err
+    assert err.splitlines()[-1].startswith(
+        f"error: {plan}: [[render]] 2 (id='bad'): section 's99' is not in this performance")
+    assert not (tmp_path / "batch").exists()

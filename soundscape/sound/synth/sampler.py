@@ -56,12 +56,15 @@ def validate(params: Mapping[str, Any]) -> None:
 def prepare(params: Mapping[str, Any]) -> dict[str, Any]:
     """Decode every sample once, to mono float64 (channels averaged), read-only."""
     decoded = []
-    for row in params["samples"]:
+    for i, row in enumerate(params["samples"]):
         with soundfile.SoundFile(row["file"]) as file:  # at most what its header said
             rate = file.samplerate
             blocks = [block.mean(axis=1) for block in file.blocks(
                 _BLOCK, dtype="float64", always_2d=True, frames=min(file.frames, MOST_FRAMES))]
         mono = np.concatenate(blocks) if blocks else np.zeros(0)
+        if not np.isfinite(mono).all():
+            raise ParamError(f"samples[{i}].file", f"= {row['file']!r} holds samples that are "
+                             "not finite numbers (NaN or infinity)")
         mono.flags.writeable = False
         decoded.append((float(row["root_hz"]), int(rate), mono))
     return {**params, "decoded": tuple(decoded)}
