@@ -103,7 +103,7 @@ def test_a_render_heard_from_behind_the_walls_is_refused_before_sequencing(tmp_p
     walk.write_text('[[waypoint]]\ntime = 0\nplace = "zhongting"\n'
                     '[[waypoint]]\ntime = 10\nposition = [0, -200, 1.6]\n', "utf-8")
     code, err = soundscape_cli("render", "--path", str(walk), "-o", "out.wav", cwd=tmp_path)
-    assert code == 2 and "waypoint 2" in err and "outside the court's walls" in err, err
+    assert code == 2 and "waypoint[1]" in err and "outside the court's walls" in err, err
 
 
 def test_a_render_heard_from_inside_the_hall_platform_is_refused_before_sequencing(
