@@ -104,6 +104,11 @@ class _Checker:
                     and len(table[name]) != len(table[other]):
                 self.fail(f"{key}.{name}", table[name], f"{len(table[other])} numbers, one "
                           f"for each of {key}.{other}")
+        for name in table:  # a band's low end (…_low…) under its high end (…_high…)
+            high = name.replace("_low", "_high", 1)
+            if "_low" in name and high in table and _numbers(table[name], table[high]) \
+                    and not table[name] < table[high]:
+                self.fail(f"{key}.{name}", table[name], f"below {key}.{high}={table[high]!r}")
         for name in table:  # a misspelt key was ignored, and its sound with it
             if name not in specs and name not in also:
                 raise InstrumentError(
@@ -198,3 +203,7 @@ def inside(folder: Path, name: Any, key: str, where: str) -> str:
         validate.fail(InstrumentError, where, key, name, "an existing regular file inside the "
                       "instrument file's folder")
     return str(path)
+
+
+def _numbers(*values: Any) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)

@@ -70,6 +70,9 @@ DRUM = (Path(__file__).resolve().parents[2] / "instruments" / "pi.toml").read_te
      (('range_hz = [120.0, 320.0]', 'pitches = 1e308'), r"pitches=1e\+308 must be a list"),
      (('default_hz = 200.0', 'default_hz = 9000.0'),
       r"default_hz=9000.0 must be within range_hz \[120, 320\] Hz"),
+     # a band upside down played as if its ends were swapped
+     (('thud_low_hz = 150.0', 'thud_low_hz = 9000.0'), r"params.thud_low_hz=9000.0 must be below "
+                                          r"params.thud_high_hz="),
      (('articulations = ["strike", "rim"]', 'articulations = ["strike", "strike"]'),
       r"articulations\[1\]='strike' must be an articulation not already listed"),
      (('range_hz = [120.0, 320.0]',
