@@ -88,7 +88,7 @@ SPOKEN = 1_000
 #: Characters of a section's name: a heading or its opening words (names of 100 000
 #: characters were read, and the timeline's drawing of them ran past five minutes).
 NAME_LONGEST = 200
-#: The longest edition note a cue sheet may carry (the bundled 大射's is ~190 characters).
+#: The longest edition note a cue sheet may carry (the bundled 大射's is 160 characters).
 EDITION_LONGEST = 2000
 
 Span = tuple[int, int]

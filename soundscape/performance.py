@@ -683,8 +683,9 @@ class Performance:
         return cls.from_dict(data, source=str(path))
 
 
-#: A saved pitch's octave (倍 −1 … 清 +1 from the 正 octave at 黃鍾) and Hz: every
-#: instrument's notes lie within, and MIDI's keys 0-127 hold them from any 黃鍾 it takes.
+#: A saved pitch's octave (倍 −1 … 清 +1 from the 正 octave at 黃鍾) and Hz: the sequencer's
+#: notes lie well within (a key past MIDI's 0-127 is still refused by the MIDI writer); an
+#: octave of 100 had made a name of 100 倍 and key −1140.
 PITCH_OCTAVES, PITCH_HZ = (-4, 4), (16.0, 20000.0)
 
 

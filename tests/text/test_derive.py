@@ -481,3 +481,23 @@ def test_an_org_header_is_cited_as_a_reader_would():
     assert edition_of(["# a plain note", "底本：某本"]) == "# a plain note 底本：某本"
     assert edition_of(["-*- coding: utf-8 -*-", "底本：某本"]) == "底本：某本"
     assert edition_of(["+TITLE: 投壺"]) == "投壺" and edition_of(["+DATE: 2015"]) == "(2015)"
+
+
+def test_a_header_and_a_title_a_sheet_cannot_load_are_made_loadable(tmp_path, soundscape_cli):
+    """A header of many lines, or with a bell character, became a sheet's edition that its own
+    loader refuses (control characters, over 2 000 characters): derived, written, and then
+    unreadable; so would a title from a file name holding an escape."""
+    from soundscape import cuesheet, text
+    from soundscape.resources import data_dir
+    from soundscape.text.derive import derive
+
+    body = (data_dir() / "texts" / "dashe.txt").read_text(encoding="utf-8")
+    header = "".join(f"# 底本之說明 {i}\x07{'某' * 40}\n" for i in range(80))
+    (tmp_path / "long.txt").write_text(header + body, encoding="utf-8")
+    code, err = soundscape_cli("derive", "long.txt", "-o", "out.toml", cwd=tmp_path)
+    assert code == 0, err
+    sheet = cuesheet.load(tmp_path / "out.toml")
+    assert len(sheet.text.edition) == cuesheet.EDITION_LONGEST and "\x07" not in sheet.text.edition
+    assert sheet.text.edition.startswith("底本之說明 0 某某")
+    titled = derive(text.load(tmp_path / "long.txt"), title="射\x1b]0;x\x07" + "d" * 300)
+    assert titled.text.title == "射 ]0;x " + "d" * (cuesheet.NAME_LONGEST - 8) + "…"

@@ -20,7 +20,15 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from soundscape.cuesheet import SCHEMA_VERSION, CueSheet, Section, Step, TextInfo
+from soundscape.cuesheet import (
+    EDITION_LONGEST,
+    NAME_LONGEST,
+    SCHEMA_VERSION,
+    CueSheet,
+    Section,
+    Step,
+    TextInfo,
+)
 from soundscape.text import glossary
 from soundscape.text.derive import rites
 from soundscape.text.derive.cues import (
@@ -37,6 +45,7 @@ from soundscape.text.derive.repeats import with_repeats
 from soundscape.text.derive.sections import sections_of
 from soundscape.text.derive.speech import Printed, answer_starts, printed_marks, speech_cues
 from soundscape.text.source import Text
+from soundscape.validate import CONTROL
 
 __all__ = ["derive", "edition_of", "place_mentions", "sections_of", "unscored_music"]
 
@@ -239,9 +248,17 @@ def derive(text: Text, *, text_id: str = "text", title: str = "",
     steps = with_repeats(sections, _to_the_gate(steps, music))
     voices = voice_cues(text, steps, units_by_section)
     speech = speech_cues(text, steps, printed)
-    info = TextInfo(text_id, title, edition_of(text.header), len(text.chars))
+    info = TextInfo(text_id, _loadable(title, NAME_LONGEST),
+                    _loadable(edition_of(text.header), EDITION_LONGEST), len(text.chars))
     return CueSheet(SCHEMA_VERSION, info, tuple(sections), tuple(steps), tuple(layout),
                     tuple(music), tuple(voices), speech=tuple(speech))
+
+
+def _loadable(words: str, longest: int) -> str:
+    """``words`` as a sheet loads them: control characters (a text's form feed, a file
+    name's escape) as spaces, at most ``longest`` characters (a header of many lines)."""
+    plain = CONTROL.sub(" ", words)
+    return plain if len(plain) <= longest else plain[:longest - 1] + "…"
 
 
 _ORG = re.compile(r"\+(TITLE|DATE|PROPERTY):\s*(\S+)?\s*(.*)")
