@@ -194,12 +194,8 @@ def test_a_table_shows_no_control_characters():
     # --gain was applied and --target dropped, unsaid (`play` refused such a pair)
     (("render", "--from", "s45", "--to", "s45", "--gain", "5", "--target", "-20", "-o",
       "r.wav"), "give --gain or --target, not both"),
-    # full-width digits read as numbers by float() and int(), and as a port by isdigit()
-    (("midi", "--from", "s45", "--to", "s45", "--huangzhong", "２６１", "-o", "m.mid"),
-     "huangzhong preset '２６１' unknown"),
-    (("sequence", "--seed", "１２", "-o", "x.json"), "'１２' is not a whole number"),
-    (("show", "--osc", "127.0.0.1:9", "--for", "１"), "'１' is not a number written in ASCII"),
-    (("show", "--osc", "localhost:０１"), "--osc 'localhost:０１', accepted: HOST:PORT"),
+    # a digit int() cannot read ("²".isdigit() is true): a traceback
+    (("show", "--osc", "localhost:²"), "--osc 'localhost:²', accepted: HOST:PORT"),
 ])
 def test_options_that_made_nonsense_are_refused(soundscape_cli, tmp_path, args, message):
     code, err = soundscape_cli(*args, cwd=tmp_path)

@@ -40,8 +40,6 @@ class FiniteRange(click.FloatRange):
     """``click.FloatRange`` that also refuses NaN (which every comparison lets through)."""
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and not value.isascii():  # float() reads "２６１" too
-            self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
         number = super().convert(value, param, ctx)
         if not math.isfinite(number):
             ends = [f"{word} {end:g}" for word, end in (("from", self.min), ("to", self.max))
@@ -65,8 +63,6 @@ class WholeRange(click.IntRange):
     def convert(self, value, param, ctx):
         if isinstance(value, str):
             try:
-                if not value.isascii():  # int() reads "１２" too
-                    raise ValueError(value)
                 int(value.strip())
             except ValueError:
                 self.fail(f"{value!r} is not a whole number; accepted: a whole number from "

@@ -44,8 +44,8 @@ def load_cues(path: str | Path) -> list[ShowCue]:
 def parse_target(text: str) -> tuple[str, int]:
     """``HOST:PORT`` → (host, port)."""
     host, _, port = text.rpartition(":")
-    if not host or not (port.isascii() and port.isdigit()) or len(port) > 5 \
-            or not 1 <= int(port) <= 65535:
+    # isdecimal, not isdigit: "²" is a digit that int() cannot read (a traceback)
+    if not host or not port.isdecimal() or len(port) > 5 or not 1 <= int(port) <= 65535:
         raise KitError(f"--osc {text!r}, accepted: HOST:PORT like 127.0.0.1:53000")
     return host, int(port)
 

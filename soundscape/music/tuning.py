@@ -326,8 +326,7 @@ def to_gongche(pitch: Pitch | str) -> str:
 def _reference(huangzhong_hz: float | str) -> float:
     """Hz, a preset's name, or Hz as typed (``"440"``: an option's value)."""
     if isinstance(huangzhong_hz, str):
-        if huangzhong_hz not in HUANGZHONG_HZ and len(huangzhong_hz) <= 40 \
-                and huangzhong_hz.isascii():  # float() reads "２６１" too
+        if huangzhong_hz not in HUANGZHONG_HZ and len(huangzhong_hz) <= 40:
             with contextlib.suppress(ValueError):
                 return float(huangzhong_hz)
         return HUANGZHONG_HZ[huangzhong_hz]

@@ -81,6 +81,31 @@ def test_a_bad_object_list_is_refused_by_name(tmp_path):
     bad.write_text('{"objects": [{"number": 1, "blocks": [{"time": 0}]}]}')
     with pytest.raises(KitError, match=r"objects\[0\]"):
         load_objects(bad)
+    twice = tmp_path / "twice.adm.json"  # both would have been sent to /adm/obj/1
+    twice.write_text(json.dumps({"objects": [{**o, "number": 1} for o in OBJECTS["objects"]]},
+                                ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(KitError, match=r"objects\[1\]: number=1 must be a number no other "
+                                       r"object has \(objects\[0\] has it\)"):
+        load_objects(twice)
+
+
+def test_show_names_the_option_and_target_of_a_network_error_and_refuses_a_late_start(
+        tmp_path, soundscape_cli):
+    """`--osc 255.255.255.255:9` said only "permission denied"; a --start past the last cue
+    sent nothing and exited 0."""
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    perf = Performance.build([], [Marker(0.0, "section", "右設樂", "she yue", "s1"),
+                                  Marker(0.2, "music", "奏肆夏", "zou sixia", "m1")], {})
+    write_cue_json(cue_list(perf), kit / "p.cues.json", programme="p", audio=[])
+    code, err = soundscape_cli("show", "--osc", "255.255.255.255:9", "--kit", "kit",
+                               cwd=tmp_path)
+    assert code == 2 and err.splitlines()[-1].startswith(
+        "error: --osc 255.255.255.255:9: "), err
+    code, err = soundscape_cli("show", "--osc", "127.0.0.1:9", "--start", "5", "--kit", "kit",
+                               cwd=tmp_path)
+    assert code == 2 and "--start 5 s is past the last of p's cues and messages (at 0.2 s)" \
+        in err, err
 
 
 def test_show_streams_the_objects_with_the_cues(tmp_path, soundscape_cli, receiver):
