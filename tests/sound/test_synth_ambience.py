@@ -211,6 +211,43 @@ def test_the_place_reaches_16_khz_at_the_full_rate():
         assert high > max(mid, top) - within
 
 
+def full_band_bed(tmp_path):
+    """instruments/ambience.toml with every hour's leaves to 16 kHz."""
+    text = (load_instrument("ambience").path.read_text(encoding="utf-8")
+            .replace("leaves_band = [800.0, 7000.0]", "leaves_band = [800.0, 16000.0]"))
+    assert text.count("16000.0]") == 5
+    path = tmp_path / "ambience.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_instrument(path)
+
+
+def test_the_bed_is_made_at_the_rate_its_bands_need(tmp_path):
+    """The bundled bed (leaves to 7 kHz) is made at 16 kHz of a 48 kHz render; a file whose
+    leaves reach 16 kHz at the render's own rate (16 kHz over 0.45), at 44.1 kHz too."""
+    assert made_at(load_instrument("ambience"), 48000) == 16000
+    assert made_at(load_instrument("ambience"), 44100) == 22050
+    full = full_band_bed(tmp_path)
+    assert ambience.least_hz(params_of(full)) == pytest.approx(16000 / 0.45)
+    assert made_at(full, 48000) == 48000 and made_at(full, 44100) == 44100
+
+
+def test_a_full_band_bed_by_day_reaches_16_khz_and_falls_there_smoothly(tmp_path):
+    """Leaves to 16 kHz, falling ~3 dB an octave: in 500 Hz bands from 7 to 15.5 kHz no
+    band is more than 2 dB under the one below it (made at 16 kHz, the day fell 25 dB
+    within 300 Hz above 8.5 kHz), and 10-16 kHz sits within 20 dB of 1-2 kHz per hertz."""
+    full = full_band_bed(tmp_path)
+    bed = render_note(full, hz=None, velocity=1.0, duration=12.0, articulation="day",
+                      sample_rate=CALL_RATE, rng=np.random.default_rng(0))
+    f, p = signal.welch(bed[CALL_RATE:-CALL_RATE], fs=CALL_RATE, nperseg=8192)
+
+    def per_hz_db(low, high):
+        return 10 * np.log10(np.mean(p[(f >= low) & (f < high)]))
+
+    bands = [per_hz_db(low, low + 500) for low in range(7000, 15500, 500)]
+    assert min(np.diff(bands)) > -2.0, np.round(bands, 1)
+    assert per_hz_db(10000, 16000) > per_hz_db(1000, 2000) - 20.0
+
+
 def test_call_tones_from_phasors_are_the_sines_they_replace():
     """A call's partials come from phasors (by blocks, and for a sweep the running product
     of its increments) and Horner's rule, not sines: the same tones to 1e-9 of full scale
@@ -257,44 +294,51 @@ def test_noise_blocks_keep_their_variance_through_the_joins():
     assert 10 * np.log10(within.mean()) == pytest.approx(20 * np.log10(rms), abs=0.2)
 
 
-def test_the_beds_blocks_resolve_its_wind_skirt_under_22_hz():
-    """The bed's noise in blocks (the shortest ``_block_for`` gives, ``ambience._BLOCK``)
-    keeps the wind's skirt where one transform of the whole segment puts it: the energy
-    under 22 Hz of the day's air within 0.15 dB of its shape's (blocks of 4096 samples
-    smear it 3.8 dB up, of 16384 0.5)."""
-    block = ambience._BLOCK
+@pytest.mark.parametrize("rate", [RATE, 48000])
+def test_the_beds_blocks_resolve_its_wind_skirt_under_22_hz(rate):
+    """The bed's noise in blocks (the shortest ``_block_for`` gives, ``ambience._BLOCK_S``
+    at the rate) keeps the wind's skirt where one transform of the whole segment puts it:
+    the energy under 22 Hz of the day's air within 0.15 dB of its shape's (blocks of 4096
+    samples at 16 kHz smear it 3.8 dB up, of 16384 0.5; at 48 kHz, blocks of 32768, 1.1)."""
+    block, overlap = ambience._blocking(rate)
     from soundscape.sound.synth.creatures import noise_blocks
 
     day = params_of(load_instrument("ambience"))["day"]
-    keys, shapes = ambience._rows(ambience._dense(day), block, RATE)
-    fine = 65536  # the shape on the measurement's own grid (the skirt is steep)
-    air = ambience._rows(ambience._dense(day), fine, RATE)[1][keys.index("air"), ::2]
-    freqs = np.fft.rfftfreq(fine, 1.0 / RATE)
+    keys, shapes = ambience._rows(ambience._dense(day), block, rate)
+    fine = 4 * 65536 if rate > RATE else 65536  # the shape on the measurement's own grid
+    air = ambience._rows(ambience._dense(day), fine, rate)[1][keys.index("air"), ::2]
+    freqs = np.fft.rfftfreq(fine, 1.0 / rate)
     expected = np.sum(air[freqs < 22.0].astype(float) ** 2) / np.sum(air.astype(float) ** 2)
-    frames = 40 * 131072
+    frames = 40 * 131072 * rate // RATE
     noise = noise_blocks(np.random.default_rng(0), shapes, frames, block=block,
-                         overlap=ambience._OVERLAP)[keys.index("air")]
-    row = noise.reshape(-1)[ambience._OVERLAP:ambience._OVERLAP + frames]
-    f, p = signal.welch(row, fs=RATE, nperseg=fine)
+                         overlap=overlap)[keys.index("air")]
+    row = noise.reshape(-1)[overlap:overlap + frames]
+    f, p = signal.welch(row, fs=rate, nperseg=fine)
     measured = np.sum(p[f < 22.0]) / np.sum(p)
     assert 10 * np.log10(measured / expected) == pytest.approx(0.0, abs=0.15)
 
 
 @pytest.mark.parametrize("frames", [131040, 131024, 100000, 160000, 300000])
 @pytest.mark.parametrize("rows", [1, 2, 3])
-def test_the_beds_blocks_are_lengths_the_fft_likes_in_whole_batches(frames, rows):
-    """``_block_for``: blocks of at least ``_BLOCK`` samples, 2^a 3^b 5^c long, a hop of
+@pytest.mark.parametrize("rate", [RATE, 44100, 48000])
+def test_the_beds_blocks_are_lengths_the_fft_likes_in_whole_batches(frames, rows, rate):
+    """``_block_for``: blocks of at least ``_BLOCK_S`` seconds, 2^a 3^b 5^c long, a hop of
     whole held envelope values, enough of them for the noise, and as many transforms as
     fill whole batches of pocketfft's 4 lanes (no row transformed alone: twice the time;
-    data/actions.toml's segments are 8.19 s, 131040 samples at 16 kHz)."""
+    data/actions.toml's segments are 8.19 s, 131040 samples at 16 kHz; ``frames`` are
+    16 kHz's, as many seconds at the others)."""
     from scipy.fft import next_fast_len
 
-    block = ambience._block_for(frames, rows)
-    hop = block - ambience._OVERLAP
-    count = -(-(frames + ambience._OVERLAP) // hop)
-    assert block >= ambience._BLOCK and hop % ambience._STEP == 0
+    frames = frames * rate // RATE
+    least, overlap = ambience._blocking(rate)
+    assert least >= ambience._BLOCK_S * rate
+    assert overlap % ambience._STEP == 0 and least % ambience._STEP == 0
+    block = ambience._block_for(frames, rows, least, overlap)
+    hop = block - overlap
+    count = -(-(frames + overlap) // hop)
+    assert block >= least and hop % ambience._STEP == 0
     assert next_fast_len(block, real=True) == block
-    assert count * hop >= frames + ambience._OVERLAP
+    assert count * hop >= frames + overlap
     assert rows * count % ambience._LANES == 0
 
 

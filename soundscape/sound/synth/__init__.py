@@ -206,8 +206,12 @@ def params_of(instrument: Instrument) -> Mapping[str, Any]:
 def made_at(instrument: Instrument, sample_rate: int) -> int:
     """The rate ``instrument``'s notes are made at for output at ``sample_rate``: the lowest
     whole fraction of it still at the instrument file's ``working_hz``, else its model's
-    ``WORKING_HZ`` (``sample_rate`` if neither says)."""
-    least = instrument.working_hz or getattr(model_module(instrument.model), "WORKING_HZ", None)
+    ``WORKING_HZ`` (``sample_rate`` if neither says), or at what a model whose rate follows
+    its parameters asks of them (``least_hz(params)``: the bed's bands), if more."""
+    module = model_module(instrument.model)
+    least = instrument.working_hz or getattr(module, "WORKING_HZ", None)
+    if least is not None and hasattr(module, "least_hz"):
+        least = max(least, module.least_hz(params_of(instrument)))
     return sample_rate if least is None else working_rate(sample_rate, least)[0]
 
 

@@ -17,7 +17,7 @@ level in dB against the others (``-120`` leaves it out):
   ``crackle_per_s`` pops, heavy-tailed in level (a few loud ones, many small).
 
 The dense layers are Gaussian noise made in the frequency domain, in independent blocks
-of ``_BLOCK`` samples joined by power-complementary crossfades (``creatures.noise_blocks``:
+of ``_BLOCK_S`` seconds joined by power-complementary crossfades (``creatures.noise_blocks``:
 transforms that stay in the core's cache; the bands' shapes computed once per hour), the
 sparse ones (knocks, pops) each shaped on a short grid of its own (the burst and its
 band's ring, ``_RING_S``), so a segment costs a few milliseconds, most of it its inverse
@@ -63,7 +63,7 @@ from soundscape.sound.synth._common import (
 from soundscape.sound.synth.creatures import block_rms, fft_length, noise_blocks, noise_shape
 from soundscape.sound.synth.params import ParamError
 
-__all__ = ["REPEATS", "RMS", "WORKING_HZ", "render", "validate"]
+__all__ = ["REPEATS", "RMS", "WORKING_HZ", "least_hz", "render", "validate"]
 
 #: Every note is its own rendering (a tagged segment, a torch's stretch): the render
 #: keeps none (``SynthVoice.repeats``), so they take no room from notes that repeat.
@@ -71,24 +71,30 @@ REPEATS = False
 
 #: The segment's RMS at velocity 1, before its fades (−20 dBFS: room for gusts and pops).
 RMS = 0.1
-#: The rate the layers are made at (at least): every band lies under half of it (the
-#: schema, data/models/ambience.toml, ends the bands at 7500 Hz). What the place holds
-#: above (leaves near at hand, insects, birds' harmonics) are the creatures' calls, made
-#: at the full rate; at 8 kHz the bed's cut at 4 kHz showed as a cliff under the calls.
+#: The rate the layers are made at, at least: every band of instruments/ambience.toml lies
+#: under 0.45 of it (the leaves end at 7 kHz). What the place holds above (leaves near at
+#: hand, insects, birds' harmonics) are the creatures' calls, made at the full rate; at
+#: 8 kHz the bed's cut at 4 kHz showed as a cliff under the calls. A file whose bands reach
+#: higher has its bed made at the rate they need (``least_hz``: the leaves to 16 kHz, a
+#: 48 kHz render's own rate, at a fifth more of the whole rite's render time;
+#: docs/instruments.md).
 WORKING_HZ = 16000
+#: A band's shape is cut at this share of the rate it is made at (``creatures._shape``).
+_BAND_TOP = 0.45
 #: Noise is shaped with the 20 Hz high-pass's magnitude folded in (``noise_shape``).
 INFRASOUND_FREE = True
 #: Envelopes are computed every this many samples and held (a step of < 0.5 %).
 _STEP = 16
 #: The layers that share an envelope (one inverse FFT for them): the air's.
 _ROW = {"wind_db": "air", "life_db": "air"}
-#: The dense layers' noise is made in blocks of at least this many samples (``noise_blocks``:
-#: 2 s at 16 kHz, its 0.5 Hz bins resolve the wind's skirt under 40 Hz and the 20 Hz
+#: The dense layers' noise is made in blocks of at least ``_BLOCK_S`` seconds
+#: (``noise_blocks``: their 0.5 Hz bins resolve the wind's skirt under 40 Hz and the 20 Hz
 #: high-pass: the octave under 22 Hz within 0.01 dB of one transform of the whole
-#: segment's; blocks of 16384 raised it 0.14 dB, of 4096 2.4 dB), each joined to the next
-#: over ``_OVERLAP`` (a quarter second); ``_block_for`` picks the length.
-_BLOCK = 32768
-_OVERLAP = 4096
+#: segment's; blocks of 1 s raised it 0.14 dB, of 0.25 s 2.4 dB), each joined to the next
+#: over ``_OVERLAP_S`` (a quarter second); ``_blocking`` gives both in samples at a rate,
+#: ``_block_for`` picks the length.
+_BLOCK_S = 2.048
+_OVERLAP_S = 0.256
 #: pocketfft transforms the rows of a batch this many at a time (float32 SIMD lanes); a row
 #: left over goes alone, at about twice the time a point (a segment's 2 rows in 5 blocks
 #: of 32768 took 1.49 ms, in 4 of 38400 1.10 ms).
@@ -119,6 +125,15 @@ def validate(params: Mapping[str, Any]) -> None:
                                  "low < high")
 
 
+def least_hz(params: Mapping[str, Any]) -> float:
+    """The rate the bed is made at, at least (``synth.made_at``): ``WORKING_HZ``, or more
+    where a band of any articulation reaches over ``_BAND_TOP`` of it."""
+    tops = [float(row[key][1]) for row in params.values() if isinstance(row, Mapping)
+            for key in _BANDS if key in row]
+    return max([float(WORKING_HZ), _CRACKLE_BAND[1] / _BAND_TOP]
+               + [top / _BAND_TOP for top in tops])
+
+
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
            articulation: str, sample_rate: int, rng: np.random.Generator,
            lyric: str | None = None, performer: str | None = None) -> np.ndarray:
@@ -129,9 +144,9 @@ def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: f
     ``rng`` alone.
     """
     row = params[articulation]
-    # every layer lies under 8 kHz (its bands): made at 16 kHz or more, then upsampled
-    # if the caller asked for more (the render asks for its bus's rate: WORKING_HZ)
-    rate, factor = working_rate(sample_rate, WORKING_HZ)
+    # made at the rate its bands need (the render asks for its bus's rate: the same),
+    # then upsampled if the caller asked for more
+    rate, factor = working_rate(sample_rate, least_hz(params))
     frames = frames_for(duration, rate)
     # float32 to the end (half the memory a pass; its rounding, 1e-7, is -140 dB)
     out = _layers(row, frames=frames, sample_rate=rate, rng=rng)
@@ -184,10 +199,12 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     is float32."""
     dense = _dense(row)
     coarse = -(-frames // _STEP)  # the envelopes' held values
-    block = _block_for(coarse * _STEP, len({_ROW.get(key, key) for key, _, _ in dense}))
+    least, overlap = _blocking(sample_rate)
+    block = _block_for(coarse * _STEP, len({_ROW.get(key, key) for key, _, _ in dense}),
+                       least, overlap)
     keys, shapes = _rows(dense, block, sample_rate)
     blocks = noise_blocks(rng, shapes, coarse * _STEP, block=block,
-                          overlap=_OVERLAP) if keys else None
+                          overlap=overlap) if keys else None
     sparse = []
     for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
                             ("crackle_db", _crackle, _CRACKLE_BAND)):
@@ -197,7 +214,8 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
                 sparse.append((key, layer))
     if blocks is not None:
         envelopes = _envelopes(row, frames=frames, sample_rate=sample_rate, rng=rng)
-        out = _enveloped(blocks, [envelopes[key] for key in keys], frames=frames)
+        out = _enveloped(blocks, [envelopes[key] for key in keys], frames=frames,
+                         overlap=overlap)
     else:
         out = np.zeros(frames, dtype=np.float32)
     for key, (first, layer) in sparse:  # only the stretch the bursts fill
@@ -216,18 +234,27 @@ def _dense(row: Mapping[str, Any]) -> tuple[tuple[str, tuple[float, float], floa
                  if row[key] > -120.0)
 
 
+def _blocking(sample_rate: int) -> tuple[int, int]:
+    """``_BLOCK_S`` and ``_OVERLAP_S`` in samples at ``sample_rate``, whole held values (the
+    block at least as long, a length pocketfft likes: 32 768 at 16 kHz, 98 304 at 48)."""
+    return (_STEP * scipy.fft.next_fast_len(math.ceil(_BLOCK_S * sample_rate / _STEP),
+                                            real=True),
+            _STEP * round(_OVERLAP_S * sample_rate / _STEP))
+
+
 @functools.lru_cache(maxsize=32)
-def _block_for(frames: int, rows: int) -> int:
-    """The block length for ``rows`` rows of noise ``frames`` long: the most blocks of at
-    least ``_BLOCK`` samples whose transforms fill whole batches of ``_LANES`` (fewer, longer
-    blocks when none do), each a length pocketfft likes (a multiple of ``_STEP`` times
-    2^a 3^b 5^c, so a hop is whole held values). A 8.19 s segment's two rows: 4 blocks of
-    38400, not 5 of 32768 (8 transforms, no row alone; 6 % fewer points)."""
-    most = max(1, -(-(frames + _OVERLAP) // (_BLOCK - _OVERLAP)))
+def _block_for(frames: int, rows: int, least: int, overlap: int) -> int:
+    """The block length for ``rows`` rows of noise ``frames`` long, blocks of at least
+    ``least`` samples joined over ``overlap`` (``_blocking``): the most blocks whose
+    transforms fill whole batches of ``_LANES`` (fewer, longer blocks when none do), each a
+    length pocketfft likes (a multiple of ``_STEP`` times 2^a 3^b 5^c, so a hop is whole
+    held values). A 8.19 s segment's two rows at 16 kHz: 4 blocks of 38400, not 5 of 32768
+    (8 transforms, no row alone; 6 % fewer points)."""
+    most = max(1, -(-(frames + overlap) // (least - overlap)))
     count = next((c for c in range(most, 0, -1) if rows * c % _LANES == 0), most)
-    hop = -(-(frames + _OVERLAP) // count)
-    return max(_BLOCK, _STEP * scipy.fft.next_fast_len(-(-(hop + _OVERLAP) // _STEP),
-                                                        real=True))
+    hop = -(-(frames + overlap) // count)
+    return max(least, _STEP * scipy.fft.next_fast_len(-(-(hop + overlap) // _STEP),
+                                                       real=True))
 
 
 @functools.lru_cache(maxsize=32)
@@ -250,13 +277,14 @@ def _rows(dense: tuple, n: int, sample_rate: int) -> tuple[tuple[str, ...], np.n
     return tuple(rows), shapes
 
 
-def _enveloped(blocks: np.ndarray, held: list[np.ndarray], *, frames: int) -> np.ndarray:
+def _enveloped(blocks: np.ndarray, held: list[np.ndarray], *, frames: int,
+               overlap: int) -> np.ndarray:
     """``Σ_k noise_k × envelope_k``, ``frames`` long (float32): each row's noise as
-    ``noise_blocks`` gives it (from sample ``−_OVERLAP``, in blocks of a hop), its
+    ``noise_blocks`` gives it (from sample ``−overlap``, in blocks of a hop), its
     envelope by its values held every ``_STEP`` samples (``held``), laid on the blocks'
     grid: the products straight from the blocks, no row laid end to end first."""
     _, count, hop = blocks.shape
-    lead = _OVERLAP // _STEP
+    lead = overlap // _STEP
     grid = np.empty(count * hop // _STEP, dtype=np.float32)
     out = np.empty((count, hop), dtype=np.float32)
     for k, (noise, values) in enumerate(zip(blocks, held, strict=True)):
@@ -268,7 +296,7 @@ def _enveloped(blocks: np.ndarray, held: list[np.ndarray], *, frames: int) -> np
             np.multiply(noise, envelope, out=out)
         else:
             out += np.multiply(noise, envelope, out=envelope)
-    return out.reshape(-1)[_OVERLAP:_OVERLAP + frames]
+    return out.reshape(-1)[overlap:overlap + frames]
 
 
 def _envelopes(row: Mapping[str, Any], *, frames: int, sample_rate: int,
