@@ -428,7 +428,8 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         ``timing.first_release_s`` later, then one every ``shot_interval_s``
         (拾發), and ``changeover_s`` between pairs.
     rng : numpy.random.Generator or None
-        Spreads each interval of rounds 0–2 by ``timing.shot_interval_spread`` (optional,
+        Spreads each interval of rounds 0–2 (the 司射's own four too) by
+        ``timing.shot_interval_spread`` (optional,
         0 to 0.5; None or 0: the mean every time).
     jie_times : sequence of float, seconds
         Round 3 only, required: the drum 節 of the music (貍首, 騶虞), sorted, ``heard_jie
@@ -445,7 +446,7 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
     if round_no not in ROUND_NAMES:
         raise ArcheryError(f"round {round_no!r} unknown; accepted: 0, 1, 2, 3")
     if round_no == 0:
-        return (_induce_turn(config, start),)
+        return (_induce_turn(config, start, rng),)
     first = config.get("roster", "first_round")
     chosen = [p for p in pairs if round_no > 1 or p.group in first]
     if not chosen:
@@ -486,12 +487,18 @@ def _order(pair: Pair) -> tuple[tuple[Archer, str], tuple[Archer, str]]:
     return (second, first) if pair.duke_first else (first, second)
 
 
-def _induce_turn(config: ArcheryConfig, start: float) -> TurnPlan:
+def _induce_turn(config: ArcheryConfig, start: float,
+                 rng: np.random.Generator | None) -> TurnPlan:
+    """The 司射's four arrows (誘射), his releases as far apart as a pair's (``_interval``:
+    he too takes, nocks and draws each; at exactly 9 s his four made the round repeat
+    every 18 s)."""
     sishe = _sishe(config)
-    first = start + config.number("timing", "first_release_s")
-    step = config.number("timing", "shot_interval_s")
-    shots = tuple(PlannedShot(sishe, "xia", i + 1, target, first + i * step, bound=False)
-                  for i, target in enumerate(config.get("induce", "targets")))
+    aims = [start + config.number("timing", "first_release_s")]
+    targets = config.get("induce", "targets")
+    for _ in targets[1:]:
+        aims.append(aims[-1] + _interval(config, rng))
+    shots = tuple(PlannedShot(sishe, "xia", i + 1, target, aim, bound=False)
+                  for i, (target, aim) in enumerate(zip(targets, aims, strict=True)))
     return TurnPlan(0, None, start, shots)
 
 

@@ -19,6 +19,7 @@ import hashlib
 import inspect
 import math
 import os
+import random
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
@@ -420,12 +421,23 @@ def stable_ints(*parts: object) -> list[int]:
     return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
 
 
+#: Up to this many renderings a key, a source's notes of one key in a cue are dealt them as
+#: from a shuffled deck (``EventVariants``); more (``EACH``: every event its own), a hash.
+_DEALT_UP_TO = 4096
+
+
 class EventVariants:
-    """Each event's variant in 0…n−1 (n: ``notes.variants``), ``variants[index]``: a stable
-    hash of the seed, the event's source and cue, its note key and how many notes of that key
-    the source sounded before in that cue. Not the event's place in the performance: an edit
-    of another cue (a step made longer, an event more) or a cut at the rite's sections leaves
-    it as it was, so the notes it picks are still those kept on disk (``diskcache``).
+    """Each event's variant in 0…n−1 (n: ``notes.variants``), ``variants[index]``: what the
+    seed, the event's source and cue, its note key and how many notes of that key the source
+    sounded before in that cue (its count) pick. Not the event's place in the performance: an
+    edit of another cue (a step made longer, an event more) or a cut at the rite's sections
+    leaves it as it was, so the notes it picks are still those kept on disk (``diskcache``).
+
+    The renderings are dealt as a sampler's round robin: the count's n-th round takes them in
+    an order shuffled by a stable hash of the seed, source, cue, key and round, a round's
+    first never the last one dealt before it, so one source never sounds one rendering of a
+    key twice running (drawn each by a hash, the 司射's bow sounded one rendering for two
+    releases 17 s apart: the rite's people's sounds correlated 0.18 at that lag).
 
     Worked out in the events' order as far as asked (under a lock: the buses' threads ask;
     a forked helper takes a lock of its own), so a render started at a cue waits for its
@@ -438,6 +450,7 @@ class EventVariants:
         self._out: list[int] = []
         self._seen: dict[tuple, int] = {}
         self._counts: dict[str, int] = {}
+        self._decks: dict[tuple, tuple[int, list[int]]] = {}  # own: (round, its order)
         self._lock, self._pid = threading.Lock(), os.getpid()
 
     def __getitem__(self, index: int) -> int:
@@ -460,7 +473,23 @@ class EventVariants:
         key = self._notes.key(event, source)
         own = (event.source, event.cue, key)
         nth = self._seen[own] = self._seen.get(own, -1) + 1
-        return stable_ints(self._seed, event.source, event.cue, key, nth)[0] % n
+        if n > _DEALT_UP_TO:
+            return stable_ints(self._seed, event.source, event.cue, key, nth)[0] % n
+        return self._dealt(own, nth, n)
+
+    def _dealt(self, own: tuple, nth: int, n: int) -> int:
+        """The ``nth`` rendering dealt to ``own`` (asked in order: a round's deck is shuffled
+        as the one before it is spent)."""
+        turn, at = divmod(nth, n)
+        deck = self._decks.get(own)
+        if deck is None or deck[0] != turn:
+            digest = stable_ints(self._seed, *own, turn)
+            order = list(range(n))
+            random.Random(digest[0] | digest[1] << 32).shuffle(order)
+            if deck is not None and n > 1 and order[0] == deck[1][-1]:
+                order[0], order[1] = order[1], order[0]
+            deck = self._decks[own] = (turn, order)
+        return deck[1][at]
 
 
 def event_variants(performance, notes: DryNotes, seed: int) -> EventVariants:

@@ -317,6 +317,19 @@ def test_releases_of_rounds_without_music_keep_no_metronome():
         [s.aim_time for s in t.shots])} == {step}
 
 
+def test_the_sishes_four_arrows_keep_no_metronome_either():
+    """Round 0 (誘射): the 司射's releases are spread as a pair's are (his four at exactly
+    9 s apart made the rite's sounds repeat every 18 s: autocorrelation 0.33 there)."""
+    step = CONFIG.number("timing", "shot_interval_s")
+    (turn,) = archery.lay_out_turns(0, (), config=CONFIG, start=10.0,
+                                    rng=np.random.default_rng(5))
+    gaps = np.diff([s.aim_time for s in turn.shots])
+    assert len(gaps) == 3 and len(set(np.round(gaps, 6))) == 3
+    assert np.all((gaps >= 0.5 * step) & (gaps <= 1.5 * step))
+    (plain,) = archery.lay_out_turns(0, (), config=CONFIG, start=10.0)
+    assert np.allclose(np.diff([s.aim_time for s in plain.shots]), step)
+
+
 def test_a_part_without_shooting_is_not_called_a_text_without_it(tmp_path):
     """``archery --from s45`` said the 大射's text had no shooting round."""
     run = CliRunner().invoke(command, ["--from", "s45", "--out", str(tmp_path / "a")])

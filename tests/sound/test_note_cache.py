@@ -1,6 +1,8 @@
 """The one note cache of a render: parts of a ByteLru share its bytes and its order of use;
 notes handed from one render stream to another."""
 
+import itertools
+
 import numpy as np
 
 from soundscape.performance import Event, Source
@@ -150,6 +152,33 @@ def test_event_variants_are_worked_out_as_asked_and_the_same_in_any_order():
         assert late_first[39] == expected[39] and late_first._lock is not held
     finally:
         held.release()
+
+
+def test_a_sources_notes_of_one_key_are_dealt_its_renderings_round_by_round():
+    """A sampler's round robin: 100 releases of one bow, one key, one cue (``renderings``
+    of instruments/bow.toml): never one rendering twice running, not even across a round's
+    end; every rendering once in each round of n; rounds in different orders; the same
+    variants from the same seed, others from another."""
+    from soundscape.music.instruments import load_instrument
+    from soundscape.performance import Event, Performance, Source
+    from soundscape.sound.notes import DryNotes, SynthVoice, event_variants
+
+    n = int(load_instrument("bow").renderings)
+    sources = {"b": Source("b", "bow", "弓", "archery", "east", (5.0, 10.0, 1.5))}
+    events = [Event(9.0 * i, 0.3, "b", None, 0.9, "release", "c") for i in range(100)]
+    performance = Performance.build(events, [], sources)
+    notes = DryNotes(SynthVoice(), 48000, 3, ByteLru(0))
+
+    def dealt(seed):
+        variants = event_variants(performance, notes, seed)
+        return [variants[i] for i in range(len(events))]
+
+    picks = dealt(3)
+    assert all(a != b for a, b in itertools.pairwise(picks))
+    rounds = [picks[k:k + n] for k in range(0, len(picks) - n + 1, n)]
+    assert all(sorted(one) == list(range(n)) for one in rounds)
+    assert len({tuple(one) for one in rounds}) == len(rounds)
+    assert dealt(3) == picks and dealt(4) != picks
 
 
 def test_a_handoff_gives_each_note_once_for_each_time_it_was_given_and_holds_a_bound():
