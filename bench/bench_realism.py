@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import runpy
 import tempfile
 from pathlib import Path
@@ -57,14 +58,21 @@ def _performance():
     return perform_from_file(seed=0)
 
 
-def _render(performance, path: Path) -> None:
+#: The parts rendered apart are written at this fixed gain, as floats: a part normalised
+#: on its own is limited where it peaks (the bed's nearest bird calls), and the limiter's
+#: gain is in no report, so its levels there would read low.
+PART_GAIN_DB = -20.0
+
+
+def _render(performance, path: Path, gain_db: float | None = None) -> None:
     from soundscape.site.courtyard import load_site
     from soundscape.site.listeners import Listener
     from soundscape.sound.render import render_audio
 
     seat = load_site().listener("gong_wei")
+    fixed = {} if gain_db is None else {"gain_db": gain_db, "bits": "float"}
     render_audio(performance, path, listener=Listener(seat.position, seat.facing),
-                 layout="stereo", seed=0)
+                 layout="stereo", seed=0, **fixed)
 
 
 def longest_silence(performance, *, bed: bool = True) -> tuple[float, float]:
@@ -311,19 +319,29 @@ def longest_without_music(performance) -> tuple[float, float]:
 
 def render_only(performance, path: Path, keep) -> None:
     """Render ``performance`` keeping only the events whose source's group ``keep`` takes
-    (the bed alone, the speech alone …: same clock, levels from the render's report)."""
+    (the bed alone, the speech alone …: same clock, at ``PART_GAIN_DB``, unlimited)."""
     import dataclasses
 
     events = tuple(e for e in performance.events if keep(performance.sources[e.source].group))
-    _render(dataclasses.replace(performance, events=events), path)
+    _render(dataclasses.replace(performance, events=events), path, PART_GAIN_DB)
+    limited = json.loads(path.with_name(path.name + ".loudness.json").read_text())["limiter_db"]
+    if limited > 0:
+        raise SystemExit(f"{path}: limited by {limited:.1f} dB at {PART_GAIN_DB} dB of gain: "
+                         "its levels would read low; lower PART_GAIN_DB")
 
 
 def _absolute(path: Path) -> float:
     """dB to add to a render's dBFS for dB SPL (1.0 = 94 dB SPL before its gain)."""
-    import json
-
     report = json.loads(path.with_name(path.name + ".loudness.json").read_text())
     return 94.0 - float(report["gain_db"])
+
+
+def _to_target(path: Path) -> float:
+    """dB that would have put a part rendered at ``PART_GAIN_DB`` at −23 LUFS (a render's
+    default): BS.1770's absolute gate (−70 LUFS) reads a file's scale, so a part is metered
+    at the scale a normalised render has."""
+    report = json.loads(path.with_name(path.name + ".loudness.json").read_text())
+    return -23.0 - float(report["output_lufs"])
 
 
 def _band_power(path: Path, spans: list[tuple[float, float]], band: tuple[float, float] | None
@@ -371,8 +389,9 @@ def music_over_bed(performance, music_wav: Path, bed_wav: Path) -> dict[str, flo
             audio, _ = sf.read(str(path), start=round(span.start * rate),
                                stop=round(span.end * rate), always_2d=True)
             meter = LoudnessMeter(rate, np.ones(audio.shape[1]))
-            meter.add(audio)
-            levels.append(meter.integrated() + _absolute(path) - 94.0)
+            lift = _to_target(path)  # metered as if normalised: its gates where they were
+            meter.add(audio * 10 ** (lift / 20))
+            levels.append(meter.integrated() - lift + _absolute(path) - 94.0)
         out[span.cue] = levels[0] - levels[1]
     return out
 
