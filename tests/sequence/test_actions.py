@@ -360,6 +360,24 @@ def test_the_place_never_falls_silent_and_turns_to_night_with_the_torches(rite, 
     assert bed[0].articulation == "morning"
 
 
+def test_the_torches_burn_where_the_text_holds_them(rite, site):
+    """宵則庶子執燭於阼階上司宮執燭於西階上甸人執大燭於庭閽人為燭於門外: the two 階上 torches are
+    held on the hall floor at the head of their stairs (not at the stairs' feet), the 大燭
+    in the 庭 and the gate's outside it; each is held up by the one who holds it."""
+    height = load_actions().torch["height"]
+    held = {e.source: rite.sources[e.source].position for e in kind(rite, "place")
+            if e.articulation == "torch"}
+    assert len(held) == 4
+    for stairs in ("zuojie", "xijie"):
+        foot = site.place(stairs)
+        x, y, z = held[f"place.torch.{stairs}_shang"]
+        assert abs(x - foot[0]) <= site.stairs[0] / 2 + 1e-9  # within the stair's width
+        assert site.on_hall(x, y)  # not at the stair's foot in the court
+        assert z == pytest.approx(site.hall.height + height)
+    assert held["place.torch.zhongting"][:2] == pytest.approx(site.place("zhongting")[:2])
+    assert held["place.torch.men"][:2] == pytest.approx(site.place("men")[:2])
+
+
 def test_music_only_leaves_the_actions_and_the_place_out(sheet, site):
     music = perform(sheet, site=site, tuning=default_tuning(), seed=5,
                     options=SequenceOptions(soundscape=False))
