@@ -142,6 +142,12 @@ def load_config(path: str | Path | None = None, *, rite: str | None = None) -> A
     config = ArcheryConfig(data, source)
     for keys in _REQUIRED_NUMBERS:
         config.number(*keys)
+    for key in ("bow", "arrow", "hit", "miss", "tally"):
+        validate.number(config.get("velocity", key), key=f"velocity.{key}", where=source,
+                        error=ArcheryError, low=0.0, high=1.0, low_open=True)
+    for key in ("bow_archer_db", "bow_shot_db"):
+        validate.number(config.get("velocity", key), key=f"velocity.{key}", where=source,
+                        error=ArcheryError, low=0.0, high=6.0, unit="dB")
     if config.number("arrow", "speed_m_s") <= 0:
         raise ArcheryError(f"{source}: arrow.speed_m_s must be > 0")
     for rank in config.get("ranks", "order"):

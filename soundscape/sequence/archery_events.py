@@ -16,8 +16,11 @@ Instruments: ``bow``, ``arrow``, ``target``, ``tally`` (this package's models
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from soundscape.performance import Event, Round, Source
 from soundscape.physics import speed_of_sound
@@ -152,7 +155,8 @@ def round_events(result: Round, *, sources: Mapping[str, Source], tuning: Any,
     lays: dict[int, list[float]] = {}
     for shot in result.shots:
         events.append(Event(shot.release, lengths["release_s"], ids[f"bow.{shot.role}"], None,
-                            velocity["bow"], "release", cues["shoot"]))
+                            _release_energy(velocity, shot, result.number), "release",
+                            cues["shoot"]))
         events += _flight(shot, ids["arrow"], velocity["arrow"], cues["shoot"],
                           int(velocity["flight_segments"]))
         hit = shot.outcome in ("hu", "hou")
@@ -177,6 +181,18 @@ def round_events(result: Round, *, sources: Mapping[str, Source], tuning: Any,
     events += _take_and_return(result, lays, ids["tally"], velocity["tally"], cues["tally"],
                                config)
     return sorted(events, key=lambda e: e.time)
+
+
+def _release_energy(velocity: Mapping[str, float], shot: Any, round_no: int) -> float:
+    """A release's velocity: ``bow`` moved by the archer's bow (``bow_archer_db``, the same
+    for every shot of his) and by this draw (``bow_shot_db``), normal scatters in dB drawn
+    from his id and from the shot; at most 1."""
+    archer = zlib.crc32(shot.archer.encode("utf-8"))
+    bow = np.random.default_rng([archer, 0xB0]).standard_normal()
+    draw = np.random.default_rng([archer, 0xD7, round_no, shot.turn, shot.arrow,
+                                  round(shot.release * 1000)]).standard_normal()
+    db = velocity["bow_archer_db"] * bow + velocity["bow_shot_db"] * draw
+    return float(min(1.0, velocity["bow"] * 10.0 ** (db / 20.0)))
 
 
 def _command(result: Round, config: ArcheryConfig, cue: str, pitch: Any,

@@ -183,6 +183,28 @@ def test_hit_sound_arrives_after_the_flight(round3s):
     assert sorted(e.time for e in releases) == sorted(s.release for s in result.shots)
 
 
+def test_each_release_is_loosed_with_its_archers_bow_and_its_own_draw(round3s):
+    """A release's velocity (its energy, which moves its spectrum: instruments/bow.toml) is
+    the archer's bow, the same for all his shots, moved a little by each draw."""
+    velocity = CONFIG.get("velocity")
+    by_archer: dict[str, list[float]] = {}
+    for result in round3s:
+        _, events = _events(result)
+        loosed = {(e.time, e.source): e.velocity for e in events
+                  if e.source.startswith("archery.bow.")}
+        for shot in result.shots:
+            by_archer.setdefault(shot.archer, []).append(
+                loosed[shot.release, f"archery.bow.{shot.role}"])
+    every = [v for vs in by_archer.values() for v in vs]
+    assert all(0 < v <= 1 for v in every)
+    assert len(set(every)) > 0.9 * len(every)
+    db = {a: 20 * np.log10(np.array(vs) / velocity["bow"]) for a, vs in by_archer.items()}
+    within = np.mean([np.std(d) for d in db.values() if d.size > 4])
+    across = np.std([np.mean(d) for d in db.values()])
+    assert within == pytest.approx(velocity["bow_shot_db"], rel=0.35)
+    assert across == pytest.approx(velocity["bow_archer_db"], rel=0.35)
+
+
 def test_huozhe_calls_from_the_shelter_of_the_hit_target(round3s):
     result = round3s[0]
     sources, events = _events(result)
@@ -251,6 +273,9 @@ def test_bad_inputs_raise_clear_errors(tmp_path):
     ("settle_s = 3.0", "settle_s = 1e9",
      r"turn_walk.settle_s=1000000000.0 must be a finite number ≥ 0 and ≤ 60"),
     ("after_s = 1.0", 'after_s = "soon"', r"turn_walk.after_s='soon' must be"),
+    ("bow = 0.7", "bow = 1.5", r"velocity.bow=1.5 must be a finite number > 0 and ≤ 1"),
+    ("bow_shot_db = 0.6", "bow_shot_db = 60", r"velocity.bow_shot_db=60 must be a finite "
+                                               r"number ≥ 0 and ≤ 6 dB"),
     ('from = "ci"', 'from = ""', r"turn_walk.from = ''; accepted: a text of 1 to 200"),
 ])
 def test_a_bad_turn_walk_is_named(tmp_path, old, new, message):

@@ -56,6 +56,30 @@ def test_bow_release_is_a_string_twang():
     assert np.sum(energy[freqs < 2500]) > 0.9 * np.sum(energy)
 
 
+def test_a_harder_release_is_brighter_and_slaps_the_guard_harder():
+    """The release's energy moves its spectrum, not only its level (bright_k, slap_power):
+    the same bow (one seed: one detune, one slap noise) loosed at velocity 1 against 0.5."""
+    soft, hard = (_note("bow", "release", 0.3, hz=110.0, velocity=v) for v in (0.5, 1.0))
+    freqs, soft_mag = _spectrum(soft, 0.05, 0.3)   # the twang alone
+    _, hard_mag = _spectrum(hard, 0.05, 0.3)
+
+    def upper_over_fundamental(mag):  # the 5th to the 15th harmonic against the 1st
+        upper = np.sum(mag[(freqs > 500) & (freqs < 1700)] ** 2)
+        return upper / np.sum(mag[(freqs > 80) & (freqs < 150)] ** 2)
+    brighter = 10 * np.log10(upper_over_fundamental(hard_mag) / upper_over_fundamental(soft_mag))
+    # bright_k 10: corners at the 10th and the 5th harmonic; the 5th, strongest of the
+    # band, rises 20 log10((1 + 1) / (1 + 0.25)) = 4.1 dB, the others more
+    assert brighter > 3.5, f"the upper harmonics rose {brighter:.1f} dB for twice the energy"
+
+    def slap_over_twang(x):  # the first 10 ms (the slap) in 2-6 kHz, above the 16th harmonic,
+        f, head = _spectrum(x, 0.0, 0.01)  # against the string's fundamental (which the
+        f, tail = _spectrum(x, 0.05, 0.3)  # corner leaves as it is)
+        return (np.sum(head[(f > 2000) & (f < 6000)] ** 2)
+                / np.sum(tail[(f > 80) & (f < 150)] ** 2))
+    gained = 10 * np.log10(slap_over_twang(hard) / slap_over_twang(soft))
+    assert gained > 4.0, f"the slap rose {gained:.1f} dB over the twang for twice the energy"
+
+
 @pytest.mark.parametrize("articulation", ["leather", "cloth", "ground"])
 def test_hit_is_a_short_low_thud(articulation):
     x = _note("target", articulation, 0.2)
