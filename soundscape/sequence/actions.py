@@ -234,7 +234,8 @@ class ActionSounds:
 
     # -- people ------------------------------------------------------------------------
     def _first_place(self, actor: str, site: Site) -> Vec3:
-        return site.place(self.start.get(actor, self.start["default"]))
+        place = self.start.get(actor, self.start["default"])
+        return _place(site, place) or site.place(place)
 
     def _climbing(self, made, step: Step, actor: str, here: Vec3, there: Vec3,
                   climb: tuple[Vec3, Vec3], leave: float, walk: float, own: float,
@@ -869,12 +870,15 @@ def _vary(rng) -> float:
 
 
 def _place(site: Site, place: str | None) -> Vec3 | None:
+    """Where one stands at ``place``: on its floor (大史在干侯之東北: by the target, not at
+    its centre 2.4 m up)."""
     if not place:
         return None
     try:
-        return site.place(place)
+        x, y, _ = site.place(place)
     except (KeyError, ValueError):
         return None
+    return (x, y, site.floor_at(x, y))
 
 
 def load_actions(path: Any = None) -> ActionSounds:

@@ -448,6 +448,12 @@ class Site:
         """Whether ground point (x, y) lies under the hall platform."""
         return abs(x) < self.hall.width / 2 and 0 < y < self.hall.total_depth
 
+    def floor_at(self, x: float, y: float) -> float:
+        """The height of the floor one stands on at (x, y), metres: the hall's on the hall
+        (its front edge too), else the ground. A target's place is its centre, in the air."""
+        on_hall = abs(x) < self.hall.width / 2 and 0 <= y < self.hall.total_depth
+        return self.hall.height if on_hall else 0.0
+
     def in_courtyard(self, x: float, y: float) -> bool:
         """Whether (x, y) lies within the walls (hall platform included)."""
         north = self.hall.total_depth + self.stairs[1]

@@ -378,6 +378,26 @@ def test_the_torches_burn_where_the_text_holds_them(rite, site):
     assert held["place.torch.men"][:2] == pytest.approx(site.place("men")[:2])
 
 
+def test_one_who_stands_by_a_target_stands_on_the_ground(rite, site):
+    """大史在干侯之東北 put the 大史 at the 干侯's centre, 2.4 m up, and he answered the
+    司射's 誓 with 諾 from there, 70 m from the duke; then 大史俟於所設中之西: he waits
+    west of the 中's place, on the ground, and answers from there."""
+    mouth = site.people["standing_mouth"]
+    said = next(e for e in rite.events if e.source == "speech.dashi_historian"
+                and e.lyric == "諾")
+    x, y, z = said.position
+    assert z == pytest.approx(mouth)
+    assert math.dist((x, y), site.place("zhong")[:2]) < 3.0
+    assert site.floor_at(*site.place("gan")[:2]) == 0.0
+    assert site.floor_at(*site.place("gong_wei")[:2]) == pytest.approx(site.hall.height)
+    from soundscape.sequence.actions import _place  # where a step puts its actor
+
+    for target in ("gan", "can", "dahou"):
+        assert site.place(target)[2] > 2.0  # the 侯's centre
+        assert _place(site, target) == (*site.place(target)[:2], 0.0)
+    assert _place(site, "gong_wei") == pytest.approx(site.place("gong_wei"))
+
+
 def test_music_only_leaves_the_actions_and_the_place_out(sheet, site):
     music = perform(sheet, site=site, tuning=default_tuning(), seed=5,
                     options=SequenceOptions(soundscape=False))

@@ -156,6 +156,17 @@ def test_xiangyinjiu_formulas():
     assert len(set(starts)) == len(starts)  # each piece its own step, in order
 
 
+def test_where_a_thing_is_set_is_a_place_and_not_a_setting(dashe):
+    """大史俟於所設中之西東面以聽正: he waits west of where the 中 is to be set (鄭注: 中未設
+    也); he sets nothing there. A verb after 所 names a thing (所設, 所畫物, 所媵觶)."""
+    from soundscape.text.derive import place_mentions
+
+    assert [pid for _, pid in place_mentions("大史俟於所設中之西東面以聽正")] == ["zhong"]
+    waits = dashe.step("s20.05")
+    assert waits.actor == "大史" and waits.place == "zhong" and waits.action != "設"
+    assert dashe.step("s20.04").action != "畫"  # 司宮埽所畫物: he sweeps what was drawn
+
+
 def test_the_ground_around_the_hall_is_a_place_of_its_own(dashe):
     """堂西, 堂東, 堂下, 西堂下 and 東堂下 were read as the 堂 (its middle, up on the floor)
     or the side hall: the 賓 went up to the hall to bare his arm. A facing after a place
