@@ -113,6 +113,18 @@ def test_a_torch_roars_low_and_crackles():
     assert band_db(middle, 80, 1000) > band_db(middle, 2000, 3500)
 
 
+def test_a_torchs_loudest_pop_is_not_the_same_in_every_segment():
+    """Pops are drawn heavy-tailed in size, and the loudest of a segment is as loud as its
+    size: scaled each to one peak, every 8 s segment's loudest pop was as loud as every
+    other's. The crackle alone (no flame), 12 segments."""
+    row = {**params_of(load_instrument("ambience"))["torch"], "flame_db": -120.0}
+    peaks = [20 * np.log10(np.max(np.abs(ambience._layers(
+        row, frames=8 * 16000, sample_rate=16000, rng=np.random.default_rng(seed)))))
+        for seed in range(12)]
+    assert max(peaks) <= row["crackle_db"] + 0.01  # the largest drawable pop
+    assert max(peaks) - min(peaks) > 4.0, peaks
+
+
 @pytest.mark.parametrize("band", [ambience._KNOCK_BAND, ambience._CRACKLE_BAND])
 def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band):
     """A knock or a pop is shaped on a grid of its own length and _RING_S either side, not

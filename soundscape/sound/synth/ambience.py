@@ -110,6 +110,10 @@ _CRACKLE_BAND = (800.0, 7000.0)
 _RING_S = 0.04
 #: Layers of sparse events, scaled by their loudest event; the others by their RMS.
 _SPARSE = ("knock_db", "crackle_db")
+#: The largest a knock or a pop is drawn (its size): a layer's loudest event peaks at its
+#: size over this, times the layer's level, so the loudest pop of one segment is not the
+#: loudest of every other (scaled each to one peak, they were within 3.7 dB).
+_KNOCK_MOST, _POP_MOST = 1.0, 20.0
 
 _BANDS = ("wind_band", "leaves_band")
 
@@ -195,7 +199,8 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     (``noise_blocks``); they share one white spectrum a block: its bins are independent,
     so layers whose bands do not overlap are too. Each is scaled to RMS 1, by its
     ``*_db`` and by its envelope. The sparse ones (bursts) are shaped each on its own
-    short grid (``_shaped_bursts``) and scaled to peak 1 and by their ``*_db``. The sum
+    short grid (``_shaped_bursts``) and scaled so that their loudest peaks at its drawn
+    size over the largest drawable (``_KNOCK_MOST``, ``_POP_MOST``), by their ``*_db``. The sum
     is float32."""
     dense = _dense(row)
     coarse = -(-frames // _STEP)  # the envelopes' held values
@@ -218,10 +223,11 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
                          overlap=overlap)
     else:
         out = np.zeros(frames, dtype=np.float32)
-    for key, (first, layer) in sparse:  # only the stretch the bursts fill
+    for key, (first, layer, top) in sparse:  # only the stretch the bursts fill
         scale = max(float(layer.max()), -float(layer.min()))
         if scale > 0:
-            out[first:first + layer.size] += layer * np.float32(db_to_gain(row[key]) / scale)
+            gain = db_to_gain(row[key]) * top / scale
+            out[first:first + layer.size] += layer * np.float32(gain)
     return out
 
 
@@ -353,18 +359,26 @@ def _knocks(row, rng, frames, sample_rate, band):
     """Distant wooden knocks (far off: only their middle band reaches the court)."""
     seconds = frames / sample_rate
     starts = rng.uniform(0.0, seconds, rng.poisson(row["knocks_per_min"] * seconds / 60))
-    return _shaped_bursts(rng, starts, rng.uniform(0.3, 1.0, starts.size), lambda: 0.04,
-                          band, frames=frames, sample_rate=sample_rate)
+    sizes = rng.uniform(0.3, _KNOCK_MOST, starts.size)
+    return _sized(_shaped_bursts(rng, starts, sizes, lambda: 0.04, band, frames=frames,
+                                 sample_rate=sample_rate), sizes, _KNOCK_MOST)
 
 
 def _crackle(row, rng, frames, sample_rate, band):
     """A torch's pops: heavy-tailed in size (a few loud ones, many small)."""
     seconds = frames / sample_rate
     count = rng.poisson(row["crackle_per_s"] * seconds)
-    sizes = np.minimum(rng.pareto(1.5, count) + 0.1, 20.0)
-    return _shaped_bursts(rng, rng.uniform(0.0, seconds, count), sizes,
-                          lambda: rng.uniform(0.002, 0.01), band, frames=frames,
-                          sample_rate=sample_rate)
+    sizes = np.minimum(rng.pareto(1.5, count) + 0.1, _POP_MOST)
+    return _sized(_shaped_bursts(rng, rng.uniform(0.0, seconds, count), sizes,
+                                 lambda: rng.uniform(0.002, 0.01), band, frames=frames,
+                                 sample_rate=sample_rate), sizes, _POP_MOST)
+
+
+def _sized(shaped: tuple[int, np.ndarray] | None, sizes: np.ndarray,
+           most: float) -> tuple[int, np.ndarray, float] | None:
+    """``_shaped_bursts``' (first, sum) and how loud its loudest event is drawn: its size
+    over ``most`` (None if there are none)."""
+    return None if shaped is None else (*shaped, float(sizes.max()) / most)
 
 
 def _shaped_bursts(rng: np.random.Generator, starts: np.ndarray, sizes: np.ndarray,
