@@ -108,6 +108,10 @@ class _Told:
 
 #: A name after these is where a doer goes or whom he speaks to, not another doer (告於公).
 _TOWARDS = ("於", "于")
+#: The creatures' calls are drawn a minute at a time, each minute and species from its own
+#: generator: a step made longer (the night later, the rite's end) leaves the calls before
+#: it as they were (one generator for all drew every call anew).
+_CALL_WINDOW_S = 60.0
 
 @dataclass(frozen=True)
 class ActionSounds:
@@ -649,30 +653,35 @@ class ActionSounds:
         """Each species' calls, a Poisson process by the hour, each at a random spot of its
         kind, with its own length and velocity; every call its own tag (own rendering)."""
         table = self.creatures
-        rng = np.random.default_rng([seed, 11])
         for species in table["species"]:
             spots = table[species["spots"]]
             short, long = species["seconds"]
             soft, loud = species["velocity"]
+            name = species["articulation"]
             # a Poisson process whose rate follows the hour (thinning: candidates at the
-            # highest rate, each kept with the odds of its own hour's rate)
+            # highest rate, each kept with the odds of its own hour's rate), begun anew
+            # each minute (it has no memory)
             most = max(float(v) for v in species["per_min"].values()) / 60.0
             if most <= 0:
                 continue
-            t, k = 0.0, 0
-            while True:
-                t += rng.exponential(1.0 / most)
-                if t >= end:
-                    break
-                if rng.uniform() * most >= float(species["per_min"][self._hour(t, night)]) / 60:
-                    continue
-                spot = int(rng.integers(len(spots)))
-                x, y, z = (float(v) for v in spots[spot])
-                made.add_place(f"place.{species['spots']}.{spot}", "place",
-                               table["instrument"], t, float(rng.uniform(short, long)),
-                               species["articulation"], float(rng.uniform(soft, loud)),
-                               (x, y, z), tag=f"{species['articulation']}.{k}")
-                k += 1
+            for window in range(math.ceil(end / _CALL_WINDOW_S)):
+                rng = np.random.default_rng([seed, 11, zlib.crc32(name.encode()), window])
+                t = window * _CALL_WINDOW_S
+                stop, k = min(t + _CALL_WINDOW_S, end), 0
+                while True:
+                    t += rng.exponential(1.0 / most)
+                    if t >= stop:
+                        break
+                    if rng.uniform() * most >= float(
+                            species["per_min"][self._hour(t, night)]) / 60:
+                        continue
+                    spot = int(rng.integers(len(spots)))
+                    x, y, z = (float(v) for v in spots[spot])
+                    made.add_place(f"place.{species['spots']}.{spot}", "place",
+                                   table["instrument"], t, float(rng.uniform(short, long)),
+                                   name, float(rng.uniform(soft, loud)), (x, y, z),
+                                   tag=f"{name}.{window}.{k}")
+                    k += 1
 
     def _hour(self, t: float, night: float) -> str:
         bed = self.bed

@@ -471,6 +471,28 @@ def test_the_creatures_call_by_the_hour_from_their_trees_and_walls(rite):
         assert event.duration < 10.0  # lined: one filter a chunk, however many calls
 
 
+def test_a_longer_rite_leaves_the_creatures_calls_before_it_as_they_were():
+    """Calls are drawn a minute at a time, each species and minute from its own generator:
+    the night lit 200 s later and the rite ending 300 s later change no call before the
+    evening that moved (one generator for all drew every call anew)."""
+    from soundscape.sequence.actions import _Made
+
+    table = load_actions()
+
+    def calls(night, end):
+        made = _Made()
+        table._place_creatures(made, night, end, seed=3)
+        return {(e.time, e.source, e.articulation, e.velocity, e.duration, e.lyric)
+                for e in made.events}
+
+    before, after = calls(5000.0, 8000.0), calls(5200.0, 8300.0)
+    evening = 5000.0 - table.bed["evening_before_night_s"]
+    kept = {c for c in before if c[0] < evening}
+    assert len(kept) > 100 and kept == {c for c in after if c[0] < evening}
+    assert before != after
+    assert len({c[5] for c in after}) == len(after)  # every call its own tag
+
+
 def test_the_stairs_are_the_actors_unless_the_text_names_them(site):
     """The lord and the host climb the east stairs (阼階), everyone else the west, unless the
     text says which (升自西階)."""
