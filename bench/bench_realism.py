@@ -23,8 +23,10 @@ WAV you rendered: ``--wav``), and prints
 - with ``--balance`` (three more renders: the bed, the speech and the rest, apart): the
   autocorrelation peak (lags 1-300 s, waveform and envelope) of the bed and of the rest
   over the longest stretch without music (goal < 0.05), every spoken phrase's level over
-  the bed's in the speech band (median, 10th percentile, count under 10 dB; goal: none),
-  and each music cue's loudness over the bed's (goal ≥ 20 LU);
+  the bed's in the speech band (median, 10th percentile, count under 10 dB; goal: none)
+  and its Speech Intelligibility Index against the bed (ANSI S3.5 octave bands), and each
+  music cue's loudness over the bed's (goal ≥ 20 LU); the parts are rendered at a fixed
+  gain, unlimited;
 
 and draws a spectrogram of one minute between two pieces (``--png``)::
 
@@ -375,6 +377,30 @@ def speech_over_bed(performance, speech_wav: Path, bed_wav: Path,
     return [(e.cue, s - b) for e, s, b in zip(phrases, speech, bed, strict=True)]
 
 
+#: The octave-band procedure of the Speech Intelligibility Index (ANSI S3.5-1997, Table 4:
+#: band importance of average speech): a band's audibility is its speech-to-noise ratio
+#: mapped from -15…+15 dB to 0…1; the index weighs them (hearing thresholds and the
+#: level's distortion left out: a listener with normal hearing at these levels).
+SII_OCTAVES = {250.0: 0.0617, 500.0: 0.1671, 1000.0: 0.2373, 2000.0: 0.2648,
+               4000.0: 0.2142, 8000.0: 0.0549}
+
+
+def speech_sii(performance, speech_wav: Path, bed_wav: Path) -> list[tuple[str, float]]:
+    """Each spoken phrase's Speech Intelligibility Index against the bed (``SII_OCTAVES``),
+    over the phrase's span at the listener: what the single band's ratio leaves out (a
+    cicada's 3.5-7.5 kHz song under a phrase masks its top octave, not its middle)."""
+    phrases = [e for e in performance.events
+               if performance.sources[e.source].group == "speech"]
+    spans = [(e.time + 0.05, e.end + 0.15) for e in phrases]
+    index = np.zeros(len(phrases))
+    for centre, weight in SII_OCTAVES.items():
+        band = (centre / np.sqrt(2.0), centre * np.sqrt(2.0))
+        ratio = (np.array(_band_power(speech_wav, spans, band))
+                 - np.array(_band_power(bed_wav, spans, band)))
+        index += weight * np.clip((ratio + 15.0) / 30.0, 0.0, 1.0)
+    return [(e.cue, float(i)) for e, i in zip(phrases, index, strict=True)]
+
+
 def music_over_bed(performance, music_wav: Path, bed_wav: Path) -> dict[str, float]:
     """Each music cue's loudness over the bed's (LU, BS.1770 integrated over the cue)."""
     from soundscape.sound.loudness import LoudnessMeter
@@ -404,6 +430,7 @@ def balance_figures(performance, folder: Path) -> dict:
     render_only(performance, music, lambda g: g not in ("place", "speech"))
     quiet = longest_without_music(performance)
     return {"speech": speech_over_bed(performance, speech, bed),
+            "sii": speech_sii(performance, speech, bed),
             "music": music_over_bed(performance, music, bed),
             "quiet": quiet,
             "repeat_bed": bed_repetition(bed, quiet[0], min(600.0, quiet[1] - quiet[0])),
@@ -424,6 +451,11 @@ def print_balance(figures: dict) -> None:
         print(f"speech over the bed ({SPEECH_BAND[0]:.0f}-{SPEECH_BAND[1]:.0f} Hz): median "
               f"{np.median(diffs):.1f} dB, 10th percentile {np.percentile(diffs, 10):.1f} dB, "
               f"{int(np.sum(diffs < 10.0))} of {diffs.size} under 10 dB  (goal: none)")
+    sii = np.array([i for _, i in figures["sii"]])
+    if sii.size:
+        print(f"speech intelligibility index over the bed (ANSI S3.5 octave bands): median "
+              f"{np.median(sii):.2f}, lowest {sii.min():.2f}, {int(np.sum(sii < 0.75))} of "
+              f"{sii.size} under 0.75 (good)")
     for cue, lu in figures["music"].items():
         print(f"music over the bed, {cue}: {lu:.1f} LU  (goal ≥ 20)")
 
