@@ -163,6 +163,16 @@ def test_a_request_ends_where_a_general_rule_begins(derived):
     assert not any("凡" in w for rite in rites.rite_ids() for w, *_ in _said(rite, derived))
 
 
+def test_words_that_open_a_step_are_said_as_the_step_before_tells(derived):
+    """若矢不備則司馬正又袒執弓升命取矢如初 | 曰取矢不索: the step is cut before 曰, and its
+    words are the 命 of the step before, called to those at the targets (they were read as
+    said, spoken at 10 m from the duke: 9.5 dB over the bed)."""
+    sheet = derived["dashe"][1]
+    order = next(c for c in sheet.speech if c.quote == "取矢不索")
+    assert sheet.step(order.step).quote.startswith("曰")
+    assert order.speaker == "司馬正" and order.kind == "command"
+
+
 def test_a_punctuated_edition_without_quotation_marks():
     """The held-out 投壺 print with its 「」『』 taken out (its punctuation kept): the words
     after 曰： end at the sentence's end where the narration resumes, at a mark whose clause

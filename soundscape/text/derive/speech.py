@@ -209,6 +209,7 @@ def speech_cues(text: Text, steps: Iterable[Step],
     cues: list[SpeechCue] = []
     lead = ""  # who leads the exchange: the last to ask, order or announce
     first: dict[str, str] = {}  # who first asked each request
+    narrated = ""  # the step before's text: how words that open a step are said
     for step in steps:
         start, end = step.span
         own = text.chars[start:end]
@@ -220,7 +221,8 @@ def speech_cues(text: Text, steps: Iterable[Step],
         marks = printed.within(start, end, end + rules["reach"])
         chars = text.chars[start:max([end + rules["reach"], *(b + start for _, b in marks.quotes)])]
         found, lead = _said(chars, step.actor, end - start, marks, lead,
-                            _names_before(text.chars, start))
+                            _names_before(text.chars, start), narrated)
+        narrated = own
         asked, lead = _asked(chars, step.actor, found, end - start, marks, lead, first)
         found += asked
         for words in sorted(found, key=lambda w: w.start):
@@ -298,11 +300,13 @@ _TOLD = (*(o for o in _OBJECT if o != "之"), "獻")
 
 
 def _said(chars: str, actor: str, own: int, marks: _Marks, lead: str,
-          prior: str = "") -> tuple[list[_Words], str]:
+          prior: str = "", narrated: str = "") -> tuple[list[_Words], str]:
     """The words after each 曰 in the first ``own`` characters (the step's), with who
     says them to whom; and who leads the exchange after them. ``prior``: the names just
-    before the step. Where the step's actor is named only as one told or paired, the
-    leader of the exchange speaks (大夫與大夫命上射曰: the 司射, who leads the 比耦)."""
+    before the step; ``narrated``: the step before's text, whose verb says how words that
+    open the step are said (…升命取矢如初 | 曰取矢不索: a command). Where the step's actor
+    is named only as one told or paired, the leader of the exchange speaks (大夫與大夫命上射
+    曰: the 司射, who leads the 比耦)."""
     rules = _rules()
     out: list[_Words] = []
     clause = 0  # where the narration before the next 曰 begins
@@ -315,7 +319,9 @@ def _said(chars: str, actor: str, own: int, marks: _Marks, lead: str,
             lead if lead and _not_subject(before, actor) else actor)
         to = _addressee(before) or (out[-1].to if out and not named else "")
         same = not named and out and out[-1].speaker == speaker
-        kind = _kind(before, "") or (out[-1].kind if same else "say")  # 下曰留上曰揚: as 留
+        opens = not clause and not before  # the step begins with 曰
+        kind = (_kind(before, "") or (_kind(narrated, "") if opens else "")
+                or (out[-1].kind if same else "say"))  # 下曰留上曰揚: as 留
         quote = marks.quote_at(mark + 1)
         stop = quote[1] if quote else _end(chars, mark + 1, marks)
         if stop > mark + 1:
