@@ -12,7 +12,7 @@ has no DC: the limbs' push (``contact_s``) carries the area the rings leave over
 ``velocity`` is the release's energy, and it moves the spectrum, not only the level: a
 harder draw leaves the string from a sharper corner, so harmonic ``k`` is scaled by
 ``1 / (1 + (k / k_c)²)`` with ``k_c = bright_k × velocity``, and the string slaps the guard
-harder (the slap rises ``slap_power`` times as fast as the twang).
+harder (the slap grows as ``velocity ** (1 + slap_power)``, the twang as ``velocity``).
 """
 
 from __future__ import annotations
