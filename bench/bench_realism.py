@@ -366,13 +366,18 @@ def _band_power(path: Path, spans: list[tuple[float, float]], band: tuple[float,
     return out
 
 
+def _phrases(performance) -> tuple[list, list[tuple[float, float]]]:
+    """The spoken phrases, and the span each is heard over at the listener (its flight)."""
+    phrases = [e for e in performance.events
+               if performance.sources[e.source].group == "speech"]
+    return phrases, [(e.time + 0.05, e.end + 0.15) for e in phrases]
+
+
 def speech_over_bed(performance, speech_wav: Path, bed_wav: Path,
                     band: tuple[float, float] = SPEECH_BAND) -> list[tuple[str, float]]:
     """Each spoken phrase's level over the bed's in the speech band, over the phrase's own
     span at the listener (dB; renders of the speech alone and of the bed alone)."""
-    phrases = [e for e in performance.events
-               if performance.sources[e.source].group == "speech"]
-    spans = [(e.time + 0.05, e.end + 0.15) for e in phrases]  # the sound's flight
+    phrases, spans = _phrases(performance)
     speech, bed = _band_power(speech_wav, spans, band), _band_power(bed_wav, spans, band)
     return [(e.cue, s - b) for e, s, b in zip(phrases, speech, bed, strict=True)]
 
@@ -389,9 +394,7 @@ def speech_sii(performance, speech_wav: Path, bed_wav: Path) -> list[tuple[str, 
     """Each spoken phrase's Speech Intelligibility Index against the bed (``SII_OCTAVES``),
     over the phrase's span at the listener: what the single band's ratio leaves out (a
     cicada's 3.5-7.5 kHz song under a phrase masks its top octave, not its middle)."""
-    phrases = [e for e in performance.events
-               if performance.sources[e.source].group == "speech"]
-    spans = [(e.time + 0.05, e.end + 0.15) for e in phrases]
+    phrases, spans = _phrases(performance)
     index = np.zeros(len(phrases))
     for centre, weight in SII_OCTAVES.items():
         band = (centre / np.sqrt(2.0), centre * np.sqrt(2.0))

@@ -435,8 +435,8 @@ def lay_out_turns(round_no: int, pairs: Sequence[Pair], *, config: ArcheryConfig
         (拾發), and ``changeover_s`` between pairs.
     rng : numpy.random.Generator or None
         Spreads each interval of rounds 0–2 (the 司射's own four too) by
-        ``timing.shot_interval_spread`` (optional,
-        0 to 0.5; None or 0: the mean every time).
+        ``timing.shot_interval_spread`` (optional, 0 to 0.5; None or 0: the mean every
+        time).
     jie_times : sequence of float, seconds
         Round 3 only, required: the drum 節 of the music (貍首, 騶虞), sorted, ``heard_jie
         + shot_jie`` (大射 7, 鄉射 5) per turn in turn order; each time is the drum that closes

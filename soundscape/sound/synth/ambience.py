@@ -108,8 +108,6 @@ _CRACKLE_BAND = (800.0, 7000.0)
 #: A burst's band rings this long either side of it (zero-phase) before it has fallen
 #: 100 dB in energy (300-1500 Hz: -130 dB; 800-7000 Hz: -100 dB; checked by the tests).
 _RING_S = 0.04
-#: Layers of sparse events, scaled by their loudest event; the others by their RMS.
-_SPARSE = ("knock_db", "crackle_db")
 #: The largest a knock or a pop is drawn (its size): a layer's loudest event peaks at its
 #: size over this, times the layer's level, so the loudest pop of one segment is not the
 #: loudest of every other (scaled each to one peak, they were within 3.7 dB).
