@@ -636,16 +636,19 @@ class ActionSounds:
                 length, k = bed["segment_s"], k + 1
         self._place_creatures(made, night, end, seed)
         torch = self.torch
-        fade = float(ambience.raw_params[torch["articulation"]]["fade_s"])
+        fade = float(load_instrument(torch["instrument"]).raw_params[torch["articulation"]][
+            "fade_s"])
         for step in lit:
             for words, place in torch["places"].items():
                 if not mentions(step.quote, words):
                     continue
                 x, y, z = site.place(place)
+                great = mentions(step.quote, f"{torch['great']}於{words}")
+                velocity = torch["great_velocity" if great else "velocity"]
                 t, k = times[step.id].start, 0
                 while t < end:
                     made.add_place(f"place.torch.{place}", step.id, torch["instrument"], t,
-                                   bed["segment_s"], torch["articulation"], torch["velocity"],
+                                   bed["segment_s"], torch["articulation"], velocity,
                                    (x, y, z + torch["height"]), tag=f"torch.{place}.{k}")
                     t, k = t + bed["segment_s"] - fade, k + 1
 

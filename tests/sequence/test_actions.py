@@ -378,6 +378,18 @@ def test_the_torches_burn_where_the_text_holds_them(rite, site):
     assert held["place.torch.men"][:2] == pytest.approx(site.place("men")[:2])
 
 
+def test_a_great_torch_burns_louder_where_the_text_names_one(rite):
+    """甸人執大燭於庭 (鄭注: 庭大燭，為其位廣也) but 閽人為燭於門外 and 執燭於阼階上: the 庭's torch
+    alone is a great one, at the great velocity; the others at the torch's own."""
+    torch = load_actions().torch
+    velocities = {e.source: e.velocity for e in kind(rite, "place") if e.articulation == "torch"}
+    assert torch["great_velocity"] > torch["velocity"]
+    assert velocities == {"place.torch.zhongting": torch["great_velocity"],
+                          "place.torch.men": torch["velocity"],
+                          "place.torch.zuojie_shang": torch["velocity"],
+                          "place.torch.xijie_shang": torch["velocity"]}
+
+
 def test_one_who_stands_by_a_target_stands_on_the_ground(rite, site):
     """大史在干侯之東北 put the 大史 at the 干侯's centre, 2.4 m up, and he answered the
     司射's 誓 with 諾 from there, 70 m from the duke; then 大史俟於所設中之西: he waits

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
+from soundscape.errors import InstrumentError
 from soundscape.music.instruments import load_instrument
 from soundscape.sound.notes import ByteLru, DryNotes, SynthVoice
 from soundscape.sound.synth import ambience, creatures, made_at, params_of, render_note
@@ -15,10 +16,15 @@ from soundscape.sound.synth import ambience, creatures, made_at, params_of, rend
 RATE = 16000
 
 
+def instrument_of(articulation: str):
+    """The bed's hours are the place's instrument; a torch is one of its own."""
+    return load_instrument("torch" if articulation == "torch" else "ambience")
+
+
 def segment(articulation: str, *, duration: float = 12.0, seed: int = 0,
-            velocity: float = 1.0) -> np.ndarray:
-    return render_note(load_instrument("ambience"), hz=None, velocity=velocity,
-                       duration=duration, articulation=articulation, sample_rate=RATE,
+            velocity: float = 1.0, rate: int = RATE) -> np.ndarray:
+    return render_note(instrument_of(articulation), hz=None, velocity=velocity,
+                       duration=duration, articulation=articulation, sample_rate=rate,
                        rng=np.random.default_rng(seed), lyric=f"bed.test.{seed}")
 
 
@@ -74,7 +80,7 @@ def test_segments_of_different_tags_are_decorrelated():
 def test_level_is_velocity_times_a_tenth_of_full_scale(hour):
     """RMS of the segment without its fades = velocity x 0.1 (-20 dBFS)."""
     loud, soft = segment(hour, velocity=1.0, seed=5), segment(hour, velocity=0.5, seed=5)
-    fade = round(params_of(load_instrument("ambience"))[hour]["fade_s"] * RATE)
+    fade = round(params_of(instrument_of(hour))[hour]["fade_s"] * RATE)
     loud = loud / ambience._fades(loud.size, fade=fade)
     soft = soft / ambience._fades(soft.size, fade=fade)
     # a torch's loudest pops are softened (tanh) after the scaling
@@ -113,11 +119,40 @@ def test_a_torch_roars_low_and_crackles():
     assert band_db(middle, 80, 1000) > band_db(middle, 2000, 3500)
 
 
+def test_a_torch_crackles_to_16_khz_made_at_the_renders_rate_while_the_bed_stays_at_16():
+    """A torch is its own instrument: its pops reach 16 kHz (the bed's 16 kHz rate stopped
+    them at 7 kHz), so it is made at a 48 kHz render's own rate, and the bed is not. The
+    crackle alone, at 48 kHz: 10-16 kHz within 10 dB of 1-2 kHz per hertz (a burst's
+    noise is flat in its band), and nothing over 18 kHz."""
+    torch = load_instrument("torch")
+    assert made_at(torch, 48000) == 48000 and made_at(load_instrument("ambience"), 48000) == 16000
+    row = {**params_of(torch)["torch"], "flame_db": -120.0}
+    crackle = np.concatenate([ambience._layers(row, frames=8 * CALL_RATE, sample_rate=CALL_RATE,
+                                               rng=np.random.default_rng(seed))
+                              for seed in range(4)])
+    f, p = signal.welch(crackle, fs=CALL_RATE, nperseg=4096)
+
+    def per_hz_db(low, high):
+        return 10 * np.log10(np.mean(p[(f >= low) & (f < high)]))
+
+    assert per_hz_db(10000, 16000) > per_hz_db(1000, 2000) - 10.0
+    assert per_hz_db(18500, 24000) < per_hz_db(1000, 2000) - 40.0
+
+
+def test_a_row_that_crackles_names_its_band(tmp_path):
+    text = (load_instrument("torch").path.read_text(encoding="utf-8")
+            .replace("crackle_band = [800.0, 16000.0]\n", ""))
+    path = tmp_path / "torch.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InstrumentError, match=r"params\.torch\.crackle_band is missing"):
+        params_of(load_instrument(path))
+
+
 def test_a_torchs_loudest_pop_is_not_the_same_in_every_segment():
     """Pops are drawn heavy-tailed in size, and the loudest of a segment is as loud as its
     size: scaled each to one peak, every 8 s segment's loudest pop was as loud as every
     other's. The crackle alone (no flame), 12 segments."""
-    row = {**params_of(load_instrument("ambience"))["torch"], "flame_db": -120.0}
+    row = {**params_of(load_instrument("torch"))["torch"], "flame_db": -120.0}
     peaks = [20 * np.log10(np.max(np.abs(ambience._layers(
         row, frames=8 * 16000, sample_rate=16000, rng=np.random.default_rng(seed)))))
         for seed in range(12)]
@@ -125,18 +160,20 @@ def test_a_torchs_loudest_pop_is_not_the_same_in_every_segment():
     assert max(peaks) - min(peaks) > 4.0, peaks
 
 
-@pytest.mark.parametrize("band", [ambience._KNOCK_BAND, ambience._CRACKLE_BAND])
-def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band):
+@pytest.mark.parametrize(("band", "rate"), [
+    (ambience._KNOCK_BAND, RATE),
+    (tuple(params_of(load_instrument("torch"))["torch"]["crackle_band"]), 48000)])
+def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band, rate):
     """A knock or a pop is shaped on a grid of its own length and _RING_S either side, not
     the segment's: within 100 dB of the burst train shaped on the whole segment's grid
     (the band's ring outside _RING_S is that far down), at the segment's ends too."""
     from soundscape.sound.synth.creatures import fft_length, noise_shape
 
-    frames = 5 * RATE
+    frames = 5 * rate
     starts = np.array([0.0, 1.3, 1.31, 4.99])
     sizes = np.array([1.0, 0.5, 2.0, 0.7])
     shaped = ambience._shaped_bursts(np.random.default_rng(4), starts, sizes, lambda: 0.04,
-                                     band, frames=frames, sample_rate=RATE)
+                                     band, frames=frames, sample_rate=rate)
     assert shaped is not None
     first, stretch = shaped  # the stretch the bursts fill, laid into the segment
     short = np.zeros(frames)
@@ -144,11 +181,11 @@ def test_bursts_shaped_on_short_grids_are_those_shaped_on_the_segments_grid(band
     train = np.zeros(frames)
     rng = np.random.default_rng(4)
     for start, size in zip(starts, sizes, strict=True):
-        burst = ambience.noise_burst(rng, frames=frames, decay_s=0.04, sample_rate=RATE)
-        at = round(start * RATE)
+        burst = ambience.noise_burst(rng, frames=frames, decay_s=0.04, sample_rate=rate)
+        at = round(start * rate)
         train[at:at + burst.size] += burst[:frames - at] * size
     n = fft_length(frames)
-    whole = np.fft.irfft(np.fft.rfft(train, n) * noise_shape(band, n, RATE), n)[:frames]
+    whole = np.fft.irfft(np.fft.rfft(train, n) * noise_shape(band, n, rate), n)[:frames]
     assert 20 * np.log10(np.max(np.abs(short - whole)) / np.max(np.abs(whole))) < -100.0
 
 
@@ -227,7 +264,7 @@ def full_band_bed(tmp_path):
     """instruments/ambience.toml with every hour's leaves to 16 kHz."""
     text = (load_instrument("ambience").path.read_text(encoding="utf-8")
             .replace("leaves_band = [800.0, 7000.0]", "leaves_band = [800.0, 16000.0]"))
-    assert text.count("16000.0]") == 5
+    assert text.count("16000.0]") == 4  # every hour
     path = tmp_path / "ambience.toml"
     path.write_text(text, encoding="utf-8")
     return load_instrument(path)

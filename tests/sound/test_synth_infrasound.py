@@ -15,7 +15,7 @@ STROKES = [("jiangu", "strike"), ("jiangu", "rim"), ("pi", "strike"), ("pi", "ri
            ("target", "cloth"), ("target", "ground"), ("bow", "release"), ("tally", "take"),
            ("footstep", "earth"), ("footstep", "wood"), ("robe", "kneel"),
            ("vessel", "jue_wood"), ("pour", "cup"), ("shafts", "lay"), ("pu", "strike"),
-           ("ambience", "day"), ("ambience", "torch")]
+           ("ambience", "day"), ("torch", "torch")]
 
 
 def below_20_hz_db(audio: np.ndarray) -> float:

@@ -14,7 +14,8 @@ level in dB against the others (``-120`` leaves it out):
 - life: far-off activity, a murmur in 150–1200 Hz swelling slowly, and
   ``knocks_per_min`` distant wooden knocks;
 - flame: a torch's roar (noise 80–1000 Hz flickering at ~10 Hz) and its
-  ``crackle_per_s`` pops, heavy-tailed in level (a few loud ones, many small).
+  ``crackle_per_s`` pops in ``crackle_band`` Hz, heavy-tailed in level (a few loud ones,
+  many small).
 
 The dense layers are Gaussian noise made in the frequency domain, in independent blocks
 of ``_BLOCK_S`` seconds joined by power-complementary crossfades (``creatures.noise_blocks``:
@@ -75,9 +76,9 @@ RMS = 0.1
 #: under 0.45 of it (the leaves end at 7 kHz). What the place holds above (leaves near at
 #: hand, insects, birds' harmonics) are the creatures' calls, made at the full rate; at
 #: 8 kHz the bed's cut at 4 kHz showed as a cliff under the calls. A file whose bands reach
-#: higher has its bed made at the rate they need (``least_hz``: the leaves to 16 kHz, a
-#: 48 kHz render's own rate, at a fifth more of the whole rite's render time;
-#: docs/instruments.md).
+#: higher has its notes made at the rate they need (``least_hz``): a torch's pops to 16 kHz
+#: (instruments/torch.toml), or the leaves to 16 kHz, a 48 kHz render's own rate, at a
+#: fifth more of the whole rite's render time (docs/instruments.md).
 WORKING_HZ = 16000
 #: A band's shape is cut at this share of the rate it is made at (``creatures._shape``).
 _BAND_TOP = 0.45
@@ -104,7 +105,6 @@ _TILT = {"leaves_db": -3.0}
 _LIFE_BAND = (150.0, 1200.0)
 _FLAME_BAND = (80.0, 1000.0)
 _KNOCK_BAND = (300.0, 1500.0)  # far off: the highs are gone
-_CRACKLE_BAND = (800.0, 7000.0)
 #: A burst's band rings this long either side of it (zero-phase) before it has fallen
 #: 100 dB in energy (300-1500 Hz: -130 dB; 800-7000 Hz: -100 dB; checked by the tests).
 _RING_S = 0.04
@@ -113,12 +113,17 @@ _RING_S = 0.04
 #: loudest of every other (scaled each to one peak, they were within 3.7 dB).
 _KNOCK_MOST, _POP_MOST = 1.0, 20.0
 
-_BANDS = ("wind_band", "leaves_band")
+_BANDS = ("wind_band", "leaves_band", "crackle_band")
 
 
 def validate(params: Mapping[str, Any]) -> None:
-    """Each band's low end lies below its high end (the schema bounds both ends, in Hz)."""
+    """Each band's low end lies below its high end (the schema bounds both ends, in Hz), and
+    a row that crackles says in what band."""
     for name, row in params.items():
+        if isinstance(row, Mapping) and isinstance(row.get("crackle_db"), int | float) and \
+                row["crackle_db"] > -120.0 and "crackle_band" not in row:
+            raise ParamError(f"{name}.crackle_band", "is missing: a row whose crackle_db is "
+                             "over -120 names its pops' band, [low, high] Hz")
         for key in _BANDS:
             band = row.get(key) if isinstance(row, Mapping) else None
             if isinstance(band, list) and len(band) == 2 and all(
@@ -132,8 +137,7 @@ def least_hz(params: Mapping[str, Any]) -> float:
     where a band of any articulation reaches over ``_BAND_TOP`` of it."""
     tops = [float(row[key][1]) for row in params.values() if isinstance(row, Mapping)
             for key in _BANDS if key in row]
-    return max([float(WORKING_HZ), _CRACKLE_BAND[1] / _BAND_TOP]
-               + [top / _BAND_TOP for top in tops])
+    return max([float(WORKING_HZ)] + [top / _BAND_TOP for top in tops])
 
 
 def render(params: Mapping[str, Any], *, hz: float, velocity: float, duration: float,
@@ -209,10 +213,9 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
     blocks = noise_blocks(rng, shapes, coarse * _STEP, block=block,
                           overlap=overlap) if keys else None
     sparse = []
-    for key, make, band in (("knock_db", _knocks, _KNOCK_BAND),
-                            ("crackle_db", _crackle, _CRACKLE_BAND)):
+    for key, make in (("knock_db", _knocks), ("crackle_db", _crackle)):
         if row[key] > -120.0:
-            layer = make(row, rng, frames, sample_rate, band)
+            layer = make(row, rng, frames, sample_rate, _sparse_band(row, key))
             if layer is not None:  # most segments hear no knock: no layer
                 sparse.append((key, layer))
     if blocks is not None:
@@ -227,6 +230,15 @@ def _layers(row: Mapping[str, Any], *, frames: int, sample_rate: int,
             gain = db_to_gain(row[key]) * top / scale
             out[first:first + layer.size] += layer * np.float32(gain)
     return out
+
+
+def _sparse_band(row: Mapping[str, Any], key: str) -> tuple[float, float]:
+    """The band a sparse layer's bursts are shaped to: far-off knocks' fixed middle band, a
+    torch's pops in the row's ``crackle_band``."""
+    if key == "knock_db":
+        return _KNOCK_BAND
+    low, high = row["crackle_band"]
+    return float(low), float(high)
 
 
 def _dense(row: Mapping[str, Any]) -> tuple[tuple[str, tuple[float, float], float], ...]:
