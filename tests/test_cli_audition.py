@@ -27,6 +27,22 @@ def test_spectrogram_has_a_db_scale_and_names_every_note():
     assert whole.get_title() == "編鐘 bianzhong"
 
 
+def test_the_whole_view_reaches_as_high_as_the_sound_does():
+    """A tone under 8 kHz keeps the 0-8 kHz view; noise to 15.5 kHz 40 dB under a loud tone
+    (a torch's pops over its roar) raises it to 16 kHz: the kHz bands within 60 dB of the
+    loudest are in view."""
+    rate = 48000
+    rng = np.random.default_rng(0)
+    tone = 0.5 * np.sin(2 * np.pi * 440 * np.arange(2 * rate) / rate)
+    spectrum = np.fft.rfft(rng.standard_normal(2 * rate))
+    spectrum[np.fft.rfftfreq(2 * rate, 1 / rate) > 15500] = 0
+    noise = np.fft.irfft(spectrum, 2 * rate)
+    noise *= 0.01 * np.sqrt(np.mean(tone**2) / np.mean(noise**2))
+    tops = [spectrogram_figure(audio, sample_rate=rate, title="t", notes=[]).axes[0]
+            .get_ylim()[1] for audio in (tone, tone + noise)]
+    assert tops == [8000.0, 16000.0]
+
+
 def test_the_se_plays_its_scale_named_by_lu_and_hz_and_the_bells_title_names_their_set():
     """The 瑟's audition was labelled in Hz alone; the bells' title did not say whether their
     tones were the tuning's or the Zeng bells' measured ones (--bells zeng)."""

@@ -32,6 +32,9 @@ __all__ = ["command", "demo_notes", "render_demo", "spectrogram_figure", "write_
 #: Sounds of actions and of the place: how long each articulation is auditioned, by model.
 _ACTION_SECONDS = {"footstep": 3.0, "cloth": 1.5, "vessel": 0.4, "liquid": 2.5,
                    "clatter": 1.5, "ambience": 12.0, "creatures": 6.0}
+#: The whole spectrogram's top (Hz), raised to hold every kHz band within this many dB of
+#: the loudest (a torch's pops, a bird's harmonics, a bell's upper partials).
+_VIEW_HZ, _VIEW_DB = 8000.0, 60.0
 #: Largest --seed (numpy seeds are unsigned; 63 bits keep it an ordinary integer).
 
 
@@ -167,9 +170,10 @@ def write_spectrogram(audio: np.ndarray, path: Path, *, sample_rate: int, title:
 
 def spectrogram_figure(audio: np.ndarray, *, sample_rate: int, title: str,
                        notes: list[DemoNote]):
-    """Spectrograms: the whole audition (0–8 kHz) above, each note named at its onset,
-    and its first four seconds in detail below (partials and their decays); one colour
-    bar in dB below the loudest spectral peak, shared by both."""
+    """Spectrograms: the whole audition above (0–8 kHz, or as high as it holds power within
+    60 dB of its loudest kHz: a torch's pops, a bird's harmonics), each note named at its
+    onset, and its first four seconds in detail below (partials and their decays); one
+    colour bar in dB below the loudest spectral peak, shared by both."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -181,7 +185,7 @@ def spectrogram_figure(audio: np.ndarray, *, sample_rate: int, title: str,
         FigureCanvasAgg(figure)
         whole, detail = figure.subplots(2, 1)
         top = _peak_psd_db(audio, sample_rate)
-        for axes, clip, nfft, high in ((whole, audio, 4096, 8000),
+        for axes, clip, nfft, high in ((whole, audio, 4096, _view_top_hz(audio, sample_rate)),
                                        (detail, audio[:4 * sample_rate], 8192, 4000)):
             with np.errstate(divide="ignore"):  # digital silence is -inf dB, drawn black
                 *_, image = axes.specgram(clip, NFFT=nfft, Fs=sample_rate,
@@ -199,6 +203,19 @@ def spectrogram_figure(audio: np.ndarray, *, sample_rate: int, title: str,
         bar.set_ticks(np.arange(top - 90, top + 1, 10.0).tolist(), labels=[
             f"{round(value)}" for value in np.arange(-90, 1, 10.0)])
     return figure
+
+
+def _view_top_hz(audio: np.ndarray, sample_rate: int) -> float:
+    """The whole view's top: ``_VIEW_HZ``, or the whole kHz over the highest kHz band that
+    holds power within ``_VIEW_DB`` of the loudest band's (what the colour scale shows), if
+    higher; at most the Nyquist rate."""
+    power = np.abs(np.fft.rfft(audio)) ** 2
+    bands = np.add.reduceat(power, np.arange(0, power.size, max(1, round(
+        1000.0 * len(audio) / sample_rate))))
+    if bands.max() <= 0:
+        return _VIEW_HZ
+    heard = np.flatnonzero(bands >= bands.max() * 10 ** (-_VIEW_DB / 10))
+    return min(max(_VIEW_HZ, 1000.0 * (int(heard[-1]) + 1)), sample_rate / 2)
 
 
 def _peak_psd_db(audio: np.ndarray, sample_rate: int) -> float:
