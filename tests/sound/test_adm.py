@@ -169,7 +169,7 @@ def rite() -> Performance:
 @pytest.mark.parametrize("profile", adm.PROFILES)
 def test_the_whole_rites_sources_fit_a_master_with_every_event_on_one_object(rite, profile,
                                                                               tmp_path):
-    """The whole 大射 in one master: 236 sources beside the bed, 120 of them walkers, more
+    """The whole 大射 in one master: 240 sources beside the bed, walkers among them, more
     than merging every standing source into one object left room for (the master was
     refused: "121 moving objects"); its objects as the master's ``.adm.json`` lists them
     are read by ``show --adm-osc``'s loader (names and blocks within its bounds)."""
