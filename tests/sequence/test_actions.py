@@ -390,6 +390,20 @@ def test_a_great_torch_burns_louder_where_the_text_names_one(rite):
                           "place.torch.xijie_shang": torch["velocity"]}
 
 
+def test_the_yan_lights_great_torches_in_the_court_and_at_the_gate():
+    """燕禮: 甸人執大燭於庭，閽人爲大燭於門外: both are great, the 階上 torches are not."""
+    from soundscape.resources import bundled_dir
+    from soundscape.sequence.planner import perform_from_file
+
+    torch = load_actions().torch
+    yan = perform_from_file(bundled_dir("cues") / "yan.toml", seed=0)
+    velocities = {e.source: e.velocity for e in yan.events if e.articulation == "torch"}
+    assert velocities == {"place.torch.zhongting": torch["great_velocity"],
+                          "place.torch.men": torch["great_velocity"],
+                          "place.torch.zuojie_shang": torch["velocity"],
+                          "place.torch.xijie_shang": torch["velocity"]}
+
+
 def test_one_who_stands_by_a_target_stands_on_the_ground(rite, site):
     """大史在干侯之東北 put the 大史 at the 干侯's centre, 2.4 m up, and he answered the
     司射's 誓 with 諾 from there, 70 m from the duke; then 大史俟於所設中之西: he waits
