@@ -1,6 +1,6 @@
 """What a listener hears of the whole rite: silence, gaps, the ensemble, the voice, infrasound.
 
-Sequences the rite (seed 0), renders it in stereo from the duke's seat (or reads a
+Sequences the rite (seed 0, or ``--seed``), renders it in stereo from the duke's seat (or reads a
 WAV you rendered: ``--wav``), and prints
 
 - the share of digital-zero samples (goal 0 %) and of 50 ms frames whose RMS is
@@ -33,6 +33,7 @@ and draws a spectrogram of one minute between two pieces (``--png``)::
     .venv/bin/python bench/bench_realism.py                     # render, then measure
     .venv/bin/python bench/bench_realism.py --wav output/dashe.wav
     .venv/bin/python bench/bench_realism.py --seconds 900       # the first 15 minutes
+    .venv/bin/python bench/bench_realism.py --balance --no-voice --seed 1   # another draw
 
 A benchmark, not a test: the whole rite takes minutes to render.
 """
@@ -54,10 +55,10 @@ FRAME_S = 0.05
 QUIET_DBFS = -60.0
 
 
-def _performance():
+def _performance(seed: int = 0):
     from soundscape.sequence.planner import perform_from_file
 
-    return perform_from_file(seed=0)
+    return perform_from_file(seed=seed)
 
 
 #: The parts rendered apart are written at this fixed gain, as floats: a part normalised
@@ -74,7 +75,7 @@ def _render(performance, path: Path, gain_db: float | None = None) -> None:
     seat = load_site().listener("gong_wei")
     fixed = {} if gain_db is None else {"gain_db": gain_db, "bits": "float"}
     render_audio(performance, path, listener=Listener(seat.position, seat.facing),
-                 layout="stereo", seed=0, **fixed)
+                 layout="stereo", seed=performance.info.seed, **fixed)
 
 
 def longest_silence(performance, *, bed: bool = True) -> tuple[float, float]:
@@ -493,11 +494,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, help="only the first N seconds")
     parser.add_argument("--png", type=Path, help="spectrogram of a minute between pieces")
     parser.add_argument("--no-voice", action="store_true", help="skip bench_voice.py")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="the rite's seed (sequencing and sound; default 0)")
     parser.add_argument("--balance", action="store_true",
                         help="also render the bed, the speech and the rest apart: the bed's "
                         "repetition, speech and music over the bed")
     args = parser.parse_args()
-    whole = _performance()
+    whole = _performance(args.seed)
     spread, closest = onset_spread(whole)
     performance = whole.between(0.0, args.seconds) if args.seconds else whole
     gap, at = longest_silence(performance)
@@ -522,18 +525,19 @@ def main() -> None:
     print(f"energy below 20 Hz: {figures['below_20hz_db']:.1f} dB of the total  (goal ≤ −40)")
     print("highest stroke-to-stroke correlation per one-shot class (dry notes as rendered, "
           "class band, first second; share of pairs above 0.9):")
-    likeness = stroke_likeness(whole)
+    likeness = stroke_likeness(whole, seed=args.seed)
     for (instrument, articulation), (count, kinds, highest, share, row) in likeness.items():
         print(f"  {instrument} {articulation}: {count} strokes, {kinds} renderings, highest "
               f"{highest:.3f}, {100 * share:.1f} % of pairs above 0.9, two in a row of one "
               f"player at most {row:.3f}")
-    lishou = stroke_likeness(whole, cue="lishou", most=None).get(("jiangu", "strike"))
+    lishou = stroke_likeness(whole, cue="lishou", most=None, seed=args.seed).get(
+        ("jiangu", "strike"))
     if lishou:
         print(f"  建鼓 of 貍首: {lishou[0]} strokes, {lishou[1]} renderings, highest "
               f"{lishou[2]:.3f}, {100 * lishou[3]:.1f} % of pairs above 0.9, two in a row of "
               f"one drum at most {lishou[4]:.3f}  (goal: highest < 0.9)")
     print("energy above 2 kHz of bell and stone strokes (median of the strokes):")
-    for instrument, (count, level) in bell_brightness(whole).items():
+    for instrument, (count, level) in bell_brightness(whole, seed=args.seed).items():
         print(f"  {instrument}: {count} strokes, {level:.1f} dB of the stroke's energy")
     for court in ("bare", "damped"):
         for place, f in court_figures(court).items():
