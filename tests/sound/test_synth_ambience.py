@@ -140,10 +140,7 @@ def test_a_torch_crackles_to_16_khz_made_at_the_renders_rate_while_the_bed_stays
 
 
 def test_a_row_that_crackles_names_its_band(tmp_path):
-    text = (load_instrument("torch").path.read_text(encoding="utf-8")
-            .replace("crackle_band = [800.0, 16000.0]\n", ""))
-    path = tmp_path / "torch.toml"
-    path.write_text(text, encoding="utf-8")
+    path = edited(tmp_path, "torch", "crackle_band = [800.0, 16000.0]\n", "", count=1)
     with pytest.raises(InstrumentError, match=r"params\.torch\.crackle_band is missing"):
         params_of(load_instrument(path))
 
@@ -260,14 +257,20 @@ def test_the_place_reaches_16_khz_at_the_full_rate():
         assert high > max(mid, top) - within
 
 
+def edited(tmp_path, instrument_id: str, old: str, new: str, *, count: int):
+    """A copy of the bundled instrument file in ``tmp_path`` with ``old`` (found ``count``
+    times) replaced by ``new``: its path."""
+    text = load_instrument(instrument_id).path.read_text(encoding="utf-8")
+    assert text.count(old) == count
+    path = tmp_path / f"{instrument_id}.toml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
 def full_band_bed(tmp_path):
     """instruments/ambience.toml with every hour's leaves to 16 kHz."""
-    text = (load_instrument("ambience").path.read_text(encoding="utf-8")
-            .replace("leaves_band = [800.0, 7000.0]", "leaves_band = [800.0, 16000.0]"))
-    assert text.count("16000.0]") == 4  # every hour
-    path = tmp_path / "ambience.toml"
-    path.write_text(text, encoding="utf-8")
-    return load_instrument(path)
+    return load_instrument(edited(tmp_path, "ambience", "leaves_band = [800.0, 7000.0]",
+                                  "leaves_band = [800.0, 16000.0]", count=4))  # every hour
 
 
 def test_the_bed_is_made_at_the_rate_its_bands_need(tmp_path):
